@@ -1,0 +1,279 @@
+"""Load and save cluster and scenario files (docs/contract.md section 2).
+
+Loading reports every problem at FILE:LINE:COLUMN with the dotted path. Saving is atomic:
+the text goes to a temporary file in the same folder, is fsynced, then renamed over the
+old file, so a crash mid-save leaves the old file whole.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..model.document import ClusterSpec, Document
+from ..model.elements import Metadata
+from ..problems import DesignerError, MissingInputError, Problem
+from . import yaml_source
+from .schema import API_VERSION, ScenarioSpec, build_document
+
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+# ---- reading ---------------------------------------------------------------------------------
+
+def read_text(path: str | os.PathLike) -> str:
+    """The file's text, or a DesignerError that says why it cannot be read as a design."""
+    p = Path(path)
+    name = str(path)
+    if not p.exists():
+        raise MissingInputError([Problem("no such file", file=name, fix="check the path")])
+    if p.is_dir():
+        raise MissingInputError([Problem("is a folder, not a file", file=name)])
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise DesignerError([Problem(f"file is {size / 2**20:.0f} MiB, more than any design "
+                                         f"({MAX_FILE_BYTES // 2**20} MiB)", file=name)])
+        raw = p.read_bytes()
+    except PermissionError:
+        raise MissingInputError([Problem("permission denied", file=name)]) from None
+    except OSError as exc:
+        raise MissingInputError([Problem(f"cannot read: {exc.strerror}", file=name)]) from None
+    if not raw.strip():
+        raise DesignerError([Problem("the file is empty", file=name, line=1, column=1,
+                                     fix=f"a design starts with apiVersion: {API_VERSION} and kind: Cluster")])
+    if b"\x00" in raw[:65536]:
+        raise DesignerError([Problem("this is a binary file, not a YAML design", file=name, line=1, column=1)])
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise DesignerError([Problem("not UTF-8 text (a binary or wrongly encoded file)", file=name,
+                                     line=line, column=column, fix="save the file as UTF-8")]) from None
+
+
+def parse(text: str, name: str = "<text>"):
+    """(kind, metadata, spec) from YAML text; DesignerError with located problems otherwise."""
+    data = yaml_source.parse_fast(text)
+    located = None
+    if data is None:
+        located = _parse_located(text, name)
+        data = located.data
+    kind, metadata, spec, problems = build_document(data)
+    if located is not None and located.duplicate_keys:
+        for path, line, column in located.duplicate_keys:
+            problems.append(Problem("key given twice (the second would silently win)",
+                                    _dotted(path), fix="remove one of them", line=line, column=column))
+    if problems:
+        if located is None:
+            located = _parse_located(text, name)  # positions are only needed now
+        for p in problems:
+            if p.line is None and hasattr(p, "_path"):
+                p.line, p.column = located.where(p._path, prefer_key=getattr(p, "_at_key", False))
+            p.file = name
+        raise DesignerError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    return kind, metadata, spec
+
+
+def _parse_located(text: str, name: str):
+    try:
+        return yaml_source.parse_located(text)
+    except yaml_source.YamlSyntaxError as exc:
+        raise DesignerError([Problem(exc.message, file=name, line=exc.line, column=exc.column)]) from None
+    except RecursionError:
+        raise DesignerError([Problem("invalid YAML: nested too deeply", file=name, line=1, column=1)]) from None
+
+
+def _dotted(path):
+    from .schema import dotted
+
+    return dotted(path)
+
+
+def load_document(path: str | os.PathLike) -> Document:
+    """A Cluster file as a Document."""
+    text = read_text(path)
+    kind, metadata, spec = parse(text, str(path))
+    if kind != "Cluster":
+        raise DesignerError([Problem(f"this is a {kind} file; a Cluster file is needed here", file=str(path),
+                                     line=1, column=1, fix="open the cluster and pass this file with --scenario")])
+    return Document(spec, metadata)
+
+
+def load_scenario(path: str | os.PathLike) -> ScenarioSpec:
+    """The workload and parallelism of a Scenario file (or of a Cluster file)."""
+    text = read_text(path)
+    kind, _, spec = parse(text, str(path))
+    if kind == "Cluster":
+        return ScenarioSpec(spec.workload, spec.parallelism, spec.calibration)
+    return spec
+
+
+def loads_document(text: str, name: str = "<text>") -> Document:
+    kind, metadata, spec = parse(text, name)
+    if kind != "Cluster":
+        raise DesignerError([Problem(f"expected kind Cluster, got {kind}", file=name)])
+    return Document(spec, metadata)
+
+
+# ---- writing ---------------------------------------------------------------------------------
+
+def _plain_number(v: float):
+    """Floats written so that both YAML 1.1 and JSON read them back as numbers."""
+    if math.isfinite(v) and v.is_integer() and abs(v) < 1e15:
+        return int(v)
+    return v
+
+
+def _to_plain(obj, omit_defaults: bool = True):
+    if dataclasses.is_dataclass(obj):
+        out = {}
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            if omit_defaults and f.metadata.get("omit_default", True):
+                if f.default is not dataclasses.MISSING and v == f.default and type(v) is type(f.default):
+                    continue
+                if f.default is None and v is None:
+                    continue
+            out[f.name] = _to_plain(v, omit_defaults)
+        return out
+    if isinstance(obj, dict):
+        return {k: _to_plain(v, omit_defaults) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_plain(v, omit_defaults) for v in obj]
+    if isinstance(obj, float):
+        return _plain_number(obj)
+    return obj
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _float_repr(dumper, value: float):
+    text = repr(value)
+    if "e" in text or "E" in text:
+        text = f"{value:.17f}".rstrip("0")
+        if text.endswith("."):
+            text += "0"
+    if value != value:
+        text = ".nan"
+    elif value in (math.inf, -math.inf):
+        text = ".inf" if value > 0 else "-.inf"
+    return dumper.represent_scalar("tag:yaml.org,2002:float", text)
+
+
+_Dumper.add_representer(float, _float_repr)
+
+
+def _block(data: dict, indent: int) -> str:
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                     width=100)
+    pad = " " * indent
+    return "".join(pad + line + "\n" for line in text.splitlines())
+
+
+def _json_line(item: dict) -> str:
+    return json.dumps(item, ensure_ascii=False, allow_nan=False)
+
+
+def dumps(kind: str, metadata: Metadata | None, spec) -> str:
+    """The text of a file in the layout that loads fast: one element per line."""
+    out = [f"apiVersion: {API_VERSION}\n", f"kind: {kind}\n"]
+    meta = _to_plain(metadata or Metadata(), omit_defaults=True)
+    out.append("metadata:\n" + _block(meta, 2))
+    out.append("spec:\n")
+    for f in dataclasses.fields(spec):
+        value = getattr(spec, f.name)
+        if f.name in ("racks", "nodes", "switches", "links"):
+            if not value:
+                out.append(f"  {f.name}: []\n")
+                continue
+            out.append(f"  {f.name}:\n")
+            out.extend(f"  - {_json_line(_to_plain(item))}\n" for item in value)
+        elif value is None:
+            continue
+        elif isinstance(value, dict) and not value:
+            continue
+        else:
+            plain = _to_plain(value)
+            if plain == {}:
+                out.append(f"  {f.name}: {{}}\n")
+            else:
+                out.append(f"  {f.name}:\n" + _block(plain, 4))
+    return "".join(out)
+
+
+def dumps_document(doc: Document) -> str:
+    return dumps("Cluster", doc.metadata, doc.spec)
+
+
+def dumps_scenario(spec: ScenarioSpec, metadata: Metadata | None = None) -> str:
+    return dumps("Scenario", metadata, spec)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write `text` to `path` so that a crash leaves either the old or the new file, whole."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    data = text.encode("utf-8")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            _write_all(fh, data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if target.exists():
+            os.chmod(tmp_name, target.stat().st_mode & 0o7777)
+        else:
+            os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, target)
+    except BaseException:
+        with _suppress():
+            os.unlink(tmp_name)
+        raise
+    with _suppress():
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _write_all(fh, data: bytes) -> None:
+    """Separate so that tests can inject a failure in the middle of a write."""
+    chunk = 1 << 20
+    for start in range(0, len(data), chunk):
+        fh.write(data[start:start + chunk])
+
+
+class _suppress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return exc[0] is not None and issubclass(exc[0], OSError)
+
+
+def save_document(doc: Document, path: str | os.PathLike) -> None:
+    atomic_write_text(path, dumps_document(doc))
+
+
+def save_scenario(spec: ScenarioSpec, path: str | os.PathLike, metadata: Metadata | None = None) -> None:
+    atomic_write_text(path, dumps_scenario(spec, metadata))
+
+
+def empty_document(name: str = "untitled") -> Document:
+    return Document(ClusterSpec(), Metadata(name=name))
+
+
+def as_plain(obj: Any) -> Any:
+    """Plain (JSON-able) data of a model object, defaults included."""
+    return _to_plain(obj, omit_defaults=False)

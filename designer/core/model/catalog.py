@@ -1,0 +1,198 @@
+"""The parts catalog: accelerators, NICs, switches and model presets, each figure sourced.
+
+Read from resources/catalog/*.yaml (shipped with the package). Every entry carries a
+`sources` mapping from its figures to where they come from; `designer catalog` prints them.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..problems import DesignerError, Problem, did_you_mean
+
+RESOURCES = Path(__file__).resolve().parents[3] / "resources"
+CATALOG_DIR = RESOURCES / "catalog"
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    name: str
+    vendor: str
+    aliases: tuple[str, ...]
+    peak_tflops: dict[str, float]  # dense, per precision: bf16, fp16, fp8
+    best_gemm_tflops: float  # measured best-shape BF16 GEMM
+    hbm_gib: float
+    hbm_tbps: float  # terabytes per second
+    scale_up: str  # nvswitch | nvlink | pcie | infinity-fabric
+    scale_up_gbps: float  # per GPU, per direction
+    max_per_node: int
+    tdp_w: float
+    sources: dict[str, str] = field(default_factory=dict)
+    calibration: dict[str, float] = field(default_factory=dict)  # engine constants for this kind
+
+    def peak_for(self, precision: str) -> float:
+        return self.peak_tflops[precision]
+
+
+@dataclass(frozen=True)
+class Nic:
+    name: str
+    kind: str  # infiniband | ethernet
+    gbps: float
+    aliases: tuple[str, ...]
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SwitchModel:
+    name: str
+    kind: str  # infiniband | ethernet
+    radix: int
+    port_gbps: float
+    latency_us: float
+    sharp: bool
+    aliases: tuple[str, ...]
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelPreset:
+    name: str
+    description: str
+    values: dict[str, Any]  # workload keys of docs/contract.md section 3
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Catalog:
+    accelerators: dict[str, Accelerator]
+    nics: dict[str, Nic]
+    switches: dict[str, SwitchModel]
+    models: dict[str, ModelPreset]
+    _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for kind in ("accelerators", "nics", "switches", "models"):
+            table: dict[str, str] = {}
+            for name, item in getattr(self, kind).items():
+                table[name.lower()] = name
+                for alias in getattr(item, "aliases", ()):
+                    table[alias.lower()] = name
+            self._aliases[kind] = table
+
+    def resolve(self, kind: str, name: str) -> str | None:
+        """The canonical name for a name or alias (case-insensitive), or None."""
+        return self._aliases[kind].get(str(name).lower())
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(getattr(self, kind))
+
+    def suggest(self, kind: str, name: str) -> str:
+        guess = did_you_mean(str(name), list(self._aliases[kind]))
+        canonical = self._aliases[kind].get(guess) if guess else None
+        return f"did you mean {canonical}?" if canonical else "known: " + ", ".join(self.names(kind))
+
+    def accelerator(self, name: str) -> Accelerator:
+        canonical = self.resolve("accelerators", name)
+        if canonical is None:
+            raise KeyError(name)
+        return self.accelerators[canonical]
+
+    def nic(self, name: str) -> Nic:
+        canonical = self.resolve("nics", name)
+        if canonical is None:
+            raise KeyError(name)
+        return self.nics[canonical]
+
+    def switch(self, name: str) -> SwitchModel:
+        canonical = self.resolve("switches", name)
+        if canonical is None:
+            raise KeyError(name)
+        return self.switches[canonical]
+
+    def model(self, name: str) -> ModelPreset:
+        canonical = self.resolve("models", name)
+        if canonical is None:
+            raise KeyError(name)
+        return self.models[canonical]
+
+    def nic_for(self, kind: str, gbps: float) -> Nic | None:
+        matches = [n for n in self.nics.values() if n.kind == kind and n.gbps == gbps]
+        return matches[0] if matches else None
+
+    def switch_for(self, kind: str, port_gbps: float) -> SwitchModel | None:
+        """The catalog switch of this fabric whose native port speed is `port_gbps`."""
+        matches = [s for s in self.switches.values() if s.kind == kind and s.port_gbps == port_gbps]
+        return matches[0] if matches else None
+
+    def presets(self) -> dict[str, ModelPreset]:
+        """Presets keyed by every name and alias, for workload resolution."""
+        return {alias: self.models[name] for alias, name in self._aliases["models"].items()} | self.models
+
+
+def _read(path: Path) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    if not isinstance(data, dict):
+        raise DesignerError([Problem("catalog file is not a mapping", file=str(path))])
+    return data
+
+
+def _entries(path: Path, key: str) -> list[dict]:
+    if not path.exists():
+        return []
+    items = _read(path).get(key) or []
+    for item in items:
+        if "name" not in item:
+            raise DesignerError([Problem(f"an entry of {key} has no name", file=str(path))])
+    return items
+
+
+def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
+    accelerators = {}
+    for e in _entries(directory / "accelerators.yaml", "accelerators"):
+        accelerators[e["name"]] = Accelerator(
+            name=e["name"],
+            vendor=e.get("vendor", ""),
+            aliases=tuple(e.get("aliases", ())),
+            peak_tflops={k: float(v) for k, v in e["peak_tflops"].items()},
+            best_gemm_tflops=float(e["best_gemm_tflops"]),
+            hbm_gib=float(e["hbm_gib"]),
+            hbm_tbps=float(e["hbm_tbps"]),
+            scale_up=e["scale_up"],
+            scale_up_gbps=float(e["scale_up_gbps"]),
+            max_per_node=int(e.get("max_per_node", 8)),
+            tdp_w=float(e.get("tdp_w", 0)),
+            sources=dict(e.get("sources", {})),
+            calibration={k: float(v) for k, v in (e.get("calibration") or {}).items()},
+        )
+    nics = {}
+    for e in _entries(directory / "nics.yaml", "nics"):
+        nics[e["name"]] = Nic(
+            name=e["name"], kind=e["kind"], gbps=float(e["gbps"]), aliases=tuple(e.get("aliases", ())),
+            sources=dict(e.get("sources", {})),
+        )
+    switches = {}
+    for e in _entries(directory / "switches.yaml", "switches"):
+        switches[e["name"]] = SwitchModel(
+            name=e["name"], kind=e["kind"], radix=int(e["radix"]), port_gbps=float(e["port_gbps"]),
+            latency_us=float(e["latency_us"]), sharp=bool(e.get("sharp", False)),
+            aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})),
+        )
+    models = {}
+    for e in _entries(directory / "models.yaml", "models"):
+        models[e["name"]] = ModelPreset(
+            name=e["name"], description=e.get("description", ""), values=dict(e["values"]),
+            sources=dict(e.get("sources", {})),
+        )
+    return Catalog(accelerators, nics, switches, models)
+
+
+@functools.lru_cache(maxsize=1)
+def default_catalog() -> Catalog:
+    """The shipped catalog, read once per process."""
+    return load_catalog()

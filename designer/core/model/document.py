@@ -1,0 +1,190 @@
+"""The cluster document: the single source of truth that the canvas, panels and CLI read.
+
+Elements live in ordered lists (the file's order) with an id index beside them. Edits go
+through `add`, `remove`, `update`, `set_job`: each keeps the index right and announces a
+`Change`. Duplicate ids can exist after loading a broken file; the checker reports them
+and the index then points at the first one.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .elements import Link, Metadata, Node, Rack, Switch
+from .events import Change, Events
+from .job import Parallelism, Workload
+
+COLLECTIONS = {"racks": Rack, "nodes": Node, "switches": Switch, "links": Link}
+COLLECTION_OF = {cls: name for name, cls in COLLECTIONS.items()}
+
+
+@dataclass
+class ClusterSpec:
+    racks: list[Rack] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    switches: list[Switch] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    workload: Workload | None = None
+    parallelism: Parallelism | None = None
+    calibration: dict[str, Any] = field(default_factory=dict)
+    layout: dict[str, Any] = field(default_factory=dict)
+
+
+class Document:
+    def __init__(self, spec: ClusterSpec | None = None, metadata: Metadata | None = None):
+        self.metadata = metadata or Metadata()
+        self.spec = spec or ClusterSpec()
+        self.events = Events()
+        self._index: dict[str, dict[str, Any]] = {}
+        self._reindex()
+
+    # ---- reading -------------------------------------------------------------
+    @property
+    def racks(self) -> list[Rack]:
+        return self.spec.racks
+
+    @property
+    def nodes(self) -> list[Node]:
+        return self.spec.nodes
+
+    @property
+    def switches(self) -> list[Switch]:
+        return self.spec.switches
+
+    @property
+    def links(self) -> list[Link]:
+        return self.spec.links
+
+    def get(self, element_id: str) -> Rack | Node | Switch | Link | None:
+        """Any element by id, whatever its kind."""
+        for name in ("nodes", "switches", "racks", "links"):
+            found = self._index[name].get(element_id)
+            if found is not None:
+                return found
+        return None
+
+    def find(self, collection: str, element_id: str):
+        return self._index[collection].get(element_id)
+
+    def device(self, device_id: str) -> Node | Switch | None:
+        """A link endpoint's device: a node or a switch."""
+        return self._index["nodes"].get(device_id) or self._index["switches"].get(device_id)
+
+    def num_gpus(self) -> int:
+        return sum(n.accelerator_count for n in self.spec.nodes)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "racks": len(self.racks),
+            "nodes": len(self.nodes),
+            "gpus": self.num_gpus(),
+            "switches": len(self.switches),
+            "links": len(self.links),
+            "cables": sum(link.count for link in self.links),
+        }
+
+    def links_of(self, device_id: str) -> list[Link]:
+        prefix = device_id + ":"
+        return [
+            link
+            for link in self.spec.links
+            if link.a == device_id or link.b == device_id or link.a.startswith(prefix) or link.b.startswith(prefix)
+        ]
+
+    def new_id(self, prefix: str) -> str:
+        """A fresh id `prefix{n}` not used by any element."""
+        taken = set().union(*(set(ix) for ix in self._index.values()))
+        n = 0
+        while f"{prefix}{n}" in taken:
+            n += 1
+        return f"{prefix}{n}"
+
+    # ---- editing -------------------------------------------------------------
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group edits: listeners hear them once, together, at the end."""
+        self.events.begin()
+        try:
+            yield
+        finally:
+            self.events.end()
+
+    def add(self, element, index: int | None = None) -> None:
+        name = COLLECTION_OF[type(element)]
+        items = getattr(self.spec, name)
+        if index is None:
+            items.append(element)
+        else:
+            items.insert(index, element)
+        self._index[name].setdefault(element.id, element)
+        self.events.emit(Change("added", name, element.id, new=element))
+
+    def remove(self, element_id: str) -> tuple[str, int, Any]:
+        """Remove an element; returns (collection, position, element) for undo."""
+        for name in COLLECTIONS:
+            element = self._index[name].get(element_id)
+            if element is not None:
+                items = getattr(self.spec, name)
+                position = next(i for i, e in enumerate(items) if e is element)
+                del items[position]
+                self._reindex_collection(name)
+                self.events.emit(Change("removed", name, element_id, old=element))
+                return name, position, element
+        raise KeyError(f"no element with id {element_id!r}")
+
+    def update(self, element_id: str, **changes: Any) -> dict[str, Any]:
+        """Set fields of an element; returns the old values (for undo)."""
+        element = self.get(element_id)
+        if element is None:
+            raise KeyError(f"no element with id {element_id!r}")
+        name = COLLECTION_OF[type(element)]
+        known = {f.name for f in dataclasses.fields(element)}
+        old = {}
+        with self.batch():
+            for key, value in changes.items():
+                if key not in known:
+                    raise KeyError(f"{name} have no field {key!r}")
+                old[key] = getattr(element, key)
+                setattr(element, key, value)
+                if key == "id":
+                    self._reindex_collection(name)
+                self.events.emit(Change("changed", name, element_id, key, old[key], value))
+        return old
+
+    def set_job(self, workload: Workload | None = None, parallelism: Parallelism | None = None) -> None:
+        with self.batch():
+            if workload is not None:
+                old, self.spec.workload = self.spec.workload, workload
+                self.events.emit(Change("replaced", "workload", old=old, new=workload))
+            if parallelism is not None:
+                old, self.spec.parallelism = self.spec.parallelism, parallelism
+                self.events.emit(Change("replaced", "parallelism", old=old, new=parallelism))
+
+    def replace_all(self, other: "Document") -> None:
+        """Take over another document's content (open, generate, undo of a generate)."""
+        self.metadata = copy.deepcopy(other.metadata)
+        self.spec = copy.deepcopy(other.spec)
+        self._reindex()
+        self.events.emit(Change("replaced", "document"))
+
+    def copy(self) -> "Document":
+        return Document(copy.deepcopy(self.spec), copy.deepcopy(self.metadata))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Document) and self.metadata == other.metadata and self.spec == other.spec
+
+    __hash__ = None  # mutable
+
+    # ---- index ---------------------------------------------------------------
+    def _reindex(self) -> None:
+        for name in COLLECTIONS:
+            self._reindex_collection(name)
+
+    def _reindex_collection(self, name: str) -> None:
+        index: dict[str, Any] = {}
+        for element in getattr(self.spec, name):
+            index.setdefault(element.id, element)
+        self._index[name] = index

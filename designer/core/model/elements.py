@@ -1,0 +1,122 @@
+"""The physical parts of a cluster design: racks, nodes (servers), switches and links.
+
+Plain dataclasses without behaviour; `Document` owns them and announces changes.
+Ports are named: a node's NICs are `nic0..nic{n-1}`; a switch's ports `p0..p{radix-1}`.
+A link endpoint is `DEVICE:PORT`, or just `DEVICE` when any free port will do.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .spec import spec_field
+
+LINK_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
+NETWORK_KINDS = ("ethernet", "infiniband")
+SWITCH_TIERS = ("leaf", "spine", "core")
+SCALE_UP_KINDS = ("nvswitch", "nvlink", "pcie")
+
+
+@dataclass
+class Metadata:
+    name: str = spec_field("untitled", doc="Name of the design", omit_default=False)
+    description: str = spec_field("", doc="Free text: purpose, assumptions, sources")
+
+
+@dataclass
+class Rack:
+    id: str = spec_field(doc="Unique id")
+    name: str = spec_field("", doc="Display name (defaults to the id)")
+    units: int = spec_field(42, doc="Height in rack units (slots)", minimum=1)
+    x: float = spec_field(0.0, doc="Canvas position, left edge")
+    y: float = spec_field(0.0, doc="Canvas position, top edge")
+    row: str = spec_field("", doc="Data-hall row or pod label, for grouping")
+
+
+@dataclass
+class Node:
+    """A server: accelerators on a scale-up fabric, NICs to the scale-out fabric."""
+
+    id: str = spec_field(doc="Unique id")
+    accelerator: str = spec_field(doc="Accelerator model from the catalog (A100, H100-SXM5-80GB, ...)")
+    accelerator_count: int = spec_field(8, doc="Accelerators in this server", minimum=1)
+    scale_up: str = spec_field(
+        "nvswitch", doc="How the accelerators reach each other inside the server", enum=SCALE_UP_KINDS
+    )
+    scale_up_gbps: float | None = spec_field(
+        None,
+        doc="Scale-up bandwidth per accelerator per direction; default: the catalog's figure",
+        exclusive_minimum=0,
+    )
+    nic_count: int = spec_field(8, doc="Scale-out NICs; ports nic0..nic{n-1}", minimum=0)
+    nic_model: str = spec_field("", doc="NIC model from the catalog (sets speed and kind when given)")
+    nic_gbps: float = spec_field(400.0, doc="Line rate of each NIC per direction", exclusive_minimum=0)
+    nic_kind: str = spec_field("infiniband", doc="Network the NICs speak", enum=NETWORK_KINDS)
+    gpus_per_nic: int = spec_field(1, doc="Accelerators sharing one NIC (2 on many PCIe servers)", minimum=1)
+    gpudirect_rdma: bool = spec_field(True, doc="NICs read accelerator memory directly (off: bounce via host)")
+    rack: str | None = spec_field(None, doc="Id of the rack the server sits in")
+    slot: int | None = spec_field(None, doc="Lowest rack unit the server occupies", minimum=0)
+    height_units: int = spec_field(4, doc="Rack units the server occupies", minimum=1)
+    slowdown: float = spec_field(
+        1.0, doc="Straggler factor on this server's compute (1.25 = 25% slower)", minimum=1.0
+    )
+    name: str = spec_field("", doc="Display name (defaults to the id)")
+
+    def nic_ports(self) -> list[str]:
+        return [f"nic{i}" for i in range(self.nic_count)]
+
+
+@dataclass
+class Switch:
+    id: str = spec_field(doc="Unique id")
+    fabric: str = spec_field(doc="ethernet or infiniband", enum=NETWORK_KINDS)
+    tier: str = spec_field(doc="Place in the Clos: leaf, spine or core", enum=SWITCH_TIERS)
+    radix: int = spec_field(64, doc="Number of ports; ports p0..p{radix-1}", minimum=1)
+    port_gbps: float = spec_field(400.0, doc="Line rate of each port per direction", exclusive_minimum=0)
+    latency_us: float = spec_field(0.6, doc="Port-to-port forwarding latency", minimum=0)
+    model: str = spec_field("", doc="Switch model from the catalog")
+    sharp: bool = spec_field(False, doc="In-network reduction (InfiniBand SHARP) enabled")
+    rail: int | None = spec_field(None, doc="Rail served by this leaf in a rail-optimized fabric", minimum=0)
+    pod: int | None = spec_field(None, doc="Pod (scalable unit) of a three-tier fabric", minimum=0)
+    rack: str | None = spec_field(None, doc="Id of the rack the switch sits in")
+    slot: int | None = spec_field(None, doc="Lowest rack unit the switch occupies", minimum=0)
+    height_units: int = spec_field(1, doc="Rack units the switch occupies", minimum=1)
+    name: str = spec_field("", doc="Display name (defaults to the id)")
+
+    def ports(self) -> list[str]:
+        return [f"p{i}" for i in range(self.radix)]
+
+
+@dataclass
+class Link:
+    """`count` parallel cables between two endpoints, each `bandwidth_gbps` per direction.
+
+    With count > 1 and a port given, the cables use `count` consecutive ports from it.
+    """
+
+    id: str = spec_field(doc="Unique id")
+    a: str = spec_field(doc="First endpoint, DEVICE:PORT (or DEVICE: any free port)")
+    b: str = spec_field(doc="Second endpoint, DEVICE:PORT (or DEVICE: any free port)")
+    kind: str = spec_field(doc="nvlink, pcie, ethernet or infiniband", enum=LINK_KINDS)
+    bandwidth_gbps: float = spec_field(doc="Per cable, per direction", exclusive_minimum=0)
+    latency_us: float = spec_field(0.0, doc="Propagation and SerDes latency of the cable", minimum=0)
+    count: int = spec_field(1, doc="Parallel cables", minimum=1)
+    slowdown: float = spec_field(
+        1.0, doc="Degradation factor on this link's bandwidth (2 = half speed)", minimum=1.0
+    )
+
+
+def split_endpoint(endpoint: str) -> tuple[str, str | None]:
+    """'leaf3:p17' -> ('leaf3', 'p17'); 'leaf3' -> ('leaf3', None)."""
+    device, sep, port = endpoint.partition(":")
+    return device, (port if sep else None)
+
+
+def port_index(port: str) -> int | None:
+    """'p17' -> 17, 'nic3' -> 3; None when the name has no trailing number."""
+    digits = ""
+    for ch in reversed(port):
+        if ch.isdigit():
+            digits = ch + digits
+        else:
+            break
+    return int(digits) if digits else None

@@ -1,0 +1,57 @@
+"""Change notification without Qt: the document calls its listeners after each edit.
+
+The UI wraps this in a Qt signal (one adapter object); the core stays free of Qt.
+Edits made inside `Document.batch()` are announced once, as one list, when it closes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Change:
+    action: str  # "added" | "removed" | "changed" | "replaced"
+    collection: str  # "racks" | "nodes" | "switches" | "links" | "workload" | ... | "document"
+    id: str | None = None
+    field: str | None = None
+    old: Any = None
+    new: Any = None
+
+
+Listener = Callable[[list[Change]], None]
+
+
+class Events:
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self._pending: list[Change] | None = None
+        self._depth = 0
+
+    def connect(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    def disconnect(self, listener: Listener) -> None:
+        self._listeners.remove(listener)
+
+    def emit(self, change: Change) -> None:
+        if self._depth:
+            self._pending.append(change)
+        else:
+            self._send([change])
+
+    def begin(self) -> None:
+        if self._depth == 0:
+            self._pending = []
+        self._depth += 1
+
+    def end(self) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            pending, self._pending = self._pending, None
+            if pending:
+                self._send(pending)
+
+    def _send(self, changes: list[Change]) -> None:
+        for listener in list(self._listeners):
+            listener(changes)

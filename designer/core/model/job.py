@@ -1,0 +1,129 @@
+"""The training job: workload (the model and batch) and parallelism (the plan).
+
+Key names follow Megatron-LM's command-line arguments with dashes as underscores
+(docs/contract.md section 3). Workload keys left out come from `preset`, then from the
+Megatron defaults in `resolve_workload`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .spec import spec_field
+
+PRECISIONS = ("bf16", "fp16", "fp8")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe")
+RECOMPUTE = ("none", "selective", "full")
+PARALLEL_DIMS = ("tp", "cp", "ep", "dp", "pp")
+
+
+@dataclass
+class Workload:
+    preset: str | None = spec_field(None, doc="Built-in model whose values the explicit keys override")
+    num_layers: int | None = spec_field(None, doc="Transformer layers", minimum=1)
+    hidden_size: int | None = spec_field(None, doc="Model width h", minimum=1)
+    ffn_hidden_size: int | None = spec_field(None, doc="MLP width (default 4h)", minimum=1)
+    num_attention_heads: int | None = spec_field(None, doc="Query heads", minimum=1)
+    num_query_groups: int | None = spec_field(None, doc="KV heads for GQA (default: = heads, MHA)", minimum=1)
+    kv_channels: int | None = spec_field(None, doc="Head dimension (default h / heads)", minimum=1)
+    seq_length: int | None = spec_field(None, doc="Tokens per sample", minimum=1)
+    vocab_size: int | None = spec_field(None, doc="Vocabulary (padded) size", minimum=1)
+    swiglu: bool | None = spec_field(None, doc="SwiGLU MLP (three weight matrices)")
+    untie_embeddings_and_output_weights: bool | None = spec_field(
+        None, doc="Separate output (LM head) matrix instead of the input embedding"
+    )
+    num_experts: int | None = spec_field(None, doc="Experts per MoE layer (absent: dense)", minimum=1)
+    moe_router_topk: int | None = spec_field(None, doc="Experts each token is routed to", minimum=1)
+    moe_ffn_hidden_size: int | None = spec_field(None, doc="MLP width of one expert", minimum=1)
+    moe_shared_expert_intermediate_size: int | None = spec_field(
+        None, doc="MLP width of the shared expert(s), 0 for none", minimum=0
+    )
+    moe_layer_freq: int | None = spec_field(None, doc="Every n-th layer is MoE (1: all)", minimum=1)
+    first_k_dense_replace: int | None = spec_field(None, doc="The first k layers stay dense", minimum=0)
+    global_batch_size: int | None = spec_field(None, doc="Samples per optimizer step", minimum=1)
+    micro_batch_size: int | None = spec_field(None, doc="Samples per micro-batch per GPU", minimum=1)
+    precision: str | None = spec_field(None, doc="Compute precision", enum=PRECISIONS)
+
+
+@dataclass
+class Parallelism:
+    tensor_model_parallel_size: int = spec_field(1, doc="TP: GPUs sharing each layer's matrices", minimum=1)
+    pipeline_model_parallel_size: int = spec_field(1, doc="PP: pipeline stages", minimum=1)
+    context_parallel_size: int = spec_field(1, doc="CP: GPUs sharing each sequence", minimum=1)
+    expert_model_parallel_size: int = spec_field(1, doc="EP: GPUs sharing the experts", minimum=1)
+    expert_tensor_parallel_size: int | None = spec_field(
+        None, doc="TP inside an expert (default: = TP)", minimum=1
+    )
+    data_parallel_size: int | None = spec_field(
+        None, doc="DP: derived from the GPU count when absent, checked when given", minimum=1
+    )
+    num_gpus: int | None = spec_field(None, doc="GPUs the job uses (default: all in the cluster)", minimum=1)
+    virtual_pipeline_model_parallel_size: int | None = spec_field(
+        None, doc="Model chunks per pipeline stage (interleaved schedule)", minimum=1
+    )
+    pipeline_schedule: str = spec_field("1f1b", doc="Pipeline schedule", enum=SCHEDULES)
+    sequence_parallel: bool = spec_field(False, doc="Shard LayerNorm/dropout activations across TP")
+    recompute_granularity: str = spec_field("none", doc="Activation recomputation", enum=RECOMPUTE)
+    use_distributed_optimizer: bool = spec_field(False, doc="Shard optimizer states across DP (ZeRO-1)")
+    zero_stage: int = spec_field(0, doc="ZeRO stage 0..3 (3 = FSDP)", minimum=0, maximum=3)
+    overlap_grad_reduce: bool = spec_field(False, doc="Overlap the DP gradient reduction with backward")
+    overlap_param_gather: bool = spec_field(False, doc="Overlap the parameter all-gather with forward")
+    tp_comm_overlap: bool = spec_field(False, doc="Overlap TP communication with GEMMs")
+    rank_order: str = spec_field("tp-cp-ep-dp-pp", doc="Order of the dimensions in the global rank, fastest first")
+
+
+def parse_rank_order(order: str) -> list[str] | None:
+    """'tp-cp-ep-dp-pp' -> ['tp','cp','ep','dp','pp']; None when it is not a permutation."""
+    dims = [d.strip().lower() for d in order.split("-")]
+    if sorted(dims) != sorted(PARALLEL_DIMS):
+        return None
+    return dims
+
+
+# Megatron-LM's defaults for keys a preset or the user may leave out.
+WORKLOAD_DEFAULTS = {
+    "swiglu": False,
+    "untie_embeddings_and_output_weights": False,
+    "moe_router_topk": 2,
+    "moe_shared_expert_intermediate_size": 0,
+    "moe_layer_freq": 1,
+    "first_k_dense_replace": 0,
+    "micro_batch_size": 1,
+    "precision": "bf16",
+}
+
+REQUIRED_WORKLOAD_KEYS = (
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "seq_length",
+    "vocab_size",
+    "global_batch_size",
+)
+
+
+def resolve_workload(workload: Workload, presets: dict) -> Workload:
+    """The workload with the preset and the defaults filled in (explicit keys win).
+
+    Raises KeyError with the preset name when it is unknown; the checker reports it.
+    """
+    values = {}
+    if workload.preset:
+        values.update(presets[workload.preset].values)
+    for f in dataclasses.fields(Workload):
+        v = getattr(workload, f.name)
+        if v is not None:
+            values[f.name] = v
+    for key, default in WORKLOAD_DEFAULTS.items():
+        values.setdefault(key, default)
+    h = values.get("hidden_size")
+    heads = values.get("num_attention_heads")
+    if h and "ffn_hidden_size" not in values:
+        values["ffn_hidden_size"] = 4 * h
+    if heads and "num_query_groups" not in values:
+        values["num_query_groups"] = heads
+    if h and heads and "kv_channels" not in values and h % heads == 0:
+        values["kv_channels"] = h // heads
+    if values.get("num_experts") and "moe_ffn_hidden_size" not in values and "ffn_hidden_size" in values:
+        values["moe_ffn_hidden_size"] = values["ffn_hidden_size"]
+    return Workload(**values)

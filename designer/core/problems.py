@@ -1,0 +1,69 @@
+"""Problems found in a document: one record type for YAML errors and consistency checks.
+
+A problem names where it is (file, line, column, dotted path, element id), what is wrong
+and how to fix it, so that the CLI prints it compiler-style and the GUI jumps to it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# sysexits(3) codes used by the CLI (os.EX_* exists on Unix only).
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_DATAERR = 65
+EXIT_NOINPUT = 66
+EXIT_SOFTWARE = 70
+
+
+@dataclass
+class Problem:
+    message: str
+    path: str = ""  # dotted path into the document, e.g. spec.links[12].bandwidth_gbps
+    element: str | None = None  # id of the rack, node, switch or link concerned
+    fix: str | None = None  # what to do about it
+    severity: str = "error"  # error | warning
+    file: str | None = None
+    line: int | None = None  # 1-based
+    column: int | None = None  # 1-based
+
+    def format(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}:{self.column or 1}"
+            where += ": "
+        text = f"{where}{self.path + ': ' if self.path else ''}{self.message}"
+        if self.fix:
+            text += f" ({self.fix})"
+        if self.severity != "error":
+            text = f"{text} [{self.severity}]"
+        return text
+
+    def __str__(self) -> str:  # pragma: no cover - convenience
+        return self.format()
+
+
+@dataclass
+class DesignerError(Exception):
+    """Bad input: carries every problem found, not only the first."""
+
+    problems: list[Problem] = field(default_factory=list)
+    exit_code: int = EXIT_DATAERR
+
+    def __str__(self) -> str:
+        return "\n".join(p.format() for p in self.problems)
+
+
+class MissingInputError(DesignerError):
+    def __init__(self, problems):
+        super().__init__(problems, EXIT_NOINPUT)
+
+
+def did_you_mean(word: str, choices) -> str | None:
+    """The closest known name to a misspelt one, or None."""
+    import difflib
+
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
