@@ -61,9 +61,14 @@ class MissingInputError(DesignerError):
         super().__init__(problems, EXIT_NOINPUT)
 
 
-def did_you_mean(word: str, choices) -> str | None:
-    """The closest known name to a misspelt one, or None."""
+def close_matches(word: str, choices, n: int = 3) -> list[str]:
+    """Known names close to a misspelt one, best first."""
     import difflib
 
-    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return difflib.get_close_matches(word, list(choices), n=n, cutoff=0.5)
+
+
+def did_you_mean(word: str, choices) -> str | None:
+    """The closest known name to a misspelt one, or None."""
+    found = close_matches(word, choices, n=1)
     return found[0] if found else None

@@ -127,12 +127,20 @@ def parse_located(text: str) -> Located:
     return located
 
 
+_PLAIN_TAGS = {
+    "tag:yaml.org,2002:" + t for t in ("map", "seq", "str", "int", "float", "bool", "null", "timestamp", "binary")
+}
+
+
 def _pos(mark) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1)
 
 
 def _build(node, path: tuple, located: Located, constructor) -> object:
     located.value_pos[path] = _pos(node.start_mark)
+    if node.tag not in _PLAIN_TAGS:
+        raise YamlSyntaxError(f"invalid YAML: tag {node.tag!r} is not allowed (plain data only)",
+                              *_pos(node.start_mark))
     if isinstance(node, yaml.MappingNode):
         constructor.flatten_mapping(node)  # merge keys (<<) resolve like the safe loader
         result = {}

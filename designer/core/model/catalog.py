@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from ..problems import DesignerError, Problem, did_you_mean
+from ..problems import DesignerError, Problem, close_matches
 
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
 CATALOG_DIR = RESOURCES / "catalog"
@@ -64,6 +64,7 @@ class ModelPreset:
     name: str
     description: str
     values: dict[str, Any]  # workload keys of docs/contract.md section 3
+    aliases: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
 
 
@@ -92,9 +93,13 @@ class Catalog:
         return sorted(getattr(self, kind))
 
     def suggest(self, kind: str, name: str) -> str:
-        guess = did_you_mean(str(name), list(self._aliases[kind]))
-        canonical = self._aliases[kind].get(guess) if guess else None
-        return f"did you mean {canonical}?" if canonical else "known: " + ", ".join(self.names(kind))
+        canonical = []
+        for guess in close_matches(str(name), list(self._aliases[kind]), n=6):
+            if self._aliases[kind][guess] not in canonical:
+                canonical.append(self._aliases[kind][guess])
+        if canonical:
+            return "did you mean " + " or ".join(canonical[:2]) + "?"
+        return "known: " + ", ".join(self.names(kind))
 
     def accelerator(self, name: str) -> Accelerator:
         canonical = self.resolve("accelerators", name)
@@ -187,7 +192,7 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
     for e in _entries(directory / "models.yaml", "models"):
         models[e["name"]] = ModelPreset(
             name=e["name"], description=e.get("description", ""), values=dict(e["values"]),
-            sources=dict(e.get("sources", {})),
+            aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})),
         )
     return Catalog(accelerators, nics, switches, models)
 

@@ -1,0 +1,207 @@
+"""Consistency of a design: each problem names the element, what is wrong and the fix.
+
+Runs in linear time over the elements, so a 131k-GPU design checks in well under a second.
+The plan (workload x parallelism x GPU count) is checked by `plan.check_plan`.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..problems import Problem
+from .catalog import Catalog, default_catalog
+from .document import Document
+from .elements import Node, Switch, port_index, split_endpoint
+from .plan import check_plan
+
+
+def check_document(doc: Document, catalog: Catalog | None = None) -> list[Problem]:
+    """Every problem of the design, errors and warnings, in a stable order."""
+    catalog = catalog or default_catalog()
+    problems: list[Problem] = []
+    problems += _duplicate_ids(doc)
+    problems += _racks_and_slots(doc)
+    problems += _parts(doc, catalog)
+    problems += _links(doc)
+    problems += check_plan(doc, catalog)
+    return problems
+
+
+def _p(message, path, element=None, fix=None, severity="error") -> Problem:
+    return Problem(message, path, element=element, fix=fix, severity=severity)
+
+
+def _duplicate_ids(doc: Document) -> list[Problem]:
+    seen: dict[str, str] = {}
+    out = []
+    for name in ("racks", "nodes", "switches", "links"):
+        for i, element in enumerate(getattr(doc.spec, name)):
+            where = f"spec.{name}[{i}]"
+            first = seen.get(element.id)
+            if first is not None:
+                out.append(_p(f"duplicate id {element.id!r} (also {first})", where + ".id", element.id,
+                              f"rename it, e.g. {doc.new_id(element.id.rstrip('0123456789') or 'x')}"))
+            else:
+                seen[element.id] = where
+    return out
+
+
+def _racks_and_slots(doc: Document) -> list[Problem]:
+    out = []
+    racks = {r.id: r for r in doc.racks}
+    occupied: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for name in ("nodes", "switches"):
+        kind = "server" if name == "nodes" else "switch"
+        for i, element in enumerate(getattr(doc.spec, name)):
+            where = f"spec.{name}[{i}]"
+            if element.rack is None:
+                if name == "nodes":
+                    out.append(_p(f"server {element.id} is in no rack", where, element.id,
+                                  "set rack: to one of the racks (or drag it into a rack)", "warning"))
+                continue
+            rack = racks.get(element.rack)
+            if rack is None:
+                guess = _guess(element.rack, racks)
+                out.append(_p(f"{kind} {element.id} names rack {element.rack!r}, which does not exist",
+                              where + ".rack", element.id, guess or "add the rack or fix the name"))
+                continue
+            if element.slot is not None:
+                top = element.slot + element.height_units
+                if top > rack.units:
+                    out.append(_p(f"{kind} {element.id} at slot {element.slot} needs units up to {top}, "
+                                  f"rack {rack.id} has {rack.units}", where + ".slot", element.id,
+                                  f"use a slot from 0 to {max(0, rack.units - element.height_units)}"))
+                occupied[rack.id].append((element.slot, top, element.id))
+    for rack_id, spans in occupied.items():
+        spans.sort()
+        for (lo1, hi1, id1), (lo2, hi2, id2) in zip(spans, spans[1:]):
+            if lo2 < hi1:
+                out.append(_p(f"{id2} overlaps {id1} in rack {rack_id} (units {lo2}-{hi2 - 1})",
+                              f"spec.racks[{rack_id}]", id2, f"move {id2} to slot {hi1} or higher"))
+    return out
+
+
+def _guess(name, known) -> str | None:
+    from ..problems import did_you_mean
+
+    g = did_you_mean(str(name), known)
+    return f"did you mean {g}?" if g else None
+
+
+def _parts(doc: Document, catalog: Catalog) -> list[Problem]:
+    out = []
+    reported: set[str] = set()
+    for i, node in enumerate(doc.nodes):
+        if catalog.resolve("accelerators", node.accelerator) is None and node.accelerator not in reported:
+            reported.add(node.accelerator)
+            out.append(_p(f"unknown accelerator {node.accelerator!r}", f"spec.nodes[{i}].accelerator", node.id,
+                          catalog.suggest("accelerators", node.accelerator)))
+        if node.nic_model and catalog.resolve("nics", node.nic_model) is None and node.nic_model not in reported:
+            reported.add(node.nic_model)
+            out.append(_p(f"unknown NIC model {node.nic_model!r}", f"spec.nodes[{i}].nic_model", node.id,
+                          catalog.suggest("nics", node.nic_model)))
+    for i, sw in enumerate(doc.switches):
+        if sw.model and catalog.resolve("switches", sw.model) is None and sw.model not in reported:
+            reported.add(sw.model)
+            out.append(_p(f"unknown switch model {sw.model!r}", f"spec.switches[{i}].model", sw.id,
+                          catalog.suggest("switches", sw.model)))
+    return out
+
+
+def _valid_ports(device: Node | Switch, kind: str) -> tuple[str, int]:
+    """(port prefix, number of such ports) that a link of this kind may use on the device."""
+    if isinstance(device, Switch):
+        return "p", device.radix
+    if kind in ("nvlink", "pcie"):
+        return "nvl" if kind == "nvlink" else "pcie", device.accelerator_count
+    return "nic", device.nic_count
+
+
+def _links(doc: Document) -> list[Problem]:
+    out = []
+    used_ports: dict[tuple[str, str], str] = {}
+    cables_on: dict[str, int] = defaultdict(int)
+    anonymous_nic_cables: dict[str, int] = defaultdict(int)
+    nodes = {n.id: n for n in doc.nodes}
+    switches = {s.id: s for s in doc.switches}
+    for i, link in enumerate(doc.links):
+        where = f"spec.links[{i}]"
+        ends = []
+        for side in ("a", "b"):
+            endpoint = getattr(link, side)
+            device_id, port = split_endpoint(endpoint)
+            device = nodes.get(device_id) or switches.get(device_id)
+            if device is None:
+                guess = _guess(device_id, list(nodes) + list(switches))
+                out.append(_p(f"link {link.id} ends at {device_id!r}, which does not exist (dangling)",
+                              f"{where}.{side}", link.id, guess or "connect it to an existing server or switch"))
+                ends.append(None)
+                continue
+            ends.append(device)
+            cables_on[device.id] += link.count
+            if port is None:
+                if isinstance(device, Node) and link.kind in ("ethernet", "infiniband"):
+                    anonymous_nic_cables[device.id] += link.count
+                continue
+            prefix, n_ports = _valid_ports(device, link.kind)
+            idx = port_index(port)
+            if not port.startswith(prefix) or idx is None or port != f"{prefix}{idx}":
+                out.append(_p(f"port {port!r} of {device.id} is not a {link.kind} port", f"{where}.{side}", link.id,
+                              f"use {prefix}0..{prefix}{n_ports - 1}"))
+                continue
+            if idx + link.count > n_ports:
+                out.append(_p(f"{link.count} cable(s) from port {port} go past the last port of {device.id} "
+                              f"({prefix}{n_ports - 1})", f"{where}.{side}", link.id,
+                              f"start at a lower port or reduce count"))
+                continue
+            for k in range(idx, idx + link.count):
+                key = (device.id, f"{prefix}{k}")
+                other = used_ports.get(key)
+                if other is not None:
+                    out.append(_p(f"port {prefix}{k} of {device.id} is used by links {other} and {link.id}",
+                                  f"{where}.{side}", link.id, "move one of them to a free port"))
+                    break
+                used_ports[key] = link.id
+        out += _link_kind(link, ends, where)
+    for sw in doc.switches:
+        if cables_on[sw.id] > sw.radix:
+            out.append(_p(f"switch {sw.id} has {cables_on[sw.id]} cables but only {sw.radix} ports",
+                          f"spec.switches[{_index_of(doc.switches, sw)}]", sw.id,
+                          "remove links, or use a switch with a larger radix"))
+    for i, node in enumerate(doc.nodes):
+        free = [p for p in node.nic_ports() if (node.id, p) not in used_ports]
+        free = free[anonymous_nic_cables[node.id]:]  # links without a port take free NICs in order
+        if free:
+            shown = ", ".join(free[:4]) + (", ..." if len(free) > 4 else "")
+            out.append(_p(f"{len(free)} NIC(s) of {node.id} not connected ({shown})", f"spec.nodes[{i}]", node.id,
+                          "connect them to a leaf switch, or lower nic_count", "warning"))
+    return out
+
+
+def _index_of(items, element) -> int:
+    return next(i for i, e in enumerate(items) if e is element)
+
+
+def _link_kind(link, ends, where) -> list[Problem]:
+    out = []
+    for device in ends:
+        if device is None:
+            continue
+        if isinstance(device, Switch):
+            if link.kind != device.fabric:
+                out.append(_p(f"{link.kind} link {link.id} is plugged into {device.fabric} switch {device.id}",
+                              f"{where}.kind", link.id, f"use a {device.fabric} link or an {link.kind} switch"
+                              if link.kind in ("ethernet", "infiniband") else f"use a {device.fabric} link"))
+            elif link.bandwidth_gbps > device.port_gbps:
+                out.append(_p(f"link {link.id} at {link.bandwidth_gbps:g} Gb/s is faster than the "
+                              f"{device.port_gbps:g} Gb/s ports of {device.id}", f"{where}.bandwidth_gbps", link.id,
+                              f"set bandwidth_gbps to {device.port_gbps:g} or less", "warning"))
+        elif link.kind in ("ethernet", "infiniband"):
+            if link.kind != device.nic_kind:
+                out.append(_p(f"{link.kind} link {link.id} is plugged into an {device.nic_kind} NIC of {device.id}",
+                              f"{where}.kind", link.id, f"use an {device.nic_kind} link or change nic_kind"))
+    if len(ends) == 2 and all(isinstance(e, Node) for e in ends) and link.kind in ("ethernet", "infiniband"):
+        out.append(_p(f"{link.kind} link {link.id} joins two servers directly", f"{where}", link.id,
+                      "connect servers through a switch", "warning"))
+    if len(ends) == 2 and ends[0] is not None and ends[0] is ends[1]:
+        out.append(_p(f"link {link.id} connects {ends[0].id} to itself", where, link.id, "pick another endpoint"))
+    return out

@@ -1,0 +1,206 @@
+"""The parallel plan checked against the model and the cluster, with valid alternatives.
+
+Megatron-LM's own rules: world = TP x CP x PP x DP; EP x ETP divides TP x CP x DP; TP
+divides the attention heads and the KV groups; PP (x virtual stages) divides the layers;
+micro-batch x DP divides the global batch; the interleaved schedule needs a number of
+micro-batches that is a multiple of PP.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..problems import Problem
+from .catalog import Catalog, default_catalog
+from .job import REQUIRED_WORKLOAD_KEYS, Parallelism, Workload, parse_rank_order, resolve_workload
+
+
+@dataclass(frozen=True)
+class ResolvedPlan:
+    """Sizes of every dimension, all known (DP derived)."""
+
+    num_gpus: int
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    etp: int
+    dp: int
+    vp: int  # model chunks per stage (1 unless interleaved)
+    num_microbatches: int
+    rank_order: tuple[str, ...]
+
+
+def divisors(n: int) -> list[int]:
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
+
+
+def nearest(value: int, candidates) -> list[int]:
+    """Up to two valid values closest to `value` (below and above)."""
+    cands = sorted(set(candidates))
+    below = [c for c in cands if c < value]
+    above = [c for c in cands if c > value]
+    out = ([below[-1]] if below else []) + ([above[0]] if above else [])
+    return out or cands[:1]
+
+
+def _alts(value: int, candidates) -> str:
+    options = nearest(value, candidates)
+    return "try " + " or ".join(str(o) for o in options) if options else "no valid value"
+
+
+P = "spec.parallelism."
+W = "spec.workload."
+
+
+def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
+    """Problems of the job on this cluster; [] when there is no job or it is consistent."""
+    spec = doc.spec
+    if spec.workload is None and spec.parallelism is None:
+        return []
+    return check_job(spec.workload, spec.parallelism, doc.num_gpus(), catalog)[1]
+
+
+def check_job(workload: Workload | None, parallelism: Parallelism | None, cluster_gpus: int,
+              catalog: Catalog | None = None) -> tuple[ResolvedPlan | None, list[Problem]]:
+    catalog = catalog or default_catalog()
+    out: list[Problem] = []
+
+    def bad(path, message, fix=None):
+        out.append(Problem(message, path, fix=fix))
+
+    par = parallelism or Parallelism()
+    if workload is None:
+        bad("spec.workload", "a plan without a workload", "add workload: with a preset or the model's keys")
+        return None, out
+    if workload.preset and catalog.resolve("models", workload.preset) is None:
+        bad(W + "preset", f"unknown model preset {workload.preset!r}", catalog.suggest("models", workload.preset))
+        return None, out
+    w = resolve_workload(workload, catalog.presets())
+    missing = [k for k in REQUIRED_WORKLOAD_KEYS if getattr(w, k) is None]
+    for key in missing:
+        bad(W + key, "missing", "set it, or name a preset (e.g. preset: llama3-8b)")
+    if missing:
+        return None, out
+
+    order = parse_rank_order(par.rank_order)
+    if order is None:
+        bad(P + "rank_order", f"{par.rank_order!r} is not an order of tp, cp, ep, dp, pp",
+            "e.g. tp-cp-ep-dp-pp (Megatron's default)")
+
+    num_gpus = par.num_gpus or cluster_gpus
+    if par.num_gpus and par.num_gpus > cluster_gpus:
+        bad(P + "num_gpus", f"{par.num_gpus} GPUs asked, the cluster has {cluster_gpus}",
+            f"use at most {cluster_gpus}, or add servers")
+    if num_gpus <= 0:
+        bad(P + "num_gpus", "the cluster has no accelerators", "add servers")
+        return None, out
+    tp, pp, cp = par.tensor_model_parallel_size, par.pipeline_model_parallel_size, par.context_parallel_size
+    ep = par.expert_model_parallel_size
+    etp = par.expert_tensor_parallel_size or tp
+    model_parallel = tp * pp * cp
+    dp = None
+    if num_gpus % model_parallel:
+        good = [d for d in divisors(num_gpus)]
+        bad(P + "tensor_model_parallel_size",
+            f"TP x PP x CP = {tp} x {pp} x {cp} = {model_parallel} does not divide the {num_gpus} GPUs",
+            f"TP x PP x CP must divide {num_gpus}: {_alts(model_parallel, good)}")
+    else:
+        dp = num_gpus // model_parallel
+        if par.data_parallel_size is not None and par.data_parallel_size != dp:
+            bad(P + "data_parallel_size",
+                f"{par.data_parallel_size} given, but {num_gpus} GPUs / (TP {tp} x PP {pp} x CP {cp}) = {dp}",
+                f"set it to {dp} or leave it out")
+
+    heads, groups = w.num_attention_heads, w.num_query_groups or w.num_attention_heads
+    if heads % tp:
+        bad(P + "tensor_model_parallel_size", f"TP {tp} does not divide the {heads} attention heads",
+            _alts(tp, divisors(heads)))
+    elif groups % tp and tp % groups:
+        bad(P + "tensor_model_parallel_size", f"TP {tp} and the {groups} KV groups (num_query_groups) do not divide",
+            _alts(tp, divisors(groups)))
+    if w.hidden_size % heads and w.kv_channels is None:
+        bad(W + "hidden_size", f"{w.hidden_size} is not a multiple of the {heads} heads", "set kv_channels")
+
+    vp = 1
+    if par.pipeline_schedule == "interleaved":
+        vp = par.virtual_pipeline_model_parallel_size or 1
+        if pp == 1:
+            bad(P + "pipeline_schedule", "the interleaved schedule needs PP > 1", "use 1f1b, or raise PP")
+        if vp < 2:
+            bad(P + "virtual_pipeline_model_parallel_size", "the interleaved schedule needs 2 or more model chunks",
+                "set virtual_pipeline_model_parallel_size: 2 (or more)")
+    elif par.virtual_pipeline_model_parallel_size not in (None, 1):
+        bad(P + "virtual_pipeline_model_parallel_size",
+            f"virtual stages are only used by the interleaved schedule, not {par.pipeline_schedule}",
+            "set pipeline_schedule: interleaved, or remove it")
+    if w.num_layers % (pp * vp):
+        if vp == 1:
+            bad(P + "pipeline_model_parallel_size", f"PP {pp} does not divide the {w.num_layers} layers",
+                _alts(pp, divisors(w.num_layers)))
+        else:
+            bad(P + "virtual_pipeline_model_parallel_size",
+                f"PP {pp} x {vp} virtual stages = {pp * vp} does not divide the {w.num_layers} layers",
+                f"PP x virtual must divide {w.num_layers}: {_alts(pp * vp, divisors(w.num_layers))}")
+
+    if cp > 1 and w.seq_length % (2 * cp):
+        bad(P + "context_parallel_size", f"CP {cp} needs the sequence ({w.seq_length}) to divide by 2 x CP",
+            _alts(cp, [d for d in divisors(w.seq_length // 2 or 1)]))
+    if par.sequence_parallel and tp > 1 and w.seq_length % tp:
+        bad(P + "sequence_parallel", f"sequence parallelism needs TP {tp} to divide the sequence {w.seq_length}")
+
+    if ep > 1 and not w.num_experts:
+        bad(P + "expert_model_parallel_size", f"EP {ep} on a dense model (no num_experts)",
+            "set expert_model_parallel_size: 1, or pick an MoE model")
+    elif w.num_experts and w.num_experts % ep:
+        bad(P + "expert_model_parallel_size", f"EP {ep} does not divide the {w.num_experts} experts",
+            _alts(ep, divisors(w.num_experts)))
+    if dp is not None and (tp * cp * dp) % (ep * etp):
+        bad(P + "expert_model_parallel_size",
+            f"EP x expert-TP = {ep} x {etp} must divide TP x CP x DP = {tp * cp * dp}",
+            _alts(ep, [d for d in divisors(tp * cp * dp) if (tp * cp * dp) % (d * etp) == 0]))
+    if w.num_experts and w.moe_router_topk and w.moe_router_topk > w.num_experts:
+        bad(W + "moe_router_topk", f"top-{w.moe_router_topk} routing with only {w.num_experts} experts",
+            f"use at most {w.num_experts}")
+
+    if par.zero_stage and par.use_distributed_optimizer:
+        bad(P + "zero_stage", "ZeRO stage and the distributed optimizer both shard optimizer states",
+            "use one of them (the distributed optimizer is ZeRO-1)")
+
+    n_micro = 0
+    mbs, gbs = w.micro_batch_size, w.global_batch_size
+    if dp is not None:
+        if gbs % (mbs * dp):
+            candidates = [b for b in range(mbs * dp, 2 * gbs + mbs * dp + 1, mbs * dp)]
+            bad(W + "global_batch_size",
+                f"{gbs} does not divide by micro_batch_size x DP = {mbs} x {dp} = {mbs * dp}",
+                f"{_alts(gbs, candidates)}, or change micro_batch_size")
+        else:
+            n_micro = gbs // (mbs * dp)
+            if par.pipeline_schedule == "interleaved" and pp > 1 and n_micro % pp:
+                bad(W + "global_batch_size",
+                    f"the interleaved schedule needs the {n_micro} micro-batches to be a multiple of PP {pp}",
+                    _alts(gbs, [k * pp * mbs * dp for k in range(1, 2 * n_micro // pp + 3)]))
+    if out or dp is None:
+        return None, out
+    plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(order))
+    return plan, out
+
+
+def resolved_workload(doc, catalog: Catalog | None = None) -> Workload | None:
+    catalog = catalog or default_catalog()
+    if doc.spec.workload is None:
+        return None
+    return resolve_workload(doc.spec.workload, catalog.presets())
+
+
+def replace(obj, **changes):
+    return dataclasses.replace(obj, **changes)

@@ -1,0 +1,105 @@
+"""The main window: a read-only canvas of the design and a status bar with its counts."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence, QPainter, QPen
+from PySide6.QtWidgets import (
+    QFileDialog, QGraphicsScene, QGraphicsView, QLabel, QMainWindow, QMessageBox,
+)
+
+from ..core.io import load_document
+from ..core.model import Document, check_document
+from ..core.problems import DesignerError
+
+RACK_W, UNIT_H = 120.0, 8.0  # canvas pixels: rack width, one rack unit
+COLORS = {
+    "rack": QColor("#f4f5f7"), "rack_edge": QColor("#9aa3af"), "node": QColor("#3b82f6"),
+    "leaf": QColor("#10b981"), "spine": QColor("#f59e0b"), "core": QColor("#ef4444"), "text": QColor("#1f2937"),
+}
+
+
+class MainWindow(QMainWindow):
+    def __init__(self) -> None:
+        super().__init__()
+        self.document: Document | None = None
+        self.path: str | None = None
+        self.scene = QGraphicsScene(self)
+        self.view = QGraphicsView(self.scene)
+        self.view.setRenderHint(QPainter.Antialiasing)
+        self.view.setDragMode(QGraphicsView.ScrollHandDrag)
+        self.view.setBackgroundBrush(QColor("#ffffff"))
+        self.setCentralWidget(self.view)
+        self.counts_label = QLabel()
+        self.problems_label = QLabel()
+        self.statusBar().addWidget(self.counts_label, 1)
+        self.statusBar().addPermanentWidget(self.problems_label)
+        self._build_menus()
+        self._update_title()
+
+    def _build_menus(self) -> None:
+        menu = self.menuBar().addMenu("&File")
+        open_action = QAction("&Open...", self, shortcut=QKeySequence.Open, triggered=self._open_dialog)
+        quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit, triggered=self.close)
+        menu.addAction(open_action)
+        menu.addSeparator()
+        menu.addAction(quit_action)
+        view = self.menuBar().addMenu("&View")
+        view.addAction(QAction("&Fit", self, shortcut="F", triggered=self.fit_view))
+
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open design", "", "Designer files (*.yaml *.yml)")
+        if not path:
+            return
+        try:
+            self.open_file(path)
+        except DesignerError as exc:  # the open design stays as it was
+            QMessageBox.critical(self, "Cannot open file", str(exc))
+
+    def open_file(self, path: str) -> None:
+        doc = load_document(path)  # raises before anything is replaced
+        self.document, self.path = doc, path
+        self._draw()
+        self._update_title()
+        self.fit_view()
+
+    def _update_title(self) -> None:
+        name = Path(self.path).name if self.path else "untitled"
+        self.setWindowTitle(f"{name} - Designer")
+
+    def fit_view(self) -> None:
+        rect = self.scene.itemsBoundingRect()
+        if not rect.isEmpty():
+            self.view.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
+
+    def _draw(self) -> None:
+        self.scene.clear()
+        doc = self.document
+        if doc is None:
+            return
+        font = QFont()
+        font.setPointSizeF(7)
+        members: dict[str, list] = {}
+        for element in list(doc.nodes) + list(doc.switches):
+            if element.rack:
+                members.setdefault(element.rack, []).append(element)
+        edge = QPen(COLORS["rack_edge"], 1)
+        for rack in doc.racks:
+            h = rack.units * UNIT_H
+            self.scene.addRect(QRectF(rack.x, rack.y, RACK_W, h), edge, QBrush(COLORS["rack"]))
+            label = self.scene.addSimpleText(rack.name or rack.id, font)
+            label.setBrush(COLORS["text"])
+            label.setPos(rack.x, rack.y - 14)
+            for element in members.get(rack.id, []):
+                slot = element.slot or 0
+                top = rack.y + h - (slot + element.height_units) * UNIT_H
+                color = COLORS["node"] if hasattr(element, "accelerator") else COLORS.get(element.tier, COLORS["leaf"])
+                self.scene.addRect(QRectF(rack.x + 6, top + 1, RACK_W - 12, element.height_units * UNIT_H - 2),
+                                   QPen(color.darker(130), 0.5), QBrush(color))
+        c = doc.counts()
+        self.counts_label.setText(f"{c['racks']} racks   {c['nodes']} servers   {c['gpus']} GPUs   "
+                                  f"{c['switches']} switches   {c['links']} links")
+        problems = check_document(doc)
+        errors = sum(p.severity == "error" for p in problems)
+        self.problems_label.setText(f"{errors} errors, {len(problems) - errors} warnings" if problems else "no problems")

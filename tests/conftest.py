@@ -1,0 +1,71 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "resources" / "examples"
+SHARED = ROOT.parent / "shared"
+
+SMALL = """\
+apiVersion: designer/v1
+kind: Cluster
+metadata:
+  name: small
+spec:
+  racks:
+    - id: r0
+    - id: net
+  nodes:
+    - id: n0
+      accelerator: H100
+      nic_count: 2
+      rack: r0
+      slot: 0
+    - id: n1
+      accelerator: H100
+      nic_count: 2
+      rack: r0
+      slot: 4
+  switches:
+    - {id: leaf0, fabric: infiniband, tier: leaf, radix: 8, rack: net, slot: 0}
+  links:
+    - {id: l0, a: "n0:nic0", b: "leaf0:p0", kind: infiniband, bandwidth_gbps: 400}
+    - {id: l1, a: "n0:nic1", b: "leaf0:p1", kind: infiniband, bandwidth_gbps: 400}
+    - {id: l2, a: "n1:nic0", b: "leaf0:p2", kind: infiniband, bandwidth_gbps: 400}
+    - {id: l3, a: "n1:nic1", b: "leaf0:p3", kind: infiniband, bandwidth_gbps: 400}
+  workload:
+    preset: llama3-8b
+    global_batch_size: 64
+    micro_batch_size: 1
+  parallelism:
+    tensor_model_parallel_size: 8
+"""
+
+
+@pytest.fixture
+def small_text() -> str:
+    return SMALL
+
+
+@pytest.fixture
+def small_doc():
+    from designer.core.io import loads_document
+
+    return loads_document(SMALL, "small.yaml")
+
+
+def run_cli(*args: str):
+    """Run the `designer` CLI in-process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from designer.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()

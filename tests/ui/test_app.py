@@ -1,0 +1,52 @@
+"""The desktop app starts, opens the first example, renders and closes cleanly."""
+import pytest
+
+from tests.conftest import EXAMPLES
+
+pytest.importorskip("PySide6")
+
+
+def test_window_opens_example_and_closes(qtbot):
+    from designer.ui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    window.show()
+    qtbot.waitExposed(window)
+    assert "h100-64gpu-infiniband.yaml" in window.windowTitle()
+    assert "64 GPUs" in window.counts_label.text()
+    assert window.problems_label.text() == "no problems"
+    assert len(window.scene.items()) > 10
+    window.close()
+
+
+def test_bad_file_keeps_open_design(qtbot, tmp_path):
+    from designer.core.problems import DesignerError
+    from designer.ui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: designer/v1\nkind: Cluster\nspec: {racks: [{id: r0, unit: 3}]}\n")
+    with pytest.raises(DesignerError, match=r"bad.yaml:3:\d+: spec.racks\[0\].unit: unknown key \(did you mean units\?\)"):
+        window.open_file(str(bad))
+    assert window.document is not None and window.document.num_gpus() == 64
+
+
+def test_screenshot_command(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "shot.png"
+    result = subprocess.run(
+        [sys.executable, "-m", "designer.ui.app", str(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"),
+         "--screenshot", str(out), "--size", "800x600"],
+        capture_output=True, text=True, timeout=120,
+        env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from PySide6.QtGui import QImage
+    assert QImage(str(out)).size().width() == 800
