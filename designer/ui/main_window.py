@@ -11,9 +11,9 @@ from PySide6.QtWidgets import (
 
 from ..core.io import load_document
 from ..core.model import Document, check_document
+from ..core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px, slot_top_px
 from ..core.problems import DesignerError
 
-RACK_W, UNIT_H = 120.0, 8.0  # canvas pixels: rack width, one rack unit
 COLORS = {
     "rack": QColor("#f4f5f7"), "rack_edge": QColor("#9aa3af"), "node": QColor("#3b82f6"),
     "leaf": QColor("#10b981"), "spine": QColor("#f59e0b"), "core": QColor("#ef4444"), "text": QColor("#1f2937"),
@@ -86,16 +86,16 @@ class MainWindow(QMainWindow):
                 members.setdefault(element.rack, []).append(element)
         edge = QPen(COLORS["rack_edge"], 1)
         for rack in doc.racks:
-            h = rack.units * UNIT_H
-            self.scene.addRect(QRectF(rack.x, rack.y, RACK_W, h), edge, QBrush(COLORS["rack"]))
+            h = rack_height_px(rack.units)
+            self.scene.addRect(QRectF(rack.x, rack.y, RACK_WIDTH_PX, h), edge, QBrush(COLORS["rack"]))
             label = self.scene.addSimpleText(rack.name or rack.id, font)
             label.setBrush(COLORS["text"])
-            label.setPos(rack.x, rack.y - 14)
+            label.setPos(rack.x, rack.y - RACK_LABEL_PX)
             for element in members.get(rack.id, []):
-                slot = element.slot or 0
-                top = rack.y + h - (slot + element.height_units) * UNIT_H
+                top = slot_top_px(rack.y, rack.units, element.slot or 0, element.height_units)
                 color = COLORS["node"] if hasattr(element, "accelerator") else COLORS.get(element.tier, COLORS["leaf"])
-                self.scene.addRect(QRectF(rack.x + 6, top + 1, RACK_W - 12, element.height_units * UNIT_H - 2),
+                self.scene.addRect(QRectF(rack.x + 4, top + 0.5, RACK_WIDTH_PX - 8,
+                                          element.height_units * UNIT_HEIGHT_PX - 1),
                                    QPen(color.darker(130), 0.5), QBrush(color))
         c = doc.counts()
         self.counts_label.setText(f"{c['racks']} racks   {c['nodes']} servers   {c['gpus']} GPUs   "
