@@ -23,6 +23,10 @@ def _err(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
 def _report(problems: list[Problem]) -> None:
     for p in problems:
         _err(p.format())
@@ -82,7 +86,7 @@ def cmd_generate(args) -> int:
         return EXIT_DATAERR
     save_document(doc, args.output)
     c = doc.counts()
-    _err(f"wrote {args.output}: {c['nodes']} servers, {c['gpus']} GPUs, {c['switches']} switches, "
+    _err(f"wrote {args.output}: {c['nodes']} servers, {c['gpus']} GPUs, {_n(c['switches'], 'switch', 'switches')}, "
          f"{c['links']} links ({c['cables']} cables), {c['racks']} racks")
     return EXIT_OK
 
@@ -103,7 +107,7 @@ def cmd_validate(args) -> int:
         _err(f"{args.file}: {errors} error(s), {len(problems) - errors} warning(s)")
         return EXIT_DATAERR
     c = doc.counts()
-    _err(f"{args.file}: ok ({c['nodes']} servers, {c['gpus']} GPUs, {c['switches']} switches, {c['links']} links)")
+    _err(f"{args.file}: ok ({c['nodes']} servers, {c['gpus']} GPUs, {_n(c['switches'], 'switch', 'switches')}, {c['links']} links)")
     return EXIT_OK
 
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from ..core.problems import DesignerError
 
-DEFAULT_EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "examples" / "h100-64gpu-infiniband.yaml"
+from ..core.model.catalog import RESOURCES
+
+DEFAULT_EXAMPLE = RESOURCES / "examples" / "h100-64gpu-infiniband.yaml"
 
 
 def _parse_size(text: str) -> tuple[int, int]:

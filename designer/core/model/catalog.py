@@ -14,7 +14,21 @@ import yaml
 
 from ..problems import DesignerError, Problem, close_matches
 
-RESOURCES = Path(__file__).resolve().parents[3] / "resources"
+def _resources() -> Path:
+    """resources/: beside the package in a checkout or editable install, else where a wheel
+    put its data files (share/designer/resources), or $DESIGNER_RESOURCES."""
+    import os
+    import sys
+
+    candidates = [os.environ.get("DESIGNER_RESOURCES"), Path(__file__).resolve().parents[3] / "resources",
+                  Path(sys.prefix) / "share" / "designer" / "resources"]
+    for c in candidates:
+        if c and (Path(c) / "catalog").is_dir():
+            return Path(c)
+    return Path(__file__).resolve().parents[3] / "resources"
+
+
+RESOURCES = _resources()
 CATALOG_DIR = RESOURCES / "catalog"
 
 

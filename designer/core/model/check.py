@@ -10,7 +10,7 @@ from collections import defaultdict
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .document import Document
-from .elements import Node, Switch, port_index, split_endpoint
+from .elements import Node, Switch, split_endpoint
 from .plan import check_plan
 
 
@@ -143,24 +143,32 @@ def _links(doc: Document) -> list[Problem]:
                     anonymous_nic_cables[device.id] += link.count
                 continue
             prefix, n_ports = _valid_ports(device, link.kind)
-            idx = port_index(port)
-            if not port.startswith(prefix) or idx is None or port != f"{prefix}{idx}":
+            digits = port[len(prefix):] if port.startswith(prefix) else ""
+            if not digits.isdigit() or (len(digits) > 1 and digits[0] == "0"):
                 out.append(_p(f"port {port!r} of {device.id} is not a {link.kind} port", f"{where}.{side}", link.id,
                               f"use {prefix}0..{prefix}{n_ports - 1}"))
                 continue
+            idx = int(digits)
             if idx + link.count > n_ports:
                 out.append(_p(f"{link.count} cable(s) from port {port} go past the last port of {device.id} "
                               f"({prefix}{n_ports - 1})", f"{where}.{side}", link.id,
-                              f"start at a lower port or reduce count"))
+                              "start at a lower port or reduce count"))
                 continue
+            device_id = device.id
             for k in range(idx, idx + link.count):
-                key = (device.id, f"{prefix}{k}")
+                key = (device_id, k, prefix)
                 other = used_ports.get(key)
                 if other is not None:
-                    out.append(_p(f"port {prefix}{k} of {device.id} is used by links {other} and {link.id}",
+                    out.append(_p(f"port {prefix}{k} of {device_id} is used by links {other} and {link.id}",
                                   f"{where}.{side}", link.id, "move one of them to a free port"))
                     break
                 used_ports[key] = link.id
+        a_end, b_end = ends
+        if (a_end is not None and b_end is not None and type(a_end) is not type(b_end)
+                and link.kind == (a_end.fabric if type(a_end) is Switch else a_end.nic_kind)
+                == (b_end.fabric if type(b_end) is Switch else b_end.nic_kind)
+                and link.bandwidth_gbps <= (a_end if type(a_end) is Switch else b_end).port_gbps):
+            continue  # the common case: a NIC of the right kind on a switch of that kind
         out += _link_kind(link, ends, where)
     for sw in doc.switches:
         if cables_on[sw.id] > sw.radix:
@@ -168,7 +176,7 @@ def _links(doc: Document) -> list[Problem]:
                           f"spec.switches[{_index_of(doc.switches, sw)}]", sw.id,
                           "remove links, or use a switch with a larger radix"))
     for i, node in enumerate(doc.nodes):
-        free = [p for p in node.nic_ports() if (node.id, p) not in used_ports]
+        free = [f"nic{k}" for k in range(node.nic_count) if (node.id, k, "nic") not in used_ports]
         free = free[anonymous_nic_cables[node.id]:]  # links without a port take free NICs in order
         if free:
             shown = ", ".join(free[:4]) + (", ..." if len(free) > 4 else "")

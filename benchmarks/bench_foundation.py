@@ -1,9 +1,9 @@
-"""Benchmark: generate, save and load large fat-trees (a script, not a test).
+"""Benchmark: generate+save and load+validate large fat-trees (a script, not a test).
 
-    .venv/bin/python benchmarks/bench_generate.py [--repeat N]
+    make bench        (or .venv/bin/python benchmarks/bench_foundation.py [--repeat N])
 
-Targets: 16,384 GPUs (2,048 servers, radix 64, 3 tiers) generate + save in under 2 s;
-131,072 GPUs (16,384 servers, radix 128) generate in a few seconds.
+Targets: 16,384 GPUs (2,048 servers, radix 64, 3 tiers) generate + save under 2 s and
+load + validate under 1 s; 131,072 GPUs (16,384 servers, radix 128) are measured too.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from designer.core.generate import generate_fat_tree  # noqa: E402
 from designer.core.io import load_document, save_document  # noqa: E402
+from designer.core.model import check_document  # noqa: E402
 
 CASES = [
     ("16,384 GPUs", dict(nodes=2048, gpu="H100", switch_radix=64)),
@@ -44,13 +45,12 @@ def run(repeat: int) -> list[dict]:
             size_mb = os.path.getsize(path) / 1e6
             t_load, loaded = _best(lambda: load_document(path), repeat)
             assert loaded == doc, "load(save(doc)) differs from doc"
-            # Hook: the validate step (designer validate / check_document) is timed here once it
-            # is part of the pipeline, e.g.
-            #   t_check, problems = _best(lambda: check_document(loaded), repeat)
+            t_check, problems = _best(lambda: check_document(loaded), repeat)
+            assert not problems, problems[:3]
             c = doc.counts()
             rows.append(dict(label=label, radix=kw["switch_radix"], tiers=len({s.tier for s in doc.switches}),
                              switches=c["switches"], links=c["links"], cables=c["cables"], racks=c["racks"],
-                             generate=t_gen, save=t_save, load=t_load, size_mb=size_mb))
+                             generate=t_gen, save=t_save, load=t_load, check=t_check, size_mb=size_mb))
     return rows
 
 
@@ -60,13 +60,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     rows = run(args.repeat)
     head = (f"{'cluster':>13} {'radix':>5} {'tiers':>5} {'switches':>8} {'links':>8} {'cables':>8} {'racks':>6} "
-            f"{'generate s':>10} {'save s':>7} {'gen+save':>8} {'load s':>7} {'file MB':>7}")
+            f"{'generate s':>10} {'save s':>7} {'gen+save':>8} {'load s':>7} {'check s':>7} {'load+chk':>8} {'file MB':>7}")
     print(head)
     print("-" * len(head))
     for r in rows:
         print(f"{r['label']:>13} {r['radix']:>5} {r['tiers']:>5} {r['switches']:>8,} {r['links']:>8,} "
               f"{r['cables']:>8,} {r['racks']:>6,} {r['generate']:>10.3f} {r['save']:>7.3f} "
-              f"{r['generate'] + r['save']:>8.3f} {r['load']:>7.3f} {r['size_mb']:>7.1f}")
+              f"{r['generate'] + r['save']:>8.3f} {r['load']:>7.3f} {r['check']:>7.3f} {r['load'] + r['check']:>8.3f} "
+              f"{r['size_mb']:>7.1f}")
     return 0
 
 
