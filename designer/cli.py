@@ -119,9 +119,105 @@ def cmd_schema(args) -> int:
     return EXIT_OK
 
 
-def cmd_not_yet(args) -> int:
-    _err(f"designer {args.command}: not implemented yet (the cost engine lands with the engine issue)")
-    return EXIT_SOFTWARE
+def _load_job(args):
+    """The cluster with --scenario and --set applied."""
+    from .core.io import load_document, load_scenario
+    from .core.io.overrides import apply_overrides
+
+    doc = load_document(args.file)
+    if getattr(args, "scenario", None):
+        scenario = load_scenario(args.scenario)
+        doc.set_job(scenario.workload, scenario.parallelism)
+        if scenario.calibration:
+            doc.spec.calibration = {**doc.spec.calibration, **scenario.calibration}
+    apply_overrides(doc, getattr(args, "set", None) or [])
+    return doc
+
+
+def _evaluate(args):
+    from .core.engine.evaluate import Engine
+
+    doc = _load_job(args)
+    engine = Engine()
+    return doc, engine, engine.evaluate(doc)
+
+
+def cmd_evaluate(args) -> int:
+    doc, _, result = _evaluate(args)
+    for w in result.warnings:
+        _err(f"warning: {w}")
+    if args.json:
+        json.dump(result.as_json(events=args.events), sys.stdout, indent=2)
+        print()
+        return EXIT_OK
+    print(format_result(result, doc))
+    return EXIT_OK
+
+
+def format_result(result, doc) -> str:
+    p = result.plan
+    lines = [f"{doc.metadata.name}: {result.num_gpus} x {p['accelerator']}, TP {p['tp']} PP {p['pp']} CP {p['cp']} "
+             f"EP {p['ep']} DP {p['dp']}, {p['schedule']}" + (f" (v={p['vp']})" if p['vp'] > 1 else "")
+             + f", {p['num_microbatches']} micro-batches",
+             "",
+             f"  step time       {result.step_time_s:10.3f} s",
+             f"  tokens/s        {result.tokens_per_s:10.0f}",
+             f"  model TFLOP/s   {result.model_tflops_per_gpu:10.1f} per GPU",
+             f"  MFU / HFU       {result.mfu:10.1%} / {result.hfu:.1%}",
+             "",
+             "  breakdown (critical path)            s      share"]
+    for key, value in result.breakdown_s.items():
+        share = value / result.step_time_s if result.step_time_s else 0
+        lines.append(f"    {key:28} {value:10.3f} {share:9.1%}")
+    hidden = {k: v for k, v in result.hidden_comm_s.items() if v > 0}
+    if hidden:
+        lines.append("  hidden behind compute: " + ", ".join(f"{k} {v:.3f} s" for k, v in hidden.items()))
+    mem = result.memory_gib_per_gpu
+    lines += ["", f"  memory per GPU  {mem['total']:.1f} GiB (params {mem['params']:.1f}, grads {mem['grads']:.1f}, "
+                  f"optimizer {mem['optimizer']:.1f}, activations {mem['activations']:.1f})"
+                  + ("" if result.fits_in_memory else "  DOES NOT FIT")]
+    if result.bottlenecks:
+        lines += ["", "  top bottlenecks"]
+        for b in result.bottlenecks[:5]:
+            lines.append(f"    {b['kind']:15} {b['resource']:45} exposed {b['exposed_s']:.3f} s")
+    return "\n".join(lines)
+
+
+def cmd_trace(args) -> int:
+    from .core.export.trace import write_trace
+
+    doc, engine, result = _evaluate(args)
+    count = write_trace(result, engine._fabric, args.output)
+    _err(f"wrote {args.output}: {count} trace events, step {result.step_time_s:.3f} s "
+         f"(open it in ui.perfetto.dev or chrome://tracing)")
+    return EXIT_OK
+
+
+def _size(text: str) -> int:
+    units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    t = text.strip().upper().rstrip("B")
+    unit = t[-1] if t and t[-1] in units else ""
+    number = t[:-1] if unit else t
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8, 1M or 16G, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"size must be at least 1 byte, got {text!r}")
+    return int(value)
+
+
+def cmd_nccl(args) -> int:
+    from .core.engine.nccl import format_table, nccl_table
+
+    doc = _load_job(args)
+    rows = nccl_table(doc, args.op, args.num_gpus, args.algo, args.min_bytes, args.max_bytes)
+    if args.json:
+        json.dump([r.as_json() for r in rows], sys.stdout, indent=2)
+        print()
+    else:
+        print(format_table(rows, args.op, args.num_gpus or doc.num_gpus()))
+    return EXIT_OK
 
 
 # ---- parser ----------------------------------------------------------------------------------
@@ -185,13 +281,33 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="JSON Schema of the file format, for editors", epilog=EPILOG)
     p.set_defaults(func=cmd_schema)
 
-    for name, text in (("evaluate", "predict a training step (not implemented yet: exit 70)"),
-                       ("trace", "Chrome/Perfetto trace of the step (not implemented yet: exit 70)"),
-                       ("nccl", "predicted nccl-tests table (not implemented yet: exit 70)")):
-        p = sub.add_parser(name, help=text, description=text, epilog=EPILOG)
-        p.add_argument("file")
-        p.add_argument("rest", nargs=argparse.REMAINDER)
-        p.set_defaults(func=cmd_not_yet)
+    def job_args(p):
+        p.add_argument("file", help="a cluster YAML file")
+        p.add_argument("--scenario", metavar="S.yaml", help="take workload and parallelism from this file")
+        p.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
+                       help="override a value: parallelism.tensor_model_parallel_size=4, workload.preset=gpt3-175b, "
+                            "calibration.nvlink_efficiency=0.8, nodes[node3].slowdown=1.2, links[l7].bandwidth_gbps=200")
+
+    p = sub.add_parser("evaluate", help="predict one training step: breakdown, memory, bottlenecks", epilog=EPILOG)
+    job_args(p)
+    p.add_argument("--json", action="store_true", help="one JSON object (docs/contract.md section 5)")
+    p.add_argument("--events", action="store_true", help="with --json: include the per-device events")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("trace", help="Chrome/Perfetto trace of the predicted step", epilog=EPILOG)
+    job_args(p)
+    p.add_argument("-o", "--output", required=True, help="trace.json to write")
+    p.set_defaults(func=cmd_trace)
+
+    p = sub.add_parser("nccl", help="the table nccl-tests would print on this cluster", epilog=EPILOG)
+    job_args(p)
+    p.add_argument("--op", required=True, choices=("all_reduce", "all_gather", "reduce_scatter", "all_to_all"))
+    p.add_argument("--num-gpus", type=_positive_int, default=None, help="the first N GPUs (default: all)")
+    p.add_argument("--algo", choices=("auto", "ring", "tree", "nvls", "collnet"), default="auto")
+    p.add_argument("--min-bytes", type=_size, default=8, help="smallest size (8, 1K, 1M, ...)")
+    p.add_argument("--max-bytes", type=_size, default=16 * 2**30, help="largest size (default 16G)")
+    p.add_argument("--json", action="store_true", help="rows of size_bytes, time_us, algbw, busbw")
+    p.set_defaults(func=cmd_nccl)
     return parser
 
 

@@ -36,6 +36,12 @@ class AcceleratorConstants:
     gemm_tile_m: int = _c(128, "GEMM tile rows; M below a tile multiple wastes tensor-core work (wave quantisation)")
     gemm_tile_n: int = _c(256, "GEMM tile columns")
     num_sms: int = _c(132, "Streaming multiprocessors (tiles run in waves of this many)")
+    sustained_clock_factor: float = _c(
+        1.0, "Tensor-core throughput under sustained training load / in a short GEMM benchmark (power and "
+        "thermal limits lower the clock in a long run); fitted per accelerator")
+    wgrad_output_bytes: float = _c(
+        8.0, "HBM bytes per element of a weight-gradient GEMM's output: fp32 main_grad read + write "
+        "(Megatron's gradient_accumulation_fusion)")
     hbm_efficiency: float = _c(
         0.85, "Achievable / peak HBM bandwidth for streaming kernels (STREAM-like copy reaches 85-90%)")
     attention_efficiency: float = _c(
@@ -47,6 +53,12 @@ class AcceleratorConstants:
         "residual, activation, RoPE); 0 = use the op-by-op count of compute.py")
     kernel_gap_fraction: float = _c(
         0.03, "Idle share of compute between kernels (launch gaps, host sync); fitted")
+    flash_attention: bool = _c(
+        True, "Attention kernel assumed when the plan says attention_backend: auto. False for data taken "
+        "with Megatron's fused-softmax kernels (scores in HBM), as the 2021-22 A100 runs were")
+    attention_dropout: bool = _c(True, "Unfused attention applies dropout to the scores (GPT-3-style models)")
+    nvls_supported: bool = _c(
+        False, "NVSwitch with NVLink SHARP (third-generation NVSwitch, Hopper and later): NCCL's NVLS algorithm")
     comm_compute_slowdown: float = _c(
         0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)")
 
@@ -87,9 +99,10 @@ class EngineConstants:
     nccl_nvlink_step_latency_us: dict = field(default_factory=lambda: {
         "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
-        "nvls": {"Simple": 23.0}, "collnet": {"Simple": 3.7}},
-        metadata={"doc": "NCCL hwLat[NVLINK] per step, us (tuning.cc); LL128 ring 1.25 instead of 1.9, "
-                  "fitted to the DGX H100 curve"})
+        "nvls": {"Simple": 60.0}, "collnet": {"Simple": 3.7}},
+        metadata={"doc": "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
+                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 60 (NCCL 23; the measured curve carries ~60 us "
+                  "of fixed cost, NVLS's pipeline fill, from 16 MB to 16 GB)"})
     nccl_net_step_latency_us: dict = field(default_factory=lambda: {
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},
@@ -122,6 +135,7 @@ class EngineConstants:
     memory_fragmentation: float = _c(0.08, "Allocator fragmentation on top of the activations (5-15% is typical)")
 
 
+BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}
 ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConstants)}
 ACCEL_FIELDS = {f.name for f in dataclasses.fields(AcceleratorConstants)}
 
@@ -145,7 +159,7 @@ def check_calibration(calibration: dict, catalog) -> list[Problem]:
                         g = did_you_mean(k, ACCEL_FIELDS)
                         out.append(Problem("unknown accelerator constant" + (f" (did you mean {g}?)" if g else ""),
                                            f"{path}.{name}.{k}", fix=None if g else "known: " + ", ".join(sorted(ACCEL_FIELDS))))
-                    elif not isinstance(v, (int, float)) or isinstance(v, bool):
+                    elif not isinstance(v, (int, float)) or (isinstance(v, bool) and k not in BOOL_FIELDS):
                         out.append(Problem(f"expected a number, got {v!r}", f"{path}.{name}.{k}"))
         elif key not in ENGINE_FIELDS:
             g = did_you_mean(key, ENGINE_FIELDS | {"accelerators"})

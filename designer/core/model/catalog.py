@@ -46,7 +46,7 @@ class Accelerator:
     max_per_node: int
     tdp_w: float
     sources: dict[str, str] = field(default_factory=dict)
-    calibration: dict[str, float] = field(default_factory=dict)  # engine constants for this kind
+    calibration: dict[str, float | bool] = field(default_factory=dict)  # engine constants for this kind
 
     def peak_for(self, precision: str) -> float:
         return self.peak_tflops[precision]
@@ -187,7 +187,7 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
             max_per_node=int(e.get("max_per_node", 8)),
             tdp_w=float(e.get("tdp_w", 0)),
             sources=dict(e.get("sources", {})),
-            calibration={k: float(v) for k, v in (e.get("calibration") or {}).items()},
+            calibration={k: (v if isinstance(v, bool) else float(v)) for k, v in (e.get("calibration") or {}).items()},
         )
     nics = {}
     for e in _entries(directory / "nics.yaml", "nics"):

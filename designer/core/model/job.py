@@ -14,6 +14,7 @@ from .spec import spec_field
 PRECISIONS = ("bf16", "fp16", "fp8")
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION_BACKENDS = ("auto", "flash", "unfused")
 PARALLEL_DIMS = ("tp", "cp", "ep", "dp", "pp")
 
 
@@ -70,6 +71,9 @@ class Parallelism:
     overlap_param_gather: bool = spec_field(False, doc="Overlap the parameter all-gather with forward")
     tp_comm_overlap: bool = spec_field(False, doc="Overlap TP communication with GEMMs")
     rank_order: str = spec_field("tp-cp-ep-dp-pp", doc="Order of the dimensions in the global rank, fastest first")
+    attention_backend: str = spec_field(
+        "auto", doc="Core attention kernel (Megatron --attention-backend): flash, unfused (softmax in HBM), "
+        "or auto (the accelerator's calibrated default)", enum=ATTENTION_BACKENDS)
 
 
 def parse_rank_order(order: str) -> list[str] | None:

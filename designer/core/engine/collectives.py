@@ -1,0 +1,473 @@
+"""Collectives on the real fabric: NCCL-like algorithm choice, latency and bandwidth.
+
+time = latency(algorithm, protocol, ranks, nodes, hops) + bandwidth term, where the
+bandwidth term is the most loaded resource on the group's path when every group of the
+dimension runs at once (all DP groups reduce together, all TP groups gather together):
+the GPU's scale-up link, its NIC, its leaf's up-links, its pod's up-links. So rails,
+oversubscription and shared up-links change the answer. Latency follows NCCL's tuning
+model (src/graph/tuning.cc): base + per-step latency x steps, with the switch hops added.
+Algorithms: ring, tree (double binary tree between nodes), nvls (NVSwitch reduction on
+Hopper and later, NVLS-tree across nodes), collnet (SHARP in the switches, when every leaf
+of the group has it). Sizes follow nccl-tests: all_reduce S per rank; all_gather and
+reduce_scatter S = the whole gathered buffer; all_to_all S = what one rank sends in all.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .constants import EngineConstants
+from .fabric import Fabric
+
+PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
+ALGORITHMS = ("ring", "tree", "nvls", "collnet")
+PROTOCOLS = ("LL", "LL128", "Simple")
+
+
+def bus_factor(primitive: str, n: int) -> float:
+    """nccl-tests busbw / algbw."""
+    if n <= 1:
+        return 0.0
+    if primitive == "all_reduce":
+        return 2 * (n - 1) / n
+    if primitive in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (n - 1) / n
+    return 1.0
+
+
+@dataclass
+class GroupShape:
+    """How the groups of one dimension sit on the fabric, vectorised over groups."""
+
+    members: np.ndarray  # (G, n) GPU indices
+    by_node: np.ndarray | None  # (G, N, g) members sorted by node, when every node holds g of them
+    n_nodes: np.ndarray  # (G,)
+    per_node: int  # g, or 0 when groups are uneven
+    max_tier: np.ndarray  # (G,) 0 inside a server, 1 same leaf, 2 same pod, 3 across pods
+    classes: dict[tuple, np.ndarray] = field(default_factory=dict)  # class key -> group indices
+
+
+def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
+    G, n = members.shape
+    nodes = fabric.gpu_node[members]
+    order = np.lexsort((members, nodes), axis=1) if n > 1 else np.zeros_like(members)
+    sorted_members = np.take_along_axis(members, order, axis=1)
+    sorted_nodes = np.take_along_axis(nodes, order, axis=1)
+    changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
+    n_nodes = changes + 1
+    by_node, per_node = None, 0
+    if G and np.all(n_nodes == n_nodes[0]) and n % int(n_nodes[0]) == 0:
+        N = int(n_nodes[0])
+        g = n // N
+        candidate = sorted_members.reshape(G, N, g)
+        cnodes = fabric.gpu_node[candidate]
+        if np.all(cnodes == cnodes[:, :, :1]):
+            by_node, per_node = candidate, g
+    nics = fabric.gpu_nic[members]
+    leaves = np.where(nics >= 0, fabric.nic_leaf[np.maximum(nics, 0)], -1)
+    pods = np.where(leaves >= 0, fabric.switch_pod[np.maximum(leaves, 0)], -1)
+    multi = n_nodes > 1
+    same_leaf = np.all(leaves == leaves[:, :1], axis=1)
+    same_pod = np.all(pods == pods[:, :1], axis=1)
+    max_tier = np.where(~multi, 0, np.where(same_leaf, 1, np.where(same_pod, 2, 3)))
+    shape = GroupShape(members, by_node, n_nodes, per_node, max_tier)
+    keys = np.stack([n_nodes, max_tier], axis=1)
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    for ci, key in enumerate(uniq):
+        shape.classes[(int(key[0]), per_node, int(key[1]))] = np.flatnonzero(inverse == ci)
+    return shape
+
+
+@dataclass
+class Loads:
+    """Bytes per direction on each resource, summed over every concurrent group."""
+
+    nic_up: np.ndarray
+    nic_down: np.ndarray
+    leaf_up: np.ndarray
+    leaf_down: np.ndarray
+    pod_up: np.ndarray
+    pod_down: np.ndarray
+
+
+def _route(fabric: Fabric, src_nic, dst_nic, nbytes, k: EngineConstants):
+    """Loads of inter-node flows, and for each flow its (time, resource code, resource index).
+
+    Resource codes: 1 NIC send, 2 NIC receive, 3 leaf up-links, 4 leaf down-links, 5 pod up,
+    6 pod down.
+    """
+    n_nic = len(fabric.nic_cap_Bps)
+    n_sw = len(fabric.switch_ids)
+    n_pod = len(fabric.pod_up_Bps)
+    nic_up = np.bincount(src_nic, nbytes, minlength=n_nic)
+    nic_down = np.bincount(dst_nic, nbytes, minlength=n_nic)
+    sl, dl = fabric.nic_leaf[src_nic], fabric.nic_leaf[dst_nic]
+    cross_leaf = sl != dl
+    leaf_up = np.bincount(sl[cross_leaf], nbytes[cross_leaf], minlength=n_sw) if n_sw else np.zeros(0)
+    leaf_down = np.bincount(dl[cross_leaf], nbytes[cross_leaf], minlength=n_sw) if n_sw else np.zeros(0)
+    sp, dp = fabric.switch_pod[sl], fabric.switch_pod[dl]
+    cross_pod = cross_leaf & (sp != dp)
+    pod_up = np.bincount(sp[cross_pod], nbytes[cross_pod], minlength=n_pod) if n_pod else np.zeros(0)
+    pod_down = np.bincount(dp[cross_pod], nbytes[cross_pod], minlength=n_pod) if n_pod else np.zeros(0)
+    loads = Loads(nic_up, nic_down, leaf_up, leaf_down, pod_up, pod_down)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cap = fabric.nic_cap_Bps
+        t_send = nic_up[src_nic] / cap[src_nic]
+        t_recv = nic_down[dst_nic] / cap[dst_nic]
+        times = [t_send, t_recv]
+        if n_sw:
+            up_eff = _uplink_efficiency(fabric, sl, cross_leaf, k)
+            leaf_cap = fabric.leaf_up_Bps * up_eff
+            t_lu = np.where(cross_leaf, leaf_up[sl] / leaf_cap[sl], 0.0)
+            t_ld = np.where(cross_leaf, leaf_down[dl] / leaf_cap[dl], 0.0)
+            times += [t_lu, t_ld]
+            if n_pod:
+                pod_eff = _uplink_efficiency(fabric, sl, cross_pod, k, pod=True)
+                pcap = fabric.pod_up_Bps * pod_eff
+                t_pu = np.where(cross_pod, pod_up[sp] / pcap[sp], 0.0)
+                t_pd = np.where(cross_pod, pod_down[dp] / pcap[dp], 0.0)
+                times += [t_pu, t_pd]
+        stacked = np.nan_to_num(np.stack(times), nan=np.inf, posinf=np.inf)
+    code = np.argmax(stacked, axis=0)
+    flow_time = stacked[code, np.arange(stacked.shape[1])]
+    index = np.choose(code, [src_nic, dst_nic, sl, dl, sp, dp][: stacked.shape[0]])
+    return loads, flow_time, code + 1, index
+
+
+def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod: bool = False) -> np.ndarray:
+    """Usable share of up-link capacity: adaptive routing on InfiniBand, hash collisions on Ethernet.
+
+    ECMP on Ethernet places F flows (x QPs) on U up-links at random; the busiest link carries
+    about F/U + sqrt(2 (F/U) ln U) of them (balls into bins), so the set drains that much
+    slower than an ideal split (cost-model.md section 6.3).
+    """
+    n = len(fabric.pod_up_Bps) if pod else len(fabric.switch_ids)
+    eff = np.ones(n)
+    fabric_of = np.array([f == "ethernet" for f in fabric.switch_fabric]) if fabric.switch_ids else np.zeros(0, bool)
+    if pod:
+        cables = fabric.pod_up_cables.astype(float)
+        idx = fabric.switch_pod[leaves[crossing]]
+        ethernet = np.zeros(n, dtype=bool)
+        sw_pods = fabric.switch_pod
+        for s in np.flatnonzero(fabric_of):
+            if sw_pods[s] >= 0:
+                ethernet[sw_pods[s]] = True
+    else:
+        cables = fabric.leaf_up_cables.astype(float)
+        idx = leaves[crossing]
+        ethernet = fabric_of
+    flows = np.bincount(idx[idx >= 0], minlength=n).astype(float) * max(1, k.ecmp_qps_per_connection)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        load = flows / np.maximum(cables, 1)
+        busiest = load + np.sqrt(2 * load * np.log(np.maximum(cables, 2)))
+        collision = np.where(flows > 0, np.maximum(1.0, busiest / np.maximum(load, 1.0)), 1.0)
+    eff = np.where(ethernet, 1.0 / collision, k.infiniband_adaptive_routing_efficiency)
+    return eff
+
+
+@dataclass
+class CollectiveCost:
+    time_s: float
+    algorithm: str
+    protocol: str
+    latency_s: float
+    bandwidth_s: float
+    bottleneck: str  # resource that limits the bandwidth term
+    bottleneck_links: list[int]  # link indices of that resource
+    utilization: float  # of the bottleneck while the collective runs
+    classes: int
+    link_bytes: dict[int, float] = field(default_factory=dict)
+
+
+class CollectiveModel:
+    """Costs collectives of one dimension's groups; caches per (primitive, size, algorithm)."""
+
+    def __init__(self, fabric: Fabric, members: np.ndarray, k: EngineConstants, nvls: bool,
+                 name: str = "group"):
+        self.fabric = fabric
+        self.k = k
+        self.nvls_ok = nvls
+        self.name = name
+        self.shape = group_shape(fabric, members)
+        self._cache: dict[tuple, CollectiveCost] = {}
+        self._unit: dict[str, tuple] = {}
+
+    # ---- the bandwidth term for 1 byte, per group (linear in size) ----
+    def _unit_times(self, pattern: str):
+        """Per group: (scale-up seconds, network seconds, bottleneck code, resource) for a 1-byte
+        bus volume, i.e. the bus-bandwidth-limited time per byte of busbw-equivalent traffic."""
+        if pattern in self._unit:
+            return self._unit[pattern]
+        f = self.fabric
+        sh = self.shape
+        G, n = sh.members.shape
+        scale_cap = f.node_scale_up_Bps[f.gpu_node[sh.members]]  # (G, n)
+        net = np.zeros(G)
+        code = np.zeros(G, dtype=np.int64)
+        res = np.zeros(G, dtype=np.int64)
+        src, dst, nbytes, gid = self._flows(pattern)
+        loads = None
+        if src.size:
+            loads, flow_t, flow_code, flow_res = _route(f, src, dst, nbytes, self.k)
+            order = np.argsort(flow_t, kind="stable")
+            net_full = np.zeros(G)
+            np.maximum.at(net_full, gid, flow_t)
+            net = net_full
+            # bottleneck of each group: the flow with the largest time
+            best = np.full(G, -1, dtype=np.int64)
+            best[gid[order]] = order  # the last write per group is its slowest flow
+            ok = best >= 0
+            code[ok] = flow_code[best[ok]]
+            res[ok] = flow_res[best[ok]]
+        multi = sh.n_nodes > 1
+        g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
+        intra_share = np.where(multi, (g - 1) / np.maximum(g, 1), 1.0)
+        if pattern == "pairs":
+            intra_share = np.where(multi, 0.0, 1.0)
+        if pattern == "a2a":
+            intra_share = np.where(multi, (g - 1) / np.maximum(n - 1, 1), 1.0)
+        scale = intra_share / scale_cap.min(axis=1)
+        # GPUs behind PCIe also push their NIC traffic through the same PCIe lanes.
+        pcie = np.array([k == "pcie" for k in f.node_scale_up_kind])[f.gpu_node[sh.members[:, 0]]]
+        scale = np.where(pcie & multi, np.maximum(scale, net), scale)
+        out = (scale, net, code, res, loads)
+        self._unit[pattern] = out
+        return out
+
+    def _flows(self, pattern: str):
+        """Inter-node flows for a bus volume of 1 byte per rank, over all groups at once."""
+        f, sh = self.fabric, self.shape
+        G, n = sh.members.shape
+        empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
+        if not np.any(sh.n_nodes > 1):
+            return empty
+        if pattern == "pairs":  # send/recv: member 0 -> member 1 and back
+            a, b = sh.members[:, 0], sh.members[:, 1]
+            cross = f.gpu_node[a] != f.gpu_node[b]
+            a, b = a[cross], b[cross]
+            gid = np.flatnonzero(cross)
+            src = np.concatenate([self._pxn_nic(a, b), self._pxn_nic(b, a)])
+            dst = np.concatenate([f.gpu_nic[b], f.gpu_nic[a]])
+            return src, dst, np.ones(src.size), np.concatenate([gid, gid])
+        if sh.by_node is not None:
+            G, N, g = sh.by_node.shape
+            here = sh.by_node.reshape(G, N * g)
+            nxt = np.roll(sh.by_node, -1, axis=1).reshape(G, N * g)
+            gid = np.repeat(np.arange(G), N * g)
+            src_gpu, dst_gpu = here.ravel(), nxt.ravel()
+            if pattern == "a2a":
+                # Every member sends 1/n of its buffer to each member elsewhere; per NIC that is
+                # (N-1)/N of the buffer on its rail. Model it as N-1 ring shifts of 1/(N g).
+                srcs, dsts, gids = [], [], []
+                for shift in range(1, N):
+                    other = np.roll(sh.by_node, -shift, axis=1).reshape(G, N * g)
+                    srcs.append(here.ravel())
+                    dsts.append(other.ravel())
+                    gids.append(gid)
+                src_gpu, dst_gpu, gid = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(gids)
+                per = np.full(src_gpu.size, 1.0 / N)
+            else:
+                per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
+            return self._pxn_nic(src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
+        # Uneven groups: a ring through the members in node order, one flow per hop.
+        nodes = f.gpu_node[sh.members]
+        order = np.lexsort((sh.members, nodes), axis=1)
+        ring = np.take_along_axis(sh.members, order, axis=1)
+        nxt = np.roll(ring, -1, axis=1)
+        cross = f.gpu_node[ring] != f.gpu_node[nxt]
+        gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]
+        s, d = ring[cross], nxt[cross]
+        hops = np.maximum(cross.sum(axis=1), 1)
+        per = (sh.n_nodes / hops)[gid] / np.maximum(n / sh.n_nodes, 1)[gid]
+        return self._pxn_nic(s, d), f.gpu_nic[d], per, gid
+
+    def _pxn_nic(self, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
+        """NIC on the source node that sits on the destination GPU's rail (PXN)."""
+        f = self.fabric
+        dst_nic = f.gpu_nic[dst_gpu]
+        local = dst_nic - f.node_nic_base[f.gpu_node[dst_gpu]]
+        src_node = f.gpu_node[src_gpu]
+        count = f.node_nic_count[src_node]
+        local = np.where(local < count, local, f.gpu_nic[src_gpu] - f.node_nic_base[src_node])
+        return f.node_nic_base[src_node] + local
+
+    # ---- latency ----
+    def _latency_s(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
+                   size: float) -> float:
+        k = self.k
+        base = k.nccl_base_latency_us.get(algorithm, {}).get(protocol)
+        intra = k.nccl_nvlink_step_latency_us.get(algorithm, {}).get(protocol)
+        net = k.nccl_net_step_latency_us.get(algorithm, {}).get(protocol)
+        if base is None or intra is None or net is None:
+            return math.inf
+        hops = {0: 0, 1: 1, 2: 3, 3: 5}[tier]
+        switch_us = float(np.max(self.fabric.switch_latency_us)) if len(self.fabric.switch_ids) else 0.0
+        inter = net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
+        if primitive == "all_reduce":
+            steps = 2 * (n - 1)
+            inter_steps = 2 * N if N > 1 else 0
+        elif primitive in ("all_gather", "reduce_scatter", "broadcast"):
+            steps, inter_steps = n - 1, (N - 1 if N > 1 else 0)
+        elif primitive == "all_to_all":
+            steps, inter_steps = n - 1, (n - n // max(N, 1)) if N > 1 else 0
+        else:  # send_recv
+            steps, inter_steps = 1, (1 if N > 1 else 0)
+        if algorithm == "ring":
+            lat = base + (steps - inter_steps) * intra + inter_steps * inter
+            if N > 1 and protocol == "Simple" and size >= 64 * 2**20:
+                lat *= k.nccl_ring_plateau_factor
+        elif algorithm == "tree":
+            lat = base + 2 * ((n / max(N, 1) - 1) * intra + math.log2(max(N, 1)) * inter)
+        elif algorithm == "nvls":
+            lat = base + intra + (2 * math.log2(N) * inter if N > 1 else 0)
+        else:  # collnet
+            lat = base + 2 * (n / max(N, 1) - 1) * k.nccl_nvlink_step_latency_us["ring"]["LL128"] + inter
+        return lat * 1e-6
+
+    # ---- the cost ----
+    def cost(self, primitive: str, size_bytes: float, algorithm: str = "auto") -> CollectiveCost:
+        key = (primitive, float(size_bytes), algorithm)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        sh = self.shape
+        n = sh.members.shape[1]
+        if n <= 1 or size_bytes <= 0:
+            result = CollectiveCost(0.0, "none", "none", 0.0, 0.0, "", [], 0.0, len(sh.classes))
+            self._cache[key] = result
+            return result
+        pattern = "pairs" if primitive == "send_recv" else "a2a" if primitive == "all_to_all" else "ring"
+        scale_t, net_t, code, res, loads = self._unit_times(pattern)
+        bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
+        result = self._slowest_class(primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes)
+        self._cache[key] = result
+        return result
+
+    def _slowest_class(self, primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes):
+        sh = self.shape
+        n = sh.members.shape[1]
+        worst = None
+        for (N, g, tier), groups in sh.classes.items():
+            best = None
+            for algorithm_name in self._algorithms(primitive, N, groups, algorithm):
+                for protocol in self._protocols(algorithm_name, size_bytes):
+                    lat = self._latency_s(algorithm_name, protocol, primitive, n, N, tier, size_bytes)
+                    t_scale, t_net = self._bandwidth(algorithm_name, protocol, primitive, N, n,
+                                                     scale_t[groups], net_t[groups], size_bytes, bus_bytes)
+                    both = np.maximum(t_scale, t_net)
+                    i = int(np.argmax(both))
+                    total = lat + float(both[i])
+                    if best is None or total < best[0]:
+                        best = (total, algorithm_name, protocol, lat, float(both[i]), int(groups[i]),
+                                bool(t_net[i] >= t_scale[i]))
+            if best is not None and (worst is None or best[0] > worst[0]):
+                worst = best
+        total, algo, proto, lat, bw, group, net_bound = worst
+        f = self.fabric
+        if net_bound and code[group] > 0:
+            resource, links = self._resource_name(int(code[group]), int(res[group]))
+        else:
+            node = f.gpu_node[sh.members[group, 0]]
+            resource = f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})"
+            links = []
+        utilization = 1.0 if bw > 0 else 0.0
+        link_bytes = self._link_bytes(loads, size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0),
+                                      algo) if loads is not None else {}
+        return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
+                              len(sh.classes), link_bytes)
+
+    def _resource_name(self, code: int, index: int) -> tuple[str, list[int]]:
+        f = self.fabric
+        if code in (1, 2):
+            node = f.node_ids[f.nic_node[index]]
+            local = index - f.node_nic_base[f.nic_node[index]]
+            link = int(f.nic_link[index])
+            return f"NIC {node}:nic{local} {'send' if code == 1 else 'receive'}", [link] if link >= 0 else []
+        if code in (3, 4):
+            return (f"up-links of {f.switch_ids[index]} ({'up' if code == 3 else 'down'})",
+                    list(f.leaf_up_links[index]))
+        return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", list(f.pod_up_links[index])
+
+    def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> dict[int, float]:
+        """Bytes each cable carries (busiest direction) for this collective, all groups at once."""
+        f = self.fabric
+        scale = bus_bytes * (0.5 if algorithm == "collnet" else 1.0)
+        out: dict[int, float] = {}
+        nic_b = np.maximum(loads.nic_up, loads.nic_down) * scale
+        for nic in np.flatnonzero(nic_b > 0):
+            li = int(f.nic_link[nic])
+            if li >= 0:
+                out[li] = out.get(li, 0.0) + float(nic_b[nic])
+        leaf_b = np.maximum(loads.leaf_up, loads.leaf_down) * scale
+        for sw in np.flatnonzero(leaf_b > 0):
+            links = f.leaf_up_links[sw]
+            total_cap = sum(f.link_cap_Bps[l] for l in links) or 1.0
+            for l in links:
+                out[l] = out.get(l, 0.0) + float(leaf_b[sw]) * f.link_cap_Bps[l] / total_cap
+        pod_b = np.maximum(loads.pod_up, loads.pod_down) * scale
+        for pod in np.flatnonzero(pod_b > 0):
+            links = f.pod_up_links[pod]
+            total_cap = sum(f.link_cap_Bps[l] for l in links) or 1.0
+            for l in links:
+                out[l] = out.get(l, 0.0) + float(pod_b[pod]) * f.link_cap_Bps[l] / total_cap
+        return out
+
+    def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
+        if primitive in ("send_recv", "all_to_all", "broadcast"):
+            return ["ring"]
+        options = ["ring"]
+        if primitive == "all_reduce":
+            options.append("tree")
+            if self.nvls_ok:
+                options.append("nvls")
+            if N > 1 and self._sharp(groups):
+                options.append("collnet")
+        elif self.nvls_ok and N == 1 and primitive in ("all_gather", "reduce_scatter"):
+            pass  # NVLS brings no bandwidth for AG/RS (nccl#1506)
+        if requested != "auto":
+            return [requested] if requested in options else []
+        return options
+
+    def _sharp(self, groups: np.ndarray) -> bool:
+        f = self.fabric
+        nics = f.gpu_nic[self.shape.members[groups].ravel()]
+        leaves = f.nic_leaf[nics[nics >= 0]]
+        return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
+
+    def _protocols(self, algorithm: str, size: float) -> list[str]:
+        if algorithm in ("nvls", "collnet"):
+            return ["Simple"]
+        if size > self.k.nccl_ll_max_bytes:
+            return ["LL128", "Simple"]
+        return ["LL", "LL128", "Simple"]
+
+    def _bandwidth(self, algorithm, protocol, primitive, N, n, scale_t, net_t, size, bus_bytes):
+        """(scale-up seconds, network seconds) per group for this algorithm and protocol."""
+        k = self.k
+        if algorithm == "nvls":
+            # Each GPU sends its buffer to the switch once and receives the result once, at the
+            # NVLS rate; across servers the NICs carry the ring's share.
+            per_gpu_Bps = self._nvls_rate()
+            t_scale = np.full_like(scale_t, size / per_gpu_Bps)
+            return t_scale, net_t * bus_bytes
+        proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
+                       "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency
+        proto_net = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}[protocol]
+        t_scale = scale_t * bus_bytes / proto_scale
+        t_net = net_t * bus_bytes / proto_net
+        if algorithm == "tree":
+            t_scale = t_scale / k.nccl_tree_bandwidth_factor
+            t_net = t_net / k.nccl_tree_bandwidth_factor
+        elif algorithm == "collnet":
+            t_net = t_net * 0.5 * N / max(N - 1, 1)  # each NIC sends and receives its share once
+        return t_scale, t_net
+
+    def _nvls_rate(self) -> float:
+        f = self.fabric
+        nodes = f.gpu_node[self.shape.members[:, 0]]
+        line = f.node_scale_up_Bps[nodes].min() / self.k.nvlink_efficiency
+        return line * self.k.nvls_efficiency

@@ -1,0 +1,290 @@
+"""Time of one micro-batch through one model chunk on one GPU, op by op.
+
+GEMMs after TP/CP/EP sharding take a soft roofline, sqrt(t_flops^2 + t_bytes^2) + overhead,
+with t_flops at the accelerator's best GEMM throughput. Fitted to XLA's measured H100 matmul
+table (shared/validation, gemm_shape_dependence_h100): every row within 10%, where a plain
+max() roofline is 20% optimistic for thin GEMMs. Core attention is a flash kernel at its own
+efficiency; norms, activations and dropout are HBM-bound. TP, CP and EP communication of the
+layer is costed by the caller's `comm` function and split into exposed and hidden parts by
+Megatron's overlap rules (cost-model.md section 7.2).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .constants import AcceleratorConstants, EngineConstants
+from .flops import ModelShape
+
+ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
+KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm")
+
+CommFn = Callable[[str, str, float], float]  # (dimension, primitive, bytes) -> seconds
+
+
+@dataclass
+class Phase:
+    """Seconds of one direction (forward or backward) of a micro-batch through a chunk."""
+
+    busy: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))  # on the critical path
+    hidden: dict[str, float] = field(default_factory=lambda: {"tp_comm": 0.0, "cp_comm": 0.0, "ep_comm": 0.0})
+    wgrad_s: float = 0.0  # weight-gradient GEMMs (what a zero-bubble schedule may defer)
+    flops: float = 0.0  # hardware FLOPs executed
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.busy.values())
+
+    def add(self, other: "Phase", times: float = 1.0) -> None:
+        for k, v in other.busy.items():
+            self.busy[k] += v * times
+        for k, v in other.hidden.items():
+            self.hidden[k] += v * times
+        self.wgrad_s += other.wgrad_s * times
+        self.flops += other.flops * times
+
+    def scaled(self, factor: float) -> "Phase":
+        p = Phase()
+        p.add(self, factor)
+        return p
+
+
+@dataclass(frozen=True)
+class Sharding:
+    tp: int
+    cp: int
+    ep: int
+    etp: int
+    sequence_parallel: bool
+    recompute: str  # none | selective | full
+    tp_comm_overlap: bool
+    flash_attention: bool = True
+
+
+class OpCoster:
+    """Roofline times of GEMMs, attention and memory-bound kernels on one accelerator."""
+
+    def __init__(self, peak_tflops: float, peak16_tflops: float, hbm_tbps: float, ac: AcceleratorConstants,
+                 slowdown: float = 1.0):
+        clock = ac.sustained_clock_factor
+        self.flops_per_s = peak_tflops * 1e12 * ac.gemm_efficiency_best * clock
+        self.attn_flops_per_s = peak16_tflops * 1e12 * ac.attention_efficiency * clock
+        self.wgrad_out_bytes = ac.wgrad_output_bytes
+        self.bytes_per_s = hbm_tbps * 1e12 * ac.hbm_efficiency
+        self.overhead_s = ac.gemm_overhead_us * 1e-6
+        self.slowdown = slowdown  # a straggler's factor
+        self.ac = ac
+
+    def gemm(self, m: float, n: float, k: float, batch: float = 1.0, out_bytes: float = ACT_BYTES) -> float:
+        """One (batched) GEMM C[m,n] = A[m,k] B[k,n]; `out_bytes` per element of C (a weight
+        gradient accumulated into fp32 main_grad reads and writes 4 + 4)."""
+        if m <= 0 or n <= 0 or k <= 0:
+            return 0.0
+        flops = 2.0 * m * n * k * batch
+        moved = ((m * k + k * n) * ACT_BYTES + m * n * out_bytes) * batch
+        t = math.hypot(flops / self.flops_per_s, moved / self.bytes_per_s) + self.overhead_s
+        return t * self.slowdown
+
+    def attention(self, flops: float) -> float:
+        return (flops / self.attn_flops_per_s + self.overhead_s) * self.slowdown if flops > 0 else 0.0
+
+    def memory(self, nbytes: float) -> float:
+        return nbytes / self.bytes_per_s * self.slowdown
+
+
+@dataclass
+class LayerCost:
+    fwd: Phase
+    bwd: Phase  # includes the recomputed forward when recompute is on
+
+
+def _overlapped(comm_s: float, window_s: float, chunks: int = 4) -> tuple[float, float]:
+    """(exposed, hidden) of a communication pipelined against `window_s` of compute.
+
+    The first chunk cannot overlap (Calculon's tile model); the rest hides up to the window.
+    """
+    if comm_s <= 0:
+        return 0.0, 0.0
+    first = comm_s / chunks
+    rest = comm_s - first
+    hidden = min(rest, window_s)
+    return first + rest - hidden, hidden
+
+
+def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: OpCoster, comm: CommFn,
+               k: EngineConstants) -> LayerCost:
+    """Forward and backward of one transformer layer for one micro-batch on one GPU."""
+    t, c = sh.tp, sh.cp
+    T = micro_batch * m.s / c  # tokens of this GPU's sequence chunk
+    X = T * m.h * ACT_BYTES  # one activation tensor, all hidden units
+    X_sp = X / t if sh.sequence_parallel else X
+
+    # ---- forward GEMMs (M, N, K) and their backward pairs ----
+    gemms = [(T, (m.q + 2 * m.kv) / t, m.h), (T, m.h, m.q / t)]  # QKV, output projection
+    expert_gemms: list[tuple[float, float, float, float]] = []  # (M, N, K, count)
+    if moe:
+        gemms.append((T, m.experts, m.h))  # router (replicated)
+        if m.f_shared:
+            gemms += [(T, m.f_shared * (m.phi - 1) / t, m.h), (T, m.h, m.f_shared / t)]
+        local_experts = max(1, m.experts // sh.ep)
+        tokens_per_expert = T * m.topk * sh.etp * sh.ep / (t * m.experts)
+        expert_gemms = [(tokens_per_expert, m.f_expert * (m.phi - 1) / sh.etp, m.h, local_experts),
+                        (tokens_per_expert, m.h, m.f_expert / sh.etp, local_experts)]
+    else:
+        gemms += [(T, m.f * (m.phi - 1) / t, m.h), (T, m.h, m.f / t)]
+
+    fwd_gemm = sum(ops.gemm(M, N, K) for M, N, K in gemms) + sum(
+        ops.gemm(M, N, K, batch) for M, N, K, batch in expert_gemms)
+    dgrad = sum(ops.gemm(M, K, N) for M, N, K in gemms) + sum(
+        ops.gemm(M, K, N, batch) for M, N, K, batch in expert_gemms)
+    wgrad = sum(ops.gemm(K, N, M, out_bytes=ops.wgrad_out_bytes) for M, N, K in gemms) + sum(
+        ops.gemm(K, N, M, batch, out_bytes=ops.wgrad_out_bytes) for M, N, K, batch in expert_gemms)
+    gemm_flops = sum(2 * M * N * K for M, N, K in gemms) + sum(2 * M * N * K * b for M, N, K, b in expert_gemms)
+
+    attn_flops = 2.0 * T * m.s * m.q / t  # causal: half of the s x s scores; CP balances the halves
+    if sh.flash_attention:
+        attn_fwd = ops.attention(attn_flops)
+        attn_bwd = ops.attention(attn_flops * ops.ac.attention_backward_flops_factor)
+    else:
+        attn_fwd, attn_bwd = unfused_attention(m, sh, micro_batch, ops)
+
+    width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if moe else m.f
+    act_bytes = (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t
+    mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0))
+    mem_bwd = 2 * mem_fwd
+
+    fwd_compute = fwd_gemm + attn_fwd + mem_fwd
+    bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd
+
+    # ---- communication of the layer ----
+    tp_f = tp_b = tp_hidden_b = 0.0
+    if t > 1:
+        points = 1 if moe else 2  # attention block and (dense) MLP block
+        if sh.sequence_parallel:
+            ag, rs = comm("tp", "all_gather", X), comm("tp", "reduce_scatter", X)
+            tp_f = points * (ag + rs)
+            tp_b = points * (ag + rs) + points * ag  # + the re-gather of inputs for wgrad
+        else:
+            ar = comm("tp", "all_reduce", X)
+            tp_f, tp_b = points * ar, points * ar
+    ep_f = ep_b = 0.0
+    if moe and sh.ep > 1:
+        tokens_bytes = T / t * m.topk * m.h * ACT_BYTES if sh.sequence_parallel else T * m.topk * m.h * ACT_BYTES
+        a2a = comm("ep", "all_to_all", tokens_bytes)
+        ep_f = ep_b = 2 * a2a  # dispatch + combine
+    cp_f = cp_b = 0.0
+    if c > 1:
+        kv_block = 2 * T * m.kv * ACT_BYTES / t
+        step = comm("cp", "send_recv", kv_block)
+        cp_f, cp_b = (c - 1) * step, 2 * (c - 1) * step
+
+    fwd = Phase()
+    bwd = Phase()
+    fwd.busy["compute"] = fwd_compute
+    fwd.flops = gemm_flops + attn_flops
+    bwd.flops = 2 * gemm_flops + attn_flops * ops.ac.attention_backward_flops_factor
+    bwd.busy["compute"] = bwd_compute
+    bwd.wgrad_s = wgrad
+
+    # TP: blocking in forward; in backward the dgrad all-reduce (or SP reduce-scatter) runs under
+    # the wgrad GEMM and the SP re-gather under dgrad (Megatron's async TP backward).
+    if sh.tp_comm_overlap:
+        e, h = _overlapped(tp_f, fwd_gemm)
+        fwd.busy["tp_comm"], fwd.hidden["tp_comm"] = e, h
+        e, h = _overlapped(tp_b, dgrad + wgrad)
+        bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
+    else:
+        fwd.busy["tp_comm"] = tp_f
+        e, h = _overlapped(tp_b, wgrad, chunks=2)
+        bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
+    # CP ring attention: each KV step hides behind the attention of the previous block.
+    e, h = _overlapped(cp_f, attn_fwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
+    fwd.busy["cp_comm"], fwd.hidden["cp_comm"] = e, h
+    e, h = _overlapped(cp_b, attn_bwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
+    bwd.busy["cp_comm"], bwd.hidden["cp_comm"] = e, h
+    fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
+
+    # Hidden communication still takes SMs and HBM from the compute it hides behind.
+    for ph in (fwd, bwd):
+        ph.busy["compute"] += k_slowdown(ops) * sum(ph.hidden.values())
+
+    # Recomputation: full re-runs the layer's forward (with its TP comm); selective only the
+    # core attention.
+    if sh.recompute == "full":
+        bwd.busy["recompute"] = fwd.busy["compute"]
+        bwd.busy["tp_comm"] += fwd.busy["tp_comm"]
+        bwd.busy["cp_comm"] += fwd.busy["cp_comm"]
+        bwd.busy["ep_comm"] += fwd.busy["ep_comm"]
+        bwd.flops += fwd.flops
+    elif sh.recompute == "selective":
+        bwd.busy["recompute"] = attn_fwd
+        bwd.flops += attn_flops
+    return LayerCost(fwd, bwd)
+
+
+def unfused_attention(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster) -> tuple[float, float]:
+    """Attention without a flash kernel: two batched GEMMs over the full s x s scores (the mask
+    does not skip work) and the scaled-masked softmax and dropout streaming the scores through
+    HBM: 2+2 bytes per score for the softmax, 2+2+1 for dropout and its mask forward; 2+2+2
+    and 2+1+2 backward (Megatron's FusedScaleMaskSoftmax)."""
+    heads = micro_batch * m.heads / sh.tp
+    s_q = m.s / sh.cp
+    s_k = m.s
+    scores = heads * s_q * s_k
+    per_fwd = 4 + (5 if ops.ac.attention_dropout else 0)
+    per_bwd = 6 + (5 if ops.ac.attention_dropout else 0)
+    fwd = ops.gemm(s_q, s_k, m.head_dim, heads) + ops.gemm(s_q, m.head_dim, s_k, heads) + ops.memory(scores * per_fwd)
+    bwd = (ops.gemm(s_q, m.head_dim, s_k, heads) + ops.gemm(s_k, m.head_dim, s_q, heads)  # dQ, dK
+           + ops.gemm(s_q, s_k, m.head_dim, heads) + ops.gemm(s_k, m.head_dim, s_q, heads)  # dP, dV
+           + ops.memory(scores * per_bwd))
+    return fwd, bwd
+
+
+def k_slowdown(ops: OpCoster) -> float:
+    return ops.ac.comm_compute_slowdown
+
+
+def embedding_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster, comm: CommFn) -> LayerCost:
+    """The vocabulary-parallel input embedding on the first stage."""
+    T = micro_batch * m.s / sh.cp
+    X = T * m.h * ACT_BYTES
+    fwd, bwd = Phase(), Phase()
+    fwd.busy["compute"] = ops.memory(2 * X) + ops.overhead_s
+    bwd.busy["compute"] = ops.memory(3 * X) + ops.overhead_s
+    if sh.tp > 1:
+        fwd.busy["tp_comm"] = comm("tp", "reduce_scatter" if sh.sequence_parallel else "all_reduce", X)
+    return LayerCost(fwd, bwd)
+
+
+def output_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster, comm: CommFn) -> LayerCost:
+    """Final norm, the LM head (logits) and the vocabulary-parallel cross-entropy on the last stage."""
+    T = micro_batch * m.s / sh.cp
+    X = T * m.h * ACT_BYTES
+    v = m.vocab / sh.tp
+    fwd, bwd = Phase(), Phase()
+    logits_fwd = ops.gemm(T, v, m.h)
+    logits_bwd = ops.gemm(T, m.h, v) + ops.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
+    ce_bytes = T * v * 4 * 3  # fp32 logits: softmax read, write, and the gradient
+    fwd.busy["compute"] = logits_fwd + ops.memory(2 * X + ce_bytes / 2)
+    bwd.busy["compute"] = logits_bwd + ops.memory(3 * X + ce_bytes)
+    bwd.wgrad_s = ops.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
+    fwd.flops = 2 * T * v * m.h
+    bwd.flops = 4 * T * v * m.h
+    if sh.tp > 1:
+        if sh.sequence_parallel:
+            fwd.busy["tp_comm"] = comm("tp", "all_gather", X)
+            bwd.busy["tp_comm"] = comm("tp", "reduce_scatter", X)
+        else:
+            bwd.busy["tp_comm"] = comm("tp", "all_reduce", X)
+        fwd.busy["tp_comm"] += 2 * comm("tp", "all_reduce", T * 4 * 2)  # max and sum of the softmax
+    return LayerCost(fwd, bwd)
+
+
+def pp_message_bytes(m: ModelShape, sh: Sharding, micro_batch: int) -> float:
+    """Activation (or its gradient) each GPU sends to the next stage per micro-batch.
+
+    Each TP rank sends 1/t of it (sequence-parallel shards, or Megatron's scatter-gather
+    optimisation, SC'21 section 4.1, which re-gathers over NVLink on arrival)."""
+    X = micro_batch * m.s / sh.cp * m.h * ACT_BYTES
+    return X / sh.tp

@@ -1,0 +1,113 @@
+"""Memory per GPU: model states, activations of the micro-batches in flight, temporaries.
+
+Model states (Megatron theoretical_memory_usage.py): bf16 parameters (2 B), fp32 main
+gradients (4 B), fp32 master weights + Adam moments (12 B); the distributed optimizer
+shards the 12 B over DP (ZeRO-1), ZeRO-2 also the gradients, ZeRO-3 / FSDP everything.
+Activations per layer per micro-batch (Korthikanti et al. 2022, Table 2, with flash
+attention, so no s^2 term): s*b*h*(10 + (8 + 4f/h)/t) bytes without sequence parallelism,
+s*b*h*(18 + 4f/h)/t with it; full recompute keeps only the layer input (2*s*b*h, /t with SP).
+CP divides s. In flight (first stage, the worst): GPipe m micro-batches, 1F1B min(m, p),
+interleaved p * (1 + (p-1)/(p*v)), ZB-H1 like 1F1B, DualPipe p + 1 (and two model copies).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..units import GIB
+from .flops import ModelShape
+
+
+@dataclass
+class MemoryEstimate:
+    params: float
+    grads: float
+    optimizer: float
+    activations: float
+    temporaries: float
+    stage: int  # the stage this is for (the most loaded)
+
+    @property
+    def total(self) -> float:
+        return self.params + self.grads + self.optimizer + self.activations + self.temporaries
+
+    def gib(self) -> dict[str, float]:
+        return {"params": self.params / GIB, "grads": self.grads / GIB, "optimizer": self.optimizer / GIB,
+                "activations": self.activations / GIB, "temporaries": self.temporaries / GIB,
+                "total": self.total / GIB}
+
+
+def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers: list[int]) -> tuple[float, float]:
+    """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices."""
+    attn = (m.h * (m.q + 2 * m.kv) + m.q * m.h) / tp + 2 * m.h
+    dense_mlp = m.h * m.f * m.phi / tp
+    shared = m.h * m.f_shared * m.phi / tp
+    experts_local = max(1, m.experts // ep) if m.experts else 0
+    expert = experts_local * m.h * m.f_expert * m.phi / etp
+    dense = expert_params = 0.0
+    for i in layers:
+        dense += attn
+        if m.experts and i >= m.dense_layers:
+            dense += shared + m.h * m.experts
+            expert_params += expert
+        else:
+            dense += dense_mlp
+    if stage == 0:
+        dense += m.vocab * m.h / tp
+    if stage == pp - 1 and (m.untied or pp > 1):
+        dense += m.vocab * m.h / tp  # the output layer (a tied copy lives on the last stage too)
+    return dense, expert_params
+
+
+def activation_bytes_per_layer(m: ModelShape, tp: int, cp: int, sp: bool, recompute: str, micro_batch: int) -> float:
+    s = m.s / cp
+    sbh = s * micro_batch * m.h
+    if recompute == "full":
+        return 2 * sbh / (tp if sp else 1)
+    ffn = m.f if not m.experts else max(m.f_expert * m.topk, m.f_shared)
+    if sp:
+        return sbh * (18 + 4 * ffn / m.h) / tp
+    return sbh * (10 + (8 + 4 * ffn / m.h) / tp)
+
+
+def in_flight(schedule: str, m_micro: int, p: int, v: int) -> float:
+    if p == 1:
+        return 1.0
+    if schedule == "gpipe":
+        return float(m_micro)
+    if schedule == "interleaved":
+        return min(float(m_micro * v), p * (1 + (p - 1) / (p * v)) * v) / v
+    if schedule == "dualpipe":
+        return float(min(m_micro, p + 1))
+    return float(min(m_micro, p))
+
+
+def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k) -> MemoryEstimate:
+    """The most loaded GPU's memory (over stages)."""
+    worst = None
+    dp_shard = plan.dp * plan.cp
+    edp = max(1, plan.num_gpus // (plan.etp * plan.ep * plan.pp))
+    copies = 2 if par.pipeline_schedule == "dualpipe" else 1
+    for stage, layers in enumerate(stage_layers):
+        dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers)
+        params_n = (dense + expert) * copies
+        zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
+        shard_dense, shard_expert = (dp_shard, edp)
+        opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies
+        grads = 4 * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies
+        params = 2 * (dense / (shard_dense if zero >= 3 else 1) + expert / (shard_expert if zero >= 3 else 1)) * copies
+        if zero >= 3:  # the gathered current and prefetched layer
+            per_layer = (dense + expert) / max(1, len(layers))
+            params += 2 * 2 * per_layer
+        per_layer_act = activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel,
+                                                   par.recompute_granularity, m.micro_batch)
+        flight = in_flight(par.pipeline_schedule, plan.num_microbatches, plan.pp, plan.vp)
+        acts = per_layer_act * len(layers) * flight
+        if par.recompute_granularity == "full":  # one layer's full activations while recomputing
+            acts += activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "selective", m.micro_batch)
+        if stage == plan.pp - 1:
+            acts += 4 * m.s / plan.cp * m.micro_batch * m.vocab / plan.tp  # fp32 logits for the loss
+        acts *= 1 + k.memory_fragmentation
+        est = MemoryEstimate(params, grads, opt, acts, k.memory_temporaries_gib * GIB, stage)
+        if worst is None or est.total > worst.total:
+            worst = est
+    return worst

@@ -1,0 +1,71 @@
+"""Ranks onto accelerators, and every communication group of every parallel dimension.
+
+Megatron's RankGenerator: with order tp-cp-ep-dp-pp the leftmost dimension varies fastest,
+rank = tp + t*(cp + c*(dp + d*pp)) for the dense layers (EP folded into DP there), and a
+second generator (tp := expert-TP, ep, dp := expert-DP, cp := 1) for the expert layers.
+Rank r runs on the r-th accelerator of the cluster (servers in file order, then local index),
+as launchers place ranks block-wise. Groups are rows of integer matrices, so that 100k GPUs
+cost a few numpy operations (cost-model.md section 8).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.plan import ResolvedPlan
+
+
+@dataclass(frozen=True)
+class Placement:
+    plan: ResolvedPlan
+    dense_grid: np.ndarray  # rank grid, axes in DENSE_AXES order
+    dense_axes: tuple[str, ...]
+    expert_grid: np.ndarray
+    expert_axes: tuple[str, ...]
+
+    def groups(self, dim: str, expert: bool = False) -> np.ndarray:
+        """(number of groups, group size) matrix of ranks (= GPU indices) of one dimension."""
+        grid, axes = (self.expert_grid, self.expert_axes) if expert else (self.dense_grid, self.dense_axes)
+        if dim == "dp-cp":  # the gradient group of the dense layers spans DP and CP
+            moved = np.moveaxis(grid, [axes.index("dp"), axes.index("cp")], [-1, -2])
+            return moved.reshape(-1, grid.shape[axes.index("dp")] * grid.shape[axes.index("cp")])
+        axis = axes.index(dim)
+        return np.moveaxis(grid, axis, -1).reshape(-1, grid.shape[axis])
+
+    def stage_of_rank(self) -> np.ndarray:
+        """Pipeline stage of every rank."""
+        grid, axes = self.dense_grid, self.dense_axes
+        stages = np.empty(grid.size, dtype=np.int32)
+        pp_axis = axes.index("pp")
+        index = np.indices(grid.shape)[pp_axis]
+        stages[grid.ravel()] = index.ravel()
+        return stages
+
+    def pp_pairs(self) -> np.ndarray:
+        """(number of pairs, 2) ranks that send activations from stage i to stage i+1."""
+        groups = self.groups("pp")  # each row: the ranks of one pipeline, stage order
+        if groups.shape[1] < 2:
+            return np.empty((0, 2), dtype=groups.dtype)
+        src = groups[:, :-1].ravel()
+        dst = groups[:, 1:].ravel()
+        return np.stack([src, dst], axis=1)
+
+
+def _grid(sizes: dict[str, int], order: list[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Rank grid whose axis k is the k-th dimension of `order` (fastest first)."""
+    dims = [d for d in order if d in sizes]
+    shape_slow_first = [sizes[d] for d in reversed(dims)]
+    ranks = np.arange(int(np.prod(shape_slow_first)), dtype=np.int64).reshape(shape_slow_first)
+    grid = np.transpose(ranks, list(range(len(dims)))[::-1])  # axis k = dims[k]
+    return grid, tuple(dims)
+
+
+def place(plan: ResolvedPlan) -> Placement:
+    order = list(plan.rank_order)
+    dense, dense_axes = _grid({"tp": plan.tp, "cp": plan.cp, "dp": plan.dp, "pp": plan.pp}, order)
+    edp = plan.num_gpus // (plan.etp * plan.ep * plan.pp)
+    expert_order = [d if d != "cp" else None for d in order]
+    expert_order = [d for d in expert_order if d]
+    expert, expert_axes = _grid({"tp": plan.etp, "ep": plan.ep, "dp": edp, "pp": plan.pp}, expert_order)
+    return Placement(plan, dense, dense_axes, expert, expert_axes)

@@ -1,0 +1,224 @@
+"""Pipeline schedules simulated as per-stage op lists with cross-stage dependencies.
+
+Op orders follow Megatron-LM's schedules.py: GPipe (all forwards, then all backwards),
+1F1B (warm-up min(p-s-1, m) forwards, steady one-forward-one-backward, cool-down),
+interleaved 1F1B (v chunks per stage, warm-up (p-s-1)*2 + (v-1)*p, micro-batches in groups
+of p), and ZB-H1 (backward split into input- and weight-gradient, the weight gradients of
+the warm-up deferred into the cool-down bubble; Qi et al., ICLR'24). An op starts when its
+stage is free and the op it depends on (the same micro-batch's forward on the previous
+stage, or backward on the next) has finished and its activation has crossed the link.
+Each op is visited once, so the cost is linear in the number of ops.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+F, B, W = 0, 1, 2
+KIND_NAMES = ("F", "B", "W")
+
+
+@dataclass
+class StageTimes:
+    """Durations on one stage, per chunk: forward, backward (input grad, plus weight grad unless
+    split), weight grad (only for zero-bubble schedules)."""
+
+    fwd: list[float]
+    bwd: list[float]
+    wgrad: list[float]
+
+
+@dataclass
+class OpRecord:
+    stage: int
+    kind: int
+    micro: int
+    chunk: int
+    start: float
+    end: float
+    wait: float  # idle time before it on its stage
+    wait_pp: float  # part of the wait spent on the activation transfer
+
+
+@dataclass
+class ScheduleResult:
+    ops: list[OpRecord]
+    stage_end: list[float]
+    stage_busy: list[float]
+    last_backward_end: list[list[float]]  # per stage, per chunk: when its last backward finished
+    order: list[list[tuple[int, int, int]]] = field(default_factory=list)
+
+
+def op_order(schedule: str, p: int, s: int, m: int, v: int) -> list[tuple[int, int, int]]:
+    """(kind, micro-batch, chunk) in the order stage s runs them."""
+    if schedule == "gpipe":
+        return [(F, i, 0) for i in range(m)] + [(B, i, 0) for i in range(m)]
+    if schedule == "interleaved" and v > 1:
+        total = m * v
+
+        def virtual(k: int, forward: bool) -> tuple[int, int]:
+            group, within = divmod(k, p * v)
+            chunk = within // p
+            if not forward:
+                chunk = v - 1 - chunk
+            return group * p + within % p, chunk
+
+        if m == p:
+            warmup = total
+        else:
+            warmup = min((p - s - 1) * 2 + (v - 1) * p, total)
+        order = [(F, *virtual(k, True)) for k in range(warmup)]
+        f_next, b_next = warmup, 0
+        while f_next < total:
+            order.append((F, *virtual(f_next, True)))
+            f_next += 1
+            order.append((B, *virtual(b_next, False)))
+            b_next += 1
+        while b_next < total:
+            order.append((B, *virtual(b_next, False)))
+            b_next += 1
+        return order
+    warmup = min(p - s - 1, m)
+    order = [(F, i, 0) for i in range(warmup)]
+    f_next, b_next = warmup, 0
+    while f_next < m:
+        order.append((F, f_next, 0))
+        f_next += 1
+        order.append((B, b_next, 0))
+        b_next += 1
+    while b_next < m:
+        order.append((B, b_next, 0))
+        b_next += 1
+    return order  # zero-bubble schedules place their W ops while simulating (see simulate)
+
+
+def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p_s: float,
+             start_offset: list[float] | None = None) -> ScheduleResult:
+    """Run the schedule; `p2p_s` is the time an activation (or its gradient) takes between stages."""
+    zb = schedule in ("zb-h1", "dualpipe")
+    v = v if schedule == "interleaved" else 1
+    orders = [op_order(schedule, p, s, m, v) for s in range(p)]
+    size = 3 * p * m * v
+    end = [-1.0] * size  # end time per op id
+
+    def oid(kind: int, s: int, i: int, c: int) -> int:
+        return ((kind * p + s) * m + i) * v + c
+
+    def dependency(kind: int, s: int, i: int, c: int) -> tuple[int, float]:
+        """(op id it waits for, transfer time), or (-1, 0)."""
+        if kind == F:
+            if s > 0:
+                return oid(F, s - 1, i, c), p2p_s
+            if c > 0:
+                return oid(F, p - 1, i, c - 1), p2p_s
+            return -1, 0.0
+        if kind == B:
+            if s < p - 1:
+                return oid(B, s + 1, i, c), p2p_s
+            if c < v - 1:
+                return oid(B, 0, i, c + 1), p2p_s
+            return oid(F, s, i, c), 0.0
+        return oid(B, s, i, c), 0.0
+
+    free = list(start_offset) if start_offset else [0.0] * p
+    busy = [0.0] * p
+    ptr = [0] * p
+    waiting: dict[int, int] = {}
+    records: list[OpRecord] = []
+    last_b = [[0.0] * v for _ in range(p)]
+    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]
+    defer = [min(p - s - 1, m) for s in range(p)]  # ZB-H1 keeps the warm-up's W ops for the cool-down
+
+    def run(s: int, kind: int, i: int, c: int, start: float, duration: float, wait: float, wait_pp: float):
+        finish = start + duration
+        records.append(OpRecord(s, kind, i, c, start, finish, wait, wait_pp))
+        me = oid(kind, s, i, c)
+        end[me] = finish
+        free[s] = finish
+        busy[s] += duration
+        if kind != F:
+            last_b[s][c] = max(last_b[s][c], finish)
+        return me
+
+    def duration_of(s: int, kind: int, c: int) -> float:
+        st = times[s]
+        if kind == F:
+            return st.fwd[c]
+        if kind == B:
+            return st.bwd[c] - (st.wgrad[c] if zb else 0.0)
+        return st.wgrad[c]
+
+    if not zb:
+        stack = list(range(p - 1, -1, -1))
+        while stack:
+            s = stack.pop()
+            order = orders[s]
+            while ptr[s] < len(order):
+                kind, i, c = order[ptr[s]]
+                dep, transfer = dependency(kind, s, i, c)
+                if dep >= 0 and end[dep] < 0:
+                    waiting[dep] = s
+                    break
+                ready = end[dep] + transfer if dep >= 0 else 0.0
+                start = max(free[s], ready)
+                wait = start - free[s]
+                wait_pp = min(wait, transfer) if dep >= 0 and ready > free[s] else 0.0
+                me = run(s, kind, i, c, start, duration_of(s, kind, c), wait, wait_pp)
+                ptr[s] += 1
+                nxt = waiting.pop(me, None)
+                if nxt is not None:
+                    stack.append(nxt)
+    else:
+        # Event order matters here: a stage with nothing ready runs a deferred W instead of idling.
+        import heapq
+
+        heap = [(free[s], s) for s in range(p)]
+        heapq.heapify(heap)
+        while heap:
+            _, s = heapq.heappop(heap)
+            order = orders[s]
+            if ptr[s] >= len(order):
+                if pending_w[s]:
+                    i, c = pending_w[s].pop(0)
+                    run(s, W, i, c, free[s], duration_of(s, W, c), 0.0, 0.0)
+                    heapq.heappush(heap, (free[s], s))
+                continue
+            kind, i, c = order[ptr[s]]
+            dep, transfer = dependency(kind, s, i, c)
+            blocked = dep >= 0 and (end[dep] < 0 or end[dep] + transfer > free[s])
+            if pending_w[s] and (blocked or len(pending_w[s]) > defer[s]):
+                wi, wc = pending_w[s].pop(0)
+                run(s, W, wi, wc, free[s], duration_of(s, W, wc), 0.0, 0.0)
+                heapq.heappush(heap, (free[s], s))
+                continue
+            if dep >= 0 and end[dep] < 0:
+                waiting[dep] = s
+                continue
+            ready = end[dep] + transfer if dep >= 0 else 0.0
+            start = max(free[s], ready)
+            wait = start - free[s]
+            wait_pp = min(wait, transfer) if dep >= 0 and ready > free[s] else 0.0
+            me = run(s, kind, i, c, start, duration_of(s, kind, c), wait, wait_pp)
+            if kind == B:
+                pending_w[s].append((i, c))
+            ptr[s] += 1
+            heapq.heappush(heap, (free[s], s))
+            nxt = waiting.pop(me, None)
+            if nxt is not None:
+                heapq.heappush(heap, (free[nxt], nxt))
+    if any(ptr[s] < len(orders[s]) or pending_w[s] for s in range(p)):  # pragma: no cover - a bug
+        raise RuntimeError("pipeline schedule deadlocked")
+    return ScheduleResult(records, free, busy, last_b, orders)
+
+
+def ideal_bubble_s(schedule: str, p: int, m: int, v: int, f: float, b: float, w: float) -> float:
+    """The schedule's bubble with identical stages (closed form, cost-model.md section 4.1).
+
+    f, b, w: forward, backward and weight-gradient time of one micro-batch through a whole
+    stage (all its chunks)."""
+    if p <= 1:
+        return 0.0
+    if schedule == "interleaved" and v > 1:
+        return (p - 1) * (f + b) / v
+    if schedule in ("zb-h1", "dualpipe"):
+        return max(0.0, (p - 1) * (f + b - 2 * w))
+    return (p - 1) * (f + b)
