@@ -66,10 +66,105 @@ def test_examples_validate(example):
     assert code == 0, err
 
 
-def test_engine_commands_say_not_yet():
-    for cmd in ("evaluate", "trace", "nccl"):
-        code, _, err = run_cli(cmd, EXAMPLES / "h100-64gpu-infiniband.yaml")
-        assert code == 70 and "not implemented yet" in err
+def test_evaluate_json_has_the_contract_keys():
+    code, out, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    for key in ("num_gpus", "step_time_s", "tokens_per_s", "model_tflops_per_gpu", "mfu", "hfu", "breakdown_s",
+                "hidden_comm_s", "memory_gib_per_gpu", "fits_in_memory", "bottlenecks", "warnings"):
+        assert key in r, key
+    assert set(r["breakdown_s"]) == {"compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm",
+                                     "bubble", "imbalance_wait", "optimizer"}
+    assert abs(sum(r["breakdown_s"].values()) - r["step_time_s"]) < 1e-9 * r["step_time_s"]
+    assert {"params", "grads", "optimizer", "activations", "total"} <= set(r["memory_gib_per_gpu"])
+    assert r["num_gpus"] == 64 and 0 < r["mfu"] < r["hfu"] < 1
+    assert all({"resource", "kind", "utilization"} <= set(b) for b in r["bottlenecks"])
+
+
+def test_evaluate_table_and_set(tmp_path):
+    code, out, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml",
+                             "--set", "parallelism.tensor_model_parallel_size=4")
+    assert code == 0, err
+    assert "TP 4" in out and "step time" in out and "breakdown" in out
+
+
+def test_scenario_file(tmp_path):
+    s = tmp_path / "job.yaml"
+    s.write_text("apiVersion: designer/v1\nkind: Scenario\nspec:\n  workload: {preset: llama3-8b, global_batch_size: 128}\n"
+                 "  parallelism: {tensor_model_parallel_size: 8}\n")
+    code, out, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--scenario", s, "--json")
+    assert code == 0, err
+    assert json.loads(out)["plan"]["tp"] == 8
+
+
+@pytest.mark.parametrize("setting, words", [
+    ("parallelism.tensor_model_parallel_size=3", "tensor_model_parallel_size"),
+    ("parallelism.pipeline_model_parallel_size=5", "pipeline_model_parallel_size"),
+    ("workload.micro_batch_size=3", "global_batch_size"),
+    ("parallelism.expert_model_parallel_size=2", "expert_model_parallel_size"),
+    ("parallelism.tensr_model_parallel_size=2", "did you mean tensor_model_parallel_size"),
+    ("parallelism.tensor_model_parallel_size=two", "expected an integer"),
+    ("workload.preset=gpt5", "unknown model preset"),
+    ("bogus.key=1", "unknown path"),
+    ("links[nope].bandwidth_gbps=100", "no link"),
+    ("calibration.nvlink_eficiency=0.5", "did you mean nvlink_efficiency"),
+])
+def test_impossible_plans_exit_65_naming_the_key(setting, words):
+    code, out, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--set", setting)
+    assert code == 65, (code, err)
+    assert words in err and "Traceback" not in err and out == ""
+
+
+def test_a_model_that_fits_nowhere_exits_65():
+    code, _, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--set", "workload.preset=llama3-405b",
+                           "--set", "parallelism.tensor_model_parallel_size=8", "--set", "workload.global_batch_size=64")
+    assert code == 65 and "fits nowhere" in err and "GPUs" in err
+
+
+def test_a_plan_that_does_not_fit_says_why():
+    code, out, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--json",
+                             "--set", "workload.preset=llama3-70b", "--set", "parallelism.tensor_model_parallel_size=8",
+                             "--set", "parallelism.use_distributed_optimizer=false",
+                             "--set", "parallelism.recompute_granularity=none", "--set", "workload.global_batch_size=64")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["fits_in_memory"] is False and "GiB" in r["memory_reason"] and "try" in r["memory_reason"]
+
+
+def test_nccl_json_rows(tmp_path):
+    code, out, err = run_cli("nccl", EXAMPLES / "h100-64gpu-infiniband.yaml", "--op", "all_reduce", "--num-gpus", "16",
+                             "--min-bytes", "1K", "--max-bytes", "1G", "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["size_bytes"] for r in rows] == [2**k for k in range(10, 31)]
+    for r in rows:
+        assert {"size_bytes", "time_us", "algbw", "busbw"} <= set(r)
+        assert abs(r["busbw"] - r["algbw"] * 2 * 15 / 16) < 0.01
+    code, out, err = run_cli("nccl", EXAMPLES / "h100-64gpu-infiniband.yaml", "--op", "all_gather")
+    assert code == 0 and "Avg bus bandwidth" in out
+    assert run_cli("nccl", EXAMPLES / "h100-64gpu-infiniband.yaml", "--op", "all_reduce", "--num-gpus", "999")[0] == 65
+
+
+def test_trace_is_valid_perfetto_json(tmp_path):
+    out = tmp_path / "trace.json"
+    code, _, err = run_cli("trace", EXAMPLES / "h100-roce-2to1-ethernet.yaml", "-o", out)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    events = data["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert any("waits" in n for n in names.values()) and any("compute" in n for n in names.values())
+    processes = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert all(p.startswith("node") for p in processes)
+    by_track: dict = {}
+    for e in events:
+        if e["ph"] == "X":
+            assert e["dur"] >= 0 and {"name", "ts", "pid", "tid", "cat"} <= set(e)
+            by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    assert by_track
+    for spans in by_track.values():  # Perfetto: slices on one thread must not partly overlap
+        spans.sort()
+        for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
+            assert s2 >= e1 - 1e-6 or e2 <= e1 + 1e-6
 
 
 def test_no_command_is_usage_error():

@@ -180,7 +180,7 @@ class CollectiveCost:
     bottleneck_links: list[int]  # link indices of that resource
     utilization: float  # of the bottleneck while the collective runs
     classes: int
-    link_bytes: dict[int, float] = field(default_factory=dict)
+    link_bytes: np.ndarray | None = None  # per link index
 
 
 class CollectiveModel:
@@ -195,6 +195,11 @@ class CollectiveModel:
         self.shape = group_shape(fabric, members)
         self._cache: dict[tuple, CollectiveCost] = {}
         self._unit: dict[str, tuple] = {}
+
+    def invalidate_capacities(self) -> None:
+        """Link rates changed: keep the groups and their routes, recompute the times."""
+        self._cache.clear()
+        self._unit.clear()
 
     # ---- the bandwidth term for 1 byte, per group (linear in size) ----
     def _unit_times(self, pattern: str):
@@ -213,13 +218,12 @@ class CollectiveModel:
         loads = None
         if src.size:
             loads, flow_t, flow_code, flow_res = _route(f, src, dst, nbytes, self.k)
-            order = np.argsort(flow_t, kind="stable")
-            net_full = np.zeros(G)
-            np.maximum.at(net_full, gid, flow_t)
-            net = net_full
-            # bottleneck of each group: the flow with the largest time
+            net = np.zeros(G)
+            np.maximum.at(net, gid, flow_t)
+            # bottleneck of each group: (one of) its slowest flows
             best = np.full(G, -1, dtype=np.int64)
-            best[gid[order]] = order  # the last write per group is its slowest flow
+            slowest = np.flatnonzero(flow_t >= net[gid])
+            best[gid[slowest]] = slowest
             ok = best >= 0
             code[ok] = flow_code[best[ok]]
             res[ok] = flow_res[best[ok]]
@@ -231,9 +235,19 @@ class CollectiveModel:
         if pattern == "a2a":
             intra_share = np.where(multi, (g - 1) / np.maximum(n - 1, 1), 1.0)
         scale = intra_share / scale_cap.min(axis=1)
-        # GPUs behind PCIe also push their NIC traffic through the same PCIe lanes.
-        pcie = np.array([k == "pcie" for k in f.node_scale_up_kind])[f.gpu_node[sh.members[:, 0]]]
-        scale = np.where(pcie & multi, np.maximum(scale, net), scale)
+        # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
+        # (into host memory and out again) without GPUDirect RDMA.
+        first_node = f.gpu_node[sh.members[:, 0]]
+        pcie = np.array([kind == "pcie" for kind in f.node_scale_up_kind])[first_node]
+        if np.any(pcie & multi):
+            gdr = f._nic_line[1][first_node]
+            nic_share = np.where(multi, 1.0 / g, 0.0)
+            if pattern == "a2a":
+                nic_share = np.where(multi, (n - g) / np.maximum(n - 1, 1), 0.0)
+            elif pattern == "pairs":
+                nic_share = np.where(multi, 1.0, 0.0)
+            crossings = np.where(gdr, 1.0, 2.0)
+            scale = np.where(pcie & multi, scale + nic_share * crossings / scale_cap.min(axis=1), scale)
         out = (scale, net, code, res, loads)
         self._unit[pattern] = out
         return out
@@ -376,7 +390,7 @@ class CollectiveModel:
             links = []
         utilization = 1.0 if bw > 0 else 0.0
         link_bytes = self._link_bytes(loads, size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0),
-                                      algo) if loads is not None else {}
+                                      algo) if loads is not None else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
 
@@ -392,28 +406,19 @@ class CollectiveModel:
                     list(f.leaf_up_links[index]))
         return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", list(f.pod_up_links[index])
 
-    def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> dict[int, float]:
+    def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> np.ndarray:
         """Bytes each cable carries (busiest direction) for this collective, all groups at once."""
         f = self.fabric
         scale = bus_bytes * (0.5 if algorithm == "collnet" else 1.0)
-        out: dict[int, float] = {}
+        out = np.zeros(len(f.link_ids))
         nic_b = np.maximum(loads.nic_up, loads.nic_down) * scale
-        for nic in np.flatnonzero(nic_b > 0):
-            li = int(f.nic_link[nic])
-            if li >= 0:
-                out[li] = out.get(li, 0.0) + float(nic_b[nic])
-        leaf_b = np.maximum(loads.leaf_up, loads.leaf_down) * scale
-        for sw in np.flatnonzero(leaf_b > 0):
-            links = f.leaf_up_links[sw]
-            total_cap = sum(f.link_cap_Bps[l] for l in links) or 1.0
-            for l in links:
-                out[l] = out.get(l, 0.0) + float(leaf_b[sw]) * f.link_cap_Bps[l] / total_cap
-        pod_b = np.maximum(loads.pod_up, loads.pod_down) * scale
-        for pod in np.flatnonzero(pod_b > 0):
-            links = f.pod_up_links[pod]
-            total_cap = sum(f.link_cap_Bps[l] for l in links) or 1.0
-            for l in links:
-                out[l] = out.get(l, 0.0) + float(pod_b[pod]) * f.link_cap_Bps[l] / total_cap
+        has = f.nic_link >= 0
+        np.add.at(out, f.nic_link[has], nic_b[has])
+        for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
+                                                   (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
+            if len(links) and len(tier_load):
+                share = f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30)
+                np.add.at(out, links, tier_load[owner] * scale * share)
         return out
 
     def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:

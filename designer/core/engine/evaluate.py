@@ -27,10 +27,10 @@ from . import flops as F
 from .collectives import CollectiveCost, CollectiveModel
 from .compute import KINDS, OpCoster, Phase, Sharding, embedding_cost, layer_cost, output_cost, pp_message_bytes
 from .constants import AcceleratorConstants, EngineConstants, accelerator_constants, check_calibration, engine_constants
-from .fabric import Fabric, build_fabric, require_routes
+from .fabric import Fabric, build_fabric, refresh_capacities, require_routes
 from .memory import MemoryEstimate, estimate_memory
 from .placement import Placement, place
-from .schedule import B, F as FWD, W, ScheduleResult, StageTimes, ideal_bubble_s, simulate
+from .schedule import B, F as FWD, W, ScheduleResult, StageTimes, ideal_bubble_s, simulate, simulate_steady
 
 BREAKDOWN_KEYS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble",
                   "imbalance_wait", "optimizer")
@@ -85,12 +85,20 @@ class Evaluation:
     collectives: dict = field(default_factory=dict)
     stages: list[dict] = field(default_factory=list)
     link_utilization: list[dict] = field(default_factory=list)
-    link_load: dict[int, dict[str, float]] = field(default_factory=dict)  # link index -> kind -> bytes/step
-    events: list[Event] = field(default_factory=list)
+    link_load: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> bytes per step, per link index
+    link_utilization_array: np.ndarray | None = None  # per link index: average use over the step
+    events_builder: object = None  # builds the per-device events on first use (they cost more than the step)
+    _events: list[Event] | None = None
     devices: dict = field(default_factory=dict)  # representative GPU -> description
     critical_device: int = 0
     engine_time_s: float = 0.0
     constants: dict = field(default_factory=dict)
+
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = self.events_builder() if self.events_builder else []
+        return self._events
 
     def as_json(self, events: bool = False, links: int = 50) -> dict:
         out = {
@@ -159,14 +167,29 @@ class Engine:
         self._fabric: Fabric | None = None
         self._groups: dict = {}
         self._placement: dict = {}
+        self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
 
     # ---- cached stages ------------------------------------------------------------------
     def fabric(self, doc: Document, k: EngineConstants) -> Fabric:
-        key = _fabric_key(doc, k)
-        if key != self._fabric_key:
-            self._fabric = build_fabric(doc, self.catalog, k)
-            self._fabric_key = key
-            self._groups.clear()
+        """The fabric of `doc`: rebuilt when the network's shape changed, only re-rated when
+        just bandwidths or slowdowns changed (the document's change log says which)."""
+        constants = _fabric_constants(k)
+        if self._fabric is not None and self._fabric_key is not None:
+            doc_id, revision, old_constants = self._fabric_key
+            if doc_id == id(doc) and old_constants == constants:
+                changes = doc.changes_since(revision)
+                if changes == []:
+                    return self._fabric
+                if changes is not None and all(_rating_only(c) for c in changes):
+                    refresh_capacities(self._fabric, doc)
+                    self._fabric_key = (id(doc), doc.revision, constants)
+                    for model in self._groups.values():
+                        model.invalidate_capacities()
+                    self.reused.append("fabric, placement, groups and routes (re-rated links)")
+                    return self._fabric
+        self._fabric = build_fabric(doc, self.catalog, k)
+        self._fabric_key = (id(doc), doc.revision, constants)
+        self._groups.clear()
         return self._fabric
 
     def placement(self, plan: ResolvedPlan) -> Placement:
@@ -191,6 +214,7 @@ class Engine:
     # ---- evaluation ---------------------------------------------------------------------
     def evaluate(self, doc: Document) -> Evaluation:
         t0 = time.perf_counter()
+        self.reused = []
         catalog = self.catalog
         job = resolve_job(doc, catalog)
         plan, par, m = job.plan, job.parallelism, job.shape
@@ -300,13 +324,18 @@ class Engine:
         pp_bytes = pp_message_bytes(m, sharding, m.micro_batch)
         p2p_s = comm("pp", "send_recv", pp_bytes) if plan.pp > 1 else 0.0
         schedules: list[ScheduleResult] = []
+        stage_times: list[list[StageTimes]] = []
+        simulated_micro = plan.num_microbatches
         for pi in range(len(patterns)):
             times = []
             for s in range(plan.pp):
                 chunks = chunk_phases[pi][s]
                 times.append(StageTimes([f.total_s + k.microbatch_overhead_s for f, _ in chunks],
                                         [b.total_s for _, b in chunks], [b.wgrad_s for _, b in chunks]))
-            schedules.append(simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times, p2p_s))
+            stage_times.append(times)
+            sched, simulated_micro = simulate_steady(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp,
+                                                     times, p2p_s)
+            schedules.append(sched)
 
         # ---- data-parallel gradient reduction, optimizer, parameter gather ----
         dp_model = dims["dp"]
@@ -409,9 +438,8 @@ class Engine:
         phases = chunk_phases[ref_pattern][crit_stage]
         waits_pp = 0.0
         zb = par.pipeline_schedule in ("zb-h1", "dualpipe")
-        for op in ref_sched.ops:
-            if op.stage != crit_stage:
-                continue
+        repeat = plan.num_microbatches / simulated_micro  # the steady state repeats what was simulated
+        for op in ref_sched.stage_ops(crit_stage):
             fwd, bwd = phases[op.chunk]
             waits_pp += op.wait_pp
             if op.kind == FWD:
@@ -425,9 +453,9 @@ class Engine:
                 ph = bwd
                 scale = bwd.wgrad_s / bwd.total_s if bwd.total_s > 0 else 0.0
             for key in KINDS:
-                breakdown[key] += ph.busy[key] * scale
+                breakdown[key] += ph.busy[key] * scale * repeat
             for key in ("tp_comm", "cp_comm", "ep_comm"):
-                hidden[key] += ph.hidden[key] * scale
+                hidden[key] += ph.hidden[key] * scale * repeat
         breakdown["compute"] += k.microbatch_overhead_s * plan.num_microbatches * plan.vp
         dp_exposed = max(0.0, ref_info["dp_end"] - ref_info["last_compute"])
         breakdown["dp_comm"] = dp_exposed + ag_exposed
@@ -462,6 +490,7 @@ class Engine:
         fits = mem.total <= hbm
         reason = ""
         if not fits:
+            _fits_somewhere(m, n, acc, k)
             parts = mem.gib()
             reason = (f"stage {mem.stage} needs {parts['total']:.1f} GiB per GPU, {acc.name} has {acc.hbm_gib:g} GiB "
                       f"(params {parts['params']:.1f}, grads {parts['grads']:.1f}, optimizer {parts['optimizer']:.1f}, "
@@ -492,8 +521,14 @@ class Engine:
         _links_and_bottlenecks(result, fabric, used, breakdown, plan, m, k, step_time, doc)
         crit_rank = int(pipelines[0, crit_stage]) if pipelines.size else 0
         result.critical_device = crit_rank
-        result.events = _events(schedules, patterns, pattern_of_replica, chunk_phases, per_pattern, pipelines,
-                                plan, par, p2p_s, pp_bytes, optimizer_s, step_end, ag_exposed, step_time)
+        def build_events():
+            full = schedules if simulated_micro == plan.num_microbatches else [
+                simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times, p2p_s)
+                for times in stage_times]
+            return _events(full, patterns, pattern_of_replica, chunk_phases, per_pattern, pipelines, plan, par,
+                           p2p_s, pp_bytes, optimizer_s, step_end, ag_exposed, step_time)
+
+        result.events_builder = build_events
         result.devices = {int(pipelines[r, s]): {"stage": s, "replica": r, "node": fabric.node_ids[fabric.gpu_node[int(pipelines[r, s])]]}
                           for r in _representative_replicas(pattern_of_replica) for s in range(plan.pp)}
         result.constants = {"engine": dataclasses.asdict(k), "accelerator": dataclasses.asdict(ac)}
@@ -520,6 +555,22 @@ def _representative_replicas(pattern_of_replica: np.ndarray) -> list[int]:
     return out
 
 
+def _fits_somewhere(m: F.ModelShape, n: int, acc, k: EngineConstants) -> None:
+    """Exit 65 when no plan on these GPUs can hold the model: even with every state sharded
+    over all of them (ZeRO-3: 2 + 4 + 12 bytes per parameter) the weights do not fit."""
+    counts = F.parameter_count(m)
+    params = counts["embedding"] + counts["output"] + counts["layers"]
+    per_gpu = 18 * params / n + k.memory_temporaries_gib * GIB
+    hbm = acc.hbm_gib * GIB
+    if per_gpu > hbm:
+        needed = math.ceil(18 * params / (hbm - k.memory_temporaries_gib * GIB))
+        raise DesignerError([Problem(
+            f"the model fits nowhere on {n} x {acc.name}: its {params / 1e9:.0f}B parameters need "
+            f"{18 * params / n / GIB:.0f} GiB per GPU for weights, gradients and Adam states even sharded "
+            f"over all {n} GPUs ({acc.hbm_gib:g} GiB each)", "spec.workload",
+            fix=f"use at least {needed} GPUs of this kind (parallelism.num_gpus), or a smaller model")])
+
+
 def _memory_advice(par: Parallelism, plan: ResolvedPlan, mem: MemoryEstimate) -> str:
     tips = []
     if mem.optimizer > mem.activations and not par.use_distributed_optimizer and not par.zero_stage:
@@ -532,38 +583,51 @@ def _memory_advice(par: Parallelism, plan: ResolvedPlan, mem: MemoryEstimate) ->
     return "try " + ", ".join(tips)
 
 
-def _fabric_key(doc: Document, k: EngineConstants):
-    # Cheap enough (a tuple per element) and exact: any change of the network rebuilds it.
-    nodes = tuple((n.id, n.accelerator, n.accelerator_count, n.scale_up, n.scale_up_gbps, n.nic_count, n.nic_gbps,
-                   n.nic_kind, n.gpus_per_nic, n.gpudirect_rdma, n.slowdown) for n in doc.nodes)
-    switches = tuple((s.id, s.fabric, s.tier, s.radix, s.port_gbps, s.latency_us, s.sharp) for s in doc.switches)
-    links = tuple((l.id, l.a, l.b, l.kind, l.bandwidth_gbps, l.count, l.slowdown) for l in doc.links)
-    return hash((nodes, switches, links, k.nvlink_efficiency, k.pcie_efficiency, k.infiniband_nic_efficiency,
-                 k.ethernet_nic_efficiency, k.host_bounce_efficiency))
+def _fabric_constants(k: EngineConstants) -> tuple:
+    return (k.nvlink_efficiency, k.pcie_efficiency, k.infiniband_nic_efficiency, k.ethernet_nic_efficiency,
+            k.host_bounce_efficiency)
+
+
+def _rating_only(change) -> bool:
+    """A change that alters capacities but not the fabric's shape."""
+    if change.collection in ("workload", "parallelism"):
+        return True
+    if change.action != "changed":
+        return False
+    if change.collection == "links":
+        return change.field in ("bandwidth_gbps", "slowdown", "latency_us")
+    if change.collection == "nodes":
+        return change.field in ("slowdown", "name")
+    return change.collection in ("racks",) or change.field == "name"
 
 
 def _links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict, breakdown: dict, plan, m, k,
                            step_time: float, doc: Document) -> None:
-    load: dict[int, dict[str, float]] = {}
+    """Per-link bytes per step by traffic kind, utilization, and the top bottlenecks."""
     counts = {"tp": 4, "cp": 2, "ep": 4, "pp": 2, "dp": 1, "edp": 1}
+    load: dict[str, np.ndarray] = {}
     for key, c in used.items():
+        if c.link_bytes is None:
+            continue
         dim = key.split(":")[0]
         kind = {"edp": "dp_comm"}.get(dim, f"{dim}_comm")
         reps = counts.get(dim, 1) * (plan.num_microbatches if dim in ("tp", "cp", "ep", "pp") else 1)
-        for li, nbytes in c.link_bytes.items():
-            load.setdefault(li, {}).setdefault(kind, 0.0)
-            load[li][kind] += nbytes * reps
+        load[kind] = load.get(kind, 0) + c.link_bytes * reps
     result.link_load = load
     rows = []
-    for li, kinds in load.items():
-        cap = fabric.link_cap_Bps[li]
-        if cap <= 0:
-            continue
-        total = sum(kinds.values())
-        link = doc.links[li]
-        rows.append({"link": link.id, "a": link.a, "b": link.b, "utilization": min(1.0, total / (cap * step_time)),
-                     "bytes": total, "by_kind": kinds})
-    rows.sort(key=lambda r: r["utilization"], reverse=True)
+    if load:
+        total = sum(load.values())
+        cap = fabric.link_cap_Bps
+        with np.errstate(divide="ignore", invalid="ignore"):
+            util = np.where(cap > 0, np.minimum(1.0, total / (cap * step_time)), 0.0)
+        result.link_utilization_array = util
+        top = np.argsort(-util)[:200]
+        for li in top.tolist():
+            if total[li] <= 0:
+                break
+            link = doc.links[li]
+            rows.append({"link": link.id, "a": link.a, "b": link.b, "utilization": float(util[li]),
+                         "bytes": float(total[li]), "by_kind": {kd: float(v[li]) for kd, v in load.items() if v[li] > 0}})
     result.link_utilization = rows
     bottlenecks = []
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):

@@ -19,7 +19,6 @@ import numpy as np
 
 from ..model.catalog import Catalog
 from ..model.document import Document
-from ..model.elements import Switch, split_endpoint
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
 from .constants import EngineConstants
@@ -73,9 +72,28 @@ def _scale_up(node, accelerator, k: EngineConstants) -> tuple[float, str]:
     return gbps_to_bytes_per_s(gbps) * eff, kind
 
 
+def _parse_endpoints(endpoints: list[str], node_index: dict, switch_index: dict):
+    """(device kind: 0 none, 1 node, 2 switch; device index; port number or -1) per endpoint."""
+    kinds, indices, ports = [], [], []
+    for text in endpoints:
+        dev, sep, p = text.partition(":")
+        j = node_index.get(dev)
+        if j is not None:
+            kinds.append(1)
+            indices.append(j)
+            ports.append(int(p[3:]) if sep and p[:3] == "nic" and p[3:].isdigit() else -1)
+            continue
+        j = switch_index.get(dev)
+        kinds.append(0 if j is None else 2)
+        indices.append(-1 if j is None else j)
+        ports.append(-1)
+    return (np.array(kinds, dtype=np.int8), np.array(indices, dtype=np.int64), np.array(ports, dtype=np.int64))
+
+
 def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     nodes = doc.nodes
     switches = doc.switches
+    links = doc.links
     node_index = {n.id: i for i, n in enumerate(nodes)}
     switch_index = {s.id: i for i, s in enumerate(switches)}
 
@@ -89,113 +107,149 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     total_nics = int(nic_counts.sum())
     nic_node = np.repeat(np.arange(len(nodes)), nic_counts)
     per_nic = np.array([n.gpus_per_nic for n in nodes], dtype=np.int64)
-    local_nic = gpu_local // per_nic[gpu_node]
+    local_nic = gpu_local // per_nic[gpu_node] if len(gpu_node) else gpu_local
     has_nic = local_nic < nic_counts[gpu_node]
     gpu_nic = np.where(has_nic, nic_base[gpu_node] + np.minimum(local_nic, np.maximum(nic_counts[gpu_node] - 1, 0)), -1)
 
-    scale = [_scale_up(n, catalog.accelerator(n.accelerator), k) for n in nodes]
-    node_bw = np.array([s[0] for s in scale], dtype=float)
-    node_kind = [s[1] for s in scale]
+    accel_cache: dict[str, object] = {}
+    node_bw = np.zeros(len(nodes))
+    node_kind = []
+    for i, n in enumerate(nodes):
+        acc = accel_cache.get(n.accelerator)
+        if acc is None:
+            acc = accel_cache[n.accelerator] = catalog.accelerator(n.accelerator)
+        bw, kind = _scale_up(n, acc, k)
+        node_bw[i] = bw
+        node_kind.append(kind)
 
-    nic_cap = np.zeros(total_nics)
+    n_links = len(links)
+    a_kind, a_idx, a_port = _parse_endpoints([l.a for l in links], node_index, switch_index)
+    b_kind, b_idx, b_port = _parse_endpoints([l.b for l in links], node_index, switch_index)
+    bw = np.array([l.bandwidth_gbps for l in links], dtype=float)
+    count = np.array([l.count for l in links], dtype=np.int64)
+    slowdown = np.array([l.slowdown for l in links], dtype=float)
+    network = np.array([l.kind in ("ethernet", "infiniband") for l in links], dtype=bool)
+    link_cap = bw * 1e9 / 8 * count / slowdown if n_links else np.zeros(0)
+
+    # ---- NIC cables: a node on one end, a switch on the other ----
+    swap = (a_kind == 2) & (b_kind == 1)
+    n_idx = np.where(swap, b_idx, a_idx)
+    n_port = np.where(swap, b_port, a_port)
+    s_idx = np.where(swap, a_idx, b_idx)
+    nic_mask = network & (((a_kind == 1) & (b_kind == 2)) | swap)
     nic_leaf = np.full(total_nics, -1, dtype=np.int64)
     nic_link = np.full(total_nics, -1, dtype=np.int64)
-    eff = {"infiniband": k.infiniband_nic_efficiency, "ethernet": k.ethernet_nic_efficiency}
-    next_free = {i: 0 for i in range(len(nodes))}
-
-    n_sw = len(switches)
-    tier = np.array([TIER_RANK.get(s.tier, 0) for s in switches], dtype=np.int64)
-    up_Bps = np.zeros(n_sw)
-    up_cables = np.zeros(n_sw, dtype=np.int64)
-    up_links: list[list[int]] = [[] for _ in range(n_sw)]
-    switch_edges: list[tuple[int, int, float, int, int]] = []  # (lower, upper, capacity, cables, link)
-    link_cap = np.zeros(len(doc.links))
-
-    for li, link in enumerate(doc.links):
-        a_dev, a_port = split_endpoint(link.a)
-        b_dev, b_port = split_endpoint(link.b)
-        cap = gbps_to_bytes_per_s(link.bandwidth_gbps) * link.count / link.slowdown
-        link_cap[li] = cap
-        ends = [(a_dev, a_port), (b_dev, b_port)]
-        kinds = ["node" if d in node_index else "switch" if d in switch_index else None for d, _ in ends]
-        if None in kinds:
-            continue
-        if kinds == ["node", "switch"] or kinds == ["switch", "node"]:
-            (n_dev, n_port), (s_dev, _) = (ends if kinds[0] == "node" else ends[::-1])
-            ni = node_index[n_dev]
-            node = nodes[ni]
-            if link.kind not in ("ethernet", "infiniband"):
-                continue
-            sw = switches[switch_index[s_dev]]
-            for c in range(link.count):
-                if n_port and n_port.startswith("nic") and n_port[3:].isdigit():
-                    local = int(n_port[3:]) + c
-                else:
-                    local = next_free[ni]
-                    next_free[ni] += 1
-                if local >= node.nic_count:
-                    break
-                g = nic_base[ni] + local
-                line = gbps_to_bytes_per_s(min(link.bandwidth_gbps, node.nic_gbps, sw.port_gbps))
-                bounce = 1.0 if node.gpudirect_rdma else k.host_bounce_efficiency
-                nic_cap[g] = line * eff.get(link.kind, 0.9) * bounce / link.slowdown
-                nic_leaf[g] = switch_index[s_dev]
-                nic_link[g] = li
-                if n_port:
-                    next_free[ni] = max(next_free[ni], local + 1)
-        elif kinds == ["switch", "switch"]:
-            i, j = switch_index[a_dev], switch_index[b_dev]
-            if tier[i] == tier[j]:
-                lower, upper = (i, j) if i < j else (j, i)
+    simple = nic_mask & (count == 1) & (n_port >= 0)
+    simple &= n_port < nic_counts[np.where(nic_mask, n_idx, 0)] if len(nodes) else simple
+    li = np.flatnonzero(simple)
+    g = nic_base[n_idx[li]] + n_port[li]
+    nic_leaf[g] = s_idx[li]
+    nic_link[g] = li
+    # bundles and port-less cables take the node's next free NICs, in file order
+    for l in np.flatnonzero(nic_mask & ~simple):
+        ni, si = int(n_idx[l]), int(s_idx[l])
+        for c in range(int(count[l])):
+            if n_port[l] >= 0:
+                local = int(n_port[l]) + c
             else:
-                lower, upper = (i, j) if tier[i] < tier[j] else (j, i)
-            switch_edges.append((lower, upper, cap, link.count, li))
-
-    # Leaves: switches with NICs below them. Their up-capacity: links to other switches.
-    is_leaf = np.zeros(n_sw, dtype=bool)
-    is_leaf[nic_leaf[nic_leaf >= 0]] = True
-    parent = list(range(n_sw))  # union-find over leaf-spine adjacency (pods)
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for lower, upper, cap, cables, li in switch_edges:
-        if is_leaf[lower] and not is_leaf[upper] or tier[lower] < tier[upper] and tier[upper] < 2:
-            up_Bps[lower] += cap
-            up_cables[lower] += cables
-            up_links[lower].append(li)
-        if tier[upper] < 2 and tier[lower] < 2:
-            parent[find(lower)] = find(upper)
-    pod_of = np.array([find(i) if tier[i] < 2 else -1 for i in range(n_sw)], dtype=np.int64)
-    roots = sorted({int(p) for p in pod_of if p >= 0})
-    pod_number = {r: n for n, r in enumerate(roots)}
-    switch_pod = np.array([pod_number[int(p)] if p >= 0 else -1 for p in pod_of], dtype=np.int64)
-    pod_up = np.zeros(len(roots))
-    pod_cables = np.zeros(len(roots), dtype=np.int64)
-    pod_links: list[list[int]] = [[] for _ in roots]
-    has_core = False
-    for lower, upper, cap, cables, li in switch_edges:
-        if tier[upper] == 2 and switch_pod[lower] >= 0:
-            has_core = True
-            pod_up[switch_pod[lower]] += cap
-            pod_cables[switch_pod[lower]] += cables
-            pod_links[switch_pod[lower]].append(li)
-
-    return Fabric(
+                free = np.flatnonzero(nic_link[nic_base[ni]: nic_base[ni] + nic_counts[ni]] < 0)
+                if not free.size:
+                    break
+                local = int(free[0])
+            if local >= nic_counts[ni]:
+                break
+            nic_leaf[nic_base[ni] + local] = si
+            nic_link[nic_base[ni] + local] = l
+    node_gbps = np.array([n.nic_gbps for n in nodes], dtype=float)
+    node_gdr = np.array([n.gpudirect_rdma for n in nodes], dtype=bool)
+    sw_gbps = np.array([s.port_gbps for s in switches], dtype=float) if switches else np.zeros(0)
+    eff_by_kind = {"infiniband": k.infiniband_nic_efficiency, "ethernet": k.ethernet_nic_efficiency}
+    link_eff = np.array([eff_by_kind.get(l.kind, 0.9) for l in links], dtype=float) if n_links else np.zeros(0)
+    fabric = Fabric(
         node_ids=[n.id for n in nodes], gpu_node=gpu_node, gpu_local=gpu_local, gpu_nic=gpu_nic,
         node_nic_base=nic_base, node_nic_count=nic_counts, node_gpus=gpus, node_scale_up_Bps=node_bw,
         node_scale_up_kind=node_kind, node_slowdown=np.array([n.slowdown for n in nodes], dtype=float),
-        node_accelerator=[n.accelerator for n in nodes], nic_node=nic_node, nic_cap_Bps=nic_cap,
-        nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[n.nic_kind for n in nodes for _ in range(n.nic_count)],
+        node_accelerator=[n.accelerator for n in nodes], nic_node=nic_node, nic_cap_Bps=np.zeros(total_nics),
+        nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
         switch_ids=[s.id for s in switches], switch_latency_us=np.array([s.latency_us for s in switches]),
         switch_fabric=[s.fabric for s in switches], switch_sharp=np.array([s.sharp for s in switches], dtype=bool),
-        leaf_up_Bps=up_Bps, leaf_up_cables=up_cables, leaf_up_links=up_links, switch_pod=switch_pod,
-        pod_up_Bps=pod_up, pod_up_cables=pod_cables, pod_up_links=pod_links, link_ids=[l.id for l in doc.links],
-        link_cap_Bps=link_cap, has_core=has_core,
+        leaf_up_Bps=np.zeros(len(switches)), leaf_up_cables=np.zeros(len(switches), dtype=np.int64),
+        leaf_up_links=[], switch_pod=np.full(len(switches), -1, dtype=np.int64), pod_up_Bps=np.zeros(0),
+        pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=[], link_ids=[l.id for l in links],
+        link_cap_Bps=link_cap, has_core=False,
     )
+    fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff)
+    fabric._host_bounce = k.host_bounce_efficiency
+
+    # ---- switch-to-switch links: up-links of leaves, pods, pod up-links ----
+    n_sw = len(switches)
+    tier = np.array([TIER_RANK.get(s.tier, 0) for s in switches], dtype=np.int64)
+    ss = np.flatnonzero((a_kind == 2) & (b_kind == 2) & (a_idx != b_idx))
+    ai, bi = a_idx[ss], b_idx[ss]
+    lower = np.where((tier[ai] < tier[bi]) | ((tier[ai] == tier[bi]) & (ai < bi)), ai, bi)
+    upper = np.where(lower == ai, bi, ai)
+    is_leaf = np.zeros(n_sw, dtype=bool)
+    is_leaf[nic_leaf[nic_leaf >= 0]] = True
+    leaf_up = (is_leaf[lower] & ~is_leaf[upper]) | ((tier[lower] < tier[upper]) & (tier[upper] < 2))
+    fabric._uplink = (ss[leaf_up], lower[leaf_up])
+    # pods: connected components of leaves and spines (label propagation, a few rounds)
+    label = np.where(tier < 2, np.arange(n_sw), -1)
+    inside = (tier[lower] < 2) & (tier[upper] < 2)
+    lu, uu = lower[inside], upper[inside]
+    for _ in range(64):
+        before = label.copy()
+        m = np.minimum(label[lu], label[uu])
+        np.minimum.at(label, lu, m)
+        np.minimum.at(label, uu, m)
+        if np.array_equal(before, label):
+            break
+    roots, pod = np.unique(label[label >= 0], return_inverse=True)
+    switch_pod = np.full(n_sw, -1, dtype=np.int64)
+    switch_pod[label >= 0] = pod.reshape(-1)
+    fabric.switch_pod = switch_pod
+    to_core = (tier[upper] == 2) & (switch_pod[lower] >= 0)
+    fabric._podlink = (ss[to_core], switch_pod[lower[to_core]])
+    fabric.has_core = bool(np.any(to_core))
+    fabric.leaf_up_links = _group_lists(fabric._uplink[1], fabric._uplink[0], n_sw)
+    fabric.pod_up_links = _group_lists(fabric._podlink[1], fabric._podlink[0], len(roots))
+    fabric.leaf_up_cables = np.bincount(fabric._uplink[1], count[fabric._uplink[0]], minlength=n_sw).astype(np.int64)
+    fabric.pod_up_cables = np.bincount(fabric._podlink[1], count[fabric._podlink[0]], minlength=len(roots)).astype(np.int64)
+    refresh_capacities(fabric, doc)
+    return fabric
+
+
+def _group_lists(owner: np.ndarray, items: np.ndarray, n: int) -> list[list[int]]:
+    out: list[list[int]] = [[] for _ in range(n)]
+    for o, i in zip(owner.tolist(), items.tolist()):
+        out[o].append(i)
+    return out
+
+
+def refresh_capacities(fabric: Fabric, doc: Document) -> None:
+    """Recompute every capacity from the links' (cables x rate / slowdown) and the servers'
+    slowdowns: after such a change nothing else needs rebuilding."""
+    links = doc.links
+    n = len(links)
+    bw = np.fromiter((l.bandwidth_gbps for l in links), float, n)
+    count = np.fromiter((l.count for l in links), float, n)
+    slowdown = np.fromiter((l.slowdown for l in links), float, n)
+    link_cap = bw * 1e9 / 8 * count / slowdown
+    fabric.node_slowdown = np.fromiter((x.slowdown for x in doc.nodes), float, len(doc.nodes))
+    fabric.link_cap_Bps = link_cap
+    node_gbps, node_gdr, sw_gbps, link_eff = fabric._nic_line
+    has = fabric.nic_link >= 0
+    cap = np.zeros(len(fabric.nic_link))
+    li = fabric.nic_link[has]
+    node = fabric.nic_node[has]
+    leaf = fabric.nic_leaf[has]
+    line = np.minimum(np.minimum(bw[li], node_gbps[node]), sw_gbps[leaf] if len(sw_gbps) else np.inf)
+    bounce = np.where(node_gdr[node], 1.0, fabric._host_bounce)
+    cap[has] = line * 1e9 / 8 * link_eff[li] * bounce / slowdown[li]
+    fabric.nic_cap_Bps = cap
+    up_links, up_owner = fabric._uplink
+    fabric.leaf_up_Bps = np.bincount(up_owner, link_cap[up_links], minlength=len(fabric.switch_ids))
+    pod_links, pod_owner = fabric._podlink
+    fabric.pod_up_Bps = np.bincount(pod_owner, link_cap[pod_links], minlength=int(fabric.switch_pod.max(initial=-1)) + 1)
 
 
 def require_routes(fabric: Fabric, gpus: np.ndarray, what: str) -> None:

@@ -41,11 +41,33 @@ class OpRecord:
 
 @dataclass
 class ScheduleResult:
-    ops: list[OpRecord]
+    records: list[OpRecord] | None  # filled by the zero-bubble path; else built on demand
     stage_end: list[float]
     stage_busy: list[float]
     last_backward_end: list[list[float]]  # per stage, per chunk: when its last backward finished
     order: list[list[tuple[int, int, int]]] = field(default_factory=list)
+    starts: list[list[float]] = field(default_factory=list)  # per stage, per op in `order`
+    ends: list[list[float]] = field(default_factory=list)
+    ready: list[list[float]] = field(default_factory=list)  # when the op's input had arrived
+    transfer: list[list[float]] = field(default_factory=list)
+
+    @property
+    def ops(self) -> list[OpRecord]:
+        if self.records is None:
+            self.records = [op for s in range(len(self.order)) for op in self.stage_ops(s)]
+        return self.records
+
+    def stage_ops(self, stage: int) -> list[OpRecord]:
+        if self.records is not None:
+            return [op for op in self.records if op.stage == stage]
+        out, prev = [], 0.0
+        for j, (kind, i, c) in enumerate(self.order[stage]):
+            start, finish, ready = self.starts[stage][j], self.ends[stage][j], self.ready[stage][j]
+            wait = start - prev
+            wait_pp = min(wait, self.transfer[stage][j]) if ready > prev else 0.0
+            out.append(OpRecord(stage, kind, i, c, start, finish, wait, wait_pp))
+            prev = finish
+        return out
 
 
 def op_order(schedule: str, p: int, s: int, m: int, v: int) -> list[tuple[int, int, int]]:
@@ -91,12 +113,52 @@ def op_order(schedule: str, p: int, s: int, m: int, v: int) -> list[tuple[int, i
     return order  # zero-bubble schedules place their W ops while simulating (see simulate)
 
 
+_STRUCTURES: dict[tuple, tuple] = {}
+
+
+def _structure(schedule, p, m, v, orders, oid, dependency):
+    """Dependencies of every op, which depend only on (schedule, p, m, v): cached."""
+    key = (schedule, p, m, v)
+    hit = _STRUCTURES.get(key)
+    if hit is None:
+        deps, has_transfer, owns, is_fwd, chunk_of = [], [], [], [], []
+        for s in range(p):
+            d_s, h_s, o_s = [], [], []
+            for kind, i, c in orders[s]:
+                dep, _ = dependency(kind, s, i, c)
+                d_s.append(dep)
+                h_s.append(dep >= 0 and (dep // (m * v)) % p != s)  # crosses a stage boundary
+                o_s.append(oid(kind, s, i, c))
+            deps.append(d_s)
+            has_transfer.append(h_s)
+            owns.append(o_s)
+            is_fwd.append([kind == F for kind, _, _ in orders[s]])
+            chunk_of.append([c for _, _, c in orders[s]])
+        if len(_STRUCTURES) > 32:
+            _STRUCTURES.clear()
+        hit = _STRUCTURES[key] = (deps, has_transfer, owns, is_fwd, chunk_of)
+    return hit
+
+
+_ORDERS: dict[tuple, list] = {}
+
+
+def _orders(schedule: str, p: int, m: int, v: int) -> list[list[tuple[int, int, int]]]:
+    key = (schedule, p, m, v)
+    hit = _ORDERS.get(key)
+    if hit is None:
+        if len(_ORDERS) > 32:
+            _ORDERS.clear()
+        hit = _ORDERS[key] = [op_order(schedule, p, s, m, v) for s in range(p)]
+    return hit
+
+
 def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p_s: float,
              start_offset: list[float] | None = None) -> ScheduleResult:
     """Run the schedule; `p2p_s` is the time an activation (or its gradient) takes between stages."""
     zb = schedule in ("zb-h1", "dualpipe")
     v = v if schedule == "interleaved" else 1
-    orders = [op_order(schedule, p, s, m, v) for s in range(p)]
+    orders = _orders(schedule, p, m, v)
     size = 3 * p * m * v
     end = [-1.0] * size  # end time per op id
 
@@ -148,25 +210,57 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         return st.wgrad[c]
 
     if not zb:
+        # The hot loop: flat lists, one visit per op (18k ops of GPT-3 on 1,024 GPUs in ~10 ms).
+        deps, has_transfer, owns, is_fwd, chunk_of = _structure(schedule, p, m, v, orders, oid, dependency)
+        trans = [[p2p_s if h else 0.0 for h in hs] for hs in has_transfer]
+        durs = []
+        for s in range(p):
+            st = times[s]
+            fw, bw = st.fwd, st.bwd
+            durs.append([fw[c] if f else bw[c] for f, c in zip(is_fwd[s], chunk_of[s])])
+        starts = [[0.0] * len(o) for o in orders]
+        ready_at = [[0.0] * len(o) for o in orders]
+        waiter = [-1] * size
         stack = list(range(p - 1, -1, -1))
         while stack:
             s = stack.pop()
-            order = orders[s]
-            while ptr[s] < len(order):
-                kind, i, c = order[ptr[s]]
-                dep, transfer = dependency(kind, s, i, c)
-                if dep >= 0 and end[dep] < 0:
-                    waiting[dep] = s
-                    break
-                ready = end[dep] + transfer if dep >= 0 else 0.0
-                start = max(free[s], ready)
-                wait = start - free[s]
-                wait_pp = min(wait, transfer) if dep >= 0 and ready > free[s] else 0.0
-                me = run(s, kind, i, c, start, duration_of(s, kind, c), wait, wait_pp)
-                ptr[s] += 1
-                nxt = waiting.pop(me, None)
-                if nxt is not None:
-                    stack.append(nxt)
+            k_ = ptr[s]
+            n_s = len(orders[s])
+            d_s, t_s, du_s, o_s, st_s, rd_s = deps[s], trans[s], durs[s], owns[s], starts[s], ready_at[s]
+            f = free[s]
+            while k_ < n_s:
+                d = d_s[k_]
+                if d >= 0:
+                    e = end[d]
+                    if e < 0:
+                        waiter[d] = s
+                        break
+                    r = e + t_s[k_]
+                    start = r if r > f else f
+                    rd_s[k_] = r
+                else:
+                    start = f
+                st_s[k_] = start
+                f = start + du_s[k_]
+                o = o_s[k_]
+                end[o] = f
+                k_ += 1
+                w = waiter[o]
+                if w >= 0:
+                    waiter[o] = -1
+                    stack.append(w)
+            ptr[s] = k_
+            free[s] = f
+        ends = []
+        for s in range(p):
+            busy[s] = sum(durs[s])
+            ends.append([end[o] for o in owns[s]])
+            for (kind, i, c), e in zip(orders[s], ends[s]):
+                if kind != F and e > last_b[s][c]:
+                    last_b[s][c] = e
+        if any(ptr[s] < len(orders[s]) for s in range(p)):  # pragma: no cover - a schedule bug
+            raise RuntimeError("pipeline schedule deadlocked")
+        return ScheduleResult(None, free, busy, last_b, orders, starts, ends, ready_at, trans)
     else:
         # Event order matters here: a stage with nothing ready runs a deferred W instead of idling.
         import heapq
@@ -222,3 +316,35 @@ def ideal_bubble_s(schedule: str, p: int, m: int, v: int, f: float, b: float, w:
     if schedule in ("zb-h1", "dualpipe"):
         return max(0.0, (p - 1) * (f + b - 2 * w))
     return (p - 1) * (f + b)
+
+
+def steady_pace_s(times: list[StageTimes], schedule: str = "1f1b") -> float:
+    """Time per micro-batch in the steady state: the slowest stage's forward + backward
+    (a permutation flow shop with identical jobs runs at its bottleneck's pace). GPipe runs
+    all forwards, then all backwards: the slowest forward plus the slowest backward."""
+    if schedule == "gpipe":
+        return max(sum(t.fwd) for t in times) + max(sum(t.bwd) for t in times)
+    return max(sum(t.fwd) + sum(t.bwd) for t in times)
+
+
+def simulate_steady(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p_s: float,
+                    max_ops: int = 4096) -> tuple[ScheduleResult, int]:
+    """The schedule's stage end times for m micro-batches, simulating at most ~max_ops ops.
+
+    With more micro-batches than that, it simulates m' (a multiple of p, at least 2p) and
+    adds (m - m') steady-state periods: warm-up and cool-down are the same for m and m', and
+    in between the pipeline advances one micro-batch per `steady_pace_s`. Returns the result
+    (for m' micro-batches, with end times extrapolated) and m'.
+    """
+    vv = v if schedule == "interleaved" else 1
+    if m * vv * p * 2 <= max_ops or m <= 2 * p or schedule == "gpipe":
+        return simulate(schedule, p, m, v, times, p2p_s), m
+    m_small = max(2 * p, (max_ops // (2 * vv * p)) // p * p)
+    if m_small >= m:
+        return simulate(schedule, p, m, v, times, p2p_s), m
+    r = simulate(schedule, p, m_small, v, times, p2p_s)
+    shift = (m - m_small) * steady_pace_s(times, schedule)
+    r.stage_end = [e + shift for e in r.stage_end]
+    r.stage_busy = [b * m / m_small for b in r.stage_busy]
+    r.last_backward_end = [[e + shift for e in chunks] for chunks in r.last_backward_end]
+    return r, m_small

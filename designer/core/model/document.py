@@ -40,6 +40,27 @@ class Document:
         self.events = Events()
         self._index: dict[str, dict[str, Any]] = {}
         self._reindex()
+        # A counter of edits and the recent changes, so that an engine can tell what it may reuse.
+        self.revision = 0
+        self.change_log: list[tuple[int, Change]] = []
+        self.events.connect(self._log)
+
+    CHANGE_LOG_LIMIT = 256
+
+    def _log(self, changes: list[Change]) -> None:
+        for change in changes:
+            self.revision += 1
+            self.change_log.append((self.revision, change))
+        if len(self.change_log) > self.CHANGE_LOG_LIMIT:
+            del self.change_log[: len(self.change_log) - self.CHANGE_LOG_LIMIT]
+
+    def changes_since(self, revision: int) -> list[Change] | None:
+        """The changes after `revision`, or None when the log no longer reaches back that far."""
+        if revision == self.revision:
+            return []
+        if not self.change_log or self.change_log[0][0] > revision + 1:
+            return None
+        return [c for r, c in self.change_log if r > revision]
 
     # ---- reading -------------------------------------------------------------
     @property
