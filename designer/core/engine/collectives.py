@@ -51,10 +51,9 @@ class GroupShape:
 
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     G, n = members.shape
-    nodes = fabric.gpu_node[members]
-    order = np.lexsort((members, nodes), axis=1) if n > 1 else np.zeros_like(members)
-    sorted_members = np.take_along_axis(members, order, axis=1)
-    sorted_nodes = np.take_along_axis(nodes, order, axis=1)
+    # GPU indices grow with the server index, so sorting members sorts them by server too
+    sorted_members = np.sort(members, axis=1) if n > 1 else members
+    sorted_nodes = fabric.gpu_node[sorted_members]
     changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
     n_nodes = changes + 1
     by_node, per_node = None, 0
@@ -73,11 +72,11 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     same_pod = np.all(pods == pods[:, :1], axis=1)
     max_tier = np.where(~multi, 0, np.where(same_leaf, 1, np.where(same_pod, 2, 3)))
     shape = GroupShape(members, by_node, n_nodes, per_node, max_tier)
-    keys = np.stack([n_nodes, max_tier], axis=1)
-    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    keys = n_nodes.astype(np.int64) * 4 + max_tier
+    uniq, inverse = np.unique(keys, return_inverse=True)
     inverse = inverse.reshape(-1)
-    for ci, key in enumerate(uniq):
-        shape.classes[(int(key[0]), per_node, int(key[1]))] = np.flatnonzero(inverse == ci)
+    for ci, key in enumerate(uniq.tolist()):
+        shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(inverse == ci)
     return shape
 
 
@@ -288,9 +287,7 @@ class CollectiveModel:
                 per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
             return self._pxn_nic(src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
         # Uneven groups: a ring through the members in node order, one flow per hop.
-        nodes = f.gpu_node[sh.members]
-        order = np.lexsort((sh.members, nodes), axis=1)
-        ring = np.take_along_axis(sh.members, order, axis=1)
+        ring = np.sort(sh.members, axis=1)
         nxt = np.roll(ring, -1, axis=1)
         cross = f.gpu_node[ring] != f.gpu_node[nxt]
         gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]
@@ -403,8 +400,8 @@ class CollectiveModel:
             return f"NIC {node}:nic{local} {'send' if code == 1 else 'receive'}", [link] if link >= 0 else []
         if code in (3, 4):
             return (f"up-links of {f.switch_ids[index]} ({'up' if code == 3 else 'down'})",
-                    list(f.leaf_up_links[index]))
-        return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", list(f.pod_up_links[index])
+                    f.uplinks_of(index))
+        return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", f.pod_links_of(index)
 
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> np.ndarray:
         """Bytes each cable carries (busiest direction) for this collective, all groups at once."""

@@ -168,6 +168,7 @@ class Engine:
         self._groups: dict = {}
         self._placement: dict = {}
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
+        self._schedules: dict = {}
 
     # ---- cached stages ------------------------------------------------------------------
     def fabric(self, doc: Document, k: EngineConstants) -> Fabric:
@@ -181,7 +182,8 @@ class Engine:
                 if changes == []:
                     return self._fabric
                 if changes is not None and all(_rating_only(c) for c in changes):
-                    refresh_capacities(self._fabric, doc)
+                    changed = [self._fabric.link_position(c.id) for c in changes if c.collection == "links"]
+                    refresh_capacities(self._fabric, doc, None if None in changed else changed)
                     self._fabric_key = (id(doc), doc.revision, constants)
                     for model in self._groups.values():
                         model.invalidate_capacities()
@@ -333,8 +335,17 @@ class Engine:
                 times.append(StageTimes([f.total_s + k.microbatch_overhead_s for f, _ in chunks],
                                         [b.total_s for _, b in chunks], [b.wgrad_s for _, b in chunks]))
             stage_times.append(times)
-            sched, simulated_micro = simulate_steady(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp,
-                                                     times, p2p_s)
+            key = (par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, p2p_s,
+                   tuple((tuple(t.fwd), tuple(t.bwd), tuple(t.wgrad)) for t in times))
+            hit = self._schedules.get(key)
+            if hit is None:
+                if len(self._schedules) > 16:
+                    self._schedules.clear()
+                hit = self._schedules[key] = simulate_steady(par.pipeline_schedule, plan.pp, plan.num_microbatches,
+                                                             plan.vp, times, p2p_s)
+            else:
+                self.reused.append("pipeline schedule")
+            sched, simulated_micro = hit
             schedules.append(sched)
 
         # ---- data-parallel gradient reduction, optimizer, parameter gather ----
@@ -531,7 +542,7 @@ class Engine:
         result.events_builder = build_events
         result.devices = {int(pipelines[r, s]): {"stage": s, "replica": r, "node": fabric.node_ids[fabric.gpu_node[int(pipelines[r, s])]]}
                           for r in _representative_replicas(pattern_of_replica) for s in range(plan.pp)}
-        result.constants = {"engine": dataclasses.asdict(k), "accelerator": dataclasses.asdict(ac)}
+        result.constants = {"engine": k, "accelerator": ac}
         result.engine_time_s = time.perf_counter() - t0
         return result
 

@@ -11,6 +11,7 @@ interleaved p * (1 + (p-1)/(p*v)), ZB-H1 like 1F1B, DualPipe p + 1 (and two mode
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..units import GIB
@@ -36,8 +37,13 @@ class MemoryEstimate:
                 "total": self.total / GIB}
 
 
-def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers: list[int]) -> tuple[float, float]:
+def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers) -> tuple[float, float]:
     """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices."""
+    return _stage_parameters(m, tp, ep, etp, pp, stage, tuple(layers))
+
+
+@functools.lru_cache(maxsize=4096)
+def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers: tuple) -> tuple[float, float]:
     attn = (m.h * (m.q + 2 * m.kv) + m.q * m.h) / tp + 2 * m.h
     dense_mlp = m.h * m.f * m.phi / tp
     shared = m.h * m.f_shared * m.phi / tp
