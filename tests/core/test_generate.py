@@ -368,7 +368,7 @@ def test_parts_come_from_the_catalog(catalog):
     assert node.nic_model == "CX7-NDR" and node.nic_kind == "infiniband" and node.nic_gbps == 400
     assert node.height_units == 4
     leaf = doc.switches[0]
-    assert (leaf.model, leaf.latency_us, leaf.sharp, leaf.port_gbps) == ("QM9700", 0.2, True, 400)
+    assert (leaf.model, leaf.latency_us, leaf.sharp, leaf.port_gbps) == ("QM9700", 0.2, False, 400)  # SHARP capable, off by default
     # another radix: keep the chip's latency, but do not claim the 64-port model
     big = gen(catalog, 8, switch_radix=128).switches[0]
     assert (big.model, big.latency_us, big.radix) == ("", 0.2, 128)

@@ -18,7 +18,7 @@ from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
-KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm")
+KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
 
 CommFn = Callable[[str, str, float], float]  # (dimension, primitive, bytes) -> seconds
 
@@ -28,7 +28,8 @@ class Phase:
     """Seconds of one direction (forward or backward) of a micro-batch through a chunk."""
 
     busy: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))  # on the critical path
-    hidden: dict[str, float] = field(default_factory=lambda: {"tp_comm": 0.0, "cp_comm": 0.0, "ep_comm": 0.0})
+    hidden: dict[str, float] = field(default_factory=lambda: {"tp_comm": 0.0, "cp_comm": 0.0, "ep_comm": 0.0,
+                                                              "dp_comm": 0.0})
     wgrad_s: float = 0.0  # weight-gradient GEMMs (what a zero-bubble schedule may defer)
     flops: float = 0.0  # hardware FLOPs executed
 
@@ -60,6 +61,7 @@ class Sharding:
     recompute: str  # none | selective | full
     tp_comm_overlap: bool
     flash_attention: bool = True
+    zero3: bool = False  # ZeRO-3 / FSDP: gather each layer's parameters before using them
 
 
 class OpCoster:
@@ -205,6 +207,18 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     bwd.busy["cp_comm"], bwd.hidden["cp_comm"] = e, h
     fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
 
+    # ZeRO-3 / FSDP: all-gather the layer's parameters before its forward and again before its
+    # backward, reduce-scatter its gradients after; prefetched one layer ahead, so only what
+    # the layer's own compute cannot cover is exposed.
+    if sh.zero3:
+        layer_params = (sum(N * K for _, N, K in gemms) + sum(N * K * b for _, N, K, b in expert_gemms))
+        ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
+        rs = comm("dp", "reduce_scatter", layer_params * k.grad_reduce_bytes_per_param)
+        exposed_f = max(0.0, ag - fwd_compute)
+        exposed_b = max(0.0, ag + rs - bwd_compute)
+        fwd.busy["dp_comm"], fwd.hidden["dp_comm"] = exposed_f, ag - exposed_f
+        bwd.busy["dp_comm"], bwd.hidden["dp_comm"] = exposed_b, ag + rs - exposed_b
+
     # Hidden communication still takes SMs and HBM from the compute it hides behind.
     for ph in (fwd, bwd):
         ph.busy["compute"] += k_slowdown(ops) * sum(ph.hidden.values())
@@ -216,6 +230,7 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         bwd.busy["tp_comm"] += fwd.busy["tp_comm"]
         bwd.busy["cp_comm"] += fwd.busy["cp_comm"]
         bwd.busy["ep_comm"] += fwd.busy["ep_comm"]
+        bwd.busy["dp_comm"] += fwd.busy["dp_comm"]
         bwd.flops += fwd.flops
     elif sh.recompute == "selective":
         bwd.busy["recompute"] = attn_fwd

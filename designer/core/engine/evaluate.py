@@ -241,7 +241,7 @@ class Engine:
 
         flash = ac.flash_attention if par.attention_backend == "auto" else par.attention_backend == "flash"
         sharding = Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel,
-                            par.recompute_granularity, par.tp_comm_overlap, flash)
+                            par.recompute_granularity, par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3)
         precision = m.precision
         if precision == "fp8" and acc.peak_tflops.get("fp8", 0) <= acc.peak_tflops.get("bf16", 0):
             warnings.append(f"{acc.name} has no FP8 tensor cores: fp8 runs at the 16-bit rate")
@@ -271,7 +271,7 @@ class Engine:
         # ---- per-stage compute (per straggler pattern) ----
         stage_layers = _stage_layers(m, plan.pp, plan.vp)
         stage_of = placement.stage_of_rank()
-        slow = fabric.node_slowdown[fabric.gpu_node[:n]]
+        slow = fabric.gpu_slowdown[:n]
         pipelines = placement.groups("pp")  # (replicas, pp): rank of each stage in each replica
         # The slowest member of every TP/CP/EP group sets its pace; a replica's stage is as slow
         # as the slowest GPU among the ranks that share that stage in that replica.
@@ -394,8 +394,8 @@ class Engine:
                 chunk_order = range(plan.vp - 1, -1, -1)  # chunks finish backward in reverse order
                 for c in chunk_order:
                     ready = sched.last_backward_end[s][c] if par.overlap_grad_reduce else last_compute
-                    dur = dp_time(stage_dp[s]["dense"][c], dp_model, grad_prim, gb)
-                    if m.experts:
+                    dur = 0.0 if sharding.zero3 else dp_time(stage_dp[s]["dense"][c], dp_model, grad_prim, gb)
+                    if m.experts and not sharding.zero3:
                         dur += dp_time(stage_dp[s]["expert"][c], dims["edp"], grad_prim, gb)
                     start = max(ready, t_free)
                     t_free = start + dur
@@ -415,7 +415,7 @@ class Engine:
                 if zero >= 1 else dense_total + expert_total
             opt_s.append(shard * k.optimizer_bytes_per_param / (acc.hbm_tbps * 1e12 * ac.hbm_efficiency))
             ag = 0.0
-            if zero >= 1:
+            if 1 <= zero < 3:
                 for c in range(plan.vp):
                     ag += dp_time(stage_dp[s]["dense"][c], dp_model, "all_gather", pb)
             ag_s.append(ag)
@@ -465,12 +465,12 @@ class Engine:
                 scale = bwd.wgrad_s / bwd.total_s if bwd.total_s > 0 else 0.0
             for key in KINDS:
                 breakdown[key] += ph.busy[key] * scale * repeat
-            for key in ("tp_comm", "cp_comm", "ep_comm"):
+            for key in ("tp_comm", "cp_comm", "ep_comm", "dp_comm"):
                 hidden[key] += ph.hidden[key] * scale * repeat
         breakdown["compute"] += k.microbatch_overhead_s * plan.num_microbatches * plan.vp
         dp_exposed = max(0.0, ref_info["dp_end"] - ref_info["last_compute"])
-        breakdown["dp_comm"] = dp_exposed + ag_exposed
-        hidden["dp_comm"] = max(0.0, ref_info["dp_busy"] - dp_exposed) + max(0.0, ag_s[crit_stage] - ag_exposed)
+        breakdown["dp_comm"] += dp_exposed + ag_exposed
+        hidden["dp_comm"] += max(0.0, ref_info["dp_busy"] - dp_exposed) + max(0.0, ag_s[crit_stage] - ag_exposed)
         breakdown["optimizer"] = optimizer_s
         breakdown["pp_comm"] = waits_pp
         accounted = sum(breakdown.values())
@@ -608,7 +608,7 @@ def _rating_only(change) -> bool:
     if change.collection == "links":
         return change.field in ("bandwidth_gbps", "slowdown", "latency_us")
     if change.collection == "nodes":
-        return change.field in ("slowdown", "name")
+        return change.field in ("slowdown", "gpu_slowdown", "name")
     return change.collection in ("racks",) or change.field == "name"
 
 
@@ -689,7 +689,7 @@ def _events(schedules, patterns, pattern_of_replica, chunk_phases, per_pattern, 
                     kind = "recompute" if key == "recompute" else ("forward" if op.kind == FWD else "backward")
                     events.append(Event(device, "compute", t, t + d, kind, label, op.micro, op.chunk))
                     t += d
-            for key, stream in (("tp_comm", "tp"), ("cp_comm", "cp"), ("ep_comm", "ep")):
+            for key, stream in (("tp_comm", "tp"), ("cp_comm", "cp"), ("ep_comm", "ep"), ("dp_comm", "dp")):
                 d = ph.busy[key] * scale
                 if d > 0:
                     events.append(Event(device, stream, t, t + d, key, f"{key} {label}", op.micro, op.chunk,

@@ -58,6 +58,7 @@ class Fabric:
     link_ids: list[str]
     link_cap_Bps: np.ndarray
     has_core: bool
+    gpu_slowdown: np.ndarray | None = None  # per GPU: its server's factor x its own
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -263,6 +264,14 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = arrays
     link_cap = bw * 1e9 / 8 * count / slowdown
     fabric.node_slowdown = np.fromiter((x.slowdown for x in doc.nodes), float, len(doc.nodes))
+    gpu_slow = fabric.node_slowdown[fabric.gpu_node].copy()
+    base = 0
+    for x in doc.nodes:
+        if x.gpu_slowdown:
+            for i, factor in enumerate(x.gpu_slowdown[: x.accelerator_count]):
+                gpu_slow[base + i] *= max(1.0, float(factor))
+        base += x.accelerator_count
+    fabric.gpu_slowdown = gpu_slow
     fabric.link_cap_Bps = link_cap
     node_gbps, node_gdr, sw_gbps, link_eff = fabric._nic_line
     has = fabric.nic_link >= 0

@@ -12,10 +12,10 @@ import json
 from .. import io as _io  # noqa: F401  (keeps the export package importable alone)
 from ..engine.evaluate import Evaluation
 
-STREAMS = ("compute", "tp", "tp_hidden", "cp", "cp_hidden", "ep", "ep_hidden", "pp", "dp", "wait")
+STREAMS = ("compute", "tp", "tp_hidden", "cp", "cp_hidden", "ep", "ep_hidden", "pp", "dp", "dp_hidden", "wait")
 STREAM_NAMES = {"compute": "compute", "tp": "TP comm", "tp_hidden": "TP comm (overlapped)", "cp": "CP comm",
                 "cp_hidden": "CP comm (overlapped)", "ep": "EP comm", "ep_hidden": "EP comm (overlapped)",
-                "pp": "PP send/recv", "dp": "DP comm", "wait": "waits"}
+                "pp": "PP send/recv", "dp": "DP comm", "dp_hidden": "DP comm (overlapped)", "wait": "waits"}
 
 
 def _stream_of(event) -> str:

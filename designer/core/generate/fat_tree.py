@@ -703,7 +703,10 @@ class _Builder:
     def _switches(self) -> list[list[str]]:
         """All switches; returns the leaf ids of each group, one per rail (or one)."""
         lay = self.lay
-        model, latency, sharp = self._switch_model()
+        model, latency, sharp_capable = self._switch_model()
+        # SHARP needs the aggregation manager and NCCL's CollNet plugin (NCCL_COLLNET_ENABLE=1);
+        # it is off unless the user turns it on per switch, even where the switch can do it.
+        sharp = False
         radix, gbps, fabric = lay.radix, self.nic_gbps, self.fabric
         three = lay.tiers == 3
         lpg = lay.leaves_per_group

@@ -189,8 +189,10 @@ def _element_plain(obj) -> dict:
     omit = _omit_cache.get(cls)
     if omit is None:
         omit = _omit_cache[cls] = {
-            f.name: f.default for f in dataclasses.fields(cls)
-            if f.metadata.get("omit_default", True) and f.default is not dataclasses.MISSING
+            f.name: (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+            for f in dataclasses.fields(cls)
+            if f.metadata.get("omit_default", True) and (
+                f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
         }
     out = {}
     for key, value in obj.__dict__.items():
@@ -200,6 +202,8 @@ def _element_plain(obj) -> dict:
                 continue
         if type(value) is float:
             value = _plain_number(value)
+        elif type(value) is list:
+            value = [_plain_number(v) if type(v) is float else v for v in value]
         out[key] = value
     return out
 

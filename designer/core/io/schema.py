@@ -212,8 +212,13 @@ def _fast_builder(cls):
         hints = _hints(cls)
         accept, floats, ranged, required = {}, set(), {}, set()
         flat = True
+        lists = set()
         for f in _fields(cls):
             tp, optional = _split_optional(hints[f.name])
+            if typing.get_origin(tp) is list and typing.get_args(tp)[0] in (float, int):
+                accept[f.name] = (list,)
+                lists.add(f.name)
+                continue
             if tp not in _EXACT_TYPES:
                 flat = False
                 break
@@ -227,18 +232,21 @@ def _fast_builder(cls):
             if _required(f):
                 required.add(f.name)
         if flat:
-            builder = _make_fast(cls, accept, frozenset(floats), ranged, frozenset(required))
+            builder = _make_fast(cls, accept, frozenset(floats), ranged, frozenset(required), frozenset(lists))
     _fast_cache[cls] = builder
     return builder
 
 
-def _make_fast(cls, accept, floats, ranged, required):
+def _make_fast(cls, accept, floats, ranged, required, lists=frozenset()):
     ranged_keys = frozenset(ranged)
 
     def build(item: dict):
         for key, value in item.items():
             types = accept.get(key)
             if types is None or type(value) not in types:
+                return None
+        for key in lists & item.keys():
+            if not all(type(v) in (int, float) for v in item[key]):
                 return None
         keys = item.keys()
         if not required <= keys:

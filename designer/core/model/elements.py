@@ -59,6 +59,10 @@ class Node:
     slowdown: float = spec_field(
         1.0, doc="Straggler factor on this server's compute (1.25 = 25% slower)", minimum=1.0
     )
+    gpu_slowdown: list[float] = spec_field(
+        doc="Per-accelerator straggler factors, by local index ([1, 1, 1.5] = GPU 2 is 50% slower)",
+        factory=list,
+    )
     name: str = spec_field("", doc="Display name (defaults to the id)")
 
     def nic_ports(self) -> list[str]:
