@@ -131,6 +131,13 @@ def _load_job(args):
         if scenario.calibration:
             doc.spec.calibration = {**doc.spec.calibration, **scenario.calibration}
     apply_overrides(doc, getattr(args, "set", None) or [])
+    from .core.model.check import check_document
+
+    errors = [p for p in check_document(doc) if p.severity == "error"]
+    if errors:
+        for p in errors:
+            p.file = args.file
+        raise DesignerError(errors)
     return doc
 
 

@@ -169,3 +169,10 @@ def test_trace_is_valid_perfetto_json(tmp_path):
 
 def test_no_command_is_usage_error():
     assert run_cli()[0] == 2
+
+
+def test_evaluate_refuses_a_link_to_nowhere(tmp_path, small_text):
+    p = tmp_path / "broken.yaml"
+    p.write_text(small_text.replace('b: "leaf0:p3"', 'b: "leaf9:p3"'))
+    code, out, err = run_cli("evaluate", p)
+    assert code == 65 and "dangling" in err and str(p) in err and out == ""

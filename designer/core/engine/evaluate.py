@@ -656,7 +656,13 @@ def _links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict, break
         bottlenecks.append({"resource": "pipeline schedule", "kind": "bubble",
                             "utilization": round(breakdown["bubble"] / step_time, 3), "exposed_s": breakdown["bubble"]})
     bottlenecks.sort(key=lambda b: b["exposed_s"], reverse=True)
-    result.bottlenecks = bottlenecks[:8]
+    seen, unique = set(), []
+    for b in bottlenecks:  # one row per (kind, resource): the collective that exposes most
+        key = (b["kind"], b["resource"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(b)
+    result.bottlenecks = unique[:8]
 
 
 def _events(schedules, patterns, pattern_of_replica, chunk_phases, per_pattern, pipelines, plan, par, p2p_s,
