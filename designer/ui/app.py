@@ -62,6 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         window.show()
         app.processEvents()
         window.fit_view()
+        import time
+
+        deadline = time.monotonic() + 120
+        while window.evaluating and time.monotonic() < deadline:  # wait for the engine's answer
+            app.processEvents()
+            time.sleep(0.01)
         app.processEvents()
         ok = window.grab().save(args.screenshot, "PNG")
         window.close()

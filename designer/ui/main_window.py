@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QRectF, Qt
+import threading
+
+from PySide6.QtCore import QObject, QRectF, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QFileDialog, QGraphicsScene, QGraphicsView, QLabel, QMainWindow, QMessageBox,
@@ -20,11 +22,45 @@ COLORS = {
 }
 
 
+class _Evaluator(QObject):
+    """Runs the engine on a worker thread; the signal is delivered on the UI thread."""
+
+    finished = Signal(int, object, object)  # request number, result or None, error text or None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.request = 0
+
+    def start(self, doc: Document) -> int:
+        self.request += 1
+        number = self.request
+        snapshot = doc.copy()
+
+        def work():
+            from ..core.engine.evaluate import Engine
+            from ..core.problems import DesignerError
+
+            try:
+                self.finished.emit(number, Engine().evaluate(snapshot), None)
+            except DesignerError as exc:
+                self.finished.emit(number, None, str(exc))
+            except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
+                self.finished.emit(number, None, f"internal error: {type(exc).__name__}: {exc}")
+
+        threading.Thread(target=work, daemon=True).start()
+        return number
+
+
 class MainWindow(QMainWindow):
     def __init__(self) -> None:
         super().__init__()
         self.document: Document | None = None
         self.path: str | None = None
+        self.result = None
+        self.evaluating = False
+        self._evaluator = _Evaluator()
+        self._evaluator.finished.connect(self._on_evaluated)
+        self.result_label = QLabel()
         self.scene = QGraphicsScene(self)
         self.view = QGraphicsView(self.scene)
         self.view.setRenderHint(QPainter.Antialiasing)
@@ -34,6 +70,7 @@ class MainWindow(QMainWindow):
         self.counts_label = QLabel()
         self.problems_label = QLabel()
         self.statusBar().addWidget(self.counts_label, 1)
+        self.statusBar().addPermanentWidget(self.result_label)
         self.statusBar().addPermanentWidget(self.problems_label)
         self._build_menus()
         self._update_title()
@@ -63,6 +100,29 @@ class MainWindow(QMainWindow):
         self._draw()
         self._update_title()
         self.fit_view()
+        self.evaluate()
+
+    def evaluate(self) -> None:
+        """Evaluate the job off the UI thread; a newer request makes older answers stale."""
+        self.result = None
+        if self.document is None or self.document.spec.workload is None:
+            self.result_label.setText("no job")
+            return
+        self.evaluating = True
+        self.result_label.setText("evaluating...")
+        self._evaluator.start(self.document)
+
+    def _on_evaluated(self, number: int, result, error) -> None:
+        if number != self._evaluator.request:
+            return  # stale
+        self.evaluating = False
+        self.result = result
+        if error:
+            self.result_label.setText("job: " + error.splitlines()[0][:120])
+        else:
+            self.result_label.setText(f"step {result.step_time_s:.2f} s   MFU {result.mfu:.1%}   "
+                                      f"{result.model_tflops_per_gpu:.0f} TFLOP/s per GPU"
+                                      + ("" if result.fits_in_memory else "   does not fit in memory"))
 
     def _update_title(self) -> None:
         name = Path(self.path).name if self.path else "untitled"

@@ -50,3 +50,14 @@ def test_screenshot_command(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from PySide6.QtGui import QImage
     assert QImage(str(out)).size().width() == 800
+
+
+def test_window_evaluates_off_the_ui_thread(qtbot):
+    from designer.ui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    qtbot.waitUntil(lambda: not window.evaluating, timeout=30000)
+    assert window.result is not None and window.result.num_gpus == 64
+    assert "MFU" in window.result_label.text()
