@@ -115,29 +115,23 @@ class Catalog:
             return "did you mean " + " or ".join(canonical[:2]) + "?"
         return "known: " + ", ".join(self.names(kind))
 
-    def accelerator(self, name: str) -> Accelerator:
-        canonical = self.resolve("accelerators", name)
+    def _get(self, kind: str, name: str):
+        canonical = self.resolve(kind, name)
         if canonical is None:
             raise KeyError(name)
-        return self.accelerators[canonical]
+        return getattr(self, kind)[canonical]
+
+    def accelerator(self, name: str) -> Accelerator:
+        return self._get("accelerators", name)
 
     def nic(self, name: str) -> Nic:
-        canonical = self.resolve("nics", name)
-        if canonical is None:
-            raise KeyError(name)
-        return self.nics[canonical]
+        return self._get("nics", name)
 
     def switch(self, name: str) -> SwitchModel:
-        canonical = self.resolve("switches", name)
-        if canonical is None:
-            raise KeyError(name)
-        return self.switches[canonical]
+        return self._get("switches", name)
 
     def model(self, name: str) -> ModelPreset:
-        canonical = self.resolve("models", name)
-        if canonical is None:
-            raise KeyError(name)
-        return self.models[canonical]
+        return self._get("models", name)
 
     def nic_for(self, kind: str, gbps: float) -> Nic | None:
         matches = [n for n in self.nics.values() if n.kind == kind and n.gbps == gbps]
