@@ -76,11 +76,78 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"wrote {args.screenshot}", file=sys.stderr)
         return 0
+    _start_autosave(window)
     window.show()
     if error is not None:
         QTimer.singleShot(0, lambda: QMessageBox.critical(window, "Cannot open file", str(error)))
     QTimer.singleShot(0, window.fit_view)
+    QTimer.singleShot(0, lambda: offer_recovery(window))
     return app.exec()
+
+
+def _start_autosave(window) -> None:
+    """Every minute, unsaved changes go to a recovery file (removed on save and clean exit)."""
+    from .autosave import Autosaver
+
+    def snapshot():
+        if not window.qdoc.dirty:
+            return None
+        return (window.qdoc.path or window.qdoc.name, window.qdoc.text())
+
+    window.autosaver = Autosaver(snapshot, parent=window)
+
+
+def offer_recovery(window) -> bool:
+    """After a crash: offer the newest recovery file; the user's choice either way clears it."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from .autosave import pending_recoveries, remove_recovery
+
+    import os
+
+    def alive(pid):
+        if not pid or pid == os.getpid():
+            return False
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+    pending = [rf for rf in pending_recoveries() if not alive(rf.pid)]  # not another running window's
+    if not pending:
+        return False
+    newest = pending[0]
+    answer = QMessageBox.question(
+        window, "Recover unsaved work?",
+        f"Designer did not close cleanly. Unsaved changes to {newest.name} from "
+        f"{newest.saved_at:%Y-%m-%d %H:%M} were kept. Recover them?",
+        QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+    if answer != QMessageBox.Yes:
+        for rf in pending:
+            remove_recovery(rf)
+        return False
+    return recover(window, newest)
+
+
+def recover(window, rf) -> bool:
+    from ..core.io import loads_document
+    from .autosave import remove_recovery
+    from .commands import ReplaceDocument
+
+    try:
+        doc = loads_document(rf.path.read_text(encoding="utf-8"), str(rf.path))
+    except DesignerError as exc:
+        window.tell(f"the recovery file is damaged: {exc}")
+        return False
+    if rf.original_path:
+        window.qdoc.path = rf.original_path
+        window.qdoc.pathChanged.emit(rf.original_path)
+    window.qdoc.push(ReplaceDocument(window.qdoc, doc, "Recover unsaved changes"))
+    remove_recovery(rf)
+    window.fit_view()
+    window.tell(f"recovered unsaved changes to {rf.name}")
+    return True
 
 
 if __name__ == "__main__":

@@ -1,25 +1,29 @@
-"""The main window: a read-only canvas of the design and a status bar with its counts."""
+"""The main window: canvas in the centre, palette and inspector docks, menus, status bar."""
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-import threading
-
-from PySide6.QtCore import QObject, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QKeySequence, QPainter, QPen
+from PySide6.QtCore import QObject, QPointF, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QGraphicsScene, QGraphicsView, QLabel, QMainWindow, QMessageBox,
+    QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolButton,
 )
 
-from ..core.io import load_document
 from ..core.model import Document, check_document
-from ..core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px, slot_top_px
+from ..core.model.geometry import RACK_WIDTH_PX
 from ..core.problems import DesignerError
+from . import commands, editing
+from .canvas.items import ID_ROLE
+from .canvas.scene import CanvasScene
+from .canvas.style import GRID_PX
+from .canvas.view import CanvasView
+from .inspector import Inspector
+from .palette import Palette, parse_part
+from .qt_document import QtDocument
 
-COLORS = {
-    "rack": QColor("#f4f5f7"), "rack_edge": QColor("#9aa3af"), "node": QColor("#3b82f6"),
-    "leaf": QColor("#10b981"), "spine": QColor("#f59e0b"), "core": QColor("#ef4444"), "text": QColor("#1f2937"),
-}
+FILE_FILTER = "Designer files (*.yaml *.yml);;All files (*)"
+MAX_RECENT = 8
 
 
 class _Evaluator(QObject):
@@ -38,7 +42,6 @@ class _Evaluator(QObject):
 
         def work():
             from ..core.engine.evaluate import Engine
-            from ..core.problems import DesignerError
 
             try:
                 self.finished.emit(number, Engine().evaluate(snapshot), None)
@@ -52,114 +55,501 @@ class _Evaluator(QObject):
 
 
 class MainWindow(QMainWindow):
-    def __init__(self) -> None:
+    def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
-        self.document: Document | None = None
-        self.path: str | None = None
+        self.settings = settings or QSettings()
+        self.qdoc = QtDocument(parent=self)
+        self.scene = CanvasScene(self.qdoc, self)
+        self.view = CanvasView(self.scene)
+        self.setCentralWidget(self.view)
         self.result = None
         self.evaluating = False
+        self.problems: list = []
         self._evaluator = _Evaluator()
         self._evaluator.finished.connect(self._on_evaluated)
-        self.result_label = QLabel()
-        self.scene = QGraphicsScene(self)
-        self.view = QGraphicsView(self.scene)
-        self.view.setRenderHint(QPainter.Antialiasing)
-        self.view.setDragMode(QGraphicsView.ScrollHandDrag)
-        self.view.setBackgroundBrush(QColor("#ffffff"))
-        self.setCentralWidget(self.view)
+
+        self.palette = Palette()
+        self.inspector = Inspector(self.qdoc)
+        self._dock(self.palette, "Parts", Qt.LeftDockWidgetArea)
+        self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
+
         self.counts_label = QLabel()
-        self.problems_label = QLabel()
+        self.problems_button = QToolButton()
+        self.problems_button.setPopupMode(QToolButton.InstantPopup)
+        self.problems_button.setAutoRaise(True)
+        self.result_label = QLabel()
+        self.zoom_label = QLabel()
         self.statusBar().addWidget(self.counts_label, 1)
         self.statusBar().addPermanentWidget(self.result_label)
-        self.statusBar().addPermanentWidget(self.problems_label)
+        self.statusBar().addPermanentWidget(self.problems_button)
+        self.statusBar().addPermanentWidget(self.zoom_label)
+
+        self._build_actions()
         self._build_menus()
-        self._update_title()
+        self._connect()
+        self._check_timer = QTimer(self, singleShot=True, interval=250, timeout=self._after_edit)
+        self._refresh_all()
+
+    # ---- layout ----
+    def _dock(self, widget, title: str, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                         | QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, text, slot, shortcut=None, tip=None, checkable=False) -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.setCheckable(checkable)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        a = self._action
+        self.act_new = a("&New", self.file_new, QKeySequence.New)
+        self.act_open = a("&Open...", self.file_open_dialog, QKeySequence.Open)
+        self.act_save = a("&Save", self.file_save, QKeySequence.Save)
+        self.act_save_as = a("Save &As...", self.file_save_as, QKeySequence.SaveAs)
+        self.act_quit = a("&Quit", self.close, QKeySequence.Quit)
+        self.act_undo = self.qdoc.undo_stack.createUndoAction(self, "&Undo")
+        self.act_undo.setShortcut(QKeySequence.Undo)
+        self.act_redo = self.qdoc.undo_stack.createRedoAction(self, "&Redo")
+        self.act_redo.setShortcut(QKeySequence.Redo)
+        self.act_cut = a("Cu&t", self.cut, QKeySequence.Cut)
+        self.act_copy = a("&Copy", self.copy, QKeySequence.Copy)
+        self.act_paste = a("&Paste", self.paste, QKeySequence.Paste)
+        self.act_duplicate = a("&Duplicate", lambda: self.duplicate(1), "Ctrl+D", "Copy the selection beside itself")
+        self.act_duplicate_many = a("Duplicate &Many...", self.duplicate_many, "Ctrl+Shift+D",
+                                    "Copies of the selection in a row, cables between them included")
+        self.act_delete = a("De&lete", self.delete_selection, QKeySequence.Delete)
+        self.act_select_all = a("Select &All", self.select_all, QKeySequence.SelectAll)
+        self.act_find = a("&Find...", self.find, QKeySequence.Find)
+        self.act_fit = a("&Fit", self.view.fit, "F")
+        self.act_zoom_in = a("Zoom &In", lambda: self.view.zoom_by(1.25), QKeySequence.ZoomIn)
+        self.act_zoom_out = a("Zoom &Out", lambda: self.view.zoom_by(0.8), QKeySequence.ZoomOut)
+        self.act_grid = a("&Grid", lambda on: self.view.set_grid(on), "Ctrl+'", checkable=True)
+        self.act_grid.setChecked(True)
+        self.act_snap = a("&Snap to Grid", self._set_snap, checkable=True)
+        self.act_snap.setChecked(True)
+        self.act_generate = a("&Generate Fat-Tree...", self.generate, "Ctrl+G",
+                              "A whole fabric from a few numbers; undoable as one step")
+        self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E", "PNG (2x), SVG or PDF")
 
     def _build_menus(self) -> None:
-        menu = self.menuBar().addMenu("&File")
-        open_action = QAction("&Open...", self, shortcut=QKeySequence.Open, triggered=self._open_dialog)
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit, triggered=self.close)
-        menu.addAction(open_action)
-        menu.addSeparator()
-        menu.addAction(quit_action)
-        view = self.menuBar().addMenu("&View")
-        view.addAction(QAction("&Fit", self, shortcut="F", triggered=self.fit_view))
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        for act in (self.act_new, self.act_open):
+            file_menu.addAction(act)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        for act in (self.act_save, self.act_save_as, self.act_export):
+            file_menu.addAction(act)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+        edit = bar.addMenu("&Edit")
+        for act in (self.act_undo, self.act_redo, None, self.act_cut, self.act_copy, self.act_paste,
+                    self.act_duplicate, self.act_duplicate_many, self.act_delete, None, self.act_select_all,
+                    self.act_find):
+            edit.addSeparator() if act is None else edit.addAction(act)
+        view = bar.addMenu("&View")
+        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, None, self.act_grid, self.act_snap):
+            view.addSeparator() if act is None else view.addAction(act)
+        view.addSeparator()
+        for dock in self.findChildren(QDockWidget):
+            view.addAction(dock.toggleViewAction())
+        tools = bar.addMenu("&Tools")
+        tools.addAction(self.act_generate)
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("main-toolbar")
+        for act in (self.act_new, self.act_open, self.act_save, None, self.act_undo, self.act_redo, None,
+                    self.act_fit, self.act_generate):
+            toolbar.addSeparator() if act is None else toolbar.addAction(act)
+        self._update_recent_menu()
 
-    def _open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open design", "", "Designer files (*.yaml *.yml)")
-        if not path:
-            return
-        try:
-            self.open_file(path)
-        except DesignerError as exc:  # the open design stays as it was
-            QMessageBox.critical(self, "Cannot open file", str(exc))
+    def _connect(self) -> None:
+        self.qdoc.changed.connect(lambda _c: self._check_timer.start())
+        self.qdoc.replaced.connect(self._refresh_all)
+        self.qdoc.dirtyChanged.connect(self.setWindowModified)
+        self.qdoc.pathChanged.connect(lambda _p: self._update_title())
+        self.scene.selectionChanged.connect(self._selection_changed)
+        self.scene.message.connect(self.tell)
+        self.inspector.message.connect(self.tell)
+        self.view.partDropped.connect(self.drop_part)
+        self.view.linkRequested.connect(self.request_link)
+        self.view.zoomChanged.connect(lambda s: self.zoom_label.setText(f"{s * 100:.0f}%"))
+        self.palette.linkToolChanged.connect(self._set_link_tool)
 
-    def open_file(self, path: str) -> None:
-        doc = load_document(path)  # raises before anything is replaced
-        self.document, self.path = doc, path
-        self._draw()
+    # ---- status ----
+    def tell(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    def _refresh_all(self) -> None:
         self._update_title()
-        self.fit_view()
-        self.evaluate()
+        self._after_edit()
 
-    def evaluate(self) -> None:
-        """Evaluate the job off the UI thread; a newer request makes older answers stale."""
-        self.result = None
-        if self.document is None or self.document.spec.workload is None:
-            self.result_label.setText("no job")
-            return
-        self.evaluating = True
-        self.result_label.setText("evaluating...")
-        self._evaluator.start(self.document)
-
-    def _on_evaluated(self, number: int, result, error) -> None:
-        if number != self._evaluator.request:
-            return  # stale
-        self.evaluating = False
-        self.result = result
-        if error:
-            self.result_label.setText("job: " + error.splitlines()[0][:120])
-        else:
-            self.result_label.setText(f"step {result.step_time_s:.2f} s   MFU {result.mfu:.1%}   "
-                                      f"{result.model_tflops_per_gpu:.0f} TFLOP/s per GPU"
-                                      + ("" if result.fits_in_memory else "   does not fit in memory"))
-
-    def _update_title(self) -> None:
-        name = Path(self.path).name if self.path else "untitled"
-        self.setWindowTitle(f"{name} - Designer")
-
-    def fit_view(self) -> None:
-        rect = self.scene.itemsBoundingRect()
-        if not rect.isEmpty():
-            self.view.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
-
-    def _draw(self) -> None:
-        self.scene.clear()
-        doc = self.document
-        if doc is None:
-            return
-        font = QFont()
-        font.setPointSizeF(7)
-        members: dict[str, list] = {}
-        for element in list(doc.nodes) + list(doc.switches):
-            if element.rack:
-                members.setdefault(element.rack, []).append(element)
-        edge = QPen(COLORS["rack_edge"], 1)
-        for rack in doc.racks:
-            h = rack_height_px(rack.units)
-            self.scene.addRect(QRectF(rack.x, rack.y, RACK_WIDTH_PX, h), edge, QBrush(COLORS["rack"]))
-            label = self.scene.addSimpleText(rack.name or rack.id, font)
-            label.setBrush(COLORS["text"])
-            label.setPos(rack.x, rack.y - RACK_LABEL_PX)
-            for element in members.get(rack.id, []):
-                top = slot_top_px(rack.y, rack.units, element.slot or 0, element.height_units)
-                color = COLORS["node"] if hasattr(element, "accelerator") else COLORS.get(element.tier, COLORS["leaf"])
-                self.scene.addRect(QRectF(rack.x + 4, top + 0.5, RACK_WIDTH_PX - 8,
-                                          element.height_units * UNIT_HEIGHT_PX - 1),
-                                   QPen(color.darker(130), 0.5), QBrush(color))
+    def _after_edit(self) -> None:
+        doc = self.qdoc.doc
         c = doc.counts()
         self.counts_label.setText(f"{c['racks']} racks   {c['nodes']} servers   {c['gpus']} GPUs   "
                                   f"{c['switches']} switches   {c['links']} links")
-        problems = check_document(doc)
-        errors = sum(p.severity == "error" for p in problems)
-        self.problems_label.setText(f"{errors} errors, {len(problems) - errors} warnings" if problems else "no problems")
+        self.problems = check_document(doc)
+        errors = sum(p.severity == "error" for p in self.problems)
+        warnings = len(self.problems) - errors
+        if not self.problems:
+            self.problems_button.setText("no problems")
+            self.problems_button.setStyleSheet("color: #047857")
+        else:
+            self.problems_button.setText(f"{errors} errors, {warnings} warnings")
+            self.problems_button.setStyleSheet("color: #b91c1c" if errors else "color: #b45309")
+        menu = QMenu(self.problems_button)
+        for p in self.problems[:60]:
+            act = menu.addAction(p.format())
+            act.triggered.connect(lambda _=False, p=p: self.jump_to(p.element))
+        if len(self.problems) > 60:
+            menu.addAction(f"... and {len(self.problems) - 60} more (designer validate FILE lists them all)")
+        self.problems_button.setMenu(menu if self.problems else None)
+        self.evaluate()
+
+    def jump_to(self, element_id: str | None) -> None:
+        if not element_id:
+            return
+        item = self.scene.item_for(element_id)
+        if item is None:  # a link that is not drawn (one of its ends is missing): show the end that exists
+            link = self.qdoc.doc.find("links", element_id)
+            if link is not None:
+                from ..core.model.elements import split_endpoint
+
+                for end in (link.a, link.b):
+                    device = split_endpoint(end)[0]
+                    if device in self.scene.devices:
+                        element_id, item = device, self.scene.devices[device]
+                        break
+        if item is not None:
+            self.scene.select_ids([element_id])
+            self.view.center_on_item(item)
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.qdoc.name}[*] - Designer")
+        self.setWindowModified(self.qdoc.dirty)
+
+    def _selection_changed(self) -> None:
+        self.inspector.show_ids(self.scene.selected_ids())
+
+    # ---- evaluation off the UI thread ----
+    def evaluate(self) -> None:
+        self.result = None
+        doc = self.qdoc.doc
+        if doc.spec.workload is None:
+            self.result_label.setText("no job")
+            self.evaluating = False
+            return
+        if any(p.severity == "error" for p in self.problems):
+            self.result_label.setText("fix the errors to evaluate")
+            self.evaluating = False
+            return
+        self.evaluating = True
+        self.result_label.setText("evaluating...")
+        self._evaluator.start(doc)
+
+    def _on_evaluated(self, number: int, result, error) -> None:
+        if number != self._evaluator.request:
+            return  # a newer edit superseded it
+        self.evaluating = False
+        self.result = result
+        if error:
+            self.result_label.setText("job: " + error.splitlines()[0][:100])
+        else:
+            self.result_label.setText(f"step {result.step_time_s:.2f} s   MFU {result.mfu:.1%}   "
+                                      f"{result.model_tflops_per_gpu:.0f} TFLOP/s/GPU"
+                                      + ("" if result.fits_in_memory else "   does not fit in memory"))
+
+    # ---- files ----
+    def open_file(self, path: str) -> None:
+        """Open a design; a file that fails leaves the open design as it was (and says why)."""
+        self.qdoc.open(path)
+        self._add_recent(path)
+        self.view.fit()
+
+    def fit_view(self) -> None:
+        self.view.fit()
+
+    def file_new(self) -> None:
+        if self._maybe_save():
+            self.qdoc.new()
+
+    def file_open_dialog(self) -> None:
+        if not self._maybe_save():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open design", "", FILE_FILTER)
+        if path:
+            self._open_reporting(path)
+
+    def _open_reporting(self, path: str) -> None:
+        try:
+            self.open_file(path)
+        except DesignerError as exc:
+            QMessageBox.critical(self, "Cannot open the file", str(exc))
+
+    def file_save(self) -> bool:
+        if not self.qdoc.path:
+            return self.file_save_as()
+        return self._save_to(self.qdoc.path)
+
+    def file_save_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(self, "Save design", self.qdoc.path or "design.yaml", FILE_FILTER)
+        if not path:
+            return False
+        if not path.endswith((".yaml", ".yml")):
+            path += ".yaml"
+        return self._save_to(path)
+
+    def _save_to(self, path: str) -> bool:
+        try:
+            self.qdoc.save(path)
+        except OSError as exc:
+            QMessageBox.critical(self, "Cannot save", f"{path}: {exc.strerror or exc}\nThe design is still open; "
+                                 "try another folder.")
+            return False
+        self._add_recent(path)
+        self.tell(f"saved {path}")
+        if getattr(self, "autosaver", None) is not None:
+            self.autosaver.discard()
+        return True
+
+    def _maybe_save(self) -> bool:
+        """True when it is fine to drop the current design."""
+        if not self.qdoc.dirty:
+            return True
+        answer = QMessageBox.question(self, "Unsaved changes", f"Save the changes to {self.qdoc.name}?",
+                                      QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
+        if answer == QMessageBox.Save:
+            return self.file_save()
+        return answer == QMessageBox.Discard
+
+    def closeEvent(self, event) -> None:
+        if self._maybe_save():
+            if getattr(self, "autosaver", None) is not None:
+                self.autosaver.discard()
+            event.accept()
+        else:
+            event.ignore()
+
+    def _recent(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if v]
+
+    def _add_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())
+        recent = [path] + [p for p in self._recent() if p != path]
+        self.settings.setValue("recent", recent[:MAX_RECENT])
+        self._update_recent_menu()
+
+    def _update_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for path in self._recent():
+            act = self.recent_menu.addAction(Path(path).name)
+            act.setToolTip(path)
+            act.triggered.connect(lambda _=False, p=path: self._maybe_save() and self._open_reporting(p))
+        self.recent_menu.setEnabled(bool(self._recent()))
+
+    # ---- canvas gestures ----
+    def _set_snap(self, on: bool) -> None:
+        for item in self.scene.racks.values():
+            item.snap = on
+
+    def _set_link_tool(self, kind) -> None:
+        self.view.link_kind = kind
+        from PySide6.QtWidgets import QGraphicsView
+
+        self.view.setDragMode(QGraphicsView.NoDrag if kind else QGraphicsView.RubberBandDrag)
+        if kind:
+            self.tell(f"{kind} link tool: press on a server or switch, release on another (Esc ends)")
+
+    def drop_part(self, description: str, pos: QPointF) -> bool:
+        """A part dropped from the palette at a scene position: one undoable command."""
+        kind, params = parse_part(description)
+        doc = self.qdoc.doc
+        try:
+            if kind == "rack":
+                x = round((pos.x() - RACK_WIDTH_PX / 2) / GRID_PX) * GRID_PX
+                y = round(pos.y() / GRID_PX) * GRID_PX
+                rack = editing.new_rack(doc, x, y)
+                self.qdoc.push(commands.AddElements(self.qdoc, [rack], "Add rack"))
+                self.scene.select_ids([rack.id])
+                return True
+            if kind in ("server", "ethernet-switch", "infiniband-switch"):
+                if kind == "server":
+                    element = editing.new_server(doc, params.get("accelerator", "H100-SXM5-80GB"),
+                                                 int(params.get("count", 8)), nic_gbps=float(params.get("nic_gbps", 400)),
+                                                 nic_kind=params.get("nic_kind", "infiniband"))
+                else:
+                    element = editing.new_switch(doc, kind.split("-")[0], port_gbps=float(params.get("port_gbps", 400)))
+                rack_item = self.scene.rack_at(pos)
+                if rack_item is None:
+                    self.qdoc.undo_stack.beginMacro(f"Add {element.id}")
+                    self.qdoc.push(commands.AddElements(self.qdoc, [element]))
+                    self.qdoc.push(commands.SetLayout(self.qdoc, {element.id: (pos.x() - RACK_WIDTH_PX / 2, pos.y())}))
+                    self.qdoc.undo_stack.endMacro()
+                    self.tell(f"{element.id} is in no rack: drag it into one")
+                else:
+                    rack_id = rack_item.data(ID_ROLE)
+                    rack = doc.find("racks", rack_id)
+                    from ..core.model.geometry import UNIT_HEIGHT_PX
+
+                    from_bottom = (rack_item.sceneBoundingRect().bottom() - pos.y()) / UNIT_HEIGHT_PX
+                    wanted = max(0, min(rack.units - element.height_units, int(from_bottom - element.height_units / 2)))
+                    slot = self.scene.free_slot(rack_id, element.height_units, wanted)
+                    if slot is None:
+                        raise editing.Refused(f"rack {rack_id} has no {element.height_units}U free: use another rack")
+                    element.rack, element.slot = rack_id, slot
+                    self.qdoc.push(commands.AddElements(self.qdoc, [element], f"Add {element.id}"))
+                self.scene.select_ids([element.id])
+                return True
+            if kind in ("accelerator", "nic"):
+                item = self.scene.item_at(pos, ("node",))
+                if item is None:
+                    raise editing.Refused(f"drop the {kind} onto a server")
+                node = doc.find("nodes", item.data(ID_ROLE))
+                if kind == "accelerator":
+                    from ..core.model import default_catalog
+
+                    acc = default_catalog().accelerator(params.get("accelerator", node.accelerator))
+                    if acc.name != default_catalog().accelerator(node.accelerator).name:
+                        raise editing.Refused(f"{node.id} holds {node.accelerator}; one server takes one model "
+                                              f"(change its accelerator in the inspector)")
+                    if node.accelerator_count >= acc.max_per_node:
+                        raise editing.Refused(f"{node.id} already holds {acc.max_per_node} x {acc.name}, the most "
+                                              f"one server takes")
+                    change = {"accelerator_count": node.accelerator_count + 1}
+                else:
+                    change = {"nic_count": node.nic_count + 1}
+                self.qdoc.push(commands.SetFields(self.qdoc, {node.id: change}, f"Add {kind} to {node.id}"))
+                return True
+        except editing.Refused as exc:
+            self.tell(str(exc))
+            return False
+        self.tell(f"unknown part {kind!r}")
+        return False
+
+    def request_link(self, a: str, b: str, kind: str) -> bool:
+        try:
+            link = editing.plan_link(self.qdoc.doc, a, b, kind)
+        except editing.Refused as exc:
+            self.tell(str(exc))
+            return False
+        self.qdoc.push(commands.AddElements(self.qdoc, [link], f"Link {a} - {b}"))
+        self.tell(f"{kind} link {link.a} - {link.b} at {link.bandwidth_gbps:g} Gb/s")
+        return True
+
+    # ---- edit menu ----
+    def delete_selection(self) -> None:
+        ids = self.scene.selected_ids()
+        if ids:
+            self.qdoc.push(commands.RemoveElements(self.qdoc, ids, f"Delete {len(ids)} item(s)"))
+
+    def select_all(self) -> None:
+        for item in list(self.scene.racks.values()) + list(self.scene.devices.values()):
+            if item.parentItem() is None:
+                item.setSelected(True)
+
+    def copy(self) -> str | None:
+        ids = self.scene.selected_ids()
+        if not ids:
+            return None
+        text = editing.copy_text(self.qdoc.doc, ids)
+        QApplication.clipboard().setText(text)
+        self.tell(f"copied {len(ids)} item(s)")
+        return text
+
+    def cut(self) -> None:
+        if self.copy():
+            self.delete_selection()
+
+    def paste(self, text: str | None = None, dx: float | None = None) -> list[str]:
+        text = text if text is not None else QApplication.clipboard().text()
+        try:
+            elements = editing.paste_elements(self.qdoc.doc, text, dx if dx is not None else 60.0)
+        except editing.Refused as exc:
+            self.tell(str(exc))
+            return []
+        if not elements:
+            return []
+        self.qdoc.push(commands.AddElements(self.qdoc, elements, f"Paste {len(elements)} item(s)"))
+        ids = [e.id for e in elements if not isinstance(e, editing.Link)]
+        self.scene.select_ids(ids)
+        return ids
+
+    def duplicate(self, copies: int = 1) -> list[str]:
+        """Copies of the selection in a row to its right, inner cables included, as one step."""
+        ids = self.scene.selected_ids()
+        if not ids:
+            self.tell("select what to duplicate first")
+            return []
+        doc = self.qdoc.doc
+        text = editing.copy_text(doc, ids)
+        racks = [doc.find("racks", i) for i in ids if doc.find("racks", i) is not None]
+        if racks:
+            width = max(r.x for r in racks) - min(r.x for r in racks) + RACK_WIDTH_PX + GRID_PX
+        else:
+            width = RACK_WIDTH_PX + GRID_PX
+        stack = self.qdoc.undo_stack
+        stack.beginMacro(f"Duplicate x{copies}")
+        new_ids: list[str] = []
+        for k in range(1, copies + 1):
+            elements = editing.paste_elements(doc, text, dx=width * k)
+            self.qdoc.push(commands.AddElements(self.qdoc, elements, "Duplicate"))
+            new_ids += [e.id for e in elements if not isinstance(e, editing.Link)]
+        stack.endMacro()
+        self.scene.select_ids(new_ids)
+        return new_ids
+
+    def duplicate_many(self) -> None:
+        count, ok = QInputDialog.getInt(self, "Duplicate", "Copies:", 15, 1, 512)
+        if ok:
+            self.duplicate(count)
+
+    def find(self) -> None:
+        doc = self.qdoc.doc
+        names = sorted(e.id for e in list(doc.racks) + list(doc.nodes) + list(doc.switches))
+        text, ok = QInputDialog.getItem(self, "Find", "Element id:", names, 0, True)
+        if ok and text:
+            if doc.get(text) is None:
+                self.tell(f"no element {text!r}")
+            else:
+                self.jump_to(text)
+
+    # ---- tools ----
+    def generate(self) -> None:
+        from .generator_dialog import GeneratorDialog
+
+        dialog = GeneratorDialog(self)
+        if dialog.exec():
+            try:
+                new = dialog.build_document()
+            except Exception as exc:  # noqa: BLE001 - the dialog validated; report anything else
+                QMessageBox.critical(self, "Cannot generate", str(exc))
+                return
+            if self.qdoc.doc.spec.workload is not None:
+                new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
+            self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree"))
+            self.view.fit()
+
+    def export_dialog(self) -> None:
+        from .export import export_scene
+
+        path, _ = QFileDialog.getSaveFileName(self, "Export canvas", str(Path(self.qdoc.name).with_suffix(".png")),
+                                              "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
+        if path:
+            try:
+                export_scene(self.scene, path)
+                self.tell(f"exported {path}")
+            except (OSError, ValueError) as exc:
+                QMessageBox.critical(self, "Cannot export", str(exc))

@@ -16,7 +16,7 @@ def test_window_opens_example_and_closes(qtbot):
     qtbot.waitExposed(window)
     assert "h100-64gpu-infiniband.yaml" in window.windowTitle()
     assert "64 GPUs" in window.counts_label.text()
-    assert window.problems_label.text() == "no problems"
+    assert window.problems_button.text() == "no problems"
     assert len(window.scene.items()) > 10
     window.close()
 
@@ -32,7 +32,7 @@ def test_bad_file_keeps_open_design(qtbot, tmp_path):
     bad.write_text("apiVersion: designer/v1\nkind: Cluster\nspec: {racks: [{id: r0, unit: 3}]}\n")
     with pytest.raises(DesignerError, match=r"bad.yaml:3:\d+: spec.racks\[0\].unit: unknown key \(did you mean units\?\)"):
         window.open_file(str(bad))
-    assert window.document is not None and window.document.num_gpus() == 64
+    assert window.qdoc.doc.num_gpus() == 64 and window.qdoc.path.endswith("h100-64gpu-infiniband.yaml")
 
 
 def test_screenshot_command(tmp_path):

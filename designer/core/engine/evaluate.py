@@ -601,15 +601,16 @@ def _fabric_constants(k: EngineConstants) -> tuple:
 
 def _rating_only(change) -> bool:
     """A change that alters capacities but not the fabric's shape."""
-    if change.collection in ("workload", "parallelism"):
+    if change.collection in ("workload", "parallelism", "layout", "racks"):
         return True
     if change.action != "changed":
         return False
     if change.collection == "links":
         return change.field in ("bandwidth_gbps", "slowdown", "latency_us")
+    placement_only = ("rack", "slot", "name", "height_units")  # where it stands, not how it is wired
     if change.collection == "nodes":
-        return change.field in ("slowdown", "gpu_slowdown", "name")
-    return change.collection in ("racks",) or change.field == "name"
+        return change.field in ("slowdown", "gpu_slowdown") + placement_only
+    return change.collection == "switches" and change.field in placement_only
 
 
 def _links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict, breakdown: dict, plan, m, k,

@@ -184,6 +184,19 @@ class Document:
                 old, self.spec.parallelism = self.spec.parallelism, parallelism
                 self.events.emit(Change("replaced", "parallelism", old=old, new=parallelism))
 
+    def replace_job(self, workload: Workload | None, parallelism: Parallelism | None) -> None:
+        """Set both (None removes them), announced once."""
+        with self.batch():
+            old_w, self.spec.workload = self.spec.workload, workload
+            self.events.emit(Change("replaced", "workload", old=old_w, new=workload))
+            old_p, self.spec.parallelism = self.spec.parallelism, parallelism
+            self.events.emit(Change("replaced", "parallelism", old=old_p, new=parallelism))
+
+    def set_layout(self, layout: dict) -> None:
+        """Canvas-only state (positions of loose elements, view): not part of the cluster."""
+        old, self.spec.layout = self.spec.layout, layout
+        self.events.emit(Change("replaced", "layout", old=old, new=layout))
+
     def replace_all(self, other: "Document") -> None:
         """Take over another document's content (open, generate, undo of a generate)."""
         self.metadata = copy.deepcopy(other.metadata)

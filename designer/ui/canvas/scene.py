@@ -1,0 +1,435 @@
+"""The scene mirrors the document: one item per rack, server and switch, one line per
+bundle of cables between two devices, and rack-to-rack aggregates for the zoomed-out view.
+
+It listens to the document's changes and updates only what changed; a whole-document
+change (open, generate, undo of a generate) rebuilds it. Gestures come back as requests
+(`drop_part`, `request_link`, `finish_drag`) that turn into undo commands.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtGui import QPen
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsScene
+
+from ...core.model import Link, Node, Rack, Switch, default_catalog
+from ...core.model.elements import split_endpoint
+from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px, slot_top_px
+from .. import commands
+from . import style
+from .items import ID_ROLE, KIND_ROLE, BundleItem, DeviceItem, RackItem
+
+MARGIN_PX = 400.0
+
+
+class CanvasScene(QGraphicsScene):
+    message = Signal(str)  # what a refused gesture should tell the user
+
+    def __init__(self, qdoc, parent=None):
+        super().__init__(parent)
+        self.qdoc = qdoc
+        self.racks: dict[str, RackItem] = {}
+        self.devices: dict[str, DeviceItem] = {}
+        self.bundles: dict[tuple[str, str], BundleItem] = {}
+        self.rack_bundles: list[QGraphicsLineItem] = []
+        self.device_bundles: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self.lod_links = True
+        self.lod_labels = True
+        self.lod_ports = False
+        self._drag_start: dict[str, QPointF] = {}
+        self._aggregates_stale = True
+        self.setBackgroundBrush(style.BACKGROUND)
+        qdoc.changed.connect(self._on_changed)
+        qdoc.replaced.connect(self.rebuild)
+        self.rebuild()
+
+    @property
+    def doc(self):
+        return self.qdoc.doc
+
+    # ---- building -----------------------------------------------------------------------
+    def rebuild(self) -> None:
+        self.clear()
+        self.racks.clear()
+        self.devices.clear()
+        self.bundles.clear()
+        self.rack_bundles = []
+        self.device_bundles.clear()
+        doc = self.doc
+        self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
+        for rack in doc.racks:
+            self._add_rack(rack)
+        for node in doc.nodes:
+            self._add_device(node, "node")
+        for switch in doc.switches:
+            self._add_device(switch, "switch")
+        self._rebuild_bundles()
+        self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
+        self._update_scene_rect()
+        self.apply_lod(None)
+
+    def _add_rack(self, rack: Rack) -> RackItem:
+        item = RackItem(rack)
+        item.on_moved = self._rack_moved
+        self.addItem(item)
+        self.racks[rack.id] = item
+        return item
+
+    def _add_device(self, element, kind: str) -> DeviceItem:
+        item = DeviceItem(element, kind)
+        item.on_moved = self._device_moved
+        self.devices[element.id] = item
+        self._place_device(item, element)
+        return item
+
+    def _place_device(self, item: DeviceItem, element) -> None:
+        rack_item = self.racks.get(element.rack) if element.rack else None
+        if rack_item is not None:
+            if item.parentItem() is not rack_item:
+                if item.scene() is None:
+                    item.setParentItem(rack_item)
+                else:
+                    item.setParentItem(rack_item)
+            slot = element.slot or 0
+            y = rack_height_px(rack_item.units) - (slot + element.height_units) * UNIT_HEIGHT_PX
+            item.setPos(0, y)
+        else:
+            if item.parentItem() is not None:
+                item.setParentItem(None)
+            if item.scene() is None:
+                self.addItem(item)
+            pos = self.doc.spec.layout.get("positions", {}).get(element.id)
+            if pos is None:
+                pos = self._loose_position(element.id)
+            item.setPos(pos[0], pos[1])
+
+    def _loose_position(self, element_id: str) -> tuple[float, float]:
+        rect = self.itemsBoundingRect()
+        index = sum(1 for e in list(self.doc.nodes) + list(self.doc.switches) if e.rack is None)
+        return (rect.left() + (index % 20) * (RACK_WIDTH_PX + 12), rect.bottom() + 60)
+
+    def _bundle_key(self, link: Link) -> tuple[str, str] | None:
+        a, _ = split_endpoint(link.a)
+        b, _ = split_endpoint(link.b)
+        if a not in self.devices or b not in self.devices or a == b:
+            return None
+        return (a, b) if a <= b else (b, a)
+
+    def _rebuild_bundles(self) -> None:
+        for item in self.bundles.values():
+            self.removeItem(item)
+        self.bundles.clear()
+        self.device_bundles.clear()
+        grouped: dict[tuple[str, str], list[Link]] = defaultdict(list)
+        for link in self.doc.links:
+            key = self._bundle_key(link)
+            if key is not None:
+                grouped[key].append(link)
+        for key, links in grouped.items():
+            self._make_bundle(key, links)
+        self._aggregates_stale = True
+
+    def _make_bundle(self, key, links) -> BundleItem:
+        item = BundleItem(key, links[0].kind)
+        item.refresh(links)
+        item.set_ends(self.devices[key[0]].anchor(), self.devices[key[1]].anchor())
+        item.setVisible(self.lod_links)
+        self.addItem(item)
+        self.bundles[key] = item
+        self.device_bundles[key[0]].add(key)
+        self.device_bundles[key[1]].add(key)
+        return item
+
+    def _refresh_bundle(self, key) -> None:
+        links = [l for l in self.doc.links if self._bundle_key(l) == key]
+        item = self.bundles.get(key)
+        if not links:
+            if item is not None:
+                self.removeItem(item)
+                del self.bundles[key]
+                self.device_bundles[key[0]].discard(key)
+                self.device_bundles[key[1]].discard(key)
+            return
+        if item is None:
+            self._make_bundle(key, links)
+        else:
+            item.refresh(links)
+        self._aggregates_stale = True
+
+    def _rebuild_aggregates(self) -> None:
+        """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables."""
+        for item in self.rack_bundles:
+            self.removeItem(item)
+        self.rack_bundles = []
+        totals: dict[tuple[str, str], float] = defaultdict(float)
+        kinds: dict[tuple[str, str], str] = {}
+        for key, bundle in self.bundles.items():
+            ra = self._rack_of(key[0])
+            rb = self._rack_of(key[1])
+            if ra is None or rb is None or ra == rb:
+                continue
+            pair = (ra, rb) if ra <= rb else (rb, ra)
+            totals[pair] += bundle.total_gbps
+            kinds[pair] = bundle.kind
+        for (ra, rb), gbps in totals.items():
+            a = self.racks[ra].sceneBoundingRect()
+            b = self.racks[rb].sceneBoundingRect()
+            line = QGraphicsLineItem(a.center().x(), a.top(), b.center().x(), b.bottom())
+            if a.center().y() < b.center().y():
+                line.setLine(a.center().x(), a.bottom(), b.center().x(), b.top())
+            pen: QPen = style.link_pen(kinds[(ra, rb)], gbps / 8)
+            pen.setStyle(style.LINK_STYLE["infiniband"])
+            line.setPen(pen)
+            line.setOpacity(0.45)
+            line.setZValue(0.5)
+            line.setData(KIND_ROLE, "rack-bundle")
+            line.setToolTip(f"racks {ra} - {rb}: {gbps / 1000:g} Tb/s")
+            line.setVisible(not self.lod_links)
+            self.addItem(line)
+            self.rack_bundles.append(line)
+        self._aggregates_stale = False
+
+    def _rack_of(self, device_id: str) -> str | None:
+        item = self.devices.get(device_id)
+        parent = item.parentItem() if item else None
+        return parent.data(ID_ROLE) if parent is not None else None
+
+    def _update_scene_rect(self) -> None:
+        rect = self.itemsBoundingRect()
+        if rect.isNull():
+            rect = QRectF(0, 0, 1600, 1000)
+        self.setSceneRect(rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
+
+    # ---- level of detail ----------------------------------------------------------------
+    def apply_lod(self, scale: float | None) -> None:
+        """Show what is legible at this zoom; hide the rest (hidden items cost nothing)."""
+        links = True if scale is None else scale >= style.LOD_LINKS
+        labels = True if scale is None else scale >= style.LOD_LABELS
+        ports = False if scale is None else scale >= style.LOD_PORTS
+        if links != self.lod_links or (not links and self._aggregates_stale):
+            self.lod_links = links
+            if not links and self._aggregates_stale:
+                self._rebuild_aggregates()
+            for item in self.bundles.values():
+                item.setVisible(links)
+            for item in self.rack_bundles:
+                item.setVisible(not links)
+        if labels != self.lod_labels:
+            self.lod_labels = labels
+            for item in self.devices.values():
+                item.label.setVisible(labels)
+        if ports != self.lod_ports:
+            self.lod_ports = ports
+            for item in self.devices.values():
+                item.ports.setVisible(ports)
+
+    # ---- mirroring the document ---------------------------------------------------------
+    def _on_changed(self, changes) -> None:
+        links_touched: set[tuple[str, str]] = set()
+        rebuild_links = False
+        for c in changes:
+            if c.collection == "racks":
+                if c.action == "added":
+                    self._add_rack(c.new)
+                    for e in list(self.doc.nodes) + list(self.doc.switches):
+                        if e.rack == c.id and e.id in self.devices:
+                            self._place_device(self.devices[e.id], e)
+                elif c.action == "removed":
+                    item = self.racks.pop(c.id, None)
+                    if item is not None:
+                        for child in item.childItems():
+                            if isinstance(child, DeviceItem):
+                                child.setParentItem(None)
+                        self.removeItem(item)
+                elif c.action == "changed":
+                    rack = self.doc.find("racks", c.id) if c.field != "id" else None
+                    if c.field == "id":
+                        item = self.racks.pop(c.old)
+                        item.setData(ID_ROLE, c.new)
+                        self.racks[c.new] = item
+                        rack = self.doc.find("racks", c.new)
+                    if rack is not None:
+                        self.racks[rack.id].update_from(rack)
+                        self._rack_moved(self.racks[rack.id])
+                    self._aggregates_stale = True
+            elif c.collection in ("nodes", "switches"):
+                kind = "node" if c.collection == "nodes" else "switch"
+                if c.action == "added":
+                    self._add_device(c.new, kind)
+                    rebuild_links = True
+                elif c.action == "removed":
+                    item = self.devices.pop(c.id, None)
+                    if item is not None:
+                        self.removeItem(item)
+                    rebuild_links = True
+                elif c.action == "changed":
+                    if c.field == "id":
+                        self.devices[c.new] = self.devices.pop(c.old)
+                        self.devices[c.new].setData(ID_ROLE, c.new)
+                        rebuild_links = True
+                    element = self.doc.device(c.new if c.field == "id" else c.id)
+                    if element is not None:
+                        item = self.devices[element.id]
+                        item.update_from(element)
+                        if c.field in ("rack", "slot", "height_units"):
+                            self._place_device(item, element)
+                            self._device_moved(item)
+                            self._aggregates_stale = True
+            elif c.collection == "links":
+                link = c.new if c.action == "added" else c.old if c.action == "removed" else self.doc.find("links", c.id)
+                if c.action == "changed" and c.field in ("a", "b"):
+                    rebuild_links = True
+                elif link is not None:
+                    key = self._bundle_key(link)
+                    if key is not None:
+                        links_touched.add(key)
+            elif c.collection == "layout":
+                for e in list(self.doc.nodes) + list(self.doc.switches):
+                    if e.rack is None and e.id in self.devices:
+                        self._place_device(self.devices[e.id], e)
+                        self._device_moved(self.devices[e.id])
+        if rebuild_links:
+            self._rebuild_bundles()
+        else:
+            for key in links_touched:
+                self._refresh_bundle(key)
+        self._update_scene_rect()
+        if not self.lod_links and self._aggregates_stale:
+            self._rebuild_aggregates()
+
+    # ---- following moves ----------------------------------------------------------------
+    def _rack_moved(self, rack_item: RackItem) -> None:
+        for child in rack_item.childItems():
+            if isinstance(child, DeviceItem):
+                self._device_moved(child)
+
+    def _device_moved(self, item: DeviceItem) -> None:
+        device_id = item.data(ID_ROLE)
+        for key in self.device_bundles.get(device_id, ()):
+            bundle = self.bundles.get(key)
+            if bundle is not None:
+                bundle.set_ends(self.devices[key[0]].anchor(), self.devices[key[1]].anchor())
+
+    # ---- gestures -> commands -----------------------------------------------------------
+    def mousePressEvent(self, event) -> None:
+        super().mousePressEvent(event)
+        self._drag_start = {item.data(ID_ROLE): item.scenePos() for item in self.selectedItems()
+                            if isinstance(item, (RackItem, DeviceItem))}
+
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        if self._drag_start:
+            self.finish_drag()
+
+    def finish_drag(self) -> None:
+        """One undo step for everything the drag moved (pushed on release, not per move)."""
+        starts, self._drag_start = self._drag_start, {}
+        rack_moves: dict[str, dict] = {}
+        device_moves: dict[str, dict] = {}
+        loose: dict[str, tuple[float, float]] = {}
+        for element_id, start in starts.items():
+            item = self.racks.get(element_id) or self.devices.get(element_id)
+            if item is None or item.scenePos() == start:
+                continue
+            if isinstance(item, RackItem):
+                rack_moves[element_id] = {"x": float(item.pos().x()), "y": float(item.pos().y())}
+            else:
+                if item.parentItem() is not None and item.parentItem().isSelected():
+                    continue  # it moved with its rack
+                target = self._slot_for(item)
+                element = self.doc.device(element_id)
+                if target is None:
+                    device_moves[element_id] = {"rack": None, "slot": None}
+                    pos = item.scenePos()
+                    loose[element_id] = (pos.x(), pos.y())
+                else:
+                    rack_id, slot = target
+                    if (rack_id, slot) != (element.rack, element.slot):
+                        device_moves[element_id] = {"rack": rack_id, "slot": slot}
+                    else:
+                        self._place_device(item, element)  # back into its own slot
+        if not (rack_moves or device_moves):
+            return
+        stack = self.qdoc.undo_stack
+        count = len(rack_moves) + len(device_moves)
+        stack.beginMacro(f"Move {count} item{'s' if count != 1 else ''}")
+        if rack_moves:
+            stack.push(commands.SetFields(self.qdoc, rack_moves, "Move racks"))
+        if device_moves:
+            stack.push(commands.SetFields(self.qdoc, device_moves, "Move devices"))
+        if loose:
+            stack.push(commands.SetLayout(self.qdoc, loose))
+        stack.endMacro()
+
+    def _slot_for(self, item: DeviceItem) -> tuple[str, int] | None:
+        """The rack under the device's centre and the free slot nearest to where it was dropped."""
+        center = item.sceneBoundingRect().center()
+        element = self.doc.device(item.data(ID_ROLE))
+        for rack_id, rack_item in self.racks.items():
+            r = rack_item.sceneBoundingRect()
+            if r.contains(center):
+                rack = self.doc.find("racks", rack_id)
+                units_from_bottom = (r.bottom() - item.sceneBoundingRect().bottom()) / UNIT_HEIGHT_PX
+                wanted = max(0, min(rack.units - element.height_units, round(units_from_bottom)))
+                slot = self.free_slot(rack_id, element.height_units, wanted, ignore=element.id)
+                if slot is None:
+                    self.message.emit(f"rack {rack_id} has no {element.height_units}U free for {element.id}")
+                    return (element.rack, element.slot) if element.rack else None
+                return rack_id, slot
+        return None
+
+    def free_slot(self, rack_id: str, height: int, wanted: int = 0, ignore: str | None = None) -> int | None:
+        rack = self.doc.find("racks", rack_id)
+        if rack is None:
+            return None
+        used = [0] * rack.units
+        for e in list(self.doc.nodes) + list(self.doc.switches):
+            if e.rack == rack_id and e.id != ignore and e.slot is not None:
+                for u in range(e.slot, min(rack.units, e.slot + e.height_units)):
+                    used[u] = 1
+        candidates = [s for s in range(0, rack.units - height + 1) if not any(used[s:s + height])]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda s: (abs(s - wanted), s))
+
+    def item_at(self, pos: QPointF, kinds=("node", "switch")):
+        for item in self.items(pos):
+            if item.data(KIND_ROLE) in kinds:
+                return item
+            parent = item.parentItem()
+            if parent is not None and parent.data(KIND_ROLE) in kinds:
+                return parent
+        return None
+
+    def rack_at(self, pos: QPointF) -> RackItem | None:
+        item = self.item_at(pos, ("rack",))
+        return item if isinstance(item, RackItem) else None
+
+    def selected_ids(self) -> list[str]:
+        out = []
+        for item in self.selectedItems():
+            if isinstance(item, BundleItem):
+                out.extend(item.link_ids)
+            elif item.data(ID_ROLE):
+                out.append(item.data(ID_ROLE))
+        return out
+
+    def select_ids(self, ids) -> None:
+        wanted = set(ids)
+        self.clearSelection()
+        for element_id in wanted:
+            item = self.racks.get(element_id) or self.devices.get(element_id)
+            if item is not None:
+                item.setSelected(True)
+        for bundle in self.bundles.values():
+            if wanted & set(bundle.link_ids):
+                bundle.setSelected(True)
+
+    def item_for(self, element_id: str):
+        item = self.racks.get(element_id) or self.devices.get(element_id)
+        if item is None:
+            for bundle in self.bundles.values():
+                if element_id in bundle.link_ids:
+                    return bundle
+        return item

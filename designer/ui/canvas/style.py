@@ -1,0 +1,60 @@
+"""Colours, pens and level-of-detail thresholds of the canvas, in one place."""
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPen
+
+GRID_PX = 12.0  # snap grid of the canvas (rack width 48 = 4 cells)
+
+# Scale (view zoom) above which each detail is drawn.
+LOD_LINKS = 0.22  # individual cable bundles; below it, rack-to-rack aggregates
+LOD_LABELS = 0.45  # server and switch names
+LOD_PORTS = 1.6  # NIC and switch ports
+LOD_GRID = 0.35
+
+BACKGROUND = QColor("#fbfbfc")
+GRID = QColor("#e6e8ec")
+TEXT = QColor("#1f2937")
+MUTED = QColor("#6b7280")
+SELECTION = QColor("#2563eb")
+
+RACK_FILL = QColor("#f3f4f6")
+RACK_EDGE = QColor("#9ca3af")
+NODE_FILL = {"nvswitch": QColor("#3b82f6"), "nvlink": QColor("#3b82f6"), "pcie": QColor("#60a5fa")}
+SWITCH_FILL = {"leaf": QColor("#10b981"), "spine": QColor("#f59e0b"), "core": QColor("#ef4444")}
+ETHERNET_SWITCH_EDGE = QColor("#7c2d12")
+INFINIBAND_SWITCH_EDGE = QColor("#064e3b")
+
+LINK_COLOR = {"infiniband": QColor("#2563eb"), "ethernet": QColor("#ea580c"), "nvlink": QColor("#16a34a"),
+              "pcie": QColor("#6b7280")}
+LINK_STYLE = {"infiniband": Qt.SolidLine, "ethernet": Qt.DashLine, "nvlink": Qt.SolidLine, "pcie": Qt.DotLine}
+LINK_LABEL = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "nvlink": "NVLink", "pcie": "PCIe"}
+
+
+def link_pen(kind: str, total_gbps: float, selected: bool = False) -> QPen:
+    """Colour and dash by kind; width by capacity (1 px at 100 Gb/s, +0.6 px per doubling)."""
+    width = 1.0 + 0.6 * max(0.0, math.log2(max(total_gbps, 1.0) / 100.0))
+    pen = QPen(SELECTION if selected else LINK_COLOR.get(kind, MUTED), min(width, 6.0))
+    pen.setStyle(LINK_STYLE.get(kind, Qt.SolidLine))
+    pen.setCosmetic(True)
+    pen.setCapStyle(Qt.FlatCap)
+    return pen
+
+
+def brush(color: QColor) -> QBrush:
+    return QBrush(color)
+
+
+def edge_pen(color: QColor, width: float = 1.0) -> QPen:
+    pen = QPen(color, width)
+    pen.setCosmetic(True)
+    return pen
+
+
+def label_font(point_size: float = 7.0, bold: bool = False) -> QFont:
+    font = QFont()
+    font.setPointSizeF(point_size)
+    font.setBold(bold)
+    return font

@@ -1,0 +1,193 @@
+"""The canvas view: zoom to the cursor, pan, fit, grid, rubber-band selection, drops from
+the palette and the link-drawing tool."""
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QPainter, QPen
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView
+
+from . import style
+from .items import ID_ROLE
+
+MIME_PART = "application/x-designer-part"
+ZOOM_MIN, ZOOM_MAX = 0.005, 12.0
+
+
+class CanvasView(QGraphicsView):
+    zoomChanged = Signal(float)
+    partDropped = Signal(str, QPointF)  # part description, scene position
+    linkRequested = Signal(str, str, str)  # device a, device b, kind
+
+    def __init__(self, scene, parent=None):
+        super().__init__(scene, parent)
+        self.setRenderHint(QPainter.Antialiasing, True)
+        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
+        self.setDragMode(QGraphicsView.RubberBandDrag)
+        self.setRubberBandSelectionMode(Qt.IntersectsItemShape)
+        self.setOptimizationFlags(QGraphicsView.DontSavePainterState)
+        self.setCacheMode(QGraphicsView.CacheBackground)
+        self.setAcceptDrops(True)
+        self.show_grid = True
+        self.link_kind: str | None = None  # the link tool, when active
+        self._link_from: str | None = None
+        self._rubber_line: QGraphicsLineItem | None = None
+        self._pan_from: QPointF | None = None
+
+    # ---- zoom ----
+    def scale_factor(self) -> float:
+        return self.transform().m11()
+
+    def zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
+        current = self.scale_factor()
+        factor = max(ZOOM_MIN / current, min(ZOOM_MAX / current, factor))
+        if anchor is not None:
+            old = self.mapToScene(anchor.toPoint())
+        self.scale(factor, factor)
+        if anchor is not None:
+            new = self.mapToScene(anchor.toPoint())
+            delta = new - old
+            self.translate(delta.x(), delta.y())
+        self._zoomed()
+
+    def fit(self) -> None:
+        scene = self.scene()
+        rect = scene.itemsBoundingRect()
+        if rect.isEmpty():
+            rect = QRectF(0, 0, 800, 500)
+        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
+        self._zoomed()
+
+    def center_on_item(self, item) -> None:
+        rect = item.sceneBoundingRect()
+        if self.scale_factor() < 0.6:
+            self.fitInView(rect.adjusted(-300, -200, 300, 200), Qt.KeepAspectRatio)
+        self.centerOn(rect.center())
+        self._zoomed()
+
+    def _zoomed(self) -> None:
+        self.scene().apply_lod(self.scale_factor())
+        self.resetCachedContent()
+        self.zoomChanged.emit(self.scale_factor())
+
+    def wheelEvent(self, event) -> None:
+        steps = event.angleDelta().y() / 120.0
+        if steps:
+            self.zoom_by(math.pow(1.18, steps), event.position())
+        event.accept()
+
+    # ---- grid ----
+    def drawBackground(self, painter, rect) -> None:
+        painter.fillRect(rect, style.BACKGROUND)
+        if not self.show_grid or self.scale_factor() < style.LOD_GRID:
+            return
+        grid = style.GRID_PX * (4 if self.scale_factor() < 1 else 1)
+        left = math.floor(rect.left() / grid) * grid
+        top = math.floor(rect.top() / grid) * grid
+        pen = QPen(style.GRID)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        lines = []
+        x = left
+        while x < rect.right():
+            lines.append(QLineF(x, rect.top(), x, rect.bottom()))
+            x += grid
+        y = top
+        while y < rect.bottom():
+            lines.append(QLineF(rect.left(), y, rect.right(), y))
+            y += grid
+        painter.drawLines(lines)
+
+    def set_grid(self, on: bool) -> None:
+        self.show_grid = on
+        self.resetCachedContent()
+        self.viewport().update()
+
+    # ---- pan with the middle button or space-drag ----
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MiddleButton:
+            self._pan_from = event.position()
+            self.viewport().setCursor(Qt.ClosedHandCursor)
+            event.accept()
+            return
+        if self.link_kind and event.button() == Qt.LeftButton:
+            item = self.scene().item_at(self.mapToScene(event.position().toPoint()))
+            if item is not None:
+                self._link_from = item.data(ID_ROLE)
+                start = item.sceneBoundingRect().center()
+                self._rubber_line = QGraphicsLineItem(QLineF(start, start))
+                self._rubber_line.setPen(style.link_pen(self.link_kind, 400))
+                self._rubber_line.setZValue(10)
+                self.scene().addItem(self._rubber_line)
+                event.accept()
+                return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._pan_from is not None:
+            delta = event.position() - self._pan_from
+            self._pan_from = event.position()
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - int(delta.x()))
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - int(delta.y()))
+            event.accept()
+            return
+        if self._rubber_line is not None:
+            line = self._rubber_line.line()
+            line.setP2(self.mapToScene(event.position().toPoint()))
+            self._rubber_line.setLine(line)
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        if self._pan_from is not None and event.button() == Qt.MiddleButton:
+            self._pan_from = None
+            self.viewport().unsetCursor()
+            event.accept()
+            return
+        if self._rubber_line is not None:
+            self.scene().removeItem(self._rubber_line)
+            self._rubber_line = None
+            target = self.scene().item_at(self.mapToScene(event.position().toPoint()))
+            start, self._link_from = self._link_from, None
+            if target is not None and start:
+                self.linkRequested.emit(start, target.data(ID_ROLE), self.link_kind)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key_Space and not event.isAutoRepeat():
+            self.setDragMode(QGraphicsView.ScrollHandDrag)
+        elif event.key() == Qt.Key_Escape and self.link_kind:
+            self.link_kind = None
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event) -> None:
+        if event.key() == Qt.Key_Space and not event.isAutoRepeat():
+            self.setDragMode(QGraphicsView.RubberBandDrag)
+        super().keyReleaseEvent(event)
+
+    # ---- drops from the palette ----
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME_PART):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME_PART):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME_PART):
+            part = bytes(event.mimeData().data(MIME_PART)).decode()
+            self.partDropped.emit(part, self.mapToScene(event.position().toPoint()))
+            event.acceptProposedAction()
+        else:
+            super().dropEvent(event)

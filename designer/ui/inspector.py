@@ -1,0 +1,185 @@
+"""The property inspector: edits the selected elements' fields through undo commands.
+
+Fields come from the model's own declarations (type, unit, allowed values, documentation),
+so the inspector, the file format and its JSON Schema always agree. A value is checked as
+the file loader would check it; a bad one is refused beside the field with the reason.
+"""
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import yaml
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QScrollArea, QVBoxLayout, QWidget
+
+from ..core.io.schema import Builder, _split_optional
+from ..core.model.document import COLLECTION_OF
+from . import commands
+
+
+class Inspector(QWidget):
+    message = Signal(str)
+
+    def __init__(self, qdoc, parent=None):
+        super().__init__(parent)
+        self.qdoc = qdoc
+        self.ids: list[str] = []
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+        self.title = QLabel("<b>Nothing selected</b>")
+        self.title.setWordWrap(True)
+        outer.addWidget(self.title)
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #b91c1c")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        outer.addWidget(self.error)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        self.body = QWidget()
+        self.form = QFormLayout(self.body)
+        self.form.setLabelAlignment(Qt.AlignRight)
+        scroll.setWidget(self.body)
+        outer.addWidget(scroll, 1)
+        self.editors: dict[str, QWidget] = {}
+        qdoc.changed.connect(lambda _c: self.refresh())
+        qdoc.replaced.connect(lambda: self.show_ids([]))
+
+    def show_ids(self, ids: list[str]) -> None:
+        doc = self.qdoc.doc
+        self.ids = [i for i in ids if doc.get(i) is not None]
+        self._build()
+
+    def refresh(self) -> None:
+        self.ids = [i for i in self.ids if self.qdoc.doc.get(i) is not None]
+        self._load_values()
+
+    def _elements(self):
+        return [self.qdoc.doc.get(i) for i in self.ids]
+
+    def _build(self) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.editors.clear()
+        self.error.hide()
+        elements = self._elements()
+        if not elements:
+            counts = self.qdoc.doc.counts()
+            self.title.setText(f"<b>{self.qdoc.doc.metadata.name}</b><br>{counts['racks']} racks, {counts['nodes']} "
+                               f"servers, {counts['gpus']} GPUs, {counts['switches']} switches, {counts['links']} links")
+            return
+        types = {type(e) for e in elements}
+        if len(types) > 1:
+            self.title.setText(f"<b>{len(elements)} elements</b> of different kinds: select one kind to edit")
+            return
+        cls = types.pop()
+        kind = COLLECTION_OF[cls][:-1]
+        self.title.setText(f"<b>{kind} {elements[0].id}</b>" if len(elements) == 1 else
+                           f"<b>{len(elements)} {COLLECTION_OF[cls]}</b> (edits apply to all)")
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if len(elements) > 1 and f.name == "id":
+                continue
+            tp, optional = _split_optional(hints[f.name])
+            enum = f.metadata.get("enum")
+            if tp is bool:
+                editor = QCheckBox()
+                editor.toggled.connect(lambda on, name=f.name: self._commit(name, on))
+            elif enum:
+                editor = QComboBox()
+                editor.addItems([str(e) for e in enum])
+                editor.activated.connect(lambda _i, name=f.name, ed=editor: self._commit(name, ed.currentText()))
+            else:
+                editor = QLineEdit()
+                editor.editingFinished.connect(lambda name=f.name, ed=editor: self._commit_text(name, ed.text()))
+            editor.setToolTip(f.metadata.get("doc", ""))
+            editor.setObjectName(f.name)
+            label = QLabel(f.name.replace("_", " "))
+            label.setToolTip(f.metadata.get("doc", ""))
+            self.form.addRow(label, editor)
+            self.editors[f.name] = editor
+        self._load_values()
+
+    def _load_values(self) -> None:
+        elements = self._elements()
+        if not elements:
+            return
+        for name, editor in self.editors.items():
+            values = {repr(getattr(e, name)) for e in elements}
+            value = getattr(elements[0], name)
+            editor.blockSignals(True)
+            if isinstance(editor, QCheckBox):
+                editor.setTristate(len(values) > 1)
+                editor.setCheckState(Qt.PartiallyChecked if len(values) > 1 else
+                                     Qt.Checked if value else Qt.Unchecked)
+            elif isinstance(editor, QComboBox):
+                editor.setCurrentText(str(value) if len(values) == 1 else "")
+            else:
+                text = "" if value is None else (", ".join(map(str, value)) if isinstance(value, list) else
+                                                 f"{value:g}" if isinstance(value, float) else str(value))
+                editor.setText(text if len(values) == 1 else "")
+                editor.setPlaceholderText("(several values)" if len(values) > 1 else
+                                          "(none)" if value is None else "")
+            editor.blockSignals(False)
+
+    def _commit_text(self, name: str, text: str) -> None:
+        elements = self._elements()
+        if not elements:
+            return
+        field_type = typing.get_type_hints(type(elements[0]))[name]
+        tp, optional = _split_optional(field_type)
+        if text.strip() == "":
+            if optional:
+                value = None
+            elif typing.get_origin(tp) is list:
+                value = []
+            else:
+                return  # nothing typed for several values: leave them
+        elif typing.get_origin(tp) is list:
+            value = [yaml.safe_load(part) for part in text.split(",") if part.strip()]
+        elif tp is str:
+            value = text.strip()
+        else:
+            try:
+                value = yaml.safe_load(text)
+            except yaml.YAMLError:
+                value = text
+        self._commit(name, value)
+
+    def _commit(self, name: str, value) -> None:
+        elements = self._elements()
+        if not elements:
+            return
+        if isinstance(value, bool) is False and name in self.editors and isinstance(self.editors[name], QCheckBox):
+            value = bool(value)
+        cls = type(elements[0])
+        changes = {}
+        for e in elements:
+            data = dataclasses.asdict(e)
+            data[name] = value
+            b = Builder()
+            built = b.value(cls, data, ("spec", COLLECTION_OF[cls]))
+            if b.problems:
+                self.error.setText(f"{name}: {b.problems[0].message}" + (f" ({b.problems[0].fix})" if b.problems[0].fix else ""))
+                self.error.show()
+                self._load_values()
+                return
+            new_value = getattr(built, name)
+            if name == "id" and self.qdoc.doc.get(new_value) is not None and new_value != e.id:
+                self.error.setText(f"id {new_value!r} is taken: pick another")
+                self.error.show()
+                self._load_values()
+                return
+            if new_value != getattr(e, name):
+                changes[e.id] = {name: new_value}
+        self.error.hide()
+        if not changes:
+            return
+        if name == "id":
+            (old, change), = changes.items()
+            commands.rename(self.qdoc, old, change["id"])
+            self.ids = [change["id"] if i == old else i for i in self.ids]
+            self._load_values()
+            return
+        self.qdoc.push(commands.SetFields(self.qdoc, changes, f"Set {name.replace('_', ' ')}"))

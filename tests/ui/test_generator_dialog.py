@@ -1,0 +1,134 @@
+"""The fat-tree generator dialog: live summary, impossible requests, options round trip."""
+import pytest
+
+pytest.importorskip("PySide6")
+
+from designer.core.generate.fat_tree import FatTreeError, plan_fat_tree  # noqa: E402
+
+
+@pytest.fixture
+def dialog(qtbot):
+    from designer.ui.generator_dialog import GeneratorDialog
+
+    d = GeneratorDialog()
+    qtbot.addWidget(d)
+    return d
+
+
+def _counts_in(text: str, plan) -> None:
+    for value, word in [(plan.nodes, "server"), (plan.gpus, "GPU"), (plan.leaves, "lea"), (plan.spines, "spine"),
+                        (plan.cores, "core"), (plan.pods, "pod"), (plan.links, "link"), (plan.cables, "cable"),
+                        (plan.racks, "rack"), (plan.tiers, "tier")]:
+        assert f"{value:,} {word}" in text, (value, word, text)
+
+
+def test_defaults_match_the_cli(dialog):
+    from designer.ui.generator_dialog import DEFAULTS
+
+    opts = dialog.options()
+    assert opts == DEFAULTS
+    assert opts["gpu"] == "H100-SXM5-80GB"
+    assert opts["rail_optimized"] is True and opts["tiers"] is None
+    assert dialog.windowTitle() == "Generate fat-tree fabric"
+    assert dialog.oversubscription.text() == "1:1"
+    assert dialog.is_valid() and dialog.ok_button.isEnabled()
+    for w in (dialog.servers, dialog.accelerator, dialog.gpus_per_node, dialog.nics_per_node, dialog.nic_gbps,
+              dialog.fabric, dialog.tiers, dialog.switch_radix, dialog.oversubscription, dialog.rail_optimized):
+        assert w.toolTip()
+    assert "leaf down:up" in dialog.oversubscription.toolTip().lower()
+
+
+def test_summary_follows_the_servers(dialog):
+    from designer.ui.generator_dialog import DEFAULTS
+
+    for servers in (4, 200, 1024):
+        dialog.servers.setValue(servers)
+        plan = plan_fat_tree(**{**DEFAULTS, "nodes": servers})
+        assert dialog.plan() == plan
+        text = dialog.summary.text()
+        assert text == dialog.summary_text()
+        _counts_in(text, plan)
+    assert plan.tiers == 3 and plan.pods > 1  # 1024 servers at radix 64 need pods
+
+
+def test_every_field_updates_the_summary(dialog):
+    before = dialog.summary_text()
+    dialog.oversubscription.setValue(2.0)
+    assert dialog.oversubscription.text() == "2:1"
+    assert dialog.summary_text() != before and "2:1" in dialog.summary_text()
+    dialog.switch_radix.setCurrentText("128")
+    assert dialog.plan().switch_radix == 128
+    dialog.nic_gbps.setCurrentText("800")
+    assert dialog.options()["nic_gbps"] == 800.0
+    dialog.rail_optimized.setChecked(False)
+    assert dialog.plan().rail_optimized is False
+    dialog.tiers.setCurrentIndex(dialog.tiers.findData(3))
+    assert dialog.plan().tiers == 3
+
+
+def test_impossible_request_disables_ok(dialog):
+    dialog.set_options(nodes=16384, switch_radix=64, tiers=3)
+    assert not dialog.is_valid()
+    assert not dialog.ok_button.isEnabled()
+    with pytest.raises(FatTreeError) as info:
+        plan_fat_tree(**dialog.options(), catalog=dialog.catalog)
+    assert dialog.summary.text() == str(info.value) == dialog.summary_text()
+    assert "red" in dialog.summary.styleSheet() or "#b91c1c" in dialog.summary.styleSheet()
+    assert dialog.summary.property("error") is True
+    dialog.reject()  # closing is always allowed
+    # Fixing the request enables OK again and clears the red.
+    dialog.set_options(switch_radix=128)
+    assert dialog.is_valid() and dialog.ok_button.isEnabled()
+    assert dialog.summary.styleSheet() == ""
+
+
+def test_bad_typed_values_are_reported(dialog):
+    dialog.nics_per_node.setValue(0)
+    assert not dialog.is_valid() and "nics per node" in dialog.summary_text()
+    dialog.nics_per_node.setValue(8)
+    dialog.switch_radix.setCurrentText("")
+    assert not dialog.is_valid() and "radix" in dialog.summary_text()
+    dialog.switch_radix.setCurrentText("64")
+    dialog.set_options(gpu="GB200", gpus_per_node=8)
+    assert not dialog.is_valid() and "at most 4" in dialog.summary_text()
+    dialog.set_options(gpus_per_node=4)
+    assert dialog.is_valid()
+
+
+def test_options_round_trip(dialog):
+    wanted = dict(nodes=300, gpu="MI300X", gpus_per_node=8, nics_per_node=4, nic_gbps=200.0, fabric="ethernet",
+                  tiers=2, switch_radix=144, oversubscription=1.5, rail_optimized=False)
+    dialog.set_options(**wanted)
+    assert dialog.options() == wanted
+    assert dialog.fabric.currentText() == "Ethernet"
+    assert dialog.oversubscription.text() == "1.5:1"
+    dialog.set_options(tiers=None, gpu="h100")  # an alias resolves to the catalog's name
+    assert dialog.options()["tiers"] is None and dialog.options()["gpu"] == "H100-SXM5-80GB"
+    with pytest.raises(ValueError, match="unknown option"):
+        dialog.set_options(colour="blue")
+    with pytest.raises(ValueError, match="accelerator"):
+        dialog.set_options(gpu="TPU-v9", nodes=5)
+    assert dialog.options()["nodes"] == 300  # a bad call changes nothing
+    with pytest.raises(ValueError, match="nodes"):
+        dialog.set_options(nodes=20000)
+
+
+def test_build_document_has_the_asked_gpus(dialog):
+    dialog.set_options(nodes=24, gpus_per_node=8, nics_per_node=8, switch_radix=64)
+    doc = dialog.build_document()
+    assert doc.num_gpus() == 24 * 8
+    plan = dialog.plan()
+    c = doc.counts()
+    assert (c["nodes"], c["gpus"], c["switches"], c["links"], c["cables"], c["racks"]) == (
+        plan.nodes, plan.gpus, plan.switches, plan.links, plan.cables, plan.racks)
+
+
+def test_accept_only_when_valid(dialog, qtbot):
+    dialog.open()
+    dialog.set_options(nodes=16384, switch_radix=64, tiers=3)
+    dialog.accept()
+    assert dialog.isVisible() and dialog.result() == 0
+    dialog.set_options(switch_radix=128)
+    with qtbot.waitSignal(dialog.accepted, timeout=1000):
+        dialog.ok_button.click()
+    assert not dialog.isVisible()
