@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._check_timer = QTimer(self, singleShot=True, interval=250, timeout=self._after_edit)
+        self.qdoc.replaced.connect(self._update_title)
         self._refresh_all()
 
     # ---- layout ----
@@ -174,7 +175,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.qdoc.changed.connect(lambda _c: self._check_timer.start())
-        self.qdoc.replaced.connect(self._refresh_all)
+        self.qdoc.replaced.connect(lambda: self._check_timer.start(0))  # after the first paint
         self.qdoc.dirtyChanged.connect(self.setWindowModified)
         self.qdoc.pathChanged.connect(lambda _p: self._update_title())
         self.scene.selectionChanged.connect(self._selection_changed)

@@ -119,7 +119,7 @@ class Palette(QWidget):
             item.setData(Qt.UserRole, kind)
             item.setToolTip(tip)
             self.list.addItem(item)
-        self.list.setMaximumHeight(6 * 36 + 8)
+        self.list.setFixedHeight(len(PARTS) * 34 + 10)
         layout.addWidget(self.list)
 
         form = QFormLayout()

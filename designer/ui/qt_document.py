@@ -48,7 +48,7 @@ class QtDocument(QObject):
     def open(self, path: str) -> None:
         """Load a file; on any error nothing changes (the exception says why)."""
         new = load_document(path)
-        self.doc.replace_all(new)
+        self.doc.replace_all(new, adopt=True)
         self.undo_stack.clear()
         self.path = str(path)
         self.pathChanged.emit(self.path)

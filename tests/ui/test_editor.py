@@ -119,8 +119,9 @@ def test_a_drag_is_one_undo_step(window, tmp_path, qtbot):
     assert (r0.x, r0.y) != (0, 0) and r0.x % 12 == 0  # snapped to the grid
     assert window.qdoc.undo_stack.count() == count + 1
     # the cables followed the rack
-    bundle = next(b for k, b in scene.bundles.items() if "n0" in k)
-    assert bundle.line().p1().x() > 200 or bundle.line().p2().x() > 200
+    key = next(k for k in scene.bundles if "n0" in k)
+    row = scene.link_layer.index[key]
+    assert max(scene.link_layer.lines.a[row][0], scene.link_layer.lines.b[row][0]) > 200
     window.qdoc.undo_stack.undo()
     assert dumps_document(doc) == before
     window.qdoc.undo_stack.redo()

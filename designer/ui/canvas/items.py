@@ -7,13 +7,13 @@ Items never change the document: they report gestures to the scene, which pushes
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsLineItem, QGraphicsRectItem, QGraphicsSimpleTextItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsSimpleTextItem
 
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from . import style
 
 ID_ROLE = 0  # item.data(ID_ROLE) -> element id
-KIND_ROLE = 1  # "rack" | "node" | "switch" | "bundle" | "rack-bundle"
+KIND_ROLE = 1  # "rack" | "node" | "switch"
 
 
 class RackItem(QGraphicsRectItem):
@@ -64,7 +64,7 @@ class DeviceItem(QGraphicsRectItem):
                       | QGraphicsItem.ItemSendsGeometryChanges)
         self.setZValue(2)
         self.label = QGraphicsSimpleTextItem("", self)
-        self.label.setFont(style.label_font(4.2))
+        self.label.setFont(style.label_font(5.0, bold=True))
         self.label.setBrush(style.brush(style.BACKGROUND))
         self.ports = PortMarks(self)
         self.ports.setVisible(False)
@@ -77,7 +77,7 @@ class DeviceItem(QGraphicsRectItem):
         if self.kind == "node":
             color = style.NODE_FILL.get(element.scale_up, style.NODE_FILL["nvswitch"])
             edge = color.darker(140)
-            text = f"{element.name or element.id}  {element.accelerator_count}x{_short(element.accelerator)}"
+            text = f"{element.name or element.id} {element.accelerator_count}x{_short(element.accelerator)}"
             tip = (f"server {element.id}: {element.accelerator_count} x {element.accelerator}, {element.scale_up}; "
                    f"{element.nic_count} x {element.nic_gbps:g} Gb/s {element.nic_kind}")
             self.ports.set_ports(element.nic_count, "nic")
@@ -90,17 +90,39 @@ class DeviceItem(QGraphicsRectItem):
             self.ports.set_ports(element.radix, "p")
         self.setBrush(style.brush(color))
         self.setPen(style.edge_pen(edge, 0.8))
-        self.label.setText(text)
-        self.label.setPos(5, max(0.0, (h - 6) / 2))
+        self._fit_label(text, h)
         self.setToolTip(tip)
+
+    def _fit_label(self, text: str, height: float) -> None:
+        """The name inside the box, scaled down until it fits (a long name never spills out)."""
+        self.label.setText(text)
+        self.label.setScale(1.0)
+        bounds = self.label.boundingRect()
+        room_w, room_h = self.rect().width() - 4, max(1.0, height - 1.2)
+        scale = min(1.0, room_w / max(bounds.width(), 1e-6), room_h / max(bounds.height(), 1e-6))
+        self.label.setScale(scale)
+        self.label.setPos(self.rect().left() + 2, (height - bounds.height() * scale) / 2)
 
     def itemChange(self, change, value):
         if change == QGraphicsItem.ItemPositionHasChanged and self.on_moved:
             self.on_moved(self)
         return super().itemChange(change, value)
 
-    def anchor(self) -> QPointF:
-        return self.sceneBoundingRect().center()
+    def anchor(self, toward: QPointF | None = None) -> QPointF:
+        """Where a cable leaves the box: the edge that faces the other end."""
+        r = self.sceneBoundingRect()
+        if toward is None:
+            return r.center()
+        c = r.center()
+        if self.parentItem() is not None:
+            # In a rack, cables leave from the side, into the aisle, not across the other boxes.
+            return QPointF(r.left() if toward.x() < c.x() - r.width() else r.right(), c.y())
+        dx, dy = toward.x() - c.x(), toward.y() - c.y()
+        if abs(dy) * r.width() >= abs(dx) * r.height():  # mostly above or below
+            x = min(max(toward.x(), r.left() + 2), r.right() - 2)
+            return QPointF(x, r.top() if dy < 0 else r.bottom())
+        y = min(max(toward.y(), r.top() + 1), r.bottom() - 1)
+        return QPointF(r.left() if dx < 0 else r.right(), y)
 
 
 def _short(model: str) -> str:
@@ -139,35 +161,3 @@ class PortMarks(QGraphicsItem):
             painter.drawRect(QRectF(r.left() + 1 + col * step, r.top() + 0.3 + row * (size + 0.3), size, size))
             if row >= rows:
                 break
-
-
-class BundleItem(QGraphicsLineItem):
-    """All cables between two devices, drawn as one line; its width grows with capacity."""
-
-    def __init__(self, key: tuple[str, str], kind: str):
-        super().__init__()
-        self.key = key
-        self.kind = kind
-        self.link_ids: list[str] = []
-        self.total_gbps = 0.0
-        self.cables = 0
-        self.setData(KIND_ROLE, "bundle")
-        self.setFlags(QGraphicsItem.ItemIsSelectable)
-        self.setZValue(1)
-
-    def refresh(self, links) -> None:
-        self.link_ids = [l.id for l in links]
-        self.setData(ID_ROLE, self.link_ids[0] if self.link_ids else "")
-        self.cables = sum(l.count for l in links)
-        self.total_gbps = sum(l.bandwidth_gbps * l.count for l in links)
-        kinds = {l.kind for l in links}
-        self.kind = kinds.pop() if len(kinds) == 1 else "ethernet"
-        self.setPen(style.link_pen(self.kind, self.total_gbps))
-        each = {l.bandwidth_gbps for l in links}
-        rate = f"{each.pop():g} Gb/s" if len(each) == 1 else "mixed"
-        self.setToolTip(f"{self.key[0]} - {self.key[1]}: {self.cables} x {rate} {style.LINK_LABEL.get(self.kind, '')}"
-                        f" ({self.total_gbps / 1000:g} Tb/s per direction)\nlinks: " + ", ".join(self.link_ids[:8])
-                        + (" ..." if len(self.link_ids) > 8 else ""))
-
-    def set_ends(self, a: QPointF, b: QPointF) -> None:
-        self.setLine(a.x(), a.y(), b.x(), b.y())

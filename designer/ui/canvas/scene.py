@@ -9,16 +9,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Signal
-from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsScene
+from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from ...core.model import Link, Node, Rack, Switch, default_catalog
 from ...core.model.elements import split_endpoint
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px, slot_top_px
 from .. import commands
 from . import style
-from .items import ID_ROLE, KIND_ROLE, BundleItem, DeviceItem, RackItem
+from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem
+from .links import Bundle, LinkLayer
+
+
+class _Spot:
+    """Something to centre the view on that is not an item (a cable bundle)."""
+
+    def __init__(self, rect: QRectF):
+        self._rect = rect
+
+    def sceneBoundingRect(self) -> QRectF:
+        return self._rect
 
 MARGIN_PX = 400.0
 
@@ -31,8 +42,8 @@ class CanvasScene(QGraphicsScene):
         self.qdoc = qdoc
         self.racks: dict[str, RackItem] = {}
         self.devices: dict[str, DeviceItem] = {}
-        self.bundles: dict[tuple[str, str], BundleItem] = {}
-        self.rack_bundles: list[QGraphicsLineItem] = []
+        self.bundles: dict[tuple[str, str], Bundle] = {}
+        self.link_layer = LinkLayer()
         self.device_bundles: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self.lod_links = True
         self.lod_labels = True
@@ -54,8 +65,9 @@ class CanvasScene(QGraphicsScene):
         self.racks.clear()
         self.devices.clear()
         self.bundles.clear()
-        self.rack_bundles = []
         self.device_bundles.clear()
+        self.link_layer = LinkLayer()
+        self.addItem(self.link_layer)
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
         for rack in doc.racks:
@@ -117,8 +129,6 @@ class CanvasScene(QGraphicsScene):
         return (a, b) if a <= b else (b, a)
 
     def _rebuild_bundles(self) -> None:
-        for item in self.bundles.values():
-            self.removeItem(item)
         self.bundles.clear()
         self.device_bundles.clear()
         grouped: dict[tuple[str, str], list[Link]] = defaultdict(list)
@@ -126,42 +136,60 @@ class CanvasScene(QGraphicsScene):
             key = self._bundle_key(link)
             if key is not None:
                 grouped[key].append(link)
+        bundles = []
         for key, links in grouped.items():
-            self._make_bundle(key, links)
+            bundle = self._make_bundle(key, links)
+            bundles.append(bundle)
+        a = np.zeros((len(bundles), 2))
+        b = np.zeros((len(bundles), 2))
+        for i, bundle in enumerate(bundles):
+            pa, pb = self._ends(bundle.key)
+            a[i] = (pa.x(), pa.y())
+            b[i] = (pb.x(), pb.y())
+        self.link_layer.set_bundles(bundles, a, b)
         self._aggregates_stale = True
 
-    def _make_bundle(self, key, links) -> BundleItem:
-        item = BundleItem(key, links[0].kind)
-        item.refresh(links)
-        item.set_ends(self.devices[key[0]].anchor(), self.devices[key[1]].anchor())
-        item.setVisible(self.lod_links)
-        self.addItem(item)
-        self.bundles[key] = item
+    @staticmethod
+    def _make_bundle_data(key, links) -> Bundle:
+        kinds = {l.kind for l in links}
+        rates = {l.bandwidth_gbps for l in links}
+        return Bundle(key, [l.id for l in links], kinds.pop() if len(kinds) == 1 else "ethernet",
+                      sum(l.bandwidth_gbps * l.count for l in links), sum(l.count for l in links),
+                      f"{rates.pop():g} Gb/s" if len(rates) == 1 else "mixed")
+
+    def _make_bundle(self, key, links) -> Bundle:
+        bundle = self._make_bundle_data(key, links)
+        self.bundles[key] = bundle
         self.device_bundles[key[0]].add(key)
         self.device_bundles[key[1]].add(key)
-        return item
+        return bundle
+
+    def _ends(self, key) -> tuple[QPointF, QPointF]:
+        a, b = self.devices[key[0]], self.devices[key[1]]
+        ca, cb = a.sceneBoundingRect().center(), b.sceneBoundingRect().center()
+        return a.anchor(cb), b.anchor(ca)
+
+    def _place_bundle(self, key) -> None:
+        row = self.link_layer.index.get(key)
+        if row is not None:
+            pa, pb = self._ends(key)
+            self.link_layer.set_ends(row, pa, pb)
 
     def _refresh_bundle(self, key) -> None:
         links = [l for l in self.doc.links if self._bundle_key(l) == key]
-        item = self.bundles.get(key)
-        if not links:
-            if item is not None:
-                self.removeItem(item)
-                del self.bundles[key]
-                self.device_bundles[key[0]].discard(key)
-                self.device_bundles[key[1]].discard(key)
-            return
-        if item is None:
-            self._make_bundle(key, links)
+        row = self.link_layer.index.get(key)
+        if links and row is not None:  # the same bundle, other cables: update in place
+            bundle = self._make_bundle_data(key, links)
+            self.bundles[key] = bundle
+            self.link_layer.bundles[row] = bundle
+            self.link_layer.lines.gbps[row] = bundle.total_gbps
+            self.link_layer.update()
         else:
-            item.refresh(links)
+            self._rebuild_bundles()
         self._aggregates_stale = True
 
     def _rebuild_aggregates(self) -> None:
         """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables."""
-        for item in self.rack_bundles:
-            self.removeItem(item)
-        self.rack_bundles = []
         totals: dict[tuple[str, str], float] = defaultdict(float)
         kinds: dict[tuple[str, str], str] = {}
         for key, bundle in self.bundles.items():
@@ -172,22 +200,21 @@ class CanvasScene(QGraphicsScene):
             pair = (ra, rb) if ra <= rb else (rb, ra)
             totals[pair] += bundle.total_gbps
             kinds[pair] = bundle.kind
-        for (ra, rb), gbps in totals.items():
-            a = self.racks[ra].sceneBoundingRect()
-            b = self.racks[rb].sceneBoundingRect()
-            line = QGraphicsLineItem(a.center().x(), a.top(), b.center().x(), b.bottom())
-            if a.center().y() < b.center().y():
-                line.setLine(a.center().x(), a.bottom(), b.center().x(), b.top())
-            pen: QPen = style.link_pen(kinds[(ra, rb)], gbps / 8)
-            pen.setStyle(style.LINK_STYLE["infiniband"])
-            line.setPen(pen)
-            line.setOpacity(0.45)
-            line.setZValue(0.5)
-            line.setData(KIND_ROLE, "rack-bundle")
-            line.setToolTip(f"racks {ra} - {rb}: {gbps / 1000:g} Tb/s")
-            line.setVisible(not self.lod_links)
-            self.addItem(line)
-            self.rack_bundles.append(line)
+        pairs = list(totals)
+        a = np.zeros((len(pairs), 2))
+        b = np.zeros((len(pairs), 2))
+        tips = []
+        for i, (ra, rb) in enumerate(pairs):
+            ra_rect = self.racks[ra].sceneBoundingRect()
+            rb_rect = self.racks[rb].sceneBoundingRect()
+            if ra_rect.center().y() < rb_rect.center().y():
+                a[i] = (ra_rect.center().x(), ra_rect.bottom())
+                b[i] = (rb_rect.center().x(), rb_rect.top())
+            else:
+                a[i] = (ra_rect.center().x(), ra_rect.top())
+                b[i] = (rb_rect.center().x(), rb_rect.bottom())
+            tips.append(f"racks {ra} - {rb}: {totals[(ra, rb)] / 1000:g} Tb/s (zoom in for the cables)")
+        self.link_layer.set_aggregates(a, b, [kinds[p] for p in pairs], [totals[p] / 8 for p in pairs], tips)
         self._aggregates_stale = False
 
     def _rack_of(self, device_id: str) -> str | None:
@@ -202,19 +229,22 @@ class CanvasScene(QGraphicsScene):
         self.setSceneRect(rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
 
     # ---- level of detail ----------------------------------------------------------------
-    def apply_lod(self, scale: float | None) -> None:
-        """Show what is legible at this zoom; hide the rest (hidden items cost nothing)."""
-        links = True if scale is None else scale >= style.LOD_LINKS
+    def apply_lod(self, scale: float | None, visible_fraction: float = 1.0) -> None:
+        """Show what is legible at this zoom; hide the rest (hidden items cost nothing).
+
+        Individual cables are drawn only when few enough of them are in view (the scene's
+        bundle count times the share of the layout on screen): a 16k-GPU fabric shows
+        rack-to-rack aggregates until one zooms into a pod."""
+        in_view = len(self.bundles) * min(1.0, visible_fraction)
+        links = True if scale is None else (scale >= style.LOD_LINKS and in_view <= style.MAX_DRAWN_BUNDLES)
         labels = True if scale is None else scale >= style.LOD_LABELS
         ports = False if scale is None else scale >= style.LOD_PORTS
         if links != self.lod_links or (not links and self._aggregates_stale):
             self.lod_links = links
             if not links and self._aggregates_stale:
                 self._rebuild_aggregates()
-            for item in self.bundles.values():
-                item.setVisible(links)
-            for item in self.rack_bundles:
-                item.setVisible(not links)
+            self.link_layer.show_individual = links
+            self.link_layer.update()
         if labels != self.lod_labels:
             self.lod_labels = labels
             for item in self.devices.values():
@@ -307,12 +337,42 @@ class CanvasScene(QGraphicsScene):
     def _device_moved(self, item: DeviceItem) -> None:
         device_id = item.data(ID_ROLE)
         for key in self.device_bundles.get(device_id, ()):
-            bundle = self.bundles.get(key)
-            if bundle is not None:
-                bundle.set_ends(self.devices[key[0]].anchor(), self.devices[key[1]].anchor())
+            self._place_bundle(key)
 
     # ---- gestures -> commands -----------------------------------------------------------
+    def _tolerance(self) -> float:
+        views = self.views()
+        scale = views[0].transform().m11() if views else 1.0
+        return 4.0 / max(scale, 1e-6)
+
+    def helpEvent(self, event) -> None:
+        """Tooltips of cables (they are not items of their own)."""
+        item = self.itemAt(event.scenePos(), self.views()[0].transform() if self.views() else None)
+        if item is None or item is self.link_layer:
+            tip = self.link_layer.tooltip_at(event.scenePos(), self._tolerance())
+            if tip:
+                QToolTip.showText(event.screenPos(), tip)
+                return
+        super().helpEvent(event)
+
     def mousePressEvent(self, event) -> None:
+        from PySide6.QtCore import Qt
+
+        under = [i for i in self.items(event.scenePos()) if i is not self.link_layer]
+        if not under and event.button() == Qt.LeftButton and self.link_layer.show_individual:
+            row = self.link_layer.row_at(event.scenePos(), self._tolerance())
+            if row is not None:
+                if not event.modifiers() & Qt.ControlModifier:
+                    self.clearSelection()
+                    self.link_layer.selected = set()
+                self.link_layer.selected.add(row)
+                self.link_layer.update()
+                self.selectionChanged.emit()
+                event.accept()
+                return
+        if self.link_layer.selected and not event.modifiers() & Qt.ControlModifier:
+            self.link_layer.selected = set()
+            self.link_layer.update()
         super().mousePressEvent(event)
         self._drag_start = {item.data(ID_ROLE): item.scenePos() for item in self.selectedItems()
                             if isinstance(item, (RackItem, DeviceItem))}
@@ -407,12 +467,9 @@ class CanvasScene(QGraphicsScene):
         return item if isinstance(item, RackItem) else None
 
     def selected_ids(self) -> list[str]:
-        out = []
-        for item in self.selectedItems():
-            if isinstance(item, BundleItem):
-                out.extend(item.link_ids)
-            elif item.data(ID_ROLE):
-                out.append(item.data(ID_ROLE))
+        out = [item.data(ID_ROLE) for item in self.selectedItems() if item.data(ID_ROLE)]
+        for row in sorted(self.link_layer.selected):
+            out.extend(self.link_layer.bundles[row].link_ids)
         return out
 
     def select_ids(self, ids) -> None:
@@ -422,14 +479,16 @@ class CanvasScene(QGraphicsScene):
             item = self.racks.get(element_id) or self.devices.get(element_id)
             if item is not None:
                 item.setSelected(True)
-        for bundle in self.bundles.values():
-            if wanted & set(bundle.link_ids):
-                bundle.setSelected(True)
+        self.link_layer.selected = {i for i, b in enumerate(self.link_layer.bundles) if wanted & set(b.link_ids)}
+        self.link_layer.update()
+        if self.link_layer.selected:
+            self.selectionChanged.emit()
 
     def item_for(self, element_id: str):
         item = self.racks.get(element_id) or self.devices.get(element_id)
         if item is None:
-            for bundle in self.bundles.values():
+            for i, bundle in enumerate(self.link_layer.bundles):
                 if element_id in bundle.link_ids:
-                    return bundle
+                    a, b = self.link_layer.lines.a[i], self.link_layer.lines.b[i]
+                    return _Spot(QRectF(QPointF(*np.minimum(a, b)), QPointF(*np.maximum(a, b))))
         return item

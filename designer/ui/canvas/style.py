@@ -13,6 +13,7 @@ LOD_LINKS = 0.22  # individual cable bundles; below it, rack-to-rack aggregates
 LOD_LABELS = 0.45  # server and switch names
 LOD_PORTS = 1.6  # NIC and switch ports
 LOD_GRID = 0.35
+MAX_DRAWN_BUNDLES = 2500  # above this many cables in view, draw rack-to-rack aggregates instead
 
 BACKGROUND = QColor("#fbfbfc")
 GRID = QColor("#e6e8ec")
@@ -35,12 +36,21 @@ LINK_LABEL = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "nvlink": "NVL
 
 def link_pen(kind: str, total_gbps: float, selected: bool = False) -> QPen:
     """Colour and dash by kind; width by capacity (1 px at 100 Gb/s, +0.6 px per doubling)."""
-    width = 1.0 + 0.6 * max(0.0, math.log2(max(total_gbps, 1.0) / 100.0))
-    pen = QPen(SELECTION if selected else LINK_COLOR.get(kind, MUTED), min(width, 6.0))
+    width = 0.8 + 0.5 * max(0.0, math.log2(max(total_gbps, 1.0) / 400.0))
+    # Opaque colours, lightened towards the background: alpha-blended wide lines are ~10x
+    # slower to rasterise in software.
+    color = SELECTION if selected else mix(LINK_COLOR.get(kind, MUTED), BACKGROUND, 0.25)
+    pen = QPen(color, min(width, 5.0))
     pen.setStyle(LINK_STYLE.get(kind, Qt.SolidLine))
     pen.setCosmetic(True)
     pen.setCapStyle(Qt.FlatCap)
     return pen
+
+
+def mix(a: QColor, b: QColor, t: float) -> QColor:
+    """a blended towards b by t (0..1), opaque."""
+    return QColor(round(a.red() + (b.red() - a.red()) * t), round(a.green() + (b.green() - a.green()) * t),
+                  round(a.blue() + (b.blue() - a.blue()) * t))
 
 
 def brush(color: QColor) -> QBrush:
@@ -58,3 +68,21 @@ def label_font(point_size: float = 7.0, bold: bool = False) -> QFont:
     font.setPointSizeF(point_size)
     font.setBold(bold)
     return font
+
+
+def heat_color(utilization: float) -> QColor:
+    """Green (idle) through amber to red (saturated), for link utilisation."""
+    u = max(0.0, min(1.0, utilization))
+    if u < 0.5:
+        t = u / 0.5
+        return QColor.fromRgbF(0.13 + t * (0.96 - 0.13), 0.64 + t * (0.62 - 0.64), 0.3 - t * 0.26)
+    t = (u - 0.5) / 0.5
+    return QColor.fromRgbF(0.96 + t * (0.86 - 0.96), 0.62 - t * 0.5, 0.04 + t * 0.1)
+
+
+def heat_pen(bucket: int, total_gbps: float) -> QPen:
+    """Pen for a utilisation bucket (0..10)."""
+    pen = link_pen("infiniband", total_gbps)
+    pen.setColor(heat_color(bucket / 10.0))
+    pen.setStyle(Qt.SolidLine)
+    return pen

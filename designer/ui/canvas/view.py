@@ -68,8 +68,15 @@ class CanvasView(QGraphicsView):
         self.centerOn(rect.center())
         self._zoomed()
 
+    def visible_fraction(self) -> float:
+        layout = self.scene().itemsBoundingRect() if not getattr(self, "_layout_rect", None) else self._layout_rect
+        shown = self.mapToScene(self.viewport().rect()).boundingRect().intersected(layout)
+        area = layout.width() * layout.height()
+        return (shown.width() * shown.height() / area) if area > 0 else 1.0
+
     def _zoomed(self) -> None:
-        self.scene().apply_lod(self.scale_factor())
+        self._layout_rect = self.scene().itemsBoundingRect()
+        self.scene().apply_lod(self.scale_factor(), self.visible_fraction())
         self.resetCachedContent()
         self.zoomChanged.emit(self.scale_factor())
 
