@@ -62,13 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         window.show()
         app.processEvents()
         window.fit_view()
-        import time
-
-        deadline = time.monotonic() + 120
-        while window.evaluating and time.monotonic() < deadline:  # wait for the engine's answer
-            app.processEvents()
-            time.sleep(0.01)
-        app.processEvents()
+        window.settle()  # the problems check and the engine's answer
         ok = window.grab().save(args.screenshot, "PNG")
         window.close()
         if not ok:

@@ -72,6 +72,10 @@ class MainWindow(QMainWindow):
         self.inspector = Inspector(self.qdoc)
         self._dock(self.palette, "Parts", Qt.LeftDockWidgetArea)
         self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
+        from .canvas.minimap import Minimap
+
+        self.minimap = Minimap(self.view, self.qdoc)
+        self._dock(self.minimap, "Overview", Qt.RightDockWidgetArea)
 
         self.counts_label = QLabel()
         self.problems_button = QToolButton()
@@ -185,6 +189,21 @@ class MainWindow(QMainWindow):
         self.view.linkRequested.connect(self.request_link)
         self.view.zoomChanged.connect(lambda s: self.zoom_label.setText(f"{s * 100:.0f}%"))
         self.palette.linkToolChanged.connect(self._set_link_tool)
+
+    def settle(self, timeout_s: float = 120.0) -> bool:
+        """Process events until the pending check and evaluation are done (screenshots, tests)."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        app = QApplication.instance()
+        def busy():
+            return self._check_timer.isActive() or self.evaluating or self.minimap._timer.isActive()
+
+        while busy() and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.005)
+        app.processEvents()
+        return not busy()
 
     # ---- status ----
     def tell(self, text: str) -> None:
@@ -520,12 +539,26 @@ class MainWindow(QMainWindow):
     def find(self) -> None:
         doc = self.qdoc.doc
         names = sorted(e.id for e in list(doc.racks) + list(doc.nodes) + list(doc.switches))
-        text, ok = QInputDialog.getItem(self, "Find", "Element id:", names, 0, True)
+        names += sorted(f"{e.name} ({e.id})" for e in list(doc.racks) + list(doc.nodes) + list(doc.switches) if e.name)
+        text, ok = QInputDialog.getItem(self, "Find", "Id or name:", names, 0, True)
         if ok and text:
-            if doc.get(text) is None:
-                self.tell(f"no element {text!r}")
-            else:
-                self.jump_to(text)
+            self.find_element(text)
+
+    def find_element(self, text: str) -> str | None:
+        """Select and show an element given its id, its name, or 'name (id)'."""
+        doc = self.qdoc.doc
+        text = text.strip()
+        if text.endswith(")") and "(" in text:
+            text = text[text.rindex("(") + 1:-1]
+        found = doc.get(text)
+        if found is None:
+            found = next((e for e in list(doc.racks) + list(doc.nodes) + list(doc.switches)
+                          if e.name == text or e.id.lower() == text.lower()), None)
+        if found is None:
+            self.tell(f"no element with id or name {text!r}")
+            return None
+        self.jump_to(found.id)
+        return found.id
 
     # ---- tools ----
     def generate(self) -> None:

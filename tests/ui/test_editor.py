@@ -50,6 +50,7 @@ def load(window, doc: Document, tmp_path):
 
     save_document(doc, path)
     window.open_file(str(path))
+    window.settle()
     return path
 
 
@@ -307,3 +308,19 @@ def test_problems_are_listed_and_jump_to_the_element(window, tmp_path):
     assert any("dangling" in a.text() for a in actions)
     next(a for a in actions if "dangling" in a.text()).trigger()
     assert window.scene.selected_ids() == ["n0"]  # the dangling link's end that exists
+
+
+def test_find_by_id_or_name_and_the_overview(window, tmp_path, qtbot):
+    doc = small_design()
+    doc.nodes[1].name = "gpu-box"
+    load(window, doc, tmp_path)
+    assert window.find_element("gpu-box") == "n1" and window.scene.selected_ids() == ["n1"]
+    assert window.find_element("LEAF0") == "leaf0"
+    assert window.find_element("nothing") is None and "no element" in window.statusBar().currentMessage()
+    window.minimap.render_overview()
+    assert window.minimap.image is not None and not window.minimap.image.isNull()
+    before = window.view.mapToScene(window.view.viewport().rect().center())
+    window.view.zoom_by(4.0)
+    window.minimap._go(QPointF(5, 5))  # a click in the overview's corner moves the view there
+    after = window.view.mapToScene(window.view.viewport().rect().center())
+    assert after != before

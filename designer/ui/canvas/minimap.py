@@ -1,0 +1,102 @@
+"""The overview: the whole design in miniature, the visible part framed; click or drag to go there.
+
+The picture is rendered once per edit (debounced) at overview detail, so panning a 16k-GPU
+canvas only redraws a small image and a rectangle.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from . import style
+
+
+class Minimap(QWidget):
+    def __init__(self, view, qdoc, parent=None):
+        super().__init__(parent)
+        self.view = view
+        self.image: QImage | None = None
+        self.source = QRectF()
+        self.setMinimumSize(160, 110)
+        self.setCursor(Qt.PointingHandCursor)
+        self.setToolTip("Overview: click or drag to move the view")
+        self._timer = QTimer(self, singleShot=True, interval=400, timeout=self.render_overview)
+        qdoc.changed.connect(lambda _c: self._timer.start())
+        qdoc.replaced.connect(lambda: self._timer.start(50))
+        view.horizontalScrollBar().valueChanged.connect(self.update)
+        view.verticalScrollBar().valueChanged.connect(self.update)
+        view.zoomChanged.connect(lambda _s: self.update())
+
+    def sizeHint(self) -> QSize:
+        return QSize(260, 170)
+
+    def render_overview(self) -> None:
+        scene = self.view.scene()
+        self.source = scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        if self.source.isEmpty() or self.width() < 10:
+            self.image = None
+            self.update()
+            return
+        size = self.size() * self.devicePixelRatioF()
+        image = QImage(size, QImage.Format_ARGB32_Premultiplied)
+        image.fill(style.BACKGROUND)
+        layer = scene.link_layer
+        saved = layer.show_individual
+        if scene._aggregates_stale:
+            scene._rebuild_aggregates()
+        layer.show_individual = False  # overview detail, whatever the main view shows
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.Antialiasing)
+        scene.render(painter, QRectF(0, 0, size.width(), size.height()), self.source, Qt.KeepAspectRatio)
+        painter.end()
+        layer.show_individual = saved
+        self.image = image
+        self.update()
+
+    def resizeEvent(self, event) -> None:
+        self._timer.start(100)
+        super().resizeEvent(event)
+
+    def _transform(self):
+        """(scale, offset) mapping scene coordinates into the widget, keeping the aspect ratio."""
+        if self.source.isEmpty():
+            return 1.0, QPointF()
+        scale = min(self.width() / self.source.width(), self.height() / self.source.height())
+        used_w, used_h = self.source.width() * scale, self.source.height() * scale
+        offset = QPointF((self.width() - used_w) / 2, (self.height() - used_h) / 2)
+        return scale, offset
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), style.BACKGROUND)
+        if self.image is not None:
+            painter.drawImage(QRectF(self.rect()), self.image)
+        if not self.source.isEmpty():
+            scale, offset = self._transform()
+            shown = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
+            r = QRectF((shown.left() - self.source.left()) * scale + offset.x(),
+                       (shown.top() - self.source.top()) * scale + offset.y(),
+                       shown.width() * scale, shown.height() * scale)
+            painter.setPen(QPen(style.SELECTION, 1.5))
+            painter.setBrush(QColor(37, 99, 235, 30))
+            painter.drawRect(r.intersected(QRectF(self.rect()).adjusted(1, 1, -1, -1)))
+        painter.setPen(QPen(style.GRID))
+        painter.setBrush(Qt.NoBrush)
+        painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
+        painter.end()
+
+    def _go(self, pos) -> None:
+        if self.source.isEmpty():
+            return
+        scale, offset = self._transform()
+        self.view.centerOn(QPointF((pos.x() - offset.x()) / scale + self.source.left(),
+                                   (pos.y() - offset.y()) / scale + self.source.top()))
+        self.update()
+
+    def mousePressEvent(self, event) -> None:
+        self._go(event.position())
+
+    def mouseMoveEvent(self, event) -> None:
+        if event.buttons() & Qt.LeftButton:
+            self._go(event.position())
