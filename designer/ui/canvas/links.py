@@ -146,11 +146,26 @@ class LinkLayer(QGraphicsItem):
             else:
                 painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
             painter.drawLines([QLineF(ax[j], ay[j], bx[j], by[j]) for j in members])
+        scale = painter.worldTransform().m11()
+        if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= 400:
+            painter.setFont(self._font())
+            painter.setPen(style.MUTED)
+            for j, r in enumerate(rows.tolist()):
+                bundle = self.bundles[r]
+                text = f"{bundle.cables}x{bundle.rate.replace(' Gb/s', 'G')}" if bundle.cables > 1 else \
+                    bundle.rate.replace(" Gb/s", "G")
+                painter.drawText(QPointF((ax[j] + bx[j]) / 2 + 1, (ay[j] + by[j]) / 2 - 1), text)
         if self.selected and not aggregate:
             chosen = [i for i in self.selected if i < len(self.lines.a)]
             for i in chosen:
                 painter.setPen(self._pen(int(self.lines.kind[i]), float(self.lines.gbps[i]) * 4, selected=True))
                 painter.drawLine(QLineF(*self.lines.a[i], *self.lines.b[i]))
+
+    def _font(self):
+        font = getattr(self, "_label_font", None)
+        if font is None:
+            font = self._label_font = style.label_font(2.6)
+        return font
 
     # ---- hit testing ----
     def row_at(self, pos: QPointF, tolerance: float) -> int | None:

@@ -48,7 +48,11 @@ class Minimap(QWidget):
         layer.show_individual = False  # overview detail, whatever the main view shows
         painter = QPainter(image)
         painter.setRenderHint(QPainter.Antialiasing)
-        scene.render(painter, QRectF(0, 0, size.width(), size.height()), self.source, Qt.KeepAspectRatio)
+        scale, offset = self._transform()
+        ratio = self.devicePixelRatioF()
+        target = QRectF(offset.x() * ratio, offset.y() * ratio, self.source.width() * scale * ratio,
+                        self.source.height() * scale * ratio)  # the same placement the frame uses
+        scene.render(painter, target, self.source, Qt.IgnoreAspectRatio)
         painter.end()
         layer.show_individual = saved
         self.image = image
@@ -71,6 +75,8 @@ class Minimap(QWidget):
         painter = QPainter(self)
         painter.fillRect(self.rect(), style.BACKGROUND)
         if self.image is not None:
+            if self.image.size() != self.size() * self.devicePixelRatioF():
+                self._timer.start(50)  # resized since it was drawn
             painter.drawImage(QRectF(self.rect()), self.image)
         if not self.source.isEmpty():
             scale, offset = self._transform()

@@ -13,6 +13,7 @@ LOD_LINKS = 0.22  # individual cable bundles; below it, rack-to-rack aggregates
 LOD_LABELS = 0.45  # server and switch names
 LOD_PORTS = 1.6  # NIC and switch ports
 LOD_GRID = 0.35
+LOD_LINK_LABELS = 2.0  # "4x400G" beside each bundle
 MAX_DRAWN_BUNDLES = 1200  # above this many cables in view, draw rack-to-rack aggregates instead
 
 BACKGROUND = QColor("#fbfbfc")
