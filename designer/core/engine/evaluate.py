@@ -50,6 +50,7 @@ class Event:
     bytes: float = 0.0
     group: str = ""
     resource: str = ""
+    waited_for: int | None = None  # for waits: the device whose work this one waited on
 
     def as_json(self) -> dict:
         d = {"device": self.device, "stream": self.stream, "start_s": self.start_s, "end_s": self.end_s,
@@ -63,6 +64,8 @@ class Event:
             d["group"] = self.group
         if self.resource:
             d["resource"] = self.resource
+        if self.waited_for is not None:
+            d["waited_for"] = self.waited_for
         return d
 
 
@@ -670,7 +673,9 @@ def _events(schedules, patterns, pattern_of_replica, chunk_phases, per_pattern, 
             pp_bytes, optimizer_s, step_end, ag_exposed, step_time) -> list[Event]:
     """Per-device events of one device per (stage, distinct replica)."""
     events: list[Event] = []
-    zb = par.pipeline_schedule in ("zb-h1", "dualpipe")
+    ends = [max(info["dp_end"] for info in per) for per in per_pattern]
+    worst_pi = int(np.argmax(ends))
+    worst_replica = int(np.flatnonzero(pattern_of_replica == worst_pi)[0])
     for replica in _representative_replicas(pattern_of_replica):
         pi = int(pattern_of_replica[replica])
         sched = schedules[pi]
@@ -680,8 +685,13 @@ def _events(schedules, patterns, pattern_of_replica, chunk_phases, per_pattern, 
             label = f"{'FBW'[op.kind]}{op.micro} c{op.chunk}"
             if op.wait > 0:
                 kind = "pp_comm" if op.wait_pp >= op.wait - 1e-12 else "bubble"
+                # forward waits on the previous stage's forward, backward on the next stage's backward
+                if op.kind == FWD:
+                    src = op.stage - 1 if op.stage > 0 else plan.pp - 1
+                else:
+                    src = op.stage + 1 if op.stage < plan.pp - 1 else 0
                 events.append(Event(device, "wait", op.start - op.wait, op.start, kind, f"wait before {label}",
-                                    op.micro, op.chunk))
+                                    op.micro, op.chunk, waited_for=int(pipelines[replica, src])))
             ph = fwd if op.kind == FWD else bwd
             if op.kind == W:
                 events.append(Event(device, "compute", op.start, op.end, "wgrad", label, op.micro, op.chunk))
@@ -717,8 +727,10 @@ def _events(schedules, patterns, pattern_of_replica, chunk_phases, per_pattern, 
                 events.append(Event(device, "dp", info["dp_end"] - info["dp_busy"], info["dp_end"], "dp_comm",
                                     "gradient reduction", group="dp"))
             if step_end > info["dp_end"]:
+                slowest = max(range(plan.pp), key=lambda st: per_pattern[worst_pi][st]["dp_end"])
                 events.append(Event(device, "wait", info["dp_end"], step_end, "imbalance_wait",
-                                    "wait for the slowest replica/stage"))
+                                    "wait for the slowest replica/stage",
+                                    waited_for=int(pipelines[worst_replica, slowest])))
             events.append(Event(device, "compute", step_end, step_end + optimizer_s, "optimizer", "optimizer step"))
             if ag_exposed > 0:
                 events.append(Event(device, "dp", step_end + optimizer_s, step_time, "dp_comm", "parameter all-gather",
