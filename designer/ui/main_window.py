@@ -1,16 +1,15 @@
 """The main window: canvas in the centre, palette and inspector docks, menus, status bar."""
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QPointF, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolButton,
 )
 
-from ..core.model import Document, check_document
+from ..core.model import Document
 from ..core.model.geometry import RACK_WIDTH_PX
 from ..core.problems import DesignerError
 from . import commands, editing
@@ -26,36 +25,10 @@ FILE_FILTER = "Designer files (*.yaml *.yml);;All files (*)"
 MAX_RECENT = 8
 
 
-class _Evaluator(QObject):
-    """Runs the engine on a worker thread; the signal is delivered on the UI thread."""
-
-    finished = Signal(int, object, object)  # request number, result or None, error text or None
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.request = 0
-
-    def start(self, doc: Document) -> int:
-        self.request += 1
-        number = self.request
-        snapshot = doc.copy()
-
-        def work():
-            from ..core.engine.evaluate import Engine
-
-            try:
-                self.finished.emit(number, Engine().evaluate(snapshot), None)
-            except DesignerError as exc:
-                self.finished.emit(number, None, str(exc))
-            except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
-                self.finished.emit(number, None, f"internal error: {type(exc).__name__}: {exc}")
-
-        threading.Thread(target=work, daemon=True).start()
-        return number
-
-
 class MainWindow(QMainWindow):
-    def __init__(self, settings: QSettings | None = None) -> None:
+    resultChanged = Signal(object)  # the newest Evaluation (or None)
+
+    def __init__(self, settings: QSettings | None = None, engine_slowdown_s: float = 0.0) -> None:
         super().__init__()
         self.settings = settings or QSettings()
         self.qdoc = QtDocument(parent=self)
@@ -63,16 +36,25 @@ class MainWindow(QMainWindow):
         self.view = CanvasView(self.scene)
         self.setCentralWidget(self.view)
         self.result = None
+        self.previous_result = None
         self.evaluating = False
         self.problems: list = []
-        self._evaluator = _Evaluator()
-        self._evaluator.finished.connect(self._on_evaluated)
+        from .worker import EvaluationWorker
+
+        self.worker = EvaluationWorker(engine_slowdown_s, self)
+        self.worker.checked.connect(self._on_checked)
+        self.worker.evaluated.connect(self._on_evaluated)
 
         self.palette = Palette()
         self.inspector = Inspector(self.qdoc)
         self._dock(self.palette, "Parts", Qt.LeftDockWidgetArea)
         self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
         from .canvas.minimap import Minimap
+        from .job_panel import JobPanel
+
+        self.job_panel = JobPanel(self.qdoc)
+        self.job_dock = self._dock(self.job_panel, "Job", Qt.LeftDockWidgetArea)
+        self.tabifyDockWidget(self.findChild(QDockWidget, "Parts"), self.job_dock)
 
         self.minimap = Minimap(self.view, self.qdoc)
         self._dock(self.minimap, "Overview", Qt.RightDockWidgetArea)
@@ -91,7 +73,8 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self._connect()
-        self._check_timer = QTimer(self, singleShot=True, interval=250, timeout=self._after_edit)
+        # Live recompute: 50 ms after the last edit, a snapshot goes to the worker.
+        self._check_timer = QTimer(self, singleShot=True, interval=50, timeout=self._after_edit)
         self.qdoc.replaced.connect(self._update_title)
         self._refresh_all()
 
@@ -145,6 +128,10 @@ class MainWindow(QMainWindow):
         self.act_generate = a("&Generate Fat-Tree...", self.generate, "Ctrl+G",
                               "A whole fabric from a few numbers; undoable as one step")
         self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E", "PNG (2x), SVG or PDF")
+        self.act_heat = a("Link &Heat", self._toggle_heat, "Ctrl+H",
+                          "Colour cables by their use in the last evaluation; outline the bottlenecks",
+                          checkable=True)
+        self.act_heat.setChecked(True)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -163,7 +150,8 @@ class MainWindow(QMainWindow):
                     self.act_find):
             edit.addSeparator() if act is None else edit.addAction(act)
         view = bar.addMenu("&View")
-        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, None, self.act_grid, self.act_snap):
+        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, None, self.act_grid, self.act_snap,
+                    self.act_heat):
             view.addSeparator() if act is None else view.addAction(act)
         view.addSeparator()
         for dock in self.findChildren(QDockWidget):
@@ -189,6 +177,7 @@ class MainWindow(QMainWindow):
         self.view.linkRequested.connect(self.request_link)
         self.view.zoomChanged.connect(lambda s: self.zoom_label.setText(f"{s * 100:.0f}%"))
         self.palette.linkToolChanged.connect(self._set_link_tool)
+        self.resultChanged.connect(lambda r: self.scene.show_heat(r if self.act_heat.isChecked() else None))
 
     def settle(self, timeout_s: float = 120.0) -> bool:
         """Process events until the pending check and evaluation are done (screenshots, tests)."""
@@ -218,7 +207,12 @@ class MainWindow(QMainWindow):
         c = doc.counts()
         self.counts_label.setText(f"{c['racks']} racks   {c['nodes']} servers   {c['gpus']} GPUs   "
                                   f"{c['switches']} switches   {c['links']} links")
-        self.problems = check_document(doc)
+        self.evaluate()
+
+    def _on_checked(self, number: int, problems) -> None:
+        if number != self.worker.latest:
+            return
+        self.problems = problems
         errors = sum(p.severity == "error" for p in self.problems)
         warnings = len(self.problems) - errors
         if not self.problems:
@@ -234,7 +228,6 @@ class MainWindow(QMainWindow):
         if len(self.problems) > 60:
             menu.addAction(f"... and {len(self.problems) - 60} more (designer validate FILE lists them all)")
         self.problems_button.setMenu(menu if self.problems else None)
-        self.evaluate()
 
     def jump_to(self, element_id: str | None) -> None:
         if not element_id:
@@ -263,31 +256,27 @@ class MainWindow(QMainWindow):
 
     # ---- evaluation off the UI thread ----
     def evaluate(self) -> None:
-        self.result = None
-        doc = self.qdoc.doc
-        if doc.spec.workload is None:
-            self.result_label.setText("no job")
-            self.evaluating = False
-            return
-        if any(p.severity == "error" for p in self.problems):
-            self.result_label.setText("fix the errors to evaluate")
-            self.evaluating = False
-            return
+        """Hand a snapshot to the worker; the window never waits for it."""
         self.evaluating = True
         self.result_label.setText("evaluating...")
-        self._evaluator.start(doc)
+        self.worker.submit(self.qdoc.doc.snapshot())
 
-    def _on_evaluated(self, number: int, result, error) -> None:
-        if number != self._evaluator.request:
+    def _on_evaluated(self, number: int, result, error, seconds: float) -> None:
+        if number != self.worker.latest:
             return  # a newer edit superseded it
         self.evaluating = False
-        self.result = result
+        if result is not None:
+            self.previous_result, self.result = self.result, result
+        else:
+            self.result = None
         if error:
-            self.result_label.setText("job: " + error.splitlines()[0][:100])
+            self.result_label.setText(error.splitlines()[0][:100] if error != "no job" else "no job")
         else:
             self.result_label.setText(f"step {result.step_time_s:.2f} s   MFU {result.mfu:.1%}   "
                                       f"{result.model_tflops_per_gpu:.0f} TFLOP/s/GPU"
                                       + ("" if result.fits_in_memory else "   does not fit in memory"))
+            self.result_label.setToolTip(f"evaluated in {seconds * 1000:.0f} ms off the UI thread")
+        self.resultChanged.emit(self.result)
 
     # ---- files ----
     def open_file(self, path: str) -> None:
@@ -379,6 +368,9 @@ class MainWindow(QMainWindow):
             act.setToolTip(path)
             act.triggered.connect(lambda _=False, p=path: self._maybe_save() and self._open_reporting(p))
         self.recent_menu.setEnabled(bool(self._recent()))
+
+    def _toggle_heat(self, on: bool) -> None:
+        self.scene.show_heat(self.result if on else None)
 
     # ---- canvas gestures ----
     def _set_snap(self, on: bool) -> None:

@@ -180,20 +180,20 @@ class Engine:
         constants = _fabric_constants(k)
         if self._fabric is not None and self._fabric_key is not None:
             doc_id, revision, old_constants = self._fabric_key
-            if doc_id == id(doc) and old_constants == constants:
+            if doc_id == doc.lineage and old_constants == constants:
                 changes = doc.changes_since(revision)
                 if changes == []:
                     return self._fabric
                 if changes is not None and all(_rating_only(c) for c in changes):
                     changed = [self._fabric.link_position(c.id) for c in changes if c.collection == "links"]
                     refresh_capacities(self._fabric, doc, None if None in changed else changed)
-                    self._fabric_key = (id(doc), doc.revision, constants)
+                    self._fabric_key = (doc.lineage, doc.revision, constants)
                     for model in self._groups.values():
                         model.invalidate_capacities()
                     self.reused.append("fabric, placement, groups and routes (re-rated links)")
                     return self._fabric
         self._fabric = build_fabric(doc, self.catalog, k)
-        self._fabric_key = (id(doc), doc.revision, constants)
+        self._fabric_key = (doc.lineage, doc.revision, constants)
         self._groups.clear()
         return self._fabric
 
@@ -652,7 +652,8 @@ def _links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict, break
             continue
         bottlenecks.append({"resource": c.bottleneck, "kind": kind, "utilization": round(c.utilization, 3),
                             "collective": key.split(":")[1], "algorithm": c.algorithm,
-                            "exposed_s": breakdown.get(kind, 0.0)})
+                            "exposed_s": breakdown.get(kind, 0.0),
+                            "links": [doc.links[i].id for i in c.bottleneck_links[:64]]})
     compute_share = (breakdown["compute"] + breakdown["recompute"]) / step_time if step_time else 0
     bottlenecks.append({"resource": "GPU compute", "kind": "compute", "utilization": round(compute_share, 3),
                         "exposed_s": breakdown["compute"] + breakdown["recompute"]})

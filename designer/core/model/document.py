@@ -43,6 +43,7 @@ class Document:
         # A counter of edits and the recent changes, so that an engine can tell what it may reuse.
         self.revision = 0
         self.change_log: list[tuple[int, Change]] = []
+        self.lineage = object()  # shared by snapshots: "the same design, maybe edited since"
         self.events.connect(self._log)
 
     CHANGE_LOG_LIMIT = 256
@@ -205,10 +206,32 @@ class Document:
         self.metadata = other.metadata if adopt else copy.deepcopy(other.metadata)
         self.spec = other.spec if adopt else copy.deepcopy(other.spec)
         self._reindex()
+        self.lineage = object()  # a different design: nothing cached about the old one applies
         self.events.emit(Change("replaced", "document"))
 
     def copy(self) -> "Document":
         return Document(copy.deepcopy(self.spec), copy.deepcopy(self.metadata))
+
+    def snapshot(self) -> "Document":
+        """A frozen view for a worker thread: the element objects are copied one level deep
+        (edits replace field values, never mutate them in place), so it costs ~1 us an
+        element instead of a deep copy's ~40. It keeps the lineage, revision and change log,
+        so an engine can tell what changed since its last snapshot."""
+        spec = self.spec
+        snap = Document.__new__(Document)
+        snap.metadata = copy.copy(self.metadata)
+        snap.spec = ClusterSpec(
+            racks=[copy.copy(e) for e in spec.racks], nodes=[copy.copy(e) for e in spec.nodes],
+            switches=[copy.copy(e) for e in spec.switches], links=[copy.copy(e) for e in spec.links],
+            workload=copy.copy(spec.workload), parallelism=copy.copy(spec.parallelism),
+            calibration=copy.deepcopy(spec.calibration), layout=dict(spec.layout))
+        snap.events = Events()
+        snap._index = {}
+        snap._reindex()
+        snap.revision = self.revision
+        snap.change_log = list(self.change_log)
+        snap.lineage = self.lineage
+        return snap
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Document) and self.metadata == other.metadata and self.spec == other.spec

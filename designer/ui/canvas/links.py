@@ -54,7 +54,9 @@ class LinkLayer(QGraphicsItem):
         self.aggregates = _Lines()
         self.aggregate_tips: list[str] = []
         self.selected: set[int] = set()
-        self.heat: np.ndarray | None = None  # optional per-bundle colour override (link utilisation)
+        self.heat: np.ndarray | None = None  # per bundle: utilisation bucket 0..10 (link heat), or None
+        self.marked: set[int] = set()  # bottleneck bundles, outlined
+        self.heat_tip = None  # callable(row) -> extra tooltip text (load by traffic kind)
         self.show_individual = True
         self._bounds = QRectF()
         self._pens: dict[tuple, QPen] = {}
@@ -155,6 +157,12 @@ class LinkLayer(QGraphicsItem):
                 text = f"{bundle.cables}x{bundle.rate.replace(' Gb/s', 'G')}" if bundle.cables > 1 else \
                     bundle.rate.replace(" Gb/s", "G")
                 painter.drawText(QPointF((ax[j] + bx[j]) / 2 + 1, (ay[j] + by[j]) / 2 - 1), text)
+        if self.marked and not aggregate:
+            pen = QPen(style.BOTTLENECK, 4.0)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.drawLines([QLineF(*self.lines.a[i], *self.lines.b[i]) for i in self.marked
+                               if i < len(self.lines.a)])
         if self.selected and not aggregate:
             chosen = [i for i in self.selected if i < len(self.lines.a)]
             for i in chosen:
@@ -186,5 +194,6 @@ class LinkLayer(QGraphicsItem):
         if row is None:
             return None
         if self.show_individual:
-            return self.bundles[row].tooltip()
+            extra = self.heat_tip(row) if self.heat_tip is not None else ""
+            return self.bundles[row].tooltip() + (f"\n{extra}" if extra else "")
         return self.aggregate_tips[row] if row < len(self.aggregate_tips) else None

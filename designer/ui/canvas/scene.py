@@ -328,6 +328,47 @@ class CanvasScene(QGraphicsScene):
         if not self.lod_links and self._aggregates_stale:
             self._rebuild_aggregates()
 
+    # ---- link heat ----------------------------------------------------------------------
+    def show_heat(self, result) -> None:
+        """Colour every bundle by how busy its cables were in the last evaluation (average
+        over the step), outline the bottleneck links, and add the load by traffic kind to the
+        tooltips. None clears it."""
+        layer = self.link_layer
+        util = getattr(result, "link_utilization_array", None) if result is not None else None
+        if util is None:
+            layer.heat, layer.marked, layer.heat_tip = None, set(), None
+            layer.update()
+            return
+        position = {l.id: i for i, l in enumerate(self.doc.links)}
+        rows_links = [[position[i] for i in b.link_ids if i in position and position[i] < len(util)]
+                      for b in layer.bundles]
+        heat = np.array([max((util[i] for i in idx), default=0.0) for idx in rows_links])
+        layer.heat = np.clip(np.round(heat * 10), 0, 10).astype(np.int64)
+        hot = {l for b in result.bottlenecks[:3] for l in b.get("links", [])}
+        layer.marked = {r for r, b in enumerate(layer.bundles) if hot & set(b.link_ids)}
+        loads = result.link_load
+        step = result.step_time_s
+
+        def tip(row: int) -> str:
+            idx = rows_links[row]
+            if not idx:
+                return ""
+            parts = []
+            for kind, per_link in loads.items():
+                share = max(float(per_link[i]) / max(self._capacity(i), 1e-9) / step for i in idx)
+                if share > 0.0005:
+                    parts.append(f"{kind} {share:.1%}")
+            head = f"busy {heat[row]:.0%} of the step"
+            return head + (": " + ", ".join(parts) if parts else "") + (
+                "  (a bottleneck)" if row in layer.marked else "")
+
+        layer.heat_tip = tip
+        layer.update()
+
+    def _capacity(self, link_index: int) -> float:
+        link = self.doc.links[link_index]
+        return link.bandwidth_gbps * 1e9 / 8 * link.count / link.slowdown
+
     # ---- following moves ----------------------------------------------------------------
     def _rack_moved(self, rack_item: RackItem) -> None:
         for child in rack_item.childItems():

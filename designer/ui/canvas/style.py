@@ -21,6 +21,7 @@ GRID = QColor("#e6e8ec")
 TEXT = QColor("#1f2937")
 MUTED = QColor("#6b7280")
 SELECTION = QColor("#2563eb")
+BOTTLENECK = QColor("#dc2626")
 
 RACK_FILL = QColor("#f3f4f6")
 RACK_EDGE = QColor("#9ca3af")

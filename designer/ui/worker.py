@@ -1,0 +1,82 @@
+"""The engine off the UI thread: one long-lived worker, the newest request wins.
+
+The UI hands over a snapshot of the document (designer.core Document.snapshot: cheap, and
+it keeps the document's lineage and change log, so the worker's Engine re-rates links or
+reuses the placement instead of starting over). Results come back as Qt signals, which Qt
+delivers on the UI thread; a result for an older request than the newest is dropped.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QObject, Signal
+
+from ..core.problems import DesignerError
+
+
+class EvaluationWorker(QObject):
+    checked = Signal(int, object)  # request, list[Problem]
+    evaluated = Signal(int, object, object, float)  # request, Evaluation or None, error text or None, seconds
+    busyChanged = Signal(bool)
+
+    def __init__(self, slowdown_s: float = 0.0, parent=None):
+        super().__init__(parent)
+        self._lock = threading.Condition()
+        self._pending = None  # (number, snapshot)
+        self._stop = False
+        self.latest = 0
+        self.busy = False
+        self.slowdown_s = slowdown_s  # tests: a slow engine, to prove the UI stays responsive
+        self._thread = threading.Thread(target=self._run, name="designer-engine", daemon=True)
+        self._thread.start()
+
+    def submit(self, snapshot) -> int:
+        with self._lock:
+            self.latest += 1
+            self._pending = (self.latest, snapshot)
+            self._lock.notify()
+            return self.latest
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop = True
+            self._lock.notify()
+
+    def _run(self) -> None:
+        from ..core.engine.evaluate import Engine
+        from ..core.model import check_document
+
+        engine = Engine()
+        while True:
+            with self._lock:
+                while self._pending is None and not self._stop:
+                    self._lock.wait()
+                if self._stop:
+                    return
+                number, doc = self._pending
+                self._pending = None
+            self.busyChanged.emit(True)
+            started = time.perf_counter()
+            problems = check_document(doc)
+            self.checked.emit(number, problems)
+            result, error = None, None
+            if doc.spec.workload is None:
+                error = "no job"
+            elif any(p.severity == "error" for p in problems):
+                error = "fix the errors to evaluate"
+            else:
+                try:
+                    if self.slowdown_s:
+                        time.sleep(self.slowdown_s)
+                    result = engine.evaluate(doc)
+                    _ = result.events  # build the timeline here, not on the UI thread
+                except DesignerError as exc:
+                    error = str(exc)
+                except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
+                    error = f"internal error: {type(exc).__name__}: {exc}"
+            with self._lock:
+                idle = self._pending is None
+            self.evaluated.emit(number, result, error, time.perf_counter() - started)
+            if idle:
+                self.busyChanged.emit(False)

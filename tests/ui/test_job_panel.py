@@ -1,0 +1,84 @@
+"""The job panel checks as one types, and a valid change is one undoable step."""
+import pytest
+
+from tests.conftest import EXAMPLES
+from tests.ui.test_editor import window  # noqa: F401  (the fixture)
+
+
+def type_into(panel, path, text):
+    editor = panel.editors[path]
+    editor.setText(text)
+    editor.textEdited.emit(text)
+    editor.editingFinished.emit()
+
+
+def test_an_impossible_plan_says_why_beside_the_field(window):
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    window.settle()
+    panel = window.job_panel
+    before = window.qdoc.doc.spec.parallelism
+    type_into(panel, "parallelism.tensor_model_parallel_size", "3")
+    error = panel.errors["parallelism.tensor_model_parallel_size"]
+    assert not error.isHidden() and "does not divide" in error.text() and "try 2 or 4" in error.text()
+    assert window.qdoc.doc.spec.parallelism == before  # nothing committed
+    assert "problem" in panel.summary.text()
+
+
+def test_a_valid_change_is_undoable_and_re_evaluated(window):
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    window.settle()
+    first = window.result.step_time_s
+    panel = window.job_panel
+    type_into(panel, "parallelism.tensor_model_parallel_size", "4")
+    doc = window.qdoc.doc
+    assert doc.spec.parallelism.tensor_model_parallel_size == 4
+    assert "TP 4" in panel.summary.text()
+    assert window.settle() and window.result is not None and window.result.plan["tp"] == 4
+    assert window.result.step_time_s != first
+    window.qdoc.undo_stack.undo()
+    assert doc.spec.parallelism.tensor_model_parallel_size == 2
+    assert panel.editors["parallelism.tensor_model_parallel_size"].text() == "2"
+
+
+def test_preset_fills_the_placeholders(window):
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    panel = window.job_panel
+    assert panel.editors["workload.num_layers"].placeholderText() == "32"  # llama3-8b
+    panel.preset.setCurrentText("llama3-70b")
+    panel.preset.activated.emit(0)
+    assert window.qdoc.doc.spec.workload.preset == "llama3-70b"
+    assert panel.editors["workload.num_layers"].placeholderText() == "80"
+
+
+def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
+    """Event-loop delay measured while the engine takes 1.5 s: it must stay below a frame or two."""
+    import time
+
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from designer.ui.main_window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat), engine_slowdown_s=1.5)
+    qtbot.addWidget(w)
+    w.open_file(str(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"))
+    w.show()
+    delays = []
+    last = [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        delays.append(now - last[0] - 0.01)
+        last[0] = now
+
+    timer = QTimer(interval=10, timeout=tick)
+    timer.start()
+    deadline = time.perf_counter() + 1.2
+    while time.perf_counter() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.002)
+    assert w.evaluating  # still running: the engine is slow
+    timer.stop()
+    assert max(delays) < 0.1, max(delays)
+    assert w.settle(30) and w.result is not None
+    w.qdoc.undo_stack.setClean()
