@@ -82,3 +82,20 @@ def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
     assert max(delays) < 0.1, max(delays)
     assert w.settle(30) and w.result is not None
     w.qdoc.undo_stack.setClean()
+
+
+def test_editing_a_link_bandwidth_updates_the_result(window):
+    from designer.ui import commands
+
+    window.open_file(str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
+    assert window.settle() and window.result is not None
+    before = window.result
+    doc = window.qdoc.doc
+    uplinks = {l.id: {"bandwidth_gbps": l.bandwidth_gbps / 8} for l in doc.links
+               if l.a.startswith("leaf") and "spine" in l.b}
+    window.qdoc.push(commands.SetFields(window.qdoc, uplinks, "Slower spine"))
+    assert window.settle() and window.result is not before
+    assert window.result.step_time_s > before.step_time_s
+    assert window.previous_result is before
+    changed = {k for k in before.breakdown_s if abs(window.result.breakdown_s[k] - before.breakdown_s[k]) > 1e-9}
+    assert changed & {"pp_comm", "dp_comm", "bubble", "imbalance_wait"}
