@@ -128,6 +128,8 @@ class MainWindow(QMainWindow):
         self.act_generate = a("&Generate Fat-Tree...", self.generate, "Ctrl+G",
                               "A whole fabric from a few numbers; undoable as one step")
         self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E", "PNG (2x), SVG or PDF")
+        self.act_trace = a("Export &Trace (Perfetto)...", self.export_trace, None,
+                           "The predicted step as a Chrome/Perfetto trace (open it in ui.perfetto.dev)")
         self.act_heat = a("Link &Heat", self._toggle_heat, "Ctrl+H",
                           "Colour cables by their use in the last evaluation; outline the bottlenecks",
                           checkable=True)
@@ -140,7 +142,7 @@ class MainWindow(QMainWindow):
             file_menu.addAction(act)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
-        for act in (self.act_save, self.act_save_as, self.act_export):
+        for act in (self.act_save, self.act_save_as, self.act_export, self.act_trace):
             file_menu.addAction(act)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
@@ -567,6 +569,32 @@ class MainWindow(QMainWindow):
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
             self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree"))
             self.view.fit()
+
+    def export_trace(self, path: str | None = None) -> str | None:
+        if self.result is None:
+            self.tell("no evaluation to export yet")
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export trace", str(Path(self.qdoc.name).with_suffix(".json")),
+                                                  "Perfetto / Chrome trace (*.json)")
+            if not path:
+                return None
+        import json
+
+        import numpy as np
+
+        from ..core.export.trace import trace_events
+        from ..core.io.files import atomic_write_text
+
+        doc = self.qdoc.doc
+        counts = np.array([n.accelerator_count for n in doc.nodes], dtype=np.int64)
+        gpu_node = np.repeat(np.arange(len(counts)), counts)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
+        gpu_local = np.arange(len(gpu_node)) - np.repeat(starts, counts)
+        data = trace_events(self.result, gpu_node, [n.id for n in doc.nodes], gpu_local)
+        atomic_write_text(path, json.dumps(data, separators=(",", ":")))
+        self.tell(f"wrote {path}: {len(data['traceEvents'])} trace events")
+        return path
 
     def export_dialog(self) -> None:
         from .export import export_scene

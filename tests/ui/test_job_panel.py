@@ -99,3 +99,15 @@ def test_editing_a_link_bandwidth_updates_the_result(window):
     assert window.previous_result is before
     changed = {k for k in before.breakdown_s if abs(window.result.breakdown_s[k] - before.breakdown_s[k]) > 1e-9}
     assert changed & {"pp_comm", "dp_comm", "bubble", "imbalance_wait"}
+
+
+def test_timeline_exports_as_a_perfetto_trace(window, tmp_path):
+    import json
+
+    window.open_file(str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
+    assert window.settle() and window.result is not None
+    path = window.export_trace(str(tmp_path / "t.json"))
+    data = json.loads(open(path).read())
+    assert any(e["ph"] == "X" and e["cat"] == "wait" for e in data["traceEvents"])
+    assert {e["args"]["name"] for e in data["traceEvents"] if e.get("name") == "process_name"} <= {
+        n.id for n in window.qdoc.doc.nodes}
