@@ -200,6 +200,25 @@ def cmd_trace(args) -> int:
     return EXIT_OK
 
 
+def cmd_report(args) -> int:
+    from .core.export.report import build_report
+    from .core.problems import EXIT_FAILURE
+
+    doc, _, result = _evaluate(args)
+    for w in result.warnings:
+        _err(f"warning: {w}")
+    try:
+        source = args.file + (f", scenario {args.scenario}" if args.scenario else "")
+        if args.set:
+            source += ", with --set " + " ".join(args.set)
+        pages = build_report(doc, result, args.output, source_name=source)
+    except OSError as exc:
+        _err(f"designer report: cannot write {args.output}: {exc.strerror or exc}")
+        return EXIT_FAILURE
+    _err(f"wrote {args.output}: {_n(pages, 'page', 'pages')}, step {result.step_time_s:.3f} s")
+    return EXIT_OK
+
+
 def _size(text: str) -> int:
     units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
     t = text.strip().upper().rstrip("B")
@@ -305,6 +324,12 @@ def build_parser() -> argparse.ArgumentParser:
     job_args(p)
     p.add_argument("-o", "--output", required=True, help="trace.json to write")
     p.set_defaults(func=cmd_trace)
+
+    p = sub.add_parser("report", help="design-review PDF: cluster, job, breakdown, memory, bottlenecks",
+                       epilog=EPILOG)
+    job_args(p)
+    p.add_argument("-o", "--output", required=True, help="report.pdf to write")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("nccl", help="the table nccl-tests would print on this cluster", epilog=EPILOG)
     job_args(p)

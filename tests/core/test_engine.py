@@ -275,3 +275,13 @@ def test_gpu_slowdown_round_trips(tmp_path):
     save_document(doc, tmp_path / "d.yaml")
     assert load_document(tmp_path / "d.yaml") == doc
     assert '"gpu_slowdown"' not in (tmp_path / "d.yaml").read_text().split("node1")[0]
+
+
+def test_a_single_server_without_switches():
+    from designer.core.io import loads_document
+    doc = loads_document("apiVersion: designer/v1\nkind: Cluster\nspec:\n  racks: [{id: r}]\n"
+                         "  nodes: [{id: n0, accelerator: H100, nic_count: 0, rack: r, slot: 0}]\n"
+                         "  switches: []\n  links: []\n  workload: {preset: llama3-8b, global_batch_size: 16}\n"
+                         "  parallelism: {tensor_model_parallel_size: 8}\n")
+    r = fresh(doc)
+    assert r.num_gpus == 8 and r.breakdown_s["tp_comm"] > 0 and r.breakdown_s["dp_comm"] == 0

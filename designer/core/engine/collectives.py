@@ -65,8 +65,14 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         if np.all(cnodes == cnodes[:, :, :1]):
             by_node, per_node = candidate, g
     nics = fabric.gpu_nic[members]
-    leaves = np.where(nics >= 0, fabric.nic_leaf[np.maximum(nics, 0)], -1)
-    pods = np.where(leaves >= 0, fabric.switch_pod[np.maximum(leaves, 0)], -1)
+    if len(fabric.nic_leaf):
+        leaves = np.where(nics >= 0, fabric.nic_leaf[np.maximum(nics, 0)], -1)
+    else:  # a server with no NICs at all
+        leaves = np.full(members.shape, -1, dtype=np.int64)
+    if len(fabric.switch_pod):
+        pods = np.where(leaves >= 0, fabric.switch_pod[np.maximum(leaves, 0)], -1)
+    else:  # no switches: everything stays inside the servers
+        pods = np.full(members.shape, -1, dtype=np.int64)
     multi = n_nodes > 1
     same_leaf = np.all(leaves == leaves[:, :1], axis=1)
     same_pod = np.all(pods == pods[:, :1], axis=1)

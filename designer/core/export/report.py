@@ -1,0 +1,934 @@
+"""The design-review report: one evaluated design as a PDF (`designer report`).
+
+Sections: summary (headline numbers), cluster, job (model and plan), step-time breakdown (table
+and stacked bar), memory per GPU, bottlenecks, collectives, pipeline stages, most utilized links,
+the catalog figures of the accelerator, the calibration constants in force and the warnings.
+Numbers that the CLI's `evaluate` table also prints use the same format (step time and
+breakdown with 3 decimals, shares and MFU as percentages with 1 decimal).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ..engine.constants import AcceleratorConstants, EngineConstants
+from ..engine.evaluate import Evaluation
+from ..model.catalog import Catalog, default_catalog
+from ..model.document import Document
+from ..model.elements import split_endpoint
+from .pdf import A4_HEIGHT, A4_WIDTH, PdfDocument, clean_text, text_width
+
+# ---- page geometry (points) ------------------------------------------------------------------
+PAGE_W, PAGE_H = A4_WIDTH, A4_HEIGHT
+LEFT, RIGHT = 50.0, A4_WIDTH - 50.0
+WIDTH = RIGHT - LEFT
+TOP = 786.0  # first content line on pages with the running header
+BOTTOM = 62.0  # content never goes below this
+HEADER_Y = 806.0
+FOOTER_Y = 38.0
+# Every string lies inside this box (x0, y0, x1, y1): tests check it.
+TEXT_BOX = (LEFT, 28.0, RIGHT, PAGE_H - 24.0)
+
+# ---- colours ---------------------------------------------------------------------------------
+INK = (0.12, 0.14, 0.17)
+MUTED = (0.40, 0.44, 0.50)
+ACCENT = (0.09, 0.23, 0.40)
+RULE = (0.76, 0.80, 0.85)
+HEAD_FILL = (0.90, 0.93, 0.96)
+ZEBRA = (0.965, 0.972, 0.98)
+WARN = (0.70, 0.25, 0.05)
+WARN_FILL = (1.0, 0.95, 0.88)
+OK = (0.12, 0.45, 0.20)
+
+CATEGORY_COLORS = {
+    "compute": "#2f6db5", "recompute": "#9dc3e6", "tp_comm": "#e8772e", "cp_comm": "#f6c08f",
+    "ep_comm": "#8c5fb8", "pp_comm": "#c9b3e0", "dp_comm": "#3a9a48", "bubble": "#d23f3f",
+    "imbalance_wait": "#f2a2a2", "optimizer": "#7f7f7f",
+}
+CATEGORY_MEANING = {
+    "compute": "forward and backward kernels of the critical device (GEMMs, attention, elementwise)",
+    "recompute": "activation recomputation in backward",
+    "tp_comm": "tensor-parallel collectives not hidden behind compute",
+    "cp_comm": "context-parallel exchange not hidden behind compute",
+    "ep_comm": "expert-parallel all-to-all not hidden behind compute",
+    "pp_comm": "waiting for pipeline sends and receives",
+    "dp_comm": "gradient reduction and parameter all-gather not hidden",
+    "bubble": "pipeline fill and drain (the schedule's ideal bubble)",
+    "imbalance_wait": "waiting for slower stages or replicas (stragglers, uneven stages)",
+    "optimizer": "optimizer step and gradient-norm reduction",
+}
+MEMORY_COLORS = {"params": "#4e79a7", "grads": "#f28e2b", "optimizer": "#59a14f", "activations": "#e15759",
+                 "temporaries": "#b6aca6"}
+MEMORY_MEANING = {
+    "params": "model weights held by this GPU",
+    "grads": "gradients (fp32 main grads)",
+    "optimizer": "optimizer states (Adam moments, fp32 master weights)",
+    "activations": "activations kept for backward, with fragmentation",
+    "temporaries": "CUDA context, NCCL buffers and GEMM workspaces",
+}
+KEY_EFFICIENCIES = ("nvlink_efficiency", "infiniband_nic_efficiency", "ethernet_nic_efficiency")
+
+
+# ---- text helpers ----------------------------------------------------------------------------
+
+def _font(bold: bool) -> str:
+    return "Helvetica-Bold" if bold else "Helvetica"
+
+
+def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
+    """Lines of `text` no wider than `width` (words broken only when one alone is too wide)."""
+    font = _font(bold)
+    out: list[str] = []
+    for para in str(text).split("\n"):
+        words = clean_text(para).split()
+        if not words:
+            out.append("")
+            continue
+        line = ""
+        for word in words:
+            trial = word if not line else line + " " + word
+            if text_width(trial, size, font) <= width:
+                line = trial
+                continue
+            if line:
+                out.append(line)
+            while text_width(word, size, font) > width:  # a word wider than the column
+                cut = len(word)
+                while cut > 1 and text_width(word[:cut], size, font) > width:
+                    cut -= 1
+                seps = [i + 1 for i in range(1, cut - 1) if word[i] in "_/-:.,"]
+                if seps and seps[-1] >= cut // 3:
+                    cut = seps[-1]  # break after a separator rather than mid-name
+                out.append(word[:cut])
+                word = word[cut:]
+            line = word
+        out.append(line)
+    return out
+
+
+def fit(text: str, width: float, size: float, bold: bool = False) -> str:
+    """`text`, shortened with '...' so that it is no wider than `width`."""
+    text = clean_text(text)
+    font = _font(bold)
+    if text_width(text, size, font) <= width:
+        return text
+    while text and text_width(text + "...", size, font) > width:
+        text = text[:-1]
+    return text.rstrip() + "..."
+
+
+def short_source(text: str, limit: int = 150) -> str:
+    """A source note shortened to whole sentences (or words, with '...') within `limit` characters."""
+    t = " ".join(str(text).split())
+    if len(t) <= limit:
+        return t
+    ends = [m.end() - 1 for m in re.finditer(r"[a-z0-9)\]'%][.] (?=[A-Z(])", t[:limit + 1])]
+    if ends and ends[-1] >= limit // 3:
+        return t[:ends[-1]]
+    return t[:limit].rsplit(" ", 1)[0].rstrip(",;:(") + "..."
+
+
+def _int(n) -> str:
+    return f"{int(n):,}"
+
+
+def _g(v) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}" if abs(v) >= 10000 else str(v)
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, dict):
+        parts = []
+        for k, sub in v.items():
+            if isinstance(sub, dict):
+                parts.append(f"{k}: " + ", ".join(f"{a} {_g(b)}" for a, b in sub.items()))
+            else:
+                parts.append(f"{k} {_g(sub)}")
+        return "; ".join(parts)
+    return str(v)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def _s3(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.3g}:1"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+# ---- layout ----------------------------------------------------------------------------------
+
+@dataclass
+class Column:
+    title: str
+    width: float  # fraction of the table width
+    align: str = "left"
+
+
+class Layout:
+    """A cursor that flows text, tables and charts down the pages, adding pages as needed."""
+
+    def __init__(self, pdf: PdfDocument, running_title: str):
+        self.pdf = pdf
+        self.running_title = running_title
+        self.y = TOP
+        self.section = 0
+
+    # -- pages --
+    def new_page(self) -> None:
+        self.pdf.add_page()
+        self.y = TOP
+        if len(self.pdf.pages) > 1:
+            self.pdf.text(LEFT, HEADER_Y, fit(self.running_title, WIDTH * 0.7, 8), size=8, color=MUTED)
+            self.pdf.text(RIGHT, HEADER_Y, "design review", size=8, color=MUTED, align="right")
+            self.pdf.line(LEFT, HEADER_Y - 6, RIGHT, HEADER_Y - 6, width=0.5, color=RULE)
+
+    def room(self) -> float:
+        return self.y - BOTTOM
+
+    def ensure(self, height: float) -> None:
+        if height > self.room():
+            self.new_page()
+
+    def gap(self, h: float) -> None:
+        self.y -= h
+
+    # -- text --
+    def heading(self, title: str, keep: float = 70.0) -> None:
+        self.section += 1
+        self.ensure(30 + keep)
+        if self.y < TOP:
+            self.y -= 8
+        base = self.y - 14
+        self.pdf.text(LEFT, base, f"{self.section}  {title}", size=13, bold=True, color=ACCENT)
+        self.pdf.line(LEFT, base - 6, RIGHT, base - 6, width=0.8, color=ACCENT)
+        self.y = base - 16
+
+    def subheading(self, title: str, keep: float = 40.0) -> None:
+        self.ensure(18 + keep)
+        base = self.y - 10
+        self.pdf.text(LEFT, base, title, size=9.5, bold=True, color=INK)
+        self.y = base - 7
+
+    def paragraph(self, text: str, size: float = 9.0, color=INK, bold: bool = False, indent: float = 0.0,
+                  width: float | None = None, after: float = 4.0) -> None:
+        lead = size * 1.38
+        w = (width or WIDTH) - indent
+        for line in wrap(text, w, size, bold):
+            self.ensure(lead)
+            self.pdf.text(LEFT + indent, self.y - size, line, size=size, bold=bold, color=color)
+            self.y -= lead
+        self.y -= after
+
+    def bullets(self, items: list[str], size: float = 9.0, color=INK) -> None:
+        lead = size * 1.38
+        for item in items:
+            lines = wrap(item, WIDTH - 12, size)
+            for i, line in enumerate(lines):
+                self.ensure(lead)
+                if i == 0:
+                    self.pdf.rect(LEFT + 2, self.y - size + 2, 3, 3, fill=color)
+                self.pdf.text(LEFT + 12, self.y - size, line, size=size, color=color)
+                self.y -= lead
+            self.y -= 2
+
+    # -- tables --
+    def table(self, columns: list[Column], rows: list[list[str]], size: float = 8.0, header: bool = True,
+              swatches: list | None = None, bold_rows: set[int] | None = None, x: float = LEFT,
+              width: float = WIDTH, zebra: bool = True, label_column: bool = False,
+              row_colors: dict[int, tuple] | None = None) -> None:
+        """Rows of wrapped cells; a row never splits across pages; the header repeats."""
+        pad_x, pad_y = 4.0, 2.6
+        lead = size * 1.3
+        total = sum(c.width for c in columns)
+        widths = [c.width / total * width for c in columns]
+        bold_rows = bold_rows or set()
+        row_colors = row_colors or {}
+        sw = 9.0 if swatches else 0.0
+
+        titles = [wrap(c.title, max(10.0, w - 2 * pad_x), size, True) for c, w in zip(columns, widths)]
+        header_h = max(len(t) for t in titles) * lead + 2 * pad_y
+
+        def draw_header():
+            self.pdf.rect(x, self.y - header_h, width, header_h, fill=HEAD_FILL)
+            cx = x
+            for lines, c, w in zip(titles, columns, widths):
+                base = self.y - pad_y - size * 0.95
+                for line in lines:
+                    self._cell(line, cx, w, base, size, True, c.align, ACCENT, pad_x)
+                    base -= lead
+                cx += w
+            self.y -= header_h
+
+        def layout_row(cells, bold):
+            lines = []
+            for i, (cell, c, w) in enumerate(zip(cells, columns, widths)):
+                extra = sw if (i == 0 and swatches) else 0.0
+                lines.append(wrap(str(cell), max(10.0, w - 2 * pad_x - extra), size, bold or (label_column and i == 0)))
+            return lines, max(len(ls) for ls in lines) * lead + 2 * pad_y
+
+        laid = [layout_row(r, i in bold_rows) for i, r in enumerate(rows)]
+        first_h = laid[0][1] if laid else 0
+        self.ensure((header_h if header else 0) + first_h)
+        if header:
+            draw_header()
+        def fresh_page():
+            self.new_page()
+            if header:
+                draw_header()
+
+        for i, (lines, h) in enumerate(laid):
+            total_lines = max(len(ls) for ls in lines)
+            done = 0
+            while done < total_lines:
+                left = total_lines - done
+                fits = int((self.room() - 2 * pad_y) // lead)
+                if left > fits:
+                    on_fresh = int((TOP - BOTTOM - (header_h if header else 0) - 2 * pad_y) // lead)
+                    if left <= on_fresh or fits < 3:  # move the row whole, or the rest of a giant one
+                        fresh_page()
+                        fits = int((self.room() - 2 * pad_y) // lead)
+                n = min(left, max(1, fits))
+                part = [ls[done:done + n] for ls in lines]
+                self._row(part, n * lead + 2 * pad_y, i, x, width, widths, columns, size, lead, pad_x, pad_y,
+                          swatches if done == 0 else None, sw if swatches else 0.0, i in bold_rows,
+                          label_column, row_colors.get(i), zebra)
+                done += n
+                if done < total_lines:
+                    fresh_page()
+        self.y -= 8
+
+    def _row(self, lines, h, i, x, width, widths, columns, size, lead, pad_x, pad_y, swatches, sw, bold,
+             label_column, fill, zebra) -> None:
+        if fill is not None:
+            self.pdf.rect(x, self.y - h, width, h, fill=fill)
+        elif zebra and i % 2 == 1:
+            self.pdf.rect(x, self.y - h, width, h, fill=ZEBRA)
+        cx = x
+        for j, (cell_lines, c, w) in enumerate(zip(lines, columns, widths)):
+            base = self.y - pad_y - size * 0.95
+            off = sw if j == 0 else 0.0
+            if j == 0 and swatches and swatches[i] is not None:
+                self.pdf.rect(cx + pad_x, base - 0.5, 6.5, 6.5, fill=swatches[i])
+            for line in cell_lines:
+                self._cell(line, cx + off, w - off, base, size, bold or (label_column and j == 0), c.align,
+                           MUTED if (label_column and j == 0) else INK, pad_x)
+                base -= lead
+            cx += w
+        self.y -= h
+        self.pdf.line(x, self.y, x + width, self.y, width=0.3, color=RULE)
+
+    def _cell(self, text, x, w, base, size, bold, align, color, pad_x):
+        if not text:
+            return
+        if align == "right":
+            self.pdf.text(x + w - pad_x, base, text, size=size, bold=bold, color=color, align="right")
+        elif align == "center":
+            self.pdf.text(x + w / 2, base, text, size=size, bold=bold, color=color, align="center")
+        else:
+            self.pdf.text(x + pad_x, base, text, size=size, bold=bold, color=color)
+
+    def kv_panels(self, panels: list[tuple[str, list[tuple[str, str]]]], size: float = 8.0) -> None:
+        """Titled label/value lists side by side (or stacked when they would not fit a page)."""
+        gutter = 14.0
+        n = len(panels)
+        pw = (WIDTH - gutter * (n - 1)) / n
+        lead = size * 1.3
+        label_w = pw * 0.42
+
+        def measure(rows):
+            h = 16.0
+            for label, value in rows:
+                lines = max(len(wrap(label, label_w - 6, size, True)), len(wrap(value, pw - label_w - 6, size)))
+                h += lines * lead + 3.0
+            return h
+
+        heights = [measure(rows) for _, rows in panels]
+        if max(heights) > TOP - BOTTOM:
+            for title, rows in panels:
+                self.subheading(title)
+                self.table([Column("", 0.42), Column("", 0.58)], [list(r) for r in rows], size=size, header=False,
+                           label_column=True)
+            return
+        self.ensure(max(heights))
+        top = self.y
+        for k, (title, rows) in enumerate(panels):
+            x = LEFT + k * (pw + gutter)
+            y = top
+            self.pdf.text(x, y - 9, title, size=9.5, bold=True, color=INK)
+            y -= 14
+            self.pdf.line(x, y, x + pw, y, width=0.5, color=RULE)
+            y -= 2
+            for label, value in rows:
+                llines = wrap(label, label_w - 6, size, True)
+                vlines = wrap(value, pw - label_w - 6, size)
+                base = y - size - 0.5
+                for line in llines:
+                    self.pdf.text(x + 2, base, line, size=size, color=MUTED)
+                    base -= lead
+                base = y - size - 0.5
+                for line in vlines:
+                    self.pdf.text(x + label_w, base, line, size=size, color=INK)
+                    base -= lead
+                y -= max(len(llines), len(vlines)) * lead + 3.0
+        self.y = top - max(heights) - 8
+
+    # -- charts --
+    def stacked_bar(self, segments: list[tuple[str, float, object]], total: float, height: float = 22.0,
+                    capacity: float | None = None, caption: str = "") -> None:
+        """A horizontal bar of `segments` (label, value, colour); `capacity` (if larger than the
+        total) draws the unused rest as an outlined box, as for memory against HBM."""
+        scale_total = max(total, capacity or 0.0) or 1.0
+        self.ensure(height + 24)
+        top = self.y - 4
+        x = LEFT
+        y = top - height
+        self.pdf.rect(LEFT, y, WIDTH, height, fill=(0.97, 0.97, 0.97), stroke=RULE, line_width=0.5)
+        for label, value, color in segments:
+            if value <= 0:
+                continue
+            w = value / scale_total * WIDTH
+            self.pdf.rect(x, y, w, height, fill=color)
+            share = _pct(value / total) if total else ""
+            if w > text_width(share, 7.5, "Helvetica-Bold") + 6:
+                self.pdf.text(x + w / 2, y + height / 2 - 2.6, share, size=7.5, bold=True,
+                              color=(1, 1, 1) if _dark(color) else INK, align="center")
+            x += w
+        if capacity and capacity < total:  # over capacity: mark where it ends
+            cx = LEFT + capacity / scale_total * WIDTH
+            self.pdf.line(cx, y - 3, cx, y + height + 3, width=1.2, color=WARN)
+        self.y = y - 4
+        if caption:
+            self.pdf.text(LEFT, self.y - 8, fit(caption, WIDTH, 7.5), size=7.5, color=MUTED)
+            self.y -= 12
+
+    def legend(self, items: list[tuple[str, object]], size: float = 8.0) -> None:
+        """Swatch + label items flowed left to right over as many lines as needed."""
+        lead = size * 1.6
+        x = LEFT
+        self.ensure(lead + 4)
+        base = self.y - size - 2
+        for label, color in items:
+            w = 10 + text_width(label, size) + 14
+            if x + w > RIGHT + 14 and x > LEFT:
+                x = LEFT
+                self.y -= lead
+                self.ensure(lead)
+                base = self.y - size - 2
+            self.pdf.rect(x, base - 0.5, 7, 7, fill=color, stroke=RULE, line_width=0.4)
+            self.pdf.text(x + 10, base, fit(label, RIGHT - x - 10, size), size=size, color=INK)
+            x += w
+        self.y -= lead + 6
+
+
+def _dark(color) -> bool:
+    if isinstance(color, str):
+        c = color.lstrip("#")
+        r, g, b = (int(c[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    else:
+        r, g, b = color
+    return 0.299 * r + 0.587 * g + 0.114 * b < 0.6
+
+
+# ---- the cluster's shape ---------------------------------------------------------------------
+
+def _leaf_oversubscription(doc: Document) -> dict[str, tuple[float, float]]:
+    """Per switch tier: (min, max) of down:up bandwidth over the switches that have up-links."""
+    tier_rank = {"leaf": 0, "spine": 1, "core": 2}
+    tier_of = {s.id: s.tier for s in doc.switches}
+    nodes = {n.id for n in doc.nodes}
+    down: dict[str, float] = {}
+    up: dict[str, float] = {}
+    for link in doc.links:
+        a, _ = split_endpoint(link.a)
+        b, _ = split_endpoint(link.b)
+        bw = link.bandwidth_gbps * link.count
+        for me, other in ((a, b), (b, a)):
+            if me not in tier_of:
+                continue
+            if other in nodes:
+                down[me] = down.get(me, 0.0) + bw
+            elif other in tier_of:
+                if tier_rank.get(tier_of[other], 0) > tier_rank.get(tier_of[me], 0):
+                    up[me] = up.get(me, 0.0) + bw
+                elif tier_rank.get(tier_of[other], 0) < tier_rank.get(tier_of[me], 0):
+                    down[me] = down.get(me, 0.0) + bw
+    out: dict[str, tuple[float, float]] = {}
+    for tier in ("leaf", "spine", "core"):
+        ratios = [down.get(s.id, 0.0) / up[s.id] for s in doc.switches
+                  if s.tier == tier and up.get(s.id, 0) > 0 and down.get(s.id, 0) > 0]
+        if ratios:
+            out[tier] = (min(ratios), max(ratios))
+    return out
+
+
+def _kinds(counter: Counter, what: str) -> str:
+    """'a' when every item is the same, else 'a (3 servers); b (1 server)'."""
+    if not counter:
+        return "none"
+    if len(counter) == 1:
+        return next(iter(counter))
+    return "; ".join(f"{k} ({_int(v)} {what})" for k, v in counter.most_common())
+
+
+def _cluster_rows(doc: Document, result: Evaluation, catalog: Catalog) -> tuple[list, list]:
+    c = doc.counts()
+    by_tier = Counter(s.tier for s in doc.switches)
+    tiers = [t for t in ("leaf", "spine", "core") if by_tier.get(t)]
+    switch_text = _int(c["switches"])
+    if by_tier:
+        switch_text += " (" + ", ".join(f"{by_tier[t]} {t}" for t in tiers) + ")"
+    link_kinds = Counter()
+    for link in doc.links:
+        link_kinds[link.kind] += link.count
+    accel = Counter()
+    for n in doc.nodes:
+        name = catalog.resolve("accelerators", n.accelerator) or n.accelerator
+        accel[name] += n.accelerator_count
+    gpus_used = result.num_gpus
+    size_rows = [
+        ("Racks", _int(c["racks"])),
+        ("Servers", _int(c["nodes"])),
+        ("GPUs", _int(c["gpus"]) + ("" if gpus_used == c["gpus"] else f" ({_int(gpus_used)} used by the job)")),
+        ("Accelerators", ", ".join(f"{_int(v)} x {k}" for k, v in accel.most_common()) or "none"),
+        ("Switches", switch_text),
+        ("Links", f"{_int(c['links'])} links, {_int(c['cables'])} cables"),
+        ("Cables by kind", ", ".join(f"{_int(v)} {k}" for k, v in link_kinds.most_common()) or "none"),
+    ]
+    # servers: scale-up and NICs
+    scale_up = Counter()
+    nics = Counter()
+    for n in doc.nodes:
+        try:
+            acc = catalog.accelerator(n.accelerator)
+            su = n.scale_up_gbps or acc.scale_up_gbps
+        except KeyError:
+            su = n.scale_up_gbps or 0
+        scale_up[f"{n.scale_up} {su:g} Gb/s per GPU"] += 1
+        gbps, kind, model = n.nic_gbps, n.nic_kind, n.nic_model
+        if model and catalog.resolve("nics", model):
+            nic = catalog.nic(model)
+            gbps, kind, model = nic.gbps, nic.kind, nic.name
+        label = f"{n.nic_count} x {gbps:g} Gb/s {kind}" + (f" ({model})" if model else "")
+        if n.gpus_per_nic > 1:
+            label += f", {n.gpus_per_nic} GPUs per NIC"
+        if not n.gpudirect_rdma:
+            label += ", no GPUDirect RDMA"
+        nics[label] += 1
+    switch_models = Counter()
+    for s in doc.switches:
+        model = s.model or "generic"
+        switch_models[f"{s.tier}: {model}, {s.radix} x {s.port_gbps:g} Gb/s" + (", SHARP" if s.sharp else "")] += 1
+    fabrics = sorted({s.fabric for s in doc.switches})
+    rails = sorted({s.rail for s in doc.switches if s.rail is not None})
+    over = _leaf_oversubscription(doc)
+    over_text = []
+    for tier, (lo, hi) in over.items():
+        ratio = _ratio(lo) if abs(hi - lo) < 1e-9 else f"{_ratio(lo)} to {_ratio(hi)}"
+        blocking = " (non-blocking)" if hi <= 1.0 + 1e-9 else ""
+        over_text.append(f"{tier} {ratio}{blocking}")
+    stragglers = sum(1 for n in doc.nodes if n.slowdown > 1 or any(g > 1 for g in n.gpu_slowdown))
+    degraded = sum(1 for link in doc.links if link.slowdown > 1)
+    fabric_rows = [
+        ("Scale-up", _kinds(scale_up, "servers")),
+        ("NICs per server", _kinds(nics, "servers")),
+        ("Scale-out fabric", ", ".join(fabrics) or "none (single server)"),
+        ("Tiers", f"{len(tiers)} ({', '.join(tiers)})" if tiers else "none"),
+        ("Rail-optimized", f"yes, {len(rails)} rails" if rails else "no"),
+        ("Oversubscription (down:up)", "; ".join(over_text) if over_text else "not derivable (no up-links)"),
+        ("Switch models", "; ".join(f"{_int(v)} x {k}" for k, v in switch_models.most_common()) or "none"),
+    ]
+    if stragglers or degraded:
+        fabric_rows.append(("Degraded parts", f"{stragglers} slow server{'s' if stragglers != 1 else ''}, "
+                                              f"{degraded} slowed link{'s' if degraded != 1 else ''}"))
+    return size_rows, fabric_rows
+
+
+def _job_rows(doc: Document, result: Evaluation, catalog: Catalog) -> tuple[list, list]:
+    from ..engine import flops as F
+    from ..model.job import Parallelism, resolve_workload
+
+    w = resolve_workload(doc.spec.workload, catalog.presets())
+    m = F.ModelShape.of(w)
+    counts = F.parameter_count(m)
+    params = counts["embedding"] + counts["output"] + counts["layers"]
+    layers = _int(m.layers) + (f" ({m.dense_layers} dense, {m.moe_layers} MoE)" if m.experts else "")
+    model = [
+        ("Preset", doc.spec.workload.preset or "(explicit keys)"),
+        ("Parameters", f"{params / 1e9:.2f} B" + (f" ({counts['experts'] / 1e9:.2f} B in experts)" if m.experts else "")),
+        ("Layers", layers),
+        ("Hidden size", _int(m.h)),
+        ("FFN hidden size", _int(m.f) + (" (SwiGLU)" if m.phi == 3 else "")),
+        ("Attention heads", f"{m.heads} (head dim {m.head_dim})"),
+        ("KV groups", f"{m.groups}" + (" (MHA)" if m.groups == m.heads else " (GQA)")),
+        ("Sequence length", _int(m.s)),
+        ("Vocabulary", _int(m.vocab) + (", untied output" if m.untied else ", tied embeddings")),
+        ("Experts", f"{m.experts}, top-{m.topk}, expert FFN {_int(m.f_expert)}"
+         + (f", shared {_int(m.f_shared)}" if m.f_shared else "") if m.experts else "none (dense)"),
+        ("Global batch", f"{_int(m.global_batch)} samples, {_int(m.global_batch * m.s)} tokens"),
+        ("Micro-batch", _int(m.micro_batch)),
+        ("Precision", m.precision),
+    ]
+    p = result.plan
+    par = doc.spec.parallelism or Parallelism()
+    zero = par.zero_stage
+    if zero:
+        optimizer = f"ZeRO stage {zero}" + (" (FSDP)" if zero >= 3 else "")
+    elif par.use_distributed_optimizer:
+        optimizer = "distributed optimizer (ZeRO-1)"
+    else:
+        optimizer = "replicated (no sharding)"
+    overlaps = [name for name, on in (("grad reduce", par.overlap_grad_reduce),
+                                      ("param gather", par.overlap_param_gather),
+                                      ("TP comm", par.tp_comm_overlap)) if on]
+    plan = [
+        ("GPUs", f"{_int(result.num_gpus)} x {p['accelerator']}"),
+        ("TP / PP / CP", f"{p['tp']} / {p['pp']} / {p['cp']}"),
+        ("EP / expert TP", f"{p['ep']} / {p['etp']}"),
+        ("DP", str(p["dp"])),
+        ("Schedule", p["schedule"]),
+        ("Virtual stages", f"{p['vp']} per stage" if p["vp"] > 1 else "1 (not interleaved)"),
+        ("Micro-batches", f"{p['num_microbatches']} per step per replica"),
+        ("Sequence parallel", "yes" if par.sequence_parallel else "no"),
+        ("Recompute", par.recompute_granularity),
+        ("Optimizer sharding", optimizer),
+        ("Overlaps", ", ".join(overlaps) if overlaps else "none"),
+        ("Attention backend", par.attention_backend),
+        ("Rank order", p["rank_order"] + " (fastest first)"),
+    ]
+    return model, plan
+
+
+# ---- the report ------------------------------------------------------------------------------
+
+def _summary_sentences(result: Evaluation, hbm_gib: float) -> list[str]:
+    b = result.breakdown_s
+    step = result.step_time_s or 1.0
+    compute = b["compute"] + b["recompute"]
+    comm_keys = [k for k in b if k.endswith("_comm")]
+    comm = sum(b[k] for k in comm_keys)
+    waits = b["bubble"] + b["imbalance_wait"]
+    groups = {"compute": compute, "communication": comm, "pipeline bubble and waits": waits,
+              "the optimizer step": b["optimizer"]}
+    main = max(groups, key=groups.get)
+    out = [f"The step is dominated by {main}: {_pct(groups[main] / step)} of {_s3(result.step_time_s)} s "
+           f"(compute incl. recompute {_pct(compute / step)}, exposed communication {_pct(comm / step)}, "
+           f"bubble and waits {_pct(waits / step)})."]
+    if comm > 0:
+        worst = max(comm_keys, key=lambda k: b[k])
+        where = next((x["resource"] for x in result.bottlenecks if x["kind"] == worst), "")
+        out.append(f"The largest exposed communication is {worst} ({_s3(b[worst])} s, {_pct(b[worst] / step)})"
+                   + (f", limited by {where}." if where else "."))
+    hidden = sum(result.hidden_comm_s.values())
+    if hidden > 0:
+        out.append(f"{_s3(hidden)} s of communication is hidden behind compute.")
+    mem = result.memory_gib_per_gpu
+    if result.fits_in_memory:
+        out.append(f"Memory: {mem['total']:.1f} GiB of {hbm_gib:g} GiB per GPU ({_pct(mem['total'] / hbm_gib)}): fits.")
+    else:
+        out.append(f"Memory: DOES NOT FIT. {result.memory_reason}")
+    if result.warnings:
+        out.append(f"{len(result.warnings)} warning(s), listed at the end of this report.")
+    return out
+
+
+def _headline(lay: Layout, result: Evaluation, peak: float) -> None:
+    p = result.plan
+    boxes = [
+        ("step time", f"{_s3(result.step_time_s)} s", "one optimizer step"),
+        ("tokens / s", f"{result.tokens_per_s:.0f}", f"on {_int(result.num_gpus)} GPUs"),
+        ("model TFLOP/s", f"{result.model_tflops_per_gpu:.1f}", f"per GPU (peak {peak:g})"),
+        ("MFU", _pct(result.mfu), "model FLOPs / peak"),
+        ("HFU", _pct(result.hfu), "incl. recompute"),
+    ]
+    gutter = 8.0
+    bw = (WIDTH - gutter * (len(boxes) - 1)) / len(boxes)
+    h = 54.0
+    lay.ensure(h + 10)
+    top = lay.y - 2
+    for i, (label, value, sub) in enumerate(boxes):
+        x = LEFT + i * (bw + gutter)
+        lay.pdf.rect(x, top - h, bw, h, fill=(0.95, 0.965, 0.98), stroke=RULE, line_width=0.6)
+        lay.pdf.rect(x, top - 3, bw, 3, fill=ACCENT)
+        lay.pdf.text(x + 7, top - 15, fit(label.upper(), bw - 14, 7, True), size=7, bold=True, color=MUTED)
+        size = 17.0
+        while size > 9 and text_width(value, size, "Helvetica-Bold") > bw - 14:
+            size -= 1
+        lay.pdf.text(x + 7, top - 35, value, size=size, bold=True, color=ACCENT)
+        lay.pdf.text(x + 7, top - 47, fit(sub, bw - 14, 6.8), size=6.8, color=MUTED)
+    lay.y = top - h - 12
+
+
+def _title_block(lay: Layout, doc: Document, result: Evaluation, source_name: str, when: _dt.datetime,
+                 version: str) -> None:
+    pdf = lay.pdf
+    band_bottom = PAGE_H - 92
+    pdf.rect(0, band_bottom, PAGE_W, 92, fill=ACCENT)
+    pdf.text(LEFT, PAGE_H - 34, "DESIGN REVIEW  -  TRAINING-STEP PREDICTION", size=8, bold=True,
+             color=(0.75, 0.83, 0.93))
+    name = doc.metadata.name or "untitled"
+    size = 22.0
+    while size > 12 and text_width(name, size, "Helvetica-Bold") > WIDTH:
+        size -= 1
+    pdf.text(LEFT, PAGE_H - 62, fit(name, WIDTH, size, True), size=size, bold=True, color=(1, 1, 1))
+    p = result.plan
+    sub = (f"{_int(result.num_gpus)} x {p['accelerator']}  |  TP {p['tp']} PP {p['pp']} CP {p['cp']} EP {p['ep']} "
+           f"DP {p['dp']}  |  {p['schedule']}")
+    pdf.text(LEFT, PAGE_H - 80, fit(sub, WIDTH, 9), size=9, color=(0.85, 0.9, 0.96))
+    lay.y = band_bottom - 12
+    rows = [
+        ("Design", name),
+        ("Description", doc.metadata.description or "(none)"),
+        ("File", source_name or "(not saved)"),
+        ("Date", when.strftime("%Y-%m-%d %H:%M %Z").strip()),
+        ("Tool", f"designer {version} (engine time {result.engine_time_s * 1000:.0f} ms)"),
+    ]
+    lay.table([Column("", 0.16), Column("", 0.84)], [list(r) for r in rows], size=8.5, header=False,
+              zebra=False, label_column=True)
+
+
+def build_report(doc: Document, result: Evaluation, path: str | os.PathLike, source_name: str = "",
+                 catalog: Catalog | None = None, when: _dt.datetime | None = None) -> int:
+    """Write the design-review PDF of `result` (an evaluation of `doc`) to `path`; the page count."""
+    pdf = render_report(doc, result, source_name, catalog, when)
+    pdf.save(path)
+    return len(pdf.pages)
+
+
+def render_report(doc: Document, result: Evaluation, source_name: str = "", catalog: Catalog | None = None,
+                  when: _dt.datetime | None = None) -> PdfDocument:
+    """The report as a PdfDocument (not yet written)."""
+    from ... import __version__
+
+    catalog = catalog or default_catalog()
+    when = when or _dt.datetime.now().astimezone()
+    name = doc.metadata.name or "untitled"
+    pdf = PdfDocument(title=f"Design review: {name}", producer=f"designer {__version__}",
+                      subject="Training-step prediction", creation_date=when)
+    lay = Layout(pdf, f"Design review: {name}")
+    lay.new_page()
+    acc = catalog.accelerator(result.plan["accelerator"])
+    precision = result.plan["precision"]
+    peak = acc.peak_tflops.get(precision, 0.0)
+    step = result.step_time_s
+
+    _title_block(lay, doc, result, source_name, when, __version__)
+
+    # 1 summary
+    lay.heading("Summary", keep=120)
+    _headline(lay, result, peak)
+    lay.bullets(_summary_sentences(result, acc.hbm_gib))
+
+    # 2 cluster
+    lay.heading("Cluster", keep=160)
+    size_rows, fabric_rows = _cluster_rows(doc, result, catalog)
+    lay.kv_panels([("Size", size_rows), ("Servers and fabric", fabric_rows)])
+
+    # 3 job
+    lay.heading("Job", keep=200)
+    model_rows, plan_rows = _job_rows(doc, result, catalog)
+    lay.kv_panels([("Model and batch (resolved)", model_rows), ("Parallelism plan", plan_rows)])
+
+    # 4 breakdown
+    lay.heading("Step-time breakdown (critical path)", keep=200)
+    lay.paragraph(f"Where the {_s3(step)} s of one step go on the critical device, by category; the shares "
+                  f"add up to the step time. Communication hidden behind compute is listed apart and not "
+                  f"part of the step.", size=8.5, color=MUTED)
+    b = result.breakdown_s
+    segments = [(k, v, CATEGORY_COLORS.get(k, "#999999")) for k, v in b.items()]
+    lay.stacked_bar(segments, step, height=24)
+    lay.legend([(f"{k} {_pct(v / step if step else 0)}", CATEGORY_COLORS.get(k, "#999999"))
+                for k, v in b.items() if v > 0])
+    rows, swatches = [], []
+    for key, value in b.items():
+        share = value / step if step else 0
+        hid = result.hidden_comm_s.get(key, 0.0)
+        rows.append([key, _s3(value), _pct(share), _s3(hid) if hid > 0 else "", CATEGORY_MEANING.get(key, "")])
+        swatches.append(CATEGORY_COLORS.get(key, "#999999"))
+    total_hidden = sum(result.hidden_comm_s.values())
+    rows.append(["step time", _s3(step), _pct(1.0 if step else 0), _s3(total_hidden) if total_hidden else "",
+                 "the sum of the above"])
+    swatches.append(None)
+    lay.table([Column("category", 0.19), Column("seconds", 0.1, "right"), Column("share", 0.09, "right"),
+               Column("hidden (s)", 0.1, "right"), Column("what it is", 0.52)], rows, swatches=swatches,
+              bold_rows={len(rows) - 1})
+
+    # 5 memory
+    lay.heading("Memory per GPU", keep=170)
+    mem = result.memory_gib_per_gpu
+    hbm = acc.hbm_gib
+    parts = [k for k in ("params", "grads", "optimizer", "activations", "temporaries") if k in mem]
+    if mem["total"] <= hbm:
+        caption = f"Bar width = the {hbm:g} GiB of HBM of one {acc.name}; shares are of the memory in use."
+        extra = [("free HBM", (0.97, 0.97, 0.97))]
+    else:
+        caption = (f"Bar width = the {mem['total']:.1f} GiB needed; the red mark is where the {hbm:g} GiB of HBM "
+                   f"of one {acc.name} ends.")
+        extra = []
+    lay.stacked_bar([(k, mem[k], MEMORY_COLORS[k]) for k in parts], mem["total"], height=18, capacity=hbm,
+                    caption=caption)
+    lay.legend([(k, MEMORY_COLORS[k]) for k in parts] + extra)
+    rows = [[k, f"{mem[k]:.1f}", _pct(mem[k] / hbm), MEMORY_MEANING[k]] for k in parts]
+    rows.append(["total", f"{mem['total']:.1f}", _pct(mem["total"] / hbm), "the most loaded pipeline stage"])
+    rows.append(["HBM capacity", f"{hbm:g}", "100.0%", f"{acc.name} device memory, as the driver reports it"])
+    head = hbm - mem["total"]
+    rows.append(["headroom" if head >= 0 else "over by", f"{abs(head):.1f}", _pct(abs(head) / hbm),
+                 "fits" if result.fits_in_memory else "DOES NOT FIT"])
+    lay.table([Column("item", 0.2), Column("GiB", 0.1, "right"), Column("of HBM", 0.1, "right"),
+               Column("what it is", 0.6)], rows, swatches=[MEMORY_COLORS[k] for k in parts] + [None] * 3,
+              bold_rows={len(parts), len(rows) - 1},
+              row_colors={} if result.fits_in_memory else {len(rows) - 1: WARN_FILL})
+    if not result.fits_in_memory and result.memory_reason:
+        lay.paragraph(result.memory_reason, size=8.5, color=WARN)
+
+    # 6 bottlenecks
+    lay.heading("Top bottlenecks", keep=80)
+    if result.bottlenecks:
+        rows = []
+        for i, x in enumerate(result.bottlenecks, 1):
+            coll = x.get("collective", "")
+            if coll and x.get("algorithm"):
+                coll += f" ({x['algorithm']})"
+            rows.append([str(i), x["resource"], x["kind"], coll or "-", _s3(x["exposed_s"]),
+                         _pct(x["exposed_s"] / step if step else 0), _pct(x["utilization"])])
+        lay.table([Column("#", 0.04, "right"), Column("resource", 0.32), Column("kind", 0.13),
+                   Column("collective", 0.19), Column("exposed s", 0.11, "right"), Column("of step", 0.1, "right"),
+                   Column("utilization", 0.11, "right")], rows)
+        lay.paragraph("Exposed: the time this category adds to the step. Utilization: the share of the "
+                      "resource's capacity the collective uses while it runs (compute: its share of the step).",
+                      size=7.5, color=MUTED)
+    else:
+        lay.paragraph("No bottleneck was identified.", size=9)
+
+    # 7 collectives
+    lay.heading("Collectives", keep=80)
+    if result.collectives:
+        rows = [[key, c["algorithm"], c["protocol"], f"{c['time_s'] * 1e3:.3f}", f"{c['latency_s'] * 1e3:.3f}",
+                 f"{c['bandwidth_s'] * 1e3:.3f}", c.get("bottleneck") or "-"]
+                for key, c in result.collectives.items()]
+        lay.table([Column("group:primitive", 0.19), Column("algorithm", 0.1), Column("protocol", 0.09),
+                   Column("time ms", 0.1, "right"), Column("latency ms", 0.11, "right"),
+                   Column("bandwidth ms", 0.135, "right"), Column("bottleneck", 0.275)], rows)
+        lay.paragraph("One call of each collective as costed (the largest message of that kind); time = latency "
+                      "+ bandwidth term.", size=7.5, color=MUTED)
+    else:
+        lay.paragraph("The job runs no collectives (a single GPU).", size=9)
+
+    # 8 pipeline stages
+    if len(result.stages) > 1:
+        lay.heading("Pipeline stages", keep=80)
+        rows = [[str(s["stage"]), str(s["layers"]), _s3(s["forward_s"]), _s3(s["backward_s"]), _s3(s["busy_s"]),
+                 _s3(s["end_s"])] for s in result.stages]
+        lay.table([Column("stage", 0.1, "right"), Column("layers", 0.1, "right"),
+                   Column("forward s per micro-batch", 0.2, "right"), Column("backward s per micro-batch", 0.2, "right"),
+                   Column("busy s", 0.2, "right"), Column("last compute ends s", 0.2, "right")], rows)
+
+    # 9 links
+    lay.heading("Most utilized links", keep=80)
+    top_links = result.link_utilization[:10]
+    if top_links:
+        rows = []
+        for r in top_links:
+            kinds = ", ".join(f"{k.replace('_comm', '')} {_bytes(v)}" for k, v in
+                              sorted(r.get("by_kind", {}).items(), key=lambda kv: -kv[1]))
+            u = r["utilization"]
+            shown = "<0.01%" if u < 1e-4 else (f"{u:.2%}" if u < 0.1 else _pct(u))
+            rows.append([r["link"], r["a"], r["b"], shown, _bytes(r["bytes"]), kinds])
+        lay.table([Column("link", 0.1), Column("from", 0.2), Column("to", 0.2), Column("utilization", 0.12, "right"),
+                   Column("bytes / step", 0.13, "right"), Column("traffic by kind", 0.25)], rows)
+        lay.paragraph(f"Average use over the step, top {len(top_links)} of {_int(len(doc.links))} links.",
+                      size=7.5, color=MUTED)
+    else:
+        lay.paragraph("No traffic crosses the scale-out links.", size=9)
+
+    # 10 catalog figures
+    lay.heading(f"Catalog figures: {acc.name}", keep=120)
+    src = acc.sources
+    rows = []
+    first = True
+    for prec, value in acc.peak_tflops.items():
+        rows.append([f"peak TFLOP/s {prec}", f"{value:g}", short_source(src.get("peak_tflops", "")) if first
+                     else "(as above)"])
+        first = False
+    rows += [
+        ["best GEMM TFLOP/s (bf16)", f"{acc.best_gemm_tflops:g}", short_source(src.get("best_gemm_tflops", ""))],
+        ["HBM GiB", f"{acc.hbm_gib:g}", short_source(src.get("hbm_gib", ""))],
+        ["HBM TB/s", f"{acc.hbm_tbps:g}", short_source(src.get("hbm_tbps", ""))],
+        [f"scale-up Gb/s ({acc.scale_up})", f"{acc.scale_up_gbps:g}", short_source(src.get("scale_up_gbps", ""))],
+    ]
+    lay.table([Column("figure", 0.25), Column("value", 0.1, "right"), Column("source (shortened)", 0.65)], rows,
+              size=7.8)
+    lay.paragraph("Full sources: designer catalog --json.", size=7.5, color=MUTED)
+
+    # 11 calibration
+    lay.heading("Calibration constants in force", keep=120)
+    _calibration(lay, doc, result, acc, catalog)
+
+    # 12 warnings
+    lay.heading("Warnings", keep=30)
+    if result.warnings:
+        lay.bullets(result.warnings, color=WARN)
+    else:
+        lay.paragraph("None.", size=9)
+
+    _footers(pdf, name, __version__)
+    return pdf
+
+
+def _calibration(lay: Layout, doc: Document, result: Evaluation, acc, catalog: Catalog) -> None:
+    ac = result.constants.get("accelerator") or AcceleratorConstants()
+    k = result.constants.get("engine") or EngineConstants()
+    cal = doc.spec.calibration or {}
+    file_acc: dict = {}
+    for name, values in (cal.get("accelerators") or {}).items():
+        if catalog.resolve("accelerators", name) == acc.name:
+            file_acc.update(values or {})
+    base_ac = AcceleratorConstants()
+    rows = []
+    for f in dataclasses.fields(AcceleratorConstants):
+        value = getattr(ac, f.name)
+        by = "this design" if f.name in file_acc else ("catalog" if f.name in acc.calibration else "default")
+        rows.append([f.name, _g(value), _g(getattr(base_ac, f.name)), by, short_source(f.metadata.get("doc", ""), 110)])
+    lay.subheading(f"Accelerator constants ({acc.name}), all")
+    lay.table([Column("constant", 0.3), Column("value", 0.09, "right"), Column("default", 0.09, "right"),
+               Column("set by", 0.1), Column("meaning", 0.42)], rows, size=7.5)
+    base = EngineConstants()
+    rows = []
+    for f in dataclasses.fields(EngineConstants):
+        value, default = getattr(k, f.name), getattr(base, f.name)
+        if value == default and f.name not in KEY_EFFICIENCIES:
+            continue
+        by = "this design" if f.name in cal else "default"
+        rows.append([f.name, _g(value), _g(default), by, short_source(f.metadata.get("doc", ""), 110)])
+    changed = sum(1 for r in rows if r[3] != "default")
+    lay.subheading(f"Engine constants: the key efficiencies and those changed from the defaults ({changed} changed)")
+    lay.table([Column("constant", 0.3), Column("value", 0.09, "right"), Column("default", 0.09, "right"),
+               Column("set by", 0.1), Column("meaning", 0.42)], rows, size=7.5)
+    lay.paragraph("Every constant with its source: docs and designer/core/engine/constants.py; override one with "
+                  "--set calibration.NAME=VALUE or the file's calibration mapping.", size=7.5, color=MUTED)
+
+
+def _footers(pdf: PdfDocument, name: str, version: str) -> None:
+    n = len(pdf.pages)
+    for i, page in enumerate(pdf.pages, 1):
+        pdf.line(LEFT, FOOTER_Y + 10, RIGHT, FOOTER_Y + 10, width=0.5, color=RULE, page=page)
+        pdf.text(LEFT, FOOTER_Y, f"designer {version}", size=7.5, color=MUTED, page=page)
+        pdf.text(PAGE_W / 2, FOOTER_Y, fit(name, WIDTH * 0.5, 7.5), size=7.5, color=MUTED, align="center", page=page)
+        pdf.text(RIGHT, FOOTER_Y, f"page {i} of {n}", size=7.5, color=MUTED, align="right", page=page)
