@@ -58,6 +58,16 @@ class MainWindow(QMainWindow):
 
         self.minimap = Minimap(self.view, self.qdoc)
         self._dock(self.minimap, "Overview", Qt.RightDockWidgetArea)
+        from .panels.breakdown import BreakdownPanel
+        from .panels.timeline import TimelinePanel
+
+        self.breakdown_panel = BreakdownPanel()
+        self.timeline_panel = TimelinePanel()
+        self.breakdown_dock = self._dock(self.breakdown_panel, "Breakdown", Qt.BottomDockWidgetArea)
+        self.timeline_dock = self._dock(self.timeline_panel, "Timeline", Qt.BottomDockWidgetArea)
+        self.splitDockWidget(self.breakdown_dock, self.timeline_dock, Qt.Horizontal)
+        self.resizeDocks([self.breakdown_dock, self.timeline_dock], [520, 900], Qt.Horizontal)
+        self.resizeDocks([self.breakdown_dock], [300], Qt.Vertical)
 
         self.counts_label = QLabel()
         self.problems_button = QToolButton()
@@ -130,6 +140,8 @@ class MainWindow(QMainWindow):
         self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E", "PNG (2x), SVG or PDF")
         self.act_trace = a("Export &Trace (Perfetto)...", self.export_trace, None,
                            "The predicted step as a Chrome/Perfetto trace (open it in ui.perfetto.dev)")
+        self.act_report = a("&Report (PDF)...", self.export_report, "Ctrl+R",
+                            "A design-review PDF: cluster, job, breakdown, memory, bottlenecks, calibration")
         self.act_heat = a("Link &Heat", self._toggle_heat, "Ctrl+H",
                           "Colour cables by their use in the last evaluation; outline the bottlenecks",
                           checkable=True)
@@ -142,7 +154,7 @@ class MainWindow(QMainWindow):
             file_menu.addAction(act)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_trace):
+        for act in (self.act_save, self.act_save_as, self.act_export, self.act_trace, self.act_report):
             file_menu.addAction(act)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
@@ -180,6 +192,7 @@ class MainWindow(QMainWindow):
         self.view.zoomChanged.connect(lambda s: self.zoom_label.setText(f"{s * 100:.0f}%"))
         self.palette.linkToolChanged.connect(self._set_link_tool)
         self.resultChanged.connect(lambda r: self.scene.show_heat(r if self.act_heat.isChecked() else None))
+        self.resultChanged.connect(self._show_panels)
 
     def settle(self, timeout_s: float = 120.0) -> bool:
         """Process events until the pending check and evaluation are done (screenshots, tests)."""
@@ -370,6 +383,15 @@ class MainWindow(QMainWindow):
             act.setToolTip(path)
             act.triggered.connect(lambda _=False, p=path: self._maybe_save() and self._open_reporting(p))
         self.recent_menu.setEnabled(bool(self._recent()))
+
+    def _show_panels(self, result) -> None:
+        if result is None:
+            reason = self.result_label.text() or "no job"
+            self.breakdown_panel.clear(reason)
+            self.timeline_panel.clear(reason) if hasattr(self.timeline_panel, "clear") else None
+            return
+        self.breakdown_panel.show_result(result)
+        self.timeline_panel.show_result(result)
 
     def _toggle_heat(self, on: bool) -> None:
         self.scene.show_heat(self.result if on else None)
@@ -569,6 +591,25 @@ class MainWindow(QMainWindow):
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
             self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree"))
             self.view.fit()
+
+    def export_report(self, path: str | None = None) -> str | None:
+        if self.result is None:
+            self.tell("no evaluation to report yet")
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Report", str(Path(self.qdoc.name).with_suffix(".pdf")),
+                                                  "PDF document (*.pdf)")
+            if not path:
+                return None
+        from ..core.export.report import build_report
+
+        try:
+            pages = build_report(self.qdoc.doc, self.result, path, self.qdoc.path or self.qdoc.name)
+        except OSError as exc:
+            QMessageBox.critical(self, "Cannot write the report", f"{path}: {exc}")
+            return None
+        self.tell(f"wrote {path}: {pages} pages")
+        return path
 
     def export_trace(self, path: str | None = None) -> str | None:
         if self.result is None:

@@ -22,6 +22,10 @@ class EvaluationWorker(QObject):
 
     def __init__(self, slowdown_s: float = 0.0, parent=None):
         super().__init__(parent)
+        import sys
+
+        # The engine is Python: hand the GIL back to the UI thread every 2 ms (default 5 ms).
+        sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
         self._lock = threading.Condition()
         self._pending = None  # (number, snapshot)
         self._stop = False

@@ -1,0 +1,709 @@
+"""Per-device timeline of one training step: a Gantt chart of the engine's events.
+
+One row per (representative device, stream lane); lanes compute, tp, cp, ep, pp, dp, wait, the
+empty ones left out. Drawing is one graphics item per event kind, each painting all of its bars
+from numpy arrays in one drawRects call (only the bars in view), so 50k events cost a few
+milliseconds per frame. Waits (bubbles, imbalance, pipeline waits) are hatched with an outline;
+overlapped ("hidden") communication is a thin translucent bar at the bottom of its lane.
+
+Mouse: the wheel and right-drag zoom time only, left-drag pans (time and rows). Hovering a bar
+shows what it is; clicking a wait highlights the rows of the device it waited for and selects
+the bar it waited on.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from .breakdown import (CATEGORY_COLORS, TEXT, FlexibleLabel, Swatch, category_color, fit_legend, hatch_brush, light,
+                        make_legend, style_axis)
+from .plot_export import PLOT_FORMATS, export_plot, fmt_float, write_csv
+
+try:  # pyqtgraph's contiguous QRectF array: drawRects without building 50k Python objects
+    from pyqtgraph.Qt.internals import PrimitiveArray
+except ImportError:  # pragma: no cover - older pyqtgraph
+    PrimitiveArray = None
+
+LANES = ("compute", "tp", "cp", "ep", "pp", "dp", "wait")
+MAX_DEVICES = 64  # above this many representative devices, one replica's stages are shown
+DEFAULT_VISIBLE_ROWS = 48  # at most this many rows in view at first; the others by panning
+MIN_ROW_PIXELS = 9.0  # a smaller view shows fewer rows rather than squashing them
+BAR_HALF = 0.40  # a full bar covers row +- BAR_HALF
+HIDDEN_TOP = 0.10  # an overlapped bar covers row + HIDDEN_TOP .. row + BAR_HALF (the lane's lower part)
+HOVER_PIXELS = 4.0  # how near (in pixels) the cursor must be to a bar that it misses
+OUTLINE_PIXELS = 3.0  # waits at least this wide get an outline
+FAINT_LEVELS = 8  # opacity steps of bars thinner than a pixel
+MIN_WAIT_PIXELS = 1.0  # waits are drawn at least this wide (other bars: their true width, antialiased)
+
+KIND_COLORS: dict[str, str] = {
+    "forward": CATEGORY_COLORS["compute"],
+    "backward": "#1e3a8a",
+    "wgrad": "#0891b2",
+    "recompute": CATEGORY_COLORS["recompute"],
+    "optimizer": CATEGORY_COLORS["optimizer"],
+    "bubble": CATEGORY_COLORS["bubble"],
+    "imbalance_wait": CATEGORY_COLORS["imbalance_wait"],
+    **{k: CATEGORY_COLORS[k] for k in ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")},
+    **{k + "_hidden": CATEGORY_COLORS[k] for k in ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")},
+}
+KIND_ORDER = ("forward", "backward", "wgrad", "recompute", "optimizer", "tp_comm", "tp_comm_hidden", "cp_comm",
+              "cp_comm_hidden", "ep_comm", "ep_comm_hidden", "pp_comm", "pp_comm_hidden", "dp_comm",
+              "dp_comm_hidden", "bubble", "imbalance_wait")
+KIND_NAMES = {"forward": "forward", "backward": "backward", "wgrad": "weight grad", "recompute": "recompute",
+              "optimizer": "optimizer", "bubble": "bubble (wait)", "imbalance_wait": "imbalance wait",
+              "pp_comm": "PP comm / wait"}
+SELECTION = QColor("#111827")
+RELATED = QColor("#f59e0b")
+HIGHLIGHT = QColor(250, 204, 21, 70)
+BAND = QColor("#f3f4f6")
+
+
+def kind_color(kind: str) -> QColor:
+    return QColor(KIND_COLORS[kind]) if kind in KIND_COLORS else category_color(kind)
+
+
+def kind_name(kind: str) -> str:
+    if kind in KIND_NAMES:
+        return KIND_NAMES[kind]
+    if kind.endswith("_hidden"):
+        return kind[:-len("_hidden")].replace("_comm", "").upper() + " overlapped"
+    return kind.replace("_comm", "").upper() + " comm" if kind.endswith("_comm") else kind
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+class _Rects:
+    """A reusable array of QRectF for QPainter.drawRects."""
+
+    def __init__(self):
+        self._array = PrimitiveArray(QRectF, 4) if PrimitiveArray is not None else None
+
+    def draw(self, painter: QPainter, x0, y0, w, h) -> None:
+        n = len(x0)
+        if n == 0:
+            return
+        if self._array is None:
+            painter.drawRects([QRectF(*v) for v in zip(x0, y0, w, h)])
+            return
+        self._array.resize(n)
+        memory = self._array.ndarray()
+        memory[:, 0] = x0
+        memory[:, 1] = y0
+        memory[:, 2] = w
+        memory[:, 3] = h
+        painter.drawRects(*self._array.drawargs())
+
+
+class KindBars(pg.GraphicsObject):
+    """Every bar of one event kind: numpy arrays, one drawRects per paint (bars in view only)."""
+
+    def __init__(self, kind: str, x0: np.ndarray, x1: np.ndarray, y0: np.ndarray, y1: np.ndarray,
+                 waits: np.ndarray, color: QColor):
+        super().__init__()
+        self.kind = kind
+        self.x0 = np.asarray(x0, dtype=float)
+        self.width = np.asarray(x1, dtype=float) - self.x0
+        self.y0 = np.asarray(y0, dtype=float)
+        self.height = np.asarray(y1, dtype=float) - self.y0
+        self.waits = np.asarray(waits, dtype=bool)
+        self.color = QColor(color)
+        self.hidden = kind.endswith("_hidden")
+        self.opts = {"antialias": True}  # read by pyqtgraph's legend samples
+        self._fill = QBrush(light(self.color, 120) if self.hidden else self.color)
+        alpha = self._fill.color().alpha()
+        self._faint = [QBrush(light(self.color, max(1, round(alpha * level / FAINT_LEVELS))))
+                       for level in range(1, FAINT_LEVELS + 1)]
+        self._wait_fill = QBrush(light(self.color, 90))
+        self._hatch = hatch_brush(self.color)
+        self._outline = QPen(self.color.darker(160), 1.0)
+        self._outline.setCosmetic(True)
+        self._rects = _Rects()
+        if len(self.x0):
+            self._bounds = QRectF(float(self.x0.min()), float(self.y0.min()),
+                                  float((self.x0 + self.width).max() - self.x0.min()),
+                                  float((self.y0 + self.height).max() - self.y0.min()))
+        else:
+            self._bounds = QRectF()
+
+    def __len__(self) -> int:
+        return len(self.x0)
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(self._bounds)
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):
+        if self._bounds.isNull():
+            return None, None
+        if ax == 0:
+            return self._bounds.left(), self._bounds.right()
+        return self._bounds.top(), self._bounds.bottom()
+
+    def paint(self, p: QPainter, *args) -> None:
+        if not len(self.x0):
+            return
+        x0, x1 = self.x0, self.x0 + self.width
+        y0, y1 = self.y0, self.y0 + self.height
+        waits = self.waits
+        view = self.viewRect()
+        if view is not None:
+            left, right, top, bottom = view.left(), view.right(), view.top(), view.bottom()
+            mask = (x1 >= left) & (x0 <= right) & (y1 >= top) & (y0 <= bottom)
+            if not mask.any():
+                return
+            # clipped to the view here: SVG output does not honour the view box's clipping
+            x0, x1 = np.maximum(x0[mask], left), np.minimum(x1[mask], right)
+            y0, y1 = np.maximum(y0[mask], top), np.minimum(y1[mask], bottom)
+            waits = waits[mask]
+        w, h = x1 - x0, y1 - y0
+        p.setRenderHint(QPainter.Antialiasing, True)  # bars narrower than a pixel show as faint colour
+        p.setPen(Qt.NoPen)
+        scale = abs(p.worldTransform().m11())  # device pixels per second
+        solid = ~waits
+        wide = solid & (w * scale >= 1.0)
+        narrow = solid & ~wide
+        if wide.any():
+            p.setBrush(self._fill)
+            self._rects.draw(p, x0[wide], y0[wide], w[wide], h[wide])
+        if narrow.any() and scale > 0:
+            # a bar thinner than a pixel: one pixel, as opaque as the part of it the bar covers (at
+            # least 1/8), so busy lanes look as busy as they are and a lone tiny bar stays visible
+            levels = np.clip(np.ceil(w[narrow] * scale * FAINT_LEVELS), 1, FAINT_LEVELS).astype(np.int64)
+            nx0, ny0, nh = x0[narrow], y0[narrow], h[narrow]
+            one = 1.0 / scale
+            for level in np.unique(levels):
+                sel = levels == level
+                p.setBrush(self._faint[level - 1])
+                self._rects.draw(p, nx0[sel], ny0[sel], np.full(int(sel.sum()), one), nh[sel])
+        if waits.any():
+            x0, y0, w, h = x0[waits], y0[waits], w[waits], h[waits]
+            if scale > 0:
+                w = np.maximum(w, MIN_WAIT_PIXELS / scale)  # a wait never vanishes when zoomed out
+            p.setBrush(self._wait_fill)
+            self._rects.draw(p, x0, y0, w, h)
+            p.setBrush(self._hatch)
+            self._rects.draw(p, x0, y0, w, h)
+            outlined = w * scale >= OUTLINE_PIXELS
+            if outlined.any():
+                p.setPen(self._outline)
+                p.setBrush(Qt.NoBrush)
+                self._rects.draw(p, x0[outlined], y0[outlined], w[outlined], h[outlined])
+
+
+class _Box(pg.GraphicsObject):
+    """An outline around one bar (selection), clipped to the view."""
+
+    def __init__(self, color: QColor, width: float):
+        super().__init__()
+        self.pen = QPen(color, width)
+        self.pen.setCosmetic(True)
+        self.rect = QRectF()
+        self.setZValue(50)
+        self.setVisible(False)
+
+    def set_rect(self, rect: QRectF) -> None:
+        self.prepareGeometryChange()
+        self.rect = QRectF(rect)
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        px, py = self.pixelVectors()
+        dx = 4 * px.length() if px is not None else 0.0
+        dy = 4 * py.length() if py is not None else 0.0
+        return self.rect.adjusted(-dx, -dy, dx, dy)
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):
+        return None, None
+
+    def paint(self, p: QPainter, *args) -> None:
+        view = self.viewRect()
+        rect = self.rect if view is None else self.rect.intersected(view)
+        if rect.isEmpty() and not (rect.width() == 0 and rect.height() > 0):
+            return
+        p.setPen(self.pen)
+        p.setBrush(Qt.NoBrush)
+        p.drawRect(rect)
+
+
+class _Bands(pg.GraphicsObject):
+    """Alternate shading of the device row groups and a line between devices."""
+
+    def __init__(self):
+        super().__init__()
+        self.groups: list[tuple[float, float]] = []  # (first row - 0.5, last row + 0.5) per device
+        self._bounds = QRectF()
+        self.setZValue(-20)
+
+    def set_groups(self, groups: list[tuple[float, float]], x0: float, x1: float) -> None:
+        self.prepareGeometryChange()
+        self.groups = groups
+        if groups:
+            self._bounds = QRectF(x0, groups[0][0], max(x1 - x0, 1e-12), groups[-1][1] - groups[0][0])
+        else:
+            self._bounds = QRectF()
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(self._bounds)
+
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):
+        return None, None  # never drives auto-range
+
+    def paint(self, p: QPainter, *args) -> None:
+        view = self.viewRect()
+        if view is None or not self.groups:
+            return
+        left, right = view.left(), view.right()
+        p.setPen(Qt.NoPen)
+        p.setBrush(BAND)
+        for i, (top, bottom) in enumerate(self.groups):
+            if i % 2 == 1:
+                p.drawRect(QRectF(left, top, right - left, bottom - top))
+        pen = QPen(QColor("#d1d5db"), 1.0)
+        pen.setCosmetic(True)
+        p.setPen(pen)
+        for top, _ in self.groups[1:]:
+            p.drawLine(QPointF(left, top), QPointF(right, top))
+
+
+class TimeViewBox(pg.ViewBox):
+    """Wheel and right-drag zoom time only; left-drag pans time and rows."""
+
+    def wheelEvent(self, ev, axis=None):
+        super().wheelEvent(ev, axis=0)
+
+    def mouseDragEvent(self, ev, axis=None):
+        if ev.button() == Qt.RightButton:
+            axis = 0
+        super().mouseDragEvent(ev, axis=axis)
+
+
+class TimelinePanel(QWidget):
+    """Gantt chart of the step's events, one row per (representative device, stream lane)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.result = None
+        self.rows: list[tuple[int, str]] = []  # (device, lane) per row, top to bottom
+        self.row_labels: list[str] = []  # "stage 0 gpu128 compute"
+        self._axis_labels: list[str] = []  # the same, the device named on its first row only
+        self._groups: list[tuple[float, float]] = []
+        self._row_index: dict[tuple[int, str], int] = {}
+        self.collapsed = False
+        self.items: dict[str, KindBars] = {}
+        self._selected: int | None = None
+        self._related: int | None = None
+        self._highlighted: list[int] = []
+        self._clear_arrays()
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        ci = self.graphics.ci
+        ci.setContentsMargins(6, 4, 14, 4)
+        ci.setSpacing(2)
+        self.title = FlexibleLabel("", color=TEXT, size="10pt", justify="left")
+        ci.addItem(self.title, row=0, col=0)
+        self.legend = make_legend(9)
+        ci.addItem(self.legend, row=1, col=0)
+        self.vb = TimeViewBox()
+        self.plot = pg.PlotItem(viewBox=self.vb)
+        ci.addItem(self.plot, row=2, col=0)
+        ci.layout.setRowStretchFactor(2, 10)
+        self.plot.setMenuEnabled(False)
+        self.vb.setMenuEnabled(False)  # its Export... would offer pyqtgraph's SVG exporter (crashes on 6.12)
+        self.plot.hideButtons()
+        self.vb.invertY(True)
+        self.vb.setMouseEnabled(x=True, y=True)
+        self.vb.disableAutoRange()
+        self.plot.setLabel("bottom", "time", units="s")
+        for name in ("left", "bottom"):
+            style_axis(self.plot.getAxis(name), 8.5)
+        self.plot.getAxis("left").setStyle(tickLength=0)
+        self.plot.showGrid(x=True, y=False, alpha=0.18)
+        self.vb.sigResized.connect(self._on_view_resized)
+        self.bands = _Bands()
+        self.plot.addItem(self.bands)
+        self.highlight_items: list[pg.LinearRegionItem] = []
+        self.selection_box = self._box(SELECTION, 2.0)
+        self.related_box = self._box(RELATED, 2.5)
+
+        self.info = QLabel("")
+        self.info.setObjectName("hover")
+        self.info.setStyleSheet(f"color: {TEXT}; padding: 2px 6px")
+        self.info.setTextFormat(Qt.PlainText)
+        # one line of fixed height: hovering never changes the panel's layout (the tooltip has it all)
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.info.setFixedHeight(self.info.fontMetrics().height() + 6)
+        self.hint = ("wheel or right-drag: zoom time · left-drag: pan · hover a bar for details · "
+                     "click a wait to see whom it waited for")
+        self.info.setText(self.hint)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.info)
+
+        self.graphics.installEventFilter(self)  # the legend takes as many columns as the width allows
+        scene = self.graphics.scene()
+        scene.sigMouseMoved.connect(self._on_mouse_moved)
+        scene.sigMouseClicked.connect(self._on_mouse_clicked)
+
+    # The panel's size never depends on the result shown (see BreakdownPanel.sizeHint).
+    def sizeHint(self) -> QSize:
+        return QSize(900, 340)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(280, 200)
+
+    def hasHeightForWidth(self) -> bool:
+        return False
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.graphics and event.type() == QEvent.Resize:
+            fit_legend(self.legend, event.size().width() - 30)
+        return super().eventFilter(watched, event)
+
+    def _box(self, color: QColor, width: float) -> _Box:
+        box = _Box(color, width)
+        self.plot.addItem(box, ignoreBounds=True)
+        return box
+
+    def _clear_arrays(self) -> None:
+        self.ev_start = np.zeros(0)
+        self.ev_end = np.zeros(0)
+        self.ev_row = np.zeros(0, dtype=np.int64)
+        self.ev_index = np.zeros(0, dtype=np.int64)  # index into result.events
+        self.ev_hidden = np.zeros(0, dtype=bool)
+        self._by_row: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (order, starts, cummax end)
+
+    # ---- public -----------------------------------------------------------------------------
+
+    def show_result(self, result) -> None:
+        if result is None:
+            self.clear("no result")
+            return
+        self.result = result
+        events = result.events
+        self._build_rows(result, events)
+        self._build_items(events)
+        self._frame(result)
+        self.select_event(None)
+        self.info.setText(self.hint)
+
+    def clear(self, message: str = "no result") -> None:
+        self.result = None
+        for item in self.items.values():
+            self.plot.removeItem(item)
+        self.items = {}
+        self.legend.clear()
+        self.rows, self.row_labels, self._axis_labels = [], [], []
+        self._clear_arrays()
+        self.bands.set_groups([], 0.0, 1.0)
+        self.select_event(None)
+        self.plot.getAxis("left").setTicks([[]])
+        self.title.setText(message)
+        self.info.setText("")
+
+    def bar_count(self) -> int:
+        """Bars drawn (all kinds)."""
+        return sum(len(item) for item in self.items.values())
+
+    def bar_items(self) -> dict[str, KindBars]:
+        """The graphics items drawing bars: one per event kind."""
+        return dict(self.items)
+
+    def event_at(self, t: float, row: int, tolerance_s: float = 0.0) -> int | None:
+        """Index (in result.events) of the bar at time `t` in `row`, or the nearest within `tolerance_s`."""
+        if not (0 <= row < len(self._by_row)) or not math.isfinite(t):
+            return None
+        order, starts, cummax = self._by_row[row]
+        if not len(order):
+            return None
+        i = int(np.searchsorted(starts, t + tolerance_s, side="right")) - 1
+        best, best_key = None, None
+        j, scanned = i, 0
+        while j >= 0 and cummax[j] >= t - tolerance_s and scanned < 512:
+            k = order[j]
+            s, e = self.ev_start[k], self.ev_end[k]
+            distance = 0.0 if s <= t <= e else min(abs(t - s), abs(t - e))
+            if distance <= tolerance_s:
+                # containing bars first, then exposed before overlapped, then the shortest
+                key = (distance, bool(self.ev_hidden[k]), e - s)
+                if best_key is None or key < best_key:
+                    best, best_key = k, key
+            j -= 1
+            scanned += 1
+        return None if best is None else int(self.ev_index[best])
+
+    def row_at(self, y: float) -> int | None:
+        row = int(math.floor(y + 0.5))
+        return row if 0 <= row < len(self.rows) else None
+
+    def event_text(self, index: int) -> str:
+        e = self.result.events[index]
+        lines = [f"{e.label} — {kind_name(e.kind)} ({e.kind})",
+                 f"start {e.start_s:.6f} s · duration {(e.end_s - e.start_s) * 1e3:.3f} ms"]
+        if e.micro_batch >= 0:
+            lines.append(f"micro-batch {e.micro_batch} · chunk {e.chunk}")
+        if e.bytes:
+            lines.append(f"bytes {_fmt_bytes(e.bytes)} ({e.bytes:,.0f})")
+        where = [f"group {e.group}" if e.group else "", f"resource {e.resource}" if e.resource else ""]
+        if any(where):
+            lines.append(" · ".join(w for w in where if w))
+        if e.waited_for is not None:
+            lines.append(f"waited for {self._device_name(e.waited_for)} (click to show)")
+        lines.append(f"on {self._device_name(e.device)}, {e.stream} lane")
+        return "\n".join(lines)
+
+    def select_event(self, index: int | None) -> None:
+        """Select an event (index into result.events); a wait also highlights whom it waited for."""
+        for item in self.highlight_items:
+            self.plot.removeItem(item)
+        self.highlight_items = []
+        self._highlighted = []
+        self._selected = self._related = None
+        self.selection_box.setVisible(False)
+        self.related_box.setVisible(False)
+        if index is None or self.result is None:
+            return
+        events = self.result.events
+        if not (0 <= index < len(events)):
+            raise IndexError(f"no event {index} (there are {len(events)})")
+        self._selected = index
+        self._outline(self.selection_box, index)
+        e = events[index]
+        if e.waited_for is None:
+            return
+        rows = [r for r, (device, _) in enumerate(self.rows) if device == e.waited_for]
+        self._highlighted = rows
+        if rows:
+            region = pg.LinearRegionItem(values=(rows[0] - 0.5, rows[-1] + 0.5), orientation="horizontal",
+                                         movable=False, brush=pg.mkBrush(HIGHLIGHT), pen=pg.mkPen(None))
+            region.setZValue(-10)
+            self.plot.addItem(region, ignoreBounds=True)
+            self.highlight_items.append(region)
+        self._related = self._waited_on(e)
+        if self._related is not None:
+            self._outline(self.related_box, self._related)
+
+    def selected_event(self) -> int | None:
+        return self._selected
+
+    def related_event(self) -> int | None:
+        """The bar the selected wait waited on (on the device it waited for), if any."""
+        return self._related
+
+    def highlighted_rows(self) -> list[int]:
+        return list(self._highlighted)
+
+    def export(self, path: str | os.PathLike) -> Path:
+        """.png / .svg / .pdf: the chart; .csv: every event of the result, one row each
+        (device,stream,kind,label,start_s,end_s,micro_batch,chunk)."""
+        target = Path(path)
+        if self.result is None:
+            raise ValueError("nothing to export: no result is shown")
+        if target.suffix.lower() == ".csv":
+            rows = ([e.device, e.stream, e.kind, e.label, fmt_float(e.start_s), fmt_float(e.end_s), e.micro_batch,
+                     e.chunk] for e in self.result.events)
+            return write_csv(target, ("device", "stream", "kind", "label", "start_s", "end_s", "micro_batch",
+                                      "chunk"), rows)
+        if target.suffix.lower() not in PLOT_FORMATS:
+            raise ValueError(f"cannot export to {target.name!r}: unknown extension {target.suffix or '(none)'!r}; "
+                             f"use one of {', '.join(PLOT_FORMATS + ('.csv',))}")
+        return export_plot(self.graphics, target)
+
+    # ---- building ---------------------------------------------------------------------------
+
+    def _device_name(self, device: int) -> str:
+        info = (self.result.devices or {}).get(device, {}) if self.result is not None else {}
+        return f"stage {info['stage']} gpu{device}" if "stage" in info else f"gpu{device}"
+
+    def _build_rows(self, result, events) -> None:
+        devices = dict(result.devices or {})
+        for e in events:  # a device without a description still gets rows
+            if e.device not in devices:
+                devices[e.device] = {}
+        order = sorted(devices, key=lambda d: (devices[d].get("replica", 0), devices[d].get("stage", 1 << 30), d))
+        self.collapsed = len(order) > MAX_DEVICES
+        if self.collapsed:  # one row group per stage: the critical device's replica
+            replica = devices.get(result.critical_device, {}).get("replica", devices[order[0]].get("replica", 0))
+            order = [d for d in order if devices[d].get("replica", 0) == replica]
+        replicas = {info.get("replica", 0) for info in devices.values()}
+        shown = set(order)
+        used: dict[int, set[str]] = {d: set() for d in order}
+        for e in events:
+            if e.device in shown:
+                used[e.device].add(e.stream)
+        extra = sorted({e.stream for e in events} - set(LANES))
+        self.rows, self.row_labels, self._axis_labels = [], [], []
+        groups = []
+        for d in order:
+            lanes = [lane for lane in (*LANES, *extra) if lane in used[d]]
+            if not lanes:
+                continue
+            first = len(self.rows)
+            info = devices[d]
+            name = (f"stage {info['stage']} " if "stage" in info else "") + (
+                f"r{info.get('replica', 0)} " if len(replicas) > 1 else "") + f"gpu{d}"
+            for i, lane in enumerate(lanes):
+                self.rows.append((d, lane))
+                self.row_labels.append(f"{name} {lane}")
+                self._axis_labels.append(f"{name}   {lane}" if i == 0 else lane)  # the device once per group
+            groups.append((first - 0.5, len(self.rows) - 0.5))
+        self._groups = groups
+        self._row_index = {key: r for r, key in enumerate(self.rows)}
+
+    def _build_items(self, events) -> None:
+        for item in self.items.values():
+            self.plot.removeItem(item)
+        self.items = {}
+        self.legend.clear()
+        n = len(events)
+        start = np.fromiter((e.start_s for e in events), dtype=float, count=n)
+        end = np.fromiter((e.end_s for e in events), dtype=float, count=n)
+        row_index = self._row_index
+        row = np.fromiter((row_index.get((e.device, e.stream), -1) for e in events), dtype=np.int64, count=n)
+        kinds = [e.kind for e in events]
+        names = list(dict.fromkeys(kinds))
+        code_of = {k: i for i, k in enumerate(names)}
+        code = np.fromiter((code_of[k] for k in kinds), dtype=np.int64, count=n)
+        wait = np.fromiter((e.stream == "wait" for e in events), dtype=bool, count=n)
+        keep = row >= 0
+        index = np.flatnonzero(keep)
+        start, end, row, code, wait = start[keep], end[keep], row[keep], code[keep], wait[keep]
+        hidden_code = np.array([k.endswith("_hidden") for k in names], dtype=bool)
+        hidden = hidden_code[code] if len(code) else np.zeros(0, dtype=bool)
+        self.ev_start, self.ev_end, self.ev_row, self.ev_index, self.ev_hidden = start, end, row, index, hidden
+
+        y0 = np.where(hidden, row + HIDDEN_TOP, row - BAR_HALF)
+        y1 = row + BAR_HALF
+        ranked = sorted(names, key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
+        for k in ranked:
+            sel = code == code_of[k]
+            if not sel.any():
+                continue
+            item = KindBars(k, start[sel], end[sel], y0[sel], y1[sel], wait[sel], kind_color(k))
+            item.setZValue(5 if item.hidden else 0)
+            self.plot.addItem(item)
+            self.items[k] = item
+            self.legend.addItem(Swatch(item, item.color, hatched=k in ("bubble", "imbalance_wait"), thin=item.hidden),
+                                kind_name(k))
+        fit_legend(self.legend, self.graphics.width() - 30)
+
+        # lookup per row: events sorted by start and the running maximum of their ends
+        self._by_row = []
+        order_all = np.lexsort((start, row))
+        bounds = np.searchsorted(row[order_all], np.arange(len(self.rows) + 1))
+        for r in range(len(self.rows)):
+            order = order_all[bounds[r]:bounds[r + 1]]
+            self._by_row.append((order, start[order], np.maximum.accumulate(end[order]) if len(order) else end[order]))
+
+    def _frame(self, result) -> None:
+        step = max(result.step_time_s, float(self.ev_end.max()) if len(self.ev_end) else 0.0, 1e-9)
+        pad = step * 0.01
+        rows = max(len(self.rows), 1)
+        self.bands.set_groups(self._groups, -pad, step + pad)
+        axis = self.plot.getAxis("left")
+        axis.setTicks([[(float(r), label) for r, label in enumerate(self._axis_labels)]])
+        metrics = QFontMetricsF(axis.style["tickFont"] or QFont())
+        axis.setWidth(int(max((metrics.horizontalAdvance(t) for t in self._axis_labels), default=40) + 14))
+        self.vb.setLimits(xMin=-pad, xMax=step + pad, minXRange=step * 1e-6, yMin=-0.6, yMax=rows - 0.4,
+                          maxYRange=rows + 0.2)
+        self.vb.setRange(xRange=(-pad / 2, step + pad / 2), yRange=(-0.5, self._visible_rows() - 0.5), padding=0)
+        crit = self._device_name(result.critical_device)
+        devices = len({d for d, _ in self.rows})
+        scope = (f"{devices} devices (one replica of {len({i.get('replica', 0) for i in result.devices.values()})} "
+                 f"distinct; one row group per pipeline stage)" if self.collapsed else
+                 f"{devices} representative device{'' if devices == 1 else 's'}")
+        self.title.setText(f"Step timeline · {result.step_time_s:.3f} s · {scope} · "
+                           f"{self.bar_count():,} events · critical device: {crit}")
+
+    def _visible_rows(self) -> int:
+        height = self.vb.height()
+        fit = int(height / MIN_ROW_PIXELS) if height > 0 else DEFAULT_VISIBLE_ROWS
+        return max(1, min(len(self.rows), DEFAULT_VISIBLE_ROWS, max(3, fit)))
+
+    def _on_view_resized(self) -> None:
+        """Keep rows legible: as many as fit at MIN_ROW_PIXELS, from the same top row."""
+        if not self.rows:
+            return
+        span = self._visible_rows()
+        top = self.vb.viewRange()[1][0]
+        top = min(max(top, -0.5), len(self.rows) - 0.5 - span)
+        self.vb.setYRange(top, top + span, padding=0)
+
+    # ---- interaction ------------------------------------------------------------------------
+
+    def _outline(self, box: _Box, index: int) -> None:
+        e = self.result.events[index]
+        row = self._row_index.get((e.device, e.stream))
+        if row is None:
+            box.setVisible(False)
+            return
+        box.set_rect(QRectF(e.start_s, row - BAR_HALF - 0.06, max(e.end_s - e.start_s, 0.0), 2 * BAR_HALF + 0.12))
+        box.setVisible(True)
+
+    def _waited_on(self, wait) -> int | None:
+        """On the device a wait waited for: the bar that ended last at or before the wait's end (its
+        message or its work), preferring the pipeline send lane."""
+        device, t = wait.waited_for, wait.end_s
+        slack = max(1e-9, 1e-9 * abs(t))
+        best, best_key = None, None
+        for lane_rank, lane in enumerate(("pp", "compute", "dp", "tp", "cp", "ep")):
+            row = self._row_index.get((device, lane))
+            if row is None:
+                continue
+            order, starts, _ = self._by_row[row]
+            if not len(order):
+                continue
+            ends = self.ev_end[order]
+            ok = np.flatnonzero((ends <= t + slack) & ~self.ev_hidden[order])
+            if not len(ok):
+                continue
+            j = ok[np.argmax(ends[ok])]
+            key = (round(t - ends[j], 9), lane_rank)
+            if best_key is None or key < best_key:
+                best, best_key = int(self.ev_index[order[j]]), key
+        return best
+
+    def _view_point(self, scene_pos) -> QPointF | None:
+        if self.result is None or not self.vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        return self.vb.mapSceneToView(scene_pos)
+
+    def _hit(self, scene_pos) -> int | None:
+        point = self._view_point(scene_pos)
+        if point is None:
+            return None
+        row = self.row_at(point.y())
+        if row is None:
+            return None
+        return self.event_at(point.x(), row, HOVER_PIXELS * self.vb.viewPixelSize()[0])
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        index = self._hit(scene_pos)
+        if index is None:
+            self.info.setText(self.hint if self.result is not None else "")
+            self.graphics.setToolTip("")
+            return
+        text = self.event_text(index)
+        self.info.setText(text.replace("\n", "  ·  "))
+        self.graphics.setToolTip(text)  # Qt shows it when the mouse rests over the bar
+
+    def _on_mouse_clicked(self, ev) -> None:
+        if ev.button() != Qt.LeftButton:
+            return
+        if self._view_point(ev.scenePos()) is None:
+            return
+        self.select_event(self._hit(ev.scenePos()))
