@@ -140,6 +140,10 @@ class MainWindow(QMainWindow):
         self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E", "PNG (2x), SVG or PDF")
         self.act_trace = a("Export &Trace (Perfetto)...", self.export_trace, None,
                            "The predicted step as a Chrome/Perfetto trace (open it in ui.perfetto.dev)")
+        self.act_export_breakdown = a("Export &Breakdown Plot...", lambda: self.export_panel("breakdown"), None,
+                                      "The step breakdown as PNG (2x), SVG or the CSV of its figures")
+        self.act_export_timeline = a("Export T&imeline Plot...", lambda: self.export_panel("timeline"), None,
+                                     "The Gantt timeline as PNG (2x), SVG or the CSV of its events")
         self.act_report = a("&Report (PDF)...", self.export_report, "Ctrl+R",
                             "A design-review PDF: cluster, job, breakdown, memory, bottlenecks, calibration")
         self.act_heat = a("Link &Heat", self._toggle_heat, "Ctrl+H",
@@ -154,7 +158,8 @@ class MainWindow(QMainWindow):
             file_menu.addAction(act)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_trace, self.act_report):
+        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_breakdown,
+                    self.act_export_timeline, self.act_trace, self.act_report):
             file_menu.addAction(act)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
@@ -591,6 +596,25 @@ class MainWindow(QMainWindow):
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
             self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree"))
             self.view.fit()
+
+    def export_panel(self, which: str, path: str | None = None) -> str | None:
+        panel = self.breakdown_panel if which == "breakdown" else self.timeline_panel
+        if self.result is None:
+            self.tell("no evaluation to export yet")
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self, f"Export {which}", str(Path(self.qdoc.name).with_suffix("")) + f"-{which}.png",
+                "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
+            if not path:
+                return None
+        try:
+            panel.export(path)
+        except (OSError, ValueError) as exc:
+            QMessageBox.critical(self, "Cannot export", str(exc))
+            return None
+        self.tell(f"exported {path}")
+        return path
 
     def export_report(self, path: str | None = None) -> str | None:
         if self.result is None:

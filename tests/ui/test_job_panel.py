@@ -122,3 +122,24 @@ def test_timeline_exports_as_a_perfetto_trace(window, tmp_path):
     assert any(e["ph"] == "X" and e["cat"] == "wait" for e in data["traceEvents"])
     assert {e["args"]["name"] for e in data["traceEvents"] if e.get("name") == "process_name"} <= {
         n.id for n in window.qdoc.doc.nodes}
+
+
+def test_every_export_of_the_analysis_parses(window, tmp_path):
+    import csv
+    import xml.etree.ElementTree as ET
+
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    assert window.settle() and window.result is not None
+    for which in ("breakdown", "timeline"):
+        png = window.export_panel(which, str(tmp_path / f"{which}.png"))
+        assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        svg = window.export_panel(which, str(tmp_path / f"{which}.svg"))
+        assert ET.parse(svg).getroot().tag.endswith("svg")
+        rows = list(csv.reader(open(window.export_panel(which, str(tmp_path / f"{which}.csv")))))
+        assert len(rows) > 2
+    pdf = window.export_report(str(tmp_path / "report.pdf"))
+    assert open(pdf, "rb").read(5) == b"%PDF-"
+    # the report's numbers are the evaluation's (the headless report test compares them with evaluate --json)
+    from designer.core.export.pdf import text_lines
+    text = "\n".join(text_lines(open(pdf, "rb").read()))
+    assert f"{window.result.step_time_s:.3f}" in text
