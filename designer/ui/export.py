@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsScene
+
+from ..core.io.files import atomic_write_bytes
 
 SOURCE_MARGIN = 20.0  # scene units around the items when no source rect is given
 MAX_PNG_SIDE = 16384  # pixels; the scale is reduced to stay within
@@ -76,7 +77,7 @@ def export_scene(scene: QGraphicsScene, path: str | os.PathLike, scale: float = 
         for item in selected:
             if item.scene() is scene:
                 item.setSelected(True)
-    _atomic_write_bytes(target, data)
+    atomic_write_bytes(target, data)
     return target
 
 
@@ -198,28 +199,3 @@ def _pdf(scene, source: QRectF, background: QColor, title: str) -> bytes:
 
 # ---- writing ------------------------------------------------------------------------------------
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Like designer.core.io.files.atomic_write_text, for bytes: a crash leaves the old file or the new."""
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass

@@ -15,10 +15,11 @@ import datetime as _dt
 import hashlib
 import os
 import re
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..io.files import atomic_write_bytes
 
 A4_WIDTH = 595.0
 A4_HEIGHT = 842.0
@@ -331,36 +332,6 @@ class PdfDocument:
         data = self.to_bytes()
         atomic_write_bytes(path, data)
         return len(data)
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write `data` to `path` so that a crash leaves either the old or the new file, whole:
-    a temporary file in the same folder, fsynced, then renamed over the target."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        mode = target.stat().st_mode & 0o7777 if target.exists() else 0o644
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
 
 
 # ---- reading back (for tests) ----------------------------------------------------------------

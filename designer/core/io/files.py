@@ -249,9 +249,13 @@ def dumps_scenario(spec: ScenarioSpec, metadata: Metadata | None = None) -> str:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` so that a crash leaves either the old or the new file, whole."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Temporary file in the same folder, fsync, rename over the target, fsync the folder."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    data = text.encode("utf-8")
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -21,7 +21,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
 from ...core.io.files import atomic_write_text
-from ..export import _atomic_write_bytes
+from ...core.io.files import atomic_write_bytes as _atomic_write_bytes
 
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 PNG_SCALE = 2.0
