@@ -72,11 +72,19 @@ def nccl_table(doc: Document, op: str, num_gpus: int | None = None, algo: str = 
 
 
 def format_table(rows: list[NcclRow], op: str, n: int) -> str:
-    lines = [f"# designer nccl: predicted {op}_perf on {n} GPUs (out-of-place)",
-             "#       size         time   algbw   busbw  algorithm",
-             "#        (B)         (us)  (GB/s)  (GB/s)"]
+    """The layout of nccl-tests' output (float, sum), out-of-place and in-place alike; #wrong is
+    N/A since nothing ran. A last column says which algorithm and protocol the model chose."""
+    redop = "sum" if op in ("all_reduce", "reduce_scatter") else "none"
+    lines = [f"# designer nccl: predicted {op}_perf -b {rows[0].size_bytes if rows else 0} "
+             f"-e {rows[-1].size_bytes if rows else 0} -f 2 on {n} GPUs",
+             "#",
+             "#                                                              out-of-place                       in-place",
+             "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+             "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)"]
     for r in rows:
-        lines.append(f"{r.size_bytes:>12} {r.time_us:>12.2f} {r.algbw:>7.2f} {r.busbw:>7.2f}  {r.algorithm}/{r.protocol}")
+        count = max(1, r.size_bytes // 4) if op != "all_gather" else max(1, r.size_bytes // 4 // n)
+        cell = f"{r.time_us:8.2f} {r.algbw:7.2f} {r.busbw:7.2f}    N/A"
+        lines.append(f"{r.size_bytes:>12} {count:>13}     float {redop:>7}      -1 {cell} {cell}   {r.algorithm}/{r.protocol}")
     avg = sum(r.busbw for r in rows) / len(rows) if rows else 0.0
-    lines.append(f"# Avg bus bandwidth    : {avg:.3f}")
+    lines += ["# Out of bounds values : N/A (predicted)", f"# Avg bus bandwidth    : {avg:.3f}", "#"]
     return "\n".join(lines)
