@@ -202,7 +202,11 @@ class CollectiveModel:
         self._unit: dict[str, tuple] = {}
 
     def invalidate_capacities(self) -> None:
-        """Link rates changed: keep the groups and their routes, recompute the times."""
+        """Link rates changed: keep the groups and their routes, recompute the times. Groups
+        that never leave their servers (TP inside a node) only depend on the scale-up rate,
+        which a cable cannot change: they keep their costs."""
+        if not np.any(self.shape.n_nodes > 1):
+            return
         self._cache.clear()
         self._unit.clear()
 

@@ -358,9 +358,6 @@ class Engine:
 
         stage_dp: list[dict] = []
         for s in range(plan.pp):
-            chunk_params = [sum(stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, s, layers))
-                            if False else stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, s, layers)
-                            for layers in stage_layers[s]]
             # embedding/output sit in the first/last chunk only; stage_parameters adds them per call
             dense_chunks, expert_chunks = [], []
             for c, layers in enumerate(stage_layers[s]):
@@ -376,14 +373,23 @@ class Engine:
         grad_prim = "reduce_scatter" if zero >= 1 else "all_reduce"
         gb, pb = k.grad_reduce_bytes_per_param, k.param_gather_bytes_per_param
 
+        dp_memo: dict[tuple, float] = {}
+
         def dp_time(params: float, model: CollectiveModel, primitive: str, nbytes_per_param: float) -> float:
             """Bucketed: ceil(params / bucket) collectives of one bucket each."""
+            key = (params, id(model), primitive, nbytes_per_param)
+            hit = dp_memo.get(key)
+            if hit is not None:
+                return hit
             if params <= 0 or model.shape.members.shape[1] <= 1:
-                return 0.0
-            bucket = max(k.dp_bucket_params, 1_000_000 * plan.dp)
-            buckets = max(1, math.ceil(params / bucket))
-            size = params / buckets * nbytes_per_param
-            return buckets * comm("dp" if model is dp_model else "edp", primitive, size)
+                value = 0.0
+            else:
+                bucket = max(k.dp_bucket_params, 1_000_000 * plan.dp)
+                buckets = max(1, math.ceil(params / bucket))
+                size = params / buckets * nbytes_per_param
+                value = buckets * comm("dp" if model is dp_model else "edp", primitive, size)
+            dp_memo[key] = value
+            return value
 
         step_end = 0.0
         per_pattern = []
