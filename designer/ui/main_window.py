@@ -41,7 +41,7 @@ class MainWindow(QMainWindow):
         self.problems: list = []
         from .worker import EvaluationWorker
 
-        self.worker = EvaluationWorker(engine_slowdown_s, self)
+        self.worker = EvaluationWorker(engine_slowdown_s)  # not a Qt child: its thread may outlive the window
         self.worker.checked.connect(self._on_checked)
         self.worker.evaluated.connect(self._on_evaluated)
 
@@ -230,7 +230,7 @@ class MainWindow(QMainWindow):
         self.evaluate()
 
     def _on_checked(self, number: int, problems) -> None:
-        if number != self.worker.latest:
+        if getattr(self, "_closed", False) or number != self.worker.latest:
             return
         self.problems = problems
         errors = sum(p.severity == "error" for p in self.problems)
@@ -282,7 +282,7 @@ class MainWindow(QMainWindow):
         self.worker.submit(self.qdoc.doc.snapshot())
 
     def _on_evaluated(self, number: int, result, error, seconds: float) -> None:
-        if number != self.worker.latest:
+        if getattr(self, "_closed", False) or number != self.worker.latest:
             return  # a newer edit superseded it
         self.evaluating = False
         if result is not None:
@@ -365,6 +365,8 @@ class MainWindow(QMainWindow):
         if self._maybe_save():
             if getattr(self, "autosaver", None) is not None:
                 self.autosaver.discard()
+            self._closed = True
+            self.worker.stop()  # no late results for a closed window
             event.accept()
         else:
             event.ignore()

@@ -25,10 +25,13 @@ class QtDocument(QObject):
     def __init__(self, doc: Document | None = None, path: str | None = None, parent=None):
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
-        self.undo_stack.cleanChanged.connect(lambda clean: self.dirtyChanged.emit(not clean))
+        self.undo_stack.cleanChanged.connect(self._clean_changed)  # a slot: disconnected when this goes
         self.doc = doc or Document()
         self.path = path
         self.doc.events.connect(self._forward)
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.dirtyChanged.emit(not clean)
 
     def _forward(self, changes: list[Change]) -> None:
         if any(c.collection == "document" for c in changes):

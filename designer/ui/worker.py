@@ -18,7 +18,6 @@ from ..core.problems import DesignerError
 class EvaluationWorker(QObject):
     checked = Signal(int, object)  # request, list[Problem]
     evaluated = Signal(int, object, object, float)  # request, Evaluation or None, error text or None, seconds
-    busyChanged = Signal(bool)
 
     def __init__(self, slowdown_s: float = 0.0, parent=None):
         super().__init__(parent)
@@ -60,10 +59,10 @@ class EvaluationWorker(QObject):
                     return
                 number, doc = self._pending
                 self._pending = None
-            self.busyChanged.emit(True)
             started = time.perf_counter()
             problems = check_document(doc)
-            self.checked.emit(number, problems)
+            if not self._emit(self.checked, number, problems):
+                return
             result, error = None, None
             if doc.spec.workload is None:
                 error = "no job"
@@ -79,8 +78,13 @@ class EvaluationWorker(QObject):
                     error = str(exc)
                 except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
                     error = f"internal error: {type(exc).__name__}: {exc}"
-            with self._lock:
-                idle = self._pending is None
-            self.evaluated.emit(number, result, error, time.perf_counter() - started)
-            if idle:
-                self.busyChanged.emit(False)
+            if not self._emit(self.evaluated, number, result, error, time.perf_counter() - started):
+                return
+
+    def _emit(self, signal, *args) -> bool:
+        """Deliver to the UI thread; False when the window (and this object's Qt side) is gone."""
+        try:
+            signal.emit(*args)
+            return True
+        except RuntimeError:  # "Signal source has been deleted": the window closed meanwhile
+            return False

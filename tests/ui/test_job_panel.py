@@ -51,48 +51,57 @@ def test_preset_fills_the_placeholders(window):
 
 
 def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
-    """Event-loop delay measured while the engine takes 1.5 s: it must stay below a frame or two."""
+    """Event-loop delay measured while the engine is busy for 3 s: it must stay below a frame or two."""
+    import gc
+    import threading
     import time
 
-    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtCore import QEvent, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
     from designer.ui.main_window import MainWindow
 
-    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat), engine_slowdown_s=1.5)
-    qtbot.addWidget(w)
-    w.open_file(str(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"))
-    w.show()
-    qtbot.waitExposed(w)
-    settle_until = time.perf_counter() + 0.2  # the window's first paint is not the engine's doing
-    while time.perf_counter() < settle_until:
-        QApplication.processEvents()
-    delays = []
-    last = [time.perf_counter()]
-
-    def tick():
-        now = time.perf_counter()
-        delays.append(now - last[0] - 0.01)
-        last[0] = now
-
-    import gc
-
+    # Quiet the test process first: earlier tests' closed windows stop their engine workers;
+    # wait for them, destroy what Qt still holds, collect, and freeze the old heap.
+    for thread in threading.enumerate():
+        if thread.name == "designer-engine":
+            thread.join(timeout=30)
     gc.collect()
-    gc.freeze()  # the test process holds every earlier test's objects; their GC is not the app's
-    timer = QTimer(interval=10, timeout=tick)
-    timer.start()
-    deadline = time.perf_counter() + 1.0
-    while time.perf_counter() < deadline:
-        QApplication.processEvents()
-        time.sleep(0.002)
-    assert w.evaluating  # still running: the engine is slow
-    timer.stop()
-    gc.unfreeze()
-    delays.sort()
-    p95 = delays[int(len(delays) * 0.95)]
-    assert p95 < 0.05 and delays[-1] < 0.15, (p95, delays[-1])
-    assert w.settle(30) and w.result is not None
-    w.qdoc.undo_stack.setClean()
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    QApplication.processEvents()
+    gc.freeze()
+    try:
+        w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat), engine_slowdown_s=3.0)
+        qtbot.addWidget(w)
+        w.open_file(str(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"))
+        w.show()
+        qtbot.waitExposed(w)
+        settle_until = time.perf_counter() + 0.2  # the window's first paint is not the engine's doing
+        while time.perf_counter() < settle_until:
+            QApplication.processEvents()
+        delays = []
+        last = [time.perf_counter()]
+
+        def tick():
+            now = time.perf_counter()
+            delays.append(now - last[0] - 0.01)
+            last[0] = now
+
+        timer = QTimer(interval=10, timeout=tick)
+        timer.start()
+        deadline = time.perf_counter() + 1.0
+        while time.perf_counter() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.002)
+        timer.stop()
+        assert w.evaluating  # still running: the engine is slow
+        delays.sort()
+        p95 = delays[int(len(delays) * 0.95)]
+        assert len(delays) > 50 and p95 < 0.033 and delays[-1] < 0.1, (p95, delays[-3:])
+        assert w.settle(60) and w.result is not None
+        w.qdoc.undo_stack.setClean()
+    finally:
+        gc.unfreeze()
 
 
 def test_editing_a_link_bandwidth_updates_the_result(window):
