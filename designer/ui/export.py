@@ -161,6 +161,13 @@ def pdf_page_points(source: QRectF) -> QSizeF:
 
 
 def _pdf(scene, source: QRectF, background: QColor, title: str) -> bytes:
+    return pdf_bytes(lambda painter, target: scene.render(painter, target, source, Qt.IgnoreAspectRatio),
+                     source.size(), background, title)
+
+
+def pdf_bytes(render, size: QSizeF, background: QColor, title: str) -> bytes:
+    """One PDF page holding a picture of `size` scene units (96 per inch, shrunk to fit):
+    `render(painter, target_rect)` draws it. Shared by the canvas and the plot exports."""
     array = QByteArray()
     buffer = QBuffer(array)
     buffer.open(QIODevice.WriteOnly)
@@ -168,7 +175,7 @@ def _pdf(scene, source: QRectF, background: QColor, title: str) -> bytes:
     writer.setResolution(PDF_DPI)
     writer.setTitle(title)
     writer.setCreator("Designer")
-    page = pdf_page_points(source)
+    page = pdf_page_points(QRectF(0, 0, size.width(), size.height()))
     # Page sizes are portrait; a wide picture is a portrait page turned to landscape.
     landscape = page.width() > page.height()
     portrait = QSizeF(page.height(), page.width()) if landscape else page
@@ -184,13 +191,13 @@ def _pdf(scene, source: QRectF, background: QColor, title: str) -> bytes:
     try:
         full = QRectF(0, 0, writer.width(), writer.height())
         # The page has the content's aspect up to rounding to whole device pixels: keep it exact.
-        s = min(full.width() / source.width(), full.height() / source.height())
-        target = QRectF(0, 0, source.width() * s, source.height() * s)
+        s = min(full.width() / size.width(), full.height() / size.height())
+        target = QRectF(0, 0, size.width() * s, size.height() * s)
         target.moveCenter(full.center())
         painter.setRenderHints(_HINTS)
         if background.alpha():
             painter.fillRect(full, background)
-        scene.render(painter, target, source, Qt.IgnoreAspectRatio)
+        render(painter, target)
     finally:
         painter.end()
     buffer.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 
 import yaml
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QScrollArea, QVBoxLayout, QWidget,
 )

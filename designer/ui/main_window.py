@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolButton,
 )
 
-from ..core.model import Document
 from ..core.model.geometry import RACK_WIDTH_PX
 from ..core.problems import DesignerError
 from . import commands, editing

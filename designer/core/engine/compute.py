@@ -160,7 +160,7 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd
 
     # ---- communication of the layer ----
-    tp_f = tp_b = tp_hidden_b = 0.0
+    tp_f = tp_b = 0.0
     if t > 1:
         points = 1 if moe else 2  # attention block and (dense) MLP block
         if sh.sequence_parallel:

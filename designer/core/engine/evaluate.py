@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from ..units import GIB
 from . import flops as F
 from .collectives import CollectiveCost, CollectiveModel
 from .compute import KINDS, OpCoster, Phase, Sharding, embedding_cost, layer_cost, output_cost, pp_message_bytes
-from .constants import AcceleratorConstants, EngineConstants, accelerator_constants, check_calibration, engine_constants
+from .constants import EngineConstants, accelerator_constants, check_calibration, engine_constants
 from .fabric import Fabric, build_fabric, refresh_capacities, require_routes
 from .memory import MemoryEstimate, estimate_memory
 from .placement import Placement, place
@@ -273,12 +272,12 @@ class Engine:
 
         # ---- per-stage compute (per straggler pattern) ----
         stage_layers = _stage_layers(m, plan.pp, plan.vp)
-        stage_of = placement.stage_of_rank()
+        placement.stage_of_rank()
         slow = fabric.gpu_slowdown[:n]
         pipelines = placement.groups("pp")  # (replicas, pp): rank of each stage in each replica
         # The slowest member of every TP/CP/EP group sets its pace; a replica's stage is as slow
         # as the slowest GPU among the ranks that share that stage in that replica.
-        dp_axis_groups = placement.groups("dp")
+        placement.groups("dp")
         replica_slow = _replica_slowdowns(placement, slow)
         patterns, pattern_of_replica = np.unique(replica_slow, axis=0, return_inverse=True)
         pattern_of_replica = pattern_of_replica.reshape(-1)
@@ -397,7 +396,7 @@ class Engine:
             stage_info = []
             for s in range(plan.pp):
                 last_compute = sched.stage_end[s]
-                dp_start = last_compute if not par.overlap_grad_reduce else None
+                last_compute if not par.overlap_grad_reduce else None
                 t_free = 0.0
                 dp_busy = 0.0
                 chunk_order = range(plan.vp - 1, -1, -1)  # chunks finish backward in reverse order

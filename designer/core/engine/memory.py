@@ -95,7 +95,7 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k) 
     copies = 2 if par.pipeline_schedule == "dualpipe" else 1
     for stage, layers in enumerate(stage_layers):
         dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers)
-        params_n = (dense + expert) * copies
+        (dense + expert) * copies
         zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
         shard_dense, shard_expert = (dp_shard, edp)
         opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies

@@ -17,7 +17,6 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..io.files import atomic_write_bytes
 

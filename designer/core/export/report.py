@@ -650,7 +650,7 @@ def _summary_sentences(result: Evaluation, hbm_gib: float) -> list[str]:
 
 
 def _headline(lay: Layout, result: Evaluation, peak: float) -> None:
-    p = result.plan
+    result.plan
     boxes = [
         ("step time", f"{_s3(result.step_time_s)} s", "one optimizer step"),
         ("tokens / s", f"{result.tokens_per_s:.0f}", f"on {_int(result.num_gpus)} GPUs"),

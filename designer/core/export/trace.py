@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-from .. import io as _io  # noqa: F401  (keeps the export package importable alone)
 from ..engine.evaluate import Evaluation
 
 STREAMS = ("compute", "tp", "tp_hidden", "cp", "cp_hidden", "ep", "ep_hidden", "pp", "dp", "dp_hidden", "wait")
@@ -56,7 +55,6 @@ def trace_events(result: Evaluation, fabric_node_of, node_names: list[str], gpu_
         events.append({"ph": "X", "cat": cat, "name": e.label, "pid": pid, "tid": tid, "ts": e.start_s * 1e6,
                        "dur": dur, "args": args})
     events.append({"ph": "i", "name": "step end", "pid": 1, "tid": 1, "ts": result.step_time_s * 1e6, "s": "g"})
-    from .. import __name__ as _core  # noqa: F401
     from ... import __version__
 
     return {"displayTimeUnit": "ms",

@@ -289,7 +289,7 @@ def _check_numbers(nodes, gpus_per_node, nics_per_node, nic_gbps, fabric, tiers,
 
 def _layout(nodes, nics, tiers, radix, r: Fraction, rail: bool, catalog_radices=()) -> _Layout:
     d = _leaf_down(radix, r)
-    what = "rail-optimized" if rail else "non-rail-optimized"
+    "rail-optimized" if rail else "non-rail-optimized"
     if d < 1:
         raise FatTreeError(f"at {_ratio_text(r)} a radix-{radix} leaf has no port left for servers; "
                            "use a larger --oversubscription (1 is non-blocking) or --switch-radix")

@@ -12,7 +12,7 @@ import typing
 from typing import Any, Union
 
 from ..model.document import ClusterSpec
-from ..model.elements import Link, Metadata, Node, Rack, Switch
+from ..model.elements import Metadata
 from ..model.job import Parallelism, Workload
 from ..problems import Problem, did_you_mean
 

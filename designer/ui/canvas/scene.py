@@ -13,9 +13,9 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
-from ...core.model import Link, Node, Rack, Switch, default_catalog
+from ...core.model import Link, Rack
 from ...core.model.elements import split_endpoint
-from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px, slot_top_px
+from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .. import commands
 from . import style
 from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem

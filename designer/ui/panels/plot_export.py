@@ -15,13 +15,14 @@ import os
 from pathlib import Path
 
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF, QRectF, QSize, QSizeF, Qt
-from PySide6.QtGui import QColor, QImage, QPageLayout, QPageSize, QPainter, QPdfWriter
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, QSizeF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
-from ...core.io.files import atomic_write_text
 from ...core.io.files import atomic_write_bytes as _atomic_write_bytes
+from ...core.io.files import atomic_write_text
+from ..export import pdf_bytes
 
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 PNG_SCALE = 2.0
@@ -149,37 +150,7 @@ def _svg(render, size: QSizeF, title: str) -> bytes:
 
 
 def _pdf(render, size: QSizeF, title: str) -> bytes:
-    array = QByteArray()
-    buffer = QBuffer(array)
-    buffer.open(QIODevice.WriteOnly)
-    writer = QPdfWriter(buffer)
-    writer.setResolution(300)
-    writer.setTitle(title)
-    writer.setCreator("Designer")
-    points = QSizeF(size.width() * 72.0 / 96.0, size.height() * 72.0 / 96.0)
-    landscape = points.width() > points.height()
-    portrait = QSizeF(points.height(), points.width()) if landscape else points
-    layout = QPageLayout(QPageSize(portrait, QPageSize.Point, "", QPageSize.ExactMatch),
-                         QPageLayout.Landscape if landscape else QPageLayout.Portrait,
-                         QMarginsF(0, 0, 0, 0), QPageLayout.Point)
-    layout.setMode(QPageLayout.FullPageMode)
-    if not writer.setPageLayout(layout):
-        raise OSError("the PDF writer refused the page layout")
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError("cannot start the PDF writer")
-    try:
-        full = QRectF(0, 0, writer.width(), writer.height())
-        s = min(full.width() / size.width(), full.height() / size.height())
-        box = QRectF(0, 0, size.width() * s, size.height() * s)
-        box.moveCenter(full.center())
-        painter.setRenderHints(_HINTS)
-        painter.fillRect(full, QColor(Qt.white))
-        render(painter, box)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(array.data())
+    return pdf_bytes(render, size, QColor(Qt.white), title)
 
 
 def _widget(widget: QWidget, suffix: str, scale: float, title: str) -> bytes:
