@@ -117,10 +117,11 @@ def _png(scene, source: QRectF, scale: float, background: QColor, title: str, de
                 QColor(Qt.transparent))
     finally:
         painter.end()
-    return _save_image(image)
+    return png_bytes(image)
 
 
-def _save_image(image: QImage) -> bytes:
+def png_bytes(image: QImage) -> bytes:
+    """The image encoded as PNG, in memory (written atomically by the caller)."""
     array = QByteArray()
     buffer = QBuffer(array)
     buffer.open(QIODevice.WriteOnly)

@@ -99,10 +99,7 @@ class CanvasScene(QGraphicsScene):
         rack_item = self.racks.get(element.rack) if element.rack else None
         if rack_item is not None:
             if item.parentItem() is not rack_item:
-                if item.scene() is None:
-                    item.setParentItem(rack_item)
-                else:
-                    item.setParentItem(rack_item)
+                item.setParentItem(rack_item)  # joins the scene with its rack
             slot = element.slot or 0
             y = rack_height_px(rack_item.units) - (slot + element.height_units) * UNIT_HEIGHT_PX
             item.setPos(0, y)

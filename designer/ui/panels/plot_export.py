@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWid
 
 from ...core.io.files import atomic_write_bytes as _atomic_write_bytes
 from ...core.io.files import atomic_write_text
-from ..export import pdf_bytes
+from ..export import pdf_bytes, png_bytes
 
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 PNG_SCALE = 2.0
@@ -98,17 +98,6 @@ def fmt_float(value: float) -> str:
 
 # ---- formats ------------------------------------------------------------------------------------
 
-def _png_bytes(image: QImage) -> bytes:
-    array = QByteArray()
-    buffer = QBuffer(array)
-    buffer.open(QIODevice.WriteOnly)
-    ok = image.save(buffer, "PNG")
-    buffer.close()
-    if not ok:
-        raise OSError("the PNG encoder failed")
-    return bytes(array.data())
-
-
 def _png(scene: QGraphicsScene, item, source: QRectF, scale: float) -> bytes:
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
@@ -121,7 +110,7 @@ def _png(scene: QGraphicsScene, item, source: QRectF, scale: float) -> bytes:
     image = exporter.export(toBytes=True)
     if image is None or image.isNull():
         raise OSError("the image exporter produced no image")
-    return _png_bytes(image)
+    return png_bytes(image)
 
 
 def _svg(render, size: QSizeF, title: str) -> bytes:
@@ -173,7 +162,7 @@ def _widget(widget: QWidget, suffix: str, scale: float, title: str) -> bytes:
             render(painter, QRectF(0, 0, image.width(), image.height()))
         finally:
             painter.end()
-        return _png_bytes(image)
+        return png_bytes(image)
     return (_svg if suffix == ".svg" else _pdf)(render, size, title)
 
 
