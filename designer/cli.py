@@ -219,6 +219,114 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
+
+# ---- analysis: advise, search, scale --------------------------------------------------------
+
+def cmd_advise(args) -> int:
+    from .core.analysis.whatif import advice_json, advise
+
+    doc, engine, result = _evaluate(args)
+    report = advise(doc, engine=engine, result=result, include_scale=not args.no_scale)
+    if args.json:
+        json.dump(advice_json(report), sys.stdout, indent=2)
+        print()
+        return EXIT_OK
+    print(format_advice(report, doc))
+    return EXIT_OK
+
+
+def format_advice(report: dict, doc) -> str:
+    cur, why = report["current"], report["attribution"]
+    p = cur["plan"]
+    lines = [f"{doc.metadata.name}: step {cur['step_time_s']:.3f} s, MFU {cur['mfu']:.1%} "
+             f"(TP {p['tp']} PP {p['pp']} CP {p['cp']} EP {p['ep']} DP {p['dp']}, {p['schedule']})",
+             f"  {why['summary']}" + (f"; critical resource: {why['critical_resource']}" if why["critical_resource"]
+                                      else ""),
+             "", "  where the step goes                                      s     share"]
+    for c in why["causes"]:
+        lines.append(f"    {c['cause']:50} {c['seconds']:8.3f} {c['share']:8.1%}")
+    lines += ["", "  changes, best first                                   step s   speed-up    MFU"]
+    for a in report["ranked"]:
+        lines.append(f"    {a.title:50} {a.step_time_s:8.3f} {a.speedup:+9.1%} {a.mfu:7.1%}"
+                     + (f"  {a.note}" if a.note else ""))
+    if report["not_applicable"]:
+        lines += ["", "  not applicable"]
+        for a in report["not_applicable"]:
+            lines.append(f"    {a.title}: {a.error}")
+    lines.append(f"\n  ({len(report['ranked'])} changes costed in {report['elapsed_s']:.2f} s; "
+                 "reproduce one with designer evaluate FILE --set ..., see --json)")
+    return "\n".join(lines)
+
+
+def cmd_search(args) -> int:
+    from .core.analysis.search import search
+
+    doc = _load_job(args)
+    progress = None
+    if sys.stderr.isatty():
+        def progress(done, total):
+            print(f"\r  costed {done} plans", end="", file=sys.stderr, flush=True)
+    result = search(doc, top=args.top, workers=args.workers, scheduler=args.scheduler, progress=progress)
+    if progress:
+        print(file=sys.stderr)
+    for w in result.warnings:
+        _err(f"warning: {w}")
+    if args.json:
+        json.dump(result.as_json(), sys.stdout, indent=2)
+        print()
+        return EXIT_OK
+    c = result.counts
+    lines = [f"{doc.metadata.name}: {c.total:,} plans; {c.invalid:,} impossible, {c.no_memory:,} out of memory, "
+             f"{c.dominated:,} dominated, {c.candidates:,} candidates; {result.evaluated:,} costed, "
+             f"{result.cut_by_bound:,} cut by the lower bound; {result.elapsed_s:.1f} s on {result.runner}",
+             f"  {result.verdict}", "", "  rank  step s     MFU  mem GiB  plan"]
+    for i, r in enumerate(result.top, 1):
+        lines.append(f"  {i:4} {r['step_time_s']:7.3f} {r['mfu']:7.1%} {r['memory_gib']:8.1f}  {r['point'].label()}")
+    if result.top:
+        b = result.top[0]["breakdown_s"]
+        lines += ["", "  best plan's breakdown: " + ", ".join(f"{k} {v:.3f}" for k, v in b.items() if v > 0),
+                  "  apply it: " + " ".join("--set " + s for s in result.top[0]["point"].settings())]
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _gpu_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GPU counts such as 64,128,256, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive GPU counts such as 64,128,256, got {text!r}")
+    return values
+
+
+def cmd_scale(args) -> int:
+    from .core.analysis.scaling import scale
+
+    doc = _load_job(args)
+    report = scale(doc, args.gpus, mode=args.mode)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+        return EXIT_OK
+    p = report["plan"]
+    lines = [f"{doc.metadata.name}: {report['mode']} scaling with TP {p['tp']} PP {p['pp']} CP {p['cp']} "
+             f"EP {p['ep']}, {p['schedule']}; DP grows",
+             f"  {report['verdict']}", "",
+             "    GPUs  servers   step s      tokens/s   per GPU    MFU  efficiency  marginal"]
+    for r in report["rows"]:
+        if "error" in r:
+            lines.append(f"  {r['gpus']:6}  -- {r['error']}")
+            continue
+        lines.append(f"  {r['gpus']:6} {r['servers']:8} {r['step_time_s']:8.3f} {r['tokens_per_s']:13,.0f} "
+                     f"{r['tokens_per_s_per_gpu']:9,.0f} {r['mfu']:6.1%} {r['efficiency']:10.1%} "
+                     + (f"{r['marginal_efficiency']:9.1%}" if "marginal_efficiency" in r else "         ")
+                     + ("  (generated fabric)" if r["extended_fabric"] else "")
+                     + ("" if r["fits_in_memory"] else "  DOES NOT FIT"))
+    print("\n".join(lines))
+    return EXIT_OK
+
+
 def _size(text: str) -> int:
     units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
     t = text.strip().upper().rstrip("B")
@@ -340,6 +448,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-bytes", type=_size, default=16 * 2**30, help="largest size (default 16G)")
     p.add_argument("--json", action="store_true", help="rows of size_bytes, time_us, algbw, busbw")
     p.set_defaults(func=cmd_nccl)
+
+    p = sub.add_parser("advise", help="what limits the step, and candidate changes ranked by speed-up",
+                       epilog=EPILOG)
+    job_args(p)
+    p.add_argument("--json", action="store_true", help="attribution, ranked changes (with --set to reproduce)")
+    p.add_argument("--no-scale", action="store_true", help="leave out the 2x-servers candidate")
+    p.set_defaults(func=cmd_advise)
+
+    p = sub.add_parser("search", help="the fastest plans that fit, searched exhaustively with pruning",
+                       epilog=EPILOG)
+    job_args(p)
+    p.add_argument("--top", type=_positive_int, default=10, help="plans to list (default 10)")
+    p.add_argument("--workers", type=_positive_int, default=None, help="local processes (default: one per core)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                   help="run the sweep on this Dask scheduler (needs designer[dask])")
+    p.add_argument("--json", action="store_true", help="top plans, counts of the space, timing")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("scale", help="throughput and efficiency against the GPU count", epilog=EPILOG)
+    job_args(p)
+    p.add_argument("--gpus", type=_gpu_list, default=None, metavar="64,128,...",
+                   help="GPU counts (default: powers of two from 1/8 to 8x the job)")
+    p.add_argument("--mode", choices=("strong", "weak"), default="strong",
+                   help="strong: fixed global batch; weak: fixed batch per replica")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_scale)
     return parser
 
 

@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -163,8 +164,12 @@ def _stage_layers(shape: F.ModelShape, pp: int, vp: int) -> list[list[list[int]]
 class Engine:
     """Evaluates documents; reuses fabric, placement, groups and layer costs while they stay valid."""
 
-    def __init__(self, catalog: Catalog | None = None):
+    def __init__(self, catalog: Catalog | None = None, detail: bool = True, schedule_max_ops: int = 4096):
+        """`detail=False` leaves out per-link loads, bottlenecks and events (a plan search only
+        needs the step); `schedule_max_ops` bounds each pipeline simulation (see simulate_steady)."""
         self.catalog = catalog or default_catalog()
+        self.detail = detail
+        self.schedule_max_ops = schedule_max_ops
         self._fabric_key = None
         self._fabric: Fabric | None = None
         self._groups: dict = {}
@@ -181,7 +186,10 @@ class Engine:
             doc_id, revision, old_constants = self._fabric_key
             if doc_id == doc.lineage and old_constants == constants:
                 changes = doc.changes_since(revision)
+                if changes is not None:  # the job and the canvas layout are not the fabric
+                    changes = [c for c in changes if c.collection not in ("workload", "parallelism", "layout")]
                 if changes == []:
+                    self._fabric_key = (doc.lineage, doc.revision, constants)
                     return self._fabric
                 if changes is not None and all(_rating_only(c) for c in changes):
                     changed = [self._fabric.link_position(c.id) for c in changes if c.collection == "links"]
@@ -197,10 +205,14 @@ class Engine:
         return self._fabric
 
     def placement(self, plan: ResolvedPlan) -> Placement:
-        p = self._placement.get(plan)
+        # Keyed by the layout of ranks only: virtual stages and the micro-batch count do not
+        # move a rank, so a plan search that varies them reuses placement, groups and routes.
+        key = dataclasses.replace(plan, vp=1, num_microbatches=0)
+        p = self._placement.get(key)
         if p is None:
-            self._placement.clear()
-            p = self._placement[plan] = place(plan)
+            if len(self._placement) >= 256:
+                self._placement.clear()
+            p = self._placement[key] = place(key)
         return p
 
     def groups(self, fabric: Fabric, placement: Placement, dim: str, expert: bool, k: EngineConstants,
@@ -208,12 +220,36 @@ class Engine:
         key = (placement.plan, dim, expert, nvls)
         model = self._groups.get(key)
         if model is None:
+            if len(self._groups) >= 1024:  # a plan search visits many layouts: keep the recent ones
+                for old in list(self._groups)[:256]:
+                    del self._groups[old]
             if dim == "pp-pair":
                 members = placement.pp_pairs()
             else:
                 members = placement.groups(dim, expert)
             model = self._groups[key] = CollectiveModel(fabric, members, k, nvls, name=dim)
         return model
+
+    def layer_comm(self, doc: Document, plan: ResolvedPlan):
+        """The communication function `layer_cost` uses for the TP, CP and EP groups of `plan`
+        (DP priced at zero), as `evaluate` builds it: for bounds in a plan search."""
+        k = engine_constants(doc.spec.calibration)
+        fabric = self.fabric(doc, k)
+        n = plan.num_gpus
+        used_nodes = sorted(set(fabric.gpu_node[:n].tolist()))
+        acc = self.catalog.accelerator(fabric.node_accelerator[used_nodes[0]])
+        ac = accelerator_constants(acc, doc.spec.calibration, self.catalog)
+        nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
+        placement = self.placement(plan)
+        dims = {d: self.groups(fabric, placement, d, False, k, nvls) for d in ("tp", "cp")}
+        if plan.ep > 1 or plan.etp != plan.tp:
+            dims["ep"] = self.groups(fabric, placement, "ep", True, k, nvls)
+
+        def comm(dim: str, primitive: str, nbytes: float) -> float:
+            model = dims.get(dim)
+            return model.cost(primitive, nbytes).time_s if model is not None else 0.0
+
+        return comm
 
     # ---- evaluation ---------------------------------------------------------------------
     def evaluate(self, doc: Document) -> Evaluation:
@@ -344,7 +380,7 @@ class Engine:
                 if len(self._schedules) > 16:
                     self._schedules.clear()
                 hit = self._schedules[key] = simulate_steady(par.pipeline_schedule, plan.pp, plan.num_microbatches,
-                                                             plan.vp, times, p2p_s)
+                                                             plan.vp, times, p2p_s, self.schedule_max_ops)
             else:
                 self.reused.append("pipeline schedule")
             sched, simulated_micro = hit
@@ -537,6 +573,9 @@ class Engine:
                           "backward_s": sum(b.total_s for _, b in chunk_phases[ref_pattern][s]),
                           "busy_s": ref_sched.stage_busy[s], "end_s": ref_sched.stage_end[s]}
                          for s in range(plan.pp)]
+        if not self.detail:
+            result.engine_time_s = time.perf_counter() - t0
+            return result
         _links_and_bottlenecks(result, fabric, used, breakdown, plan, m, k, step_time, doc)
         crit_rank = int(pipelines[0, crit_stage]) if pipelines.size else 0
         result.critical_device = crit_rank

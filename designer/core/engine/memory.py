@@ -87,13 +87,16 @@ def in_flight(schedule: str, m_micro: int, p: int, v: int) -> float:
     return float(min(m_micro, p))
 
 
-def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k) -> MemoryEstimate:
-    """The most loaded GPU's memory (over stages)."""
+def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
+                    stages: list[int] | None = None) -> MemoryEstimate:
+    """The most loaded GPU's memory (over stages, or over `stages` when given: a plan search
+    only needs the first and the last, which hold the embedding and the logits)."""
     worst = None
     dp_shard = plan.dp * plan.cp
     edp = max(1, plan.num_gpus // (plan.etp * plan.ep * plan.pp))
     copies = 2 if par.pipeline_schedule == "dualpipe" else 1
-    for stage, layers in enumerate(stage_layers):
+    for stage in (range(len(stage_layers)) if stages is None else stages):
+        layers = stage_layers[stage]
         dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers)
         (dense + expert) * copies
         zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)

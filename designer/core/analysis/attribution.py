@@ -1,0 +1,158 @@
+"""Where the step goes: the share of step time lost to each cause, and the critical resource.
+
+The engine's breakdown is the critical path of the step (it adds up to the step time). This
+module splits it further:
+  - each communication kind over the link class its collectives are limited by (NVLink or
+    PCIe inside a server, the NIC, leaf-spine or spine-core up-links), and into its latency
+    and bandwidth parts. A kind's exposed seconds are split over its collectives in
+    proportion to their cost, as the engine does not keep per-call exposure;
+  - the pipeline bubble, and the imbalance wait with the stragglers that cause it;
+  - recomputation, marked "forced by memory" when the plan without it would not fit.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..engine.constants import engine_constants
+from ..engine.evaluate import Evaluation, _stage_layers, resolve_job
+from ..engine.memory import estimate_memory
+from ..model.catalog import Catalog, default_catalog
+from ..model.document import Document
+from ..units import GIB
+
+LINK_CLASSES = ("NVLink", "PCIe", "NIC", "leaf-spine", "spine-core")
+
+
+@dataclass
+class Cause:
+    cause: str  # what a user reads: "dp_comm over NIC (bandwidth)"
+    kind: str  # breakdown key it comes from
+    link_class: str  # NVLink | PCIe | NIC | leaf-spine | spine-core | "" (not a link)
+    seconds: float
+    share: float
+    detail: str = ""
+
+    def as_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def link_class_of(resource: str, doc: Document) -> str:
+    """The link class of an engine bottleneck name."""
+    if resource.startswith("scale-up"):
+        return "PCIe" if "(pcie)" in resource else "NVLink"
+    if resource.startswith("NIC"):
+        return "NIC"
+    if resource.startswith("up-links of "):
+        switch = doc.find("switches", resource[len("up-links of "):].split(" ")[0])
+        return "spine-core" if switch is not None and switch.tier != "leaf" else "leaf-spine"
+    if resource.startswith("pod "):
+        return "spine-core"
+    return ""
+
+
+def stragglers(doc: Document, num_gpus: int) -> list[str]:
+    out, seen = [], 0
+    for node in doc.nodes:
+        if seen >= num_gpus:
+            break
+        seen += node.accelerator_count
+        if node.slowdown > 1:
+            out.append(f"{node.id} ({node.slowdown:g}x slower)")
+        for i, f in enumerate(node.gpu_slowdown or []):
+            if f > 1:
+                out.append(f"{node.id} GPU {i} ({f:g}x)")
+    out += [f"link {link.id} ({link.slowdown:g}x)" for link in doc.links if link.slowdown > 1]
+    return out
+
+
+def recompute_forced(doc: Document, catalog: Catalog | None = None) -> bool | None:
+    """True when the plan would not fit without its recomputation (None: no recompute)."""
+    catalog = catalog or default_catalog()
+    job = resolve_job(doc, catalog)
+    par = job.parallelism
+    if par.recompute_granularity == "none":
+        return None
+    plan, m = job.plan, job.shape
+    acc = catalog.accelerator(doc.nodes[0].accelerator)
+    k = engine_constants(doc.spec.calibration)
+    layers = [[i for ch in st for i in ch] for st in _stage_layers(m, plan.pp, plan.vp)]
+    mem = estimate_memory(m, plan, dataclasses.replace(par, recompute_granularity="none"), layers, k)
+    return mem.total > acc.hbm_gib * GIB
+
+
+def attribute(result: Evaluation, doc: Document, catalog: Catalog | None = None) -> dict:
+    """Causes of the step time, largest first, and the resource on the critical path."""
+    step = result.step_time_s
+    b = result.breakdown_s
+    causes: list[Cause] = []
+
+    def add(cause, kind, seconds, link_class="", detail=""):
+        if seconds > 0:
+            causes.append(Cause(cause, kind, link_class, seconds, seconds / step if step else 0.0, detail))
+
+    add("GPU compute", "compute", b["compute"], detail="GEMMs, attention and memory-bound kernels")
+    forced = recompute_forced(doc, catalog) if b["recompute"] > 0 else None
+    add("recompute (forced by memory)" if forced else "recompute (optional: the plan fits without it)", "recompute",
+        b["recompute"], detail="the plan would not fit without it" if forced else
+        "recompute_granularity: none fits in memory and saves this time")
+    dims = {"tp_comm": "tp", "cp_comm": "cp", "ep_comm": "ep", "pp_comm": "pp", "dp_comm": "dp"}
+    for kind, dim in dims.items():
+        exposed = b[kind]
+        if exposed <= 0:
+            continue
+        mine = {key: c for key, c in result.collectives.items()
+                if key.split(":")[0] == dim or (dim == "dp" and key.startswith("edp:"))}
+        total = sum(c["time_s"] for c in mine.values())
+        if total <= 0:
+            add(f"{kind} (waits)", kind, exposed)
+            continue
+        split: dict[tuple[str, str], float] = {}
+        for key, c in mine.items():
+            part = exposed * c["time_s"] / total
+            lat = part * min(1.0, c["latency_s"] / c["time_s"]) if c["time_s"] > 0 else 0.0
+            cls = link_class_of(c["bottleneck"], doc)
+            split[(cls, "latency")] = split.get((cls, "latency"), 0.0) + lat
+            split[(cls, "bandwidth")] = split.get((cls, "bandwidth"), 0.0) + part - lat
+        for (cls, term), seconds in split.items():
+            where = f" over {cls}" if cls else ""
+            add(f"{kind}{where} ({term})", kind, seconds, cls if term == "bandwidth" else "",
+                "bound by the per-message latency" if term == "latency" else "bound by link bandwidth")
+    add("pipeline bubble", "bubble", b["bubble"], detail=f"{result.plan.get('schedule')}, PP {result.plan.get('pp')}, "
+        f"{result.plan.get('num_microbatches')} micro-batches")
+    slow = stragglers(doc, result.num_gpus)
+    add("imbalance and stragglers", "imbalance_wait", b["imbalance_wait"],
+        detail=("waiting for " + ", ".join(slow[:6]) + (" ..." if len(slow) > 6 else "")) if slow
+        else "uneven stages (the first and last hold the embedding and the output layer)")
+    add("optimizer step", "optimizer", b["optimizer"])
+    causes.sort(key=lambda c: c.seconds, reverse=True)
+    losses = [c for c in causes if c.kind != "compute"]
+    critical = losses[0] if losses else None
+    compute_share = b["compute"] / step if step else 0.0
+    if critical is None:
+        summary = "the step is all compute"
+    elif compute_share >= 0.5:
+        summary = (f"compute-bound ({compute_share:.0%} of the step); the largest loss is {critical.cause}, "
+                   f"{critical.share:.1%}")
+    else:
+        summary = f"limited by {critical.cause}: {critical.share:.1%} of the step (compute is {compute_share:.0%})"
+    resource = ""
+    if critical is not None and critical.kind.endswith("_comm"):
+        dim = dims[critical.kind]
+        hits = sorted((c for key, c in result.collectives.items() if key.split(":")[0] in (dim, "edp" if dim == "dp"
+                                                                                          else dim)),
+                      key=lambda c: c["time_s"], reverse=True)
+        resource = hits[0]["bottleneck"] if hits else ""
+    elif critical is not None and critical.kind == "imbalance_wait" and slow:
+        resource = slow[0]
+    elif critical is not None:
+        resource = {"bubble": "pipeline schedule", "optimizer": "HBM",
+                    "recompute": "GPU memory" if forced else "the recompute setting"}.get(critical.kind, "")
+    if critical is None:
+        short = "all compute"
+    else:
+        short = ("compute-bound; " if compute_share >= 0.5 else "") + f"{critical.cause} {critical.share:.0%}"
+    return {"step_time_s": step, "causes": [c.as_json() for c in causes], "short": short,
+            "critical": critical.as_json() if critical else None, "critical_resource": resource,
+            "compute_share": compute_share, "summary": summary}
+

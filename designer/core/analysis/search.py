@@ -1,0 +1,194 @@
+"""Plan search: the fastest plans for the drawn cluster and job that fit in memory.
+
+Exhaustive over the space of `space.py`, with three cuts that never drop a better plan:
+impossible or out-of-memory subtrees are counted, not visited; dominated twins are not
+costed; and the rest is costed in order of a lower bound (`bounds.py`), stopping as soon as
+the next bound is slower than the N-th best plan found. The engine runs in a pool of worker
+processes (or on a Dask cluster); chunks are handed out in bound order so the cut-off is
+reached quickly.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..engine.constants import accelerator_constants, engine_constants
+from ..engine.evaluate import Engine, resolve_job
+from ..io import dumps_document
+from ..model.catalog import Catalog, default_catalog
+from ..model.document import Document
+from ..model.plan import ResolvedPlan
+from ..problems import DesignerError, Problem
+from .bounds import ComputeFloor
+from .space import Point, SpaceCounts, SpaceOptions, enumerate_space
+from .sweep import make_runner
+
+CHUNK = 24  # plans per task: large enough to amortise a task, small enough to stop early
+
+
+@dataclass
+class SearchResult:
+    top: list[dict]  # best first: point, step_time_s, mfu, tokens_per_s, memory_gib, breakdown_s
+    counts: SpaceCounts
+    evaluated: int
+    cut_by_bound: int
+    failed: int
+    elapsed_s: float
+    runner: str
+    current: dict | None  # the file's own plan, costed, or None when it has none
+    verdict: str  # how the best compares with the file's plan
+    bound_violations: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        def row(r):
+            p: Point = r["point"]
+            return {"plan": p.label(), "step_time_s": r["step_time_s"], "mfu": r["mfu"],
+                    "tokens_per_s": r["tokens_per_s"], "memory_gib_per_gpu": r["memory_gib"],
+                    "breakdown_s": r["breakdown_s"], "set": p.settings()}
+
+        return {"top": [row(r) for r in self.top], "space": self.counts.as_json(), "evaluated": self.evaluated,
+                "cut_by_bound": self.cut_by_bound, "failed": self.failed, "elapsed_s": self.elapsed_s,
+                "runner": self.runner, "current": row(self.current) if self.current else None,
+                "verdict": self.verdict, "bound_violations": self.bound_violations, "warnings": self.warnings}
+
+
+def _cluster_facts(doc: Document, catalog: Catalog, num_gpus: int):
+    nodes, seen = [], 0
+    for node in doc.nodes:
+        if seen >= num_gpus:
+            break
+        nodes.append(node)
+        seen += node.accelerator_count
+    if not nodes:
+        raise DesignerError([Problem("the cluster has no accelerators", "spec.nodes", fix="add servers")])
+    acc = catalog.accelerator(nodes[0].accelerator)
+    gpus_per_node = min(n.accelerator_count for n in nodes)
+    return acc, gpus_per_node
+
+
+def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: str | None = None,
+           opts: SpaceOptions | None = None, catalog: Catalog | None = None, progress=None) -> SearchResult:
+    """The `top` fastest plans that fit. `progress(done, total_hint)` is called as chunks return."""
+    t0 = time.perf_counter()
+    catalog = catalog or default_catalog()
+    if doc.spec.workload is None:
+        raise DesignerError([Problem("no workload to search plans for", "spec.workload",
+                                     fix="add workload: {preset: ...} (or pass --scenario)")])
+    base = doc.copy()
+    current_point = None
+    try:
+        job = resolve_job(base, catalog)
+        current_point = Point.of(job.workload, job.parallelism, job.plan)
+        w, shape, num_gpus = job.workload, job.shape, job.plan.num_gpus
+    except DesignerError:
+        # the file's plan is impossible: search anyway, from the workload alone
+        from ..engine import flops as F
+        from ..model.job import Parallelism, resolve_workload
+
+        w = resolve_workload(base.spec.workload, catalog.presets())
+        shape = F.ModelShape.of(w)
+        num_gpus = (base.spec.parallelism or Parallelism()).num_gpus or base.num_gpus()
+    acc, gpus_per_node = _cluster_facts(base, catalog, num_gpus)
+    cal = base.spec.calibration
+    candidates, counts = enumerate_space(w, shape, num_gpus, gpus_per_node, acc.hbm_gib, cal, opts,
+                                         keep=[current_point] if current_point else None)
+    # keep the file's other settings (attention backend, num_gpus) for every plan
+    k = engine_constants(cal)
+    ac = accelerator_constants(acc, cal, catalog)
+    par0 = base.spec.parallelism
+    backend = par0.attention_backend if par0 else "auto"
+    flash = ac.flash_attention if backend == "auto" else backend == "flash"
+    engine = Engine(catalog, detail=False)
+    comm_cache: dict[tuple, object] = {}
+
+    def comm_for(p: Point):
+        key = (p.tp, p.cp, p.ep, p.etp)
+        if key not in comm_cache:
+            layout = ResolvedPlan(num_gpus, p.tp, 1, p.cp, p.ep, p.etp, num_gpus // (p.tp * p.cp), 1, 1,
+                                  ("tp", "cp", "ep", "dp", "pp"))
+            comm_cache[key] = engine.layer_comm(base, layout)
+        return comm_cache[key]
+
+    floor = ComputeFloor(shape, acc, ac, k, flash, comm_for)
+    bounds = {p: floor.step_floor_s(p) for p in candidates}
+    order = sorted(candidates, key=bounds.__getitem__)
+    if current_point is not None:  # cost the file's own plan first: it seeds the cut-off
+        order.remove(current_point)
+        order.insert(0, current_point)
+
+    text = dumps_document(base)
+    runner = make_runner(text, workers, scheduler)
+    best: list[tuple[float, int, dict]] = []  # max-heap on step time (negated) of the top plans
+    current_row = None
+    evaluated = failed = violations = 0
+    serial = 0
+    pending: deque = deque()
+    i = 0
+    stopped_at = len(order)
+    try:
+        while i < len(order) or pending:
+            threshold = -best[0][0] if len(best) >= top else float("inf")
+            while i < len(order) and len(pending) < 2 * runner.workers:
+                if bounds[order[i]] >= threshold and order[i] is not current_point:
+                    stopped_at = i
+                    i = len(order)
+                    break
+                chunk = order[i:i + CHUNK]
+                i += len(chunk)
+                pending.append(runner.submit(chunk))
+            if not pending:
+                break
+            rows = pending.popleft().result()
+            for r in rows:
+                evaluated += 1
+                if "error" in r:
+                    failed += 1
+                    continue
+                p = r["point"]
+                if r["step_time_s"] < bounds[p] * (1 - 1e-9):
+                    violations += 1
+                if p == current_point:
+                    current_row = r
+                if not r["fits_in_memory"]:
+                    continue
+                serial += 1
+                item = (-r["step_time_s"], -serial, r)
+                if len(best) < top:
+                    heapq.heappush(best, item)
+                elif r["step_time_s"] < -best[0][0]:
+                    heapq.heapreplace(best, item)
+            if progress:
+                progress(evaluated, len(order))
+    finally:
+        runner.close()
+    ranked = [r for _, _, r in sorted(best, key=lambda t: (-t[0], -t[1]))]
+    cut = max(0, len(order) - evaluated) if stopped_at < len(order) else 0
+    verdict = _verdict(ranked, current_row, current_point, doc)
+    warnings = []
+    if violations:
+        warnings.append(f"{violations} plans ran faster than their lower bound: the search may have cut good "
+                        "plans; please report this")
+    return SearchResult(ranked, counts, evaluated, cut, failed, time.perf_counter() - t0, runner.name, current_row,
+                        verdict, violations, warnings)
+
+
+def _verdict(ranked: list[dict], current: dict | None, point: Point | None, doc: Document) -> str:
+    if not ranked:
+        return ("no plan of the space fits in memory on these GPUs: use more GPUs (parallelism.num_gpus), "
+                "accelerators with more memory, or a smaller model")
+    best = ranked[0]
+    if point is None:
+        return f"the file's plan is not valid; the best plan found runs a step in {best['step_time_s']:.3f} s"
+    if current is None or "error" in current:
+        return f"the file's plan could not be costed; the best plan found runs a step in {best['step_time_s']:.3f} s"
+    if not current["fits_in_memory"]:
+        return (f"the file's plan does not fit in memory ({current['memory_gib']:.1f} GiB per GPU); the best plan "
+                f"that fits runs a step in {best['step_time_s']:.3f} s")
+    gain = current["step_time_s"] / best["step_time_s"] - 1
+    if best["point"] == point or gain < 1e-6:
+        return f"the file's plan is already the fastest found ({current['step_time_s']:.3f} s per step)"
+    return (f"{best['point'].label()} is {gain:.1%} faster than the file's plan "
+            f"({best['step_time_s']:.3f} s against {current['step_time_s']:.3f} s per step)")

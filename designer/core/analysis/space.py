@@ -1,0 +1,256 @@
+"""The space of training plans for one cluster and one model, enumerated with pruning.
+
+A plan is every knob of `parallelism` plus the micro-batch size. The space is the product of
+the choices below; it is walked level by level so that a whole subtree is counted, not
+visited, when its head is already impossible:
+
+  1. layout: TP, PP, CP, EP, expert-TP (DP is what is left of the GPUs) -> divisibility;
+  2. schedule with its virtual stages, micro-batch size -> batch divisibility;
+  3. recompute, sequence parallelism, optimizer sharding -> memory per GPU (cheap: the first
+     and the last stage only, which hold the embedding and the logits);
+  4. the three overlap switches and the rank order.
+
+Two rules of dominance, both true of the engine by construction (tests check them on
+samples), keep level 4 small: with everything else equal, turning an overlap on never makes
+the step slower nor uses more memory, so only the all-on variant is costed; and DualPipe is
+costed with the ZB-H1 timeline and more memory, so ZB-H1 stands for it. Rank orders that
+only differ in the position of size-1 dimensions are the same placement.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass, field
+
+from ..engine import flops as F
+from ..engine.constants import engine_constants
+from ..engine.memory import estimate_memory
+from ..model.job import Parallelism, Workload, parse_rank_order
+from ..model.plan import ResolvedPlan, divisors
+from ..units import GIB
+
+RECOMPUTES = ("none", "selective", "full")
+ZERO_CHOICES = (0, 1, 3)  # none, the distributed optimizer (ZeRO-1), FSDP (ZeRO-3)
+RANK_ORDERS = ("tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp")
+OVERLAP_VARIANTS = 8  # overlap_grad_reduce x overlap_param_gather x tp_comm_overlap
+
+
+@dataclass(frozen=True)
+class Point:
+    """One candidate plan."""
+
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    etp: int
+    dp: int
+    schedule: str
+    vp: int
+    micro_batch: int
+    recompute: str
+    sequence_parallel: bool
+    zero: int  # 0, 1 (distributed optimizer) or 3
+    overlap_grad_reduce: bool
+    overlap_param_gather: bool
+    tp_comm_overlap: bool
+    rank_order: str
+    num_microbatches: int = 0
+
+    def parallelism(self, base: Parallelism | None = None) -> Parallelism:
+        base = base or Parallelism()
+        return dataclasses.replace(
+            base, tensor_model_parallel_size=self.tp, pipeline_model_parallel_size=self.pp,
+            context_parallel_size=self.cp, expert_model_parallel_size=self.ep,
+            expert_tensor_parallel_size=self.etp if self.etp != self.tp else None, data_parallel_size=None,
+            virtual_pipeline_model_parallel_size=self.vp if self.schedule == "interleaved" else None,
+            pipeline_schedule=self.schedule, sequence_parallel=self.sequence_parallel,
+            recompute_granularity=self.recompute, use_distributed_optimizer=self.zero == 1,
+            zero_stage=3 if self.zero == 3 else 0, overlap_grad_reduce=self.overlap_grad_reduce,
+            overlap_param_gather=self.overlap_param_gather, tp_comm_overlap=self.tp_comm_overlap,
+            rank_order=self.rank_order)
+
+    def workload(self, base: Workload) -> Workload:
+        return dataclasses.replace(base, micro_batch_size=self.micro_batch)
+
+    def settings(self) -> list[str]:
+        """The `--set` arguments that turn a file's job into this plan."""
+        par = self.parallelism()
+        out = [f"workload.micro_batch_size={self.micro_batch}"]
+        for f in dataclasses.fields(Parallelism):
+            if f.name in ("data_parallel_size", "num_gpus", "attention_backend"):
+                continue
+            value = getattr(par, f.name)
+            if value is None:
+                continue
+            out.append(f"parallelism.{f.name}={str(value).lower() if isinstance(value, bool) else value}")
+        return out
+
+    def label(self) -> str:
+        text = f"TP{self.tp} PP{self.pp}"
+        if self.cp > 1:
+            text += f" CP{self.cp}"
+        if self.ep > 1:
+            text += f" EP{self.ep}" + (f" ETP{self.etp}" if self.etp != self.tp else "")
+        text += f" DP{self.dp} mbs{self.micro_batch} {self.schedule}" + (f" v{self.vp}" if self.vp > 1 else "")
+        text += f", recompute {self.recompute}"
+        if self.sequence_parallel:
+            text += ", SP"
+        text += {0: "", 1: ", dist-opt", 3: ", FSDP"}[self.zero]
+        if self.rank_order != RANK_ORDERS[0]:
+            text += f", order {self.rank_order}"
+        return text
+
+    @classmethod
+    def of(cls, workload: Workload, par: Parallelism, plan: ResolvedPlan) -> "Point":
+        zero = 3 if par.zero_stage >= 3 else 1 if (par.zero_stage or par.use_distributed_optimizer) else 0
+        return cls(plan.tp, plan.pp, plan.cp, plan.ep, plan.etp, plan.dp, par.pipeline_schedule, plan.vp,
+                   workload.micro_batch_size, par.recompute_granularity, par.sequence_parallel, zero,
+                   par.overlap_grad_reduce, par.overlap_param_gather, par.tp_comm_overlap, par.rank_order,
+                   plan.num_microbatches)
+
+
+@dataclass
+class SpaceCounts:
+    """How the space was cut down: every plan of `total` is in exactly one other bucket."""
+
+    total: int = 0
+    invalid: int = 0  # does not divide (GPUs, heads, layers, batch, ...)
+    no_memory: int = 0  # does not fit in the accelerator's memory
+    dominated: int = 0  # an equal-or-better twin is costed instead (overlaps off, DualPipe, equivalent orders)
+    candidates: int = 0  # left for the engine (some are then cut by the lower bound)
+
+    def as_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class SpaceOptions:
+    tp: list[int] | None = None
+    pp: list[int] | None = None
+    cp: list[int] | None = None
+    ep: list[int] | None = None
+    micro_batch: list[int] = field(default_factory=lambda: [1, 2, 4, 8])
+    max_vp: int = 8
+    schedules: tuple[str, ...] = ("1f1b", "interleaved", "zb-h1", "dualpipe", "gpipe")
+    rank_orders: tuple[str, ...] = RANK_ORDERS
+    memory_headroom: float = 1.0  # fraction of HBM a plan may use
+
+
+def _schedule_choices(pp: int, layers: int, opts: SpaceOptions) -> list[tuple[str, int]]:
+    out = []
+    for s in opts.schedules:
+        if s == "interleaved":
+            per_stage = layers // pp
+            out += [(s, v) for v in divisors(per_stage) if 2 <= v <= opts.max_vp]
+        else:
+            out.append((s, 1))
+    return out
+
+
+def _orders(tp: int, pp: int, cp: int, ep: int, dp: int, opts: SpaceOptions) -> tuple[list[str], int]:
+    """Distinct placements among the rank orders, and how many orders were equivalent."""
+    sizes = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "dp": dp}
+    seen: dict[tuple, str] = {}
+    for order in opts.rank_orders:
+        dims = parse_rank_order(order) or []
+        # EP lives inside DP for the dense layers: only the dimensions above 1 decide placement
+        key = tuple(d for d in dims if sizes[d] > 1)
+        seen.setdefault(key, order)
+    return list(seen.values()), len(opts.rank_orders) - len(seen)
+
+
+def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus_per_node: int, hbm_gib: float,
+                    calibration: dict | None = None, opts: SpaceOptions | None = None,
+                    keep: list[Point] | None = None) -> tuple[list[Point], SpaceCounts]:
+    """Every plan of the space that is valid, fits and is not dominated, and the counts.
+
+    `keep`: plans to include whatever the rules say (the file's own plan, so that a search
+    can always answer "at least as fast as what you have")."""
+    opts = opts or SpaceOptions()
+    k = engine_constants(calibration or {})
+    counts = SpaceCounts()
+    w = workload
+    heads = w.num_attention_heads
+    groups = w.num_query_groups or heads
+    layers = w.num_layers
+    experts = w.num_experts or 0
+    hbm = hbm_gib * GIB * opts.memory_headroom
+    tps = opts.tp or [t for t in divisors(gpus_per_node) if t <= gpus_per_node]
+    pps = opts.pp or [p for p in divisors(layers) if p <= min(layers, num_gpus)]
+    cps = opts.cp or [c for c in (1, 2, 4, 8) if c == 1 or w.seq_length % (2 * c) == 0]
+    eps = opts.ep or ([e for e in divisors(experts) if e <= num_gpus] if experts else [1])
+    n_mbs = len(opts.micro_batch)
+    out: list[Point] = []
+    stage_cache: dict[tuple, list[list[int]]] = {}
+
+    for tp, pp, cp, ep in itertools.product(tps, pps, cps, eps):
+        etps = sorted({1, tp}) if experts else [tp]
+        scheds = _schedule_choices(pp, layers, opts) if pp > 1 else [("1f1b", 1)]
+        n_sched = len(scheds) if pp > 1 else 1
+        sps = [False, True] if tp > 1 else [False]
+        per_layout = n_sched * n_mbs * len(RECOMPUTES) * len(sps) * len(ZERO_CHOICES) * OVERLAP_VARIANTS \
+            * len(opts.rank_orders)
+        for etp in etps:
+            counts.total += per_layout
+            mp = tp * pp * cp
+            bad = (num_gpus % mp or heads % tp or (groups % tp and tp % groups) or layers % pp
+                   or (cp > 1 and w.seq_length % (2 * cp)))
+            dp = num_gpus // mp if not bad else 0
+            if not bad and experts:
+                bad = experts % ep or (tp * cp * dp) % (ep * etp)
+            elif not bad:
+                bad = ep != 1
+            if bad:
+                counts.invalid += per_layout
+                continue
+            per_sched = n_mbs * len(RECOMPUTES) * len(sps) * len(ZERO_CHOICES) * OVERLAP_VARIANTS * len(opts.rank_orders)
+            orders, same_orders = _orders(tp, pp, cp, ep, dp, opts)
+            for (schedule, vp), mbs in itertools.product(scheds, opts.micro_batch):
+                per_mbs = per_sched // n_mbs
+                if w.global_batch_size % (mbs * dp):
+                    counts.invalid += per_mbs
+                    continue
+                n_micro = w.global_batch_size // (mbs * dp)
+                if schedule == "interleaved" and n_micro % pp:
+                    counts.invalid += per_mbs
+                    continue
+                key = (pp, vp)
+                if key not in stage_cache:
+                    per_chunk = layers // (pp * vp)
+                    stage_cache[key] = [[(c * pp + s) * per_chunk + i for c in range(vp) for i in range(per_chunk)]
+                                        for s in range(pp)]
+                stage_layers = stage_cache[key]
+                plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(RANK_ORDERS[0].split("-")))
+                mshape = dataclasses.replace(shape, micro_batch=mbs) if shape.micro_batch != mbs else shape
+                stages = list(range(pp)) if experts else sorted({0, pp - 1})
+                for recompute, sp, zero in itertools.product(RECOMPUTES, sps, ZERO_CHOICES):
+                    per_mem = OVERLAP_VARIANTS * len(opts.rank_orders)
+                    if sp and w.seq_length % tp:
+                        counts.invalid += per_mem
+                        continue
+                    par = Parallelism(pipeline_schedule=schedule, sequence_parallel=sp,
+                                      recompute_granularity=recompute, use_distributed_optimizer=zero == 1,
+                                      zero_stage=3 if zero == 3 else 0)
+                    mem = estimate_memory(mshape, plan, par, stage_layers, k, stages)
+                    if mem.total > hbm:
+                        counts.no_memory += per_mem
+                        continue
+                    if schedule == "dualpipe":  # zb-h1's time with more memory
+                        counts.dominated += per_mem
+                        continue
+                    # overlaps that apply: grad reduce with DP, param gather with the distributed
+                    # optimizer, TP overlap with TP > 1 and SP
+                    og = dp * cp > 1
+                    op = zero == 1 and dp * cp > 1
+                    ot = tp > 1 and sp
+                    for order in orders:
+                        out.append(Point(tp, pp, cp, ep, etp, dp, schedule, vp, mbs, recompute, sp, zero,
+                                         og, op, ot, order, n_micro))
+                    counts.candidates += len(orders)
+                    counts.dominated += per_mem - len(orders)
+    for point in keep or []:
+        if point not in out:
+            out.append(point)
+            counts.candidates += 1
+    return out, counts

@@ -1,0 +1,129 @@
+"""Where a sweep's evaluations run: this process, a local process pool, or a Dask cluster.
+
+Every backend runs the same function, `evaluate_points(text, points)`: the worker parses the
+design once (cached by the text's hash) and costs each plan with its own engine, whose
+fabric, placement and routes carry over from one plan to the next. A pool is started once
+per sweep; its workers are spawned, not forked, so a sweep started from the desktop app
+never copies Qt's threads into a child.
+"""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+
+from ..problems import DesignerError, Problem
+
+_WORKER_STATE: dict[str, tuple] = {}  # text hash -> (document, engine, base workload, base parallelism)
+
+
+def _state(text: str):
+    key = hashlib.sha1(text.encode()).hexdigest()
+    state = _WORKER_STATE.get(key)
+    if state is None:
+        from ..engine.evaluate import Engine
+        from ..io import loads_document
+
+        doc = loads_document(text)
+        _WORKER_STATE.clear()
+        state = _WORKER_STATE[key] = (doc, Engine(detail=False, schedule_max_ops=1024), doc.spec.workload,
+                                      doc.spec.parallelism)
+    return state
+
+
+def evaluate_points(text: str, points: list) -> list[dict | None]:
+    """Cost each plan on the design `text`: a row per plan, or None when it cannot run."""
+    doc, engine, workload, parallelism = _state(text)
+    rows = []
+    for point in points:
+        doc.replace_job(point.workload(workload), point.parallelism(parallelism))
+        try:
+            r = engine.evaluate(doc)
+        except DesignerError as exc:
+            rows.append({"point": point, "error": "; ".join(p.message for p in exc.problems)})
+            continue
+        rows.append({"point": point, "step_time_s": r.step_time_s, "mfu": r.mfu, "tokens_per_s": r.tokens_per_s,
+                     "fits_in_memory": r.fits_in_memory, "memory_gib": r.memory_gib_per_gpu["total"],
+                     "breakdown_s": dict(r.breakdown_s)})
+    return rows
+
+
+def _init_worker(text: str) -> None:
+    _state(text)
+
+
+class SerialRunner:
+    """In this process: for small sweeps, the desktop app's worker thread and tests."""
+
+    name = "this process"
+    workers = 1
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def submit(self, points: list) -> Future:
+        f: Future = Future()
+        try:
+            f.set_result(evaluate_points(self.text, points))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            f.set_exception(exc)
+        return f
+
+    def close(self) -> None:
+        pass
+
+
+class PoolRunner:
+    """A local process pool (the default): one worker per core."""
+
+    def __init__(self, text: str, workers: int | None = None):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.name = f"{self.workers} local processes"
+        self.text = text
+        ctx = multiprocessing.get_context("spawn")
+        self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker, initargs=(text,))
+
+    def submit(self, points: list) -> Future:
+        return self.pool.submit(evaluate_points, self.text, points)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskRunner:
+    """A Dask cluster (`--scheduler tcp://HOST:PORT`): the design is scattered once to every
+    worker; each chunk of plans is one task. Needs the optional extra `designer[dask]`."""
+
+    def __init__(self, text: str, address: str):
+        try:
+            from distributed import Client
+        except ImportError as exc:
+            raise DesignerError([Problem(
+                "--scheduler needs dask.distributed, which is not installed", "--scheduler",
+                fix='pip install "designer[dask]" (or pip install distributed), or leave --scheduler out '
+                    "to use local processes")]) from exc
+        try:
+            self.client = Client(address, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise DesignerError([Problem(f"cannot reach the Dask scheduler at {address}: {exc}", "--scheduler",
+                                         fix="check the address (tcp://HOST:PORT) and that `dask scheduler` runs")]) \
+                from exc
+        info = self.client.scheduler_info()
+        self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
+        self.name = f"Dask at {address} ({self.workers} threads)"
+        self.text = self.client.scatter(text, broadcast=True)
+
+    def submit(self, points: list) -> Future:
+        return self.client.submit(evaluate_points, self.text, points, pure=False)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def make_runner(text: str, workers: int | None = None, scheduler: str | None = None):
+    if scheduler:
+        return DaskRunner(text, scheduler)
+    if workers == 1:
+        return SerialRunner(text)
+    return PoolRunner(text, workers)

@@ -1,0 +1,257 @@
+"""What-if advice: candidate changes of the hardware and of the plan, costed and ranked.
+
+Every candidate is a changed copy of the design, evaluated by the same engine as the
+original; the ranking is by predicted speed-up of the step. An upgrade that buys (almost)
+nothing says so, with what limits the step instead, because "NIC 2x: +0.4%" is the answer
+to the question a user came with.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+from ..engine.evaluate import Engine, Evaluation
+from ..model.catalog import Catalog, default_catalog
+from ..model.document import Document
+from ..model.job import SCHEDULES, Parallelism
+from ..model.plan import divisors
+from ..problems import DesignerError
+from . import fabric_edits as fx
+from .attribution import attribute
+
+NO_GAIN = 0.01  # below 1% a change "buys nothing": within the engine's own error
+RANK_ORDER_CHOICES = ("tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp", "tp-cp-dp-ep-pp")
+
+
+@dataclass
+class Advice:
+    id: str
+    title: str
+    category: str  # hardware | parallelism | software | scale
+    description: str
+    document: Document | None = field(default=None, repr=False)  # the changed design
+    job_only: bool = True  # only workload/parallelism differ (the GUI applies it as a job edit)
+    step_time_s: float = 0.0
+    mfu: float = 0.0
+    tokens_per_s: float = 0.0
+    speedup: float = 0.0  # current step / new step - 1 (per GPU-second for "more nodes": see note)
+    fits_in_memory: bool = True
+    memory_gib: float = 0.0
+    note: str = ""
+    error: str = ""
+    set: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        out = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("document",)}
+        return out
+
+
+def _is_moe(doc: Document) -> bool:
+    from ..model.job import resolve_workload
+
+    w = doc.spec.workload
+    if w is None:
+        return False
+    try:
+        return bool(resolve_workload(w, default_catalog().presets()).num_experts)
+    except Exception:  # noqa: BLE001 - an unresolvable preset is reported by the evaluation
+        return False
+
+
+def _par_change(par: Parallelism, label: str, **changes) -> tuple[str, Parallelism, list[str]]:
+    new = dataclasses.replace(par, data_parallel_size=None, **changes)
+    sets = []
+    for key, value in changes.items():
+        if value is None:
+            value = "null"
+        sets.append(f"parallelism.{key}={str(value).lower() if isinstance(value, bool) else value}")
+    return label, new, sets
+
+
+def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
+    w, par = doc.spec.workload, doc.spec.parallelism or Parallelism()
+    p = result.plan
+    tp, pp, cp, ep, vp = p["tp"], p["pp"], p["cp"], p["ep"], p["vp"]
+    out: list[tuple[str, str, str, Parallelism, list[str], object]] = []  # id, title, category, par, sets, workload
+
+    def add(id_, category, title, new_par, sets, workload=None):
+        out.append((id_, title, category, new_par, sets, workload))
+
+    keep_vp = {"virtual_pipeline_model_parallel_size": par.virtual_pipeline_model_parallel_size}
+    for name, key, value in (("TP", "tensor_model_parallel_size", tp), ("PP", "pipeline_model_parallel_size", pp),
+                             ("CP", "context_parallel_size", cp), ("EP", "expert_model_parallel_size", ep)):
+        if name == "EP" and not result.collectives.get("ep:all_to_all") and value == 1 and not _is_moe(doc):
+            continue
+        for factor, word in ((2, "x2"), (0.5, "/2")):
+            new = int(value * factor)
+            if new < 1 or new == value:
+                continue
+            label, np_, sets = _par_change(par, f"{name} {value} -> {new}", **{key: new}, **keep_vp)
+            add(f"{name.lower()}-{new}", "parallelism", label, np_, sets[:1])
+    if pp > 1:
+        per_stage = result.stages and result.stages[0]["layers"] * vp or 0
+        for v in [d for d in divisors(per_stage) if 2 <= d <= 8] if per_stage else []:
+            if par.pipeline_schedule == "interleaved" and v == vp:
+                continue
+            label, np_, sets = _par_change(par, f"interleaved, {v} virtual stages" + (f" (was {vp})" if vp > 1 else ""),
+                                           pipeline_schedule="interleaved", virtual_pipeline_model_parallel_size=v)
+            add(f"vp-{v}", "parallelism", label, np_, sets)
+        for s in SCHEDULES:
+            if s == par.pipeline_schedule or s == "interleaved":
+                continue
+            label, np_, sets = _par_change(par, f"schedule {s}", pipeline_schedule=s,
+                                           virtual_pipeline_model_parallel_size=None)
+            add(f"schedule-{s}", "software", label, np_, sets)
+    mbs = w.micro_batch_size if w and w.micro_batch_size else 1
+    for new in (mbs * 2, mbs // 2):
+        if new >= 1 and new != mbs:
+            add(f"mbs-{new}", "software", f"micro-batch {mbs} -> {new}", dataclasses.replace(par),
+                [f"workload.micro_batch_size={new}"], dataclasses.replace(w, micro_batch_size=new))
+    for r in ("none", "selective", "full"):
+        if r != par.recompute_granularity:
+            label, np_, sets = _par_change(par, f"recompute {par.recompute_granularity} -> {r}", recompute_granularity=r)
+            add(f"recompute-{r}", "software", label, np_, sets)
+    toggles = [("overlap_grad_reduce", "overlap the DP gradient reduction"),
+               ("overlap_param_gather", "overlap the parameter all-gather"),
+               ("tp_comm_overlap", "overlap TP communication with GEMMs"),
+               ("sequence_parallel", "sequence parallelism"),
+               ("use_distributed_optimizer", "distributed optimizer")]
+    for key, text in toggles:
+        value = getattr(par, key)
+        extra = {}
+        if key == "overlap_param_gather" and not value and not (par.use_distributed_optimizer or par.zero_stage):
+            extra["use_distributed_optimizer"] = True
+        if key == "tp_comm_overlap" and not value and not par.sequence_parallel:
+            extra["sequence_parallel"] = True
+        if key == "use_distributed_optimizer" and par.zero_stage:
+            continue
+        label, np_, sets = _par_change(par, ("turn on " if not value else "turn off ") + text, **{key: not value},
+                                       **extra)
+        add(f"{key}-{'on' if not value else 'off'}", "software", label, np_, sets)
+    if par.zero_stage < 3:
+        label, np_, sets = _par_change(par, "FSDP (ZeRO-3)", zero_stage=3, use_distributed_optimizer=False)
+        add("zero-3", "software", label, np_, sets)
+    sizes = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "dp": p["dp"]}
+
+    def placement_of(order: str) -> tuple:  # only dimensions above 1 move ranks
+        return tuple(d for d in order.split("-") if sizes.get(d, 1) > 1)
+
+    seen = {placement_of(par.rank_order)}
+    for order in RANK_ORDER_CHOICES:
+        if placement_of(order) not in seen:
+            seen.add(placement_of(order))
+            label, np_, sets = _par_change(par, f"rank order {order}", rank_order=order)
+            add(f"order-{order}", "parallelism", label, np_, sets)
+    advices = []
+    for id_, title, category, new_par, sets, workload in out:
+        new = doc.copy()
+        new.spec.parallelism = new_par
+        if workload is not None:
+            new.spec.workload = workload
+        advices.append(Advice(id_, title, category, "", new, True, set=sets))
+    return advices
+
+
+def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
+    out = []
+
+    def add(id_, title, make, description):
+        try:
+            new = make()
+        except fx.NotApplicable as exc:
+            out.append(Advice(id_, title, "hardware", description, None, False, error=str(exc)))
+            return
+        out.append(Advice(id_, title, "hardware", description, new, False))
+
+    scale_kind = "NVLink" if any(n.scale_up != "pcie" for n in doc.nodes) else "PCIe"
+    add("scale-up-2x", f"{scale_kind} 2x", lambda: fx.scale_up_2x(doc, catalog),
+        "double the scale-up bandwidth of every server")
+    add("nic-2x", "NIC 2x", lambda: fx.nic_2x(doc), "double every NIC, its cable and its leaf port")
+    add("leaf-spine-2x", "leaf-spine 2x", lambda: fx.tier_links_2x(doc, "leaf", "spine"),
+        "double every leaf-spine cable")
+    add("spine-core-2x", "spine-core 2x", lambda: fx.tier_links_2x(doc, "spine", "core"),
+        "double every spine-core cable")
+    ratio = fx.worst_oversubscription(doc)
+    add("no-oversubscription", f"no oversubscription (now {ratio:g}:1)" if ratio > 1 else "no oversubscription",
+        lambda: fx.no_oversubscription(doc), "give every leaf and spine as much capacity up as down")
+
+    def swap():
+        new, target = fx.swap_network(doc)
+        swap_title[0] = "InfiniBand instead of Ethernet" if target == "infiniband" else "Ethernet instead of InfiniBand"
+        return new
+
+    swap_title = ["other network kind"]
+    add("network-kind", "", swap, "same speeds, the other network: adaptive routing (InfiniBand) or ECMP (RoCE)")
+    out[-1].title = swap_title[0]
+    return out
+
+
+def _more_nodes(doc: Document, result: Evaluation, catalog: Catalog) -> list[Advice]:
+    nodes = len(doc.nodes)
+    out = []
+    if result.num_gpus < doc.num_gpus():
+        return out  # the job does not use the whole cluster: more servers change nothing
+    try:
+        new = fx.extended(doc, 2 * nodes, catalog)
+        if new.spec.parallelism is not None and new.spec.parallelism.data_parallel_size is not None:
+            new.spec.parallelism = dataclasses.replace(new.spec.parallelism, data_parallel_size=None)
+        out.append(Advice("nodes-2x", f"2x servers ({2 * nodes} servers, {2 * result.num_gpus} GPUs)", "scale",
+                          "the same fabric design generated for twice the servers; the global batch stays, DP doubles",
+                          new, False))
+    except fx.NotApplicable as exc:
+        out.append(Advice("nodes-2x", "2x servers", "scale", "", None, False, error=str(exc)))
+    return out
+
+
+def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None = None,
+           result: Evaluation | None = None, include_scale: bool = True) -> dict:
+    """Attribution of the current step and every candidate change, ranked by speed-up."""
+    t0 = time.perf_counter()
+    catalog = catalog or default_catalog()
+    engine = engine or Engine(catalog)
+    base = doc.copy()
+    result = result or engine.evaluate(base)
+    why = attribute(result, base, catalog)
+    candidates = _plan_candidates(base, result) + _hardware_candidates(base, catalog)
+    if include_scale:
+        candidates += _more_nodes(base, result, catalog)
+    quick = Engine(catalog, detail=False)
+    for a in candidates:
+        if a.document is None:
+            continue
+        try:
+            r = quick.evaluate(a.document)
+        except DesignerError as exc:
+            a.error = "; ".join(p.message + (f" ({p.fix})" if p.fix else "") for p in exc.problems[:2])
+            continue
+        a.step_time_s, a.mfu, a.tokens_per_s = r.step_time_s, r.mfu, r.tokens_per_s
+        a.fits_in_memory, a.memory_gib = r.fits_in_memory, r.memory_gib_per_gpu["total"]
+        a.speedup = result.step_time_s / r.step_time_s - 1 if r.step_time_s > 0 else 0.0
+        if a.id == "nodes-2x":
+            eff = (r.tokens_per_s / result.tokens_per_s) / 2
+            a.note = f"{eff:.0%} scaling efficiency: each added GPU buys {eff:.0%} of what the first ones do"
+        elif not a.fits_in_memory:
+            a.note = f"does not fit: {a.memory_gib:.1f} GiB per GPU"
+        elif a.category == "hardware" and abs(a.speedup) < NO_GAIN:
+            a.note = f"{a.speedup:+.1%}, not the bottleneck ({why['short']})"
+        elif a.speedup < -NO_GAIN:
+            a.note = "slower"
+    ok = [a for a in candidates if not a.error]
+    # Same GPUs first, by speed-up; more servers after them (a bigger cluster is a different
+    # question: its note gives the scaling efficiency); plans that do not fit last.
+    same = [a for a in ok if a.fits_in_memory and a.category != "scale"]
+    ranked = sorted(same, key=lambda a: -a.speedup) + [a for a in ok if a.fits_in_memory and a.category == "scale"] \
+        + sorted((a for a in ok if not a.fits_in_memory), key=lambda a: -a.speedup)
+    skipped = [a for a in candidates if a.error]
+    return {"current": {"step_time_s": result.step_time_s, "mfu": result.mfu, "tokens_per_s": result.tokens_per_s,
+                        "plan": result.plan, "fits_in_memory": result.fits_in_memory},
+            "attribution": why, "ranked": ranked, "not_applicable": skipped,
+            "elapsed_s": time.perf_counter() - t0}
+
+
+def advice_json(report: dict) -> dict:
+    return {"current": report["current"], "attribution": report["attribution"],
+            "ranked": [a.as_json() for a in report["ranked"]],
+            "not_applicable": [{"id": a.id, "title": a.title, "reason": a.error} for a in report["not_applicable"]],
+            "elapsed_s": report["elapsed_s"]}
