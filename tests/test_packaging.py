@@ -105,10 +105,10 @@ def frozen_app():
 def test_frozen_app_renders_the_example(frozen_app, tmp_path):
     out = tmp_path / "frozen.png"
     run = subprocess.run([str(frozen_app), str(EXAMPLES / "h100-64gpu-infiniband.yaml"), "--screenshot", str(out),
-                          "--size", "1200x800"],
+                          "--size", "1600x1000"],
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
-    assert _png_size(out) == (1200, 800)
+    assert _png_size(out) == (1600, 1000)
     assert out.stat().st_size > 20_000  # a rendered window, not a blank one
