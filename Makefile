@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 EXAMPLE ?= resources/examples/h100-64gpu-infiniband.yaml
 
-.PHONY: run test bench clean
+.PHONY: run test bench package clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,5 +25,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_engine.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/bench_canvas.py
 
+package:
+	packaging/build.sh
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,8 +1,7 @@
 """`designer-gui`: the desktop app.
 
-Until the editor lands this is a viewer: it opens a design, draws its racks, servers and
-switches, and shows the counts and problems in the status bar.
-`designer-gui FILE --screenshot OUT.png [--size WxH]` renders the window and exits.
+`designer-gui [FILE]` opens a design (without one, the built-in example and a first-run hint).
+`designer-gui [FILE] --screenshot OUT.png [--size WxH]` renders the window and exits.
 """
 from __future__ import annotations
 
@@ -40,20 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from .main_window import MainWindow
+    from .app_icon import app_icon
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Designer")
     app.setOrganizationName("Designer")
-    window = MainWindow()
-    window.resize(*args.size)
-    path = args.file or (str(DEFAULT_EXAMPLE) if DEFAULT_EXAMPLE.exists() else None)
-    error = None
-    if path:
-        try:
-            window.open_file(path)
-        except DesignerError as exc:
-            error = exc
+    app.setWindowIcon(app_icon())
+    window, error = create_window(args)
     if args.screenshot:
         if error is not None:
             print(str(error), file=sys.stderr)
@@ -76,6 +68,30 @@ def main(argv: list[str] | None = None) -> int:
     QTimer.singleShot(0, window.fit_view)
     QTimer.singleShot(0, lambda: offer_recovery(window))
     return app.exec()
+
+
+def create_window(args, settings=None):
+    """The main window for these arguments and the error opening its file (or None).
+
+    Without a file it opens the built-in example and shows the first-run hint above the canvas
+    (in --screenshot mode too, even when the hint was dismissed before: the picture is a first run).
+    """
+    from .main_window import MainWindow
+
+    window = MainWindow(settings)
+    window.resize(*args.size)
+    path = args.file or (str(DEFAULT_EXAMPLE) if DEFAULT_EXAMPLE.exists() else None)
+    error = None
+    if path:
+        try:
+            window.open_file(path)
+        except DesignerError as exc:
+            error = exc
+    if not args.file and path and error is None:
+        from .welcome import show_welcome
+
+        show_welcome(window, force=bool(args.screenshot))
+    return window, error
 
 
 def _start_autosave(window) -> None:

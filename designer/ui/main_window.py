@@ -81,6 +81,9 @@ class MainWindow(QMainWindow):
 
         self._build_actions()
         self._build_menus()
+        from .help import install_help_menu
+
+        install_help_menu(self)  # last in the menu bar: quick guide, shortcuts, about
         self._connect()
         # Live recompute: 50 ms after the last edit, a snapshot goes to the worker.
         self._check_timer = QTimer(self, singleShot=True, interval=50, timeout=self._after_edit)
