@@ -23,6 +23,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_foundation.py
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_search.py
 	QT_QPA_PLATFORM=offscreen $(BIN)/python benchmarks/bench_canvas.py
 
 package:

@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from tests.conftest import run_cli
-from tests.validation.cases import CASES_FILE, generate_args, load_cases, run_case
+from tests.validation.cases import CASES_FILE, generate_args, load_cases, run_case, set_args
 
 pytestmark = pytest.mark.skipif(not CASES_FILE.exists(), reason="shared/validation is not beside the checkout")
 
@@ -73,3 +73,24 @@ def test_nccl_dgx_h100_ring(tmp_path):
     rows = _curve(case, tmp_path, algo=case["collective"]["algo"])
     for m in case["measured"]:
         assert abs(rows[m["size_bytes"]]["busbw"] / m["busbw"] - 1) <= 0.05
+
+
+def test_search_finds_a_plan_at_least_as_fast_as_each_published_one(tmp_path):
+    """The plan search (issue: advisor) on every published case: the best plan it finds is at
+    least as fast as the published plan, as the engine costs both, or it says why not."""
+    failures = []
+    for case in load_cases()["training"]:
+        path = tmp_path / f"{case['id']}.yaml"
+        code, _, err = run_cli(*generate_args(case["cluster"], path))
+        assert code == 0, err
+        code, out, err = run_cli("search", path, *set_args(case), "--top", "1", "--json")
+        assert code == 0, (case["id"], err)
+        result = json.loads(out)
+        assert result["bound_violations"] == 0, case["id"]
+        current = result["current"]
+        if current is None or not result["top"]:
+            assert result["verdict"], case["id"]  # says why not
+            continue
+        if result["top"][0]["step_time_s"] > current["step_time_s"] * (1 + 1e-9):
+            failures.append((case["id"], result["verdict"]))
+    assert not failures, failures

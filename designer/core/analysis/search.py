@@ -93,14 +93,14 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
         num_gpus = (base.spec.parallelism or Parallelism()).num_gpus or base.num_gpus()
     acc, gpus_per_node = _cluster_facts(base, catalog, num_gpus)
     cal = base.spec.calibration
-    candidates, counts = enumerate_space(w, shape, num_gpus, gpus_per_node, acc.hbm_gib, cal, opts,
-                                         keep=[current_point] if current_point else None)
-    # keep the file's other settings (attention backend, num_gpus) for every plan
+    # every plan keeps the file's other settings (attention backend, num_gpus)
     k = engine_constants(cal)
     ac = accelerator_constants(acc, cal, catalog)
     par0 = base.spec.parallelism
     backend = par0.attention_backend if par0 else "auto"
     flash = ac.flash_attention if backend == "auto" else backend == "flash"
+    candidates, counts = enumerate_space(w, shape, num_gpus, gpus_per_node, acc.hbm_gib, cal, opts,
+                                         keep=[current_point] if current_point else None, flash=flash)
     engine = Engine(catalog, detail=False)
     comm_cache: dict[tuple, object] = {}
 

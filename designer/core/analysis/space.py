@@ -162,7 +162,7 @@ def _orders(tp: int, pp: int, cp: int, ep: int, dp: int, opts: SpaceOptions) -> 
 
 def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus_per_node: int, hbm_gib: float,
                     calibration: dict | None = None, opts: SpaceOptions | None = None,
-                    keep: list[Point] | None = None) -> tuple[list[Point], SpaceCounts]:
+                    keep: list[Point] | None = None, flash: bool = True) -> tuple[list[Point], SpaceCounts]:
     """Every plan of the space that is valid, fits and is not dominated, and the counts.
 
     `keep`: plans to include whatever the rules say (the file's own plan, so that a search
@@ -232,7 +232,7 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
                     par = Parallelism(pipeline_schedule=schedule, sequence_parallel=sp,
                                       recompute_granularity=recompute, use_distributed_optimizer=zero == 1,
                                       zero_stage=3 if zero == 3 else 0)
-                    mem = estimate_memory(mshape, plan, par, stage_layers, k, stages)
+                    mem = estimate_memory(mshape, plan, par, stage_layers, k, stages, flash)
                     if mem.total > hbm:
                         counts.no_memory += per_mem
                         continue

@@ -540,7 +540,7 @@ class Engine:
         hfu = hw_flops / (step_time * n * peak * 1e12)
 
         # ---- memory ----
-        mem = estimate_memory(m, plan, par, [[i for ch in st for i in ch] for st in stage_layers], k)
+        mem = estimate_memory(m, plan, par, [[i for ch in st for i in ch] for st in stage_layers], k, flash=flash)
         hbm = acc.hbm_gib * GIB
         fits = mem.total <= hbm
         reason = ""

@@ -6,6 +6,9 @@ shards the 12 B over DP (ZeRO-1), ZeRO-2 also the gradients, ZeRO-3 / FSDP every
 Activations per layer per micro-batch (Korthikanti et al. 2022, Table 2, with flash
 attention, so no s^2 term): s*b*h*(10 + (8 + 4f/h)/t) bytes without sequence parallelism,
 s*b*h*(18 + 4f/h)/t with it; full recompute keeps only the layer input (2*s*b*h, /t with SP).
+Unfused attention (no flash kernel) also keeps the softmax input, output and dropout mask,
+5*a*s^2*b/t bytes (the 5as/h term of Table 2), unless selective recompute drops them, which
+is what selective recompute was designed for.
 CP divides s. In flight (first stage, the worst): GPipe m micro-batches, 1F1B min(m, p),
 interleaved p * (1 + (p-1)/(p*v)), ZB-H1 like 1F1B, DualPipe p + 1 (and two model copies).
 """
@@ -64,15 +67,17 @@ def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage:
     return dense, expert_params
 
 
-def activation_bytes_per_layer(m: ModelShape, tp: int, cp: int, sp: bool, recompute: str, micro_batch: int) -> float:
+def activation_bytes_per_layer(m: ModelShape, tp: int, cp: int, sp: bool, recompute: str, micro_batch: int,
+                               flash: bool = True) -> float:
     s = m.s / cp
     sbh = s * micro_batch * m.h
     if recompute == "full":
         return 2 * sbh / (tp if sp else 1)
     ffn = m.f if not m.experts else max(m.f_expert * m.topk, m.f_shared)
+    scores = 0.0 if flash or recompute == "selective" else 5 * m.heads * s * m.s * micro_batch / tp
     if sp:
-        return sbh * (18 + 4 * ffn / m.h) / tp
-    return sbh * (10 + (8 + 4 * ffn / m.h) / tp)
+        return sbh * (18 + 4 * ffn / m.h) / tp + scores
+    return sbh * (10 + (8 + 4 * ffn / m.h) / tp) + scores
 
 
 def in_flight(schedule: str, m_micro: int, p: int, v: int) -> float:
@@ -88,7 +93,7 @@ def in_flight(schedule: str, m_micro: int, p: int, v: int) -> float:
 
 
 def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
-                    stages: list[int] | None = None) -> MemoryEstimate:
+                    stages: list[int] | None = None, flash: bool = True) -> MemoryEstimate:
     """The most loaded GPU's memory (over stages, or over `stages` when given: a plan search
     only needs the first and the last, which hold the embedding and the logits)."""
     worst = None
@@ -108,11 +113,11 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
             per_layer = (dense + expert) / max(1, len(layers))
             params += 2 * 2 * per_layer
         per_layer_act = activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel,
-                                                   par.recompute_granularity, m.micro_batch)
+                                                   par.recompute_granularity, m.micro_batch, flash)
         flight = in_flight(par.pipeline_schedule, plan.num_microbatches, plan.pp, plan.vp)
         acts = per_layer_act * len(layers) * flight
         if par.recompute_granularity == "full":  # one layer's full activations while recomputing
-            acts += activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "selective", m.micro_batch)
+            acts += activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none", m.micro_batch, flash)
         if stage == plan.pp - 1:
             acts += 4 * m.s / plan.cp * m.micro_batch * m.vocab / plan.tp  # fp32 logits for the loss
         acts *= 1 + k.memory_fragmentation
