@@ -243,8 +243,12 @@ def format_advice(report: dict, doc) -> str:
              f"  {why['summary']}" + (f"; critical resource: {why['critical_resource']}" if why["critical_resource"]
                                       else ""),
              "", "  where the step goes                                      s     share"]
+    small = [c for c in why["causes"] if c["share"] < 0.0005]
     for c in why["causes"]:
-        lines.append(f"    {c['cause']:50} {c['seconds']:8.3f} {c['share']:8.1%}")
+        if c["share"] >= 0.0005:
+            lines.append(f"    {c['cause']:50} {c['seconds']:8.3f} {c['share']:8.1%}")
+    if small:
+        lines.append(f"    ({len(small)} more under 0.05%: " + ", ".join(c["cause"] for c in small) + ")")
     lines += ["", "  changes, best first                                   step s   speed-up    MFU"]
     for a in report["ranked"]:
         lines.append(f"    {a.title:50} {a.step_time_s:8.3f} {a.speedup:+9.1%} {a.mfu:7.1%}"

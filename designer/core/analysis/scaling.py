@@ -40,7 +40,7 @@ def scale(doc: Document, gpus: list[int] | None = None, mode: str = "strong", ca
     if doc.spec.workload is None:
         raise DesignerError([Problem("no workload to scale", "spec.workload", fix="add workload: {preset: ...}")])
     engine = engine or Engine(catalog, detail=False)
-    base = doc.copy()
+    base = fx.detached_copy(doc)
     ref = engine.evaluate(base)  # the drawn design as it is (raises on a bad plan)
     p = ref.plan
     cluster = base.num_gpus()
@@ -73,7 +73,7 @@ def scale(doc: Document, gpus: list[int] | None = None, mode: str = "strong", ca
             row["error"] = f"the global batch {gbs} does not divide over DP {dp} (x micro-batch {mbs})"
             continue
         if n <= cluster:
-            d = base.copy()
+            d = fx.detached_copy(base)
         else:
             nodes = math.ceil(n / per_node)
             if nodes not in extended:
@@ -82,7 +82,7 @@ def scale(doc: Document, gpus: list[int] | None = None, mode: str = "strong", ca
                 except fx.NotApplicable as exc:
                     row["error"] = f"cannot extend the fabric to {nodes} servers: {exc}"
                     continue
-            d = extended[nodes].copy()
+            d = fx.detached_copy(extended[nodes])
         d.spec.workload = dataclasses.replace(w0, global_batch_size=gbs, micro_batch_size=mbs)
         d.spec.parallelism = dataclasses.replace(par0, num_gpus=n, data_parallel_size=None)
         try:

@@ -22,6 +22,7 @@ from ..model.document import Document
 from ..model.plan import ResolvedPlan
 from ..problems import DesignerError, Problem
 from .bounds import ComputeFloor
+from .fabric_edits import detached_copy
 from .space import Point, SpaceCounts, SpaceOptions, enumerate_space
 from .sweep import make_runner
 
@@ -77,7 +78,7 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
     if doc.spec.workload is None:
         raise DesignerError([Problem("no workload to search plans for", "spec.workload",
                                      fix="add workload: {preset: ...} (or pass --scenario)")])
-    base = doc.copy()
+    base = detached_copy(doc)
     current_point = None
     try:
         job = resolve_job(base, catalog)

@@ -145,11 +145,10 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
             add(f"order-{order}", "parallelism", label, np_, sets)
     advices = []
     for id_, title, category, new_par, sets, workload in out:
-        new = doc.copy()
-        new.spec.parallelism = new_par
-        if workload is not None:
-            new.spec.workload = workload
-        advices.append(Advice(id_, title, category, "", new, True, set=sets))
+        # the design with another job: the elements are shared with `doc` (a private copy that
+        # nobody edits), so a candidate costs a few dicts, not a copy of 16k servers
+        spec = dataclasses.replace(doc.spec, workload=workload or doc.spec.workload, parallelism=new_par)
+        advices.append(Advice(id_, title, category, "", Document(spec, doc.metadata), True, set=sets))
     return advices
 
 
@@ -210,18 +209,23 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
     t0 = time.perf_counter()
     catalog = catalog or default_catalog()
     engine = engine or Engine(catalog)
-    base = doc.copy()
+    base = fx.detached_copy(doc)
     result = result or engine.evaluate(base)
     why = attribute(result, base, catalog)
     candidates = _plan_candidates(base, result) + _hardware_candidates(base, catalog)
     if include_scale:
         candidates += _more_nodes(base, result, catalog)
     quick = Engine(catalog, detail=False)
+    work = fx.detached_copy(base)  # job-only candidates run on one design: fabric and routes are reused
     for a in candidates:
         if a.document is None:
             continue
         try:
-            r = quick.evaluate(a.document)
+            if a.job_only:
+                work.replace_job(a.document.spec.workload, a.document.spec.parallelism)
+                r = quick.evaluate(work)
+            else:
+                r = quick.evaluate(a.document)
         except DesignerError as exc:
             a.error = "; ".join(p.message + (f" ({p.fix})" if p.fix else "") for p in exc.problems[:2])
             continue
