@@ -65,6 +65,11 @@ class MainWindow(QMainWindow):
         self.breakdown_dock = self._dock(self.breakdown_panel, "Breakdown", Qt.BottomDockWidgetArea)
         self.timeline_dock = self._dock(self.timeline_panel, "Timeline", Qt.BottomDockWidgetArea)
         self.splitDockWidget(self.breakdown_dock, self.timeline_dock, Qt.Horizontal)
+        from .panels.advisor import AdvisorPanel, tabify_behind
+
+        self.advisor_panel = AdvisorPanel(self.qdoc)  # analyses when shown (a tab behind the Timeline)
+        self.advisor_dock = self._dock(self.advisor_panel, "Advisor", Qt.BottomDockWidgetArea)
+        tabify_behind(self, self.timeline_dock, self.advisor_dock)
         self.resizeDocks([self.breakdown_dock, self.timeline_dock], [520, 900], Qt.Horizontal)
         self.resizeDocks([self.breakdown_dock], [300], Qt.Vertical)
 
@@ -369,6 +374,7 @@ class MainWindow(QMainWindow):
                 self.autosaver.discard()
             self._closed = True
             self.worker.stop()  # no late results for a closed window
+            self.advisor_panel.shutdown()
             event.accept()
         else:
             event.ignore()

@@ -112,9 +112,9 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
         if r != par.recompute_granularity:
             label, np_, sets = _par_change(par, f"recompute {par.recompute_granularity} -> {r}", recompute_granularity=r)
             add(f"recompute-{r}", "software", label, np_, sets)
-    toggles = [("overlap_grad_reduce", "overlap the DP gradient reduction"),
-               ("overlap_param_gather", "overlap the parameter all-gather"),
-               ("tp_comm_overlap", "overlap TP communication with GEMMs"),
+    toggles = [("overlap_grad_reduce", "DP gradient-reduction overlap"),
+               ("overlap_param_gather", "parameter all-gather overlap"),
+               ("tp_comm_overlap", "TP communication overlap (with GEMMs)"),
                ("sequence_parallel", "sequence parallelism"),
                ("use_distributed_optimizer", "distributed optimizer")]
     for key, text in toggles:
@@ -126,7 +126,7 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
             extra["sequence_parallel"] = True
         if key == "use_distributed_optimizer" and par.zero_stage:
             continue
-        label, np_, sets = _par_change(par, ("turn on " if not value else "turn off ") + text, **{key: not value},
+        label, np_, sets = _par_change(par, text + (" on" if not value else " off"), **{key: not value},
                                        **extra)
         add(f"{key}-{'on' if not value else 'off'}", "software", label, np_, sets)
     if par.zero_stage < 3:

@@ -1,0 +1,188 @@
+"""Regenerate what the README and the user guide show, so that it stays true.
+
+    python docs/make_docs.py            # both: the generated text blocks and the screenshots
+    python docs/make_docs.py --text     # README/guide blocks: CLI output, file excerpt, accuracy table
+    python docs/make_docs.py --images   # docs/images/*.png, rendered headless (offscreen Qt)
+
+A generated block sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in
+README.md or docs/guide.md; everything else in those files is written by hand. The accuracy
+table runs every published case of ../shared/validation through the public CLI, exactly as
+tests/validation does.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import shlex
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+IMAGES = DOCS / "images"
+CASES_FILE = ROOT.parent / "shared" / "validation" / "published-cases.yaml"
+EXAMPLE = "resources/examples/h100-64gpu-infiniband.yaml"
+ROCE = "resources/examples/h100-roce-2to1-ethernet.yaml"
+A100 = "resources/examples/a100-1024gpu-rail-infiniband.yaml"
+
+# The CLI tour: (block name, command as a user types it, lines of output to keep or None for all)
+CLI_TOUR = [
+    ("cli-evaluate", f"designer evaluate {EXAMPLE}", None),
+    ("cli-advise", f"designer advise {ROCE}", None),
+    ("cli-search", f"designer search {A100} --top 5", None),
+    ("cli-scale", f"designer scale {EXAMPLE} --gpus 16,32,64,128,256,512", None),
+    ("cli-nccl", f"designer nccl {EXAMPLE} --op all_reduce --num-gpus 8 --min-bytes 1M --max-bytes 1G", None),
+]
+
+
+def run_cli(args: list[str]) -> tuple[int, str, str]:
+    from designer.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def console_block(command: str, keep: int | None) -> str:
+    code, out, err = run_cli(shlex.split(command)[1:])
+    if code != 0:
+        raise SystemExit(f"make_docs: `{command}` failed ({code}): {err}")
+    lines = out.rstrip("\n").split("\n")
+    if keep is not None and len(lines) > keep:
+        lines = lines[:keep] + ["..."]
+    return "```console\n$ " + command + "\n" + "\n".join(lines) + "\n```"
+
+
+def file_excerpt() -> str:
+    """The start of a real example and its job, as saved by Designer."""
+    text = (ROOT / EXAMPLE).read_text().split("\n")
+    out, section, shown = [], None, {}
+    for line in text:
+        m = re.match(r"^  (\w+):", line)
+        if m:
+            section = m.group(1)
+        if line.startswith("    - ") and section in ("racks", "nodes", "switches", "links"):
+            shown[section] = shown.get(section, 0) + 1
+            if shown[section] == 3:
+                out.append("    # ...")
+            if shown[section] >= 3:
+                continue
+        out.append(line)
+    return "```yaml\n" + "\n".join(out).rstrip() + "\n```"
+
+
+# ---- the accuracy table -----------------------------------------------------------------------
+
+def _generate_args(cluster: dict, out: Path) -> list[str]:
+    args = ["generate", "fat-tree", "-o", str(out), "--nodes", str(cluster["nodes"]), "--gpu", cluster["gpu"]]
+    for key, flag in (("gpus_per_node", "--gpus-per-node"), ("nics_per_node", "--nics-per-node"),
+                      ("nic_gbps", "--nic-gbps"), ("fabric", "--fabric"), ("tiers", "--tiers"),
+                      ("switch_radix", "--switch-radix"), ("oversubscription", "--oversubscription")):
+        if key in cluster:
+            args += [flag, str(cluster[key])]
+    if "rail_optimized" in cluster:
+        args.append("--rail-optimized" if cluster["rail_optimized"] else "--no-rail-optimized")
+    return args
+
+
+def _set_args(case: dict) -> list[str]:
+    out = []
+    for section in ("workload", "parallelism"):
+        for key, value in (case.get(section) or {}).items():
+            out += ["--set", f"{section}.{key}={json.dumps(value) if isinstance(value, bool) else value}"]
+    return out
+
+
+def accuracy_table() -> str:
+    import yaml
+
+    if not CASES_FILE.exists():
+        raise SystemExit(f"make_docs: {CASES_FILE} is missing (shared/validation beside the checkout)")
+    cases = yaml.safe_load(CASES_FILE.read_text())["training"]
+    rows, errors = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            path = Path(tmp) / f"{case['id']}.yaml"
+            code, _, err = run_cli(_generate_args(case["cluster"], path))
+            assert code == 0, err
+            code, out, err = run_cli(["evaluate", str(path), *_set_args(case), "--json"])
+            assert code == 0, err
+            r = json.loads(out)
+            e = r["step_time_s"] / case["step_time_s"] - 1
+            errors.append(abs(e))
+            p = r["plan"]
+            rows.append(f"| {case['id']} | {r['num_gpus']:,} x {p['accelerator'].split('-')[0]} | "
+                        f"TP {p['tp']} PP {p['pp']} DP {p['dp']} | {case['step_time_s']:.2f} | "
+                        f"{r['step_time_s']:.2f} | {e:+.1%} |")
+    head = ["| case | GPUs | plan | measured s | predicted s | error |", "|---|---|---|---|---|---|"]
+    summary = (f"Median absolute error **{statistics.median(errors):.1%}**, worst **{max(errors):.1%}**, over "
+               f"{len(errors)} published runs (one calibration per accelerator kind, none per case).")
+    return "\n".join([summary, "", *head, *rows])
+
+
+# ---- blocks in files --------------------------------------------------------------------------
+
+def replace_block(text: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n)(.*?)(<!-- /generated:{re.escape(name)} -->)",
+                         re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"make_docs: no block `{name}` (<!-- generated:{name} --> ... <!-- /generated:{name} -->)")
+    return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(3), text)
+
+
+def blocks_in(text: str) -> list[str]:
+    return re.findall(r"<!-- generated:([\w-]+) -->", text)
+
+
+def make_text(only: set[str] | None = None) -> dict[str, str]:
+    """Every generated block's body by name (computed, not yet written)."""
+    makers = {name: (lambda c=command, k=keep: console_block(c, k)) for name, command, keep in CLI_TOUR}
+    makers["file-excerpt"] = file_excerpt
+    makers["accuracy"] = accuracy_table
+    return {name: make() for name, make in makers.items() if only is None or name in only}
+
+
+def write_text() -> None:
+    os.chdir(ROOT)  # commands name files relative to the checkout, as the README does
+    bodies = make_text()
+    for path in (ROOT / "README.md", DOCS / "guide.md"):
+        if not path.exists():
+            continue
+        text = path.read_text()
+        for name in blocks_in(text):
+            if name not in bodies:
+                raise SystemExit(f"make_docs: {path.name} has an unknown block `{name}`")
+            text = replace_block(text, name, bodies[name])
+        from designer.core.io import atomic_write_text
+
+        atomic_write_text(path, text)
+        print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--text", action="store_true", help="only the generated text blocks")
+    parser.add_argument("--images", action="store_true", help="only the screenshots")
+    parser.add_argument("--out", default=str(IMAGES), help="where the screenshots go (default docs/images)")
+    args = parser.parse_args(argv)
+    both = not args.text and not args.images
+    if args.text or both:
+        write_text()
+    if args.images or both:
+        sys.path.insert(0, str(DOCS))
+        from screenshots import render_all  # Qt only when asked for pictures
+
+        for path in render_all(Path(args.out)):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,288 @@
+"""The Advisor dock: attribution, ranked what-if changes applied as one undo step, the scaling curve,
+all computed off the UI thread and dropped when the design changed meanwhile."""
+import copy
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pyqtgraph")
+
+from tests.conftest import EXAMPLES  # noqa: E402
+
+LONG = 60_000  # ms: the machine is shared; an analysis of the 64-GPU example takes ~0.1 s
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMessageBox
+
+    from designer.ui.main_window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+    qtbot.addWidget(w)
+    # never block on the unsaved-changes prompt when the window closes
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
+    w.resize(1600, 1000)
+    w.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.settle()
+    yield w
+    w.close()
+
+
+def raise_advisor(window, qtbot):
+    qtbot.waitUntil(lambda: window.advisor_dock.toggleViewAction().isChecked(), timeout=5000)  # tabbed after show
+    window.advisor_dock.raise_()
+    qtbot.waitUntil(lambda: window.advisor_panel.shown, timeout=5000)
+    return window.advisor_panel
+
+
+def analysed(panel, qtbot, start: bool = True):
+    if start:
+        panel.analyse()
+    qtbot.waitUntil(lambda: not panel.running and panel.report is not None and not panel.stale
+                    and panel.scaling is not None and panel.scaling_revision == panel.revision, timeout=LONG)
+    return panel
+
+
+def speedup_cell(panel, advice) -> float:
+    from designer.ui.panels.advisor import COL_SPEEDUP
+
+    return float(panel.table.item(panel.row_of(advice), COL_SPEEDUP).text().rstrip("%"))
+
+
+def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
+    from PySide6.QtWidgets import QTabBar
+
+    view = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "View")
+    assert "Advisor" in [a.text() for a in view.actions()]
+    qtbot.waitUntil(lambda: window.advisor_dock.toggleViewAction().isChecked(), timeout=5000)
+    assert window.timeline_panel.visibleRegion() and not window.advisor_panel.shown
+    assert window.tabifiedDockWidgets(window.timeline_dock) == [window.advisor_dock]
+    # one tab bar per tab group, none left over the other docks
+    bars = [b for b in window.findChildren(QTabBar) if b.isVisible() and b.parent() is window]
+    assert sorted(tuple(b.tabText(i) for i in range(b.count())) for b in bars) == [
+        ("Parts", "Job"), ("Timeline", "Advisor")]
+    assert window.advisor_panel.report is None and not window.advisor_panel.running  # hidden: no analysis
+
+
+def test_analysis_fills_the_ranked_table(window, qtbot):
+    from PySide6.QtGui import QColor
+
+    from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, MUTED, NOFIT_BG
+
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    report = panel.report
+    why = report["attribution"]
+    assert why["critical_resource"] and why["critical_resource"] in panel.header_label.text()
+    assert "Critical resource" in panel.header_label.text()
+    assert "88%" in panel.header_label.text()  # the summary: compute-bound, 88% of the step
+    assert panel.cause_bar.causes and "87.8%" in panel.causes_label.text()
+
+    rows = panel.advice_rows()
+    assert len(rows) == len(report["ranked"]) + len(report["not_applicable"]) > 10
+    same = [a for a in rows if a.fits_in_memory and a.category != "scale" and not a.error]
+    assert len(same) >= 10
+    shown = [speedup_cell(panel, a) for a in same]
+    assert shown == sorted(shown, reverse=True) and shown[0] > 0
+    assert [panel.table.item(panel.row_of(a), COL_TITLE).text() for a in same] == [a.title for a in same]
+    for a in same[:3]:
+        assert panel.table.item(panel.row_of(a), COL_STEP).text() == f"{a.step_time_s:.3f}"
+        assert speedup_cell(panel, a) == round(a.speedup * 100, 1)
+    # every applicable row has its Apply button, enabled
+    for a in rows:
+        holder = panel.table.cellWidget(panel.row_of(a), 0)
+        assert (holder is not None and holder.isEnabled()) == (not a.error)
+
+    nofit = [a for a in rows if not a.fits_in_memory and not a.error]
+    assert nofit
+    for a in nofit:
+        row = panel.row_of(a)
+        assert panel.table.item(row, COL_TITLE).background().color() == QColor(NOFIT_BG)
+        assert panel.table.item(row, COL_NOTE).text() == f"needs {a.memory_gib:.1f} GiB/GPU"
+        assert "does not fit" in panel.table.item(row, COL_TITLE).toolTip()
+    faint = [a for a in rows if "not the bottleneck" in a.note]
+    assert faint
+    for a in faint:
+        item = panel.table.item(panel.row_of(a), COL_TITLE)
+        assert item.font().italic() and item.foreground().color() == QColor(MUTED)
+        assert "not the bottleneck" in item.toolTip()
+    na = [a for a in rows if a.error]
+    assert na and all(panel.row_of(a) > panel.row_of(rows[-len(na) - 1]) for a in na)  # listed last
+    for a in na:
+        assert panel.table.item(panel.row_of(a), COL_NOTE).text()
+        assert a.error in panel.table.item(panel.row_of(a), COL_TITLE).toolTip()
+    assert "changes costed" in panel.status_label.text()
+
+
+def test_apply_job_change_is_one_undo_step(window, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QToolButton
+
+    from designer.core.io import dumps_document
+
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    doc = window.qdoc.doc
+    before_text = dumps_document(doc)
+    before_par = copy.deepcopy(doc.spec.parallelism)
+    advice = panel.find_advice("recompute-")
+    assert advice is not None and advice.job_only
+    stack = window.qdoc.undo_stack
+    count = stack.count()
+    button = panel.table.findChild(QToolButton, f"apply:{advice.id}")
+    qtbot.mouseClick(button, Qt.LeftButton)
+    assert stack.count() == count + 1 and stack.undoText() == f"Advisor: {advice.title}"
+    assert doc.spec.parallelism == advice.document.spec.parallelism != before_par
+    assert doc.spec.workload == advice.document.spec.workload
+    assert dumps_document(doc) != before_text
+    # what is shown is stale now: its buttons are off and a second apply is refused
+    assert panel.stale and panel.banner.isVisibleTo(panel) and advice.title in panel.banner.text()
+    assert not panel.table.cellWidget(panel.row_of(advice), 0).isEnabled()
+    assert not panel.apply(advice) and stack.count() == count + 1
+    # the window re-evaluates the changed design: the step the advice predicted
+    assert window.settle()
+    assert window.result.step_time_s == pytest.approx(advice.step_time_s, rel=1e-6)
+    # auto: the panel analysed the new design by itself
+    analysed(panel, qtbot, start=False)
+    assert panel.report["current"]["step_time_s"] == pytest.approx(advice.step_time_s, rel=1e-6)
+
+    stack.undo()
+    assert dumps_document(doc) == before_text and doc.spec.parallelism == before_par
+    assert panel.stale
+
+
+def test_apply_hardware_change_replaces_the_document(window, qtbot):
+    from designer.core.io import dumps_document
+
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    doc = window.qdoc.doc
+    before_text = dumps_document(doc)
+    nics = {n.id: n.nic_gbps for n in doc.nodes}
+    advice = panel.find_advice("nic-2x")
+    assert advice is not None and not advice.job_only
+    # a double-click on the row applies it
+    row = panel.row_of(advice)
+    panel.table.scrollToItem(panel.table.item(row, 1))
+    rect = panel.table.visualItemRect(panel.table.item(row, 1))
+    from PySide6.QtCore import Qt
+
+    assert rect.isValid() and panel.table.viewport().rect().contains(rect.center())
+    qtbot.mouseClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())  # QTest: a press first
+    qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+    assert window.qdoc.undo_stack.undoText() == f"Advisor: {advice.title}"
+    assert {n.id: n.nic_gbps for n in doc.nodes} == {i: 2 * g for i, g in nics.items()}
+    assert doc == advice.document
+    assert panel.stale
+    window.qdoc.undo_stack.undo()
+    assert dumps_document(doc) == before_text
+    assert {n.id: n.nic_gbps for n in doc.nodes} == nics
+    assert window.settle()
+
+
+def test_scaling_plot_and_verdict(window, qtbot):
+    import pyqtgraph as pg
+
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    good = [r for r in panel.scaling["rows"] if "error" not in r]
+    assert len(good) >= 4
+    items = panel.plot.getPlotItem().items
+    scatter = [i for i in items if isinstance(i, pg.ScatterPlotItem)]
+    assert scatter and len(scatter[0].points()) == len(good)
+    curves = [i for i in items if isinstance(i, pg.PlotDataItem)]
+    assert len(curves) >= 2  # tokens/s and the linear ideal
+    assert panel.verdict_label.text().strip()
+    assert panel.verdict_label.text().lower().startswith(panel.scaling["verdict"][:20].lower())
+    assert "strong" in panel.scaling["mode"]
+
+    with qtbot.waitSignal(panel.scalingShown, timeout=LONG):
+        panel.mode_combo.setCurrentText("weak")  # a new curve, without a new advice
+    assert panel.scaling["mode"] == "weak" and "weak" in panel.verdict_label.text()
+
+
+def test_result_for_an_older_design_is_dropped(window, qtbot):
+    from designer.ui import commands
+
+    panel = raise_advisor(window, qtbot)
+    panel.worker.slowdown_s = 0.6
+    shown = []
+    panel.analysed.connect(lambda: shown.append(panel.report_revision))
+    panel.analyse()
+    qtbot.waitUntil(lambda: panel.worker.running == "advise", timeout=LONG)
+    link = window.qdoc.doc.links[0]
+    window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))
+    panel.worker.slowdown_s = 0.0
+    analysed(panel, qtbot, start=False)  # auto: analysed again after the edit
+    assert shown == [panel.revision]  # the result for the older design never showed
+
+
+def test_errors_show_in_the_panel(window, qtbot):
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    window.qdoc.new()  # no job: nothing to advise on
+    qtbot.waitUntil(lambda: panel.error is not None and not panel.running, timeout=LONG)
+    assert panel._stack.currentWidget() is panel.message
+    assert "Cannot analyse" in panel.message.text() and "no workload" in panel.message.text()
+    assert "no workload" in panel.verdict_label.text()
+    assert panel.advice_rows() == [] and panel.report is None
+
+
+def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QSettings
+
+    from designer.ui.main_window import MainWindow
+
+    monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+    qtbot.addWidget(window)
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    window.show()
+    qtbot.waitExposed(window)
+    panel = raise_advisor(window, qtbot)
+    panel.worker.slowdown_s = 0.5
+    panel.analyse()
+    qtbot.waitUntil(lambda: panel.worker.running == "advise", timeout=LONG)
+    window.close()
+    assert panel.worker.stopped
+    panel.worker._thread.join(timeout=60)
+    assert not panel.worker._thread.is_alive()
+    qtbot.wait(50)  # any late signal would be delivered now
+    assert panel.report is None
+    panel.analyse()  # after close: ignored, no new thread
+    assert not panel.worker._thread.is_alive()
+
+
+def test_stale_while_hidden_or_manual(window, qtbot):
+    from PySide6.QtCore import Qt
+
+    from designer.ui import commands
+    from designer.ui.panels.advisor import AUTO_DELAY_MS
+
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    link = window.qdoc.doc.links[0]
+
+    def edit(gbps):
+        window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": gbps}}))
+
+    window.timeline_dock.raise_()  # the Advisor behind its tab: edits only mark it stale
+    qtbot.waitUntil(lambda: not panel.shown, timeout=5000)
+    edit(200.0)
+    qtbot.wait(AUTO_DELAY_MS + 300)
+    assert panel.stale and not panel.running
+    window.advisor_dock.raise_()  # shown again: analysed again by itself
+    analysed(panel, qtbot, start=False)
+
+    panel.auto_check.setChecked(False)  # manual: stale until Analyse
+    edit(100.0)
+    qtbot.wait(AUTO_DELAY_MS + 300)
+    assert panel.stale and not panel.running and "Press Analyse" in panel.banner.text()
+    qtbot.mouseClick(panel.analyse_button, Qt.LeftButton)
+    analysed(panel, qtbot, start=False)
+    assert not panel.banner.isVisibleTo(panel)
