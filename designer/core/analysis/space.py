@@ -160,6 +160,15 @@ def _orders(tp: int, pp: int, cp: int, ep: int, dp: int, opts: SpaceOptions) -> 
     return list(seen.values()), len(opts.rank_orders) - len(seen)
 
 
+def _representative_stages(stage_layers: list[list[int]], dense_layers: int) -> list[int]:
+    """The stages whose memory can differ: the first and last (embedding, logits) and one per
+    mix of dense and MoE layers (the MoE layers are the last ones, as memory.py counts them)."""
+    seen: dict[tuple[int, int], int] = {}
+    for s, layers in enumerate(stage_layers):
+        seen.setdefault((len(layers), sum(1 for i in layers if i >= dense_layers)), s)
+    return sorted({0, len(stage_layers) - 1, *seen.values()})
+
+
 def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus_per_node: int, hbm_gib: float,
                     calibration: dict | None = None, opts: SpaceOptions | None = None,
                     keep: list[Point] | None = None, flash: bool = True) -> tuple[list[Point], SpaceCounts]:
@@ -223,7 +232,7 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
                 stage_layers = stage_cache[key]
                 plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(RANK_ORDERS[0].split("-")))
                 mshape = dataclasses.replace(shape, micro_batch=mbs) if shape.micro_batch != mbs else shape
-                stages = list(range(pp)) if experts else sorted({0, pp - 1})
+                stages = _representative_stages(stage_layers, shape.dense_layers) if experts else sorted({0, pp - 1})
                 for recompute, sp, zero in itertools.product(RECOMPUTES, sps, ZERO_CHOICES):
                     per_mem = OVERLAP_VARIANTS * len(opts.rank_orders)
                     if sp and w.seq_length % tp:

@@ -200,6 +200,15 @@ def _more_nodes(doc: Document, result: Evaluation, catalog: Catalog) -> list[Adv
                           new, False))
     except fx.NotApplicable as exc:
         out.append(Advice("nodes-2x", "2x servers", "scale", "", None, False, error=str(exc)))
+    # DP halved: the same plan on the first half of the GPUs (what the second half buys)
+    dp = result.plan["dp"]
+    if dp % 2 == 0:
+        par = dataclasses.replace(doc.spec.parallelism or Parallelism(), num_gpus=result.num_gpus // 2,
+                                  data_parallel_size=None)
+        spec = dataclasses.replace(doc.spec, parallelism=par)
+        out.append(Advice("dp-half", f"DP {dp} -> {dp // 2} (the first {result.num_gpus // 2} GPUs)", "scale",
+                          "the same plan on half the GPUs: what the other half buys", Document(spec, doc.metadata),
+                          True, set=[f"parallelism.num_gpus={result.num_gpus // 2}"]))
     return out
 
 
@@ -235,6 +244,9 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
         if a.id == "nodes-2x":
             eff = (r.tokens_per_s / result.tokens_per_s) / 2
             a.note = f"{eff:.0%} scaling efficiency: each added GPU buys {eff:.0%} of what the first ones do"
+        elif a.id == "dp-half":
+            eff = result.tokens_per_s / (2 * r.tokens_per_s)
+            a.note = f"going from {result.num_gpus // 2} to {result.num_gpus} GPUs is {eff:.0%} efficient"
         elif not a.fits_in_memory:
             a.note = f"does not fit: {a.memory_gib:.1f} GiB per GPU"
         elif a.category == "hardware" and abs(a.speedup) < NO_GAIN:

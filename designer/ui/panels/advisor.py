@@ -45,7 +45,7 @@ STALE_FG = "#92400e"
 NOFIT_BG = "#fef2f2"
 GROUP_BG = "#f3f4f6"
 CATEGORY_NAMES = {"hardware": "hardware", "parallelism": "parallelism", "software": "software setting",
-                  "scale": "more servers"}
+                  "scale": "another GPU count"}
 COLUMNS = ("", "Change", "Step (s)", "Speed-up", "MFU", "Note")
 COL_APPLY, COL_TITLE, COL_STEP, COL_SPEEDUP, COL_MFU, COL_NOTE = range(len(COLUMNS))
 ADVICE_ROLE = Qt.UserRole + 1
@@ -725,7 +725,7 @@ class AdvisorPanel(QWidget):
         more = [a for a in ranked if a.fits_in_memory and a.category == "scale"]
         nofit = [a for a in ranked if not a.fits_in_memory]
         na = list(report.get("not_applicable", []))
-        groups = [("Same GPUs, fastest first", same), ("More GPUs", more), ("Do not fit in memory", nofit),
+        groups = [("Same GPUs, fastest first", same), ("Other GPU counts", more), ("Do not fit in memory", nofit),
                   ("Not applicable here", na)]
         table = self.table
         table.setUpdatesEnabled(False)
