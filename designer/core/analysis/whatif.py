@@ -189,9 +189,10 @@ def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
 def _more_nodes(doc: Document, result: Evaluation, catalog: Catalog) -> list[Advice]:
     nodes = len(doc.nodes)
     out = []
-    if result.num_gpus < doc.num_gpus():
-        return out  # the job does not use the whole cluster: more servers change nothing
     try:
+        if result.num_gpus < doc.num_gpus():
+            raise fx.NotApplicable(f"the job uses {result.num_gpus} of the cluster's {doc.num_gpus()} GPUs: "
+                                   "raise parallelism.num_gpus first")
         new = fx.extended(doc, 2 * nodes, catalog)
         if new.spec.parallelism is not None and new.spec.parallelism.data_parallel_size is not None:
             new.spec.parallelism = dataclasses.replace(new.spec.parallelism, data_parallel_size=None)
