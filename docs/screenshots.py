@@ -27,6 +27,7 @@ SHOTS = {
     "breakdown.png": "the Breakdown panel",
     "timeline.png": "the Timeline (Gantt) of one step of the RoCE example, four pipeline stages",
     "advisor.png": "the Advisor: what limits the step, ranked changes, scaling",
+    "search.png": "the Advisor's Best plans: the plan search's fastest plans that fit",
 }
 
 
@@ -84,6 +85,7 @@ def render_all(out_dir: Path) -> list[Path]:
     app.processEvents()
     written.append(_save(w, out_dir / "inspector-link.png"))
     written.append(_advisor(w, out_dir / "advisor.png"))
+    written.append(_search(w, out_dir / "search.png"))
     w.qdoc.undo_stack.clear()
     w.close()
 
@@ -116,6 +118,16 @@ def _advisor(w, out: Path) -> Path:
     panel.analyse()
     if not panel.wait_done(120.0):
         raise RuntimeError("the Advisor did not finish")
+    _app().processEvents()
+    return _save(w, out)
+
+
+def _search(w, out: Path) -> Path:
+    panel = w.advisor_panel
+    panel.search_plans()
+    if not panel.wait_search(300.0):
+        raise RuntimeError("the plan search did not finish")
+    panel.tabs.setCurrentIndex(1)
     _app().processEvents()
     return _save(w, out)
 

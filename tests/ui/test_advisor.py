@@ -286,3 +286,210 @@ def test_stale_while_hidden_or_manual(window, qtbot):
     qtbot.mouseClick(panel.analyse_button, Qt.LeftButton)
     analysed(panel, qtbot, start=False)
     assert not panel.banner.isVisibleTo(panel)
+
+
+# ---- the plan search ----------------------------------------------------------------------------
+
+def small_space():
+    from designer.core.analysis.space import SpaceOptions
+
+    return SpaceOptions(tp=[1, 2], pp=[1, 2], micro_batch=[1, 2])  # ~0.6 s instead of ~5 s
+
+
+def plain(text: str) -> str:
+    return text.replace("\u00a0", " ").replace("\u2011", "-")  # a plan cell's unbreakable spaces and hyphens
+
+
+def searched(panel, qtbot, start: bool = True):
+    if start:
+        panel.search_plans()
+    qtbot.waitUntil(lambda: not panel.searching and panel.search_result is not None and not panel.search_stale,
+                    timeout=LONG)
+    return panel
+
+
+def test_search_fills_the_best_plans(window, qtbot):
+    from PySide6.QtCore import Qt
+
+    from designer.ui.panels.advisor import PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP
+
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    assert panel.search_result is None and not panel.searching  # never automatic
+    panel.search_options = small_space()
+    progress = []
+    panel.search_worker.progressed.connect(lambda _r, n: progress.append(n))
+    with qtbot.waitSignal(panel.searched, timeout=LONG):
+        qtbot.mouseClick(panel.search_button, Qt.LeftButton)
+        assert panel.searching and panel.search_button.text() == "Stop search"
+        assert panel.tabs.currentWidget() is panel.search_page
+    result = panel.search_result
+    assert result.counts.total > 0 and result.evaluated > 0 and result.current is not None
+    assert progress == sorted(progress) and progress  # "costed N plans" as it went
+    assert panel.search_button.text() == "Search plans" and not panel.busy.isVisible()
+    assert f"{result.evaluated:,} plans costed" in panel.status_label.text()
+
+    rows = panel.plan_rows()
+    assert 1 <= len(rows) <= 10 and [r["point"] for r in rows] == [r["point"] for r in result.top]
+    steps = [r["step_time_s"] for r in rows]
+    assert steps == sorted(steps)
+    current = result.current
+    assert steps[0] <= current["step_time_s"] * (1 + 1e-9)  # the best is at least as fast as the file's plan
+    table = panel.plan_table
+    for i, r in enumerate(rows):
+        assert plain(table.item(i, PCOL_PLAN).text()).startswith(r["point"].label())
+        assert table.item(i, PCOL_STEP).text() == f"{r['step_time_s']:.3f}"
+        assert table.item(i, PCOL_SPEEDUP).text() == f"{(current['step_time_s'] / r['step_time_s'] - 1) * 100:+.1f}%"
+        assert table.item(i, PCOL_MFU).text() == f"{r['mfu'] * 100:.1f}%"
+        assert table.item(i, PCOL_MEMORY).text() == f"{r['memory_gib']:.1f}"
+        tip = table.item(i, PCOL_PLAN).toolTip()
+        assert "compute" in tip and f"{r['step_time_s']:.3f} s" in tip  # the breakdown
+        if r["point"] != current["point"]:
+            assert table.cellWidget(i, 0).isEnabled()
+    # the file's own plan is listed below, to compare with
+    assert table.rowCount() == len(rows) + 1
+    assert plain(table.item(len(rows), PCOL_PLAN).text()).startswith(current["point"].label())
+    # the verdict and how the space was cut down
+    assert result.verdict[:30].lower() in panel.search_verdict.text().lower()
+    c = result.counts
+    counts = panel.search_counts.text()
+    for part in (f"{c.total:,} plans", f"{c.invalid:,} impossible", f"{c.no_memory:,} out of memory",
+                 f"{c.dominated:,} dominated", f"{result.evaluated:,} costed",
+                 f"{result.cut_by_bound:,} cut by the lower bound"):
+        assert part in counts
+    assert panel.tabs.tabText(1) == f"Best plans ({len(rows)})"
+
+
+def test_apply_best_plan_is_one_undo_step(window, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QToolButton
+
+    from designer.core.io import dumps_document
+
+    panel = raise_advisor(window, qtbot)
+    panel.search_options = small_space()
+    searched(panel, qtbot)
+    doc = window.qdoc.doc
+    before_text = dumps_document(doc)
+    before_par = copy.deepcopy(doc.spec.parallelism)
+    best = panel.plan_rows()[0]
+    point = best["point"]
+    assert point != panel.search_result.current["point"]  # the example's plan is not the fastest
+    stack = window.qdoc.undo_stack
+    count = stack.count()
+    qtbot.mouseClick(panel.plan_table.findChild(QToolButton, "apply-plan:0"), Qt.LeftButton)
+    assert stack.count() == count + 1 and stack.undoText() == f"Search: {point.label()}"
+    assert doc.spec.parallelism == point.parallelism(before_par) != before_par
+    assert doc.spec.workload.micro_batch_size == point.micro_batch
+    # stale now: the buttons are off, a second apply is refused, and no search starts by itself
+    assert panel.search_stale and panel.search_banner.isVisibleTo(panel)
+    assert point.label() in panel.search_banner.text()
+    assert not panel.plan_table.cellWidget(0, 0).isEnabled()
+    assert not panel.apply_plan(best) and stack.count() == count + 1
+    assert window.settle()
+    assert window.result.step_time_s == pytest.approx(best["step_time_s"], rel=1e-3)
+    assert not panel.searching
+
+    stack.undo()
+    assert dumps_document(doc) == before_text and doc.spec.parallelism == before_par
+    assert panel.search_stale
+
+
+def test_edit_during_a_search_drops_it(window, qtbot):
+    from designer.ui import commands
+
+    panel = raise_advisor(window, qtbot)
+    analysed(panel, qtbot)
+    shown = []
+    panel.searched.connect(lambda: shown.append(panel.search_revision))
+    panel.search_plans()  # the whole space: seconds, time enough to edit meanwhile
+    qtbot.waitUntil(lambda: panel.search_worker.running is not None, timeout=LONG)
+    link = window.qdoc.doc.links[0]
+    window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))
+    assert not panel.searching and panel.search_button.text() == "Search plans"
+    assert "the design changed" in panel.search_message.text()
+    qtbot.waitUntil(lambda: panel.search_worker.running is None, timeout=10_000)  # stopped, not run to its end
+    qtbot.wait(100)  # a late result would be delivered now
+    assert shown == [] and panel.search_result is None
+    # the analysis went on by itself (Auto), the search did not
+    analysed(panel, qtbot, start=False)
+    assert not panel.searching and panel.search_result is None
+
+    panel.search_options = small_space()
+    searched(panel, qtbot)
+    assert shown == [panel.revision] and panel.search_revision == panel.revision
+
+
+def test_a_stale_result_is_dropped_and_a_newer_search_wins(window, qtbot):
+    panel = raise_advisor(window, qtbot)
+    panel.search_options = small_space()
+    searched(panel, qtbot)
+    request = panel._search_request
+    old = panel.search_result
+    # a result for an older revision, arriving late, is not shown
+    panel.revision += 1
+    panel._update_stale()
+    panel._searching = True
+    panel._on_searched(request, panel.revision - 1, old, None, 0.1)
+    assert not panel.searching and panel.search_revision == panel.revision - 1 and panel.search_stale
+    assert not panel.apply_plan(panel.plan_rows()[0])
+    # a second search supersedes a running one: only the newest shows
+    panel.search_options = None
+    panel.search_plans()
+    panel.search_options = small_space()
+    panel.search_plans()
+    searched(panel, qtbot, start=False)
+    assert panel.search_result.counts.total == old.counts.total  # the small space's, not the whole one
+
+
+def test_stop_search(window, qtbot):
+    from PySide6.QtCore import Qt
+
+    panel = raise_advisor(window, qtbot)
+    panel.search_plans()
+    qtbot.waitUntil(lambda: panel.search_worker.running is not None, timeout=LONG)
+    qtbot.mouseClick(panel.search_button, Qt.LeftButton)  # "Stop search"
+    assert not panel.searching and "stopped" in panel.search_message.text()
+    qtbot.waitUntil(lambda: panel.search_worker.running is None, timeout=10_000)
+    assert panel.search_result is None
+
+
+def test_close_while_searching(qtbot, tmp_path, monkeypatch):
+    import time
+
+    from PySide6.QtCore import QSettings
+
+    from designer.ui.main_window import MainWindow
+
+    monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
+    window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+    qtbot.addWidget(window)
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    window.show()
+    qtbot.waitExposed(window)
+    panel = raise_advisor(window, qtbot)
+    panel.search_plans()  # the whole space: ~5 s
+    qtbot.waitUntil(lambda: panel.search_worker.running is not None, timeout=LONG)
+    qtbot.wait(300)  # costing plans
+    started = time.monotonic()
+    window.close()
+    assert panel.search_worker.stopped and not panel.searching
+    thread = panel.search_worker.thread
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+    assert time.monotonic() - started < 5  # it stopped, it did not run to its end
+    qtbot.wait(50)  # any late signal would be delivered now
+    assert panel.search_result is None
+    panel.search_plans()  # after close: ignored
+    assert not panel.searching and not thread.is_alive()
+
+
+def test_search_errors_show_in_the_page(window, qtbot):
+    panel = raise_advisor(window, qtbot)
+    window.qdoc.new()  # no job: no plans to search
+    with qtbot.waitSignal(panel.search_worker.searched, timeout=LONG):
+        panel.search_plans()
+    qtbot.waitUntil(lambda: not panel.searching, timeout=LONG)
+    assert panel.search_error and panel._search_stack.currentWidget() is panel.search_message
+    assert "Cannot search plans" in panel.search_message.text() and "no workload" in panel.search_message.text()
+    assert panel.plan_rows() == [] and panel.search_result is None

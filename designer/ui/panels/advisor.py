@@ -9,14 +9,19 @@
   double-click on its row) as ONE undo step: a job edit (commands.SetJob) when only the workload
   or the plan changes, otherwise the changed design as a whole (commands.ReplaceDocument);
 - the scaling curve (scaling.scale): tokens/s against the GPU count, the linear ideal, strong or
-  weak scaling, and the verdict ("more GPUs stop paying at ...").
+  weak scaling, and the verdict ("more GPUs stop paying at ...");
+- on "Search plans" only (it takes seconds), the plan search (analysis.search, in this process,
+  see plan_search.py) in a "Best plans" tab: the fastest plans of the whole space that fit, their
+  speed-up against the file's plan, the verdict and how the space was cut down, each plan
+  applied as one job edit (commands.SetJob).
 
 The analysis runs off the UI thread (AdvisorWorker: one long-lived daemon thread, the newest
 request of each kind wins, emits guarded so it may outlive the window) on snapshots of the
 document. Every edit bumps the panel's revision: a result computed for an older revision is
 dropped, what is shown is marked stale (its Apply buttons disabled, since applying it would
 undo the edits made since) and, while the panel is shown and Auto is on, analysed again after
-a short pause.
+a short pause. A search is never started by an edit: an edit stops a running search (its
+result would be stale) and marks the plans shown stale until Search plans is pressed again.
 """
 from __future__ import annotations
 
@@ -29,12 +34,13 @@ from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton,
-    QSizePolicy, QSplitter, QStackedLayout, QTableWidget, QTableWidgetItem, QToolButton, QToolTip, QVBoxLayout,
-    QWidget,
+    QSizePolicy, QSplitter, QStackedLayout, QTableWidget, QTableWidgetItem, QTabWidget, QToolButton, QToolTip,
+    QVBoxLayout, QWidget,
 )
 
 from ...core.problems import DesignerError
 from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER, category_color, style_axis
+from .plan_search import SearchWorker, counts_text, row_tip, speedup_of
 
 NO_GAIN = 0.01  # as designer.core.analysis.whatif: below 1% a change buys nothing
 AUTO_DELAY_MS = 700  # pause after the last edit before an automatic re-analysis
@@ -49,6 +55,17 @@ CATEGORY_NAMES = {"hardware": "hardware", "parallelism": "parallelism", "softwar
 COLUMNS = ("", "Change", "Step (s)", "Speed-up", "MFU", "Note")
 COL_APPLY, COL_TITLE, COL_STEP, COL_SPEEDUP, COL_MFU, COL_NOTE = range(len(COLUMNS))
 ADVICE_ROLE = Qt.UserRole + 1
+PLAN_COLUMNS = ("", "Plan", "Step (s)", "Speed-up", "MFU", "GiB/GPU")
+PCOL_APPLY, PCOL_PLAN, PCOL_STEP, PCOL_SPEEDUP, PCOL_MFU, PCOL_MEMORY = range(len(PLAN_COLUMNS))
+SEARCH_TOP = 10  # plans listed
+SEARCH_NOTES = {  # why a search ended without a result: the page's message, the status line
+    "stopped": ("Search stopped.", "plan search stopped"),
+    "changed": ("The search was stopped: the design changed while it ran.",
+                "plan search stopped: the design changed"),
+}
+SEARCH_HINT = ("Search plans walks every plan of this cluster (TP, PP, CP, EP, schedule, micro-batch, recompute, "
+               "ZeRO, overlaps, rank order) and lists the fastest that fit in memory, each applied with one click. "
+               "It takes a few seconds, so it runs only when you press Search plans.")
 
 
 def _capital(text: str) -> str:
@@ -292,12 +309,62 @@ class _Item(QTableWidgetItem):
         self.setFlags(Qt.ItemIsEnabled | Qt.ItemIsSelectable)
 
 
+def plan_cell_text(label: str) -> str:
+    """A plan's label as its cell shows it: it may wrap after a comma only ("dist-opt" and "TP2 PP1"
+    stay whole)."""
+    return ", ".join(part.replace(" ", "\u00a0").replace("-", "\u2011") for part in label.split(", "))
+
+
+def _table(name: str, columns: tuple, apply_col: int, stretch_col: int) -> QTableWidget:
+    """A results table as the panel draws them: rows of 24 px, no grid, an Apply column."""
+    table = QTableWidget(0, len(columns))
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(columns)
+    table.verticalHeader().hide()
+    table.verticalHeader().setDefaultSectionSize(24)
+    table.setSelectionBehavior(QAbstractItemView.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.ElideRight)
+    table.setShowGrid(False)
+    table.setAlternatingRowColors(False)
+    table.setHorizontalScrollMode(QAbstractItemView.ScrollPerPixel)
+    table.setVerticalScrollMode(QAbstractItemView.ScrollPerPixel)
+    header = table.horizontalHeader()
+    header.setHighlightSections(False)
+    header.setMinimumSectionSize(40)
+    for col in range(len(columns)):
+        header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
+    header.setSectionResizeMode(stretch_col, QHeaderView.Stretch)
+    header.setSectionResizeMode(apply_col, QHeaderView.Fixed)  # not widened by the group rows' text
+    header.resizeSection(apply_col, 58)
+    return table
+
+
+def _apply_button(name: str, tip: str, slot, enabled: bool) -> QWidget:
+    holder = QWidget()
+    lay = QHBoxLayout(holder)
+    lay.setContentsMargins(4, 1, 4, 1)
+    button = QToolButton()
+    button.setText("Apply")
+    button.setObjectName(name)
+    button.setToolTip(tip)
+    button.setFixedHeight(20)
+    button.clicked.connect(slot)
+    lay.addWidget(button)
+    holder.setEnabled(enabled)
+    return holder
+
+
 class AdvisorPanel(QWidget):
     """Attribution, ranked what-if changes (one click applies one) and the scaling curve."""
 
     applied = Signal(str)  # the id of the advice applied
     analysed = Signal()  # a fresh advice report is shown
     scalingShown = Signal()  # a fresh scaling report is shown
+    searched = Signal()  # a fresh plan search is shown
+    planApplied = Signal(str)  # the label of the plan applied
 
     def __init__(self, qdoc, parent: QWidget | None = None, slowdown_s: float = 0.0):
         super().__init__(parent)
@@ -318,6 +385,20 @@ class AdvisorPanel(QWidget):
         self.worker = AdvisorWorker(slowdown_s)  # not a Qt child: its thread may outlive the window
         self.worker.advised.connect(self._on_advised)
         self.worker.scaled.connect(self._on_scaled)
+        # the plan search: only on the button, its own thread (an analysis need not wait for it)
+        self.search_options = None  # a SpaceOptions to search a smaller space (tests); None: the whole space
+        self.search_result = None  # the SearchResult shown, and the revision it is for
+        self.search_revision = -1
+        self.search_error: str | None = None
+        self._search_request = 0
+        self._searching = False
+        self._search_costed = 0  # plans costed so far by the running search
+        self._search_note = ""  # why the last search ended without a result: "", "stopped" or "changed"
+        self._last_applied_plan: str | None = None
+        self._plan_rows: list[dict] = []  # best-plans table row -> search row
+        self.search_worker = SearchWorker()  # not a Qt child either
+        self.search_worker.progressed.connect(self._on_search_progress)
+        self.search_worker.searched.connect(self._on_searched)
         self._auto_timer = QTimer(self, singleShot=True, interval=AUTO_DELAY_MS, timeout=self._auto_analyse)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
@@ -363,28 +444,7 @@ class AdvisorPanel(QWidget):
                                   "border-radius: 3px")
         self.banner.hide()
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("advice")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(24)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.ElideRight)
-        self.table.setShowGrid(False)
-        self.table.setAlternatingRowColors(False)
-        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollPerPixel)
-        self.table.setVerticalScrollMode(QAbstractItemView.ScrollPerPixel)
-        header = self.table.horizontalHeader()
-        header.setHighlightSections(False)
-        header.setMinimumSectionSize(40)
-        for col in range(len(COLUMNS)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(COL_NOTE, QHeaderView.Stretch)
-        header.setSectionResizeMode(COL_APPLY, QHeaderView.Fixed)  # not widened by the group rows' text
-        header.resizeSection(COL_APPLY, 58)
+        self.table = _table("advice", COLUMNS, COL_APPLY, COL_NOTE)
         for col, tip in ((COL_STEP, "predicted step time with the change"),
                          (COL_SPEEDUP, "current step / new step - 1: +10% is 10% more steps per hour"),
                          (COL_MFU, "model FLOPs utilisation with the change"),
@@ -477,15 +537,88 @@ class AdvisorPanel(QWidget):
         self._stack.addWidget(self.message)
         self._stack.addWidget(content)
 
+        # the tabs: the ranked changes (with the attribution) and the best plans of the search
+        self._build_search()
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("advisor_tabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(left, "Changes")
+        self.tabs.addTab(self.search_page, "Best plans")
+        self.tabs.setTabToolTip(0, "What limits the step and every candidate change, ranked (Analyse)")
+        self.tabs.setTabToolTip(1, "The fastest plans of the whole space that fit in memory (Search plans)")
+        corner = QWidget()
+        corner_lay = QHBoxLayout(corner)
+        corner_lay.setContentsMargins(0, 0, 4, 2)
+        corner_lay.addWidget(self.search_button)
+        self.tabs.setCornerWidget(corner, Qt.TopRightCorner)
+
         self.splitter = _Split(300)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.tabs)
         self.splitter.addWidget(right)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(8, 4, 8, 4)
         outer.addWidget(self.splitter)
+
+    def _build_search(self) -> None:
+        self.search_button = QPushButton("Search plans")
+        self.search_button.setObjectName("search")
+        self.search_button.setToolTip("Walk every plan of this cluster (TP, PP, CP, EP, schedule, micro-batch, "
+                                      "recompute, ZeRO, overlaps, rank order) and list the fastest that fit "
+                                      "(a few seconds; press again to stop)")
+        self.search_button.clicked.connect(self._on_search_button)
+        self.search_verdict = QLabel("")
+        self.search_verdict.setObjectName("search_verdict")
+        self.search_verdict.setTextFormat(Qt.RichText)
+        self.search_verdict.setWordWrap(True)
+        self.search_verdict.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.search_counts = QLabel("")
+        self.search_counts.setObjectName("search_counts")
+        self.search_counts.setTextFormat(Qt.RichText)
+        self.search_counts.setWordWrap(True)
+        self.search_counts.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.search_banner = QLabel()
+        self.search_banner.setObjectName("search_stale")
+        self.search_banner.setTextFormat(Qt.PlainText)
+        self.search_banner.setWordWrap(True)
+        self.search_banner.setStyleSheet(self.banner.styleSheet())
+        self.search_banner.hide()
+        self.plan_table = _table("plans", PLAN_COLUMNS, PCOL_APPLY, PCOL_PLAN)
+        for col, tip in ((PCOL_PLAN, "the plan: parallelism, micro-batch, schedule, recompute, sequence "
+                                     "parallelism, optimizer sharding (hover a row for where its step goes)"),
+                         (PCOL_STEP, "predicted step time with this plan"),
+                         (PCOL_SPEEDUP, "the file's step / this plan's step - 1: +10% is 10% more steps per hour"),
+                         (PCOL_MFU, "model FLOPs utilisation with this plan"),
+                         (PCOL_MEMORY, "memory per GPU with this plan (GiB)")):
+            self.plan_table.horizontalHeaderItem(col).setToolTip(tip)
+        self.plan_table.cellDoubleClicked.connect(self._on_plan_double_clicked)
+        # a plan too long for its column wraps onto a second line: two plans that differ only at
+        # the end of their label (the rank order) must not look the same
+        self.plan_table.setWordWrap(True)
+        self.plan_table.verticalHeader().setMinimumSectionSize(24)
+        self._rows_timer = QTimer(self, singleShot=True, interval=0, timeout=self._fit_plan_rows)
+        self.plan_table.horizontalHeader().sectionResized.connect(lambda *_: self._rows_timer.start())
+        content = QWidget()
+        body = QVBoxLayout(content)
+        body.setContentsMargins(0, 0, 0, 0)
+        body.setSpacing(3)
+        body.addWidget(self.search_verdict)
+        body.addWidget(self.search_counts)
+        body.addWidget(self.search_banner)
+        body.addWidget(self.plan_table, 1)
+        self.search_message = QLabel(SEARCH_HINT)
+        self.search_message.setObjectName("search_message")
+        self.search_message.setTextFormat(Qt.PlainText)
+        self.search_message.setAlignment(Qt.AlignCenter)
+        self.search_message.setWordWrap(True)
+        self.search_message.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.search_message.setStyleSheet(f"color: {MUTED}; font-size: 11pt")
+        self.search_page = QWidget()
+        self._search_stack = QStackedLayout(self.search_page)
+        self._search_stack.addWidget(self.search_message)
+        self._search_stack.addWidget(content)
 
     # A docked panel's size must not follow its content (a new result must not re-layout the window).
     def sizeHint(self) -> QSize:
@@ -503,6 +636,30 @@ class AdvisorPanel(QWidget):
     @property
     def running(self) -> bool:
         return self._busy["advise"] or self._busy["scale"]
+
+    @property
+    def searching(self) -> bool:
+        """A plan search is running (for the design as it is now: an edit stops it)."""
+        return self._searching
+
+    @property
+    def search_stale(self) -> bool:
+        """The best plans shown were searched for an older version of the design."""
+        return self.search_result is not None and self.search_revision != self.revision
+
+    def wait_search(self, timeout_s: float = 120.0) -> bool:
+        """Process events until the running plan search is in (scripts, screenshots)."""
+        import time
+
+        from PySide6.QtWidgets import QApplication
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            QApplication.processEvents()
+            if not self._searching:
+                return True
+            time.sleep(0.01)
+        return False
 
     def wait_done(self, timeout_s: float = 60.0) -> bool:
         """Process events until the analysis and the scaling curve are in (scripts, screenshots)."""
@@ -523,6 +680,8 @@ class AdvisorPanel(QWidget):
         self._closed = True
         self._auto_timer.stop()
         self.worker.stop()
+        self.search_worker.stop()  # a running search stops at its next progress call
+        self._searching = False
         self.busy.hide()
 
     def _on_changed(self, _changes) -> None:
@@ -535,6 +694,8 @@ class AdvisorPanel(QWidget):
         if self._closed:
             return
         self.revision += 1
+        if self._searching:  # its result would be stale: stop it, free the CPU for the analysis
+            self._cancel_search("changed")
         self._update_stale()
         if self.auto_check.isChecked() and self.shown:
             self._auto_timer.start()
@@ -594,9 +755,80 @@ class AdvisorPanel(QWidget):
                            self.mode_combo.currentText())
         self._show_busy()
 
+    def search_plans(self) -> None:
+        """Search the plans of the design as it is now (a running search is superseded)."""
+        if self._closed:
+            return
+        self._search_request += 1
+        self._searching = True
+        self._search_costed = 0
+        self._search_note = ""
+        self.search_worker.submit(self._search_request, self.revision, self.qdoc.doc.snapshot(), SEARCH_TOP,
+                                  self.search_options)
+        self.tabs.setCurrentWidget(self.search_page)
+        self._search_state_changed()
+
+    def stop_search(self) -> None:
+        """Stop the running search (what was shown before stays)."""
+        if self._searching:
+            self._cancel_search("stopped")
+            self._update_stale()
+
+    def _on_search_button(self) -> None:
+        if self._searching:
+            self.stop_search()
+        else:
+            self.search_plans()
+
+    def _cancel_search(self, why: str) -> None:
+        self.search_worker.cancel()
+        self._searching = False
+        self._search_note = why
+        self._search_state_changed()
+
+    def _search_state_changed(self) -> None:
+        """The button, the busy bar, the status line and the page's message follow the search."""
+        searching = self._searching
+        self.search_button.setText("Stop search" if searching else "Search plans")
+        self.search_button.setToolTip("Stop the plan search" if searching else
+                                      "Walk every plan of this cluster (TP, PP, CP, EP, schedule, micro-batch, "
+                                      "recompute, ZeRO, overlaps, rank order) and list the fastest that fit "
+                                      "(a few seconds; press again to stop)")
+        if self.search_result is None:
+            if searching:
+                self.search_message.setText(self._search_progress_text() + "\n\nThe fastest plans that fit in "
+                                            "memory will be listed here.")
+                self.search_message.setStyleSheet(f"color: {MUTED}; font-size: 11pt")
+            elif self.search_error is None:
+                note = SEARCH_NOTES.get(self._search_note, ("", ""))[0]
+                self.search_message.setText((note + "\n\n" if note else "") + SEARCH_HINT)
+                self.search_message.setStyleSheet(f"color: {MUTED}; font-size: 11pt")
+        self._show_busy()
+        self._finish_status()
+        if not searching and not self.running:  # the status line says how the search ended
+            if self._search_note:
+                self.status_label.setText(SEARCH_NOTES[self._search_note][1])
+            elif self.search_result is not None and self.search_revision == self.revision:
+                r = self.search_result
+                self.status_label.setText(f"{r.evaluated:,} plans costed in {r.elapsed_s:.1f} s")
+
+    def _search_progress_text(self) -> str:
+        gpus = count_text(self.qdoc.doc.num_gpus())
+        if self._search_costed:
+            return f"Searching plans on {gpus} GPUs: costed {self._search_costed:,} plans..."
+        return f"Searching plans on {gpus} GPUs: enumerating the space..."
+
+    def _search_status_text(self) -> str:
+        """As short as the status line next to the busy bar wants it."""
+        if self._search_costed:
+            return f"searching plans: {self._search_costed:,} costed..."
+        return f"searching plans on {count_text(self.qdoc.doc.num_gpus())} GPUs..."
+
     def _show_busy(self) -> None:
         running = self.running
-        self.busy.setVisible(running)
+        self.busy.setVisible(running or self._searching)
+        if not running and self._searching:
+            self.status_label.setText(self._search_status_text())
         if running:
             what = "analysing" if self._busy["advise"] else f"scaling ({self.mode_combo.currentText()})"
             self.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
@@ -622,6 +854,7 @@ class AdvisorPanel(QWidget):
             self.table.setRowCount(0)
             self._row_advice = []
             self.message.setText("Cannot analyse this design:\n\n" + error)
+            self.tabs.setTabText(0, "Changes")
             self.message.setStyleSheet(f"color: {DOES_NOT_FIT}; font-size: 10pt")
             self._stack.setCurrentWidget(self.message)
         else:
@@ -658,8 +891,49 @@ class AdvisorPanel(QWidget):
         if not error:
             self.scalingShown.emit()
 
+    def _on_search_progress(self, request: int, costed: int) -> None:
+        if self._closed or request != self._search_request or not self._searching:
+            return
+        self._search_costed = costed
+        if not self.running:
+            self.status_label.setText(self._search_status_text())
+        if self.search_result is None and self.search_error is None:
+            self._search_state_changed()
+
+    def _on_searched(self, request: int, revision: int, result, error, seconds: float) -> None:
+        if self._closed or request != self._search_request or not self._searching:
+            return  # superseded, stopped, or the window went
+        self._searching = False
+        if revision != self.revision:  # the design changed while it ran: drop it
+            self._search_note = "changed"
+            self._search_state_changed()
+            self._update_stale()
+            return
+        self._search_note = ""
+        if error:
+            self.search_error = error
+            self.search_result, self.search_revision = None, -1
+            self.plan_table.setRowCount(0)
+            self._plan_rows = []
+            self.search_message.setText("Cannot search plans for this design:\n\n" + error)
+            self.search_message.setStyleSheet(f"color: {DOES_NOT_FIT}; font-size: 10pt")
+            self._search_stack.setCurrentWidget(self.search_message)
+            self.tabs.setTabText(1, "Best plans")
+        else:
+            self.search_error = None
+            self.search_result, self.search_revision = result, revision
+            self._show_search(result)
+            self._search_stack.setCurrentIndex(1)
+        self._search_state_changed()
+        self._update_stale()
+        if not error:
+            self.searched.emit()
+
     def _finish_status(self) -> None:
         if self.running:
+            return
+        if self._searching:
+            self.status_label.setText(self._search_status_text())
             return
         if self.report is not None:
             n = len(self.report["ranked"])
@@ -689,6 +963,23 @@ class AdvisorPanel(QWidget):
             widget = self.table.cellWidget(row, COL_APPLY)
             if widget is not None:
                 widget.setEnabled(not self.stale)
+        # the best plans: stale after any edit until searched again (never automatically)
+        search_stale = self.search_stale
+        if search_stale:
+            then = f"Applied \u201c{self._last_applied_plan}\u201d (Edit > Undo takes it back). " \
+                if self._last_applied_plan else "The design changed since this search. "
+            if self._searching:
+                text = then + "Searching again..."
+            else:
+                text = then + "Press Search plans for the best plans of the design as it is now."
+            self.search_banner.setText(text)
+        else:
+            self._last_applied_plan = None
+        self.search_banner.setVisible(search_stale)
+        for row in range(len(self._plan_rows)):
+            widget = self.plan_table.cellWidget(row, PCOL_APPLY)
+            if widget is not None:
+                widget.setEnabled(not search_stale)
 
     # ---- showing ----
     def _show_report(self, report: dict) -> None:
@@ -718,6 +1009,94 @@ class AdvisorPanel(QWidget):
         self.causes_label.setText(" &nbsp;&nbsp; ".join(parts))
         self.causes_label.setToolTip("\n".join(cause_tip(c) for c in causes))
         self._fill_table(report)
+        self.tabs.setTabText(0, f"Changes ({len(report['ranked'])})")
+
+    def _show_search(self, result) -> None:
+        current = result.current
+        verdict = _capital(result.verdict)
+        gain = speedup_of(result.top[0], current) if result.top else None
+        color = FASTER if gain is not None and gain >= NO_GAIN else (DOES_NOT_FIT if not result.top else AXIS)
+        self.search_verdict.setText(f"<b style='color:{color}'>{_escape(verdict)}</b>")
+        self.search_verdict.setToolTip(verdict)
+        counts = _escape(counts_text(result))
+        now = ""
+        if current and "error" not in current:
+            now = (f" &nbsp;\u00b7&nbsp; now {current['step_time_s']:.3f} s, MFU {current['mfu'] * 100:.1f}%"
+                   + ("" if current["fits_in_memory"] else ", does not fit"))
+        warnings = "".join(f"<br><span style='color:{DOES_NOT_FIT}'>{_escape(w)}</span>" for w in result.warnings)
+        self.search_counts.setText(f"<span style='color:{MUTED}'>{counts}{now}</span>{warnings}")
+        self.search_counts.setToolTip(f"searched in {result.runner}: {result.evaluated:,} plans costed by the "
+                                      "engine, the rest counted without being costed")
+        self._fill_plans(result)
+        self.tabs.setTabText(1, f"Best plans ({len(result.top)})")
+
+    def _fill_plans(self, result) -> None:
+        table = self.plan_table
+        right = Qt.AlignRight | Qt.AlignVCenter
+        current = result.current
+        current_point = current["point"] if current else None
+        stale = self.search_stale
+        table.setUpdatesEnabled(False)
+        table.setRowCount(0)
+        listed = any(r["point"] == current_point for r in result.top)
+        reference = current is not None and "error" not in current and not listed
+        table.setRowCount(len(result.top) + reference)
+        self._plan_rows = list(result.top)
+        for row, r in enumerate(result.top):
+            point = r["point"]
+            is_current = point == current_point
+            gain = speedup_of(r, current)
+            cells = {PCOL_PLAN: _Item(plan_cell_text(point.label() + (" (the file's plan)" if is_current else ""))),
+                     PCOL_STEP: _Item(f"{r['step_time_s']:.3f}", right),
+                     PCOL_SPEEDUP: _Item("\u2013" if gain is None else f"{gain * 100:+.1f}%", right),
+                     PCOL_MFU: _Item(f"{r['mfu'] * 100:.1f}%", right),
+                     PCOL_MEMORY: _Item(f"{r['memory_gib']:.1f}", right)}
+            tip = row_tip(r, current, is_current)
+            for col, item in cells.items():
+                item.setToolTip(tip)
+                if is_current:
+                    font = QFont(item.font())
+                    font.setBold(True)
+                    item.setFont(font)
+                table.setItem(row, col, item)
+            if gain is not None:
+                color = FASTER if gain >= NO_GAIN else SLOWER if gain <= -NO_GAIN else MUTED
+                cells[PCOL_SPEEDUP].setForeground(QBrush(QColor(color)))
+            if is_current:
+                table.setItem(row, PCOL_APPLY, _Item(""))
+            else:
+                table.setCellWidget(row, PCOL_APPLY, _apply_button(
+                    f"apply-plan:{row}", tip, lambda _=False, r=r: self.apply_plan(r), not stale))
+        if reference:  # the file's own plan, to compare with, below the best
+            row = len(result.top)
+            fits = current["fits_in_memory"]
+            cells = {PCOL_APPLY: _Item("now"),
+                     PCOL_PLAN: _Item(plan_cell_text(current["point"].label() + ("" if fits else " (does not fit)"))),
+                     PCOL_STEP: _Item(f"{current['step_time_s']:.3f}", right), PCOL_SPEEDUP: _Item("", right),
+                     PCOL_MFU: _Item(f"{current['mfu'] * 100:.1f}%", right),
+                     PCOL_MEMORY: _Item(f"{current['memory_gib']:.1f}", right)}
+            cells[PCOL_APPLY].setTextAlignment(Qt.AlignCenter)
+            tip = row_tip(current, current, True)
+            for col, item in cells.items():
+                item.setToolTip(tip)
+                item.setForeground(QBrush(QColor(DOES_NOT_FIT if not fits and col == PCOL_MEMORY else MUTED)))
+                item.setBackground(QBrush(QColor(GROUP_BG)))
+                font = QFont(item.font())
+                font.setItalic(True)
+                item.setFont(font)
+                table.setItem(row, col, item)
+        table.setUpdatesEnabled(True)
+        self._fit_plan_rows()
+
+    def _fit_plan_rows(self) -> None:
+        if self._closed:
+            return
+        table = self.plan_table
+        table.resizeRowsToContents()
+        rows = table.verticalHeader()
+        for row in range(table.rowCount()):
+            if rows.sectionSize(row) > 24:  # two lines: some air between the rows
+                rows.resizeSection(row, rows.sectionSize(row) + 6)
 
     def _fill_table(self, report: dict) -> None:
         ranked = report["ranked"]
@@ -808,17 +1187,7 @@ class AdvisorPanel(QWidget):
         if applicable and not a.fits_in_memory:  # tinted row, the note in red
             cells[COL_NOTE].setForeground(QBrush(QColor(DOES_NOT_FIT)))
         if applicable:
-            holder = QWidget()
-            lay = QHBoxLayout(holder)
-            lay.setContentsMargins(4, 1, 4, 1)
-            button = QToolButton()
-            button.setText("Apply")
-            button.setObjectName(f"apply:{a.id}")
-            button.setToolTip(tip_text)
-            button.setFixedHeight(20)
-            button.clicked.connect(lambda _=False, a=a: self.apply(a))
-            lay.addWidget(button)
-            holder.setEnabled(not self.stale)
+            holder = _apply_button(f"apply:{a.id}", tip_text, lambda _=False, a=a: self.apply(a), not self.stale)
             self.table.setCellWidget(row, COL_APPLY, holder)
         else:
             self.table.setItem(row, COL_APPLY, _Item(""))
@@ -907,6 +1276,43 @@ class AdvisorPanel(QWidget):
             advice = self._row_advice[row]
             if not advice.error:
                 self.apply(advice)
+
+    def _on_plan_double_clicked(self, row: int, _col: int) -> None:
+        if 0 <= row < len(self._plan_rows):
+            self.apply_plan(self._plan_rows[row])
+
+    def plan_rows(self) -> list[dict]:
+        """The best plans in table order (the search's rows: point, step_time_s, mfu, ...)."""
+        return list(self._plan_rows)
+
+    def apply_plan(self, row: dict) -> bool:
+        """Apply a plan of the search as one undo step (a job edit); False, and why in the status line,
+        when it cannot be."""
+        from ..commands import SetJob
+
+        if self._closed or row is None or self.search_result is None:
+            return False
+        if self.search_stale or self.search_revision != self.revision:
+            self.status_label.setText("the design changed since this search: search again first")
+            return False
+        current = self.search_result.current
+        if current is not None and row["point"] == current["point"]:
+            self.status_label.setText("this is the file's plan already")
+            return False
+        doc = self.qdoc.doc
+        if doc.spec.workload is None:
+            self.status_label.setText("the design has no workload")
+            return False
+        point = row["point"]
+        label = point.label()
+        command = SetJob(self.qdoc, workload=point.workload(doc.spec.workload),
+                         parallelism=point.parallelism(doc.spec.parallelism), text=f"Search: {label}")
+        self._last_applied_plan = label
+        self._last_applied = f"Search: {label}"
+        self.qdoc.push(command)  # the document changes: the window re-evaluates, these plans go stale
+        self._update_stale()
+        self.planApplied.emit(label)
+        return True
 
     def advice_rows(self) -> list:
         """The advice in table order (group header rows left out)."""

@@ -1,0 +1,195 @@
+"""The plan search of the Advisor, off the UI thread: the fastest plans of the drawn cluster and job.
+
+`SearchWorker` runs `designer.core.analysis.search.search` in-process (`workers=1`: no process
+pool inside the desktop app, nor the frozen one) on one long-lived daemon thread. A search
+takes seconds, so the worker reports its progress ("costed N plans") and can be cancelled:
+the progress callback, called as plans are costed, raises a private exception when the
+search is no longer wanted (cancelled, superseded by a newer request, or the window closed),
+and the search unwinds within one chunk of plans. Emits are guarded, as AdvisorWorker's, so
+the thread may outlive the window.
+
+The helpers below turn a SearchResult into the text the panel shows (the counts line as the
+CLI prints it, a row's tooltip).
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QObject, Signal
+
+from ...core.problems import DesignerError
+from .breakdown import CATEGORY_NAMES
+
+PROGRESS_EVERY_S = 0.1  # at most ten progress signals a second
+
+
+class _Cancelled(Exception):
+    """Raised inside the search's progress callback to stop a search nobody waits for."""
+
+
+class SearchWorker(QObject):
+    """`search` off the UI thread. No Qt parent: it may outlive the window. Only the newest
+    request is wanted: a new one, `cancel()` or `stop()` abort the one running at its next
+    progress call (a few hundredths of a second of costing, after the space is enumerated)."""
+
+    progressed = Signal(int, int)  # request, plans costed so far
+    searched = Signal(int, int, object, object, float)  # request, revision, SearchResult or None, error or None, s
+
+    def __init__(self):
+        super().__init__()
+        self._lock = threading.Condition()
+        self._pending: tuple | None = None
+        self._wanted = 0  # the request whose result is still wanted (0: none)
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self.running: int | None = None  # the request being searched now (tests, status)
+
+    def submit(self, request: int, revision: int, snapshot, top: int = 10, opts=None) -> None:
+        with self._lock:
+            if self._stop:
+                return
+            self._pending = (request, revision, snapshot, top, opts)
+            self._wanted = request  # a running older search stops at its next progress call
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="designer-plan-search", daemon=True)
+                self._thread.start()
+            self._lock.notify()
+
+    def cancel(self) -> None:
+        """Nothing is wanted any more: the pending request is dropped, the running one stops."""
+        with self._lock:
+            self._pending = None
+            self._wanted = 0
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop = True
+            self._pending = None
+            self._wanted = 0
+            self._lock.notify()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        return self._thread
+
+    def _run(self) -> None:
+        from ...core.analysis.search import search
+
+        while True:
+            with self._lock:
+                while self._pending is None and not self._stop:
+                    self._lock.wait()
+                if self._stop:
+                    return
+                request, revision, doc, top, opts = self._pending
+                self._pending = None
+                self.running = request
+            started = time.perf_counter()
+            last = [0.0]
+            gone = [False]
+
+            def progress(done: int, _total: int, request=request) -> None:
+                if self._stop or self._wanted != request:
+                    raise _Cancelled
+                now = time.perf_counter()
+                if now - last[0] >= PROGRESS_EVERY_S:
+                    last[0] = now
+                    if not self._emit(self.progressed, request, done):
+                        gone[0] = True
+                        raise _Cancelled
+
+            result, error, cancelled = None, None, False
+            try:
+                result = search(doc, top=top, workers=1, opts=opts, progress=progress)
+            except _Cancelled:
+                cancelled = True
+            except DesignerError as exc:
+                error = "\n".join(p.format() for p in exc.problems) or str(exc)
+            except Exception as exc:  # noqa: BLE001 - shown in the panel, never a crash
+                error = f"internal error: {type(exc).__name__}: {exc}"
+            self.running = None
+            if self._stop or gone[0]:
+                return
+            if cancelled or self._wanted != request:
+                continue  # nobody waits for it; a newer request may be pending
+            if not self._emit(self.searched, request, revision, result, error, time.perf_counter() - started):
+                return
+
+    def _emit(self, signal, *args) -> bool:
+        try:
+            signal.emit(*args)
+            return True
+        except RuntimeError:  # "Signal source has been deleted": the window went meanwhile
+            return False
+
+
+# ---- text ---------------------------------------------------------------------------------------
+
+def counts_text(result) -> str:
+    """How the space was cut down, as `designer search` prints it (without the runner):
+    "483,840 plans; 185,184 impossible, 75,104 out of memory, 204,261 dominated; 2,856 costed,
+    16,436 cut by the lower bound; 4.5 s"."""
+    c = result.counts
+    text = (f"{c.total:,} plans; {c.invalid:,} impossible, {c.no_memory:,} out of memory, {c.dominated:,} "
+            f"dominated; {result.evaluated:,} costed, {result.cut_by_bound:,} cut by the lower bound")
+    if getattr(result, "failed", 0):
+        text += f", {result.failed:,} failed"
+    return text + f"; {result.elapsed_s:.1f} s"
+
+
+def speedup_of(row: dict, current: dict | None) -> float | None:
+    """current step / this plan's step - 1 (+10%: 10% more steps per hour), None without a costed current plan."""
+    if not current or "error" in current or not current.get("step_time_s") or not row.get("step_time_s"):
+        return None
+    return current["step_time_s"] / row["step_time_s"] - 1
+
+
+def breakdown_lines(breakdown: dict, step_s: float) -> list[str]:
+    """ "  compute 3.301 s (99.9%)" for every part of the step that is not zero, largest first."""
+    parts = sorted(((k, v) for k, v in breakdown.items() if v > 5e-7), key=lambda kv: -kv[1])
+    out = []
+    for key, seconds in parts:
+        name = CATEGORY_NAMES.get(key, key.replace("_", " "))
+        value = f"{seconds:.3f} s" if seconds >= 0.001 else f"{seconds * 1e3:.2f} ms"
+        share = ""
+        if step_s > 0:
+            fraction = seconds / step_s
+            share = " (<0.1%)" if fraction < 0.0005 else f" ({min(fraction, 0.999 if seconds < step_s else 1):.1%})"
+        out.append(f"  {name} {value}{share}")
+    return out
+
+
+def changed_settings(point, current_point) -> list[str]:
+    """The `--set` arguments of `point` that differ from the file's own plan (all of them without one)."""
+    mine = point.settings()
+    if current_point is None:
+        return mine
+    theirs = set(current_point.settings())
+    return [s for s in mine if s not in theirs]
+
+
+def row_tip(row: dict, current: dict | None, is_current: bool) -> str:
+    point = row["point"]
+    lines = [point.label() + ("  (the file's plan)" if is_current else "")]
+    gain = speedup_of(row, current)
+    vs = ""
+    if gain is not None and not is_current:
+        vs = f", {abs(gain):.1%} {'faster' if gain >= 0 else 'slower'} than the file's plan " \
+             f"({current['step_time_s']:.3f} s)"
+    lines.append(f"step {row['step_time_s']:.3f} s{vs}")
+    lines.append(f"MFU {row['mfu']:.1%}, {row['tokens_per_s']:,.0f} tokens/s, "
+                 f"memory per GPU {row['memory_gib']:.1f} GiB")
+    lines.append("where the step goes:")
+    lines += breakdown_lines(row.get("breakdown_s", {}), row["step_time_s"])
+    if not is_current:
+        sets = changed_settings(point, current["point"] if current else None)
+        if sets:
+            lines.append("CLI: designer evaluate FILE")
+            lines += [f"  --set {s}" for s in sets]
+        lines.append("Double-click or Apply: one undo step (a job edit)")
+    return "\n".join(lines)
