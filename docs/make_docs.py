@@ -68,10 +68,10 @@ def file_excerpt() -> str:
         m = re.match(r"^  (\w+):", line)
         if m:
             section = m.group(1)
-        if line.startswith("    - ") and section in ("racks", "nodes", "switches", "links"):
+        if re.match(r"^ *- ", line) and section in ("racks", "nodes", "switches", "links"):
             shown[section] = shown.get(section, 0) + 1
             if shown[section] == 3:
-                out.append("    # ...")
+                out.append(line[:line.index("-")] + "# ...")
             if shown[section] >= 3:
                 continue
         out.append(line)
