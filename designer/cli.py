@@ -285,7 +285,9 @@ def cmd_search(args) -> int:
              f"{result.cut_by_bound:,} cut by the lower bound; {result.elapsed_s:.1f} s on {result.runner}",
              f"  {result.verdict}", "", "  rank  step s     MFU  mem GiB  plan"]
     for i, r in enumerate(result.top, 1):
-        lines.append(f"  {i:4} {r['step_time_s']:7.3f} {r['mfu']:7.1%} {r['memory_gib']:8.1f}  {r['point'].label()}")
+        others = r.get("same_time_orders", [])
+        also = f"  [the same with order {', '.join(others)}]" if others else ""
+        lines.append(f"  {i:4} {r['step_time_s']:7.3f} {r['mfu']:7.1%} {r['memory_gib']:8.1f}  {r['point'].label()}{also}")
     if result.top:
         b = result.top[0]["breakdown_s"]
         lines += ["", "  best plan's breakdown: " + ", ".join(f"{k} {v:.3f}" for k, v in b.items() if v > 0),

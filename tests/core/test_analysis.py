@@ -189,13 +189,13 @@ def test_search_agrees_with_brute_force_on_a_small_space():
     j, acc, (cands, _) = _space(doc, opts)
     engine = Engine(detail=False)
     w, p = doc.spec.workload, doc.spec.parallelism
-    costed = []
+    costed = {}  # plans that differ only in rank order and cost the same are one answer
     for pt in cands:
         doc.replace_job(pt.workload(w), pt.parallelism(p))
         r = engine.evaluate(doc)
         if r.fits_in_memory:
-            costed.append(r.step_time_s)
-    brute = sorted(costed)[:5]
+            costed.setdefault((dataclasses.replace(pt, rank_order=""), round(r.step_time_s, 9)), r.step_time_s)
+    brute = sorted(costed.values())[:5]
     assert [r["step_time_s"] for r in result.top] == pytest.approx(brute, rel=1e-12)
     assert result.cut_by_bound > 0 and result.evaluated < len(cands)  # the bound did cut
     assert result.bound_violations == 0

@@ -9,6 +9,7 @@ reached quickly.
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import time
 from collections import deque
@@ -47,6 +48,7 @@ class SearchResult:
         def row(r):
             p: Point = r["point"]
             return {"plan": p.label(), "step_time_s": r["step_time_s"], "mfu": r["mfu"],
+                    "same_time_orders": r.get("same_time_orders", []),
                     "tokens_per_s": r["tokens_per_s"], "memory_gib_per_gpu": r["memory_gib"],
                     "breakdown_s": r["breakdown_s"], "set": p.settings()}
 
@@ -126,6 +128,7 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
     current_row = None
     evaluated = failed = violations = 0
     serial = 0
+    twins: dict[Point, dict] = {}
     pending: deque = deque()
     i = 0
     stopped_at = len(order)
@@ -155,12 +158,21 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
                     current_row = r
                 if not r["fits_in_memory"]:
                     continue
+                # Twins that differ only in rank order and cost the same are one answer: the
+                # first listed stands for both (its "also" names the other orders).
+                twin = twins.get(_without_order(p))
+                if twin is not None and abs(twin["step_time_s"] - r["step_time_s"]) <= 1e-9 * r["step_time_s"]:
+                    twin.setdefault("same_time_orders", []).append(p.rank_order)
+                    continue
                 serial += 1
                 item = (-r["step_time_s"], -serial, r)
                 if len(best) < top:
                     heapq.heappush(best, item)
                 elif r["step_time_s"] < -best[0][0]:
                     heapq.heapreplace(best, item)
+                else:
+                    continue
+                twins[_without_order(p)] = r
             if progress:
                 progress(evaluated, len(order))
     finally:
@@ -174,6 +186,10 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
                         "plans; please report this")
     return SearchResult(ranked, counts, evaluated, cut, failed, time.perf_counter() - t0, runner.name, current_row,
                         verdict, violations, warnings)
+
+
+def _without_order(p: Point) -> Point:
+    return dataclasses.replace(p, rank_order="")
 
 
 def _verdict(ranked: list[dict], current: dict | None, point: Point | None, doc: Document) -> str:
