@@ -26,7 +26,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 IMAGES = DOCS / "images"
-CASES_FILE = ROOT.parent / "shared" / "validation" / "published-cases.yaml"
 EXAMPLE = "resources/examples/h100-64gpu-infiniband.yaml"
 ROCE = "resources/examples/h100-roce-2to1-ethernet.yaml"
 A100 = "resources/examples/a100-1024gpu-rail-infiniband.yaml"
@@ -80,39 +79,22 @@ def file_excerpt() -> str:
 
 # ---- the accuracy table -----------------------------------------------------------------------
 
-def _generate_args(cluster: dict, out: Path) -> list[str]:
-    args = ["generate", "fat-tree", "-o", str(out), "--nodes", str(cluster["nodes"]), "--gpu", cluster["gpu"]]
-    for key, flag in (("gpus_per_node", "--gpus-per-node"), ("nics_per_node", "--nics-per-node"),
-                      ("nic_gbps", "--nic-gbps"), ("fabric", "--fabric"), ("tiers", "--tiers"),
-                      ("switch_radix", "--switch-radix"), ("oversubscription", "--oversubscription")):
-        if key in cluster:
-            args += [flag, str(cluster[key])]
-    if "rail_optimized" in cluster:
-        args.append("--rail-optimized" if cluster["rail_optimized"] else "--no-rail-optimized")
-    return args
-
-
-def _set_args(case: dict) -> list[str]:
-    out = []
-    for section in ("workload", "parallelism"):
-        for key, value in (case.get(section) or {}).items():
-            out += ["--set", f"{section}.{key}={json.dumps(value) if isinstance(value, bool) else value}"]
-    return out
-
-
 def accuracy_table() -> str:
-    import yaml
+    # the published cases run exactly as tests/validation runs them
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.validation.cases import CASES_FILE, generate_args, load_cases, set_args
 
     if not CASES_FILE.exists():
         raise SystemExit(f"make_docs: {CASES_FILE} is missing (shared/validation beside the checkout)")
-    cases = yaml.safe_load(CASES_FILE.read_text())["training"]
+    cases = load_cases()["training"]
     rows, errors = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:
             path = Path(tmp) / f"{case['id']}.yaml"
-            code, _, err = run_cli(_generate_args(case["cluster"], path))
+            code, _, err = run_cli(generate_args(case["cluster"], path))
             assert code == 0, err
-            code, out, err = run_cli(["evaluate", str(path), *_set_args(case), "--json"])
+            code, out, err = run_cli(["evaluate", str(path), *set_args(case), "--json"])
             assert code == 0, err
             r = json.loads(out)
             e = r["step_time_s"] / case["step_time_s"] - 1

@@ -15,6 +15,22 @@ from PySide6.QtCore import QObject, Signal
 from ..core.problems import DesignerError
 
 
+def emit_guarded(signal, *args) -> bool:
+    """Deliver to the UI thread; False when the window (and the worker's Qt side) is gone."""
+    try:
+        signal.emit(*args)
+        return True
+    except RuntimeError:  # "Signal source has been deleted": the window closed meanwhile
+        return False
+
+
+def error_text(exc: Exception) -> str:
+    """What a worker shows for a failed job: the problems of bad input, else an internal error."""
+    if isinstance(exc, DesignerError):
+        return str(exc)
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
 class EvaluationWorker(QObject):
     checked = Signal(int, object)  # request, list[Problem]
     evaluated = Signal(int, object, object, float)  # request, Evaluation or None, error text or None, seconds
@@ -74,17 +90,9 @@ class EvaluationWorker(QObject):
                         time.sleep(self.slowdown_s)
                     result = engine.evaluate(doc)
                     _ = result.events  # build the timeline here, not on the UI thread
-                except DesignerError as exc:
-                    error = str(exc)
                 except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
-                    error = f"internal error: {type(exc).__name__}: {exc}"
+                    error = error_text(exc)
             if not self._emit(self.evaluated, number, result, error, time.perf_counter() - started):
                 return
 
-    def _emit(self, signal, *args) -> bool:
-        """Deliver to the UI thread; False when the window (and this object's Qt side) is gone."""
-        try:
-            signal.emit(*args)
-            return True
-        except RuntimeError:  # "Signal source has been deleted": the window closed meanwhile
-            return False
+    _emit = staticmethod(emit_guarded)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..engine.constants import accelerator_constants, engine_constants
+from ..engine.constants import accelerator_constants, engine_constants, uses_flash_attention
 from ..engine.evaluate import Evaluation, _stage_layers, resolve_job
 from ..engine.memory import estimate_memory
 from ..model.catalog import Catalog, default_catalog
@@ -78,7 +78,7 @@ def recompute_forced(doc: Document, catalog: Catalog | None = None) -> bool | No
     k = engine_constants(doc.spec.calibration)
     layers = [[i for ch in st for i in ch] for st in _stage_layers(m, plan.pp, plan.vp)]
     ac = accelerator_constants(acc, doc.spec.calibration, catalog)
-    flash = ac.flash_attention if par.attention_backend == "auto" else par.attention_backend == "flash"
+    flash = uses_flash_attention(ac, par.attention_backend)
     mem = estimate_memory(m, plan, dataclasses.replace(par, recompute_granularity="none"), layers, k, flash=flash)
     return mem.total > acc.hbm_gib * GIB
 

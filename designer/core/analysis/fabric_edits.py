@@ -133,12 +133,17 @@ def worst_oversubscription(doc: Document) -> float:
     return max(ratios.values()) if ratios else 1.0
 
 
+def network_kind(doc: Document) -> str | None:
+    """The network most switches and NICs speak (None: no network)."""
+    kinds = Counter(s.fabric for s in doc.switches) + Counter(n.nic_kind for n in doc.nodes if n.nic_count)
+    return kinds.most_common(1)[0][0] if kinds else None
+
+
 def swap_network(doc: Document) -> tuple[Document, str]:
     """InfiniBand becomes Ethernet (RoCE) and back: switches, cables and NICs."""
-    kinds = Counter(s.fabric for s in doc.switches) + Counter(n.nic_kind for n in doc.nodes if n.nic_count)
-    if not kinds:
+    current = network_kind(doc)
+    if current is None:
         raise NotApplicable("the design has no network")
-    current = kinds.most_common(1)[0][0]
     target = "ethernet" if current == "infiniband" else "infiniband"
     out = detached_copy(doc)
     for sw in out.switches:

@@ -15,7 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..engine.constants import accelerator_constants, engine_constants
+from ..engine.constants import accelerator_constants, engine_constants, uses_flash_attention
 from ..engine.evaluate import Engine, resolve_job
 from ..io import dumps_document
 from ..model.catalog import Catalog, default_catalog
@@ -100,8 +100,7 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
     k = engine_constants(cal)
     ac = accelerator_constants(acc, cal, catalog)
     par0 = base.spec.parallelism
-    backend = par0.attention_backend if par0 else "auto"
-    flash = ac.flash_attention if backend == "auto" else backend == "flash"
+    flash = uses_flash_attention(ac, par0.attention_backend if par0 else "auto")
     candidates, counts = enumerate_space(w, shape, num_gpus, gpus_per_node, acc.hbm_gib, cal, opts,
                                          keep=[current_point] if current_point else None, flash=flash)
     engine = Engine(catalog, detail=False)

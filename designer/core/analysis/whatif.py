@@ -79,9 +79,10 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
         out.append((id_, title, category, new_par, sets, workload))
 
     keep_vp = {"virtual_pipeline_model_parallel_size": par.virtual_pipeline_model_parallel_size}
+    moe = _is_moe(doc)
     for name, key, value in (("TP", "tensor_model_parallel_size", tp), ("PP", "pipeline_model_parallel_size", pp),
                              ("CP", "context_parallel_size", cp), ("EP", "expert_model_parallel_size", ep)):
-        if name == "EP" and not result.collectives.get("ep:all_to_all") and value == 1 and not _is_moe(doc):
+        if name == "EP" and not moe:
             continue
         for factor, word in ((2, "x2"), (0.5, "/2")):
             new = int(value * factor)
@@ -175,14 +176,10 @@ def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
     add("no-oversubscription", f"no oversubscription (now {ratio:g}:1)" if ratio > 1 else "no oversubscription",
         lambda: fx.no_oversubscription(doc), "give every leaf and spine as much capacity up as down")
 
-    def swap():
-        new, target = fx.swap_network(doc)
-        swap_title[0] = "InfiniBand instead of Ethernet" if target == "infiniband" else "Ethernet instead of InfiniBand"
-        return new
-
-    swap_title = ["other network kind"]
-    add("network-kind", "", swap, "same speeds, the other network: adaptive routing (InfiniBand) or ECMP (RoCE)")
-    out[-1].title = swap_title[0]
+    swap_title = {"ethernet": "InfiniBand instead of Ethernet",
+                  "infiniband": "Ethernet instead of InfiniBand"}.get(fx.network_kind(doc), "other network kind")
+    add("network-kind", swap_title, lambda: fx.swap_network(doc)[0],
+        "same speeds, the other network: adaptive routing (InfiniBand) or ECMP (RoCE)")
     return out
 
 

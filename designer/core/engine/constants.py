@@ -186,6 +186,11 @@ def engine_constants(calibration: dict | None) -> EngineConstants:
     return dataclasses.replace(base, **values)
 
 
+def uses_flash_attention(ac: "AcceleratorConstants", attention_backend: str) -> bool:
+    """The plan's attention kernel: the accelerator's calibrated default unless the plan names one."""
+    return ac.flash_attention if attention_backend == "auto" else attention_backend == "flash"
+
+
 def accelerator_constants(accelerator, calibration: dict | None, catalog) -> AcceleratorConstants:
     values = {k: v for k, v in accelerator.calibration.items() if k in ACCEL_FIELDS}
     for name, overrides in ((calibration or {}).get("accelerators") or {}).items():

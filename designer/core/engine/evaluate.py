@@ -26,7 +26,8 @@ from ..units import GIB
 from . import flops as F
 from .collectives import CollectiveCost, CollectiveModel
 from .compute import KINDS, OpCoster, Phase, Sharding, embedding_cost, layer_cost, output_cost, pp_message_bytes
-from .constants import EngineConstants, accelerator_constants, check_calibration, engine_constants
+from .constants import (EngineConstants, accelerator_constants, check_calibration, engine_constants,
+                        uses_flash_attention)
 from .fabric import Fabric, build_fabric, refresh_capacities, require_routes
 from .memory import MemoryEstimate, estimate_memory
 from .placement import Placement, place
@@ -230,16 +231,22 @@ class Engine:
             model = self._groups[key] = CollectiveModel(fabric, members, k, nvls, name=dim)
         return model
 
+    def hardware(self, fabric: Fabric, num_gpus: int, calibration: dict):
+        """(servers used, accelerator names, the accelerator, its constants, NVLS usable) for a job
+        on the first `num_gpus` GPUs; a mixed cluster is costed as its first kind by name."""
+        used_nodes = sorted(set(fabric.gpu_node[:num_gpus].tolist()))
+        names = {self.catalog.accelerator(fabric.node_accelerator[i]).name for i in used_nodes}
+        acc = self.catalog.accelerator(sorted(names)[0])
+        ac = accelerator_constants(acc, calibration, self.catalog)
+        nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
+        return used_nodes, sorted(names), acc, ac, nvls
+
     def layer_comm(self, doc: Document, plan: ResolvedPlan):
         """The communication function `layer_cost` uses for the TP, CP and EP groups of `plan`
         (DP priced at zero), as `evaluate` builds it: for bounds in a plan search."""
         k = engine_constants(doc.spec.calibration)
         fabric = self.fabric(doc, k)
-        n = plan.num_gpus
-        used_nodes = sorted(set(fabric.gpu_node[:n].tolist()))
-        acc = self.catalog.accelerator(fabric.node_accelerator[used_nodes[0]])
-        ac = accelerator_constants(acc, doc.spec.calibration, self.catalog)
-        nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
+        nvls = self.hardware(fabric, plan.num_gpus, doc.spec.calibration)[-1]
         placement = self.placement(plan)
         dims = {d: self.groups(fabric, placement, d, False, k, nvls) for d in ("tp", "cp")}
         if plan.ep > 1 or plan.etp != plan.tp:
@@ -262,14 +269,10 @@ class Engine:
         k = engine_constants(cal)
         fabric = self.fabric(doc, k)
         n = plan.num_gpus
-        used_nodes = sorted(set(fabric.gpu_node[:n].tolist()))
-        accels = {catalog.accelerator(fabric.node_accelerator[i]).name for i in used_nodes}
+        used_nodes, accels, acc, ac, nvls = self.hardware(fabric, n, cal)
         warnings: list[str] = []
         if len(accels) > 1:
-            warnings.append("mixed accelerators: " + ", ".join(sorted(accels)) + "; every GPU is costed as its own kind")
-        acc = catalog.accelerator(sorted(accels)[0])
-        ac = accelerator_constants(acc, cal, catalog)
-        nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
+            warnings.append("mixed accelerators: " + ", ".join(accels) + "; every GPU is costed as its own kind")
         placement = self.placement(plan)
         if len(used_nodes) > 1:
             require_routes(fabric, np.arange(n), "this job")
@@ -277,7 +280,7 @@ class Engine:
             warnings.append("dualpipe is costed with the zb-h1 timeline (its two mirrored pipelines are not "
                             "simulated); memory counts its two model copies")
 
-        flash = ac.flash_attention if par.attention_backend == "auto" else par.attention_backend == "flash"
+        flash = uses_flash_attention(ac, par.attention_backend)
         sharding = Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel,
                             par.recompute_granularity, par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3)
         precision = m.precision

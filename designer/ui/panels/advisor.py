@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
-from ...core.problems import DesignerError
+from ..worker import emit_guarded, error_text
 from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER, category_color, style_axis
 from .plan_search import SearchWorker, counts_text, row_tip, speedup_of
 
@@ -50,7 +50,7 @@ STALE_BG = "#fef3c7"
 STALE_FG = "#92400e"
 NOFIT_BG = "#fef2f2"
 GROUP_BG = "#f3f4f6"
-CATEGORY_NAMES = {"hardware": "hardware", "parallelism": "parallelism", "software": "software setting",
+ADVICE_CATEGORY_NAMES = {"hardware": "hardware", "parallelism": "parallelism", "software": "software setting",
                   "scale": "another GPU count"}
 COLUMNS = ("", "Change", "Step (s)", "Speed-up", "MFU", "Note")
 COL_APPLY, COL_TITLE, COL_STEP, COL_SPEEDUP, COL_MFU, COL_NOTE = range(len(COLUMNS))
@@ -175,10 +175,8 @@ class AdvisorWorker(QObject):
                     report = advise(doc, engine=engine)
                 else:
                     report = scale(doc, mode=mode, engine=quick)
-            except DesignerError as exc:
-                error = "\n".join(p.format() for p in exc.problems) or str(exc)
             except Exception as exc:  # noqa: BLE001 - shown in the panel, never a crash
-                error = f"internal error: {type(exc).__name__}: {exc}"
+                error = error_text(exc)
             self.running = None
             if self._stop:
                 return
@@ -186,12 +184,7 @@ class AdvisorWorker(QObject):
             if not self._emit(signal, request, revision, report, error, time.perf_counter() - started):
                 return
 
-    def _emit(self, signal, *args) -> bool:
-        try:
-            signal.emit(*args)
-            return True
-        except RuntimeError:  # "Signal source has been deleted": the window went meanwhile
-            return False
+    _emit = staticmethod(emit_guarded)
 
 
 # ---- the causes bar -----------------------------------------------------------------------------
@@ -1153,7 +1146,7 @@ class AdvisorPanel(QWidget):
             for col in (COL_STEP, COL_SPEEDUP, COL_MFU):
                 cells[col] = _Item("\u2013", right)
         faint = not applicable or "not the bottleneck" in a.note
-        tip = [f"{a.title}  ({CATEGORY_NAMES.get(a.category, a.category)})"]
+        tip = [f"{a.title}  ({ADVICE_CATEGORY_NAMES.get(a.category, a.category)})"]
         if a.description:
             tip.append(a.description)
         if a.note or a.error:

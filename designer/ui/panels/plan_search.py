@@ -18,7 +18,7 @@ import time
 
 from PySide6.QtCore import QObject, Signal
 
-from ...core.problems import DesignerError
+from ..worker import emit_guarded, error_text
 from .breakdown import CATEGORY_NAMES
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress signals a second
@@ -108,10 +108,8 @@ class SearchWorker(QObject):
                 result = search(doc, top=top, workers=1, opts=opts, progress=progress)
             except _Cancelled:
                 cancelled = True
-            except DesignerError as exc:
-                error = "\n".join(p.format() for p in exc.problems) or str(exc)
             except Exception as exc:  # noqa: BLE001 - shown in the panel, never a crash
-                error = f"internal error: {type(exc).__name__}: {exc}"
+                error = error_text(exc)
             self.running = None
             if self._stop or gone[0]:
                 return
@@ -120,12 +118,7 @@ class SearchWorker(QObject):
             if not self._emit(self.searched, request, revision, result, error, time.perf_counter() - started):
                 return
 
-    def _emit(self, signal, *args) -> bool:
-        try:
-            signal.emit(*args)
-            return True
-        except RuntimeError:  # "Signal source has been deleted": the window went meanwhile
-            return False
+    _emit = staticmethod(emit_guarded)
 
 
 # ---- text ---------------------------------------------------------------------------------------
