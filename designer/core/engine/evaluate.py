@@ -272,7 +272,7 @@ class Engine:
         used_nodes, accels, acc, ac, nvls = self.hardware(fabric, n, cal)
         warnings: list[str] = []
         if len(accels) > 1:
-            warnings.append("mixed accelerators: " + ", ".join(accels) + "; every GPU is costed as its own kind")
+            warnings.append("mixed accelerators: " + ", ".join(accels) + f"; every GPU is costed as {acc.name}")
         placement = self.placement(plan)
         if len(used_nodes) > 1:
             require_routes(fabric, np.arange(n), "this job")
