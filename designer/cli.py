@@ -119,8 +119,9 @@ def cmd_schema(args) -> int:
     return EXIT_OK
 
 
-def _load_job(args):
-    """The cluster with --scenario and --set applied."""
+def _load_job(args, plan_may_be_wrong: bool = False):
+    """The cluster with --scenario and --set applied. `plan_may_be_wrong`: the plan's own
+    problems are warnings (a plan search looks for a valid plan; the cluster must be sound)."""
     from .core.io import load_document, load_scenario
     from .core.io.overrides import apply_overrides
 
@@ -134,6 +135,14 @@ def _load_job(args):
     from .core.model.check import check_document
 
     errors = [p for p in check_document(doc) if p.severity == "error"]
+    if plan_may_be_wrong:
+        from .core.model.plan import check_plan
+
+        plan_problems = {p.format() for p in check_plan(doc)}
+        for p in [p for p in errors if p.format() in plan_problems]:
+            errors.remove(p)
+            p.file = args.file
+            _err(f"warning: {p.format()}")
     if errors:
         for p in errors:
             p.file = args.file
@@ -265,7 +274,7 @@ def format_advice(report: dict, doc) -> str:
 def cmd_search(args) -> int:
     from .core.analysis.search import search
 
-    doc = _load_job(args)
+    doc = _load_job(args, plan_may_be_wrong=True)
     progress = None
     if sys.stderr.isatty():
         def progress(done, total):

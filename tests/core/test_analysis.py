@@ -286,3 +286,18 @@ def test_scale_cli():
     with pytest.raises(SystemExit) as exc:
         run_cli("scale", path, "--gpus", "sixty")
     assert exc.value.code == 2
+
+
+def test_search_finds_a_valid_plan_when_the_files_plan_is_impossible():
+    code, out, err = run_cli("search", EXAMPLES / "h100-64gpu-infiniband.yaml", "--set",
+                             "parallelism.tensor_model_parallel_size=3", "--top", "2", "--workers", "1", "--json")
+    assert code == 0, err
+    assert "warning:" in err and "TP 3 does not divide the 32 attention heads" in err  # said, then searched
+    data = json.loads(out)
+    assert data["current"] is None and data["top"] and "not valid" in data["verdict"]
+
+
+def test_search_with_a_malformed_scheduler_address_says_the_form():
+    pytest.importorskip("distributed")
+    code, _, err = run_cli("search", EXAMPLES / "h100-64gpu-infiniband.yaml", "--scheduler", "foo")
+    assert code == 65 and "tcp://HOST:PORT" in err

@@ -105,6 +105,9 @@ class DaskRunner:
                     "to use local processes")]) from exc
         try:
             self.client = Client(address, timeout="10s")
+        except ValueError as exc:  # not an address at all
+            raise DesignerError([Problem(f"{address!r} is not a scheduler address: {exc}", "--scheduler",
+                                         fix="use tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786")]) from exc
         except (OSError, TimeoutError) as exc:
             raise DesignerError([Problem(f"cannot reach the Dask scheduler at {address}: {exc}", "--scheduler",
                                          fix="check the address (tcp://HOST:PORT) and that `dask scheduler` runs")]) \
