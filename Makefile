@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 EXAMPLE ?= resources/examples/h100-64gpu-infiniband.yaml
 
-.PHONY: run test bench package clean
+.PHONY: run test bench package clean sync-data check-qt-libs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,8 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) check-qt-libs
 	$(BIN)/designer-gui $(EXAMPLE)
+
+# Qt's xcb platform plugin needs these system libraries; say the apt command instead of Qt's abort.
+check-qt-libs: $(STAMP)
+	@$(BIN)/python packaging/check_qt_libs.py
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
@@ -28,6 +32,12 @@ bench: $(STAMP)
 
 package:
 	packaging/build.sh
+
+# Refresh the copies of the shared validation data and contract (run beside ../shared, then commit).
+sync-data:
+	cp ../shared/validation/published-cases.yaml ../shared/validation/published-cases-modern.yaml tests/validation/data/
+	cp ../shared/docs/contract.md docs/contract.md
+	cp ../shared/research/cost-model.md docs/research/cost-model.md
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

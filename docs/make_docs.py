@@ -6,7 +6,7 @@
 
 A generated block sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in
 README.md or docs/guide.md; everything else in those files is written by hand. The accuracy
-table runs every published case of ../shared/validation through the public CLI, exactly as
+table runs every published case of tests/validation/data through the public CLI, exactly as
 tests/validation does.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def accuracy_table() -> str:
     from tests.validation.cases import CASES_FILE, generate_args, load_cases, set_args
 
     if not CASES_FILE.exists():
-        raise SystemExit(f"make_docs: {CASES_FILE} is missing (shared/validation beside the checkout)")
+        raise SystemExit(f"make_docs: {CASES_FILE} is missing (run `make sync-data` beside ../shared)")
     cases = load_cases()["training"]
     rows, errors = [], []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,14 +1,24 @@
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# The tests never touch the user's real settings, recovery files or documents: Qt finds its
+# settings (QSettings' native format), data and documents folders through these, read when
+# first used, so they are set before anything imports Qt.
+TEST_HOME = Path(tempfile.mkdtemp(prefix="designer-tests-home-"))
+os.environ["HOME"] = str(TEST_HOME)
+for _var, _sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                   ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):
+    os.environ[_var] = str(TEST_HOME / _sub)
+(TEST_HOME / "Documents").mkdir()
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
-SHARED = ROOT.parent / "shared"
 
 SMALL = """\
 apiVersion: designer/v1
@@ -44,6 +54,12 @@ spec:
   parallelism:
     tensor_model_parallel_size: 8
 """
+
+
+@pytest.fixture(autouse=True)
+def _private_recovery_folder(tmp_path, monkeypatch):
+    """Each test autosaves into its own folder (a test that wants another sets it itself)."""
+    monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
 
 
 @pytest.fixture

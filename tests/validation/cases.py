@@ -1,4 +1,4 @@
-"""Running the published cases of shared/validation/published-cases.yaml through the public CLI."""
+"""Running the published cases (tests/validation/data/, copied from the project's shared/validation) through the public CLI."""
 from __future__ import annotations
 
 import json
@@ -7,11 +7,13 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES_FILE = ROOT.parent / "shared" / "validation" / "published-cases.yaml"
+DATA = ROOT / "tests" / "validation" / "data"
+CASES_FILE = DATA / "published-cases.yaml"  # 2021-23: A100 / H100, BF16
+MODERN_CASES_FILE = DATA / "published-cases-modern.yaml"  # 2024-26: GB200/GB300 NVL72, B200, FP8, MoE, ...
 
 
-def load_cases() -> dict:
-    with open(CASES_FILE) as fh:
+def load_cases(path: Path = CASES_FILE) -> dict:
+    with open(path) as fh:
         return yaml.safe_load(fh)
 
 

@@ -148,7 +148,7 @@ def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod
 
     ECMP on Ethernet places F flows (x QPs) on U up-links at random; the busiest link carries
     about F/U + sqrt(2 (F/U) ln U) of them (balls into bins), so the set drains that much
-    slower than an ideal split (cost-model.md section 6.3).
+    slower than an ideal split (docs/research/cost-model.md section 6.3).
     """
     n = len(fabric.pod_up_Bps) if pod else len(fabric.switch_ids)
     eff = np.ones(n)

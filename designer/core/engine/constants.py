@@ -10,7 +10,7 @@ A cluster file's `calibration` mapping overrides them:
 
 Defaults for an accelerator kind come from its catalog entry (`calibration:` there), then
 from the fields' defaults below. Sources are in the field docs; "fitted" means fitted once
-per accelerator or fabric kind to shared/validation/published-cases.yaml, never per case.
+per accelerator or fabric kind to tests/validation/data/published-cases*.yaml, never per case.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class AcceleratorConstants:
         0.80, "Large-GEMM throughput / dense peak: the catalog's best_gemm_tflops / peak_tflops")
     gemm_overhead_us: float = _c(
         5.0, "Fixed cost of one GEMM kernel (launch, prologue, tail wave), us. Fitted to XLA's H100 "
-        "matmul table (shared/validation hardware.gemm_shape_dependence_h100): t = max(F/P, B/BW) + 5 us")
+        "matmul table (tests/validation/data/published-cases.yaml, hardware.gemm_shape_dependence_h100): t = max(F/P, B/BW) + 5 us")
     gemm_tile_m: int = _c(128, "GEMM tile rows; M below a tile multiple wastes tensor-core work (wave quantisation)")
     gemm_tile_n: int = _c(256, "GEMM tile columns")
     num_sms: int = _c(132, "Streaming multiprocessors (tiles run in waves of this many)")

@@ -9,7 +9,8 @@ causal attention (the s-dependent term counts half the score matrix):
 
 with q = heads x kv_channels and kv = query_groups x kv_channels. MFU counts these model
 FLOPs; HFU adds the recomputed forward passes (selective: the core attention; full: the
-whole layer stack, not the logits). Source: shared/research/cost-model.md section 1.
+whole layer stack, not the logits). Source: Megatron-LM megatron/training/training.py
+`num_floating_point_operations`; Narayanan et al., SC21, appendix.
 """
 from __future__ import annotations
 

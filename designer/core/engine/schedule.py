@@ -305,7 +305,7 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
 
 
 def ideal_bubble_s(schedule: str, p: int, m: int, v: int, f: float, b: float, w: float) -> float:
-    """The schedule's bubble with identical stages (closed form, cost-model.md section 4.1).
+    """The schedule's bubble with identical stages (closed form, docs/research/cost-model.md section 4.1).
 
     f, b, w: forward, backward and weight-gradient time of one micro-batch through a whole
     stage (all its chunks)."""

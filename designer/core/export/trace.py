@@ -3,7 +3,8 @@
 A process per server, a thread per device stream (compute, TP, CP, EP, PP, DP, and the
 overlapped part of each comm on its own thread so that slices nest), waits on their own
 thread. Times in microseconds. Perfetto requires slices on one thread to nest; every
-stream here is sequential, which the tests check. See shared/research/ecosystem.md 1.1.
+stream here is sequential, which the tests check. See the Trace Event Format
+(Chrome, "Trace Event Format" document) and Perfetto's JSON trace import notes.
 """
 from __future__ import annotations
 
