@@ -17,15 +17,33 @@ def load_cases(path: Path = CASES_FILE) -> dict:
         return yaml.safe_load(fh)
 
 
+# Case fields that describe the run but are not inputs (the issue that added the modern file says
+# which); `nvlink_domain_gpus_used`, where given, is the domain the cluster is generated with.
+NOT_INPUTS = {"model_name", "attention_sinks", "derived_layer_split", "nvlink_domains", "nic_model", "scale_up"}
+
+
+def _flow(value) -> str:
+    """A --set / flag value: booleans as JSON, lists and mappings as YAML flow values."""
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (list, dict)):
+        return yaml.safe_dump(value, default_flow_style=True, width=10**9).strip()
+    return str(value)
+
+
 def generate_args(cluster: dict, out: Path) -> list[str]:
-    args = ["generate", "fat-tree", "-o", str(out), "--nodes", str(cluster["nodes"]), "--gpu", cluster["gpu"]]
-    for key, flag in (("gpus_per_node", "--gpus-per-node"), ("nics_per_node", "--nics-per-node"),
-                      ("nic_gbps", "--nic-gbps"), ("fabric", "--fabric"), ("tiers", "--tiers"),
-                      ("switch_radix", "--switch-radix"), ("oversubscription", "--oversubscription")):
-        if key in cluster:
-            args += [flag, str(cluster[key])]
-    if "rail_optimized" in cluster:
-        args.append("--rail-optimized" if cluster["rail_optimized"] else "--no-rail-optimized")
+    """`designer generate GENERATOR -o OUT` with every cluster field as its flag (gpus_per_node ->
+    --gpus-per-node; a boolean is --flag or --no-flag)."""
+    fields = {k: v for k, v in cluster.items() if k not in NOT_INPUTS and k != "generator"}
+    if "nvlink_domain_gpus_used" in fields:
+        fields["nvlink_domain_gpus"] = fields.pop("nvlink_domain_gpus_used")
+    args = ["generate", cluster.get("generator", "fat-tree"), "-o", str(out)]
+    for key, value in fields.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            args.append(flag if value else "--no-" + key.replace("_", "-"))
+        else:
+            args += [flag, _flow(value)]
     return args
 
 
@@ -33,7 +51,8 @@ def set_args(case: dict) -> list[str]:
     out = []
     for section in ("workload", "parallelism"):
         for key, value in (case.get(section) or {}).items():
-            out += ["--set", f"{section}.{key}={json.dumps(value) if isinstance(value, bool) else value}"]
+            if key not in NOT_INPUTS:
+                out += ["--set", f"{section}.{key}={_flow(value)}"]
     return out
 
 
