@@ -103,7 +103,7 @@ def nccl_rows(cases: list[dict], tmp: Path) -> list[dict]:
             rows.append(row | {"refused": "nccl: " + _first_line(err)})
             continue
         data = json.loads(out)
-        table = data if isinstance(data, list) else data.get("rows", data.get("results", []))
+        table = data if isinstance(data, list) else data.get("designer_rows", data.get("rows", []))
         by_size = {r.get("size_bytes", r.get("size")): r for r in table}
         errors = []
         for m in case["measured"]:

@@ -6,14 +6,17 @@ Exit codes: 0 ok; 1 failure; 2 usage; 65 bad input data; 66 missing input file;
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import os
+import stat
 import sys
 import traceback
 
 from . import __version__
 from .core.problems import (
-    EXIT_DATAERR, EXIT_OK, EXIT_SOFTWARE, EXIT_USAGE, DesignerError, Problem,
+    EXIT_DATAERR, EXIT_FAILURE, EXIT_OK, EXIT_SOFTWARE, EXIT_USAGE, DesignerError, Problem,
 )
 
 EPILOG = "exit codes: 0 ok, 1 failure, 2 usage, 65 bad input data, 66 missing input file, 70 internal error"
@@ -27,9 +30,59 @@ def _n(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+# A file with 80,000 bad lines needs its first problems shown, not all of them.
+MAX_SHOWN_PROBLEMS = 200  # more than a check lists of one kind (check.MAX_LISTED_DUPLICATES)
+
+
 def _report(problems: list[Problem]) -> None:
-    for p in problems:
+    for p in problems[:MAX_SHOWN_PROBLEMS]:
         _err(p.format())
+    if len(problems) > MAX_SHOWN_PROBLEMS:
+        more = len(problems) - MAX_SHOWN_PROBLEMS
+        _err(f"... and {more:,} more problem{'s' if more > 1 else ''} ({len(problems):,} in all; "
+             f"the first {MAX_SHOWN_PROBLEMS} are shown)")
+
+
+# ---- -o files: one way to say why an output cannot be written ----------------------------------
+
+@contextlib.contextmanager
+def writing_output(path: str):
+    """Around every `-o` write: a missing folder, a read-only target, a full disk or a device
+    in the way is the user's to fix (exit 1 with the path, the reason and the fix), not a bug."""
+    fix = "write into an existing folder you can write to"
+    if os.path.isdir(path):
+        raise DesignerError([Problem("cannot write: it is a folder", file=path, fix="give a file name in it")],
+                            EXIT_FAILURE)
+    if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+        # never rename a file over a device or pipe (an atomic save would replace /dev/full itself)
+        raise DesignerError([Problem("cannot write: it is a device or pipe, not a regular file", file=path,
+                                     fix="give the path of a file (to pipe the output, write a file and cat it)")],
+                            EXIT_FAILURE)
+    try:
+        yield
+    except OSError as exc:
+        folder = os.path.dirname(os.path.abspath(path))
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ENOENT:
+            reason = f"the folder {folder} does not exist"
+        elif exc.errno == errno.ENOTDIR:
+            blocker = next((p for p in _parents(folder) if os.path.exists(p) and not os.path.isdir(p)), folder)
+            reason = f"{blocker} is a file, not a folder"
+        elif exc.errno in (errno.EACCES, errno.EPERM):
+            reason = f"permission denied (the folder {folder} or the file is not writable)"
+        elif exc.errno == errno.EROFS:
+            reason = f"{folder} is on a read-only file system"
+        elif exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            reason, fix = "no space left on the disk (or over quota)", "free some space, or write to another disk"
+        raise DesignerError([Problem(f"cannot write: {reason}", file=path, fix=fix)], EXIT_FAILURE) from None
+
+
+def _parents(folder: str) -> list[str]:
+    """The folder and each folder above it, nearest first."""
+    out = [folder]
+    while os.path.dirname(out[-1]) != out[-1]:
+        out.append(os.path.dirname(out[-1]))
+    return out
 
 
 # ---- catalog ---------------------------------------------------------------------------------
@@ -84,7 +137,8 @@ def cmd_generate(args) -> int:
     except FatTreeError as exc:
         _err(f"designer generate: {exc}")
         return EXIT_DATAERR
-    save_document(doc, args.output)
+    with writing_output(args.output):
+        save_document(doc, args.output)
     c = doc.counts()
     _err(f"wrote {args.output}: {c['nodes']} servers, {c['gpus']} GPUs, {_n(c['switches'], 'switch', 'switches')}, "
          f"{c['links']} links ({c['cables']} cables), {c['racks']} racks")
@@ -98,9 +152,10 @@ def cmd_validate(args) -> int:
     from .core.model.check import check_document
 
     doc = load_document(args.file)
+    from .core.io.locate import locate
+
     problems = check_document(doc)
-    for p in problems:
-        p.file = args.file
+    locate(problems, args.file)  # FILE:LINE:COLUMN of each problem's key
     if problems:
         _report(problems)
         errors = sum(p.severity == "error" for p in problems)
@@ -144,8 +199,9 @@ def _load_job(args, plan_may_be_wrong: bool = False):
             p.file = args.file
             _err(f"warning: {p.format()}")
     if errors:
-        for p in errors:
-            p.file = args.file
+        from .core.io.locate import locate
+
+        locate(errors, args.file)
         raise DesignerError(errors)
     return doc
 
@@ -200,10 +256,17 @@ def format_result(result, doc) -> str:
 
 
 def cmd_trace(args) -> int:
-    from .core.export.trace import write_trace
+    from .core.export.trace import trace_size_problem, write_trace
 
     doc, engine, result = _evaluate(args)
-    count = write_trace(result, engine._fabric, args.output)
+    too_big = trace_size_problem(result)
+    if too_big is not None:
+        from .core.io.locate import locate
+
+        locate([too_big], args.file)
+        raise DesignerError([too_big])
+    with writing_output(args.output):
+        count = write_trace(result, engine._fabric, args.output)
     _err(f"wrote {args.output}: {count} trace events, step {result.step_time_s:.3f} s "
          f"(open it in ui.perfetto.dev or chrome://tracing)")
     return EXIT_OK
@@ -211,19 +274,15 @@ def cmd_trace(args) -> int:
 
 def cmd_report(args) -> int:
     from .core.export.report import build_report
-    from .core.problems import EXIT_FAILURE
 
     doc, _, result = _evaluate(args)
     for w in result.warnings:
         _err(f"warning: {w}")
-    try:
-        source = args.file + (f", scenario {args.scenario}" if args.scenario else "")
-        if args.set:
-            source += ", with --set " + " ".join(args.set)
+    source = args.file + (f", scenario {args.scenario}" if args.scenario else "")
+    if args.set:
+        source += ", with --set " + " ".join(args.set)
+    with writing_output(args.output):
         pages = build_report(doc, result, args.output, source_name=source)
-    except OSError as exc:
-        _err(f"designer report: cannot write {args.output}: {exc.strerror or exc}")
-        return EXIT_FAILURE
     _err(f"wrote {args.output}: {_n(pages, 'page', 'pages')}, step {result.step_time_s:.3f} s")
     return EXIT_OK
 
@@ -357,15 +416,15 @@ def _size(text: str) -> int:
 
 
 def cmd_nccl(args) -> int:
-    from .core.engine.nccl import format_table, nccl_table
+    from .core.engine.nccl import as_nccl_tests_json, format_table, nccl_run
 
     doc = _load_job(args)
-    rows = nccl_table(doc, args.op, args.num_gpus, args.algo, args.min_bytes, args.max_bytes)
-    if args.json:
-        json.dump([r.as_json() for r in rows], sys.stdout, indent=2)
+    run = nccl_run(doc, args.op, args.num_gpus, args.algo, args.min_bytes, args.max_bytes)
+    if args.json:  # nccl-tests' -J shape; Designer's rows under "designer_rows"
+        json.dump(as_nccl_tests_json(run), sys.stdout, indent=2)
         print()
     else:
-        print(format_table(rows, args.op, args.num_gpus or doc.num_gpus()))
+        print(format_table(run))
     return EXIT_OK
 
 
@@ -456,12 +515,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("nccl", help="the table nccl-tests would print on this cluster", epilog=EPILOG)
     job_args(p)
-    p.add_argument("--op", required=True, choices=("all_reduce", "all_gather", "reduce_scatter", "all_to_all"))
+    p.add_argument("--op", required=True, choices=("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                                   "broadcast", "reduce", "send_recv"))
     p.add_argument("--num-gpus", type=_positive_int, default=None, help="the first N GPUs (default: all)")
     p.add_argument("--algo", choices=("auto", "ring", "tree", "nvls", "collnet"), default="auto")
     p.add_argument("--min-bytes", type=_size, default=8, help="smallest size (8, 1K, 1M, ...)")
     p.add_argument("--max-bytes", type=_size, default=16 * 2**30, help="largest size (default 16G)")
-    p.add_argument("--json", action="store_true", help="rows of size_bytes, time_us, algbw, busbw")
+    p.add_argument("--json", action="store_true",
+                   help="nccl-tests' -J JSON (results: size, count, out_of_place.time/alg_bw/bus_bw); "
+                        "Designer's rows of size_bytes, time_us, algbw, busbw under designer_rows")
     p.set_defaults(func=cmd_nccl)
 
     p = sub.add_parser("advise", help="what limits the step, and candidate changes ranked by speed-up",

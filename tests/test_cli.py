@@ -1,5 +1,7 @@
 """The headless CLI: exit codes, machine output on stdout, messages on stderr."""
 import json
+import os
+import stat
 
 import pytest
 
@@ -135,7 +137,7 @@ def test_nccl_json_rows(tmp_path):
     code, out, err = run_cli("nccl", EXAMPLES / "h100-64gpu-infiniband.yaml", "--op", "all_reduce", "--num-gpus", "16",
                              "--min-bytes", "1K", "--max-bytes", "1G", "--json")
     assert code == 0, err
-    rows = json.loads(out)
+    rows = json.loads(out)["designer_rows"]  # beside nccl-tests' own -J shape (tests/test_nccl_table.py)
     assert [r["size_bytes"] for r in rows] == [2**k for k in range(10, 31)]
     for r in rows:
         assert {"size_bytes", "time_us", "algbw", "busbw"} <= set(r)
@@ -176,3 +178,77 @@ def test_evaluate_refuses_a_link_to_nowhere(tmp_path, small_text):
     p.write_text(small_text.replace('b: "leaf0:p3"', 'b: "leaf9:p3"'))
     code, out, err = run_cli("evaluate", p)
     assert code == 65 and "dangling" in err and str(p) in err and out == ""
+
+
+# ---- -o: a target that cannot be written is the user's to fix (exit 1), never "please report it" ----
+
+def _output_command(command, tmp_path, small_text, output):
+    if command == "generate":
+        return ("generate", "fat-tree", "--nodes", "2", "--gpu", "H100", "-o", output)
+    return (command, EXAMPLES / "h100-roce-2to1-ethernet.yaml", "-o", output)
+
+
+def _assert_cannot_write(code, err, output, reason):
+    assert code == 1, err
+    assert "internal error" not in err and "please report it" not in err, err
+    assert f"{output}: cannot write: " in err and reason in err, err
+
+
+@pytest.mark.parametrize("command", ["generate", "trace", "report"])
+def test_output_under_a_regular_file_names_the_file(tmp_path, small_text, command):
+    (tmp_path / "file.txt").write_text("not a folder")
+    output = tmp_path / "file.txt" / "out.yaml"
+    code, _, err = run_cli(*_output_command(command, tmp_path, small_text, output))
+    _assert_cannot_write(code, err, output, f"{tmp_path / 'file.txt'} is a file, not a folder")
+    assert "write into an existing folder you can write to" in err
+
+
+@pytest.mark.parametrize("command", ["generate", "trace"])
+def test_output_in_a_missing_folder_names_the_folder(tmp_path, small_text, command):
+    output = tmp_path / "no-such-folder" / "out.json"
+    code, _, err = run_cli(*_output_command(command, tmp_path, small_text, output))
+    _assert_cannot_write(code, err, output, f"the folder {tmp_path / 'no-such-folder'} does not exist")
+
+
+@pytest.mark.parametrize("command", ["generate", "trace"])
+def test_output_on_a_full_disk_says_so(tmp_path, small_text, command, monkeypatch):
+    import errno
+
+    from designer.core.io import files
+
+    def disk_full(fh, data):  # the disk fills up in the middle of the write
+        fh.write(data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(files, "_write_all", disk_full)
+    output = tmp_path / "out.json"
+    code, _, err = run_cli(*_output_command(command, tmp_path, small_text, output))
+    _assert_cannot_write(code, err, output, "no space left on the disk")
+    assert not output.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out.json")]
+
+
+@pytest.mark.parametrize("command", ["generate", "trace"])
+def test_output_onto_a_pipe_is_refused_and_the_pipe_kept(tmp_path, small_text, command):
+    """A FIFO here, not /dev/full: code that renames its file over the target must not be able to
+    replace a real device when this test runs as root."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this system")
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    code, _, err = run_cli(*_output_command(command, tmp_path, small_text, pipe))
+    _assert_cannot_write(code, err, pipe, "it is a device or pipe, not a regular file")
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)  # an atomic save must not rename a file over it
+
+
+@pytest.mark.parametrize("command", ["generate", "trace"])
+def test_output_in_a_read_only_folder(tmp_path, small_text, command):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders: the other -o tests cover the message")
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        code, _, err = run_cli(*_output_command(command, tmp_path, small_text, folder / "out.json"))
+    finally:
+        folder.chmod(0o755)
+    _assert_cannot_write(code, err, folder / "out.json", "permission denied")

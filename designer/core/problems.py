@@ -72,3 +72,18 @@ def did_you_mean(word: str, choices) -> str | None:
     """The closest known name to a misspelt one, or None."""
     found = close_matches(word, choices, n=1)
     return found[0] if found else None
+
+
+def count_text(problems) -> str:
+    """'no problems', '1 error', '2 errors, 1 warning': the one summary every view shows."""
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    if not problems:
+        return "no problems"
+    parts = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((errors, "error"), (warnings, "warning")) if n]
+    return ", ".join(parts)
+
+
+def first_error(problems) -> Problem | None:
+    """The problem a view names first: the first error, else the first warning."""
+    return next((p for p in problems if p.severity == "error"), problems[0] if problems else None)

@@ -104,24 +104,21 @@ def _start_autosave(window) -> None:
         return (window.qdoc.path or window.qdoc.name, window.qdoc.text())
 
     window.autosaver = Autosaver(snapshot, parent=window)
+    window.autosaver.failed.connect(window.tell)  # never silent, never a traceback on the UI thread
 
 
 def offer_recovery(window) -> bool:
-    """After a crash: offer the newest recovery file; the user's choice either way clears it."""
-    from PySide6.QtWidgets import QMessageBox
-
-    from .autosave import pending_recoveries, remove_recovery
-
+    """After a crash: offer the newest recovery file. Declined, the files go; recovered, the file stays
+    until the design is saved or a newer autosave replaces it (a second crash loses nothing)."""
     import os
 
+    from PySide6.QtWidgets import QMessageBox
+
+    from ..core.io.pids import pid_alive
+    from .autosave import pending_recoveries, remove_recovery
+
     def alive(pid):
-        if not pid or pid == os.getpid():
-            return False
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
+        return bool(pid) and pid != os.getpid() and pid_alive(pid)
 
     pending = [rf for rf in pending_recoveries() if not alive(rf.pid)]  # not another running window's
     if not pending:
@@ -140,22 +137,40 @@ def offer_recovery(window) -> bool:
 
 
 def recover(window, rf) -> bool:
-    from ..core.io import loads_document
-    from .autosave import remove_recovery
+    """Bring a recovery file's design into the window (one undo step). The file is kept: the
+    window's autosaver adopts it and removes it once the design is saved or autosaved anew.
+
+    A design that held a NaN or an infinity comes back with it (the loader alone would refuse
+    the file); the checks list each such value by element, and Save refuses until it is fixed."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from ..core.io.bundled import example_title, is_bundled
+    from ..core.io.lenient import loads_document_keeping_non_finite
+    from ..core.model.non_finite import non_finite_problems
     from .commands import ReplaceDocument
 
     try:
-        doc = loads_document(rf.path.read_text(encoding="utf-8"), str(rf.path))
-    except DesignerError as exc:
-        window.tell(f"the recovery file is damaged: {exc}")
+        doc = loads_document_keeping_non_finite(rf.path.read_text(encoding="utf-8"), str(rf.path))
+    except (DesignerError, OSError, UnicodeDecodeError) as exc:
+        QMessageBox.warning(window, "Cannot recover", f"The recovery file {rf.path} cannot be read:\n{exc}\n\n"
+                            "It is kept: open it with File > Open once fixed, or delete it.")
         return False
-    if rf.original_path:
-        window.qdoc.path = rf.original_path
-        window.qdoc.pathChanged.emit(rf.original_path)
-    window.qdoc.push(ReplaceDocument(window.qdoc, doc, "Recover unsaved changes"))
-    remove_recovery(rf)
+    if rf.original_path and not is_bundled(rf.original_path):
+        identity = (rf.original_path, None)
+    elif rf.original_path:  # an example opened in place by an older version: a copy now
+        identity = (None, example_title(rf.original_path))
+    else:
+        identity = (None, rf.name)
+    window.qdoc.push(ReplaceDocument(window.qdoc, doc, "Recover unsaved changes", identity=identity))
+    if getattr(window, "autosaver", None) is not None:
+        window.autosaver.adopt(rf)
     window.fit_view()
     window.tell(f"recovered unsaved changes to {rf.name}")
+    bad = non_finite_problems(doc)
+    if bad:
+        QMessageBox.warning(window, "Recovered with values to fix",
+                            "The recovered design holds values that are not finite numbers; fix them before "
+                            "saving:\n" + "\n".join(p.format() for p in bad[:10]))
     return True
 
 

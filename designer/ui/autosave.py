@@ -4,7 +4,12 @@
 the text atomically to `<recovery dir>/<safe name>.recovery.yaml`, with a sidecar
 `<safe name>.recovery.json` that records the original file, the time and the process id.
 After a successful save or a clean close the window calls `discard()`. At start-up
-`pending_recoveries()` lists what a crashed session left behind.
+`pending_recoveries()` lists what a crashed session left behind; a recovered file is
+`adopt()`ed, not deleted: it stays until the user saves or a newer autosave replaces it, so a
+second crash soon after a recovery loses nothing.
+
+A timed write never raises: it writes what it can (a NaN or an infinity in the design is written
+as YAML .nan / .inf, which recovery reads back) and reports a failure through `failed`.
 
 The document name may be a file path with a folder ("/designs/pod.yaml": the original file,
 shown as "pod.yaml") or a bare name ("untitled": never saved). A snapshot may also return a third
@@ -145,6 +150,24 @@ class Autosaver(QObject):
         self.saved.emit(str(path))
         return str(path)
 
+    def adopt(self, rf: "RecoveryFile") -> None:
+        """Make a recovered file this session's own: it is kept until a save (`discard`) or a newer
+        write replaces it, and its sidecar names this process, so no other window offers it."""
+        path = Path(rf.path)
+        self._written.add(path)
+        try:
+            meta = json.loads(_sidecar(path).read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                meta = {}
+        except (OSError, ValueError):
+            meta = {}
+        meta.update({"name": rf.name, "original_path": rf.original_path, "pid": os.getpid(),
+                     "saved_at": rf.saved_at.isoformat(timespec="seconds"), "recovery_file": path.name})
+        try:
+            atomic_write_text(_sidecar(path), json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            self.failed.emit(f"cannot update the recovery file's record: {exc}")
+
     def discard(self) -> None:
         """Remove this session's recovery files: after a successful save or a clean close."""
         for path in self._written:
@@ -157,6 +180,8 @@ class Autosaver(QObject):
             self.write_now()
         except OSError as exc:
             self.failed.emit(f"cannot write the recovery file: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a timer slot must never raise; say why and go on
+            self.failed.emit(f"cannot write the recovery file: {type(exc).__name__}: {exc}")
 
 
 def _remove(path: Path) -> None:

@@ -143,16 +143,25 @@ class SetLayout(QUndoCommand):
 class ReplaceDocument(QUndoCommand):
     """Take over a whole new design (a generator run): one undo step brings the old one back."""
 
-    def __init__(self, qdoc, new: Document, text: str = "Generate"):
+    def __init__(self, qdoc, new: Document, text: str = "Generate", identity=None):
+        """`identity`: (path, untitled title) the new design takes (a generated one is untitled);
+        undo gives the old design its own file back. None: the document keeps its file."""
         super().__init__(text)
         self.qdoc = qdoc
         self.old = qdoc.doc.copy()
         self.new = new.copy()
+        self.old_identity = qdoc.identity
+        self.new_identity = identity
 
     def redo(self) -> None:
+        if self.new_identity is not None:
+            self.qdoc.set_identity(*self.new_identity)
         self.qdoc.doc.replace_all(self.new)
 
     def undo(self) -> None:
+        if self.new_identity is not None:
+            self.new_identity = self.qdoc.identity  # a Save As meanwhile: redo comes back to that file
+            self.qdoc.set_identity(*self.old_identity)
         self.qdoc.doc.replace_all(self.old)
 
 

@@ -28,6 +28,32 @@ TIERS = (("Auto (fewest that fit)", None), ("2 (leaf, spine)", 2), ("3 (leaf, sp
 DEFAULTS = dict(nodes=16, gpu=DEFAULT_ACCELERATOR, gpus_per_node=8, nics_per_node=8, nic_gbps=400.0,
                 fabric="infiniband", tiers=None, switch_radix=64, oversubscription=1.0, rail_optimized=True)
 
+
+
+def defaults_for(design, catalog: Catalog | None = None) -> dict:
+    """The form's starting options: the CLI's defaults, overridden by the parts the design
+    itself uses (its most common accelerator, server shape, NIC speed, fabric and switch)."""
+    options = dict(DEFAULTS)
+    if design is None:
+        return options
+    from ..core.model.parts_in_use import parts_in_use
+
+    catalog = catalog or default_catalog()
+    parts = parts_in_use(design, catalog)
+    found = {
+        "nodes": parts.servers if 1 <= parts.servers <= 16384 else None,
+        "gpu": parts.accelerator if parts.accelerator and catalog.resolve("accelerators", parts.accelerator) else None,
+        "gpus_per_node": parts.gpus_per_node if parts.gpus_per_node and parts.gpus_per_node <= 72 else None,
+        "nics_per_node": parts.nics_per_node if parts.nics_per_node and parts.nics_per_node <= 16 else None,
+        "nic_gbps": parts.nic_gbps,
+        "fabric": parts.fabric,
+        "switch_radix": parts.switch_radix,
+        "rail_optimized": parts.rail_optimized,
+    }
+    options.update({key: value for key, value in found.items() if value is not None})
+    return options
+
+
 ERROR_STYLE = "color: #b91c1c;"  # red 700
 OK_STYLE = ""
 
@@ -59,9 +85,12 @@ class _RatioSpinBox(QDoubleSpinBox):
 class GeneratorDialog(QDialog):
     """Options of a fat-tree fabric; `options()` are the kwargs of `generate_fat_tree`."""
 
-    def __init__(self, parent: QWidget | None = None, catalog: Catalog | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, catalog: Catalog | None = None, design=None) -> None:
+        """`design`: the open Document; the form starts from its own parts (accelerator, NIC,
+        switch, fabric, server shape), else from the CLI's defaults."""
         super().__init__(parent)
         self.catalog = catalog or default_catalog()
+        self.defaults = defaults_for(design, self.catalog)
         self._plan: FatTreePlan | None = None
         self._error: str | None = None
         self.setWindowTitle("Generate fat-tree fabric")
@@ -142,6 +171,12 @@ class GeneratorDialog(QDialog):
         self.summary.setMinimumHeight(self.summary.fontMetrics().lineSpacing() * 4)
         self.summary.setToolTip("What the options build; counted without building anything")
 
+        self.parts = QLabel()
+        self.parts.setObjectName("parts")
+        self.parts.setWordWrap(True)
+        self.parts.setTextFormat(Qt.PlainText)
+        self.parts.setToolTip("The catalog parts these options build with")
+
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
         form.addRow("&Servers:", self.servers)
@@ -159,13 +194,15 @@ class GeneratorDialog(QDialog):
                                         | QDialogButtonBox.RestoreDefaults)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        self.buttons.button(QDialogButtonBox.RestoreDefaults).clicked.connect(lambda: self.set_options(**DEFAULTS))
+        self.buttons.button(QDialogButtonBox.RestoreDefaults).clicked.connect(
+            lambda: self.set_options(**self.defaults))
         self.ok_button = self.buttons.button(QDialogButtonBox.Ok)
         self.ok_button.setText("&Generate")
 
         self.setMinimumWidth(460)  # the summary's lines fit without wrapping
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.parts)
         layout.addWidget(self.summary)
         layout.addWidget(self.buttons)
 
@@ -176,7 +213,7 @@ class GeneratorDialog(QDialog):
             self.setTabOrder(first, second)
 
         self._updating = True
-        self.set_options(**DEFAULTS)
+        self.set_options(**self.defaults)
         self._updating = False
 
         for spin in (self.servers, self.gpus_per_node, self.nics_per_node):
@@ -187,6 +224,9 @@ class GeneratorDialog(QDialog):
         for combo in (self.nic_gbps, self.switch_radix):
             combo.currentTextChanged.connect(self._update)
         self.rail_optimized.toggled.connect(self._update)
+        from .wheel_guard import guard_wheel
+
+        guard_wheel(self)  # the wheel never steps a field that was not clicked into
         self._update()
         self.servers.setFocus()
         self.servers.selectAll()
@@ -281,6 +321,7 @@ class GeneratorDialog(QDialog):
         except FatTreeError as exc:
             self._plan, self._error = None, str(exc)
         self.summary.setText(self.summary_text())
+        self.parts.setText(self.parts_text())
         self.summary.setStyleSheet(ERROR_STYLE if self._error else OK_STYLE)
         self.summary.setProperty("error", bool(self._error))
         self.ok_button.setEnabled(self._error is None)
@@ -295,6 +336,18 @@ class GeneratorDialog(QDialog):
 
     def is_valid(self) -> bool:
         return self._error is None
+
+    def parts_text(self) -> str:
+        """The NIC and switch models the options build with (as the generator picks them)."""
+        o = self.options()
+        if o["nic_gbps"] is None or o["switch_radix"] is None:
+            return ""
+        nic = self.catalog.nic_for(o["fabric"], o["nic_gbps"])
+        switch = next((s for s in self.catalog.switches.values() if s.kind == o["fabric"]
+                       and s.port_gbps == o["nic_gbps"] and s.radix == o["switch_radix"]), None)
+        nic_name = nic.name if nic else f"{o['nic_gbps']:g} Gb/s"
+        switch_name = switch.name if switch else "uncatalogued"
+        return f"Parts: {o['gpu']}, {nic_name} NICs, {switch_name} switches of {o['switch_radix']} ports"
 
     def summary_text(self) -> str:
         if self._error is not None:

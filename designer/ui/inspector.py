@@ -17,6 +17,8 @@ from ..core.io.schema import Builder, _split_optional
 from ..core.model.document import COLLECTION_OF
 from . import commands
 
+SINGULAR = {"racks": "rack", "nodes": "node", "switches": "switch", "links": "link"}
+
 
 class Inspector(QWidget):
     message = Signal(str)
@@ -43,7 +45,7 @@ class Inspector(QWidget):
         scroll.setWidget(self.body)
         outer.addWidget(scroll, 1)
         self.editors: dict[str, QWidget] = {}
-        qdoc.changed.connect(lambda _c: self.refresh())
+        qdoc.changed.connect(self.refresh)
         qdoc.replaced.connect(lambda: self.show_ids([]))
 
     def show_ids(self, ids: list[str]) -> None:
@@ -51,12 +53,31 @@ class Inspector(QWidget):
         self.ids = [i for i in ids if doc.get(i) is not None]
         self._build()
 
-    def refresh(self) -> None:
-        self.ids = [i for i in self.ids if self.qdoc.doc.get(i) is not None]
-        self._load_values()
+    def refresh(self, changes=()) -> None:
+        """After every document change (undo and redo too): follow renames, let go of what is
+        gone (its fields with it, so nothing can be typed into it), show the current values
+        and, with nothing selected, the current counts."""
+        renamed = {c.old: c.new for c in changes if c.action == "changed" and c.field == "id"}
+        ids = [renamed.get(i, i) for i in self.ids]
+        alive = [i for i in ids if self.qdoc.doc.get(i) is not None]
+        if alive != self.ids or not alive:
+            self.ids = alive
+            self._build()
+        else:
+            self._load_values()
 
     def _elements(self):
         return [self.qdoc.doc.get(i) for i in self.ids]
+
+    def _editable_elements(self) -> list:
+        """The shown elements, or [] (and the form rebuilt, with a message) when one has gone."""
+        elements = self._elements()
+        if any(e is None for e in elements):
+            gone = ", ".join(i for i, e in zip(self.ids, elements) if e is None)
+            self.message.emit(f"{gone} no longer exists (deleted or undone): nothing was changed")
+            self.show_ids(self.ids)
+            return []
+        return elements
 
     def _build(self) -> None:
         while self.form.rowCount():
@@ -74,7 +95,7 @@ class Inspector(QWidget):
             self.title.setText(f"<b>{len(elements)} elements</b> of different kinds: select one kind to edit")
             return
         cls = types.pop()
-        kind = COLLECTION_OF[cls][:-1]
+        kind = SINGULAR[COLLECTION_OF[cls]]
         self.title.setText(f"<b>{kind} {elements[0].id}</b>" if len(elements) == 1 else
                            f"<b>{len(elements)} {COLLECTION_OF[cls]}</b> (edits apply to all)")
         hints = typing.get_type_hints(cls)
@@ -99,6 +120,9 @@ class Inspector(QWidget):
             label.setToolTip(f.metadata.get("doc", ""))
             self.form.addRow(label, editor)
             self.editors[f.name] = editor
+        from .wheel_guard import guard_wheel
+
+        guard_wheel(self)  # the new fields too: the wheel scrolls past them unless clicked into
         self._load_values()
 
     def _load_values(self) -> None:
@@ -124,7 +148,7 @@ class Inspector(QWidget):
             editor.blockSignals(False)
 
     def _commit_text(self, name: str, text: str) -> None:
-        elements = self._elements()
+        elements = self._editable_elements()
         if not elements:
             return
         field_type = typing.get_type_hints(type(elements[0]))[name]
@@ -148,7 +172,7 @@ class Inspector(QWidget):
         self._commit(name, value)
 
     def _commit(self, name: str, value) -> None:
-        elements = self._elements()
+        elements = self._editable_elements()
         if not elements:
             return
         if isinstance(value, bool) is False and name in self.editors and isinstance(self.editors[name], QCheckBox):

@@ -1,14 +1,18 @@
 """The job panel: the workload (a preset plus every key) and the parallel plan.
 
-Each value is checked as it is typed against the model and the cluster (the same checks as
-`designer validate`); an impossible plan says why beside the field and which values would
-work. A valid change becomes one undoable command.
+A value that does not parse (text in a number field) is refused beside the field as it is
+typed. Any value that parses becomes one undoable command, even an impossible plan: the
+window's check of the design (the same as `designer validate`, one list per revision) then
+comes back through `show_problems`, which writes each job problem beside its field with the
+values that would work, and counts all of them as the status bar does. The Breakdown keeps
+the last valid result meanwhile.
 """
 from __future__ import annotations
 
 import dataclasses
 
 import yaml
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QScrollArea, QVBoxLayout, QWidget,
 )
@@ -16,6 +20,7 @@ from PySide6.QtWidgets import (
 from ..core.model import Parallelism, Workload, default_catalog
 from ..core.model.job import resolve_workload
 from ..core.model.plan import check_job
+from ..core.problems import count_text
 from . import commands
 
 WORKLOAD_KEYS = [f.name for f in dataclasses.fields(Workload) if f.name != "preset"]
@@ -26,6 +31,8 @@ SHORT = {"tensor_model_parallel_size": "TP", "pipeline_model_parallel_size": "PP
 
 
 class JobPanel(QWidget):
+    showProblemsRequested = Signal()  # "see all" in the summary: the window opens its problem list
+
     def __init__(self, qdoc, parent=None):
         super().__init__(parent)
         self.qdoc = qdoc
@@ -33,10 +40,14 @@ class JobPanel(QWidget):
         self.editors: dict[str, QWidget] = {}
         self.errors: dict[str, QLabel] = {}
         self._loading = False
+        self.problems: list = []  # the design's problems, as the window last checked them
+        self._input_errors: dict[str, str] = {}  # field path -> why its text does not parse
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.RichText)
+        self.summary.linkActivated.connect(lambda _link: self.showProblemsRequested.emit())
         outer.addWidget(self.summary)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -66,6 +77,9 @@ class JobPanel(QWidget):
         layout.addStretch(1)
         qdoc.changed.connect(self._on_doc_changed)
         qdoc.replaced.connect(self.load)
+        from .wheel_guard import guard_wheel
+
+        guard_wheel(self)  # scrolling the form never steps a field that was not clicked into
         self.load()
 
     def _add_row(self, form: QFormLayout, path: str, label: str, f=None) -> None:
@@ -90,23 +104,22 @@ class JobPanel(QWidget):
             editor.activated.connect(lambda _i: self._commit())
         else:
             editor = QLineEdit()
-            editor.textEdited.connect(lambda _t: self._check_only())
+            editor.textEdited.connect(lambda _t: self._check_input())
             editor.editingFinished.connect(self._commit)
         editor.setToolTip(doc)
         editor.setObjectName(path)
-        box = QWidget()
-        col = QVBoxLayout(box)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(1)
-        col.addWidget(editor)
-        error = QLabel()
-        error.setWordWrap(True)
-        error.setStyleSheet("color: #b91c1c; font-size: 9pt")
-        error.hide()
-        col.addWidget(error)
         name = QLabel(label)
         name.setToolTip(doc)
-        form.addRow(name, box)
+        form.addRow(name, editor)
+        # the problem under the field, across the whole row: wide enough to read and wrapped. (In a box
+        # beside the field, the scroll area squeezed it to fewer lines than it needs: text was cut.)
+        error = QLabel()
+        error.setWordWrap(True)
+        error.setTextFormat(Qt.PlainText)
+        error.setObjectName("error:" + path)
+        error.setStyleSheet("color: #b91c1c; font-size: 9pt")
+        error.hide()
+        form.addRow(error)
         self.editors[path] = editor
         self.errors[path] = error
 
@@ -145,7 +158,8 @@ class JobPanel(QWidget):
             else:
                 editor.setText("" if value is None else str(value))
         self._loading = False
-        self._check_only()
+        self._input_errors = {}
+        self._show()
 
     # ---- widgets -> candidate job ----
     def _candidate(self):
@@ -175,43 +189,86 @@ class JobPanel(QWidget):
         parallelism = b.value(Parallelism, p_values, ("spec", "parallelism"))
         return workload, parallelism, b.problems
 
-    def _check_only(self) -> list:
+    def _check_input(self) -> list:
+        """Values that do not parse (said beside their field; they are not committed)."""
         if self._loading:
             return []
-        for error in self.errors.values():
-            error.hide()
-        workload, parallelism, problems = self._candidate()
-        if not problems:
-            _, problems = check_job(workload, parallelism, self.qdoc.doc.num_gpus(), self.catalog)
+        _, _, problems = self._candidate()
+        self._input_errors = {}
         for p in problems:
-            path = p.path.replace("spec.", "", 1)
-            label = self.errors.get(path) or self.errors.get(_closest(path, self.errors))
-            if label is not None:
-                label.setText(p.message + (f" ({p.fix})" if p.fix else ""))
-                label.show()
-        self._show_summary(workload, parallelism, problems)
+            path = _field_of(p.path, self.errors)
+            if path is not None:
+                self._input_errors.setdefault(path, p.message + (f" ({p.fix})" if p.fix else ""))
+        self._show()
         return problems
 
-    def _show_summary(self, workload, parallelism, problems) -> None:
+    def show_problems(self, problems) -> None:
+        """The design's problems (the window's one check per revision): each job problem beside its
+        field, and the same count as the status bar."""
+        self.problems = list(problems)
+        self._show()
+
+    def field_texts(self) -> dict[str, str]:
+        """What is written beside each field (tests, and what a user reads)."""
+        return {path: label.text() for path, label in self.errors.items() if not label.isHidden()}
+
+    def _show(self) -> None:
+        beside: dict[str, list[str]] = {}
+        elsewhere = []
+        for p in self.problems:
+            path = _field_of(p.path, self.errors)
+            if path is None:
+                elsewhere.append(p)
+            else:
+                beside.setdefault(path, []).append(p.message + (f" ({p.fix})" if p.fix else ""))
+        for path, text in self._input_errors.items():
+            beside[path] = [text]  # what is typed now matters more than what the document holds
+        for path, label in self.errors.items():
+            texts = beside.get(path)
+            label.setVisible(bool(texts))
+            if texts:
+                label.setText("\n".join(texts))
+                label.setToolTip("\n".join(texts))
+        self._show_summary(elsewhere)
+
+    def _show_summary(self, elsewhere) -> None:
+        problems = self.problems
+        errors = sum(p.severity == "error" for p in problems)
         if problems:
-            self.summary.setText(f"<span style='color:#b91c1c'><b>{len(problems)} problem(s)</b></span> "
-                                 "— the job is evaluated once they are fixed")
-            return
-        plan, _ = check_job(workload, parallelism, self.qdoc.doc.num_gpus(), self.catalog)
+            color = "#b91c1c" if errors else "#b45309"
+            text = f"<span style='color:{color}'><b>{count_text(problems)}</b></span>"
+            if errors:
+                text += " — the job is evaluated once the errors are fixed"
+            if elsewhere:
+                text += (f"; {len(elsewhere)} outside the job (the cluster): "
+                         "<a href='problems'>see them all</a>")
+            self.summary.setText(text)
+            self.summary.setToolTip("\n".join(p.format() for p in problems[:30]))
+            if errors:
+                return
+        else:
+            self.summary.setToolTip("")
+        spec = self.qdoc.doc.spec
+        plan = None
+        if spec.workload is not None:
+            plan, _ = check_job(spec.workload, spec.parallelism, self.qdoc.doc.num_gpus(), self.catalog,
+                                suggest=False)
         if plan is None:
-            self.summary.setText("no job")
+            if not problems:
+                self.summary.setText("no job")
             return
-        self.summary.setText(f"<b>{plan.num_gpus} GPUs</b> = TP {plan.tp} x PP {plan.pp} x CP {plan.cp} x DP "
-                             f"{plan.dp}" + (f", EP {plan.ep}" if plan.ep > 1 else "")
-                             + f"; {plan.num_microbatches} micro-batches per step")
+        line = (f"<b>{plan.num_gpus} GPUs</b> = TP {plan.tp} x PP {plan.pp} x CP {plan.cp} x DP "
+                f"{plan.dp}" + (f", EP {plan.ep}" if plan.ep > 1 else "")
+                + f"; {plan.num_microbatches} micro-batches per step")
+        self.summary.setText(line if not problems else f"{self.summary.text()}<br>{line}")
 
     def _commit(self) -> None:
         if self._loading:
             return
-        problems = self._check_only()
-        workload, parallelism, build_problems = self._candidate()
-        if build_problems or problems:
-            return  # said beside the field; nothing changes until it is valid
+        build_problems = self._check_input()
+        workload, parallelism, _ = self._candidate()
+        if build_problems:
+            return  # said beside the field; a value that does not parse never reaches the document
         spec = self.qdoc.doc.spec
         if workload == (spec.workload or Workload()) and parallelism == (spec.parallelism or Parallelism()):
             return
@@ -225,6 +282,9 @@ def _scalar(text: str):
         return text
 
 
-def _closest(path: str, known) -> str | None:
+def _field_of(path: str, known) -> str | None:
+    """'spec.parallelism.tensor_model_parallel_size' -> 'parallelism.tensor_model_parallel_size' when
+    the panel has that field."""
+    path = path.replace("spec.", "", 1) if path.startswith("spec.") else path
     head = path.split("[")[0]
-    return head if head in known else None
+    return path if path in known else head if head in known else None

@@ -6,12 +6,13 @@ from pathlib import Path
 from PySide6.QtCore import QPointF, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QToolButton,
+    QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QToolButton,
 )
 
 from ..core.model.geometry import RACK_WIDTH_PX
 from ..core.problems import DesignerError
 from . import commands, editing
+from .action_guard import connect_action
 from .canvas.items import ID_ROLE
 from .canvas.scene import CanvasScene
 from .canvas.style import GRID_PX
@@ -21,6 +22,9 @@ from .palette import Palette, parse_part
 from .qt_document import QtDocument
 
 FILE_FILTER = "Designer files (*.yaml *.yml);;All files (*)"
+PROBLEM_TEXT_PX = 340  # the first problem's message in the status bar, elided to this width
+TOOLTIP_PROBLEMS = 30  # problems listed in the status bar's tooltip (the popup lists them all)
+STATUS_REASON_PX = 360  # the "not evaluated" reason in the status bar (whole in its tooltip)
 MAX_RECENT = 8
 
 
@@ -45,6 +49,7 @@ class MainWindow(QMainWindow):
         self.worker.evaluated.connect(self._on_evaluated)
 
         self.palette = Palette()
+        self.palette.follow_document(self.qdoc)  # new parts start as the open design's own
         self.inspector = Inspector(self.qdoc)
         self._dock(self.palette, "Parts", Qt.LeftDockWidgetArea)
         self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
@@ -74,9 +79,19 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.breakdown_dock], [300], Qt.Vertical)
 
         self.counts_label = QLabel()
+        # One list of problems per revision (the worker's check: design + plan), shown the same way by
+        # this button (count + first message), its popup (every message, wrapped) and the Job panel.
         self.problems_button = QToolButton()
-        self.problems_button.setPopupMode(QToolButton.InstantPopup)
+        self.problems_button.setObjectName("problems")
         self.problems_button.setAutoRaise(True)
+        self.problems_button.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        self.problems_button.clicked.connect(self.show_problems_popup)
+        from .problems_popup import ProblemsPopup
+
+        self.problems_popup = ProblemsPopup(self)
+        self.problems_popup.jumpRequested.connect(self.jump_to)
+        self.stale_reason: str | None = None  # why the panels show an older result (None: they are current)
+        self._replaced_at = 0  # worker requests up to this number were for the design before the last replace
         self.result_label = QLabel()
         self.zoom_label = QLabel()
         self.statusBar().addWidget(self.counts_label, 1)
@@ -106,13 +121,15 @@ class MainWindow(QMainWindow):
         return dock
 
     def _action(self, text, slot, shortcut=None, tip=None, checkable=False) -> QAction:
+        """A window command. `slot()` is called with no argument (Qt's `checked` flag would land in a
+        parameter such as `path`), `slot(checked)` only for a checkable action; a failure shows a message box."""
         action = QAction(text, self)
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
         if tip:
             action.setStatusTip(tip)
         action.setCheckable(checkable)
-        action.triggered.connect(slot)
+        connect_action(action, self, slot)
         return action
 
     def _build_actions(self) -> None:
@@ -125,7 +142,12 @@ class MainWindow(QMainWindow):
         self.act_undo = self.qdoc.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcut(QKeySequence.Undo)
         self.act_redo = self.qdoc.undo_stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcut(QKeySequence.Redo)
+        # Ctrl+Shift+Z and Ctrl+Y everywhere (Qt's standard Redo is only one of them, depending on the platform)
+        self.act_redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        from .undo_keys import DocumentUndoKeys
+
+        # Undo/redo keys reach these actions from any field of the window (a line edit would keep them).
+        self.undo_keys = DocumentUndoKeys(self)
         self.act_cut = a("Cu&t", self.cut, QKeySequence.Cut)
         self.act_copy = a("&Copy", self.copy, QKeySequence.Copy)
         self.act_paste = a("&Paste", self.paste, QKeySequence.Paste)
@@ -194,6 +216,8 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.qdoc.changed.connect(lambda _c: self._check_timer.start())
         self.qdoc.replaced.connect(lambda: self._check_timer.start(0))  # after the first paint
+        self.qdoc.replaced.connect(self._on_replaced)
+        self.job_panel.showProblemsRequested.connect(self.show_problems_popup)
         self.qdoc.dirtyChanged.connect(self.setWindowModified)
         self.qdoc.pathChanged.connect(lambda _p: self._update_title())
         self.scene.selectionChanged.connect(self._selection_changed)
@@ -223,7 +247,13 @@ class MainWindow(QMainWindow):
 
     # ---- status ----
     def tell(self, text: str) -> None:
-        self.statusBar().showMessage(text, 8000)
+        """A passing message; the status bar cuts a long one at its edge, so its tooltip holds it whole."""
+        bar = self.statusBar()
+        bar.showMessage(text, 8000)
+        bar.setToolTip(text)
+        if not getattr(self, "_tell_tooltip_clears", False):
+            self._tell_tooltip_clears = True
+            bar.messageChanged.connect(lambda message: bar.setToolTip(message))
 
     def _refresh_all(self) -> None:
         self._update_title()
@@ -237,24 +267,44 @@ class MainWindow(QMainWindow):
         self.evaluate()
 
     def _on_checked(self, number: int, problems) -> None:
-        if getattr(self, "_closed", False) or number != self.worker.latest:
+        if getattr(self, "_closed", False) or number != self.worker.latest or number <= self._replaced_at:
             return
+        from ..core.problems import count_text, first_error
+
         self.problems = problems
-        errors = sum(p.severity == "error" for p in self.problems)
-        warnings = len(self.problems) - errors
-        if not self.problems:
-            self.problems_button.setText("no problems")
-            self.problems_button.setStyleSheet("color: #047857")
-        else:
-            self.problems_button.setText(f"{errors} errors, {warnings} warnings")
-            self.problems_button.setStyleSheet("color: #b91c1c" if errors else "color: #b45309")
-        menu = QMenu(self.problems_button)
-        for p in self.problems[:60]:
-            act = menu.addAction(p.format())
-            act.triggered.connect(lambda _=False, p=p: self.jump_to(p.element))
-        if len(self.problems) > 60:
-            menu.addAction(f"... and {len(self.problems) - 60} more (designer validate FILE lists them all)")
-        self.problems_button.setMenu(menu if self.problems else None)
+        errors = sum(p.severity == "error" for p in problems)
+        count = count_text(problems)
+        first = first_error(problems)
+        if first is None:
+            self.problems_button.setText(count)
+        else:  # the count and the first message, elided to a status-bar width; the whole list in the tooltip
+            metrics = self.problems_button.fontMetrics()
+            self.problems_button.setText(f"{count}: " + metrics.elidedText(first.message, Qt.ElideRight,
+                                                                          PROBLEM_TEXT_PX).replace("&", "&&"))
+        self.problems_button.setStyleSheet("color: #b91c1c" if errors else "color: #b45309" if problems
+                                           else "color: #047857")
+        shown = problems[:TOOLTIP_PROBLEMS]
+        self.problems_button.setToolTip("\n".join([count + (" (click for the list)" if problems else "")]
+                                                  + [p.format() for p in shown]
+                                                  + ([f"... and {len(problems) - len(shown)} more"]
+                                                     if len(problems) > len(shown) else [])))
+        self.problems_popup.set_problems(problems)
+        self.job_panel.show_problems(problems)
+
+    def show_problems_popup(self) -> None:
+        """The status bar's problem list: every message whole, inside the window."""
+        if self.problems:
+            self.problems_popup.popup_above(self.problems_button)
+
+    def _on_replaced(self) -> None:
+        """Another design (open, new, generate, or the undo of one): its results start afresh.
+
+        The last result belongs to the design before: it is neither shown as stale nor compared with."""
+        self._replaced_at = self.worker.latest
+        self.result = self.previous_result = None
+        self.stale_reason = None
+        self.breakdown_panel.forget("evaluating...")
+        self.timeline_panel.forget("evaluating...")
 
     def jump_to(self, element_id: str | None) -> None:
         if not element_id:
@@ -289,15 +339,27 @@ class MainWindow(QMainWindow):
         self.worker.submit(self.qdoc.doc.snapshot())
 
     def _on_evaluated(self, number: int, result, error, seconds: float) -> None:
-        if getattr(self, "_closed", False) or number != self.worker.latest:
-            return  # a newer edit superseded it
+        if getattr(self, "_closed", False) or number != self.worker.latest or number <= self._replaced_at:
+            return  # a newer edit superseded it, or it was for the design before the last replace
         self.evaluating = False
         if result is not None:
-            self.previous_result, self.result = self.result, result
+            self.previous_result, self.result = self.result or self.previous_result, result
+            self.stale_reason = None
         else:
-            self.result = None
+            if self.result is not None:  # the last valid result: what the next one is compared with
+                self.previous_result = self.result
+            self.result = None  # exports and the heat map need a current result
+            self.stale_reason = None if error in (None, "no job") else self._stale_reason(error)
+            self._stale_details = error or ""
         if error:
-            self.result_label.setText(error.splitlines()[0][:100] if error != "no job" else "no job")
+            if error == "no job":
+                self.result_label.setText("no job")
+            elif any(p.severity == "error" for p in self.problems):  # the problems button names them
+                self.result_label.setText("not evaluated (the design has errors)")
+            else:  # the engine's reason, elided at a word's end by Qt, never cut mid-word
+                self.result_label.setText(self.result_label.fontMetrics().elidedText(
+                    "not evaluated: " + (self.stale_reason or ""), Qt.ElideRight, STATUS_REASON_PX))
+            self.result_label.setToolTip(self.stale_reason or error)  # whole, however long
         else:
             self.result_label.setText(f"step {result.step_time_s:.2f} s   MFU {result.mfu:.1%}   "
                                       f"{result.model_tflops_per_gpu:.0f} TFLOP/s/GPU"
@@ -333,21 +395,37 @@ class MainWindow(QMainWindow):
             QMessageBox.critical(self, "Cannot open the file", str(exc))
 
     def file_save(self) -> bool:
+        """Save to the document's file; an untitled one (new, generated, an example's copy) asks where."""
         if not self.qdoc.path:
             return self.file_save_as()
         return self._save_to(self.qdoc.path)
 
     def file_save_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(self, "Save design", self.qdoc.path or "design.yaml", FILE_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self, "Save design", self._save_dialog_start(), FILE_FILTER)
         if not path:
             return False
         if not path.endswith((".yaml", ".yml")):
             path += ".yaml"
         return self._save_to(path)
 
+    def _save_dialog_start(self) -> str:
+        """The document's own file, else its suggested name in the user's documents folder."""
+        from ..core.io.bundled import is_bundled
+
+        if self.qdoc.path and not is_bundled(self.qdoc.path):
+            return self.qdoc.path
+        from PySide6.QtCore import QStandardPaths
+
+        folder = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation) or str(Path.home())
+        return str(Path(folder) / self.qdoc.suggested_file_name())
+
     def _save_to(self, path: str) -> bool:
+        """The one way the window writes a design (Save, Save As, save before closing)."""
         try:
             self.qdoc.save(path)
+        except DesignerError as exc:  # a NaN or infinity in the design, or a target in Designer's own files
+            QMessageBox.critical(self, "Cannot save", f"{exc}\n\nNothing was written; the design is still open.")
+            return False
         except OSError as exc:
             QMessageBox.critical(self, "Cannot save", f"{path}: {exc.strerror or exc}\nThe design is still open; "
                                  "try another folder.")
@@ -396,17 +474,33 @@ class MainWindow(QMainWindow):
         for path in self._recent():
             act = self.recent_menu.addAction(Path(path).name)
             act.setToolTip(path)
-            act.triggered.connect(lambda _=False, p=path: self._maybe_save() and self._open_reporting(p))
+            connect_action(act, self, lambda p=path: self._maybe_save() and self._open_reporting(p))
         self.recent_menu.setEnabled(bool(self._recent()))
 
+    def _stale_reason(self, error: str) -> str:
+        """Why there is no new result, in one sentence: the first error of the design, else the engine's."""
+        from ..core.problems import first_error
+
+        first = first_error([p for p in self.problems if p.severity == "error"])
+        if first is not None:
+            more = sum(p.severity == "error" for p in self.problems) - 1
+            return first.message + (f" (and {more} more error{'s' if more > 1 else ''})" if more > 0 else "")
+        return error.splitlines()[0]  # the engine's first problem, whole (its message and fix)
+
     def _show_panels(self, result) -> None:
-        if result is None:
-            reason = self.result_label.text() or "no job"
-            self.breakdown_panel.clear(reason)
-            self.timeline_panel.clear(reason) if hasattr(self.timeline_panel, "clear") else None
+        if result is not None:
+            self.breakdown_panel.show_result(result)
+            self.timeline_panel.show_result(result)
             return
-        self.breakdown_panel.show_result(result)
-        self.timeline_panel.show_result(result)
+        if self.stale_reason:  # keep the last valid result, marked, so the user can still compare
+            details = ("\n".join(p.format() for p in self.problems if p.severity == "error")
+                       or getattr(self, "_stale_details", "") or self.stale_reason)
+            self.breakdown_panel.mark_stale(self.stale_reason, details)
+            self.timeline_panel.mark_stale(self.stale_reason, details)
+            return
+        reason = self.result_label.text() or "no job"
+        self.breakdown_panel.clear(reason)
+        self.timeline_panel.clear(reason)
 
     def _toggle_heat(self, on: bool) -> None:
         self.scene.show_heat(self.result if on else None)
@@ -417,12 +511,22 @@ class MainWindow(QMainWindow):
             item.snap = on
 
     def _set_link_tool(self, kind) -> None:
-        self.view.link_kind = kind
-        from PySide6.QtWidgets import QGraphicsView
+        """A palette link button: a kind starts that tool (ending any other); None ends it.
 
-        self.view.setDragMode(QGraphicsView.NoDrag if kind else QGraphicsView.RubberBandDrag)
-        if kind:
-            self.tell(f"{kind} link tool: press on a server or switch, release on another (Esc ends)")
+        The tool itself gives back the drag mode, the cursor and its button when it ends."""
+        from .canvas.link_tool import LinkTool
+
+        current = self.view.interaction
+        if not kind:
+            if current is not None:
+                current.finish()
+            return
+        if isinstance(current, LinkTool) and current.kind == kind and current.active:
+            return
+        tool = LinkTool(self.view, kind, self.palette.tool_buttons.get(kind))
+        tool.ended.connect(lambda cancelled: self.tell("link tool off") if cancelled else None)
+        self.view.set_interaction(tool)
+        self.tell(f"{kind} link tool: press on a server or switch, release on another (Esc ends)")
 
     def drop_part(self, description: str, pos: QPointF) -> bool:
         """A part dropped from the palette at a scene position: one undoable command."""
@@ -443,6 +547,9 @@ class MainWindow(QMainWindow):
                                                  nic_kind=params.get("nic_kind", "infiniband"))
                 else:
                     element = editing.new_switch(doc, kind.split("-")[0], port_gbps=float(params.get("port_gbps", 400)))
+                    if params.get("model"):  # the palette's model and radix (the design's own by default)
+                        element.model = params["model"]
+                        element.radix = int(params.get("radix", element.radix))
                 rack_item = self.scene.rack_at(pos)
                 if rack_item is None:
                     self.qdoc.undo_stack.beginMacro(f"Add {element.id}")
@@ -491,6 +598,11 @@ class MainWindow(QMainWindow):
         return False
 
     def request_link(self, a: str, b: str, kind: str) -> bool:
+        from ..core.model.elements import LINK_KINDS
+
+        if kind not in LINK_KINDS:  # never reaches the document (which would refuse it too)
+            self.tell(f"no link drawn: kind {kind!r} is not one of {', '.join(LINK_KINDS)}")
+            return False
         try:
             link = editing.plan_link(self.qdoc.doc, a, b, kind)
         except editing.Refused as exc:
@@ -595,7 +707,7 @@ class MainWindow(QMainWindow):
     def generate(self) -> None:
         from .generator_dialog import GeneratorDialog
 
-        dialog = GeneratorDialog(self)
+        dialog = GeneratorDialog(self, design=self.qdoc.doc)  # starts from the design's own parts
         if dialog.exec():
             try:
                 new = dialog.build_document()
@@ -604,7 +716,11 @@ class MainWindow(QMainWindow):
                 return
             if self.qdoc.doc.spec.workload is not None:
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
-            self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree"))
+            from ..core.io.bundled import untitled_title
+
+            # A new design with no file: Save asks where, so it never overwrites the design it replaced.
+            self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree",
+                                                    identity=(None, untitled_title(new.metadata.name))))
             self.view.fit()
 
     def export_panel(self, which: str, path: str | None = None) -> str | None:
@@ -667,7 +783,11 @@ class MainWindow(QMainWindow):
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
         gpu_local = np.arange(len(gpu_node)) - np.repeat(starts, counts)
         data = trace_events(self.result, gpu_node, [n.id for n in doc.nodes], gpu_local)
-        atomic_write_text(path, json.dumps(data, separators=(",", ":")))
+        try:
+            atomic_write_text(path, json.dumps(data, separators=(",", ":")))
+        except OSError as exc:
+            QMessageBox.critical(self, "Cannot write the trace", f"{path}: {exc.strerror or exc}")
+            return None
         self.tell(f"wrote {path}: {len(data['traceEvents'])} trace events")
         return path
 

@@ -134,11 +134,31 @@ class Palette(QWidget):
         self.nic_gbps.setCurrentText("400")
         self.nic_kind = QComboBox()
         self.nic_kind.addItems(["infiniband", "ethernet"])
+        self.nic_model = QLabel()  # follows kind and speed: the catalog NIC a new server gets
+        self.nic_model.setToolTip("The NIC model of a new server (from the catalog, by kind and speed)")
+        self.switch_model = QComboBox()
+        self.switch_model.addItems(catalog.names("switches"))
+        self.switch_model.setToolTip("Model of a new switch of this model's fabric (the other fabric's "
+                                     "switches take the catalog model of the NIC speed)")
+        self.switch_radix = QSpinBox()
+        self.switch_radix.setRange(1, 1024)
+        self.switch_radix.setToolTip("Ports of a new switch of the chosen model")
         form.addRow("Accelerator", self.accelerator)
         form.addRow("Per server", self.count)
         form.addRow("NIC Gb/s", self.nic_gbps)
         form.addRow("NICs", self.nic_kind)
+        form.addRow("NIC model", self.nic_model)
+        form.addRow("Switch", self.switch_model)
+        form.addRow("Radix", self.switch_radix)
         layout.addLayout(form)
+        self._catalog = catalog
+        self.nic_gbps.currentTextChanged.connect(self._show_nic_model)
+        self.nic_kind.currentTextChanged.connect(self._show_nic_model)
+        self.switch_model.currentTextChanged.connect(
+            lambda name: self.switch_radix.setValue(catalog.switch(name).radix) if name else None)
+        self.switch_model.setCurrentText("QM9700-NDR")
+        self.switch_radix.setValue(catalog.switch("QM9700-NDR").radix)
+        self._show_nic_model()
 
         layout.addWidget(QLabel("<b>Link tools</b> — drag from device to device"))
         grid = QGridLayout()
@@ -157,6 +177,44 @@ class Palette(QWidget):
             self.tool_buttons[kind] = button
         layout.addLayout(grid)
         layout.addStretch(1)
+        from .wheel_guard import guard_wheel
+
+        guard_wheel(self)  # the wheel never steps the part's options unless clicked into
+
+    # ---- the open design's own parts ----
+    def follow_document(self, qdoc) -> None:
+        """Start from the parts of the open design now and each time a document is opened,
+        made or generated (not on every edit: the user's own picks stay until then)."""
+        qdoc.replaced.connect(lambda: self.use_parts_of(qdoc.doc))
+        self.use_parts_of(qdoc.doc)
+
+    def use_parts_of(self, doc) -> None:
+        from ..core.model.parts_in_use import parts_in_use
+
+        parts = parts_in_use(doc, self._catalog)
+        if parts.accelerator and self.accelerator.findText(parts.accelerator) >= 0:
+            self.accelerator.setCurrentText(parts.accelerator)
+        if parts.gpus_per_node:
+            self.count.setValue(parts.gpus_per_node)
+        if parts.fabric:
+            self.nic_kind.setCurrentText(parts.fabric)
+        if parts.nic_gbps:
+            text = f"{parts.nic_gbps:g}"
+            if self.nic_gbps.findText(text) < 0:
+                self.nic_gbps.addItem(text)
+            self.nic_gbps.setCurrentText(text)
+        if parts.switch_model and self.switch_model.findText(parts.switch_model) >= 0:
+            self.switch_model.setCurrentText(parts.switch_model)
+        if parts.switch_radix:
+            self.switch_radix.setValue(parts.switch_radix)
+        self._show_nic_model()
+
+    def _show_nic_model(self, *_) -> None:
+        try:
+            nic = self._catalog.nic_for(self.nic_kind.currentText(), float(self.nic_gbps.currentText()))
+        except ValueError:
+            nic = None
+        self.nic_model.setText(nic.name if nic else "(no catalog NIC of this kind and speed)")
 
     def describe(self, kind: str) -> str:
         if kind == "server":
@@ -167,6 +225,10 @@ class Palette(QWidget):
         if kind == "nic":
             return part_description("nic", nic_gbps=self.nic_gbps.currentText(), nic_kind=self.nic_kind.currentText())
         if kind.endswith("-switch"):
+            model = self._catalog.switch(self.switch_model.currentText())
+            if model.kind == kind.split("-")[0]:  # the chosen model and radix
+                return part_description(kind, port_gbps=f"{model.port_gbps:g}", model=model.name,
+                                        radix=self.switch_radix.value())
             return part_description(kind, port_gbps=self.nic_gbps.currentText())
         return kind
 

@@ -12,6 +12,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from ..core.io import dumps_document, load_document, save_document
+from ..core.io.bundled import example_title, file_name_for, is_bundled
+from ..core.problems import DesignerError, Problem
 from ..core.model import Document
 from ..core.model.events import Change
 
@@ -28,6 +30,7 @@ class QtDocument(QObject):
         self.undo_stack.cleanChanged.connect(self._clean_changed)  # a slot: disconnected when this goes
         self.doc = doc or Document()
         self.path = path
+        self.untitled_name: str | None = None  # the title of a document with no file (an example's copy)
         self.doc.events.connect(self._forward)
 
     def _clean_changed(self, clean: bool) -> None:
@@ -46,32 +49,62 @@ class QtDocument(QObject):
 
     @property
     def name(self) -> str:
-        return Path(self.path).name if self.path else "untitled"
+        return Path(self.path).name if self.path else (self.untitled_name or "untitled")
+
+    @property
+    def identity(self) -> tuple[str | None, str | None]:
+        """(file path, untitled title): what `set_identity` restores (undo of a generate)."""
+        return self.path, self.untitled_name
+
+    def set_identity(self, path: str | None, untitled_name: str | None = None) -> None:
+        """Tie the document to a file, or make it untitled under a title (no file until Save As)."""
+        self.path = str(path) if path else None
+        self.untitled_name = None if path else untitled_name
+        self.pathChanged.emit(self.path or "")
+
+    def suggested_file_name(self) -> str:
+        """What a Save dialog proposes: the file's own name, else one made from the title."""
+        return Path(self.path).name if self.path else file_name_for(self.name)
 
     def open(self, path: str) -> None:
-        """Load a file; on any error nothing changes (the exception says why)."""
+        """Load a file; on any error nothing changes (the exception says why).
+
+        A file shipped with Designer (an example) opens as an untitled copy, so that saving it
+        asks where to and never writes over the installed example."""
         new = load_document(path)
         self.doc.replace_all(new, adopt=True)
         self.undo_stack.clear()
-        self.path = str(path)
-        self.pathChanged.emit(self.path)
+        if is_bundled(path):
+            self.set_identity(None, example_title(path))
+        else:
+            self.set_identity(path)
         self.dirtyChanged.emit(False)
 
     def new(self) -> None:
         self.doc.replace_all(Document())
         self.undo_stack.clear()
-        self.path = None
-        self.pathChanged.emit("")
+        self.set_identity(None)
         self.dirtyChanged.emit(False)
 
     def save(self, path: str | None = None) -> None:
+        """Write the design to `path` (default: its file). DesignerError, nothing written, when the
+        target is inside Designer's installed files or the design holds a NaN or an infinity
+        (the loader would refuse the file); OSError when the system refuses the write."""
         target = path or self.path
         if not target:
             raise ValueError("no file name")
+        if is_bundled(target):
+            raise DesignerError([Problem(
+                "this file is part of Designer's installed files, which are never written",
+                file=str(target), fix="use File > Save As... to save a copy in another folder")])
+        from ..core.model.non_finite import non_finite_problems
+
+        bad = non_finite_problems(self.doc)
+        if bad:
+            raise DesignerError(bad)
         save_document(self.doc, target)
         if target != self.path:
-            self.path = str(target)
-            self.pathChanged.emit(self.path)
+            self.set_identity(target)
         self.undo_stack.setClean()
 
     def text(self) -> str:

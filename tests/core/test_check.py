@@ -108,27 +108,27 @@ def test_plan_that_does_not_divide_gpus(small_doc):
     plan(small_doc, tensor_model_parallel_size=3)
     problems = check_document(small_doc)
     p = next(p for p in problems if "does not divide the 16 GPUs" in p.message)
-    assert p.path == "spec.parallelism.tensor_model_parallel_size" and "try 2 or 4" in p.fix
+    assert p.path == "spec.parallelism.tensor_model_parallel_size" and "TP 4 or 2" in p.fix
 
 
 def test_tp_not_dividing_heads(small_doc):
     small_doc.set_job(workload=dataclasses.replace(small_doc.spec.workload, num_attention_heads=12, num_query_groups=12))
     plan(small_doc, tensor_model_parallel_size=8)
     p = only(small_doc, "does not divide the 12 attention heads")
-    assert "try 6 or 12" in p.fix
+    assert "TP 4 or 2" in p.fix  # 6 and 12 divide the heads but not the 16 GPUs
 
 
 def test_pp_not_dividing_layers(small_doc):
     small_doc.set_job(workload=dataclasses.replace(small_doc.spec.workload, num_layers=30))
     plan(small_doc, tensor_model_parallel_size=4, pipeline_model_parallel_size=4)
     p = only(small_doc, "does not divide the 30 layers")
-    assert "try 3 or 5" in p.fix and p.path.endswith("pipeline_model_parallel_size")
+    assert "PP 2 or 1" in p.fix and p.path.endswith("pipeline_model_parallel_size")
 
 
 def test_batch_not_divided_by_microbatch_and_dp(small_doc):
     small_doc.set_job(workload=dataclasses.replace(small_doc.spec.workload, global_batch_size=5))
     p = only(small_doc, "does not divide by micro_batch_size x DP")
-    assert p.path == "spec.workload.global_batch_size" and "try 4" in p.fix
+    assert p.path == "spec.workload.global_batch_size" and "global_batch_size 6 or 4" in p.fix
 
 
 def test_dp_given_and_wrong(small_doc):

@@ -146,6 +146,43 @@ def test_atomic_save_keeps_old_file_when_write_fails(small_doc, tmp_path, monkey
     assert [f.name for f in tmp_path.iterdir()] == ["design.yaml"]  # no temporary left behind
 
 
+def test_a_save_killed_midway_leaves_no_temporary_behind_after_the_next_save(small_doc, tmp_path):
+    """A process killed inside a save leaves its temporary file; the next save of the file sweeps it
+    (its writer is dead), and an old one from before the pid was in the name (older than a minute)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    target = tmp_path / "design.yaml"
+    killed = subprocess.run([sys.executable, "-c", (
+        "import os, signal, sys\n"
+        "from designer.core.io import files\n"
+        "def die(fh, data):\n"
+        "    fh.write(data[:4096]); fh.flush(); os.kill(os.getpid(), signal.SIGKILL)\n"
+        "files._write_all = die\n"
+        "files.atomic_write_bytes(sys.argv[1], b'x' * 5_000_000)\n"), str(target)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True)
+    assert killed.returncode == -signal.SIGKILL
+    (left,) = [f for f in tmp_path.iterdir() if f.name.startswith(".design.yaml.")]
+    legacy = tmp_path / ".design.yaml.ab3_x9k2.tmp"
+    legacy.write_bytes(b"x")
+    an_hour_ago = time.time() - 3600
+    os.utime(legacy, (an_hour_ago, an_hour_ago))
+    other = tmp_path / ".other.yaml.1.abcdefgh.designer-tmp"  # another file's: not this save's business
+    other.write_bytes(b"x")
+    os.utime(other, (an_hour_ago, an_hour_ago))
+    live = tmp_path / f".design.yaml.{os.getppid()}.abcdefgh.designer-tmp"  # a live writer's, just begun
+    live.write_bytes(b"x")
+
+    save_document(small_doc, target)
+    assert not left.exists() and not legacy.exists()
+    assert other.exists() and live.exists()
+    assert load_document(target).counts() == small_doc.counts()
+
+
 def test_scenario_file(tmp_path):
     from designer.core.io import load_scenario
     p = tmp_path / "job.yaml"

@@ -15,7 +15,8 @@ def test_window_opens_example_and_closes(qtbot):
     window.show()
     qtbot.waitExposed(window)
     assert window.settle()
-    assert "h100-64gpu-infiniband.yaml" in window.windowTitle()
+    assert window.windowTitle().startswith("h100-64gpu-infiniband (example)")  # an untitled copy
+    assert window.qdoc.path is None
     assert "64 GPUs" in window.counts_label.text()
     assert window.problems_button.text() == "no problems"
     assert len(window.scene.items()) > 10
@@ -33,7 +34,7 @@ def test_bad_file_keeps_open_design(qtbot, tmp_path):
     bad.write_text("apiVersion: designer/v1\nkind: Cluster\nspec: {racks: [{id: r0, unit: 3}]}\n")
     with pytest.raises(DesignerError, match=r"bad.yaml:3:\d+: spec.racks\[0\].unit: unknown key \(did you mean units\?\)"):
         window.open_file(str(bad))
-    assert window.qdoc.doc.num_gpus() == 64 and window.qdoc.path.endswith("h100-64gpu-infiniband.yaml")
+    assert window.qdoc.doc.num_gpus() == 64 and window.qdoc.name == "h100-64gpu-infiniband (example)"
 
 
 def test_screenshot_command(tmp_path):

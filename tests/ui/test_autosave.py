@@ -144,3 +144,143 @@ def test_timer_reports_write_errors(qtbot, tmp_path):
         assert "cannot write the recovery file" in blocker.args[0]
     finally:
         saver.stop()
+
+
+# ---- the window's work is never lost or stranded (issue 11, item 12) ----
+
+@pytest.fixture
+def app_window(qtbot, tmp_path, recovery, monkeypatch):
+    """A window as the app starts it (autosave on), on a saved design; message boxes recorded."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMessageBox
+
+    from designer.ui.app import _start_autosave
+    from designer.ui.main_window import MainWindow
+
+    boxes = []
+
+    def box(parent, title, text, *args, **kwargs):
+        boxes.append((title, text))
+        return QMessageBox.Ok
+
+    monkeypatch.setattr(QMessageBox, "critical", staticmethod(box))
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(box))
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Yes))
+
+    def make(path=None):
+        window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+        qtbot.addWidget(window)
+        window.boxes = boxes
+        window.resize(1000, 700)
+        window.show()
+        qtbot.waitExposed(window)
+        _start_autosave(window)
+        if path is not None:
+            window.open_file(str(path))
+        window.settle()
+        return window
+
+    return make
+
+
+@pytest.fixture
+def design(tmp_path, small_text):
+    path = tmp_path / "pod.yaml"
+    path.write_text(small_text)
+    return path
+
+
+def test_an_infinite_bandwidth_is_named_on_save_autosaved_and_recovered(qtbot, app_window, design, recovery):
+    import math
+
+    from designer.ui import commands
+    from designer.ui.app import offer_recovery
+    from designer.ui.autosave import pending_recoveries
+
+    window = app_window(design)
+    before = design.read_bytes()
+    window.qdoc.push(commands.SetFields(window.qdoc, {"l2": {"bandwidth_gbps": math.inf}}, "Set bandwidth"))
+    with qtbot.captureExceptions() as exceptions:
+        window.act_save.trigger()
+    assert not exceptions
+    ((title, text),) = window.boxes
+    assert title == "Cannot save" and "l2.bandwidth_gbps is inf" in text and "Inspector" in text
+    assert design.read_bytes() == before and window.qdoc.dirty
+
+    # The minute's autosave still writes the work (no exception in the timer's slot).
+    window.autosaver.timer.setInterval(20)
+    with qtbot.captureExceptions() as exceptions:
+        with qtbot.waitSignal(window.autosaver.saved, timeout=3000):
+            window.autosaver.start()
+    window.autosaver.stop()
+    assert not exceptions
+    (rf,) = pending_recoveries()
+    assert "bandwidth_gbps: .inf" in rf.text()
+
+    # The process dies; the next start offers the work back, the bad value included and named.
+    window.boxes.clear()
+    fresh = app_window()
+    assert offer_recovery(fresh)
+    assert math.isinf(fresh.qdoc.doc.find("links", "l2").bandwidth_gbps)
+    assert fresh.qdoc.path == str(design.resolve()) or fresh.qdoc.path == str(design)
+    assert fresh.settle()
+    assert any(p.element == "l2" and "bandwidth_gbps" in p.path for p in fresh.problems)
+    assert window.boxes and "l2.bandwidth_gbps is inf" in window.boxes[-1][1]
+    fresh.qdoc.undo_stack.setClean()
+    window.qdoc.undo_stack.setClean()
+
+
+def test_the_recovery_file_outlives_a_second_crash_until_saved(qtbot, app_window, design, recovery):
+    from designer.ui import commands
+    from designer.ui.app import offer_recovery
+    from designer.ui.autosave import pending_recoveries
+
+    window = app_window(design)
+    window.qdoc.push(commands.SetFields(window.qdoc, {"n0": {"accelerator_count": 6}}, "Edit"))
+    window.autosaver.write_now()
+    # crash; the next start recovers the work ...
+    second = app_window()
+    assert offer_recovery(second)
+    assert second.qdoc.doc.find("nodes", "n0").accelerator_count == 6
+    # ... and crashes again within the minute, before any autosave: the work is still there.
+    assert len(pending_recoveries()) == 1
+    third = app_window()
+    assert offer_recovery(third)
+    assert third.qdoc.doc.find("nodes", "n0").accelerator_count == 6
+    # A newer autosave supersedes the file; saving the design removes it.
+    third.qdoc.push(commands.SetFields(third.qdoc, {"n1": {"accelerator_count": 4}}, "Edit"))
+    third.autosaver.write_now()
+    (rf,) = pending_recoveries()
+    assert "n1" in rf.text() and '"accelerator_count": 4' in rf.text()
+    assert third.file_save() and pending_recoveries() == []
+    for w in (window, second):
+        w.qdoc.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("depth", [5, 6])
+def test_a_layout_alias_bomb_is_refused_or_autosaves_quickly(qtbot, app_window, tmp_path, small_text, depth):
+    """A file as Designer saves it, with a small alias bomb under spec.layout (10**depth leaves)."""
+    import time
+
+    from designer.core.io import dumps_document, loads_document
+    from designer.ui import commands
+
+    lines = ["  layout:", "    a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
+    lines += [f"    a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, depth)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(dumps_document(loads_document(small_text, "small.yaml")) + "\n".join(lines) + "\n")
+    window = app_window()
+    from designer.core.problems import DesignerError
+
+    try:
+        window.open_file(str(bomb))
+    except DesignerError as exc:  # refused at load: say where
+        assert "bomb.yaml:" in str(exc)
+        return
+    window.qdoc.push(commands.SetFields(window.qdoc, {"n0": {"accelerator_count": 6}}, "Edit"))
+    started = time.perf_counter()
+    path = window.autosaver.write_now()
+    took_s = time.perf_counter() - started
+    assert path is not None and took_s < 1.0, f"autosave took {took_s:.1f} s"
+    assert os.path.getsize(path) < 100_000
+    window.qdoc.undo_stack.setClean()

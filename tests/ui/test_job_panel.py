@@ -18,10 +18,24 @@ def test_an_impossible_plan_says_why_beside_the_field(window):
     panel = window.job_panel
     before = window.qdoc.doc.spec.parallelism
     type_into(panel, "parallelism.tensor_model_parallel_size", "3")
+    assert window.settle()
     error = panel.errors["parallelism.tensor_model_parallel_size"]
-    assert not error.isHidden() and "does not divide" in error.text() and "try 2 or 4" in error.text()
-    assert window.qdoc.doc.spec.parallelism == before  # nothing committed
-    assert "problem" in panel.summary.text()
+    assert not error.isHidden() and "does not divide" in error.text() and "TP 4 or 2" in error.text()
+    assert window.qdoc.doc.spec.parallelism.tensor_model_parallel_size == 3  # an undoable step, like any edit
+    assert "error" in panel.summary.text()
+    window.qdoc.undo_stack.undo()
+    assert window.qdoc.doc.spec.parallelism == before and window.settle()
+    assert error.isHidden()
+
+
+def test_text_that_is_not_a_number_is_refused_beside_the_field(window):
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    window.settle()
+    before = window.qdoc.doc.spec.parallelism
+    type_into(window.job_panel, "parallelism.tensor_model_parallel_size", "four")
+    error = window.job_panel.errors["parallelism.tensor_model_parallel_size"]
+    assert not error.isHidden() and error.text()
+    assert window.qdoc.doc.spec.parallelism == before  # never reaches the document
 
 
 def test_a_valid_change_is_undoable_and_re_evaluated(window):

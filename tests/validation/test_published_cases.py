@@ -50,7 +50,7 @@ def _curve(case, tmp_path, algo="auto"):
     code, out, err = run_cli("nccl", path, "--op", col["op"], "--num-gpus", str(col["num_gpus"]), "--algo", algo,
                              "--min-bytes", "8", "--max-bytes", "16G", "--json")
     assert code == 0, err
-    return {row["size_bytes"]: row for row in json.loads(out)}
+    return {row["size_bytes"]: row for row in json.loads(out)["designer_rows"]}
 
 
 def test_nccl_dgx_h100_allreduce_curve(tmp_path):

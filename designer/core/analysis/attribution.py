@@ -15,8 +15,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..engine.constants import accelerator_constants, engine_constants, uses_flash_attention
-from ..engine.evaluate import Evaluation, _stage_layers, resolve_job
+from ..engine.evaluate import Evaluation, resolve_job
 from ..engine.memory import estimate_memory
+from ..engine.stages.layout import stage_layers
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
 from ..units import GIB
@@ -76,7 +77,7 @@ def recompute_forced(doc: Document, catalog: Catalog | None = None) -> bool | No
     plan, m = job.plan, job.shape
     acc = catalog.accelerator(doc.nodes[0].accelerator)
     k = engine_constants(doc.spec.calibration)
-    layers = [[i for ch in st for i in ch] for st in _stage_layers(m, plan.pp, plan.vp)]
+    layers = [[i for ch in st for i in ch] for st in stage_layers(m, plan.pp, plan.vp)]
     ac = accelerator_constants(acc, doc.spec.calibration, catalog)
     flash = uses_flash_attention(ac, par.attention_backend)
     mem = estimate_memory(m, plan, dataclasses.replace(par, recompute_granularity="none"), layers, k, flash=flash)

@@ -179,7 +179,7 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
     ranked = [r for _, _, r in sorted(best, key=lambda t: (-t[0], -t[1]))]
     cut = max(0, len(order) - evaluated) if stopped_at < len(order) else 0
     verdict = _verdict(ranked, current_row, current_point, doc)
-    warnings = []
+    warnings = list(runner.warnings)
     if violations:
         warnings.append(f"{violations} plans ran faster than their lower bound: the search may have cut good "
                         "plans; please report this")

@@ -1,35 +1,39 @@
 """Where a sweep's evaluations run: this process, a local process pool, or a Dask cluster.
 
-Every backend runs the same function, `evaluate_points(text, points)`: the worker parses the
-design once (cached by the text's hash) and costs each plan with its own engine, whose
-fabric, placement and routes carry over from one plan to the next. A pool is started once
-per sweep; its workers are spawned, not forked, so a sweep started from the desktop app
-never copies Qt's threads into a child.
+Every backend runs the same function, `evaluate_points(text, points)`: each worker thread
+parses the design once (cached by the text's hash) and costs each plan with its own engine,
+whose fabric, placement and routes carry over from one plan to the next. The cache is per
+thread, not per process: costing a plan rewrites the document's job, so two threads of one
+Dask worker sharing a document would cost each other's plans. A pool is started once per
+sweep; its workers are spawned, not forked, so a sweep started from the desktop app never
+copies Qt's threads into a child.
 """
 from __future__ import annotations
 
 import hashlib
 import multiprocessing
 import os
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from ..problems import DesignerError, Problem
 
-_WORKER_STATE: dict[str, tuple] = {}  # text hash -> (document, engine, base workload, base parallelism)
+# Per thread: (text hash, document, engine, base workload, base parallelism). A Dask worker runs
+# several tasks at once in its threads; each thread needs its own document to edit.
+_THREAD_STATE = threading.local()
 
 
 def _state(text: str):
     key = hashlib.sha1(text.encode()).hexdigest()
-    state = _WORKER_STATE.get(key)
-    if state is None:
+    state = getattr(_THREAD_STATE, "state", None)
+    if state is None or state[0] != key:
         from ..engine.evaluate import Engine
         from ..io import loads_document
 
         doc = loads_document(text)
-        _WORKER_STATE.clear()
-        state = _WORKER_STATE[key] = (doc, Engine(detail=False, schedule_max_ops=1024), doc.spec.workload,
-                                      doc.spec.parallelism)
-    return state
+        state = _THREAD_STATE.state = (key, doc, Engine(detail=False, schedule_max_ops=1024), doc.spec.workload,
+                                       doc.spec.parallelism)
+    return state[1:]
 
 
 def evaluate_points(text: str, points: list) -> list[dict | None]:
@@ -58,6 +62,7 @@ class SerialRunner:
 
     name = "this process"
     workers = 1
+    warnings: tuple[str, ...] = ()
 
     def __init__(self, text: str):
         self.text = text
@@ -80,6 +85,7 @@ class PoolRunner:
     def __init__(self, text: str, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.name = f"{self.workers} local processes"
+        self.warnings: list[str] = []
         self.text = text
         ctx = multiprocessing.get_context("spawn")
         self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker, initargs=(text,))
@@ -112,9 +118,19 @@ class DaskRunner:
             raise DesignerError([Problem(f"cannot reach the Dask scheduler at {address}: {exc}", "--scheduler",
                                          fix="check the address (tcp://HOST:PORT) and that `dask scheduler` runs")]) \
                 from exc
-        info = self.client.scheduler_info()
-        self.workers = max(1, sum(w.get("nthreads", 1) for w in info.get("workers", {}).values()))
-        self.name = f"Dask at {address} ({self.workers} threads)"
+        # The engine is pure Python: the threads of one worker share its GIL, so the work in
+        # flight is sized by worker processes, not threads (`dask worker --nthreads 1 --nworkers N`).
+        workers = _worker_threads(self.client)
+        self.workers = max(1, len(workers))
+        threads = sum(workers)
+        self.name = (f"Dask at {address} ({self.workers} worker process{'es' if self.workers != 1 else ''}"
+                     + (f", {threads} threads" if threads != self.workers else "") + ")")
+        self.warnings = []
+        if threads > self.workers:
+            self.warnings.append(
+                f"the Dask workers run {threads} threads in {self.workers} processes; threads of one process "
+                "share one core for this pure-Python engine: start workers with "
+                "`dask worker --nthreads 1 --nworkers N` for N cores")
         self.text = self.client.scatter(text, broadcast=True)
 
     def submit(self, points: list) -> Future:
@@ -122,6 +138,15 @@ class DaskRunner:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _worker_threads(client) -> list[int]:
+    """The thread count of each worker process the scheduler knows."""
+    try:
+        info = client.scheduler_info(n_workers=-1)  # some releases list only the first 5 by default
+    except TypeError:  # releases before the argument list every worker
+        info = client.scheduler_info()
+    return [int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()]
 
 
 def make_runner(text: str, workers: int | None = None, scheduler: str | None = None):

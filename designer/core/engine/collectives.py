@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..problems import DesignerError, Problem
 from .constants import EngineConstants
 from .fabric import Fabric
 
@@ -117,6 +118,7 @@ def _route(fabric: Fabric, src_nic, dst_nic, nbytes, k: EngineConstants):
     cross_pod = cross_leaf & (sp != dp)
     pod_up = np.bincount(sp[cross_pod], nbytes[cross_pod], minlength=n_pod) if n_pod else np.zeros(0)
     pod_down = np.bincount(dp[cross_pod], nbytes[cross_pod], minlength=n_pod) if n_pod else np.zeros(0)
+    require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
     loads = Loads(nic_up, nic_down, leaf_up, leaf_down, pod_up, pod_down)
 
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -141,6 +143,28 @@ def _route(fabric: Fabric, src_nic, dst_nic, nbytes, k: EngineConstants):
     flow_time = stacked[code, np.arange(stacked.shape[1])]
     index = np.choose(code, [src_nic, dst_nic, sl, dl, sp, dp][: stacked.shape[0]])
     return loads, flow_time, code + 1, index
+
+
+def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
+    """Bad input, not an endless step: traffic between leaves (or pods) that no cable joins."""
+    for leaves, other in ((src_leaf, dst_leaf), (dst_leaf, src_leaf)):
+        stuck = np.flatnonzero(fabric.leaf_up_Bps[leaves] <= 0) if len(leaves) else ()
+        if len(stuck):
+            index = int(leaves[stuck[0]])
+            leaf, to = fabric.switch_ids[index], fabric.switch_ids[other[stuck[0]]]
+            raise DesignerError([Problem(
+                f"this job's traffic from {leaf} to {to} has no path: leaf switch {leaf} has no up-links "
+                "to a spine", f"spec.switches[{index}]", element=leaf,
+                fix=f"connect {leaf} to a spine switch as the other leaves are")])
+    if not len(src_pod):
+        return
+    for pods in (src_pod, dst_pod):
+        stuck = np.flatnonzero((pods < 0) | (fabric.pod_up_Bps[np.maximum(pods, 0)] <= 0))
+        if len(stuck):
+            raise DesignerError([Problem(
+                f"this job's traffic crosses pods (groups of leaves and spines) that no core switch joins: "
+                f"{len(fabric.pod_up_Bps)} pod(s), pod {int(pods[stuck[0]])} has no up-links to a core switch",
+                "spec.links", fix="connect the spines of every pod to the core switches")])
 
 
 def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod: bool = False) -> np.ndarray:

@@ -17,11 +17,22 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..model.spec import describe_range, range_problem
 from ..problems import Problem, did_you_mean
 
+FRACTION = dict(minimum=0.01, maximum=1.0, unit="fraction")  # an efficiency: 1% .. 100% of the rating
 
-def _c(default, doc):
-    return field(default=default, metadata={"doc": doc})
+
+def _c(default, doc, *, unit=None, minimum=None, maximum=None, exclusive_minimum=None):
+    """A constant with its unit and physical range: the schema shows them, `check_calibration` enforces them."""
+    return field(default=default, metadata={"doc": doc, "unit": unit, "minimum": minimum, "maximum": maximum,
+                                            "exclusive_minimum": exclusive_minimum})
+
+
+def _table(factory, doc, *, unit, minimum, maximum):
+    """A constant given per NCCL algorithm and protocol: {algorithm: {protocol: number}}."""
+    return field(default_factory=factory, metadata={"doc": doc, "unit": unit, "minimum": minimum,
+                                                    "maximum": maximum, "table": True})
 
 
 @dataclass(frozen=True)
@@ -29,147 +40,254 @@ class AcceleratorConstants:
     """Compute efficiencies of one accelerator kind (catalog `calibration`, then these)."""
 
     gemm_efficiency_best: float = _c(
-        0.80, "Large-GEMM throughput / dense peak: the catalog's best_gemm_tflops / peak_tflops")
+        0.80, "Large-GEMM throughput / dense peak: the catalog's best_gemm_tflops / peak_tflops", **FRACTION)
     gemm_overhead_us: float = _c(
         5.0, "Fixed cost of one GEMM kernel (launch, prologue, tail wave), us. Fitted to XLA's H100 "
-        "matmul table (tests/validation/data/published-cases.yaml, hardware.gemm_shape_dependence_h100): t = max(F/P, B/BW) + 5 us")
-    gemm_tile_m: int = _c(128, "GEMM tile rows; M below a tile multiple wastes tensor-core work (wave quantisation)")
-    gemm_tile_n: int = _c(256, "GEMM tile columns")
-    num_sms: int = _c(132, "Streaming multiprocessors (tiles run in waves of this many)")
+        "matmul table (tests/validation/data/published-cases.yaml, hardware.gemm_shape_dependence_h100): t = max(F/P, B/BW) + 5 us",
+        unit="us", minimum=0, maximum=10_000)
+    gemm_tile_m: int = _c(128, "GEMM tile rows; M below a tile multiple wastes tensor-core work (wave quantisation)",
+        unit="elements", minimum=1, maximum=4096)
+    gemm_tile_n: int = _c(256, "GEMM tile columns", unit="elements", minimum=1, maximum=4096)
+    num_sms: int = _c(132, "Streaming multiprocessors (tiles run in waves of this many)",
+        unit="SMs", minimum=1, maximum=4096)
     sustained_clock_factor: float = _c(
         1.0, "Tensor-core throughput under sustained training load / in a short GEMM benchmark (power and "
-        "thermal limits lower the clock in a long run); fitted per accelerator")
+        "thermal limits lower the clock in a long run); fitted per accelerator",
+        unit="fraction", minimum=0.1, maximum=1.0)
     wgrad_output_bytes: float = _c(
         8.0, "HBM bytes per element of a weight-gradient GEMM's output: fp32 main_grad read + write "
-        "(Megatron's gradient_accumulation_fusion)")
+        "(Megatron's gradient_accumulation_fusion)", unit="bytes per element", minimum=0, maximum=64)
     hbm_efficiency: float = _c(
-        0.85, "Achievable / peak HBM bandwidth for streaming kernels (STREAM-like copy reaches 85-90%)")
+        0.85, "Achievable / peak HBM bandwidth for streaming kernels (STREAM-like copy reaches 85-90%)", **FRACTION)
     attention_efficiency: float = _c(
-        0.55, "Core attention (flash kernel) throughput / dense peak, forward; fitted per accelerator")
+        0.55, "Core attention (flash kernel) throughput / dense peak, forward; fitted per accelerator", **FRACTION)
     attention_backward_flops_factor: float = _c(
-        2.5, "Backward / forward FLOPs of flash attention (recomputes QK^T in backward; FlashAttention-2 paper)")
+        2.5, "Backward / forward FLOPs of flash attention (recomputes QK^T in backward; FlashAttention-2 paper)",
+        unit="x forward", minimum=1, maximum=10)
     memory_bound_bytes_per_token_layer: float = _c(
         0.0, "Extra HBM traffic per token per layer per unit of hidden size, bytes (LayerNorm, dropout, "
-        "residual, activation, RoPE); 0 = use the op-by-op count of compute.py")
+        "residual, activation, RoPE); 0 = use the op-by-op count of compute.py",
+        unit="bytes", minimum=0, maximum=10_000)
     kernel_gap_fraction: float = _c(
-        0.03, "Idle share of compute between kernels (launch gaps, host sync); fitted")
+        0.03, "Idle share of compute between kernels (launch gaps, host sync); fitted",
+        unit="fraction", minimum=0, maximum=0.9)
     flash_attention: bool = _c(
         True, "Attention kernel assumed when the plan says attention_backend: auto. False for data taken "
-        "with Megatron's fused-softmax kernels (scores in HBM), as the 2021-22 A100 runs were")
-    attention_dropout: bool = _c(True, "Unfused attention applies dropout to the scores (GPT-3-style models)")
+        "with Megatron's fused-softmax kernels (scores in HBM), as the 2021-22 A100 runs were", unit="true/false")
+    attention_dropout: bool = _c(True, "Unfused attention applies dropout to the scores (GPT-3-style models)",
+        unit="true/false")
     nvls_supported: bool = _c(
-        False, "NVSwitch with NVLink SHARP (third-generation NVSwitch, Hopper and later): NCCL's NVLS algorithm")
+        False, "NVSwitch with NVLink SHARP (third-generation NVSwitch, Hopper and later): NCCL's NVLS algorithm",
+        unit="true/false")
     comm_compute_slowdown: float = _c(
-        0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)")
+        0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)",
+        unit="fraction", minimum=0, maximum=1.0)
 
 
 @dataclass(frozen=True)
 class EngineConstants:
     # ---- scale-up (inside a server) ----
     nvlink_efficiency: float = _c(
-        0.82, "NCCL ring busbw / NVLink line rate: ~370 of 450 GB/s on H100 (nccl-tests#212, nccl#1455)")
+        0.82, "NCCL ring busbw / NVLink line rate: ~370 of 450 GB/s on H100 (nccl-tests#212, nccl#1455)", **FRACTION)
     nvlink_ll_efficiency: float = _c(
         0.30, "NCCL LL protocol busbw / line rate on NVLink (8-byte stores with flags); fitted to the "
-        "DGX H100 all_reduce curve (NCCL-DGXH100-ALLREDUCE-8, 128 KB-1 MB)")
+        "DGX H100 all_reduce curve (NCCL-DGXH100-ALLREDUCE-8, 128 KB-1 MB)", **FRACTION)
     nvlink_ll128_efficiency: float = _c(
-        0.70, "NCCL LL128 protocol busbw / line rate on NVLink; fitted to the same curve (4-16 MB)")
+        0.70, "NCCL LL128 protocol busbw / line rate on NVLink; fitted to the same curve (4-16 MB)", **FRACTION)
     nvls_efficiency: float = _c(
         0.59, "NVLS all-reduce: per-GPU send (= receive) rate / line rate; 275 GB/s algbw of 450 "
-        "(nccl-tests#212: ~480 GB/s busbw on 8 H100)")
-    pcie_efficiency: float = _c(0.80, "PCIe achievable / line rate (TLP and DLLP overhead; SimAI H100_PCIE_BW 64 x 0.8)")
+        "(nccl-tests#212: ~480 GB/s busbw on 8 H100)", **FRACTION)
+    pcie_efficiency: float = _c(0.80, "PCIe achievable / line rate (TLP and DLLP overhead; SimAI H100_PCIE_BW 64 x 0.8)",
+        **FRACTION)
     host_bounce_efficiency: float = _c(
         0.50, "Without GPUDirect RDMA, NIC traffic is staged through host memory: two PCIe crossings "
-        "through the CPU root complex halve the usable rate")
+        "through the CPU root complex halve the usable rate", **FRACTION)
     # ---- scale-out NICs and fabric ----
     infiniband_nic_efficiency: float = _c(
-        0.96, "InfiniBand NIC achievable / line rate: NDR 400G reaches 46-49 GB/s (nccl-tests #212, #267)")
+        0.96, "InfiniBand NIC achievable / line rate: NDR 400G reaches 46-49 GB/s (nccl-tests #212, #267)", **FRACTION)
     ethernet_nic_efficiency: float = _c(
-        0.92, "RoCE NIC achievable / line rate (RoCEv2 headers, PFC/ECN pauses); Baidu/Meta report 90-95%")
+        0.92, "RoCE NIC achievable / line rate (RoCEv2 headers, PFC/ECN pauses); Baidu/Meta report 90-95%", **FRACTION)
     infiniband_adaptive_routing_efficiency: float = _c(
-        0.97, "InfiniBand adaptive routing spreads flows over equal-cost up-links almost ideally")
+        0.97, "InfiniBand adaptive routing spreads flows over equal-cost up-links almost ideally", **FRACTION)
     ecmp_qps_per_connection: int = _c(
         4, "Queue pairs (flows) per NCCL connection on RoCE (NCCL_IB_QPS_PER_CONNECTION); more flows, "
-        "fewer ECMP hash collisions")
+        "fewer ECMP hash collisions", unit="queue pairs", minimum=1, maximum=1024)
     # ---- collective latency (NCCL src/graph/tuning.cc, Hopper tables) ----
-    nccl_base_latency_us: dict = field(default_factory=lambda: {
+    nccl_base_latency_us: dict = _table(lambda: {
         "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4},
         "tree": {"LL": 6.8, "LL128": 14.0, "Simple": 0.0},
         "nvls": {"Simple": 0.0}, "collnet": {"Simple": 0.0}},
-        metadata={"doc": "NCCL baseLat per algorithm and protocol, us (tuning.cc)"})
-    nccl_nvlink_step_latency_us: dict = field(default_factory=lambda: {
+        "NCCL baseLat per algorithm and protocol, us (tuning.cc)", unit="us", minimum=0, maximum=100_000)
+    nccl_nvlink_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
         "nvls": {"Simple": 60.0}, "collnet": {"Simple": 3.7}},
-        metadata={"doc": "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
+        "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
                   "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 60 (NCCL 23; the measured curve carries ~60 us "
-                  "of fixed cost, NVLS's pipeline fill, from 16 MB to 16 GB)"})
-    nccl_net_step_latency_us: dict = field(default_factory=lambda: {
+                  "of fixed cost, NVLS's pipeline fill, from 16 MB to 16 GB)", unit="us", minimum=0, maximum=100_000)
+    nccl_net_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},
         "nvls": {"Simple": 18.0}, "collnet": {"Simple": 31.0}},
-        metadata={"doc": "NCCL hwLat[NET] per step, us (tuning.cc); the switch hops are added on top"})
+        "NCCL hwLat[NET] per step, us (tuning.cc); the switch hops are added on top",
+        unit="us", minimum=0, maximum=100_000)
     nccl_ll_max_bytes: int = _c(
-        1 << 20, "Above this size NCCL's tuner stops choosing LL (its bandwidth cap makes it lose)")
+        1 << 20, "Above this size NCCL's tuner stops choosing LL (its bandwidth cap makes it lose)",
+        unit="bytes", minimum=0, maximum=1 << 40)
     nccl_ring_plateau_factor: float = _c(
-        1.4, "Multi-node ring Simple latency multiplier for large messages (tuning.cc, Hopper)")
-    nccl_tree_bandwidth_factor: float = _c(0.92, "Tree bandwidth / ring bandwidth (tuning.cc: busBw x 0.92)")
+        1.4, "Multi-node ring Simple latency multiplier for large messages (tuning.cc, Hopper)",
+        unit="x", minimum=1, maximum=10)
+    nccl_tree_bandwidth_factor: float = _c(0.92, "Tree bandwidth / ring bandwidth (tuning.cc: busBw x 0.92)",
+        **FRACTION)
     net_overhead_us: float = _c(
-        1.0, "Per-step host/proxy overhead of a network hop, us (tuning.cc netOverhead, Intel CPUs)")
-    cable_latency_us: float = _c(0.01, "Propagation over ~2 m of cable, us (5 ns/m)")
+        1.0, "Per-step host/proxy overhead of a network hop, us (tuning.cc netOverhead, Intel CPUs)",
+        unit="us", minimum=0, maximum=10_000)
+    cable_latency_us: float = _c(0.01, "Propagation over ~2 m of cable, us (5 ns/m)",
+        unit="us", minimum=0, maximum=10_000)
     # ---- training framework ----
     dp_bucket_params: int = _c(
         40_000_000, "Megatron DDP bucket size in parameters: max(4e7, 1e6 x dp) "
-        "(DistributedDataParallelConfig.bucket_size)")
+        "(DistributedDataParallelConfig.bucket_size)", unit="parameters", minimum=1, maximum=10**12)
     grad_reduce_bytes_per_param: int = _c(
-        4, "Gradient bytes per parameter in the DP reduction: fp32 main grads (Megatron default)")
-    param_gather_bytes_per_param: int = _c(2, "Bytes per parameter in the distributed optimizer's all-gather (bf16)")
+        4, "Gradient bytes per parameter in the DP reduction: fp32 main grads (Megatron default)",
+        unit="bytes", minimum=1, maximum=8)
+    param_gather_bytes_per_param: int = _c(2, "Bytes per parameter in the distributed optimizer's all-gather (bf16)",
+        unit="bytes", minimum=1, maximum=8)
     optimizer_bytes_per_param: float = _c(
         32.0, "HBM bytes moved per local parameter by the fused Adam step: read fp32 param, grad, m, v "
-        "(16) and write param, m, v (12) and the bf16 copy (2), rounded up")
+        "(16) and write param, m, v (12) and the bf16 copy (2), rounded up", unit="bytes", minimum=0, maximum=1024)
     microbatch_overhead_s: float = _c(
-        0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds")
+        0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(
-        0.0, "Fixed host cost per step (logging, loss all-reduce launch), seconds")
+        0.0, "Fixed host cost per step (logging, loss all-reduce launch), seconds", unit="s", minimum=0, maximum=3600)
     memory_temporaries_gib: float = _c(
-        3.0, "CUDA context, NCCL buffers and GEMM workspaces per GPU, GiB")
-    memory_fragmentation: float = _c(0.08, "Allocator fragmentation on top of the activations (5-15% is typical)")
+        3.0, "CUDA context, NCCL buffers and GEMM workspaces per GPU, GiB", unit="GiB", minimum=0, maximum=1024)
+    memory_fragmentation: float = _c(0.08, "Allocator fragmentation on top of the activations (5-15% is typical)",
+        unit="fraction", minimum=0, maximum=1.0)
 
 
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}
 ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConstants)}
 ACCEL_FIELDS = {f.name for f in dataclasses.fields(AcceleratorConstants)}
+TABLE_ALGORITHMS = ("ring", "tree", "nvls", "collnet")
+TABLE_PROTOCOLS = ("LL", "LL128", "Simple")
+CALIBRATION_PATH = ("spec", "calibration")
 
 
-def check_calibration(calibration: dict, catalog) -> list[Problem]:
-    """Unknown calibration keys and non-numbers, each with a did-you-mean."""
+def constant_fields(cls) -> dict[str, dataclasses.Field]:
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def _dotted(path: tuple) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def _problem(path: tuple, message: str, fix: str | None = None, at_key: bool = False) -> Problem:
+    """A problem that the loader can place at FILE:LINE:COLUMN (it reads `_path`)."""
+    p = Problem(message, _dotted(path), fix=fix)
+    p._path = path  # type: ignore[attr-defined]
+    p._at_key = at_key  # type: ignore[attr-defined]
+    return p
+
+
+def _unknown(path: tuple, what: str, known) -> Problem:
+    guess = did_you_mean(str(path[-1]), known)
+    return _problem(path, f"unknown {what}" + (f" (did you mean {guess}?)" if guess else ""),
+                    None if guess else "known: " + ", ".join(sorted(known)), at_key=True)
+
+
+def _value_problem(f: dataclasses.Field, value, path: tuple) -> Problem | None:
+    """The type and the physical range of one constant, from its declaration."""
+    tp = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+    meta = f.metadata
+    if tp == "bool":
+        if not isinstance(value, bool):
+            return _problem(path, f"expected true or false, got {value!r}")
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return _problem(path, f"expected a number ({describe_range(meta)}), got {value!r}")
+    why = range_problem(value, meta)
+    if why is None and tp == "int" and not float(value).is_integer():
+        why = f"{value!r} is not a whole number ({describe_range(meta)})"
+    return _problem(path, why) if why else None
+
+
+def _check_table(f: dataclasses.Field, value, path: tuple) -> list[Problem]:
+    if not isinstance(value, dict):
+        return [_problem(path, "expected a mapping of algorithm to {protocol: value}",
+                         "e.g. {ring: {Simple: 8.4}}")]
     out = []
-    for key, value in (calibration or {}).items():
-        path = f"spec.calibration.{key}"
+    for algorithm, protocols in value.items():
+        where = path + (algorithm,)
+        if algorithm not in TABLE_ALGORITHMS:
+            out.append(_unknown(where, "NCCL algorithm", TABLE_ALGORITHMS))
+            continue
+        if not isinstance(protocols, dict):
+            out.append(_problem(where, "expected a mapping of protocol to value", "e.g. {LL: 6.6, Simple: 8.4}"))
+            continue
+        for protocol, number in protocols.items():
+            if protocol not in TABLE_PROTOCOLS:
+                out.append(_unknown(where + (protocol,), "NCCL protocol", TABLE_PROTOCOLS))
+                continue
+            why = range_problem(number, f.metadata) if not isinstance(number, bool) and isinstance(
+                number, (int, float)) else f"expected a number ({describe_range(f.metadata)}), got {number!r}"
+            if why:
+                out.append(_problem(where + (protocol,), why))
+    return out
+
+
+def check_calibration(calibration, catalog=None, base: tuple = CALIBRATION_PATH) -> list[Problem]:
+    """The one check of a calibration mapping, for the loader, `--set`, `designer validate`, the
+    engine and the GUI: unknown keys with a did-you-mean, wrong types, and values outside the
+    constant's physical range (or not finite). Each problem carries its path, so a file's
+    problems get a line and column."""
+    if calibration is None:
+        return []
+    if not isinstance(calibration, dict):
+        return [_problem(base, f"expected a mapping of constant names to values, got {type(calibration).__name__}")]
+    if catalog is None:
+        from ..model.catalog import default_catalog
+
+        catalog = default_catalog()
+    engine, accel = constant_fields(EngineConstants), constant_fields(AcceleratorConstants)
+    out = []
+    for key, value in calibration.items():
+        path = base + (key,)
         if key == "accelerators":
             if not isinstance(value, dict):
-                out.append(Problem("expected a mapping of accelerator names", path))
+                out.append(_problem(path, "expected a mapping of accelerator names",
+                                    "e.g. accelerators: {H100: {gemm_efficiency_best: 0.78}}"))
                 continue
             for name, values in value.items():
+                where = path + (name,)
                 if catalog.resolve("accelerators", name) is None:
-                    out.append(Problem(f"unknown accelerator {name!r}", f"{path}.{name}",
-                                       fix=catalog.suggest("accelerators", name)))
+                    out.append(_problem(where, f"unknown accelerator {name!r}", catalog.suggest("accelerators", name),
+                                        at_key=True))
                     continue
-                for k, v in (values or {}).items():
-                    if k not in ACCEL_FIELDS:
-                        g = did_you_mean(k, ACCEL_FIELDS)
-                        out.append(Problem("unknown accelerator constant" + (f" (did you mean {g}?)" if g else ""),
-                                           f"{path}.{name}.{k}", fix=None if g else "known: " + ", ".join(sorted(ACCEL_FIELDS))))
-                    elif not isinstance(v, (int, float)) or (isinstance(v, bool) and k not in BOOL_FIELDS):
-                        out.append(Problem(f"expected a number, got {v!r}", f"{path}.{name}.{k}"))
-        elif key not in ENGINE_FIELDS:
-            g = did_you_mean(key, ENGINE_FIELDS | {"accelerators"})
-            out.append(Problem("unknown engine constant" + (f" (did you mean {g}?)" if g else ""), path,
-                               fix=None if g else "see `designer calibration` for the names"))
-        elif isinstance(getattr(EngineConstants(), key), dict):
-            if not isinstance(value, dict):
-                out.append(Problem("expected a mapping", path))
-        elif not isinstance(value, (int, float)) or isinstance(value, bool):
-            out.append(Problem(f"expected a number, got {value!r}", path))
+                if values is None:
+                    continue
+                if not isinstance(values, dict):
+                    out.append(_problem(where, "expected a mapping of accelerator constants",
+                                        "e.g. {gemm_efficiency_best: 0.78}"))
+                    continue
+                for k, v in values.items():
+                    if k not in accel:
+                        out.append(_unknown(where + (k,), "accelerator constant", accel))
+                    else:
+                        problem = _value_problem(accel[k], v, where + (k,))
+                        if problem:
+                            out.append(problem)
+        elif key in accel:
+            out.append(_problem(path, f"{key} is a constant of one accelerator kind",
+                                f"put it under accelerators, e.g. accelerators: {{H100: {{{key}: ...}}}}", at_key=True))
+        elif key not in engine:
+            out.append(_unknown(path, "engine constant", set(engine) | {"accelerators"}))
+        elif engine[key].metadata.get("table"):
+            out += _check_table(engine[key], value, path)
+        else:
+            problem = _value_problem(engine[key], value, path)
+            if problem:
+                out.append(problem)
     return out
 
 

@@ -121,7 +121,7 @@ def _structure(schedule, p, m, v, orders, oid, dependency):
     key = (schedule, p, m, v)
     hit = _STRUCTURES.get(key)
     if hit is None:
-        deps, has_transfer, owns, is_fwd, chunk_of = [], [], [], [], []
+        deps, has_transfer, owns, kinds, chunk_of = [], [], [], [], []
         for s in range(p):
             d_s, h_s, o_s = [], [], []
             for kind, i, c in orders[s]:
@@ -132,11 +132,11 @@ def _structure(schedule, p, m, v, orders, oid, dependency):
             deps.append(d_s)
             has_transfer.append(h_s)
             owns.append(o_s)
-            is_fwd.append([kind == F for kind, _, _ in orders[s]])
+            kinds.append([kind for kind, _, _ in orders[s]])
             chunk_of.append([c for _, _, c in orders[s]])
         if len(_STRUCTURES) > 32:
             _STRUCTURES.clear()
-        hit = _STRUCTURES[key] = (deps, has_transfer, owns, is_fwd, chunk_of)
+        hit = _STRUCTURES[key] = (deps, has_transfer, owns, kinds, chunk_of)
     return hit
 
 
@@ -149,8 +149,29 @@ def _orders(schedule: str, p: int, m: int, v: int) -> list[list[tuple[int, int, 
     if hit is None:
         if len(_ORDERS) > 32:
             _ORDERS.clear()
-        hit = _ORDERS[key] = [op_order(schedule, p, s, m, v) for s in range(p)]
+        if schedule in ("zb-h1", "dualpipe"):
+            hit = _zero_bubble_orders(p, m)
+        else:
+            hit = [op_order(schedule, p, s, m, v) for s in range(p)]
+        _ORDERS[key] = hit
     return hit
+
+
+def _zero_bubble_orders(p: int, m: int) -> list[list[tuple[int, int, int]]]:
+    """ZB-H1's op order per stage, W ops included, fixed before any timing is known.
+
+    It is the order the greedy rule (a stage with nothing ready runs a deferred weight
+    gradient) makes when F, B and W take the same time, as in Qi et al.'s hand-made schedule.
+    Fixing it matters: with the order chosen while timing the real durations, a slower GPU
+    could change which W fills which gap and finish the step sooner (a scheduling anomaly).
+    With a fixed order every op's end is a max of sums of durations, so a slower part can
+    never make the step faster."""
+    unit = [StageTimes([1.0], [2.0], [1.0]) for _ in range(p)]
+    records = _greedy_zero_bubble(p, m, unit, 0.0)
+    orders: list[list[tuple[int, int, int]]] = [[] for _ in range(p)]
+    for r in sorted(records, key=lambda r: (r.stage, r.start, r.end)):
+        orders[r.stage].append((r.kind, r.micro, r.chunk))
+    return orders
 
 
 def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p_s: float,
@@ -184,22 +205,7 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     free = list(start_offset) if start_offset else [0.0] * p
     busy = [0.0] * p
     ptr = [0] * p
-    waiting: dict[int, int] = {}
-    records: list[OpRecord] = []
     last_b = [[0.0] * v for _ in range(p)]
-    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]
-    defer = [min(p - s - 1, m) for s in range(p)]  # ZB-H1 keeps the warm-up's W ops for the cool-down
-
-    def run(s: int, kind: int, i: int, c: int, start: float, duration: float, wait: float, wait_pp: float):
-        finish = start + duration
-        records.append(OpRecord(s, kind, i, c, start, finish, wait, wait_pp))
-        me = oid(kind, s, i, c)
-        end[me] = finish
-        free[s] = finish
-        busy[s] += duration
-        if kind != F:
-            last_b[s][c] = max(last_b[s][c], finish)
-        return me
 
     def duration_of(s: int, kind: int, c: int) -> float:
         st = times[s]
@@ -209,59 +215,99 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
             return st.bwd[c] - (st.wgrad[c] if zb else 0.0)
         return st.wgrad[c]
 
-    if not zb:
-        # The hot loop: flat lists, one visit per op (18k ops of GPT-3 on 1,024 GPUs in ~10 ms).
-        deps, has_transfer, owns, is_fwd, chunk_of = _structure(schedule, p, m, v, orders, oid, dependency)
-        trans = [[p2p_s if h else 0.0 for h in hs] for hs in has_transfer]
-        durs = []
-        for s in range(p):
-            st = times[s]
-            fw, bw = st.fwd, st.bwd
-            durs.append([fw[c] if f else bw[c] for f, c in zip(is_fwd[s], chunk_of[s])])
-        starts = [[0.0] * len(o) for o in orders]
-        ready_at = [[0.0] * len(o) for o in orders]
-        waiter = [-1] * size
-        stack = list(range(p - 1, -1, -1))
-        while stack:
-            s = stack.pop()
-            k_ = ptr[s]
-            n_s = len(orders[s])
-            d_s, t_s, du_s, o_s, st_s, rd_s = deps[s], trans[s], durs[s], owns[s], starts[s], ready_at[s]
-            f = free[s]
-            while k_ < n_s:
-                d = d_s[k_]
-                if d >= 0:
-                    e = end[d]
-                    if e < 0:
-                        waiter[d] = s
-                        break
-                    r = e + t_s[k_]
-                    start = r if r > f else f
-                    rd_s[k_] = r
-                else:
-                    start = f
-                st_s[k_] = start
-                f = start + du_s[k_]
-                o = o_s[k_]
-                end[o] = f
-                k_ += 1
-                w = waiter[o]
-                if w >= 0:
-                    waiter[o] = -1
-                    stack.append(w)
-            ptr[s] = k_
-            free[s] = f
-        ends = []
-        for s in range(p):
-            busy[s] = sum(durs[s])
-            ends.append([end[o] for o in owns[s]])
-            for (kind, i, c), e in zip(orders[s], ends[s]):
-                if kind != F and e > last_b[s][c]:
-                    last_b[s][c] = e
-        if any(ptr[s] < len(orders[s]) for s in range(p)):  # pragma: no cover - a schedule bug
-            raise RuntimeError("pipeline schedule deadlocked")
-        return ScheduleResult(None, free, busy, last_b, orders, starts, ends, ready_at, trans)
-    else:
+    # Every schedule runs a fixed op order per stage (zero-bubble ones: _zero_bubble_orders).
+    # The hot loop: flat lists, one visit per op (18k ops of GPT-3 on 1,024 GPUs in ~10 ms).
+    deps, has_transfer, owns, kinds, chunk_of = _structure(schedule, p, m, v, orders, oid, dependency)
+    trans = [[p2p_s if h else 0.0 for h in hs] for hs in has_transfer]
+    durs = []
+    for s in range(p):
+        durs.append([duration_of(s, kind, c) for kind, c in zip(kinds[s], chunk_of[s])])
+    starts = [[0.0] * len(o) for o in orders]
+    ready_at = [[0.0] * len(o) for o in orders]
+    waiter = [-1] * size
+    stack = list(range(p - 1, -1, -1))
+    while stack:
+        s = stack.pop()
+        k_ = ptr[s]
+        n_s = len(orders[s])
+        d_s, t_s, du_s, o_s, st_s, rd_s = deps[s], trans[s], durs[s], owns[s], starts[s], ready_at[s]
+        f = free[s]
+        while k_ < n_s:
+            d = d_s[k_]
+            if d >= 0:
+                e = end[d]
+                if e < 0:
+                    waiter[d] = s
+                    break
+                r = e + t_s[k_]
+                start = r if r > f else f
+                rd_s[k_] = r
+            else:
+                start = f
+            st_s[k_] = start
+            f = start + du_s[k_]
+            o = o_s[k_]
+            end[o] = f
+            k_ += 1
+            w = waiter[o]
+            if w >= 0:
+                waiter[o] = -1
+                stack.append(w)
+        ptr[s] = k_
+        free[s] = f
+    ends = []
+    for s in range(p):
+        busy[s] = sum(durs[s])
+        ends.append([end[o] for o in owns[s]])
+        for (kind, i, c), e in zip(orders[s], ends[s]):
+            if kind != F and e > last_b[s][c]:
+                last_b[s][c] = e
+    if any(ptr[s] < len(orders[s]) for s in range(p)):  # pragma: no cover - a schedule bug
+        raise RuntimeError("pipeline schedule deadlocked")
+    return ScheduleResult(None, free, busy, last_b, orders, starts, ends, ready_at, trans)
+
+
+def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:
+    """ZB-H1 run by its greedy rule, only to derive the fixed order (see _zero_bubble_orders)."""
+    v = 1
+    orders = [op_order("zb-h1", p, s, m, v) for s in range(p)]
+    size = 3 * p * m * v
+    end = [-1.0] * size
+
+    def oid(kind: int, s: int, i: int, c: int) -> int:
+        return ((kind * p + s) * m + i) * v + c
+
+    def dependency(kind: int, s: int, i: int, c: int) -> tuple[int, float]:
+        if kind == F:
+            return (oid(F, s - 1, i, c), p2p_s) if s > 0 else (-1, 0.0)
+        if kind == B:
+            return (oid(B, s + 1, i, c), p2p_s) if s < p - 1 else (oid(F, s, i, c), 0.0)
+        return oid(B, s, i, c), 0.0
+
+    free = [0.0] * p
+    ptr = [0] * p
+    waiting: dict[int, int] = {}
+    records: list[OpRecord] = []
+    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]
+    defer = [min(p - s - 1, m) for s in range(p)]  # ZB-H1 keeps the warm-up's W ops for the cool-down
+
+    def run(s: int, kind: int, i: int, c: int, start: float, duration: float, wait: float, wait_pp: float):
+        finish = start + duration
+        records.append(OpRecord(s, kind, i, c, start, finish, wait, wait_pp))
+        me = oid(kind, s, i, c)
+        end[me] = finish
+        free[s] = finish
+        return me
+
+    def duration_of(s: int, kind: int, c: int) -> float:
+        st = times[s]
+        if kind == F:
+            return st.fwd[c]
+        if kind == B:
+            return st.bwd[c] - st.wgrad[c]
+        return st.wgrad[c]
+
+    if True:
         # Event order matters here: a stage with nothing ready runs a deferred W instead of idling.
         import heapq
 
@@ -301,7 +347,7 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
                 heapq.heappush(heap, (free[nxt], nxt))
     if any(ptr[s] < len(orders[s]) or pending_w[s] for s in range(p)):  # pragma: no cover - a bug
         raise RuntimeError("pipeline schedule deadlocked")
-    return ScheduleResult(records, free, busy, last_b, orders)
+    return records
 
 
 def ideal_bubble_s(schedule: str, p: int, m: int, v: int, f: float, b: float, w: float) -> float:

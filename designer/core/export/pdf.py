@@ -1,8 +1,11 @@
-"""A small PDF 1.4 writer: A4 pages of text, lines and rectangles, nothing embedded.
+"""A small PDF 1.4 writer: A4 pages of text, lines and rectangles.
 
 Text uses two of the standard 14 fonts (Helvetica and Helvetica-Bold, WinAnsiEncoding), which
-every PDF reader has, so no font is embedded and no dependency is needed. Characters outside
-WinAnsi (cp1252) are transliterated where an ASCII spelling exists, else replaced by "?".
+every PDF reader has. Characters outside WinAnsi (cp1252) are transliterated where an ASCII
+spelling exists; a string that still holds others (a design named "集群-Ω") is drawn whole in
+the shipped fallback font (pdf_font.py: CJK, Hangul, Greek, Cyrillic), embedded as a subset
+with a ToUnicode map; only a character that font lacks too becomes "?". Bold in the fallback
+font is its outline stroked as well as filled.
 Coordinates are PDF points with the origin at the bottom-left corner of the page.
 
 `text_items` / `text_lines` read the shown strings back out of a file this module wrote (they
@@ -19,11 +22,13 @@ import zlib
 from dataclasses import dataclass, field
 
 from ..io.files import atomic_write_bytes
+from .pdf_font import FONT_NAME, fallback_font, parse_to_unicode, subset_tag, to_unicode_cmap
 
 A4_WIDTH = 595.0
 A4_HEIGHT = 842.0
 
 FONTS = {"Helvetica": "F1", "Helvetica-Bold": "F2"}
+FALLBACK_RESOURCE = "F3"
 _FONT_BY_RESOURCE = {v: k for k, v in FONTS.items()}
 
 # Advance widths (1/1000 em) of the standard Helvetica faces by WinAnsi code, from Adobe's AFM
@@ -96,13 +101,43 @@ def encode_text(text: str) -> bytes:
     return bytes(out)
 
 
+def _transliterated(text: str) -> str:
+    return "".join(_TRANSLITERATE.get(ch, ch) for ch in str(text))
+
+
+def _in_winansi(ch: str) -> bool:
+    try:
+        code = ch.encode("cp1252")[0]
+    except UnicodeEncodeError:
+        return False
+    return not (code < 32 or code == 127 or code in _UNDEFINED_WINANSI)
+
+
+def needs_fallback(text: str) -> bool:
+    """True when `text` is drawn in the embedded fallback font: it holds a character that
+    WinAnsi lacks (after transliteration) and the fallback font has."""
+    font = fallback_font() if any(not _in_winansi(ch) for ch in _transliterated(text)) else None
+    return font is not None and any(not _in_winansi(ch) and font.has(ch) for ch in _transliterated(text))
+
+
+def _fallback_shown(text: str) -> str:
+    font = fallback_font()
+    return "".join(ch if font.has(ch) and ch >= " " else "?" for ch in _transliterated(text))
+
+
 def clean_text(text: str) -> str:
     """What `text` will read as once drawn (after encoding)."""
+    if needs_fallback(text):
+        return _fallback_shown(text)
     return encode_text(text).decode("cp1252")
 
 
 def text_width(text: str, size: float, font: str = "Helvetica") -> float:
-    """Width in points of `text` drawn in `font` at `size` (exact for the standard metrics)."""
+    """Width in points of `text` drawn in `font` at `size` (exact for the standard metrics and
+    for the fallback font's)."""
+    if needs_fallback(text):
+        fb = fallback_font()
+        return sum(fb.width(ch) for ch in _fallback_shown(text)) * size / 1000.0
     widths = WIDTHS[font]
     return sum(widths[b] for b in encode_text(text)) * size / 1000.0
 
@@ -219,6 +254,7 @@ class PdfDocument:
         self.height = height
         self.pages: list[Page] = []
         self.page: Page | None = None
+        self._fallback_glyphs: dict[int, str] = {}  # glyph id -> character, of the fallback font
 
     # ---- pages ------------------------------------------------------------------------------
     def add_page(self) -> Page:
@@ -246,9 +282,20 @@ class PdfDocument:
             x -= width / 2
         elif align != "left":
             raise ValueError(f"align is left, right or center, got {align!r}")
-        data = encode_text(shown)
-        p.ops.append(f"BT /{FONTS[font]} {_num(size)} Tf {_rgb(_check_color(color))} rg "
-                     f"1 0 0 1 {_num(x)} {_num(y)} Tm ({_escape(data)}) Tj ET")
+        rgb = _rgb(_check_color(color))
+        if needs_fallback(shown):
+            fb = fallback_font()
+            gids = [fb.gid(ch) for ch in shown]
+            self._fallback_glyphs.update(zip(gids, shown))
+            # bold: the outline stroked as well as filled (the font has one weight); q/Q keep the
+            # render mode, stroke colour and width from leaking into the text drawn after it
+            mode = f"2 Tr {_num(size * 0.035)} w {rgb} RG" if bold else "0 Tr"
+            p.ops.append(f"q BT /{FALLBACK_RESOURCE} {_num(size)} Tf {rgb} rg {mode} "
+                         f"1 0 0 1 {_num(x)} {_num(y)} Tm <{''.join(f'{g:04X}' for g in gids)}> Tj ET Q")
+        else:
+            data = encode_text(shown)
+            p.ops.append(f"BT /{FONTS[font]} {_num(size)} Tf {rgb} rg "
+                         f"1 0 0 1 {_num(x)} {_num(y)} Tm ({_escape(data)}) Tj ET")
         run = TextRun(x, y, size, font, shown, width)
         p.texts.append(run)
         return run
@@ -296,6 +343,9 @@ class PdfDocument:
             info.append(f"/Subject {_info_string(self.subject)}")
         objects.append(("<< " + " ".join(info) + " >>").encode("ascii"))
         fonts = " ".join(f"/{res} {3 + i} 0 R" for i, res in enumerate(FONTS.values()))
+        fallback_at = 6 + 2 * n_pages  # the fallback font's objects follow the pages
+        if self._fallback_glyphs:
+            fonts += f" /{FALLBACK_RESOURCE} {fallback_at} 0 R"
         for i, page in enumerate(self.pages):
             content_ref = 7 + 2 * i
             objects.append(
@@ -309,6 +359,8 @@ class PdfDocument:
             else:
                 head = f"<< /Length {len(data)} >>"
             objects.append(head.encode("ascii") + b"\nstream\n" + data + b"\nendstream")
+        if self._fallback_glyphs:
+            objects += self._fallback_objects(fallback_at)
 
         out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
         offsets = []
@@ -325,6 +377,33 @@ class PdfDocument:
         out += (f"trailer\n<< /Size {size} /Root 1 0 R /Info 5 0 R /ID [<{doc_id}> <{doc_id}>] >>\n"
                 f"startxref\n{xref_at}\n%%EOF\n").encode("ascii")
         return bytes(out)
+
+    def _stream(self, data: bytes, extra: str = "") -> bytes:
+        if self.compress:
+            data = zlib.compress(data, 9)
+            extra += " /Filter /FlateDecode"
+        return f"<< /Length {len(data)}{extra} >>".encode("ascii") + b"\nstream\n" + data + b"\nendstream"
+
+    def _fallback_objects(self, first: int) -> list[bytes]:
+        """Type 0 font, its CIDFontType2, descriptor, subset font file and ToUnicode map."""
+        fb = fallback_font()
+        glyphs = self._fallback_glyphs
+        name = f"{subset_tag(glyphs)}+{FONT_NAME}"
+        widths = " ".join(f"{gid} [{_num(fb.width(ch))}]" for gid, ch in sorted(glyphs.items()))
+        font_file = fb.subset("".join(glyphs.values()))
+        bbox = " ".join(str(v) for v in fb.bbox)
+        return [
+            (f"<< /Type /Font /Subtype /Type0 /BaseFont /{name} /Encoding /Identity-H "
+             f"/DescendantFonts [{first + 1} 0 R] /ToUnicode {first + 4} 0 R >>").encode("ascii"),
+            (f"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /{name} "
+             f"/CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> "
+             f"/FontDescriptor {first + 2} 0 R /DW 1000 /W [{widths}] /CIDToGIDMap /Identity >>").encode("ascii"),
+            (f"<< /Type /FontDescriptor /FontName /{name} /Flags 4 /FontBBox [{bbox}] /ItalicAngle 0 "
+             f"/Ascent {fb.ascent} /Descent {fb.descent} /CapHeight {fb.cap_height} /StemV 80 "
+             f"/FontFile2 {first + 3} 0 R >>").encode("ascii"),
+            self._stream(font_file, f" /Length1 {len(font_file)}"),
+            self._stream(to_unicode_cmap(glyphs)),
+        ]
 
     def save(self, path: str | os.PathLike) -> int:
         """Write the file atomically; returns its size in bytes."""
@@ -349,7 +428,8 @@ class ShownText:
         return text_width(self.text, self.size, self.font)
 
 
-_TOKEN_RE = re.compile(rb"\s*(?:(\()|(/[^\s/\[\]()<>]+)|([-+]?(?:\d+\.?\d*|\.\d+))|([A-Za-z'\"*]+)|(\[|\]))")
+_TOKEN_RE = re.compile(rb"\s*(?:(\()|(/[^\s/\[\]()<>]+)|([-+]?(?:\d+\.?\d*|\.\d+))|([A-Za-z'\"*]+)|(\[|\])"
+                       rb"|<([0-9A-Fa-f\s]*)>)")
 
 
 def _read_literal(data: bytes, i: int) -> tuple[bytes, int]:
@@ -432,12 +512,27 @@ def _page_streams(pdf: bytes) -> list[bytes]:
     return streams
 
 
+def _fallback_map(pdf: bytes) -> dict[int, str]:
+    """The fallback font's glyph id -> character, from its ToUnicode map ({} when not embedded)."""
+    m = re.search(rb"/Subtype /Type0 .*?/ToUnicode (\d+) 0 R", pdf)
+    if not m:
+        return {}
+    body = _object(pdf, xref_offsets(pdf), int(m.group(1)))
+    start = body.find(b"stream\n") + len(b"stream\n")
+    data = body[start:]
+    if b"/FlateDecode" in body[:start]:
+        data = zlib.decompress(data)
+    return parse_to_unicode(data)
+
+
 def text_items(pdf: bytes) -> list[ShownText]:
-    """Every string shown by a PDF this module wrote, with its page, position, size and font."""
+    """Every string shown by a PDF this module wrote, with its page, position, size and font
+    (the face asked for: a fallback-font string reads as Helvetica, or Helvetica-Bold when stroked)."""
     items = []
+    glyphs = _fallback_map(pdf)
     for page_no, data in enumerate(_page_streams(pdf)):
         stack: list = []
-        font, size, x, y = "Helvetica", 10.0, 0.0, 0.0
+        font, size, x, y, mode = "Helvetica", 10.0, 0.0, 0.0, 0
         i = 0
         while i < len(data):
             m = _TOKEN_RE.match(data, i)
@@ -452,14 +547,23 @@ def text_items(pdf: bytes) -> list[ShownText]:
                 stack.append(m.group(2).decode("ascii"))
             elif m.group(3):
                 stack.append(float(m.group(3)))
+            elif m.group(6) is not None:  # <hex>: two bytes a glyph of the fallback font
+                codes = bytes.fromhex(m.group(6).decode("ascii"))
+                stack.append("".join(glyphs.get(int.from_bytes(codes[k:k + 2], "big"), "\ufffd")
+                                     for k in range(0, len(codes) - 1, 2)))
             elif m.group(4):
                 op = m.group(4).decode("ascii")
-                if op == "Tf":
-                    font, size = _FONT_BY_RESOURCE.get(stack[-2][1:], "Helvetica"), stack[-1]
+                if op == "BT":
+                    mode = 0
+                elif op == "Tr":
+                    mode = int(stack[-1])
+                elif op == "Tf":
+                    font, size = _FONT_BY_RESOURCE.get(stack[-2][1:], stack[-2][1:]), stack[-1]
                 elif op == "Tm":
                     x, y = stack[-2], stack[-1]
                 elif op == "Tj":
-                    items.append(ShownText(page_no, x, y, size, font, stack[-1]))
+                    face = font if font in WIDTHS else ("Helvetica-Bold" if mode == 2 else "Helvetica")
+                    items.append(ShownText(page_no, x, y, size, face, stack[-1]))
                 stack.clear()
     return items
 

@@ -5,9 +5,15 @@ overlapped part of each comm on its own thread so that slices nest), waits on th
 thread. Times in microseconds. Perfetto requires slices on one thread to nest; every
 stream here is sequential, which the tests check. See the Trace Event Format
 (Chrome, "Trace Event Format" document) and Perfetto's JSON trace import notes.
+
+A wait says whom it waited for, as the desktop timeline does: `args.waited_for` (the GPU's
+global rank), `waited_for_name` (the timeline's "stage 1 gpu8"), `waited_for_at` (server and
+local GPU), and a flow arrow from the bar it waited on (on that GPU, the one that ended last
+by the wait's end, the pipeline send lane first) to the wait.
 """
 from __future__ import annotations
 
+import bisect
 import json
 
 from ..engine.evaluate import Evaluation
@@ -24,10 +30,51 @@ def _stream_of(event) -> str:
     return event.stream
 
 
+# Lanes a wait may have waited on, in the order the timeline prefers them on a tie.
+WAITED_ON_LANES = ("pp", "compute", "dp", "tp", "cp", "ep")
+
+
+def device_name(result: Evaluation, device: int) -> str:
+    """A GPU as the timeline names it: 'stage 1 gpu8', or 'gpu8' outside a pipeline."""
+    info = (result.devices or {}).get(device, {})
+    return f"stage {info['stage']} gpu{device}" if "stage" in info else f"gpu{device}"
+
+
+class WaitedOn:
+    """For a wait: the bar on the GPU it waited for that ended last at or before the wait's end
+    (its message or its work), the pipeline send lane first on a tie; the timeline's rule."""
+
+    def __init__(self, events):
+        by_device: dict[int, list[tuple[float, int, int]]] = {}
+        for i, e in enumerate(events):
+            if e.stream in WAITED_ON_LANES and not e.kind.endswith("_hidden"):
+                by_device.setdefault(e.device, []).append((e.end_s, WAITED_ON_LANES.index(e.stream), i))
+        self._lists = {d: sorted(v) for d, v in by_device.items()}
+        self._ends = {d: [t for t, _, _ in v] for d, v in self._lists.items()}
+
+    def __call__(self, wait) -> int | None:
+        items = self._lists.get(wait.waited_for)
+        if not items:
+            return None
+        t = wait.end_s + max(1e-9, 1e-9 * abs(wait.end_s))
+        k = bisect.bisect_right(self._ends[wait.waited_for], t) - 1
+        if k < 0:
+            return None
+        last = items[k][0]
+        ties = []
+        while k >= 0 and abs(items[k][0] - last) <= 1e-9 * max(1.0, abs(last)):
+            ties.append(items[k])
+            k -= 1
+        return min(ties, key=lambda it: (it[1], it[2]))[2]
+
+
 def trace_events(result: Evaluation, fabric_node_of, node_names: list[str], gpu_local) -> dict:
     events = []
     seen_pid, seen_tid = set(), set()
-    for e in result.events:
+    waited_on = WaitedOn(result.events)
+    place = {}  # event index -> (pid, tid) of its slice, for the flow arrows
+    waits = []
+    for index, e in enumerate(result.events):
         node = int(fabric_node_of[e.device])
         pid = node + 1
         stream = _stream_of(e)
@@ -52,9 +99,31 @@ def trace_events(result: Evaluation, fabric_node_of, node_names: list[str], gpu_
             args["bytes"] = e.bytes
         if e.group:
             args["group"] = e.group
+        if e.waited_for is not None:
+            other = int(e.waited_for)
+            args["waited_for"] = other
+            args["waited_for_name"] = device_name(result, other)
+            args["waited_for_at"] = f"{node_names[int(fabric_node_of[other])]} gpu{int(gpu_local[other])}"
+            waits.append(index)
         cat = "wait" if e.stream == "wait" else ("compute" if e.stream == "compute" else "comm")
         events.append({"ph": "X", "cat": cat, "name": e.label, "pid": pid, "tid": tid, "ts": e.start_s * 1e6,
                        "dur": dur, "args": args})
+        place[index] = (pid, tid)
+    for flow_id, index in enumerate(waits, start=1):  # arrows: the bar waited on -> the wait
+        wait = result.events[index]
+        source = waited_on(wait)
+        if source is None:
+            continue
+        src = result.events[source]
+        for ph, e, at in (("s", src, place[source]), ("f", wait, place[index])):
+            # just before the slice's end, inside it (an arrow binds to the slice around it): from
+            # the moment the awaited work ends to the moment the wait does
+            dur_us = max(0.0, (e.end_s - e.start_s) * 1e6)
+            flow = {"ph": ph, "id": flow_id, "cat": "wait", "name": "waited for", "pid": at[0], "tid": at[1],
+                    "ts": e.end_s * 1e6 - min(dur_us * 0.01, 0.01)}
+            if ph == "f":
+                flow["bp"] = "e"
+            events.append(flow)
     events.append({"ph": "i", "name": "step end", "pid": 1, "tid": 1, "ts": result.step_time_s * 1e6, "s": "g"})
     from ... import __version__
 
@@ -62,6 +131,29 @@ def trace_events(result: Evaluation, fabric_node_of, node_names: list[str], gpu_
             "otherData": {"generator": f"designer {__version__}", "step_time_s": result.step_time_s,
                           "breakdown_s": result.breakdown_s, "plan": result.plan},
             "traceEvents": events}
+
+
+# Pipeline ops (forward, backward, weight-gradient passes) a trace may hold: each becomes a few
+# slices; 2^18 ops write ~150 MB in ~10 s, which Perfetto still opens.
+MAX_TRACE_OPS = 1 << 18
+
+
+def trace_size_problem(result: Evaluation):
+    """A Problem when the trace would be too large to write and open (checked before any work)."""
+    from ..problems import Problem
+
+    plan = result.plan
+    micro, vp = int(plan.get("num_microbatches", 0)), int(plan.get("vp", 1) or 1)
+    passes = 3 if plan.get("schedule") in ("zb-h1", "dualpipe") else 2
+    devices = max(1, len(result.devices))  # one traced GPU per stage of each distinct replica
+    ops = devices * micro * vp * passes
+    if ops <= MAX_TRACE_OPS:
+        return None
+    most = max(1, MAX_TRACE_OPS // (devices * vp * passes))
+    return Problem(f"a trace of {micro:,} micro-batches on {devices} traced GPU(s) would hold {ops:,} pipeline "
+                   f"passes: at most {MAX_TRACE_OPS:,}", "spec.workload.global_batch_size",
+                   fix=f"trace a run of at most {most:,} micro-batches (a smaller global_batch_size); "
+                       "evaluate and report take any size")
 
 
 def write_trace(result: Evaluation, fabric, path: str) -> int:

@@ -10,6 +10,8 @@ import dataclasses
 import json
 import math
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,23 +30,49 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 # ---- reading ---------------------------------------------------------------------------------
 
 def read_text(path: str | os.PathLike) -> str:
-    """The file's text, or a DesignerError that says why it cannot be read as a design."""
+    """The file's text, or a DesignerError that says why it cannot be read as a design.
+
+    Only regular files up to MAX_FILE_BYTES: a device (/dev/zero), a pipe (a FIFO blocks
+    until a writer comes) or a socket is refused before anything is read.
+    """
     p = Path(path)
     name = str(path)
-    if not p.exists():
-        raise MissingInputError([Problem("no such file", file=name, fix="check the path")])
-    if p.is_dir():
-        raise MissingInputError([Problem("is a folder, not a file", file=name)])
+    limit = f"{MAX_FILE_BYTES // 2**20} MiB"
     try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise DesignerError([Problem(f"file is {size / 2**20:.0f} MiB, more than any design "
-                                         f"({MAX_FILE_BYTES // 2**20} MiB)", file=name)])
-        raw = p.read_bytes()
+        info = p.stat()
+    except FileNotFoundError:
+        raise MissingInputError([Problem("no such file", file=name, fix="check the path")]) from None
     except PermissionError:
-        raise MissingInputError([Problem("permission denied", file=name)]) from None
+        raise MissingInputError([Problem("permission denied", file=name,
+                                         fix="make the file (and its folders) readable")]) from None
     except OSError as exc:
-        raise MissingInputError([Problem(f"cannot read: {exc.strerror}", file=name)]) from None
+        raise MissingInputError([Problem(f"cannot read: {exc.strerror or exc}", file=name)]) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise MissingInputError([Problem("is a folder, not a file", file=name, fix="name a .yaml file in it")])
+    if not stat.S_ISREG(info.st_mode):
+        what = ("a pipe (FIFO)" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
+                else "a device")
+        raise DesignerError([Problem(f"is {what}, not a regular file: a design is read only from a file",
+                                     file=name, fix="save the design to a .yaml file and pass that")])
+    if info.st_size > MAX_FILE_BYTES:
+        raise DesignerError([Problem(f"file is {info.st_size / 2**20:,.0f} MiB, more than any design "
+                                     f"(the limit is {limit})", file=name,
+                                     fix="check that this is a design file")])
+    try:
+        # O_NONBLOCK: should the path be swapped for a FIFO after the check, open() does not hang
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise DesignerError([Problem("is not a regular file: a design is read only from a file",
+                                             file=name, fix="save the design to a .yaml file and pass that")])
+            raw = fh.read(MAX_FILE_BYTES + 1)  # a file that grows while read stops at the limit
+    except PermissionError:
+        raise MissingInputError([Problem("permission denied", file=name, fix="make the file readable")]) from None
+    except OSError as exc:
+        raise MissingInputError([Problem(f"cannot read: {exc.strerror or exc}", file=name)]) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise DesignerError([Problem(f"file is more than {limit}, more than any design", file=name,
+                                     fix="check that this is a design file")])
     if not raw.strip():
         raise DesignerError([Problem("the file is empty", file=name, line=1, column=1,
                                      fix=f"a design starts with apiVersion: {API_VERSION} and kind: Cluster")])
@@ -126,28 +154,68 @@ def loads_document(text: str, name: str = "<text>") -> Document:
 # ---- writing ---------------------------------------------------------------------------------
 
 def _plain_number(v: float):
-    """Floats written so that both YAML 1.1 and JSON read them back as numbers."""
-    if math.isfinite(v) and v.is_integer() and abs(v) < 1e15:
+    """Whole floats as ints (5.0 -> 5, equal on reload); -0.0 stays a float to keep its sign."""
+    if math.isfinite(v) and v.is_integer() and abs(v) < 1e15 and not (v == 0 and math.copysign(1.0, v) < 0):
         return int(v)
     return v
 
 
-def _to_plain(obj, omit_defaults: bool = True):
+def _negative_zero(value) -> bool:
+    """-0.0 equals the default 0.0 but is another number: it is written, not left out."""
+    return type(value) is float and value == 0 and math.copysign(1.0, value) < 0
+
+
+def yaml_float(value: float) -> str:
+    """The shortest text that reads back as exactly `value` (repr) in YAML 1.1 and in JSON.
+
+    YAML 1.1 (PyYAML) reads `1e-05` as a string: a float needs a '.' and a signed exponent,
+    so repr's `1e-05` / `1e+16` become `1.0e-05` / `1.0e+16`. Non-finite values use YAML's
+    .nan / .inf (JSON has none; the loader names them as errors where they are not allowed).
+    """
+    if value != value:
+        return ".nan"
+    if value in (math.inf, -math.inf):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _needs_exponent(value: float) -> bool:
+    """True when repr writes `value` with an exponent (the YAML-1.1 trap), cheaply."""
+    a = abs(value)
+    return a != 0 and (a < 1e-4 or a >= 1e16)
+
+
+def _to_plain(obj, omit_defaults: bool = True, _memo: dict | None = None):
     if dataclasses.is_dataclass(obj):
         out = {}
         for f in dataclasses.fields(obj):
             v = getattr(obj, f.name)
             if omit_defaults and f.metadata.get("omit_default", True):
-                if f.default is not dataclasses.MISSING and v == f.default and type(v) is type(f.default):
+                if (f.default is not dataclasses.MISSING and v == f.default and type(v) is type(f.default)
+                        and not _negative_zero(v)):
                     continue
                 if f.default is None and v is None:
                     continue
-            out[f.name] = _to_plain(v, omit_defaults)
+            out[f.name] = _to_plain(v, omit_defaults, _memo)
         return out
-    if isinstance(obj, dict):
-        return {k: _to_plain(v, omit_defaults) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_to_plain(v, omit_defaults) for v in obj]
+    if isinstance(obj, (dict, list, tuple)):
+        # A container shared in the data (a YAML alias, e.g. under spec.layout) stays one shared
+        # object, which the dumper writes once with an anchor: an alias bomb is not expanded here.
+        _memo = {} if _memo is None else _memo
+        done = _memo.get(id(obj))
+        if done is not None:
+            return done[1]
+        out = {} if isinstance(obj, dict) else []
+        _memo[id(obj)] = (obj, out)  # the source kept alive, so its id is not reused meanwhile
+        if isinstance(obj, dict):
+            out.update((k, _to_plain(v, omit_defaults, _memo)) for k, v in obj.items())
+        else:
+            out.extend(_to_plain(v, omit_defaults, _memo) for v in obj)
+        return out
     if isinstance(obj, float):
         return _plain_number(obj)
     return obj
@@ -158,16 +226,7 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _float_repr(dumper, value: float):
-    text = repr(value)
-    if "e" in text or "E" in text:
-        text = f"{value:.17f}".rstrip("0")
-        if text.endswith("."):
-            text += "0"
-    if value != value:
-        text = ".nan"
-    elif value in (math.inf, -math.inf):
-        text = ".inf" if value > 0 else "-.inf"
-    return dumper.represent_scalar("tag:yaml.org,2002:float", text)
+    return dumper.represent_scalar("tag:yaml.org,2002:float", yaml_float(value))
 
 
 _Dumper.add_representer(float, _float_repr)
@@ -198,7 +257,8 @@ def _element_plain(obj) -> dict:
     for key, value in obj.__dict__.items():
         if key in omit:
             default = omit[key]
-            if value is default or (value == default and (type(value) is bool) == (type(default) is bool)):
+            if value is default or (value == default and (type(value) is bool) == (type(default) is bool)
+                                    and not _negative_zero(value)):
                 continue
         if type(value) is float:
             value = _plain_number(value)
@@ -209,7 +269,33 @@ def _element_plain(obj) -> dict:
 
 
 def _json_line(item: dict) -> str:
-    return json.dumps(item, ensure_ascii=False, allow_nan=False)
+    try:
+        if any(_needs_exponent(v) if type(v) is float else type(v) is list and any(
+                type(x) is float and _needs_exponent(x) for x in v) for v in item.values()):
+            return _flow_line(item)  # rare: a float repr would write as 1e-05, which YAML 1.1 reads as text
+        return json.dumps(item, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # NaN or an infinity (JSON has none): the item as a YAML flow mapping with
+        # .nan / .inf, so a recovery file keeps it and the loader names the value when it is read
+        return yaml.dump(item, Dumper=_Dumper, default_flow_style=True, allow_unicode=True, sort_keys=False,
+                         width=math.inf).strip()
+
+
+def _flow_value(value) -> str:
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise ValueError("non-finite")  # as json.dumps(allow_nan=False): the caller's fallback
+        return yaml_float(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return _flow_line(value)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+def _flow_line(item: dict) -> str:
+    """One element as JSON (what json.dumps writes) with every float YAML-1.1-safe."""
+    return "{" + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)}: {_flow_value(v)}"
+                           for k, v in item.items()) + "}"
 
 
 def dumps(kind: str, metadata: Metadata | None, spec) -> str:
@@ -252,11 +338,21 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+# A save's temporary file: ".<target name>.<writer pid>.<random><TEMP_SUFFIX>" beside the target.
+# A save killed midway leaves one behind; the next save of that target removes it when its writer
+# is gone or it is older than STALE_TEMP_S (no save of a design takes that long).
+TEMP_SUFFIX = ".designer-tmp"
+STALE_TEMP_S = 60.0
+_LEGACY_TEMP = re.compile(r"^[a-z0-9_]{8}\.tmp$")  # what mkstemp left before the pid was in the name
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Temporary file in the same folder, fsync, rename over the target, fsync the folder."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    with _suppress():  # tidying up must never stop a save
+        sweep_stale_temps(target)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
             _write_all(fh, data)
@@ -277,6 +373,40 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def sweep_stale_temps(target: str | os.PathLike, now_s: float | None = None) -> list[Path]:
+    """Remove the temporary files that killed saves of `target` left; the paths removed."""
+    import time
+
+    from .pids import pid_alive
+
+    target = Path(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    prefix = f".{target.name}."
+    now_s = time.time() if now_s is None else now_s
+    removed = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if not name.startswith(prefix) or not entry.is_file(follow_symlinks=False):
+                continue
+            rest = name[len(prefix):]
+            if rest.endswith(TEMP_SUFFIX):
+                pid_text = rest.split(".", 1)[0]
+                writer_gone = pid_text.isdigit() and int(pid_text) != os.getpid() and not pid_alive(int(pid_text))
+            elif _LEGACY_TEMP.match(rest):
+                writer_gone = False  # no pid in the name: only its age tells
+            else:
+                continue
+            try:
+                old = now_s - entry.stat(follow_symlinks=False).st_mtime > STALE_TEMP_S
+                if writer_gone or old:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except FileNotFoundError:
+                continue  # its writer finished (renamed it) meanwhile
+    return removed
 
 
 def _write_all(fh, data: bytes) -> None:

@@ -11,14 +11,17 @@ from __future__ import annotations
 import dataclasses
 import re
 
-import yaml
-
 from ..model.document import COLLECTIONS, Document
+from ..model import megatron_names
 from ..model.job import Parallelism, Workload
 from ..problems import DesignerError, Problem, did_you_mean
+from . import yaml_source
 from .schema import Builder
 
 _ELEMENT = re.compile(r"^(racks|nodes|switches|links)\[([^\]]+)\]\.(\w+)$")
+# Numbers YAML 1.1 reads as text (1e300, 5e-324) and the spellings of NaN and infinity: a shell
+# user means a number, so it is read as one and then checked against the key's range.
+_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^[-+]?(nan|inf|infinity)$", re.IGNORECASE)
 
 
 def parse_assignment(text: str) -> tuple[str, object]:
@@ -26,12 +29,16 @@ def parse_assignment(text: str) -> tuple[str, object]:
     if not sep or not key.strip():
         raise DesignerError([Problem(f"--set {text!r}: expected KEY=VALUE", "--set",
                                      fix="e.g. --set parallelism.tensor_model_parallel_size=4")])
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError:
+    try:  # bounded like a file: a deep or alias-bomb value is text, which the key's check refuses
+        value = yaml_source.load_value(raw) if raw.strip() else None
+    except yaml_source.YamlSyntaxError:
         value = raw
-    if isinstance(value, (dict, list)):
+    if isinstance(value, list) and all(isinstance(v, (int, float, str)) for v in value):
+        value = [float(v) if isinstance(v, str) and _NUMBER.match(v.strip()) else v for v in value]
+    elif isinstance(value, (dict, list)):
         value = raw
+    if isinstance(value, str) and _NUMBER.match(value.strip()):
+        value = float(value)
     key = key.strip()
     if key.startswith("spec."):
         key = key[5:]
@@ -40,10 +47,20 @@ def parse_assignment(text: str) -> tuple[str, object]:
 
 def apply_overrides(doc: Document, assignments: list[str]) -> None:
     problems: list[Problem] = []
+    written: dict[str, tuple[str, object]] = {}  # Designer's key -> (the key as typed, its value)
+    # Megatron-LM's forms that depend on other keys (layers per virtual stage needs PP and the
+    # layer count; a layer pattern the layer count) are read after the rest, as Megatron does.
+    later = ("num_layers_per_virtual_pipeline_stage", "moe_layer_freq")
+    assignments = sorted(assignments, key=lambda t: t.partition("=")[0].strip().endswith(later))
     for text in assignments:
         try:
             key, value = parse_assignment(text)
-            _apply(doc, key, value)
+            for target, new in (_apply(doc, key, value) or {}).items():
+                earlier = written.get(target)
+                if (earlier and earlier[0] != key and earlier[1] != new  # an alias and its own key disagree
+                        and not megatron_names.fp8_on_base(earlier[0], key)):
+                    raise _bad(key, f"{key} and {earlier[0]} disagree (both set {target})", "keep one of them")
+                written[target] = (key, new)
         except DesignerError as exc:
             problems += exc.problems
     if problems:
@@ -54,45 +71,69 @@ def _bad(key, message, fix=None):
     return DesignerError([Problem(message, f"--set {key}", fix=fix)])
 
 
-def _apply(doc: Document, key: str, value) -> None:
+def _megatron_value(doc: Document, head: str, key: str, rest: str, value) -> dict:
+    """Designer's keys and values for one of Megatron-LM's spellings (model/megatron_names.py)."""
+    work = doc.spec.workload
+    work_data = {f.name: getattr(work, f.name) for f in dataclasses.fields(Workload)} if work else None
+    par = doc.spec.parallelism or Parallelism()
+    given = {rest: value}
+    if rest in ("bf16", "fp16") and work is not None and work.precision == "fp8":
+        given["precision"] = "fp8"  # bf16/fp16 is the base an fp8 run keeps, as in a file
+    out, found = megatron_names.translate(head, given, num_layers=megatron_names.known_num_layers(work_data),
+                                          pp=par.pipeline_model_parallel_size)
+    if found:
+        raise DesignerError([Problem(p.message, f"--set {key}", fix=p.fix) for p in found])
+    return out
+
+
+def _apply(doc: Document, key: str, value) -> dict | None:
+    """Apply one assignment; for a job key, the Designer keys it set and their values."""
     head, _, rest = key.partition(".")
     if head in ("workload", "parallelism"):
         cls = Workload if head == "workload" else Parallelism
         names = [f.name for f in dataclasses.fields(cls)]
-        if rest not in names:
-            guess = did_you_mean(rest, names)
+        if rest not in names and not megatron_names.is_alias(head, rest):
+            guess = did_you_mean(rest, names + list(megatron_names.ALIASES[head]))
             raise _bad(key, f"{head} has no key {rest!r}" + (f" (did you mean {guess}?)" if guess else ""),
                        None if guess else "known: " + ", ".join(names))
         current = getattr(doc.spec, head) or cls()
         data = {f.name: getattr(current, f.name) for f in dataclasses.fields(cls)}
         data = {k: v for k, v in data.items() if v is not None}
-        data[rest] = value
+        if megatron_names.needs_translation(head, {rest: value}):  # Megatron-LM's spelling of a key
+            written = _megatron_value(doc, head, key, rest, value)
+            data.update(written)
+        else:
+            written = {rest: value}
+            data[rest] = value
         b = Builder()
         built = b.value(cls, data, ("spec", head))
         if b.problems:
             p = next((p for p in b.problems if p.path.endswith(rest)), b.problems[0])
-            raise _bad(key, f"{value!r}: {p.message}", p.fix)
+            raise _bad(key, p.message, p.fix)
         if head == "workload":
             doc.set_job(workload=built)
         else:
             doc.set_job(parallelism=built)
-        return
+        return {f"{head}.{k}": getattr(built, k) for k in written}
     if head == "calibration":
         parts = rest.split(".")
         if not rest:
             raise _bad(key, "name a constant", "e.g. calibration.nvlink_efficiency=0.8")
-        table = doc.spec.calibration
+        import copy
+
+        from ..engine.constants import check_calibration
+
+        calibration = copy.deepcopy(doc.spec.calibration)
+        table = calibration
         for part in parts[:-1]:
             table = table.setdefault(part, {})
             if not isinstance(table, dict):
                 raise _bad(key, f"{part} is not a mapping")
         table[parts[-1]] = value
-        from ..model.catalog import default_catalog
-        from ..engine.constants import check_calibration
-
-        problems = check_calibration(doc.spec.calibration, default_catalog())
+        problems = check_calibration(calibration)  # the loader's check: same ranges, same messages
         if problems:
             raise DesignerError([dataclasses.replace(p, path=f"--set {key}") for p in problems])
+        doc.spec.calibration = calibration
         return
     m = _ELEMENT.match(key)
     if m:
@@ -114,7 +155,7 @@ def _apply(doc: Document, key: str, value) -> None:
         b = Builder()
         built = b.value(cls, data, ("spec", collection))
         if b.problems:
-            raise _bad(key, f"{value!r}: {b.problems[0].message}", b.problems[0].fix)
+            raise _bad(key, b.problems[0].message, b.problems[0].fix)
         doc.update(element.id, **{field: getattr(built, field)})
         return
     options = ["workload.KEY", "parallelism.KEY", "calibration.KEY", "nodes[ID].FIELD", "links[ID].FIELD",

@@ -7,13 +7,18 @@ a did-you-mean, wrong type, missing key, value out of range) with its dotted pat
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from typing import Any, Union
 
 from ..model.document import ClusterSpec
 from ..model.elements import Metadata
+from ..model import megatron_names
 from ..model.job import Parallelism, Workload
+from ..engine.constants import (TABLE_ALGORITHMS, TABLE_PROTOCOLS, AcceleratorConstants, EngineConstants,
+                                check_calibration)
+from ..model.spec import describe_range, has_range, range_problem
 from ..problems import Problem, did_you_mean
 
 API_VERSION = "designer/v1"
@@ -121,6 +126,10 @@ class Builder:
             if not isinstance(data, dict):
                 self.problem(path, f"expected a mapping, got {_describe(data)}")
                 return _MISSING
+            bad = _first_non_finite(data, path)
+            if bad is not None:
+                self.problem(bad[0], f"{bad[1]} is not a finite number")
+                return _MISSING
             return data
         if tp is bool:
             if isinstance(data, bool):
@@ -145,6 +154,8 @@ class Builder:
         if not isinstance(data, dict):
             self.problem(path, f"expected a mapping, got {_describe(data)}")
             return _MISSING
+        if cls in _HAS_CALIBRATION:
+            data = self._megatron_names(data, path)
         fields = {f.name: f for f in _fields(cls)}
         hints = _hints(cls)
         kwargs = {}
@@ -158,6 +169,12 @@ class Builder:
                     None if guess else "known keys: " + ", ".join(fields), at_key=True,
                 )
                 continue
+            if key == "calibration" and cls in _HAS_CALIBRATION:
+                found = check_calibration(raw, base=path + (key,))  # the one check of the constants
+                if found:
+                    self.problems += found
+                    ok = False
+                    continue
             v = self.value(hints[key], raw, path + (key,))
             if v is _MISSING:
                 ok = False
@@ -173,6 +190,22 @@ class Builder:
             return _MISSING
         return cls(**kwargs)
 
+    def _megatron_names(self, data: dict, path: tuple) -> dict:
+        """The spec with Megatron-LM's spellings of job keys turned into Designer's (megatron_names.py)."""
+        work, par = data.get("workload"), data.get("parallelism")
+        todo = [(name, m) for name, m in (("workload", work), ("parallelism", par))
+                if megatron_names.needs_translation(name, m)]
+        if not todo:
+            return data
+        data = dict(data)
+        layers = megatron_names.known_num_layers(work)
+        for section, mapping in todo:
+            pp = mapping.get("pipeline_model_parallel_size") if section == "parallelism" else None
+            data[section], found = megatron_names.translate(section, mapping, num_layers=layers, pp=pp)
+            for p in found:
+                self.problem(path + (section, p.key), p.message, p.fix)
+        return data
+
     def _in_range(self, f, v, path) -> bool:
         meta = f.metadata
         enum = meta.get("enum")
@@ -181,18 +214,32 @@ class Builder:
             self.problem(path, f"{_describe(v)} is not one of {', '.join(map(str, enum))}"
                          + (f" (did you mean {guess}?)" if guess else ""))
             return False
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            lo, xlo, hi = meta.get("minimum"), meta.get("exclusive_minimum"), meta.get("maximum")
-            if lo is not None and v < lo:
-                self.problem(path, f"{v} is below the minimum {lo}")
-                return False
-            if xlo is not None and v <= xlo:
-                self.problem(path, f"{v} must be greater than {xlo}")
-                return False
-            if hi is not None and v > hi:
-                self.problem(path, f"{v} is above the maximum {hi}")
+        items = enumerate(v) if isinstance(v, list) else ((None, v),)
+        for i, item in items:  # a list of numbers (gpu_slowdown): the range holds for each
+            why = range_problem(item, meta)
+            if why:
+                self.problem(path if i is None else path + (i,), why)
                 return False
         return True
+
+
+_HAS_CALIBRATION = (ClusterSpec, ScenarioSpec)
+
+
+def _first_non_finite(data, path: tuple, limit: int = 1_000_000):
+    """(path, value) of the first NaN or infinity in plain nested data (canvas layout), or None."""
+    stack = [(path, data)]
+    seen = 0
+    while stack and seen < limit:
+        where, value = stack.pop()
+        seen += 1
+        if isinstance(value, float) and not math.isfinite(value):
+            return where, value
+        if isinstance(value, dict):
+            stack.extend((where + (k,), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((where + (i,), v) for i, v in enumerate(value))
+    return None
 
 
 _EXACT_TYPES = {str: (str,), int: (int,), float: (float, int), bool: (bool,)}
@@ -215,6 +262,10 @@ def _fast_builder(cls):
         lists = set()
         for f in _fields(cls):
             tp, optional = _split_optional(hints[f.name])
+            meta = f.metadata
+            if any(meta.get(k) is not None for k in ("enum", "minimum", "exclusive_minimum", "maximum")):
+                ranged[f.name] = (meta.get("enum"), meta.get("minimum"), meta.get("exclusive_minimum"),
+                                  meta.get("maximum"))
             if typing.get_origin(tp) is list and typing.get_args(tp)[0] in (float, int):
                 accept[f.name] = (list,)
                 lists.add(f.name)
@@ -225,10 +276,6 @@ def _fast_builder(cls):
             accept[f.name] = _EXACT_TYPES[tp] + ((type(None),) if optional else ())
             if tp is float:
                 floats.add(f.name)
-            meta = f.metadata
-            if any(meta.get(k) is not None for k in ("enum", "minimum", "exclusive_minimum", "maximum")):
-                ranged[f.name] = (meta.get("enum"), meta.get("minimum"), meta.get("exclusive_minimum"),
-                                  meta.get("maximum"))
             if _required(f):
                 required.add(f.name)
         if flat:
@@ -256,9 +303,14 @@ def _make_fast(cls, accept, floats, ranged, required, lists=frozenset()):
             if value is None:
                 continue
             enum, lo, xlo, hi = ranged[key]
-            if (enum and value not in enum) or (lo is not None and value < lo) or \
-                    (xlo is not None and value <= xlo) or (hi is not None and value > hi):
-                return None
+            if enum:
+                if value not in enum:
+                    return None
+                continue
+            values = value if key in lists else (value,)
+            for v in values:  # written so that NaN fails every test (the full checker says why)
+                if not ((lo is None or v >= lo) and (xlo is None or v > xlo) and (hi is None or v <= hi)):
+                    return None
         for key in floats & keys:
             if type(item[key]) is int:
                 item = dict(item)
@@ -331,21 +383,23 @@ def _schema_for(tp, defs: dict) -> dict:
             props, required = {}, []
             hints = _hints(tp)
             for f in _fields(tp):
+                if f.name == "calibration" and tp in _HAS_CALIBRATION:
+                    props[f.name] = _calibration_schema(defs)
+                    continue
                 sub = dict(_schema_for(hints[f.name], defs))
                 meta = f.metadata
                 if meta.get("doc"):
-                    sub["description"] = meta["doc"]
+                    sub["description"] = _description(meta)
                 if meta.get("enum"):
                     sub["enum"] = list(meta["enum"]) + ([None] if _split_optional(hints[f.name])[1] else [])
-                for k_meta, k_schema in (("minimum", "minimum"), ("exclusive_minimum", "exclusiveMinimum"),
-                                         ("maximum", "maximum")):
-                    if meta.get(k_meta) is not None:
-                        sub[k_schema] = meta[k_meta]
+                _put_range(sub["items"] if "items" in sub else sub, meta)
                 if f.default is not dataclasses.MISSING and f.default is not None:
                     sub["default"] = f.default
                 props[f.name] = sub
                 if _required(f):
                     required.append(f.name)
+            if tp is Workload or tp is Parallelism:
+                _megatron_schema("workload" if tp is Workload else "parallelism", props)
             defs[name] = {"type": "object", "additionalProperties": False, "properties": props}
             if required:
                 defs[name]["required"] = required
@@ -361,6 +415,84 @@ def _schema_for(tp, defs: dict) -> dict:
     if optional and "type" in out:
         out["type"] = [out["type"], "null"]
     return out
+
+
+def _megatron_schema(section: str, props: dict) -> None:
+    """Megatron-LM's spellings a file may use for some keys (model/megatron_names.py)."""
+    kinds = {"bf16": {"type": "boolean"}, "fp16": {"type": "boolean"}, "use_tp_pp_dp_mapping": {"type": "boolean"},
+             "fp8_format": {"enum": [*megatron_names.FP8_FORMATS, None]},
+             "fp8": {"enum": [*megatron_names.FP8_FORMATS, None]},
+             "num_layers_per_virtual_pipeline_stage": {"type": ["integer", "null"], "minimum": 1},
+             "num_virtual_stages_per_pipeline_rank": {"type": ["integer", "null"], "minimum": 1}}
+    for alias, target in megatron_names.ALIASES[section].items():
+        props[alias] = dict(kinds[alias], description=megatron_names.ALIAS_DOCS[alias] + f" (Designer: {target})")
+    if section == "workload":
+        own = props["moe_layer_freq"]
+        props["moe_layer_freq"] = {
+            "description": own.get("description", "") + "; or Megatron-LM's layer pattern, 1 = MoE, 0 = dense, one "
+                           "per layer: '[0]*3+[1]*58' or a list (k dense layers then MoE, or every N-th)",
+            "anyOf": [{k: v for k, v in own.items() if k != "description"},
+                      {"type": "string", "pattern": r"^[\s\d\[\]()+*,]+$"},
+                      {"type": "array", "items": {"enum": [0, 1]}}]}
+
+
+def _description(meta) -> str:
+    """The field's doc with its unit and range, as an editor shows it on hover."""
+    text = meta.get("doc", "")
+    unit = meta.get("unit")
+    if unit:
+        text += f". Unit: {unit}"
+    if has_range(meta):
+        text += f"; range: {describe_range(meta)}"
+    return text
+
+
+def _put_range(schema: dict, meta) -> None:
+    for k_meta, k_schema in (("minimum", "minimum"), ("exclusive_minimum", "exclusiveMinimum"),
+                             ("maximum", "maximum")):
+        if meta.get(k_meta) is not None:
+            schema[k_schema] = meta[k_meta]
+
+
+def _constant_schema(f) -> dict:
+    """One calibration constant: its type, unit (in the description) and range."""
+    meta = f.metadata
+    tp = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+    if meta.get("table"):
+        number = {"type": "number"}
+        _put_range(number, meta)
+        protocols = {"type": "object", "additionalProperties": False,
+                     "properties": {p: number for p in TABLE_PROTOCOLS}}
+        out = {"type": "object", "additionalProperties": False,
+               "properties": {a: protocols for a in TABLE_ALGORITHMS}}
+    else:
+        out = {"type": {"bool": "boolean", "int": "integer"}.get(tp, "number")}
+        _put_range(out, meta)
+    out["description"] = _description(meta)
+    default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    out["default"] = default
+    return out
+
+
+def _calibration_schema(defs: dict) -> dict:
+    """`calibration`: every engine constant, and accelerators.NAME.KEY for the accelerator ones."""
+    if "Calibration" not in defs:
+        accel = {f.name: _constant_schema(f) for f in dataclasses.fields(AcceleratorConstants)}
+        defs["AcceleratorCalibration"] = {
+            "type": "object", "additionalProperties": False, "properties": accel,
+            "description": "Constants of one accelerator kind; they override the catalog's calibration",
+        }
+        engine = {f.name: _constant_schema(f) for f in dataclasses.fields(EngineConstants)}
+        engine["accelerators"] = {
+            "type": "object",
+            "description": "Per accelerator (a catalog name or alias, e.g. H100): its constants",
+            "additionalProperties": {"$ref": "#/definitions/AcceleratorCalibration"},
+        }
+        defs["Calibration"] = {
+            "type": "object", "additionalProperties": False, "properties": engine,
+            "description": "Overrides of the cost engine's constants, each with its unit and range",
+        }
+    return {"$ref": "#/definitions/Calibration"}
 
 
 def json_schema() -> dict:

@@ -7,6 +7,10 @@ Two paths:
   PyYAML alone needs ~130 us per element.
 - `parse_located`: any YAML, via PyYAML's composer (safe: plain data only), keeping marks.
   Used when the fast path does not apply and, for the error positions, when a file is bad.
+
+Both paths bound what a file may make the loader build, before any data is constructed:
+nesting deeper than MAX_DEPTH and aliases that would expand to more than MAX_ALIAS_VALUES
+values (a "billion laughs" bomb) are refused with the position of the offending value.
 """
 from __future__ import annotations
 
@@ -18,6 +22,12 @@ import yaml
 
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _PySafeLoader = yaml.SafeLoader
+
+# No design nests deeper than a dozen levels; 64 leaves room and keeps every recursive walk
+# after loading (checks, saving, JSON) far from Python's recursion limit.
+MAX_DEPTH = 64
+# Values that exist only through aliases (*name repeating an &name): a real design needs few.
+MAX_ALIAS_VALUES = 1_000_000
 
 FAST_SECTIONS = ("racks", "nodes", "switches", "links")
 _ITEM = re.compile(r"^  - (\{.*\})\s*$")
@@ -71,10 +81,12 @@ def parse_fast(text: str) -> object | None:
         if m:
             try:
                 item = decode(m.group(1))
-            except ValueError:
-                return None
+            except (ValueError, RecursionError):
+                return None  # the full parser reports it with its position
             if not isinstance(item, dict):
                 return None
+            if line.count("[") + line.count("{") > MAX_DEPTH and _depth(item) > MAX_DEPTH:
+                return None  # nested too deeply: the full parser says where
             sections[spec_key].append(item)
             skeleton.append("")
             continue
@@ -93,14 +105,21 @@ def parse_fast(text: str) -> object | None:
     if not sections:
         return None
     try:
-        data = yaml.load("\n".join(skeleton), Loader=SafeLoader)
+        node = yaml.compose("\n".join(skeleton), Loader=SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if node is None or bound_problem(node) is not None:
+        return None  # the full parser reports the problem with its position
+    try:
+        data = yaml.constructor.SafeConstructor().construct_document(node)
     except yaml.YAMLError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
         return None
     spec = data["spec"]
     for name, items in sections.items():
-        if spec.get(name) is not None:
+        existing = spec.get(name)
+        if existing is not None and (existing != [] or items):
             return None  # a section mixes one-line items with block items: take the full path
         spec[name] = items
     return data
@@ -115,13 +134,20 @@ def parse_located(text: str) -> Located:
         what = exc.problem or exc.context or "invalid YAML"
         if exc.context and exc.problem:
             what = f"{exc.context}, {exc.problem}"
+        if "nesting depth" in what:  # libyaml stops at 1000 levels; say it as our own bound does
+            what = f"nested more than {MAX_DEPTH} levels deep (no design needs that; flatten the value)"
         raise YamlSyntaxError(f"invalid YAML: {what}", mark.line + 1 if mark else None,
                               mark.column + 1 if mark else None) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
+    except RecursionError:  # only the pure-Python parser recurses; libyaml stops at 1000 levels
+        raise YamlSyntaxError(f"invalid YAML: nested more than {MAX_DEPTH} levels deep", 1, 1) from None
     located = Located(None)
     if node is None:
         return located
+    problem = bound_problem(node)
+    if problem is not None:
+        raise YamlSyntaxError(*problem)
     constructor = yaml.constructor.SafeConstructor()
     located.data = _build(node, (), located, constructor)
     return located
@@ -163,3 +189,111 @@ def _build(node, path: tuple, located: Located, constructor) -> object:
         return constructor.construct_object(node)
     except yaml.constructor.ConstructorError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc.problem}", *_pos(node.start_mark)) from None
+
+
+# ---- bounds on what a file may make the loader build -----------------------------------------
+
+def _depth(value) -> int:
+    """Nesting depth of plain data (1 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            break
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
+
+
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def bound_problem(root) -> tuple[str, int, int] | None:
+    """(message, line, column) when the composed YAML nests deeper than MAX_DEPTH, refers to
+    itself through an alias, or expands through aliases to more than MAX_ALIAS_VALUES values.
+
+    Aliases share one node in the composed graph, so each node's height and expanded size
+    are computed once (memoised, iterative): linear in the file, however big the expansion.
+    """
+    cap = MAX_ALIAS_VALUES * 4 + 1  # sizes above this are all "too many": no huge integers
+    height: dict[int, int] = {}
+    size: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            kids = _children(node)
+            height[key] = 1 + max((height[id(k)] for k in kids), default=0)
+            size[key] = min(cap, 1 + sum(size[id(k)] for k in kids))
+            on_stack.discard(key)
+            continue
+        if key in height:
+            continue
+        on_stack.add(key)
+        stack.append((node, True))
+        for kid in _children(node):
+            if id(kid) in on_stack:
+                return ("invalid YAML: an alias refers to the value that contains it (an endless value)",
+                        *_pos(kid.start_mark))
+            if id(kid) not in height:
+                stack.append((kid, False))
+        if len(on_stack) > MAX_DEPTH + 1:
+            return _too_deep(node)
+    distinct = len(height)
+    if height[id(root)] > MAX_DEPTH:
+        return _too_deep(_deepest_at(root, height, MAX_DEPTH + 1))
+    if size[id(root)] - distinct > MAX_ALIAS_VALUES:
+        # the smallest value that alone expands past the bound: where the bomb sits
+        node = root
+        while True:
+            big = [k for k in _children(node) if size[id(k)] > MAX_ALIAS_VALUES]
+            if not big:
+                break
+            node = max(big, key=lambda k: size[id(k)])
+        total = "more than " + f"{MAX_ALIAS_VALUES * 4:,}" if size[id(node)] >= cap else f"{size[id(node)]:,}"
+        return (f"invalid YAML: aliases (*name) expand this value to {total} values; at most "
+                f"{MAX_ALIAS_VALUES:,} values may come from aliases (write the values out, or fewer aliases)",
+                *_pos(node.start_mark))
+    return None
+
+
+def _too_deep(node) -> tuple[str, int, int]:
+    return (f"invalid YAML: nested more than {MAX_DEPTH} levels deep (no design needs that; "
+            "flatten the value)", *_pos(node.start_mark))
+
+
+def _deepest_at(root, height: dict[int, int], level: int):
+    """The node at `level` on the deepest path from the root."""
+    node = root
+    for _ in range(level - 1):
+        node = max(_children(node), key=lambda k: height[id(k)])
+    return node
+
+
+def load_value(text: str) -> object:
+    """Plain data of a small YAML text (a --set value, a field typed in a form), with the same
+    bounds as a file: YamlSyntaxError when it is invalid, too deep or an alias bomb."""
+    try:
+        node = yaml.compose(text, Loader=SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise YamlSyntaxError(f"invalid YAML: {exc.problem or exc.context}", mark.line + 1 if mark else None,
+                              mark.column + 1 if mark else None) from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
+    if node is None:
+        return None
+    problem = bound_problem(node)
+    if problem is not None:
+        raise YamlSyntaxError(*problem)
+    return yaml.constructor.SafeConstructor().construct_document(node)

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from ..problems import DesignerError, Problem, close_matches
+from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 
 def _resources() -> Path:
     """resources/: beside the package in a checkout or editable install, else where a wheel
@@ -37,7 +38,7 @@ class Accelerator:
     name: str
     vendor: str
     aliases: tuple[str, ...]
-    peak_tflops: dict[str, float]  # dense, per precision: bf16, fp16, fp8
+    peak_tflops: dict[str, float]  # dense, per precision: bf16, fp16, fp8 (+ fp6, fp4 where the tensor cores have them)
     best_gemm_tflops: float  # measured best-shape BF16 GEMM
     hbm_gib: float
     hbm_tbps: float  # terabytes per second
@@ -47,9 +48,30 @@ class Accelerator:
     tdp_w: float
     sources: dict[str, str] = field(default_factory=dict)
     calibration: dict[str, float | bool] = field(default_factory=dict)  # engine constants for this kind
+    # Formats the tensor cores run natively (catalog_checks.TENSOR_FORMATS); empty = not stated.
+    tensor_formats: tuple[str, ...] = ()
+    # Measured best-shape GEMM per precision (always has bf16 = best_gemm_tflops).
+    measured_gemm_tflops: dict[str, float] = field(default_factory=dict)
+    scale_up_generation: str = ""  # e.g. "NVLink 5", "Infinity Fabric 4"
+    max_scale_up_domain: int = 0  # most GPUs one scale-up domain holds (72 for NVL72); 0 = max_per_node
 
     def peak_for(self, precision: str) -> float:
-        return self.peak_tflops[precision]
+        """Dense peak for a precision or a tensor format (mxfp8 runs at the fp8 rate, nvfp4 at fp4)."""
+        return self.peak_tflops[TENSOR_FORMATS.get(precision, precision)]
+
+    def supports(self, tensor_format: str) -> bool:
+        """Whether the tensor cores run this format natively (e.g. mxfp8 on Blackwell, not on H100)."""
+        return tensor_format in self.tensor_formats
+
+    def gemm_efficiency(self, precision: str) -> float | None:
+        """Measured best-shape GEMM / dense peak for a precision, or None where none is published."""
+        element = TENSOR_FORMATS.get(precision, precision)
+        measured = self.measured_gemm_tflops.get(element)
+        return measured / self.peak_tflops[element] if measured and self.peak_tflops.get(element) else None
+
+    @property
+    def scale_up_domain_max(self) -> int:
+        return self.max_scale_up_domain or self.max_per_node
 
 
 @dataclass(frozen=True)
@@ -59,18 +81,29 @@ class Nic:
     gbps: float
     aliases: tuple[str, ...]
     sources: dict[str, str] = field(default_factory=dict)
+    achievable_gbytes_per_s: float | None = None  # measured (or estimated) per NIC per direction, GB/s
+    default: bool = True  # the NIC the generator picks for its (kind, gbps); false for e.g. AWS EFA
 
 
 @dataclass(frozen=True)
 class SwitchModel:
     name: str
-    kind: str  # infiniband | ethernet
+    kind: str  # infiniband | ethernet | nvlink (a scale-up switch tray; not used by the fat-tree generator)
     radix: int
     port_gbps: float
     latency_us: float
-    sharp: bool
+    sharp: bool  # in-network reduction: InfiniBand SHARP, or NVLink SHARP (NVLS) for kind nvlink
     aliases: tuple[str, ...]
     sources: dict[str, str] = field(default_factory=dict)
+    switch_chips: int | None = None  # switch ASICs in the unit (an NVLink switch tray has 2)
+    links_per_gpu: int | None = None  # nvlink: NVLink links per GPU, spread one per switch chip
+    max_domain_gpus: int | None = None  # nvlink: GPUs of the largest domain these trays build
+
+    def trays_for(self, domain_gpus: int) -> int:
+        """Units needed for a non-blocking NVLink domain of `domain_gpus` GPUs (kind nvlink)."""
+        if not self.links_per_gpu:
+            raise ValueError(f"{self.name} is not an NVLink switch")
+        return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
 @dataclass(frozen=True)
@@ -134,8 +167,10 @@ class Catalog:
         return self._get("models", name)
 
     def nic_for(self, kind: str, gbps: float) -> Nic | None:
+        """The NIC the generator uses for this fabric and speed (a `default` one; EFA is not)."""
         matches = [n for n in self.nics.values() if n.kind == kind and n.gbps == gbps]
-        return matches[0] if matches else None
+        defaults = [n for n in matches if n.default]
+        return (defaults or matches or [None])[0]
 
     def switch_for(self, kind: str, port_gbps: float) -> SwitchModel | None:
         """The catalog switch of this fabric whose native port speed is `port_gbps`."""
@@ -149,52 +184,73 @@ class Catalog:
 
 def _read(path: Path) -> dict:
     with open(path, encoding="utf-8") as fh:
-        data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        try:
+            data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise DesignerError([Problem(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", file=str(path),
+                                         line=mark.line + 1 if mark else None,
+                                         column=mark.column + 1 if mark else None,
+                                         fix="quote a value that contains ': ' or use a >- block")]) from None
     if not isinstance(data, dict):
         raise DesignerError([Problem("catalog file is not a mapping", file=str(path))])
     return data
 
 
 def _entries(path: Path, key: str) -> list[dict]:
+    """The entries of one catalog file, checked (catalog_checks); DesignerError lists every problem."""
     if not path.exists():
         return []
     items = _read(path).get(key) or []
-    for item in items:
-        if "name" not in item:
-            raise DesignerError([Problem(f"an entry of {key} has no name", file=str(path))])
+    if not isinstance(items, list):
+        raise DesignerError([Problem(f"{key} is not a list of entries", path=key, file=str(path))])
+    problems = [p for i, item in enumerate(items) for p in check_entry(key, i, item, str(path))]
+    problems += check_unique(key, items, str(path))
+    if problems:
+        raise DesignerError(problems)
     return items
 
 
+def _accelerator(e: dict) -> Accelerator:
+    return Accelerator(
+        name=e["name"],
+        vendor=e.get("vendor", ""),
+        aliases=tuple(e.get("aliases", ())),
+        peak_tflops={k: float(v) for k, v in e["peak_tflops"].items()},
+        best_gemm_tflops=float(e["best_gemm_tflops"]),
+        hbm_gib=float(e["hbm_gib"]),
+        hbm_tbps=float(e["hbm_tbps"]),
+        scale_up=e["scale_up"],
+        scale_up_gbps=float(e["scale_up_gbps"]),
+        max_per_node=int(e.get("max_per_node", 8)),
+        tdp_w=float(e.get("tdp_w", 0)),
+        sources=dict(e.get("sources", {})),
+        calibration={k: (v if isinstance(v, bool) else float(v)) for k, v in (e.get("calibration") or {}).items()},
+        tensor_formats=tuple(e.get("tensor_formats", ())),
+        measured_gemm_tflops={"bf16": float(e["best_gemm_tflops"]),
+                              **{k: float(v) for k, v in (e.get("measured_gemm_tflops") or {}).items()}},
+        scale_up_generation=str(e.get("scale_up_generation", "")),
+        max_scale_up_domain=int(e.get("max_scale_up_domain", 0)),
+    )
+
+
 def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
-    accelerators = {}
-    for e in _entries(directory / "accelerators.yaml", "accelerators"):
-        accelerators[e["name"]] = Accelerator(
-            name=e["name"],
-            vendor=e.get("vendor", ""),
-            aliases=tuple(e.get("aliases", ())),
-            peak_tflops={k: float(v) for k, v in e["peak_tflops"].items()},
-            best_gemm_tflops=float(e["best_gemm_tflops"]),
-            hbm_gib=float(e["hbm_gib"]),
-            hbm_tbps=float(e["hbm_tbps"]),
-            scale_up=e["scale_up"],
-            scale_up_gbps=float(e["scale_up_gbps"]),
-            max_per_node=int(e.get("max_per_node", 8)),
-            tdp_w=float(e.get("tdp_w", 0)),
-            sources=dict(e.get("sources", {})),
-            calibration={k: (v if isinstance(v, bool) else float(v)) for k, v in (e.get("calibration") or {}).items()},
-        )
+    accelerators = {e["name"]: _accelerator(e) for e in _entries(directory / "accelerators.yaml", "accelerators")}
     nics = {}
     for e in _entries(directory / "nics.yaml", "nics"):
+        achievable = e.get("achievable_gBps")
         nics[e["name"]] = Nic(
             name=e["name"], kind=e["kind"], gbps=float(e["gbps"]), aliases=tuple(e.get("aliases", ())),
-            sources=dict(e.get("sources", {})),
+            sources=dict(e.get("sources", {})), default=bool(e.get("default", True)),
+            achievable_gbytes_per_s=float(achievable) if achievable is not None else None,
         )
     switches = {}
     for e in _entries(directory / "switches.yaml", "switches"):
+        optional = {k: int(e[k]) for k in ("switch_chips", "links_per_gpu", "max_domain_gpus") if k in e}
         switches[e["name"]] = SwitchModel(
             name=e["name"], kind=e["kind"], radix=int(e["radix"]), port_gbps=float(e["port_gbps"]),
             latency_us=float(e["latency_us"]), sharp=bool(e.get("sharp", False)),
-            aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})),
+            aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})), **optional,
         )
     models = {}
     for e in _entries(directory / "models.yaml", "models"):

@@ -11,6 +11,7 @@ from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .document import Document
 from .elements import Node, Switch, split_endpoint
+from .non_finite import non_finite_problems
 from .plan import check_plan
 
 
@@ -18,11 +19,17 @@ def check_document(doc: Document, catalog: Catalog | None = None) -> list[Proble
     """Every problem of the design, errors and warnings, in a stable order."""
     catalog = catalog or default_catalog()
     problems: list[Problem] = []
+    problems += non_finite_problems(doc)  # NaN / infinity: an API edit or a recovered design
     problems += _duplicate_ids(doc)
     problems += _racks_and_slots(doc)
     problems += _parts(doc, catalog)
     problems += _links(doc)
+    problems += _leaves_without_uplinks(doc)
     problems += check_plan(doc, catalog)
+    from ..engine.constants import check_calibration  # engine.constants reads model.spec: import late
+
+    reported = {p.path for p in problems}  # a NaN in the calibration is already named above
+    problems += [p for p in check_calibration(doc.spec.calibration, catalog) if p.path not in reported]
     return problems
 
 
@@ -30,18 +37,42 @@ def _p(message, path, element=None, fix=None, severity="error") -> Problem:
     return Problem(message, path, element=element, fix=fix, severity=severity)
 
 
+# A file with 80,000 repeated ids needs its first few listed, not all: the rest is one line.
+MAX_LISTED_DUPLICATES = 100
+
+
 def _duplicate_ids(doc: Document) -> list[Problem]:
+    """Linear: one pass to find the repeats, one set of taken ids for the suggested new names."""
     seen: dict[str, str] = {}
-    out = []
+    repeats: list[tuple[str, str, str]] = []  # (path, id, path of the first use)
     for name in ("racks", "nodes", "switches", "links"):
         for i, element in enumerate(getattr(doc.spec, name)):
-            where = f"spec.{name}[{i}]"
             first = seen.get(element.id)
             if first is not None:
-                out.append(_p(f"duplicate id {element.id!r} (also {first})", where + ".id", element.id,
-                              f"rename it, e.g. {doc.new_id(element.id.rstrip('0123456789') or 'x')}"))
+                repeats.append((f"spec.{name}[{i}]", element.id, first))
             else:
-                seen[element.id] = where
+                seen[element.id] = f"spec.{name}[{i}]"
+    if not repeats:
+        return []
+    taken = set(seen)
+    next_number: dict[str, int] = {}
+
+    def fresh(prefix: str) -> str:  # each suggestion differs from every id and every other suggestion
+        n = next_number.get(prefix, 0)
+        while f"{prefix}{n}" in taken:
+            n += 1
+        next_number[prefix] = n + 1
+        taken.add(f"{prefix}{n}")
+        return f"{prefix}{n}"
+
+    out = [_p(f"duplicate id {element_id!r} (also {first})", where + ".id", element_id,
+              f"rename it, e.g. {fresh(element_id.rstrip('0123456789') or 'x')}")
+           for where, element_id, first in repeats[:MAX_LISTED_DUPLICATES]]
+    if len(repeats) > MAX_LISTED_DUPLICATES:
+        more = len(repeats) - MAX_LISTED_DUPLICATES
+        out.append(_p(f"... and {more:,} more duplicate id{'s' if more > 1 else ''} "
+                      f"({len(repeats):,} in all; the first {MAX_LISTED_DUPLICATES} are listed)", "spec",
+                      fix="give every rack, server, switch and link its own id"))
     return out
 
 
@@ -182,6 +213,59 @@ def _links(doc: Document) -> list[Problem]:
             shown = ", ".join(free[:4]) + (", ..." if len(free) > 4 else "")
             out.append(_p(f"{len(free)} NIC(s) of {node.id} not connected ({shown})", f"spec.nodes[{i}]", node.id,
                           "connect them to a leaf switch, or lower nic_count", "warning"))
+    return out
+
+
+def _leaves_without_uplinks(doc: Document) -> list[Problem]:
+    """A switch with servers but no link to another switch, while other servers of the
+    network hang off other switches: its servers cannot reach them (a step would never end).
+    A rail-only fabric (every server on every rail switch) stays one network and passes."""
+    switches = {s.id: i for i, s in enumerate(doc.switches)}
+    nodes = {n.id for n in doc.nodes}
+    network = [(split_endpoint(l.a)[0], split_endpoint(l.b)[0]) for l in doc.links
+               if l.kind in ("ethernet", "infiniband")]
+    has_servers: set[str] = set()
+    has_switch_peer: set[str] = set()
+    for a, b in network:
+        for me, other in ((a, b), (b, a)):
+            if me in switches:
+                if other in switches and other != me:
+                    has_switch_peer.add(me)
+                elif other in nodes:
+                    has_servers.add(me)
+    lonely = [sw for sw in has_servers if sw not in has_switch_peer]
+    if not lonely:
+        return []
+    # servers and switches joined by network cables: one island per reachable group
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in network:
+        if (a in nodes or a in switches) and (b in nodes or b in switches):
+            parent[root(a)] = root(b)
+    servers_in: dict[str, list[str]] = defaultdict(list)
+    for n in doc.nodes:
+        if n.id in parent:
+            servers_in[root(n.id)].append(n.id)
+    networked = sum(len(v) for v in servers_in.values())
+    out = []
+    for sw in sorted(lonely, key=switches.get):
+        mine = servers_in[root(sw)]
+        others = networked - len(mine)
+        if others <= 0:
+            continue
+        switch = doc.switches[switches[sw]]
+        shown = ", ".join(mine[:3]) + (", ..." if len(mine) > 3 else "")
+        out.append(_p(f"{switch.tier} switch {sw} has no up-links: its {len(mine)} server(s) ({shown}) cannot "
+                      f"reach the other {others} server(s) of the network", f"spec.switches[{switches[sw]}]", sw,
+                      f"connect {sw} to a spine switch as the other leaves are, or cable its servers to a leaf "
+                      f"that has up-links"))
     return out
 
 

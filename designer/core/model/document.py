@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .elements import Link, Metadata, Node, Rack, Switch
+from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .events import Change, Events
 from .job import Parallelism, Workload
 
@@ -135,7 +135,9 @@ class Document:
             self.events.end()
 
     def add(self, element, index: int | None = None) -> None:
+        """Add an element; UnknownChoice (nothing changes) when a field is outside its choices."""
         name = COLLECTION_OF[type(element)]
+        refuse_unknown_choices(element)
         items = getattr(self.spec, name)
         if index is None:
             items.append(element)
@@ -164,6 +166,10 @@ class Document:
             raise KeyError(f"no element with id {element_id!r}")
         name = COLLECTION_OF[type(element)]
         known = {f.name for f in dataclasses.fields(element)}
+        unknown = [key for key in changes if key not in known]
+        if unknown:
+            raise KeyError(f"{name} have no field {unknown[0]!r}")
+        refuse_unknown_choices(element, changes)  # before any change: all or nothing
         old = {}
         with self.batch():
             for key, value in changes.items():

@@ -6,7 +6,9 @@ A link endpoint is `DEVICE:PORT`, or just `DEVICE` when any free port will do.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .spec import spec_field
 
@@ -14,6 +16,17 @@ LINK_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
 NETWORK_KINDS = ("ethernet", "infiniband")
 SWITCH_TIERS = ("leaf", "spine", "core")
 SCALE_UP_KINDS = ("nvswitch", "nvlink", "pcie")
+
+# Physical ranges of the numbers (the schema shows them, the loader enforces them).
+MIN_GBPS = 0.1  # 100 Mb/s: slower than any cable a training cluster uses
+MAX_GBPS = 100_000.0  # 100 Tb/s per port or per accelerator, well above NVLink 5's 7.2 Tb/s
+MAX_LATENCY_US = 1_000_000.0  # one second per hop
+MAX_SLOWDOWN = 100.0  # a part 100 times slower than its rating is broken, not slow
+MAX_PORTS = 4096  # NICs of a server, ports of a switch, cables in one bundle
+MAX_ACCELERATORS_PER_NODE = 1024  # above NVL576, the largest scale-up domain sold
+MAX_RACK_UNITS = 100
+MAX_PODS = 1_000_000
+MAX_CANVAS_PX = 1e9
 
 
 @dataclass
@@ -26,9 +39,11 @@ class Metadata:
 class Rack:
     id: str = spec_field(doc="Unique id")
     name: str = spec_field("", doc="Display name (defaults to the id)")
-    units: int = spec_field(42, doc="Height in rack units (slots)", minimum=1)
-    x: float = spec_field(0.0, doc="Canvas position, left edge")
-    y: float = spec_field(0.0, doc="Canvas position, top edge")
+    units: int = spec_field(42, doc="Height in rack units (slots)", minimum=1, maximum=MAX_RACK_UNITS, unit="U")
+    x: float = spec_field(0.0, doc="Canvas position, left edge", minimum=-MAX_CANVAS_PX, maximum=MAX_CANVAS_PX,
+                          unit="px")
+    y: float = spec_field(0.0, doc="Canvas position, top edge", minimum=-MAX_CANVAS_PX, maximum=MAX_CANVAS_PX,
+                          unit="px")
     row: str = spec_field("", doc="Data-hall row or pod label, for grouping")
 
 
@@ -38,30 +53,36 @@ class Node:
 
     id: str = spec_field(doc="Unique id")
     accelerator: str = spec_field(doc="Accelerator model from the catalog (A100, H100-SXM5-80GB, ...)")
-    accelerator_count: int = spec_field(8, doc="Accelerators in this server", minimum=1)
+    accelerator_count: int = spec_field(8, doc="Accelerators in this server", minimum=1,
+                                        maximum=MAX_ACCELERATORS_PER_NODE)
     scale_up: str = spec_field(
         "nvswitch", doc="How the accelerators reach each other inside the server", enum=SCALE_UP_KINDS
     )
     scale_up_gbps: float | None = spec_field(
         None,
         doc="Scale-up bandwidth per accelerator per direction; default: the catalog's figure",
-        exclusive_minimum=0,
+        minimum=MIN_GBPS, maximum=MAX_GBPS, unit="Gb/s",
     )
-    nic_count: int = spec_field(8, doc="Scale-out NICs; ports nic0..nic{n-1}", minimum=0)
+    nic_count: int = spec_field(8, doc="Scale-out NICs; ports nic0..nic{n-1}", minimum=0, maximum=MAX_PORTS)
     nic_model: str = spec_field("", doc="NIC model from the catalog (sets speed and kind when given)")
-    nic_gbps: float = spec_field(400.0, doc="Line rate of each NIC per direction", exclusive_minimum=0)
+    nic_gbps: float = spec_field(400.0, doc="Line rate of each NIC per direction", minimum=MIN_GBPS,
+                                 maximum=MAX_GBPS, unit="Gb/s")
     nic_kind: str = spec_field("infiniband", doc="Network the NICs speak", enum=NETWORK_KINDS)
-    gpus_per_nic: int = spec_field(1, doc="Accelerators sharing one NIC (2 on many PCIe servers)", minimum=1)
+    gpus_per_nic: int = spec_field(1, doc="Accelerators sharing one NIC (2 on many PCIe servers)", minimum=1,
+                                   maximum=MAX_ACCELERATORS_PER_NODE)
     gpudirect_rdma: bool = spec_field(True, doc="NICs read accelerator memory directly (off: bounce via host)")
     rack: str | None = spec_field(None, doc="Id of the rack the server sits in")
-    slot: int | None = spec_field(None, doc="Lowest rack unit the server occupies", minimum=0)
-    height_units: int = spec_field(4, doc="Rack units the server occupies", minimum=1)
+    slot: int | None = spec_field(None, doc="Lowest rack unit the server occupies", minimum=0,
+                                  maximum=MAX_RACK_UNITS, unit="U")
+    height_units: int = spec_field(4, doc="Rack units the server occupies", minimum=1, maximum=MAX_RACK_UNITS,
+                                   unit="U")
     slowdown: float = spec_field(
-        1.0, doc="Straggler factor on this server's compute (1.25 = 25% slower)", minimum=1.0
+        1.0, doc="Straggler factor on this server's compute (1.25 = 25% slower)", minimum=1.0,
+        maximum=MAX_SLOWDOWN, unit="x"
     )
     gpu_slowdown: list[float] = spec_field(
         doc="Per-accelerator straggler factors, by local index ([1, 1, 1.5] = GPU 2 is 50% slower)",
-        factory=list,
+        factory=list, minimum=1.0, maximum=MAX_SLOWDOWN, unit="x",
     )
     name: str = spec_field("", doc="Display name (defaults to the id)")
 
@@ -74,16 +95,22 @@ class Switch:
     id: str = spec_field(doc="Unique id")
     fabric: str = spec_field(doc="ethernet or infiniband", enum=NETWORK_KINDS)
     tier: str = spec_field(doc="Place in the Clos: leaf, spine or core", enum=SWITCH_TIERS)
-    radix: int = spec_field(64, doc="Number of ports; ports p0..p{radix-1}", minimum=1)
-    port_gbps: float = spec_field(400.0, doc="Line rate of each port per direction", exclusive_minimum=0)
-    latency_us: float = spec_field(0.6, doc="Port-to-port forwarding latency", minimum=0)
+    radix: int = spec_field(64, doc="Number of ports; ports p0..p{radix-1}", minimum=1, maximum=MAX_PORTS)
+    port_gbps: float = spec_field(400.0, doc="Line rate of each port per direction", minimum=MIN_GBPS,
+                                  maximum=MAX_GBPS, unit="Gb/s")
+    latency_us: float = spec_field(0.6, doc="Port-to-port forwarding latency", minimum=0, maximum=MAX_LATENCY_US,
+                                   unit="us")
     model: str = spec_field("", doc="Switch model from the catalog")
     sharp: bool = spec_field(False, doc="In-network reduction (InfiniBand SHARP) enabled")
-    rail: int | None = spec_field(None, doc="Rail served by this leaf in a rail-optimized fabric", minimum=0)
-    pod: int | None = spec_field(None, doc="Pod (scalable unit) of a three-tier fabric", minimum=0)
+    rail: int | None = spec_field(None, doc="Rail served by this leaf in a rail-optimized fabric", minimum=0,
+                                  maximum=MAX_PORTS)
+    pod: int | None = spec_field(None, doc="Pod (scalable unit) of a three-tier fabric", minimum=0,
+                                 maximum=MAX_PODS)
     rack: str | None = spec_field(None, doc="Id of the rack the switch sits in")
-    slot: int | None = spec_field(None, doc="Lowest rack unit the switch occupies", minimum=0)
-    height_units: int = spec_field(1, doc="Rack units the switch occupies", minimum=1)
+    slot: int | None = spec_field(None, doc="Lowest rack unit the switch occupies", minimum=0,
+                                  maximum=MAX_RACK_UNITS, unit="U")
+    height_units: int = spec_field(1, doc="Rack units the switch occupies", minimum=1, maximum=MAX_RACK_UNITS,
+                                   unit="U")
     name: str = spec_field("", doc="Display name (defaults to the id)")
 
     def ports(self) -> list[str]:
@@ -101,11 +128,14 @@ class Link:
     a: str = spec_field(doc="First endpoint, DEVICE:PORT (or DEVICE: any free port)")
     b: str = spec_field(doc="Second endpoint, DEVICE:PORT (or DEVICE: any free port)")
     kind: str = spec_field(doc="nvlink, pcie, ethernet or infiniband", enum=LINK_KINDS)
-    bandwidth_gbps: float = spec_field(doc="Per cable, per direction", exclusive_minimum=0)
-    latency_us: float = spec_field(0.0, doc="Propagation and SerDes latency of the cable", minimum=0)
-    count: int = spec_field(1, doc="Parallel cables", minimum=1)
+    bandwidth_gbps: float = spec_field(doc="Per cable, per direction", minimum=MIN_GBPS, maximum=MAX_GBPS,
+                                       unit="Gb/s")
+    latency_us: float = spec_field(0.0, doc="Propagation and SerDes latency of the cable", minimum=0,
+                                   maximum=MAX_LATENCY_US, unit="us")
+    count: int = spec_field(1, doc="Parallel cables", minimum=1, maximum=MAX_PORTS)
     slowdown: float = spec_field(
-        1.0, doc="Degradation factor on this link's bandwidth (2 = half speed)", minimum=1.0
+        1.0, doc="Degradation factor on this link's bandwidth (2 = half speed)", minimum=1.0,
+        maximum=MAX_SLOWDOWN, unit="x"
     )
 
 
@@ -124,3 +154,28 @@ def port_index(port: str) -> int | None:
         else:
             break
     return int(digits) if digits else None
+
+
+class UnknownChoice(ValueError):
+    """A field set to a value outside its declared choices (a link of kind '', a tier 'top').
+
+    The loader refuses such a file, so the document refuses the edit: what it holds can always
+    be saved and opened again."""
+
+
+@lru_cache(maxsize=None)
+def _choice_fields(cls) -> dict[str, tuple]:
+    return {f.name: f.metadata["enum"] for f in dataclasses.fields(cls) if f.metadata.get("enum")}
+
+
+def refuse_unknown_choices(element, values: dict | None = None) -> None:
+    """UnknownChoice when `values` (default: the element's own fields) put a field with declared
+    choices (link kind, switch fabric and tier, NIC kind, scale-up) outside them."""
+    choices = _choice_fields(type(element))
+    items = values.items() if values is not None else ((n, getattr(element, n)) for n in choices)
+    for name, value in items:
+        allowed = choices.get(name)
+        if allowed is not None and value not in allowed:
+            kind = type(element).__name__.lower()
+            raise UnknownChoice(f"{kind} {getattr(element, 'id', '?')}: {name} {value!r} is not one of "
+                                f"{', '.join(allowed)} (pick one of them)")

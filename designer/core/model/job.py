@@ -1,7 +1,10 @@
 """The training job: workload (the model and batch) and parallelism (the plan).
 
 Key names follow Megatron-LM's command-line arguments with dashes as underscores
-(docs/contract.md section 3). Workload keys left out come from `preset`, then from the
+(docs/contract.md section 3), except nine of Designer's own (`precision`, `zero_stage`,
+`pipeline_schedule`, `virtual_pipeline_model_parallel_size`, `first_k_dense_replace`,
+`rank_order`, `data_parallel_size`, `num_gpus`, `preset`); Megatron's forms of those are read
+as aliases (megatron_names.py). Workload keys left out come from `preset`, then from the
 Megatron defaults in `resolve_workload`.
 """
 from __future__ import annotations
@@ -15,52 +18,74 @@ PRECISIONS = ("bf16", "fp16", "fp8")
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
 ATTENTION_BACKENDS = ("auto", "flash", "unfused")
+
+# Physical ranges (the schema shows them, the loader enforces them): far above any model or
+# cluster built so far, low enough that the engine's arithmetic and lists stay small.
+MAX_LAYERS = 16_384
+MAX_WIDTH = 1 << 22  # hidden, MLP and head widths (4,194,304)
+MAX_HEADS = 1 << 16
+MAX_TOKENS = 1 << 24  # sequence length and vocabulary (16,777,216)
+MAX_EXPERTS = 1 << 16
+MAX_BATCH = 1 << 30  # samples per step (1,073,741,824)
+MAX_MICRO_BATCH = 1 << 16
+MAX_GPUS = 1 << 22  # 4,194,304 GPUs in one job
+# Micro-batches of one step: the pipeline simulation and the trace grow with them.
+MAX_MICROBATCHES = 1 << 20
 PARALLEL_DIMS = ("tp", "cp", "ep", "dp", "pp")
 
 
 @dataclass
 class Workload:
     preset: str | None = spec_field(None, doc="Built-in model whose values the explicit keys override")
-    num_layers: int | None = spec_field(None, doc="Transformer layers", minimum=1)
-    hidden_size: int | None = spec_field(None, doc="Model width h", minimum=1)
-    ffn_hidden_size: int | None = spec_field(None, doc="MLP width (default 4h)", minimum=1)
-    num_attention_heads: int | None = spec_field(None, doc="Query heads", minimum=1)
-    num_query_groups: int | None = spec_field(None, doc="KV heads for GQA (default: = heads, MHA)", minimum=1)
-    kv_channels: int | None = spec_field(None, doc="Head dimension (default h / heads)", minimum=1)
-    seq_length: int | None = spec_field(None, doc="Tokens per sample", minimum=1)
-    vocab_size: int | None = spec_field(None, doc="Vocabulary (padded) size", minimum=1)
+    num_layers: int | None = spec_field(None, doc="Transformer layers", minimum=1, maximum=MAX_LAYERS)
+    hidden_size: int | None = spec_field(None, doc="Model width h", minimum=1, maximum=MAX_WIDTH)
+    ffn_hidden_size: int | None = spec_field(None, doc="MLP width (default 4h)", minimum=1, maximum=MAX_WIDTH)
+    num_attention_heads: int | None = spec_field(None, doc="Query heads", minimum=1, maximum=MAX_HEADS)
+    num_query_groups: int | None = spec_field(None, doc="KV heads for GQA (default: = heads, MHA)", minimum=1,
+                                               maximum=MAX_HEADS)
+    kv_channels: int | None = spec_field(None, doc="Head dimension (default h / heads)", minimum=1, maximum=MAX_WIDTH)
+    seq_length: int | None = spec_field(None, doc="Tokens per sample", minimum=1, maximum=MAX_TOKENS)
+    vocab_size: int | None = spec_field(None, doc="Vocabulary (padded) size", minimum=1, maximum=MAX_TOKENS)
     swiglu: bool | None = spec_field(None, doc="SwiGLU MLP (three weight matrices)")
     untie_embeddings_and_output_weights: bool | None = spec_field(
         None, doc="Separate output (LM head) matrix instead of the input embedding"
     )
-    num_experts: int | None = spec_field(None, doc="Experts per MoE layer (absent: dense)", minimum=1)
-    moe_router_topk: int | None = spec_field(None, doc="Experts each token is routed to", minimum=1)
-    moe_ffn_hidden_size: int | None = spec_field(None, doc="MLP width of one expert", minimum=1)
+    num_experts: int | None = spec_field(None, doc="Experts per MoE layer (absent: dense)", minimum=1,
+                                          maximum=MAX_EXPERTS)
+    moe_router_topk: int | None = spec_field(None, doc="Experts each token is routed to", minimum=1,
+                                              maximum=MAX_EXPERTS)
+    moe_ffn_hidden_size: int | None = spec_field(None, doc="MLP width of one expert", minimum=1, maximum=MAX_WIDTH)
     moe_shared_expert_intermediate_size: int | None = spec_field(
-        None, doc="MLP width of the shared expert(s), 0 for none", minimum=0
+        None, doc="MLP width of the shared expert(s), 0 for none", minimum=0, maximum=MAX_WIDTH
     )
-    moe_layer_freq: int | None = spec_field(None, doc="Every n-th layer is MoE (1: all)", minimum=1)
-    first_k_dense_replace: int | None = spec_field(None, doc="The first k layers stay dense", minimum=0)
-    global_batch_size: int | None = spec_field(None, doc="Samples per optimizer step", minimum=1)
-    micro_batch_size: int | None = spec_field(None, doc="Samples per micro-batch per GPU", minimum=1)
+    moe_layer_freq: int | None = spec_field(None, doc="Every n-th layer is MoE (1: all)", minimum=1,
+                                             maximum=MAX_LAYERS)
+    first_k_dense_replace: int | None = spec_field(None, doc="The first k layers stay dense", minimum=0,
+                                                    maximum=MAX_LAYERS)
+    global_batch_size: int | None = spec_field(None, doc="Samples per optimizer step", minimum=1,
+                                                maximum=MAX_BATCH)
+    micro_batch_size: int | None = spec_field(None, doc="Samples per micro-batch per GPU", minimum=1,
+                                               maximum=MAX_MICRO_BATCH)
     precision: str | None = spec_field(None, doc="Compute precision", enum=PRECISIONS)
 
 
 @dataclass
 class Parallelism:
-    tensor_model_parallel_size: int = spec_field(1, doc="TP: GPUs sharing each layer's matrices", minimum=1)
-    pipeline_model_parallel_size: int = spec_field(1, doc="PP: pipeline stages", minimum=1)
-    context_parallel_size: int = spec_field(1, doc="CP: GPUs sharing each sequence", minimum=1)
-    expert_model_parallel_size: int = spec_field(1, doc="EP: GPUs sharing the experts", minimum=1)
+    tensor_model_parallel_size: int = spec_field(1, doc="TP: GPUs sharing each layer's matrices", minimum=1,
+                                                 maximum=MAX_GPUS)
+    pipeline_model_parallel_size: int = spec_field(1, doc="PP: pipeline stages", minimum=1, maximum=MAX_LAYERS)
+    context_parallel_size: int = spec_field(1, doc="CP: GPUs sharing each sequence", minimum=1, maximum=MAX_GPUS)
+    expert_model_parallel_size: int = spec_field(1, doc="EP: GPUs sharing the experts", minimum=1, maximum=MAX_GPUS)
     expert_tensor_parallel_size: int | None = spec_field(
-        None, doc="TP inside an expert (default: = TP)", minimum=1
+        None, doc="TP inside an expert (default: = TP)", minimum=1, maximum=MAX_GPUS
     )
     data_parallel_size: int | None = spec_field(
-        None, doc="DP: derived from the GPU count when absent, checked when given", minimum=1
+        None, doc="DP: derived from the GPU count when absent, checked when given", minimum=1, maximum=MAX_GPUS
     )
-    num_gpus: int | None = spec_field(None, doc="GPUs the job uses (default: all in the cluster)", minimum=1)
+    num_gpus: int | None = spec_field(None, doc="GPUs the job uses (default: all in the cluster)", minimum=1,
+                                       maximum=MAX_GPUS)
     virtual_pipeline_model_parallel_size: int | None = spec_field(
-        None, doc="Model chunks per pipeline stage (interleaved schedule)", minimum=1
+        None, doc="Model chunks per pipeline stage (interleaved schedule)", minimum=1, maximum=MAX_LAYERS
     )
     pipeline_schedule: str = spec_field("1f1b", doc="Pipeline schedule", enum=SCHEDULES)
     sequence_parallel: bool = spec_field(False, doc="Shard LayerNorm/dropout activations across TP")

@@ -12,7 +12,10 @@ from dataclasses import dataclass
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
-from .job import REQUIRED_WORKLOAD_KEYS, Parallelism, Workload, parse_rank_order, resolve_workload
+from . import suggestions
+from .job import (MAX_MICROBATCHES, REQUIRED_WORKLOAD_KEYS, Parallelism, Workload, parse_rank_order,
+                  resolve_workload)
+from .suggestions import divisors
 
 
 @dataclass(frozen=True)
@@ -31,21 +34,10 @@ class ResolvedPlan:
     rank_order: tuple[str, ...]
 
 
-def divisors(n: int) -> list[int]:
-    small, large = [], []
-    d = 1
-    while d * d <= n:
-        if n % d == 0:
-            small.append(d)
-            if d * d != n:
-                large.append(n // d)
-        d += 1
-    return small + large[::-1]
-
-
 def nearest(value: int, candidates) -> list[int]:
     """Up to two valid values closest to `value` (below and above)."""
     cands = sorted(set(candidates))
+    cands = [c for c in cands if suggestions.is_plausible(c)] or cands  # 24 before 43
     below = [c for c in cands if c < value]
     above = [c for c in cands if c > value]
     out = ([below[-1]] if below else []) + ([above[0]] if above else [])
@@ -70,12 +62,22 @@ def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
 
 
 def check_job(workload: Workload | None, parallelism: Parallelism | None, cluster_gpus: int,
-              catalog: Catalog | None = None) -> tuple[ResolvedPlan | None, list[Problem]]:
+              catalog: Catalog | None = None, suggest: bool = True) -> tuple[ResolvedPlan | None, list[Problem]]:
+    """The resolved plan (None when impossible) and its problems.
+
+    With `suggest`, a problem's fix names values that were tried and make the plan valid
+    (see suggestions.py); without it (the tries themselves) the fix is the bare rule.
+    """
     catalog = catalog or default_catalog()
     out: list[Problem] = []
+    # (problem, rule, fields whose values could fix it, their candidate values, fallback)
+    to_suggest: list[tuple[Problem, str, dict[str, tuple[int, list[int]]], str]] = []
 
-    def bad(path, message, fix=None):
-        out.append(Problem(message, path, fix=fix))
+    def bad(path, message, fix=None, rule=None, vary=None):
+        problem = Problem(message, path, fix=fix)
+        out.append(problem)
+        if rule and vary:
+            to_suggest.append((problem, rule, vary, fix))
 
     par = parallelism or Parallelism()
     if workload is None:
@@ -103,16 +105,24 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
     if num_gpus <= 0:
         bad(P + "num_gpus", "the cluster has no accelerators", "add servers")
         return None, out
+    # Rules that depend on the GPU count can also be met by running the job on fewer GPUs than the
+    # cluster has: the fix after a server was added to a design sized for 1024 GPUs.
+    whole_cluster = {"num_gpus": (num_gpus, [])} if not par.num_gpus or par.num_gpus == cluster_gpus else {}
     tp, pp, cp = par.tensor_model_parallel_size, par.pipeline_model_parallel_size, par.context_parallel_size
     ep = par.expert_model_parallel_size
     etp = par.expert_tensor_parallel_size or tp
     model_parallel = tp * pp * cp
     dp = None
     if num_gpus % model_parallel:
-        good = [d for d in divisors(num_gpus)]
+        gpus = divisors(num_gpus)
+        vary = {"tensor_model_parallel_size": (tp, gpus), "pipeline_model_parallel_size": (pp, gpus)}
+        if cp > 1:
+            vary["context_parallel_size"] = (cp, gpus)
+        vary.update(whole_cluster)
         bad(P + "tensor_model_parallel_size",
             f"TP x PP x CP = {tp} x {pp} x {cp} = {model_parallel} does not divide the {num_gpus} GPUs",
-            f"TP x PP x CP must divide {num_gpus}: {_alts(model_parallel, good)}")
+            f"TP × PP × CP must divide {num_gpus}: {_alts(model_parallel, divisors(num_gpus))}",
+            rule=f"TP × PP × CP must divide {num_gpus}", vary=vary)
     else:
         dp = num_gpus // model_parallel
         if par.data_parallel_size is not None and par.data_parallel_size != dp:
@@ -123,10 +133,12 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
     heads, groups = w.num_attention_heads, w.num_query_groups or w.num_attention_heads
     if heads % tp:
         bad(P + "tensor_model_parallel_size", f"TP {tp} does not divide the {heads} attention heads",
-            _alts(tp, divisors(heads)))
+            _alts(tp, divisors(heads)), rule=f"TP must divide the {heads} heads",
+            vary={"tensor_model_parallel_size": (tp, divisors(heads))})
     elif groups % tp and tp % groups:
         bad(P + "tensor_model_parallel_size", f"TP {tp} and the {groups} KV groups (num_query_groups) do not divide",
-            _alts(tp, divisors(groups)))
+            _alts(tp, divisors(groups)), rule=f"TP and the {groups} KV groups must divide one another",
+            vary={"tensor_model_parallel_size": (tp, divisors(groups) + [groups * k for k in (2, 4, 8)])})
     if w.hidden_size % heads and w.kv_channels is None:
         bad(W + "hidden_size", f"{w.hidden_size} is not a multiple of the {heads} heads", "set kv_channels")
 
@@ -145,15 +157,20 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
     if w.num_layers % (pp * vp):
         if vp == 1:
             bad(P + "pipeline_model_parallel_size", f"PP {pp} does not divide the {w.num_layers} layers",
-                _alts(pp, divisors(w.num_layers)))
+                _alts(pp, divisors(w.num_layers)), rule=f"PP must divide the {w.num_layers} layers",
+                vary={"pipeline_model_parallel_size": (pp, divisors(w.num_layers))})
         else:
             bad(P + "virtual_pipeline_model_parallel_size",
                 f"PP {pp} x {vp} virtual stages = {pp * vp} does not divide the {w.num_layers} layers",
-                f"PP x virtual must divide {w.num_layers}: {_alts(pp * vp, divisors(w.num_layers))}")
+                f"PP x virtual must divide {w.num_layers}: {_alts(pp * vp, divisors(w.num_layers))}",
+                rule=f"PP × virtual stages must divide the {w.num_layers} layers",
+                vary={"virtual_pipeline_model_parallel_size": (vp, [d for d in divisors(w.num_layers) if d > 1]),
+                      "pipeline_model_parallel_size": (pp, divisors(w.num_layers))})
 
     if cp > 1 and w.seq_length % (2 * cp):
         bad(P + "context_parallel_size", f"CP {cp} needs the sequence ({w.seq_length}) to divide by 2 x CP",
-            _alts(cp, [d for d in divisors(w.seq_length // 2 or 1)]))
+            _alts(cp, [d for d in divisors(w.seq_length // 2 or 1)]), rule=f"2 × CP must divide {w.seq_length}",
+            vary={"context_parallel_size": (cp, divisors(w.seq_length // 2 or 1))})
     if par.sequence_parallel and tp > 1 and w.seq_length % tp:
         bad(P + "sequence_parallel", f"sequence parallelism needs TP {tp} to divide the sequence {w.seq_length}")
 
@@ -162,11 +179,14 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
             "set expert_model_parallel_size: 1, or pick an MoE model")
     elif w.num_experts and w.num_experts % ep:
         bad(P + "expert_model_parallel_size", f"EP {ep} does not divide the {w.num_experts} experts",
-            _alts(ep, divisors(w.num_experts)))
+            _alts(ep, divisors(w.num_experts)), rule=f"EP must divide the {w.num_experts} experts",
+            vary={"expert_model_parallel_size": (ep, divisors(w.num_experts))})
     if dp is not None and (tp * cp * dp) % (ep * etp):
         bad(P + "expert_model_parallel_size",
             f"EP x expert-TP = {ep} x {etp} must divide TP x CP x DP = {tp * cp * dp}",
-            _alts(ep, [d for d in divisors(tp * cp * dp) if (tp * cp * dp) % (d * etp) == 0]))
+            _alts(ep, [d for d in divisors(tp * cp * dp) if (tp * cp * dp) % (d * etp) == 0]),
+            rule=f"EP × expert-TP must divide {tp * cp * dp}",
+            vary={"expert_model_parallel_size": (ep, divisors(tp * cp * dp)), **whole_cluster})
     if w.num_experts and w.moe_router_topk and w.moe_router_topk > w.num_experts:
         bad(W + "moe_router_topk", f"top-{w.moe_router_topk} routing with only {w.num_experts} experts",
             f"use at most {w.num_experts}")
@@ -179,20 +199,62 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
     mbs, gbs = w.micro_batch_size, w.global_batch_size
     if dp is not None:
         if gbs % (mbs * dp):
-            candidates = [b for b in range(mbs * dp, 2 * gbs + mbs * dp + 1, mbs * dp)]
+            candidates = _multiples_near(gbs, mbs * dp)
             bad(W + "global_batch_size",
                 f"{gbs} does not divide by micro_batch_size x DP = {mbs} x {dp} = {mbs * dp}",
-                f"{_alts(gbs, candidates)}, or change micro_batch_size")
+                f"{_alts(gbs, candidates)}, or change micro_batch_size",
+                rule=f"global_batch_size must be a multiple of micro_batch_size × DP = {mbs * dp}",
+                vary={"global_batch_size": (gbs, candidates), "micro_batch_size": (mbs, divisors(gbs)),
+                      **whole_cluster})
         else:
             n_micro = gbs // (mbs * dp)
-            if par.pipeline_schedule == "interleaved" and pp > 1 and n_micro % pp:
+            if n_micro > MAX_MICROBATCHES:  # the schedule and the trace grow with them: refuse before any work
+                bad(W + "global_batch_size",
+                    f"global_batch_size {gbs:,} with micro_batch_size {mbs} × DP {dp} means {n_micro:,} "
+                    f"micro-batches per step: at most {MAX_MICROBATCHES:,}",
+                    f"use a global_batch_size of at most {MAX_MICROBATCHES * mbs * dp:,}, or a larger "
+                    "micro_batch_size")
+            elif par.pipeline_schedule == "interleaved" and pp > 1 and n_micro % pp:
                 bad(W + "global_batch_size",
                     f"the interleaved schedule needs the {n_micro} micro-batches to be a multiple of PP {pp}",
-                    _alts(gbs, [k * pp * mbs * dp for k in range(1, 2 * n_micro // pp + 3)]))
+                    _alts(gbs, _multiples_near(gbs, pp * mbs * dp)),
+                    rule=f"global_batch_size must be a multiple of PP × micro_batch_size × DP = {pp * mbs * dp}",
+                    vary={"global_batch_size": (gbs, _multiples_near(gbs, pp * mbs * dp)), **whole_cluster})
+    if suggest and to_suggest:
+        for problem, rule, vary, fallback in to_suggest:
+            problem.fix = _suggested_fix(workload, par, cluster_gpus, catalog, len(out), rule, vary, model_parallel,
+                                         fallback)
     if out or dp is None:
         return None, out
     plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(order))
     return plan, out
+
+
+def _multiples_near(value: int, step: int) -> list[int]:
+    """Multiples of `step` around `value` (a bounded list however large the numbers)."""
+    k = max(1, value // step)
+    return [m * step for m in range(max(1, k - suggestions.MAX_TRIES), k + suggestions.MAX_TRIES + 1)]
+
+
+def _suggested_fix(workload, par, cluster_gpus, catalog, errors_now, rule, vary, model_parallel, fallback) -> str:
+    """'<rule>: <field> <value> or <value>; or ...', the options tried and found to work, or the fallback."""
+    def errors(w, p):
+        return len(check_job(w, p, cluster_gpus, catalog, suggest=False)[1])
+
+    first, options = [], []
+    for field, (current, candidates) in vary.items():
+        if field == "num_gpus":
+            n = suggestions.gpu_count(workload, par, cluster_gpus, model_parallel, errors, errors_now)
+            if n is not None:
+                text = suggestions.gpu_count_phrase(n, cluster_gpus)
+                (first if suggestions.num_gpus_first(n, cluster_gpus) else options).append(text)
+            continue
+        values = suggestions.best_values(workload, par, field, current, candidates, errors, errors_now)
+        if values:
+            options.append(suggestions.phrase(field, values))
+    if not first and not options:
+        return fallback
+    return f"{rule}: {suggestions.join_options(first + options)}"
 
 
 def resolved_workload(doc, catalog: Catalog | None = None) -> Workload | None:

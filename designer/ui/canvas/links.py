@@ -99,6 +99,8 @@ class LinkLayer(QGraphicsItem):
 
     # ---- drawing ----
     def _pen(self, kind: int, gbps: float, selected: bool = False, aggregate: bool = False) -> QPen:
+        if not np.isfinite(gbps):  # NaN or infinity (a recovered design): drawn thin, the checks name it
+            gbps = 1.0
         width_key = round(np.log2(max(gbps, 1.0)) * 2) / 2
         key = (kind, width_key, selected, aggregate)
         pen = self._pens.get(key)
@@ -129,7 +131,8 @@ class LinkLayer(QGraphicsItem):
         if not rows.size:
             return
         heat = self.heat if (self.heat is not None and not aggregate and len(self.heat) == len(self.lines.a)) else None
-        width_bucket = np.round(np.log2(np.maximum(lines.gbps[rows], 1.0)) * 2).astype(np.int64)
+        gbps = np.nan_to_num(lines.gbps[rows], nan=1.0, posinf=1.0, neginf=1.0)  # a recovered NaN/inf: thin
+        width_bucket = np.round(np.log2(np.maximum(gbps, 1.0)) * 2).astype(np.int64)
         if heat is not None:
             groups = heat[rows]
         else:

@@ -36,6 +36,7 @@ MARGIN_PX = 400.0
 
 class CanvasScene(QGraphicsScene):
     message = Signal(str)  # what a refused gesture should tell the user
+    aboutToRebuild = Signal()  # every item is about to be deleted (a tool must let go of its own)
 
     def __init__(self, qdoc, parent=None):
         super().__init__(parent)
@@ -61,6 +62,7 @@ class CanvasScene(QGraphicsScene):
 
     # ---- building -----------------------------------------------------------------------
     def rebuild(self) -> None:
+        self.aboutToRebuild.emit()
         self.clear()
         self.racks.clear()
         self.devices.clear()

@@ -1,15 +1,14 @@
 """The canvas view: zoom to the cursor, pan, fit, grid, rubber-band selection, drops from
-the palette and the link-drawing tool."""
+the palette and the tool that owns the mouse while it is on (the link tool, canvas/link_tool.py)."""
 from __future__ import annotations
 
 import math
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPen
-from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView
+from PySide6.QtWidgets import QGraphicsView
 
 from . import style
-from .items import ID_ROLE
 
 MIME_PART = "application/x-designer-part"
 ZOOM_MIN, ZOOM_MAX = 0.005, 12.0
@@ -32,10 +31,32 @@ class CanvasView(QGraphicsView):
         self.setCacheMode(QGraphicsView.CacheBackground)
         self.setAcceptDrops(True)
         self.show_grid = True
-        self.link_kind: str | None = None  # the link tool, when active
-        self._link_from: str | None = None
-        self._rubber_line: QGraphicsLineItem | None = None
+        # A tool that owns the mouse while it is on (the link tool); it gets events first.
+        self.interaction = None
         self._pan_from: QPointF | None = None
+        self._drag_mode_before_space = None
+        scene.aboutToRebuild.connect(self.cancel_interaction)  # its items are about to go
+
+    # ---- interactions (tools) ----
+    def set_interaction(self, interaction) -> None:
+        """Hand the mouse to `interaction` (ending the one before) and start it."""
+        self.cancel_interaction()
+        self.interaction = interaction
+        interaction.ended.connect(lambda _cancelled, i=interaction: self._interaction_ended(i))
+        interaction.start()
+
+    def cancel_interaction(self) -> None:
+        if self.interaction is not None:
+            self.interaction.cancel()
+
+    def _interaction_ended(self, interaction) -> None:
+        if self.interaction is interaction:
+            self.interaction = None
+
+    @property
+    def link_kind(self) -> str | None:
+        """The kind of cable the link tool draws, or None when it is off."""
+        return getattr(self.interaction, "kind", None)
 
     # ---- zoom ----
     def scale_factor(self) -> float:
@@ -113,24 +134,19 @@ class CanvasView(QGraphicsView):
         self.resetCachedContent()
         self.viewport().update()
 
-    # ---- pan with the middle button or space-drag ----
+    # ---- pan with the middle button or space-drag; tools ----
+    def _tool_wants(self, event) -> bool:
+        """Whether the active tool takes this event (not while space-panning)."""
+        return self.interaction is not None and self.dragMode() != QGraphicsView.ScrollHandDrag
+
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MiddleButton:
             self._pan_from = event.position()
             self.viewport().setCursor(Qt.ClosedHandCursor)
             event.accept()
             return
-        if self.link_kind and event.button() == Qt.LeftButton:
-            item = self.scene().item_at(self.mapToScene(event.position().toPoint()))
-            if item is not None:
-                self._link_from = item.data(ID_ROLE)
-                start = item.sceneBoundingRect().center()
-                self._rubber_line = QGraphicsLineItem(QLineF(start, start))
-                self._rubber_line.setPen(style.link_pen(self.link_kind, 400))
-                self._rubber_line.setZValue(10)
-                self.scene().addItem(self._rubber_line)
-                event.accept()
-                return
+        if self._tool_wants(event) and self.interaction.mousePressEvent(event):
+            return
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
@@ -141,41 +157,36 @@ class CanvasView(QGraphicsView):
             self.verticalScrollBar().setValue(self.verticalScrollBar().value() - int(delta.y()))
             event.accept()
             return
-        if self._rubber_line is not None:
-            line = self._rubber_line.line()
-            line.setP2(self.mapToScene(event.position().toPoint()))
-            self._rubber_line.setLine(line)
-            event.accept()
+        if self._tool_wants(event) and self.interaction.mouseMoveEvent(event):
             return
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
         if self._pan_from is not None and event.button() == Qt.MiddleButton:
             self._pan_from = None
-            self.viewport().unsetCursor()
+            if self.interaction is not None:
+                self.viewport().setCursor(Qt.CrossCursor)
+            else:
+                self.viewport().unsetCursor()
             event.accept()
             return
-        if self._rubber_line is not None:
-            self.scene().removeItem(self._rubber_line)
-            self._rubber_line = None
-            target = self.scene().item_at(self.mapToScene(event.position().toPoint()))
-            start, self._link_from = self._link_from, None
-            if target is not None and start:
-                self.linkRequested.emit(start, target.data(ID_ROLE), self.link_kind)
-            event.accept()
+        if self._tool_wants(event) and self.interaction.mouseReleaseEvent(event):
             return
         super().mouseReleaseEvent(event)
 
     def keyPressEvent(self, event) -> None:
-        if event.key() == Qt.Key_Space and not event.isAutoRepeat():
+        if self.interaction is not None and self.interaction.keyPressEvent(event):
+            return
+        if event.key() == Qt.Key_Space and not event.isAutoRepeat() and self._drag_mode_before_space is None:
+            self._drag_mode_before_space = self.dragMode()
             self.setDragMode(QGraphicsView.ScrollHandDrag)
-        elif event.key() == Qt.Key_Escape and self.link_kind:
-            self.link_kind = None
         super().keyPressEvent(event)
 
     def keyReleaseEvent(self, event) -> None:
-        if event.key() == Qt.Key_Space and not event.isAutoRepeat():
-            self.setDragMode(QGraphicsView.RubberBandDrag)
+        if event.key() == Qt.Key_Space and not event.isAutoRepeat() and self._drag_mode_before_space is not None:
+            # back to what it was: NoDrag under a tool, rubber-band selection otherwise
+            mode, self._drag_mode_before_space = self._drag_mode_before_space, None
+            self.setDragMode(mode)
         super().keyReleaseEvent(event)
 
     # ---- drops from the palette ----

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
+from ..action_guard import guarded
 from ..worker import emit_guarded, error_text
 from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER, category_color, style_axis
 from .plan_search import SearchWorker, counts_text, row_tip, speedup_of
@@ -344,7 +345,7 @@ def _apply_button(name: str, tip: str, slot, enabled: bool) -> QWidget:
     button.setObjectName(name)
     button.setToolTip(tip)
     button.setFixedHeight(20)
-    button.clicked.connect(slot)
+    button.clicked.connect(guarded(button, "Apply", slot))  # a failure shows a message box
     lay.addWidget(button)
     holder.setEnabled(enabled)
     return holder
@@ -396,6 +397,9 @@ class AdvisorPanel(QWidget):
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
         self._build()
+        from ..wheel_guard import guard_wheel
+
+        guard_wheel(self)  # scrolling past the scaling mode never switches it
 
     # ---- layout ----
     def _build(self) -> None:
@@ -403,7 +407,7 @@ class AdvisorPanel(QWidget):
         self.analyse_button.setObjectName("analyse")
         self.analyse_button.setToolTip("Attribute the step, cost every candidate change and the scaling curve "
                                        "(off the UI thread)")
-        self.analyse_button.clicked.connect(self.analyse)
+        self.analyse_button.clicked.connect(guarded(self, "Analyse", self.analyse))
         self.auto_check = QCheckBox("Auto")
         self.auto_check.setChecked(True)
         self.auto_check.setToolTip(f"Analyse again {AUTO_DELAY_MS / 1000:.1f} s after each edit while this panel "
@@ -455,7 +459,7 @@ class AdvisorPanel(QWidget):
         self.scale_button.setObjectName("scale")
         self.scale_button.setToolTip("Evaluate the design from 1/8 to 8x its GPU count (more servers: the same "
                                      "fabric design generated larger)")
-        self.scale_button.clicked.connect(self.run_scale)
+        self.scale_button.clicked.connect(guarded(self, "Scaling", self.run_scale))
         self.plot = pg.PlotWidget()
         self.plot.setObjectName("scaling_plot")
         self.plot.setBackground("w")
@@ -561,7 +565,7 @@ class AdvisorPanel(QWidget):
         self.search_button.setToolTip("Walk every plan of this cluster (TP, PP, CP, EP, schedule, micro-batch, "
                                       "recompute, ZeRO, overlaps, rank order) and list the fastest that fit "
                                       "(a few seconds; press again to stop)")
-        self.search_button.clicked.connect(self._on_search_button)
+        self.search_button.clicked.connect(guarded(self, "Plan search", self._on_search_button))
         self.search_verdict = QLabel("")
         self.search_verdict.setObjectName("search_verdict")
         self.search_verdict.setTextFormat(Qt.RichText)

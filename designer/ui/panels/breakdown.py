@@ -6,6 +6,8 @@
   category (CATEGORY_COLORS), seconds and share written on the segments wide enough to hold them;
 - memory per GPU as a second stacked bar against the accelerator's HBM (red when it does not fit);
 - the difference from the previous result: "+3.1% step time: dp_comm exposed +0.40 s, compute -0.12 s".
+`mark_stale(reason)` keeps the last valid result on screen under a banner saying why it is not
+current (an invalid edit); `forget(message)` drops it, and the comparison, when another design opens.
 `export(path)` writes the plots as PNG/SVG/PDF, or the numbers as CSV.
 """
 from __future__ import annotations
@@ -66,6 +68,25 @@ COMPACT_HEIGHT = 420
 COMPACT_CAPTIONS = {"step": "step", "tokens": "tokens/s", "tflops": "TFLOP/s/GPU", "mfu": "MFU", "hfu": "HFU",
                     "memory": "memory"}
 FALLBACK_COLORS = ("#64748b", "#0891b2", "#be185d", "#a16207", "#4d7c0f", "#7c2d12")
+# The banner over a result that is no longer the design's (amber: a warning, not a failure).
+STALE_STYLE = ("QLabel { background: #fef3c7; color: #78350f; border: 1px solid #f59e0b; border-radius: 3px; "
+               "padding: 3px 6px; }")
+
+
+def stale_banner() -> QLabel:
+    """A wrapped label that shows its whole text; its tooltip holds every problem."""
+    banner = QLabel()
+    banner.setObjectName("stale")
+    banner.setWordWrap(True)
+    banner.setTextFormat(Qt.PlainText)
+    banner.setStyleSheet(STALE_STYLE)
+    banner.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # wraps to the panel, never widens it
+    banner.hide()
+    return banner
+
+
+def stale_text(reason: str) -> str:
+    return f"showing the last valid result: {reason}"
 
 
 def category_color(key: str) -> QColor:
@@ -303,6 +324,8 @@ class BreakdownPanel(QWidget):
         column = QVBoxLayout(content)
         column.setContentsMargins(8, 6, 8, 4)
         column.setSpacing(4)
+        self.stale_banner = stale_banner()
+        column.addWidget(self.stale_banner)
         column.addWidget(self._headline_box)
         column.addWidget(self.diff_label)
         column.addWidget(self.hidden_label)
@@ -390,6 +413,7 @@ class BreakdownPanel(QWidget):
             self.clear("no result")
             return
         self.previous, self.result = self.result, result
+        self.stale_banner.hide()
         self.hbm_gib = hbm_gib if hbm_gib is not None else hbm_of(result)
         self._diff = diff_results(self.previous, result)
         self._show_headline(result)
@@ -405,7 +429,30 @@ class BreakdownPanel(QWidget):
     def clear(self, message: str = "no result") -> None:
         """Show `message` instead of a result (the last result is kept for the next difference)."""
         self.message.setText(message)
+        self.stale_banner.hide()
         self._stack.setCurrentWidget(self.message)
+
+    def mark_stale(self, reason: str, details: str = "") -> bool:
+        """Keep the last valid result on screen under a banner with the reason it is not current.
+
+        False (and `reason` shown instead) when there is no result to keep."""
+        if self.result is None:
+            self.clear(reason)
+            return False
+        self.stale_banner.setText(stale_text(reason))
+        self.stale_banner.setToolTip(details or reason)
+        self.stale_banner.show()
+        self._stack.setCurrentIndex(1)
+        return True
+
+    def is_stale(self) -> bool:
+        return self.result is not None and not self.stale_banner.isHidden()
+
+    def forget(self, message: str = "no result") -> None:
+        """Another design: no result, nothing to compare the next one with."""
+        self.result = self.previous = None
+        self._diff = "first evaluation"
+        self.clear(message)
 
     def diff_text(self) -> str:
         return self._diff

@@ -23,7 +23,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from .breakdown import (CATEGORY_COLORS, TEXT, FlexibleLabel, Swatch, category_color, fit_legend, hatch_brush, light,
-                        make_legend, style_axis)
+                        make_legend, stale_banner, stale_text, style_axis)
 from .plot_export import PLOT_FORMATS, export_plot, fmt_float, write_csv
 
 try:  # pyqtgraph's contiguous QRectF array: drawRects without building 50k Python objects
@@ -351,6 +351,8 @@ class TimelinePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+        self.stale_banner = stale_banner()
+        layout.addWidget(self.stale_banner)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.info)
 
@@ -394,6 +396,7 @@ class TimelinePanel(QWidget):
             self.clear("no result")
             return
         self.result = result
+        self.stale_banner.hide()
         events = result.events
         self._build_rows(result, events)
         self._build_items(events)
@@ -414,6 +417,23 @@ class TimelinePanel(QWidget):
         self.plot.getAxis("left").setTicks([[]])
         self.title.setText(message)
         self.info.setText("")
+        self.stale_banner.hide()
+
+    def mark_stale(self, reason: str, details: str = "") -> bool:
+        """Keep the last valid timeline under a banner with the reason (see BreakdownPanel.mark_stale)."""
+        if self.result is None:
+            self.clear(reason)
+            return False
+        self.stale_banner.setText(stale_text(reason))
+        self.stale_banner.setToolTip(details or reason)
+        self.stale_banner.show()
+        return True
+
+    def is_stale(self) -> bool:
+        return self.result is not None and not self.stale_banner.isHidden()
+
+    def forget(self, message: str = "no result") -> None:
+        self.clear(message)
 
     def bar_count(self) -> int:
         """Bars drawn (all kinds)."""

@@ -1,0 +1,105 @@
+"""NaN and infinities inside a design: where each one is, by element and field, and the fix.
+
+The loader refuses non-finite numbers, so a file never brings one in; an edit through the
+API, or a recovery file written from such a state, can. Saving names them (nothing is written
+that loading refuses) and the checks list them like any other problem.
+The walk is linear in the elements; nested data (calibration, layout) is visited once per
+object, so shared (YAML alias) sub-trees cost nothing extra.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from operator import attrgetter
+
+from ..problems import Problem
+
+MAX_NESTED_NODES = 1_000_000  # a bound on the nested-data walk (calibration, layout)
+
+_FIXES = {
+    "racks": "type a finite number for it in the Inspector",
+    "nodes": "type a finite number for it in the Inspector",
+    "switches": "type a finite number for it in the Inspector",
+    "links": "type a finite number for it in the Inspector",
+    "workload": "set a finite number in the Job panel",
+    "parallelism": "set a finite number in the Job panel",
+    "calibration": "set a finite number under spec.calibration (or remove the key for the default)",
+    "layout": "drag the element on the canvas to give it a position",
+    "metadata": "set a finite number",
+}
+
+
+def _bad(value) -> bool:
+    return value.__class__ is float and not math.isfinite(value)
+
+
+def non_finite_problems(doc, limit: int = 50) -> list[Problem]:
+    """Up to `limit` problems, one per NaN or infinity, naming the element and the field."""
+    found: list[Problem] = []
+    spec = doc.spec
+    for name in ("racks", "nodes", "switches", "links"):
+        items = getattr(spec, name)
+        for key in _number_fields(items):
+            values = list(map(attrgetter(key), items))
+            try:
+                if math.isfinite(math.fsum(values)):  # the usual case, fast: every value finite
+                    continue
+            except (TypeError, OverflowError):  # None, lists (per-GPU factors), or huge: item by item
+                pass
+            for i, value in enumerate(values):
+                parts = value if value.__class__ is list else (value,)
+                for j, v in enumerate(parts):
+                    if _bad(v):
+                        element = items[i]
+                        where = f"spec.{name}[{i}].{key}" + (f"[{j}]" if parts is value else "")
+                        found.append(Problem(f"{element.id}.{key} is {v}, not a finite number", where,
+                                             element=element.id, fix=_FIXES[name]))
+                        if len(found) >= limit:
+                            return found
+    for section in ("workload", "parallelism", "calibration", "layout"):
+        for where, v in _nested(getattr(spec, section, None), f"spec.{section}"):
+            element = where.split(".")[2].split("[")[0] if section == "layout" and where.count(".") >= 2 else None
+            found.append(Problem(f"{where.removeprefix('spec.')} is {v}, not a finite number", where,
+                                 element=element, fix=_FIXES[section]))
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def _number_fields(items: list) -> list[str]:
+    """The fields of these elements that hold numbers: declared so, or holding one now (an API edit)."""
+    if not items:
+        return []
+    declared = {f.name for f in dataclasses.fields(items[0]) if _numeric(f.type)}
+    return sorted(declared | {k for e in items[:1] for k, v in vars(e).items()
+                              if isinstance(v, float) or (isinstance(v, list) and v and isinstance(v[0], float))})
+
+
+def _numeric(tp) -> bool:
+    text = tp if isinstance(tp, str) else getattr(tp, "__name__", str(tp))
+    return re.search(r"\b(float|int)\b", text) is not None
+
+
+def _nested(data, base: str):
+    """(dotted path, value) of every non-finite number in dataclasses, dicts and lists."""
+    stack = [(base, data)]
+    seen: set[int] = set()
+    visited = 0
+    while stack and visited < MAX_NESTED_NODES:
+        where, value = stack.pop()
+        visited += 1
+        if _bad(value):
+            yield where, value
+            continue
+        if isinstance(value, (dict, list)) or dataclasses.is_dataclass(value):
+            if id(value) in seen:  # shared (an alias) or recursive: walked once
+                continue
+            seen.add(id(value))
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}", v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            stack.extend((f"{where}.{f.name}", getattr(value, f.name))
+                         for f in reversed(dataclasses.fields(value)))

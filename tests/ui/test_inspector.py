@@ -1,0 +1,99 @@
+"""The Inspector follows the document: what undo removes leaves it, and its counts are the
+document's after every change (undo and redo included)."""
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QDockWidget, QLineEdit
+
+from tests.ui.test_editor import load, small_design
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from designer.ui.main_window import MainWindow
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
+    w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    load(w, small_design(), tmp_path)
+    w.findChild(QDockWidget, "Inspector").raise_()
+    w.view.fitInView(w.scene.itemsBoundingRect(), Qt.KeepAspectRatio)
+    yield w
+
+
+def click(window, element_id: str) -> None:
+    item = window.scene.racks.get(element_id) or window.scene.devices[element_id]
+    rect = item.sceneBoundingRect()
+    point = window.view.mapFromScene(rect.center().x(), rect.top() + 3)  # the rack's own top, above its servers
+    QTest.mouseClick(window.view.viewport(), Qt.LeftButton, Qt.NoModifier, point)
+
+
+def counts_text(window) -> str:
+    c = window.qdoc.doc.counts()
+    return (f"{c['racks']} racks, {c['nodes']} servers, {c['gpus']} GPUs, {c['switches']} switches, "
+            f"{c['links']} links")
+
+
+def test_undoing_a_duplicate_clears_the_inspector(window, qtbot):
+    inspector = window.inspector
+    click(window, "eth0")
+    assert inspector.ids == ["eth0"]
+    window.act_duplicate.trigger()
+    copy_id = inspector.ids[0]
+    assert copy_id != "r0" and window.qdoc.doc.get(copy_id) is not None
+    assert inspector.ids == [copy_id] and f"switch {copy_id}" in inspector.title.text()
+    editor = inspector.editors["name"]
+    assert isinstance(editor, QLineEdit)
+    qtbot.waitUntil(lambda: editor.isVisibleTo(inspector))  # a new row shows at the next event loop turn
+
+    window.act_undo.trigger()
+    assert window.qdoc.doc.get(copy_id) is None
+    assert inspector.ids == []
+    assert copy_id not in inspector.title.text()
+    assert counts_text(window) in inspector.title.text()  # 2 switches again: the document's own counts
+    # no field of the vanished rack is left to type into
+    assert inspector.editors == {} and inspector.findChild(QLineEdit, "name") is None
+
+    window.act_redo.trigger()  # nothing selected: the counts follow the redo too
+    assert counts_text(window) in inspector.title.text() and "3 switches" in inspector.title.text()
+    window.act_undo.trigger()
+    assert counts_text(window) in inspector.title.text() and "2 switches" in inspector.title.text()
+
+
+def test_an_edit_typed_into_a_vanished_element_is_refused_not_lost(window):
+    """The field was open when its element went (undo from the menu while typing): the
+    commit finds nothing to edit and says so; nothing else in the document changes."""
+    inspector = window.inspector
+    click(window, "eth0")
+    window.act_duplicate.trigger()
+    copy_id = inspector.ids[0]
+    editor = inspector.findChild(QLineEdit, "name")
+    commit = inspector._commit  # what the field's editingFinished calls
+    window.act_undo.trigger()
+    before = window.qdoc.undo_stack.count(), window.qdoc.undo_stack.index()
+    inspector.ids = [copy_id]  # as a stale inspector held it
+    commit("name", "ghost")
+    assert window.qdoc.doc.get(copy_id) is None and all(e.name != "ghost" for e in window.qdoc.doc.switches)
+    assert (window.qdoc.undo_stack.count(), window.qdoc.undo_stack.index()) == before
+    assert inspector.ids == [] and inspector.editors == {}
+    assert "no longer exists" in window.statusBar().currentMessage()  # said, not silently dropped
+    del editor
+
+
+def test_counts_follow_every_change_with_nothing_selected(window):
+    inspector = window.inspector
+    window.scene.clearSelection()
+    assert counts_text(window) in inspector.title.text()
+    window.qdoc.doc.update("n0", accelerator_count=4)  # GPUs 16 -> 12
+    assert "12 GPUs" in inspector.title.text()
+    window.scene.select_ids(["l0"])  # the bundle n0 - leaf0: two cables
+    assert inspector.editors  # the two links' fields
+    window.act_delete.trigger()
+    assert "2 links" in inspector.title.text() and inspector.editors == {}
+    window.act_undo.trigger()
+    assert counts_text(window) in inspector.title.text() and "4 links" in inspector.title.text()
