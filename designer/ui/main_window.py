@@ -416,7 +416,9 @@ class MainWindow(QMainWindow):
             return self.qdoc.path
         from PySide6.QtCore import QStandardPaths
 
-        folder = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation) or str(Path.home())
+        documents = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation)
+        # a missing folder would make the dialog open in the working directory (often Designer's own)
+        folder = documents if documents and Path(documents).is_dir() else str(Path.home())
         return str(Path(folder) / self.qdoc.suggested_file_name())
 
     def _save_to(self, path: str) -> bool:

@@ -227,3 +227,12 @@ def test_every_numeric_field_with_hostile_values_never_gives_an_absurd_answer_or
             elif code != 65 or "internal error" in err or f"--set {key}" not in err and "spec." not in err:
                 failures.append(f"{key}={value}: exit {code}: {err.strip()[:200]}")
     assert not failures, "\n".join(failures)
+
+
+def test_a_text_key_keeps_number_like_text_typed_in_set():
+    """--set reads nan/inf/1e300 as numbers for number keys only: a server may be named 1e3."""
+    code, out, err = run_cli("evaluate", str(EXAMPLE), "--json", "--set", "nodes[node0].name=1e3",
+                             "--set", "nodes[node1].slowdown=1e0")
+    assert code == 0, err
+    code, _, err = run_cli("evaluate", str(EXAMPLE), "--set", "nodes[node1].slowdown=nan")
+    assert code == 65 and "not a finite number" in err

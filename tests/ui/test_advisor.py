@@ -4,8 +4,6 @@ import copy
 
 import pytest
 
-pytest.importorskip("PySide6")
-pytest.importorskip("pyqtgraph")
 
 from tests.conftest import EXAMPLES  # noqa: E402
 

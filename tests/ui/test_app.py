@@ -3,7 +3,6 @@ import pytest
 
 from tests.conftest import EXAMPLES
 
-pytest.importorskip("PySide6")
 
 
 def test_window_opens_example_and_closes(qtbot):

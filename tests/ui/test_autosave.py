@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("PySide6")
 
 
 @pytest.fixture

@@ -2,9 +2,7 @@
 void method call, which crashed the editor after a few thousand edits."""
 import sys
 
-import pytest
 
-pytest.importorskip("PySide6")
 
 
 def test_void_methods_keep_none_alive(qapp):

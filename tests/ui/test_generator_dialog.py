@@ -1,7 +1,6 @@
 """The fat-tree generator dialog: live summary, impossible requests, options round trip."""
 import pytest
 
-pytest.importorskip("PySide6")
 
 from designer.core.generate.fat_tree import FatTreeError, plan_fat_tree  # noqa: E402
 

@@ -3,7 +3,6 @@ import pytest
 
 from tests.conftest import EXAMPLES
 
-pytest.importorskip("PySide6")
 
 
 def _settings(tmp_path):

@@ -1,5 +1,4 @@
 """The job panel checks as one types, and a valid change is one undoable step."""
-import pytest
 
 from tests.conftest import EXAMPLES
 from tests.ui.test_editor import window  # noqa: F401  (the fixture)

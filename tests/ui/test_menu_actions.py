@@ -10,11 +10,9 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from tests.conftest import EXAMPLES
 
-pytest.importorskip("PySide6")
 
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"  # the offscreen plugin's own, on show()
 

@@ -6,8 +6,6 @@ from types import SimpleNamespace
 
 import pytest
 
-pytest.importorskip("PySide6")
-pytest.importorskip("pyqtgraph")
 
 from tests.conftest import EXAMPLES  # noqa: E402
 

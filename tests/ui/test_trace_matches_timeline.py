@@ -2,8 +2,6 @@
 text on hover) and the bar it waited on (what a click outlines)."""
 import pytest
 
-pytest.importorskip("PySide6")
-pytest.importorskip("pyqtgraph")
 
 from tests.conftest import EXAMPLES  # noqa: E402
 

@@ -11,7 +11,6 @@ import pytest
 
 from tests.conftest import EXAMPLES
 
-pytest.importorskip("PySide6")
 
 EXAMPLE = EXAMPLES / "h100-64gpu-infiniband.yaml"
 
@@ -172,4 +171,18 @@ def test_save_into_the_installed_resources_is_refused(qtbot, tmp_path, dialogs):
     assert not target.exists()
     ((title, text),) = dialogs["boxes"]
     assert title == "Cannot save" and "installed files" in text and "Save As" in text
+    window.close()
+
+
+def test_without_a_documents_folder_save_asks_in_the_home_folder(qtbot, tmp_path, dialogs, monkeypatch):
+    """A machine with no ~/Documents: the dialog starts at home, never in the working directory."""
+    from PySide6.QtCore import QStandardPaths
+
+    real = QStandardPaths.writableLocation
+    monkeypatch.setattr(QStandardPaths, "writableLocation", lambda kind: str(tmp_path / "no-such-folder")
+                        if kind == QStandardPaths.DocumentsLocation else real(kind))
+    window = start(qtbot, tmp_path, [])
+    edit(window)
+    window.act_save.trigger()
+    assert dialogs["save"] == [str(Path.home() / "h100-64gpu-infiniband.yaml")]
     window.close()

@@ -11,7 +11,6 @@ import pytest
 from tests.conftest import EXAMPLES
 from tests.ui.test_editor import window  # noqa: F401  (the fixture)
 
-pytest.importorskip("PySide6")
 
 
 def wheel(widget, notches: int = -1) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import typing
 
 from ..model.document import COLLECTIONS, Document
 from ..model import megatron_names
@@ -55,6 +56,7 @@ def apply_overrides(doc: Document, assignments: list[str]) -> None:
     for text in assignments:
         try:
             key, value = parse_assignment(text)
+            value = _text_where_text(key, value, text.partition("=")[2].strip())
             for target, new in (_apply(doc, key, value) or {}).items():
                 earlier = written.get(target)
                 if (earlier and earlier[0] != key and earlier[1] != new  # an alias and its own key disagree
@@ -65,6 +67,25 @@ def apply_overrides(doc: Document, assignments: list[str]) -> None:
             problems += exc.problems
     if problems:
         raise DesignerError(problems)
+
+
+def _text_where_text(key: str, value, raw: str):
+    """A key that holds text keeps what was typed: a server named 1e3 is not the number 1000."""
+    if not isinstance(value, float):
+        return value
+    head, _, rest = key.partition(".")
+    m = _ELEMENT.match(key)
+    if m:
+        cls, field = COLLECTIONS[m.group(1)], m.group(3)
+    elif head in ("workload", "parallelism"):
+        cls, field = (Workload if head == "workload" else Parallelism), rest
+    else:
+        return value
+    hints = typing.get_type_hints(cls)
+    if field not in hints:
+        return value
+    kinds = set(typing.get_args(hints[field])) or {hints[field]}
+    return raw if str in kinds and not kinds & {int, float} else value
 
 
 def _bad(key, message, fix=None):
