@@ -1,0 +1,88 @@
+"""Stage 8: the breakdown of docs/contract.md section 5: the critical device's timeline split
+into what it spent its time on. It adds up to the step time exactly."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..compute import KINDS
+from ..constants import EngineConstants
+from ..schedule import B, F as FWD, ideal_bubble_s
+from .dp import DataParallel
+from .job import Job
+from .layout import Layout
+from .phases import LayerPhases
+from .pipeline import PipelineRun
+
+BREAKDOWN_KEYS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble",
+                  "imbalance_wait", "optimizer")
+HIDDEN_KEYS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    seconds: dict[str, float]  # BREAKDOWN_KEYS: exposed on the critical path
+    hidden: dict[str, float]  # HIDDEN_KEYS: overlapped with other work
+    critical_stage: int  # the most loaded stage
+    ref_pattern: int  # the straggler pattern the breakdown is read from (a nominal one)
+
+
+def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPhases, pipe: PipelineRun,
+                   dp: DataParallel) -> Breakdown:
+    plan, par = job.plan, job.parallelism
+    schedules, step_time = pipe.schedules, dp.step_time
+    worst_pattern = int(np.argmax([max(si.dp_end for si in info) for info in dp.per_pattern]))
+    sched = schedules[worst_pattern]
+    # the most loaded stage: the one whose own work (compute + exposed comm) is largest
+    loads = [sched.stage_busy[s] for s in range(plan.pp)]
+    crit_stage = int(np.argmax(loads))
+    # the reference replica for the breakdown: a nominal one when a straggler exists, so
+    # that its cost shows as everyone else's wait
+    ref_pattern = int(np.argmin([float(np.max(p)) for p in layout.patterns]))
+    ref_sched = schedules[ref_pattern]
+    ref_info = dp.per_pattern[ref_pattern][crit_stage]
+    breakdown = dict.fromkeys(BREAKDOWN_KEYS, 0.0)
+    hidden = dict.fromkeys(HIDDEN_KEYS, 0.0)
+    chunks = phases.chunks[ref_pattern][crit_stage]
+    waits_pp = 0.0
+    zb = par.pipeline_schedule in ("zb-h1", "dualpipe")
+    repeat = plan.num_microbatches / pipe.simulated_micro  # the steady state repeats what was simulated
+    for op in ref_sched.stage_ops(crit_stage):
+        fwd, bwd = chunks[op.chunk]
+        waits_pp += op.wait_pp
+        if op.kind == FWD:
+            ph, scale = fwd, 1.0
+        elif op.kind == B:
+            ph = bwd
+            scale = 1.0
+            if zb and bwd.total_s > 0:
+                scale = (bwd.total_s - bwd.wgrad_s) / bwd.total_s
+        else:
+            ph = bwd
+            scale = bwd.wgrad_s / bwd.total_s if bwd.total_s > 0 else 0.0
+        for key in KINDS:
+            breakdown[key] += ph.busy[key] * scale * repeat
+        for key in ("tp_comm", "cp_comm", "ep_comm", "dp_comm"):
+            hidden[key] += ph.hidden[key] * scale * repeat
+    breakdown["compute"] += k.microbatch_overhead_s * plan.num_microbatches * plan.vp
+    dp_exposed = max(0.0, ref_info.dp_end - ref_info.last_compute)
+    breakdown["dp_comm"] += dp_exposed + dp.ag_exposed
+    hidden["dp_comm"] += max(0.0, ref_info.dp_busy - dp_exposed) + max(0.0, dp.ag_s[crit_stage] - dp.ag_exposed)
+    breakdown["optimizer"] = dp.optimizer_s
+    breakdown["pp_comm"] = waits_pp
+    accounted = sum(breakdown.values())
+    idle = max(0.0, step_time - accounted)
+    f_stage = sum(f.total_s for f, _ in chunks)
+    b_stage = sum(b.total_s for _, b in chunks)
+    w_stage = sum(b.wgrad_s for _, b in chunks)
+    bubble = min(idle, ideal_bubble_s(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp,
+                                      f_stage, b_stage, w_stage))
+    breakdown["bubble"] = bubble
+    breakdown["imbalance_wait"] = idle - bubble
+    # keep the sum exact
+    drift = step_time - sum(breakdown.values())
+    if abs(drift) > 1e-12:
+        breakdown["compute"] += drift
+    hidden["pp_comm"] = max(0.0, pipe.p2p_s * 2 * plan.num_microbatches * plan.vp - waits_pp) if plan.pp > 1 else 0.0
+    return Breakdown(breakdown, hidden, crit_stage, ref_pattern)

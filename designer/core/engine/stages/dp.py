@@ -1,0 +1,133 @@
+"""Stage 7: data parallelism and the optimizer. Each stage reduces its gradients (bucketed,
+chunk by chunk as backward finishes when overlapped), then the optimizer steps on its shard
+and, with a sharded optimizer, the parameters are gathered again."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..constants import EngineConstants
+from ..memory import stage_parameters
+from .comm import CommLedger
+from .job import Hardware, Job
+from .layout import Layout
+from .phases import LayerPhases
+from .pipeline import PipelineRun
+
+
+@dataclass(frozen=True)
+class StageDP:
+    """One pipeline stage of one straggler pattern."""
+
+    last_compute: float  # when its last backward finished
+    dp_end: float  # when its gradient reduction finished (never before last_compute)
+    dp_busy: float  # seconds of gradient reduction, hidden or not
+
+
+@dataclass(frozen=True)
+class DataParallel:
+    per_pattern: list[list[StageDP]]  # [pattern][stage]
+    step_end: float  # the last gradient reduction of any replica and stage
+    ag_s: list[float]  # per stage: the parameter all-gather
+    optimizer_s: float  # the slowest stage's optimizer step, the gradient norm and the step overhead
+    ag_exposed: float  # the part of the all-gather that follows the optimizer
+    step_time: float
+
+
+def stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
+    """Per stage: the dense and expert parameters of each chunk (embedding and output only in
+    the first and last chunk, where they sit)."""
+    m, plan = job.shape, job.plan
+    out: list[dict] = []
+    for s in range(plan.pp):
+        # stage_parameters adds the embedding/output to every call of stage 0 / the last stage
+        dense_chunks, expert_chunks = [], []
+        for c, layers in enumerate(layout.stage_layers[s]):
+            d, e = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, s, layers)
+            if c > 0 and s == 0:
+                d -= m.vocab * m.h / plan.tp
+            if c < plan.vp - 1 and s == plan.pp - 1 and (m.untied or plan.pp > 1):
+                d -= m.vocab * m.h / plan.tp
+            dense_chunks.append(d)
+            expert_chunks.append(e)
+        out.append({"dense": dense_chunks, "expert": expert_chunks})
+    return out
+
+
+def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, phases: LayerPhases,
+                    pipe: PipelineRun, comm: CommLedger) -> DataParallel:
+    m, plan, par = job.shape, job.plan, job.parallelism
+    acc, ac = hw.acc, hw.ac
+    zero3 = phases.sharding.zero3
+    zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
+    stage_dp = stage_params(job, layout)
+    grad_prim = "reduce_scatter" if zero >= 1 else "all_reduce"
+    gb, pb = k.grad_reduce_bytes_per_param, k.param_gather_bytes_per_param
+
+    dp_memo: dict[tuple, float] = {}
+
+    def dp_time(params: float, dim: str, primitive: str, nbytes_per_param: float) -> float:
+        """Bucketed: ceil(params / bucket) collectives of one bucket each, over `dim`'s groups
+        (dp: the dense gradient group, edp: the expert one)."""
+        key = (params, dim, primitive, nbytes_per_param)
+        hit = dp_memo.get(key)
+        if hit is not None:
+            return hit
+        if params <= 0 or comm.dims[dim].shape.members.shape[1] <= 1:
+            value = 0.0
+        else:
+            bucket = max(k.dp_bucket_params, 1_000_000 * plan.dp)
+            buckets = max(1, math.ceil(params / bucket))
+            size = params / buckets * nbytes_per_param
+            value = buckets * comm(dim, primitive, size)
+        dp_memo[key] = value
+        return value
+
+    # gradient reduction, per pattern and stage
+    step_end = 0.0
+    per_pattern: list[list[StageDP]] = []
+    for sched in pipe.schedules:
+        stage_info = []
+        for s in range(plan.pp):
+            last_compute = sched.stage_end[s]
+            t_free = 0.0
+            dp_busy = 0.0
+            for c in range(plan.vp - 1, -1, -1):  # chunks finish backward in reverse order
+                ready = sched.last_backward_end[s][c] if par.overlap_grad_reduce else last_compute
+                dur = 0.0 if zero3 else dp_time(stage_dp[s]["dense"][c], "dp", grad_prim, gb)
+                if m.experts and not zero3:
+                    dur += dp_time(stage_dp[s]["expert"][c], "edp", grad_prim, gb)
+                start = max(ready, t_free)
+                t_free = start + dur
+                dp_busy += dur
+            stage_info.append(StageDP(last_compute, max(t_free, last_compute), dp_busy))
+        per_pattern.append(stage_info)
+        step_end = max(step_end, max(si.dp_end for si in stage_info))
+
+    # optimizer (the sharded part) and the parameter all-gather
+    opt_s = []
+    ag_s = []
+    for s in range(plan.pp):
+        dense_total = sum(stage_dp[s]["dense"])
+        expert_total = sum(stage_dp[s]["expert"])
+        shard = (dense_total / (plan.dp * plan.cp) + expert_total / max(1, plan.num_gpus // (plan.etp * plan.ep * plan.pp))) \
+            if zero >= 1 else dense_total + expert_total
+        opt_s.append(shard * k.optimizer_bytes_per_param / (acc.hbm_tbps * 1e12 * ac.hbm_efficiency))
+        ag = 0.0
+        if 1 <= zero < 3:
+            for c in range(plan.vp):
+                ag += dp_time(stage_dp[s]["dense"][c], "dp", "all_gather", pb)
+        ag_s.append(ag)
+    grad_norm_s = comm("dp", "all_reduce", 8.0) + (comm("pp", "send_recv", 8.0) if plan.pp > 1 else 0.0)
+    optimizer_s = max(opt_s) + grad_norm_s + k.step_overhead_s
+    # overlap_param_gather hides the gather behind the next step's forward, except the first
+    # chunk's first bucket; without it the gather follows the optimizer.
+    if zero >= 1 and par.overlap_param_gather:
+        first = [ag_s[s] / max(1, plan.vp) / max(1, math.ceil(sum(stage_dp[s]["dense"]) / plan.vp /
+                                                                   max(k.dp_bucket_params, 1_000_000 * plan.dp)))
+                 for s in range(plan.pp)]
+        ag_exposed = max(first)
+    else:
+        ag_exposed = max(ag_s)
+    step_time = step_end + optimizer_s + ag_exposed
+    return DataParallel(per_pattern, step_end, ag_s, optimizer_s, ag_exposed, step_time)

@@ -1,0 +1,88 @@
+"""Detail: per-device events of one device per (stage, distinct replica), built on first use
+(they cost more than the step itself)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..schedule import B, F as FWD, W, simulate
+from .dp import DataParallel
+from .job import Job
+from .layout import Layout, representative_replicas
+from .phases import LayerPhases
+from .pipeline import PipelineRun
+from .result import Event
+
+
+def build_events(job: Job, layout: Layout, phases: LayerPhases, pipe: PipelineRun, dp: DataParallel) -> list[Event]:
+    plan, par = job.plan, job.parallelism
+    # events need every micro-batch: simulate in full when the steady state was extrapolated
+    schedules = pipe.schedules if pipe.simulated_micro == plan.num_microbatches else [
+        simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times, pipe.p2p_s)
+        for times in pipe.stage_times]
+    pipelines, pattern_of_replica, per_pattern = layout.pipelines, layout.pattern_of_replica, dp.per_pattern
+    p2p_s, step_end, optimizer_s = pipe.p2p_s, dp.step_end, dp.optimizer_s
+    events: list[Event] = []
+    ends = [max(info.dp_end for info in per) for per in per_pattern]
+    worst_pi = int(np.argmax(ends))
+    worst_replica = int(np.flatnonzero(pattern_of_replica == worst_pi)[0])
+    for replica in representative_replicas(pattern_of_replica):
+        pi = int(pattern_of_replica[replica])
+        sched = schedules[pi]
+        for op in sched.ops:
+            device = int(pipelines[replica, op.stage])
+            fwd, bwd = phases.chunks[pi][op.stage][op.chunk]
+            label = f"{'FBW'[op.kind]}{op.micro} c{op.chunk}"
+            if op.wait > 0:
+                kind = "pp_comm" if op.wait_pp >= op.wait - 1e-12 else "bubble"
+                # forward waits on the previous stage's forward, backward on the next stage's backward
+                if op.kind == FWD:
+                    src = op.stage - 1 if op.stage > 0 else plan.pp - 1
+                else:
+                    src = op.stage + 1 if op.stage < plan.pp - 1 else 0
+                events.append(Event(device, "wait", op.start - op.wait, op.start, kind, f"wait before {label}",
+                                    op.micro, op.chunk, waited_for=int(pipelines[replica, src])))
+            ph = fwd if op.kind == FWD else bwd
+            if op.kind == W:
+                events.append(Event(device, "compute", op.start, op.end, "wgrad", label, op.micro, op.chunk))
+                continue
+            duration = op.end - op.start
+            total = ph.total_s or 1.0
+            scale = duration / total
+            t = op.start
+            for key in ("recompute", "compute"):
+                d = ph.busy[key] * scale
+                if d > 0:
+                    kind = "recompute" if key == "recompute" else ("forward" if op.kind == FWD else "backward")
+                    events.append(Event(device, "compute", t, t + d, kind, label, op.micro, op.chunk))
+                    t += d
+            for key, stream in (("tp_comm", "tp"), ("cp_comm", "cp"), ("ep_comm", "ep"), ("dp_comm", "dp")):
+                d = ph.busy[key] * scale
+                if d > 0:
+                    events.append(Event(device, stream, t, t + d, key, f"{key} {label}", op.micro, op.chunk,
+                                        group=stream))
+                    t += d
+                h = ph.hidden[key] * scale
+                if h > 0:
+                    events.append(Event(device, stream, op.start, op.start + h, key + "_hidden",
+                                        f"{key} (overlapped) {label}", op.micro, op.chunk, group=stream))
+            if plan.pp > 1 and ((op.kind == FWD and op.stage < plan.pp - 1) or (op.kind == B and op.stage > 0)):
+                events.append(Event(device, "pp", op.end, op.end + p2p_s, "pp_comm",
+                                    f"send {'activation' if op.kind == FWD else 'gradient'} {label}", op.micro,
+                                    op.chunk, bytes=pipe.pp_bytes, group="pp"))
+        for s in range(plan.pp):
+            device = int(pipelines[replica, s])
+            info = per_pattern[pi][s]
+            if info.dp_busy > 0:
+                events.append(Event(device, "dp", info.dp_end - info.dp_busy, info.dp_end, "dp_comm",
+                                    "gradient reduction", group="dp"))
+            if step_end > info.dp_end:
+                slowest = max(range(plan.pp), key=lambda st: per_pattern[worst_pi][st].dp_end)
+                events.append(Event(device, "wait", info.dp_end, step_end, "imbalance_wait",
+                                    "wait for the slowest replica/stage",
+                                    waited_for=int(pipelines[worst_replica, slowest])))
+            events.append(Event(device, "compute", step_end, step_end + optimizer_s, "optimizer", "optimizer step"))
+            if dp.ag_exposed > 0:
+                events.append(Event(device, "dp", step_end + optimizer_s, dp.step_time, "dp_comm",
+                                    "parameter all-gather", group="dp"))
+    events.sort(key=lambda e: (e.device, e.start_s))
+    return events

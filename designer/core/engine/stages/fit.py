@@ -1,0 +1,65 @@
+"""Memory per GPU of the plan, and whether it fits the accelerator (with what to change if not)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...model.job import Parallelism
+from ...model.plan import ResolvedPlan
+from ...problems import DesignerError, Problem
+from ...units import GIB
+from .. import flops as F
+from ..constants import EngineConstants
+from ..memory import MemoryEstimate, estimate_memory
+from .job import Hardware, Job
+from .layout import Layout
+
+
+@dataclass(frozen=True)
+class MemoryFit:
+    estimate: MemoryEstimate
+    fits: bool
+    reason: str  # why it does not fit, with advice ("" when it fits)
+
+
+def fit_memory(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, flash: bool) -> MemoryFit:
+    m, plan, par, acc = job.shape, job.plan, job.parallelism, hw.acc
+    mem = estimate_memory(m, plan, par, [[i for ch in st for i in ch] for st in layout.stage_layers], k, flash=flash)
+    hbm = acc.hbm_gib * GIB
+    fits = mem.total <= hbm
+    reason = ""
+    if not fits:
+        _fits_somewhere(m, plan.num_gpus, acc, k)
+        parts = mem.gib()
+        reason = (f"stage {mem.stage} needs {parts['total']:.1f} GiB per GPU, {acc.name} has {acc.hbm_gib:g} GiB "
+                  f"(params {parts['params']:.1f}, grads {parts['grads']:.1f}, optimizer {parts['optimizer']:.1f}, "
+                  f"activations {parts['activations']:.1f}): " + _memory_advice(par, plan, mem))
+    return MemoryFit(mem, fits, reason)
+
+
+def _fits_somewhere(m: F.ModelShape, n: int, acc, k: EngineConstants) -> None:
+    """Exit 65 when no plan on these GPUs can hold the model: even with every state sharded
+    over all of them (ZeRO-3: 2 + 4 + 12 bytes per parameter) the weights do not fit."""
+    counts = F.parameter_count(m)
+    params = counts["embedding"] + counts["output"] + counts["layers"]
+    per_gpu = 18 * params / n + k.memory_temporaries_gib * GIB
+    hbm = acc.hbm_gib * GIB
+    if per_gpu > hbm:
+        needed = math.ceil(18 * params / (hbm - k.memory_temporaries_gib * GIB))
+        raise DesignerError([Problem(
+            f"the model fits nowhere on {n} x {acc.name}: its {params / 1e9:.0f}B parameters need "
+            f"{18 * params / n / GIB:.0f} GiB per GPU for weights, gradients and Adam states even sharded "
+            f"over all {n} GPUs ({acc.hbm_gib:g} GiB each)", "spec.workload",
+            fix=f"use at least {needed} GPUs of this kind (parallelism.num_gpus), or a smaller model")])
+
+
+def _memory_advice(par: Parallelism, plan: ResolvedPlan, mem: MemoryEstimate) -> str:
+    tips = []
+    if mem.optimizer > mem.activations and not par.use_distributed_optimizer and not par.zero_stage:
+        tips.append("set use_distributed_optimizer: true")
+    if mem.activations > mem.params and par.recompute_granularity != "full":
+        tips.append("recompute_granularity: " + ("selective" if par.recompute_granularity == "none" else "full"))
+    if plan.tp > 1 and not par.sequence_parallel:
+        tips.append("sequence_parallel: true")
+    tips.append(f"or raise pipeline_model_parallel_size above {plan.pp}")
+    return "try " + ", ".join(tips)

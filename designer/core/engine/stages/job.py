@@ -1,0 +1,80 @@
+"""Stage 1: the job (workload + plan, checked) and the hardware it runs on."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model.catalog import Accelerator, Catalog
+from ...model.document import Document
+from ...model.job import Parallelism, Workload, resolve_workload
+from ...model.plan import ResolvedPlan, check_job
+from ...problems import DesignerError, Problem
+from .. import flops as F
+from ..constants import AcceleratorConstants, accelerator_constants, check_calibration
+from ..fabric import Fabric, require_routes
+
+
+@dataclass
+class Job:
+    workload: Workload
+    shape: F.ModelShape
+    parallelism: Parallelism
+    plan: ResolvedPlan
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What the job's GPUs are: a mixed cluster is costed as its first kind by name."""
+
+    used_nodes: list[int]  # servers the job's GPUs are on
+    accelerators: list[str]  # every kind among them, by name
+    acc: Accelerator  # the kind every GPU is costed as
+    ac: AcceleratorConstants
+    nvls: bool  # NVLink SHARP usable on every server used
+
+
+def resolve_job(doc: Document, catalog: Catalog) -> Job:
+    spec = doc.spec
+    problems = check_calibration(spec.calibration, catalog)
+    if spec.workload is None:
+        problems.append(Problem("no workload to evaluate", "spec.workload",
+                                fix="add workload: {preset: llama3-8b} (or the model's keys), or pass --scenario"))
+        raise DesignerError(problems)
+    par = spec.parallelism or Parallelism()
+    plan, plan_problems = check_job(spec.workload, par, doc.num_gpus(), catalog)
+    problems += plan_problems
+    if problems:
+        raise DesignerError(problems)
+    w = resolve_workload(spec.workload, catalog.presets())
+    return Job(w, F.ModelShape.of(w), par, plan)
+
+
+def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog) -> Hardware:
+    """The hardware of a job on the first `num_gpus` GPUs of `fabric`."""
+    used_nodes = sorted(set(fabric.gpu_node[:num_gpus].tolist()))
+    names = {catalog.accelerator(fabric.node_accelerator[i]).name for i in used_nodes}
+    acc = catalog.accelerator(sorted(names)[0])
+    ac = accelerator_constants(acc, calibration, catalog)
+    nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
+    return Hardware(used_nodes, sorted(names), acc, ac, nvls)
+
+
+def require_network(fabric: Fabric, hw: Hardware, num_gpus: int) -> None:
+    """Bad input, not a silent answer: every GPU of a multi-server job must reach the others."""
+    if len(hw.used_nodes) > 1:
+        require_routes(fabric, np.arange(num_gpus), "this job")
+
+
+def job_warnings(job: Job, hw: Hardware) -> list[str]:
+    """What the prediction approximates for this job (the memory stage may add its reason)."""
+    warnings: list[str] = []
+    acc = hw.acc
+    if len(hw.accelerators) > 1:
+        warnings.append("mixed accelerators: " + ", ".join(hw.accelerators) + f"; every GPU is costed as {acc.name}")
+    if job.parallelism.pipeline_schedule == "dualpipe":
+        warnings.append("dualpipe is costed with the zb-h1 timeline (its two mirrored pipelines are not "
+                        "simulated); memory counts its two model copies")
+    if job.shape.precision == "fp8" and acc.peak_tflops.get("fp8", 0) <= acc.peak_tflops.get("bf16", 0):
+        warnings.append(f"{acc.name} has no FP8 tensor cores: fp8 runs at the 16-bit rate")
+    return warnings

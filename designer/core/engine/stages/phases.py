@@ -1,0 +1,73 @@
+"""Stage 5: per-layer phases. Each (straggler pattern, stage, chunk) gets the seconds of one
+micro-batch's forward and backward: compute, recompute and the TP/CP/EP communication."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, output_cost
+from ..constants import EngineConstants, uses_flash_attention
+from .job import Hardware, Job
+from .layout import Layout
+
+
+@dataclass(frozen=True)
+class LayerPhases:
+    sharding: Sharding
+    peak_tflops: float  # at the job's precision: what MFU is measured against
+    chunks: list[list[list[tuple[Phase, Phase]]]]  # [pattern][stage][chunk] -> (forward, backward)
+
+
+def sharding_of(job: Job, hw: Hardware) -> Sharding:
+    par, plan = job.parallelism, job.plan
+    flash = uses_flash_attention(hw.ac, par.attention_backend)
+    return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
+                    par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3)
+
+
+def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn) -> LayerPhases:
+    m, plan = job.shape, job.plan
+    acc, ac = hw.acc, hw.ac
+    sharding = sharding_of(job, hw)
+    peak = acc.peak_for(m.precision)
+    peak16 = acc.peak_for("bf16")
+
+    def phases_for(slowdown: float):
+        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown)
+        dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
+        moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
+        emb = embedding_cost(m, sharding, m.micro_batch, ops, comm)
+        out = output_cost(m, sharding, m.micro_batch, ops, comm)
+        return dense, moe, emb, out
+
+    cache_phase: dict[float, tuple] = {}  # stages of equal slowdown cost the same
+    chunk_phases: list[list[list[tuple[Phase, Phase]]]] = []
+    for pat in layout.patterns:
+        per_stage = []
+        for s in range(plan.pp):
+            f = float(pat[s])
+            if f not in cache_phase:
+                cache_phase[f] = phases_for(f)
+            dense, moe, emb, out = cache_phase[f]
+            chunks = []
+            for c, layers in enumerate(layout.stage_layers[s]):
+                fwd, bwd = Phase(), Phase()
+                n_moe = sum(1 for i in layers if m.experts and i >= m.dense_layers)
+                fwd.add(dense.fwd, len(layers) - n_moe)
+                bwd.add(dense.bwd, len(layers) - n_moe)
+                if n_moe:
+                    fwd.add(moe.fwd, n_moe)
+                    bwd.add(moe.bwd, n_moe)
+                if s == 0 and c == 0:
+                    fwd.add(emb.fwd)
+                    bwd.add(emb.bwd)
+                if s == plan.pp - 1 and c == plan.vp - 1:
+                    fwd.add(out.fwd)
+                    bwd.add(out.bwd)
+                gap = 1.0 + ac.kernel_gap_fraction
+                for ph in (fwd, bwd):
+                    ph.busy["compute"] *= gap
+                    ph.busy["recompute"] *= gap
+                chunks.append((fwd, bwd))
+            per_stage.append(chunks)
+        chunk_phases.append(per_stage)
+    return LayerPhases(sharding, peak, chunk_phases)

@@ -1,0 +1,143 @@
+"""The answer of one evaluation (docs/contract.md section 5): its types and its summary."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...units import GIB
+from .. import flops as F
+from .breakdown import Breakdown
+from .comm import CommLedger
+from .dp import DataParallel
+from .fit import MemoryFit
+from .job import Hardware, Job
+from .layout import Layout
+from .phases import LayerPhases
+from .pipeline import PipelineRun
+
+
+@dataclass
+class Event:
+    device: int  # GPU index
+    stream: str  # compute | tp | cp | ep | pp | dp | wait
+    start_s: float
+    end_s: float
+    kind: str  # forward | backward | wgrad | recompute | tp_comm | ... | bubble | imbalance_wait | optimizer
+    label: str
+    micro_batch: int = -1
+    chunk: int = -1
+    bytes: float = 0.0
+    group: str = ""
+    resource: str = ""
+    waited_for: int | None = None  # for waits: the device whose work this one waited on
+
+    def as_json(self) -> dict:
+        d = {"device": self.device, "stream": self.stream, "start_s": self.start_s, "end_s": self.end_s,
+             "kind": self.kind, "label": self.label}
+        if self.micro_batch >= 0:
+            d["micro_batch"] = self.micro_batch
+            d["chunk"] = self.chunk
+        if self.bytes:
+            d["bytes"] = self.bytes
+        if self.group:
+            d["group"] = self.group
+        if self.resource:
+            d["resource"] = self.resource
+        if self.waited_for is not None:
+            d["waited_for"] = self.waited_for
+        return d
+
+
+@dataclass
+class Evaluation:
+    num_gpus: int
+    step_time_s: float
+    tokens_per_s: float
+    model_tflops_per_gpu: float
+    mfu: float
+    hfu: float
+    breakdown_s: dict[str, float]
+    hidden_comm_s: dict[str, float]
+    memory_gib_per_gpu: dict[str, float]
+    fits_in_memory: bool
+    bottlenecks: list[dict]
+    warnings: list[str]
+    memory_reason: str = ""
+    plan: dict = field(default_factory=dict)
+    collectives: dict = field(default_factory=dict)
+    stages: list[dict] = field(default_factory=list)
+    link_utilization: list[dict] = field(default_factory=list)
+    link_load: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> bytes per step, per link index
+    link_utilization_array: np.ndarray | None = None  # per link index: average use over the step
+    events_builder: object = None  # builds the per-device events on first use (they cost more than the step)
+    _events: list[Event] | None = None
+    devices: dict = field(default_factory=dict)  # representative GPU -> description
+    critical_device: int = 0
+    engine_time_s: float = 0.0
+    constants: dict = field(default_factory=dict)
+
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = self.events_builder() if self.events_builder else []
+        return self._events
+
+    def as_json(self, events: bool = False, links: int = 50) -> dict:
+        out = {
+            "num_gpus": self.num_gpus, "step_time_s": self.step_time_s, "tokens_per_s": self.tokens_per_s,
+            "model_tflops_per_gpu": self.model_tflops_per_gpu, "mfu": self.mfu, "hfu": self.hfu,
+            "breakdown_s": self.breakdown_s, "hidden_comm_s": self.hidden_comm_s,
+            "memory_gib_per_gpu": self.memory_gib_per_gpu, "fits_in_memory": self.fits_in_memory,
+            "bottlenecks": self.bottlenecks, "warnings": self.warnings,
+        }
+        if self.memory_reason:
+            out["memory_reason"] = self.memory_reason
+        out["plan"] = self.plan
+        out["collectives"] = self.collectives
+        out["stages"] = self.stages
+        out["link_utilization"] = self.link_utilization[:links]
+        out["critical_device"] = self.critical_device
+        out["engine_time_s"] = self.engine_time_s
+        if events:
+            out["events"] = [e.as_json() for e in self.events]
+        return out
+
+
+def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe: PipelineRun, dp: DataParallel,
+              bd: Breakdown, mem: MemoryFit, comm: CommLedger, warnings: list[str]) -> Evaluation:
+    """The step, its throughput and MFU, breakdown, memory, plan, collectives and stages
+    (what a plan search needs; per-link loads, bottlenecks and events are added after)."""
+    m, plan, par = job.shape, job.plan, job.parallelism
+    n, step_time, peak = plan.num_gpus, dp.step_time, phases.peak_tflops
+    model_flops = F.step_model_flops(m)
+    hw_flops = model_flops + F.recompute_flops_per_token(m, par.recompute_granularity) * m.global_batch * m.s
+    tokens = m.global_batch * m.s
+    mfu = model_flops / (step_time * n * peak * 1e12)
+    hfu = hw_flops / (step_time * n * peak * 1e12)
+    estimate = mem.estimate
+    result = Evaluation(
+        num_gpus=n, step_time_s=step_time, tokens_per_s=tokens / step_time,
+        model_tflops_per_gpu=model_flops / step_time / n / 1e12, mfu=mfu, hfu=hfu,
+        breakdown_s=bd.seconds, hidden_comm_s=bd.hidden,
+        memory_gib_per_gpu={k_: v for k_, v in estimate.gib().items() if k_ != "temporaries"} | {
+            "temporaries": estimate.temporaries / GIB},
+        fits_in_memory=mem.fits, bottlenecks=[], warnings=warnings + ([mem.reason] if not mem.fits else []),
+        memory_reason=mem.reason,
+    )
+    result.plan = {"tp": plan.tp, "pp": plan.pp, "cp": plan.cp, "ep": plan.ep, "etp": plan.etp, "dp": plan.dp,
+                   "vp": plan.vp, "num_microbatches": plan.num_microbatches,
+                   "schedule": par.pipeline_schedule, "rank_order": "-".join(plan.rank_order),
+                   "accelerator": hw.acc.name, "precision": m.precision}
+    result.collectives = {key: {"time_s": c.time_s, "algorithm": c.algorithm, "protocol": c.protocol,
+                                "latency_s": c.latency_s, "bandwidth_s": c.bandwidth_s,
+                                "bottleneck": c.bottleneck, "classes": c.classes}
+                          for key, c in sorted(comm.used.items())}
+    ref = phases.chunks[bd.ref_pattern]
+    ref_sched = pipe.schedules[bd.ref_pattern]
+    result.stages = [{"stage": s, "layers": sum(len(ch) for ch in layout.stage_layers[s]),
+                      "forward_s": sum(f.total_s for f, _ in ref[s]),
+                      "backward_s": sum(b.total_s for _, b in ref[s]),
+                      "busy_s": ref_sched.stage_busy[s], "end_s": ref_sched.stage_end[s]}
+                     for s in range(plan.pp)]
+    return result
