@@ -252,3 +252,12 @@ def test_output_in_a_read_only_folder(tmp_path, small_text, command):
     finally:
         folder.chmod(0o755)
     _assert_cannot_write(code, err, folder / "out.json", "permission denied")
+
+
+def test_search_on_servers_with_unconnected_gpus_is_bad_input_not_an_internal_error(tmp_path, small_text):
+    """The plan search's bounds route like evaluate: a GPU with no NIC is named (was exit 70)."""
+    path = tmp_path / "small.yaml"
+    path.write_text(small_text)
+    code, _, err = run_cli("search", path, "--top", "3", "--workers", "1")
+    assert code == 65, err
+    assert "has no connected NIC" in err and "connect the NICs of n0" in err

@@ -176,7 +176,9 @@ class Engine:
         (DP priced at zero), as `evaluate` builds it: for bounds in a plan search."""
         k = engine_constants(doc.spec.calibration)
         fabric = self.fabric(doc, k)
-        nvls = self.hardware(fabric, plan.num_gpus, doc.spec.calibration).nvls
+        hw = self.hardware(fabric, plan.num_gpus, doc.spec.calibration)
+        require_network(fabric, hw, plan.num_gpus)  # as evaluate: a GPU without a NIC is bad input
+        nvls = hw.nvls
         placement = self.placement(plan)
         dims = {d: self.groups(fabric, placement, d, False, k, nvls) for d in ("tp", "cp")}
         if plan.ep > 1 or plan.etp != plan.tp:
