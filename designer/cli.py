@@ -133,6 +133,7 @@ def cmd_generate(args) -> int:
             nodes=args.nodes, gpu=args.gpu, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
             nic_gbps=args.nic_gbps, fabric=args.fabric, tiers=args.tiers, switch_radix=args.switch_radix,
             oversubscription=args.oversubscription, rail_optimized=args.rail_optimized,
+            nvlink_domain_gpus=args.nvlink_domain_gpus,
         )
     except FatTreeError as exc:
         _err(f"designer generate: {exc}")
@@ -469,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--nodes", required=True, type=_positive_int, help="servers")
     g.add_argument("--gpu", required=True, help="accelerator model (A100, H100, H200, B200, GB200, MI300X, ...)")
     g.add_argument("--gpus-per-node", type=_positive_int, default=8)
+    g.add_argument("--nvlink-domain-gpus", type=_positive_int, default=None,
+                   help="GPUs per NVLink domain, a whole number of servers (72 for GB200 NVL72); default: one server")
     g.add_argument("--nics-per-node", type=_positive_int, default=8)
     g.add_argument("--nic-gbps", type=_positive_float, default=400.0, help="NIC and switch port line rate")
     g.add_argument("--fabric", choices=("infiniband", "ethernet"), default="infiniband")

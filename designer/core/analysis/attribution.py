@@ -20,6 +20,7 @@ from ..engine.memory import estimate_memory
 from ..engine.stages.layout import stage_layers
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
+from ..model.pipeline_split import split_options
 from ..units import GIB
 
 LINK_CLASSES = ("NVLink", "PCIe", "NIC", "leaf-spine", "spine-core")
@@ -77,7 +78,7 @@ def recompute_forced(doc: Document, catalog: Catalog | None = None) -> bool | No
     plan, m = job.plan, job.shape
     acc = catalog.accelerator(doc.nodes[0].accelerator)
     k = engine_constants(doc.spec.calibration)
-    layers = [[i for ch in st for i in ch] for st in stage_layers(m, plan.pp, plan.vp)]
+    layers = [[i for ch in st for i in ch] for st in stage_layers(m, plan.pp, plan.vp, split_options(par))]
     ac = accelerator_constants(acc, doc.spec.calibration, catalog)
     flash = uses_flash_attention(ac, par.attention_backend)
     mem = estimate_memory(m, plan, dataclasses.replace(par, recompute_granularity="none"), layers, k, flash=flash)

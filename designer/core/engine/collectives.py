@@ -54,7 +54,7 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     G, n = members.shape
     # GPU indices grow with the server index, so sorting members sorts them by server too
     sorted_members = np.sort(members, axis=1) if n > 1 else members
-    sorted_nodes = fabric.gpu_node[sorted_members]
+    sorted_nodes = fabric.gpu_domain[sorted_members]  # scale-up islands: NVLink domains
     changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
     n_nodes = changes + 1
     by_node, per_node = None, 0
@@ -62,7 +62,7 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         N = int(n_nodes[0])
         g = n // N
         candidate = sorted_members.reshape(G, N, g)
-        cnodes = fabric.gpu_node[candidate]
+        cnodes = fabric.gpu_domain[candidate]
         if np.all(cnodes == cnodes[:, :, :1]):
             by_node, per_node = candidate, g
     nics = fabric.gpu_nic[members]
@@ -294,7 +294,7 @@ class CollectiveModel:
             return empty
         if pattern == "pairs":  # send/recv: member 0 -> member 1 and back
             a, b = sh.members[:, 0], sh.members[:, 1]
-            cross = f.gpu_node[a] != f.gpu_node[b]
+            cross = f.gpu_domain[a] != f.gpu_domain[b]
             a, b = a[cross], b[cross]
             gid = np.flatnonzero(cross)
             src = np.concatenate([self._pxn_nic(a, b), self._pxn_nic(b, a)])
@@ -323,7 +323,7 @@ class CollectiveModel:
         # Uneven groups: a ring through the members in node order, one flow per hop.
         ring = np.sort(sh.members, axis=1)
         nxt = np.roll(ring, -1, axis=1)
-        cross = f.gpu_node[ring] != f.gpu_node[nxt]
+        cross = f.gpu_domain[ring] != f.gpu_domain[nxt]
         gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]
         s, d = ring[cross], nxt[cross]
         hops = np.maximum(cross.sum(axis=1), 1)

@@ -68,9 +68,12 @@ class OpCoster:
     """Roofline times of GEMMs, attention and memory-bound kernels on one accelerator."""
 
     def __init__(self, peak_tflops: float, peak16_tflops: float, hbm_tbps: float, ac: AcceleratorConstants,
-                 slowdown: float = 1.0):
+                 slowdown: float = 1.0, gemm_efficiency: float | None = None):
         clock = ac.sustained_clock_factor
-        self.flops_per_s = peak_tflops * 1e12 * ac.gemm_efficiency_best * clock
+        # `gemm_efficiency`: measured best GEMM / peak at the job's precision (FP8 reaches a smaller
+        # share of its peak than BF16 does); None keeps the BF16 calibration.
+        efficiency = ac.gemm_efficiency_best if gemm_efficiency is None else gemm_efficiency
+        self.flops_per_s = peak_tflops * 1e12 * efficiency * clock
         self.attn_flops_per_s = peak16_tflops * 1e12 * ac.attention_efficiency * clock
         self.wgrad_out_bytes = ac.wgrad_output_bytes
         self.bytes_per_s = hbm_tbps * 1e12 * ac.hbm_efficiency

@@ -60,10 +60,16 @@ class Fabric:
     has_core: bool
     gpu_slowdown: np.ndarray | None = None  # per GPU: its server's factor x its own
     warnings: list[str] = field(default_factory=list)
+    # scale-up island of each GPU: its NVLink domain (all GPUs of the domain's trays), else its server
+    gpu_domain_index: np.ndarray | None = None
 
     @property
     def num_gpus(self) -> int:
         return len(self.gpu_node)
+
+    @property
+    def gpu_domain(self) -> np.ndarray:
+        return self.gpu_node if self.gpu_domain_index is None else self.gpu_domain_index
 
     def link_position(self, link_id: str) -> int | None:
         index = getattr(self, "_link_index", None)
@@ -112,6 +118,21 @@ def _parse_endpoints(endpoints: list[str], node_ids: list[str], switch_ids: list
     if ok.any():
         ports[ok] = number[ok].astype(np.int64)
     return kind, index, ports
+
+
+def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
+    """Domain index of each GPU, numbered in file order (None: every server is its own domain).
+
+    A server names its domain with nvlink_domain; the servers of one domain sit next to each
+    other in file order (the generator and the checks see to it), so the index grows with the GPU index."""
+    if not any(n.nvlink_domain for n in nodes):
+        return None
+    index: dict[str, int] = {}
+    node_domain = np.empty(len(nodes), dtype=np.int64)
+    for i, n in enumerate(nodes):
+        key = n.nvlink_domain or f"\0server {i}"
+        node_domain[i] = index.setdefault(key, len(index))
+    return node_domain[gpu_node]
 
 
 def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
@@ -204,6 +225,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=None, link_ids=[l.id for l in links],
         link_cap_Bps=link_cap, has_core=False,
     )
+    fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
     fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff)
     fabric._host_bounce = k.host_bounce_efficiency
 

@@ -506,6 +506,7 @@ def generate_fat_tree(
     catalog: Catalog | None = None,
     *,
     servers_per_rack: int = SERVERS_PER_RACK,
+    nvlink_domain_gpus: int | None = None,
 ) -> Document:
     """A complete fat-tree design: servers, switches, cables, racks and canvas positions.
 
@@ -521,7 +522,30 @@ def generate_fat_tree(
     rail = bool(rail_optimized)
     lay = _layout(nodes, nics_per_node, tiers, switch_radix, r, rail, _catalog_radices(catalog, fabric, nic_gbps))
     spr = _servers_per_rack(servers_per_rack, gpus_per_node)
-    return _Builder(lay, acc, gpus_per_node, nic_gbps, fabric, catalog, spr).build(name)
+    trays = _trays_per_domain(acc, gpus_per_node, nvlink_domain_gpus)
+    doc = _Builder(lay, acc, gpus_per_node, nic_gbps, fabric, catalog, spr).build(name)
+    if trays > 1:  # servers in file order, `trays` at a time, share one NVLink domain
+        for i, node in enumerate(doc.nodes):
+            node.nvlink_domain = f"nvl{i // trays}"
+    return doc
+
+
+def _trays_per_domain(acc, gpus_per_node: int, domain_gpus: int | None) -> int:
+    """Servers (trays) per NVLink domain; 1 = each server is its own domain."""
+    if domain_gpus is None:
+        return 1
+    most = max(acc.scale_up_domain_max, gpus_per_node)
+    if isinstance(domain_gpus, bool) or not isinstance(domain_gpus, int) or domain_gpus < 1:
+        raise FatTreeError(f"--nvlink-domain-gpus must be a whole number of GPUs, not {domain_gpus!r}; "
+                           f"use --nvlink-domain-gpus {gpus_per_node}")
+    if domain_gpus % gpus_per_node:
+        fit = max(gpus_per_node, min(most, domain_gpus) // gpus_per_node * gpus_per_node)
+        raise FatTreeError(f"--nvlink-domain-gpus {domain_gpus} is not a whole number of {gpus_per_node}-GPU "
+                           f"servers (trays); use --nvlink-domain-gpus {fit}")
+    if domain_gpus > most:
+        raise FatTreeError(f"--nvlink-domain-gpus {domain_gpus} is more than one {acc.name} NVLink domain holds "
+                           f"({most}); use --nvlink-domain-gpus {most // gpus_per_node * gpus_per_node}")
+    return domain_gpus // gpus_per_node
 
 
 # ---- building -----------------------------------------------------------------------------------

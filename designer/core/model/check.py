@@ -24,6 +24,7 @@ def check_document(doc: Document, catalog: Catalog | None = None) -> list[Proble
     problems += _racks_and_slots(doc)
     problems += _parts(doc, catalog)
     problems += _links(doc)
+    problems += _nvlink_domains(doc, catalog)
     problems += _leaves_without_uplinks(doc)
     problems += check_plan(doc, catalog)
     from ..engine.constants import check_calibration  # engine.constants reads model.spec: import late
@@ -116,6 +117,49 @@ def _guess(name, known) -> str | None:
 
     g = did_you_mean(str(name), known)
     return f"did you mean {g}?" if g else None
+
+
+def _nvlink_domains(doc: Document, catalog: Catalog) -> list[Problem]:
+    """A domain is a run of whole trays of one accelerator, listed together, within the part's largest domain.
+
+    One nvlink_domain field per server means a tray can only be in one domain; listing the trays of a
+    domain together keeps its GPUs one block of ranks (as launchers place them)."""
+    out: list[Problem] = []
+    first: dict[str, int] = {}
+    gpus: dict[str, int] = defaultdict(int)
+    last_domain = None
+    for i, node in enumerate(doc.nodes):
+        d = node.nvlink_domain
+        if d is None:
+            last_domain = None
+            continue
+        where = f"spec.nodes[{i}].nvlink_domain"
+        if d in first:
+            lead = doc.nodes[first[d]]
+            if d != last_domain:
+                out.append(_p(f"server {node.id} is in NVLink domain {d!r}, but that domain's trays are not "
+                              f"listed together (it starts at server {lead.id})", where, node.id,
+                              f"list the trays of {d!r} one after another, or give {node.id} its own domain"))
+            elif (node.accelerator, node.accelerator_count) != (lead.accelerator, lead.accelerator_count):
+                out.append(_p(f"NVLink domain {d!r} mixes trays: {node.id} has {node.accelerator_count} "
+                              f"{node.accelerator}, {lead.id} has {lead.accelerator_count} {lead.accelerator}",
+                              where, node.id, f"give {node.id} the accelerators of {lead.id} or another domain"))
+        else:
+            first[d] = i
+        gpus[d] += node.accelerator_count
+        last_domain = d
+    for d, count in gpus.items():
+        lead = doc.nodes[first[d]]
+        name = catalog.resolve("accelerators", lead.accelerator)
+        if name is None:
+            continue
+        most = max(catalog.accelerators[name].scale_up_domain_max, lead.accelerator_count)
+        if count > most:
+            trays = max(1, most // lead.accelerator_count)
+            out.append(_p(f"NVLink domain {d!r} holds {count} {name} GPUs; one {name} NVLink domain holds at most "
+                          f"{most}", f"spec.nodes[{first[d]}].nvlink_domain", lead.id,
+                          f"put at most {trays} trays ({trays * lead.accelerator_count} GPUs) in {d!r}"))
+    return out
 
 
 def _parts(doc: Document, catalog: Catalog) -> list[Problem]:

@@ -72,6 +72,9 @@ class Node:
                                    maximum=MAX_ACCELERATORS_PER_NODE)
     gpudirect_rdma: bool = spec_field(True, doc="NICs read accelerator memory directly (off: bounce via host)")
     rack: str | None = spec_field(None, doc="Id of the rack the server sits in")
+    nvlink_domain: str | None = spec_field(
+        None, doc="NVLink domain the server (tray) shares with others, e.g. one NVL72 rack; none: its own"
+    )
     slot: int | None = spec_field(None, doc="Lowest rack unit the server occupies", minimum=0,
                                   maximum=MAX_RACK_UNITS, unit="U")
     height_units: int = spec_field(4, doc="Rack units the server occupies", minimum=1, maximum=MAX_RACK_UNITS,

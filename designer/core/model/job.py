@@ -18,6 +18,23 @@ PRECISIONS = ("bf16", "fp16", "fp8")
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
 ATTENTION_BACKENDS = ("auto", "flash", "unfused")
+MOE_DISPATCHERS = ("allgather", "alltoall", "flex")
+MOE_FLEX_BACKENDS = ("deepep", "hybridep")
+CUDA_GRAPH_IMPLS = ("none", "local", "transformer_engine", "full_iteration")
+DP_SHARDING_STRATEGIES = ("no_shard", "optim", "optim_grads", "optim_grads_params")
+# Megatron-FSDP's sharding strategies are the ZeRO stages (Megatron-LM docs, megatron_fsdp).
+SHARDING_ZERO_STAGE = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
+CP_COMM_TYPES = ("p2p", "a2a", "allgather", "a2a+p2p")
+# Keys of the 2025-26 recipes the engine accepts but does not model yet: the result names them
+# (the Megatron-FSDP pair is costed through zero_stage where the two agree, stages/job.py).
+UNMODELLED_WORKLOAD_KEYS = ("multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
+                            "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", "qk_layernorm", "window_size",
+                            "window_attn_skip_freq")
+UNMODELLED_PARALLELISM_KEYS = ("moe_token_dispatcher_type", "moe_flex_dispatcher_backend",
+                               "moe_router_force_load_balancing", "moe_grouped_gemm",
+                               "overlap_moe_expert_parallel_comm", "recompute_modules", "cuda_graph_impl",
+                               "cuda_graph_scope", "use_megatron_fsdp", "data_parallel_sharding_strategy",
+                               "fsdp_double_buffer", "cpu_offloading_num_layers", "cp_comm_type")
 
 # Physical ranges (the schema shows them, the loader enforces them): far above any model or
 # cluster built so far, low enough that the engine's arithmetic and lists stay small.
@@ -67,6 +84,27 @@ class Workload:
     micro_batch_size: int | None = spec_field(None, doc="Samples per micro-batch per GPU", minimum=1,
                                                maximum=MAX_MICRO_BATCH)
     precision: str | None = spec_field(None, doc="Compute precision", enum=PRECISIONS)
+    # The models of 2025-26 (Megatron-LM's arguments; UNMODELLED_WORKLOAD_KEYS: not modelled yet).
+    multi_latent_attention: bool | None = spec_field(None, doc="Multi-latent attention (DeepSeek MLA, Megatron "
+                                                      "--multi-latent-attention)")
+    q_lora_rank: int | None = spec_field(None, doc="MLA: rank of the query down-projection", minimum=1,
+                                         maximum=MAX_WIDTH)
+    kv_lora_rank: int | None = spec_field(None, doc="MLA: rank of the compressed key/value latent", minimum=1,
+                                          maximum=MAX_WIDTH)
+    qk_head_dim: int | None = spec_field(None, doc="MLA: query/key head dimension without RoPE", minimum=1,
+                                         maximum=MAX_WIDTH)
+    qk_pos_emb_head_dim: int | None = spec_field(None, doc="MLA: RoPE part of the query/key head dimension",
+                                                 minimum=0, maximum=MAX_WIDTH)
+    v_head_dim: int | None = spec_field(None, doc="MLA: value head dimension", minimum=1, maximum=MAX_WIDTH)
+    mtp_num_layers: int | None = spec_field(None, doc="Multi-token prediction layers after the last decoder "
+                                            "layer (Megatron --mtp-num-layers)", minimum=0, maximum=MAX_LAYERS)
+    qk_layernorm: bool | None = spec_field(None, doc="LayerNorm on queries and keys (Megatron --qk-layernorm)")
+    window_size: list[int] | None = spec_field(None, doc="Sliding-window attention [left, right] tokens "
+                                               "(Megatron --window-size; -1: unbounded)", minimum=-1,
+                                               maximum=MAX_TOKENS)
+    window_attn_skip_freq: int | None = spec_field(None, doc="With window_size: every n-th layer attends to the "
+                                                   "full sequence (Megatron --window-attn-skip-freq)", minimum=1,
+                                                   maximum=MAX_LAYERS)
 
 
 @dataclass
@@ -99,6 +137,53 @@ class Parallelism:
     attention_backend: str = spec_field(
         "auto", doc="Core attention kernel (Megatron --attention-backend): flash, unfused (softmax in HBM), "
         "or auto (the accelerator's calibrated default)", enum=ATTENTION_BACKENDS)
+    # Megatron-LM's uneven pipeline splits (designer/core/model/pipeline_split.py).
+    account_for_embedding_in_pipeline_split: bool = spec_field(
+        False, doc="The embedding counts as one layer in the pipeline split (Megatron "
+        "--account-for-embedding-in-pipeline-split)")
+    account_for_loss_in_pipeline_split: bool = spec_field(
+        False, doc="The output layer and loss count as one layer in the pipeline split (Megatron "
+        "--account-for-loss-in-pipeline-split)")
+    decoder_first_pipeline_num_layers: int | None = spec_field(
+        None, doc="Decoder layers on the first pipeline stage (Megatron --decoder-first-pipeline-num-layers)",
+        minimum=0, maximum=MAX_LAYERS)
+    decoder_last_pipeline_num_layers: int | None = spec_field(
+        None, doc="Decoder layers on the last pipeline stage (Megatron --decoder-last-pipeline-num-layers)",
+        minimum=0, maximum=MAX_LAYERS)
+    pipeline_model_parallel_layout: str | None = spec_field(
+        None, doc="Layers of each of the PP x VP virtual stages: E embedding, t decoder layer, m MTP layer, "
+        "L loss, | between stages, (..)*N and x*N repeat (Megatron --pipeline-model-parallel-layout)")
+    # Megatron-LM's switches of the 2025-26 recipes (UNMODELLED_PARALLELISM_KEYS: not modelled yet).
+    moe_token_dispatcher_type: str | None = spec_field(None, doc="MoE token dispatcher (Megatron "
+                                                       "--moe-token-dispatcher-type)", enum=MOE_DISPATCHERS)
+    moe_flex_dispatcher_backend: str | None = spec_field(None, doc="Backend of the flex dispatcher: deepep or "
+                                                         "hybridep (NVLink-domain-aware all-to-all)",
+                                                         enum=MOE_FLEX_BACKENDS)
+    moe_router_force_load_balancing: bool | None = spec_field(None, doc="Benchmark routing forced to an even "
+                                                              "expert load (Megatron "
+                                                              "--moe-router-force-load-balancing)")
+    moe_grouped_gemm: bool | None = spec_field(None, doc="A rank's experts run as one grouped GEMM (Megatron "
+                                               "--moe-grouped-gemm)")
+    overlap_moe_expert_parallel_comm: bool | None = spec_field(None, doc="Hide the EP all-to-all behind another "
+                                                               "micro-batch's compute (Megatron "
+                                                               "--overlap-moe-expert-parallel-comm)")
+    recompute_modules: list[str] | None = spec_field(None, doc="Modules recomputed by selective recompute "
+                                                     "(Megatron --recompute-modules)")
+    cuda_graph_impl: str | None = spec_field(None, doc="CUDA graphs (Megatron --cuda-graph-impl): none, "
+                                             "transformer_engine (per module) or full_iteration",
+                                             enum=CUDA_GRAPH_IMPLS)
+    cuda_graph_scope: list[str] | None = spec_field(None, doc="Modules captured in CUDA graphs (Megatron "
+                                                    "--cuda-graph-scope)")
+    use_megatron_fsdp: bool | None = spec_field(None, doc="Megatron-FSDP (Megatron --use-megatron-fsdp)")
+    data_parallel_sharding_strategy: str | None = spec_field(
+        None, doc="Megatron-FSDP sharding (optim_grads_params = ZeRO-3)", enum=DP_SHARDING_STRATEGIES)
+    fsdp_double_buffer: bool | None = spec_field(None, doc="Megatron-FSDP double buffering of gathered "
+                                                 "parameters")
+    cpu_offloading_num_layers: int | None = spec_field(None, doc="Layers whose activations are offloaded to host "
+                                                       "memory (Megatron --cpu-offloading-num-layers)", minimum=0,
+                                                       maximum=MAX_LAYERS)
+    cp_comm_type: str | None = spec_field(None, doc="Context-parallel communication (Megatron --cp-comm-type)",
+                                          enum=CP_COMM_TYPES)
 
 
 def parse_rank_order(order: str) -> list[str] | None:

@@ -66,7 +66,8 @@ def needs_translation(section: str, data: dict) -> bool:
         return False
     if any(k in ALIASES.get(section, {}) for k in data):
         return True
-    return section == "workload" and _is_pattern(data.get("moe_layer_freq"))
+    return section == "workload" and (_is_pattern(data.get("moe_layer_freq"))
+                                      or isinstance(data.get("window_size"), str))
 
 
 def _is_pattern(value) -> bool:
@@ -239,6 +240,7 @@ def translate(section: str, data: dict, num_layers=None, pp=None) -> tuple[dict,
     if section == "workload":
         _precision(out, problems)
         _moe_pattern(out, problems, num_layers)
+        _window_size(out, problems)
     elif section == "parallelism":
         _virtual_stages(out, problems, num_layers, pp)
         _rank_order(out, problems)
@@ -299,6 +301,25 @@ def _precision(out: dict, problems: list[AliasProblem]) -> None:
                                      "keep one of them"))
         return
     out["precision"] = derived
+
+
+def _window_size(out: dict, problems: list[AliasProblem]) -> None:
+    """Megatron's --window-size written as text, "[127, 0]" or "(127, 0)": the list [127, 0]."""
+    value = out.get("window_size")
+    if not isinstance(value, str):
+        return
+    parts = [p.strip() for p in value.strip().strip("[]()").split(",")]
+    try:
+        out["window_size"] = [int(p) for p in parts]
+    except ValueError:
+        out.pop("window_size")
+        problems.append(AliasProblem("window_size", f"{value!r} is not a window [left, right]",
+                                     "e.g. window_size: [127, 0] (tokens before and after; -1 unbounded)"))
+        return
+    if len(parts) != 2:
+        out.pop("window_size")
+        problems.append(AliasProblem("window_size", f"{value!r} has {len(parts)} numbers, a window has two",
+                                     "e.g. window_size: [127, 0]"))
 
 
 def _moe_pattern(out: dict, problems: list[AliasProblem], num_layers) -> None:

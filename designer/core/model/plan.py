@@ -16,6 +16,7 @@ from . import suggestions
 from .job import (MAX_MICROBATCHES, REQUIRED_WORKLOAD_KEYS, Parallelism, Workload, parse_rank_order,
                   resolve_workload)
 from .suggestions import divisors
+from .pipeline_split import SplitError, split_layers, split_options
 
 
 @dataclass(frozen=True)
@@ -154,14 +155,24 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
         bad(P + "virtual_pipeline_model_parallel_size",
             f"virtual stages are only used by the interleaved schedule, not {par.pipeline_schedule}",
             "set pipeline_schedule: interleaved, or remove it")
-    if w.num_layers % (pp * vp):
+    uneven = (par.account_for_embedding_in_pipeline_split or par.account_for_loss_in_pipeline_split
+              or par.decoder_first_pipeline_num_layers is not None
+              or par.decoder_last_pipeline_num_layers is not None or par.pipeline_model_parallel_layout)
+    if uneven:  # Megatron-LM's uneven split: its own rules and reasons (pipeline_split.py)
+        try:
+            split_layers(w.num_layers, pp, vp, **split_options(par))
+        except SplitError as e:
+            bad(P + e.key, e.reason, e.fix)
+    elif w.num_layers % (pp * vp):
+        alt = (f"; or set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split "
+               f"({w.num_layers} + 2 layers)" if (w.num_layers + 2) % (pp * vp) == 0 else "")
         if vp == 1:
-            bad(P + "pipeline_model_parallel_size", f"PP {pp} does not divide the {w.num_layers} layers",
+            bad(P + "pipeline_model_parallel_size", f"PP {pp} does not divide the {w.num_layers} layers{alt}",
                 _alts(pp, divisors(w.num_layers)), rule=f"PP must divide the {w.num_layers} layers",
                 vary={"pipeline_model_parallel_size": (pp, divisors(w.num_layers))})
         else:
             bad(P + "virtual_pipeline_model_parallel_size",
-                f"PP {pp} x {vp} virtual stages = {pp * vp} does not divide the {w.num_layers} layers",
+                f"PP {pp} x {vp} virtual stages = {pp * vp} does not divide the {w.num_layers} layers{alt}",
                 f"PP x virtual must divide {w.num_layers}: {_alts(pp * vp, divisors(w.num_layers))}",
                 rule=f"PP × virtual stages must divide the {w.num_layers} layers",
                 vary={"virtual_pipeline_model_parallel_size": (vp, [d for d in divisors(w.num_layers) if d > 1]),

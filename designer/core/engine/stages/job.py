@@ -7,7 +7,8 @@ import numpy as np
 
 from ...model.catalog import Accelerator, Catalog
 from ...model.document import Document
-from ...model.job import Parallelism, Workload, resolve_workload
+from ...model.job import (SHARDING_ZERO_STAGE, UNMODELLED_PARALLELISM_KEYS, UNMODELLED_WORKLOAD_KEYS,
+                          Parallelism, Workload, resolve_workload)
 from ...model.plan import ResolvedPlan, check_job
 from ...problems import DesignerError, Problem
 from .. import flops as F
@@ -32,6 +33,7 @@ class Hardware:
     acc: Accelerator  # the kind every GPU is costed as
     ac: AcceleratorConstants
     nvls: bool  # NVLink SHARP usable on every server used
+    gpu_domain: np.ndarray | None = None  # NVLink domain of each used GPU, when the servers share domains
 
 
 def resolve_job(doc: Document, catalog: Catalog) -> Job:
@@ -57,7 +59,8 @@ def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog)
     acc = catalog.accelerator(sorted(names)[0])
     ac = accelerator_constants(acc, calibration, catalog)
     nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
-    return Hardware(used_nodes, sorted(names), acc, ac, nvls)
+    domains = None if fabric.gpu_domain_index is None else fabric.gpu_domain_index[:num_gpus]
+    return Hardware(used_nodes, sorted(names), acc, ac, nvls, domains)
 
 
 def require_network(fabric: Fabric, hw: Hardware, num_gpus: int) -> None:
@@ -77,4 +80,40 @@ def job_warnings(job: Job, hw: Hardware) -> list[str]:
                         "simulated); memory counts its two model copies")
     if job.shape.precision == "fp8" and acc.peak_tflops.get("fp8", 0) <= acc.peak_tflops.get("bf16", 0):
         warnings.append(f"{acc.name} has no FP8 tensor cores: fp8 runs at the 16-bit rate")
+    warnings += _tp_domain_warnings(job, hw)
+    warnings += _unmodelled_key_warnings(job)
     return warnings
+
+
+def _unmodelled_key_warnings(job: Job) -> list[str]:
+    """Keys of the 2025-26 recipes the file may hold but the engine does not cost yet: say which."""
+    def set_on(obj, key):
+        value = getattr(obj, key)
+        return value not in (None, False, 0, "none", "no_shard", [])
+
+    par = job.parallelism
+    # Megatron-FSDP's sharding is costed as the ZeRO stage it equals, when zero_stage says that stage.
+    fsdp_costed = (par.data_parallel_sharding_strategy in (None, "no_shard")
+                   or SHARDING_ZERO_STAGE[par.data_parallel_sharding_strategy] == par.zero_stage)
+    if par.use_megatron_fsdp and par.zero_stage != 3 and par.data_parallel_sharding_strategy is None:
+        fsdp_costed = False
+    costed = {"use_megatron_fsdp", "data_parallel_sharding_strategy"} if fsdp_costed else set()
+    keys = [k for k in UNMODELLED_WORKLOAD_KEYS if set_on(job.workload, k)]
+    keys += [k for k in UNMODELLED_PARALLELISM_KEYS if set_on(par, k) and k not in costed]
+    return ["accepted, not modelled: " + ", ".join(keys)] if keys else []
+
+
+def _tp_domain_warnings(job: Job, hw: Hardware) -> list[str]:
+    """A TP group across NVLink domains is allowed, but its traffic goes over the NICs: say so."""
+    if hw.gpu_domain is None or job.plan.tp < 2:
+        return []
+    from ..placement import place  # placement is cheap: a few numpy reshapes
+
+    groups = place(job.plan).groups("tp")
+    domains = hw.gpu_domain[groups]
+    spans = (np.diff(np.sort(domains, axis=1), axis=1) != 0).sum(axis=1) + 1
+    most = int(spans.max())
+    if most < 2:
+        return []
+    count = "two" if most == 2 else str(most)
+    return [f"TP {job.plan.tp} spans {count} NVLink domains: its traffic goes over the NICs"]

@@ -9,6 +9,7 @@ import numpy as np
 from .. import flops as F
 from ..fabric import Fabric
 from ..placement import Placement
+from ...model.pipeline_split import split_layers, split_options
 from .job import Job
 
 
@@ -21,17 +22,17 @@ class Layout:
     pattern_of_replica: np.ndarray  # (replicas,): index into `patterns`
 
 
-def stage_layers(shape: F.ModelShape, pp: int, vp: int) -> list[list[list[int]]]:
-    """Layer indices of each (stage, chunk): Megatron's interleaved assignment."""
-    per_chunk = shape.layers // (pp * vp)
-    out = []
-    for s in range(pp):
-        chunks = []
-        for c in range(vp):
-            first = (c * pp + s) * per_chunk
-            chunks.append(list(range(first, first + per_chunk)))
-        out.append(chunks)
-    return out
+def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = None) -> list[list[list[int]]]:
+    """Layer indices of each (stage, chunk): Megatron's interleaved assignment. `split` (the
+    keywords of split_layers) gives Megatron's uneven splits; virtual stage c x PP + s holds
+    the next layers in order, as in Megatron's get_layer_offset."""
+    if split:
+        counts = [v.decoder_layers for v in split_layers(shape.layers, pp, vp, **split)]
+    else:
+        counts = [shape.layers // (pp * vp)] * (pp * vp)
+    starts = [sum(counts[:i]) for i in range(pp * vp)]
+    return [[list(range(starts[c * pp + s], starts[c * pp + s] + counts[c * pp + s])) for c in range(vp)]
+            for s in range(pp)]
 
 
 def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
@@ -40,7 +41,8 @@ def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
     # The slowest member of every TP/CP/EP group sets its pace; a replica's stage is as slow
     # as the slowest GPU among the ranks that share that stage in that replica.
     patterns, pattern_of_replica = np.unique(replica_slowdowns(placement, slow), axis=0, return_inverse=True)
-    return Layout(placement, stage_layers(job.shape, plan.pp, plan.vp), placement.groups("pp"), patterns,
+    layers = stage_layers(job.shape, plan.pp, plan.vp, split_options(job.parallelism))
+    return Layout(placement, layers, placement.groups("pp"), patterns,
                   pattern_of_replica.reshape(-1))
 
 
