@@ -25,6 +25,8 @@ DP_SHARDING_STRATEGIES = ("no_shard", "optim", "optim_grads", "optim_grads_param
 # Megatron-FSDP's sharding strategies are the ZeRO stages (Megatron-LM docs, megatron_fsdp).
 SHARDING_ZERO_STAGE = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
 CP_COMM_TYPES = ("p2p", "a2a", "allgather", "a2a+p2p")
+# Transformer Engine's FP8 scaling recipes (Megatron --fp8-recipe)
+FP8_RECIPES = ("delayed", "tensorwise", "blockwise", "mxfp8")
 # Keys of the 2025-26 recipes the engine accepts but does not model yet: the result names them
 # (the Megatron-FSDP pair is costed through zero_stage where the two agree, stages/job.py).
 UNMODELLED_WORKLOAD_KEYS = ("multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
@@ -34,7 +36,8 @@ UNMODELLED_PARALLELISM_KEYS = ("moe_token_dispatcher_type", "moe_flex_dispatcher
                                "moe_router_force_load_balancing", "moe_grouped_gemm",
                                "overlap_moe_expert_parallel_comm", "recompute_modules", "cuda_graph_impl",
                                "cuda_graph_scope", "use_megatron_fsdp", "data_parallel_sharding_strategy",
-                               "fsdp_double_buffer", "cpu_offloading_num_layers", "cp_comm_type")
+                               "fsdp_double_buffer", "cpu_offloading_num_layers", "cp_comm_type",
+                               "fp8_recipe", "fp8_param_gather", "fp8_dot_product_attention")
 
 # Physical ranges (the schema shows them, the loader enforces them): far above any model or
 # cluster built so far, low enough that the engine's arithmetic and lists stay small.
@@ -184,6 +187,12 @@ class Parallelism:
                                                        maximum=MAX_LAYERS)
     cp_comm_type: str | None = spec_field(None, doc="Context-parallel communication (Megatron --cp-comm-type)",
                                           enum=CP_COMM_TYPES)
+    fp8_recipe: str | None = spec_field(None, doc="FP8 scaling recipe of Transformer Engine (Megatron "
+                                        "--fp8-recipe)", enum=FP8_RECIPES)
+    fp8_param_gather: bool | None = spec_field(None, doc="Parameters all-gathered in FP8, half the bytes of BF16 "
+                                               "(Megatron --fp8-param-gather)")
+    fp8_dot_product_attention: bool | None = spec_field(None, doc="FP8 attention kernels (Transformer Engine; "
+                                                        "Megatron-Bridge setting)")
 
 
 def parse_rank_order(order: str) -> list[str] | None:
