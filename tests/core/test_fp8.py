@@ -56,3 +56,18 @@ def test_fp8_recipe_keys_are_accepted_and_named_as_not_modelled_yet(tmp_path):
     assert all(k in warning for k in ("fp8_recipe", "fp8_param_gather", "fp8_dot_product_attention"))
     code, _, err = run_cli("evaluate", example, "--set", "parallelism.fp8_recipe=fp4")
     assert code == 65 and "delayed, tensorwise, blockwise, mxfp8" in err
+
+
+def test_fp8_format_beside_the_plan_is_accepted_and_a_mismatch_is_said():
+    import json
+
+    from tests.conftest import EXAMPLES, run_cli
+
+    example = EXAMPLES / "h100-64gpu-infiniband.yaml"
+    code, out, err = run_cli("evaluate", example, "--json", "--set", "parallelism.fp8_format=hybrid")
+    assert code == 0, err
+    assert any("fp8_format is hybrid but the workload's precision is bf16" in w for w in json.loads(out)["warnings"])
+    code, out, err = run_cli("evaluate", example, "--json", "--set", "parallelism.fp8_format=hybrid",
+                             "--set", "workload.precision=fp8")
+    assert code == 0, err
+    assert not any("fp8_format" in w for w in json.loads(out)["warnings"])

@@ -215,3 +215,17 @@ def test_the_pattern_reader_reads_megatrons_language(text, layers):
 def test_the_pattern_reader_refuses_what_is_not_a_bounded_pattern(text):
     with pytest.raises(PatternError):
         parse_layer_pattern(text)
+
+
+def test_a_rank_order_without_ep_places_ep_inside_dp_as_megatron_carves_experts_from_dp():
+    """tp-cp-pp-dp (how TP_PP_DP_MAPPING runs write it) is Megatron's tp-cp-pp-ep-dp."""
+    import json
+
+    from tests.conftest import EXAMPLES, run_cli
+
+    code, out, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--json",
+                             "--set", "parallelism.rank_order=tp-cp-pp-dp")
+    assert code == 0, err
+    assert json.loads(out)["plan"]["rank_order"] == "tp-cp-pp-ep-dp"
+    code, _, err = run_cli("evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--set", "parallelism.rank_order=tp-pp-dp")
+    assert code == 65 and "is not an order" in err

@@ -187,6 +187,10 @@ class Parallelism:
                                                        maximum=MAX_LAYERS)
     cp_comm_type: str | None = spec_field(None, doc="Context-parallel communication (Megatron --cp-comm-type)",
                                           enum=CP_COMM_TYPES)
+    fp8_format: str | None = spec_field(None, doc="FP8 format as Megatron-Bridge recipes give it beside the plan "
+                                        "(e4m3 or hybrid; both run at the FP8 GEMM rate); the job runs in FP8 "
+                                        "only with workload precision: fp8 (or workload.fp8_format)",
+                                        enum=("e4m3", "hybrid"))
     fp8_recipe: str | None = spec_field(None, doc="FP8 scaling recipe of Transformer Engine (Megatron "
                                         "--fp8-recipe)", enum=FP8_RECIPES)
     fp8_param_gather: bool | None = spec_field(None, doc="Parameters all-gathered in FP8, half the bytes of BF16 "
@@ -198,6 +202,10 @@ class Parallelism:
 def parse_rank_order(order: str) -> list[str] | None:
     """'tp-cp-ep-dp-pp' -> ['tp','cp','ep','dp','pp']; None when it is not a permutation."""
     dims = [d.strip().lower() for d in order.split("-")]
+    if "ep" not in dims and "dp" in dims:
+        # an order without ep (tp-cp-pp-dp, as TP_PP_DP_MAPPING runs write it): Megatron carves the
+        # expert ranks out of the data-parallel ones, so ep sits just inside dp
+        dims.insert(dims.index("dp"), "ep")
     if sorted(dims) != sorted(PARALLEL_DIMS):
         return None
     return dims

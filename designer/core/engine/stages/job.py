@@ -80,6 +80,9 @@ def job_warnings(job: Job, hw: Hardware) -> list[str]:
                         "simulated); memory counts its two model copies")
     if job.shape.precision == "fp8" and acc.peak_tflops.get("fp8", 0) <= acc.peak_tflops.get("bf16", 0):
         warnings.append(f"{acc.name} has no FP8 tensor cores: fp8 runs at the 16-bit rate")
+    if job.parallelism.fp8_format and job.shape.precision != "fp8":
+        warnings.append(f"parallelism.fp8_format is {job.parallelism.fp8_format} but the workload's precision is "
+                        f"{job.shape.precision}: costed in {job.shape.precision} (set workload precision: fp8)")
     warnings += _tp_domain_warnings(job, hw)
     warnings += _unmodelled_key_warnings(job)
     return warnings
