@@ -4,6 +4,7 @@ import dataclasses
 import math
 import struct
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -108,3 +109,14 @@ def test_the_reported_values_reload_exactly(tmp_path):
     assert again.spec.calibration == {"cable_latency_us": 5e-324, "memory_fragmentation": 1e-18}
     assert again.spec.layout["zoom"] == 1e-20 and again.spec.layout["far"] == 1.7e308
     assert math.copysign(1.0, again.spec.layout["list"][1]) < 0
+
+
+@pytest.mark.parametrize("text", ["\x85", "a\x85b\nc", "\u2028", "\u2029 x", "x\x1cy"])
+def test_yaml_line_break_characters_in_names_and_descriptions_reload(tmp_path, small_doc, text):
+    """Found by the property test on a fresh clone: PyYAML folded a description of '\\x85' into ' '."""
+    small_doc.metadata.description = text
+    small_doc.metadata.name = "n" + text
+    path = tmp_path / "design.yaml"
+    files.save_document(small_doc, path)
+    again = files.load_document(path)
+    assert again.metadata.description == text and again.metadata.name == "n" + text

@@ -231,12 +231,26 @@ def _float_repr(dumper, value: float):
 
 _Dumper.add_representer(float, _float_repr)
 
+# YAML's own line breaks besides \n: PyYAML folds them inside plain and single-quoted scalars, so a
+# string holding one is written double-quoted, where they are escapes (\N, \L, \P).
+_YAML_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+def _str_repr(dumper, value: str):
+    style = '"' if any(ch in value for ch in _YAML_BREAKS) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str_repr)
+
 
 def _block(data: dict, indent: int) -> str:
     text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
                      width=100)
     pad = " " * indent
-    return "".join(pad + line + "\n" for line in text.splitlines())
+    # split on newlines only: str.splitlines also breaks at \x85, \u2028, \x1c..., which PyYAML
+    # may write inside a quoted scalar (a description holding them would not reload)
+    return "".join(pad + line + "\n" for line in text.rstrip("\n").split("\n"))
 
 
 _omit_cache: dict[type, dict] = {}
