@@ -17,6 +17,17 @@ for _var, _sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/sha
     os.environ[_var] = str(TEST_HOME / _sub)
 (TEST_HOME / "Documents").mkdir()
 
+# Property tests search at random on a developer's machine; under CI (CI=true) they replay a fixed
+# sequence, so a submission's result does not depend on the draw.
+try:
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+    if os.environ.get("CI"):
+        _hypothesis_settings.load_profile("ci")
+except ImportError:  # hypothesis is a dev dependency
+    pass
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
 
