@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 EXAMPLE ?= resources/examples/h100-64gpu-infiniband.yaml
 
-.PHONY: run test bench package clean sync-data check-qt-libs
+.PHONY: run test bench package clean check-qt-libs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,12 +32,6 @@ bench: $(STAMP)
 
 package:
 	packaging/build.sh
-
-# Refresh the copies of the shared validation data and contract (run beside ../shared, then commit).
-sync-data:
-	cp ../shared/validation/published-cases.yaml ../shared/validation/published-cases-modern.yaml tests/validation/data/
-	cp ../shared/docs/contract.md docs/contract.md
-	cp ../shared/research/cost-model.md docs/research/cost-model.md
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -86,7 +86,7 @@ def accuracy_table() -> str:
     from tests.validation.cases import CASES_FILE, generate_args, load_cases, set_args
 
     if not CASES_FILE.exists():
-        raise SystemExit(f"make_docs: {CASES_FILE} is missing (run `make sync-data` beside ../shared)")
+        raise SystemExit(f"make_docs: {CASES_FILE} is missing (the published cases belong in tests/validation/data)")
     cases = load_cases()["training"]
     rows, errors = [], []
     with tempfile.TemporaryDirectory() as tmp:
