@@ -3,7 +3,7 @@ accelerator, NIC model and speed, switch model and radix, fabric), not from H100
 import shutil
 
 import pytest
-from PySide6.QtCore import QPointF, QSettings
+from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QDialogButtonBox
 
 from tests.conftest import EXAMPLES
@@ -11,18 +11,8 @@ from tests.ui.test_editor import drop
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QMessageBox
-
-    from designer.ui.main_window import MainWindow
-
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
-    w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
+def window(empty_window):
+    return empty_window
 
 
 def open_example(window, tmp_path, name):

@@ -1,7 +1,7 @@
 """The Inspector follows the document: what undo removes leaves it, and its counts are the
 document's after every change (undo and redo included)."""
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDockWidget, QLineEdit
 
@@ -9,17 +9,8 @@ from tests.ui.test_editor import load, small_design
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QMessageBox
-
-    from designer.ui.main_window import MainWindow
-
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
-    w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    qtbot.waitExposed(w)
+def window(empty_window, tmp_path):
+    w = empty_window
     load(w, small_design(), tmp_path)
     w.findChild(QDockWidget, "Inspector").raise_()
     w.view.fitInView(w.scene.itemsBoundingRect(), Qt.KeepAspectRatio)

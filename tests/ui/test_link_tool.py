@@ -2,7 +2,7 @@
 canvas, Esc. Whatever ends the tool gives back the selection band, the button and the rubber
 line; the document never gets a link of unknown kind, so a save always reopens."""
 import pytest
-from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDockWidget, QGraphicsLineItem, QGraphicsView
 
@@ -12,19 +12,8 @@ from tests.ui.test_editor import load, small_design
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QMessageBox
-
-    from designer.ui.main_window import MainWindow
-
-    # closing never blocks on the unsaved-changes prompt
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
-
-    w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    qtbot.waitExposed(w)
+def window(empty_window, tmp_path):
+    w = empty_window
     load(w, small_design(), tmp_path)
     w.findChild(QDockWidget, "Parts").raise_()  # the palette's tab in front, as a user would bring it
     w.view.fitInView(w.scene.itemsBoundingRect(), Qt.KeepAspectRatio)
