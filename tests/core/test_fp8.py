@@ -41,21 +41,62 @@ def test_fp8_speed_up_over_bf16_is_in_the_measured_range():
     assert 1.32 <= speed_up <= 1.46, speed_up
 
 
-def test_fp8_recipe_keys_are_accepted_and_named_as_not_modelled_yet(tmp_path):
-    """The modern recipes' fp8_* keys load through --set; the result says which are not costed yet."""
+def _fp8_run(*sets: str) -> dict:
     import json
 
     from tests.conftest import EXAMPLES, run_cli
 
-    example = EXAMPLES / "h100-64gpu-infiniband.yaml"
-    code, out, err = run_cli("evaluate", example, "--json", "--set", "parallelism.fp8_recipe=tensorwise",
-                             "--set", "parallelism.fp8_param_gather=true",
-                             "--set", "parallelism.fp8_dot_product_attention=true")
+    args = ["evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--json", "--set", "workload.precision=fp8",
+            "--set", "parallelism.use_distributed_optimizer=true", "--set", "parallelism.overlap_param_gather=false"]
+    for kv in sets:
+        args += ["--set", kv]
+    code, out, err = run_cli(*args)
     assert code == 0, err
-    warning = next(w for w in json.loads(out)["warnings"] if w.startswith("accepted, not modelled"))
-    assert all(k in warning for k in ("fp8_recipe", "fp8_param_gather", "fp8_dot_product_attention"))
+    return json.loads(out)
+
+
+def test_fp8_recipes_cost_their_quantization_traffic():
+    """Transformer Engine's casts are HBM work: current scaling (a separate amax pass) costs more
+    than delayed scaling (fused into the producing kernel); nothing is named 'not modelled'."""
+    delayed = _fp8_run("parallelism.fp8_recipe=delayed")
+    tensorwise = _fp8_run("parallelism.fp8_recipe=tensorwise")
+    default = _fp8_run()
+    assert default["step_time_s"] == delayed["step_time_s"]  # Megatron's default recipe is delayed
+    assert tensorwise["breakdown_s"]["compute"] > delayed["breakdown_s"]["compute"]
+    for result in (delayed, tensorwise):
+        assert not any(w.startswith("accepted, not modelled") and "fp8" in w for w in result["warnings"])
+
+
+def test_fp8_param_gather_halves_the_parameter_all_gather():
+    plain = _fp8_run()
+    fp8_gather = _fp8_run("parallelism.fp8_param_gather=true")
+    assert fp8_gather["step_time_s"] < plain["step_time_s"]
+    assert fp8_gather["breakdown_s"]["dp_comm"] < plain["breakdown_s"]["dp_comm"]
+
+
+def test_fp8_attention_runs_at_the_fp8_rate_only_when_asked():
+    bf16_attention = _fp8_run()
+    fp8_attention = _fp8_run("parallelism.fp8_dot_product_attention=true")
+    assert fp8_attention["breakdown_s"]["compute"] < bf16_attention["breakdown_s"]["compute"]
+
+
+def test_an_fp8_recipe_the_accelerator_lacks_is_refused_with_one_it_has(tmp_path):
+    import yaml
+
+    from tests.conftest import EXAMPLES, run_cli
+
+    example = EXAMPLES / "h100-64gpu-infiniband.yaml"
     code, _, err = run_cli("evaluate", example, "--set", "parallelism.fp8_recipe=fp4")
     assert code == 65 and "delayed, tensorwise, blockwise, mxfp8" in err
+    code, _, err = run_cli("evaluate", example, "--set", "workload.precision=fp8", "--set", "parallelism.fp8_recipe=mxfp8")
+    assert code == 65
+    assert "spec.parallelism.fp8_recipe" in err and "mxfp8" in err and "use fp8_recipe: delayed" in err
+    data = yaml.safe_load(example.read_text())
+    data["spec"].setdefault("parallelism", {})["fp8_recipe"] = "mxfp8"
+    design = tmp_path / "mxfp8-on-h100.yaml"
+    design.write_text(yaml.safe_dump(data))
+    code, _, err = run_cli("validate", design)
+    assert code == 65 and "H100-SXM5-80GB does not have" in err and "fp8_recipe" in err
 
 
 def test_fp8_format_beside_the_plan_is_accepted_and_a_mismatch_is_said():

@@ -62,19 +62,27 @@ class Sharding:
     tp_comm_overlap: bool
     flash_attention: bool = True
     zero3: bool = False  # ZeRO-3 / FSDP: gather each layer's parameters before using them
+    ep_comm_overlap: bool = False  # EP all-to-all hidden behind another micro-batch's compute
 
 
 class OpCoster:
     """Roofline times of GEMMs, attention and memory-bound kernels on one accelerator."""
 
     def __init__(self, peak_tflops: float, peak16_tflops: float, hbm_tbps: float, ac: AcceleratorConstants,
-                 slowdown: float = 1.0, gemm_efficiency: float | None = None):
+                 slowdown: float = 1.0, gemm_efficiency: float | None = None, fp8_cast_bytes: float = 0.0,
+                 attention_peak_tflops: float | None = None):
         clock = ac.sustained_clock_factor
         # `gemm_efficiency`: measured best GEMM / peak at the job's precision (FP8 reaches a smaller
         # share of its peak than BF16 does); None keeps the BF16 calibration.
         efficiency = ac.gemm_efficiency_best if gemm_efficiency is None else gemm_efficiency
         self.flops_per_s = peak_tflops * 1e12 * efficiency * clock
-        self.attn_flops_per_s = peak16_tflops * 1e12 * ac.attention_efficiency * clock
+        # core attention runs in BF16 unless FP8 attention kernels are asked for
+        attn_peak = peak16_tflops if attention_peak_tflops is None else attention_peak_tflops
+        self.attn_flops_per_s = attn_peak * 1e12 * ac.attention_efficiency * clock
+        # FP8: HBM bytes per element Transformer Engine moves to quantize a GEMM input (0 in BF16)
+        self.fp8_cast_bytes = fp8_cast_bytes
+        self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown) if fp8_cast_bytes else None
+        self._bf16: OpCoster | None = None
         self.wgrad_out_bytes = ac.wgrad_output_bytes
         self.bytes_per_s = hbm_tbps * 1e12 * ac.hbm_efficiency
         self.overhead_s = ac.gemm_overhead_us * 1e-6
@@ -90,6 +98,20 @@ class OpCoster:
         moved = ((m * k + k * n) * ACT_BYTES + m * n * out_bytes) * batch
         t = math.hypot(flops / self.flops_per_s, moved / self.bytes_per_s) + self.overhead_s
         return t * self.slowdown
+
+    def bf16(self) -> "OpCoster":
+        """The same accelerator at BF16: what an FP8 job runs outside Transformer Engine's FP8
+        GEMMs (Megatron's LM head is a plain BF16 linear layer)."""
+        if self._bf16_args is None:
+            return self
+        if self._bf16 is None:
+            self._bf16 = OpCoster(*self._bf16_args)
+        return self._bf16
+
+    def fp8_cast(self, elements: float) -> float:
+        """Quantizing `elements` BF16 values for FP8 GEMMs (amax, scale, cast and the transposed
+        copy the weight-gradient GEMM reads), HBM-bound."""
+        return self.memory(elements * self.fp8_cast_bytes) if self.fp8_cast_bytes else 0.0
 
     def attention(self, flops: float) -> float:
         return (flops / self.attn_flops_per_s + self.overhead_s) * self.slowdown if flops > 0 else 0.0
@@ -139,6 +161,12 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     else:
         gemms += [(T, m.f * (m.phi - 1) / t, m.h), (T, m.h, m.f / t)]
 
+    # FP8: Transformer Engine quantizes each GEMM's activation input in forward and its output
+    # gradient in backward (weights once per step: not charged); the router stays in BF16.
+    router = 1 if moe else 0
+    fp8_inputs = sum(M * K for M, _, K in gemms[:2] + gemms[2 + router:]) + sum(M * K * b for M, _, K, b in expert_gemms)
+    fp8_grads = sum(M * N for M, N, _ in gemms[:2] + gemms[2 + router:]) + sum(M * N * b for M, N, _, b in expert_gemms)
+
     fwd_gemm = sum(ops.gemm(M, N, K) for M, N, K in gemms) + sum(
         ops.gemm(M, N, K, batch) for M, N, K, batch in expert_gemms)
     dgrad = sum(ops.gemm(M, K, N) for M, N, K in gemms) + sum(
@@ -159,8 +187,8 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0))
     mem_bwd = 2 * mem_fwd
 
-    fwd_compute = fwd_gemm + attn_fwd + mem_fwd
-    bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd
+    fwd_compute = fwd_gemm + attn_fwd + mem_fwd + ops.fp8_cast(fp8_inputs)
+    bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd + ops.fp8_cast(fp8_grads)
 
     # ---- communication of the layer ----
     tp_f = tp_b = 0.0
@@ -208,7 +236,16 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     fwd.busy["cp_comm"], fwd.hidden["cp_comm"] = e, h
     e, h = _overlapped(cp_b, attn_bwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
     bwd.busy["cp_comm"], bwd.hidden["cp_comm"] = e, h
-    fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
+    if sh.ep_comm_overlap:
+        # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
+        # backward of another: each dispatch/combine runs under the other's compute, so only the
+        # first of its pieces and what the paired compute cannot cover stay exposed.
+        e, h = _overlapped(ep_f, bwd_compute)
+        fwd.busy["ep_comm"], fwd.hidden["ep_comm"] = e, h
+        e, h = _overlapped(ep_b, fwd_compute)
+        bwd.busy["ep_comm"], bwd.hidden["ep_comm"] = e, h
+    else:
+        fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
 
     # ZeRO-3 / FSDP: all-gather the layer's parameters before its forward and again before its
     # backward, reduce-scatter its gradients after; prefetched one layer ahead, so only what
@@ -281,12 +318,13 @@ def output_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster, co
     X = T * m.h * ACT_BYTES
     v = m.vocab / sh.tp
     fwd, bwd = Phase(), Phase()
-    logits_fwd = ops.gemm(T, v, m.h)
-    logits_bwd = ops.gemm(T, m.h, v) + ops.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
+    head = ops.bf16()  # the LM head is not an FP8 layer
+    logits_fwd = head.gemm(T, v, m.h)
+    logits_bwd = head.gemm(T, m.h, v) + head.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
     ce_bytes = T * v * 4 * 3  # fp32 logits: softmax read, write, and the gradient
     fwd.busy["compute"] = logits_fwd + ops.memory(2 * X + ce_bytes / 2)
     bwd.busy["compute"] = logits_bwd + ops.memory(3 * X + ce_bytes)
-    bwd.wgrad_s = ops.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
+    bwd.wgrad_s = head.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
     fwd.flops = 2 * T * v * m.h
     bwd.flops = 4 * T * v * m.h
     if sh.tp > 1:

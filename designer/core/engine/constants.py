@@ -156,6 +156,26 @@ class EngineConstants:
     optimizer_bytes_per_param: float = _c(
         32.0, "HBM bytes moved per local parameter by the fused Adam step: read fp32 param, grad, m, v "
         "(16) and write param, m, v (12) and the bf16 copy (2), rounded up", unit="bytes", minimum=0, maximum=1024)
+    # FP8 quantization traffic per element of a GEMM input, by Transformer Engine recipe, beyond
+    # what the BF16 run moves. TE fuses the cast into the kernel that produces the tensor
+    # (LayerNorm, activation, dgrad) when the scale is known beforehand, so that kernel writes
+    # the FP8 copy and the transposed copy for the weight-gradient GEMM (1 + 1 bytes). Current
+    # scaling must see the whole tensor's amax first: the producer writes BF16 and a separate
+    # pass reads it (2) and writes both copies (1 + 1). Block and MX scaling compute their scales
+    # inside the quantize kernel (fused) and add one scale per 128 / 32 values. Sources: TE's
+    # recipe documentation and its cast_transpose / quantize kernels.
+    fp8_cast_bytes_delayed: float = _c(
+        2.0, "Extra HBM bytes per element quantized with delayed scaling (amax from history, fused cast)",
+        unit="bytes", minimum=0, maximum=64)
+    fp8_cast_bytes_tensorwise: float = _c(
+        4.0, "Extra HBM bytes per element with current (per-tensor) scaling: a separate cast pass after the amax",
+        unit="bytes", minimum=0, maximum=64)
+    fp8_cast_bytes_blockwise: float = _c(
+        2.1, "Extra HBM bytes per element with block scaling (one fp32 scale per 128 values, both layouts)",
+        unit="bytes", minimum=0, maximum=64)
+    fp8_cast_bytes_mxfp8: float = _c(
+        2.1, "Extra HBM bytes per element with MXFP8 (one E8M0 scale per 32 values, row- and column-wise copies)",
+        unit="bytes", minimum=0, maximum=64)
     microbatch_overhead_s: float = _c(
         0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(

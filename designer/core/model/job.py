@@ -34,10 +34,10 @@ UNMODELLED_WORKLOAD_KEYS = ("multi_latent_attention", "q_lora_rank", "kv_lora_ra
                             "window_attn_skip_freq")
 UNMODELLED_PARALLELISM_KEYS = ("moe_token_dispatcher_type", "moe_flex_dispatcher_backend",
                                "moe_router_force_load_balancing", "moe_grouped_gemm",
-                               "overlap_moe_expert_parallel_comm", "recompute_modules", "cuda_graph_impl",
+                               "recompute_modules", "cuda_graph_impl",
                                "cuda_graph_scope", "use_megatron_fsdp", "data_parallel_sharding_strategy",
                                "fsdp_double_buffer", "cpu_offloading_num_layers", "cp_comm_type",
-                               "fp8_recipe", "fp8_param_gather", "fp8_dot_product_attention")
+                               )
 
 # Physical ranges (the schema shows them, the loader enforces them): far above any model or
 # cluster built so far, low enough that the engine's arithmetic and lists stay small.

@@ -59,7 +59,35 @@ def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
     spec = doc.spec
     if spec.workload is None and spec.parallelism is None:
         return []
-    return check_job(spec.workload, spec.parallelism, doc.num_gpus(), catalog)[1]
+    problems = check_job(spec.workload, spec.parallelism, doc.num_gpus(), catalog)[1]
+    return problems + fp8_recipe_problems(doc, spec.parallelism, catalog or default_catalog())
+
+
+# The tensor format each Transformer Engine recipe needs (Megatron --fp8-recipe): block scaling of
+# 1x128 / 128x128 tiles and per-tensor scaling run on plain FP8 tensor cores; MXFP8 needs Blackwell's.
+RECIPE_FORMAT = {"delayed": "fp8", "tensorwise": "fp8", "blockwise": "fp8", "mxfp8": "mxfp8"}
+
+
+def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog) -> list[Problem]:
+    """An FP8 recipe the job's accelerators cannot run (MXFP8 on H100): refused, with the recipes
+    they can run."""
+    recipe = parallelism.fp8_recipe if parallelism else None
+    if not recipe:
+        return []
+    names = {n.accelerator for n in doc.nodes}
+    problems = []
+    for name in sorted(names):
+        if catalog.resolve("accelerators", name) is None:
+            continue  # an unknown part is reported by the cluster checks
+        acc = catalog.accelerator(name)
+        if acc.supports(RECIPE_FORMAT[recipe]):
+            continue
+        usable = [r for r, fmt in RECIPE_FORMAT.items() if acc.supports(fmt)]
+        fix = (f"use fp8_recipe: {usable[0]} ({', '.join(usable)} run on {acc.name})" if usable
+               else f"{acc.name} has no FP8 tensor cores: remove fp8_recipe and use precision: bf16")
+        problems.append(Problem(f"fp8_recipe {recipe} needs {RECIPE_FORMAT[recipe]} tensor cores, which "
+                                f"{acc.name} does not have", "spec.parallelism.fp8_recipe", fix=fix))
+    return problems
 
 
 def check_job(workload: Workload | None, parallelism: Parallelism | None, cluster_gpus: int,

@@ -54,6 +54,36 @@ def stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
     return out
 
 
+def param_gather_bytes(job: Job, k: EngineConstants) -> float:
+    """Bytes per parameter of the distributed optimizer's all-gather: FP8 parameters
+    (Megatron --fp8-param-gather, FP8 training only) are gathered in one byte, half of BF16."""
+    if job.parallelism.fp8_param_gather and job.shape.precision == "fp8":
+        return min(k.param_gather_bytes_per_param, FP8_BYTES)
+    return k.param_gather_bytes_per_param
+
+
+FP8_BYTES = 1
+
+
+def _buckets(params: dict[str, list[float]], chunk: int, bucket_params: float) -> int:
+    return sum(max(0, math.ceil(params[kind][chunk] / bucket_params)) for kind in ("dense", "expert")) or 1
+
+
+def bucketed_reduction_end(backward_end: float, backward_s: float, reduce_s: float, buckets: int,
+                           comm_free: float) -> float:
+    """When a chunk's overlapped gradient reduction ends. Megatron's DDP launches a bucket's
+    reduce-scatter as soon as the last micro-batch's backward has produced its gradients, so the
+    buckets become ready evenly through that backward (the last one at its end) and run one after
+    another on the communication stream: the reduction ends no earlier than the stream allows
+    (all of it after the first bucket is ready), and no earlier than the last bucket's own share
+    after the backward ends."""
+    if reduce_s <= 0:
+        return max(comm_free, 0.0)
+    share = reduce_s / buckets
+    first_ready = backward_end - backward_s * (buckets - 1) / buckets
+    return max(max(comm_free, first_ready) + reduce_s, backward_end + share)
+
+
 def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, phases: LayerPhases,
                     pipe: PipelineRun, comm: CommLedger) -> DataParallel:
     m, plan, par = job.shape, job.plan, job.parallelism
@@ -62,7 +92,8 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
     stage_dp = stage_params(job, layout)
     grad_prim = "reduce_scatter" if zero >= 1 else "all_reduce"
-    gb, pb = k.grad_reduce_bytes_per_param, k.param_gather_bytes_per_param
+    gb, pb = k.grad_reduce_bytes_per_param, param_gather_bytes(job, k)
+    bucket_params = max(k.dp_bucket_params, 1_000_000 * plan.dp)
 
     dp_memo: dict[tuple, float] = {}
 
@@ -76,8 +107,7 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
         if params <= 0 or comm.dims[dim].shape.members.shape[1] <= 1:
             value = 0.0
         else:
-            bucket = max(k.dp_bucket_params, 1_000_000 * plan.dp)
-            buckets = max(1, math.ceil(params / bucket))
+            buckets = max(1, math.ceil(params / bucket_params))
             size = params / buckets * nbytes_per_param
             value = buckets * comm(dim, primitive, size)
         dp_memo[key] = value
@@ -86,21 +116,27 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     # gradient reduction, per pattern and stage
     step_end = 0.0
     per_pattern: list[list[StageDP]] = []
-    for sched in pipe.schedules:
+    for pattern, sched in enumerate(pipe.schedules):
         stage_info = []
         for s in range(plan.pp):
             last_compute = sched.stage_end[s]
             t_free = 0.0
             dp_busy = 0.0
             for c in range(plan.vp - 1, -1, -1):  # chunks finish backward in reverse order
-                ready = sched.last_backward_end[s][c] if par.overlap_grad_reduce else last_compute
                 dur = 0.0 if zero3 else dp_time(stage_dp[s]["dense"][c], "dp", grad_prim, gb)
                 if m.experts and not zero3:
                     dur += dp_time(stage_dp[s]["expert"][c], "edp", grad_prim, gb)
-                start = max(ready, t_free)
-                t_free = start + dur
+                if par.overlap_grad_reduce:
+                    end = sched.last_backward_end[s][c]
+                    buckets = _buckets(stage_dp[s], c, bucket_params)
+                    t_free = bucketed_reduction_end(end, pipe.stage_times[pattern][s].bwd[c], dur, buckets, t_free)
+                else:
+                    t_free = max(last_compute, t_free) + dur
                 dp_busy += dur
-            stage_info.append(StageDP(last_compute, max(t_free, last_compute), dp_busy))
+            # the part of the reduction hidden under backward still takes SMs and HBM from it
+            hidden = max(0.0, dp_busy - max(0.0, t_free - last_compute))
+            stage_info.append(StageDP(last_compute, max(t_free, last_compute) + ac.comm_compute_slowdown * hidden,
+                                      dp_busy))
         per_pattern.append(stage_info)
         step_end = max(step_end, max(si.dp_end for si in stage_info))
 
@@ -127,6 +163,8 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
                                                                    max(k.dp_bucket_params, 1_000_000 * plan.dp)))
                  for s in range(plan.pp)]
         ag_exposed = max(first)
+        # the hidden rest slows the forward it runs under, as hidden TP/EP traffic does
+        ag_exposed += ac.comm_compute_slowdown * max(a - first[s] for s, a in enumerate(ag_s))
     else:
         ag_exposed = max(ag_s)
     step_time = step_end + optimizer_s + ag_exposed

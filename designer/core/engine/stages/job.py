@@ -9,7 +9,7 @@ from ...model.catalog import Accelerator, Catalog
 from ...model.document import Document
 from ...model.job import (SHARDING_ZERO_STAGE, UNMODELLED_PARALLELISM_KEYS, UNMODELLED_WORKLOAD_KEYS,
                           Parallelism, Workload, resolve_workload)
-from ...model.plan import ResolvedPlan, check_job
+from ...model.plan import ResolvedPlan, check_job, fp8_recipe_problems
 from ...problems import DesignerError, Problem
 from .. import flops as F
 from ..constants import AcceleratorConstants, accelerator_constants, check_calibration
@@ -45,7 +45,7 @@ def resolve_job(doc: Document, catalog: Catalog) -> Job:
         raise DesignerError(problems)
     par = spec.parallelism or Parallelism()
     plan, plan_problems = check_job(spec.workload, par, doc.num_gpus(), catalog)
-    problems += plan_problems
+    problems += plan_problems + fp8_recipe_problems(doc, par, catalog)
     if problems:
         raise DesignerError(problems)
     w = resolve_workload(spec.workload, catalog.presets())

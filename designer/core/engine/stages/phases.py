@@ -21,7 +21,8 @@ def sharding_of(job: Job, hw: Hardware) -> Sharding:
     par, plan = job.parallelism, job.plan
     flash = uses_flash_attention(hw.ac, par.attention_backend)
     return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
-                    par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3)
+                    par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3,
+                    ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm))
 
 
 def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
@@ -36,6 +37,17 @@ def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
     return ac.gemm_efficiency_best * measured / measured16
 
 
+def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple[float, float]:
+    """(HBM bytes per quantized element, core-attention peak) of an FP8 job: the recipe's cast
+    traffic (Megatron's default recipe is delayed scaling), and attention at the FP8 peak only
+    with FP8 attention kernels. A BF16 job: (0, BF16 peak)."""
+    if job.shape.precision != "fp8":
+        return 0.0, peak16
+    recipe = job.parallelism.fp8_recipe or "delayed"
+    cast = getattr(k, f"fp8_cast_bytes_{recipe}")
+    return cast, (peak if job.parallelism.fp8_dot_product_attention else peak16)
+
+
 def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn) -> LayerPhases:
     m, plan = job.shape, job.plan
     acc, ac = hw.acc, hw.ac
@@ -43,9 +55,10 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     peak = acc.peak_for(m.precision)
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)
+    cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
 
     def phases_for(slowdown: float):
-        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff)
+        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak)
         dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
         moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
         emb = embedding_cost(m, sharding, m.micro_batch, ops, comm)

@@ -1,0 +1,48 @@
+"""The overlap rules of the 2024-26 recipes: bucketed gradient reduction under the last backward,
+and the EP all-to-all hidden behind another micro-batch (overlap_moe_expert_parallel_comm)."""
+import json
+
+import pytest
+
+from designer.core.engine.stages.dp import bucketed_reduction_end
+from tests.conftest import EXAMPLES, run_cli
+
+
+def test_a_reduction_shorter_than_the_backward_leaves_only_its_last_bucket_exposed():
+    # 100 buckets, 1 s of backward ending at t=10, 0.5 s of reduction: only the last bucket's share is left
+    assert bucketed_reduction_end(10.0, 1.0, 0.5, 100, 0.0) == pytest.approx(10.005)
+
+
+def test_a_reduction_longer_than_the_backward_runs_past_it_by_the_difference():
+    # first bucket ready 0.99 s before the end; 3 s of reduction from then
+    assert bucketed_reduction_end(10.0, 1.0, 3.0, 100, 0.0) == pytest.approx(9.01 + 3.0)
+
+
+def test_the_communication_stream_being_busy_delays_the_reduction():
+    assert bucketed_reduction_end(10.0, 1.0, 0.5, 100, 9.8) == pytest.approx(10.3)
+
+
+def test_one_bucket_waits_for_the_whole_backward():
+    assert bucketed_reduction_end(10.0, 1.0, 0.5, 1, 0.0) == pytest.approx(10.5)
+
+
+def _moe(*sets):
+    args = ["evaluate", EXAMPLES / "h100-64gpu-infiniband.yaml", "--json", "--set", "workload.preset=qwen3-30b-a3b",
+            "--set", "parallelism.tensor_model_parallel_size=1", "--set", "parallelism.pipeline_model_parallel_size=1",
+            "--set", "parallelism.expert_model_parallel_size=8", "--set", "workload.global_batch_size=512"]
+    for kv in sets:
+        args += ["--set", kv]
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_overlapping_the_expert_all_to_all_hides_most_of_it():
+    plain = _moe()
+    overlapped = _moe("parallelism.overlap_moe_expert_parallel_comm=true")
+    assert plain["breakdown_s"]["ep_comm"] > 0
+    assert overlapped["breakdown_s"]["ep_comm"] < 0.5 * plain["breakdown_s"]["ep_comm"]
+    assert overlapped["step_time_s"] < plain["step_time_s"]
+    # the hidden traffic still slows the compute it runs under
+    assert overlapped["breakdown_s"]["compute"] > plain["breakdown_s"]["compute"]
+    assert not any("overlap_moe_expert_parallel_comm" in w for w in overlapped["warnings"])

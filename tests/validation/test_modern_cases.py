@@ -1,0 +1,50 @@
+"""Every case of tests/validation/data/published-cases-modern.yaml (2024-26: GB200/GB300 NVL72,
+B200/B300, H100/H200, MI355X; FP8, MXFP8, MoE, long context) through the public CLI, exactly as
+the file gives them (tests/validation/cases.py).
+
+The engine issue's targets are median <= 6 % and worst normal-tolerance case <= 12 %; the engine
+is not there yet on every family (gpt-oss and the long-context runs are predicted too fast, see
+the closing note). These tests hold what it reaches today so that no change makes it worse:
+every case runs (none refused), median <= 10 %, normal-tolerance median <= 6 % and worst <= 14 %.
+One calibration per accelerator and fabric kind lives in the catalog; nothing per case.
+"""
+import statistics
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.validation.cases import MODERN_CASES_FILE, load_cases, run_case
+
+
+@pytest.fixture(scope="module")
+def modern_results(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("modern")
+    return [(case, run_case(case, tmp, run_cli)) for case in load_cases(MODERN_CASES_FILE)["training"]]
+
+
+def _errors(results, tolerance=None):
+    return {case["id"]: r["step_time_s"] / case["step_time_s"] - 1 for case, r in results
+            if tolerance is None or case.get("tolerance", "normal") == tolerance}
+
+
+def test_every_modern_case_runs_and_its_breakdown_adds_up(modern_results):
+    assert len(modern_results) == 34
+    for case, r in modern_results:
+        assert abs(sum(r["breakdown_s"].values()) - r["step_time_s"]) <= 1e-9 * r["step_time_s"], case["id"]
+        assert all(v >= 0 for v in r["breakdown_s"].values()), case["id"]
+
+
+def test_modern_step_time_accuracy_holds(modern_results):
+    errors = _errors(modern_results)
+    table = "\n".join(f"{k:42} {v:+.1%}" for k, v in errors.items())
+    assert statistics.median(abs(e) for e in errors.values()) <= 0.10, table
+    normal = _errors(modern_results, "normal")
+    assert statistics.median(abs(e) for e in normal.values()) <= 0.06, table
+    assert max(abs(e) for e in normal.values()) <= 0.14, table
+
+
+def test_fp8_recipes_the_runs_use_are_costed_not_just_accepted(modern_results):
+    for case, r in modern_results:
+        unmodelled = " ".join(w for w in r["warnings"] if w.startswith("accepted, not modelled"))
+        for key in ("fp8_recipe", "fp8_param_gather", "overlap_moe_expert_parallel_comm"):
+            assert key not in unmodelled, (case["id"], unmodelled)
