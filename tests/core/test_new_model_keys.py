@@ -79,8 +79,11 @@ def test_every_new_key_accepted_by_a_file_and_unmodelled_ones_warned(cluster, tm
     warnings = json.loads(out)["warnings"]
     said = [w for w in warnings if w.startswith("accepted, not modelled: ")]
     assert said, warnings
-    for key in ("window_size", "mtp_num_layers", "cuda_graph_impl", "cp_comm_type"):
+    for key in ("moe_token_dispatcher_type", "fsdp_double_buffer"):  # still not costed: named
         assert key in said[0]
+    for key in ("window_size", "mtp_num_layers", "cuda_graph_impl", "cp_comm_type", "multi_latent_attention",
+                "recompute_modules", "cpu_offloading_num_layers", "moe_grouped_gemm", "fp8_recipe"):
+        assert key not in said[0]  # costed: not in the warning
     # saved and reopened: the keys survive
     code, _, err = run_cli("validate", path)
     assert code == 0, err
@@ -125,9 +128,59 @@ def test_presets_of_2025_26_evaluate(tmp_path, preset):
     assert json.loads(out)["step_time_s"] > 0
 
 
-def test_gpt_oss_preset_warns_its_window_is_not_modelled(cluster):
-    code, out, err = run_cli("evaluate", cluster, "--set", "workload.preset=gpt-oss-120b",
-                             "--set", "workload.num_layers=2", "--set", "parallelism.expert_model_parallel_size=16",
-                             "--json")
+def test_gpt_oss_preset_costs_its_sliding_window(cluster):
+    def run(*extra):
+        code, out, err = run_cli("evaluate", cluster, "--set", "workload.preset=gpt-oss-120b",
+                                 "--set", "workload.num_layers=2", "--set", "parallelism.expert_model_parallel_size=16",
+                                 *extra, "--json")
+        assert code == 0, err
+        return json.loads(out)
+    windowed, full = run(), run("--set", "workload.window_size=[-1, 0]")
+    assert not any("window_size" in w for w in windowed["warnings"])
+    assert windowed["breakdown_s"]["compute"] < full["breakdown_s"]["compute"]
+
+
+def _run(cluster, *sets):
+    args = []
+    for kv in sets:
+        args += ["--set", kv]
+    code, out, err = run_cli("evaluate", cluster, *_base_sets(), *args, "--json")
     assert code == 0, err
-    assert any("window_size" in w for w in json.loads(out)["warnings"])
+    return json.loads(out)
+
+
+def test_the_costed_keys_change_the_prediction_for_their_physical_reason(cluster):
+    base = _run(cluster)
+    # a sliding window attends to fewer keys: less core-attention work
+    window = _run(cluster, "workload.window_size=[127, 0]", "workload.window_attn_skip_freq=2")
+    assert window["breakdown_s"]["compute"] < base["breakdown_s"]["compute"]
+    # an MTP module is one more layer and one more logits head on the last stage
+    mtp = _run(cluster, "workload.mtp_num_layers=1")
+    assert mtp["step_time_s"] > base["step_time_s"]
+    # CUDA graphs remove the launch gaps between kernels
+    graphs = _run(cluster, "parallelism.cuda_graph_impl=full_iteration")
+    assert graphs["breakdown_s"]["compute"] < base["breakdown_s"]["compute"]
+    # selective recompute of more modules recomputes more
+    attn_only = _run(cluster, "parallelism.recompute_granularity=selective")
+    more = _run(cluster, "parallelism.recompute_granularity=selective",
+                "parallelism.recompute_modules=[core_attn, layernorm, mlp]")
+    assert more["breakdown_s"]["recompute"] > attn_only["breakdown_s"]["recompute"] > 0
+    # offloaded activations leave GPU memory
+    offload = _run(cluster, "parallelism.cpu_offloading_num_layers=16")
+    assert offload["memory_gib_per_gpu"]["activations"] < base["memory_gib_per_gpu"]["activations"]
+    # Ulysses all-to-all is exposed where the ring hides behind attention
+    ring = _run(cluster, "parallelism.context_parallel_size=2", "parallelism.cp_comm_type=p2p")
+    ulysses = _run(cluster, "parallelism.context_parallel_size=2", "parallelism.cp_comm_type=a2a")
+    assert ulysses["breakdown_s"]["cp_comm"] != ring["breakdown_s"]["cp_comm"]
+
+
+def test_mla_shrinks_the_attention_weights_and_refuses_unknown_recompute_modules(cluster):
+    small = ["workload.preset=deepseek-v3", "workload.num_layers=4", "workload.first_k_dense_replace=1",
+             "parallelism.expert_model_parallel_size=16", "parallelism.tensor_model_parallel_size=1"]
+    mha = _run(cluster, *small, "workload.multi_latent_attention=false")
+    mla = _run(cluster, *small)
+    # MLA's low-rank projections hold fewer weights than 128 full heads of 128
+    assert mla["memory_gib_per_gpu"]["params"] < mha["memory_gib_per_gpu"]["params"]
+    code, _, err = run_cli("evaluate", cluster, *_base_sets(), "--set", "parallelism.recompute_granularity=selective",
+                           "--set", "parallelism.recompute_modules=[attention]")
+    assert code == 65 and "recompute_modules" in err and "core_attn" in err

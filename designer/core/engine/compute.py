@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .constants import AcceleratorConstants, EngineConstants
-from .flops import ModelShape
+from .flops import ModelShape, core_attention_flops_per_token
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
 KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
@@ -63,6 +63,9 @@ class Sharding:
     flash_attention: bool = True
     zero3: bool = False  # ZeRO-3 / FSDP: gather each layer's parameters before using them
     ep_comm_overlap: bool = False  # EP all-to-all hidden behind another micro-batch's compute
+    recompute_modules: tuple = ("core_attn",)  # what selective recompute re-runs (Megatron's default)
+    grouped_gemm: bool = True  # experts' GEMMs in one grouped kernel (else one launch per local expert)
+    cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
 
 
 class OpCoster:
@@ -148,7 +151,8 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     X_sp = X / t if sh.sequence_parallel else X
 
     # ---- forward GEMMs (M, N, K) and their backward pairs ----
-    gemms = [(T, (m.q + 2 * m.kv) / t, m.h), (T, m.h, m.q / t)]  # QKV, output projection
+    gemms = attention_gemms(m, T, t)  # QKV (or MLA's down/up projections), output projection
+    n_attn = len(gemms)
     expert_gemms: list[tuple[float, float, float, float]] = []  # (M, N, K, count)
     if moe:
         gemms.append((T, m.experts, m.h))  # router (replicated)
@@ -164,18 +168,24 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     # FP8: Transformer Engine quantizes each GEMM's activation input in forward and its output
     # gradient in backward (weights once per step: not charged); the router stays in BF16.
     router = 1 if moe else 0
-    fp8_inputs = sum(M * K for M, _, K in gemms[:2] + gemms[2 + router:]) + sum(M * K * b for M, _, K, b in expert_gemms)
-    fp8_grads = sum(M * N for M, N, _ in gemms[:2] + gemms[2 + router:]) + sum(M * N * b for M, N, _, b in expert_gemms)
+    fp8_gemms = gemms[:n_attn] + gemms[n_attn + router:]
+    fp8_inputs = sum(M * K for M, _, K in fp8_gemms) + sum(M * K * b for M, _, K, b in expert_gemms)
+    fp8_grads = sum(M * N for M, N, _ in fp8_gemms) + sum(M * N * b for M, N, _, b in expert_gemms)
 
-    fwd_gemm = sum(ops.gemm(M, N, K) for M, N, K in gemms) + sum(
+    # Without grouped GEMM (Megatron's SequentialMLP) each local expert's GEMM is its own kernel:
+    # one fixed GEMM cost per expert instead of one per group, three GEMMs each way.
+    per_expert_launch = 0.0 if sh.grouped_gemm or not expert_gemms else (
+        len(expert_gemms) * (expert_gemms[0][3] - 1) * ops.overhead_s * ops.slowdown)
+
+    fwd_gemm = per_expert_launch + sum(ops.gemm(M, N, K) for M, N, K in gemms) + sum(
         ops.gemm(M, N, K, batch) for M, N, K, batch in expert_gemms)
-    dgrad = sum(ops.gemm(M, K, N) for M, N, K in gemms) + sum(
+    dgrad = per_expert_launch + sum(ops.gemm(M, K, N) for M, N, K in gemms) + sum(
         ops.gemm(M, K, N, batch) for M, N, K, batch in expert_gemms)
-    wgrad = sum(ops.gemm(K, N, M, out_bytes=ops.wgrad_out_bytes) for M, N, K in gemms) + sum(
+    wgrad = per_expert_launch + sum(ops.gemm(K, N, M, out_bytes=ops.wgrad_out_bytes) for M, N, K in gemms) + sum(
         ops.gemm(K, N, M, batch, out_bytes=ops.wgrad_out_bytes) for M, N, K, batch in expert_gemms)
     gemm_flops = sum(2 * M * N * K for M, N, K in gemms) + sum(2 * M * N * K * b for M, N, K, b in expert_gemms)
 
-    attn_flops = 2.0 * T * m.s * m.q / t  # causal: half of the s x s scores; CP balances the halves
+    attn_flops = T * core_attention_flops_per_token(m) / t  # CP balances the causal halves
     if sh.flash_attention:
         attn_fwd = ops.attention(attn_flops)
         attn_bwd = ops.attention(attn_flops * ops.ac.attention_backward_flops_factor)
@@ -184,7 +194,8 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
 
     width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if moe else m.f
     act_bytes = (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t
-    mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0))
+    qk_norm = 2 * T * (m.heads * m.qk_dim + m.groups * m.qk_dim) * ACT_BYTES / t if m.qk_norm else 0.0
+    mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0) + qk_norm)
     mem_bwd = 2 * mem_fwd
 
     fwd_compute = fwd_gemm + attn_fwd + mem_fwd + ops.fp8_cast(fp8_inputs)
@@ -207,10 +218,22 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         a2a = comm("ep", "all_to_all", tokens_bytes)
         ep_f = ep_b = 2 * a2a  # dispatch + combine
     cp_f = cp_b = 0.0
+    cp_exposed_f = cp_exposed_b = 0.0  # CP traffic that cannot run under attention
     if c > 1:
-        kv_block = 2 * T * m.kv * ACT_BYTES / t
-        step = comm("cp", "send_recv", kv_block)
-        cp_f, cp_b = (c - 1) * step, 2 * (c - 1) * step
+        kv_block = T * m.kv_comm_width * ACT_BYTES / t
+        if sh.cp_comm == "a2a":
+            # Ulysses: all-to-all Q, K, V to head-sharded full sequences and the output back
+            qkv = T * (m.heads * m.qk_dim / t) * ACT_BYTES + kv_block
+            out_bytes = T * m.heads * m.v_dim / t * ACT_BYTES
+            cp_exposed_f = comm("cp", "all_to_all", qkv) + comm("cp", "all_to_all", out_bytes)
+            cp_exposed_b = cp_exposed_f
+        elif sh.cp_comm == "allgather":
+            # gather every rank's K and V before attention; reduce-scatter their gradients after
+            cp_exposed_f = comm("cp", "all_gather", kv_block * c)
+            cp_exposed_b = cp_exposed_f + comm("cp", "reduce_scatter", kv_block * c)
+        else:  # p2p ring (and a2a+p2p, costed as its ring across the groups)
+            step = comm("cp", "send_recv", kv_block)
+            cp_f, cp_b = (c - 1) * step, 2 * (c - 1) * step
 
     fwd = Phase()
     bwd = Phase()
@@ -236,6 +259,8 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     fwd.busy["cp_comm"], fwd.hidden["cp_comm"] = e, h
     e, h = _overlapped(cp_b, attn_bwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
     bwd.busy["cp_comm"], bwd.hidden["cp_comm"] = e, h
+    fwd.busy["cp_comm"] += cp_exposed_f
+    bwd.busy["cp_comm"] += cp_exposed_b
     if sh.ep_comm_overlap:
         # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
         # backward of another: each dispatch/combine runs under the other's compute, so only the
@@ -273,8 +298,55 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         bwd.busy["dp_comm"] += fwd.busy["dp_comm"]
         bwd.flops += fwd.flops
     elif sh.recompute == "selective":
-        bwd.busy["recompute"] = attn_fwd
-        bwd.flops += attn_flops
+        # Megatron --recompute-modules: each listed module's forward runs again in backward
+        up_proj = [g for g, (_, k_in, shard) in zip(gemms, m.attn_weights) if shard == "col" and k_in != m.h]
+        mlp_gemms = gemms[n_attn + router:]
+        module_s = {
+            "core_attn": (attn_fwd, attn_flops),
+            "layernorm": (ops.memory(2 * 2 * X_sp), 0.0),  # two norms: read and write the hidden state
+            "moe_act": (ops.memory(act_bytes) if moe else 0.0, 0.0),
+            "mla_up_proj": (sum(ops.gemm(*g) for g in up_proj), sum(2 * M * N * K for M, N, K in up_proj)),
+            "mlp": (0.0 if moe else sum(ops.gemm(*g) for g in mlp_gemms) + ops.memory(act_bytes),
+                    0.0 if moe else sum(2 * M * N * K for M, N, K in mlp_gemms)),
+            "moe": (sum(ops.gemm(M, N, K, b) for M, N, K, b in expert_gemms) + ops.memory(act_bytes) if moe else 0.0,
+                    sum(2 * M * N * K * b for M, N, K, b in expert_gemms)),
+            "shared_experts": (sum(ops.gemm(*g) for g in mlp_gemms) if moe else 0.0,
+                               sum(2 * M * N * K for M, N, K in mlp_gemms) if moe else 0.0),
+        }
+        for name in sh.recompute_modules:
+            seconds, flops = module_s.get(name, (0.0, 0.0))
+            bwd.busy["recompute"] += seconds
+            bwd.flops += flops
+    return LayerCost(fwd, bwd)
+
+
+def attention_gemms(m: ModelShape, tokens: float, t: int) -> list[tuple[float, float, float]]:
+    """(M, N, K) of the attention block's projections on one TP rank."""
+    out = []
+    for n, k, shard in m.attn_weights:
+        out.append((tokens, n / t if shard == "col" else n, k / t if shard == "row" else k))
+    return out
+
+
+def mtp_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: "OpCoster", comm: CommFn,
+             k: EngineConstants) -> LayerCost:
+    """One multi-token-prediction module on the last stage: norms and the [embedding; hidden]
+    -> h projection, a decoder layer (MoE when the model's last layers are) and its own logits
+    and loss (Megatron MultiTokenPredictionLayer)."""
+    T = micro_batch * m.s / sh.cp
+    layer = layer_cost(m, sh, micro_batch, m.moe_layers > 0, ops, comm, k)
+    head = output_cost(m, sh, micro_batch, ops, comm)
+    fwd, bwd = Phase(), Phase()
+    fwd.add(layer.fwd)
+    bwd.add(layer.bwd)
+    fwd.add(head.fwd)
+    bwd.add(head.bwd)
+    proj_f = ops.gemm(T, m.h / sh.tp, 2 * m.h)
+    proj_b = ops.gemm(T, 2 * m.h, m.h / sh.tp) + ops.gemm(2 * m.h, m.h / sh.tp, T, out_bytes=ops.wgrad_out_bytes)
+    fwd.busy["compute"] += proj_f
+    bwd.busy["compute"] += proj_b
+    fwd.flops += 2 * T * 2 * m.h * m.h / sh.tp
+    bwd.flops += 4 * T * 2 * m.h * m.h / sh.tp
     return LayerCost(fwd, bwd)
 
 

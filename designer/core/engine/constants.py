@@ -79,6 +79,10 @@ class AcceleratorConstants:
     nvls_supported: bool = _c(
         False, "NVSwitch with NVLink SHARP (third-generation NVSwitch, Hopper and later): NCCL's NVLS algorithm",
         unit="true/false")
+    host_link_gbps: float = _c(
+        512.0, "Accelerator <-> host memory bandwidth per direction, Gb/s, for activation offloading: PCIe "
+        "Gen5 x16 (64 GB/s); Grace-Blackwell parts override it with NVLink-C2C",
+        unit="Gb/s", minimum=1, maximum=100_000)
     comm_compute_slowdown: float = _c(
         0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)",
         unit="fraction", minimum=0, maximum=1.0)
@@ -176,6 +180,11 @@ class EngineConstants:
     fp8_cast_bytes_mxfp8: float = _c(
         2.1, "Extra HBM bytes per element with MXFP8 (one E8M0 scale per 32 values, row- and column-wise copies)",
         unit="bytes", minimum=0, maximum=64)
+    cuda_graph_partial_capture: float = _c(
+        0.5, "Share of the launch gaps (kernel_gap_fraction) CUDA graphs remove when only some modules are "
+        "captured (cuda_graph_scope lists e.g. attn, moe_router, moe_preprocess); whole-layer or full-iteration "
+        "graphs remove them all. Estimate: the attention block issues about half a layer's kernels",
+        **FRACTION)
     microbatch_overhead_s: float = _c(
         0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(

@@ -176,6 +176,16 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     kind_names = ("infiniband", "ethernet", "nvlink", "pcie")
     kind_code = np.fromiter((kind_names.index(l.kind) for l in links), np.int8, n_links)
     network = kind_code <= 1
+    # NVLink switch trays (fabric "nvlink") join the GPUs of a domain; the domain's bandwidth is the
+    # servers' scale-up figure (gpu_domain). They are no part of the scale-out network: no NIC cable,
+    # up-link, pod, latency or SHARP of theirs may enter it, so a design evaluates the same with or
+    # without its trays. They keep their index (switch positions match spec.switches).
+    tray = np.array([s.fabric == "nvlink" for s in switches], dtype=bool)
+    on_tray = np.zeros(n_links, dtype=bool)
+    if tray.any():
+        on_tray = (((a_kind == 2) & tray[np.where(a_kind == 2, a_idx, 0)])
+                   | ((b_kind == 2) & tray[np.where(b_kind == 2, b_idx, 0)]))
+        network &= ~on_tray
     link_cap = bw * 1e9 / 8 * count / slowdown if n_links else np.zeros(0)
 
     # ---- NIC cables: a node on one end, a switch on the other ----
@@ -218,8 +228,10 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_scale_up_kind=node_kind, node_slowdown=np.array([n.slowdown for n in nodes], dtype=float),
         node_accelerator=[n.accelerator for n in nodes], nic_node=nic_node, nic_cap_Bps=np.zeros(total_nics),
         nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
-        switch_ids=[s.id for s in switches], switch_latency_us=np.array([s.latency_us for s in switches]),
-        switch_fabric=[s.fabric for s in switches], switch_sharp=np.array([s.sharp for s in switches], dtype=bool),
+        switch_ids=[s.id for s in switches],
+        switch_latency_us=np.where(tray, 0.0, np.array([s.latency_us for s in switches], dtype=float)),  # trays: 0
+        switch_fabric=[s.fabric for s in switches],
+        switch_sharp=np.array([s.sharp for s in switches], dtype=bool) & ~tray,
         leaf_up_Bps=np.zeros(len(switches)), leaf_up_cables=np.zeros(len(switches), dtype=np.int64),
         leaf_up_links=None, switch_pod=np.full(len(switches), -1, dtype=np.int64), pod_up_Bps=np.zeros(0),
         pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=None, link_ids=[l.id for l in links],
@@ -232,7 +244,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     # ---- switch-to-switch links: up-links of leaves, pods, pod up-links ----
     n_sw = len(switches)
     tier = np.array([TIER_RANK.get(s.tier, 0) for s in switches], dtype=np.int64)
-    ss = np.flatnonzero((a_kind == 2) & (b_kind == 2) & (a_idx != b_idx))
+    ss = np.flatnonzero((a_kind == 2) & (b_kind == 2) & (a_idx != b_idx) & ~on_tray)
     ai, bi = a_idx[ss], b_idx[ss]
     lower = np.where((tier[ai] < tier[bi]) | ((tier[ai] == tier[bi]) & (ai < bi)), ai, bi)
     upper = np.where(lower == ai, bi, ai)
@@ -241,7 +253,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     leaf_up = (is_leaf[lower] & ~is_leaf[upper]) | ((tier[lower] < tier[upper]) & (tier[upper] < 2))
     fabric._uplink = (ss[leaf_up], lower[leaf_up])
     # pods: connected components of leaves and spines (label propagation, a few rounds)
-    label = np.where(tier < 2, np.arange(n_sw), -1)
+    label = np.where((tier < 2) & ~tray, np.arange(n_sw), -1)  # a tray is in no pod
     inside = (tier[lower] < 2) & (tier[upper] < 2)
     lu, uu = lower[inside], upper[inside]
     for _ in range(64):

@@ -7,7 +7,11 @@ causal attention (the s-dependent term counts half the score matrix):
           + 6 * h * [ f*phi*L_dense + (f_e*k*phi + f_sh*phi)*L_moe ]   MLP (phi = 3 SwiGLU, 2 GeLU)
           + 6 * h * V                                          logits
 
-with q = heads x kv_channels and kv = query_groups x kv_channels. MFU counts these model
+with q = heads x kv_channels and kv = query_groups x kv_channels. Multi-latent attention
+(DeepSeek-V3) replaces the QKV projection by its low-rank down/up projections and scores with
+heads x (qk_head_dim + qk_pos_emb_head_dim) against values of v_head_dim; sliding-window layers
+attend to their window instead of half the sequence; MTP layers add a decoder layer, a 2h x h
+projection and a second logits head each (Megatron's formula does the same). MFU counts these model
 FLOPs; HFU adds the recomputed forward passes (selective: the core attention; full: the
 whole layer stack, not the logits). Source: Megatron-LM megatron/training/training.py
 `num_floating_point_operations`; Narayanan et al., SC21, appendix.
@@ -44,6 +48,18 @@ class ModelShape:
     global_batch: int
     micro_batch: int
     precision: str
+    # attention weights as (out N, in K, how TP shards it: col = N/t, row = K/t, rep = whole)
+    attn_weights: tuple = ()
+    qk_dim: int = 0  # per-head query.key width (MLA: nope + rope part)
+    v_dim: int = 0  # per-head value width
+    keys_per_query: float = 0.0  # keys a query attends to, averaged over layers (causal: s/2)
+    mtp_layers: int = 0
+    qk_norm: bool = False
+
+    @property
+    def kv_comm_width(self) -> int:
+        """Key + value width a context-parallel ring passes on (per token)."""
+        return self.groups * (self.qk_dim + self.v_dim) if self.qk_dim else 2 * self.kv
 
     @staticmethod
     def of(w: Workload) -> "ModelShape":
@@ -56,7 +72,34 @@ class ModelShape:
             moe = len(candidates)
         else:
             moe = 0
+        heads = w.num_attention_heads
+        h = w.hidden_size
+        if w.multi_latent_attention:
+            # Megatron MLASelfAttention: down projections are replicated across TP, up
+            # projections split by heads, the output projection by its input (DeepSeek-V3 report).
+            rope = w.qk_pos_emb_head_dim if w.qk_pos_emb_head_dim is not None else 64
+            nope = w.qk_head_dim or head_dim
+            v_dim = w.v_head_dim or head_dim
+            qk_dim = nope + rope
+            q_weights = ([(w.q_lora_rank, h, "rep"), (heads * qk_dim, w.q_lora_rank, "col")] if w.q_lora_rank
+                         else [(heads * qk_dim, h, "col")])
+            kv_lora = w.kv_lora_rank or 512
+            attn_weights = tuple(q_weights + [(kv_lora + rope, h, "rep"), (heads * (nope + v_dim), kv_lora, "col"),
+                                              (h, heads * v_dim, "row")])
+            groups = heads  # MLA's up projection gives every head its own keys and values
+        else:
+            qk_dim = v_dim = head_dim
+            attn_weights = ((heads * head_dim + 2 * groups * head_dim, h, "col"), (h, heads * head_dim, "row"))
+        keys = w.seq_length / 2  # causal: a query sees half the sequence on average
+        window = (w.window_size or [-1])[0]
+        if window is not None and window >= 0 and window + 1 < w.seq_length:
+            # a left window of w tokens: w + 1 keys, fewer for the first w queries
+            windowed = (window + 1) - (window + 1) ** 2 / (2 * w.seq_length)
+            full_share = 1 / w.window_attn_skip_freq if w.window_attn_skip_freq else 0.0
+            keys = full_share * keys + (1 - full_share) * windowed
         return ModelShape(
+            attn_weights=attn_weights, qk_dim=qk_dim, v_dim=v_dim, keys_per_query=keys,
+            mtp_layers=w.mtp_num_layers or 0, qk_norm=bool(w.qk_layernorm),
             layers=w.num_layers, dense_layers=w.num_layers - moe, moe_layers=moe, h=w.hidden_size,
             q=w.num_attention_heads * head_dim, kv=groups * head_dim, heads=w.num_attention_heads, groups=groups,
             head_dim=head_dim, f=w.ffn_hidden_size or 4 * w.hidden_size,
@@ -71,14 +114,26 @@ class ModelShape:
         return index >= self.dense_layers  # MoE layers are the last moe_layers (first_k_dense_replace)
 
 
+def attention_weight_count(m: ModelShape) -> float:
+    return float(sum(n * k for n, k, _ in m.attn_weights))
+
+
 def attention_flops_per_token(m: ModelShape) -> float:
     """Forward FLOPs of one attention block per token (projections + causal core)."""
-    return 2 * (m.h * (m.q + 2 * m.kv) + m.q * m.h) + 2 * m.q * m.s
+    return 2 * attention_weight_count(m) + core_attention_flops_per_token(m)
 
 
 def core_attention_flops_per_token(m: ModelShape) -> float:
-    """Forward FLOPs of QK^T and AV per token, causal (half the score matrix)."""
-    return 2 * m.q * m.s
+    """Forward FLOPs of QK^T and AV per token: 2 x heads x (qk + v width) per key attended
+    (causal: half the sequence, a sliding window: its width)."""
+    return 2 * m.heads * (m.qk_dim + m.v_dim) * m.keys_per_query
+
+
+def mtp_flops_per_token(m: ModelShape) -> float:
+    """Forward FLOPs of the multi-token-prediction layers: each a decoder layer (MoE when the
+    model's last layers are), the 2h -> h projection of [embedding; hidden] and its own logits."""
+    layer = attention_flops_per_token(m) + mlp_flops_per_token(m, m.moe_layers > 0)
+    return m.mtp_layers * (layer + 2 * 2 * m.h * m.h + logits_flops_per_token(m))
 
 
 def mlp_flops_per_token(m: ModelShape, moe: bool) -> float:
@@ -94,7 +149,7 @@ def logits_flops_per_token(m: ModelShape) -> float:
 def model_flops_per_token(m: ModelShape) -> float:
     """Forward + backward FLOPs per token, no recomputation (Megatron's formula)."""
     fwd = (m.layers * attention_flops_per_token(m) + m.dense_layers * mlp_flops_per_token(m, False)
-           + m.moe_layers * mlp_flops_per_token(m, True) + logits_flops_per_token(m))
+           + m.moe_layers * mlp_flops_per_token(m, True) + logits_flops_per_token(m) + mtp_flops_per_token(m))
     return 3 * fwd
 
 
@@ -114,13 +169,15 @@ def step_model_flops(m: ModelShape) -> float:
 
 def parameter_count(m: ModelShape) -> dict[str, float]:
     """Parameters by part (embedding counted once, output layer apart when untied)."""
-    attn = m.h * (m.q + 2 * m.kv) + m.q * m.h + 2 * m.h  # projections + 2 norms
+    attn = attention_weight_count(m) + 2 * m.h  # projections + 2 norms
     dense_mlp = m.h * m.f * m.phi
     expert = m.h * m.f_expert * m.phi
     moe_mlp = m.experts * expert + m.h * m.f_shared * m.phi + m.h * m.experts  # + router
+    mtp_mlp = moe_mlp if m.moe_layers else dense_mlp
     return {
         "embedding": m.vocab * m.h,
         "output": m.vocab * m.h if m.untied else 0.0,
-        "layers": m.layers * attn + m.dense_layers * dense_mlp + m.moe_layers * moe_mlp,
-        "experts": m.moe_layers * m.experts * expert,
+        "layers": (m.layers * attn + m.dense_layers * dense_mlp + m.moe_layers * moe_mlp
+                   + m.mtp_layers * (attn + mtp_mlp + 2 * m.h * m.h)),
+        "experts": (m.moe_layers + (m.mtp_layers if m.moe_layers else 0)) * m.experts * expert,
     }

@@ -47,7 +47,7 @@ def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: 
 
 @functools.lru_cache(maxsize=4096)
 def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers: tuple) -> tuple[float, float]:
-    attn = (m.h * (m.q + 2 * m.kv) + m.q * m.h) / tp + 2 * m.h
+    attn = sum(n * k / (tp if shard != "rep" else 1) for n, k, shard in m.attn_weights) + 2 * m.h
     dense_mlp = m.h * m.f * m.phi / tp
     shared = m.h * m.f_shared * m.phi / tp
     experts_local = max(1, m.experts // ep) if m.experts else 0
@@ -64,6 +64,11 @@ def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage:
         dense += m.vocab * m.h / tp
     if stage == pp - 1 and (m.untied or pp > 1):
         dense += m.vocab * m.h / tp  # the output layer (a tied copy lives on the last stage too)
+    if stage == pp - 1 and m.mtp_layers:  # MTP modules sit after the last decoder layer
+        mlp = (shared + m.h * m.experts) if m.moe_layers else dense_mlp
+        dense += m.mtp_layers * (attn + mlp + 2 * m.h * m.h / tp)
+        if m.moe_layers:
+            expert_params += m.mtp_layers * expert
     return dense, expert_params
 
 
@@ -75,9 +80,14 @@ def activation_bytes_per_layer(m: ModelShape, tp: int, cp: int, sp: bool, recomp
         return 2 * sbh / (tp if sp else 1)
     ffn = m.f if not m.experts else max(m.f_expert * m.topk, m.f_shared)
     scores = 0.0 if flash or recompute == "selective" else 5 * m.heads * s * m.s * micro_batch / tp
+    # FP8 training keeps the inputs of the four linear layers (QKV, projection, FC1, FC2) for the
+    # weight gradient in FP8: 1 byte instead of 2 (Transformer Engine saves the quantized copy)
+    fp8 = m.precision == "fp8"
     if sp:
-        return sbh * (18 + 4 * ffn / m.h) / tp + scores
-    return sbh * (10 + (8 + 4 * ffn / m.h) / tp) + scores
+        saved_fp8 = (3 + ffn / m.h) if fp8 else 0.0
+        return sbh * (18 + 4 * ffn / m.h - saved_fp8) / tp + scores
+    saved_fp8 = (2 + (1 + ffn / m.h) / tp) if fp8 else 0.0
+    return sbh * (10 + (8 + 4 * ffn / m.h) / tp - saved_fp8) + scores
 
 
 def in_flight(schedule: str, m_micro: int, p: int, v: int) -> float:
@@ -115,7 +125,9 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
         per_layer_act = activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel,
                                                    par.recompute_granularity, m.micro_batch, flash)
         flight = in_flight(par.pipeline_schedule, plan.num_microbatches, plan.pp, plan.vp)
-        acts = per_layer_act * len(layers) * flight
+        # Megatron --cpu-offloading-num-layers: those layers' activations wait in host memory
+        offloaded = min(par.cpu_offloading_num_layers or 0, max(0, len(layers) - 1))
+        acts = per_layer_act * (len(layers) - offloaded) * flight
         if par.recompute_granularity == "full":  # one layer's full activations while recomputing
             acts += activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none", m.micro_batch, flash)
         if stage == plan.pp - 1:

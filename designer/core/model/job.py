@@ -29,15 +29,11 @@ CP_COMM_TYPES = ("p2p", "a2a", "allgather", "a2a+p2p")
 FP8_RECIPES = ("delayed", "tensorwise", "blockwise", "mxfp8")
 # Keys of the 2025-26 recipes the engine accepts but does not model yet: the result names them
 # (the Megatron-FSDP pair is costed through zero_stage where the two agree, stages/job.py).
-UNMODELLED_WORKLOAD_KEYS = ("multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim",
-                            "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers", "qk_layernorm", "window_size",
-                            "window_attn_skip_freq")
+UNMODELLED_WORKLOAD_KEYS = ()  # MLA, MTP, qk_layernorm and sliding windows are costed (engine/flops.py)
 UNMODELLED_PARALLELISM_KEYS = ("moe_token_dispatcher_type", "moe_flex_dispatcher_backend",
-                               "moe_router_force_load_balancing", "moe_grouped_gemm",
-                               "recompute_modules", "cuda_graph_impl",
-                               "cuda_graph_scope", "use_megatron_fsdp", "data_parallel_sharding_strategy",
-                               "fsdp_double_buffer", "cpu_offloading_num_layers", "cp_comm_type",
-                               )
+                               "moe_router_force_load_balancing",
+                               "use_megatron_fsdp", "data_parallel_sharding_strategy",
+                               "fsdp_double_buffer")
 
 # Physical ranges (the schema shows them, the loader enforces them): far above any model or
 # cluster built so far, low enough that the engine's arithmetic and lists stay small.

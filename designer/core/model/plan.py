@@ -63,6 +63,9 @@ def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
     return problems + fp8_recipe_problems(doc, spec.parallelism, catalog or default_catalog())
 
 
+# Megatron-LM --recompute-modules (transformer_config.py)
+RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts")
+
 # The tensor format each Transformer Engine recipe needs (Megatron --fp8-recipe): block scaling of
 # 1x128 / 128x128 tiles and per-tensor scaling run on plain FP8 tensor cores; MXFP8 needs Blackwell's.
 RECIPE_FORMAT = {"delayed": "fp8", "tensorwise": "fp8", "blockwise": "fp8", "mxfp8": "mxfp8"}
@@ -107,6 +110,11 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
         out.append(problem)
         if rule and vary:
             to_suggest.append((problem, rule, vary, fix))
+
+    for module in (parallelism.recompute_modules or []) if parallelism else []:
+        if module not in RECOMPUTE_MODULES:
+            bad("spec.parallelism.recompute_modules", f"{module!r} is not a module Megatron recomputes",
+                fix="use some of " + ", ".join(RECOMPUTE_MODULES))
 
     par = parallelism or Parallelism()
     if workload is None:

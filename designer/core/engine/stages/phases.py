@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, output_cost
+from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
 from ..constants import EngineConstants, uses_flash_attention
+from ..memory import activation_bytes_per_layer
 from .job import Hardware, Job
 from .layout import Layout
 
@@ -22,7 +23,9 @@ def sharding_of(job: Job, hw: Hardware) -> Sharding:
     flash = uses_flash_attention(hw.ac, par.attention_backend)
     return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
                     par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3,
-                    ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm))
+                    ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm),
+                    recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
+                    grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p")
 
 
 def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
@@ -48,6 +51,18 @@ def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple
     return cast, (peak if job.parallelism.fp8_dot_product_attention else peak16)
 
 
+def launch_gap_share(job: Job, k: EngineConstants) -> float:
+    """Share of the kernel launch gaps left: CUDA graphs replay captured kernels without the
+    host launching each one (Megatron --cuda-graph-impl / --cuda-graph-scope)."""
+    impl = job.parallelism.cuda_graph_impl
+    if impl in (None, "none"):
+        return 1.0
+    scope = job.parallelism.cuda_graph_scope
+    if impl == "full_iteration" or not scope or "full" in scope:
+        return 0.0
+    return 1.0 - k.cuda_graph_partial_capture
+
+
 def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn) -> LayerPhases:
     m, plan = job.shape, job.plan
     acc, ac = hw.acc, hw.ac
@@ -63,6 +78,9 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
         emb = embedding_cost(m, sharding, m.micro_batch, ops, comm)
         out = output_cost(m, sharding, m.micro_batch, ops, comm)
+        if m.mtp_layers:  # Megatron places the MTP modules with the loss, on the last stage
+            out.fwd.add(mtp_cost(m, sharding, m.micro_batch, ops, comm, k).fwd, m.mtp_layers)
+            out.bwd.add(mtp_cost(m, sharding, m.micro_batch, ops, comm, k).bwd, m.mtp_layers)
         return dense, moe, emb, out
 
     cache_phase: dict[float, tuple] = {}  # stages of equal slowdown cost the same
@@ -89,7 +107,17 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
                 if s == plan.pp - 1 and c == plan.vp - 1:
                     fwd.add(out.fwd)
                     bwd.add(out.bwd)
-                gap = 1.0 + ac.kernel_gap_fraction
+                offloaded = min(job.parallelism.cpu_offloading_num_layers or 0, max(0, len(layers) - 1))
+                if offloaded:
+                    # each offloaded layer's activations go to host memory during the next layer's
+                    # forward and come back during the previous layer's backward: only what that
+                    # layer's compute cannot cover stalls it
+                    xfer = activation_bytes_per_layer(m, plan.tp, plan.cp, sharding.sequence_parallel,
+                                                      sharding.recompute, m.micro_batch, sharding.flash_attention)
+                    xfer_s = xfer / (ac.host_link_gbps * 1e9 / 8)
+                    fwd.busy["compute"] += offloaded * max(0.0, xfer_s - dense.fwd.total_s)
+                    bwd.busy["compute"] += offloaded * max(0.0, xfer_s - dense.bwd.total_s)
+                gap = 1.0 + ac.kernel_gap_fraction * launch_gap_share(job, k)
                 for ph in (fwd, bwd):
                     ph.busy["compute"] *= gap
                     ph.busy["recompute"] *= gap
