@@ -14,8 +14,10 @@ from designer.core.model.catalog import load_catalog
 from tests.conftest import EXAMPLES, run_cli
 
 CLUSTER = EXAMPLES / "h100-64gpu-infiniband.yaml"
+# as the measured runs are set up (NeMo recipes): sequence parallel with TP communication overlap
 LLAMA70_TP8_PP4 = ["workload.preset=llama3-70b", "workload.global_batch_size=1024",
-                   "parallelism.tensor_model_parallel_size=8", "parallelism.pipeline_model_parallel_size=4"]
+                   "parallelism.tensor_model_parallel_size=8", "parallelism.pipeline_model_parallel_size=4",
+                   "parallelism.sequence_parallel=true", "parallelism.tp_comm_overlap=true"]
 
 
 def step_time_s(precision: str) -> float:

@@ -185,6 +185,12 @@ class EngineConstants:
         "captured (cuda_graph_scope lists e.g. attn, moe_router, moe_preprocess); whole-layer or full-iteration "
         "graphs remove them all. Estimate: the attention block issues about half a layer's kernels",
         **FRACTION)
+    rank_speed_cv: float = _c(
+        0.025, "Spread of identical GPUs' speed within one job (coefficient of variation): a synchronous "
+        "step waits for the slowest of N, about cv x sqrt(2 ln N) behind the mean. Fitted to the weak-scaling "
+        "series DGXC-GPT3-175B 128 -> 2048 GPUs (+2.2% measured); Sinha et al., 'Not All GPUs Are Created "
+        "Equal' (SC'22) measure several per cent of GPU-to-GPU variation on large clusters",
+        unit="fraction", minimum=0, maximum=0.5)
     microbatch_overhead_s: float = _c(
         0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(

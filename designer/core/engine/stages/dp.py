@@ -32,6 +32,7 @@ class DataParallel:
     optimizer_s: float  # the slowest stage's optimizer step, the gradient norm and the step overhead
     ag_exposed: float  # the part of the all-gather that follows the optimizer
     step_time: float
+    tail_s: float = 0.0  # the expected wait for the slowest rank (imbalance_wait in the breakdown)
 
 
 def stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
@@ -84,6 +85,34 @@ def bucketed_reduction_end(backward_end: float, backward_s: float, reduce_s: flo
     return max(max(comm_free, first_ready) + reduce_s, backward_end + share)
 
 
+# The most the other dimensions' traffic may take of a NIC the gradient reduction shares
+MAX_NIC_SHARE = 0.9
+
+
+def nic_crossing_dims(comm: CommLedger) -> set[str]:
+    """Dimensions whose groups leave the NVLink domain (their traffic uses the NICs). Empty
+    when the gradient reduction itself stays inside the domain: nothing to share."""
+    def crosses(dim: str) -> bool:
+        model = comm.dims.get(dim)
+        return model is not None and bool((model.shape.n_nodes > 1).any())
+    if not (crosses("dp") or crosses("edp")):
+        return set()
+    return {dim for dim in ("ep", "cp", "pp", "tp") if crosses(dim)}
+
+
+def nic_share_of_other_dims(backward, p2p_s: float, crossing: set[str]) -> float:
+    """Share of the NICs' time that a chunk's backward spends on its own EP / CP / TP / PP
+    traffic: while the gradient buckets drain under that backward they get only the rest
+    (contention across dimensions, costed together rather than each dimension alone)."""
+    if not crossing or backward.total_s <= 0:
+        return 0.0
+    busy = sum(backward.busy.get(f"{d}_comm", 0.0) + backward.hidden.get(f"{d}_comm", 0.0)
+               for d in ("ep", "cp", "tp") if d in crossing)
+    if "pp" in crossing:
+        busy += p2p_s
+    return min(MAX_NIC_SHARE, busy / backward.total_s)
+
+
 def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, phases: LayerPhases,
                     pipe: PipelineRun, comm: CommLedger) -> DataParallel:
     m, plan, par = job.shape, job.plan, job.parallelism
@@ -96,6 +125,7 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     bucket_params = max(k.dp_bucket_params, 1_000_000 * plan.dp)
 
     dp_memo: dict[tuple, float] = {}
+    crossing = nic_crossing_dims(comm)
 
     def dp_time(params: float, dim: str, primitive: str, nbytes_per_param: float) -> float:
         """Bucketed: ceil(params / bucket) collectives of one bucket each, over `dim`'s groups
@@ -129,6 +159,8 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
                 if par.overlap_grad_reduce:
                     end = sched.last_backward_end[s][c]
                     buckets = _buckets(stage_dp[s], c, bucket_params)
+                    # under the backward the NICs also carry that backward's own EP/CP/PP traffic
+                    dur /= 1.0 - nic_share_of_other_dims(phases.chunks[pattern][s][c][1], pipe.p2p_s, crossing)
                     t_free = bucketed_reduction_end(end, pipe.stage_times[pattern][s].bwd[c], dur, buckets, t_free)
                 else:
                     t_free = max(last_compute, t_free) + dur
@@ -167,5 +199,17 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
         ag_exposed += ac.comm_compute_slowdown * max(a - first[s] for s, a in enumerate(ag_s))
     else:
         ag_exposed = max(ag_s)
-    step_time = step_end + optimizer_s + ag_exposed
-    return DataParallel(per_pattern, step_end, ag_s, optimizer_s, ag_exposed, step_time)
+    tail_s = slowest_rank_tail_s(plan.num_gpus, max(si.last_compute for info in per_pattern for si in info), k)
+    step_time = step_end + optimizer_s + ag_exposed + tail_s
+    return DataParallel(per_pattern, step_end, ag_s, optimizer_s, ag_exposed, step_time, tail_s)
+
+
+def slowest_rank_tail_s(num_gpus: int, compute_s: float, k: EngineConstants) -> float:
+    """The expected wait for the slowest of N GPUs: every collective waits for its last rank,
+    and identical GPUs still run a little apart (clocks under power and thermal limits, memory
+    refresh, host noise). With a spread of cv per GPU the slowest of N is about
+    cv * sqrt(2 ln N) behind the mean (the maximum of N normal draws), so a synchronous step
+    slows as the job grows: the cost of weak scaling the rest of the engine does not see."""
+    if num_gpus < 2 or k.rank_speed_cv <= 0:
+        return 0.0
+    return compute_s * k.rank_speed_cv * math.sqrt(2.0 * math.log(num_gpus))
