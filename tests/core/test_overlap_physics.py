@@ -46,3 +46,14 @@ def test_overlapping_the_expert_all_to_all_hides_most_of_it():
     # the hidden traffic still slows the compute it runs under
     assert overlapped["breakdown_s"]["compute"] > plain["breakdown_s"]["compute"]
     assert not any("overlap_moe_expert_parallel_comm" in w for w in overlapped["warnings"])
+
+
+def test_the_backwards_own_traffic_slows_the_reduction_only_while_the_backward_runs():
+    # half the links for 1 s of backward, then all of them: 0.5 s done under it, 1.5 s after
+    assert bucketed_reduction_end(10.0, 1.0, 2.0, 100, 0.0, rate_during_backward=0.5) == pytest.approx(
+        10.0 + 2.0 - 0.99 * 0.5)
+    # a short reduction stays under the backward, stretched
+    assert bucketed_reduction_end(10.0, 1.0, 0.2, 100, 0.0, rate_during_backward=0.5) == pytest.approx(10.002)
+    # never later than running it all after the backward
+    for rate in (0.1, 0.5, 0.9):
+        assert bucketed_reduction_end(10.0, 1.0, 3.0, 10, 0.0, rate_during_backward=rate) <= 13.0

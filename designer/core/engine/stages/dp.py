@@ -71,18 +71,24 @@ def _buckets(params: dict[str, list[float]], chunk: int, bucket_params: float) -
 
 
 def bucketed_reduction_end(backward_end: float, backward_s: float, reduce_s: float, buckets: int,
-                           comm_free: float) -> float:
+                           comm_free: float, rate_during_backward: float = 1.0) -> float:
     """When a chunk's overlapped gradient reduction ends. Megatron's DDP launches a bucket's
     reduce-scatter as soon as the last micro-batch's backward has produced its gradients, so the
     buckets become ready evenly through that backward (the last one at its end) and run one after
-    another on the communication stream: the reduction ends no earlier than the stream allows
-    (all of it after the first bucket is ready), and no earlier than the last bucket's own share
-    after the backward ends."""
+    another on the communication stream: the reduction starts when the first bucket is ready and
+    ends no earlier than the last bucket's own share after the backward. While the backward runs
+    the reduction gets `rate_during_backward` of the links (the backward's own traffic takes the
+    rest); after it, all of them."""
     if reduce_s <= 0:
         return max(comm_free, 0.0)
     share = reduce_s / buckets
-    first_ready = backward_end - backward_s * (buckets - 1) / buckets
-    return max(max(comm_free, first_ready) + reduce_s, backward_end + share)
+    start = max(comm_free, backward_end - backward_s * (buckets - 1) / buckets)
+    if start >= backward_end or rate_during_backward >= 1.0:
+        end = start + reduce_s
+    else:
+        done = min(reduce_s, (backward_end - start) * rate_during_backward)
+        end = start + done / rate_during_backward if done >= reduce_s else backward_end + (reduce_s - done)
+    return max(end, backward_end + share)
 
 
 # The most the other dimensions' traffic may take of a NIC the gradient reduction shares
@@ -160,8 +166,9 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
                     end = sched.last_backward_end[s][c]
                     buckets = _buckets(stage_dp[s], c, bucket_params)
                     # under the backward the NICs also carry that backward's own EP/CP/PP traffic
-                    dur /= 1.0 - nic_share_of_other_dims(phases.chunks[pattern][s][c][1], pipe.p2p_s, crossing)
-                    t_free = bucketed_reduction_end(end, pipe.stage_times[pattern][s].bwd[c], dur, buckets, t_free)
+                    share = nic_share_of_other_dims(phases.chunks[pattern][s][c][1], pipe.p2p_s, crossing)
+                    t_free = bucketed_reduction_end(end, pipe.stage_times[pattern][s].bwd[c], dur, buckets, t_free,
+                                                    rate_during_backward=1.0 - share)
                 else:
                     t_free = max(last_compute, t_free) + dur
                 dp_busy += dur
