@@ -85,6 +85,7 @@ class OpCoster:
         # FP8: HBM bytes per element Transformer Engine moves to quantize a GEMM input (0 in BF16)
         self.fp8_cast_bytes = fp8_cast_bytes
         self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown) if fp8_cast_bytes else None
+        # (a low-precision job is one with cast traffic; its LM head and BF16-kept layers use bf16())
         self._bf16: OpCoster | None = None
         self.wgrad_out_bytes = ac.wgrad_output_bytes
         self.bytes_per_s = hbm_tbps * 1e12 * ac.hbm_efficiency

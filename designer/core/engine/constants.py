@@ -180,6 +180,14 @@ class EngineConstants:
     fp8_cast_bytes_mxfp8: float = _c(
         2.1, "Extra HBM bytes per element with MXFP8 (one E8M0 scale per 32 values, row- and column-wise copies)",
         unit="bytes", minimum=0, maximum=64)
+    fp4_cast_bytes_nvfp4: float = _c(
+        1.6, "Extra HBM bytes per element quantized to NVFP4: both 4-bit copies (0.5 + 0.5), an E4M3 scale per "
+        "16 values, and the random Hadamard transform NVIDIA's recipe applies to the weight-gradient "
+        "inputs (about half a pass); Transformer Engine NVFP4 recipe documentation",
+        unit="bytes", minimum=0, maximum=64)
+    fp4_cast_bytes_mxfp4: float = _c(
+        1.1, "Extra HBM bytes per element quantized to MXFP4: both 4-bit copies and an E8M0 scale per 32 values",
+        unit="bytes", minimum=0, maximum=64)
     cuda_graph_partial_capture: float = _c(
         0.5, "Share of the launch gaps (kernel_gap_fraction) CUDA graphs remove when only some modules are "
         "captured (cuda_graph_scope lists e.g. attn, moe_router, moe_preprocess); whole-layer or full-iteration "

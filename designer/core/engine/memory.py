@@ -82,12 +82,11 @@ def activation_bytes_per_layer(m: ModelShape, tp: int, cp: int, sp: bool, recomp
     scores = 0.0 if flash or recompute == "selective" else 5 * m.heads * s * m.s * micro_batch / tp
     # FP8 training keeps the inputs of the four linear layers (QKV, projection, FC1, FC2) for the
     # weight gradient in FP8: 1 byte instead of 2 (Transformer Engine saves the quantized copy)
-    fp8 = m.precision == "fp8"
+    # (FP4: half a byte plus scales, 1.5 of every 2 bytes saved)
+    saved = {"fp8": 0.5, "fp4": 0.7}.get(m.precision, 0.0)  # share of the 2 BF16 bytes saved
     if sp:
-        saved_fp8 = (3 + ffn / m.h) if fp8 else 0.0
-        return sbh * (18 + 4 * ffn / m.h - saved_fp8) / tp + scores
-    saved_fp8 = (2 + (1 + ffn / m.h) / tp) if fp8 else 0.0
-    return sbh * (10 + (8 + 4 * ffn / m.h) / tp - saved_fp8) + scores
+        return sbh * (18 + 4 * ffn / m.h - saved * (6 + 2 * ffn / m.h)) / tp + scores
+    return sbh * (10 + (8 + 4 * ffn / m.h) / tp - saved * (4 + (2 + 2 * ffn / m.h) / tp)) + scores
 
 
 def in_flight(schedule: str, m_micro: int, p: int, v: int) -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .spec import spec_field
 
-PRECISIONS = ("bf16", "fp16", "fp8")
+PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
 ATTENTION_BACKENDS = ("auto", "flash", "unfused")
@@ -27,6 +27,8 @@ SHARDING_ZERO_STAGE = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads
 CP_COMM_TYPES = ("p2p", "a2a", "allgather", "a2a+p2p")
 # Transformer Engine's FP8 scaling recipes (Megatron --fp8-recipe)
 FP8_RECIPES = ("delayed", "tensorwise", "blockwise", "mxfp8")
+# Transformer Engine's FP4 recipes (Megatron --fp4-recipe; --fp4-format e2m1)
+FP4_RECIPES = ("nvfp4", "mxfp4")
 # Keys of the 2025-26 recipes the engine accepts but does not model yet: the result names them
 # (the Megatron-FSDP pair is costed through zero_stage where the two agree, stages/job.py).
 UNMODELLED_WORKLOAD_KEYS = ()  # MLA, MTP, qk_layernorm and sliding windows are costed (engine/flops.py)
@@ -193,6 +195,17 @@ class Parallelism:
                                                "(Megatron --fp8-param-gather)")
     fp8_dot_product_attention: bool | None = spec_field(None, doc="FP8 attention kernels (Transformer Engine; "
                                                         "Megatron-Bridge setting)")
+    fp4_recipe: str | None = spec_field(None, doc="FP4 scaling recipe with workload precision: fp4 (Megatron "
+                                        "--fp4-recipe; NVFP4: 16-value blocks with an E4M3 scale)", enum=FP4_RECIPES)
+    fp4_param_gather: bool | None = spec_field(None, doc="Parameters all-gathered in FP4 (Megatron --fp4-param-gather)")
+    first_last_layers_bf16: bool | None = spec_field(None, doc="Keep the first and last decoder layers in BF16 in an "
+                                                     "FP8/FP4 run (Megatron --first-last-layers-bf16)")
+    num_layers_at_start_in_bf16: int | None = spec_field(None, doc="With first_last_layers_bf16: layers kept in BF16 "
+                                                         "at the start (Megatron's default 1)", minimum=0,
+                                                         maximum=MAX_LAYERS)
+    num_layers_at_end_in_bf16: int | None = spec_field(None, doc="With first_last_layers_bf16: layers kept in BF16 "
+                                                       "at the end (Megatron's default 1)", minimum=0,
+                                                       maximum=MAX_LAYERS)
 
 
 def parse_rank_order(order: str) -> list[str] | None:

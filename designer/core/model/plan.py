@@ -71,14 +71,17 @@ RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", 
 RECIPE_FORMAT = {"delayed": "fp8", "tensorwise": "fp8", "blockwise": "fp8", "mxfp8": "mxfp8"}
 
 
+FP4_RECIPE_FORMAT = {"nvfp4": "nvfp4", "mxfp4": "mxfp4"}
+
+
 def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog) -> list[Problem]:
-    """An FP8 recipe the job's accelerators cannot run (MXFP8 on H100): refused, with the recipes
-    they can run."""
+    """An FP8 or FP4 recipe the job's accelerators cannot run (MXFP8 on H100, NVFP4 on anything
+    before Blackwell): refused, with what they can run."""
+    names = {n.accelerator for n in doc.nodes}
+    problems = fp4_problems(doc, parallelism, catalog, names)
     recipe = parallelism.fp8_recipe if parallelism else None
     if not recipe:
-        return []
-    names = {n.accelerator for n in doc.nodes}
-    problems = []
+        return problems
     for name in sorted(names):
         if catalog.resolve("accelerators", name) is None:
             continue  # an unknown part is reported by the cluster checks
@@ -90,6 +93,32 @@ def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog) 
                else f"{acc.name} has no FP8 tensor cores: remove fp8_recipe and use precision: bf16")
         problems.append(Problem(f"fp8_recipe {recipe} needs {RECIPE_FORMAT[recipe]} tensor cores, which "
                                 f"{acc.name} does not have", "spec.parallelism.fp8_recipe", fix=fix))
+    return problems
+
+
+def fp4_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: set[str]) -> list[Problem]:
+    try:
+        workload = resolved_workload(doc, catalog)
+    except Exception:  # an unresolvable workload is reported by check_job
+        return []
+    if workload is None or workload.precision != "fp4":
+        return []
+    recipe = (parallelism.fp4_recipe if parallelism else None) or "nvfp4"
+    problems = []
+    for name in sorted(names):
+        if catalog.resolve("accelerators", name) is None:
+            continue
+        acc = catalog.accelerator(name)
+        if acc.supports(FP4_RECIPE_FORMAT[recipe]) and "fp4" in acc.peak_tflops:
+            continue
+        usable = [r for r, fmt in FP4_RECIPE_FORMAT.items() if acc.supports(fmt)]
+        if usable and "fp4" in acc.peak_tflops:
+            problems.append(Problem(f"fp4_recipe {recipe} needs {recipe} tensor cores, which {acc.name} does not "
+                                    f"have", "spec.parallelism.fp4_recipe", fix=f"use fp4_recipe: {usable[0]}"))
+        else:
+            fix = "use precision: fp8" if acc.supports("fp8") else "use precision: bf16"
+            problems.append(Problem(f"precision fp4 needs FP4 tensor cores, which {acc.name} does not have",
+                                    "spec.workload.precision", fix=fix))
     return problems
 
 

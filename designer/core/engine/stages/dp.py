@@ -60,10 +60,13 @@ def param_gather_bytes(job: Job, k: EngineConstants) -> float:
     (Megatron --fp8-param-gather, FP8 training only) are gathered in one byte, half of BF16."""
     if job.parallelism.fp8_param_gather and job.shape.precision == "fp8":
         return min(k.param_gather_bytes_per_param, FP8_BYTES)
+    if job.parallelism.fp4_param_gather and job.shape.precision == "fp4":
+        return min(k.param_gather_bytes_per_param, FP4_BYTES)
     return k.param_gather_bytes_per_param
 
 
 FP8_BYTES = 1
+FP4_BYTES = 0.5 + 1 / 16  # 4-bit values and one 8-bit scale per 16 (NVFP4)
 
 
 def _buckets(params: dict[str, list[float]], chunk: int, bucket_params: float) -> int:

@@ -35,6 +35,8 @@ def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
     if precision in ("bf16", "fp16"):
         return None
     measured, measured16 = acc.gemm_efficiency(precision), acc.gemm_efficiency("bf16")
+    if not measured and precision == "fp4":
+        measured = acc.gemm_efficiency("fp8")  # no FP4 GEMM benchmark published: FP8's share (job warns)
     if not measured or not measured16:
         return None
     return ac.gemm_efficiency_best * measured / measured16
@@ -44,11 +46,25 @@ def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple
     """(HBM bytes per quantized element, core-attention peak) of an FP8 job: the recipe's cast
     traffic (Megatron's default recipe is delayed scaling), and attention at the FP8 peak only
     with FP8 attention kernels. A BF16 job: (0, BF16 peak)."""
+    if job.shape.precision == "fp4":  # attention stays BF16 (or FP8 kernels when asked)
+        cast = getattr(k, f"fp4_cast_bytes_{job.parallelism.fp4_recipe or 'nvfp4'}")
+        return cast, (peak / 2 if job.parallelism.fp8_dot_product_attention else peak16)
     if job.shape.precision != "fp8":
         return 0.0, peak16
     recipe = job.parallelism.fp8_recipe or "delayed"
     cast = getattr(k, f"fp8_cast_bytes_{recipe}")
     return cast, (peak if job.parallelism.fp8_dot_product_attention else peak16)
+
+
+def bf16_layers(job: Job) -> set[int]:
+    """Decoder layers an FP8/FP4 run keeps in BF16 (Megatron --first-last-layers-bf16 with
+    --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16, 1 and 1 by default)."""
+    par, m = job.parallelism, job.shape
+    if not par.first_last_layers_bf16 or m.precision not in ("fp8", "fp4"):
+        return set()
+    start = 1 if par.num_layers_at_start_in_bf16 is None else par.num_layers_at_start_in_bf16
+    end = 1 if par.num_layers_at_end_in_bf16 is None else par.num_layers_at_end_in_bf16
+    return set(range(min(start, m.layers))) | set(range(max(0, m.layers - end), m.layers))
 
 
 def launch_gap_share(job: Job, k: EngineConstants) -> float:
@@ -72,16 +88,24 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)
     cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
 
+    high_precision = bf16_layers(job)
+
     def phases_for(slowdown: float):
         ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak)
         dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
         moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
+        if high_precision:  # the layers kept in BF16 run at the BF16 rate, without casts
+            ops16 = ops.bf16()
+            dense16 = layer_cost(m, sharding, m.micro_batch, False, ops16, comm, k)
+            moe16 = layer_cost(m, sharding, m.micro_batch, True, ops16, comm, k) if m.experts else None
+        else:
+            dense16 = moe16 = None
         emb = embedding_cost(m, sharding, m.micro_batch, ops, comm)
         out = output_cost(m, sharding, m.micro_batch, ops, comm)
         if m.mtp_layers:  # Megatron places the MTP modules with the loss, on the last stage
             out.fwd.add(mtp_cost(m, sharding, m.micro_batch, ops, comm, k).fwd, m.mtp_layers)
             out.bwd.add(mtp_cost(m, sharding, m.micro_batch, ops, comm, k).bwd, m.mtp_layers)
-        return dense, moe, emb, out
+        return dense, moe, emb, out, dense16, moe16
 
     cache_phase: dict[float, tuple] = {}  # stages of equal slowdown cost the same
     chunk_phases: list[list[list[tuple[Phase, Phase]]]] = []
@@ -91,16 +115,19 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             f = float(pat[s])
             if f not in cache_phase:
                 cache_phase[f] = phases_for(f)
-            dense, moe, emb, out = cache_phase[f]
+            dense, moe, emb, out, dense16, moe16 = cache_phase[f]
             chunks = []
             for c, layers in enumerate(layout.stage_layers[s]):
                 fwd, bwd = Phase(), Phase()
-                n_moe = sum(1 for i in layers if m.experts and i >= m.dense_layers)
-                fwd.add(dense.fwd, len(layers) - n_moe)
-                bwd.add(dense.bwd, len(layers) - n_moe)
-                if n_moe:
-                    fwd.add(moe.fwd, n_moe)
-                    bwd.add(moe.bwd, n_moe)
+                for kind_moe in (False, True):
+                    for kept16 in (False, True):
+                        n = sum(1 for i in layers if (bool(m.experts) and i >= m.dense_layers) == kind_moe
+                                and (i in high_precision) == kept16)
+                        if not n:
+                            continue
+                        cost = (moe16 if kind_moe else dense16) if kept16 else (moe if kind_moe else dense)
+                        fwd.add(cost.fwd, n)
+                        bwd.add(cost.bwd, n)
                 if s == 0 and c == 0:
                     fwd.add(emb.fwd)
                     bwd.add(emb.bwd)
