@@ -2,10 +2,12 @@
 B200/B300, H100/H200, MI355X; FP8, MXFP8, MoE, long context) through the public CLI, exactly as
 the file gives them (tests/validation/cases.py).
 
-The engine issue's targets are median <= 6 % and worst normal-tolerance case <= 12 %; the engine
-is not there yet on every family (gpt-oss and the long-context runs are predicted too fast, see
-the closing note). These tests hold what it reaches today so that no change makes it worse:
-every case runs (none refused), median <= 10 %, normal-tolerance median <= 8.5 % and worst <= 16 %.
+The engine issue's targets are median <= 6 % and worst normal-tolerance case <= 12 %, and the
+nccl-tests cases within 15 % median including the GB200 tray curve and the multi-rack GB200 points.
+The worst normal case and the nccl cases meet them; the median does not yet (gpt-oss and the
+long-context runs are predicted too fast, see the closing note). These tests hold what the engine
+reaches today so that no change makes it worse: every case runs (none refused), median <= 9.5 %,
+normal-tolerance median <= 8.5 % and worst <= 12 %.
 One calibration per accelerator and fabric kind lives in the catalog; nothing per case.
 """
 import statistics
@@ -37,10 +39,10 @@ def test_every_modern_case_runs_and_its_breakdown_adds_up(modern_results):
 def test_modern_step_time_accuracy_holds(modern_results):
     errors = _errors(modern_results)
     table = "\n".join(f"{k:42} {v:+.1%}" for k, v in errors.items())
-    assert statistics.median(abs(e) for e in errors.values()) <= 0.10, table
+    assert statistics.median(abs(e) for e in errors.values()) <= 0.095, table
     normal = _errors(modern_results, "normal")
     assert statistics.median(abs(e) for e in normal.values()) <= 0.085, table
-    assert max(abs(e) for e in normal.values()) <= 0.16, table
+    assert max(abs(e) for e in normal.values()) <= 0.12, table
 
 
 def test_fp8_recipes_the_runs_use_are_costed_not_just_accepted(modern_results):
@@ -48,3 +50,34 @@ def test_fp8_recipes_the_runs_use_are_costed_not_just_accepted(modern_results):
         unmodelled = " ".join(w for w in r["warnings"] if w.startswith("accepted, not modelled"))
         for key in ("fp8_recipe", "fp8_param_gather", "overlap_moe_expert_parallel_comm"):
             assert key not in unmodelled, (case["id"], unmodelled)
+
+
+def test_modern_nccl_cases_within_15_percent_median(tmp_path):
+    """Bus bandwidth from 1 MB (time below) of every nccl-tests case, exactly as the file gives it."""
+    import json
+
+    from tests.validation.cases import generate_args
+
+    per_case = {}
+    for case in load_cases(MODERN_CASES_FILE)["collectives"]:
+        path = tmp_path / f"{case['id']}.yaml"
+        code, _, err = run_cli(*generate_args(case["cluster"], path))
+        assert code == 0, err
+        col = case["collective"]
+        code, out, err = run_cli("nccl", path, "--op", col["op"], "--num-gpus", str(col["num_gpus"]),
+                                 "--algo", col.get("algo", "auto"), "--min-bytes", "8", "--max-bytes", "16G", "--json")
+        assert code == 0, (case["id"], err)
+        rows = {r["size_bytes"]: r for r in json.loads(out)["designer_rows"]}
+        errors = []
+        for m in case["measured"]:
+            r = rows.get(m["size_bytes"])
+            if r is None:
+                continue
+            if "busbw" in m and m["size_bytes"] >= 2**20 or "time_us" not in m:
+                errors.append(abs(r["busbw"] / m["busbw"] - 1))
+            else:
+                errors.append(abs(r["time_us"] / m["time_us"] - 1))
+        per_case[case["id"]] = statistics.median(errors)
+    assert statistics.median(per_case.values()) <= 0.15, per_case
+    for gb200 in ("AZURE-GB200-TRAY-AR-4", "NCCL1801-GB200-3RACK-AR-12", "NCCL1801-GB200-3RACK-AR-24"):
+        assert per_case[gb200] <= 0.15, per_case

@@ -267,6 +267,16 @@ class CollectiveModel:
             intra_share = np.where(multi, 0.0, 1.0)
         if pattern == "a2a":
             intra_share = np.where(multi, (g - 1) / np.maximum(n - 1, 1), 1.0)
+        # Direct links (scale_up: nvlink, e.g. MI300X's Infinity Fabric full mesh) spread a GPU's
+        # bandwidth evenly over its links to the other GPUs of the server: a group that holds g
+        # of them reaches only (g - 1) of those links; a switch (NVSwitch) gives any group all of it.
+        first = f.gpu_node[sh.members[:, 0]]
+        mesh = np.array([kind == "nvlink" for kind in f.node_scale_up_kind])[first]
+        if np.any(mesh):
+            local = np.where(multi, g, n)
+            peers = np.maximum(f.node_gpus[first] - 1, 1)
+            reach = np.clip((local - 1) / peers, 1.0 / peers, 1.0)
+            scale_cap = scale_cap * np.where(mesh, reach, 1.0)[:, None]
         scale = intra_share / scale_cap.min(axis=1)
         # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
         # (into host memory and out again) without GPUDirect RDMA.
@@ -341,6 +351,12 @@ class CollectiveModel:
         return f.node_nic_base[src_node] + local
 
     # ---- latency ----
+    def _library_latency_us(self) -> float:
+        if not hasattr(self, "_library_us"):
+            nodes = self.fabric.gpu_node[self.shape.members.ravel()]
+            self._library_us = float(self.fabric.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
+        return self._library_us
+
     def _latency_s(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
                    size: float) -> float:
         k = self.k
@@ -350,6 +366,7 @@ class CollectiveModel:
         if base is None or intra is None or net is None:
             return math.inf
         hops = {0: 0, 1: 1, 2: 3, 3: 5}[tier]
+        library_us = self._library_latency_us()
         switch_us = float(np.max(self.fabric.switch_latency_us)) if len(self.fabric.switch_ids) else 0.0
         inter = net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
         if primitive == "all_reduce":
@@ -371,7 +388,7 @@ class CollectiveModel:
             lat = base + intra + (2 * math.log2(N) * inter if N > 1 else 0)
         else:  # collnet
             lat = base + 2 * (n / max(N, 1) - 1) * k.nccl_nvlink_step_latency_us["ring"]["LL128"] + inter
-        return lat * 1e-6
+        return (lat + library_us) * 1e-6
 
     # ---- the cost ----
     def cost(self, primitive: str, size_bytes: float, algorithm: str = "auto") -> CollectiveCost:
@@ -505,5 +522,5 @@ class CollectiveModel:
     def _nvls_rate(self) -> float:
         f = self.fabric
         nodes = f.gpu_node[self.shape.members[:, 0]]
-        line = f.node_scale_up_Bps[nodes].min() / self.k.nvlink_efficiency
+        line = float(np.min(f.node_scale_up_Bps[nodes] / f.node_scale_up_efficiency[nodes]))
         return line * self.k.nvls_efficiency

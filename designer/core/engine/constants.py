@@ -83,6 +83,13 @@ class AcceleratorConstants:
         512.0, "Accelerator <-> host memory bandwidth per direction, Gb/s, for activation offloading: PCIe "
         "Gen5 x16 (64 GB/s); Grace-Blackwell parts override it with NVLink-C2C",
         unit="Gb/s", minimum=1, maximum=100_000)
+    scale_up_efficiency: float = _c(
+        0.0, "Ring busbw / scale-up line rate measured on this accelerator's own links (NVLink 5: about 0.75, "
+        "673-680 of 900 GB/s); 0: the engine-wide nvlink_efficiency", unit="fraction", minimum=0, maximum=1.0)
+    collective_latency_us: float = _c(
+        0.0, "Fixed cost the collective library adds per call on this accelerator beyond NCCL's Hopper "
+        "latency tables (RCCL on MI300X, NVLink through NVL72 switch trays), us", unit="us", minimum=0,
+        maximum=100_000)
     comm_compute_slowdown: float = _c(
         0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)",
         unit="fraction", minimum=0, maximum=1.0)
