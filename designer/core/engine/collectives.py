@@ -247,7 +247,7 @@ class CollectiveModel:
         net = np.zeros(G)
         code = np.zeros(G, dtype=np.int64)
         res = np.zeros(G, dtype=np.int64)
-        src, dst, nbytes, gid = self._flows(pattern)
+        src, dst, nbytes, gid = f.spread_over_nics(*self._flows(pattern))
         loads = None
         if src.size:
             loads, flow_t, flow_code, flow_res = _route(f, src, dst, nbytes, self.k)

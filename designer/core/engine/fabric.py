@@ -39,6 +39,22 @@ class Fabric:
     node_scale_up_Bps: np.ndarray  # per GPU per direction, after efficiency
     node_scale_up_efficiency: np.ndarray  # the efficiency in node_scale_up_Bps
     node_collective_latency_us: np.ndarray  # the collective library's extra cost per call on this node's GPUs
+    node_nics_per_gpu: np.ndarray  # NICs each GPU drives at once (1, or k of a k-NICs-per-GPU server)
+
+    def spread_over_nics(self, src, dst, nbytes, gid):
+        """Flows from GPUs that own several NICs, split evenly over them (the j-th NIC of the
+        sender to the j-th of the receiver, as NCCL's channels pair them)."""
+        if src.size == 0 or not np.any(self.node_nics_per_gpu > 1):
+            return src, dst, nbytes, gid
+        k_src = self.node_nics_per_gpu[self.nic_node[src]]
+        k_dst = self.node_nics_per_gpu[self.nic_node[dst]]
+        k = np.minimum(k_src, k_dst)
+        if np.all(k == 1):
+            return src, dst, nbytes, gid
+        reps = k
+        idx = np.repeat(np.arange(src.size), reps)
+        j = np.arange(idx.size) - np.repeat(np.cumsum(reps) - reps, reps)
+        return src[idx] + j, dst[idx] + j, nbytes[idx] / reps[idx], gid[idx]
     node_scale_up_kind: list[str]
     node_slowdown: np.ndarray
     node_accelerator: list[str]
@@ -136,7 +152,15 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     total_nics = int(nic_counts.sum())
     nic_node = np.repeat(np.arange(len(nodes)), nic_counts)
     per_nic = np.array([n.gpus_per_nic for n in nodes], dtype=np.int64)
-    local_nic = gpu_local // per_nic[gpu_node] if len(gpu_node) else gpu_local
+    # Several NICs per GPU (p5en: 16 x 200G for 8 GPUs): GPU l owns NICs l*k .. l*k+k-1 and NCCL
+    # spreads its traffic over all k (nics_per_gpu); one NIC per GPU or fewer: k = 1.
+    nics_per_gpu = np.where((per_nic == 1) & (nic_counts >= 2 * np.maximum(gpus, 1)),
+                            nic_counts // np.maximum(gpus, 1), 1)
+    local_nic = gpu_local // per_nic[gpu_node] * nics_per_gpu[gpu_node] if len(gpu_node) else gpu_local
+    for i, n in enumerate(nodes):  # an imported NCCL topology names each GPU's nearest NIC
+        affinity = getattr(n, "gpu_nic_affinity", None)
+        if affinity and len(affinity) == n.accelerator_count and nics_per_gpu[i] == 1:
+            local_nic[gpu_node == i] = np.asarray(affinity, dtype=np.int64)
     has_nic = local_nic < nic_counts[gpu_node]
     gpu_nic = np.where(has_nic, nic_base[gpu_node] + np.minimum(local_nic, np.maximum(nic_counts[gpu_node] - 1, 0)), -1)
 
@@ -218,7 +242,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     fabric = Fabric(
         node_ids=[n.id for n in nodes], gpu_node=gpu_node, gpu_local=gpu_local, gpu_nic=gpu_nic,
         node_nic_base=nic_base, node_nic_count=nic_counts, node_gpus=gpus, node_scale_up_Bps=node_bw,
-        node_scale_up_efficiency=node_eff, node_collective_latency_us=node_latency,
+        node_scale_up_efficiency=node_eff, node_collective_latency_us=node_latency, node_nics_per_gpu=nics_per_gpu,
         node_scale_up_kind=node_kind, node_slowdown=np.array([n.slowdown for n in nodes], dtype=float),
         node_accelerator=[n.accelerator for n in nodes], nic_node=nic_node, nic_cap_Bps=np.zeros(total_nics),
         nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
