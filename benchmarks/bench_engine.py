@@ -38,6 +38,11 @@ def clear_caches() -> None:
     schedule._STRUCTURES.clear()
     schedule._ORDERS.clear()
     memory._stage_parameters.cache_clear()
+    try:  # the link endpoints parsed once per design (model/endpoints.py)
+        from designer.core.model import endpoints
+    except ImportError:  # a tree from before it
+        return
+    endpoints._memo.clear()
 
 
 def timed(fn, repeat):

@@ -128,18 +128,24 @@ def cmd_generate(args) -> int:
     from .core.generate import FatTreeError, generate_fat_tree
     from .core.io import save_document
 
-    try:
-        doc = generate_fat_tree(
-            nodes=args.nodes, gpu=args.gpu, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
-            nic_gbps=args.nic_gbps, fabric=args.fabric, tiers=args.tiers, switch_radix=args.switch_radix,
-            oversubscription=args.oversubscription, rail_optimized=args.rail_optimized,
-            nvlink_domain_gpus=args.nvlink_domain_gpus,
-        )
-    except FatTreeError as exc:
-        _err(f"designer generate: {exc}")
-        return EXIT_DATAERR
-    with writing_output(args.output):
-        save_document(doc, args.output)
+    from .cli_progress import Progress
+
+    with Progress("generate") as progress:
+        progress.phase(f"building {args.nodes:,} servers and their fabric")
+        try:
+            doc = generate_fat_tree(
+                nodes=args.nodes, gpu=args.gpu, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
+                nic_gbps=args.nic_gbps, fabric=args.fabric, tiers=args.tiers, switch_radix=args.switch_radix,
+                oversubscription=args.oversubscription, rail_optimized=args.rail_optimized,
+                nvlink_domain_gpus=args.nvlink_domain_gpus,
+            )
+        except FatTreeError as exc:
+            progress.clear()
+            _err(f"designer generate: {exc}")
+            return EXIT_DATAERR
+        progress.phase(f"writing {args.output}")
+        with writing_output(args.output):
+            save_document(doc, args.output)
     c = doc.counts()
     _err(f"wrote {args.output}: {c['nodes']} servers, {c['gpus']} GPUs, {_n(c['switches'], 'switch', 'switches')}, "
          f"{c['links']} links ({c['cables']} cables), {c['racks']} racks")
@@ -152,11 +158,18 @@ def cmd_validate(args) -> int:
     from .core.io import load_document
     from .core.model.check import check_document
 
-    doc = load_document(args.file)
-    from .core.io.locate import locate
+    from .cli_progress import Progress
 
-    problems = check_document(doc)
-    locate(problems, args.file)  # FILE:LINE:COLUMN of each problem's key
+    with Progress("validate") as progress:
+        progress.phase(f"loading {args.file}")
+        doc = load_document(args.file)
+        from .core.io.locate import locate
+
+        progress.phase(f"checking {len(doc.nodes) + len(doc.switches) + len(doc.links):,} elements")
+        problems = check_document(doc)
+        if problems:
+            progress.phase(f"locating {len(problems):,} problems in {args.file}")
+        locate(problems, args.file)  # FILE:LINE:COLUMN of each problem's key
     if problems:
         _report(problems)
         errors = sum(p.severity == "error" for p in problems)
@@ -175,12 +188,15 @@ def cmd_schema(args) -> int:
     return EXIT_OK
 
 
-def _load_job(args, plan_may_be_wrong: bool = False):
+def _load_job(args, plan_may_be_wrong: bool = False, progress=None):
     """The cluster with --scenario and --set applied. `plan_may_be_wrong`: the plan's own
-    problems are warnings (a plan search looks for a valid plan; the cluster must be sound)."""
+    problems are warnings (a plan search looks for a valid plan; the cluster must be sound).
+    `progress`: a cli_progress.Progress told each phase."""
     from .core.io import load_document, load_scenario
     from .core.io.overrides import apply_overrides
 
+    if progress:
+        progress.phase(f"loading {args.file}")
     doc = load_document(args.file)
     if getattr(args, "scenario", None):
         scenario = load_scenario(args.scenario)
@@ -190,6 +206,8 @@ def _load_job(args, plan_may_be_wrong: bool = False):
     apply_overrides(doc, getattr(args, "set", None) or [])
     from .core.model.check import check_document
 
+    if progress:
+        progress.phase(f"checking {len(doc.nodes) + len(doc.switches) + len(doc.links):,} elements")
     errors = [p for p in check_document(doc) if p.severity == "error"]
     if plan_may_be_wrong:
         from .core.model.plan import check_plan
@@ -198,6 +216,8 @@ def _load_job(args, plan_may_be_wrong: bool = False):
         for p in [p for p in errors if p.format() in plan_problems]:
             errors.remove(p)
             p.file = args.file
+            if progress:
+                progress.clear()
             _err(f"warning: {p.format()}")
     if errors:
         from .core.io.locate import locate
@@ -207,10 +227,12 @@ def _load_job(args, plan_may_be_wrong: bool = False):
     return doc
 
 
-def _evaluate(args):
+def _evaluate(args, progress=None):
     from .core.engine.evaluate import Engine
 
-    doc = _load_job(args)
+    doc = _load_job(args, progress=progress)
+    if progress:
+        progress.phase(f"evaluating the step on {doc.num_gpus():,} GPUs")
     engine = Engine()
     return doc, engine, engine.evaluate(doc)
 
@@ -282,9 +304,46 @@ def cmd_report(args) -> int:
     source = args.file + (f", scenario {args.scenario}" if args.scenario else "")
     if args.set:
         source += ", with --set " + " ".join(args.set)
+    comparison = None
+    if args.compare:  # the other design as its file is (--scenario and --set apply to FILE only)
+        from .cli_compare import compare_with
+
+        comparison = compare_with(doc, result, args.file, args.compare, evaluate_file, warn=_err)
     with writing_output(args.output):
-        pages = build_report(doc, result, args.output, source_name=source)
+        pages = build_report(doc, result, args.output, source_name=source, comparison=comparison)
     _err(f"wrote {args.output}: {_n(pages, 'page', 'pages')}, step {result.step_time_s:.3f} s")
+    return EXIT_OK
+
+
+def evaluate_file(path: str):
+    """One file evaluated as `designer evaluate FILE` does (no --scenario, no --set)."""
+    return _evaluate(argparse.Namespace(file=path, scenario=None, set=[]))
+
+
+def cmd_compare(args) -> int:
+    from .cli_compare import run_compare
+
+    return run_compare(args, evaluate_file)
+
+
+def cmd_cost(args) -> int:
+    from .cli_cost import format_cost
+    from .core.analysis.cost import estimate_cost
+
+    doc = _load_job(args)
+    result = None
+    if doc.spec.workload is not None:  # the job's throughput, as `designer evaluate` predicts it
+        from .core.engine.evaluate import Engine
+
+        result = Engine().evaluate(doc)
+        for w in result.warnings:
+            _err(f"warning: {w}")
+    estimate = estimate_cost(doc, result, usd_per_kwh=args.usd_per_kwh, amortisation_years=args.years)
+    if args.json:
+        json.dump(estimate.as_json(), sys.stdout, indent=2)
+        print()
+        return EXIT_OK
+    print(format_cost(estimate, doc.metadata.name))
     return EXIT_OK
 
 
@@ -294,8 +353,13 @@ def cmd_report(args) -> int:
 def cmd_advise(args) -> int:
     from .core.analysis.whatif import advice_json, advise
 
-    doc, engine, result = _evaluate(args)
-    report = advise(doc, engine=engine, result=result, include_scale=not args.no_scale)
+    from .cli_progress import Progress
+
+    with Progress("advise") as progress:
+        doc, engine, result = _evaluate(args, progress)
+        progress.phase("costing the changes")
+        report = advise(doc, engine=engine, result=result, include_scale=not args.no_scale, by=args.by,
+                        progress=progress.counter("changes costed"))
     if args.json:
         json.dump(advice_json(report), sys.stdout, indent=2)
         print()
@@ -318,10 +382,19 @@ def format_advice(report: dict, doc) -> str:
             lines.append(f"    {c['cause']:50} {c['seconds']:8.3f} {c['share']:8.1%}")
     if small:
         lines.append(f"    ({len(small)} more under 0.05%: " + ", ".join(c["cause"] for c in small) + ")")
-    lines += ["", "  changes, best first                                   step s   speed-up    MFU"]
+    by_cost = report.get("ranked_by") == "cost"
+    head = "changes, best first" + (" by tokens per dollar" if by_cost else "")
+    lines += ["", f"  {head:52} {'step s':>8} {'speed-up':>9} {'MFU':>7} {'tokens/$':>10} {'capex':>8}"]
     for a in report["ranked"]:
-        lines.append(f"    {a.title:50} {a.step_time_s:8.3f} {a.speedup:+9.1%} {a.mfu:7.1%}"
+        tpu = f"{a.tokens_per_usd_change:+10.1%}" if a.tokens_per_usd_change is not None else f"{'-':>10}"
+        capex = f"{a.capex_change:+8.1%}" if a.capex_change is not None else f"{'-':>8}"
+        lines.append(f"    {a.title:50} {a.step_time_s:8.3f} {a.speedup:+9.1%} {a.mfu:7.1%} {tpu} {capex}"
                      + (f"  {a.note}" if a.note else ""))
+    cost = report.get("cost")
+    if cost is not None:
+        lines.append(f"\n  now: capex ${cost.capex_usd / 1e6:,.2f}M (fabric {cost.fabric_share:.1%}), "
+                     f"{cost.power_kw:,.0f} kW, ${cost.usd_per_million_tokens or 0:.4f} per M tokens "
+                     f"(designer cost FILE for the bill of materials)")
     if report["not_applicable"]:
         lines += ["", "  not applicable"]
         for a in report["not_applicable"]:
@@ -334,33 +407,50 @@ def format_advice(report: dict, doc) -> str:
 def cmd_search(args) -> int:
     from .core.analysis.search import search
 
-    doc = _load_job(args, plan_may_be_wrong=True)
-    progress = None
-    if sys.stderr.isatty():
-        def progress(done, total):
-            print(f"\r  costed {done} plans", end="", file=sys.stderr, flush=True)
-    result = search(doc, top=args.top, workers=args.workers, scheduler=args.scheduler, progress=progress)
-    if progress:
-        print(file=sys.stderr)
+    from .cli_progress import Progress
+
+    with Progress("search") as reporter:
+        doc = _load_job(args, plan_may_be_wrong=True, progress=reporter)
+        reporter.phase("enumerating plans and their lower bounds")
+        progress = reporter.counter("plans costed (the lower bound may stop it sooner)")
+        if args.nvlink_domain_gpus:  # the domain size as one more dimension (search_domains.py)
+            from .core.analysis.search_domains import search_domain_sizes
+
+            result = search_domain_sizes(doc, args.nvlink_domain_gpus, top=args.top, workers=args.workers,
+                                         scheduler=args.scheduler, progress=progress)
+        else:
+            result = search(doc, top=args.top, workers=args.workers, scheduler=args.scheduler, progress=progress)
     for w in result.warnings:
         _err(f"warning: {w}")
     if args.json:
-        json.dump(result.as_json(), sys.stdout, indent=2)
+        from .cli_megatron import add_megatron_args
+
+        data = result.as_json()
+        add_megatron_args(doc, result, data)  # each plan's Megatron-LM arguments, ready to copy
+        json.dump(data, sys.stdout, indent=2)
         print()
         return EXIT_OK
-    c = result.counts
-    lines = [f"{doc.metadata.name}: {c.total:,} plans; {c.invalid:,} impossible, {c.no_memory:,} out of memory, "
-             f"{c.dominated:,} dominated, {c.candidates:,} candidates; {result.evaluated:,} costed, "
-             f"{result.cut_by_bound:,} cut by the lower bound; {result.elapsed_s:.1f} s on {result.runner}",
+    from .core.analysis.texts import search_counts_text, set_arguments
+
+    lines = [f"{doc.metadata.name}: {search_counts_text(result)}",  # the Advisor's Best plans page says the same
              f"  {result.verdict}", "", "  rank  step s     MFU  mem GiB  plan"]
     for i, r in enumerate(result.top, 1):
         others = r.get("same_time_orders", [])
         also = f"  [the same with order {', '.join(others)}]" if others else ""
-        lines.append(f"  {i:4} {r['step_time_s']:7.3f} {r['mfu']:7.1%} {r['memory_gib']:8.1f}  {r['point'].label()}{also}")
+        domain = f"NVL{r['nvlink_domain_gpus']} " if "nvlink_domain_gpus" in r else ""
+        lines.append(f"  {i:4} {r['step_time_s']:7.3f} {r['mfu']:7.1%} {r['memory_gib']:8.1f}  "
+                     f"{domain}{r['point'].label()}{also}")
+        if args.megatron:
+            from .cli_megatron import plan_megatron_args
+
+            lines.append(f"       megatron: {plan_megatron_args(doc, r['point'])}")
     if result.top:
         b = result.top[0]["breakdown_s"]
         lines += ["", "  best plan's breakdown: " + ", ".join(f"{k} {v:.3f}" for k, v in b.items() if v > 0),
-                  "  apply it: " + " ".join("--set " + s for s in result.top[0]["point"].settings())]
+                  "  apply it: " + set_arguments(result.top[0]["point"].settings())]
+        if "nvlink_domain_gpus" in result.top[0]:
+            lines.append(f"  on NVLink domains of {result.top[0]['nvlink_domain_gpus']} GPUs "
+                         f"(designer generate fat-tree ... --nvlink-domain-gpus {result.top[0]['nvlink_domain_gpus']})")
     print("\n".join(lines))
     return EXIT_OK
 
@@ -378,8 +468,12 @@ def _gpu_list(text: str) -> list[int]:
 def cmd_scale(args) -> int:
     from .core.analysis.scaling import scale
 
-    doc = _load_job(args)
-    report = scale(doc, args.gpus, mode=args.mode)
+    from .cli_progress import Progress
+
+    with Progress("scale") as progress:
+        doc = _load_job(args, progress=progress)
+        progress.phase("costing the cluster sizes")
+        report = scale(doc, args.gpus, mode=args.mode, progress=progress.counter("cluster sizes costed"))
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -431,6 +525,50 @@ def cmd_nccl(args) -> int:
 
 # ---- parser ----------------------------------------------------------------------------------
 
+# ---- import / export (the work is in cli_fabric.py) ------------------------------------------
+
+def cmd_import_ibnetdiscover(args) -> int:
+    from .cli_fabric import import_ibnetdiscover
+
+    return import_ibnetdiscover(args, writing_output)
+
+
+def cmd_import_slurm_topology(args) -> int:
+    from .cli_fabric import import_slurm_topology
+
+    return import_slurm_topology(args, writing_output)
+
+
+def cmd_export_slurm_topology(args) -> int:
+    from .cli_fabric import export_slurm_topology
+
+    return export_slurm_topology(args, writing_output)
+
+
+def cmd_calibrate(args) -> int:
+    from .cli_calibrate import run_calibrate
+
+    return run_calibrate(args, writing_output)
+
+
+def cmd_import_nccl_topo(args) -> int:
+    from .cli_nccl_topo import import_nccl_topo
+
+    return import_nccl_topo(args, writing_output)
+
+
+def cmd_export_megatron(args) -> int:
+    from .cli_megatron import export_megatron
+
+    return export_megatron(args, writing_output)
+
+
+def cmd_import_megatron(args) -> int:
+    from .cli_megatron import import_megatron
+
+    return import_megatron(args, writing_output)
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -448,6 +586,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
     return value
 
 
@@ -514,7 +662,27 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOG)
     job_args(p)
     p.add_argument("-o", "--output", required=True, help="report.pdf to write")
+    p.add_argument("--compare", metavar="B.yaml", default=None,
+                   help="add a comparison with this design: both sets of figures and both breakdowns")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("compare", help="two designs side by side: step, throughput, memory, cost, breakdown",
+                       epilog=EPILOG)
+    p.add_argument("a", metavar="A.yaml", help="the design compared against")
+    p.add_argument("b", metavar="B.yaml", help="the other design (differences are B - A)")
+    p.add_argument("--json", action="store_true", help="rows of a, b, delta, delta_pct; both cost estimates")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("cost", help="bill of materials, capex, power, tokens/s per MW and $ per million tokens",
+                       epilog=EPILOG)
+    job_args(p)
+    p.add_argument("--json", action="store_true", help="bom lines, capex_usd, fabric_share, power_kw, "
+                   "tokens_per_s_per_mw, usd_per_million_tokens")
+    p.add_argument("--usd-per-kwh", type=_non_negative_float, default=0.08, metavar="X",
+                   help="energy price in $ per kWh (default 0.08)")
+    p.add_argument("--years", type=_positive_float, default=4.0, metavar="N",
+                   help="amortisation period of the capex in years (default 4)")
+    p.set_defaults(func=cmd_cost)
 
     p = sub.add_parser("nccl", help="the table nccl-tests would print on this cluster", epilog=EPILOG)
     job_args(p)
@@ -534,6 +702,8 @@ def build_parser() -> argparse.ArgumentParser:
     job_args(p)
     p.add_argument("--json", action="store_true", help="attribution, ranked changes (with --set to reproduce)")
     p.add_argument("--no-scale", action="store_true", help="leave out the 2x-servers candidate")
+    p.add_argument("--by", choices=("speed", "cost"), default="speed",
+                   help="rank by speed-up (default) or by tokens per dollar (docs/cost.md)")
     p.set_defaults(func=cmd_advise)
 
     p = sub.add_parser("search", help="the fastest plans that fit, searched exhaustively with pruning",
@@ -544,6 +714,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
                    help="run the sweep on this Dask scheduler (needs designer[dask])")
     p.add_argument("--json", action="store_true", help="top plans, counts of the space, timing")
+    p.add_argument("--megatron", action="store_true",
+                   help="print each plan's Megatron-LM arguments (--json always has them as megatron_args)")
+    p.add_argument("--nvlink-domain-gpus", type=_gpu_list, default=None, metavar="4,72",
+                   help="also search these NVLink domain sizes (GPUs, whole servers, up to the part's largest)")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("scale", help="throughput and efficiency against the GPU count", epilog=EPILOG)
@@ -554,6 +728,75 @@ def build_parser() -> argparse.ArgumentParser:
                    help="strong: fixed global batch; weak: fixed batch per replica")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_scale)
+
+    # ---- other tools' files in and out: one subcommand per format, in these two groups ----------
+    p = sub.add_parser("import", help="read another tool's output into a design (ibnetdiscover, slurm-topology, ...)",
+                       epilog=EPILOG)
+    import_sub = p.add_subparsers(dest="importer", metavar="FORMAT")
+    p = sub.add_parser("export", help="write a design in another tool's format (slurm-topology, ...)", epilog=EPILOG)
+    export_sub = p.add_subparsers(dest="exporter", metavar="FORMAT")
+
+    g = export_sub.add_parser("megatron", help="the job as Megatron-LM arguments (or Megatron-Bridge overrides)",
+                              epilog=EPILOG)
+    g.add_argument("file", metavar="FILE", help="a cluster YAML file with a workload")
+    g.add_argument("--nemo", action="store_true",
+                   help="Megatron-Bridge (NeMo) recipe overrides, model.tensor_model_parallel_size=8 ...")
+    g.add_argument("--one-line", action="store_true", help="one line instead of one flag per continued line")
+    g.add_argument("-o", "--output", default=None, help="write here (atomically) instead of stdout")
+    g.set_defaults(func=cmd_export_megatron)
+
+    g = import_sub.add_parser("megatron", help="a Megatron-LM launch line or script into the design's job",
+                              epilog=EPILOG)
+    g.add_argument("source", metavar="ARGS-OR-FILE",
+                   help="a launch script (torchrun ... pretrain_gpt.py --flags), the flags in quotes, or - for stdin")
+    g.add_argument("--into", required=True, help="the YAML design whose job it sets (rewritten atomically)")
+    g.set_defaults(func=cmd_import_megatron)
+
+    g = import_sub.add_parser("ibnetdiscover", help="an InfiniBand fabric from `ibnetdiscover` output", epilog=EPILOG)
+    g.add_argument("file", metavar="FILE", help="output of ibnetdiscover (or ibnetdiscover -p)")
+    g.add_argument("-o", "--output", required=True, help="the YAML design to write")
+    g.add_argument("--gpu", default="H100", help="accelerator of every server (not in the output; default H100)")
+    g.add_argument("--gpus-per-node", type=_positive_int, default=None,
+                   help="GPUs per server (default: one per HCA port, at most 8)")
+    g.add_argument("--link-gbps", type=_positive_float, default=400.0,
+                   help="speed of cables the output shows no speed for (old ibnetdiscover; default 400)")
+    g.add_argument("--name", default=None, help="the design's name (default: the file's name)")
+    g.set_defaults(func=cmd_import_ibnetdiscover)
+
+    g = import_sub.add_parser("slurm-topology", help="switches and nodes from Slurm's topology.conf", epilog=EPILOG)
+    g.add_argument("file", metavar="topology.conf", help="SwitchName=... (tree) or BlockName=... (block) lines")
+    g.add_argument("-o", "--output", required=True, help="the YAML design to write")
+    g.add_argument("--gpu", default="H100", help="accelerator of every node (default H100)")
+    g.add_argument("--gpus-per-node", type=_positive_int, default=8)
+    g.add_argument("--link-gbps", type=_positive_float, default=400.0,
+                   help="speed of every cable (LinkSpeed= is in arbitrary units; default 400)")
+    g.add_argument("--switch-radix", type=_positive_int, default=64, help="ports per switch (at least those used)")
+    g.add_argument("--fabric", choices=("infiniband", "ethernet"), default="infiniband")
+    g.add_argument("--name", default=None, help="the design's name (default: the file's name)")
+    g.set_defaults(func=cmd_import_slurm_topology)
+
+    g = export_sub.add_parser("slurm-topology", help="topology.conf (tree form) of a design", epilog=EPILOG)
+    g.add_argument("file", metavar="FILE", help="a cluster YAML file")
+    g.add_argument("-o", "--output", default=None, help="write here (atomically) instead of stdout")
+    g.set_defaults(func=cmd_export_slurm_topology)
+
+    g = import_sub.add_parser("nccl-topo", help="servers' insides from NCCL's NCCL_TOPO_DUMP_FILE XML", epilog=EPILOG)
+    g.add_argument("file", metavar="topo.xml", help="the XML NCCL writes with NCCL_TOPO_DUMP_FILE=topo.xml")
+    g.add_argument("--into", required=True, help="the YAML design whose servers take it (rewritten atomically)")
+    g.add_argument("--node", action="append", default=None, metavar="ID",
+                   help="a server to change (repeatable); default: every server with the XML's GPU count")
+    g.set_defaults(func=cmd_import_nccl_topo)
+
+    p = sub.add_parser("calibrate", help="fit link efficiencies to nccl-tests logs", epilog=EPILOG)
+    p.add_argument("file", metavar="FILE", help="a cluster YAML file (the cluster the logs ran on)")
+    p.add_argument("logs", metavar="LOG", nargs="+", help="nccl-tests stdout (the text table) or its -J JSON file")
+    p.add_argument("-o", "--output", default=None, help="write the calibrated design here (atomically)")
+    p.add_argument("--op", default=None, choices=("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                                  "alltoall", "send_recv", "sendrecv", "broadcast", "reduce"),
+                   help="the collective of logs that do not name their binary")
+    p.add_argument("--tolerance-pct", type=float, default=1.0,
+                   help="how far (points of relative error) a row may move the wrong way (default 1)")
+    p.set_defaults(func=cmd_calibrate)
     return parser
 
 

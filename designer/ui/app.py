@@ -79,6 +79,7 @@ def create_window(args, settings=None):
     from .main_window import MainWindow
 
     window = MainWindow(settings)
+    window.remember_layout = not args.screenshot  # a screenshot is a first run's layout (layout_memory.py)
     window.resize(*args.size)
     path = args.file or (str(DEFAULT_EXAMPLE) if DEFAULT_EXAMPLE.exists() else None)
     error = None
@@ -149,12 +150,26 @@ def recover(window, rf) -> bool:
     from ..core.model.non_finite import non_finite_problems
     from .commands import ReplaceDocument
 
-    try:
-        doc = loads_document_keeping_non_finite(rf.path.read_text(encoding="utf-8"), str(rf.path))
-    except (DesignerError, OSError, UnicodeDecodeError) as exc:
-        QMessageBox.warning(window, "Cannot recover", f"The recovery file {rf.path} cannot be read:\n{exc}\n\n"
+    # Read off the UI thread under a progress bar with Cancel (a 131k-GPU design takes seconds)
+    got: dict = {}
+    job = window.run_in_background(
+        "Recover", f"Reading the unsaved changes to {rf.name}...",
+        lambda: loads_document_keeping_non_finite(rf.path.read_text(encoding="utf-8"), str(rf.path)),
+        lambda doc: got.setdefault("doc", doc), lambda exc: got.setdefault("error", exc))
+    if job is None:
+        return False
+    job.wait_in_event_loop()
+    exc = got.get("error")
+    if exc is not None:
+        reason = exc if isinstance(exc, (DesignerError, OSError, UnicodeDecodeError)) else \
+            f"internal error: {type(exc).__name__}: {exc}"
+        QMessageBox.warning(window, "Cannot recover", f"The recovery file {rf.path} cannot be read:\n{reason}\n\n"
                             "It is kept: open it with File > Open once fixed, or delete it.")
         return False
+    if "doc" not in got:
+        window.tell("recovery cancelled: the recovery file is kept")
+        return False
+    doc = got["doc"]
     if rf.original_path and not is_bundled(rf.original_path):
         identity = (rf.original_path, None)
     elif rf.original_path:  # an example opened in place by an older version: a copy now

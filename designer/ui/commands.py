@@ -148,21 +148,28 @@ class ReplaceDocument(QUndoCommand):
         undo gives the old design its own file back. None: the document keeps its file."""
         super().__init__(text)
         self.qdoc = qdoc
-        self.old = qdoc.doc.copy()
-        self.new = new.copy()
+        # The design not shown, as it is (no copy): redo and undo exchange it with the document's.
+        # The undo stack restores every later edit before it gets here, so the objects are as they were.
+        self.other = (new.spec, new.metadata)
         self.old_identity = qdoc.identity
         self.new_identity = identity
+
+    @property
+    def kept_elements(self) -> int:
+        """Elements of the design this step keeps for undo or redo (QtDocument bounds their sum)."""
+        spec = self.other[0]
+        return len(spec.racks) + len(spec.nodes) + len(spec.switches) + len(spec.links)
 
     def redo(self) -> None:
         if self.new_identity is not None:
             self.qdoc.set_identity(*self.new_identity)
-        self.qdoc.doc.replace_all(self.new)
+        self.other = self.qdoc.doc.exchange(*self.other)
 
     def undo(self) -> None:
         if self.new_identity is not None:
             self.new_identity = self.qdoc.identity  # a Save As meanwhile: redo comes back to that file
             self.qdoc.set_identity(*self.old_identity)
-        self.qdoc.doc.replace_all(self.old)
+        self.other = self.qdoc.doc.exchange(*self.other)
 
 
 class SetJob(QUndoCommand):

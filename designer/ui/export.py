@@ -26,6 +26,9 @@ POINTS_PER_SCENE_UNIT = 72.0 / 96.0
 # PDF viewers (Acrobat) refuse pages larger than 14,400 points (200 inches) a side.
 MAX_PDF_SIDE_POINTS = 14400.0
 FORMATS = {".png": "PNG", ".svg": "SVG", ".pdf": "PDF"}
+# Paper for a PDF that goes into a printed report; None: one page of the drawing's own size.
+PAGE_SIZES = {"A4": QPageSize.A4, "Letter": QPageSize.Letter}
+PAGE_MARGIN_POINTS = 36.0  # half an inch of paper around the drawing
 
 _HINTS = QPainter.Antialiasing | QPainter.TextAntialiasing | QPainter.SmoothPixmapTransform
 
@@ -39,14 +42,16 @@ def default_source(scene: QGraphicsScene) -> QRectF:
 
 
 def export_scene(scene: QGraphicsScene, path: str | os.PathLike, scale: float = 2.0, source: QRectF | None = None,
-                 background=Qt.white, *, title: str | None = None, description: str | None = None) -> Path:
+                 background=Qt.white, *, title: str | None = None, description: str | None = None,
+                 page: str | None = None) -> Path:
     """Write `source` (default: all items plus a margin) of `scene` to `path`; returns the path.
 
     .png: `scale` pixels per scene unit (reduced so neither side exceeds 16384 px), ARGB32,
     filled with `background` (None or Qt.transparent for a transparent picture).
     .svg: viewBox = `source` in scene units, with a title and a description.
     .pdf: one page of the content's aspect at its natural size (96 scene units per inch,
-    shrunk to at most 200 inches a side), 300 dpi, no margins.
+    shrunk to at most 200 inches a side), 300 dpi, no margins; with `page` ("A4" or "Letter") the
+    drawing scaled to fit that paper (turned to landscape for a wide drawing), half-inch margins.
     Selection highlights are not drawn: the selection is cleared while rendering and restored.
     """
     target = Path(path)
@@ -58,6 +63,8 @@ def export_scene(scene: QGraphicsScene, path: str | os.PathLike, scale: float = 
     if not (source.width() > 0 and source.height() > 0) or not all(
             math.isfinite(v) for v in (source.x(), source.y(), source.width(), source.height())):
         raise ValueError(f"cannot export an empty area ({source.width():g} x {source.height():g})")
+    if page is not None and page not in PAGE_SIZES:
+        raise ValueError(f"unknown page size {page!r}; use one of {', '.join(PAGE_SIZES)}")
     if fmt == "PNG" and not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
     color = QColor(Qt.transparent) if background is None else QColor(background)
@@ -72,7 +79,7 @@ def export_scene(scene: QGraphicsScene, path: str | os.PathLike, scale: float = 
         elif fmt == "SVG":
             data = _svg(scene, source, color, title, description)
         else:
-            data = _pdf(scene, source, color, title)
+            data = _pdf(scene, source, color, title, page)
     finally:
         for item in selected:
             if item.scene() is scene:
@@ -161,14 +168,15 @@ def pdf_page_points(source: QRectF) -> QSizeF:
     return QSizeF(max(1.0, w * shrink), max(1.0, h * shrink))
 
 
-def _pdf(scene, source: QRectF, background: QColor, title: str) -> bytes:
+def _pdf(scene, source: QRectF, background: QColor, title: str, page: str | None = None) -> bytes:
     return pdf_bytes(lambda painter, target: scene.render(painter, target, source, Qt.IgnoreAspectRatio),
-                     source.size(), background, title)
+                     source.size(), background, title, page)
 
 
-def pdf_bytes(render, size: QSizeF, background: QColor, title: str) -> bytes:
+def pdf_bytes(render, size: QSizeF, background: QColor, title: str, page: str | None = None) -> bytes:
     """One PDF page holding a picture of `size` scene units (96 per inch, shrunk to fit):
-    `render(painter, target_rect)` draws it. Shared by the canvas and the plot exports."""
+    `render(painter, target_rect)` draws it. Shared by the canvas and the plot exports.
+    `page` ("A4", "Letter"): that paper, the picture scaled to fit inside half-inch margins."""
     array = QByteArray()
     buffer = QBuffer(array)
     buffer.open(QIODevice.WriteOnly)
@@ -176,14 +184,20 @@ def pdf_bytes(render, size: QSizeF, background: QColor, title: str) -> bytes:
     writer.setResolution(PDF_DPI)
     writer.setTitle(title)
     writer.setCreator("Designer")
-    page = pdf_page_points(QRectF(0, 0, size.width(), size.height()))
-    # Page sizes are portrait; a wide picture is a portrait page turned to landscape.
-    landscape = page.width() > page.height()
-    portrait = QSizeF(page.height(), page.width()) if landscape else page
-    layout = QPageLayout(QPageSize(portrait, QPageSize.Point, "", QPageSize.ExactMatch),
-                         QPageLayout.Landscape if landscape else QPageLayout.Portrait,
-                         QMarginsF(0, 0, 0, 0), QPageLayout.Point)
-    layout.setMode(QPageLayout.FullPageMode)
+    if page is not None:  # paper: the picture fits inside the margins, turned with the picture
+        landscape = size.width() > size.height()
+        m = PAGE_MARGIN_POINTS
+        layout = QPageLayout(QPageSize(PAGE_SIZES[page]), QPageLayout.Landscape if landscape else QPageLayout.Portrait,
+                             QMarginsF(m, m, m, m), QPageLayout.Point)
+    else:
+        natural = pdf_page_points(QRectF(0, 0, size.width(), size.height()))
+        # Page sizes are portrait; a wide picture is a portrait page turned to landscape.
+        landscape = natural.width() > natural.height()
+        portrait = QSizeF(natural.height(), natural.width()) if landscape else natural
+        layout = QPageLayout(QPageSize(portrait, QPageSize.Point, "", QPageSize.ExactMatch),
+                             QPageLayout.Landscape if landscape else QPageLayout.Portrait,
+                             QMarginsF(0, 0, 0, 0), QPageLayout.Point)
+        layout.setMode(QPageLayout.FullPageMode)
     if not writer.setPageLayout(layout):
         raise OSError("the PDF writer refused the page layout")
     painter = QPainter()

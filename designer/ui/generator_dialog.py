@@ -113,6 +113,12 @@ class GeneratorDialog(QDialog):
         self.gpus_per_node.setRange(1, 72)
         self.gpus_per_node.setToolTip("Accelerators in one server (8 for HGX/DGX-class servers). --gpus-per-node")
 
+        self.nvlink_domain = QComboBox()
+        self.nvlink_domain.setToolTip(
+            "GPUs that share one NVLink domain: a whole number of servers (trays), up to the accelerator's "
+            "largest domain (72 for GB200/GB300 NVL72 racks, whose 9 NVLink switch trays are built too). "
+            "One server for HGX-class parts. --nvlink-domain-gpus")
+
         self.nics_per_node = QSpinBox()
         self.nics_per_node.setRange(0, 16)
         self.nics_per_node.setToolTip("Scale-out NIC ports per server; each takes one cable to a leaf switch. "
@@ -182,6 +188,7 @@ class GeneratorDialog(QDialog):
         form.addRow("&Servers:", self.servers)
         form.addRow("&Accelerator:", self.accelerator)
         form.addRow("&GPUs per server:", self.gpus_per_node)
+        form.addRow("NVLink &domain GPUs:", self.nvlink_domain)
         form.addRow("&NICs per server:", self.nics_per_node)
         form.addRow("NIC &speed (Gb/s):", self.nic_gbps)
         form.addRow("&Fabric:", self.fabric)
@@ -206,7 +213,7 @@ class GeneratorDialog(QDialog):
         layout.addWidget(self.summary)
         layout.addWidget(self.buttons)
 
-        order = [self.servers, self.accelerator, self.gpus_per_node, self.nics_per_node, self.nic_gbps,
+        order = [self.servers, self.accelerator, self.gpus_per_node, self.nvlink_domain, self.nics_per_node, self.nic_gbps,
                  self.fabric, self.tiers, self.switch_radix, self.oversubscription, self.rail_optimized,
                  self.buttons]
         for first, second in zip(order, order[1:]):
@@ -219,7 +226,7 @@ class GeneratorDialog(QDialog):
         for spin in (self.servers, self.gpus_per_node, self.nics_per_node):
             spin.valueChanged.connect(self._update)
         self.oversubscription.valueChanged.connect(self._update)
-        for combo in (self.accelerator, self.fabric, self.tiers):
+        for combo in (self.accelerator, self.fabric, self.tiers, self.nvlink_domain):
             combo.currentIndexChanged.connect(self._update)
         for combo in (self.nic_gbps, self.switch_radix):
             combo.currentTextChanged.connect(self._update)
@@ -233,10 +240,51 @@ class GeneratorDialog(QDialog):
 
     # ---- options ----
 
+    # ---- NVLink domain ----
+
+    def _domain_max(self, gpu, gpus_per_node: int) -> int:
+        acc = self.catalog.accelerators.get(self.catalog.resolve("accelerators", str(gpu)) or "")
+        return max(acc.scale_up_domain_max, gpus_per_node) if acc is not None else gpus_per_node
+
+    def domain_choices(self, gpu=None, gpus_per_node: int | None = None) -> list[int]:
+        """Valid --nvlink-domain-gpus values: whole servers up to the accelerator's largest domain."""
+        gpu = gpu if gpu is not None else self.accelerator.currentData()
+        g = gpus_per_node or self.gpus_per_node.value()
+        return list(range(g, self._domain_max(gpu, g) + 1, g))
+
+    def _refresh_domain_choices(self) -> None:
+        """Refill the domain combo for the accelerator and server size; keep the value where it is
+        still valid, else the largest valid one below it (clamped to one server)."""
+        choices = self.domain_choices()
+        combo = self.nvlink_domain
+        if [combo.itemData(i) for i in range(combo.count())] == choices:
+            return
+        g = choices[0]
+        was = combo.currentData() or 0
+        if combo.count() and was == combo.itemData(0):
+            was = g  # one server stays one server (8 GPUs of an HGX board are not 2 GB200 trays)
+        blocked = combo.blockSignals(True)
+        combo.clear()
+        for value in choices:
+            trays = value // g
+            label = (f"{value} (one server)" if trays == 1
+                     else f"{value} (NVL{value}, {trays} servers)")
+            combo.addItem(label, value)
+        keep = max([v for v in choices if v <= was] or [g])
+        combo.setCurrentIndex(choices.index(keep))
+        combo.blockSignals(blocked)
+        combo.setEnabled(len(choices) > 1)  # HGX-class parts: the domain is the server
+
     def options(self) -> dict:
-        """Keyword arguments of `generate_fat_tree` (nic_gbps or switch_radix None if not a number)."""
+        """Keyword arguments of `generate_fat_tree` (nic_gbps or switch_radix None if not a number).
+
+        nvlink_domain_gpus is there only for a domain of several servers (one server is the default)."""
         gbps = _number(self.nic_gbps.currentText())
         radix = _number(self.switch_radix.currentText())
+        extra = {}
+        domain = self.nvlink_domain.currentData()
+        if domain and domain != self.gpus_per_node.value():
+            extra["nvlink_domain_gpus"] = domain
         return dict(
             nodes=self.servers.value(),
             gpu=self.accelerator.currentData(),
@@ -248,13 +296,15 @@ class GeneratorDialog(QDialog):
             switch_radix=int(radix) if radix is not None and radix.is_integer() else radix,
             oversubscription=self.oversubscription.value(),
             rail_optimized=self.rail_optimized.isChecked(),
+            **extra,
         )
 
     def set_options(self, **kw) -> None:
         """Set any of the `options()` keys; ValueError for an unknown key or a value the form cannot show."""
-        unknown = set(kw) - set(DEFAULTS)
+        unknown = set(kw) - set(DEFAULTS) - {"nvlink_domain_gpus"}
         if unknown:
-            raise ValueError(f"unknown option(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULTS)}")
+            raise ValueError(f"unknown option(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULTS)}, "
+                             "nvlink_domain_gpus")
         # Check everything before changing anything, so that a bad value leaves the form as it was.
         actions = []
         for key, spin in (("nodes", self.servers), ("gpus_per_node", self.gpus_per_node),
@@ -295,6 +345,16 @@ class GeneratorDialog(QDialog):
             actions.append(lambda number=number: spin.setValue(number))
         if "rail_optimized" in kw:
             actions.append(lambda value=bool(kw["rail_optimized"]): self.rail_optimized.setChecked(value))
+        if kw.get("nvlink_domain_gpus") is not None or "gpu" in kw or "gpus_per_node" in kw:
+            actions.append(self._refresh_domain_choices)  # after the accelerator and server size
+        if kw.get("nvlink_domain_gpus") is not None:
+            value = kw["nvlink_domain_gpus"]
+            g = kw.get("gpus_per_node", self.gpus_per_node.value())
+            valid = self.domain_choices(self.catalog.resolve("accelerators", str(kw["gpu"])) if "gpu" in kw
+                                        else None, g)
+            if isinstance(value, bool) or value not in valid:
+                raise ValueError(f"nvlink_domain_gpus must be one of {', '.join(map(str, valid))}, got {value!r}")
+            actions.append(lambda value=value: self.nvlink_domain.setCurrentIndex(self.nvlink_domain.findData(value)))
         if not actions:
             return
         updating, self._updating = self._updating, True  # one summary update, not one per field
@@ -310,6 +370,7 @@ class GeneratorDialog(QDialog):
     def _update(self, *_) -> None:
         if self._updating:
             return
+        self._refresh_domain_choices()
         try:
             options = self.options()
             if options["nic_gbps"] is None:
@@ -357,7 +418,13 @@ class GeneratorDialog(QDialog):
                  + f", {p.oversubscription:g}:1")
         if p.tiers == 1:
             shape += ", a single switch"
-        return "\n".join([
+        domain = self.options().get("nvlink_domain_gpus")
+        nvlink = []
+        if domain:
+            count = -(-p.nodes // (domain // self.gpus_per_node.value()))
+            nvlink = [f"NVLink domains of {domain} GPUs: {_many(count, 'domain')}, "
+                      f"{_many(p.nvlink_switch_trays, 'NVLink switch tray')}"]
+        return "\n".join(nvlink + [
             f"{_many(p.nodes, 'server')}, {_many(p.gpus, 'GPU')} - {shape}",
             f"{_many(p.leaves, 'leaf', 'leaves')}, {_many(p.spines, 'spine')}, {_many(p.cores, 'core')}, "
             f"{_many(p.pods, 'pod')} ({_many(p.switches, 'switch', 'switches')} of {p.switch_radix} ports)",

@@ -42,6 +42,8 @@ class Inspector(QWidget):
         self.body = QWidget()
         self.form = QFormLayout(self.body)
         self.form.setLabelAlignment(Qt.AlignRight)
+        # a field too narrow for its value goes under its label instead of cutting the value
+        self.form.setRowWrapPolicy(QFormLayout.WrapLongRows)
         scroll.setWidget(self.body)
         outer.addWidget(scroll, 1)
         self.editors: dict[str, QWidget] = {}
@@ -143,6 +145,7 @@ class Inspector(QWidget):
                 text = "" if value is None else (", ".join(map(str, value)) if isinstance(value, list) else
                                                  f"{value:g}" if isinstance(value, float) else str(value))
                 editor.setText(text if len(values) == 1 else "")
+                _fit_text(editor)
                 editor.setPlaceholderText("(several values)" if len(values) > 1 else
                                           "(none)" if value is None else "")
             editor.blockSignals(False)
@@ -207,3 +210,15 @@ class Inspector(QWidget):
             self._load_values()
             return
         self.qdoc.push(commands.SetFields(self.qdoc, changes, f"Set {name.replace('_', ' ')}"))
+
+
+FIELD_MAX_PX = 320  # a longer value (a list of ports) scrolls in its field
+
+
+def _fit_text(editor: QLineEdit) -> None:
+    """The field is at least as wide as its value ("A100-SXM4-80GB" whole, not "100-SXM4-80GB")
+    and shows the value's start; the form puts a wide field under its label."""
+    margins = editor.textMargins()
+    width = editor.fontMetrics().horizontalAdvance(editor.text()) + margins.left() + margins.right() + 18
+    editor.setMinimumWidth(min(width, FIELD_MAX_PX))
+    editor.setCursorPosition(0)

@@ -25,6 +25,7 @@ from . import commands
 
 WORKLOAD_KEYS = [f.name for f in dataclasses.fields(Workload) if f.name != "preset"]
 PLAN_FIELDS = {f.name: f for f in dataclasses.fields(Parallelism)}
+UNSET = "(default)"  # an optional choice left out of the file: the engine's own default applies
 SHORT = {"tensor_model_parallel_size": "TP", "pipeline_model_parallel_size": "PP", "context_parallel_size": "CP",
          "expert_model_parallel_size": "EP", "expert_tensor_parallel_size": "expert TP",
          "data_parallel_size": "DP", "virtual_pipeline_model_parallel_size": "virtual stages"}
@@ -92,6 +93,8 @@ class JobPanel(QWidget):
             editor.toggled.connect(lambda _on: self._commit())
         elif enum:
             editor = QComboBox()
+            if f.default is None:  # an optional choice: unset is one of them, never silently the first
+                editor.addItem(UNSET)
             editor.addItems([str(e) for e in enum])
             editor.activated.connect(lambda _i: self._commit())
         elif key in ("swiglu", "untie_embeddings_and_output_weights"):
@@ -154,7 +157,7 @@ class JobPanel(QWidget):
             if isinstance(editor, QCheckBox):
                 editor.setChecked(bool(value))
             elif isinstance(editor, QComboBox):
-                editor.setCurrentText(str(value))
+                editor.setCurrentText(UNSET if value is None else str(value))
             else:
                 editor.setText("" if value is None else str(value))
         self._loading = False
@@ -177,6 +180,8 @@ class JobPanel(QWidget):
             if isinstance(editor, QCheckBox):
                 p_values[key] = editor.isChecked()
             elif isinstance(editor, QComboBox):
+                if editor.currentText() == UNSET:
+                    continue
                 p_values[key] = _scalar(editor.currentText()) if key == "zero_stage" else editor.currentText()
             else:
                 text = editor.text().strip()

@@ -1,12 +1,13 @@
 """The main window: canvas in the centre, palette and inspector docks, menus, status bar."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QToolButton,
+    QApplication, QDialog, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QToolButton,
 )
 
 from ..core.model.geometry import RACK_WIDTH_PX
@@ -17,6 +18,7 @@ from .canvas.items import ID_ROLE
 from .canvas.scene import CanvasScene
 from .canvas.style import GRID_PX
 from .canvas.view import CanvasView
+from .dialog_folders import design_folder, export_start
 from .inspector import Inspector
 from .palette import Palette, parse_part
 from .qt_document import QtDocument
@@ -47,12 +49,16 @@ class MainWindow(QMainWindow):
         self.worker = EvaluationWorker(engine_slowdown_s)  # not a Qt child: its thread may outlive the window
         self.worker.checked.connect(self._on_checked)
         self.worker.evaluated.connect(self._on_evaluated)
+        self.worker.timelineReady.connect(self._on_timeline)
+        self._timeline_pending = False  # the step time of a result is shown, its timeline not yet
+        self.progress = None  # the running (or last) BackgroundJob: generate, open, recovery
+        self._revision_of: dict[int, int] = {}  # worker request -> the document revision it evaluates
 
         self.palette = Palette()
         self.palette.follow_document(self.qdoc)  # new parts start as the open design's own
         self.inspector = Inspector(self.qdoc)
         self._dock(self.palette, "Parts", Qt.LeftDockWidgetArea)
-        self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
+        self.inspector_dock = self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
         from .canvas.minimap import Minimap
         from .job_panel import JobPanel
 
@@ -74,7 +80,10 @@ class MainWindow(QMainWindow):
 
         self.advisor_panel = AdvisorPanel(self.qdoc)  # analyses when shown (a tab behind the Timeline)
         self.advisor_dock = self._dock(self.advisor_panel, "Advisor", Qt.BottomDockWidgetArea)
-        tabify_behind(self, self.timeline_dock, self.advisor_dock)
+        from .layout_memory import restore_or_first_layout
+
+        # once shown and tabbed: the docks as the user left them (layout_memory.py), else a first layout
+        tabify_behind(self, self.timeline_dock, self.advisor_dock, then=lambda: restore_or_first_layout(self))
         self.resizeDocks([self.breakdown_dock, self.timeline_dock], [520, 900], Qt.Horizontal)
         self.resizeDocks([self.breakdown_dock], [300], Qt.Vertical)
 
@@ -105,8 +114,9 @@ class MainWindow(QMainWindow):
 
         install_help_menu(self)  # last in the menu bar: quick guide, shortcuts, about
         self._connect()
-        # Live recompute: 50 ms after the last edit, a snapshot goes to the worker.
-        self._check_timer = QTimer(self, singleShot=True, interval=50, timeout=self._after_edit)
+        # Live recompute: a snapshot (copy-on-write: cheap) goes to the worker 16 ms after the last
+        # edit, one frame, so that a burst of edits (a key held down) sends one request, not many.
+        self._check_timer = QTimer(self, singleShot=True, interval=16, timeout=self._after_edit)
         self.qdoc.replaced.connect(self._update_title)
         self._refresh_all()
 
@@ -166,13 +176,18 @@ class MainWindow(QMainWindow):
         self.act_snap.setChecked(True)
         self.act_generate = a("&Generate Fat-Tree...", self.generate, "Ctrl+G",
                               "A whole fabric from a few numbers; undoable as one step")
-        self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E", "PNG (2x), SVG or PDF")
+        self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E",
+                            "PNG (2x), SVG or PDF (the drawing's size, A4 or Letter)")
         self.act_trace = a("Export &Trace (Perfetto)...", self.export_trace, None,
                            "The predicted step as a Chrome/Perfetto trace (open it in ui.perfetto.dev)")
         self.act_export_breakdown = a("Export &Breakdown Plot...", lambda: self.export_panel("breakdown"), None,
                                       "The step breakdown as PNG (2x), SVG or the CSV of its figures")
         self.act_export_timeline = a("Export T&imeline Plot...", lambda: self.export_panel("timeline"), None,
                                      "The Gantt timeline as PNG (2x), SVG or the CSV of its events")
+        self.act_compare = a("Co&mpare With...", self.compare_with, None,
+                             "This design beside another file: figures, cost and both breakdowns")
+        self.act_calibrate = a("Cali&brate from nccl-tests...", self.calibrate_from_logs, None,
+                               "Fit the link efficiencies to measured nccl-tests logs; applied as one undo step")
         self.act_report = a("&Report (PDF)...", self.export_report, "Ctrl+R",
                             "A design-review PDF: cluster, job, breakdown, memory, bottlenecks, calibration")
         self.act_heat = a("Link &Heat", self._toggle_heat, "Ctrl+H",
@@ -186,6 +201,8 @@ class MainWindow(QMainWindow):
         for act in (self.act_new, self.act_open):
             file_menu.addAction(act)
         self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addAction(self.act_compare)
+        file_menu.addAction(self.act_calibrate)
         file_menu.addSeparator()
         for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_breakdown,
                     self.act_export_timeline, self.act_trace, self.act_report):
@@ -219,6 +236,7 @@ class MainWindow(QMainWindow):
         self.qdoc.replaced.connect(self._on_replaced)
         self.job_panel.showProblemsRequested.connect(self.show_problems_popup)
         self.qdoc.dirtyChanged.connect(self.setWindowModified)
+        self.qdoc.historyDropped.connect(self.tell)
         self.qdoc.pathChanged.connect(lambda _p: self._update_title())
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.message.connect(self.tell)
@@ -227,8 +245,7 @@ class MainWindow(QMainWindow):
         self.view.linkRequested.connect(self.request_link)
         self.view.zoomChanged.connect(lambda s: self.zoom_label.setText(f"{s * 100:.0f}%"))
         self.palette.linkToolChanged.connect(self._set_link_tool)
-        self.resultChanged.connect(lambda r: self.scene.show_heat(r if self.act_heat.isChecked() else None))
-        self.resultChanged.connect(self._show_panels)
+        self.resultChanged.connect(self._show_panels)  # the breakdown now; timeline and heat when ready
 
     def settle(self, timeout_s: float = 120.0) -> bool:
         """Process events until the pending check and evaluation are done (screenshots, tests)."""
@@ -237,7 +254,8 @@ class MainWindow(QMainWindow):
         deadline = time.monotonic() + timeout_s
         app = QApplication.instance()
         def busy():
-            return self._check_timer.isActive() or self.evaluating or self.minimap._timer.isActive()
+            return (self._check_timer.isActive() or self.evaluating or self._timeline_pending
+                    or self.minimap._timer.isActive() or (self.progress is not None and self.progress.active))
 
         while busy() and time.monotonic() < deadline:
             app.processEvents()
@@ -303,6 +321,7 @@ class MainWindow(QMainWindow):
         self._replaced_at = self.worker.latest
         self.result = self.previous_result = None
         self.stale_reason = None
+        self._timeline_pending = False
         self.breakdown_panel.forget("evaluating...")
         self.timeline_panel.forget("evaluating...")
 
@@ -336,7 +355,9 @@ class MainWindow(QMainWindow):
         """Hand a snapshot to the worker; the window never waits for it."""
         self.evaluating = True
         self.result_label.setText("evaluating...")
-        self.worker.submit(self.qdoc.doc.snapshot())
+        snapshot = self.qdoc.doc.snapshot()
+        number = self.worker.submit(snapshot)
+        self._revision_of = {number: snapshot.revision}  # only the newest request's result is shown
 
     def _on_evaluated(self, number: int, result, error, seconds: float) -> None:
         if getattr(self, "_closed", False) or number != self.worker.latest or number <= self._replaced_at:
@@ -384,15 +405,36 @@ class MainWindow(QMainWindow):
     def file_open_dialog(self) -> None:
         if not self._maybe_save():
             return
-        path, _ = QFileDialog.getOpenFileName(self, "Open design", "", FILE_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open design", str(design_folder(self.qdoc)), FILE_FILTER)
         if path:
             self._open_reporting(path)
 
     def _open_reporting(self, path: str) -> None:
-        try:
-            self.open_file(path)
-        except DesignerError as exc:
-            QMessageBox.critical(self, "Cannot open the file", str(exc))
+        """File > Open and Open Recent: the file is read off the UI thread, under a progress bar with
+        Cancel; a file that fails leaves the open design as it was (and says why)."""
+        from ..core.io import load_document
+
+        def opened(new) -> None:
+            self.qdoc.take(new, path)
+            self._add_recent(path)
+            self.view.fit()
+
+        def failed(exc) -> None:
+            QMessageBox.critical(self, "Cannot open the file", str(exc) if isinstance(exc, (DesignerError, OSError))
+                                 else f"{path}: internal error: {type(exc).__name__}: {exc}")
+
+        self.run_in_background("Open", f"Reading {Path(path).name}...", lambda: load_document(path), opened,
+                               failed, lambda: self.tell(f"open of {Path(path).name} cancelled"))
+
+    def run_in_background(self, title: str, label: str, work, on_result, on_error, on_cancel=None):
+        """Long work (generate, open, recovery) in a thread under a progress bar with Cancel."""
+        from .background import BackgroundJob
+
+        if self.progress is not None and self.progress.active:
+            self.tell("wait for the running task, or cancel it")
+            return None
+        self.progress = BackgroundJob(self, title, label, work, on_result, on_error, on_cancel).start()
+        return self.progress
 
     def file_save(self) -> bool:
         """Save to the document's file; an untitled one (new, generated, an example's copy) asks where."""
@@ -453,6 +495,9 @@ class MainWindow(QMainWindow):
             if getattr(self, "autosaver", None) is not None:
                 self.autosaver.discard()
             self._closed = True
+            from .layout_memory import save_layout
+
+            save_layout(self)  # the docks' sizes and places, for the next run
             self.worker.stop()  # no late results for a closed window
             self.advisor_panel.shutdown()
             event.accept()
@@ -489,11 +534,25 @@ class MainWindow(QMainWindow):
             return first.message + (f" (and {more} more error{'s' if more > 1 else ''})" if more > 0 else "")
         return error.splitlines()[0]  # the engine's first problem, whole (its message and fix)
 
+    def _on_timeline(self, number: int, result) -> None:
+        """The events of the result whose step time is shown: the timeline and the link heat follow it."""
+        if getattr(self, "_closed", False) or result is not self.result:
+            return  # a newer result (or none) is shown meanwhile
+        self._timeline_pending = False
+        self.timeline_panel.show_result(result)
+        self.timeline_panel.revision = self.breakdown_panel.revision
+        self.scene.show_heat(result if self.act_heat.isChecked() else None)
+
     def _show_panels(self, result) -> None:
         if result is not None:
             self.breakdown_panel.show_result(result)
-            self.timeline_panel.show_result(result)
+            self.breakdown_panel.revision = self._revision_of.get(self.worker.latest)
+            self._timeline_pending = True
+            self.timeline_panel.mark_updating()
             return
+        self._timeline_pending = False
+        self.timeline_panel.updating.hide()
+        self.scene.show_heat(None)
         if self.stale_reason:  # keep the last valid result, marked, so the user can still compare
             details = ("\n".join(p.format() for p in self.problems if p.severity == "error")
                        or getattr(self, "_stale_details", "") or self.stale_reason)
@@ -710,12 +769,16 @@ class MainWindow(QMainWindow):
         from .generator_dialog import GeneratorDialog
 
         dialog = GeneratorDialog(self, design=self.qdoc.doc)  # starts from the design's own parts
-        if dialog.exec():
-            try:
-                new = dialog.build_document()
-            except Exception as exc:  # noqa: BLE001 - the dialog validated; report anything else
-                QMessageBox.critical(self, "Cannot generate", str(exc))
-                return
+        if not dialog.exec():
+            return
+        options, catalog = dialog.options(), dialog.catalog
+        if options["nic_gbps"] is None or options["switch_radix"] is None:
+            QMessageBox.critical(self, "Cannot generate",
+                                 dialog.error() or "NIC speed and switch radix must be numbers")
+            return
+        from ..core.generate import generate_fat_tree
+
+        def built(new) -> None:
             if self.qdoc.doc.spec.workload is not None:
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
             from ..core.io.bundled import untitled_title
@@ -725,14 +788,22 @@ class MainWindow(QMainWindow):
                                                     identity=(None, untitled_title(new.metadata.name))))
             self.view.fit()
 
+        # the dialog validated the options; anything else the builder raises is shown, never a crash
+        self.run_in_background(
+            "Generate", f"Building a fat-tree of {options['nodes']:,} servers...",
+            lambda: generate_fat_tree(**options, catalog=catalog), built,
+            lambda exc: QMessageBox.critical(self, "Cannot generate", str(exc)),
+            lambda: self.tell("generate cancelled: the design is unchanged"))
+
     def export_panel(self, which: str, path: str | None = None) -> str | None:
         panel = self.breakdown_panel if which == "breakdown" else self.timeline_panel
+        self.timeline_panel.design_name = self.qdoc.name  # the exported timeline's title names the design
         if self.result is None:
             self.tell("no evaluation to export yet")
             return None
         if path is None:
             path, _ = QFileDialog.getSaveFileName(
-                self, f"Export {which}", str(Path(self.qdoc.name).with_suffix("")) + f"-{which}.png",
+                self, f"Export {which}", export_start(self.qdoc, ".png", f"-{which}"),
                 "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
             if not path:
                 return None
@@ -744,12 +815,65 @@ class MainWindow(QMainWindow):
         self.tell(f"exported {path}")
         return path
 
+    def calibrate_from_logs(self, paths: list[str] | None = None) -> bool:
+        """File > Calibrate from nccl-tests...: fit the design's link efficiencies to the logs
+        picked (as `designer calibrate` does), show the fit, and apply it as one undo step."""
+        if paths is None:
+            paths, _ = QFileDialog.getOpenFileNames(self, "Calibrate from nccl-tests logs",
+                                                    str(design_folder(self.qdoc)),
+                                                    "nccl-tests logs (*.txt *.log *.out *.json);;All files (*)")
+            if not paths:
+                return False
+        from ..core.analysis.calibrate import calibrate, described_source, read_logs
+        from .calibrate_dialog import CalibrationDialog
+
+        doc = self.qdoc.doc.snapshot()
+        QApplication.setOverrideCursor(Qt.WaitCursor)
+        try:
+            result = calibrate(doc, read_logs(list(paths)), sources=list(paths))
+        except DesignerError as exc:
+            QMessageBox.warning(self, "Cannot calibrate", str(exc))
+            return False
+        finally:
+            QApplication.restoreOverrideCursor()
+        dialog = CalibrationDialog(self, result)
+        self.calibration_dialog = dialog
+        if dialog.exec() != QDialog.Accepted or not result.accepted:
+            self.tell("calibration not applied" + (f": {result.refusals[0]}" if result.refusals else ""))
+            return False
+        new = self.qdoc.doc.copy()
+        new.spec.calibration = result.calibration
+        new.metadata.description = described_source(new.metadata.description, list(paths),
+                                                    time.strftime("%Y-%m-%d"))
+        self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Calibrate from nccl-tests"))
+        self.tell("calibrated: " + ", ".join(f"{c.name} {c.value:.3f}" for c in result.constants))
+        return True
+
+    def compare_with(self, path: str | None = None):
+        """File > Compare With...: the open design (as the Breakdown panel shows it) beside another
+        file, in a dialog that evaluates that file off the UI thread. Returns the dialog."""
+        if self.result is None or self.stale_reason:
+            self.tell("no current evaluation to compare yet" + (f": {self.stale_reason}" if self.stale_reason else ""))
+            return None
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(design_folder(self.qdoc)), FILE_FILTER)
+            if not path:
+                return None
+        from .compare_dialog import CompareDialog
+
+        dialog = CompareDialog(self, self.qdoc.doc.snapshot(), self.result, self.qdoc.path or self.qdoc.name, path)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self.compare_dialog = dialog
+        dialog.resize(dialog.sizeHint())
+        dialog.show()
+        return dialog
+
     def export_report(self, path: str | None = None) -> str | None:
         if self.result is None:
             self.tell("no evaluation to report yet")
             return None
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Report", str(Path(self.qdoc.name).with_suffix(".pdf")),
+            path, _ = QFileDialog.getSaveFileName(self, "Report", export_start(self.qdoc, ".pdf"),
                                                   "PDF document (*.pdf)")
             if not path:
                 return None
@@ -768,7 +892,7 @@ class MainWindow(QMainWindow):
             self.tell("no evaluation to export yet")
             return None
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export trace", str(Path(self.qdoc.name).with_suffix(".json")),
+            path, _ = QFileDialog.getSaveFileName(self, "Export trace", export_start(self.qdoc, ".json"),
                                                   "Perfetto / Chrome trace (*.json)")
             if not path:
                 return None
@@ -796,11 +920,14 @@ class MainWindow(QMainWindow):
     def export_dialog(self) -> None:
         from .export import export_scene
 
-        path, _ = QFileDialog.getSaveFileName(self, "Export canvas", str(Path(self.qdoc.name).with_suffix(".png")),
-                                              "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
+        # a PDF for a printed report on A4 or Letter paper, or one page of the drawing's own size
+        pages = {"PDF on A4 paper (*.pdf)": "A4", "PDF on Letter paper (*.pdf)": "Letter"}
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export canvas", export_start(self.qdoc, ".png"),
+            ";;".join(["PNG image (*.png)", "SVG drawing (*.svg)", "PDF document (*.pdf)", *pages]))
         if path:
             try:
-                export_scene(self.scene, path)
+                export_scene(self.scene, path, page=pages.get(chosen) if path.lower().endswith(".pdf") else None)
                 self.tell(f"exported {path}")
             except (OSError, ValueError) as exc:
                 QMessageBox.critical(self, "Cannot export", str(exc))

@@ -18,8 +18,17 @@ from ..core.model import Document
 from ..core.model.events import Change
 
 
+# Undo keeps the last UNDO_LIMIT steps. A step that replaces the whole design (generate, recovery,
+# calibration) keeps the other design, shared and not copied; the elements those steps keep are
+# bounded by UNDO_KEPT_ELEMENTS (~1 KB each: a 16,384-GPU fat-tree is 40k elements, 131,072 GPUs
+# 330k), and a step that would pass it drops the undo history before it (the window says so).
+UNDO_LIMIT = 200
+UNDO_KEPT_ELEMENTS = 400_000
+
+
 class QtDocument(QObject):
     changed = Signal(list)  # list[Change]
+    historyDropped = Signal(str)  # why the undo history was emptied (memory bound)
     replaced = Signal()  # the whole document changed (open, new, generate, undo of those)
     pathChanged = Signal(str)
     dirtyChanged = Signal(bool)
@@ -27,6 +36,7 @@ class QtDocument(QObject):
     def __init__(self, doc: Document | None = None, path: str | None = None, parent=None):
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
+        self.undo_stack.setUndoLimit(UNDO_LIMIT)  # Qt drops the oldest steps past it
         self.undo_stack.cleanChanged.connect(self._clean_changed)  # a slot: disconnected when this goes
         self.doc = doc or Document()
         self.path = path
@@ -71,7 +81,10 @@ class QtDocument(QObject):
 
         A file shipped with Designer (an example) opens as an untitled copy, so that saving it
         asks where to and never writes over the installed example."""
-        new = load_document(path)
+        self.take(load_document(path), path)
+
+    def take(self, new: Document, path: str) -> None:
+        """Make `new` (just read from `path`, off the UI thread maybe) the open design, with no history."""
         self.doc.replace_all(new, adopt=True)
         self.undo_stack.clear()
         if is_bundled(path):
@@ -111,4 +124,16 @@ class QtDocument(QObject):
         return dumps_document(self.doc)
 
     def push(self, command) -> None:
+        # a step that replaces the design keeps the one shown now
+        kept = sum(len(getattr(self.doc.spec, k)) for k in ("racks", "nodes", "switches", "links")) \
+            if hasattr(command, "kept_elements") else 0
+        if kept and self.kept_elements() + kept > UNDO_KEPT_ELEMENTS:
+            self.undo_stack.clear()  # the designs the history keeps would pass the memory bound
+            self.historyDropped.emit(f"undo history cleared: it would keep more than {UNDO_KEPT_ELEMENTS:,} "
+                                     "elements of replaced designs")
         self.undo_stack.push(command)
+
+    def kept_elements(self) -> int:
+        """Elements of whole designs the undo history keeps (a generate keeps the one it replaced)."""
+        stack = self.undo_stack
+        return sum(getattr(stack.command(i), "kept_elements", 0) for i in range(stack.count()))

@@ -52,6 +52,21 @@ EXAMPLES = [
                                 overlap_grad_reduce=True, overlap_param_gather=True,
                                 recompute_granularity="selective"),
     ),
+    dict(
+        file="gb200-nvl72-144gpu.yaml",
+        name="gb200-nvl72-144gpu",
+        description=("2 GB200 NVL72 racks (144 GPUs): per rack 18 compute trays of 4 GPUs and 9 NVLink "
+                     "switch trays, one 72-GPU NVLink domain; 4 x 400G NDR InfiniBand per tray on a "
+                     "rail-optimized 2-tier fat-tree of 64-port switches. Job: Llama 3 70B with TP 8 "
+                     "inside the NVLink domains, PP 2, DP 9, distributed optimizer."),
+        fabric=dict(nodes=36, gpu="GB200", gpus_per_node=4, nics_per_node=4, nic_gbps=400, fabric="infiniband",
+                    switch_radix=64, nvlink_domain_gpus=72),
+        workload=Workload(preset="llama3-70b", global_batch_size=288, micro_batch_size=1),
+        parallelism=Parallelism(tensor_model_parallel_size=8, pipeline_model_parallel_size=2,
+                                sequence_parallel=True, use_distributed_optimizer=True,
+                                overlap_grad_reduce=True, overlap_param_gather=True,
+                                recompute_granularity="selective"),
+    ),
 ]
 
 

@@ -77,7 +77,7 @@ GOOD_CHANGES = {
 }
 BAD_CHANGES = {
     Node: [("nic_kind", ("roce", "")), ("scale_up", ("infinity-fabric",))],
-    Switch: [("tier", ("top", "")), ("fabric", ("nvlink", "Ethernet"))],
+    Switch: [("tier", ("top", "")), ("fabric", ("nvswitch", "Ethernet"))],
     Link: [("kind", BAD_KINDS)],
 }
 

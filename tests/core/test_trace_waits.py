@@ -50,8 +50,9 @@ def test_an_arrow_runs_from_the_bar_waited_on_to_the_wait(trace_and_events):
     def enclosing(flow):
         return next(s for s in slices[(flow["pid"], flow["tid"])] if s["ts"] <= flow["ts"] <= s["ts"] + s["dur"])
 
-    starts = {e["id"]: e for e in trace if e["ph"] == "s"}
-    finishes = [e for e in trace if e["ph"] == "f"]
+    # the "waited for" arrows (the pipeline's send -> receive arrows are cat "pp")
+    starts = {e["id"]: e for e in trace if e["ph"] == "s" and e["cat"] == "wait"}
+    finishes = [e for e in trace if e["ph"] == "f" and e["cat"] == "wait"]
     assert finishes and len(finishes) == len(starts)
     for f in finishes:
         s = starts[f["id"]]

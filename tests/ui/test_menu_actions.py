@@ -75,6 +75,10 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_name))
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(open_name))
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(folder))
+    nccl_log = Path(__file__).parents[1] / "data" / "nccl-tests" / "a3mega-h100-2node-all_reduce.txt"
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames",  # File > Calibrate from nccl-tests: a real log
+                        staticmethod(lambda parent=None, caption="", *a, **k:
+                                     asked.append(("open", caption)) or ([str(nccl_log)], "")))
     monkeypatch.setattr(QMessageBox, "critical", box("critical", QMessageBox.Ok))
     monkeypatch.setattr(QMessageBox, "warning", box("warning", QMessageBox.Ok))
     monkeypatch.setattr(QMessageBox, "information", box("information", QMessageBox.Ok))
@@ -139,6 +143,15 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
     def same_path(a, b):
         return a and Path(a).resolve() == Path(b).resolve()
 
+    def compared(before):  # File > Compare With...: the design beside the file picked (itself here)
+        dialog_opened("open")(before)
+        dialog = window.compare_dialog
+        qtbot.waitUntil(lambda: dialog.comparison is not None or dialog.error is not None, timeout=60000)
+        assert dialog.error is None and dialog.isVisible(), dialog.error
+        assert dialog.comparison.identical and "no difference" in dialog.summary.text()
+        dialog.close()
+        return True
+
     # What each command visibly does; `before` is what the test noted just before triggering it.
     expectations = {
         "File > New": lambda before: (not window.qdoc.path and nodes() == 0),
@@ -150,6 +163,10 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "File > Export Timeline Plot": wrote(".png"),
         "File > Export Trace (Perfetto)": wrote(".json"),
         "File > Report (PDF)": wrote(".pdf"),
+        "File > Compare With": compared,
+        "File > Calibrate from nccl-tests": lambda before: (  # the fit shown in its dialog (Cancel here)
+            asked[-2] == ("open", "Calibrate from nccl-tests logs") and asked[-1] == ("modal", "CalibrationDialog")
+            and window.calibration_dialog.constants.rowCount() >= 1),
         "File > Quit": lambda before: not window.isVisible() and getattr(window, "_closed", False),
         "Edit > Undo": lambda before: window.qdoc.undo_stack.index() == before["index"] - 1,
         "Edit > Redo": lambda before: window.qdoc.undo_stack.index() == before["index"] + 1,

@@ -125,7 +125,12 @@ def attribute(result: Evaluation, doc: Document, catalog: Catalog | None = None)
     add("pipeline bubble", "bubble", b["bubble"], detail=f"{result.plan.get('schedule')}, PP {result.plan.get('pp')}, "
         f"{result.plan.get('num_microbatches')} micro-batches")
     slow = stragglers(doc, result.num_gpus)
-    add("imbalance and stragglers", "imbalance_wait", b["imbalance_wait"],
+    tail = min(getattr(result, "slowest_rank_wait_s", 0.0), b["imbalance_wait"])
+    rest = b["imbalance_wait"] - tail
+    if tail > 0:
+        add("waiting for the slowest GPU", "imbalance_wait", tail,
+            detail=f"every collective waits for the slowest of {result.num_gpus:,} GPUs (rank_speed_cv)")
+    add("imbalance and stragglers", "imbalance_wait", rest,
         detail=("waiting for " + ", ".join(slow[:6]) + (" ..." if len(slow) > 6 else "")) if slow
         else "uneven stages (the first and last hold the embedding and the output layer)")
     add("optimizer step", "optimizer", b["optimizer"])
@@ -147,8 +152,12 @@ def attribute(result: Evaluation, doc: Document, catalog: Catalog | None = None)
                                                                                           else dim)),
                       key=lambda c: c["time_s"], reverse=True)
         resource = hits[0]["bottleneck"] if hits else ""
+    elif critical is not None and critical.kind == "imbalance_wait" and critical.cause == "waiting for the slowest GPU":
+        resource = f"the slowest of {result.num_gpus:,} GPUs"
     elif critical is not None and critical.kind == "imbalance_wait" and slow:
         resource = slow[0]
+    elif critical is not None and critical.kind == "imbalance_wait":
+        resource = "uneven pipeline stages"
     elif critical is not None:
         resource = {"bubble": "pipeline schedule", "optimizer": "HBM",
                     "recompute": "GPU memory" if forced else "the recompute setting"}.get(critical.kind, "")

@@ -18,6 +18,7 @@ from ..engine.compute import OpCoster, Sharding, layer_cost
 from ..engine.constants import AcceleratorConstants, EngineConstants
 from ..engine.schedule import ideal_bubble_s
 from .space import Point
+from .splits import stage_layer_counts
 
 
 def _no_comm(dim: str, primitive: str, nbytes: float) -> float:
@@ -66,11 +67,16 @@ class ComputeFloor:
 
     def step_floor_s(self, p: Point) -> float:
         f_layer, b_layer = self._per_layer(p)
-        per_stage = self.shape.layers / p.pp
-        f, b = f_layer * per_stage, b_layer * per_stage
+        # The busiest stage works through every micro-batch; the others' share of one micro-batch
+        # is the bubble (the closed form with identical stages of the average of the others:
+        # with an even split, exactly the form of ideal_bubble_s).
+        counts = stage_layer_counts(self.shape.layers, p.pp, p.vp, p.split) if not p.split.even else None
+        busiest = max(counts) if counts else self.shape.layers / p.pp
+        others = (sum(counts) - busiest) / (p.pp - 1) if counts and p.pp > 1 else busiest
+        f, b = f_layer * busiest, b_layer * busiest
         m = p.num_microbatches
         work = m * (f + b) + self.k.microbatch_overhead_s * m * p.vp
         bubble = 0.0
         if p.schedule in ("1f1b", "gpipe", "interleaved"):
-            bubble = ideal_bubble_s(p.schedule, p.pp, m, p.vp, f, b, 0.0)
+            bubble = ideal_bubble_s(p.schedule, p.pp, m, p.vp, f_layer * others, b_layer * others, 0.0)
         return work + bubble

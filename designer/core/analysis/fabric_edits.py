@@ -6,12 +6,14 @@ the reason a user would want ("no spine-core links: the fabric has two tiers").
 """
 from __future__ import annotations
 
+import copy
+
 from collections import Counter
 
 from ..generate.fat_tree import FatTreeError, generate_fat_tree
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
-from ..model.elements import Node, Switch
+from ..model.elements import NVLINK_SWITCH, Node, Switch
 
 
 class NotApplicable(ValueError):
@@ -22,6 +24,14 @@ def detached_copy(doc: Document) -> Document:
     """A copy whose elements may be edited in place (each is copied one level; their fields
     are scalars), cheap enough for 16k GPUs, and a new design for any engine's caches."""
     out = doc.snapshot()
+    # a snapshot shares its elements (copy-on-write through Document.update); the what-if edits
+    # change elements in place, so each gets its own one-level copy
+    spec = out.spec
+    spec.racks = [copy.copy(e) for e in spec.racks]
+    spec.nodes = [copy.copy(e) for e in spec.nodes]
+    spec.switches = [copy.copy(e) for e in spec.switches]
+    spec.links = [copy.copy(e) for e in spec.links]
+    out._reindex()
     out.lineage = object()
     out.revision = 0
     out.change_log = []
@@ -167,17 +177,22 @@ def fabric_parameters(doc: Document) -> dict:
     if not doc.nodes:
         raise NotApplicable("the design has no servers to extend")
     node = doc.nodes[0]
-    leaves = [s for s in doc.switches if s.tier == "leaf"]
-    kinds = Counter(s.fabric for s in doc.switches)
+    scale_out = [s for s in doc.switches if s.fabric != NVLINK_SWITCH]  # NVLink switch trays are generated apart
+    leaves = [s for s in scale_out if s.tier == "leaf"]
+    kinds = Counter(s.fabric for s in scale_out)
     rails = {s.rail for s in leaves if s.rail is not None}
     over = [r for sw, r in oversubscription(doc).items() if (s := doc.find("switches", sw)) and s.tier == "leaf"]
-    return {
+    domains = Counter(n.nvlink_domain for n in doc.nodes if n.nvlink_domain)
+    out = {
         "gpu": node.accelerator, "gpus_per_node": node.accelerator_count, "nics_per_node": max(1, node.nic_count),
         "nic_gbps": node.nic_gbps, "fabric": kinds.most_common(1)[0][0] if kinds else node.nic_kind,
-        "switch_radix": max((s.radix for s in doc.switches), default=64),
+        "switch_radix": max((s.radix for s in scale_out), default=64),
         "oversubscription": max(1.0, round(max(over), 3)) if over else 1.0,
         "rail_optimized": bool(rails) or not leaves,
     }
+    if domains:  # servers that share NVLink domains: the generator's --nvlink-domain-gpus
+        out["nvlink_domain_gpus"] = max(domains.values()) * node.accelerator_count
+    return out
 
 
 def extended(doc: Document, nodes: int, catalog: Catalog | None = None) -> Document:

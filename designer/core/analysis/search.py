@@ -50,7 +50,8 @@ class SearchResult:
             return {"plan": p.label(), "step_time_s": r["step_time_s"], "mfu": r["mfu"],
                     "same_time_orders": r.get("same_time_orders", []),
                     "tokens_per_s": r["tokens_per_s"], "memory_gib_per_gpu": r["memory_gib"],
-                    "breakdown_s": r["breakdown_s"], "set": p.settings()}
+                    "breakdown_s": r["breakdown_s"], "split": p.split.megatron_keys(), "set": p.settings(),
+                    **({"nvlink_domain_gpus": r["nvlink_domain_gpus"]} if "nvlink_domain_gpus" in r else {})}
 
         return {"top": [row(r) for r in self.top], "space": self.counts.as_json(), "evaluated": self.evaluated,
                 "cut_by_bound": self.cut_by_bound, "failed": self.failed, "elapsed_s": self.elapsed_s,

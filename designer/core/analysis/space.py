@@ -5,7 +5,9 @@ the choices below; it is walked level by level so that a whole subtree is counte
 visited, when its head is already impossible:
 
   1. layout: TP, PP, CP, EP, expert-TP (DP is what is left of the GPUs) -> divisibility;
-  2. schedule with its virtual stages, micro-batch size -> batch divisibility;
+  2. schedule with its virtual stages and the pipeline split (splits.py: Megatron's even split,
+     or where PP x VP does not divide the layers, or the loss stage is the bottleneck, a few
+     uneven splits Megatron accepts), micro-batch size -> batch divisibility;
   3. recompute, sequence parallelism, optimizer sharding -> memory per GPU (cheap: the first
      and the last stage only, which hold the embedding and the logits);
   4. the three overlap switches and the rank order.
@@ -25,14 +27,17 @@ from dataclasses import dataclass, field
 from ..engine import flops as F
 from ..engine.constants import engine_constants
 from ..engine.memory import estimate_memory
+from ..engine.stages.layout import stage_layers as layout_stage_layers
 from ..model.job import Parallelism, Workload, parse_rank_order
 from ..model.plan import ResolvedPlan, divisors
 from ..units import GIB
+from .splits import EVEN, Split, loss_stage_extra_chunks, splits_for, stage_layer_counts
 
 RECOMPUTES = ("none", "selective", "full")
 ZERO_CHOICES = (0, 1, 3)  # none, the distributed optimizer (ZeRO-1), FSDP (ZeRO-3)
 RANK_ORDERS = ("tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp")
 OVERLAP_VARIANTS = 8  # overlap_grad_reduce x overlap_param_gather x tp_comm_overlap
+SPLIT_KEYS = frozenset(EVEN.parallelism_keys())
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class Point:
     tp_comm_overlap: bool
     rank_order: str
     num_microbatches: int = 0
+    split: Split = EVEN  # how the layers are spread over the stages (Megatron's keys)
 
     def parallelism(self, base: Parallelism | None = None) -> Parallelism:
         base = base or Parallelism()
@@ -68,7 +74,7 @@ class Point:
             recompute_granularity=self.recompute, use_distributed_optimizer=self.zero == 1,
             zero_stage=3 if self.zero == 3 else 0, overlap_grad_reduce=self.overlap_grad_reduce,
             overlap_param_gather=self.overlap_param_gather, tp_comm_overlap=self.tp_comm_overlap,
-            rank_order=self.rank_order)
+            rank_order=self.rank_order, **self.split.parallelism_keys())
 
     def workload(self, base: Workload) -> Workload:
         return dataclasses.replace(base, micro_batch_size=self.micro_batch)
@@ -81,6 +87,9 @@ class Point:
             if f.name in ("data_parallel_size", "num_gpus", "attention_backend"):
                 continue
             value = getattr(par, f.name)
+            if f.name in SPLIT_KEYS and self.pp > 1:
+                # with PP > 1 the split is always given: applying a plan replaces the file's own split
+                value = "null" if value is None else value
             if value is None:
                 continue
             out.append(f"parallelism.{f.name}={str(value).lower() if isinstance(value, bool) else value}")
@@ -99,6 +108,8 @@ class Point:
         text += {0: "", 1: ", dist-opt", 3: ", FSDP"}[self.zero]
         if self.rank_order != RANK_ORDERS[0]:
             text += f", order {self.rank_order}"
+        if not self.split.even:
+            text += ", " + self.split.label()
         return text
 
     @classmethod
@@ -107,7 +118,7 @@ class Point:
         return cls(plan.tp, plan.pp, plan.cp, plan.ep, plan.etp, plan.dp, par.pipeline_schedule, plan.vp,
                    workload.micro_batch_size, par.recompute_granularity, par.sequence_parallel, zero,
                    par.overlap_grad_reduce, par.overlap_param_gather, par.tp_comm_overlap, par.rank_order,
-                   plan.num_microbatches)
+                   plan.num_microbatches, Split.of(par) if plan.pp > 1 else EVEN)
 
 
 @dataclass
@@ -137,14 +148,18 @@ class SpaceOptions:
     memory_headroom: float = 1.0  # fraction of HBM a plan may use
 
 
-def _schedule_choices(pp: int, layers: int, opts: SpaceOptions) -> list[tuple[str, int]]:
-    out = []
+def _schedule_choices(pp: int, layers: int, opts: SpaceOptions,
+                      loss_layers: float = 0.0) -> list[tuple[str, int, Split | None]]:
+    """(schedule, virtual stages, split) of one PP; split None: no split of the layers over PP
+    that Megatron accepts (those plans are counted impossible)."""
+    out: list[tuple[str, int, Split | None]] = []
+    flat = splits_for(layers, pp, 1, loss_layers)
     for s in opts.schedules:
         if s == "interleaved":
-            per_stage = layers // pp
-            out += [(s, v) for v in divisors(per_stage) if 2 <= v <= opts.max_vp]
+            for v in range(2, opts.max_vp + 1):
+                out += [(s, v, sp) for sp in splits_for(layers, pp, v, loss_layers)]
         else:
-            out.append((s, 1))
+            out += [(s, 1, sp) for sp in flat] or [(s, 1, None)]
     return out
 
 
@@ -186,7 +201,11 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
     experts = w.num_experts or 0
     hbm = hbm_gib * GIB * opts.memory_headroom
     tps = opts.tp or [t for t in divisors(gpus_per_node) if t <= gpus_per_node]
-    pps = opts.pp or [p for p in divisors(layers) if p <= min(layers, num_gpus)]
+    # PP: the divisors of the layers (even splits) and the divisors of the GPU count that leave
+    # two layers or more per stage (uneven splits, splits.py)
+    pps = opts.pp or sorted({p for p in divisors(layers) if p <= min(layers, num_gpus)}
+                            | {p for p in divisors(num_gpus) if p <= layers // 2})
+    loss_layers = loss_stage_extra_chunks(shape)
     cps = opts.cp or [c for c in (1, 2, 4, 8) if c == 1 or w.seq_length % (2 * c) == 0]
     eps = opts.ep or ([e for e in divisors(experts) if e <= num_gpus] if experts else [1])
     n_mbs = len(opts.micro_batch)
@@ -195,7 +214,7 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
 
     for tp, pp, cp, ep in itertools.product(tps, pps, cps, eps):
         etps = sorted({1, tp}) if experts else [tp]
-        scheds = _schedule_choices(pp, layers, opts) if pp > 1 else [("1f1b", 1)]
+        scheds = _schedule_choices(pp, layers, opts, loss_layers) if pp > 1 else [("1f1b", 1, EVEN)]
         n_sched = len(scheds) if pp > 1 else 1
         sps = [False, True] if tp > 1 else [False]
         per_layout = n_sched * n_mbs * len(RECOMPUTES) * len(sps) * len(ZERO_CHOICES) * OVERLAP_VARIANTS \
@@ -203,7 +222,7 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
         for etp in etps:
             counts.total += per_layout
             mp = tp * pp * cp
-            bad = (num_gpus % mp or heads % tp or (groups % tp and tp % groups) or layers % pp
+            bad = (num_gpus % mp or heads % tp or (groups % tp and tp % groups)
                    or (cp > 1 and w.seq_length % (2 * cp)))
             dp = num_gpus // mp if not bad else 0
             if not bad and experts:
@@ -215,24 +234,29 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
                 continue
             per_sched = n_mbs * len(RECOMPUTES) * len(sps) * len(ZERO_CHOICES) * OVERLAP_VARIANTS * len(opts.rank_orders)
             orders, same_orders = _orders(tp, pp, cp, ep, dp, opts)
-            for (schedule, vp), mbs in itertools.product(scheds, opts.micro_batch):
+            for (schedule, vp, split), mbs in itertools.product(scheds, opts.micro_batch):
                 per_mbs = per_sched // n_mbs
-                if w.global_batch_size % (mbs * dp):
+                if split is None or w.global_batch_size % (mbs * dp):
                     counts.invalid += per_mbs
                     continue
                 n_micro = w.global_batch_size // (mbs * dp)
                 if schedule == "interleaved" and n_micro % pp:
                     counts.invalid += per_mbs
                     continue
-                key = (pp, vp)
+                key = (pp, vp, split)
                 if key not in stage_cache:
-                    per_chunk = layers // (pp * vp)
-                    stage_cache[key] = [[(c * pp + s) * per_chunk + i for c in range(vp) for i in range(per_chunk)]
-                                        for s in range(pp)]
+                    stage_cache[key] = [[i for chunk in st for i in chunk]
+                                        for st in layout_stage_layers(shape, pp, vp, split.kwargs())]
                 stage_layers = stage_cache[key]
                 plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(RANK_ORDERS[0].split("-")))
                 mshape = dataclasses.replace(shape, micro_batch=mbs) if shape.micro_batch != mbs else shape
-                stages = _representative_stages(stage_layers, shape.dense_layers) if experts else sorted({0, pp - 1})
+                if experts:
+                    stages = _representative_stages(stage_layers, shape.dense_layers)
+                elif split.even:
+                    stages = sorted({0, pp - 1})
+                else:  # the ends are lighter: a middle stage may hold the most
+                    per_stage = stage_layer_counts(layers, pp, vp, split)
+                    stages = sorted({0, pp - 1, per_stage.index(max(per_stage))})
                 for recompute, sp, zero in itertools.product(RECOMPUTES, sps, ZERO_CHOICES):
                     per_mem = OVERLAP_VARIANTS * len(opts.rank_orders)
                     if sp and w.seq_length % tp:
@@ -255,7 +279,7 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
                     ot = tp > 1 and sp
                     for order in orders:
                         out.append(Point(tp, pp, cp, ep, etp, dp, schedule, vp, mbs, recompute, sp, zero,
-                                         og, op, ot, order, n_micro))
+                                         og, op, ot, order, n_micro, split))
                     counts.candidates += len(orders)
                     counts.dominated += per_mem - len(orders)
     for point in keep or []:

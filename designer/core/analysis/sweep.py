@@ -24,16 +24,18 @@ _THREAD_STATE = threading.local()
 
 
 def _state(text: str):
-    key = hashlib.sha1(text.encode()).hexdigest()
     state = getattr(_THREAD_STATE, "state", None)
+    if state is not None and state[-1] is text:  # the same text object: no need to hash megabytes again
+        return state[1:-1]
+    key = hashlib.sha1(text.encode()).hexdigest()
     if state is None or state[0] != key:
         from ..engine.evaluate import Engine
         from ..io import loads_document
 
         doc = loads_document(text)
-        state = _THREAD_STATE.state = (key, doc, Engine(detail=False, schedule_max_ops=1024), doc.spec.workload,
-                                       doc.spec.parallelism)
-    return state[1:]
+        state = (key, doc, Engine(detail=False, schedule_max_ops=1024), doc.spec.workload, doc.spec.parallelism)
+    _THREAD_STATE.state = state[:5] + (text,)
+    return state[1:5]
 
 
 def evaluate_points(text: str, points: list) -> list[dict | None]:
@@ -53,8 +55,22 @@ def evaluate_points(text: str, points: list) -> list[dict | None]:
     return rows
 
 
+# A pool worker's design, parsed once by the pool's initializer: chunks then carry only plans
+# (the text of a 16k-GPU design is 5 MB; pickled with every chunk it cost more than the chunk).
+_WORKER_TEXT: str | None = None
+
+
 def _init_worker(text: str) -> None:
+    global _WORKER_TEXT
+    _WORKER_TEXT = text
     _state(text)
+
+
+def _evaluate_in_worker(points: list) -> list[dict | None]:
+    """`evaluate_points` on the design the pool's initializer handed this worker."""
+    if _WORKER_TEXT is None:  # pragma: no cover - the pool always runs the initializer first
+        raise RuntimeError("pool worker without a design")
+    return evaluate_points(_WORKER_TEXT, points)
 
 
 class SerialRunner:
@@ -91,7 +107,7 @@ class PoolRunner:
         self.pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init_worker, initargs=(text,))
 
     def submit(self, points: list) -> Future:
-        return self.pool.submit(evaluate_points, self.text, points)
+        return self.pool.submit(_evaluate_in_worker, points)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

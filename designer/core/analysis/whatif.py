@@ -15,7 +15,6 @@ from ..engine.evaluate import Engine, Evaluation
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
 from ..model.job import SCHEDULES, Parallelism
-from ..model.plan import divisors
 from ..problems import DesignerError
 from . import fabric_edits as fx
 from .attribution import attribute
@@ -41,6 +40,11 @@ class Advice:
     note: str = ""
     error: str = ""
     set: list[str] = field(default_factory=list)
+    # Cost side (advice_cost.py): relative changes against the current design; None = not priced.
+    capex_change: float | None = None
+    fabric_capex_change: float | None = None
+    tokens_per_usd_change: float | None = None
+    cost_note: str = ""  # "-1.8% speed, -14% fabric cost, +3.0% tokens/$"
 
     def as_json(self) -> dict:
         out = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("document",)}
@@ -78,6 +82,8 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
     def add(id_, category, title, new_par, sets, workload=None):
         out.append((id_, title, category, new_par, sets, workload))
 
+    from .advice_design import split_change, vp_choices
+
     keep_vp = {"virtual_pipeline_model_parallel_size": par.virtual_pipeline_model_parallel_size}
     moe = _is_moe(doc)
     for name, key, value in (("TP", "tensor_model_parallel_size", tp), ("PP", "pipeline_model_parallel_size", pp),
@@ -88,15 +94,18 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
             new = int(value * factor)
             if new < 1 or new == value:
                 continue
-            label, np_, sets = _par_change(par, f"{name} {value} -> {new}", **{key: new}, **keep_vp)
-            add(f"{name.lower()}-{new}", "parallelism", label, np_, sets[:1])
+            # a PP the layers do not divide takes one of Megatron's uneven splits (advice_design.py)
+            split = (split_change(doc, new, vp) or {}) if name == "PP" else {}
+            label, np_, sets = _par_change(par, f"{name} {value} -> {new}", **{key: new}, **keep_vp, **split)
+            add(f"{name.lower()}-{new}", "parallelism", label, np_, sets[:1] + sets[len(sets) - len(split):])
     if pp > 1:
-        per_stage = result.stages and result.stages[0]["layers"] * vp or 0
-        for v in [d for d in divisors(per_stage) if 2 <= d <= 8] if per_stage else []:
+        for v in vp_choices(doc, pp):  # every VP with a split Megatron accepts
             if par.pipeline_schedule == "interleaved" and v == vp:
                 continue
-            label, np_, sets = _par_change(par, f"interleaved, {v} virtual stages" + (f" (was {vp})" if vp > 1 else ""),
-                                           pipeline_schedule="interleaved", virtual_pipeline_model_parallel_size=v)
+            split = split_change(doc, pp, v) or {}
+            label, np_, sets = _par_change(par, f"interleaved, {v} virtual stages" + (f" (was {vp})" if vp > 1 else "")
+                                           + "".join(f", {k}={v_}" for k, v_ in split.items() if v_ not in (None, False)),
+                                           pipeline_schedule="interleaved", virtual_pipeline_model_parallel_size=v, **split)
             add(f"vp-{v}", "parallelism", label, np_, sets)
         for s in SCHEDULES:
             if s == par.pipeline_schedule or s == "interleaved":
@@ -150,7 +159,9 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
         # nobody edits), so a candidate costs a few dicts, not a copy of 16k servers
         spec = dataclasses.replace(doc.spec, workload=workload or doc.spec.workload, parallelism=new_par)
         advices.append(Advice(id_, title, category, "", Document(spec, doc.metadata), True, set=sets))
-    return advices
+    from .advice_design import split_candidates  # Megatron's uneven pipeline splits (issue 12)
+
+    return advices + split_candidates(doc, p)
 
 
 def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
@@ -180,7 +191,14 @@ def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
                   "infiniband": "Ethernet instead of InfiniBand"}.get(fx.network_kind(doc), "other network kind")
     add("network-kind", swap_title, lambda: fx.swap_network(doc)[0],
         "same speeds, the other network: adaptive routing (InfiniBand) or ECMP (RoCE)")
-    return out
+    if ratio <= 1:  # the cheaper direction: fewer spines and cables (advice_cost.py prices both)
+        from .advice_cost import oversubscribed
+
+        add("leaves-2to1", "leaves 2:1 instead of 1:1", lambda: oversubscribed(doc, 2.0, catalog),
+            "the same servers on a fabric generated at 2:1: fewer spines, cables and optics")
+    from .advice_design import domain_candidates  # "NVL72 instead of 4-GPU servers" (issue 12)
+
+    return out + domain_candidates(doc, catalog)
 
 
 def _more_nodes(doc: Document, result: Evaluation, catalog: Catalog) -> list[Advice]:
@@ -211,8 +229,9 @@ def _more_nodes(doc: Document, result: Evaluation, catalog: Catalog) -> list[Adv
 
 
 def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None = None,
-           result: Evaluation | None = None, include_scale: bool = True) -> dict:
-    """Attribution of the current step and every candidate change, ranked by speed-up."""
+           result: Evaluation | None = None, include_scale: bool = True, by: str = "speed", progress=None) -> dict:
+    """Attribution of the current step and every candidate change, ranked by speed-up (by="cost":
+    by the change of tokens per dollar, docs/cost.md). `progress(done, total)`: how many changes are costed so far."""
     t0 = time.perf_counter()
     catalog = catalog or default_catalog()
     engine = engine or Engine(catalog)
@@ -224,7 +243,9 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
         candidates += _more_nodes(base, result, catalog)
     quick = Engine(catalog, detail=False)
     work = fx.detached_copy(base)  # job-only candidates run on one design: fabric and routes are reused
-    for a in candidates:
+    for done, a in enumerate(candidates, 1):
+        if progress:
+            progress(done - 1, len(candidates))
         if a.document is None:
             continue
         try:
@@ -251,21 +272,39 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
             a.note = f"{a.speedup:+.1%}, not the bottleneck ({why['short']})"
         elif a.speedup < -NO_GAIN:
             a.note = "slower"
+    from .advice_cost import annotate_costs
+
+    priced = annotate_costs(base, result, candidates, catalog)
     ok = [a for a in candidates if not a.error]
     # Same GPUs first, by speed-up; more servers after them (a bigger cluster is a different
     # question: its note gives the scaling efficiency); plans that do not fit last.
     same = [a for a in ok if a.fits_in_memory and a.category != "scale"]
-    ranked = sorted(same, key=lambda a: -a.speedup) + [a for a in ok if a.fits_in_memory and a.category == "scale"] \
+    if by == "cost":  # tokens per dollar first; unpriced changes after the priced ones
+        same.sort(key=lambda a: (a.tokens_per_usd_change is None, -(a.tokens_per_usd_change or 0.0), -a.speedup))
+    else:
+        same.sort(key=lambda a: -a.speedup)
+    ranked = same + [a for a in ok if a.fits_in_memory and a.category == "scale"] \
         + sorted((a for a in ok if not a.fits_in_memory), key=lambda a: -a.speedup)
     skipped = [a for a in candidates if a.error]
     return {"current": {"step_time_s": result.step_time_s, "mfu": result.mfu, "tokens_per_s": result.tokens_per_s,
                         "plan": result.plan, "fits_in_memory": result.fits_in_memory},
-            "attribution": why, "ranked": ranked, "not_applicable": skipped,
+            "attribution": why, "ranked": ranked, "not_applicable": skipped, "ranked_by": by,
+            "cost": priced,
             "elapsed_s": time.perf_counter() - t0}
 
 
 def advice_json(report: dict) -> dict:
     return {"current": report["current"], "attribution": report["attribution"],
-            "ranked": [a.as_json() for a in report["ranked"]],
+            "ranked": [a.as_json() for a in report["ranked"]], "ranked_by": report.get("ranked_by", "speed"),
+            "cost": _cost_summary(report.get("cost")),
             "not_applicable": [{"id": a.id, "title": a.title, "reason": a.error} for a in report["not_applicable"]],
             "elapsed_s": report["elapsed_s"]}
+
+
+def _cost_summary(cost) -> dict | None:
+    """The current design's capex, fabric share, power and $ per million tokens (not the whole BOM)."""
+    if cost is None:
+        return None
+    keys = ("capex_usd", "fabric_capex_usd", "fabric_share", "power_kw", "usd_per_hour", "tokens_per_s_per_mw",
+            "usd_per_million_tokens", "tokens_per_usd", "usd_per_kwh", "amortisation_years", "pue")
+    return {k: getattr(cost, k) for k in keys}

@@ -7,6 +7,7 @@ and runs the stages in order; each stage is a function of the earlier stages' re
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import math
@@ -51,6 +52,7 @@ class Engine:
         self._placement: dict = {}
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
         self._schedules: dict = {}
+        self._hardware: tuple | None = None  # (fabric, num_gpus, calibration, Hardware)
 
     # ---- the stages, in order -----------------------------------------------------------
     def evaluate(self, doc: Document) -> Evaluation:
@@ -64,7 +66,8 @@ class Engine:
         warnings = job_warnings(job, hw)
         placement = self.placement(plan)
         require_network(fabric, hw, plan.num_gpus)
-        comm = CommLedger(self.dimension_groups(fabric, placement, k, hw.nvls, bool(job.shape.experts)))
+        dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(job.shape.experts))
+        comm = CommLedger(dims)
         layout = lay_out(job, fabric, placement)
         phases = layer_phases(job, hw, k, layout, comm)
         pipe = schedule_pipeline(job, k, phases, comm, self.simulate_schedule)
@@ -82,6 +85,8 @@ class Engine:
                                                      "node": fabric.node_ids[fabric.gpu_node[int(pipelines[r, s])]]}
                               for r in representative_replicas(layout.pattern_of_replica) for s in range(plan.pp)}
             result.constants = {"engine": k, "accelerator": hw.ac}
+        else:
+            _drop_link_bytes(dims.values())
         result.engine_time_s = time.perf_counter() - t0
         return result
 
@@ -118,7 +123,7 @@ class Engine:
         key = dataclasses.replace(plan, vp=1, num_microbatches=0)
         p = self._placement.get(key)
         if p is None:
-            if len(self._placement) >= 256:
+            if len(self._placement) >= _cache_limit(256, PLACEMENT_BUDGET, plan.num_gpus):
                 self._placement.clear()
             p = self._placement[key] = place(key)
         return p
@@ -128,8 +133,9 @@ class Engine:
         key = (placement.plan, dim, expert, nvls)
         model = self._groups.get(key)
         if model is None:
-            if len(self._groups) >= 1024:  # a plan search visits many layouts: keep the recent ones
-                for old in list(self._groups)[:256]:
+            limit = _cache_limit(1024, GROUP_BUDGET, fabric.num_gpus)
+            if len(self._groups) >= limit:  # a plan search visits many layouts: keep the recent ones
+                for old in list(self._groups)[:max(1, limit // 4)]:
                     del self._groups[old]
             if dim == "pp-pair":
                 members = placement.pp_pairs()
@@ -159,8 +165,8 @@ class Engine:
         key = (schedule, pp, micro, vp, p2p_s, tuple((tuple(t.fwd), tuple(t.bwd), tuple(t.wgrad)) for t in times))
         hit = self._schedules.get(key)
         if hit is None:
-            if len(self._schedules) > 16:
-                self._schedules.clear()
+            if len(self._schedules) > 16:  # the oldest goes: a search often comes back to a recent one
+                del self._schedules[next(iter(self._schedules))]
             hit = self._schedules[key] = simulate_steady(schedule, pp, micro, vp, times, p2p_s,
                                                          self.schedule_max_ops)
         else:
@@ -168,8 +174,16 @@ class Engine:
         return hit
 
     def hardware(self, fabric: Fabric, num_gpus: int, calibration: dict) -> Hardware:
-        """The hardware of a job on the first `num_gpus` GPUs (evaluate and the search's bound share it)."""
-        return hardware(fabric, num_gpus, calibration, self.catalog)
+        """The hardware of a job on the first `num_gpus` GPUs (evaluate and the search's bound share it).
+
+        Cached per (fabric, GPU count, calibration): it reads the servers' accelerators, which
+        only a rebuilt fabric changes (a re-rated one keeps them), and costs 18 ms at 16k GPUs."""
+        cached = self._hardware
+        if (cached is not None and cached[0] is fabric and cached[1] == num_gpus and cached[2] == calibration):
+            return cached[3]
+        hw = hardware(fabric, num_gpus, calibration, self.catalog)
+        self._hardware = (fabric, num_gpus, copy.deepcopy(calibration), hw)
+        return hw
 
     def layer_comm(self, doc: Document, plan: ResolvedPlan):
         """The communication function `layer_cost` uses for the TP, CP and EP groups of `plan`
@@ -203,6 +217,28 @@ def _require_finite(result: Evaluation) -> None:
             "(a zero capacity or some traffic of this job with no path)", "spec",
             fix="run designer validate on the file and fix what it names; the network must join every GPU "
                 "of the job")])
+
+
+# What the caches of placements and collective groups may hold, in GPUs x entries: each entry
+# keeps arrays with a row per GPU, so a 16k-GPU plan search kept over 1 GB per worker with the
+# fixed 1,024 / 256 entries that suit 1k GPUs (unchanged there). At 16k: 256 groups and 128
+# placements, 339 MB per search worker instead of 562 MB, for about half the plans per CPU-second
+# of that search (more group routes rebuilt); 1 << 23 measured 514 MB and 3/4 of the rate.
+GROUP_BUDGET = 1 << 22
+PLACEMENT_BUDGET = 1 << 21
+
+
+def _cache_limit(most: int, budget: int, num_gpus: int) -> int:
+    return max(16, min(most, budget // max(1, num_gpus)))
+
+
+def _drop_link_bytes(models) -> None:
+    """Without detail nothing reads the per-link bytes of a collective (only the links stage
+    does): the cached costs of a plan search would otherwise keep one array of every cable per
+    cost, hundreds of MB per search worker at 16k GPUs."""
+    for model in models:
+        for cost in model._cache.values():
+            cost.link_bytes = None
 
 
 def _fabric_constants(k: EngineConstants) -> tuple:

@@ -12,6 +12,9 @@ Each op is visited once, so the cost is linear in the number of ops.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
+
+import numpy as np
 
 F, B, W = 0, 1, 2
 KIND_NAMES = ("F", "B", "W")
@@ -50,6 +53,8 @@ class ScheduleResult:
     ends: list[list[float]] = field(default_factory=list)
     ready: list[list[float]] = field(default_factory=list)  # when the op's input had arrived
     transfer: list[list[float]] = field(default_factory=list)
+    # stage -> its OpRecords: a plan search re-reads the critical stage of a reused schedule
+    _stage_ops: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ops(self) -> list[OpRecord]:
@@ -60,100 +65,121 @@ class ScheduleResult:
     def stage_ops(self, stage: int) -> list[OpRecord]:
         if self.records is not None:
             return [op for op in self.records if op.stage == stage]
-        out, prev = [], 0.0
-        for j, (kind, i, c) in enumerate(self.order[stage]):
-            start, finish, ready = self.starts[stage][j], self.ends[stage][j], self.ready[stage][j]
-            wait = start - prev
-            wait_pp = min(wait, self.transfer[stage][j]) if ready > prev else 0.0
-            out.append(OpRecord(stage, kind, i, c, start, finish, wait, wait_pp))
-            prev = finish
-        return out
+        hit = self._stage_ops.get(stage)
+        if hit is None:
+            # the wait before each op is its start minus the previous op's end (0.0 before the first)
+            ends = self.ends[stage]
+            hit = self._stage_ops[stage] = [
+                OpRecord(stage, kind, i, c, start, finish, start - prev,
+                         # min(wait, transfer), as min() picks
+                         (transfer if transfer < start - prev else start - prev) if ready > prev else 0.0)
+                for (kind, i, c), start, finish, ready, transfer, prev
+                in zip(self.order[stage], self.starts[stage], ends, self.ready[stage], self.transfer[stage],
+                       [0.0] + ends[:-1])]
+        return list(hit)
 
 
 def op_order(schedule: str, p: int, s: int, m: int, v: int) -> list[tuple[int, int, int]]:
     """(kind, micro-batch, chunk) in the order stage s runs them."""
     if schedule == "gpipe":
         return [(F, i, 0) for i in range(m)] + [(B, i, 0) for i in range(m)]
-    if schedule == "interleaved" and v > 1:
-        total = m * v
-
-        def virtual(k: int, forward: bool) -> tuple[int, int]:
-            group, within = divmod(k, p * v)
-            chunk = within // p
-            if not forward:
-                chunk = v - 1 - chunk
-            return group * p + within % p, chunk
-
-        if m == p:
-            warmup = total
-        else:
-            warmup = min((p - s - 1) * 2 + (v - 1) * p, total)
-        order = [(F, *virtual(k, True)) for k in range(warmup)]
-        f_next, b_next = warmup, 0
-        while f_next < total:
-            order.append((F, *virtual(f_next, True)))
-            f_next += 1
-            order.append((B, *virtual(b_next, False)))
-            b_next += 1
-        while b_next < total:
-            order.append((B, *virtual(b_next, False)))
-            b_next += 1
-        return order
-    warmup = min(p - s - 1, m)
-    order = [(F, i, 0) for i in range(warmup)]
-    f_next, b_next = warmup, 0
-    while f_next < m:
-        order.append((F, f_next, 0))
-        f_next += 1
-        order.append((B, b_next, 0))
-        b_next += 1
-    while b_next < m:
-        order.append((B, b_next, 0))
-        b_next += 1
-    return order  # zero-bubble schedules place their W ops while simulating (see simulate)
+    # Warm-up forwards, then one forward and one backward in turn, then the cool-down backwards;
+    # built with numpy (a cold evaluation spent most of its time here) as lists of Python ints.
+    interleaved = schedule == "interleaved" and v > 1
+    total = m * v if interleaved else m
+    if interleaved:
+        warmup = total if m == p else min((p - s - 1) * 2 + (v - 1) * p, total)
+    else:
+        warmup = min(p - s - 1, m)
+    steady = total - warmup
+    kind = np.concatenate([np.zeros(warmup, np.int64), np.tile(np.array([F, B], np.int64), steady),
+                           np.full(total - steady, B, np.int64)])
+    index = np.concatenate([np.arange(warmup), np.stack([np.arange(warmup, total), np.arange(steady)], axis=1).ravel(),
+                            np.arange(steady, total)])
+    if interleaved:  # the k-th forward (backward) of a stage: its micro-batch and chunk
+        group, within = np.divmod(index, p * v)
+        chunk = within // p
+        chunk = np.where(kind == B, v - 1 - chunk, chunk)
+        micro = group * p + within % p
+    else:
+        micro, chunk = index, np.zeros_like(index)
+    return list(zip(kind.tolist(), micro.tolist(), chunk.tolist()))  # zero-bubble: W ops placed in _zero_bubble_orders
 
 
+# Memos of what depends only on (schedule, p, m, v), shared by zb-h1 and DualPipe (one order).
+# A plan search visits a few hundred shapes: the oldest entry goes, not the whole memo (clearing
+# made every shape after the 32nd rebuild its order and structure, and the clear itself cost).
+MEMO_ENTRIES = 96
 _STRUCTURES: dict[tuple, tuple] = {}
 
 
-def _structure(schedule, p, m, v, orders, oid, dependency):
-    """Dependencies of every op, which depend only on (schedule, p, m, v): cached."""
-    key = (schedule, p, m, v)
+def _memo_key(schedule: str, p: int, m: int, v: int) -> tuple:
+    return ("zb" if schedule in ("zb-h1", "dualpipe") else schedule, p, m, v)
+
+
+def _remember(memo: dict, key, value):
+    if len(memo) >= MEMO_ENTRIES:
+        del memo[next(iter(memo))]
+    memo[key] = value
+    return value
+
+
+def _structure(schedule, p, m, v, orders):
+    """Dependencies of every op, which depend only on (schedule, p, m, v): cached.
+
+    An op waits for: a forward, the same micro-batch's forward on the previous stage (stage 0,
+    chunk c > 0: on the last stage, chunk c - 1); a backward, the one on the next stage (the last
+    stage, chunk c < v - 1: stage 0, chunk c + 1; else its own forward, no transfer); a W, its B.
+
+    Per stage: the op each op waits for, whether that crosses a stage boundary (0/1), the op's
+    own id, the index of its duration in the stage's (F per chunk, B per chunk, W per chunk)
+    table, and, per chunk, the positions of its backward ops (for last_backward_end)."""
+    key = _memo_key(schedule, p, m, v)
     hit = _STRUCTURES.get(key)
     if hit is None:
-        deps, has_transfer, owns, kinds, chunk_of = [], [], [], [], []
+        # The rule of `dependency`, on whole stages at once with numpy (a plain loop was most
+        # of a cold evaluation); `.tolist()` hands the hot loop the same Python ints.
+        deps, has_transfer, owns, codes, backward_at = [], [], [], [], []
         for s in range(p):
-            d_s, h_s, o_s = [], [], []
-            for kind, i, c in orders[s]:
-                dep, _ = dependency(kind, s, i, c)
-                d_s.append(dep)
-                h_s.append(dep >= 0 and (dep // (m * v)) % p != s)  # crosses a stage boundary
-                o_s.append(oid(kind, s, i, c))
-            deps.append(d_s)
-            has_transfer.append(h_s)
-            owns.append(o_s)
-            kinds.append([kind for kind, _, _ in orders[s]])
-            chunk_of.append([c for _, _, c in orders[s]])
-        if len(_STRUCTURES) > 32:
-            _STRUCTURES.clear()
-        hit = _STRUCTURES[key] = (deps, has_transfer, owns, kinds, chunk_of)
+            ops = np.fromiter(chain.from_iterable(orders[s]), np.int64, 3 * len(orders[s])).reshape(-1, 3)
+            kind, i, c = ops[:, 0], ops[:, 1], ops[:, 2]
+            if s > 0:
+                f_dep = _oid(F, s - 1, i, c, p, m, v)
+            else:
+                f_dep = np.where(c > 0, _oid(F, p - 1, i, c - 1, p, m, v), -1)
+            if s < p - 1:
+                b_dep = _oid(B, s + 1, i, c, p, m, v)
+            else:
+                b_dep = np.where(c < v - 1, _oid(B, 0, i, c + 1, p, m, v), _oid(F, s, i, c, p, m, v))
+            dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
+            crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
+            deps.append(dep.tolist())
+            has_transfer.append(crosses.astype(np.int64).tolist())
+            owns.append(_oid(kind, s, i, c, p, m, v).tolist())
+            codes.append((kind * v + c).tolist())
+            backward = kind != F
+            backward_at.append([np.flatnonzero(backward & (c == chunk)).tolist() for chunk in range(v)])
+        hit = _remember(_STRUCTURES, key, (deps, has_transfer, owns, codes, backward_at))
     return hit
+
+
+def _oid(kind, s, i, c, p, m, v):
+    """The op id of `simulate` (((kind * p + s) * m + i) * v + c), on arrays."""
+    return ((kind * p + s) * m + i) * v + c
 
 
 _ORDERS: dict[tuple, list] = {}
 
 
 def _orders(schedule: str, p: int, m: int, v: int) -> list[list[tuple[int, int, int]]]:
-    key = (schedule, p, m, v)
+    key = _memo_key(schedule, p, m, v)
     hit = _ORDERS.get(key)
     if hit is None:
-        if len(_ORDERS) > 32:
-            _ORDERS.clear()
         if schedule in ("zb-h1", "dualpipe"):
             hit = _zero_bubble_orders(p, m)
         else:
             hit = [op_order(schedule, p, s, m, v) for s in range(p)]
-        _ORDERS[key] = hit
+        _remember(_ORDERS, key, hit)
     return hit
 
 
@@ -183,45 +209,24 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     size = 3 * p * m * v
     end = [-1.0] * size  # end time per op id
 
-    def oid(kind: int, s: int, i: int, c: int) -> int:
-        return ((kind * p + s) * m + i) * v + c
-
-    def dependency(kind: int, s: int, i: int, c: int) -> tuple[int, float]:
-        """(op id it waits for, transfer time), or (-1, 0)."""
-        if kind == F:
-            if s > 0:
-                return oid(F, s - 1, i, c), p2p_s
-            if c > 0:
-                return oid(F, p - 1, i, c - 1), p2p_s
-            return -1, 0.0
-        if kind == B:
-            if s < p - 1:
-                return oid(B, s + 1, i, c), p2p_s
-            if c < v - 1:
-                return oid(B, 0, i, c + 1), p2p_s
-            return oid(F, s, i, c), 0.0
-        return oid(B, s, i, c), 0.0
-
     free = list(start_offset) if start_offset else [0.0] * p
     busy = [0.0] * p
     ptr = [0] * p
     last_b = [[0.0] * v for _ in range(p)]
 
-    def duration_of(s: int, kind: int, c: int) -> float:
-        st = times[s]
-        if kind == F:
-            return st.fwd[c]
-        if kind == B:
-            return st.bwd[c] - (st.wgrad[c] if zb else 0.0)
-        return st.wgrad[c]
-
     # Every schedule runs a fixed op order per stage (zero-bubble ones: _zero_bubble_orders).
     # The hot loop: flat lists, one visit per op (18k ops of GPT-3 on 1,024 GPUs in ~10 ms).
-    deps, has_transfer, owns, kinds, chunk_of = _structure(schedule, p, m, v, orders, oid, dependency)
-    trans = [[p2p_s if h else 0.0 for h in hs] for hs in has_transfer]
+    # Durations and transfers are looked up in C (map over index lists), not per op in Python.
+    deps, has_transfer, owns, codes, backward_at = _structure(schedule, p, m, v, orders)
+    transfer_of = (0.0, p2p_s)
+    trans = [list(map(transfer_of.__getitem__, hs)) for hs in has_transfer]
     durs = []
     for s in range(p):
-        durs.append([duration_of(s, kind, c) for kind, c in zip(kinds[s], chunk_of[s])])
+        st = times[s]
+        # indexed by kind * v + chunk: F, then B (input gradient only when W is split off), then W
+        table = ([st.fwd[c] for c in range(v)] + [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
+                 + ([st.wgrad[c] for c in range(v)] if zb else []))  # W ops only in zero-bubble orders
+        durs.append(list(map(table.__getitem__, codes[s])))
     starts = [[0.0] * len(o) for o in orders]
     ready_at = [[0.0] * len(o) for o in orders]
     waiter = [-1] * size
@@ -258,10 +263,11 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     ends = []
     for s in range(p):
         busy[s] = sum(durs[s])
-        ends.append([end[o] for o in owns[s]])
-        for (kind, i, c), e in zip(orders[s], ends[s]):
-            if kind != F and e > last_b[s][c]:
-                last_b[s][c] = e
+        ends_s = list(map(end.__getitem__, owns[s]))
+        ends.append(ends_s)
+        for c, at in enumerate(backward_at[s]):
+            if at:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
+                last_b[s][c] = max(chain((0.0,), map(ends_s.__getitem__, at)))
     if any(ptr[s] < len(orders[s]) for s in range(p)):  # pragma: no cover - a schedule bug
         raise RuntimeError("pipeline schedule deadlocked")
     return ScheduleResult(None, free, busy, last_b, orders, starts, ends, ready_at, trans)

@@ -705,15 +705,16 @@ def _title_block(lay: Layout, doc: Document, result: Evaluation, source_name: st
 
 
 def build_report(doc: Document, result: Evaluation, path: str | os.PathLike, source_name: str = "",
-                 catalog: Catalog | None = None, when: _dt.datetime | None = None) -> int:
-    """Write the design-review PDF of `result` (an evaluation of `doc`) to `path`; the page count."""
-    pdf = render_report(doc, result, source_name, catalog, when)
+                 catalog: Catalog | None = None, when: _dt.datetime | None = None, comparison=None) -> int:
+    """Write the design-review PDF of `result` (an evaluation of `doc`) to `path`; the page count.
+    `comparison` (designer.core.analysis.compare.Comparison, this design as A) adds a section on both."""
+    pdf = render_report(doc, result, source_name, catalog, when, comparison=comparison)
     pdf.save(path)
     return len(pdf.pages)
 
 
 def render_report(doc: Document, result: Evaluation, source_name: str = "", catalog: Catalog | None = None,
-                  when: _dt.datetime | None = None) -> PdfDocument:
+                  when: _dt.datetime | None = None, comparison=None) -> PdfDocument:
     """The report as a PdfDocument (not yet written)."""
     from ... import __version__
 
@@ -735,6 +736,11 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     lay.heading("Summary", keep=120)
     _headline(lay, result, peak)
     lay.bullets(_summary_sentences(result, acc.hbm_gib))
+
+    if comparison is not None:  # the slide for the meeting: right after the summary
+        from .report_compare import comparison_section
+
+        comparison_section(lay, comparison)
 
     # 2 cluster
     lay.heading("Cluster", keep=160)

@@ -9,14 +9,18 @@ stream here is sequential, which the tests check. See the Trace Event Format
 A wait says whom it waited for, as the desktop timeline does: `args.waited_for` (the GPU's
 global rank), `waited_for_name` (the timeline's "stage 1 gpu8"), `waited_for_at` (server and
 local GPU), and a flow arrow from the bar it waited on (on that GPU, the one that ended last
-by the wait's end, the pipeline send lane first) to the wait.
+by the wait's end, the pipeline send lane first) to the wait. A pipeline send has a flow arrow
+(cat "pp", "send → receive") to the op that received it on the next (previous) stage; both
+kinds of arrow come from flows.py, as the timeline's do.
 """
 from __future__ import annotations
 
-import bisect
 import json
 
 from ..engine.evaluate import Evaluation
+from .flows import WAITED_ON_LANES, send_receive_arrows, wait_arrows  # noqa: F401 (WAITED_ON_LANES: kept importable)
+
+FLOW_NAMES = {"wait": "waited for", "pp": "send → receive"}
 
 STREAMS = ("compute", "tp", "tp_hidden", "cp", "cp_hidden", "ep", "ep_hidden", "pp", "dp", "dp_hidden", "wait")
 STREAM_NAMES = {"compute": "compute", "tp": "TP comm", "tp_hidden": "TP comm (overlapped)", "cp": "CP comm",
@@ -30,50 +34,16 @@ def _stream_of(event) -> str:
     return event.stream
 
 
-# Lanes a wait may have waited on, in the order the timeline prefers them on a tie.
-WAITED_ON_LANES = ("pp", "compute", "dp", "tp", "cp", "ep")
-
-
 def device_name(result: Evaluation, device: int) -> str:
     """A GPU as the timeline names it: 'stage 1 gpu8', or 'gpu8' outside a pipeline."""
     info = (result.devices or {}).get(device, {})
     return f"stage {info['stage']} gpu{device}" if "stage" in info else f"gpu{device}"
 
 
-class WaitedOn:
-    """For a wait: the bar on the GPU it waited for that ended last at or before the wait's end
-    (its message or its work), the pipeline send lane first on a tie; the timeline's rule."""
-
-    def __init__(self, events):
-        by_device: dict[int, list[tuple[float, int, int]]] = {}
-        for i, e in enumerate(events):
-            if e.stream in WAITED_ON_LANES and not e.kind.endswith("_hidden"):
-                by_device.setdefault(e.device, []).append((e.end_s, WAITED_ON_LANES.index(e.stream), i))
-        self._lists = {d: sorted(v) for d, v in by_device.items()}
-        self._ends = {d: [t for t, _, _ in v] for d, v in self._lists.items()}
-
-    def __call__(self, wait) -> int | None:
-        items = self._lists.get(wait.waited_for)
-        if not items:
-            return None
-        t = wait.end_s + max(1e-9, 1e-9 * abs(wait.end_s))
-        k = bisect.bisect_right(self._ends[wait.waited_for], t) - 1
-        if k < 0:
-            return None
-        last = items[k][0]
-        ties = []
-        while k >= 0 and abs(items[k][0] - last) <= 1e-9 * max(1.0, abs(last)):
-            ties.append(items[k])
-            k -= 1
-        return min(ties, key=lambda it: (it[1], it[2]))[2]
-
-
 def trace_events(result: Evaluation, fabric_node_of, node_names: list[str], gpu_local) -> dict:
     events = []
     seen_pid, seen_tid = set(), set()
-    waited_on = WaitedOn(result.events)
     place = {}  # event index -> (pid, tid) of its slice, for the flow arrows
-    waits = []
     for index, e in enumerate(result.events):
         node = int(fabric_node_of[e.device])
         pid = node + 1
@@ -104,23 +74,27 @@ def trace_events(result: Evaluation, fabric_node_of, node_names: list[str], gpu_
             args["waited_for"] = other
             args["waited_for_name"] = device_name(result, other)
             args["waited_for_at"] = f"{node_names[int(fabric_node_of[other])]} gpu{int(gpu_local[other])}"
-            waits.append(index)
         cat = "wait" if e.stream == "wait" else ("compute" if e.stream == "compute" else "comm")
         events.append({"ph": "X", "cat": cat, "name": e.label, "pid": pid, "tid": tid, "ts": e.start_s * 1e6,
                        "dur": dur, "args": args})
         place[index] = (pid, tid)
-    for flow_id, index in enumerate(waits, start=1):  # arrows: the bar waited on -> the wait
-        wait = result.events[index]
-        source = waited_on(wait)
-        if source is None:
-            continue
-        src = result.events[source]
-        for ph, e, at in (("s", src, place[source]), ("f", wait, place[index])):
-            # just before the slice's end, inside it (an arrow binds to the slice around it): from
-            # the moment the awaited work ends to the moment the wait does
+    # arrows: the bar waited on -> the wait, and a pipeline send -> the op that received it
+    arrows = [("wait", source, index) for source, index in wait_arrows(result.events)]
+    arrows += [("pp", send, receive) for send, receive in send_receive_arrows(result.events, result.devices)]
+    for flow_id, (kind, source, target) in enumerate(arrows, start=1):
+        src, dst = result.events[source], result.events[target]
+        if kind == "wait":
+            # just before each slice's end, inside it (an arrow binds to the slice around it):
+            # from the moment the awaited work ends to the moment the wait does
+            ends = ((src, place[source], src.end_s), (dst, place[target], dst.end_s))
+        else:  # from the end of the send to the start of the receiving op
+            ends = ((src, place[source], src.end_s), (dst, place[target], dst.start_s))
+        for ph, (e, at, t) in zip("sf", ends):
             dur_us = max(0.0, (e.end_s - e.start_s) * 1e6)
-            flow = {"ph": ph, "id": flow_id, "cat": "wait", "name": "waited for", "pid": at[0], "tid": at[1],
-                    "ts": e.end_s * 1e6 - min(dur_us * 0.01, 0.01)}
+            inset = min(dur_us * 0.01, 0.01)
+            ts = t * 1e6 - inset if t >= e.end_s else t * 1e6 + inset
+            flow = {"ph": ph, "id": flow_id, "cat": kind, "name": FLOW_NAMES[kind], "pid": at[0], "tid": at[1],
+                    "ts": ts}
             if ph == "f":
                 flow["bp"] = "e"
             events.append(flow)

@@ -20,7 +20,9 @@ The shape, tier by tier (r = oversubscription, R = switch radix):
   servers sit in one pod.
 
 Ids are deterministic: node{i}, leaf{n}, spine{n}, core{n} (global numbering), l{n} for
-links, rack{n} for compute racks and net{n} for network racks. Ports: leaves p0.. down,
+links, rack{n} for compute racks and net{n} for network racks. With --nvlink-domain-gpus above
+one server: domains nvl{d}, their NVLink switch trays nvl{d}-switch{k} (nvlink_trays.py), one
+domain per rack of 1U trays, the trays' switches and links after the scale-out ones. Ports: leaves p0.. down,
 p{d}.. up; 3-tier spines p0.. down, p{R//2}.. up; cores and 2-tier spines p0.. .
 """
 from __future__ import annotations
@@ -33,6 +35,9 @@ from ..model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, rack_height_px
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import ClusterSpec, Document
 from ..model.elements import NETWORK_KINDS, SCALE_UP_KINDS, Link, Metadata, Node, Rack, Switch
+from .nvlink_trays import (
+    TRAY_UNITS, add_switch_trays, domain_racks, domain_runs, nvlink_switch_model, tray_counts,
+)
 
 # ---- physical and drawing constants -------------------------------------------------------------
 
@@ -102,6 +107,7 @@ class FatTreePlan:
     leaf_down_ports: int  # d: ports of a leaf that may face servers
     leaf_up_ports: int  # R - d
     max_nodes: int  # the most servers these tiers, radix and ratio can hold
+    nvlink_switch_trays: int = 0  # NVLink switch trays of rack-scale domains (counted in switches)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -451,6 +457,7 @@ def plan_fat_tree(
     catalog: Catalog | None = None,
     *,
     servers_per_rack: int = SERVERS_PER_RACK,
+    nvlink_domain_gpus: int | None = None,
 ) -> FatTreePlan:
     """The counts `generate_fat_tree` would produce, without building anything.
 
@@ -459,20 +466,32 @@ def plan_fat_tree(
     """
     _check_numbers(nodes, gpus_per_node, nics_per_node, nic_gbps, fabric, tiers, switch_radix)
     r = _ratio(oversubscription)
+    trays, tray_model = 1, None
     if gpu is not None:
-        _accelerator(catalog or default_catalog(), gpu, gpus_per_node)
+        acc = _accelerator(catalog or default_catalog(), gpu, gpus_per_node)
+        trays = _trays_per_domain(acc, gpus_per_node, nvlink_domain_gpus)
+        if trays > 1:
+            tray_model = nvlink_switch_model(catalog or default_catalog(), acc, trays * gpus_per_node)
     lay = _layout(nodes, nics_per_node, tiers, switch_radix, r, bool(rail_optimized),
                   _catalog_radices(catalog, fabric, float(nic_gbps)))
     spr = _servers_per_rack(servers_per_rack, gpus_per_node)
     compute, network, core = _rack_counts(lay, spr)
+    if trays > 1:  # racks of NVLink domains (as _Builder._domain_racks fills them)
+        per_domain = tray_model.trays_for(trays * gpus_per_node) if tray_model else 0
+        seen: set[int] = set()
+        compute = [0]
+        for _, domain, here in domain_runs([lay.pod_nodes(p) for p in range(len(lay.pods))], trays):
+            compute[0] += len(domain_racks(here, 0 if domain in seen else per_domain, RACK_UNITS))
+            seen.add(domain)
+    switch_trays, tray_links, tray_cables = tray_counts(nodes, gpus_per_node, trays, tray_model)
     leaves, spines, cores = lay.num_leaves, lay.num_spines, lay.num_cores
     return FatTreePlan(
         tiers=lay.tiers, rail_optimized=lay.rail, oversubscription=float(r), switch_radix=switch_radix,
         nodes=nodes, gpus=nodes * gpus_per_node, nic_ports=nodes * nics_per_node,
         pods=len(lay.pods) if lay.tiers == 3 else 0, leaves=leaves, spines=spines, cores=cores,
-        switches=leaves + spines + cores, links=lay.links, cables=lay.cables,
-        racks=sum(compute) + sum(network) + core, leaf_down_ports=lay.down,
-        leaf_up_ports=switch_radix - lay.down, max_nodes=lay.max_nodes,
+        switches=leaves + spines + cores + switch_trays, links=lay.links + tray_links,
+        cables=lay.cables + tray_cables, racks=sum(compute) + sum(network) + core, leaf_down_ports=lay.down,
+        leaf_up_ports=switch_radix - lay.down, max_nodes=lay.max_nodes, nvlink_switch_trays=switch_trays,
     )
 
 
@@ -523,11 +542,11 @@ def generate_fat_tree(
     lay = _layout(nodes, nics_per_node, tiers, switch_radix, r, rail, _catalog_radices(catalog, fabric, nic_gbps))
     spr = _servers_per_rack(servers_per_rack, gpus_per_node)
     trays = _trays_per_domain(acc, gpus_per_node, nvlink_domain_gpus)
-    doc = _Builder(lay, acc, gpus_per_node, nic_gbps, fabric, catalog, spr).build(name)
-    if trays > 1:  # servers in file order, `trays` at a time, share one NVLink domain
-        for i, node in enumerate(doc.nodes):
-            node.nvlink_domain = f"nvl{i // trays}"
-    return doc
+    builder = _Builder(lay, acc, gpus_per_node, nic_gbps, fabric, catalog, spr)
+    if trays > 1:  # a rack-scale domain: racks of its trays with its NVLink switch trays (nvlink_trays.py)
+        builder.domain_trays = trays
+        builder.tray_model = nvlink_switch_model(catalog, acc, trays * gpus_per_node)
+    return builder.build(name)
 
 
 def _trays_per_domain(acc, gpus_per_node: int, domain_gpus: int | None) -> int:
@@ -563,6 +582,8 @@ class _Builder:
         self.links: list[Link] = []
         self.switches: list[Switch] = []
         self.racks: list[Rack] = []
+        self.domain_trays = 1  # servers (trays) per NVLink domain; 1: each server is its own
+        self.tray_model = None  # the catalog's NVLink switch tray of a multi-server domain
 
     # -- parts from the catalog --
     def _switch_model(self) -> tuple[str, float, bool]:
@@ -598,6 +619,12 @@ class _Builder:
             self._leaf_spine_links()
         if lay.tiers == 3:
             self._spine_core_links()
+        if self.domain_trays > 1:  # servers in file order, `domain_trays` at a time, share one domain
+            for i, node in enumerate(nodes):
+                node.nvlink_domain = f"nvl{i // self.domain_trays}"
+            if self.tray_model is not None:
+                add_switch_trays(nodes, self.switches, self.links, self.tray_model,
+                                 self.domain_trays * self.gpus_per_node, self.domain_switch_places)
         self._network_racks()
         self._place_racks()
         spec = ClusterSpec(racks=self.racks, nodes=nodes, switches=self.switches, links=self.links)
@@ -625,6 +652,8 @@ class _Builder:
     def _compute_racks(self) -> tuple[list[str], list[int]]:
         """Racks for the servers, pod by pod; returns each server's rack id and slot."""
         lay = self.lay
+        if self.domain_trays > 1:
+            return self._domain_racks()
         units = _server_units(self.gpus_per_node)
         rack_units = max(RACK_UNITS, units)
         node_rack: list[str] = []
@@ -645,6 +674,31 @@ class _Builder:
                 left -= here
             self.pod_compute.append(racks)
         self.server_units = units
+        return node_rack, node_slot
+
+    def _domain_racks(self) -> tuple[list[str], list[int]]:
+        """Racks of NVLink domains: each domain's 1U trays and its switch trays share rack(s), pod by pod."""
+        lay = self.lay
+        switch_trays = self.tray_model.trays_for(self.domain_trays * self.gpus_per_node) if self.tray_model else 0
+        node_rack: list[str] = []
+        node_slot: list[int] = []
+        self.domain_switch_places: dict[str, tuple[str, list[int]]] = {}
+        n = 0
+        self.pod_compute = [[] for _ in lay.pods]
+        # one domain (or the part of it in this pod) at a time; its first rack holds its switch trays
+        for p, domain, here in domain_runs([lay.pod_nodes(p) for p in range(len(lay.pods))], self.domain_trays):
+            row = f"pod{p}" if lay.tiers == 3 else "compute"
+            first_rack = f"nvl{domain}" not in self.domain_switch_places
+            for compute, switch_slots in domain_racks(here, switch_trays if first_rack else 0, RACK_UNITS):
+                rack = Rack(id=f"rack{n}", units=RACK_UNITS, row=row)
+                n += 1
+                self.pod_compute[p].append(rack)
+                node_rack.extend([rack.id] * len(compute))
+                node_slot.extend(compute)
+                if first_rack:
+                    self.domain_switch_places[f"nvl{domain}"] = (rack.id, switch_slots)
+                    first_rack = False
+        self.server_units = TRAY_UNITS
         return node_rack, node_slot
 
     def _network_racks(self) -> None:

@@ -24,14 +24,27 @@ def check_document(doc: Document, catalog: Catalog | None = None) -> list[Proble
     problems += _racks_and_slots(doc)
     problems += _parts(doc, catalog)
     problems += _links(doc)
-    problems += _nvlink_domains(doc, catalog)
-    problems += _leaves_without_uplinks(doc)
+    problems += problems_after_links(doc, catalog)
     problems += check_plan(doc, catalog)
+    return problems + calibration_problems(doc, catalog, problems)
+
+
+def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
+    """The cluster checks that follow the links' (check_incremental.py reuses them as one part)."""
+    problems = _nvlink_domains(doc, catalog)
+    from .check_nvlink_trays import nvlink_tray_problems  # one job per module: the trays of a domain
+
+    problems += nvlink_tray_problems(doc)
+    problems += _gpu_nic_affinity(doc)
+    problems += _leaves_without_uplinks(doc)
+    return problems
+
+
+def calibration_problems(doc: Document, catalog: Catalog, before: list[Problem]) -> list[Problem]:
     from ..engine.constants import check_calibration  # engine.constants reads model.spec: import late
 
-    reported = {p.path for p in problems}  # a NaN in the calibration is already named above
-    problems += [p for p in check_calibration(doc.spec.calibration, catalog) if p.path not in reported]
-    return problems
+    reported = {p.path for p in before}  # a NaN in the calibration is already named above
+    return [p for p in check_calibration(doc.spec.calibration, catalog) if p.path not in reported]
 
 
 def _p(message, path, element=None, fix=None, severity="error") -> Problem:
@@ -162,6 +175,26 @@ def _nvlink_domains(doc: Document, catalog: Catalog) -> list[Problem]:
     return out
 
 
+def _gpu_nic_affinity(doc: Document) -> list[Problem]:
+    """A server's per-GPU NIC map (from an NCCL topology dump) names real GPUs and real NICs."""
+    out = []
+    for i, node in enumerate(doc.nodes):
+        affinity = node.gpu_nic_affinity
+        if not affinity:
+            continue
+        where = f"spec.nodes[{i}].gpu_nic_affinity"
+        if len(affinity) != node.accelerator_count:
+            out.append(_p(f"{len(affinity)} entries for {node.accelerator_count} GPUs", where, node.id,
+                          "give one NIC index per GPU, or remove the key"))
+        for j, nic in enumerate(affinity):
+            if not float(nic).is_integer() or not 0 <= nic < max(node.nic_count, 1) or node.nic_count == 0:
+                out.append(_p(f"GPU {j}: NIC {nic!r} is not one of nic0..nic{node.nic_count - 1}", f"{where}[{j}]",
+                              node.id, f"use a whole number from 0 to {node.nic_count - 1}" if node.nic_count
+                              else "the server has no NICs: remove the key"))
+                break
+    return out
+
+
 def _parts(doc: Document, catalog: Catalog) -> list[Problem]:
     out = []
     reported: set[str] = set()
@@ -192,7 +225,39 @@ def _valid_ports(device: Node | Switch, kind: str) -> tuple[str, int]:
 
 
 def _links(doc: Document) -> list[Problem]:
-    out = []
+    return join_link_problems(*link_problems(doc))
+
+
+def join_link_problems(per_link: dict[int, list[Problem]], kinds: dict[int, list[Problem]],
+                       tail: list[Problem]) -> list[Problem]:
+    """The links' problems in the order of the links, then the switches' and servers'."""
+    out: list[Problem] = []
+    for i in sorted(per_link.keys() | kinds.keys()):
+        out += per_link.get(i, []) + kinds.get(i, [])
+    return out + tail
+
+
+def link_kind_problems(link, ends, where: str) -> list[Problem]:
+    """What a link's own values (kind, speed) make wrong on its two ends; [] in the common case."""
+    a_end, b_end = ends
+    if (a_end is not None and b_end is not None and type(a_end) is not type(b_end)
+            and link.kind == (a_end.fabric if type(a_end) is Switch else a_end.nic_kind)
+            == (b_end.fabric if type(b_end) is Switch else b_end.nic_kind)
+            and link.bandwidth_gbps <= (a_end if type(a_end) is Switch else b_end).port_gbps):
+        return []  # the common case: a NIC of the right kind on a switch of that kind
+    return _link_kind(link, ends, where)
+
+
+def link_problems(doc: Document) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
+    """(link index -> its ends' and ports' problems, link index -> its kind and speed problems, the
+    switches' and servers' problems): kept apart so that a speed edit redoes one link's part."""
+    from .check_links_fast import links_without_problems  # one job per module: the whole-array pass
+
+    fast = links_without_problems(doc)  # None: some link may have a problem, the walk below says which
+    if fast is not None:
+        return {}, {}, device_problems(doc, *fast)
+    per_link: dict[int, list[Problem]] = {}
+    kinds: dict[int, list[Problem]] = {}
     used_ports: dict[tuple[str, str], str] = {}
     cables_on: dict[str, int] = defaultdict(int)
     anonymous_nic_cables: dict[str, int] = defaultdict(int)
@@ -200,6 +265,7 @@ def _links(doc: Document) -> list[Problem]:
     switches = {s.id: s for s in doc.switches}
     for i, link in enumerate(doc.links):
         where = f"spec.links[{i}]"
+        out: list[Problem] = []
         ends = []
         for side in ("a", "b"):
             endpoint = getattr(link, side)
@@ -238,13 +304,18 @@ def _links(doc: Document) -> list[Problem]:
                                   f"{where}.{side}", link.id, "move one of them to a free port"))
                     break
                 used_ports[key] = link.id
-        a_end, b_end = ends
-        if (a_end is not None and b_end is not None and type(a_end) is not type(b_end)
-                and link.kind == (a_end.fabric if type(a_end) is Switch else a_end.nic_kind)
-                == (b_end.fabric if type(b_end) is Switch else b_end.nic_kind)
-                and link.bandwidth_gbps <= (a_end if type(a_end) is Switch else b_end).port_gbps):
-            continue  # the common case: a NIC of the right kind on a switch of that kind
-        out += _link_kind(link, ends, where)
+        if out:
+            per_link[i] = out
+        kind = link_kind_problems(link, ends, where)
+        if kind:
+            kinds[i] = kind
+    return per_link, kinds, device_problems(doc, cables_on, used_ports, anonymous_nic_cables)
+
+
+def device_problems(doc: Document, cables_on: dict[str, int], used_ports, anonymous_nic_cables: dict[str, int]
+                    ) -> list[Problem]:
+    """The switches' and servers' part of link_problems: more cables than ports, NICs left free."""
+    out = []
     for sw in doc.switches:
         if cables_on[sw.id] > sw.radix:
             out.append(_p(f"switch {sw.id} has {cables_on[sw.id]} cables but only {sw.radix} ports",
@@ -264,6 +335,10 @@ def _leaves_without_uplinks(doc: Document) -> list[Problem]:
     """A switch with servers but no link to another switch, while other servers of the
     network hang off other switches: its servers cannot reach them (a step would never end).
     A rail-only fabric (every server on every rail switch) stays one network and passes."""
+    from .check_links_fast import every_leaf_has_uplinks
+
+    if every_leaf_has_uplinks(doc):  # the common case, on whole arrays
+        return []
     switches = {s.id: i for i, s in enumerate(doc.switches)}
     nodes = {n.id for n in doc.nodes}
     network = [(split_endpoint(l.a)[0], split_endpoint(l.b)[0]) for l in doc.links

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -30,6 +31,8 @@ class ClusterSpec:
     workload: Workload | None = None
     parallelism: Parallelism | None = None
     calibration: dict[str, Any] = field(default_factory=dict)
+    # Overrides of resources/catalog/prices.yaml for `designer cost` (model/prices.py checks them)
+    prices: dict[str, Any] = field(default_factory=dict)
     layout: dict[str, Any] = field(default_factory=dict)
 
 
@@ -44,6 +47,7 @@ class Document:
         self.revision = 0
         self.change_log: list[tuple[int, Change]] = []
         self.lineage = object()  # shared by snapshots: "the same design, maybe edited since"
+        self._snapshots: list[weakref.ref] = []  # snapshots (maybe gone) that share our elements
         self.events.connect(self._log)
 
     CHANGE_LOG_LIMIT = 256
@@ -170,6 +174,7 @@ class Document:
         if unknown:
             raise KeyError(f"{name} have no field {unknown[0]!r}")
         refuse_unknown_choices(element, changes)  # before any change: all or nothing
+        element = self._own(name, element)  # a snapshot a worker reads keeps the values it had
         old = {}
         with self.batch():
             for key, value in changes.items():
@@ -215,29 +220,54 @@ class Document:
         self.lineage = object()  # a different design: nothing cached about the old one applies
         self.events.emit(Change("replaced", "document"))
 
+    def exchange(self, spec: ClusterSpec, metadata: Metadata) -> tuple[ClusterSpec, Metadata]:
+        """Take `spec` and `metadata` as they are, hand back the ones held (a generate and its undo
+        swap two designs: nothing is copied, so a 131k-GPU generate costs no second design)."""
+        old = self.spec, self.metadata
+        self.spec, self.metadata = spec, metadata
+        self._reindex()
+        self.lineage = object()
+        self.events.emit(Change("replaced", "document"))
+        return old
+
     def copy(self) -> "Document":
         return Document(copy.deepcopy(self.spec), copy.deepcopy(self.metadata))
 
     def snapshot(self) -> "Document":
-        """A frozen view for a worker thread: the element objects are copied one level deep
-        (edits replace field values, never mutate them in place), so it costs ~1 us an
-        element instead of a deep copy's ~40. It keeps the lineage, revision and change log,
-        so an engine can tell what changed since its last snapshot."""
+        """A frozen view for a worker thread, copy-on-write: it shares the element objects
+        (its lists and indexes are its own, copied in C at ~10 ns an element), and `update`
+        gives this document a fresh copy of an element before changing one a snapshot still
+        holds, so a snapshot never sees a later edit. It keeps the lineage, revision and change
+        log, so an engine can tell what changed since its last snapshot."""
         spec = self.spec
         snap = Document.__new__(Document)
         snap.metadata = copy.copy(self.metadata)
         snap.spec = ClusterSpec(
-            racks=[copy.copy(e) for e in spec.racks], nodes=[copy.copy(e) for e in spec.nodes],
-            switches=[copy.copy(e) for e in spec.switches], links=[copy.copy(e) for e in spec.links],
+            racks=list(spec.racks), nodes=list(spec.nodes), switches=list(spec.switches), links=list(spec.links),
             workload=copy.copy(spec.workload), parallelism=copy.copy(spec.parallelism),
-            calibration=copy.deepcopy(spec.calibration), layout=dict(spec.layout))
+            calibration=copy.deepcopy(spec.calibration), prices=copy.deepcopy(spec.prices),
+            layout=dict(spec.layout))
         snap.events = Events()
-        snap._index = {}
-        snap._reindex()
+        snap._index = {name: dict(index) for name, index in self._index.items()}
         snap.revision = self.revision
         snap.change_log = list(self.change_log)
         snap.lineage = self.lineage
+        snap._snapshots = []
+        self._snapshots = [r for r in self._snapshots if r() is not None] + [weakref.ref(snap)]
         return snap
+
+    def _own(self, name: str, element):
+        """`element` itself, or (when a live snapshot shares it) a copy put in its place."""
+        live = [s for s in (r() for r in self._snapshots) if s is not None]
+        if not any(s._index[name].get(element.id) is element for s in live):
+            return element
+        items = getattr(self.spec, name)
+        position = list(map(id, items)).index(id(element))  # identity, at C speed (== would compare fields)
+        mine = copy.copy(element)
+        items[position] = mine
+        if self._index[name].get(element.id) is element:
+            self._index[name][element.id] = mine
+        return mine
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Document) and self.metadata == other.metadata and self.spec == other.spec

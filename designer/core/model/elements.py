@@ -16,6 +16,11 @@ LINK_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
 NETWORK_KINDS = ("ethernet", "infiniband")
 SWITCH_TIERS = ("leaf", "spine", "core")
 SCALE_UP_KINDS = ("nvswitch", "nvlink", "pcie")
+# An NVLink switch tray (GB200/GB300 NVL72) is a switch of fabric and tier "nvlink": it joins the GPUs
+# of one NVLink domain and is no part of the scale-out Clos (the engine leaves it out of the network).
+NVLINK_SWITCH = "nvlink"
+SWITCH_FABRICS = NETWORK_KINDS + (NVLINK_SWITCH,)
+SWITCH_TIER_CHOICES = SWITCH_TIERS + (NVLINK_SWITCH,)
 
 # Physical ranges of the numbers (the schema shows them, the loader enforces them).
 MIN_GBPS = 0.1  # 100 Mb/s: slower than any cable a training cluster uses
@@ -71,6 +76,11 @@ class Node:
     gpus_per_nic: int = spec_field(1, doc="Accelerators sharing one NIC (2 on many PCIe servers)", minimum=1,
                                    maximum=MAX_ACCELERATORS_PER_NODE)
     gpudirect_rdma: bool = spec_field(True, doc="NICs read accelerator memory directly (off: bounce via host)")
+    gpu_nic_affinity: list[int] = spec_field(
+        doc="Per accelerator, by local index: the NIC (nicK) nearest it in the PCIe tree, e.g. from NCCL's "
+            "topology dump ([7, 6, 5, ...]: GPU 0 sits behind the switch of nic7); empty: GPU i uses "
+            "nic(i // gpus_per_nic)", factory=list, minimum=0, maximum=MAX_PORTS - 1,
+    )
     rack: str | None = spec_field(None, doc="Id of the rack the server sits in")
     nvlink_domain: str | None = spec_field(
         None, doc="NVLink domain the server (tray) shares with others, e.g. one NVL72 rack; none: its own"
@@ -96,8 +106,9 @@ class Node:
 @dataclass
 class Switch:
     id: str = spec_field(doc="Unique id")
-    fabric: str = spec_field(doc="ethernet or infiniband", enum=NETWORK_KINDS)
-    tier: str = spec_field(doc="Place in the Clos: leaf, spine or core", enum=SWITCH_TIERS)
+    fabric: str = spec_field(doc="ethernet or infiniband; nvlink for an NVLink switch tray", enum=SWITCH_FABRICS)
+    tier: str = spec_field(doc="Place in the Clos: leaf, spine or core; nvlink for an NVLink switch tray",
+                           enum=SWITCH_TIER_CHOICES)
     radix: int = spec_field(64, doc="Number of ports; ports p0..p{radix-1}", minimum=1, maximum=MAX_PORTS)
     port_gbps: float = spec_field(400.0, doc="Line rate of each port per direction", minimum=MIN_GBPS,
                                   maximum=MAX_GBPS, unit="Gb/s")
@@ -110,6 +121,9 @@ class Switch:
     pod: int | None = spec_field(None, doc="Pod (scalable unit) of a three-tier fabric", minimum=0,
                                  maximum=MAX_PODS)
     rack: str | None = spec_field(None, doc="Id of the rack the switch sits in")
+    nvlink_domain: str | None = spec_field(
+        None, doc="NVLink switch tray only: the NVLink domain (servers' nvlink_domain) whose GPUs it joins"
+    )
     slot: int | None = spec_field(None, doc="Lowest rack unit the switch occupies", minimum=0,
                                   maximum=MAX_RACK_UNITS, unit="U")
     height_units: int = spec_field(1, doc="Rack units the switch occupies", minimum=1, maximum=MAX_RACK_UNITS,
@@ -118,6 +132,10 @@ class Switch:
 
     def ports(self) -> list[str]:
         return [f"p{i}" for i in range(self.radix)]
+
+    @property
+    def is_nvlink_tray(self) -> bool:
+        return self.fabric == NVLINK_SWITCH
 
 
 @dataclass
@@ -140,6 +158,8 @@ class Link:
         1.0, doc="Degradation factor on this link's bandwidth (2 = half speed)", minimum=1.0,
         maximum=MAX_SLOWDOWN, unit="x"
     )
+    note: str = spec_field("", doc="Free text about this cable, e.g. why an import flagged it (trained below "
+                                   "the fabric's speed)")
 
 
 def split_endpoint(endpoint: str) -> tuple[str, str | None]:

@@ -38,7 +38,8 @@ def _most_common(values):
 
 def parts_in_use(doc: Document, catalog: Catalog | None = None) -> PartsInUse:
     catalog = catalog or default_catalog()
-    nodes, switches = list(doc.nodes), list(doc.switches)
+    # NVLink switch trays (fabric nvlink) are part of a domain, not of the scale-out parts
+    nodes, switches = list(doc.nodes), [s for s in doc.switches if s.fabric != "nvlink"]
     accelerator = _most_common(n.accelerator for n in nodes)
     if accelerator is not None:
         accelerator = catalog.resolve("accelerators", accelerator) or accelerator

@@ -83,10 +83,14 @@ class DeviceItem(QGraphicsRectItem):
             self.ports.set_ports(element.nic_count, "nic")
         else:
             color = style.SWITCH_FILL.get(element.tier, style.SWITCH_FILL["leaf"])
-            edge = style.ETHERNET_SWITCH_EDGE if element.fabric == "ethernet" else style.INFINIBAND_SWITCH_EDGE
+            edge = {"ethernet": style.ETHERNET_SWITCH_EDGE, "nvlink": style.NVLINK_SWITCH_EDGE}.get(
+                element.fabric, style.INFINIBAND_SWITCH_EDGE)
             text = f"{element.name or element.id}"
             tip = (f"{element.fabric} {element.tier} switch {element.id}: {element.radix} x {element.port_gbps:g} Gb/s"
-                   + (f", rail {element.rail}" if element.rail is not None else ""))
+                   + (f", rail {element.rail}" if element.rail is not None else "")
+                   + (f", NVLink domain {element.nvlink_domain}" if element.nvlink_domain else ""))
+            if element.fabric == "nvlink":
+                tip = tip.replace("nvlink nvlink switch", "NVLink switch tray", 1)
             self.ports.set_ports(element.radix, "p")
         self.setBrush(style.brush(color))
         self.setPen(style.edge_pen(edge, 0.8))
@@ -108,9 +112,9 @@ class DeviceItem(QGraphicsRectItem):
             self.on_moved(self)
         return super().itemChange(change, value)
 
-    def anchor(self, toward: QPointF | None = None) -> QPointF:
-        """Where a cable leaves the box: the edge that faces the other end."""
-        r = self.sceneBoundingRect()
+    def anchor(self, toward: QPointF | None = None, rect: QRectF | None = None) -> QPointF:
+        """Where a cable leaves the box: the edge that faces the other end (`rect`: the box, if known)."""
+        r = rect if rect is not None else self.sceneBoundingRect()
         if toward is None:
             return r.center()
         c = r.center()

@@ -22,18 +22,25 @@ class Minimap(QWidget):
         self.setCursor(Qt.PointingHandCursor)
         self.setToolTip("Overview: click or drag to move the view")
         self._timer = QTimer(self, singleShot=True, interval=400, timeout=self.render_overview)
-        qdoc.changed.connect(lambda _c: self._timer.start())
+        qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(lambda: self._timer.start(50))
         view.horizontalScrollBar().valueChanged.connect(self.update)
         view.verticalScrollBar().valueChanged.connect(self.update)
         view.zoomChanged.connect(lambda _s: self.update())
+
+    def _on_changed(self, changes) -> None:
+        # A cable's speed, latency or note does not show at overview detail: no 100 ms-plus redraw of a
+        # 16k-GPU design on every such edit (its kind, colour, does)
+        if any(c.collection != "links" or c.action != "changed" or c.field in ("kind", "a", "b", "id")
+               for c in changes):
+            self._timer.start()
 
     def sizeHint(self) -> QSize:
         return QSize(260, 170)
 
     def render_overview(self) -> None:
         scene = self.view.scene()
-        self.source = scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        self.source = scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)  # the design itself, not the margin
         if self.source.isEmpty() or self.width() < 10:
             self.image = None
             self.update()

@@ -44,6 +44,7 @@ class CanvasScene(QGraphicsScene):
         self.racks: dict[str, RackItem] = {}
         self.devices: dict[str, DeviceItem] = {}
         self.bundles: dict[tuple[str, str], Bundle] = {}
+        self.domain_bands: list = []  # NVLink domains (domains.py)
         self.link_layer = LinkLayer()
         self.device_bundles: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self.lod_links = True
@@ -51,6 +52,9 @@ class CanvasScene(QGraphicsScene):
         self.lod_ports = False
         self._drag_start: dict[str, QPointF] = {}
         self._aggregates_stale = True
+        self._aggregate_row: dict[tuple[str, str], int] = {}
+        self._aggregate_gbps: dict[tuple[str, str], float] = {}
+        self._bundles_version = 0  # counts changes of which links the bundles hold
         self.setBackgroundBrush(style.BACKGROUND)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self.rebuild)
@@ -64,6 +68,7 @@ class CanvasScene(QGraphicsScene):
     def rebuild(self) -> None:
         self.aboutToRebuild.emit()
         self.clear()
+        self.domain_bands = []  # deleted with the racks
         self.racks.clear()
         self.devices.clear()
         self.bundles.clear()
@@ -79,6 +84,7 @@ class CanvasScene(QGraphicsScene):
         for switch in doc.switches:
             self._add_device(switch, "switch")
         self._rebuild_bundles()
+        self._rebuild_domains()
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self._update_scene_rect()
         self.apply_lod(None)
@@ -131,21 +137,26 @@ class CanvasScene(QGraphicsScene):
         self.bundles.clear()
         self.device_bundles.clear()
         grouped: dict[tuple[str, str], list[Link]] = defaultdict(list)
-        for link in self.doc.links:
+        positions: dict[tuple[str, str], list[int]] = defaultdict(list)  # for the link heat
+        for i, link in enumerate(self.doc.links):
             key = self._bundle_key(link)
             if key is not None:
                 grouped[key].append(link)
+                positions[key].append(i)
         bundles = []
         for key, links in grouped.items():
             bundle = self._make_bundle(key, links)
             bundles.append(bundle)
         a = np.zeros((len(bundles), 2))
         b = np.zeros((len(bundles), 2))
+        rects: dict = {}  # each device's box, once (a leaf ends hundreds of bundles)
         for i, bundle in enumerate(bundles):
-            pa, pb = self._ends(bundle.key)
+            pa, pb = self._ends(bundle.key, rects)
             a[i] = (pa.x(), pa.y())
             b[i] = (pb.x(), pb.y())
         self.link_layer.set_bundles(bundles, a, b)
+        self._bundles_version += 1  # which links each bundle holds changed (link heat rows)
+        self._positions = (self._bundles_version, len(self.doc.links), positions)
         self._aggregates_stale = True
 
     @staticmethod
@@ -163,10 +174,14 @@ class CanvasScene(QGraphicsScene):
         self.device_bundles[key[1]].add(key)
         return bundle
 
-    def _ends(self, key) -> tuple[QPointF, QPointF]:
+    def _ends(self, key, rects: dict | None = None) -> tuple[QPointF, QPointF]:
         a, b = self.devices[key[0]], self.devices[key[1]]
-        ca, cb = a.sceneBoundingRect().center(), b.sceneBoundingRect().center()
-        return a.anchor(cb), b.anchor(ca)
+        if rects is None:
+            ra, rb = a.sceneBoundingRect(), b.sceneBoundingRect()
+        else:
+            ra = rects.get(key[0]) or rects.setdefault(key[0], a.sceneBoundingRect())
+            rb = rects.get(key[1]) or rects.setdefault(key[1], b.sceneBoundingRect())
+        return a.anchor(rb.center(), ra), b.anchor(ra.center(), rb)
 
     def _place_bundle(self, key) -> None:
         row = self.link_layer.index.get(key)
@@ -177,6 +192,7 @@ class CanvasScene(QGraphicsScene):
     def _refresh_bundle(self, key) -> None:
         links = [l for l in self.doc.links if self._bundle_key(l) == key]
         row = self.link_layer.index.get(key)
+        self._bundles_version += 1
         if links and row is not None:  # the same bundle, other cables: update in place
             bundle = self._make_bundle_data(key, links)
             self.bundles[key] = bundle
@@ -186,6 +202,42 @@ class CanvasScene(QGraphicsScene):
         else:
             self._rebuild_bundles()
         self._aggregates_stale = True
+
+    def _refresh_bundle_values(self, key) -> None:
+        """A bundle's cables changed values, not membership: its own links only (not a scan of all),
+        and the one rack-to-rack aggregate it adds to, not all of them."""
+        row = self.link_layer.index.get(key)
+        old = self.bundles.get(key)
+        links = [self.doc.find("links", i) for i in old.link_ids] if old is not None else []
+        if row is None or not links or any(l is None for l in links):
+            self._refresh_bundle(key)
+            return
+        bundle = self._make_bundle_data(key, links)
+        self.bundles[key] = bundle
+        self.link_layer.bundles[row] = bundle
+        self.link_layer.lines.gbps[row] = bundle.total_gbps
+        if bundle.kind != old.kind:
+            self._refresh_bundle(key)  # its colour and its aggregate's kind: the general path
+            return
+        self.link_layer.update()
+        if not self._aggregates_stale and bundle.total_gbps != old.total_gbps:
+            self._add_to_aggregate(key, bundle.total_gbps - old.total_gbps)
+
+    def _add_to_aggregate(self, key, delta_gbps: float) -> None:
+        ra, rb = self._rack_of(key[0]), self._rack_of(key[1])
+        if ra is None or rb is None or ra == rb:
+            return
+        pair = (ra, rb) if ra <= rb else (rb, ra)
+        row = self._aggregate_row.get(pair)
+        if row is None:
+            self._aggregates_stale = True
+            return
+        self._aggregate_gbps[pair] += delta_gbps
+        total = self._aggregate_gbps[pair]
+        self.link_layer.aggregates.gbps[row] = total / 8
+        self.link_layer.aggregate_tips[row] = (f"racks {pair[0]} - {pair[1]}: {total / 1000:g} Tb/s "
+                                               "(zoom in for the cables)")
+        self.link_layer.update()
 
     def _rebuild_aggregates(self) -> None:
         """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables."""
@@ -214,7 +266,20 @@ class CanvasScene(QGraphicsScene):
                 b[i] = (rb_rect.center().x(), rb_rect.bottom())
             tips.append(f"racks {ra} - {rb}: {totals[(ra, rb)] / 1000:g} Tb/s (zoom in for the cables)")
         self.link_layer.set_aggregates(a, b, [kinds[p] for p in pairs], [totals[p] / 8 for p in pairs], tips)
+        self._aggregate_row = {p: i for i, p in enumerate(pairs)}  # for a bundle's change of speed
+        self._aggregate_gbps = dict(totals)
         self._aggregates_stale = False
+
+    def _rebuild_domains(self) -> None:
+        """The NVLink domain bands, from scratch (one pass over the servers and switches)."""
+        from .domains import build_domain_bands
+
+        for band in self.domain_bands:
+            if band.scene() is self:
+                self.removeItem(band)
+        self.domain_bands = build_domain_bands(self.doc, self.racks)
+        for band in self.domain_bands:
+            band.label.setVisible(band.label_fits and self.lod_labels)
 
     def _rack_of(self, device_id: str) -> str | None:
         item = self.devices.get(device_id)
@@ -248,6 +313,8 @@ class CanvasScene(QGraphicsScene):
             self.lod_labels = labels
             for item in self.devices.values():
                 item.label.setVisible(labels)
+            for band in self.domain_bands:
+                band.label.setVisible(labels and band.label_fits)
         if ports != self.lod_ports:
             self.lod_ports = ports
             for item in self.devices.values():
@@ -255,7 +322,8 @@ class CanvasScene(QGraphicsScene):
 
     # ---- mirroring the document ---------------------------------------------------------
     def _on_changed(self, changes) -> None:
-        links_touched: set[tuple[str, str]] = set()
+        links_touched: set[tuple[str, str]] = set()  # bundles that gained or lost cables
+        values_touched: set[tuple[str, str]] = set()  # bundles whose cables changed speed, kind or count
         rebuild_links = False
         for c in changes:
             if c.collection == "racks":
@@ -307,23 +375,30 @@ class CanvasScene(QGraphicsScene):
                             self._aggregates_stale = True
             elif c.collection == "links":
                 link = c.new if c.action == "added" else c.old if c.action == "removed" else self.doc.find("links", c.id)
-                if c.action == "changed" and c.field in ("a", "b"):
+                if c.action == "changed" and c.field in ("a", "b", "id"):
                     rebuild_links = True
                 elif link is not None:
                     key = self._bundle_key(link)
                     if key is not None:
-                        links_touched.add(key)
+                        (values_touched if c.action == "changed" else links_touched).add(key)
             elif c.collection == "layout":
                 for e in list(self.doc.nodes) + list(self.doc.switches):
                     if e.rack is None and e.id in self.devices:
                         self._place_device(self.devices[e.id], e)
                         self._device_moved(self.devices[e.id])
+        if any(c.collection in ("racks", "nodes", "switches") and c.action != "changed"
+               or c.field in ("rack", "slot", "height_units", "nvlink_domain", "accelerator_count", "units")
+               for c in changes if c.collection in ("racks", "nodes", "switches")):
+            self._rebuild_domains()  # which trays share NVLink, or where they sit, changed
         if rebuild_links:
             self._rebuild_bundles()
         else:
             for key in links_touched:
                 self._refresh_bundle(key)
-        self._update_scene_rect()
+            for key in values_touched - links_touched:
+                self._refresh_bundle_values(key)
+        if rebuild_links or links_touched or any(c.collection != "links" for c in changes):
+            self._update_scene_rect()  # (a cable's new speed moves nothing)
         if not self.lod_links and self._aggregates_stale:
             self._rebuild_aggregates()
 
@@ -338,13 +413,15 @@ class CanvasScene(QGraphicsScene):
             layer.heat, layer.marked, layer.heat_tip = None, set(), None
             layer.update()
             return
-        position = {l.id: i for i, l in enumerate(self.doc.links)}
-        rows_links = [[position[i] for i in b.link_ids if i in position and position[i] < len(util)]
-                      for b in layer.bundles]
-        heat = np.array([max((util[i] for i in idx), default=0.0) for idx in rows_links])
+        rows_links, flat, starts, filled = self._heat_rows(len(util))
+        heat = np.zeros(len(rows_links))
+        if len(flat):  # the busiest cable of each bundle, in one numpy pass
+            heat[filled] = np.maximum.reduceat(np.asarray(util, float)[flat], starts)
         layer.heat = np.clip(np.round(heat * 10), 0, 10).astype(np.int64)
         hot = {l for b in result.bottlenecks[:3] for l in b.get("links", [])}
-        layer.marked = {r for r, b in enumerate(layer.bundles) if hot & set(b.link_ids)}
+        hot_links = [self.doc.find("links", link) for link in hot]
+        hot_keys = {self._bundle_key(link) for link in hot_links if link is not None}
+        layer.marked = {layer.index[k] for k in hot_keys if k in layer.index}
         loads = result.link_load
         step = result.step_time_s
 
@@ -363,6 +440,26 @@ class CanvasScene(QGraphicsScene):
 
         layer.heat_tip = tip
         layer.update()
+
+    def _heat_rows(self, n_util: int):
+        """Each bundle's link positions (kept while the cables and their order stay: a speed edit
+        reuses them), flattened for numpy: (rows, flat positions, row starts, rows with links)."""
+        key = (self.doc.lineage, self._bundles_version, len(self.doc.links), n_util)
+        if getattr(self, "_heat_cache_key", None) != key:
+            known = getattr(self, "_positions", None)
+            if known is not None and known[:2] == key[1:3]:  # as the last rebuild found them
+                rows = [[p for p in known[2].get(b.key, ()) if p < n_util] for b in self.link_layer.bundles]
+            else:
+                position = {l.id: i for i, l in enumerate(self.doc.links)}
+                rows = [[position[i] for i in b.link_ids if i in position and position[i] < n_util]
+                        for b in self.link_layer.bundles]
+            filled = np.array([i for i, r in enumerate(rows) if r], dtype=np.int64)
+            lengths = np.array([len(rows[i]) for i in filled], dtype=np.int64)
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if len(lengths) else lengths
+            flat = np.array([p for r in rows for p in r], dtype=np.int64)
+            self._heat_cache = (rows, flat, starts, filled)
+            self._heat_cache_key = key
+        return self._heat_cache
 
     def _capacity(self, link_index: int) -> float:
         link = self.doc.links[link_index]

@@ -26,7 +26,13 @@ BOTTLENECK = QColor("#dc2626")
 RACK_FILL = QColor("#f3f4f6")
 RACK_EDGE = QColor("#9ca3af")
 NODE_FILL = {"nvswitch": QColor("#3b82f6"), "nvlink": QColor("#3b82f6"), "pcie": QColor("#60a5fa")}
-SWITCH_FILL = {"leaf": QColor("#10b981"), "spine": QColor("#f59e0b"), "core": QColor("#ef4444")}
+SWITCH_FILL = {"leaf": QColor("#10b981"), "spine": QColor("#f59e0b"), "core": QColor("#ef4444"),
+               "nvlink": QColor("#8b5cf6")}  # nvlink: an NVLink switch tray
+NVLINK_SWITCH_EDGE = QColor("#4c1d95")
+# An NVLink domain's band behind its trays: violet like its switch trays, see-through (one per rack).
+NVLINK_DOMAIN_FILL = QColor(139, 92, 246, 46)
+NVLINK_DOMAIN_EDGE = QColor("#7c3aed")
+NVLINK_DOMAIN_TEXT = QColor("#4c1d95")
 ETHERNET_SWITCH_EDGE = QColor("#7c2d12")
 INFINIBAND_SWITCH_EDGE = QColor("#064e3b")
 

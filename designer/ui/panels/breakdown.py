@@ -259,6 +259,7 @@ class BreakdownPanel(QWidget):
         super().__init__(parent)
         self.result = None
         self.previous = None
+        self.revision: int | None = None  # the document revision of the result shown (set by the window)
         self.hbm_gib: float | None = None
         self._diff = "first evaluation"
         self._segments: dict[str, tuple[float, float]] = {}  # category -> (x0, width) seconds

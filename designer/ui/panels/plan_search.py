@@ -8,8 +8,8 @@ search is no longer wanted (cancelled, superseded by a newer request, or the win
 and the search unwinds within one chunk of plans. Emits are guarded, as AdvisorWorker's, so
 the thread may outlive the window.
 
-The helpers below turn a SearchResult into the text the panel shows (the counts line as the
-CLI prints it, a row's tooltip).
+The helpers below turn a SearchResult into the text the panel shows (a row's tooltip); the counts
+line, as the CLI prints it, is designer.core.analysis.texts.search_counts_text.
 """
 from __future__ import annotations
 
@@ -122,18 +122,6 @@ class SearchWorker(QObject):
 
 
 # ---- text ---------------------------------------------------------------------------------------
-
-def counts_text(result) -> str:
-    """How the space was cut down, as `designer search` prints it (without the runner):
-    "483,840 plans; 185,184 impossible, 75,104 out of memory, 204,261 dominated; 2,856 costed,
-    16,436 cut by the lower bound; 4.5 s"."""
-    c = result.counts
-    text = (f"{c.total:,} plans; {c.invalid:,} impossible, {c.no_memory:,} out of memory, {c.dominated:,} "
-            f"dominated; {result.evaluated:,} costed, {result.cut_by_bound:,} cut by the lower bound")
-    if getattr(result, "failed", 0):
-        text += f", {result.failed:,} failed"
-    return text + f"; {result.elapsed_s:.1f} s"
-
 
 def speedup_of(row: dict, current: dict | None) -> float | None:
     """current step / this plan's step - 1 (+10%: 10% more steps per hour), None without a costed current plan."""

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, QSizeF, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
@@ -149,7 +149,7 @@ def _widget(widget: QWidget, suffix: str, scale: float, title: str) -> bytes:
         painter.save()
         painter.translate(box.topLeft())
         painter.scale(box.width() / size.width(), box.height() / size.height())
-        widget.render(painter)
+        widget.render(painter, QPoint())  # PySide6 has no render(painter) without the offset
         painter.restore()
 
     if suffix == ".png":

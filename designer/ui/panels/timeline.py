@@ -9,6 +9,12 @@ overlapped ("hidden") communication is a thin translucent bar at the bottom of i
 Mouse: the wheel and right-drag zoom time only, left-drag pans (time and rows). Hovering a bar
 shows what it is; clicking a wait highlights the rows of the device it waited for and selects
 the bar it waited on.
+
+The whole job: "Fit all" puts every row in view (a row per lane, or one row per stage when lanes
+would be thinner than MIN_ROW_PIXELS), a scroll bar moves through the rows otherwise, "Critical
+device" scrolls to and outlines the device that ends the step last, arrows (timeline_arrows.py)
+join a wait to the bar it waited on and a pipeline send to the op that received it, and a plot
+export (timeline_export.py) holds every row and the whole step under a title.
 """
 from __future__ import annotations
 
@@ -18,13 +24,16 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QSizePolicy, QToolButton, QVBoxLayout, QWidget
+
+from ...core.export.flows import send_receive_arrows, wait_arrows
 
 from .breakdown import (CATEGORY_COLORS, TEXT, FlexibleLabel, Swatch, category_color, fit_legend, hatch_brush, light,
                         make_legend, stale_banner, stale_text, style_axis)
-from .plot_export import PLOT_FORMATS, export_plot, fmt_float, write_csv
+from .plot_export import PLOT_FORMATS, fmt_float, write_csv
+from .timeline_arrows import ARROW_KINDS, TimelineArrows
 
 try:  # pyqtgraph's contiguous QRectF array: drawRects without building 50k Python objects
     from pyqtgraph.Qt.internals import PrimitiveArray
@@ -41,6 +50,14 @@ HOVER_PIXELS = 4.0  # how near (in pixels) the cursor must be to a bar that it m
 OUTLINE_PIXELS = 3.0  # waits at least this wide get an outline
 FAINT_LEVELS = 8  # opacity steps of bars thinner than a pixel
 MIN_WAIT_PIXELS = 1.0  # waits are drawn at least this wide (other bars: their true width, antialiased)
+MERGED = "all"  # the lane of a row that holds all of one device's lanes (one row per stage)
+# One row per stage: work and waits in the upper part of the row, communication in the lower part
+MERGED_WORK = (-0.42, 0.02)
+MERGED_COMM = (0.06, 0.42)
+MERGED_HIDDEN = (0.24, 0.42)
+LABEL_PIXELS = 12.0  # row labels at least this far apart; denser rows label every k-th device
+SCROLL_STEPS = 10  # scroll bar units per row
+ARROWS_AT_ONCE = 50_000  # events; a larger step draws its bars first and its arrows after
 
 KIND_COLORS: dict[str, str] = {
     "forward": CATEGORY_COLORS["compute"],
@@ -301,6 +318,12 @@ class TimelinePanel(QWidget):
         self._groups: list[tuple[float, float]] = []
         self._row_index: dict[tuple[int, str], int] = {}
         self.collapsed = False
+        self.lanes_merged = False  # one row per stage (all lanes of a device in one row)
+        self.fitting_all = False  # every row in view, kept on resize, until the user scrolls
+        self._arrow_cache: tuple | None = None  # (result, kinds, sources, targets, wait -> bar waited on)
+        self.design_name = ""  # named in exported plots' titles (the main window sets it)
+        self._selected_device: int | None = None
+        self._syncing_scroll = False
         self.items: dict[str, KindBars] = {}
         self._selected: int | None = None
         self._related: int | None = None
@@ -337,6 +360,9 @@ class TimelinePanel(QWidget):
         self.highlight_items: list[pg.LinearRegionItem] = []
         self.selection_box = self._box(SELECTION, 2.0)
         self.related_box = self._box(RELATED, 2.5)
+        self.arrows = TimelineArrows()
+        self.plot.addItem(self.arrows, ignoreBounds=True)
+        self.device_items: list[pg.LinearRegionItem] = []
 
         self.info = QLabel("")
         self.info.setObjectName("hover")
@@ -353,13 +379,62 @@ class TimelinePanel(QWidget):
         layout.setSpacing(0)
         self.stale_banner = stale_banner()
         layout.addWidget(self.stale_banner)
-        layout.addWidget(self.graphics, 1)
+        # The step time is shown first; until this revision's events come, the timeline says so
+        self.updating = QLabel("updating to the newest result...")
+        self.updating.setObjectName("updating")
+        self.updating.setStyleSheet("color: #6b7280; padding: 2px 6px")
+        self.updating.hide()
+        layout.addWidget(self.updating)
+        self.revision: int | None = None  # the document revision of the events shown
+        layout.addWidget(self._make_toolbar())
+        body = QHBoxLayout()
+        body.setContentsMargins(0, 0, 0, 0)
+        body.setSpacing(0)
+        body.addWidget(self.graphics, 1)
+        self.scrollbar = QScrollBar(Qt.Vertical)
+        self.scrollbar.setObjectName("rows")
+        self.scrollbar.valueChanged.connect(self._on_scrolled)
+        body.addWidget(self.scrollbar)
+        layout.addLayout(body, 1)
         layout.addWidget(self.info)
+        self.vb.sigYRangeChanged.connect(self._on_rows_in_view_changed)
 
         self.graphics.installEventFilter(self)  # the legend takes as many columns as the width allows
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
+
+    def _make_toolbar(self) -> QWidget:
+        """Fit all, the critical device, one row per stage, arrows: actions (tests trigger them) on buttons."""
+        bar = QWidget()
+        row = QHBoxLayout(bar)
+        row.setContentsMargins(4, 2, 4, 2)
+        row.setSpacing(4)
+
+        def action(text: str, tip: str, slot, checkable: bool = False, checked: bool = False) -> QAction:
+            act = QAction(text, self)
+            act.setToolTip(tip)
+            act.setCheckable(checkable)
+            act.setChecked(checked)
+            (act.toggled if checkable else act.triggered).connect(slot)
+            self.addAction(act)
+            button = QToolButton()
+            button.setDefaultAction(act)
+            button.setToolButtonStyle(Qt.ToolButtonTextOnly)
+            row.addWidget(button)
+            return act
+
+        self.act_fit_all = action("Fit all", "Every stage in view: rows shrink, or become one row per stage, to fit",
+                                  lambda: self.fit_all())
+        self.act_critical = action("Critical device", "Scroll to and select the device that ends the step last",
+                                   lambda: self.show_critical_device())
+        self.act_merge_lanes = action("One row per stage", "All lanes of a device in one row: work on top, "
+                                      "communication below", self.set_lanes_merged, checkable=True)
+        self.act_arrows = action("Arrows", "Arrows for waits (from the bar waited on) and pipeline send → "
+                                 "receive; drawn when few enough are in view", self._set_arrows_shown,
+                                 checkable=True, checked=True)
+        row.addStretch(1)
+        return bar
 
     # The panel's size never depends on the result shown (see BreakdownPanel.sizeHint).
     def sizeHint(self) -> QSize:
@@ -397,11 +472,20 @@ class TimelinePanel(QWidget):
             return
         self.result = result
         self.stale_banner.hide()
+        self.updating.hide()
         events = result.events
         self._build_rows(result, events)
         self._build_items(events)
+        self.arrows.clear()
+        if len(events) <= ARROWS_AT_ONCE:
+            self._build_arrows(events)
+        else:  # the bars first; the arrows (a second pass over the events) a moment later
+            QTimer.singleShot(0, self, lambda shown=result: self._arrows_later(shown))  # dropped if the panel goes
         self._frame(result)
         self.select_event(None)
+        self.select_device(None)
+        if self.fitting_all:
+            self.fit_all()
         self.info.setText(self.hint)
 
     def clear(self, message: str = "no result") -> None:
@@ -413,11 +497,17 @@ class TimelinePanel(QWidget):
         self.rows, self.row_labels, self._axis_labels = [], [], []
         self._clear_arrays()
         self.bands.set_groups([], 0.0, 1.0)
+        self.arrows.clear()
+        self._arrow_cache = self._column_cache = None
         self.select_event(None)
+        self.select_device(None)
+        self.scrollbar.setRange(0, 0)
         self.plot.getAxis("left").setTicks([[]])
         self.title.setText(message)
         self.info.setText("")
         self.stale_banner.hide()
+        self.updating.hide()
+        self.revision = None
 
     def mark_stale(self, reason: str, details: str = "") -> bool:
         """Keep the last valid timeline under a banner with the reason (see BreakdownPanel.mark_stale)."""
@@ -431,6 +521,14 @@ class TimelinePanel(QWidget):
 
     def is_stale(self) -> bool:
         return self.result is not None and not self.stale_banner.isHidden()
+
+    def mark_updating(self) -> None:
+        """A newer result's step time is on screen; its events are on their way (the ones shown are older)."""
+        if self.result is not None:
+            self.updating.show()
+
+    def is_updating(self) -> bool:
+        return not self.updating.isHidden()
 
     def forget(self, message: str = "no result") -> None:
         self.clear(message)
@@ -495,12 +593,14 @@ class TimelinePanel(QWidget):
         self._selected = self._related = None
         self.selection_box.setVisible(False)
         self.related_box.setVisible(False)
+        self.arrows.emphasize_event(None)
         if index is None or self.result is None:
             return
         events = self.result.events
         if not (0 <= index < len(events)):
             raise IndexError(f"no event {index} (there are {len(events)})")
         self._selected = index
+        self.arrows.emphasize_event(index)
         self._outline(self.selection_box, index)
         e = events[index]
         if e.waited_for is None:
@@ -513,7 +613,7 @@ class TimelinePanel(QWidget):
             region.setZValue(-10)
             self.plot.addItem(region, ignoreBounds=True)
             self.highlight_items.append(region)
-        self._related = self._waited_on(e)
+        self._related = self._waited_on(index)
         if self._related is not None:
             self._outline(self.related_box, self._related)
 
@@ -528,7 +628,8 @@ class TimelinePanel(QWidget):
         return list(self._highlighted)
 
     def export(self, path: str | os.PathLike) -> Path:
-        """.png / .svg / .pdf: the chart; .csv: every event of the result, one row each
+        """.png / .svg / .pdf: the whole chart (every row, the whole step) under a title naming the
+        design and the plan; .csv: every event of the result, one row each
         (device,stream,kind,label,start_s,end_s,micro_batch,chunk)."""
         target = Path(path)
         if self.result is None:
@@ -541,7 +642,9 @@ class TimelinePanel(QWidget):
         if target.suffix.lower() not in PLOT_FORMATS:
             raise ValueError(f"cannot export to {target.name!r}: unknown extension {target.suffix or '(none)'!r}; "
                              f"use one of {', '.join(PLOT_FORMATS + ('.csv',))}")
-        return export_plot(self.graphics, target)
+        from .timeline_export import export_whole_timeline
+
+        return export_whole_timeline(self, target)  # every row and the whole step, not only the view
 
     # ---- building ---------------------------------------------------------------------------
 
@@ -551,9 +654,12 @@ class TimelinePanel(QWidget):
 
     def _build_rows(self, result, events) -> None:
         devices = dict(result.devices or {})
-        for e in events:  # a device without a description still gets rows
-            if e.device not in devices:
-                devices[e.device] = {}
+        _, _, device, stream, streams, _, _ = self._columns(events)
+        pairs = np.unique(device * len(streams) + stream) if len(device) else np.zeros(0, dtype=np.int64)
+        lanes_used = [(int(d), streams[int(k)]) for d, k in zip(*np.divmod(pairs, max(len(streams), 1)))]
+        for d, _ in lanes_used:  # a device without a description still gets rows
+            if d not in devices:
+                devices[d] = {}
         order = sorted(devices, key=lambda d: (devices[d].get("replica", 0), devices[d].get("stage", 1 << 30), d))
         self.collapsed = len(order) > MAX_DEVICES
         if self.collapsed:  # one row group per stage: the critical device's replica
@@ -562,12 +668,13 @@ class TimelinePanel(QWidget):
         replicas = {info.get("replica", 0) for info in devices.values()}
         shown = set(order)
         used: dict[int, set[str]] = {d: set() for d in order}
-        for e in events:
-            if e.device in shown:
-                used[e.device].add(e.stream)
-        extra = sorted({e.stream for e in events} - set(LANES))
+        for d, lane in lanes_used:
+            if d in shown:
+                used[d].add(lane)
+        extra = sorted(set(streams) - set(LANES))
         self.rows, self.row_labels, self._axis_labels = [], [], []
         groups = []
+        self._row_index = {}
         for d in order:
             lanes = [lane for lane in (*LANES, *extra) if lane in used[d]]
             if not lanes:
@@ -576,29 +683,57 @@ class TimelinePanel(QWidget):
             info = devices[d]
             name = (f"stage {info['stage']} " if "stage" in info else "") + (
                 f"r{info.get('replica', 0)} " if len(replicas) > 1 else "") + f"gpu{d}"
-            for i, lane in enumerate(lanes):
+            if self.lanes_merged:  # one row for the device: every lane maps to it
+                self._row_index.update({(d, lane): first for lane in lanes})
+                self.rows.append((d, MERGED))
+                self.row_labels.append(name)
+                self._axis_labels.append(name)
+            for i, lane in enumerate(lanes if not self.lanes_merged else ()):
+                self._row_index[(d, lane)] = len(self.rows)
                 self.rows.append((d, lane))
                 self.row_labels.append(f"{name} {lane}")
                 self._axis_labels.append(f"{name}   {lane}" if i == 0 else lane)  # the device once per group
             groups.append((first - 0.5, len(self.rows) - 0.5))
         self._groups = groups
-        self._row_index = {key: r for r, key in enumerate(self.rows)}
+
+    def _columns(self, events):
+        """(start, end, device, stream code, streams, kind code, kinds) of the result's events: read
+        once per result, so one row per stage / Fit all only recompute the rows."""
+        cache = getattr(self, "_column_cache", None)
+        if cache is not None and cache[0] is events:
+            return cache[1]
+        n = len(events)
+        start = np.fromiter((e.start_s for e in events), dtype=float, count=n)
+        end = np.fromiter((e.end_s for e in events), dtype=float, count=n)
+        device = np.fromiter((e.device for e in events), dtype=np.int64, count=n)
+        streams = list(dict.fromkeys(e.stream for e in events))
+        stream_of = {k: i for i, k in enumerate(streams)}
+        stream = np.fromiter((stream_of[e.stream] for e in events), dtype=np.int64, count=n)
+        kinds = [e.kind for e in events]
+        names = list(dict.fromkeys(kinds))
+        code_of = {k: i for i, k in enumerate(names)}
+        code = np.fromiter((code_of[k] for k in kinds), dtype=np.int64, count=n)
+        columns = (start, end, device, stream, streams, code, names)
+        self._column_cache = (events, columns)
+        return columns
 
     def _build_items(self, events) -> None:
         for item in self.items.values():
             self.plot.removeItem(item)
         self.items = {}
         self.legend.clear()
-        n = len(events)
-        start = np.fromiter((e.start_s for e in events), dtype=float, count=n)
-        end = np.fromiter((e.end_s for e in events), dtype=float, count=n)
-        row_index = self._row_index
-        row = np.fromiter((row_index.get((e.device, e.stream), -1) for e in events), dtype=np.int64, count=n)
-        kinds = [e.kind for e in events]
-        names = list(dict.fromkeys(kinds))
+        start, end, device, stream, streams, code, names = self._columns(events)
         code_of = {k: i for i, k in enumerate(names)}
-        code = np.fromiter((code_of[k] for k in kinds), dtype=np.int64, count=n)
-        wait = np.fromiter((e.stream == "wait" for e in events), dtype=bool, count=n)
+        # a row per (device, stream): one table lookup per event
+        devices, device_code = np.unique(device, return_inverse=True)
+        table = np.full((len(devices), len(streams)), -1, dtype=np.int64)
+        for (d, lane), r in self._row_index.items():
+            i = int(np.searchsorted(devices, d))
+            if i < len(devices) and devices[i] == d and lane in streams:
+                table[i, streams.index(lane)] = r
+        row = table[device_code.reshape(-1), stream] if len(device) else np.zeros(0, dtype=np.int64)
+        lane_of = np.array(streams, dtype=object)
+        wait = stream == streams.index("wait") if "wait" in streams else np.zeros(len(stream), dtype=bool)
         keep = row >= 0
         index = np.flatnonzero(keep)
         start, end, row, code, wait = start[keep], end[keep], row[keep], code[keep], wait[keep]
@@ -606,8 +741,14 @@ class TimelinePanel(QWidget):
         hidden = hidden_code[code] if len(code) else np.zeros(0, dtype=bool)
         self.ev_start, self.ev_end, self.ev_row, self.ev_index, self.ev_hidden = start, end, row, index, hidden
 
-        y0 = np.where(hidden, row + HIDDEN_TOP, row - BAR_HALF)
-        y1 = row + BAR_HALF
+        if self.lanes_merged:  # work and waits above, communication below, overlapped at the bottom
+            comm = np.isin(lane_of[stream[keep]], ("compute", "wait"), invert=True) if len(stream) else wait[keep]
+            top = np.where(hidden, MERGED_HIDDEN[0], np.where(comm, MERGED_COMM[0], MERGED_WORK[0]))
+            bottom = np.where(comm | hidden, MERGED_COMM[1], MERGED_WORK[1])
+            y0, y1 = row + top, row + bottom
+        else:
+            y0 = np.where(hidden, row + HIDDEN_TOP, row - BAR_HALF)
+            y1 = row + BAR_HALF
         ranked = sorted(names, key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
         for k in ranked:
             sel = code == code_of[k]
@@ -640,7 +781,9 @@ class TimelinePanel(QWidget):
         axis.setWidth(int(max((metrics.horizontalAdvance(t) for t in self._axis_labels), default=40) + 14))
         self.vb.setLimits(xMin=-pad, xMax=step + pad, minXRange=step * 1e-6, yMin=-0.6, yMax=rows - 0.4,
                           maxYRange=rows + 0.2)
-        self.vb.setRange(xRange=(-pad / 2, step + pad / 2), yRange=(-0.5, self._visible_rows() - 0.5), padding=0)
+        span = rows if self.fitting_all else self._visible_rows()
+        self.vb.setRange(xRange=(-pad / 2, step + pad / 2), yRange=(-0.5, span - 0.5), padding=0)
+        self._on_rows_in_view_changed()
         crit = self._device_name(result.critical_device)
         devices = len({d for d, _ in self.rows})
         scope = (f"{devices} devices (one replica of {len({i.get('replica', 0) for i in result.devices.values()})} "
@@ -655,13 +798,179 @@ class TimelinePanel(QWidget):
         return max(1, min(len(self.rows), DEFAULT_VISIBLE_ROWS, max(3, fit)))
 
     def _on_view_resized(self) -> None:
-        """Keep rows legible: as many as fit at MIN_ROW_PIXELS, from the same top row."""
+        """Keep rows legible: as many as fit at MIN_ROW_PIXELS, from the same top row (after Fit
+        all: every row, however small)."""
         if not self.rows:
+            return
+        if self.fitting_all:
+            self.vb.setYRange(-0.5, len(self.rows) - 0.5, padding=0)
             return
         span = self._visible_rows()
         top = self.vb.viewRange()[1][0]
         top = min(max(top, -0.5), len(self.rows) - 0.5 - span)
         self.vb.setYRange(top, top + span, padding=0)
+
+    def _on_rows_in_view_changed(self, *args) -> None:
+        """The scroll bar and the row labels follow the rows in view (labels thinned when dense)."""
+        if not self.rows:
+            self.plot.getAxis("left").setTicks([[]])
+            return
+        top, bottom = self.vb.viewRange()[1]
+        span = max(bottom - top, 1e-9)
+        self._syncing_scroll = True
+        try:
+            hidden = max(0.0, len(self.rows) - span)
+            self.scrollbar.setRange(0, int(round(hidden * SCROLL_STEPS)))
+            self.scrollbar.setPageStep(max(1, int(round(span * SCROLL_STEPS))))
+            self.scrollbar.setSingleStep(SCROLL_STEPS)
+            self.scrollbar.setValue(int(round((top + 0.5) * SCROLL_STEPS)))
+            self.scrollbar.setVisible(hidden > 0.05)
+        finally:
+            self._syncing_scroll = False
+        height = self.vb.height()
+        pixels = height / span if height > 0 else MIN_ROW_PIXELS
+        if pixels >= LABEL_PIXELS:
+            ticks = list(enumerate(self._axis_labels))
+        else:  # the devices' first rows, as many as fit LABEL_PIXELS apart
+            ticks, last = [], -math.inf
+            for first, _ in self._groups:
+                row = int(first + 0.5)
+                if (row - last) * pixels >= LABEL_PIXELS:
+                    ticks.append((row, self.row_labels[row] if self.lanes_merged else
+                                  self._axis_labels[row].split("   ")[0]))
+                    last = row
+            if self._selected_device is not None:  # the selected device is always named
+                row = next(r for r, (d, _) in enumerate(self.rows) if d == self._selected_device)
+                ticks = [(r, t) for r, t in ticks if abs(r - row) * pixels >= LABEL_PIXELS]
+                ticks.append((row, self.row_labels[row] if self.lanes_merged else
+                              self._axis_labels[row].split("   ")[0]))
+        self.plot.getAxis("left").setTicks([[(float(r), label) for r, label in ticks]])
+
+    def _on_scrolled(self, value: int) -> None:
+        if self._syncing_scroll or not self.rows:
+            return
+        self.fitting_all = False
+        top, bottom = self.vb.viewRange()[1]
+        start = value / SCROLL_STEPS - 0.5
+        self.vb.setYRange(start, start + (bottom - top), padding=0)
+
+    # ---- whole job: fit all, the critical device, arrows -------------------------------------
+
+    def fit_all(self) -> None:
+        """Every row in view. When the lanes would be thinner than MIN_ROW_PIXELS, one row per stage."""
+        if self.result is None:
+            return
+        height = self.vb.height()
+        if not self.lanes_merged and height > 0 and len(self.rows) * MIN_ROW_PIXELS > height:
+            self.act_merge_lanes.setChecked(True)  # rebuilds the rows (set_lanes_merged)
+        self.fitting_all = True
+        self.vb.setYRange(-0.5, len(self.rows) - 0.5, padding=0)
+
+    def set_lanes_merged(self, merged: bool) -> None:
+        """One row per stage (all lanes of a device in one row), or a row per lane."""
+        merged = bool(merged)
+        if self.act_merge_lanes.isChecked() != merged:
+            self.act_merge_lanes.setChecked(merged)  # comes back here
+            return
+        if merged == self.lanes_merged:
+            return
+        self.lanes_merged = merged
+        if self.result is None:
+            return
+        x_range = self.vb.viewRange()[0]
+        selected, device = self._selected, self._selected_device
+        self._build_rows(self.result, self.result.events)
+        self._build_items(self.result.events)
+        self._build_arrows(self.result.events)
+        self._frame(self.result)
+        self.vb.setXRange(*x_range, padding=0)
+        self.select_event(selected)
+        self.select_device(device, scroll=device is not None)
+
+    def _set_arrows_shown(self, shown: bool) -> None:
+        self.arrows.enabled = bool(shown)
+        self.arrows.update()
+
+    def arrow_pairs(self, kind: str | None = None) -> list[tuple[int, int]]:
+        """(from event, to event) of the arrows drawn on the timeline ("wait", "pp" or all)."""
+        if self.result is not None and not len(self.arrows) and self._arrow_cache is None:
+            self._build_arrows(self.result.events)  # not built yet (a large step builds them after its bars)
+        return self.arrows.pairs(kind)
+
+    def _arrow_pairs(self):
+        """(kinds, sources, targets, wait -> bar waited on) of the result shown; computed once per
+        result (flows.py, as the trace), so Fit all and one row per stage only move them."""
+        if self._arrow_cache is None or self._arrow_cache[0] is not self.result:
+            events = self.result.events
+            waits = wait_arrows(events)
+            sends = send_receive_arrows(events, self.result.devices)
+            kinds = np.array([0] * len(waits) + [1] * len(sends), dtype=np.int64)
+            pairs = np.array(waits + sends, dtype=np.int64).reshape(-1, 2)
+            self._arrow_cache = (self.result, kinds, pairs[:, 0], pairs[:, 1], {b: a for a, b in waits})
+        return self._arrow_cache[1:]
+
+    def _arrows_later(self, result) -> None:
+        if self.result is result and not len(self.arrows):  # still the result shown, arrows not built yet
+            self._build_arrows(result.events)
+
+    def _build_arrows(self, events) -> None:
+        kinds, sources, targets, _ = self._arrow_pairs()
+        n = len(events)
+        row = np.full(n, -1, dtype=np.int64)
+        start, end = np.zeros(n), np.zeros(n)
+        row[self.ev_index], start[self.ev_index], end[self.ev_index] = self.ev_row, self.ev_start, self.ev_end
+        keep = (row[sources] >= 0) & (row[targets] >= 0)  # both ends on a device shown
+        kinds, sources, targets = kinds[keep], sources[keep], targets[keep]
+        # to the wait's end (the moment it stops waiting) / to the receiving op's start
+        x1 = np.where(kinds == ARROW_KINDS.index("wait"), end[targets], start[targets])
+        self.arrows.set_arrows(kinds, sources, targets, end[sources], row[sources], x1, row[targets])
+
+    def show_critical_device(self) -> int | None:
+        """Scroll to the critical device (the one that ends the step last) and select it."""
+        if self.result is None:
+            return None
+        device = int(self.result.critical_device)
+        if not self.select_device(device, scroll=True):
+            self.info.setText(f"the critical device {self._device_name(device)} has no rows here")
+            return None
+        self.info.setText(f"critical device: {self._device_name(device)} (ends the step last)")
+        return device
+
+    def select_device(self, device: int | None, scroll: bool = False) -> bool:
+        """Outline a device's rows (and scroll them into view); False when it has no rows."""
+        for item in self.device_items:
+            self.plot.removeItem(item)
+        self.device_items = []
+        self._selected_device = None
+        rows = [r for r, (d, _) in enumerate(self.rows) if d == device] if device is not None else []
+        if not rows:
+            if self.rows:
+                self._on_rows_in_view_changed()
+            return False
+        self._selected_device = device
+        region = pg.LinearRegionItem(values=(rows[0] - 0.5, rows[-1] + 0.5), orientation="horizontal",
+                                     movable=False, brush=pg.mkBrush(QColor(37, 99, 235, 40)),
+                                     pen=pg.mkPen(QColor("#1d4ed8"), width=2))
+        region.setZValue(-9)
+        self.plot.addItem(region, ignoreBounds=True)
+        self.device_items.append(region)
+        self._on_rows_in_view_changed()  # its label
+        if scroll:
+            top, bottom = self.vb.viewRange()[1]
+            span = bottom - top
+            height = self.vb.height()
+            if height > 0 and height / max(span, 1e-9) < MIN_ROW_PIXELS:  # rows too thin to read: zoom in
+                span = max(self._visible_rows(), len(rows))
+                top, bottom = math.inf, -math.inf
+            if rows[0] - 0.5 < top or rows[-1] + 0.5 > bottom:  # centre it, within the rows
+                centre = (rows[0] + rows[-1]) / 2
+                start = min(max(centre - span / 2, -0.5), max(-0.5, len(self.rows) - 0.5 - span))
+                self.fitting_all = False
+                self.vb.setYRange(start, start + span, padding=0)
+        return True
+
+    def selected_device(self) -> int | None:
+        return self._selected_device
 
     # ---- interaction ------------------------------------------------------------------------
 
@@ -671,31 +980,16 @@ class TimelinePanel(QWidget):
         if row is None:
             box.setVisible(False)
             return
-        box.set_rect(QRectF(e.start_s, row - BAR_HALF - 0.06, max(e.end_s - e.start_s, 0.0), 2 * BAR_HALF + 0.12))
+        top, bottom = (-BAR_HALF, BAR_HALF)
+        if self.lanes_merged:
+            top, bottom = MERGED_WORK if e.stream in ("compute", "wait") else MERGED_COMM
+        box.set_rect(QRectF(e.start_s, row + top - 0.06, max(e.end_s - e.start_s, 0.0), bottom - top + 0.12))
         box.setVisible(True)
 
-    def _waited_on(self, wait) -> int | None:
+    def _waited_on(self, index: int) -> int | None:
         """On the device a wait waited for: the bar that ended last at or before the wait's end (its
-        message or its work), preferring the pipeline send lane."""
-        device, t = wait.waited_for, wait.end_s
-        slack = max(1e-9, 1e-9 * abs(t))
-        best, best_key = None, None
-        for lane_rank, lane in enumerate(("pp", "compute", "dp", "tp", "cp", "ep")):
-            row = self._row_index.get((device, lane))
-            if row is None:
-                continue
-            order, starts, _ = self._by_row[row]
-            if not len(order):
-                continue
-            ends = self.ev_end[order]
-            ok = np.flatnonzero((ends <= t + slack) & ~self.ev_hidden[order])
-            if not len(ok):
-                continue
-            j = ok[np.argmax(ends[ok])]
-            key = (round(t - ends[j], 9), lane_rank)
-            if best_key is None or key < best_key:
-                best, best_key = int(self.ev_index[order[j]]), key
-        return best
+        message or its work), preferring the pipeline send lane: the start of its arrow (flows.py)."""
+        return self._arrow_pairs()[3].get(index)
 
     def _view_point(self, scene_pos) -> QPointF | None:
         if self.result is None or not self.vb.sceneBoundingRect().contains(scene_pos):

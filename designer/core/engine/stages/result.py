@@ -76,6 +76,7 @@ class Evaluation:
     critical_device: int = 0
     engine_time_s: float = 0.0
     constants: dict = field(default_factory=dict)
+    slowest_rank_wait_s: float = 0.0  # the part of imbalance_wait that is the wait for the slowest of N GPUs
 
     @property
     def events(self) -> list[Event]:
@@ -98,6 +99,7 @@ class Evaluation:
         out["stages"] = self.stages
         out["link_utilization"] = self.link_utilization[:links]
         out["critical_device"] = self.critical_device
+        out["slowest_rank_wait_s"] = self.slowest_rank_wait_s
         out["engine_time_s"] = self.engine_time_s
         if events:
             out["events"] = [e.as_json() for e in self.events]
@@ -124,6 +126,7 @@ def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe:
             "temporaries": estimate.temporaries / GIB},
         fits_in_memory=mem.fits, bottlenecks=[], warnings=warnings + ([mem.reason] if not mem.fits else []),
         memory_reason=mem.reason,
+        slowest_rank_wait_s=min(dp.tail_s, bd.seconds.get("imbalance_wait", 0.0)),
     )
     result.plan = {"tp": plan.tp, "pp": plan.pp, "cp": plan.cp, "ep": plan.ep, "etp": plan.etp, "dp": plan.dp,
                    "vp": plan.vp, "num_microbatches": plan.num_microbatches,

@@ -1,0 +1,43 @@
+"""The work of `designer calibrate c.yaml LOG... -o out.yaml` (the parser is in cli.py).
+
+Reads the logs (exit 65 FILE:LINE), fits (designer/core/analysis/calibrate.py), prints the
+per-class table and every row before/after; writes the file atomically only when the fit is
+accepted, else exit 1 with the reasons and the target untouched.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from .core.problems import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, DesignerError, Problem
+
+
+def run_calibrate(args, writing_output) -> int:
+    from .core.analysis.calibrate import calibrate, described_source, format_result, read_logs
+    from .core.io import load_document, save_document
+
+    if not 0 <= args.tolerance_pct <= 100:
+        raise DesignerError([Problem(f"--tolerance-pct {args.tolerance_pct:g} is outside 0..100", "--tolerance-pct",
+                                     fix="give how many points of relative error a row may lose, e.g. 1")],
+                            EXIT_USAGE)
+    doc = load_document(args.file)
+    runs = read_logs(args.logs, args.op)
+    result = calibrate(doc, runs, tolerance=args.tolerance_pct / 100.0, sources=list(args.logs))
+    sys.stdout.write(format_result(result))
+    if not result.accepted:
+        for reason in result.refusals:
+            print(f"designer calibrate: refused: {reason}", file=sys.stderr)
+        print("designer calibrate: nothing written" + (f"; {args.output} is unchanged" if args.output else ""),
+              file=sys.stderr)
+        return EXIT_FAILURE
+    if not args.output:
+        print("designer calibrate: accepted; give -o FILE to write the calibrated design", file=sys.stderr)
+        return EXIT_OK
+    doc.spec.calibration = result.calibration
+    doc.metadata.description = described_source(doc.metadata.description, list(args.logs),
+                                                time.strftime("%Y-%m-%d"))
+    with writing_output(args.output):
+        save_document(doc, args.output)  # atomic: the old file stays whole until the new one is complete
+    fitted = ", ".join(f"{c.name} {c.value:.4f}" for c in result.constants)
+    print(f"wrote {args.output}: calibration {fitted}", file=sys.stderr)
+    return EXIT_OK

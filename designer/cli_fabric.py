@@ -1,0 +1,79 @@
+"""The work of `designer import ibnetdiscover|slurm-topology` and `designer export slurm-topology`.
+
+designer/cli.py holds only their argument parsers; the formats live in designer/core/io/importers.
+"""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+from .core.problems import EXIT_OK
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _summary(path: str, doc, degraded: int = 0) -> str:
+    c = doc.counts()
+    tiers = Counter(s.tier for s in doc.switches)
+    shown = ", ".join(f"{tiers[t]} {t}" for t in ("leaf", "spine", "core") if tiers[t])
+    text = (f"wrote {path}: {c['nodes']} servers, {c['gpus']} GPUs, {c['switches']} switches ({shown or 'none'}), "
+            f"{c['links']} links, {c['racks']} racks")
+    if degraded:
+        text += f"; {degraded} link(s) flagged as degraded"
+    return text
+
+
+def _write(doc, output: str, writing_output) -> None:
+    from .core.io import save_document
+
+    with writing_output(output):
+        save_document(doc, output)  # atomic: the old file stays whole until the new one is complete
+
+
+def import_ibnetdiscover(args, writing_output) -> int:
+    from .core.io.importers.ibnetdiscover import import_ibnetdiscover as run
+    from .core.io.importers.source import read_source
+
+    text = read_source(args.file, "ibnetdiscover output",
+                       "give the output of `ibnetdiscover > fabric.txt` (or `ibnetdiscover -p`)")
+    doc, messages = run(text, args.file, gpu=args.gpu, gpus_per_node=args.gpus_per_node,
+                        link_gbps=args.link_gbps, name=args.name)
+    for line in messages:
+        _err(line)
+    _write(doc, args.output, writing_output)
+    _err(_summary(args.output, doc, sum(1 for link in doc.links if link.note.startswith("degraded"))))
+    return EXIT_OK
+
+
+def import_slurm_topology(args, writing_output) -> int:
+    from .core.io.importers.slurm_topology import import_slurm_topology as run
+    from .core.io.importers.source import read_source
+
+    text = read_source(args.file, "a Slurm topology.conf",
+                       "give Slurm's topology.conf (SwitchName=... Nodes=... lines)")
+    doc, messages = run(text, args.file, gpu=args.gpu, gpus_per_node=args.gpus_per_node,
+                        link_gbps=args.link_gbps, switch_radix=args.switch_radix, fabric=args.fabric,
+                        name=args.name)
+    for line in messages:
+        _err(line)
+    _write(doc, args.output, writing_output)
+    _err(_summary(args.output, doc))
+    return EXIT_OK
+
+
+def export_slurm_topology(args, writing_output) -> int:
+    from .core.io import load_document
+    from .core.io.files import atomic_write_text
+    from .core.io.importers.slurm_topology import export_topology_conf
+
+    doc = load_document(args.file)
+    text = export_topology_conf(doc, args.file)
+    if args.output:
+        with writing_output(args.output):
+            atomic_write_text(args.output, text)
+        _err(f"wrote {args.output}: {sum(1 for l in text.splitlines() if l.startswith('SwitchName='))} switches")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

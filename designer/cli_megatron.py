@@ -1,0 +1,102 @@
+"""The work of `designer export megatron` and `designer import megatron` (the parsers are in cli.py).
+
+export: the file's job as Megatron-LM arguments (core/export/megatron_args.py), or with --nemo as
+Megatron-Bridge overrides; keys no flag states are named on stderr. import: a launch line or script
+(core/io/importers/megatron_args.py) into the file's job, rewritten atomically; every argument it
+does not use is named on stderr.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from .core.problems import EXIT_OK
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def export_megatron(args, writing_output) -> int:
+    from .core.export.megatron_args import bridge_overrides, megatron_line
+    from .core.io import load_document
+    from .core.io.files import atomic_write_text
+    from .core.model.catalog import default_catalog
+
+    doc = load_document(args.file)
+    line = megatron_line(doc.spec.workload, doc.spec.parallelism, default_catalog().presets())
+    if args.nemo:
+        items = bridge_overrides(line, doc.spec.parallelism)
+        text = (" ".join(items) if args.one_line else " \\\n".join(items)) + "\n"
+    else:
+        text = (line.one_line() if args.one_line else line.script()) + "\n"
+    for key, why in line.left_out.items():
+        _err(f"not in the line: {key}: {why}")
+    if args.output:
+        with writing_output(args.output):
+            atomic_write_text(args.output, text)
+        _err(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def read_source_text(source: str) -> tuple[str, str]:
+    """(text, name for messages): a file's text, stdin for '-', else the argument itself as a line."""
+    from .core.io.importers.source import read_source
+
+    if source == "-":
+        return sys.stdin.read(), "<stdin>"
+    looks_like_args = source.lstrip().startswith("-") or (" " in source and not os.path.exists(source))
+    if looks_like_args:
+        return source, "<arguments>"
+    return read_source(source, "a Megatron-LM launch line or script",
+                       "give the launch script, or the flags in quotes: '--tensor-model-parallel-size 8 ...'"), source
+
+
+def import_megatron(args, writing_output) -> int:
+    from .core.io import load_document, save_document
+    from .core.io.importers.megatron_args import read_megatron
+    from .core.model.catalog import default_catalog
+
+    doc = load_document(args.into)  # the target first: a missing design is said before the line is read
+    text, name = read_source_text(args.source)
+    imported = read_megatron(text, name, doc.spec.workload, doc.spec.parallelism, default_catalog().presets())
+    for item in imported.unknown:
+        _err(f"{item} (ignored)")
+    if imported.not_inputs:
+        _err("not a design input (ignored): " + " ".join(dict.fromkeys(imported.not_inputs)))
+    for note in imported.notes:
+        _err(f"note: {note}")
+    doc.set_job(imported.workload, imported.parallelism)
+    with writing_output(args.into):
+        save_document(doc, args.into)  # atomic: the old file stays whole until the new one is complete
+    from .core.model.plan import check_plan
+
+    for p in check_plan(doc):
+        _err(f"warning: {p.format()}")
+    what = "the job" if imported.full else "the job keys the line gives"
+    _err(f"wrote {args.into}: {what}, from {name}")
+    return EXIT_OK
+
+
+def plan_megatron_args(doc, point) -> str | None:
+    """One plan of `designer search` as one line of Megatron-LM arguments (None: no workload)."""
+    from .core.export.megatron_args import plan_line
+    from .core.model.catalog import default_catalog
+    from .core.problems import DesignerError
+
+    if doc.spec.workload is None:
+        return None
+    try:
+        return plan_line(doc, point, default_catalog().presets()).one_line()
+    except DesignerError:
+        return None
+
+
+def add_megatron_args(doc, result, data: dict) -> None:
+    """`megatron_args` in each plan of `designer search --json`."""
+    for row, shown in zip(result.top, data.get("top", [])):
+        shown["megatron_args"] = plan_megatron_args(doc, row["point"])
+    if result.current and data.get("current"):
+        data["current"]["megatron_args"] = plan_megatron_args(doc, result.current["point"])

@@ -1,0 +1,287 @@
+"""A found fabric (switches, hosts, cables) as a Designer document: tiers, racks, canvas places.
+
+The importers (ibnetdiscover, Slurm topology.conf) read their format into `FoundFabric`;
+`build_document` turns it into nodes, switches, links and racks the way the fat-tree generator
+lays out its own designs, so an imported cluster looks and validates like a generated one.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+from ...generate.fat_tree import (
+    DEFAULT_SWITCH_LATENCY_US, LEAF_SPINE_CABLE_LATENCY_US, NIC_CABLE_LATENCY_US, RACK_PITCH_X_PX, RACK_UNITS,
+    RACKS_PER_ROW, ROW_PITCH_Y_PX, SERVER_UNITS_PER_8_GPUS, SERVERS_PER_RACK, SPINE_CORE_CABLE_LATENCY_US,
+    SWITCH_LARGE_RADIX, SWITCH_SLOT_PITCH_UNITS, SWITCH_UNITS_LARGE, SWITCH_UNITS_SMALL, SWITCHES_PER_NETWORK_RACK,
+)
+from ...model.catalog import Catalog, default_catalog
+from ...model.document import ClusterSpec, Document
+from ...model.elements import MAX_PORTS, SCALE_UP_KINDS, Link, Metadata, Node, Rack, Switch
+from ...problems import DesignerError, Problem
+
+# Most GPUs one server takes when the count is guessed from its HCAs (an HGX board has 8).
+MAX_GUESSED_GPUS_PER_NODE = 8
+BLOCK_GAP_PX = 120.0
+
+
+@dataclass
+class FoundSwitch:
+    key: str  # the source's handle (a GUID, a Slurm switch name)
+    name: str  # shown to the user
+    radix: int = 0  # 0: as many ports as cables use
+    preferred_id: str | None = None  # a readable unique id from the source, when it has one
+
+
+@dataclass
+class FoundLink:
+    """One cable. Ends are ("switch", key, port) or ("host", name, nic); ports count from 0."""
+
+    a: tuple[str, str, int]
+    b: tuple[str, str, int]
+    gbps: float
+    note: str = ""
+
+
+@dataclass
+class FoundFabric:
+    switches: dict[str, FoundSwitch] = field(default_factory=dict)
+    hosts: dict[str, int] = field(default_factory=dict)  # host name -> number of NICs
+    links: list[FoundLink] = field(default_factory=list)
+    fabric: str = "infiniband"
+
+
+def safe_id(text: str) -> str:
+    """An id usable in DEVICE:PORT endpoints: no ':' or spaces."""
+    out = re.sub(r"[^A-Za-z0-9_.\-]+", "-", text).strip("-")
+    return out or "x"
+
+
+def infer_tiers(found: FoundFabric) -> dict[str, str]:
+    """leaf: a switch with servers; spine: one cable above a leaf; core: further up.
+
+    A switch no leaf reaches (an island of switches) counts as a spine."""
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    leaves: set[str] = set()
+    for link in found.links:
+        ends = (link.a, link.b)
+        kinds = [e[0] for e in ends]
+        if kinds == ["switch", "switch"]:
+            neighbours[link.a[1]].add(link.b[1])
+            neighbours[link.b[1]].add(link.a[1])
+        else:
+            for e in ends:
+                if e[0] == "switch":
+                    leaves.add(e[1])
+    level = {key: 0 for key in leaves}
+    queue = deque(leaves)
+    while queue:
+        here = queue.popleft()
+        for other in neighbours[here]:
+            if other not in level:
+                level[other] = level[here] + 1
+                queue.append(other)
+    tiers = {}
+    for key in found.switches:
+        n = level.get(key, 1)
+        tiers[key] = "leaf" if n == 0 else ("spine" if n == 1 else "core")
+    return tiers
+
+
+_RACK_TOKEN = re.compile(r"(?:^|[-_.])(r|rack)(\d+)(?=[-_.]|$)", re.IGNORECASE)
+
+
+def rack_token(host: str) -> str | None:
+    """'r3-1014' -> 'r3', 'a01-rack12-n3' -> 'rack12', 'gpu045' -> None."""
+    m = _RACK_TOKEN.search(host)
+    return f"{m.group(1).lower()}{m.group(2)}" if m else None
+
+
+def natural_key(text: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def _server_units(gpus: int) -> int:
+    return max(1, -(-gpus * SERVER_UNITS_PER_8_GPUS // 8))
+
+
+def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, name: str, description: str,
+                   catalog: Catalog | None = None, source: str = "") -> tuple[Document, list[str]]:
+    """The document and the lines to tell the user (racks chosen, GPUs assumed)."""
+    catalog = catalog or default_catalog()
+    said: list[str] = []
+    canonical = catalog.resolve("accelerators", gpu)
+    if canonical is None:
+        raise DesignerError([Problem(f"unknown accelerator {gpu!r}", fix=f"{catalog.suggest('accelerators', gpu)} "
+                                     "(use --gpu with a name from `designer catalog`)")])
+    acc = catalog.accelerators[canonical]
+    if gpus_per_node is not None and acc.max_per_node and gpus_per_node > acc.max_per_node:
+        raise DesignerError([Problem(f"a {acc.name} server holds at most {acc.max_per_node} accelerators, not "
+                                     f"{gpus_per_node}", fix=f"use --gpus-per-node {acc.max_per_node} or less")])
+    tiers = infer_tiers(found)
+
+    # ---- switches: readable unique ids, ports and speed from the cables on them
+    used_ids: set[str] = set()
+    switch_id: dict[str, str] = {}
+    counters: dict[str, int] = defaultdict(int)
+    order = {"core": 0, "spine": 1, "leaf": 2}
+    switch_keys = sorted(found.switches, key=lambda k: (order[tiers[k]], natural_key(found.switches[k].name)))
+    preferred = [found.switches[k].preferred_id for k in switch_keys]
+    for key in switch_keys:
+        pid = found.switches[key].preferred_id
+        if pid and preferred.count(pid) == 1 and pid not in used_ids:
+            switch_id[key] = pid
+        else:
+            while f"{tiers[key]}{counters[tiers[key]]}" in used_ids or \
+                    f"{tiers[key]}{counters[tiers[key]]}" in preferred:
+                counters[tiers[key]] += 1
+            switch_id[key] = f"{tiers[key]}{counters[tiers[key]]}"
+            counters[tiers[key]] += 1
+        used_ids.add(switch_id[key])
+    top_port: dict[str, int] = defaultdict(lambda: -1)
+    best_gbps: dict[str, float] = defaultdict(float)
+    host_gbps: dict[str, float] = defaultdict(float)
+    for link in found.links:
+        for kind, key, port in (link.a, link.b):
+            if kind == "switch":
+                top_port[key] = max(top_port[key], port)
+                best_gbps[key] = max(best_gbps[key], link.gbps)
+            else:
+                host_gbps[key] = max(host_gbps[key], link.gbps)
+    usual = _usual_gbps(found)
+    switches = []
+    for key in switch_keys:
+        fs = found.switches[key]
+        radix = min(MAX_PORTS, max(fs.radix, top_port[key] + 1, 1))
+        gbps = best_gbps[key] or usual
+        exact = [s for s in catalog.switches.values()
+                 if s.kind == found.fabric and s.port_gbps == gbps and s.radix == radix]
+        near = catalog.switch_for(found.fabric, gbps)
+        latency = float((exact[0] if exact else near).latency_us) if (exact or near) \
+            else DEFAULT_SWITCH_LATENCY_US[found.fabric]
+        switches.append(Switch(id=switch_id[key], fabric=found.fabric, tier=tiers[key], radix=radix, port_gbps=gbps,
+                               latency_us=latency, model=exact[0].name if exact else "",
+                               name=fs.name if fs.name != switch_id[key] else ""))
+
+    # ---- servers
+    host_names = sorted(found.hosts, key=natural_key)
+    node_id: dict[str, str] = {}
+    for host in host_names:
+        nid = safe_id(host)
+        while nid in used_ids:
+            nid += "-host"
+        node_id[host] = nid
+        used_ids.add(nid)
+    if gpus_per_node is None:
+        counts = {min(max(found.hosts[h], 1), MAX_GUESSED_GPUS_PER_NODE) for h in host_names}
+        shown = "/".join(str(c) for c in sorted(counts)) or "1"
+        said.append(f"GPUs are not in the input: assumed {acc.name} servers with one GPU per HCA port "
+                    f"(at most {MAX_GUESSED_GPUS_PER_NODE}): {shown} per server (set --gpu and --gpus-per-node)")
+    else:
+        said.append(f"GPUs are not in the input: assumed {gpus_per_node} x {acc.name} per server "
+                    f"(from --gpu and --gpus-per-node)")
+    scale_up = acc.scale_up if acc.scale_up in SCALE_UP_KINDS else "nvlink"
+    nodes = []
+    for host in host_names:
+        nics = found.hosts[host]
+        gpus = gpus_per_node or min(max(nics, 1), MAX_GUESSED_GPUS_PER_NODE)
+        if acc.max_per_node:
+            gpus = min(gpus, acc.max_per_node)
+        gbps = host_gbps[host] or usual
+        nic = catalog.nic_for(found.fabric, gbps)
+        nodes.append(Node(id=node_id[host], accelerator=acc.name, accelerator_count=gpus, scale_up=scale_up,
+                          nic_count=nics, nic_model=nic.name if nic else "", nic_gbps=gbps, nic_kind=found.fabric,
+                          gpus_per_nic=max(1, -(-gpus // nics)) if nics else 1,
+                          height_units=_server_units(gpus), name=host if host != node_id[host] else ""))
+
+    # ---- cables
+    tier_of = {switch_id[k]: tiers[k] for k in found.switches}
+    links = []
+    for i, fl in enumerate(found.links):
+        ends = []
+        for kind, key, port in (fl.a, fl.b):
+            ends.append(f"{switch_id[key]}:p{port}" if kind == "switch" else f"{node_id[key]}:nic{port}")
+        if fl.a[0] == "host" or fl.b[0] == "host":
+            latency = NIC_CABLE_LATENCY_US
+            if fl.a[0] == "switch" and fl.b[0] == "host":
+                ends.reverse()  # servers first, as the generator writes them
+        else:
+            up = {tier_of[switch_id[fl.a[1]]], tier_of[switch_id[fl.b[1]]]}
+            latency = SPINE_CORE_CABLE_LATENCY_US if "core" in up else LEAF_SPINE_CABLE_LATENCY_US
+        links.append(Link(id=f"l{i}", a=ends[0], b=ends[1], kind=found.fabric, bandwidth_gbps=fl.gbps,
+                          latency_us=latency, note=fl.note))
+
+    racks = _racks(found, nodes, node_id, switches, switch_id, said)
+    spec = ClusterSpec(racks=racks, nodes=nodes, switches=switches, links=links)
+    return Document(spec, Metadata(name=name, description=description)), said
+
+
+def _usual_gbps(found: FoundFabric) -> float:
+    """The speed most cables run at (ties: the faster): what the fabric was built for."""
+    count: dict[float, int] = defaultdict(int)
+    for link in found.links:
+        count[link.gbps] += 1
+    if not count:
+        return 400.0
+    return max(count, key=lambda g: (count[g], g))
+
+
+def _racks(found, nodes, node_id, switches, switch_id, said) -> list[Rack]:
+    """Servers by the rack their names give (r3-..., rack12-...), else by the leaf they hang off."""
+    by_id = {n.id: n for n in nodes}
+    host_of = {v: k for k, v in node_id.items()}
+    tokens = {n.id: rack_token(host_of[n.id]) for n in nodes}
+    first_leaf: dict[str, str] = {}
+    for fl in found.links:
+        for mine, other in ((fl.a, fl.b), (fl.b, fl.a)):
+            if mine[0] == "host" and other[0] == "switch":
+                nid = node_id[mine[1]]
+                if nid not in first_leaf or mine[2] == 0:
+                    first_leaf[nid] = switch_id[other[1]]
+    named = sum(1 for t in tokens.values() if t)
+    groups: dict[str, list[str]] = defaultdict(list)
+    if nodes and named * 2 >= len(nodes):
+        for n in nodes:
+            groups[tokens[n.id] or "unnamed"].append(n.id)
+        said.append(f"racks: {len(groups)} from the rack numbers in the host names")
+        per_rack_default = None
+    else:
+        for n in nodes:
+            groups[first_leaf.get(n.id, "unconnected")].append(n.id)
+        per_rack_default = SERVERS_PER_RACK
+        if nodes:
+            said.append(f"racks: the host names carry no rack number; servers grouped by their leaf switch, "
+                        f"{SERVERS_PER_RACK} to a rack")
+    compute: list[Rack] = []
+    for group in sorted(groups, key=natural_key):
+        members = sorted(groups[group], key=natural_key)
+        units = max(by_id[m].height_units for m in members)
+        per_rack = max(1, min(per_rack_default or RACK_UNITS, RACK_UNITS // units))
+        for start in range(0, len(members), per_rack):
+            chunk = members[start:start + per_rack]
+            rack = Rack(id=f"rack{len(compute)}", row=group,
+                        name=group if per_rack_default is None and start == 0 and len(members) <= per_rack
+                        else "")
+            compute.append(rack)
+            slot = 0
+            for m in chunk:
+                by_id[m].rack, by_id[m].slot = rack.id, slot
+                slot += by_id[m].height_units
+    network: list[Rack] = []
+    units = [SWITCH_UNITS_SMALL if sw.radix <= SWITCH_LARGE_RADIX else SWITCH_UNITS_LARGE for sw in switches]
+    pitch = max([SWITCH_SLOT_PITCH_UNITS] + [u + 1 for u in units])  # a switch and a unit of cable management
+    per_rack = max(1, min(SWITCHES_PER_NETWORK_RACK, RACK_UNITS // pitch))
+    for j, sw in enumerate(switches):
+        if j % per_rack == 0:
+            network.append(Rack(id=f"net{len(network)}", row="network"))
+        sw.rack, sw.slot, sw.height_units = network[-1].id, (j % per_rack) * pitch, units[j]
+    _place(network, 0.0)
+    rows = -(-len(network) // RACKS_PER_ROW) if network else 0
+    _place(compute, rows * ROW_PITCH_Y_PX + (BLOCK_GAP_PX if network else 0.0))
+    return network + compute
+
+
+def _place(racks: list[Rack], y0: float) -> None:
+    for i, rack in enumerate(racks):
+        rack.x = (i % RACKS_PER_ROW) * RACK_PITCH_X_PX
+        rack.y = y0 + (i // RACKS_PER_ROW) * ROW_PITCH_Y_PX

@@ -1,0 +1,405 @@
+"""`designer import ibnetdiscover`: an InfiniBand fabric as ibnetdiscover(8) prints it.
+
+The format is rdma-core's (infiniband-diags/ibnetdiscover.c, man page ibnetdiscover.8):
+
+    vendid=0x2c9                       header lines of the next record (ignored but checked)
+    switchguid=0xec0d9a0300ec8240(ec0d9a0300ec8240)
+    Switch  36 "S-ec0d9a0300ec8240"    # "SwitchIB Mellanox Technologies" base port 0 lid 48 lmc 0
+    [1]  "H-506b4b03003fa9b6"[1](506b4b03003fa9b6)   # "node018 HCA-1" lid 67 4xEDR
+    [13] "S-ec0d9a0300ec81e0"[19]      # "SwitchIB Mellanox Technologies" lid 21 4xEDR
+
+    Ca  1 "H-506b4b03003fa9b6"         # "node018 HCA-1"
+    [1](506b4b03003fa9b6)  "S-ec0d9a0300ec8240"[1]   # lid 67 lmc 0 "SwitchIB ..." lid 48 4xEDR
+
+and the ports report of `ibnetdiscover -p`:
+
+    CA    44    1 0x0002c902004885dd 4x SDR - SW     2   17 0x0002c90000000050 ( 'HCA-1' - 'ISR9288 ...' )
+
+Every cable appears twice (once from each end); it becomes one link. Its speed is what the port
+trained at (width x lane rate); a cable slower than the fabric's usual speed and than what both
+of its ends reach elsewhere is imported at its trained speed and flagged (note + warning).
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ...model.elements import MAX_PORTS
+from ...problems import DesignerError, Problem
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
+
+# Nominal data rate per lane in Gb/s, by the IBTA speed names ibnetdiscover prints
+# (InfiniBand Architecture Specification Vol. 2, "Physical Layer"; IBTA roadmap, infinibandta.org).
+# A 4x link carries 4 lanes: 4xEDR = 100 Gb/s, 4xHDR = 200, 4xNDR = 400, 4xXDR = 800.
+LANE_GBPS = {
+    "SDR": 2.5,  # 2.5 GBd, 8b/10b: sold as 10 Gb/s for 4x
+    "DDR": 5.0,  # 5 GBd, 8b/10b: 20 Gb/s for 4x
+    "QDR": 10.0,  # 10 GBd, 8b/10b: 40 Gb/s for 4x
+    "FDR10": 10.0,  # 10.3125 GBd, 64b/66b: 40 Gb/s for 4x (Mellanox FDR10)
+    "FDR": 14.0625,  # 14.0625 GBd, 64b/66b: sold as 56 Gb/s for 4x
+    "EDR": 25.0,  # 25.78125 GBd, 64b/66b (iblinkinfo prints "4X 25.78125 Gbps"): 100 Gb/s for 4x
+    "HDR": 50.0,  # 53.125 GBd PAM4: 200 Gb/s for 4x
+    "NDR": 100.0,  # 106.25 GBd PAM4: 400 Gb/s for 4x
+    "XDR": 200.0,  # 212.5 GBd PAM4: 800 Gb/s for 4x
+}
+# When the output names no speed (ibnetdiscover before 1.5 printed none), cables get this.
+DEFAULT_LINK_GBPS = 400.0
+
+_HEADER = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|routerguid)\s*=\s*(\S*)\s*$", re.IGNORECASE)
+_RECORD = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\s*(?:#\s*(.*))?$')
+_PORT = re.compile(
+    r'^\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+\))?\s*'
+    r'"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+\))?\s*(?:#\s*(.*))?$')
+_PORTS_REPORT = re.compile(
+    r"^(SW|CA|RT)\s+(\d+)\s+(\d+)\s+(0x[0-9A-Fa-f]+)\s+(\d+[xX])\s+(\S+)\s+-\s+"
+    r"(SW|CA|RT)\s+(\d+)\s+(\d+)\s+(0x[0-9A-Fa-f]+)\s+\(\s*'(.*?)'\s+-\s+'(.*?)'\s*\)\s*$")
+# A port with nothing plugged in, in the ports report: "SW  2 19 0x... 4X SDR      'desc'".
+_PORTS_REPORT_OPEN = re.compile(r"^(SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9A-Fa-f]+\s+\S+\s+\S+\s+'.*'\s*$")
+_SPEED = re.compile(r"\b(\d+)x([A-Za-z]+\d*)\s*$")
+_QUOTED = re.compile(r'"([^"]*)"')
+_LID = re.compile(r"\blid (\d+)")
+# Lines ibnetdiscover (or a shell) mixes into its output: chassis headings, libibmad warnings.
+_SKIPPABLE = re.compile(r"^(Non-Chassis Nodes|Chassis\b.*|.*\bibwarn\b.*|\S+\.c:\d+;.*|ibwarn:.*|.*Chassis \d+.*)$")
+# The part of a node description that names the HCA; what is before it names the host.
+_HCA_NAME = re.compile(r"^(\S+)\s+(HCA-\d+|mlx\d+_\d+|mlx\d+_bond_\d+|mthca\d+|ibp\S+|hfi\d+_\d+|qib\d+|"
+                       r"bnxt_re\d+|irdma\d+|rocep\S+|ionic_\d+)$")
+_MF0_NAME = re.compile(r"^MF0;([^:]+):")
+_FIX = "give the whole output of `ibnetdiscover` (or `ibnetdiscover -p`), as the tool printed it"
+
+
+@dataclass
+class _Port:
+    port: int
+    peer_kind: str  # S, H or R
+    peer_guid: str
+    peer_port: int
+    width: str  # "4x", or "" when not printed
+    speed: str  # "EDR", or ""
+    line: int
+    peer_desc: str = ""
+
+
+@dataclass
+class _Record:
+    kind: str  # Switch, Ca, Rt
+    nports: int
+    guid: str
+    desc: str
+    line: int
+    lid: int | None = None
+    ports: list[_Port] = field(default_factory=list)
+
+
+@dataclass
+class ParsedIb:
+    records: dict[str, _Record]
+    warnings: list[str]
+
+
+def _guid(text: str) -> str:
+    return f"{int(text, 16):016x}"
+
+
+def _speed_of(comment: str, file: str, line: int, warnings: list[str]) -> tuple[str, str]:
+    m = _SPEED.search(comment or "")
+    if not m:
+        return "", ""
+    width, name = m.group(1) + "x", m.group(2).upper()
+    if name not in LANE_GBPS:
+        warnings.append(f"{file}:{line}: unknown link speed {m.group(0)!r}; taken as not given")
+        return "", ""
+    return width, name
+
+
+def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
+    """The records of an ibnetdiscover output; DesignerError (FILE:LINE) when it cannot be read."""
+    records: dict[str, _Record] = {}
+    warnings: list[str] = []
+    current: _Record | None = None
+    skipped: list[int] = []
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    report_links: list[tuple] = []
+
+    def fail(line: int, message: str, fix: str = _FIX):
+        raise DesignerError([Problem(message, file=file, line=line, fix=fix)])
+
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip().replace("\r", "")
+        if not line or line.startswith("#"):
+            continue
+        m = _HEADER.match(line)
+        if m:
+            value = m.group(2).split("(")[0]
+            if not re.fullmatch(r"0x[0-9A-Fa-f]+", value):
+                fail(number, f"{m.group(1)} is {m.group(2)!r}, not a hexadecimal number such as 0x2c9")
+            current = None
+            continue
+        m = _RECORD.match(line)
+        if m:
+            kind, nports, guid = m.group(1), int(m.group(2)), _guid(m.group(4).removeprefix("0x"))
+            comment = m.group(5) or ""
+            desc_m = _QUOTED.search(comment)
+            lid_m = _LID.search(comment)
+            if guid in records:
+                fail(number, f"{kind} {m.group(3)}-{m.group(4)} is listed twice (also at line {records[guid].line})",
+                     "give the output of one ibnetdiscover run")
+            current = _Record(kind, nports, guid, desc_m.group(1).strip() if desc_m else "", number,
+                              int(lid_m.group(1)) if lid_m else None)
+            records[guid] = current
+            continue
+        m = _PORT.match(line)
+        if m:
+            if current is None:
+                fail(number, "a port line before any Switch or Ca record")
+            if not 0 < int(m.group(1)) <= MAX_PORTS or not 0 < int(m.group(4)) <= MAX_PORTS:
+                fail(number, f"port number out of range in {line[:80]!r} (InfiniBand ports count from 1 to 254)")
+            width, speed = _speed_of(m.group(5) or "", file, number, warnings)
+            peer_desc = _QUOTED.search(m.group(5) or "")
+            current.ports.append(_Port(int(m.group(1)), m.group(2), _guid(m.group(3).removeprefix("0x")),
+                                       int(m.group(4)), width, speed, number,
+                                       peer_desc.group(1).strip() if peer_desc else ""))
+            continue
+        m = _PORTS_REPORT.match(line)
+        if m:
+            report_links.append((number, m.groups()))
+            continue
+        if _PORTS_REPORT_OPEN.match(line):
+            continue
+        if line.startswith("[") or re.match(r"^(Switch|Ca|Rt)\b", line):
+            fail(number, f"cannot read this {'port' if line.startswith('[') else 'record'} line: {line[:80]!r}")
+        if _SKIPPABLE.match(line):
+            if "Chassis" not in line:  # chassis headings are part of the format; warnings are not
+                skipped.append(number)
+            continue
+        fail(number, f"not a line of ibnetdiscover output: {line[:80]!r}")
+    if report_links:
+        if records:
+            fail(report_links[0][0], "a ports report (ibnetdiscover -p) line inside a topology output",
+                 "give one of the two outputs per file")
+        return _from_ports_report(report_links, file, warnings)
+    if not records:
+        fail(max(1, len(lines)), "no Switch or Ca record found: this is not ibnetdiscover output")
+    if skipped:
+        shown = ", ".join(str(n) for n in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        warnings.append(f"{file}: skipped {len(skipped)} line(s) that are not topology (line {shown})")
+    _check_complete(records, file, len(lines), warnings)
+    return ParsedIb(records, warnings)
+
+
+def _from_ports_report(report_links, file: str, warnings: list[str]) -> ParsedIb:
+    """`ibnetdiscover -p`: one line per connected port; both ends in one line."""
+    kinds = {"SW": "Switch", "CA": "Ca", "RT": "Rt"}
+    records: dict[str, _Record] = {}
+    for number, g in report_links:
+        (k1, _lid1, p1, guid1, width, speed, k2, _lid2, p2, guid2, d1, d2) = g
+        speed, width = speed.upper(), width.lower()
+        if speed not in LANE_GBPS:
+            warnings.append(f"{file}:{number}: unknown link speed {width}{speed!r}; taken as not given")
+            width = speed = ""
+        for kind, guid, desc, port, peer_kind, peer_guid, peer_port in (
+                (k1, guid1, d1, p1, k2, guid2, p2), (k2, guid2, d2, p2, k1, guid1, p1)):
+            rec = records.setdefault(_guid(guid), _Record(kinds[kind], 0, _guid(guid), desc, number))
+            if all(p.port != int(port) for p in rec.ports):
+                rec.ports.append(_Port(int(port), kinds[peer_kind][0].replace("C", "H"), _guid(peer_guid),
+                                       int(peer_port), width, speed, number))
+    for rec in records.values():
+        rec.nports = max((p.port for p in rec.ports), default=0)
+    return ParsedIb(records, warnings)
+
+
+def _check_complete(records: dict[str, _Record], file: str, last_line: int, warnings: list[str]) -> None:
+    """A cut-off output names devices on its port lines that have no record of their own.
+
+    An excerpt of only the Switch records (no Ca record at all) is complete: each HCA is then
+    read from the switch port line that names it."""
+    missing: dict[str, _Port] = {}
+    for rec in records.values():
+        for p in rec.ports:
+            if p.peer_guid not in records and p.peer_guid not in missing:
+                missing[p.peer_guid] = p
+    last = max(records.values(), key=lambda r: r.line)
+    if last.kind == "Switch" and not last.ports:
+        raise DesignerError([Problem(f"the output ends early: switch {last.desc or last.guid} has no port lines",
+                                     file=file, line=last_line, fix=_FIX)])
+    has_ca = any(r.kind == "Ca" for r in records.values())
+    cut = {g: p for g, p in missing.items() if p.peer_kind != "H" or has_ca}
+    if cut:
+        guid, port = next(iter(cut.items()))
+        raise DesignerError([Problem(
+            f"the output ends early: {len(cut)} device(s) named on port lines have no record of their own "
+            f"(first: {port.peer_kind}-{guid}, named at line {port.line})", file=file, line=last_line, fix=_FIX)])
+    if missing:
+        for guid, port in missing.items():  # only HCAs, and no Ca record anywhere
+            records[guid] = _Record("Ca", 1, guid, port.peer_desc, port.line)
+        warnings.append(f"{file}: no Ca records: {len(missing)} HCA(s) read from the switches' port lines")
+
+
+# ---- from records to a fabric -------------------------------------------------------------------
+
+def _gbps(width: str, speed: str) -> float | None:
+    if not speed:
+        return None
+    return int(width[:-1]) * LANE_GBPS[speed]
+
+
+def _slower(p: _Port, q: _Port) -> bool:
+    """p reports a slower (or the only) speed than q."""
+    gp, gq = _gbps(p.width, p.speed), _gbps(q.width, q.speed)
+    return gp is not None and (gq is None or gp < gq)
+
+
+def _host_of(rec: _Record) -> str:
+    m = _HCA_NAME.match(rec.desc)
+    if m:
+        return m.group(1)
+    return f"H-{rec.guid}"
+
+
+def _speed_text(width: str, speed: str, gbps: float) -> str:
+    return f"{width}{speed} ({gbps:g} Gb/s)" if speed else f"{gbps:g} Gb/s"
+
+
+@dataclass
+class IbImport:
+    fabric: FoundFabric
+    warnings: list[str]
+    degraded: list[int]  # indexes into fabric.links
+
+
+def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_GBPS) -> IbImport:
+    records, warnings = parsed.records, list(parsed.warnings)
+    found = FoundFabric()
+    skip: set[str] = set()
+    for rec in records.values():
+        if rec.kind == "Rt":
+            skip.add(rec.guid)
+        elif rec.kind == "Ca" and "Aggregation Node" in rec.desc:
+            skip.add(rec.guid)  # the SHARP aggregation node inside a Quantum switch, not a server
+    if skip:
+        warnings.append(f"{file}: left out {len(skip)} router(s) and SHARP aggregation node(s)")
+
+    # every cable once: by its two (guid, port) ends
+    cables: dict[tuple, tuple[_Record, _Port]] = {}
+    for rec in records.values():
+        for p in rec.ports:
+            key = tuple(sorted([(rec.guid, p.port), (p.peer_guid, p.peer_port)]))
+            # both ends report the cable; when they disagree (4x at one end, 1x at the other) the
+            # slower one is what the cable carries
+            if key not in cables or _slower(p, cables[key][1]):
+                cables[key] = (rec, p)
+    # HCA ports of each host, numbered nic0.. in a stable order
+    host_ports: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for (rec, p) in cables.values():
+        for guid, port in ((rec.guid, p.port), (p.peer_guid, p.peer_port)):
+            r = records.get(guid)
+            if r is not None and r.kind == "Ca" and guid not in skip:
+                host_ports[_host_of(r)].append((guid, port))
+    nic_index: dict[tuple[str, int], tuple[str, int]] = {}
+    for host, ports in host_ports.items():
+        ordered = sorted(set(ports), key=lambda gp: (records[gp[0]].desc, gp[0], gp[1]))
+        for i, gp in enumerate(ordered):
+            nic_index[gp] = (host, i)
+        found.hosts[host] = len(ordered)
+
+    names = defaultdict(int)
+    for rec in records.values():
+        if rec.kind == "Switch":
+            names[rec.desc] += 1
+    for rec in records.values():
+        if rec.kind != "Switch":
+            continue
+        m = _MF0_NAME.match(rec.desc)
+        preferred = safe_id(m.group(1)) if m else (safe_id(rec.desc) if re.fullmatch(r"[\w.\-]{1,40}", rec.desc)
+                                                   else None)
+        shown = rec.desc if rec.desc and names[rec.desc] == 1 else f"{rec.desc or 'switch'} S-{rec.guid}"
+        found.switches[rec.guid] = FoundSwitch(key=rec.guid, name=shown, radix=rec.nports, preferred_id=preferred)
+
+    unspeeded = 0
+    loops = 0
+    meta: list[tuple[_Record, _Port, tuple[str, str]]] = []
+    for (rec, p) in cables.values():
+        if rec.guid in skip or p.peer_guid in skip:
+            continue
+        if rec.guid == p.peer_guid:
+            loops += 1  # a loopback plug between two ports of one switch: no path for traffic
+            continue
+        ends = []
+        for guid, port in ((rec.guid, p.port), (p.peer_guid, p.peer_port)):
+            r = records[guid]
+            if r.kind == "Switch":
+                ends.append(("switch", guid, max(port - 1, 0)))  # IB ports count from 1, Designer's p0..
+            else:
+                host, nic = nic_index[(guid, port)]
+                ends.append(("host", host, nic))
+        gbps = _gbps(p.width, p.speed)
+        if gbps is None:
+            unspeeded += 1
+            gbps = link_gbps
+        found.links.append(FoundLink(a=ends[0], b=ends[1], gbps=gbps))
+        meta.append((rec, p, (p.width, p.speed)))
+    if unspeeded:
+        warnings.append(f"{file}: {unspeeded} link(s) show no width and speed (an old ibnetdiscover); "
+                        f"taken as {link_gbps:g} Gb/s (set --link-gbps)")
+    if loops:
+        warnings.append(f"{file}: left out {loops} loopback cable(s) between two ports of one switch")
+    degraded = _flag_degraded(found, meta, records)
+    return IbImport(found, warnings, degraded)
+
+
+def _flag_degraded(found: FoundFabric, meta, records) -> list[int]:
+    """Cables that trained below both the fabric's usual speed and what their ends reach elsewhere."""
+    count: dict[tuple, int] = defaultdict(int)
+    for link, (_, _, ws) in zip(found.links, meta):
+        if ws[1]:
+            count[(link.gbps, ws)] += 1
+    if not count:
+        return []
+    usual_gbps, usual_ws = max(count, key=lambda k: (count[k], k[0]))
+    best: dict[tuple, float] = defaultdict(float)
+    cables: dict[tuple, int] = defaultdict(int)
+    for link, (_, _, ws) in zip(found.links, meta):
+        if not ws[1]:
+            continue
+        for end in (link.a, link.b):
+            best[end[:2]] = max(best[end[:2]], link.gbps)
+            cables[end[:2]] += 1
+    flagged = []
+    for i, (link, (rec, p, ws)) in enumerate(zip(found.links, meta)):
+        if not ws[1]:
+            continue
+        expected = usual_gbps
+        for end in (link.a, link.b):
+            if end[0] == "switch" or cables[end[:2]] > 1:  # a one-port HCA tells nothing of its own best
+                expected = min(expected, best[end[:2]])
+        if link.gbps < expected:
+            link.note = (f"degraded: trained at {_speed_text(ws[0], ws[1], link.gbps)}, below the fabric's "
+                         f"{_speed_text(usual_ws[0], usual_ws[1], usual_gbps)} (ibnetdiscover line {p.line}); "
+                         f"check the cable and both ports")
+            flagged.append(i)
+    return flagged
+
+
+def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_node: int | None = None,
+                         link_gbps: float = DEFAULT_LINK_GBPS, name: str | None = None):
+    """(document, lines for stderr). DesignerError (exit 65, FILE:LINE) on unreadable input."""
+    parsed = parse_ibnetdiscover(text, file)
+    imp = fabric_from_ib(parsed, file, link_gbps)
+    if not imp.fabric.links:
+        raise DesignerError([Problem("no cables between switches and servers in this output", file=file, line=1,
+                                     fix=_FIX)])
+    n_sw = len(imp.fabric.switches)
+    description = (f"imported from ibnetdiscover output {file}: {n_sw} switch(es), {len(imp.fabric.hosts)} "
+                   f"server(s), {len(imp.fabric.links)} cable(s)")
+    if imp.degraded:
+        description += f"; {len(imp.degraded)} cable(s) trained below the fabric's speed (see the links' notes)"
+    doc, said = build_document(imp.fabric, gpu=gpu, gpus_per_node=gpus_per_node,
+                               name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
+                               description=description)
+    messages = list(imp.warnings) + said
+    for i in imp.degraded:
+        link = doc.links[i]
+        messages.append(f"{file}: warning: link {link.id} {link.a} <-> {link.b}: {link.note}")
+    return doc, messages

@@ -1,0 +1,250 @@
+"""Slurm's topology.conf in and out (`designer import slurm-topology`, `designer export slurm-topology`).
+
+The format is Slurm's topology.conf(5): one line per switch, `SwitchName=s0 Nodes=tux[0-3]` for a
+leaf and `SwitchName=s4 Switches=s[0-3]` above it (topology/tree), or one line per block,
+`BlockName=b1 Nodes=node[1-4]` and `BlockSizes=4,8` (topology/block). Keys are case-insensitive;
+`#` starts a comment; node and switch lists are hostlist expressions. `LinkSpeed` is in
+arbitrary units (Slurm ignores it), so cable speeds come from --link-gbps.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ...model.document import Document
+from ...model.elements import split_endpoint
+from ...problems import DesignerError, Problem, did_you_mean
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
+from .hostlist import HostlistError, compress, expand
+
+DEFAULT_LINK_GBPS = 400.0  # NDR InfiniBand, what the generator defaults to as well
+DEFAULT_SWITCH_RADIX = 64
+BLOCK_TOP = "block-top"  # the switch joining the blocks of a topology/block file
+_KEYS = {"switchname", "switches", "nodes", "linkspeed", "blockname", "blocksizes"}
+_FIX = "see topology.conf(5): SwitchName=NAME Nodes=HOSTLIST | Switches=HOSTLIST, or BlockName=NAME Nodes=HOSTLIST"
+
+
+@dataclass
+class SlurmSwitch:
+    name: str
+    line: int
+    nodes: list[str] = field(default_factory=list)
+    switches: list[str] = field(default_factory=list)
+    block: bool = False
+
+
+@dataclass
+class SlurmTopology:
+    switches: dict[str, SlurmSwitch]
+    block_sizes: list[int]
+    form: str  # "tree" or "block"
+
+
+def parse_topology_conf(text: str, file: str = "<text>") -> SlurmTopology:
+    """DesignerError (FILE:LINE, with the fix) for anything Slurm would not read either."""
+    switches: dict[str, SlurmSwitch] = {}
+    block_sizes: list[int] = []
+    problems: list[Problem] = []
+    forms: set[str] = set()
+
+    def bad(line: int, message: str, fix: str = _FIX):
+        problems.append(Problem(message, file=file, line=line, fix=fix))
+
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        pairs: dict[str, str] = {}
+        for token in line.split():
+            key, eq, value = token.partition("=")
+            if not eq or not key:
+                bad(number, f"{token!r} is not KEY=VALUE")
+                break
+            low = key.lower()
+            if low not in _KEYS:
+                guess = did_you_mean(low, _KEYS)
+                bad(number, f"unknown key {key!r}" + (f" (did you mean {guess}?)" if guess else ""),
+                    "topology.conf knows SwitchName, Switches, Nodes, LinkSpeed, BlockName, BlockSizes "
+                    "(RingName and torus layouts are not imported)")
+                break
+            pairs[low] = value
+        else:
+            try:
+                if "blocksizes" in pairs:
+                    sizes = [s for s in pairs["blocksizes"].split(",") if s]
+                    if not sizes or not all(s.isdigit() and int(s) > 0 for s in sizes):
+                        bad(number, f"BlockSizes={pairs['blocksizes']} is not a list of whole numbers",
+                            "write e.g. BlockSizes=18,72")
+                    else:
+                        block_sizes = [int(s) for s in sizes]
+                    forms.add("block")
+                    continue
+                name_key = "switchname" if "switchname" in pairs else ("blockname" if "blockname" in pairs else None)
+                if name_key is None:
+                    bad(number, "a line without SwitchName= or BlockName=")
+                    continue
+                name = pairs[name_key]
+                if not name:
+                    bad(number, f"{name_key} is empty")
+                    continue
+                if name in switches:
+                    bad(number, f"{name!r} is defined twice (also at line {switches[name].line})",
+                        "give each switch or block one line")
+                    continue
+                sw = SlurmSwitch(name, number, block=name_key == "blockname")
+                forms.add("block" if sw.block else "tree")
+                if "nodes" in pairs:
+                    sw.nodes = expand(pairs["nodes"])
+                if "switches" in pairs:
+                    if sw.block:
+                        bad(number, "a block has Nodes=, not Switches=")
+                        continue
+                    sw.switches = expand(pairs["switches"])
+                if not sw.nodes and not sw.switches:
+                    bad(number, f"{name!r} has neither Nodes= nor Switches=",
+                        f"add Nodes=... or Switches=... to {name}")
+                switches[name] = sw
+            except HostlistError as exc:
+                bad(number, f"cannot read the host list: {exc}", "write ranges like node[001-128] or node[01-04,07]")
+    if not problems and not switches:
+        problems.append(Problem("no SwitchName= or BlockName= line: this is not a topology.conf", file=file, line=1,
+                                fix=_FIX))
+    if len(forms) > 1 and not problems:
+        first = min(switches.values(), key=lambda s: s.line)
+        problems.append(Problem("the file mixes SwitchName= (topology/tree) and BlockName= (topology/block) lines",
+                                file=file, line=first.line, fix="keep one of the two forms"))
+    for sw in switches.values():
+        for child in sw.switches:
+            if child not in switches:
+                guess = did_you_mean(child, switches)
+                problems.append(Problem(f"switch {sw.name} names switch {child!r}, which has no SwitchName= line",
+                                        file=file, line=sw.line,
+                                        fix=(f"did you mean {guess}? " if guess else "") +
+                                        f"add a line SwitchName={child} Nodes=..., or remove it from Switches="))
+    if not problems:
+        _check_cycles(switches, file, problems)
+    if problems:
+        raise DesignerError(problems)
+    return SlurmTopology(switches, block_sizes, "block" if "block" in forms else "tree")
+
+
+def _check_cycles(switches: dict[str, SlurmSwitch], file: str, problems: list[Problem]) -> None:
+    state: dict[str, int] = {}
+
+    def visit(name: str, path: list[str]) -> bool:
+        if state.get(name) == 1:
+            cycle = path[path.index(name):] + [name]
+            problems.append(Problem(f"switches form a loop: {' -> '.join(cycle)}", file=file,
+                                    line=switches[name].line, fix="a topology.conf is a tree: remove one of them"))
+            return False
+        if state.get(name) == 2:
+            return True
+        state[name] = 1
+        for child in switches[name].switches:
+            if not visit(child, path + [name]):
+                return False
+        state[name] = 2
+        return True
+
+    for name in switches:
+        if not visit(name, []):
+            return
+
+
+def fabric_from_slurm(topo: SlurmTopology, link_gbps: float, switch_radix: int, fabric: str = "infiniband"):
+    """Switches, servers and one cable per parent-child pair; (FoundFabric, lines for the user)."""
+    found = FoundFabric(fabric=fabric)
+    said: list[str] = []
+    next_port: dict[str, int] = defaultdict(int)
+
+    def port(switch: str) -> int:
+        next_port[switch] += 1
+        return next_port[switch] - 1
+
+    for sw in topo.switches.values():
+        found.switches[sw.name] = FoundSwitch(sw.name, sw.name, 0, preferred_id=safe_id(sw.name))
+    nic_count: dict[str, int] = defaultdict(int)
+    for sw in topo.switches.values():
+        for node in sw.nodes:
+            found.links.append(FoundLink(("host", node, nic_count[node]), ("switch", sw.name, port(sw.name)),
+                                         link_gbps))
+            nic_count[node] += 1
+    for sw in topo.switches.values():
+        for child in sw.switches:
+            found.links.append(FoundLink(("switch", child, port(child)), ("switch", sw.name, port(sw.name)),
+                                         link_gbps))
+    if topo.form == "block" and len(topo.switches) > 1:
+        found.switches[BLOCK_TOP] = FoundSwitch(BLOCK_TOP, BLOCK_TOP, 0, preferred_id=BLOCK_TOP)
+        for sw in topo.switches.values():
+            found.links.append(FoundLink(("switch", sw.name, port(sw.name)), ("switch", BLOCK_TOP, port(BLOCK_TOP)),
+                                         link_gbps))
+        said.append(f"topology/block names no switches: each block became a leaf switch, joined by one switch "
+                    f"{BLOCK_TOP!r}" + (f" (BlockSizes={','.join(map(str, topo.block_sizes))} is in the "
+                                        f"description)" if topo.block_sizes else ""))
+    for sw in found.switches.values():
+        sw.radix = max(switch_radix, next_port[sw.key])
+    found.hosts.update(nic_count)
+    said.append(f"cables: topology.conf gives no speeds (LinkSpeed is in arbitrary units): all at {link_gbps:g} "
+                f"Gb/s (set --link-gbps)")
+    return found, said
+
+
+def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_node: int | None = 8,
+                          link_gbps: float = DEFAULT_LINK_GBPS, switch_radix: int = DEFAULT_SWITCH_RADIX,
+                          fabric: str = "infiniband", name: str | None = None):
+    topo = parse_topology_conf(text, file)
+    found, said = fabric_from_slurm(topo, link_gbps, switch_radix, fabric)
+    if not found.hosts:
+        raise DesignerError([Problem("no nodes in this topology.conf: no switch or block has Nodes=", file=file,
+                                     line=min(s.line for s in topo.switches.values()), fix=_FIX)])
+    description = (f"imported from Slurm topology.conf {file} ({topo.form} form): {len(topo.switches)} "
+                   f"{'block' if topo.form == 'block' else 'switch'}(es), {len(found.hosts)} node(s)")
+    if topo.block_sizes:
+        description += f"; BlockSizes={','.join(map(str, topo.block_sizes))}"
+    doc, more = build_document(found, gpu=gpu, gpus_per_node=gpus_per_node,
+                               name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
+                               description=description)
+    return doc, said + more
+
+
+def export_topology_conf(doc: Document, source: str = "") -> str:
+    """topology.conf (tree form) of a design: each switch with the servers and lower switches cabled to it."""
+    tier_rank = {"leaf": 0, "spine": 1, "core": 2}
+    switches = {s.id: s for s in doc.switches}
+    nodes = {n.id: n for n in doc.nodes}
+    child_nodes: dict[str, list[str]] = defaultdict(list)
+    child_switches: dict[str, list[str]] = defaultdict(list)
+    same_tier: list[tuple[str, str]] = []
+    for link in doc.links:
+        if link.kind not in ("infiniband", "ethernet"):
+            continue
+        a, b = split_endpoint(link.a)[0], split_endpoint(link.b)[0]
+        if a in nodes and b in switches:
+            a, b = b, a
+        if a in switches and b in nodes:
+            name = nodes[b].name or b
+            if name not in child_nodes[a]:
+                child_nodes[a].append(name)
+        elif a in switches and b in switches and a != b:
+            ra, rb = tier_rank.get(switches[a].tier, 0), tier_rank.get(switches[b].tier, 0)
+            if ra == rb:
+                same_tier.append((a, b))
+                continue
+            parent, child = (a, b) if ra > rb else (b, a)
+            if child not in child_switches[parent]:
+                child_switches[parent].append(child)
+    lines = ["# topology.conf for Slurm's topology/tree plugin (TopologyPlugin=topology/tree)",
+             f"# written by `designer export slurm-topology`{' from ' + source if source else ''}"]
+    for a, b in same_tier:
+        lines.append(f"# {a} - {b}: a cable between two {switches[a].tier} switches, not part of the tree")
+    order = sorted(doc.switches, key=lambda s: tier_rank.get(s.tier, 0))
+    for sw in order:
+        parts = [f"SwitchName={sw.id}"]
+        if child_switches[sw.id]:
+            parts.append(f"Switches={compress(child_switches[sw.id])}")
+        if child_nodes[sw.id]:
+            parts.append(f"Nodes={compress(child_nodes[sw.id])}")
+        if len(parts) == 1:
+            continue  # a switch with nothing below it says nothing to Slurm
+        lines.append(" ".join(parts))
+    return "\n".join(lines) + "\n"

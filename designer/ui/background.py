@@ -1,0 +1,104 @@
+"""Long work off the UI thread (generate, open, recovery) with a progress bar and a Cancel button.
+
+The work runs in a Python thread; the window keeps painting and answering meanwhile (the thread
+hands the GIL back every few milliseconds, see worker.py). Its result comes back as a Qt signal,
+so the step that changes the document (a push onto the undo stack) runs on the UI thread.
+Cancel closes the dialog at once and drops the result: the work itself cannot be interrupted
+mid-way (it is one library call), so it finishes unseen and nothing changes.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QProgressDialog
+
+from .worker import emit_guarded
+
+
+class BackgroundJob(QObject):
+    done = Signal(object, object)  # result, exception (on the UI thread)
+
+    def __init__(self, parent, title: str, label: str, work, on_result, on_error, on_cancel=None):
+        super().__init__(parent)
+        self.cancelled = False
+        self.finished = False
+        self.seen = False  # the progress dialog was on screen (tests, benchmarks)
+        self._on_result, self._on_error, self._on_cancel = on_result, on_error, on_cancel
+        self._label = label
+        self._started = time.monotonic()
+        self.dialog = QProgressDialog(label, "Cancel", 0, 0, parent)  # 0..0: a busy bar
+        self.dialog.setWindowTitle(title)
+        self.dialog.setObjectName("progress")
+        self.dialog.setWindowModality(Qt.WindowModal)  # the window repaints; its edits wait
+        self.dialog.setMinimumDuration(0)
+        self.dialog.setAutoClose(False)
+        self.dialog.setAutoReset(False)
+        self.dialog.canceled.connect(self.cancel)
+        self._tick = QTimer(self, interval=250, timeout=self._show_elapsed)
+        self.done.connect(self._finish)
+        self._thread = threading.Thread(target=self._run, args=(work,), name="designer-background", daemon=True)
+
+    @property
+    def active(self) -> bool:
+        return not (self.finished or self.cancelled)
+
+    def start(self) -> "BackgroundJob":
+        self.dialog.show()
+        self.seen = True
+        self._tick.start()
+        self._thread.start()
+        return self
+
+    def _show_elapsed(self) -> None:
+        self.dialog.setLabelText(f"{self._label} ({time.monotonic() - self._started:.0f} s)")
+
+    def _run(self, work) -> None:
+        try:
+            result, error = work(), None
+        except Exception as exc:  # noqa: BLE001 - handed to on_error on the UI thread
+            result, error = None, exc
+        emit_guarded(self.done, result, error)
+
+    def cancel(self) -> None:
+        if self.finished or self.cancelled:
+            return
+        self.cancelled = True
+        self._close()
+        if self._on_cancel is not None:
+            self._on_cancel()
+
+    def _close(self) -> None:
+        self._tick.stop()
+        self.dialog.blockSignals(True)  # closing must not read as a Cancel
+        self.dialog.close()
+        self.dialog.deleteLater()
+
+    def _finish(self, result, error) -> None:
+        if self.cancelled:
+            return  # dropped: the user said Cancel
+        self.finished = True
+        self._close()
+        if error is not None:
+            self._on_error(error)
+        else:
+            self._on_result(result)
+
+    def wait_in_event_loop(self) -> None:
+        """Return once the work ended or was cancelled, the window painting and answering meanwhile
+        (for callers that need the result before they go on, e.g. recovery at start-up)."""
+        from PySide6.QtCore import QEventLoop
+
+        if not self.active:
+            return
+        loop = QEventLoop()
+        check = QTimer(interval=20, timeout=lambda: None if self.active else loop.quit())  # after _finish ran
+        check.start()
+        loop.exec()
+        check.stop()
+
+    def wait(self, timeout_s: float = 120.0) -> bool:
+        """Tests: the thread's end (its result is delivered by the event loop)."""
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()

@@ -1,0 +1,216 @@
+"""The engine's fast paths give the answers of the plain ones (issue 13, item 3).
+
+- every schedule, zero-bubble and DualPipe included, runs the hot loop of `simulate` on a fixed
+  op order: it equals a plain reference simulation of that order on random stage times;
+- `Engine.hardware` is cached, and the cache goes when the cluster or the calibration changes;
+- the link endpoints parsed into integer arrays equal the endpoint strings;
+- a plan search's pool sends the design once per worker, not with every chunk;
+- an engine without detail keeps no per-link arrays in its cached collective costs.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from designer.core.analysis import sweep
+from designer.core.analysis.space import Point
+from designer.core.engine import schedule as S
+from designer.core.engine.evaluate import Engine
+from designer.core.engine.fabric import _parse_endpoints
+from designer.core.io import dumps_document, load_document, loads_document
+from designer.core.model.elements import split_endpoint
+from tests.conftest import EXAMPLES
+
+SCHEDULES = ["1f1b", "interleaved", "zb-h1", "dualpipe", "gpipe"]
+
+
+def reference_simulation(schedule, p, m, v, times, p2p_s):
+    """Each stage runs its fixed op order; an op starts when its stage is free and the op it
+    waits for has ended (plus the transfer when that op ran on another stage). Swept until done,
+    written for clarity, not speed."""
+    zb = schedule in ("zb-h1", "dualpipe")
+    v = v if schedule == "interleaved" else 1
+    orders = S._orders(schedule, p, m, v)
+    end: dict[tuple, float] = {}
+
+    def waits_for(kind, s, i, c):
+        if kind == S.F:
+            if s > 0:
+                return (S.F, s - 1, i, c), p2p_s
+            return ((S.F, p - 1, i, c - 1), p2p_s) if c > 0 else (None, 0.0)
+        if kind == S.B:
+            if s < p - 1:
+                return (S.B, s + 1, i, c), p2p_s
+            return ((S.B, 0, i, c + 1), p2p_s) if c < v - 1 else ((S.F, s, i, c), 0.0)
+        return (S.B, s, i, c), 0.0
+
+    def duration(s, kind, c):
+        t = times[s]
+        if kind == S.F:
+            return t.fwd[c]
+        if kind == S.B:
+            return t.bwd[c] - (t.wgrad[c] if zb else 0.0)
+        return t.wgrad[c]
+
+    free, done = [0.0] * p, [0] * p
+    while any(done[s] < len(orders[s]) for s in range(p)):
+        progressed = False
+        for s in range(p):
+            while done[s] < len(orders[s]):
+                kind, i, c = orders[s][done[s]]
+                dep, transfer = waits_for(kind, s, i, c)
+                if dep is not None and dep not in end:
+                    break
+                start = free[s] if dep is None else max(free[s], end[dep] + transfer)
+                free[s] = start + duration(s, kind, c)
+                end[(kind, s, i, c)] = free[s]
+                done[s] += 1
+                progressed = True
+        assert progressed, "deadlock"
+    last_b = [[max([0.0] + [end[(k, s, i, c)] for k, i, c in orders[s] if k != S.F and c == chunk])
+               for chunk in range(v)] for s in range(p)]
+    return free, last_b, [[end[(k, s, i, c)] for k, i, c in orders[s]] for s in range(p)]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_fast_schedule_equals_the_plain_simulation_on_random_stage_times(schedule):
+    rng = random.Random(schedule)
+    for _ in range(12):
+        p = rng.choice([2, 3, 4, 8])
+        v = rng.choice([2, 3]) if schedule == "interleaved" else 1
+        m = p * rng.choice([1, 2, 3, 5])
+        times = []
+        for _s in range(p):
+            bwd = [rng.uniform(0.2, 4.0) for _ in range(v)]
+            times.append(S.StageTimes([rng.uniform(0.1, 3.0) for _ in range(v)], bwd,
+                                      [b * rng.uniform(0.0, 0.5) for b in bwd]))
+        p2p = rng.choice([0.0, 0.01, 0.4])
+        fast = S.simulate(schedule, p, m, v, times, p2p)
+        stage_end, last_b, ends = reference_simulation(schedule, p, m, v, times, p2p)
+        assert fast.stage_end == stage_end  # exactly: the same sums in the same order
+        assert fast.last_backward_end == last_b
+        assert fast.ends == ends
+        v_ = v if schedule == "interleaved" else 1
+        zb = schedule in ("zb-h1", "dualpipe")
+        busy = [sum(times[s].fwd[c] if k == S.F else times[s].bwd[c] - (times[s].wgrad[c] if zb else 0.0)
+                    if k == S.B else times[s].wgrad[c] for k, _, c in S._orders(schedule, p, m, v_)[s])
+                for s in range(p)]
+        assert fast.stage_busy == busy
+
+
+def test_zero_bubble_and_dualpipe_share_one_order_and_one_structure():
+    S._ORDERS.clear()
+    S._STRUCTURES.clear()
+    times = [S.StageTimes([1.0], [2.5], [0.8]) for _ in range(4)]
+    a = S.simulate("zb-h1", 4, 12, 1, times, 0.05)
+    b = S.simulate("dualpipe", 4, 12, 1, times, 0.05)
+    assert a.stage_end == b.stage_end and a.order is b.order
+    assert len(S._ORDERS) == 1 and len(S._STRUCTURES) == 1
+
+
+def test_memo_keeps_recent_shapes_instead_of_clearing():
+    S._ORDERS.clear()
+    times = [S.StageTimes([1.0], [2.0], [0.0]) for _ in range(2)]
+    for m in range(2, 2 + S.MEMO_ENTRIES + 5):
+        S.simulate("1f1b", 2, m, 1, times, 0.0)
+    assert len(S._ORDERS) == S.MEMO_ENTRIES  # bounded
+    assert ("1f1b", 2, 1 + S.MEMO_ENTRIES + 5, 1) in S._ORDERS  # the newest is kept
+    assert ("1f1b", 2, 2, 1) not in S._ORDERS  # the oldest went first
+
+
+def test_hardware_is_cached_and_invalidated_when_the_cluster_changes():
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    engine = Engine()
+    first = engine.evaluate(doc)
+    k_hw = engine._hardware[3]
+    assert k_hw.acc.name.startswith("H100")
+    # a link's speed re-rates the fabric: the same hardware object is reused
+    link = doc.links[0]
+    doc.update(link.id, bandwidth_gbps=link.bandwidth_gbps / 2)
+    engine.evaluate(doc)
+    assert engine._hardware[3] is k_hw
+    # every server's accelerator changes: the fabric is rebuilt and the hardware read again
+    for node in doc.nodes:
+        doc.update(node.id, accelerator="H200")
+    after = engine.evaluate(doc)
+    assert engine._hardware[3] is not k_hw and engine._hardware[3].acc.name.startswith("H200")
+    assert after.step_time_s != first.step_time_s
+    fresh = Engine().evaluate(doc)
+    assert after.step_time_s == fresh.step_time_s and after.mfu == fresh.mfu
+    # the calibration is part of the key
+    hw = engine._hardware[3]
+    doc.spec.calibration = {**doc.spec.calibration, "kernel_gap_fraction": 0.2}
+    engine.hardware(engine._fabric, 64, doc.spec.calibration)
+    assert engine._hardware[3] is not hw
+
+
+def test_endpoint_arrays_equal_the_endpoint_strings():
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    node_ids = [n.id for n in doc.nodes]
+    switch_ids = [s.id for s in doc.switches]
+    odd = ["ghost:nic0", node_ids[0], f"{node_ids[1]}:nicx", f"{node_ids[2]}:p3", f"{switch_ids[0]}:p7",
+           f"{node_ids[3]}:nic12", "", ":", f"{switch_ids[1]}"]
+    endpoints = [l.a for l in doc.links] + [l.b for l in doc.links] + odd
+    kind, index, port = _parse_endpoints(endpoints, node_ids, switch_ids)
+    for e, k, i, pt in zip(endpoints, kind.tolist(), index.tolist(), port.tolist()):
+        device, name = split_endpoint(e)
+        if device in node_ids:
+            assert (k, node_ids[i]) == (1, device)
+            number = name[3:] if name and name.startswith("nic") else ""
+            assert pt == (int(number) if number.isdigit() else -1)
+        elif device in switch_ids:
+            assert (k, switch_ids[i], pt) == (2, device, -1)
+        else:
+            assert (k, i, pt) == (0, -1, -1)
+
+
+def test_search_pool_sends_the_design_once_per_worker(monkeypatch):
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    text = dumps_document(doc)
+    base = loads_document(text)
+    points = [Point(8, 1, 1, 1, 8, 8, "1f1b", 1, mb, "selective", True, 1, True, True, True, "tp-cp-ep-dp-pp")
+              for mb in (1, 2)]
+    serial = sweep.SerialRunner(text).submit(points).result()
+    runner = sweep.PoolRunner(text, workers=1)
+    sent = []
+    real_submit = runner.pool.submit
+    monkeypatch.setattr(runner.pool, "submit", lambda fn, *args: sent.append(args) or real_submit(fn, *args))
+    try:
+        pooled = runner.submit(points).result()
+    finally:
+        runner.close()
+    assert sent == [(points,)]  # the chunk carries the plans only
+    assert [r["step_time_s"] for r in pooled] == [r["step_time_s"] for r in serial]
+    assert base.num_gpus() == 64
+
+
+def test_engine_without_detail_keeps_no_per_link_arrays():
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    quick, full = Engine(detail=False), Engine()
+    a, b = quick.evaluate(doc), full.evaluate(doc)
+    assert a.step_time_s == b.step_time_s and a.breakdown_s == b.breakdown_s
+    costs = [c for model in quick._groups.values() for c in model._cache.values()]
+    assert costs and all(c.link_bytes is None for c in costs)
+    assert any(isinstance(c.link_bytes, np.ndarray) for m in full._groups.values() for c in m._cache.values())
+
+
+def test_engine_caches_are_bounded_by_gpus_times_entries():
+    from designer.core.engine.evaluate import GROUP_BUDGET, PLACEMENT_BUDGET, _cache_limit
+
+    assert _cache_limit(1024, GROUP_BUDGET, 1024) == 1024  # 1k GPUs: as before
+    assert _cache_limit(1024, GROUP_BUDGET, 16384) == 256  # 16k: a quarter of the entries
+    assert _cache_limit(256, PLACEMENT_BUDGET, 131072) == 16  # never fewer than 16
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    engine = Engine(detail=False)
+    engine.evaluate(doc)
+    fabric, placement = engine._fabric, next(iter(engine._placement.values()))
+    import designer.core.engine.evaluate as ev
+
+    limit = _cache_limit(1024, GROUP_BUDGET, fabric.num_gpus)
+    engine._groups.clear()  # the next call is a miss for sure
+    for i in range(limit + 5):  # distinct keys: the oldest quarter goes when full
+        engine._groups[("fake", i)] = None
+    engine.groups(fabric, placement, "tp", False, ev.engine_constants(doc.spec.calibration), False)
+    assert len(engine._groups) <= limit

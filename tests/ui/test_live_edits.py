@@ -1,0 +1,260 @@
+"""Live at any size (issue 13): an edit's work is proportional to the edit, yet its result is the
+full re-evaluation's; the panels never show a mix of revisions; generate runs under a progress bar
+with a working Cancel; the undo history is bounded. Driven as a user does: typing into the
+Inspector and the Job panel, Tools > Generate, the progress dialog's Cancel button, Edit > Undo."""
+import threading
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QProgressDialog, QPushButton
+
+from designer.core.engine.evaluate import Engine
+from designer.core.model import check_document
+from tests.conftest import EXAMPLES
+from tests.ui.test_stale_panels import TP, type_like_a_user
+
+A100 = EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"
+
+
+def open_example(window, path=A100):
+    window.open_file(str(path))
+    assert window.settle() and window.result is not None
+
+
+def type_into_inspector(window, field, text):
+    editor = window.inspector.editors[field]
+    QTest.mouseClick(editor, Qt.LeftButton)
+    QTest.keyClick(editor, Qt.Key_A, Qt.ControlModifier)
+    QTest.keyClicks(editor, text)
+    QTest.keyClick(editor, Qt.Key_Return)
+
+
+def spine_link(doc):
+    switches = {s.id: s for s in doc.switches}
+    return next(l for l in doc.links if l.a.split(":")[0] in switches and l.b.split(":")[0] in switches)
+
+
+def assert_matches_full_evaluation(window):
+    doc = window.qdoc.doc
+    assert window.problems == check_document(doc)  # same problems, same order
+    fresh = Engine().evaluate(doc.copy())  # a new engine: nothing reused
+    assert window.result.step_time_s == pytest.approx(fresh.step_time_s, rel=1e-12)
+    assert window.breakdown_panel.result is window.result
+
+
+def test_an_edit_gives_the_full_re_evaluation_without_a_full_check(empty_window):
+    window = empty_window
+    open_example(window)
+    checker = window.worker.checker
+    full_before = checker.full_checks
+    link = spine_link(window.qdoc.doc)
+    window.scene.select_ids([link.id])
+    port_gbps = next(s.port_gbps for s in window.qdoc.doc.switches if s.id == link.a.split(":")[0])
+
+    type_into_inspector(window, "bandwidth_gbps", f"{port_gbps / 4:g}")
+    assert window.settle()
+    assert window.qdoc.doc.find("links", link.id).bandwidth_gbps == port_gbps / 4
+    assert_matches_full_evaluation(window)
+
+    # faster than the switch's ports: a warning on that link, found without checking the whole design
+    type_into_inspector(window, "bandwidth_gbps", f"{port_gbps * 2:g}")
+    assert window.settle()
+    assert any(p.element == link.id and "faster than" in p.message for p in window.problems)
+    assert_matches_full_evaluation(window)
+
+    type_like_a_user(window, TP, "4")
+    assert window.settle()
+    assert window.qdoc.doc.spec.parallelism.tensor_model_parallel_size == 4
+    assert_matches_full_evaluation(window)
+    assert checker.full_checks == full_before  # speed and job edits: only their parts were redone
+
+    window.act_undo.trigger()  # undo of the TP edit: again the full evaluation's result
+    assert window.settle()
+    assert_matches_full_evaluation(window)
+
+
+def test_a_snapshot_never_sees_a_later_edit(empty_window):
+    window = empty_window
+    open_example(window, EXAMPLES / "h100-64gpu-infiniband.yaml")
+    doc = window.qdoc.doc
+    link = spine_link(doc)
+    snapshot = doc.snapshot()
+    before = snapshot.find("links", link.id).bandwidth_gbps
+    window.scene.select_ids([link.id])
+    type_into_inspector(window, "bandwidth_gbps", f"{before / 2:g}")
+    assert doc.find("links", link.id).bandwidth_gbps == before / 2
+    assert snapshot.find("links", link.id).bandwidth_gbps == before  # the worker's copy is as it was
+    assert window.settle()
+
+
+def test_a_panel_never_shows_a_mix_of_revisions(empty_window):
+    window = empty_window
+    open_example(window)
+    seen = []
+
+    def on_result(result):
+        if result is not None:  # the moment the new step time is on screen
+            seen.append((window.breakdown_panel.revision, window.timeline_panel.revision,
+                         window.timeline_panel.is_updating()))
+
+    window.resultChanged.connect(on_result)
+    link = spine_link(window.qdoc.doc)
+    window.scene.select_ids([link.id])
+    type_into_inspector(window, "bandwidth_gbps", "100")
+    assert window.settle()
+    breakdown_rev, timeline_rev, updating = seen[-1]
+    assert breakdown_rev == window.qdoc.doc.revision
+    # the timeline showed its own older revision and said it was updating, never the new one half-built
+    assert timeline_rev != breakdown_rev and updating
+    assert window.timeline_panel.revision == window.breakdown_panel.revision == window.qdoc.doc.revision
+    assert not window.timeline_panel.is_updating()
+    assert window.timeline_panel.result is window.breakdown_panel.result
+
+
+def _answer_generator(monkeypatch, nodes):
+    from designer.ui.generator_dialog import GeneratorDialog
+
+    def answer(dialog):
+        dialog.set_options(nodes=nodes, gpu="H100")
+        return 1
+
+    monkeypatch.setattr(GeneratorDialog, "exec", answer)
+
+
+def _hold_generate(monkeypatch):
+    """The fat-tree builder waits for `release` (a long generate, on a fast machine too)."""
+    import designer.core.generate as generate
+
+    release = threading.Event()
+    real = generate.generate_fat_tree
+
+    def slow(*args, **kwargs):
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(generate, "generate_fat_tree", slow)
+    return release
+
+
+def test_generate_shows_progress_the_window_answers_and_cancel_leaves_the_design(empty_window, qtbot, monkeypatch):
+    window = empty_window
+    open_example(window, EXAMPLES / "h100-64gpu-infiniband.yaml")
+    gpus, steps = window.qdoc.doc.num_gpus(), window.qdoc.undo_stack.count()
+    _answer_generator(monkeypatch, 256)
+    release = _hold_generate(monkeypatch)
+    window.act_generate.trigger()  # returns at once: the building runs in a thread
+    dialog = window.findChild(QProgressDialog, "progress")
+    assert dialog is not None and dialog.isVisible()
+    ticks = []
+    from PySide6.QtCore import QTimer
+
+    timer = QTimer(interval=10, timeout=lambda: ticks.append(1))
+    timer.start()
+    qtbot.wait(500)
+    timer.stop()
+    assert not release.is_set() and len(ticks) >= 3  # the event loop runs while the fabric is (held) built
+    cancel = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Cancel")
+    QTest.mouseClick(cancel, Qt.LeftButton)
+    release.set()
+    assert window.progress.wait()
+    qtbot.wait(50)  # the dropped result's signal is delivered, and ignored
+    assert window.settle()
+    assert window.qdoc.doc.num_gpus() == gpus and window.qdoc.undo_stack.count() == steps
+    assert "cancelled" in window.statusBar().currentMessage()
+
+
+def test_generate_and_its_undo_share_the_designs_not_copy_them(empty_window, monkeypatch):
+    window = empty_window
+    open_example(window, EXAMPLES / "h100-64gpu-infiniband.yaml")
+    doc = window.qdoc.doc
+    nodes_before = list(doc.nodes)
+    _answer_generator(monkeypatch, 32)
+    window.act_generate.trigger()
+    assert window.progress.seen
+    assert window.settle()
+    assert doc.num_gpus() == 256
+    generated = list(doc.nodes)
+    window.act_undo.trigger()
+    assert window.settle()
+    assert all(a is b for a, b in zip(doc.nodes, nodes_before)) and len(doc.nodes) == len(nodes_before)
+    window.act_redo.trigger()
+    assert all(a is b for a, b in zip(doc.nodes, generated))
+
+
+def test_the_undo_history_is_bounded(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QSettings
+
+    from designer.ui import qt_document
+    from designer.ui.main_window import MainWindow
+
+    monkeypatch.setattr(qt_document, "UNDO_LIMIT", 5)  # the rule, at a size a test can reach
+    window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    open_example(window, EXAMPLES / "h100-64gpu-infiniband.yaml")
+    window.scene.select_ids([window.qdoc.doc.nodes[0].id])
+    for _ in range(8):
+        window.act_duplicate.trigger()
+    assert window.qdoc.undo_stack.count() == 5  # the oldest steps went
+    assert window.settle()
+
+    # the memory rule: the whole designs the history keeps (one per generate) stay under the bound
+    _answer_generator(monkeypatch, 64)
+    window.act_generate.trigger()
+    assert window.settle() and window.qdoc.doc.num_gpus() == 512
+    one_design = sum(len(getattr(window.qdoc.doc.spec, k)) for k in ("racks", "nodes", "switches", "links"))
+    monkeypatch.setattr(qt_document, "UNDO_KEPT_ELEMENTS", one_design * 3 // 2)
+    for _ in range(2):
+        window.act_generate.trigger()
+        assert window.settle()
+        assert window.qdoc.kept_elements() <= qt_document.UNDO_KEPT_ELEMENTS
+    assert "undo history cleared" in window.statusBar().currentMessage()
+    window.act_undo.trigger()  # the last generate's undo still works
+    assert window.settle() and window.qdoc.doc.num_gpus() == 512
+    window.qdoc.undo_stack.setClean()
+    window.close()
+
+
+def test_file_open_reads_in_the_background_and_cancel_keeps_the_design(empty_window, qtbot, monkeypatch):
+    import designer.core.io as io
+    from PySide6.QtWidgets import QFileDialog
+
+    window = empty_window
+    open_example(window, EXAMPLES / "h100-64gpu-infiniband.yaml")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(A100), "")))
+    release = threading.Event()
+    real = io.load_document
+
+    def slow(*args, **kwargs):
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(io, "load_document", slow)
+    window.act_open.trigger()  # returns at once, the file still being read
+    dialog = window.findChild(QProgressDialog, "progress")
+    assert dialog is not None and dialog.isVisible() and not release.is_set()
+    QTest.mouseClick(next(b for b in dialog.findChildren(QPushButton) if b.text() == "Cancel"), Qt.LeftButton)
+    release.set()
+    assert window.progress.wait()
+    qtbot.wait(50)
+    assert window.settle() and window.qdoc.doc.num_gpus() == 64  # cancelled: the open design stays
+
+    window.act_open.trigger()  # again, to the end this time
+    assert window.settle() and window.qdoc.doc.num_gpus() == 1024 and window.progress.seen
+
+
+def test_a_tp_edit_in_the_job_panel_changes_tp_only(empty_window):
+    """The Job panel used to write the first choice of every unset optional field (fp8_recipe: delayed,
+    ...) with any edit: on A100s a TP edit then reported an FP8 error and nothing was evaluated."""
+    import dataclasses
+
+    window = empty_window
+    open_example(window)
+    before = window.qdoc.doc.spec.parallelism
+    type_like_a_user(window, TP, "4")
+    assert window.settle()
+    after = window.qdoc.doc.spec.parallelism
+    changed = [f.name for f in dataclasses.fields(before) if getattr(before, f.name) != getattr(after, f.name)]
+    assert changed == ["tensor_model_parallel_size"]
+    assert window.result is not None and not any(p.severity == "error" for p in window.problems)
