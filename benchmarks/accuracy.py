@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from designer.cli import main as cli  # noqa: E402
 from tests.validation.cases import (CASES_FILE, MODERN_CASES_FILE, generate_args, load_cases,  # noqa: E402
-                                    set_args)
+                                    nccl_errors, set_args)
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
@@ -105,15 +105,7 @@ def nccl_rows(cases: list[dict], tmp: Path) -> list[dict]:
         data = json.loads(out)
         table = data if isinstance(data, list) else data.get("designer_rows", data.get("rows", []))
         by_size = {r.get("size_bytes", r.get("size")): r for r in table}
-        errors = []
-        for m in case["measured"]:
-            r = by_size.get(m["size_bytes"])
-            if r is None:
-                continue
-            if "busbw" in m and m["size_bytes"] >= 2**20 or "time_us" not in m:
-                errors.append(abs(r["busbw"] / m["busbw"] - 1))
-            else:
-                errors.append(abs(r["time_us"] / m["time_us"] - 1))
+        errors = nccl_errors(case, by_size)
         rows.append(row | {"error": statistics.median(errors) if errors else float("nan"), "points": len(errors)})
     return rows
 

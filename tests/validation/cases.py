@@ -63,3 +63,18 @@ def run_case(case: dict, tmp: Path, run_cli) -> dict:
     code, out, err = run_cli("evaluate", str(path), *set_args(case), "--json")
     assert code == 0, err
     return json.loads(out)
+
+
+def nccl_errors(case: dict, rows_by_size: dict) -> list[float]:
+    """|error| of each measured size of an nccl-tests case against `designer nccl` rows (by
+    size_bytes): bus bandwidth from 1 MB, time below (where the case gives a time)."""
+    errors = []
+    for m in case["measured"]:
+        r = rows_by_size.get(m["size_bytes"])
+        if r is None:
+            continue
+        if "busbw" in m and m["size_bytes"] >= 2**20 or "time_us" not in m:
+            errors.append(abs(r["busbw"] / m["busbw"] - 1))
+        else:
+            errors.append(abs(r["time_us"] / m["time_us"] - 1))
+    return errors

@@ -56,7 +56,7 @@ def test_modern_nccl_cases_within_15_percent_median(tmp_path):
     """Bus bandwidth from 1 MB (time below) of every nccl-tests case, exactly as the file gives it."""
     import json
 
-    from tests.validation.cases import generate_args
+    from tests.validation.cases import generate_args, nccl_errors
 
     per_case = {}
     for case in load_cases(MODERN_CASES_FILE)["collectives"]:
@@ -68,16 +68,7 @@ def test_modern_nccl_cases_within_15_percent_median(tmp_path):
                                  "--algo", col.get("algo", "auto"), "--min-bytes", "8", "--max-bytes", "16G", "--json")
         assert code == 0, (case["id"], err)
         rows = {r["size_bytes"]: r for r in json.loads(out)["designer_rows"]}
-        errors = []
-        for m in case["measured"]:
-            r = rows.get(m["size_bytes"])
-            if r is None:
-                continue
-            if "busbw" in m and m["size_bytes"] >= 2**20 or "time_us" not in m:
-                errors.append(abs(r["busbw"] / m["busbw"] - 1))
-            else:
-                errors.append(abs(r["time_us"] / m["time_us"] - 1))
-        per_case[case["id"]] = statistics.median(errors)
+        per_case[case["id"]] = statistics.median(nccl_errors(case, rows))
     assert statistics.median(per_case.values()) <= 0.15, per_case
     for gb200 in ("AZURE-GB200-TRAY-AR-4", "NCCL1801-GB200-3RACK-AR-12", "NCCL1801-GB200-3RACK-AR-24"):
         assert per_case[gb200] <= 0.15, per_case

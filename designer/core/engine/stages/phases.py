@@ -103,8 +103,9 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         emb = embedding_cost(m, sharding, m.micro_batch, ops, comm)
         out = output_cost(m, sharding, m.micro_batch, ops, comm)
         if m.mtp_layers:  # Megatron places the MTP modules with the loss, on the last stage
-            out.fwd.add(mtp_cost(m, sharding, m.micro_batch, ops, comm, k).fwd, m.mtp_layers)
-            out.bwd.add(mtp_cost(m, sharding, m.micro_batch, ops, comm, k).bwd, m.mtp_layers)
+            mtp = mtp_cost(m, sharding, m.micro_batch, ops, comm, k)
+            out.fwd.add(mtp.fwd, m.mtp_layers)
+            out.bwd.add(mtp.bwd, m.mtp_layers)
         return dense, moe, emb, out, dense16, moe16
 
     cache_phase: dict[float, tuple] = {}  # stages of equal slowdown cost the same
