@@ -188,6 +188,10 @@ def cmd_schema(args) -> int:
     return EXIT_OK
 
 
+# Commands that work on one job's plan: with spec.jobs they take one job (--job NAME, default the first)
+JOB_ALONE_COMMANDS = ("advise", "search", "scale", "cost")
+
+
 def _load_job(args, plan_may_be_wrong: bool = False, progress=None):
     """The cluster with --scenario and --set applied. `plan_may_be_wrong`: the plan's own
     problems are warnings (a plan search looks for a valid plan; the cluster must be sound).
@@ -204,6 +208,15 @@ def _load_job(args, plan_may_be_wrong: bool = False, progress=None):
         if scenario.calibration:
             doc.spec.calibration = {**doc.spec.calibration, **scenario.calibration}
     apply_overrides(doc, getattr(args, "set", None) or [])
+    if doc.spec.jobs and getattr(args, "command", None) in JOB_ALONE_COMMANDS:
+        from .core.model.jobs import job_alone
+
+        args.jobs_design = doc  # the design with all its jobs (advise's job moves and failures read it)
+        doc, name = job_alone(doc, getattr(args, "job", None))
+        if progress:
+            progress.clear()
+        _err(f"note: job {name} alone on {doc.spec.parallelism.num_gpus or doc.num_gpus():,} GPUs "
+             "(the design has several; --job NAME for another; designer evaluate costs them together)")
     from .core.model.check import check_document
 
     if progress:
@@ -238,15 +251,46 @@ def _evaluate(args, progress=None):
 
 
 def cmd_evaluate(args) -> int:
+    from .core.gc_pause import collector_paused
+
+    with collector_paused():  # one short run making ~10^5 acyclic objects: ~15 % of its CPU at 16k
+        return _print_evaluation(args)
+
+
+def _print_evaluation(args) -> int:
     doc, _, result = _evaluate(args)
     for w in result.warnings:
         _err(f"warning: {w}")
     if args.json:
-        json.dump(result.as_json(events=args.events), sys.stdout, indent=2)
+        from .core.analysis.link_load import classes_json
+
+        out = result.as_json(events=args.events)
+        out["link_classes"] = classes_json(result, doc)  # symmetric links as one row (docs/contract.md, Link load)
+        json.dump(out, sys.stdout, indent=2)
         print()
         return EXIT_OK
-    print(format_result(result, doc))
+    print(format_jobs(result, doc) if len(result.jobs) > 1 else format_result(result, doc))
     return EXIT_OK
+
+
+def format_jobs(result, doc) -> str:
+    """One block per job (as for a single job, headed by its name and what slows it), and a summary."""
+    blocks = []
+    for job in result.jobs:
+        head = [f"job {job.name}: {job.result.num_gpus:,} GPUs on {len(job.node_ids)} servers, step "
+                f"{job.result.step_time_s:.3f} s, alone {job.alone.step_time_s:.3f} s "
+                f"({job.slowdown_vs_alone:+.1%} from sharing the fabric)"]
+        for row in (r for r in job.interference if r["share"] >= 0.0005):
+            head.append(f"  slowed by {row['job']} on {row['resource']}: {row['share']:+.1%}"
+                        + (f" ({', '.join(row['elements'])})" if row.get("elements") else ""))
+        blocks.append("\n".join(head) + "\n" + format_result(job.result, doc))
+    gpus = sum(job.result.num_gpus for job in result.jobs)
+    worst = max(result.jobs, key=lambda job: job.slowdown_vs_alone)
+    summary = (f"{len(result.jobs)} jobs on {gpus:,} of {doc.num_gpus():,} GPUs; "
+               + ", ".join(f"{job.name} {job.result.step_time_s:.3f} s ({job.slowdown_vs_alone:+.1%})"
+                           for job in result.jobs)
+               + (f"; most slowed: {worst.name}" if worst.slowdown_vs_alone > 0.0005 else "; no job slows another"))
+    return "\n\n".join(blocks + [summary])
 
 
 def format_result(result, doc) -> str:
@@ -353,6 +397,7 @@ def cmd_cost(args) -> int:
 def cmd_advise(args) -> int:
     from .core.analysis.whatif import advice_json, advise
 
+    from .cli_advise_jobs import jobs_json, jobs_section, jobs_text
     from .cli_progress import Progress
 
     with Progress("advise") as progress:
@@ -360,12 +405,23 @@ def cmd_advise(args) -> int:
         progress.phase("costing the changes")
         report = advise(doc, engine=engine, result=result, include_scale=not args.no_scale, by=args.by,
                         progress=progress.counter("changes costed"))
+        # several jobs: the moves that pay and the costliest failures, on the design with all its jobs
+        jobs = jobs_section(getattr(args, "jobs_design", None), engine, progress)
     if args.json:
-        json.dump(advice_json(report), sys.stdout, indent=2)
+        data = advice_json(report)
+        json.dump({**data, **jobs_json(jobs)} if jobs else data, sys.stdout, indent=2)
         print()
         return EXIT_OK
     print(format_advice(report, doc))
+    if jobs:
+        print(jobs_text(jobs))
     return EXIT_OK
+
+
+def cmd_failures(args) -> int:
+    from .cli_failures import run_failures
+
+    return run_failures(args, _evaluate)
 
 
 def format_advice(report: dict, doc) -> str:
@@ -557,6 +613,12 @@ def cmd_import_nccl_topo(args) -> int:
     return import_nccl_topo(args, writing_output)
 
 
+def cmd_connect(args) -> int:
+    from .cli_connect import run_connect
+
+    return run_connect(args, writing_output)
+
+
 def cmd_export_megatron(args) -> int:
     from .cli_megatron import export_megatron
 
@@ -646,6 +708,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
                        help="override a value: parallelism.tensor_model_parallel_size=4, workload.preset=gpt3-175b, "
                             "calibration.nvlink_efficiency=0.8, nodes[node3].slowdown=1.2, links[l7].bandwidth_gbps=200")
+        p.add_argument("--job", metavar="NAME", default=None,
+                       help="with spec.jobs: the job advise, search, scale and cost work on (default: the first)")
 
     p = sub.add_parser("evaluate", help="predict one training step: breakdown, memory, bottlenecks", epilog=EPILOG)
     job_args(p)
@@ -705,6 +769,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--by", choices=("speed", "cost"), default="speed",
                    help="rank by speed-up (default) or by tokens per dollar (docs/cost.md)")
     p.set_defaults(func=cmd_advise)
+
+    p = sub.add_parser("failures", help="what if one part fails: switches, servers and cables ranked by what "
+                                        "their loss costs the jobs, and job moves that pay", epilog=EPILOG)
+    job_args(p)
+    p.add_argument("--json", action="store_true", help="failures (element, stopped jobs, slowdowns) and job_moves")
+    p.add_argument("--top", type=_positive_int, default=15, help="failures to list (default 15)")
+    p.set_defaults(func=cmd_failures)
 
     p = sub.add_parser("search", help="the fastest plans that fit, searched exhaustively with pruning",
                        epilog=EPILOG)
@@ -786,6 +857,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--node", action="append", default=None, metavar="ID",
                    help="a server to change (repeatable); default: every server with the XML's GPU count")
     g.set_defaults(func=cmd_import_nccl_topo)
+
+    p = sub.add_parser("connect", help="cable a server to its rail leaves like its neighbours (free ports chosen)",
+                       epilog=EPILOG)
+    p.add_argument("file", metavar="FILE", help="a cluster YAML file")
+    p.add_argument("--node", required=True, metavar="ID", help="the server to cable (it has no NIC cables yet)")
+    p.add_argument("-o", "--output", default=None, help="write here (atomically); default: rewrite FILE")
+    p.set_defaults(func=cmd_connect)
 
     p = sub.add_parser("calibrate", help="fit link efficiencies to nccl-tests logs", epilog=EPILOG)
     p.add_argument("file", metavar="FILE", help="a cluster YAML file (the cluster the logs ran on)")

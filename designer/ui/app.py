@@ -1,7 +1,8 @@
 """`designer-gui`: the desktop app.
 
 `designer-gui [FILE]` opens a design (without one, the built-in example and a first-run hint).
-`designer-gui [FILE] --screenshot OUT.png [--size WxH]` renders the window and exits.
+`designer-gui [FILE] --screenshot OUT.png [--size WxH] [--zoom F] [--center ID] [--heat] [--canvas-only]`
+renders the window (or only its canvas) and exits; --zoom is the canvas scale (4 = 400 %, default: fit all).
 """
 from __future__ import annotations
 
@@ -26,18 +27,37 @@ def _parse_size(text: str) -> tuple[int, int]:
     return size
 
 
+def _parse_zoom(text: str) -> float:
+    try:
+        zoom = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number such as 4, got {text!r}") from None
+    if not 0.005 <= zoom <= 12:
+        raise argparse.ArgumentTypeError(f"zoom {text} out of range (0.005..12, the canvas's own limits)")
+    return zoom
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="designer-gui", description="Designer: the desktop app")
     p.add_argument("file", nargs="?", help="a cluster YAML file (default: the built-in example)")
     p.add_argument("--screenshot", metavar="OUT.png", help="open, lay out, save the window as PNG, exit")
     p.add_argument("--size", type=_parse_size, default=(1600, 1000), metavar="WxH", help="window size")
+    p.add_argument("--zoom", type=_parse_zoom, default=None, metavar="F",
+                   help="screenshot: canvas scale F (4 = 400 %%, at most 12), centred on the layout or --center; "
+                        "default: fit all")
+    p.add_argument("--center", metavar="ID", help="screenshot: centre the canvas on this rack, server or switch")
+    p.add_argument("--heat", action="store_true", help="screenshot: link heat on (View > Link Heat)")
+    p.add_argument("--canvas-only", action="store_true", help="screenshot: only the canvas, the panels closed")
+    p.add_argument("--logical", action="store_true",
+                   help="screenshot: the logical fabric view open beside the canvas (View > Logical Fabric View); "
+                        "with --canvas-only, that view alone")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QMessageBox
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
 
     from .app_icon import app_icon
 
@@ -53,8 +73,34 @@ def main(argv: list[str] | None = None) -> int:
         window.show()
         app.processEvents()
         window.fit_view()
+        window.act_heat.setChecked(args.heat)  # a picture does not depend on this user's remembered choice
+        window.view.set_heat(args.heat)
         window.settle()  # the problems check and the engine's answer
-        ok = window.grab().save(args.screenshot, "PNG")
+        if args.canvas_only:  # after settling: the Advisor's dock joins its tab group once the window shows
+            for dock in window.findChildren(QDockWidget):
+                dock.hide()
+            app.processEvents()
+            window.fit_view()
+        if getattr(args, "logical", False):
+            if not window.logical_dock.isVisible():
+                window.act_logical.trigger()  # opens the dock beside the canvas
+            app.processEvents()
+            if args.canvas_only:  # the view alone: most of the window
+                window.resizeDocks([window.logical_dock], [int(window.width() * 0.85)], Qt.Horizontal)
+                app.processEvents()
+            window.fit_view()
+            window.logical_view.fit()
+        if args.zoom is not None or args.center:
+            focus = window.scene.item_for(args.center) if args.center else None
+            if args.center and focus is None:
+                print(f"designer-gui: --center {args.center}: no rack, server, switch or link with that id "
+                      "in the design", file=sys.stderr)
+                window.close()
+                return 2
+            window.view.zoom_to(args.zoom, focus)
+            app.processEvents()
+        only = window.logical_view if getattr(args, "logical", False) else window.view  # --canvas-only: that view
+        ok = (only if args.canvas_only else window).grab().save(args.screenshot, "PNG")
         window.close()
         if not ok:
             print(f"designer-gui: could not write {args.screenshot}", file=sys.stderr)

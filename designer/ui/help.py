@@ -114,8 +114,9 @@ compute, recompute, exposed TP/PP/DP communication, bubbles and waits; memory pe
 HBM; and what your last edit changed.</li>
 <li><b>Timeline</b>: a Gantt chart of the step for every representative device, one row per stream.
 Waits are hatched: click one to see whom it waited for.</li>
-<li>On the canvas, cables are coloured by their use and the bottlenecks outlined
-(<b>View &gt; Link Heat</b>{k('act_heat')}). The status bar shows the counts, the step and the
+<li>On the canvas, <b>View &gt; Link Heat</b>{k('act_heat')} colours the cables by their use and
+outlines the bottlenecks (off until you turn it on; the legend in the canvas corner explains the
+colours). The status bar shows the counts, the step and the
 problems; click the problems to jump to them.</li>
 </ul>
 

@@ -13,7 +13,9 @@ import yaml
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QScrollArea, QVBoxLayout, QWidget
 
+from ..core.analysis.link_load import link_text
 from ..core.io.schema import Builder, _split_optional
+from ..core.model import Link
 from ..core.model.document import COLLECTION_OF
 from . import commands
 
@@ -32,6 +34,14 @@ class Inspector(QWidget):
         self.title = QLabel("<b>Nothing selected</b>")
         self.title.setWordWrap(True)
         outer.addWidget(self.title)
+        # a selected link's load in the current evaluation (core/analysis/link_load.py)
+        self.result = None
+        self.load = QLabel()
+        self.load.setObjectName("link_load")
+        self.load.setTextFormat(Qt.PlainText)
+        self.load.setWordWrap(True)
+        self.load.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.load.hide()
         self.error = QLabel()
         self.error.setStyleSheet("color: #b91c1c")
         self.error.setWordWrap(True)
@@ -40,7 +50,13 @@ class Inspector(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         self.body = QWidget()
-        self.form = QFormLayout(self.body)
+        column = QVBoxLayout(self.body)  # the load scrolls with the fields instead of squeezing them
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.load)
+        fields = QWidget()
+        column.addWidget(fields)
+        column.addStretch(1)
+        self.form = QFormLayout(fields)
         self.form.setLabelAlignment(Qt.AlignRight)
         # a field too narrow for its value goes under its label instead of cutting the value
         self.form.setRowWrapPolicy(QFormLayout.WrapLongRows)
@@ -54,6 +70,20 @@ class Inspector(QWidget):
         doc = self.qdoc.doc
         self.ids = [i for i in ids if doc.get(i) is not None]
         self._build()
+
+    def show_result(self, result) -> None:
+        """The evaluation whose link loads a selected link shows (None: no current one)."""
+        self.result = result
+        self._show_load()
+
+    def _show_load(self) -> None:
+        elements = self._elements()
+        if len(elements) != 1 or not isinstance(elements[0], Link):
+            self.load.hide()
+            return
+        text = link_text(self.result, self.qdoc.doc, elements[0].id) if self.result is not None else ""
+        self.load.setText(text or "Load: no current evaluation of a job (it shows once the design evaluates).")
+        self.load.show()
 
     def refresh(self, changes=()) -> None:
         """After every document change (undo and redo too): follow renames, let go of what is
@@ -86,6 +116,7 @@ class Inspector(QWidget):
             self.form.removeRow(0)
         self.editors.clear()
         self.error.hide()
+        self._show_load()
         elements = self._elements()
         if not elements:
             counts = self.qdoc.doc.counts()

@@ -9,6 +9,7 @@ the last valid result meanwhile.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import yaml
@@ -42,9 +43,14 @@ class JobPanel(QWidget):
         self.errors: dict[str, QLabel] = {}
         self._loading = False
         self.problems: list = []  # the design's problems, as the window last checked them
+        self.job_index = 0  # with spec.jobs: the job edited (the Jobs panel's current job)
         self._input_errors: dict[str, str] = {}  # field path -> why its text does not parse
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
+        self.which = QLabel()  # with several jobs: which one the fields edit
+        self.which.setObjectName("job_edited")
+        self.which.hide()
+        outer.addWidget(self.which)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.RichText)
@@ -128,14 +134,37 @@ class JobPanel(QWidget):
 
     # ---- document -> widgets ----
     def _on_doc_changed(self, changes) -> None:
-        if any(c.collection in ("workload", "parallelism", "nodes") for c in changes):
+        if any(c.collection in ("workload", "parallelism", "nodes", "jobs") for c in changes):
+            self.load()
+
+    def _job(self):
+        """The job edited: spec.jobs[job_index], or None in a file with one job (spec.workload)."""
+        jobs = self.qdoc.doc.spec.jobs
+        return jobs[min(self.job_index, len(jobs) - 1)] if jobs else None
+
+    def _job_values(self):
+        """(workload, parallelism) of the job edited, as the document holds them (None: unset)."""
+        job = self._job()
+        spec = self.qdoc.doc.spec
+        return (job.workload, job.parallelism) if job is not None else (spec.workload, spec.parallelism)
+
+    def set_job_index(self, index: int) -> None:
+        """Edit job `index` of spec.jobs (the Jobs panel's current job)."""
+        if index != self.job_index:
+            self.job_index = max(0, index)
             self.load()
 
     def load(self) -> None:
         self._loading = True
-        spec = self.qdoc.doc.spec
-        w = spec.workload or Workload()
-        p = spec.parallelism or Parallelism()
+        self.job_index = min(self.job_index, max(0, len(self.qdoc.doc.spec.jobs) - 1))
+        job = self._job()
+        self.which.setVisible(job is not None)
+        if job is not None:
+            self.which.setText(f"<b>Job {job.name}</b> ({self.job_index + 1} of {len(self.qdoc.doc.spec.jobs)}; "
+                               "pick another in the Jobs panel)")
+        w, p = self._job_values()
+        w = w or Workload()
+        p = p or Parallelism()
         resolved = None
         try:
             resolved = resolve_workload(w, self.catalog.presets())
@@ -220,8 +249,14 @@ class JobPanel(QWidget):
     def _show(self) -> None:
         beside: dict[str, list[str]] = {}
         elsewhere = []
+        own = f"spec.jobs[{self.job_index}]."
         for p in self.problems:
-            path = _field_of(p.path, self.errors)
+            raw = p.path or ""
+            if self._job() is not None and raw.startswith(own):
+                raw = "spec." + raw[len(own):]  # this job's keys: beside their fields
+            elif raw.startswith("spec.jobs["):
+                raw = ""  # another job's: counted in the summary
+            path = _field_of(raw, self.errors)
             if path is None:
                 elsewhere.append(p)
             else:
@@ -253,11 +288,14 @@ class JobPanel(QWidget):
                 return
         else:
             self.summary.setToolTip("")
-        spec = self.qdoc.doc.spec
+        workload, parallelism = self._job_values()
+        job = self._job()
+        gpus = self.qdoc.doc.num_gpus()
+        if job is not None:
+            gpus = job.placement.gpus or (parallelism.num_gpus if parallelism else None) or gpus
         plan = None
-        if spec.workload is not None:
-            plan, _ = check_job(spec.workload, spec.parallelism, self.qdoc.doc.num_gpus(), self.catalog,
-                                suggest=False)
+        if workload is not None:
+            plan, _ = check_job(workload, parallelism, gpus, self.catalog, suggest=False)
         if plan is None:
             if not problems:
                 self.summary.setText("no job")
@@ -274,10 +312,18 @@ class JobPanel(QWidget):
         workload, parallelism, _ = self._candidate()
         if build_problems:
             return  # said beside the field; a value that does not parse never reaches the document
-        spec = self.qdoc.doc.spec
-        if workload == (spec.workload or Workload()) and parallelism == (spec.parallelism or Parallelism()):
+        old_w, old_p = self._job_values()
+        if workload == (old_w or Workload()) and parallelism == (old_p or Parallelism()):
             return
-        self.qdoc.push(commands.SetJob(self.qdoc, workload, parallelism, "Edit job"))
+        job = self._job()
+        if job is None:
+            self.qdoc.push(commands.SetJob(self.qdoc, workload, parallelism, "Edit job"))
+            return
+        from .job_commands import SetJobs
+
+        jobs = copy.deepcopy(list(self.qdoc.doc.spec.jobs))
+        jobs[self.job_index].workload, jobs[self.job_index].parallelism = workload, parallelism
+        self.qdoc.push(SetJobs(self.qdoc, jobs, f"Edit job {job.name}"))
 
 
 def _scalar(text: str):

@@ -51,6 +51,8 @@ class MainWindow(QMainWindow):
         self.worker.evaluated.connect(self._on_evaluated)
         self.worker.timelineReady.connect(self._on_timeline)
         self._timeline_pending = False  # the step time of a result is shown, its timeline not yet
+        self._timeline_requested = None  # the result whose timeline the worker was asked for
+        self._heat_of = None  # the result the canvas's link heat shows
         self.progress = None  # the running (or last) BackgroundJob: generate, open, recovery
         self._revision_of: dict[int, int] = {}  # worker request -> the document revision it evaluates
 
@@ -80,6 +82,9 @@ class MainWindow(QMainWindow):
 
         self.advisor_panel = AdvisorPanel(self.qdoc)  # analyses when shown (a tab behind the Timeline)
         self.advisor_dock = self._dock(self.advisor_panel, "Advisor", Qt.BottomDockWidgetArea)
+        from .panels.failures_part import select_elements
+
+        self.advisor_panel.elementsRequested.connect(lambda ids: select_elements(self, ids))  # a failure's row
         from .layout_memory import restore_or_first_layout
 
         # once shown and tabbed: the docks as the user left them (layout_memory.py), else a first layout
@@ -110,9 +115,17 @@ class MainWindow(QMainWindow):
 
         self._build_actions()
         self._build_menus()
+        from .connect_to_fabric import install_connect_to_fabric
         from .help import install_help_menu
 
+        install_connect_to_fabric(self)  # Edit > Connect to Fabric, and the canvas's right-click menu
         install_help_menu(self)  # last in the menu bar: quick guide, shortcuts, about
+        from .logical.install import install_logical_view
+
+        install_logical_view(self)  # View > Logical Fabric View: a dock sharing the canvas's selection
+        from .jobs_install import install_jobs
+
+        install_jobs(self)  # the Jobs dock, the jobs' colours on the canvas, Edit > Mark Down / Up
         self._connect()
         # Live recompute: a snapshot (copy-on-write: cheap) goes to the worker 16 ms after the last
         # edit, one frame, so that a burst of edits (a key held down) sends one request, not many.
@@ -193,7 +206,9 @@ class MainWindow(QMainWindow):
         self.act_heat = a("Link &Heat", self._toggle_heat, "Ctrl+H",
                           "Colour cables by their use in the last evaluation; outline the bottlenecks",
                           checkable=True)
-        self.act_heat.setChecked(True)
+        # Off until the user turns it on (red and green read as cable kinds to a newcomer); remembered.
+        self.act_heat.setChecked(self.settings.value("view/link_heat", False, type=bool))
+        self.view.set_heat(self.act_heat.isChecked())
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -246,6 +261,9 @@ class MainWindow(QMainWindow):
         self.view.zoomChanged.connect(lambda s: self.zoom_label.setText(f"{s * 100:.0f}%"))
         self.palette.linkToolChanged.connect(self._set_link_tool)
         self.resultChanged.connect(self._show_panels)  # the breakdown now; timeline and heat when ready
+        # a selected link's load (~100 ms at 16k GPUs): once the step time is painted, as the heat
+        self.resultChanged.connect(lambda _r: QTimer.singleShot(0, self, self._show_link_load))
+        self.timeline_dock.visibilityChanged.connect(self._timeline_shown)
 
     def settle(self, timeout_s: float = 120.0) -> bool:
         """Process events until the pending check and evaluation are done (screenshots, tests)."""
@@ -322,6 +340,7 @@ class MainWindow(QMainWindow):
         self.result = self.previous_result = None
         self.stale_reason = None
         self._timeline_pending = False
+        self._timeline_requested = None
         self.breakdown_panel.forget("evaluating...")
         self.timeline_panel.forget("evaluating...")
 
@@ -415,9 +434,12 @@ class MainWindow(QMainWindow):
         from ..core.io import load_document
 
         def opened(new) -> None:
-            self.qdoc.take(new, path)
-            self._add_recent(path)
-            self.view.fit()
+            from ..core.gc_pause import collector_paused
+
+            with collector_paused():  # the canvas makes an item per element, no cyclic garbage (10-20 %)
+                self.qdoc.take(new, path)
+                self._add_recent(path)
+                self.view.fit()
 
         def failed(exc) -> None:
             QMessageBox.critical(self, "Cannot open the file", str(exc) if isinstance(exc, (DesignerError, OSError))
@@ -535,23 +557,79 @@ class MainWindow(QMainWindow):
         return error.splitlines()[0]  # the engine's first problem, whole (its message and fix)
 
     def _on_timeline(self, number: int, result) -> None:
-        """The events of the result whose step time is shown: the timeline and the link heat follow it."""
-        if getattr(self, "_closed", False) or result is not self.result:
-            return  # a newer result (or none) is shown meanwhile
+        """The events of the result whose step time is shown: the timeline follows it."""
+        if getattr(self, "_closed", False) or result is not self.shown_result():
+            return  # a newer result (or none, or another job's) is shown meanwhile
         self._timeline_pending = False
         self.timeline_panel.show_result(result)
         self.timeline_panel.revision = self.breakdown_panel.revision
-        self.scene.show_heat(result if self.act_heat.isChecked() else None)
+
+    def _show_link_load(self) -> None:
+        if not getattr(self, "_closed", False):
+            self.inspector.show_result(self.result)
+
+    def _timeline_seen(self) -> bool:
+        """The Timeline can be seen: its dock is open and it is not a tab behind another."""
+        return self.timeline_panel.isVisible()
+
+    def _details_later(self) -> None:
+        """After the step time is on screen: the link heat (when on) and the timeline (when seen)."""
+        if getattr(self, "_closed", False) or self.result is None:
+            return
+        if self.act_heat.isChecked() and self._heat_of is not self.result:
+            self._heat_of = self.result
+            self.scene.show_heat(self.result)
+        self._request_timeline()
+
+    def _timeline_shown(self, _visible: bool) -> None:
+        """The Timeline's dock was opened, closed or its tab raised: the events of the result shown, if it
+        can be seen now and lacks them (the signal's flag is not reliable for tabbed docks: asked anew)."""
+        if self._timeline_seen():
+            self._request_timeline()
+
+    def _request_timeline(self) -> None:
+        """The events of the result shown, built by the worker, if the Timeline can be seen and does
+        not show them yet; a hidden Timeline costs nothing (it asks when it is shown)."""
+        result = self.shown_result()
+        if result is not None and self.timeline_panel.result is result:  # shown already (a job picked again)
+            self._timeline_pending = False
+            self.timeline_panel.updating.hide()
+            return
+        if result is None or not self._timeline_seen():
+            if self._timeline_requested is not result or result is None:
+                self._timeline_pending = False  # nothing on its way
+            return
+        self._timeline_pending = True
+        if self._timeline_requested is not result:
+            self._timeline_requested = result
+            self.worker.build_timeline(self.worker.latest, result)
+
+    def shown_result(self):
+        """What the Breakdown and Timeline show: the Jobs panel's current job's result on the shared
+        fabric (result.jobs), the first job's being the result itself."""
+        result = self.result
+        jobs = getattr(result, "jobs", None) or []
+        index = self.jobs_panel.current if hasattr(self, "jobs_panel") else 0
+        return jobs[index].result if 0 < index < len(jobs) else result
+
+    def show_job(self, index: int) -> None:
+        """The Jobs panel's current job changed: the Job panel edits it, the Breakdown and Timeline show it."""
+        self.job_panel.set_job_index(index)
+        if self.result is not None:
+            self.breakdown_panel.forget()  # another job: not a difference to the one shown before
+            self._show_panels(self.result)
 
     def _show_panels(self, result) -> None:
         if result is not None:
-            self.breakdown_panel.show_result(result)
+            self.breakdown_panel.show_result(self.shown_result())
             self.breakdown_panel.revision = self._revision_of.get(self.worker.latest)
-            self._timeline_pending = True
+            self._timeline_pending = self._timeline_seen()  # (settle() waits for it)
             self.timeline_panel.mark_updating()
+            QTimer.singleShot(0, self, self._details_later)  # once the step time is painted
             return
         self._timeline_pending = False
         self.timeline_panel.updating.hide()
+        self._heat_of = None
         self.scene.show_heat(None)
         if self.stale_reason:  # keep the last valid result, marked, so the user can still compare
             details = ("\n".join(p.format() for p in self.problems if p.severity == "error")
@@ -564,7 +642,10 @@ class MainWindow(QMainWindow):
         self.timeline_panel.clear(reason)
 
     def _toggle_heat(self, on: bool) -> None:
-        self.scene.show_heat(self.result if on else None)
+        self._heat_of = self.result if on else None
+        self.scene.show_heat(self._heat_of)
+        self.view.set_heat(on)
+        self.settings.setValue("view/link_heat", on)
 
     # ---- canvas gestures ----
     def _set_snap(self, on: bool) -> None:
@@ -783,10 +864,13 @@ class MainWindow(QMainWindow):
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
             from ..core.io.bundled import untitled_title
 
+            from ..core.gc_pause import collector_paused
+
             # A new design with no file: Save asks where, so it never overwrites the design it replaced.
-            self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree",
-                                                    identity=(None, untitled_title(new.metadata.name))))
-            self.view.fit()
+            with collector_paused():  # as for an open: the canvas's items are no cyclic garbage
+                self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree",
+                                                        identity=(None, untitled_title(new.metadata.name))))
+                self.view.fit()
 
         # the dialog validated the options; anything else the builder raises is shown, never a crash
         self.run_in_background(

@@ -12,7 +12,9 @@ import time
 
 from PySide6.QtCore import QObject, Signal
 
+from ..core.gc_pause import collector_paused
 from ..core.problems import DesignerError
+from .panels.timeline_data import timeline_data  # here, not in the thread: no import race
 
 
 def emit_guarded(signal, *args) -> bool:
@@ -34,8 +36,8 @@ def error_text(exc: Exception) -> str:
 class EvaluationWorker(QObject):
     checked = Signal(int, object)  # request, list[Problem]
     evaluated = Signal(int, object, object, float)  # request, Evaluation or None, error text or None, seconds
-    # request, Evaluation whose timeline events are built: sent after `evaluated`, so the step time
-    # is on screen first (events are most of an evaluation's time on a long pipeline)
+    # request, Evaluation whose timeline (events, their columns and arrows) is built: asked for by the
+    # window after the step time is on screen, and only while the Timeline is visible (build_timeline)
     timelineReady = Signal(int, object)
 
     def __init__(self, slowdown_s: float = 0.0, parent=None):
@@ -52,8 +54,8 @@ class EvaluationWorker(QObject):
         self.slowdown_s = slowdown_s  # tests: a slow engine, to prove the UI stays responsive
         self._thread = threading.Thread(target=self._run, name="designer-engine", daemon=True)
         self._thread.start()
-        # The timeline's events (72k on a long interleaved pipeline: ~300 ms) in a thread of their own,
-        # so that the next edit's evaluation never waits for the last result's events. Newest wins.
+        # The timeline's events (72k on a long interleaved pipeline: ~450 ms with their arrows) in a thread
+        # of their own, so that the next edit's evaluation never waits for them. Newest wins.
         self._events_lock = threading.Condition()
         self._events_pending = None  # (number, Evaluation)
         self._events_thread = threading.Thread(target=self._run_events, name="designer-timeline", daemon=True)
@@ -85,7 +87,8 @@ class EvaluationWorker(QObject):
             if self._superseded(number):
                 continue
             try:
-                _ = result.events  # the timeline, built here and not on the UI thread, after the step time
+                with collector_paused():  # 73k acyclic objects: see gc_pause.py
+                    timeline_data(result)  # events, columns and arrows: built here, not on the UI thread
             except Exception:  # noqa: BLE001 - the breakdown stands; the timeline says it has none
                 result._events = []
             if not self._emit(self.timelineReady, number, result):
@@ -107,11 +110,12 @@ class EvaluationWorker(QObject):
                 number, doc = self._pending
                 self._pending = None
             started = time.perf_counter()
-            problems = checker.check(doc)
+            with collector_paused():
+                problems = checker.check(doc)
             if not self._emit(self.checked, number, problems):
                 return
             result, error = None, None
-            if doc.spec.workload is None:
+            if doc.spec.workload is None and not doc.spec.jobs:
                 error = "no job"
             elif any(p.severity == "error" for p in problems):
                 error = "fix the errors to evaluate"
@@ -119,17 +123,21 @@ class EvaluationWorker(QObject):
                 try:
                     if self.slowdown_s:
                         time.sleep(self.slowdown_s)
-                    result = engine.evaluate(doc)
+                    with collector_paused():
+                        result = engine.evaluate(doc)
                 except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
                     error = error_text(exc)
             del doc  # copy-on-write: while a snapshot lives, each edited element is copied for it
             if not self._emit(self.evaluated, number, result, error, time.perf_counter() - started):
                 return
-            if result is None or self._superseded(number):
-                continue
-            with self._events_lock:
-                self._events_pending = (number, result)
-                self._events_lock.notify()
+
+    def build_timeline(self, number: int, result) -> None:
+        """Build the timeline of request `number`'s result off the UI thread; timelineReady follows.
+        The window asks once the step time is shown and the Timeline is visible, so a hidden Timeline
+        costs nothing and the events never compete with the step time's way to the screen for the GIL."""
+        with self._events_lock:
+            self._events_pending = (number, result)
+            self._events_lock.notify()
 
     def _superseded(self, number: int) -> bool:
         with self._lock:

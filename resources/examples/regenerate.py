@@ -8,6 +8,7 @@ from pathlib import Path
 from designer.core.generate import generate_fat_tree
 from designer.core.io import save_document
 from designer.core.model import Metadata, Parallelism, Workload
+from designer.core.model.jobs import JobPlacement, JobSpec
 
 HERE = Path(__file__).resolve().parent
 
@@ -69,12 +70,47 @@ EXAMPLES = [
     ),
 ]
 
+# Several jobs on one fabric (docs/jobs.md): a 512-GPU RoCE cluster with top-of-rack leaves, 2:1 towards
+# the spines, shared by three jobs a scheduler spread over the racks; and the same with a spine down.
+_SHARED_FABRIC = dict(nodes=64, gpu="H100-SXM5-80GB", nic_gbps=400, fabric="ethernet", switch_radix=64,
+                      oversubscription=2.0, rail_optimized=False)
+_DENSE_8B = Parallelism(tensor_model_parallel_size=2, sequence_parallel=True, use_distributed_optimizer=True,
+                        overlap_grad_reduce=True, overlap_param_gather=True)
+_SHARED_JOBS = [
+    JobSpec("llama3-70b", Workload(preset="llama3-70b", global_batch_size=1024, micro_batch_size=1),
+            Parallelism(tensor_model_parallel_size=8, pipeline_model_parallel_size=4, sequence_parallel=True,
+                        use_distributed_optimizer=True, overlap_grad_reduce=True, overlap_param_gather=True,
+                        recompute_granularity="selective"),
+            JobPlacement(policy="spread", gpus=256)),
+    JobSpec("llama3-8b", Workload(preset="llama3-8b", global_batch_size=512, micro_batch_size=1), _DENSE_8B,
+            JobPlacement(policy="spread", gpus=128)),
+    JobSpec("qwen3-30b-moe", Workload(preset="qwen3-30b-a3b", global_batch_size=512, micro_batch_size=1),
+            Parallelism(tensor_model_parallel_size=1, expert_model_parallel_size=32, use_distributed_optimizer=True,
+                        overlap_grad_reduce=True, overlap_param_gather=True, recompute_granularity="full"),
+            JobPlacement(policy="spread", gpus=128)),
+]
+_SHARED_TEXT = ("64 H100 servers (512 GPUs), 8 x 400GbE RoCE per server to a top-of-rack leaf, 2:1 towards 4 "
+                "spines, shared by three jobs spread over the racks: Llama 3 70B on 256 GPUs (TP 8, PP 4), "
+                "Llama 3 8B on 128 (TP 2) and Qwen3-30B-A3B on 128 (EP 32 across servers).")
+EXAMPLES += [
+    dict(file="shared-roce-512gpu-3jobs.yaml", name="shared-roce-512gpu-3jobs", description=_SHARED_TEXT,
+         fabric=_SHARED_FABRIC, jobs=_SHARED_JOBS),
+    dict(file="shared-roce-512gpu-3jobs-spine-down.yaml", name="shared-roce-512gpu-3jobs-spine-down",
+         description=_SHARED_TEXT + " Spine spine0 is down: every leaf has 3 of its 4 up-links.",
+         fabric=_SHARED_FABRIC, jobs=_SHARED_JOBS, down=["spine0"]),
+]
+
 
 def main() -> None:
     for ex in EXAMPLES:
         doc = generate_fat_tree(**ex["fabric"])
         doc.metadata = Metadata(name=ex["name"], description=ex["description"])
-        doc.set_job(ex["workload"], ex["parallelism"])
+        if "jobs" in ex:
+            doc.set_jobs(ex["jobs"])
+        else:
+            doc.set_job(ex["workload"], ex["parallelism"])
+        for element in ex.get("down", []):
+            doc.update(element, state="down")
         save_document(doc, HERE / ex["file"])
         print(ex["file"], doc.counts())
 

@@ -120,30 +120,35 @@ def test_memo_keeps_recent_shapes_instead_of_clearing():
     assert ("1f1b", 2, 2, 1) not in S._ORDERS  # the oldest went first
 
 
+def _hw(engine):
+    """The cached hardware of the cluster's own fabric (one job on its first GPUs)."""
+    return engine._hardware[id(engine._fabric)][3]
+
+
 def test_hardware_is_cached_and_invalidated_when_the_cluster_changes():
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     engine = Engine()
     first = engine.evaluate(doc)
-    k_hw = engine._hardware[3]
+    k_hw = _hw(engine)
     assert k_hw.acc.name.startswith("H100")
     # a link's speed re-rates the fabric: the same hardware object is reused
     link = doc.links[0]
     doc.update(link.id, bandwidth_gbps=link.bandwidth_gbps / 2)
     engine.evaluate(doc)
-    assert engine._hardware[3] is k_hw
+    assert _hw(engine) is k_hw
     # every server's accelerator changes: the fabric is rebuilt and the hardware read again
     for node in doc.nodes:
         doc.update(node.id, accelerator="H200")
     after = engine.evaluate(doc)
-    assert engine._hardware[3] is not k_hw and engine._hardware[3].acc.name.startswith("H200")
+    assert _hw(engine) is not k_hw and _hw(engine).acc.name.startswith("H200")
     assert after.step_time_s != first.step_time_s
     fresh = Engine().evaluate(doc)
     assert after.step_time_s == fresh.step_time_s and after.mfu == fresh.mfu
     # the calibration is part of the key
-    hw = engine._hardware[3]
+    hw = _hw(engine)
     doc.spec.calibration = {**doc.spec.calibration, "kernel_gap_fraction": 0.2}
     engine.hardware(engine._fabric, 64, doc.spec.calibration)
-    assert engine._hardware[3] is not hw
+    assert _hw(engine) is not hw
 
 
 def test_endpoint_arrays_equal_the_endpoint_strings():

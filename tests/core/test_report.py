@@ -153,7 +153,8 @@ def test_large_design_stays_inside_the_margins(tmp_path):
             assert y0 <= run.bottom and run.top <= y1, run
     lines = text_lines(data)
     assert any(line.startswith("stage ") for line in lines)  # pipeline stages table (PP 8)
-    assert sum(1 for line in lines if re.match(r"l\d+ node\d+:nic\d+ ", line)) == 10  # top 10 links
+    # the busiest 10 classes of links, each a row with its count (not 10 arbitrary members)
+    assert sum(1 for line in lines if re.match(r"\d+ (rail|leaf-spine|spine-core) links ", line)) == 10
 
 
 def test_overrides_and_warnings_reach_the_report(tmp_path):

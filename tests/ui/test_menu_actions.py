@@ -176,6 +176,11 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "Edit > Duplicate": lambda before: nodes() > before["nodes"],
         "Edit > Duplicate Many": lambda before: (dialog_opened("int")(before), nodes() > before["nodes"])[1],
         "Edit > Delete": lambda before: nodes() < before["nodes"],
+        "Edit > Connect to Fabric": lambda before: (window.qdoc.undo_stack.index() == before["index"] + 1
+                                                     and "connected" in window.statusBar().currentMessage()),
+        "Edit > Mark Down": lambda before: (doc().switches[0].state == "down"
+                                            and window.qdoc.undo_stack.index() == before["index"] + 1),
+        "Edit > Mark Up": lambda before: doc().switches[0].state == "up",
         "Edit > Select All": lambda before: len(window.scene.selected_ids()) > 1,
         "Edit > Find": lambda before: (dialog_opened("item")(before), window.scene.selected_ids() == ["rack0"])[1],
         "View > Fit": lambda before: window.view.transform() != before["transform"],
@@ -221,6 +226,13 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
                 window.act_duplicate.trigger()  # something to undo (not counted)
             if path == "Edit > Redo" and not window.qdoc.undo_stack.canRedo():
                 window.act_undo.trigger()  # something to redo (not counted)
+            if path == "Edit > Connect to Fabric":  # a server without cables to connect (not counted)
+                window.scene.select_ids([doc().nodes[0].id])
+                window.act_duplicate.trigger()
+            if path in ("Edit > Mark Down", "Edit > Mark Up"):  # a switch; down for Mark Up (not counted)
+                window.scene.select_ids([doc().switches[0].id])
+                if path == "Edit > Mark Up" and doc().switches[0].state != "down":
+                    window.act_mark_down.trigger()
             if path == "File > Save":
                 os.utime(design, ns=(0, 0))
             if path == "View > Fit":

@@ -152,6 +152,13 @@ def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
         if len(stuck):
             index = int(leaves[stuck[0]])
             leaf, to = fabric.switch_ids[index], fabric.switch_ids[other[stuck[0]]]
+            dead = [fabric.link_ids[i] for i in fabric.uplinks_of(index)]
+            if dead:  # cabled, but every up-link (or the spines they reach) is down
+                raise DesignerError([Problem(
+                    f"this job's traffic from {leaf} to {to} has no path: every up-link of {leaf} is down "
+                    f"({', '.join(dead[:6])}{' ...' if len(dead) > 6 else ''})", f"spec.switches[{index}]",
+                    element=dead[0], fix=f"mark an up-link of {leaf} (or the spine it reaches) up, or place the "
+                                         "job under other leaves")])
             raise DesignerError([Problem(
                 f"this job's traffic from {leaf} to {to} has no path: leaf switch {leaf} has no up-links "
                 "to a spine", f"spec.switches[{index}]", element=leaf,
@@ -190,12 +197,18 @@ def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod
         idx = leaves[crossing]
         ethernet = fabric_of
     flows = np.bincount(idx[idx >= 0], minlength=n).astype(float) * max(1, k.ecmp_qps_per_connection)
+    eff = np.where(ethernet, 1.0 / ecmp_collision(flows, cables), k.infiniband_adaptive_routing_efficiency)
+    return eff
+
+
+def ecmp_collision(flows: np.ndarray, cables: np.ndarray) -> np.ndarray:
+    """How much slower than an even split `flows` hashed onto `cables` up-links drain (>= 1): the
+    busiest cable carries F/U + sqrt(2 (F/U) ln U) flows. Below about one flow per cable more flows
+    collide more; with many per cable the split evens out."""
     with np.errstate(divide="ignore", invalid="ignore"):
         load = flows / np.maximum(cables, 1)
         busiest = load + np.sqrt(2 * load * np.log(np.maximum(cables, 2)))
-        collision = np.where(flows > 0, np.maximum(1.0, busiest / np.maximum(load, 1.0)), 1.0)
-    eff = np.where(ethernet, 1.0 / collision, k.infiniband_adaptive_routing_efficiency)
-    return eff
+        return np.where(flows > 0, np.maximum(1.0, busiest / np.maximum(load, 1.0)), 1.0)
 
 
 @dataclass

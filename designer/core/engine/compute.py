@@ -66,6 +66,20 @@ class Sharding:
     recompute_modules: tuple = ("core_attn",)  # what selective recompute re-runs (Megatron's default)
     grouped_gemm: bool = True  # experts' GEMMs in one grouped kernel (else one launch per local expert)
     cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
+    moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
+    ep_domains: float = 1.0  # scale-up domains (NVLink domains, else servers) one EP group spans
+
+
+def flex_dedup(topk: int, domains: float) -> float:
+    """Share of the all-to-all's cross-domain bytes a domain-aware dispatcher (DeepEP, HybridEP:
+    Megatron --moe-token-dispatcher-type flex) still sends. A token whose top-k experts sit in
+    several GPUs of one remote domain crosses the network once and is forwarded there over NVLink:
+    with the experts spread evenly over D domains, a token reaches k (D-1)/D remote experts but only
+    (D-1)(1 - (1 - 1/D)^k) distinct remote domains (DeepSeek-V3 report, section 3.2.2)."""
+    if domains <= 1 or topk <= 0:
+        return 1.0
+    d = float(domains)
+    return min(1.0, d * (1.0 - (1.0 - 1.0 / d) ** topk) / topk)
 
 
 class OpCoster:
@@ -82,6 +96,10 @@ class OpCoster:
         # core attention runs in BF16 unless FP8 attention kernels are asked for
         attn_peak = peak16_tflops if attention_peak_tflops is None else attention_peak_tflops
         self.attn_flops_per_s = attn_peak * 1e12 * ac.attention_efficiency * clock
+        # softmax exponentials per second (the SFUs run at the BF16 tensor rate / flops-per-exponential,
+        # whatever precision the attention MMAs use); None where the part gives no figure
+        fpe = ac.attention_flops_per_exponential
+        self.exp_per_s = peak16_tflops * 1e12 * ac.attention_efficiency * clock / fpe if fpe else None
         # FP8: HBM bytes per element Transformer Engine moves to quantize a GEMM input (0 in BF16)
         self.fp8_cast_bytes = fp8_cast_bytes
         self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown) if fp8_cast_bytes else None
@@ -117,8 +135,17 @@ class OpCoster:
         copy the weight-gradient GEMM reads), HBM-bound."""
         return self.memory(elements * self.fp8_cast_bytes) if self.fp8_cast_bytes else 0.0
 
-    def attention(self, flops: float) -> float:
-        return (flops / self.attn_flops_per_s + self.overhead_s) * self.slowdown if flops > 0 else 0.0
+    def attention(self, flops: float, flops_per_score: float = 0.0) -> float:
+        """A flash-attention kernel doing `flops` MMA FLOPs, `flops_per_score` of them per attention
+        score: each score also takes one softmax exponential (forward, and its recomputation in
+        backward). The tensor cores and the SFUs work in the same tiles; the slower of the two
+        sets the kernel's pace (FlashAttention-4: on B200 at head dim 128 they are balanced)."""
+        if flops <= 0:
+            return 0.0
+        t = flops / self.attn_flops_per_s
+        if self.exp_per_s and flops_per_score > 0:
+            t = max(t, flops / flops_per_score / self.exp_per_s)
+        return (t + self.overhead_s) * self.slowdown
 
     def memory(self, nbytes: float) -> float:
         return nbytes / self.bytes_per_s * self.slowdown
@@ -130,14 +157,15 @@ class LayerCost:
     bwd: Phase  # includes the recomputed forward when recompute is on
 
 
-def _overlapped(comm_s: float, window_s: float, chunks: int = 4) -> tuple[float, float]:
+def _overlapped(comm_s: float, window_s: float, chunks: int = 4, first: float | None = None) -> tuple[float, float]:
     """(exposed, hidden) of a communication pipelined against `window_s` of compute.
 
-    The first chunk cannot overlap (Calculon's tile model); the rest hides up to the window.
+    The first chunk cannot overlap (Calculon's tile model; `first` when the pipeline's own chunking
+    is known); the rest hides up to the window.
     """
     if comm_s <= 0:
         return 0.0, 0.0
-    first = comm_s / chunks
+    first = comm_s / chunks if first is None else min(first, comm_s)
     rest = comm_s - first
     hidden = min(rest, window_s)
     return first + rest - hidden, hidden
@@ -188,8 +216,10 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
 
     attn_flops = T * core_attention_flops_per_token(m) / t  # CP balances the causal halves
     if sh.flash_attention:
-        attn_fwd = ops.attention(attn_flops)
-        attn_bwd = ops.attention(attn_flops * ops.ac.attention_backward_flops_factor)
+        per_score = 2 * (m.qk_dim + m.v_dim)  # QK^T and PV MMA FLOPs per score, one exponential each
+        bwd_factor = ops.ac.attention_backward_flops_factor
+        attn_fwd = ops.attention(attn_flops, per_score)
+        attn_bwd = ops.attention(attn_flops * bwd_factor, per_score * bwd_factor)  # P recomputed once
     else:
         attn_fwd, attn_bwd = unfused_attention(m, sh, micro_batch, ops)
 
@@ -204,20 +234,37 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
 
     # ---- communication of the layer ----
     tp_f = tp_b = 0.0
+    tp_first_f = tp_first_b = None  # the part of the TP traffic no GEMM can hide (None: a quarter)
     if t > 1:
         points = 1 if moe else 2  # attention block and (dense) MLP block
         if sh.sequence_parallel:
             ag, rs = comm("tp", "all_gather", X), comm("tp", "reduce_scatter", X)
             tp_f = points * (ag + rs)
             tp_b = points * (ag + rs) + points * ag  # + the re-gather of inputs for wgrad
+            # Transformer Engine's userbuffers (initialize_ub defaults): an all-gather feeding a GEMM
+            # runs as a ring exchange in tp steps (its first step exposed), a GEMM's reduce-scatter is
+            # pipelined in 4 splits (the last exposed); in backward the input re-gather and the dgrad
+            # reduce-scatter of QKV/FC1 are bulk overlaps under the other GEMM, so only the
+            # ring-exchanged gathers of the output-projection and FC2 dgrads have a first step.
+            tp_first_f = points * (ag / t + rs / k.tp_overlap_pipeline_splits)
+            tp_first_b = points * ag / t
         else:
             ar = comm("tp", "all_reduce", X)
             tp_f, tp_b = points * ar, points * ar
     ep_f = ep_b = 0.0
     if moe and sh.ep > 1:
-        tokens_bytes = T / t * m.topk * m.h * ACT_BYTES if sh.sequence_parallel else T * m.topk * m.h * ACT_BYTES
-        a2a = comm("ep", "all_to_all", tokens_bytes)
-        ep_f = ep_b = 2 * a2a  # dispatch + combine
+        tokens = T / t if sh.sequence_parallel else T
+        if sh.moe_dispatcher == "allgather":
+            # every rank gathers the whole EP group's tokens and keeps its experts' (dispatch), then
+            # reduce-scatters the results (combine); backward is the same pair the other way round
+            gathered = tokens * sh.ep * m.h * ACT_BYTES
+            ep_f = ep_b = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
+        else:
+            tokens_bytes = tokens * m.topk * m.h * ACT_BYTES
+            if sh.moe_dispatcher == "flex":  # sent once per remote domain, forwarded inside it
+                tokens_bytes *= flex_dedup(m.topk, sh.ep_domains)
+            a2a = comm("ep", "all_to_all", tokens_bytes)
+            ep_f = ep_b = 2 * a2a  # dispatch + combine
     cp_f = cp_b = 0.0
     cp_exposed_f = cp_exposed_b = 0.0  # CP traffic that cannot run under attention
     if c > 1:
@@ -247,9 +294,9 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     # TP: blocking in forward; in backward the dgrad all-reduce (or SP reduce-scatter) runs under
     # the wgrad GEMM and the SP re-gather under dgrad (Megatron's async TP backward).
     if sh.tp_comm_overlap:
-        e, h = _overlapped(tp_f, fwd_gemm)
+        e, h = _overlapped(tp_f, fwd_gemm, first=tp_first_f)
         fwd.busy["tp_comm"], fwd.hidden["tp_comm"] = e, h
-        e, h = _overlapped(tp_b, dgrad + wgrad)
+        e, h = _overlapped(tp_b, dgrad + wgrad, first=tp_first_b)
         bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
     else:
         fwd.busy["tp_comm"] = tp_f

@@ -61,6 +61,14 @@ class AcceleratorConstants:
         0.85, "Achievable / peak HBM bandwidth for streaming kernels (STREAM-like copy reaches 85-90%)", **FRACTION)
     attention_efficiency: float = _c(
         0.55, "Core attention (flash kernel) throughput / dense peak, forward; fitted per accelerator", **FRACTION)
+    attention_flops_per_exponential: float = _c(
+        0.0, "Dense BF16 tensor-core FLOPs per exponential the special-function units (MUFU.EX2) evaluate in "
+        "the same SM clock: softmax needs one exponential per attention score, so a flash kernel whose "
+        "score needs fewer MMA FLOPs than this (small head dimensions, FP8 attention) waits on the "
+        "exponentials. Hopper 4096 / 16 = 256, Blackwell B200/GB200 8192 / 16 = 512 (FlashAttention-4, "
+        "Zadouri, Dao et al. 2026: tensor cores doubled, SFU unchanged), Blackwell Ultra B300/GB300 256 "
+        "(NVIDIA, 'Making Softmax More Efficient with NVIDIA Blackwell Ultra': SFU throughput doubled); "
+        "0 = not limiting (no published figure)", unit="FLOPs per exponential", minimum=0, maximum=100_000)
     attention_backward_flops_factor: float = _c(
         2.5, "Backward / forward FLOPs of flash attention (recomputes QK^T in backward; FlashAttention-2 paper)",
         unit="x forward", minimum=1, maximum=10)
@@ -195,6 +203,12 @@ class EngineConstants:
     fp4_cast_bytes_mxfp4: float = _c(
         1.1, "Extra HBM bytes per element quantized to MXFP4: both 4-bit copies and an E8M0 scale per 32 values",
         unit="bytes", minimum=0, maximum=64)
+    tp_overlap_pipeline_splits: int = _c(
+        4, "Pieces Transformer Engine's userbuffers split a GEMM + reduce-scatter into (the 'pipeline' method "
+        "of the output projection and FC2; the last piece's scatter is exposed). The all-gathers feeding a "
+        "GEMM run as a ring exchange in tp steps instead. Source: transformer_engine/pytorch/module/base.py "
+        "initialize_ub defaults (num_splits: tp_size for ring_exchange, else 4)",
+        unit="splits", minimum=1, maximum=1024)
     cuda_graph_partial_capture: float = _c(
         0.5, "Share of the launch gaps (kernel_gap_fraction) CUDA graphs remove when only some modules are "
         "captured (cuda_graph_scope lists e.g. attn, moe_router, moe_preprocess); whole-layer or full-iteration "

@@ -13,13 +13,17 @@ import functools
 import math
 import time
 
+import numpy as np
+
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
+from ..model.jobs import with_job_path
 from ..model.plan import ResolvedPlan
 from ..problems import DesignerError, Problem
 from .collectives import CollectiveModel
 from .constants import EngineConstants, engine_constants
-from .fabric import Fabric, build_fabric, refresh_capacities
+from .fabric import Fabric, build_fabric, refresh_capacities, sync_view
+from .job_placement import PlacedJob
 from .placement import Placement, place
 from .schedule import ScheduleResult, StageTimes, simulate_steady
 from .stages.breakdown import BREAKDOWN_KEYS, HIDDEN_KEYS, decompose_step
@@ -52,35 +56,58 @@ class Engine:
         self._placement: dict = {}
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
         self._schedules: dict = {}
-        self._hardware: tuple | None = None  # (fabric, num_gpus, calibration, Hardware)
+        self._hardware: dict = {}  # id(fabric) -> (fabric, num_gpus, calibration, Hardware)
+        self._views: dict = {}  # a job's GPU set -> its view of the fabric (Fabric.view)
 
     # ---- the stages, in order -----------------------------------------------------------
-    def evaluate(self, doc: Document) -> Evaluation:
-        t0 = time.perf_counter()
+    def evaluate(self, doc: Document, job: PlacedJob | None = None) -> Evaluation:
+        """The design's first job, with every job of the design in `result.jobs` (engine/jobs.py:
+        the jobs share the fabric); or, given `job`, that one job as if it ran alone."""
         self.reused = []
-        job = resolve_job(doc, self.catalog)
-        plan, cal = job.plan, doc.spec.calibration
+        if job is None:
+            from .jobs import evaluate_jobs
+
+            return evaluate_jobs(self, doc)
+        return self.evaluate_job(doc, job)
+
+    def evaluate_job(self, doc: Document, job: PlacedJob, fabric: Fabric | None = None) -> Evaluation:
+        """One job on its GPUs (`job.gpus`; None: the cluster's first ones), on `fabric` (its view
+        with the other jobs' share of the links taken off) or on the cluster's own fabric."""
+        t0 = time.perf_counter()
+        cal = doc.spec.calibration
         k = engine_constants(cal)
-        fabric = self.fabric(doc, k)
+        if fabric is None:
+            fabric = self.job_fabric(doc, k, job.gpus)
+        try:
+            resolved = resolve_job(doc, self.catalog, job.spec if doc.spec.jobs else None,
+                                   None if job.gpus is None else len(job.gpus))
+        except DesignerError as exc:
+            raise DesignerError(with_job_path(exc.problems, job.path, job.name if doc.spec.jobs else None)) from None
+        plan = resolved.plan
         hw = self.hardware(fabric, plan.num_gpus, cal)
-        warnings = job_warnings(job, hw)
+        warnings = job_warnings(resolved, hw)
         placement = self.placement(plan)
-        require_network(fabric, hw, plan.num_gpus)
-        dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(job.shape.experts))
-        comm = CommLedger(dims)
-        layout = lay_out(job, fabric, placement)
-        phases = layer_phases(job, hw, k, layout, comm)
-        pipe = schedule_pipeline(job, k, phases, comm, self.simulate_schedule)
-        dp = reduce_and_step(job, hw, k, layout, phases, pipe, comm)
-        bd = decompose_step(job, k, layout, phases, pipe, dp)
-        mem = fit_memory(job, hw, k, layout, phases.sharding.flash_attention)
-        result = summarize(job, hw, layout, phases, pipe, dp, bd, mem, comm, warnings)
+        try:
+            require_network(fabric, hw, plan.num_gpus)
+            dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))
+            comm = CommLedger(dims)
+            layout = lay_out(resolved, fabric, placement)
+            phases = layer_phases(resolved, hw, k, layout, comm)
+            pipe = schedule_pipeline(resolved, k, phases, comm, self.simulate_schedule)
+        except DesignerError as exc:
+            if not doc.spec.jobs:
+                raise
+            raise DesignerError(with_job_path(exc.problems, "spec", job.name)) from None
+        dp = reduce_and_step(resolved, hw, k, layout, phases, pipe, comm)
+        bd = decompose_step(resolved, k, layout, phases, pipe, dp)
+        mem = fit_memory(resolved, hw, k, layout, phases.sharding.flash_attention)
+        result = summarize(resolved, hw, layout, phases, pipe, dp, bd, mem, comm, warnings)
         _require_finite(result)
         if self.detail:
             links_and_bottlenecks(result, fabric, comm.used, bd.seconds, plan, dp.step_time, doc)
             pipelines = layout.pipelines
             result.critical_device = int(pipelines[0, bd.critical_stage]) if pipelines.size else 0
-            result.events_builder = functools.partial(build_events, job, layout, phases, pipe, dp)
+            result.events_builder = functools.partial(build_events, resolved, layout, phases, pipe, dp)
             result.devices = {int(pipelines[r, s]): {"stage": s, "replica": r,
                                                      "node": fabric.node_ids[fabric.gpu_node[int(pipelines[r, s])]]}
                               for r in representative_replicas(layout.pattern_of_replica) for s in range(plan.pp)}
@@ -89,6 +116,35 @@ class Engine:
             _drop_link_bytes(dims.values())
         result.engine_time_s = time.perf_counter() - t0
         return result
+
+    def job_fabric(self, doc: Document, k: EngineConstants, gpus, shared: bool = False) -> Fabric:
+        """The fabric a job on `gpus` sees: the cluster's own when they are its first GPUs (one job,
+        nothing down), else a view of it that keeps the job's GPUs in rank order (cached per GPU set).
+        `shared`: the view that set_contention takes the other jobs' share of the links off."""
+        fabric = self.fabric(doc, k)
+        if gpus is None:
+            return fabric
+        if not shared and (len(gpus) and gpus[0] == 0 and gpus[-1] == len(gpus) - 1
+                           and np.all(np.diff(gpus) == 1)):
+            return fabric
+        key = (hash(gpus.tobytes()), shared)
+        view = self._views.get(key)
+        if view is None or view._base is not fabric or not np.array_equal(view._gpus, gpus):
+            if len(self._views) > 64:
+                self._views.clear()
+            view = self._views[key] = fabric.view(gpus)
+            view._view_key = key
+        return view
+
+    def set_contention(self, view: Fabric, contention) -> None:
+        """The other jobs' share of each leaf's and pod's up-links (divisors of their capacity), and
+        the job's collective costs recomputed when it changed."""
+        view._contention = contention
+        if sync_view(view):
+            key = getattr(view, "_view_key", None)
+            for (vkey, *_), model in self._groups.items():
+                if vkey == key:
+                    model.invalidate_capacities()
 
     # ---- cached stages ------------------------------------------------------------------
     def fabric(self, doc: Document, k: EngineConstants) -> Fabric:
@@ -100,21 +156,27 @@ class Engine:
             if doc_id == doc.lineage and old_constants == constants:
                 changes = doc.changes_since(revision)
                 if changes is not None:  # the job and the canvas layout are not the fabric
-                    changes = [c for c in changes if c.collection not in ("workload", "parallelism", "layout")]
+                    changes = [c for c in changes if c.collection not in ("workload", "parallelism", "jobs", "layout")]
                 if changes == []:
                     self._fabric_key = (doc.lineage, doc.revision, constants)
                     return self._fabric
                 if changes is not None and all(_rating_only(c) for c in changes):
                     changed = [self._fabric.link_position(c.id) for c in changes if c.collection == "links"]
+                    if any(c.collection == "switches" and c.field == "state" for c in changes):
+                        changed = [None]  # a switch down takes its links with it: re-read them all
                     refresh_capacities(self._fabric, doc, None if None in changed else changed)
                     self._fabric_key = (doc.lineage, doc.revision, constants)
                     for model in self._groups.values():
                         model.invalidate_capacities()
+                    for view in self._views.values():
+                        sync_view(view)
                     self.reused.append("fabric, placement, groups and routes (re-rated links)")
                     return self._fabric
         self._fabric = build_fabric(doc, self.catalog, k)
         self._fabric_key = (doc.lineage, doc.revision, constants)
         self._groups.clear()
+        self._views.clear()
+        self._hardware.clear()
         return self._fabric
 
     def placement(self, plan: ResolvedPlan) -> Placement:
@@ -130,7 +192,7 @@ class Engine:
 
     def groups(self, fabric: Fabric, placement: Placement, dim: str, expert: bool, k: EngineConstants,
                nvls: bool) -> CollectiveModel:
-        key = (placement.plan, dim, expert, nvls)
+        key = (getattr(fabric, "_view_key", None), placement.plan, dim, expert, nvls)
         model = self._groups.get(key)
         if model is None:
             limit = _cache_limit(1024, GROUP_BUDGET, fabric.num_gpus)
@@ -178,11 +240,13 @@ class Engine:
 
         Cached per (fabric, GPU count, calibration): it reads the servers' accelerators, which
         only a rebuilt fabric changes (a re-rated one keeps them), and costs 18 ms at 16k GPUs."""
-        cached = self._hardware
+        cached = self._hardware.get(id(fabric))
         if (cached is not None and cached[0] is fabric and cached[1] == num_gpus and cached[2] == calibration):
             return cached[3]
         hw = hardware(fabric, num_gpus, calibration, self.catalog)
-        self._hardware = (fabric, num_gpus, copy.deepcopy(calibration), hw)
+        if len(self._hardware) > 64:
+            self._hardware.clear()
+        self._hardware[id(fabric)] = (fabric, num_gpus, copy.deepcopy(calibration), hw)
         return hw
 
     def layer_comm(self, doc: Document, plan: ResolvedPlan):
@@ -248,16 +312,16 @@ def _fabric_constants(k: EngineConstants) -> tuple:
 
 def _rating_only(change) -> bool:
     """A change that alters capacities but not the fabric's shape."""
-    if change.collection in ("workload", "parallelism", "layout", "racks"):
+    if change.collection in ("workload", "parallelism", "jobs", "layout", "racks"):
         return True
     if change.action != "changed":
         return False
     if change.collection == "links":
-        return change.field in ("bandwidth_gbps", "slowdown", "latency_us")
+        return change.field in ("bandwidth_gbps", "slowdown", "latency_us", "state")
     placement_only = ("rack", "slot", "name", "height_units")  # where it stands, not how it is wired
     if change.collection == "nodes":
         return change.field in ("slowdown", "gpu_slowdown") + placement_only
-    return change.collection == "switches" and change.field in placement_only
+    return change.collection == "switches" and change.field in placement_only + ("state",)
 
 
 _default_engine: Engine | None = None

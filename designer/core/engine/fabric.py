@@ -13,6 +13,7 @@ all-to-all stay rail-aligned.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,6 +97,15 @@ class Fabric:
             index = self._link_index = {lid: i for i, lid in enumerate(self.link_ids)}
         return index.get(link_id)
 
+    def view(self, gpus: np.ndarray) -> "Fabric":
+        """This fabric as one job sees it: its GPU i is `gpus[i]` of the cluster (a job's ranks run on
+        its own GPUs, not on the cluster's first ones); NICs, switches and links stay the cluster's."""
+        v = copy.copy(self)
+        v._base, v._gpus = self, np.asarray(gpus, dtype=np.int64)
+        v._contention = None
+        sync_view(v)
+        return v
+
     def uplinks_of(self, switch: int) -> list[int]:
         links, owner = self._uplink
         return links[owner == switch].tolist()
@@ -103,6 +113,30 @@ class Fabric:
     def pod_links_of(self, pod: int) -> list[int]:
         links, owner = self._podlink
         return links[owner == pod].tolist()
+
+
+GPU_FIELDS = ("gpu_node", "gpu_local", "gpu_nic", "gpu_slowdown", "gpu_domain_index")
+_VIEW_OWN = GPU_FIELDS + ("_base", "_gpus", "_contention", "_synced")
+
+
+def sync_view(view: Fabric) -> bool:
+    """Bring a job's view up to its cluster fabric's current ratings, with the other jobs' share of
+    the up-links taken off (`_contention`: per leaf and per pod, the factor its capacity is divided
+    by). True when the rates it costs with changed (its cached collective costs are then stale)."""
+    base = view._base
+    token = (base._rating_revision, None if view._contention is None else view._contention[2])
+    if getattr(view, "_synced", None) == token:
+        return False
+    view.__dict__.update({k: v for k, v in base.__dict__.items() if k not in _VIEW_OWN})
+    for name in GPU_FIELDS:
+        value = getattr(base, name)
+        setattr(view, name, None if value is None else value[view._gpus])
+    if view._contention is not None:
+        leaf_factor, pod_factor, _ = view._contention
+        view.leaf_up_Bps = base.leaf_up_Bps / leaf_factor
+        view.pod_up_Bps = base.pod_up_Bps / pod_factor
+    view._synced = token
+    return True
 
 
 def _scale_up(node, accelerator, k: EngineConstants, link_efficiency: float = 0.0) -> tuple[float, str]:
@@ -256,6 +290,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         link_cap_Bps=link_cap, has_core=False,
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
+    fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
     fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff)
     fabric._host_bounce = k.host_bounce_efficiency
 
@@ -291,6 +326,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     fabric.leaf_up_cables = np.bincount(fabric._uplink[1], count[fabric._uplink[0]], minlength=n_sw).astype(np.int64)
     fabric.pod_up_cables = np.bincount(fabric._podlink[1], count[fabric._podlink[0]], minlength=len(roots)).astype(np.int64)
     fabric._link_arrays = (bw, count.astype(float), slowdown)
+    fabric._link_ends = (a_kind, a_idx, b_kind, b_idx)
     refresh_capacities(fabric, doc, arrays=fabric._link_arrays)
     return fabric
 
@@ -314,7 +350,9 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
                 bw[i], count[i], slowdown[i] = links[i].bandwidth_gbps, links[i].count, links[i].slowdown
     else:
         bw, count, slowdown = arrays
-    link_cap = bw * 1e9 / 8 * count / slowdown
+    usable = _usable_links(fabric, doc, changed_links if arrays is None else None)
+    link_cap = bw * 1e9 / 8 * count / slowdown * usable
+    fabric._rating_revision = getattr(fabric, "_rating_revision", 0) + 1
     fabric.node_slowdown = np.fromiter((x.slowdown for x in doc.nodes), float, len(doc.nodes))
     gpu_slow = fabric.node_slowdown[fabric.gpu_node].copy()
     base = 0
@@ -333,12 +371,54 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     leaf = fabric.nic_leaf[has]
     line = np.minimum(np.minimum(bw[li], node_gbps[node]), sw_gbps[leaf] if len(sw_gbps) else np.inf)
     bounce = np.where(node_gdr[node], 1.0, fabric._host_bounce)
-    cap[has] = line * 1e9 / 8 * link_eff[li] * bounce / slowdown[li]
+    cap[has] = line * 1e9 / 8 * link_eff[li] * bounce / slowdown[li] * usable[li]
     fabric.nic_cap_Bps = cap
     up_links, up_owner = fabric._uplink
     fabric.leaf_up_Bps = np.bincount(up_owner, link_cap[up_links], minlength=len(fabric.switch_ids))
+    # ECMP spreads over the cables that are up: a leaf with a dead up-link carries its traffic on the rest
+    fabric.leaf_up_cables = np.bincount(up_owner, (count * usable)[up_links], minlength=len(fabric.switch_ids)
+                                        ).astype(np.int64)
     pod_links, pod_owner = fabric._podlink
+    fabric.pod_up_cables = np.bincount(pod_owner, (count * usable)[pod_links], minlength=len(fabric.pod_up_cables)
+                                       ).astype(np.int64)
     fabric.pod_up_Bps = np.bincount(pod_owner, link_cap[pod_links], minlength=int(fabric.switch_pod.max(initial=-1)) + 1)
+
+
+def gpus_up(doc: Document, fabric: "Fabric") -> np.ndarray:
+    """True for each GPU whose server is up and that is not among its server's `gpus_down`."""
+    up = np.ones(fabric.num_gpus, dtype=bool)
+    base = 0
+    for node in doc.nodes:
+        n = node.accelerator_count
+        if node.state == "down":
+            up[base: base + n] = False
+        elif node.gpus_down:
+            up[base + max(0, n - node.gpus_down): base + n] = False
+        base += n
+    return up
+
+
+def _usable_links(fabric: Fabric, doc: Document, changed_links: list[int] | None) -> np.ndarray:
+    """1.0 for a link that carries traffic, 0.0 for one that is down or ends on a switch that is down."""
+    links = doc.links
+    if changed_links is None:
+        fabric._link_up = np.fromiter((l.state != "down" for l in links), bool, len(links))
+    else:
+        for i in changed_links:
+            fabric._link_up[i] = links[i].state != "down"
+    switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
+    usable = fabric._link_up.copy()
+    if switch_down.any():
+        a_kind, a_idx, b_kind, b_idx = fabric._link_ends
+        usable &= ~((a_kind == 2) & switch_down[np.where(a_kind == 2, a_idx, 0)])
+        usable &= ~((b_kind == 2) & switch_down[np.where(b_kind == 2, b_idx, 0)])
+    fabric.switch_down = switch_down
+    return usable.astype(float)
+
+
+def down_links_of(fabric: Fabric, links: list[int]) -> list[str]:
+    """The ids of those links that are down (or end on a switch that is down)."""
+    return [fabric.link_ids[i] for i in links if fabric.link_cap_Bps[i] <= 0]
 
 
 def require_routes(fabric: Fabric, gpus: np.ndarray, what: str) -> None:
@@ -348,6 +428,17 @@ def require_routes(fabric: Fabric, gpus: np.ndarray, what: str) -> None:
     if bad.size:
         g = int(gpus[bad[0]])
         node = fabric.node_ids[fabric.gpu_node[g]]
+        link = int(fabric.nic_link[nics[bad[0]]]) if nics[bad[0]] >= 0 else -1
+        if link >= 0:  # cabled, but the cable or its leaf is down: no other path (a NIC has one cable)
+            leaf = int(fabric.nic_leaf[nics[bad[0]]])
+            leaf_down = leaf >= 0 and bool(getattr(fabric, "switch_down", np.zeros(0))[leaf:leaf + 1].any())
+            cause = (f"its leaf {fabric.switch_ids[leaf]} is down" if leaf_down
+                     else f"its cable {fabric.link_ids[link]} is down")
+            raise DesignerError([Problem(
+                f"{what} needs the network, but GPU {fabric.gpu_local[g]} of {node} is cut off: {cause} and "
+                "its NIC has no other path", "spec.links", element=fabric.link_ids[link],
+                fix=f"mark {fabric.switch_ids[leaf] if leaf_down else fabric.link_ids[link]} up, or place the job "
+                    f"on servers that are reachable")])
         raise DesignerError([Problem(
             f"{what} needs the network, but GPU {fabric.gpu_local[g]} of {node} has no connected NIC",
             "spec.links", element=node, fix=f"connect the NICs of {node} to a leaf switch")])

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from ..analysis.link_load import link_load, seconds_text, share_text
 from ..engine.constants import AcceleratorConstants, EngineConstants
 from ..engine.evaluate import Evaluation
 from ..model.catalog import Catalog, default_catalog
@@ -565,13 +566,17 @@ def _job_rows(doc: Document, result: Evaluation, catalog: Catalog) -> tuple[list
     from ..engine import flops as F
     from ..model.job import Parallelism, resolve_workload
 
-    w = resolve_workload(doc.spec.workload, catalog.presets())
+    from ..model.jobs import document_jobs
+
+    first = document_jobs(doc)[0]  # with several jobs: the first one's (the Jobs section lists them all)
+    workload, parallelism = first.workload, first.parallelism
+    w = resolve_workload(workload, catalog.presets())
     m = F.ModelShape.of(w)
     counts = F.parameter_count(m)
     params = counts["embedding"] + counts["output"] + counts["layers"]
     layers = _int(m.layers) + (f" ({m.dense_layers} dense, {m.moe_layers} MoE)" if m.experts else "")
     model = [
-        ("Preset", doc.spec.workload.preset or "(explicit keys)"),
+        ("Preset", workload.preset or "(explicit keys)"),
         ("Parameters", f"{params / 1e9:.2f} B" + (f" ({counts['experts'] / 1e9:.2f} B in experts)" if m.experts else "")),
         ("Layers", layers),
         ("Hidden size", _int(m.h)),
@@ -587,7 +592,7 @@ def _job_rows(doc: Document, result: Evaluation, catalog: Catalog) -> tuple[list
         ("Precision", m.precision),
     ]
     p = result.plan
-    par = doc.spec.parallelism or Parallelism()
+    par = parallelism or Parallelism()
     zero = par.zero_stage
     if zero:
         optimizer = f"ZeRO stage {zero}" + (" (FSDP)" if zero >= 3 else "")
@@ -747,8 +752,21 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     size_rows, fabric_rows = _cluster_rows(doc, result, catalog)
     lay.kv_panels([("Size", size_rows), ("Servers and fabric", fabric_rows)])
 
+    if len(result.jobs) > 1:  # several jobs share the fabric: each, alone and shared (docs/jobs.md)
+        lay.heading("Jobs on the shared fabric", keep=120)
+        rows = []
+        for job in result.jobs:
+            who = ", ".join(f"{r['job']} {r['share']:+.1%} ({r['resource']})" for r in job.interference
+                            if r["share"] >= 0.0005) or "-"
+            rows.append([job.name, f"{job.result.num_gpus:,}", _s3(job.alone.step_time_s), _s3(job.result.step_time_s),
+                         f"{job.slowdown_vs_alone:+.1%}", who])
+        lay.table([Column("job", 0.18), Column("GPUs", 0.08, "right"), Column("alone (s)", 0.11, "right"),
+                   Column("shared (s)", 0.11, "right"), Column("slower", 0.09, "right"),
+                   Column("slowed by", 0.43)], rows)
+        lay.paragraph("The sections below describe the first job.", size=8.5, color=MUTED)
+
     # 3 job
-    lay.heading("Job", keep=200)
+    lay.heading("Job" if len(result.jobs) < 2 else f"Job {result.jobs[0].name}", keep=200)
     model_rows, plan_rows = _job_rows(doc, result, catalog)
     lay.kv_panels([("Model and batch (resolved)", model_rows), ("Parallelism plan", plan_rows)])
 
@@ -846,21 +864,31 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
                    Column("forward s per micro-batch", 0.2, "right"), Column("backward s per micro-batch", 0.2, "right"),
                    Column("busy s", 0.2, "right"), Column("last compute ends s", 0.2, "right")], rows)
 
-    # 9 links
+    # 9 links: by class (symmetric links loaded alike are one row with their count)
     lay.heading("Most utilized links", keep=80)
-    top_links = result.link_utilization[:10]
-    if top_links:
+    classes = link_load(result, doc).classes() if result.link_load else []
+    busy = [c for c in classes if c.busy_share_of_step > 0][:10]
+    if busy:
+        analysis = link_load(result, doc)
         rows = []
-        for r in top_links:
+        for c in busy:
+            answer = analysis.answer(c.members[0])
+            phase = answer.phase
+            in_phase = f"{share_text(phase.share)} of {phase.name} ({seconds_text(phase.phase_s)})" if phase else "-"
+            verdict = ", ".join(f"bottleneck of {p.name}" + (" (critical path)" if p.critical else "")
+                                for p in answer.bottleneck_of) or "-"
             kinds = ", ".join(f"{k.replace('_comm', '')} {_bytes(v)}" for k, v in
-                              sorted(r.get("by_kind", {}).items(), key=lambda kv: -kv[1]))
-            u = r["utilization"]
-            shown = "<0.01%" if u < 1e-4 else (f"{u:.2%}" if u < 0.1 else _pct(u))
-            rows.append([r["link"], r["a"], r["b"], shown, _bytes(r["bytes"]), kinds])
-        lay.table([Column("link", 0.1), Column("from", 0.2), Column("to", 0.2), Column("utilization", 0.12, "right"),
-                   Column("bytes / step", 0.13, "right"), Column("traffic by kind", 0.25)], rows)
-        lay.paragraph(f"Average use over the step, top {len(top_links)} of {_int(len(doc.links))} links.",
-                      size=7.5, color=MUTED)
+                              sorted(answer.bytes_by_kind.items(), key=lambda kv: -kv[1]))
+            rows.append([c.label, c.cable, share_text(c.busy_share_of_step), in_phase, verdict,
+                         _bytes(answer.bytes_per_step), kinds])
+        lay.table([Column("links (each)", 0.19), Column("cable", 0.15), Column("busy of step", 0.08, "right"),
+                   Column("busy of its phase", 0.16, "right"), Column("verdict", 0.16),
+                   Column("bytes / step", 0.09, "right"), Column("traffic by kind", 0.17)], rows)
+        lay.paragraph(f"Links of one tier and cable with the same load (within 1 %) are one row, with each member's "
+                      f"figures; {len(busy)} of {_int(len(classes))} classes, {_int(len(doc.links))} links. A phase is "
+                      "the time one kind of traffic takes in the step (exposed + hidden); a link as busy as the "
+                      "phase's busiest and busy for half of it is its bottleneck, on the critical path when part of "
+                      "the phase is exposed.", size=7.5, color=MUTED)
     else:
         lay.paragraph("No traffic crosses the scale-out links.", size=9)
 

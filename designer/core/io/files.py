@@ -221,6 +221,8 @@ def _to_plain(obj, omit_defaults: bool = True, _memo: dict | None = None):
                     continue
                 if f.default is None and v is None:
                     continue
+                if f.default_factory is not dataclasses.MISSING and v == f.default_factory():
+                    continue  # an empty list of a job's placement, say
             out[f.name] = _to_plain(v, omit_defaults, _memo)
         return out
     if isinstance(obj, (dict, list, tuple)):
@@ -349,8 +351,8 @@ def dumps(kind: str, metadata: Metadata | None, spec) -> str:
             out.extend(f"  - {_json_line(_element_plain(item))}\n" for item in value)
         elif value is None:
             continue
-        elif isinstance(value, dict) and not value:
-            continue
+        elif isinstance(value, (dict, list)) and not value:
+            continue  # an empty calibration, or no jobs: the file reads the same without the key
         else:
             plain = _to_plain(value)
             if plain == {}:

@@ -16,6 +16,7 @@ from ..model.document import ClusterSpec
 from ..model.elements import Metadata
 from ..model import megatron_names
 from ..model.job import Parallelism, Workload
+from ..model.jobs import JobSpec
 from ..engine.constants import (TABLE_ALGORITHMS, TABLE_PROTOCOLS, AcceleratorConstants, EngineConstants,
                                 check_calibration)
 from ..model.spec import describe_range, has_range, range_problem
@@ -154,7 +155,7 @@ class Builder:
         if not isinstance(data, dict):
             self.problem(path, f"expected a mapping, got {_describe(data)}")
             return _MISSING
-        if cls in _HAS_CALIBRATION:
+        if cls in _HAS_CALIBRATION or cls is JobSpec:
             data = self._megatron_names(data, path)
         fields = {f.name: f for f in _fields(cls)}
         hints = _hints(cls)

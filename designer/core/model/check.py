@@ -57,6 +57,9 @@ MAX_LISTED_DUPLICATES = 100
 
 def _duplicate_ids(doc: Document) -> list[Problem]:
     """Linear: one pass to find the repeats, one set of taken ids for the suggested new names."""
+    ids = [element.id for name in ("racks", "nodes", "switches", "links") for element in getattr(doc.spec, name)]
+    if len(set(ids)) == len(ids):  # the usual case, in C: no path strings for 40k elements (~60 ms at 16k)
+        return []
     seen: dict[str, str] = {}
     repeats: list[tuple[str, str, str]] = []  # (path, id, path of the first use)
     for name in ("racks", "nodes", "switches", "links"):
@@ -312,9 +315,11 @@ def link_problems(doc: Document) -> tuple[dict[int, list[Problem]], dict[int, li
     return per_link, kinds, device_problems(doc, cables_on, used_ports, anonymous_nic_cables)
 
 
-def device_problems(doc: Document, cables_on: dict[str, int], used_ports, anonymous_nic_cables: dict[str, int]
-                    ) -> list[Problem]:
-    """The switches' and servers' part of link_problems: more cables than ports, NICs left free."""
+def device_problems(doc: Document, cables_on: dict[str, int], used_ports, anonymous_nic_cables: dict[str, int],
+                    free_nics: dict[str, list[int]] | None = None) -> list[Problem]:
+    """The switches' and servers' part of link_problems: more cables than ports, NICs left free.
+    `free_nics` (the whole-array pass): each server's NICs no link names, for servers with any;
+    without it, the NICs that are not (server, k, "nic") keys of `used_ports`."""
     out = []
     for sw in doc.switches:
         if cables_on[sw.id] > sw.radix:
@@ -322,7 +327,13 @@ def device_problems(doc: Document, cables_on: dict[str, int], used_ports, anonym
                           f"spec.switches[{_index_of(doc.switches, sw)}]", sw.id,
                           "remove links, or use a switch with a larger radix"))
     for i, node in enumerate(doc.nodes):
-        free = [f"nic{k}" for k in range(node.nic_count) if (node.id, k, "nic") not in used_ports]
+        if free_nics is not None:
+            ks = free_nics.get(node.id)
+            if not ks:
+                continue
+            free = [f"nic{k}" for k in ks]
+        else:
+            free = [f"nic{k}" for k in range(node.nic_count) if (node.id, k, "nic") not in used_ports]
         free = free[anonymous_nic_cables[node.id]:]  # links without a port take free NICs in order
         if free:
             shown = ", ".join(free[:4]) + (", ..." if len(free) > 4 else "")

@@ -22,7 +22,10 @@ from .non_finite import non_finite_problems
 from .plan import check_plan
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: the full check
-JOB_PARTS = frozenset({"workload", "parallelism", "layout"})  # none of the cluster checks read them
+JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of the cluster checks read them
+# A part marked down or up (or GPUs of a server out): no cluster check reads it; the jobs' check,
+# which does, runs on every check (check_plan)
+STATE_FIELDS = frozenset({"state", "gpus_down"})
 
 
 class DesignChecker:
@@ -50,6 +53,8 @@ class DesignChecker:
         edited_links = set()
         for c in changes:
             if c.collection in JOB_PARTS:
+                continue
+            if c.action == "changed" and c.field in STATE_FIELDS and c.collection in ("nodes", "switches"):
                 continue
             if c.collection == "links" and c.action == "changed" and c.field not in LINK_SHAPE_FIELDS:
                 edited_links.add(c.id)

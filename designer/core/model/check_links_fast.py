@@ -22,8 +22,9 @@ PREFIX_CODE = {"p": 0, "nic": 1, "nvl": 2, "pcie": 3}
 
 
 def links_without_problems(doc: Document):
-    """(cables on each device, the (server, k, "nic") ports in use, cables without a port per
-    server), or None when some link may have a problem (the walk of check.link_problems says which)."""
+    """(cables on each device, None, cables without a port per server, server -> its NICs no link names
+    (servers with one at least)): device_problems' arguments; or None when some link may have a
+    problem (the walk of check.link_problems says which)."""
     links, nodes, switches = doc.links, doc.nodes, doc.switches
     n = len(links)
     if n == 0:
@@ -98,15 +99,20 @@ def links_without_problems(doc: Document):
             return None
         # one integer per (device, prefix, port): the walk's key (device id, port, prefix)
         keys.append(((np.repeat(dev[named], reps) * 4 + np.repeat(prefix_code, reps)) << 32) + port_number)
-    used_nic: set[tuple[str, int, str]] = set()
+    # each server's NICs that no link names, as a table: a set of (server, k, "nic") for every port in
+    # use and a look-up per NIC (device_problems' walk) cost ~100 ms at 131k GPUs
+    node_nics = nic_count[:n_nodes]
+    nic_used = np.zeros((n_nodes, max(int(node_nics.max()) if n_nodes else 0, 1)), dtype=bool)
     if keys:
         all_keys = np.concatenate(keys)
         ordered = np.sort(all_keys)
         if (ordered[1:] == ordered[:-1]).any():
             return None  # a port used twice
         nic = all_keys[((all_keys >> 32) & 3) == PREFIX_CODE["nic"]]
-        used_nic = {(node_ids[d], k, "nic") for d, k in zip((nic >> 34).tolist(), (nic & 0xFFFFFFFF).tolist())}
-    return defaultdict(int, zip(all_ids, cables.tolist())), used_nic, anonymous
+        nic_used[nic >> 34, nic & 0xFFFFFFFF] = True  # the ports are below nic_count (checked above)
+    free = ~nic_used & (np.arange(nic_used.shape[1]) < node_nics[:, None])
+    free_nics = {node_ids[i]: np.flatnonzero(free[i]).tolist() for i in np.flatnonzero(free.any(axis=1)).tolist()}
+    return defaultdict(int, zip(all_ids, cables.tolist())), None, anonymous, free_nics
 
 
 def _kinds_sound(kind, bw, network, a, b, is_switch, nic_kind, fabric, port_gbps) -> bool:

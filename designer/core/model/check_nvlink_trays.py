@@ -17,7 +17,7 @@ def nvlink_tray_problems(doc: Document) -> list[Problem]:
     shown = ", ".join(sorted(domains)[:4]) + (", ..." if len(domains) > 4 else "")
     cabled: dict[str, list[str]] = {}  # tray id -> servers cabled to it, file order
     trays = {s.id for s in doc.switches if s.fabric == "nvlink"}
-    for link in doc.links:
+    for link in doc.links if trays else ():  # no trays (most fabrics): no pass over the links (~60 ms at 16k)
         a, b = split_endpoint(link.a)[0], split_endpoint(link.b)[0]
         for tray, other in ((a, b), (b, a)):
             if tray in trays and other in node_domain:

@@ -17,6 +17,7 @@ from typing import Any, Iterator
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .events import Change, Events
 from .job import Parallelism, Workload
+from .jobs import JobSpec
 
 COLLECTIONS = {"racks": Rack, "nodes": Node, "switches": Switch, "links": Link}
 COLLECTION_OF = {cls: name for name, cls in COLLECTIONS.items()}
@@ -30,6 +31,8 @@ class ClusterSpec:
     links: list[Link] = field(default_factory=list)
     workload: Workload | None = None
     parallelism: Parallelism | None = None
+    # Several jobs sharing the cluster (model/jobs.py); empty: the one job of workload + parallelism
+    jobs: list[JobSpec] = field(default_factory=list)
     calibration: dict[str, Any] = field(default_factory=dict)
     # Overrides of resources/catalog/prices.yaml for `designer cost` (model/prices.py checks them)
     prices: dict[str, Any] = field(default_factory=dict)
@@ -204,6 +207,11 @@ class Document:
             old_p, self.spec.parallelism = self.spec.parallelism, parallelism
             self.events.emit(Change("replaced", "parallelism", old=old_p, new=parallelism))
 
+    def set_jobs(self, jobs: list[JobSpec]) -> None:
+        """Replace the list of jobs (add, remove, rename or edit one: the panel hands the whole list)."""
+        old, self.spec.jobs = self.spec.jobs, list(jobs)
+        self.events.emit(Change("replaced", "jobs", old=old, new=self.spec.jobs))
+
     def set_layout(self, layout: dict) -> None:
         """Canvas-only state (positions of loose elements, view): not part of the cluster."""
         old, self.spec.layout = self.spec.layout, layout
@@ -245,6 +253,7 @@ class Document:
         snap.spec = ClusterSpec(
             racks=list(spec.racks), nodes=list(spec.nodes), switches=list(spec.switches), links=list(spec.links),
             workload=copy.copy(spec.workload), parallelism=copy.copy(spec.parallelism),
+            jobs=list(spec.jobs),
             calibration=copy.deepcopy(spec.calibration), prices=copy.deepcopy(spec.prices),
             layout=dict(spec.layout))
         snap.events = Events()

@@ -21,6 +21,9 @@ SCALE_UP_KINDS = ("nvswitch", "nvlink", "pcie")
 NVLINK_SWITCH = "nvlink"
 SWITCH_FABRICS = NETWORK_KINDS + (NVLINK_SWITCH,)
 SWITCH_TIER_CHOICES = SWITCH_TIERS + (NVLINK_SWITCH,)
+# A part that failed or is taken out for service: the engine routes around a link or switch that is
+# down (ECMP over the rest) and the placer gives no job a GPU of a server that is down.
+ELEMENT_STATES = ("up", "down")
 
 # Physical ranges of the numbers (the schema shows them, the loader enforces them).
 MIN_GBPS = 0.1  # 100 Mb/s: slower than any cable a training cluster uses
@@ -97,6 +100,10 @@ class Node:
         doc="Per-accelerator straggler factors, by local index ([1, 1, 1.5] = GPU 2 is 50% slower)",
         factory=list, minimum=1.0, maximum=MAX_SLOWDOWN, unit="x",
     )
+    state: str = spec_field("up", doc="up, or down: the server is out (failed or in service); no job gets its GPUs",
+                            enum=ELEMENT_STATES)
+    gpus_down: int = spec_field(0, doc="Accelerators of this server that are out (the highest local indices); "
+                                       "no job gets them", minimum=0, maximum=MAX_ACCELERATORS_PER_NODE)
     name: str = spec_field("", doc="Display name (defaults to the id)")
 
     def nic_ports(self) -> list[str]:
@@ -128,6 +135,8 @@ class Switch:
                                   maximum=MAX_RACK_UNITS, unit="U")
     height_units: int = spec_field(1, doc="Rack units the switch occupies", minimum=1, maximum=MAX_RACK_UNITS,
                                    unit="U")
+    state: str = spec_field("up", doc="up, or down: the switch is out and traffic takes the other paths (ECMP)",
+                            enum=ELEMENT_STATES)
     name: str = spec_field("", doc="Display name (defaults to the id)")
 
     def ports(self) -> list[str]:
@@ -160,6 +169,8 @@ class Link:
     )
     note: str = spec_field("", doc="Free text about this cable, e.g. why an import flagged it (trained below "
                                    "the fabric's speed)")
+    state: str = spec_field("up", doc="up, or down: the cables are out and traffic takes the other paths (ECMP)",
+                            enum=ELEMENT_STATES)
 
 
 def split_endpoint(endpoint: str) -> tuple[str, str | None]:

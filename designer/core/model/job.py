@@ -32,9 +32,11 @@ FP4_RECIPES = ("nvfp4", "mxfp4")
 # Keys of the 2025-26 recipes the engine accepts but does not model yet: the result names them
 # (the Megatron-FSDP pair is costed through zero_stage where the two agree, stages/job.py).
 UNMODELLED_WORKLOAD_KEYS = ()  # MLA, MTP, qk_layernorm and sliding windows are costed (engine/flops.py)
-UNMODELLED_PARALLELISM_KEYS = ("moe_token_dispatcher_type", "moe_flex_dispatcher_backend",
-                               "moe_router_force_load_balancing",
-                               "use_megatron_fsdp", "data_parallel_sharding_strategy",
+# moe_router_force_load_balancing is costed: the engine spreads tokens evenly over the experts, which is
+# what forcing gives (an unforced router is warned about: stages/job.py).
+# The dispatchers are costed too (engine/compute.py): allgather gathers the EP group's tokens, flex
+# (DeepEP or HybridEP alike) sends a token once per remote NVLink domain (compute.flex_dedup).
+UNMODELLED_PARALLELISM_KEYS = ("use_megatron_fsdp", "data_parallel_sharding_strategy",
                                "fsdp_double_buffer")
 
 # Physical ranges (the schema shows them, the loader enforces them): far above any model or

@@ -57,6 +57,10 @@ W = "spec.workload."
 def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
     """Problems of the job on this cluster; [] when there is no job or it is consistent."""
     spec = doc.spec
+    if spec.jobs:  # several jobs: each checked on its own GPUs (model/jobs.py)
+        from .jobs import check_jobs
+
+        return check_jobs(doc, catalog)
     if spec.workload is None and spec.parallelism is None:
         return []
     problems = check_job(spec.workload, spec.parallelism, doc.num_gpus(), catalog)[1]

@@ -49,6 +49,7 @@ class DomainBand(QGraphicsPathItem):
         self.label = QGraphicsSimpleTextItem(domain_label(domain, gpus).replace(" · ", "\n", 1), self)
         self.label.setFont(style.label_font(5.0, bold=True))
         self.label.setBrush(style.NVLINK_DOMAIN_TEXT)
+        self.label_min_scale = float("inf")
         self.label_fits = self._place_label(rect, free_above_px)
         self.label.setVisible(self.label_fits)
 
@@ -62,6 +63,8 @@ class DomainBand(QGraphicsPathItem):
         self.label.setScale(scale)
         self.label.setPos(band.left() + (band.width() - bounds.width() * scale) / 2,
                           band.top() - 1 - bounds.height() * scale)
+        # shown from the zoom where a line of it is MIN_TEXT_PX tall (scene.apply_lod); two lines
+        self.label_min_scale = style.MIN_TEXT_PX / max(bounds.height() * scale / 2, 1e-6)
         return True
 
 

@@ -22,7 +22,9 @@ class RackItem(QGraphicsRectItem):
         self.setPos(rack.x, rack.y)
         self.setData(ID_ROLE, rack.id)
         self.setData(KIND_ROLE, "rack")
-        self.setBrush(style.brush(style.RACK_FILL))
+        # No brush: the scene paints rack fills in its background, so cables (drawn above the background,
+        # below the racks' servers and switches) show inside a rack up to the port they end on.
+        self.setBrush(Qt.NoBrush)
         self.setPen(style.edge_pen(style.RACK_EDGE))
         self.setFlags(QGraphicsItem.ItemIsSelectable | QGraphicsItem.ItemIsMovable
                       | QGraphicsItem.ItemSendsGeometryChanges)
@@ -30,7 +32,7 @@ class RackItem(QGraphicsRectItem):
         self.label = QGraphicsSimpleTextItem(rack.name or rack.id, self)
         self.label.setFont(style.label_font(7))
         self.label.setBrush(style.TEXT)
-        self.label.setPos(0, -RACK_LABEL_PX + 2)
+        self._fit_label()
         self.units = rack.units
         self.snap = True
         self.on_moved = None  # set by the scene: called while dragging, to drag the cables along
@@ -41,7 +43,17 @@ class RackItem(QGraphicsRectItem):
         if self.pos() != QPointF(rack.x, rack.y):
             self.setPos(rack.x, rack.y)
         self.label.setText(rack.name or rack.id)
+        self._fit_label()
         self.units = rack.units
+
+    def _fit_label(self) -> None:
+        """The rack's name in the room above it, never wider than the rack (it would run into the next)."""
+        self.label.setScale(1.0)
+        bounds = self.label.boundingRect()
+        scale = min(1.0, RACK_WIDTH_PX / max(bounds.width(), 1e-6), (RACK_LABEL_PX - 2) / max(bounds.height(), 1e-6))
+        self.label.setScale(scale)
+        self.label.setPos(0, -2 - bounds.height() * scale)
+        self.label_min_scale = style.MIN_TEXT_PX / max(bounds.height() * scale, 1e-6)
 
     def itemChange(self, change, value):
         if change == QGraphicsItem.ItemPositionChange and self.snap:
@@ -98,14 +110,32 @@ class DeviceItem(QGraphicsRectItem):
         self.setToolTip(tip)
 
     def _fit_label(self, text: str, height: float) -> None:
-        """The name inside the box, scaled down until it fits (a long name never spills out)."""
+        """The name inside the box below its row of ports, scaled down until it fits (a long name never
+        spills out, and never sits under a port). It shows from the zoom where it is MIN_TEXT_PX tall;
+        the ports from the zoom where a port is MIN_PORT_PX wide (scene.apply_lod)."""
         self.label.setText(text)
         self.label.setScale(1.0)
         bounds = self.label.boundingRect()
-        room_w, room_h = self.rect().width() - 4, max(1.0, height - 1.2)
+        r = self.rect()
+        top = r.top() + port_strip_height(r, self.ports.count)
+        room_w, room_h = r.width() - 4, max(0.5, r.bottom() - top - 0.3)
         scale = min(1.0, room_w / max(bounds.width(), 1e-6), room_h / max(bounds.height(), 1e-6))
         self.label.setScale(scale)
-        self.label.setPos(self.rect().left() + 2, (height - bounds.height() * scale) / 2)
+        self.label.setPos(r.left() + 2, top + (r.bottom() - top - bounds.height() * scale) / 2)
+        self.label_min_scale = style.MIN_TEXT_PX / max(bounds.height() * scale, 1e-6)
+        size = port_layout(r, self.ports.count)[2] if self.ports.count else 0.0
+        self.ports_min_scale = style.MIN_PORT_PX / size if size else float("inf")
+
+    def port_point(self, index: int | None, rect: QRectF | None = None) -> QPointF | None:
+        """The scene position of port `index` (the middle of its square), where its cable ends;
+        None for a port the box does not draw."""
+        if index is None or not 0 <= index < self.ports.count:
+            return None
+        local = port_rect(self.rect(), self.ports.count, index).center()
+        if rect is None:
+            return self.mapToScene(local)
+        # `rect`: the box in the scene, known already (a rebuild places thousands of cables)
+        return QPointF(rect.left() + local.x() - self.rect().left(), rect.top() + local.y() - self.rect().top())
 
     def itemChange(self, change, value):
         if change == QGraphicsItem.ItemPositionHasChanged and self.on_moved:
@@ -133,8 +163,45 @@ def _short(model: str) -> str:
     return model.split("-")[0]
 
 
+PORTS_PER_ROW = 64  # a 64-port switch: one row, its name below in the rest of the 1U box
+PORT_GAP_PX = 0.25  # above a row of ports
+
+
+def port_layout(rect: QRectF, count: int) -> tuple[int, float, float]:
+    """(ports per row, step between ports, port size) of a box with `count` ports."""
+    per_row = max(1, min(count, PORTS_PER_ROW))
+    step = (rect.width() - 2) / per_row
+    return per_row, step, max(0.3, min(step * 0.7, 1.2))
+
+
+def port_rect(rect: QRectF, count: int, index: int) -> QRectF:
+    """Port `index`'s square, in rows along the top edge of the box `rect`."""
+    per_row, step, size = port_layout(rect, count)
+    row, col = divmod(index, per_row)
+    return QRectF(rect.left() + 1 + col * step + (step - size) / 2, rect.top() + PORT_GAP_PX + row * (size + PORT_GAP_PX),
+                  size, size)
+
+
+def port_strip_height(rect: QRectF, count: int) -> float:
+    """How much of the box's top the ports take (the label goes below)."""
+    if not count:
+        return 0.0
+    per_row, _step, size = port_layout(rect, count)
+    rows = (count + per_row - 1) // per_row
+    return PORT_GAP_PX + rows * (size + PORT_GAP_PX)
+
+
+def port_index(port: str | None) -> int | None:
+    """The number of a port name ("nic3" -> 3, "p17" -> 17); None when it has none."""
+    if not port:
+        return None
+    digits = port[len(port.rstrip("0123456789")):]
+    return int(digits) if digits else None
+
+
 class PortMarks(QGraphicsItem):
-    """Port squares along a device's top edge, drawn only when zoomed in (Python paint, so few)."""
+    """Port squares along a device's top edge, drawn only when zoomed in (Python paint, so few).
+    A port with a cable is filled in the selection blue, a free one in the background colour."""
 
     def __init__(self, parent: DeviceItem):
         super().__init__(parent)
@@ -154,14 +221,14 @@ class PortMarks(QGraphicsItem):
         if not self.count:
             return
         r = self.parentItem().rect()
-        per_row = max(1, min(self.count, 32))
-        step = (r.width() - 2) / per_row
-        size = max(0.3, min(step * 0.7, 1.2))
-        rows = (self.count + per_row - 1) // per_row
+        key = (r.width(), r.height(), r.left(), r.top(), self.count)
+        if getattr(self, "_squares_key", None) != key:  # the squares once per size, not per paint
+            self._squares = [port_rect(r, self.count, i) for i in range(self.count)]
+            self._squares_key = key
+        squares = self._squares
         painter.setPen(Qt.NoPen)
-        for i in range(self.count):
-            row, col = divmod(i, per_row)
-            painter.setBrush(style.SELECTION if i in self.used else style.BACKGROUND)
-            painter.drawRect(QRectF(r.left() + 1 + col * step, r.top() + 0.3 + row * (size + 0.3), size, size))
-            if row >= rows:
-                break
+        painter.setBrush(style.BACKGROUND)
+        painter.drawRects([q for i, q in enumerate(squares) if i not in self.used])
+        if self.used:
+            painter.setBrush(style.PORT_USED)
+            painter.drawRects([q for i, q in enumerate(squares) if i in self.used])

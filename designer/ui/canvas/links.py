@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from PySide6.QtCore import QLineF, QPointF, QRectF
-from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF, QPen, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QStyleOptionGraphicsItem
 
 from . import style
 
@@ -28,11 +28,40 @@ class Bundle:
     total_gbps: float
     cables: int
     rate: str
+    ports: tuple = (None, None)  # the port numbers its first cable ends on at key[0] and key[1]
 
     def tooltip(self) -> str:
         return (f"{self.key[0]} - {self.key[1]}: {self.cables} x {self.rate} {style.LINK_LABEL.get(self.kind, '')} "
                 f"({self.total_gbps / 1000:g} Tb/s per direction)\nlinks: " + ", ".join(self.link_ids[:8])
                 + (" ..." if len(self.link_ids) > 8 else ""))
+
+
+LABEL_SPACING_PX = 24.0  # free screen space left and right of a cable label (one above and below)
+
+
+def _inside(ax: float, ay: float, bx: float, by: float, rect: QRectF) -> tuple[float, float] | None:
+    """The stretch (t0, t1) of the segment a->b inside `rect` (Liang-Barsky), None when it is outside."""
+    t0, t1 = 0.0, 1.0
+    dx, dy = bx - ax, by - ay
+    for p, q in ((-dx, ax - rect.left()), (dx, rect.right() - ax), (-dy, ay - rect.top()), (dy, rect.bottom() - ay)):
+        if p == 0:
+            if q < 0:
+                return None
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return None
+    return t0, t1
+
+
+def label_text(bundle: Bundle) -> str:
+    """"4x400G" for four 400 Gb/s cables, "400G" for one."""
+    rate = bundle.rate.replace(" Gb/s", "G")
+    return f"{bundle.cables}x{rate}" if bundle.cables > 1 else rate
 
 
 @dataclass
@@ -55,9 +84,11 @@ class LinkLayer(QGraphicsItem):
         self.aggregate_tips: list[str] = []
         self.selected: set[int] = set()
         self.heat: np.ndarray | None = None  # per bundle: utilisation bucket 0..10 (link heat), or None
+        self.bundle_aggregate = np.zeros(0, dtype=np.int64)  # per bundle: its rack-to-rack line, or -1
         self.marked: set[int] = set()  # bottleneck bundles, outlined
         self.heat_tip = None  # callable(row) -> extra tooltip text (load by traffic kind)
         self.show_individual = True
+        self.label_boxes: list[QRectF] = []  # where the last paint put cable labels (scene rects)
         self._bounds = QRectF()
         self._pens: dict[tuple, QPen] = {}
 
@@ -120,17 +151,30 @@ class LinkLayer(QGraphicsItem):
         x1 = np.maximum(lines.a[:, 0], lines.b[:, 0])
         y0 = np.minimum(lines.a[:, 1], lines.b[:, 1])
         y1 = np.maximum(lines.a[:, 1], lines.b[:, 1])
-        return np.flatnonzero((x1 >= rect.left()) & (x0 <= rect.right()) & (y1 >= rect.top()) & (y0 <= rect.bottom()))
+        rows = np.flatnonzero((x1 >= rect.left()) & (x0 <= rect.right()) & (y1 >= rect.top()) & (y0 <= rect.bottom()))
+        if len(rows) < 64:
+            return rows
+        # Of those whose box meets the rect, the ones that cross it: the rect's corners are not all on one
+        # side of the line. Zoomed in, most long cables only pass near the view (a third fewer to draw).
+        a, d = lines.a[rows], lines.b[rows] - lines.a[rows]
+        sides = [d[:, 0] * (cy - a[:, 1]) - d[:, 1] * (cx - a[:, 0])
+                 for cx, cy in ((rect.left(), rect.top()), (rect.right(), rect.top()),
+                                (rect.left(), rect.bottom()), (rect.right(), rect.bottom()))]
+        low, high = np.minimum.reduce(sides), np.maximum.reduce(sides)
+        return rows[(low <= 0) & (high >= 0)]
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        rect = option.exposedRect
+        pad = 6.0 / max(painter.worldTransform().m11(), 1e-6)  # a wide pen's edge reaches past its line
+        rect = option.exposedRect.adjusted(-pad, -pad, pad, pad)
         if self.show_individual:
             lines, rows, aggregate = self.lines, self.visible_rows(rect, self.lines), False
         else:
             lines, rows, aggregate = self.aggregates, self.visible_rows(rect, self.aggregates), True
         if not rows.size:
             return
-        heat = self.heat if (self.heat is not None and not aggregate and len(self.heat) == len(self.lines.a)) else None
+        heat = self.heat if (self.heat is not None and len(self.heat) == len(self.lines.a)) else None
+        if heat is not None and aggregate:
+            heat = self._aggregate_heat(heat)  # the rack-to-rack lines keep the heat: their busiest cable
         gbps = np.nan_to_num(lines.gbps[rows], nan=1.0, posinf=1.0, neginf=1.0)  # a recovered NaN/inf: thin
         width_bucket = np.round(np.log2(np.maximum(gbps, 1.0)) * 2).astype(np.int64)
         if heat is not None:
@@ -146,20 +190,19 @@ class LinkLayer(QGraphicsItem):
         for s, e in zip(starts.tolist(), ends.tolist()):
             members = order[s:e].tolist()
             first = rows[members[0]]
-            if heat is not None:
-                painter.setPen(style.heat_pen(int(group_sorted[s]), float(lines.gbps[first])))
+            if heat is not None and group_sorted[s] >= 0:
+                pen = style.heat_pen(int(group_sorted[s]), float(lines.gbps[first]))
+                if aggregate:
+                    pen.setWidthF(min(pen.widthF(), 3.0))
+                painter.setPen(pen)
+            elif heat is not None:  # an aggregate of cables without a load
+                painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
             else:
                 painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
             painter.drawLines([QLineF(ax[j], ay[j], bx[j], by[j]) for j in members])
         scale = painter.worldTransform().m11()
-        if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= 400:
-            painter.setFont(self._font())
-            painter.setPen(style.MUTED)
-            for j, r in enumerate(rows.tolist()):
-                bundle = self.bundles[r]
-                text = f"{bundle.cables}x{bundle.rate.replace(' Gb/s', 'G')}" if bundle.cables > 1 else \
-                    bundle.rate.replace(" Gb/s", "G")
-                painter.drawText(QPointF((ax[j] + bx[j]) / 2 + 1, (ay[j] + by[j]) / 2 - 1), text)
+        if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= style.MAX_LINK_LABELS:
+            self._draw_labels(painter, rows, ax, ay, bx, by, rect)
         if self.marked and not aggregate:
             pen = QPen(style.BOTTLENECK, 4.0)
             pen.setCosmetic(True)
@@ -172,10 +215,80 @@ class LinkLayer(QGraphicsItem):
                 painter.setPen(self._pen(int(self.lines.kind[i]), float(self.lines.gbps[i]) * 4, selected=True))
                 painter.drawLine(QLineF(*self.lines.a[i], *self.lines.b[i]))
 
+    def _aggregate_heat(self, heat: np.ndarray) -> np.ndarray:
+        """Per rack-to-rack line, the hottest bucket of its bundles (-1: none of them has a load)."""
+        key = (id(heat), id(self.bundle_aggregate), len(self.aggregates.a))
+        if getattr(self, "_aggregate_heat_key", None) != key:
+            out = np.full(len(self.aggregates.a), -1, dtype=np.int64)
+            rows = self.bundle_aggregate
+            if len(rows) == len(heat):
+                inside = rows >= 0
+                np.maximum.at(out, rows[inside], heat[inside])
+            self._aggregate_heat_cache, self._aggregate_heat_key = out, key
+        return self._aggregate_heat_cache
+
+    def _draw_labels(self, painter, rows, ax, ay, bx, by, exposed: QRectF) -> None:
+        """"4x400G" beside a cable where it fits: on screen at a fixed size, at the middle of the
+        cable or a little either side, never on another cable label, a server or a switch (its name
+        and ports); a cable with no room for its label goes without."""
+        world = painter.worldTransform()
+        metrics = QFontMetricsF(self._font())
+        keep_out = [world.mapRect(r) for r in self.keep_out(exposed)]
+        placed: list[QRectF] = []
+        same_text: dict[str, list[QRectF]] = {}
+        texts = []
+        for j, r in enumerate(rows.tolist()):
+            bundle = self.bundles[r]
+            text = label_text(bundle)
+            width, height = metrics.horizontalAdvance(text) + 2, metrics.height()
+            shown = _inside(ax[j], ay[j], bx[j], by[j], exposed)  # the part of the cable in view
+            if shown is None:
+                continue
+            t0, t1 = shown
+            for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
+                t = t0 + (t1 - t0) * f
+                at = world.map(QPointF(ax[j] + (bx[j] - ax[j]) * t, ay[j] + (by[j] - ay[j]) * t))
+                box = QRectF(at.x() + 2, at.y() - height / 2, width, height)
+                same = same_text.get(text, ())
+                if not any(box.intersects(o) for o in placed) and not any(box.intersects(o) for o in keep_out) \
+                        and not any(box.intersects(o) for o in same):
+                    # room around it: a label every few cables reads, one on each does not; the same
+                    # text again only well away (forty "400G" in a fan say no more than a few)
+                    placed.append(box.adjusted(-LABEL_SPACING_PX, -height, LABEL_SPACING_PX, height))
+                    same_text.setdefault(text, []).append(box.adjusted(-5 * LABEL_SPACING_PX, -5 * height,
+                                                                       5 * LABEL_SPACING_PX, 5 * height))
+                    texts.append((box, text))
+                    break
+        self.label_boxes = []
+        if not texts:
+            return
+        painter.setWorldTransform(QTransform())  # letters at a fixed size on screen
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(style.BACKGROUND)  # a backing, so the crossing cables do not cut the letters
+        painter.drawRects([box for box, _t in texts])
+        painter.setFont(self._font())
+        painter.setPen(style.MUTED)
+        for box, text in texts:
+            painter.drawText(box, Qt.AlignCenter, text)
+        painter.setWorldTransform(world)
+        self.label_boxes = [world.inverted()[0].mapRect(box) for box, _t in texts]  # for tests: scene rects
+
+    def keep_out(self, rect: QRectF) -> list[QRectF]:
+        """Scene rectangles of the servers and switches (names and ports) and of the names shown in `rect`
+        (racks', NVLink domains'): no cable label on them."""
+        scene = self.scene()
+        if scene is None:
+            return []
+        return [item.mapRectToScene(item.rect()) if item.data(1) in ("node", "switch") else item.sceneBoundingRect()
+                for item in scene.items(rect)
+                if item.data(1) in ("node", "switch") or (isinstance(item, QGraphicsSimpleTextItem)
+                                                          and item.isVisible())]
+
     def _font(self):
         font = getattr(self, "_label_font", None)
         if font is None:
-            font = self._label_font = style.label_font(2.6)
+            font = self._label_font = QFont()
+            font.setPixelSize(round(style.LINK_LABEL_PX))
         return font
 
     # ---- hit testing ----

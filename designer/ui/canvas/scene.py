@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
+from ...core.analysis.link_load import bundle_text
 from ...core.model import Link, Rack
 from ...core.model.elements import split_endpoint
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .. import commands
 from . import style
-from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem
+from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem, port_index
 from .links import Bundle, LinkLayer
 
 
@@ -50,6 +51,9 @@ class CanvasScene(QGraphicsScene):
         self.lod_links = True
         self.lod_labels = True
         self.lod_ports = False
+        self._scale = 1.0  # the view's zoom, for the level of detail of items added later
+        self._lod_items = None  # (labels, their minimum zoom, shown, ports, ...) for apply_lod
+        self._rack_fills = None  # scene rects of the racks, painted in the background
         self._drag_start: dict[str, QPointF] = {}
         self._aggregates_stale = True
         self._aggregate_row: dict[tuple[str, str], int] = {}
@@ -75,6 +79,8 @@ class CanvasScene(QGraphicsScene):
         self.device_bundles.clear()
         self.link_layer = LinkLayer()
         self.addItem(self.link_layer)
+        self._lod_items = None
+        self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
         for rack in doc.racks:
@@ -155,6 +161,7 @@ class CanvasScene(QGraphicsScene):
             a[i] = (pa.x(), pa.y())
             b[i] = (pb.x(), pb.y())
         self.link_layer.set_bundles(bundles, a, b)
+        self._mark_used_ports()
         self._bundles_version += 1  # which links each bundle holds changed (link heat rows)
         self._positions = (self._bundles_version, len(self.doc.links), positions)
         self._aggregates_stale = True
@@ -163,9 +170,13 @@ class CanvasScene(QGraphicsScene):
     def _make_bundle_data(key, links) -> Bundle:
         kinds = {l.kind for l in links}
         rates = {l.bandwidth_gbps for l in links}
+        a_device, a_port = split_endpoint(links[0].a)
+        _b_device, b_port = split_endpoint(links[0].b)
+        ports = (port_index(a_port), port_index(b_port))
         return Bundle(key, [l.id for l in links], kinds.pop() if len(kinds) == 1 else "ethernet",
                       sum(l.bandwidth_gbps * l.count for l in links), sum(l.count for l in links),
-                      f"{rates.pop():g} Gb/s" if len(rates) == 1 else "mixed")
+                      f"{rates.pop():g} Gb/s" if len(rates) == 1 else "mixed",
+                      ports if a_device == key[0] else ports[::-1])
 
     def _make_bundle(self, key, links) -> Bundle:
         bundle = self._make_bundle_data(key, links)
@@ -175,13 +186,43 @@ class CanvasScene(QGraphicsScene):
         return bundle
 
     def _ends(self, key, rects: dict | None = None) -> tuple[QPointF, QPointF]:
+        """Where a bundle's line ends: on the port its first cable uses (so a device's cables fan out
+        from their own ports), or on the box's edge facing the other end for a port it does not draw."""
         a, b = self.devices[key[0]], self.devices[key[1]]
         if rects is None:
-            ra, rb = a.sceneBoundingRect(), b.sceneBoundingRect()
+            ra, rb = a.mapRectToScene(a.rect()), b.mapRectToScene(b.rect())
         else:
-            ra = rects.get(key[0]) or rects.setdefault(key[0], a.sceneBoundingRect())
-            rb = rects.get(key[1]) or rects.setdefault(key[1], b.sceneBoundingRect())
-        return a.anchor(rb.center(), ra), b.anchor(ra.center(), rb)
+            ra = rects.get(key[0]) or rects.setdefault(key[0], a.mapRectToScene(a.rect()))
+            rb = rects.get(key[1]) or rects.setdefault(key[1], b.mapRectToScene(b.rect()))
+        bundle = self.bundles.get(key)
+        port_a, port_b = bundle.ports if bundle is not None else (None, None)
+        pa = a.port_point(port_a, ra) or a.anchor(rb.center(), ra)
+        pb = b.port_point(port_b, rb) or b.anchor(ra.center(), rb)
+        return pa, pb
+
+    def _mark_ports(self, link, used: bool) -> None:
+        """One cable's two ports, used or free again (an added or removed cable)."""
+        for end in (link.a, link.b):
+            device, port = split_endpoint(end)
+            item, index = self.devices.get(device), port_index(port)
+            if item is not None and index is not None:
+                (item.ports.used.add if used else item.ports.used.discard)(index)
+                item.ports.update()
+
+    def _mark_used_ports(self) -> None:
+        """Each device's ports with a cable (drawn filled when zoomed in)."""
+        used: dict[str, set[int]] = defaultdict(set)
+        for link in self.doc.links:
+            for end in (link.a, link.b):
+                device, port = split_endpoint(end)
+                index = port_index(port)
+                if index is not None:
+                    used[device].add(index)
+        for device_id, item in self.devices.items():
+            ports = used.get(device_id, set())
+            if ports != item.ports.used:
+                item.ports.used = ports
+                item.ports.update()
 
     def _place_bundle(self, key) -> None:
         row = self.link_layer.index.get(key)
@@ -243,6 +284,7 @@ class CanvasScene(QGraphicsScene):
         """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables."""
         totals: dict[tuple[str, str], float] = defaultdict(float)
         kinds: dict[tuple[str, str], str] = {}
+        pair_of: dict[tuple[str, str], tuple[str, str]] = {}  # bundle -> its racks (the link heat per aggregate)
         for key, bundle in self.bundles.items():
             ra = self._rack_of(key[0])
             rb = self._rack_of(key[1])
@@ -251,7 +293,11 @@ class CanvasScene(QGraphicsScene):
             pair = (ra, rb) if ra <= rb else (rb, ra)
             totals[pair] += bundle.total_gbps
             kinds[pair] = bundle.kind
+            pair_of[key] = pair
         pairs = list(totals)
+        row_of_pair = {p: i for i, p in enumerate(pairs)}
+        self.link_layer.bundle_aggregate = np.array(
+            [row_of_pair[pair_of[b.key]] if b.key in pair_of else -1 for b in self.link_layer.bundles], np.int64)
         a = np.zeros((len(pairs), 2))
         b = np.zeros((len(pairs), 2))
         tips = []
@@ -279,7 +325,8 @@ class CanvasScene(QGraphicsScene):
                 self.removeItem(band)
         self.domain_bands = build_domain_bands(self.doc, self.racks)
         for band in self.domain_bands:
-            band.label.setVisible(band.label_fits and self.lod_labels)
+            band.label.setVisible(band.label_fits and band.label_min_scale <= self._scale)
+        self._lod_items = None
 
     def _rack_of(self, device_id: str) -> str | None:
         item = self.devices.get(device_id)
@@ -298,27 +345,56 @@ class CanvasScene(QGraphicsScene):
 
         Individual cables are drawn only when few enough of them are in view (the scene's
         bundle count times the share of the layout on screen): a 16k-GPU fabric shows
-        rack-to-rack aggregates until one zooms into a pod."""
+        rack-to-rack aggregates until one zooms into a pod. Each name shows from the zoom where
+        its letters are MIN_TEXT_PX tall, each device's ports from where a port is MIN_PORT_PX
+        wide; a name sits below its device's ports, so the two never overlap."""
+        if scale is not None:
+            self._scale = scale
         in_view = len(self.bundles) * min(1.0, visible_fraction)
         links = True if scale is None else (scale >= style.LOD_LINKS and in_view <= style.MAX_DRAWN_BUNDLES)
-        labels = True if scale is None else scale >= style.LOD_LABELS
-        ports = False if scale is None else scale >= style.LOD_PORTS
         if links != self.lod_links or (not links and self._aggregates_stale):
             self.lod_links = links
             if not links and self._aggregates_stale:
                 self._rebuild_aggregates()
             self.link_layer.show_individual = links
             self.link_layer.update()
-        if labels != self.lod_labels:
-            self.lod_labels = labels
+        self._apply_item_lod(self._scale)
+
+    def _apply_item_lod(self, scale: float) -> None:
+        """Names and ports on or off by each item's own threshold; only the ones that change are touched
+        (a 16k-GPU canvas has thousands)."""
+        lod = self._lod_items
+        if lod is None:
+            labels = ([item.label for item in self.racks.values()] + [item.label for item in self.devices.values()]
+                      + [band.label for band in self.domain_bands if band.label_fits])
+            # Alike items show their names together: every rack, every server of one height, every
+            # 1U switch... from the zoom where the smallest of them reads (not node0-node9 before node10).
+            group_min: dict = defaultdict(float)
             for item in self.devices.values():
-                item.label.setVisible(labels)
-            for band in self.domain_bands:
-                band.label.setVisible(labels and band.label_fits)
-        if ports != self.lod_ports:
-            self.lod_ports = ports
-            for item in self.devices.values():
-                item.ports.setVisible(ports)
+                group = (item.kind, round(item.rect().height(), 2))
+                group_min[group] = max(group_min[group], item.label_min_scale)
+            racks_min = max((item.label_min_scale for item in self.racks.values()), default=0.0)
+            label_min = ([racks_min] * len(self.racks)
+                         + [group_min[(item.kind, round(item.rect().height(), 2))] for item in self.devices.values()]
+                         + [band.label_min_scale for band in self.domain_bands if band.label_fits])
+            ports = [item.ports for item in self.devices.values()]
+            ports_min = [item.ports_min_scale for item in self.devices.values()]
+            lod = self._lod_items = (labels, np.array(label_min, float), np.array([l.isVisible() for l in labels]),
+                                     ports, np.array(ports_min, float), np.array([p.isVisible() for p in ports]))
+        labels, label_min, label_shown, ports, ports_min, ports_shown = lod
+        for items, minimum, shown in ((labels, label_min, label_shown), (ports, ports_min, ports_shown)):
+            wanted = minimum <= scale
+            for i in np.flatnonzero(wanted != shown).tolist():
+                items[i].setVisible(bool(wanted[i]))
+            shown[:] = wanted
+        self.lod_labels = bool(label_shown.any())
+        self.lod_ports = bool(ports_shown.any())
+
+    def _lod_changed(self) -> None:
+        """Items came, went or changed their names: thresholds again at the next zoom (and now)."""
+        self._lod_items = None
+        if self.views():
+            self._apply_item_lod(self._scale)
 
     # ---- mirroring the document ---------------------------------------------------------
     def _on_changed(self, changes) -> None:
@@ -375,6 +451,8 @@ class CanvasScene(QGraphicsScene):
                             self._aggregates_stale = True
             elif c.collection == "links":
                 link = c.new if c.action == "added" else c.old if c.action == "removed" else self.doc.find("links", c.id)
+                if c.action in ("added", "removed") and link is not None:
+                    self._mark_ports(link, c.action == "added")
                 if c.action == "changed" and c.field in ("a", "b", "id"):
                     rebuild_links = True
                 elif link is not None:
@@ -390,6 +468,10 @@ class CanvasScene(QGraphicsScene):
                or c.field in ("rack", "slot", "height_units", "nvlink_domain", "accelerator_count", "units")
                for c in changes if c.collection in ("racks", "nodes", "switches")):
             self._rebuild_domains()  # which trays share NVLink, or where they sit, changed
+        if any(c.collection == "racks" for c in changes):
+            self._racks_changed()
+        if any(c.collection in ("racks", "nodes", "switches") for c in changes):
+            self._lod_changed()  # names, sizes or items changed: their zoom thresholds too
         if rebuild_links:
             self._rebuild_bundles()
         else:
@@ -422,21 +504,10 @@ class CanvasScene(QGraphicsScene):
         hot_links = [self.doc.find("links", link) for link in hot]
         hot_keys = {self._bundle_key(link) for link in hot_links if link is not None}
         layer.marked = {layer.index[k] for k in hot_keys if k in layer.index}
-        loads = result.link_load
-        step = result.step_time_s
+        doc = self.doc
 
-        def tip(row: int) -> str:
-            idx = rows_links[row]
-            if not idx:
-                return ""
-            parts = []
-            for kind, per_link in loads.items():
-                share = max(float(per_link[i]) / max(self._capacity(i), 1e-9) / step for i in idx)
-                if share > 0.0005:
-                    parts.append(f"{kind} {share:.1%}")
-            head = f"busy {heat[row]:.0%} of the step"
-            return head + (": " + ", ".join(parts) if parts else "") + (
-                "  (a bottleneck)" if row in layer.marked else "")
+        def tip(row: int) -> str:  # the busiest cable's load, worded for its class (core/analysis/link_load.py)
+            return bundle_text(result, doc, rows_links[row]) if rows_links[row] else ""
 
         layer.heat_tip = tip
         layer.update()
@@ -461,12 +532,29 @@ class CanvasScene(QGraphicsScene):
             self._heat_cache_key = key
         return self._heat_cache
 
-    def _capacity(self, link_index: int) -> float:
-        link = self.doc.links[link_index]
-        return link.bandwidth_gbps * 1e9 / 8 * link.count / link.slowdown
-
     # ---- following moves ----------------------------------------------------------------
+    def drawBackground(self, painter, rect) -> None:  # exports and the overview (the view draws its own grid)
+        super().drawBackground(painter, rect)
+        self.draw_rack_fills(painter, rect)
+
+    def draw_rack_fills(self, painter, rect: QRectF) -> None:
+        """Rack insides, under the cables: a cable shows inside its rack up to its port, behind the
+        other servers and switches (the rack items themselves have no brush)."""
+        if self._rack_fills is None:  # once per change of the racks, not per paint (592 racks at 16k GPUs)
+            self._rack_fills = [item.mapRectToScene(item.rect()) for item in self.racks.values()]
+        boxes = [r for r in self._rack_fills if r.intersects(rect)]
+        if boxes:
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(style.RACK_FILL)
+            painter.drawRects(boxes)
+
+    def _racks_changed(self) -> None:
+        """Racks came, went, moved or changed size: their fills again."""
+        self._rack_fills = None
+        self.invalidate(QRectF(), QGraphicsScene.BackgroundLayer)
+
     def _rack_moved(self, rack_item: RackItem) -> None:
+        self._racks_changed()  # its fill moves with it
         for child in rack_item.childItems():
             if isinstance(child, DeviceItem):
                 self._device_moved(child)

@@ -10,10 +10,13 @@ GRID_PX = 12.0  # snap grid of the canvas (rack width 48 = 4 cells)
 
 # Scale (view zoom) above which each detail is drawn.
 LOD_LINKS = 0.22  # individual cable bundles; below it, rack-to-rack aggregates
-LOD_LABELS = 0.45  # server and switch names
-LOD_PORTS = 1.6  # NIC and switch ports
 LOD_GRID = 0.35
-LOD_LINK_LABELS = 2.0  # "4x400G" beside each bundle
+# Names and ports show per item, from the zoom where they read (scene.apply_lod):
+MIN_TEXT_PX = 6.0  # a name shows once its letters are this tall on screen
+MIN_PORT_PX = 2.5  # a device's ports show once a port is this wide on screen
+LOD_LINK_LABELS = 2.0  # "4x400G" beside each bundle, where it fits (links.py)
+MAX_LINK_LABELS = 400  # more cables than this on screen: no cable labels
+LINK_LABEL_PX = 8.0  # cable label letters, in screen pixels at any zoom
 MAX_DRAWN_BUNDLES = 1200  # above this many cables in view, draw rack-to-rack aggregates instead
 
 BACKGROUND = QColor("#fbfbfc")
@@ -22,6 +25,7 @@ TEXT = QColor("#1f2937")
 MUTED = QColor("#6b7280")
 SELECTION = QColor("#2563eb")
 BOTTLENECK = QColor("#dc2626")
+PORT_USED = QColor("#1e3a8a")  # a port with a cable
 
 RACK_FILL = QColor("#f3f4f6")
 RACK_EDGE = QColor("#9ca3af")

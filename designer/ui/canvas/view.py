@@ -36,6 +36,17 @@ class CanvasView(QGraphicsView):
         self._pan_from: QPointF | None = None
         self._drag_mode_before_space = None
         scene.aboutToRebuild.connect(self.cancel_interaction)  # its items are about to go
+        from .legend import CanvasLegend
+
+        self.legend = CanvasLegend(self)  # what the colours mean (heat: View > Link Heat)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.legend.place()
+
+    def set_heat(self, on: bool) -> None:
+        """Link heat on or off in the legend (the scene colours the cables: CanvasScene.show_heat)."""
+        self.legend.set_heat(on)
 
     # ---- interactions (tools) ----
     def set_interaction(self, interaction) -> None:
@@ -82,6 +93,16 @@ class CanvasView(QGraphicsView):
         self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
         self._zoomed()
 
+    def zoom_to(self, scale: float | None, item=None) -> None:
+        """The canvas at `scale` (None: fit all), centred on `item` or on the layout (a screenshot's
+        --zoom and --center)."""
+        self.fit()
+        if scale is not None:
+            self.zoom_by(scale / self.scale_factor())
+        self.centerOn(item.sceneBoundingRect().center() if item is not None
+                      else self.scene().itemsBoundingRect().center())
+        self._zoomed()
+
     def center_on_item(self, item) -> None:
         rect = item.sceneBoundingRect()
         if self.scale_factor() < 0.6:
@@ -110,6 +131,10 @@ class CanvasView(QGraphicsView):
     # ---- grid ----
     def drawBackground(self, painter, rect) -> None:
         painter.fillRect(rect, style.BACKGROUND)
+        self._draw_grid(painter, rect)
+        self.scene().draw_rack_fills(painter, rect)
+
+    def _draw_grid(self, painter, rect) -> None:
         if not self.show_grid or self.scale_factor() < style.LOD_GRID:
             return
         grid = style.GRID_PX * (4 if self.scale_factor() < 1 else 1)

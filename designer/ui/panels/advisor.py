@@ -17,7 +17,8 @@
 
 The parts: each analysis's request, busy flag, result, error and revision are one AnalysisState
 (analysis_state.py); the worker (advisor_worker.py), the causes bar (cause_bar.py), the scaling
-curve (scaling_plot.py) and the best-plans page (best_plans.py) are modules of their own; the texts
+curve (scaling_plot.py), the best-plans page (best_plans.py) and the "Job moves" and "What if it
+fails" tabs (failures_part.py, failures_page.py, failures_worker.py) are modules of their own; the texts
 the CLI prints too come from designer.core.analysis.texts. A new analysis adds a state and a part.
 
 The analysis runs off the UI thread (AdvisorWorker: one long-lived daemon thread, the newest
@@ -97,6 +98,9 @@ class AdvisorPanel(QWidget):
     scalingShown = Signal()  # a fresh scaling report is shown
     searched = Signal()  # a fresh plan search is shown
     planApplied = Signal(str)  # the label of the plan applied
+    elementsRequested = Signal(list)  # ids to select on the canvas (a failure's row, failures_part.py)
+    failuresShown = Signal()  # a fresh "What if it fails" ranking is shown
+    movesShown = Signal()  # fresh job moves are shown
 
     def __init__(self, qdoc, parent: QWidget | None = None, slowdown_s: float = 0.0):
         super().__init__(parent)
@@ -227,6 +231,9 @@ class AdvisorPanel(QWidget):
         self.tabs.addTab(self.search_page, "Best plans")
         self.tabs.setTabToolTip(0, "What limits the step and every candidate change, ranked (Analyse)")
         self.tabs.setTabToolTip(1, "The fastest plans of the whole space that fit in memory (Search plans)")
+        from .failures_part import FailuresPart
+
+        self.failures_part = FailuresPart(self)  # the "Job moves" and "What if it fails" tabs
         corner = QWidget()
         corner_lay = QHBoxLayout(corner)
         corner_lay.setContentsMargins(0, 0, 4, 2)
@@ -357,6 +364,7 @@ class AdvisorPanel(QWidget):
         self.worker.stop()
         self.search_worker.stop()  # a running search stops at its next progress call
         self.search_state.cancel()
+        self.failures_part.shutdown()
         self.busy.hide()
 
     def _on_changed(self, _changes) -> None:
@@ -369,6 +377,7 @@ class AdvisorPanel(QWidget):
         if self._closed:
             return
         self.revision += 1
+        self.failures_part.document_changed()
         if self.search_state.busy:  # its result would be stale: stop it, free the CPU for the analysis
             self._cancel_search("changed")
         self._update_stale()
@@ -523,6 +532,7 @@ class AdvisorPanel(QWidget):
         else:
             self._show_report(report)
             self._stack.setCurrentIndex(1)
+        self.failures_part.analyse_moves()  # several jobs: then the moves that pay (one heavy analysis at a time)
         self._show_busy()
         self._finish_status()
         self._update_stale()
@@ -588,8 +598,10 @@ class AdvisorPanel(QWidget):
             return
         if self.report is not None:
             n = len(self.report["ranked"])
+            job = self.report.get("job_name")
             self.status_label.setText(f"{n} changes costed on {count_text(self.qdoc.doc.num_gpus())} GPUs "
-                                      f"in {self.report.get('elapsed_s', 0.0):.2f} s")
+                                      f"in {self.report.get('elapsed_s', 0.0):.2f} s"
+                                      + (f" for job {job} alone (the first of the design's jobs)" if job else ""))
         elif self.error:
             self.status_label.setText("the design cannot be analysed")
         else:
@@ -831,6 +843,13 @@ class AdvisorPanel(QWidget):
     def row_of(self, advice) -> int:
         return self._row_advice.index(advice)
 
+    def _apply_to_job(self, advice, job_name: str, text: str) -> bool:
+        self._last_applied = advice.title
+        self.qdoc.push(_job_edit(self.qdoc, advice, job_name, text))
+        self._update_stale()
+        self.applied.emit(advice.id)
+        return True
+
     def apply(self, advice) -> bool:
         """Apply one change as one undo step; False (and why, in the status line) when it cannot be."""
         from ..commands import ReplaceDocument, SetJob
@@ -845,6 +864,9 @@ class AdvisorPanel(QWidget):
             return False
         doc = advice.document
         text = f"Advisor: {advice.title}"
+        job_name = (self.report or {}).get("job_name") if isinstance(self.report, dict) else None
+        if job_name and self.qdoc.doc.spec.jobs:  # a design with several jobs: the change is to that job
+            return self._apply_to_job(advice, job_name, text)
         if advice.job_only:
             command = SetJob(self.qdoc, workload=doc.spec.workload, parallelism=doc.spec.parallelism, text=text)
         else:
@@ -855,6 +877,28 @@ class AdvisorPanel(QWidget):
         self.applied.emit(advice.id)
         return True
 
+
+
+def _job_edit(qdoc, advice, job_name: str, text: str):
+    """The undo command that applies `advice` (costed on job `job_name` alone) to that job of a
+    design with several jobs: its plan and workload for a job edit, else the changed hardware with
+    the design's jobs kept."""
+    import copy
+
+    from ..commands import ReplaceDocument
+    from ..job_commands import SetJobs
+
+    doc = advice.document
+    jobs = copy.deepcopy(qdoc.doc.spec.jobs)
+    if advice.job_only:
+        for job in jobs:
+            if job.name == job_name:
+                job.workload = copy.deepcopy(doc.spec.workload)
+                job.parallelism = copy.deepcopy(doc.spec.parallelism)
+        return SetJobs(qdoc, jobs, text)
+    changed = doc.copy()
+    changed.spec.workload, changed.spec.parallelism, changed.spec.jobs = None, None, jobs
+    return ReplaceDocument(qdoc, changed, text=text)
 
 
 class _TabifyOnShow(QObject):

@@ -68,8 +68,14 @@ class AdvisorWorker(QObject):
                 deadline = started + self.slowdown_s
                 while time.perf_counter() < deadline and not self._stop:
                     time.sleep(0.01)
+                job_name = None
+                if doc.spec.jobs:  # several jobs: the plan-level analyses are of the first one, alone
+                    from ...core.model.jobs import job_alone
+
+                    doc, job_name = job_alone(doc)
                 if kind == "advise":
                     report = advise(doc, engine=engine)
+                    report["job_name"] = job_name
                 else:
                     report = scale(doc, mode=mode, engine=quick)
             except Exception as exc:  # noqa: BLE001 - shown in the panel, never a crash

@@ -265,6 +265,11 @@ class BreakdownPanel(QWidget):
         self._segments: dict[str, tuple[float, float]] = {}  # category -> (x0, width) seconds
         self._memory_segments: dict[str, tuple[float, float]] = {}
         self._labels: list[tuple[pg.TextItem, list[str], float, pg.PlotItem]] = []
+        # what is drawn, so that a result of the same categories only moves it (_move_segments)
+        self._step_shape = self._memory_shape = None
+        self._step_items: list[list[pg.BarGraphItem]] = []
+        self._memory_items: list[list[pg.BarGraphItem]] = []
+        self._memory_outline = self._memory_total = None
         self._legend_texts: dict[int, list[tuple[str, str]]] = {}  # per legend: (with value, name only)
         self._compact = False
 
@@ -540,32 +545,42 @@ class BreakdownPanel(QWidget):
         self._labels = [entry for entry in self._labels if entry[3] is not plot]
 
     def _draw_step(self, r) -> None:
-        self._clear_plot(self.step_plot, self.step_legend)
-        self._segments = {}
         step = r.step_time_s
-        x = 0.0
+        segments, x = [], 0.0
         for key, value in r.breakdown_s.items():
             if value <= 0:
                 continue
-            color = category_color(key)
-            hatched = key in WAIT_CATEGORIES
-            bar = pg.BarGraphItem(x0=[x], width=[value], y=[0.0], height=[BAR_HEIGHT],
-                                  brush=light(color, 150) if hatched else color,
-                                  pen=pg.mkPen(QColor("#ffffff"), width=1))
-            self.step_plot.addItem(bar)
-            if hatched:
-                self.step_plot.addItem(pg.BarGraphItem(x0=[x], width=[value], y=[0.0], height=[BAR_HEIGHT],
-                                                       brush=hatch_brush(color), pen=pg.mkPen(color.darker(140))))
-            self._segments[key] = (x, value)
             share = value / step if step > 0 else 0.0
             name = CATEGORY_NAMES.get(key, key)
             figures = f"{seconds_text(value)} · {share:.1%}"
-            self._add_label(self.step_plot, x + value / 2, value,
-                            [f"{name}\n{figures}", f"{name} {figures}", f"{seconds_text(value)}\n{share:.1%}",
-                             figures, f"{share:.0%}"],
-                            light_text=color.lightness() < 150 and not hatched)
-            self._add_legend(self.step_legend, Swatch(bar, color, hatched), f"{name} {seconds_text(value)}", name)
+            texts = [f"{name}\n{figures}", f"{name} {figures}", f"{seconds_text(value)}\n{share:.1%}", figures,
+                     f"{share:.0%}"]
+            segments.append((key, x, value, texts, f"{name} {seconds_text(value)}", name))
             x += value
+        self._segments = {key: (x0, value) for key, x0, value, *_ in segments}
+        shape = tuple(key for key, *_ in segments)
+        if shape and shape == self._step_shape:  # the same categories (most edits): move and relabel them
+            self._move_segments(self.step_plot, self.step_legend, self._step_items, segments)
+        else:
+            self._step_shape = shape
+            self._step_items = []
+            self._clear_plot(self.step_plot, self.step_legend)
+            for key, x0, value, texts, legend_text, name in segments:
+                color = category_color(key)
+                hatched = key in WAIT_CATEGORIES
+                bar = pg.BarGraphItem(x0=[x0], width=[value], y=[0.0], height=[BAR_HEIGHT],
+                                      brush=light(color, 150) if hatched else color,
+                                      pen=pg.mkPen(QColor("#ffffff"), width=1))
+                self.step_plot.addItem(bar)
+                bars = [bar]
+                if hatched:
+                    bars.append(pg.BarGraphItem(x0=[x0], width=[value], y=[0.0], height=[BAR_HEIGHT],
+                                                brush=hatch_brush(color), pen=pg.mkPen(color.darker(140))))
+                    self.step_plot.addItem(bars[-1])
+                self._step_items.append(bars)
+                self._add_label(self.step_plot, x0 + value / 2, value, texts,
+                                light_text=color.lightness() < 150 and not hatched)
+                self._add_legend(self.step_legend, Swatch(bar, color, hatched), legend_text, name)
         self.step_plot.setXRange(-0.004 * max(step, 1e-9), max(step, 1e-9) * 1.005, padding=0)
         self.step_plot.getAxis("left").setTicks([[(0.0, "step")]])
         crit = r.devices.get(r.critical_device, {}) if r.devices else {}
@@ -576,11 +591,31 @@ class BreakdownPanel(QWidget):
                            + (f" · {shape}" if shape else "") + f" · MFU {r.mfu:.1%}")
 
     def _draw_memory(self, r) -> None:
-        self._clear_plot(self.memory_plot, self.memory_legend)
-        self._memory_segments = {}
         mem = r.memory_gib_per_gpu
         total = mem.get("total", sum(v for k, v in mem.items() if k != "total"))
         order = [k for k in MEMORY_COLORS if k in mem] + [k for k in mem if k not in MEMORY_COLORS and k != "total"]
+        shape = (tuple(k for k in order if mem[k] > 0), self.hbm_gib, r.fits_in_memory)
+        if shape[0] and shape == self._memory_shape:  # the same parts, HBM and fit: move and relabel them
+            segments, x = [], 0.0
+            for key in shape[0]:
+                value, name = mem[key], MEMORY_NAMES.get(key, key)
+                segments.append((key, x, value, [f"{name}\n{value:.1f} GiB", f"{name} {value:.1f} GiB",
+                                                 f"{value:.1f} GiB", f"{value:.1f}"], f"{name} {value:.1f} GiB", name))
+                x += value
+            self._memory_segments = {key: (x0, value) for key, x0, value, *_ in segments}
+            self._move_segments(self.memory_plot, self.memory_legend, self._memory_items, segments)
+            if self._memory_outline is not None:
+                self._memory_outline.setOpts(width=[max(total, 1e-9)])
+            self._memory_total.setText(f"  {total:.1f} GiB")
+            self._memory_total.setPos(total, 0.0)
+            extent = max(total, self.hbm_gib or 0.0, 1e-9)
+            self.memory_plot.setXRange(-0.004 * extent, extent * 1.1, padding=0)
+            return
+        self._memory_shape = shape
+        self._memory_items = []
+        self._memory_outline = None
+        self._clear_plot(self.memory_plot, self.memory_legend)
+        self._memory_segments = {}
         x = 0.0
         for key in order:
             value = mem[key]
@@ -590,6 +625,7 @@ class BreakdownPanel(QWidget):
             bar = pg.BarGraphItem(x0=[x], width=[value], y=[0.0], height=[BAR_HEIGHT], brush=color,
                                   pen=pg.mkPen(QColor("#ffffff"), width=1))
             self.memory_plot.addItem(bar)
+            self._memory_items.append([bar])
             self._memory_segments[key] = (x, value)
             name = MEMORY_NAMES.get(key, key)
             self._add_label(self.memory_plot, x + value / 2, value,
@@ -611,6 +647,7 @@ class BreakdownPanel(QWidget):
             outline = pg.BarGraphItem(x0=[0.0], width=[max(total, 1e-9)], y=[0.0], height=[BAR_HEIGHT],
                                       brush=QBrush(Qt.NoBrush), pen=pg.mkPen(DOES_NOT_FIT, width=2))
             self.memory_plot.addItem(outline)
+            self._memory_outline = outline
         extent = max(total, hbm or 0.0, 1e-9)
         self.memory_plot.setXRange(-0.004 * extent, extent * 1.1, padding=0)
         self.memory_plot.setYRange(-0.45, 0.8, padding=0)  # room above the bar for the HBM label
@@ -619,6 +656,24 @@ class BreakdownPanel(QWidget):
                                   anchor=(0, 0.5))
         total_label.setPos(total, 0.0)
         self.memory_plot.addItem(total_label)
+        self._memory_total = total_label
+
+    def _move_segments(self, plot, legend, items, segments) -> None:
+        """Drawn segments of the same categories as before: new positions, widths and texts (a redraw
+        of the bars, labels and legend costs ~50 ms, this a few)."""
+        labels = [entry for entry in self._labels if entry[3] is plot]
+        others = [entry for entry in self._labels if entry[3] is not plot]
+        texts_of = []
+        for (key, x0, value, texts, legend_text, short), bars, (item, *_), (_, label) in zip(
+                segments, items, labels, legend.items):
+            for bar in bars:
+                bar.setOpts(x0=[x0], width=[value])
+            item.setPos(x0 + value / 2, 0.0)
+            others.append((item, texts, value, plot))
+            label.setText(short if self._compact else legend_text)
+            texts_of.append((legend_text, short))
+        self._labels = others
+        self._legend_texts[id(legend)] = texts_of
 
     def segment_at(self, plot: pg.PlotItem, x: float) -> str | None:
         """The category (step plot) or memory part (memory plot) drawn at `x`."""

@@ -28,12 +28,11 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from ...core.export.flows import send_receive_arrows, wait_arrows
-
 from .breakdown import (CATEGORY_COLORS, TEXT, FlexibleLabel, Swatch, category_color, fit_legend, hatch_brush, light,
                         make_legend, stale_banner, stale_text, style_axis)
 from .plot_export import PLOT_FORMATS, fmt_float, write_csv
 from .timeline_arrows import ARROW_KINDS, TimelineArrows
+from .timeline_data import event_columns, timeline_data
 
 try:  # pyqtgraph's contiguous QRectF array: drawRects without building 50k Python objects
     from pyqtgraph.Qt.internals import PrimitiveArray
@@ -123,6 +122,23 @@ class _Rects:
         painter.drawRects(*self._array.drawargs())
 
 
+def narrow_cells(x0, y0, h, w, scale: float):
+    """Bars thinner than a pixel, one per pixel cell (a column of one bar row): (x0, y0, height, faint
+    level). The bars of a cell add up (capped at a full pixel), so a whole step zoomed out draws at most
+    a few thousand rects, not its 70k bars (~40 ms a paint at 1,024 GPUs on a long pipeline)."""
+    column = np.floor(x0 * scale).astype(np.int64)
+    lanes, lane = np.unique(y0 + 1j * h, return_inverse=True)  # (top, height) of a bar row
+    lane = lane.reshape(-1)
+    key = lane * (int(column.max() - column.min()) + 1) + (column - column.min())
+    cells, cell = np.unique(key, return_inverse=True)
+    cover = np.bincount(cell.reshape(-1), weights=w * scale, minlength=len(cells))
+    first = np.zeros(len(cells), dtype=np.int64)
+    first[cell.reshape(-1)[::-1]] = np.arange(len(key))[::-1]  # a bar of each cell: its lane
+    levels = np.clip(np.ceil(cover * FAINT_LEVELS), 1, FAINT_LEVELS).astype(np.int64)
+    top = lanes[lane[first]]
+    return column[first] / scale, top.real, top.imag, levels
+
+
 class KindBars(pg.GraphicsObject):
     """Every bar of one event kind: numpy arrays, one drawRects per paint (bars in view only)."""
 
@@ -196,8 +212,7 @@ class KindBars(pg.GraphicsObject):
         if narrow.any() and scale > 0:
             # a bar thinner than a pixel: one pixel, as opaque as the part of it the bar covers (at
             # least 1/8), so busy lanes look as busy as they are and a lone tiny bar stays visible
-            levels = np.clip(np.ceil(w[narrow] * scale * FAINT_LEVELS), 1, FAINT_LEVELS).astype(np.int64)
-            nx0, ny0, nh = x0[narrow], y0[narrow], h[narrow]
+            nx0, ny0, nh, levels = narrow_cells(x0[narrow], y0[narrow], h[narrow], w[narrow], scale)
             one = 1.0 / scale
             for level in np.unique(levels):
                 sel = levels == level
@@ -209,8 +224,10 @@ class KindBars(pg.GraphicsObject):
                 w = np.maximum(w, MIN_WAIT_PIXELS / scale)  # a wait never vanishes when zoomed out
             p.setBrush(self._wait_fill)
             self._rects.draw(p, x0, y0, w, h)
+            p.setRenderHint(QPainter.Antialiasing, False)  # an antialiased hatch costs ~10 ms on a long wait
             p.setBrush(self._hatch)
             self._rects.draw(p, x0, y0, w, h)
+            p.setRenderHint(QPainter.Antialiasing, True)
             outlined = w * scale >= OUTLINE_PIXELS
             if outlined.any():
                 p.setPen(self._outline)
@@ -379,12 +396,14 @@ class TimelinePanel(QWidget):
         layout.setSpacing(0)
         self.stale_banner = stale_banner()
         layout.addWidget(self.stale_banner)
-        # The step time is shown first; until this revision's events come, the timeline says so
-        self.updating = QLabel("updating to the newest result...")
+        # The step time is shown first; until this revision's events come, the timeline says so, on
+        # top of the plot (opaque, in its corner): showing it moves nothing, so the 70k bars are not redrawn
+        self.updating = QLabel("updating to the newest result...", self.graphics)
         self.updating.setObjectName("updating")
-        self.updating.setStyleSheet("color: #6b7280; padding: 2px 6px")
+        self.updating.setStyleSheet("color: #6b7280; background: #ffffff; padding: 2px 6px")
+        self.updating.setAutoFillBackground(True)
+        self.updating.adjustSize()
         self.updating.hide()
-        layout.addWidget(self.updating)
         self.revision: int | None = None  # the document revision of the events shown
         layout.addWidget(self._make_toolbar())
         body = QHBoxLayout()
@@ -525,7 +544,9 @@ class TimelinePanel(QWidget):
     def mark_updating(self) -> None:
         """A newer result's step time is on screen; its events are on their way (the ones shown are older)."""
         if self.result is not None:
+            self.updating.move(max(0, self.graphics.width() - self.updating.width() - 4), 4)
             self.updating.show()
+            self.updating.raise_()
 
     def is_updating(self) -> bool:
         return not self.updating.isHidden()
@@ -702,18 +723,10 @@ class TimelinePanel(QWidget):
         cache = getattr(self, "_column_cache", None)
         if cache is not None and cache[0] is events:
             return cache[1]
-        n = len(events)
-        start = np.fromiter((e.start_s for e in events), dtype=float, count=n)
-        end = np.fromiter((e.end_s for e in events), dtype=float, count=n)
-        device = np.fromiter((e.device for e in events), dtype=np.int64, count=n)
-        streams = list(dict.fromkeys(e.stream for e in events))
-        stream_of = {k: i for i, k in enumerate(streams)}
-        stream = np.fromiter((stream_of[e.stream] for e in events), dtype=np.int64, count=n)
-        kinds = [e.kind for e in events]
-        names = list(dict.fromkeys(kinds))
-        code_of = {k: i for i, k in enumerate(names)}
-        code = np.fromiter((code_of[k] for k in kinds), dtype=np.int64, count=n)
-        columns = (start, end, device, stream, streams, code, names)
+        if self.result is not None and self.result.events is events:  # read once per result (maybe off-thread)
+            columns = timeline_data(self.result).columns.as_tuple()
+        else:
+            columns = event_columns(events).as_tuple()
         self._column_cache = (events, columns)
         return columns
 
@@ -901,12 +914,8 @@ class TimelinePanel(QWidget):
         """(kinds, sources, targets, wait -> bar waited on) of the result shown; computed once per
         result (flows.py, as the trace), so Fit all and one row per stage only move them."""
         if self._arrow_cache is None or self._arrow_cache[0] is not self.result:
-            events = self.result.events
-            waits = wait_arrows(events)
-            sends = send_receive_arrows(events, self.result.devices)
-            kinds = np.array([0] * len(waits) + [1] * len(sends), dtype=np.int64)
-            pairs = np.array(waits + sends, dtype=np.int64).reshape(-1, 2)
-            self._arrow_cache = (self.result, kinds, pairs[:, 0], pairs[:, 1], {b: a for a, b in waits})
+            data = timeline_data(self.result)  # built by the engine worker after the step time (or here)
+            self._arrow_cache = (self.result, data.arrow_kinds, data.arrow_sources, data.arrow_targets, data.waited_on)
         return self._arrow_cache[1:]
 
     def _arrows_later(self, result) -> None:

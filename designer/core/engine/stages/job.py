@@ -36,19 +36,23 @@ class Hardware:
     gpu_domain: np.ndarray | None = None  # NVLink domain of each used GPU, when the servers share domains
 
 
-def resolve_job(doc: Document, catalog: Catalog) -> Job:
-    spec = doc.spec
-    problems = check_calibration(spec.calibration, catalog)
-    if spec.workload is None:
-        problems.append(Problem("no workload to evaluate", "spec.workload",
+def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None = None) -> Job:
+    """The job of `doc` (spec.workload + spec.parallelism), or `spec` (a JobSpec of spec.jobs) on
+    `num_gpus` GPUs: its plan checked, its workload resolved."""
+    problems = check_calibration(doc.spec.calibration, catalog)
+    workload = spec.workload if spec is not None else doc.spec.workload
+    if workload is None:
+        where = "spec.workload" if spec is None else "workload"
+        problems.append(Problem("no workload to evaluate", where,
                                 fix="add workload: {preset: llama3-8b} (or the model's keys), or pass --scenario"))
         raise DesignerError(problems)
-    par = spec.parallelism or Parallelism()
-    plan, plan_problems = check_job(spec.workload, par, doc.num_gpus(), catalog)
+    par = (spec.parallelism if spec is not None else doc.spec.parallelism) or Parallelism()
+    cluster_gpus = doc.num_gpus() if num_gpus is None else num_gpus
+    plan, plan_problems = check_job(workload, par, cluster_gpus, catalog)
     problems += plan_problems + fp8_recipe_problems(doc, par, catalog)
     if problems:
         raise DesignerError(problems)
-    w = resolve_workload(spec.workload, catalog.presets())
+    w = resolve_workload(workload, catalog.presets())
     return Job(w, F.ModelShape.of(w), par, plan)
 
 
@@ -88,6 +92,9 @@ def job_warnings(job: Job, hw: Hardware) -> list[str]:
                         f"{job.shape.precision}: costed in {job.shape.precision} (set workload precision: fp8)")
     warnings += _tp_domain_warnings(job, hw)
     warnings += _unmodelled_key_warnings(job)
+    if job.shape.experts and not job.parallelism.moe_router_force_load_balancing:
+        warnings.append("expert routing is costed as balanced (every expert gets its share of the tokens, as "
+                        "moe_router_force_load_balancing gives); a trained router leaves some experts busier")
     return warnings
 
 

@@ -1,4 +1,7 @@
-"""Detail: per-link bytes per step by traffic kind, utilization, and the top bottlenecks."""
+"""Detail: per-link bytes per step by traffic kind, utilization, and the top bottlenecks;
+per link also its busy seconds in each phase (traffic kind), whether it is the bottleneck of
+that phase and whether that puts it on the critical path (designer/core/analysis/link_load.py
+turns these into the answer a network engineer reads)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,46 +12,78 @@ from ..collectives import CollectiveCost
 from ..fabric import Fabric
 from .result import Evaluation
 
+# Calls per micro-batch of a dimension's costliest collective, used only when the breakdown has
+# no time for that kind of traffic to spread the calls over (see _repeats).
+COUNTS = {"tp": 4, "cp": 2, "ep": 4, "pp": 2, "dp": 1, "edp": 1}
+# A link is the bottleneck of a phase when it is as busy as the busiest link of that phase
+# (within 1 %: the symmetric members of a class) and busy for at least half of the phase.
+ALIKE = 0.99
+BOTTLENECK_SHARE = 0.5
+EXPOSED_SHARE = 0.01
+
+
+def kind_of(dim: str) -> str:
+    return {"edp": "dp_comm"}.get(dim, f"{dim}_comm")
+
 
 def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, CollectiveCost],
                           breakdown: dict[str, float], plan: ResolvedPlan, step_time: float, doc: Document) -> None:
-    """Fill result.link_load, link_utilization(_array) and bottlenecks from the costliest
-    call of each collective (`used`), repeated as often as a step makes it."""
-    counts = {"tp": 4, "cp": 2, "ep": 4, "pp": 2, "dp": 1, "edp": 1}
+    """Fill result.link_load, link_utilization(_array), the per-phase link fields and
+    bottlenecks from the costliest call of each collective (`used`), repeated as often as the
+    step's time for that kind of traffic makes it."""
+    reps, phase_s = _repeats(used, breakdown, result.hidden_comm_s, plan)
     load: dict[str, np.ndarray] = {}
     for key, c in used.items():
         if c.link_bytes is None:
             continue
-        dim = key.split(":")[0]
-        kind = {"edp": "dp_comm"}.get(dim, f"{dim}_comm")
-        reps = counts.get(dim, 1) * (plan.num_microbatches if dim in ("tp", "cp", "ep", "pp") else 1)
-        load[kind] = load.get(kind, 0) + c.link_bytes * reps
+        kind = kind_of(key.split(":")[0])
+        load[kind] = load.get(kind, 0) + c.link_bytes * reps[key]
     result.link_load = load
+    result.link_ids = fabric.link_ids
+    cap = _link_rate_Bps(fabric)
+    result.link_capacity_Bps = cap
+    result.link_phase_s = {kind: phase_s[kind] for kind in load}
+    result.link_exposed_s = {kind: float(breakdown.get(kind, 0.0)) for kind in load}
+    result.link_phase_exposed = {kind: exposed(result.link_exposed_s[kind], phase_s[kind]) for kind in load}
     rows = []
     if load:
-        total = sum(load.values())
-        cap = fabric.link_cap_Bps
         with np.errstate(divide="ignore", invalid="ignore"):
-            util = np.where(cap > 0, np.minimum(1.0, total / (cap * step_time)), 0.0)
+            busy = {kind: np.where(cap > 0, per_link / cap, 0.0) for kind, per_link in load.items()}
+        result.link_busy_s = busy
+        total = sum(load.values())
+        total_busy = sum(busy.values())
+        util = np.minimum(1.0, total_busy / step_time) if step_time > 0 else np.zeros(len(cap))
         result.link_utilization_array = util
-        top = np.argsort(-util)[:200]
+        _phases_and_critical(result, used, busy, phase_s)
+        top = np.argsort(-util, kind="stable")[:200]
         for li in top.tolist():
             if total[li] <= 0:
                 break
             link = doc.links[li]
-            rows.append({"link": link.id, "a": link.a, "b": link.b, "utilization": float(util[li]),
-                         "bytes": float(total[li]), "by_kind": {kd: float(v[li]) for kd, v in load.items() if v[li] > 0}})
+            row = {"link": link.id, "a": link.a, "b": link.b, "utilization": float(util[li]),
+                   "bytes": float(total[li]), "by_kind": {kd: float(v[li]) for kd, v in load.items() if v[li] > 0},
+                   "busy_s": float(total_busy[li]), "busy_share_of_step": float(util[li])}
+            phase = result.link_phase[li]
+            if phase:
+                row |= {"phase": phase, "phase_s": phase_s[phase],
+                        "busy_share_of_phase": float(min(1.0, busy[phase][li] / phase_s[phase])),
+                        "bottleneck_of_phase": bool(result.link_bottleneck[phase][li]),
+                        "critical_path": bool(result.link_critical[li])}
+            rows.append(row)
     result.link_utilization = rows
     bottlenecks = []
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):
-        dim = key.split(":")[0]
-        kind = {"edp": "dp_comm"}.get(dim, f"{dim}_comm")
+        kind = kind_of(key.split(":")[0])
         if not c.bottleneck or c.time_s <= 0:
             continue
-        bottlenecks.append({"resource": c.bottleneck, "kind": kind, "utilization": round(c.utilization, 3),
-                            "collective": key.split(":")[1], "algorithm": c.algorithm,
-                            "exposed_s": breakdown.get(kind, 0.0),
-                            "links": [doc.links[i].id for i in c.bottleneck_links[:64]]})
+        row = {"resource": c.bottleneck, "kind": kind, "utilization": round(c.utilization, 3),
+               "collective": key.split(":")[1], "algorithm": c.algorithm,
+               "exposed_s": breakdown.get(kind, 0.0),
+               "links": [doc.links[i].id for i in c.bottleneck_links[:64]]}
+        alike = _alike_links(result, kind, c.bottleneck_links)
+        if alike:
+            row["alike_links"] = alike  # how many links carry the same load as the named one
+        bottlenecks.append(row)
     compute_share = (breakdown["compute"] + breakdown["recompute"]) / step_time if step_time else 0
     bottlenecks.append({"resource": "GPU compute", "kind": "compute", "utilization": round(compute_share, 3),
                         "exposed_s": breakdown["compute"] + breakdown["recompute"]})
@@ -63,3 +98,89 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             seen.add(key)
             unique.append(b)
     result.bottlenecks = unique[:8]
+
+
+def _repeats(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],
+             plan: ResolvedPlan) -> tuple[dict[str, float], dict[str, float]]:
+    """How many times each costliest call repeats in a step, and each kind's phase seconds.
+
+    A phase is the time the critical device spends on one kind of traffic over the step,
+    exposed plus hidden (what the breakdown counts). The calls of that kind are repeated so
+    that they fill exactly that time: the DP gradient reduction is many bucket calls, not
+    the one costliest bucket; TP, CP, EP and PP run per micro-batch. Without such time (a
+    kind the breakdown does not carry) the fixed per-micro-batch counts stand."""
+    fixed = {key: COUNTS.get(key.split(":")[0], 1) * (plan.num_microbatches if key.split(":")[0] in
+                                                      ("tp", "cp", "ep", "pp") else 1) for key in used}
+    per_kind: dict[str, list[str]] = {}
+    for key in used:
+        per_kind.setdefault(kind_of(key.split(":")[0]), []).append(key)
+    reps, phase_s = {}, {}
+    for kind, keys in per_kind.items():
+        spent = float(breakdown.get(kind, 0.0)) + float(hidden.get(kind, 0.0))
+        one_round = sum(used[k].time_s for k in keys)
+        if spent > 0 and one_round > 0:
+            for k in keys:
+                reps[k] = spent / one_round
+            phase_s[kind] = spent
+        else:
+            for k in keys:
+                reps[k] = fixed[k]
+            phase_s[kind] = sum(fixed[k] * used[k].time_s for k in keys)
+    return reps, phase_s
+
+
+def _link_rate_Bps(fabric: Fabric) -> np.ndarray:
+    """Per link, the rate the engine costs it at: a NIC's cable at its NIC's line rate after
+    efficiency (summed over the NICs it carries), a switch-to-switch cable at its own rate."""
+    cap = np.asarray(fabric.link_cap_Bps, dtype=float).copy()
+    has = fabric.nic_link >= 0
+    if has.any():
+        nic = np.zeros(len(cap))
+        np.add.at(nic, fabric.nic_link[has], fabric.nic_cap_Bps[has])
+        cap = np.where(nic > 0, nic, cap)
+    return cap
+
+
+def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], busy: dict[str, np.ndarray],
+                         phase_s: dict[str, float]) -> None:
+    """Per link: the phase it is busiest in (largest share of that phase's seconds), whether it
+    is the bottleneck of each phase and whether one of those phases is exposed (the critical path)."""
+    kinds = list(busy)
+    n = len(next(iter(busy.values())))
+    network_bound = {kind_of(key.split(":")[0]) for key, c in used.items() if c.bottleneck_links}
+    share = np.zeros((len(kinds), n))
+    bottleneck: dict[str, np.ndarray] = {}
+    critical = np.zeros(n, dtype=bool)
+    for i, kind in enumerate(kinds):
+        seconds = phase_s.get(kind, 0.0)
+        if seconds > 0:
+            share[i] = np.minimum(1.0, busy[kind] / seconds)
+        top = float(busy[kind].max(initial=0.0))
+        flag = np.zeros(n, dtype=bool)
+        if kind in network_bound and top > 0:
+            flag = (busy[kind] >= ALIKE * top) & (share[i] >= BOTTLENECK_SHARE)
+        bottleneck[kind] = flag
+        if result.link_phase_exposed.get(kind):
+            critical |= flag
+    best = np.argmax(share, axis=0) if kinds else np.zeros(n, dtype=np.int64)
+    any_busy = share.max(axis=0, initial=0.0) > 0 if kinds else np.zeros(n, dtype=bool)
+    names = np.array(kinds + [""], dtype=object)
+    result.link_phase = np.where(any_busy, names[best], "")
+    result.link_bottleneck = bottleneck
+    result.link_critical = critical
+
+
+def exposed(exposed_s: float, phase_s: float) -> bool:
+    """A phase is on the critical path when a visible part of it is not hidden behind compute
+    (1 % of it: a pipeline's few microseconds of waiting do not make its links critical)."""
+    return exposed_s > 0 and exposed_s >= EXPOSED_SHARE * phase_s
+
+
+def _alike_links(result: Evaluation, kind: str, links: list[int]) -> int:
+    """How many links are as busy in `kind` as the busiest of `links` (the named resource is one
+    member of a symmetric class: 64 rails loaded the same)."""
+    busy = getattr(result, "link_busy_s", {}).get(kind)
+    if busy is None or not links:
+        return 0
+    top = float(busy[links].max())
+    return int(np.count_nonzero(busy >= ALIKE * top)) if top > 0 else 0

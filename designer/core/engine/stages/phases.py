@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
@@ -18,14 +20,28 @@ class LayerPhases:
     chunks: list[list[list[tuple[Phase, Phase]]]]  # [pattern][stage][chunk] -> (forward, backward)
 
 
-def sharding_of(job: Job, hw: Hardware) -> Sharding:
+def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
     par, plan = job.parallelism, job.plan
     flash = uses_flash_attention(hw.ac, par.attention_backend)
     return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
                     par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3,
                     ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm),
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
-                    grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p")
+                    grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
+                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains)
+
+
+def ep_domain_span(comm) -> float:
+    """Scale-up domains (NVLink domains, else servers) an EP group spans, on average over the groups:
+    what a domain-aware dispatcher deduplicates across (compute.flex_dedup)."""
+    model = getattr(comm, "dims", {}).get("ep")
+    if model is None:
+        return 1.0
+    members = model.shape.members
+    if members.size == 0 or members.shape[1] < 2:
+        return 1.0
+    domains = np.sort(model.fabric.gpu_domain[members], axis=1)
+    return float(np.mean(1 + np.count_nonzero(np.diff(domains, axis=1), axis=1)))
 
 
 def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
@@ -82,7 +98,8 @@ def launch_gap_share(job: Job, k: EngineConstants) -> float:
 def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn) -> LayerPhases:
     m, plan = job.shape, job.plan
     acc, ac = hw.acc, hw.ac
-    sharding = sharding_of(job, hw)
+    sharding = sharding_of(job, hw, ep_domain_span(comm) if job.parallelism.moe_token_dispatcher_type == "flex"
+                           else 1.0)
     peak = acc.peak_for(m.precision)
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)

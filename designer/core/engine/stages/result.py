@@ -70,6 +70,16 @@ class Evaluation:
     link_utilization: list[dict] = field(default_factory=list)
     link_load: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> bytes per step, per link index
     link_utilization_array: np.ndarray | None = None  # per link index: average use over the step
+    # per link index (stages/links.py; read through designer/core/analysis/link_load.py):
+    link_ids: list[str] = field(default_factory=list)  # the ids the indices stand for
+    link_capacity_Bps: np.ndarray | None = None  # the rate the engine costs each link at
+    link_busy_s: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> seconds busy per step
+    link_phase_s: dict[str, float] = field(default_factory=dict)  # kind -> its phase's seconds (exposed + hidden)
+    link_exposed_s: dict[str, float] = field(default_factory=dict)  # kind -> seconds of it on the critical path
+    link_phase_exposed: dict[str, bool] = field(default_factory=dict)  # kind -> enough of it exposed to count
+    link_phase: np.ndarray | None = None  # the kind each link is busiest in ("" when idle)
+    link_bottleneck: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> the phase's bottleneck links
+    link_critical: np.ndarray | None = None  # a bottleneck of an exposed phase: on the critical path
     events_builder: object = None  # builds the per-device events on first use (they cost more than the step)
     _events: list[Event] | None = None
     devices: dict = field(default_factory=dict)  # representative GPU -> description
@@ -77,6 +87,7 @@ class Evaluation:
     engine_time_s: float = 0.0
     constants: dict = field(default_factory=dict)
     slowest_rank_wait_s: float = 0.0  # the part of imbalance_wait that is the wait for the slowest of N GPUs
+    jobs: list = field(default_factory=list)  # every job of the design (engine/jobs.py JobResult), this one first
 
     @property
     def events(self) -> list[Event]:
@@ -99,6 +110,7 @@ class Evaluation:
         out["stages"] = self.stages
         out["link_utilization"] = self.link_utilization[:links]
         out["critical_device"] = self.critical_device
+        out["jobs"] = [job.as_json() for job in self.jobs]
         out["slowest_rank_wait_s"] = self.slowest_rank_wait_s
         out["engine_time_s"] = self.engine_time_s
         if events:

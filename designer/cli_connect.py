@@ -1,0 +1,36 @@
+"""`designer connect FILE --node ID [-o OUT]`: cable a server to its rail leaves like its neighbours.
+
+The cabling is designer.core.model.auto_cable; this module loads, applies and writes atomically
+(FILE itself unless -o names another file). A refusal exits 65 at the line of the server or the
+full leaf in FILE, with the fix.
+"""
+from __future__ import annotations
+
+import sys
+
+from .core.problems import EXIT_OK, DesignerError, Problem
+
+
+def run_connect(args, writing_output) -> int:
+    from .core.io import load_document, save_document
+    from .core.io.locate import locate
+    from .core.model.auto_cable import CablingRefused, plan_connection
+
+    doc = load_document(args.file)
+    try:
+        cabling = plan_connection(doc, args.node)
+    except CablingRefused as exc:
+        path = ""
+        if exc.element is not None:
+            path = f"spec.{exc.collection}[{exc.element}]"
+        problem = Problem(exc.message, path=path, element=exc.element, fix=exc.fix, file=args.file)
+        locate([problem], args.file)
+        raise DesignerError([problem]) from None
+    with doc.batch():
+        for link in cabling.links:
+            doc.add(link)
+    output = args.output or args.file
+    with writing_output(output):
+        save_document(doc, output)  # atomic: the old file stays whole until the new one is complete
+    print(f"wrote {output}: {cabling.summary()}, {len(cabling.links)} new link(s)", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,376 @@
+"""The load of a link as a network engineer asks for it, from one evaluation.
+
+For a link: its bytes per step by traffic kind, its busy share of the step and of each phase
+it carries traffic in (a phase is one kind of traffic: the DP gradient reduction, the PP sends,
+...), whether it is the bottleneck of that phase and whether that puts it on the critical path.
+Symmetric links (same tier, cable kind and rate, equal load within 1 %) form one class, so an
+answer speaks of "64 rail links, each ..." instead of one arbitrary member.
+
+The numbers are the engine's (designer/core/engine/stages/links.py); this module only reads,
+groups and words them. Pure: no Qt, no engine imports.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ALIKE = 0.01  # loads within 1 % of a class's busiest member belong to it
+PHASE_NAMES = {"tp_comm": "TP", "cp_comm": "CP", "ep_comm": "EP", "pp_comm": "PP", "dp_comm": "DP"}
+KIND_NAMES = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "nvlink": "NVLink", "pcie": "PCIe"}
+
+
+@dataclass(frozen=True)
+class PhaseLoad:
+    """One link in one phase."""
+    kind: str  # tp_comm | cp_comm | ep_comm | pp_comm | dp_comm
+    phase_s: float  # how long the phase lasts in a step (exposed + hidden)
+    busy_s: float  # how long this link is busy in it
+    share: float  # busy_s / phase_s, at most 1
+    bottleneck: bool  # as busy as the phase's busiest link and busy for at least half of it
+    exposed_s: float  # the part of the phase on the critical path
+    critical: bool  # the bottleneck of a phase that is (partly) exposed
+
+    @property
+    def name(self) -> str:
+        return PHASE_NAMES.get(self.kind, self.kind)
+
+
+@dataclass(frozen=True)
+class LinkClass:
+    """Links of one tier, cable kind and rate carrying the same load (within 1 %)."""
+    members: tuple[int, ...]  # link indices, the busiest first
+    tier: str  # "rail links", "server-leaf links", "leaf-spine links", ...
+    cable: str  # "400 Gb/s InfiniBand"
+    busy_share_of_step: float  # of the busiest member
+    phase: str  # the kind it is busiest in ("" when idle)
+
+    @property
+    def label(self) -> str:
+        """'64 rail links' or 'rail link l0' for a class of one."""
+        return (f"{len(self.members)} {self.tier}" if len(self.members) > 1 else
+                f"{self.tier[:-1] if self.tier.endswith('s') else self.tier}")
+
+
+@dataclass(frozen=True)
+class LinkAnswer:
+    index: int
+    link_id: str
+    ends: str  # "node0:nic0 - leaf0:p0"
+    bytes_per_step: float
+    bytes_by_kind: dict[str, float]
+    busy_s: float
+    busy_share_of_step: float
+    step_s: float
+    phases: list[PhaseLoad] = field(default_factory=list)  # the busiest share first
+    link_class: LinkClass | None = None
+
+    @property
+    def phase(self) -> PhaseLoad | None:
+        return self.phases[0] if self.phases else None
+
+    @property
+    def bottleneck_of(self) -> list[PhaseLoad]:
+        return [p for p in self.phases if p.bottleneck]
+
+    @property
+    def critical_path(self) -> bool:
+        return any(p.critical for p in self.phases)
+
+    def as_json(self) -> dict:
+        out = {"link": self.link_id, "bytes_per_step": self.bytes_per_step, "bytes_by_kind": self.bytes_by_kind,
+               "busy_s": self.busy_s, "busy_share_of_step": self.busy_share_of_step,
+               "phases": [{"phase": p.kind, "phase_s": p.phase_s, "busy_s": p.busy_s, "busy_share_of_phase": p.share,
+                           "bottleneck_of_phase": p.bottleneck, "exposed_s": p.exposed_s, "critical_path": p.critical}
+                          for p in self.phases],
+               "critical_path": self.critical_path, "text": text(self)}
+        if self.link_class is not None:
+            out["class_links"] = len(self.link_class.members)
+            out["class"] = self.link_class.label
+        return out
+
+
+class LinkLoad:
+    """The link loads of one evaluation of one document (built once, asked per link)."""
+
+    def __init__(self, result, doc):
+        self.result = result
+        self.doc = doc
+        self.step_s = float(result.step_time_s)
+        self.loads: dict[str, np.ndarray] = dict(result.link_load or {})
+        self.busy: dict[str, np.ndarray] = dict(getattr(result, "link_busy_s", {}) or {})
+        self.phase_s: dict[str, float] = dict(getattr(result, "link_phase_s", {}) or {})
+        self.exposed_s: dict[str, float] = dict(getattr(result, "link_exposed_s", {}) or {})
+        self.bottleneck: dict[str, np.ndarray] = dict(getattr(result, "link_bottleneck", {}) or {})
+        self.phase_exposed: dict[str, bool] = dict(getattr(result, "link_phase_exposed", {}) or {})
+        ids = list(getattr(result, "link_ids", []) or [])
+        self.ids = ids if ids else [link.id for link in doc.links]
+        self.n = len(self.ids)
+        self.util = (np.asarray(result.link_utilization_array, dtype=float)
+                     if result.link_utilization_array is not None else np.zeros(self.n))
+        self.total_busy = sum(self.busy.values()) if self.busy else np.zeros(self.n)
+        self.total_bytes = sum(self.loads.values()) if self.loads else np.zeros(self.n)
+        self._position = {lid: i for i, lid in enumerate(self.ids)}
+        self._classes: list[LinkClass] | None = None
+        self._class_of: np.ndarray | None = None
+
+    # ---- one link -----------------------------------------------------------------------
+    def index_of(self, link_id: str) -> int | None:
+        return self._position.get(link_id)
+
+    def answer(self, index: int, with_class: bool = True) -> LinkAnswer:
+        phases = []
+        for kind, busy in self.busy.items():
+            seconds = float(busy[index])
+            if seconds <= 0:
+                continue
+            phase_s = self.phase_s.get(kind, 0.0)
+            exposed_s = self.exposed_s.get(kind, 0.0)
+            neck = bool(self.bottleneck[kind][index]) if kind in self.bottleneck else False
+            phases.append(PhaseLoad(kind, phase_s, seconds, min(1.0, seconds / phase_s) if phase_s > 0 else 0.0,
+                                    neck, exposed_s, neck and self.phase_exposed.get(kind, False)))
+        phases.sort(key=lambda p: (p.share, p.busy_s), reverse=True)
+        link = self._link(index)
+        return LinkAnswer(index=index, link_id=self.ids[index], ends=f"{link.a} - {link.b}" if link else "",
+                          bytes_per_step=float(self.total_bytes[index]) if self.n else 0.0,
+                          bytes_by_kind={k: float(v[index]) for k, v in self.loads.items() if v[index] > 0},
+                          busy_s=float(self.total_busy[index]) if self.n else 0.0,
+                          busy_share_of_step=float(self.util[index]) if len(self.util) > index else 0.0,
+                          step_s=self.step_s, phases=phases,
+                          link_class=self.class_of(index) if with_class else None)
+
+    def text(self, index: int) -> str:
+        return text(self.answer(index))
+
+    def busiest(self, indices) -> int | None:
+        """Of several links (the cables of one bundle on the canvas), the busiest."""
+        indices = [i for i in indices if 0 <= i < self.n]
+        if not indices:
+            return None
+        return max(indices, key=lambda i: (float(self.util[i]), float(self.total_busy[i])))
+
+    # ---- classes ------------------------------------------------------------------------
+    def class_of(self, index: int) -> LinkClass:
+        self.classes()
+        return self._classes[int(self._class_of[index])]
+
+    def classes(self) -> list[LinkClass]:
+        """Every link in one class, the busiest classes first (then the larger)."""
+        if self._classes is not None:
+            return self._classes
+        tiers, cables, rates = self._tiers_and_cables()
+        main = self._main_phase()
+        groups: dict[tuple, list[int]] = {}
+        for i in range(self.n):
+            groups.setdefault((tiers[i], cables[i], rates[i], main[i]), []).append(i)
+        classes: list[LinkClass] = []
+        class_of = np.zeros(self.n, dtype=np.int64)
+        for (tier, cable, _rate, phase), members in groups.items():
+            members_arr = np.array(members, dtype=np.int64)
+            load = self.total_busy[members_arr] if self.n else np.zeros(0)
+            order = members_arr[np.argsort(-load, kind="stable")]
+            sorted_load = np.sort(load)[::-1]
+            start = 0
+            while start < len(order):  # the busiest left opens a class; all within 1 % of it join
+                top = sorted_load[start]
+                end = start + int(np.count_nonzero(sorted_load[start:] >= top * (1 - ALIKE)))
+                if top <= 0:
+                    end = len(order)
+                chosen = tuple(int(i) for i in order[start:end])
+                class_of[list(chosen)] = len(classes)
+                classes.append(LinkClass(chosen, tier, cable, float(self.util[chosen[0]]), phase))
+                start = end
+        ranked = sorted(range(len(classes)), key=lambda c: (-classes[c].busy_share_of_step,
+                                                            -len(classes[c].members)))
+        rank = np.empty(len(classes), dtype=np.int64)
+        rank[ranked] = np.arange(len(classes))
+        self._classes = [classes[c] for c in ranked]
+        self._class_of = rank[class_of] if self.n else class_of
+        return self._classes
+
+    def _main_phase(self) -> list[str]:
+        phases = getattr(self.result, "link_phase", None)
+        if phases is not None and len(phases) == self.n:
+            return [str(p) for p in phases]
+        return [""] * self.n
+
+    def _tiers_and_cables(self) -> tuple[list[str], list[str], list[float]]:
+        """Per link: its tier (rail, server-leaf, leaf-spine, ...), its cable ("400 Gb/s
+        InfiniBand", x count) and the rate the engine costs it at (to tell slowed cables apart).
+        Words are made once per distinct (ends, cable): 16k GPUs have a few dozen of them."""
+        doc = self.doc
+        nodes = {n.id for n in doc.nodes}
+        tier_of = {s.id: s.tier for s in doc.switches}
+        links = self._links()
+        ends = [(link.a.split(":", 1)[0], link.b.split(":", 1)[0]) if link is not None else ("", "")
+                for link in links]
+        # rail-optimized: each server's NICs go to different leaves
+        leaves_of: dict[str, list[str]] = {}
+        for link, (a, b) in zip(links, ends):
+            if link is None or link.kind == "nvlink":
+                continue
+            if a in nodes and b in tier_of:
+                leaves_of.setdefault(a, []).append(b)
+            elif b in nodes and a in tier_of:
+                leaves_of.setdefault(b, []).append(a)
+        rails = bool(leaves_of) and all(len(set(v)) == len(v) for v in leaves_of.values()) and \
+            max(len(v) for v in leaves_of.values()) > 1
+        cap = getattr(self.result, "link_capacity_Bps", None)
+        rates = (np.round(np.asarray(cap, dtype=float), -6).tolist() if cap is not None and len(cap) == self.n
+                 else [0.0] * self.n)
+        rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
+        tier_words: dict[tuple, str] = {}
+        cable_words: dict[tuple, str] = {}
+        tiers, cables = [], []
+        for link, (a, b) in zip(links, ends):
+            if link is None:
+                tiers.append("links")
+                cables.append("")
+                continue
+            key = (link.kind == "nvlink", a in nodes, b in nodes, tier_of.get(a), tier_of.get(b))
+            tier = tier_words.get(key)
+            if tier is None:
+                nvlink, a_node, b_node, ta, tb = key
+                if nvlink:
+                    tier = "NVLink links"
+                elif a_node != b_node:
+                    tier = "rail links" if rails else f"server-{(tb if a_node else ta) or 'switch'} links"
+                elif a_node:
+                    tier = "server-to-server links"
+                else:
+                    low, high = sorted((ta or "switch", tb or "switch"), key=lambda t: rank.get(t, 9))
+                    tier = f"{low}-{high} links"
+                tier_words[key] = tier
+            tiers.append(tier)
+            key = (link.bandwidth_gbps, link.count, link.kind)
+            cable = cable_words.get(key)
+            if cable is None:
+                gbps = f"{link.bandwidth_gbps:g} Gb/s {KIND_NAMES.get(link.kind, link.kind)}"
+                cable = cable_words[key] = f"{link.count} x {gbps}" if link.count > 1 else gbps
+            cables.append(cable)
+        return tiers, cables, rates
+
+    def _links(self) -> list:
+        """The document's link of each index (by id when the document changed since)."""
+        links = self.doc.links
+        if len(links) == self.n and all(link.id == lid for link, lid in zip(links, self.ids)):
+            return list(links)
+        return [self.doc.find("links", lid) for lid in self.ids]
+
+    def _link(self, index: int):
+        links = self.doc.links
+        if index < len(links) and links[index].id == self.ids[index]:
+            return links[index]
+        return self.doc.find("links", self.ids[index])  # the document changed since: by id
+
+
+# ---- words ----------------------------------------------------------------------------------
+def share_text(x: float) -> str:
+    """'97 %', '4.6 %', '0.24 %', '<0.01 %', '0 %': never '0 %' for a link that carries traffic."""
+    if x <= 0:
+        return "0 %"
+    if x < 1e-4:
+        return "<0.01 %"
+    if x < 0.01:
+        return f"{x * 100:.2f} %"
+    if x < 0.1:
+        return f"{x * 100:.1f} %"
+    return f"{x * 100:.0f} %"
+
+
+def seconds_text(s: float) -> str:
+    if s >= 10:
+        return f"{s:.1f} s"
+    if s >= 0.01:
+        return f"{s:.2f} s"
+    if s >= 1e-5:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s * 1e6:.1f} us"
+
+
+def bytes_text(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def phase_line(p: PhaseLoad) -> str:
+    """'busy 97 % of the DP phase (1.94 s of its 2.00 s): the bottleneck of the DP phase, on the
+    critical path (1.15 s of it exposed)'."""
+    line = (f"busy {share_text(p.share)} of the {p.name} phase "
+            f"({seconds_text(p.busy_s)} of its {seconds_text(p.phase_s)})")
+    if p.bottleneck:
+        line += f": the bottleneck of the {p.name} phase"
+        line += (f", on the critical path ({seconds_text(p.exposed_s)} of the phase exposed)" if p.critical else
+                 f", off the critical path (the {p.name} phase is hidden behind compute)")
+    return line
+
+
+def text(answer: LinkAnswer) -> str:
+    """The answer in a few lines: who (the class), each phase, the step, the bytes, the verdict."""
+    c = answer.link_class
+    if c is not None and len(c.members) > 1:
+        head = f"{c.label} ({c.cable}) loaded alike, {answer.link_id} among them; each:"
+    elif c is not None:
+        head = f"{c.label} {answer.link_id} ({c.cable}, {answer.ends}):"
+    else:
+        head = f"link {answer.link_id} ({answer.ends}):"
+    if answer.bytes_per_step <= 0:
+        return head + "\n  carries no traffic of this job's step"
+    lines = [head]
+    lines += ["  " + phase_line(p) for p in answer.phases]
+    lines.append(f"  busy {share_text(answer.busy_share_of_step)} of the {seconds_text(answer.step_s)} step "
+                 f"({seconds_text(answer.busy_s)})")
+    kinds = sorted(answer.bytes_by_kind.items(), key=lambda kv: -kv[1])
+    lines.append(f"  {bytes_text(answer.bytes_per_step)} per step: " +
+                 ", ".join(f"{PHASE_NAMES.get(k, k)} {bytes_text(v)}" for k, v in kinds))
+    if not answer.bottleneck_of:
+        lines.append("  not the bottleneck of any phase: off the critical path")
+    return "\n".join(lines)
+
+
+# ---- one analysis per result ------------------------------------------------------------------
+_last: tuple | None = None
+
+
+def link_load(result, doc) -> LinkLoad:
+    """The LinkLoad of this result and document, reused while both stay the same (a tooltip, the
+    Inspector and the report ask one after another)."""
+    global _last
+    if _last is not None and _last[0] is result and _last[1] is doc and _last[2] == doc.revision:
+        return _last[3]
+    analysis = LinkLoad(result, doc)
+    _last = (result, doc, doc.revision, analysis)
+    return analysis
+
+
+def link_text(result, doc, link_id: str) -> str:
+    """The answer for one link id ('' when the result has no such link)."""
+    analysis = link_load(result, doc)
+    index = analysis.index_of(link_id)
+    return "" if index is None else analysis.text(index)
+
+
+def bundle_text(result, doc, indices) -> str:
+    """The answer for the busiest of several links (one bundle of cables on the canvas)."""
+    analysis = link_load(result, doc)
+    index = analysis.busiest(indices)
+    return "" if index is None else analysis.text(index)
+
+
+def classes_json(result, doc, limit: int = 50) -> list[dict]:
+    """The busiest classes for `designer evaluate --json` (key link_classes, docs/contract.md)."""
+    if not result.link_load:
+        return []
+    analysis = link_load(result, doc)
+    out = []
+    for c in analysis.classes()[:limit]:
+        answer = analysis.answer(c.members[0])
+        row = answer.as_json()
+        row.pop("link")
+        row.pop("class_links", None)
+        row.pop("class", None)
+        out.append({"class": c.label, "tier": c.tier, "cable": c.cable, "links": len(c.members),
+                    "members": [analysis.ids[i] for i in c.members[:8]]} | row)
+    return out

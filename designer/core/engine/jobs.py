@@ -1,0 +1,310 @@
+"""Several jobs on one fabric: each job costed with the others' traffic on the links they share.
+
+The model (docs/jobs.md), at the speed of the analytical engine, not a packet simulation:
+
+1. Every job is evaluated alone on its own GPUs (engine.evaluate_job): its bytes per step on every
+   link, by traffic kind (DP, EP, PP, CP, TP), and how long each kind's phase lasts (exposed +
+   hidden seconds of the breakdown).
+2. On a shared resource r (the up-links of a leaf, the spine-core links of a pod) job i's phase k
+   is active a share p_ik = T_ik / step_i of the time and pushes D_ik = bytes_ik(r) / T_ik while
+   active. Jobs with different step times overlap for those shares of time, independently.
+3. Job j, whose own demand on r is D_j (its busiest phase there), finds phase k of job i active a
+   share p_ik of the time; when D_j + D_ik exceeds r's capacity C the two share it in proportion
+   to their demands and j's transfers take (D_j + D_ik) / C times as long. Its expected time on r
+   grows by the factor 1 + sum_ik p_ik max(0, (D_j + D_ik) / C - 1), by which r's capacity is
+   divided in j's view of the fabric; j is then costed again on that view.
+   A non-blocking fabric (D_j + D_ik <= C) slows nobody; more jobs only add terms, so never make
+   a job faster. NICs are not shared: the placer gives a GPU (and its NIC) to one job.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.document import Document
+from ..model.jobs import document_jobs
+from ..problems import DesignerError
+from .constants import engine_constants
+from .fabric import Fabric
+from .job_placement import PlacedJob, place_jobs
+from .stages.breakdown import HIDDEN_KEYS
+from .stages.result import Evaluation
+
+TIERS = ("leaf up-links", "spine-core links")
+
+
+class JobResult:
+    """One job of a design: its evaluation on the shared fabric and alone, and who slows it.
+
+    The first job's evaluation holds the list of JobResults (Evaluation.jobs); a JobResult refers
+    back to that evaluation only weakly, so a dropped result is freed at once, without waiting for
+    the cycle collector (whose pass over a result's 70k timeline events stalls the window)."""
+
+    def __init__(self, name: str, placed: PlacedJob, result: Evaluation, alone: Evaluation,
+                 interference: list[dict] | None = None):
+        self.name, self.placed = name, placed
+        self.result, self.alone = result, alone
+        self.interference = interference or []
+        self.node_ids: list[str] = []
+
+    result = property(lambda self: _deref(self._result), lambda self, value: setattr(self, "_result", value))
+    alone = property(lambda self: _deref(self._alone), lambda self, value: setattr(self, "_alone", value))
+
+    def hold_weakly(self, container: Evaluation) -> None:
+        """Refer to `container` (the evaluation that lists this job) without keeping it alive."""
+        for name in ("_result", "_alone"):
+            if getattr(self, name) is container:
+                setattr(self, name, weakref.ref(container))
+
+    @property
+    def slowdown_vs_alone(self) -> float:
+        """How much slower than alone, as a fraction (0.09: 9 % slower)."""
+        alone = self.alone.step_time_s
+        return self.result.step_time_s / alone - 1.0 if alone > 0 else 0.0
+
+    def nodes(self, fabric_node_ids: list[str], gpu_node: np.ndarray) -> list[str]:
+        gpus = self.placed.gpus
+        if gpus is None:
+            gpus = np.arange(self.result.num_gpus)
+        order = dict.fromkeys(gpu_node[gpus].tolist())
+        return [fabric_node_ids[i] for i in order]
+
+    def as_json(self) -> dict:
+        r = self.result
+        return {"name": self.name, "gpus": r.num_gpus, "step_time_s": r.step_time_s,
+                "breakdown_s": r.breakdown_s, "slowdown_vs_alone": self.slowdown_vs_alone,
+                "alone_step_time_s": self.alone.step_time_s, "tokens_per_s": r.tokens_per_s, "mfu": r.mfu,
+                "interference": self.interference, "nodes": getattr(self, "node_ids", []),
+                "plan": r.plan}
+
+
+def _deref(value):
+    if isinstance(value, weakref.ref):
+        value = value()
+        if value is None:
+            raise ReferenceError("the evaluation that lists this job is gone: keep what Engine.evaluate returned")
+    return value
+
+
+def evaluate_jobs(engine, doc: Document) -> Evaluation:
+    """The first job's evaluation, with `jobs` holding every job's JobResult."""
+    t0 = time.perf_counter()
+    k = engine_constants(doc.spec.calibration)
+    fabric = engine.fabric(doc, k)
+    if not doc.spec.jobs and bool(fabric.gpu_up.all()):  # one job on the first GPUs: today's path
+        spec = document_jobs(doc)[0]
+        placed = PlacedJob(0, spec, None, "spec")
+        result = engine.evaluate_job(doc, placed, fabric)
+        job = JobResult(spec.name, placed, result, result)
+        job.node_ids = []  # every server up to the job's size, in file order
+        result.jobs = [job]
+        job.hold_weakly(result)
+        return result
+    placement = _placement(engine, doc, fabric)
+    if placement.problems:
+        raise DesignerError(placement.problems)
+    placed = placement.jobs
+    cache = engine.__dict__.setdefault("_job_cache", {})
+    if cache.get("fabric") is not fabric or cache.get("revision") != fabric._rating_revision:
+        cache.clear()  # re-rated or rebuilt: nothing costed before holds
+        cache.update(fabric=fabric, revision=fabric._rating_revision)
+    alone, problems = [], []
+    for p in placed:  # every job's problems at once: a leaf down may cut off several
+        key = (p.spec, p.gpus.tobytes(), repr(doc.spec.calibration), engine.detail)
+        hit = cache.get(("alone", p.name))
+        if hit is not None and hit[0] == key:  # this job and its GPUs did not change: reuse its costing
+            alone.append(hit[1])
+            engine.reused.append(f"job {p.name}")
+            continue
+        try:
+            result = engine.evaluate_job(doc, p)
+        except DesignerError as exc:
+            problems += exc.problems
+            continue
+        result.jobs_gpus = p.gpus
+        cache[("alone", p.name)] = (copy.deepcopy(key), result)
+        alone.append(result)
+    if problems:
+        raise DesignerError(problems)
+    results = [JobResult(p.name, p, r, r) for p, r in zip(placed, alone)]
+    if len(placed) > 1 and engine.detail:
+        demands = [_demand(fabric, r) for r in alone]
+        for j, p in enumerate(placed):
+            factors, blame = _contention(fabric, demands, j)
+            if factors is None:
+                continue
+            hit = cache.get(("shared", p.name))
+            if hit is not None and hit[0] is alone[j] and hit[1] == factors[2]:
+                shared = hit[2]  # the same job under the same contention
+            else:
+                view = engine.job_fabric(doc, k, p.gpus, shared=True)
+                engine.set_contention(view, factors)
+                shared = engine.evaluate_job(doc, p, view)
+                cache[("shared", p.name)] = (alone[j], factors[2], shared)
+            results[j].result = shared
+            results[j].interference = _interference(results[j], blame, [q.name for q in placed], fabric)
+    for job in results:
+        job.node_ids = job.nodes(fabric.node_ids, fabric.gpu_node)
+    first = results[0].result
+    first.jobs = results
+    for job in results:
+        job.hold_weakly(first)
+    first.engine_time_s = time.perf_counter() - t0
+    return first
+
+
+def _placement(engine, doc: Document, fabric: Fabric):
+    """place_jobs, kept while the fabric (servers up and down) and the jobs' placements stay the same."""
+    key = [(j.name, j.placement, j.parallelism.num_gpus if j.parallelism else None) for j in document_jobs(doc)]
+    hit = engine.__dict__.get("_placement_hit")
+    if hit is not None and hit[0] is fabric and hit[1] == key:
+        specs = document_jobs(doc)  # the same GPUs; the jobs' workloads and plans as they are now
+        placement = hit[2]
+        jobs = [dataclasses.replace(pj, spec=specs[pj.index]) for pj in placement.jobs]
+        return dataclasses.replace(placement, jobs=jobs)
+    placement = place_jobs(doc, fabric, fabric.gpu_up)
+    engine._placement_hit = (fabric, copy.deepcopy(key), placement)
+    return placement
+
+
+@dataclass
+class _Demand:
+    """One job's use of the shared tiers, per phase kind: bytes per step, active share, rate."""
+    share: dict[str, float]  # kind -> p: share of the step the phase is active
+    rate: dict[str, list[np.ndarray]]  # kind -> [per leaf, per pod] bytes/s while active
+    own: list[np.ndarray]  # [per leaf, per pod]: the job's highest rate there
+    bytes: list[np.ndarray]  # [per leaf, per pod]: its bytes per step there (all kinds)
+    flows: list[np.ndarray]  # [per leaf, per pod]: its NICs whose traffic crosses there (ECMP flows)
+
+
+def _tier_bytes(fabric: Fabric, per_link: np.ndarray) -> list[np.ndarray]:
+    (up_links, up_owner), (pod_links, pod_owner) = fabric._uplink, fabric._podlink
+    leaf = np.bincount(up_owner, per_link[up_links], minlength=len(fabric.switch_ids))
+    pod = np.bincount(pod_owner, per_link[pod_links], minlength=len(fabric.pod_up_Bps))
+    return [leaf, pod]
+
+
+def _capacities(fabric: Fabric) -> list[np.ndarray]:
+    return [fabric.leaf_up_Bps, fabric.pod_up_Bps]
+
+
+def _demand(fabric: Fabric, result: Evaluation) -> _Demand:
+    step = result.step_time_s
+    caps = _capacities(fabric)
+    share, rate = {}, {}
+    own = [np.zeros_like(c) for c in caps]
+    total = [np.zeros_like(c) for c in caps]
+    for kind, per_link in result.link_load.items():
+        phase_s = result.breakdown_s.get(kind, 0.0) + (result.hidden_comm_s.get(kind, 0.0) if kind in HIDDEN_KEYS
+                                                         else 0.0)
+        tiers = _tier_bytes(fabric, per_link)
+        if phase_s <= 0 or step <= 0 or not any(t.any() for t in tiers):
+            continue
+        share[kind] = min(1.0, phase_s / step)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate[kind] = [np.minimum(t / phase_s, np.where(c > 0, c, 0.0)) for t, c in zip(tiers, caps)]
+        for i in range(2):
+            own[i] = np.maximum(own[i], rate[kind][i])
+            total[i] += tiers[i]
+    nics = fabric.gpu_nic[np.asarray(result.jobs_gpus)] if getattr(result, "jobs_gpus", None) is not None else None
+    flows = [np.zeros_like(c) for c in caps]
+    if nics is not None:
+        nics = nics[nics >= 0]
+        leaves = fabric.nic_leaf[nics]
+        leaves = leaves[leaves >= 0]
+        flows[0] = np.bincount(leaves, minlength=len(caps[0])).astype(float) * (total[0] > 0)
+        if len(caps[1]):
+            pods = fabric.switch_pod[leaves]
+            flows[1] = np.bincount(pods[pods >= 0], minlength=len(caps[1])).astype(float) * (total[1] > 0)
+    return _Demand(share, rate, own, total, flows)
+
+
+def _contention(fabric: Fabric, demands: list[_Demand], j: int):
+    """Job j's capacity divisors per leaf and per pod, and who causes what ({(job, tier): extra time
+    share per leaf/pod}); None when no other job crosses a leaf or pod that j crosses.
+
+    Two terms, both zero on a tier nobody else crosses and both only growing with more jobs:
+    sharing (the others' demand on top of j's above the capacity, for the share of time they are
+    active) and, on Ethernet, hashing: ECMP puts the others' flows on up-links at random, so j's
+    busiest up-link (m of its own flows) also carries sqrt(2 (F/U) ln U) more of theirs than an
+    even split would, for the share of time they run at a rate that fills their share of it."""
+    caps = _capacities(fabric)
+    mine = demands[j]
+    extra = [np.zeros_like(c) for c in caps]
+    blame: dict[tuple[int, int], np.ndarray] = {}
+    ethernet = _ethernet(fabric)
+    cables = [np.maximum(fabric.leaf_up_cables.astype(float), 1), np.maximum(fabric.pod_up_cables.astype(float), 1)]
+    touched = False
+    for i, other in enumerate(demands):
+        if i == j:
+            continue
+        for t in range(2):
+            shared = (mine.bytes[t] > 0) & (other.bytes[t] > 0)
+            if not shared.any():
+                continue
+            touched = True
+            cap = caps[t]
+            caused = np.zeros_like(cap)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                for kind, p in other.share.items():
+                    d_other, d_mine = other.rate[kind][t], mine.own[t]
+                    caused += p * np.where(shared & (cap > 0), np.maximum(0.0, (d_mine + d_other) / cap - 1.0), 0.0)
+                    # hashing (Ethernet): the others' excess flows on j's busiest up-link
+                    load_mine = mine.flows[t] / cables[t]
+                    busiest_mine = np.maximum(1.0, load_mine + np.sqrt(2 * load_mine * np.log(np.maximum(cables[t], 2))))
+                    load_other = other.flows[t] / cables[t]
+                    excess = np.sqrt(2 * load_other * np.log(np.maximum(cables[t], 2)))
+                    fill = np.where(cap > 0, np.minimum(1.0, d_other / cap * cables[t] / np.maximum(other.flows[t], 1)), 0.0)
+                    caused += p * np.where(shared & ethernet[t], excess * fill / busiest_mine, 0.0)
+            if caused.any():
+                extra[t] += caused
+                blame[(i, t)] = caused
+    if not touched or not any(e.any() for e in extra):
+        return None, {}
+    factors = (1.0 + extra[0], 1.0 + extra[1])
+    token = hash(factors[0].tobytes() + factors[1].tobytes())
+    return (factors[0], factors[1], token), blame
+
+
+def _ethernet(fabric: Fabric) -> list[np.ndarray]:
+    leaf = np.array([f == "ethernet" for f in fabric.switch_fabric], dtype=bool)
+    pod = np.zeros(len(fabric.pod_up_Bps), dtype=bool)
+    inside = fabric.switch_pod >= 0
+    pod[fabric.switch_pod[inside & leaf]] = True
+    return [leaf, pod]
+
+
+def _interference(job: JobResult, blame: dict, names: list[str], fabric: Fabric) -> list[dict]:
+    """Who slows the job, on which tier: each other job's part of the slowdown, weighted by the job's
+    own bytes on each leaf/pod, so the parts add up to slowdown_vs_alone."""
+    slowdown = max(0.0, job.slowdown_vs_alone)
+    own = _demand_bytes(job.alone, fabric)
+    weights = {}
+    for (i, t), over in blame.items():
+        total = float(own[t].sum())
+        if total > 0:
+            weights[(i, t)] = float((own[t] * over).sum() / total)
+    whole = sum(weights.values())
+    rows = []
+    for (i, t), w in sorted(weights.items(), key=lambda kv: -kv[1]):
+        if w <= 0 or whole <= 0 or slowdown * w / whole < 1e-4:
+            continue
+        over = blame[(i, t)]
+        worst = np.argsort(-(over * own[t]))[:4]
+        ids = [fabric.switch_ids[x] if t == 0 else f"pod {x}" for x in worst.tolist() if over[x] > 0]
+        rows.append({"job": names[i], "resource": TIERS[t], "share": slowdown * w / whole, "elements": ids})
+    return rows
+
+
+def _demand_bytes(result: Evaluation, fabric: Fabric) -> list[np.ndarray]:
+    total = None
+    for per_link in result.link_load.values():
+        total = per_link.copy() if total is None else total + per_link
+    if total is None:
+        return [np.zeros(len(fabric.switch_ids)), np.zeros(len(fabric.pod_up_Bps))]
+    return _tier_bytes(fabric, total)

@@ -1,0 +1,143 @@
+"""Several training jobs on one cluster: `spec.jobs`, each a workload, a plan and a placement.
+
+A file without `spec.jobs` holds one job, its `spec.workload` + `spec.parallelism`, named after
+the design and placed on the first GPUs that are up (today's meaning, unchanged). With
+`spec.jobs` every entry is a job of its own; `spec.workload`/`spec.parallelism` then play no part.
+Where a job's GPUs come from is its `placement`: listed servers or racks, or a policy that
+picks them with the fabric in mind (engine/job_placement.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .job import MAX_GPUS, Parallelism, Workload
+from .spec import spec_field
+
+# packed: fill pods and racks in order; spread: balance the job over the pods; rail-aligned: whole
+# servers, so every rank keeps its rail (NIC k to rail leaf k); domain-aligned: whole NVLink domains
+# first, so TP and EP groups stay inside one.
+PLACEMENT_POLICIES = ("packed", "spread", "rail-aligned", "domain-aligned")
+
+
+@dataclass
+class JobPlacement:
+    nodes: list[str] = spec_field(doc="Servers the job runs on, in rank order (ids)", factory=list)
+    racks: list[str] = spec_field(doc="Racks whose servers the job runs on, in rank order (ids)", factory=list)
+    policy: str = spec_field("packed", doc="How the placer picks GPUs when no servers or racks are listed",
+                             enum=PLACEMENT_POLICIES)
+    gpus: int | None = spec_field(None, doc="GPUs the job gets (default: its parallelism's num_gpus, or all "
+                                            "GPUs of the listed servers)", minimum=1, maximum=MAX_GPUS)
+
+
+@dataclass
+class JobSpec:
+    name: str = spec_field(doc="Name of the job (unique in the file)")
+    workload: Workload | None = spec_field(None, doc="The model and batch, as spec.workload")
+    parallelism: Parallelism | None = spec_field(None, doc="The plan, as spec.parallelism")
+    placement: JobPlacement = spec_field(doc="Where the job runs", factory=JobPlacement)
+
+
+def document_jobs(doc) -> list[JobSpec]:
+    """The jobs of a design: spec.jobs, or the one job of spec.workload + spec.parallelism."""
+    if doc.spec.jobs:
+        return list(doc.spec.jobs)
+    par = doc.spec.parallelism or Parallelism()
+    return [JobSpec(name=doc.metadata.name or "job", workload=doc.spec.workload, parallelism=par,
+                    placement=JobPlacement(gpus=par.num_gpus))]
+
+
+def job_path(doc, index: int) -> str:
+    """Where a job's keys live in the file (for problems): spec.jobs[i] or spec."""
+    return f"spec.jobs[{index}]" if doc.spec.jobs else "spec"
+
+
+def with_job_path(problems, prefix: str, job_name: str | None):
+    """The problems of one job's check, placed under its entry and named after it."""
+    out = []
+    for p in problems:
+        path = p.path
+        if prefix != "spec" and path.startswith("spec."):
+            path = prefix + path[len("spec"):]
+        message = f"job {job_name}: {p.message}" if job_name else p.message
+        out.append(dataclasses.replace(p, path=path, message=message))
+    return out
+
+
+def check_jobs(doc, catalog=None) -> list:
+    """The jobs of spec.jobs as a user can fix them without the engine: names, servers and racks that
+    exist, a GPU count, each job's plan on its GPUs, and that the jobs fit in the GPUs that are up
+    (which GPUs each gets is the placer's: engine/job_placement.py)."""
+    from ..problems import Problem
+    from .plan import check_job
+
+    problems: list = []
+    nodes = {n.id: n for n in doc.nodes}
+    racks = {r.id for r in doc.racks}
+    seen: dict[str, int] = {}
+    asked = 0
+    for i, job in enumerate(doc.spec.jobs):
+        path = f"spec.jobs[{i}]"
+        if job.name in seen:
+            problems.append(Problem(f"two jobs are named {job.name!r} (jobs {seen[job.name]} and {i})", f"{path}.name",
+                                    fix="give each job its own name"))
+        seen.setdefault(job.name, i)
+        listed = [n for n in job.placement.nodes if n not in nodes]
+        for nid in listed[:3]:
+            problems.append(Problem(f"job {job.name} lists server {nid!r}, which the design does not have",
+                                    f"{path}.placement.nodes", fix="name a server of the design"))
+        for rid in [r for r in job.placement.racks if r not in racks][:3]:
+            problems.append(Problem(f"job {job.name} lists rack {rid!r}, which the design does not have",
+                                    f"{path}.placement.racks", fix="name a rack of the design"))
+        gpus = job.placement.gpus or (job.parallelism.num_gpus if job.parallelism else None)
+        if gpus is None and (job.placement.nodes or job.placement.racks):
+            in_racks = [n for n in doc.nodes if n.rack in set(job.placement.racks)]
+            gpus = sum(nodes[n].accelerator_count for n in job.placement.nodes if n in nodes)
+            gpus += sum(n.accelerator_count for n in in_racks)
+        if not gpus:
+            problems.append(Problem(f"job {job.name} does not say how many GPUs it needs", f"{path}.placement.gpus",
+                                    fix="set placement.gpus (or parallelism.num_gpus), or list its servers"))
+            continue
+        asked += gpus
+        if job.workload is None:
+            problems.append(Problem(f"job {job.name} has no workload", f"{path}.workload",
+                                    fix="add workload: {preset: llama3-8b} (or the model's keys)"))
+            continue
+        _, found = check_job(job.workload, job.parallelism, gpus, catalog)
+        problems += with_job_path(found, path, job.name)
+    up = sum(0 if n.state == "down" else max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes)
+    if asked > up:
+        problems.append(Problem(f"the jobs ask for {asked:,} GPUs but the design has {up:,} that are up",
+                                "spec.jobs", fix="shrink or remove a job, add servers, or mark servers up"))
+    for i, node in enumerate(doc.nodes):
+        if node.gpus_down > node.accelerator_count:
+            problems.append(Problem(f"server {node.id} has {node.gpus_down} GPUs down but only "
+                                    f"{node.accelerator_count}", f"spec.nodes[{i}].gpus_down", element=node.id,
+                                    fix=f"set gpus_down to at most {node.accelerator_count}"))
+    return problems
+
+
+def job_alone(doc, name: str | None = None):
+    """A copy of a design with several jobs that holds only one of them (`name`, default the first)
+    as its spec.workload + spec.parallelism, on as many GPUs as the job asks for: what the plan-level
+    commands (advise, search, scale) work on. The other jobs and the placement are left out."""
+    import copy
+
+    from ..problems import DesignerError, Problem
+
+    names = [j.name for j in doc.spec.jobs]
+    if name is not None and name not in names:
+        raise DesignerError([Problem(f"no job named {name!r}", "--job", fix="one of: " + ", ".join(names))])
+    job = doc.spec.jobs[names.index(name) if name is not None else 0]
+    nodes = {n.id: n for n in doc.nodes}
+    gpus = job.placement.gpus or (job.parallelism.num_gpus if job.parallelism else None)
+    if not gpus:
+        listed = [nodes[n] for n in job.placement.nodes if n in nodes]
+        listed += [n for n in doc.nodes if n.rack in set(job.placement.racks)]
+        gpus = sum(n.accelerator_count for n in listed) or None
+    out = doc.copy()
+    par = copy.deepcopy(job.parallelism) or Parallelism()
+    if gpus and gpus != doc.num_gpus():
+        par.num_gpus = gpus
+    out.spec.workload, out.spec.parallelism, out.spec.jobs = copy.deepcopy(job.workload), par, []
+    return out, job.name

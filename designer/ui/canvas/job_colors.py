@@ -1,0 +1,311 @@
+"""Jobs and parts down on the canvas: each server framed in its job's colour, each element marked
+down greyed and hatched under a red cross, and a small legend naming the jobs' colours.
+
+Kept apart from the scene's own drawing: the marks on servers and switches are child items of
+their boxes (they follow a drag, and Qt paints them), the marks on cables are one item over the
+cable layer that draws only the cables that are down. None of them takes a click.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QWidget
+
+from . import style
+
+# Distinct from the device fills (blue servers, green/amber/red switches) and from each other.
+JOB_COLORS = [QColor(c) for c in ("#d946ef", "#f97316", "#14b8a6", "#eab308", "#6366f1", "#84cc16", "#ec4899",
+                                  "#0ea5e9", "#a16207", "#64748b")]
+DOWN_FILL = QColor(156, 163, 175, 215)  # grey over the box: its own colour shows faintly through
+DOWN_HATCH = QColor("#4b5563")
+DOWN_CROSS = QColor("#dc2626")
+BAND_PX = 3.5  # the job's band along the left edge of a server
+
+
+def job_color(index: int) -> QColor:
+    return JOB_COLORS[index % len(JOB_COLORS)]
+
+
+class JobBand(QGraphicsRectItem):
+    """A server's job: a band along its left edge and a frame, both in the job's colour."""
+
+    def __init__(self, parent, color: QColor, job: str):
+        super().__init__(parent)
+        self.job = job
+        self.color = color
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setZValue(-1)  # over the box, under its name (a child is always drawn above its parent)
+        self.band = QGraphicsRectItem(self)
+        self.band.setAcceptedMouseButtons(Qt.NoButton)
+        self.band.setPen(Qt.NoPen)
+        self.band.setBrush(color)
+        self.fit()
+
+    def fit(self) -> None:
+        r = self.parentItem().rect()
+        pen = QPen(self.color, 1.2)
+        pen.setJoinStyle(Qt.MiterJoin)
+        self.setPen(pen)
+        self.setBrush(Qt.NoBrush)
+        self.setRect(r.adjusted(0.6, 0.6, -0.6, -0.6))
+        self.band.setRect(QRectF(r.left(), r.top(), BAND_PX, r.height()))
+
+
+class DownMark(QGraphicsItem):
+    """A server or switch that is down: greyed, hatched, crossed out in red."""
+
+    def __init__(self, parent):
+        super().__init__(parent)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setZValue(-0.5)  # over the box and its job's band, under its name (which stays readable)
+
+    def boundingRect(self) -> QRectF:
+        return self.parentItem().rect().adjusted(-1, -1, 1, 1)
+
+    def paint(self, painter, option, widget=None) -> None:
+        r = self.parentItem().rect()
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(DOWN_FILL)
+        painter.drawRect(r)
+        painter.setBrush(QBrush(DOWN_HATCH, Qt.BDiagPattern))
+        painter.drawRect(r)
+        cross = QPen(DOWN_CROSS, 1.6)
+        cross.setCapStyle(Qt.RoundCap)
+        painter.setPen(cross)
+        side = min(r.width(), r.height()) * 0.8
+        c = r.center()
+        painter.drawLine(QPointF(c.x() - side / 2, c.y() - side / 2), QPointF(c.x() + side / 2, c.y() + side / 2))
+        painter.drawLine(QPointF(c.x() - side / 2, c.y() + side / 2), QPointF(c.x() + side / 2, c.y() - side / 2))
+
+
+class DownLinks(QGraphicsItem):
+    """The cable bundles with a cable down: drawn grey and dashed over the cable, a red cross at the
+    middle (all its cables down) or a small one (some of them)."""
+
+    def __init__(self, scene):
+        super().__init__()
+        self.scene_ = scene
+        self.rows: dict[int, bool] = {}  # bundle row -> all of its cables are down
+        self._bounds = QRectF()
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setZValue(3)
+
+    def set_rows(self, rows: dict[int, bool]) -> None:
+        self.prepareGeometryChange()
+        self.rows = rows
+        layer = self.scene_.link_layer
+        bounds = QRectF()
+        for row in rows:
+            if row < len(layer.lines.a):
+                (ax, ay), (bx, by) = layer.lines.a[row], layer.lines.b[row]
+                bounds = bounds.united(QRectF(QPointF(min(ax, bx), min(ay, by)), QPointF(max(ax, bx), max(ay, by))))
+        self._bounds = bounds.adjusted(-8, -8, 8, 8) if rows else QRectF()
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()  # never under the mouse: clicks and tooltips reach the cables
+
+    def paint(self, painter, option, widget=None) -> None:
+        layer = self.scene_.link_layer
+        if not layer.show_individual:
+            return
+        painter.setRenderHint(QPainter.Antialiasing, True)
+        grey = QPen(DOWN_HATCH, 2.0, Qt.DashLine)
+        grey.setCosmetic(True)
+        cross = QPen(DOWN_CROSS, 2.0)
+        cross.setCosmetic(True)
+        scale = max(painter.worldTransform().m11(), 1e-6)
+        for row, whole in self.rows.items():
+            if row >= len(layer.lines.a):
+                continue
+            a, b = QPointF(*layer.lines.a[row]), QPointF(*layer.lines.b[row])
+            if whole:
+                painter.setPen(grey)
+                painter.drawLine(a, b)
+            half = (6.0 if whole else 4.0) / scale  # screen pixels at any zoom
+            m = (a + b) / 2
+            painter.setPen(cross)
+            painter.drawLine(QPointF(m.x() - half, m.y() - half), QPointF(m.x() + half, m.y() + half))
+            painter.drawLine(QPointF(m.x() - half, m.y() + half), QPointF(m.x() + half, m.y() - half))
+
+
+class JobLegend(QWidget):
+    """The jobs' colours (and the down mark), in the view's top-left corner, while there are jobs
+    to tell apart or parts down."""
+
+    MARGIN_PX, ROW_PX, SWATCH_PX = 8, 15, 18
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.view = view
+        self.entries: list[tuple[str, QColor]] = []
+        self.down = 0
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        font = QFont()
+        font.setPixelSize(11)
+        self.setFont(font)
+        self.hide()
+
+    def rows(self) -> list[str]:
+        out = (["Jobs"] + [name for name, _c in self.entries]) if self.entries else []
+        if self.down:
+            out.append(f"down ({self.down})")
+        return out
+
+    def set_entries(self, entries: list[tuple[str, QColor]], down: int) -> None:
+        self.entries, self.down = entries, down
+        rows = self.rows()
+        self.setVisible(bool(rows))
+        if rows:
+            metrics = QFontMetricsF(self.font())
+            width = max(metrics.horizontalAdvance(t) for t in rows)
+            self.resize(int(self.SWATCH_PX + 14 + width + 2 * self.MARGIN_PX), len(rows) * self.ROW_PX + 2 * self.MARGIN_PX)
+            self.place()
+        self.update()
+
+    def place(self) -> None:
+        viewport = self.view.viewport().geometry()
+        self.move(viewport.left() + self.MARGIN_PX, viewport.top() + self.MARGIN_PX)
+
+    def paintEvent(self, _event) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.Antialiasing, True)
+        painter.setPen(QPen(style.RACK_EDGE, 1))
+        painter.setBrush(QColor(255, 255, 255, 235))
+        painter.drawRoundedRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
+        y = self.MARGIN_PX
+        left, text_x = self.MARGIN_PX, self.MARGIN_PX + self.SWATCH_PX + 8
+        colors = dict(self.entries)
+        for text in self.rows():
+            mid = y + self.ROW_PX / 2
+            if text == "Jobs":
+                font = QFont(self.font())
+                font.setBold(True)
+                painter.setFont(font)
+                painter.setPen(style.TEXT)
+                painter.drawText(QRectF(left, y, self.width(), self.ROW_PX), Qt.AlignVCenter, text)
+                painter.setFont(self.font())
+                y += self.ROW_PX
+                continue
+            box = QRectF(left + 2, mid - 5, self.SWATCH_PX - 4, 10)
+            if text in colors:
+                painter.setPen(QPen(colors[text], 1.5))
+                painter.setBrush(style.NODE_FILL["nvswitch"])
+                painter.drawRect(box)
+                painter.fillRect(QRectF(box.left(), box.top(), 3, box.height()), colors[text])
+            else:  # the down mark
+                painter.setPen(Qt.NoPen)
+                painter.setBrush(DOWN_FILL)
+                painter.drawRect(box)
+                painter.setPen(QPen(DOWN_CROSS, 1.5))
+                painter.drawLine(box.topLeft(), box.bottomRight())
+                painter.drawLine(box.bottomLeft(), box.topRight())
+            painter.setPen(style.TEXT)
+            painter.drawText(QRectF(text_x, y, self.width() - text_x, self.ROW_PX), Qt.AlignVCenter, text)
+            y += self.ROW_PX
+
+
+class CanvasJobMarks:
+    """Keeps the marks in step with the document (states) and the last evaluation (whose servers
+    each job got). `scene`, `view`: the window's canvas."""
+
+    def __init__(self, scene, view):
+        self.scene = scene
+        self.view = view
+        self.jobs: list[tuple[str, list[str]]] = []  # (job name, its servers), in the order of spec.jobs
+        self.bands: dict[str, JobBand] = {}
+        self.down_marks: dict[str, DownMark] = {}
+        self.links = None
+        self.legend = JobLegend(view)
+        scene.aboutToRebuild.connect(self._forget_items)
+        scene.qdoc.changed.connect(self._on_changed)
+        scene.qdoc.replaced.connect(self._on_replaced)
+        self.refresh()
+
+    def set_jobs(self, jobs: list[tuple[str, list[str]]]) -> None:
+        """The servers of each job (from the last evaluation); one job alone is not coloured."""
+        self.jobs = jobs if len(jobs) > 1 else []
+        self.refresh()
+
+    def set_result(self, result) -> None:
+        if result is None:
+            return  # an edit in progress or errors: keep the last placement on screen
+        jobs = getattr(result, "jobs", None) or []
+        self.set_jobs([(j.name, list(getattr(j, "node_ids", []) or [])) for j in jobs])
+
+    def _on_changed(self, changes) -> None:
+        """Only edits that can change a mark: a state, elements or cables coming or going, a new id
+        or size (a 16k-GPU design is not walked on every drag)."""
+        if any(c.field in ("state", "id", "a", "b", "height_units") or c.action in ("added", "removed")
+               for c in changes):
+            self.refresh()
+
+    def _on_replaced(self) -> None:
+        self.jobs = []
+        self.refresh()
+
+    def _forget_items(self) -> None:
+        """The scene is about to delete every item: the marks go with their boxes; the cable overlay
+        is taken out first, to be put back after."""
+        self.bands.clear()
+        self.down_marks.clear()
+        if self.links is not None and self.links.scene() is self.scene:
+            self.scene.removeItem(self.links)
+
+    def refresh(self) -> None:
+        doc = self.scene.doc
+        devices = self.scene.devices
+        # job bands
+        wanted: dict[str, tuple[str, QColor]] = {}
+        for i, (name, nodes) in enumerate(self.jobs):
+            for node_id in nodes:
+                wanted.setdefault(node_id, (name, job_color(i)))
+        for node_id in list(self.bands):
+            band = self.bands[node_id]
+            if node_id not in wanted or devices.get(node_id) is not band.parentItem() \
+                    or band.job != wanted[node_id][0] or band.color != wanted[node_id][1]:
+                self._drop(self.bands.pop(node_id))
+        for node_id, (name, color) in wanted.items():
+            item = devices.get(node_id)
+            if item is None:
+                continue
+            if node_id in self.bands:
+                self.bands[node_id].fit()
+            else:
+                self.bands[node_id] = JobBand(item, color, name)
+        # servers and switches down
+        down = {e.id for e in list(doc.nodes) + list(doc.switches) if getattr(e, "state", "up") == "down"}
+        for element_id in list(self.down_marks):
+            mark = self.down_marks[element_id]
+            if element_id not in down or devices.get(element_id) is not mark.parentItem():
+                self._drop(self.down_marks.pop(element_id))
+        for element_id in down:
+            item = devices.get(element_id)
+            if item is not None and element_id not in self.down_marks:
+                self.down_marks[element_id] = DownMark(item)
+            elif item is not None:
+                self.down_marks[element_id].update()
+        # cables down
+        down_links = {l.id for l in doc.links if getattr(l, "state", "up") == "down"}
+        rows: dict[int, bool] = {}
+        if down_links:
+            for row, bundle in enumerate(self.scene.link_layer.bundles):
+                hit = down_links.intersection(bundle.link_ids)
+                if hit:
+                    rows[row] = len(hit) == len(bundle.link_ids)
+        if self.links is None:
+            self.links = DownLinks(self.scene)
+        if self.links.scene() is not self.scene:
+            self.scene.addItem(self.links)
+        self.links.set_rows(rows)
+        self.legend.set_entries([(name, job_color(i)) for i, (name, _n) in enumerate(self.jobs)],
+                                len(down) + len(down_links))
+
+    def _drop(self, item) -> None:
+        scene = item.scene()
+        if scene is not None:
+            scene.removeItem(item)
+        item.setParentItem(None)

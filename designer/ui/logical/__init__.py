@@ -1,0 +1,1 @@
+"""The logical fabric view (tiers, pods, rails, bundles), beside the rack canvas."""

@@ -1,0 +1,254 @@
+"""Several jobs on one fabric, and parts down (issue 15): spec.jobs, the placer, interference, state."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from designer.core.engine.evaluate import Engine
+from designer.core.generate import generate_fat_tree
+from designer.core.io.files import load_document, save_document
+from designer.core.model import Parallelism, Workload
+from designer.core.model.jobs import JobPlacement, JobSpec
+from designer.core.problems import DesignerError
+from tests.conftest import run_cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+DP_HEAVY = Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True)
+
+
+def _small_job(name: str, placement: JobPlacement, gbs: int = 64) -> JobSpec:
+    return JobSpec(name, Workload(preset="llama3-8b", global_batch_size=gbs, micro_batch_size=1), DP_HEAVY, placement)
+
+
+def _tor(nodes=64, oversubscription=1.0, fabric="ethernet", **kw):
+    return generate_fat_tree(nodes=nodes, gpu="H100", fabric=fabric, oversubscription=oversubscription,
+                             rail_optimized=False, **kw)
+
+
+def _nodes_under_leaves(doc) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for link in doc.links:
+        a, b = link.a.split(":")[0], link.b.split(":")[0]
+        if doc.find("nodes", a) and doc.find("switches", b):
+            out.setdefault(b, [])
+            if a not in out[b]:
+                out[b].append(a)
+    return out
+
+
+def test_two_jobs_on_disjoint_leaves_of_a_non_blocking_fabric_do_not_slow_each_other():
+    doc = _tor(nodes=16)
+    leaves = list(_nodes_under_leaves(doc).values())
+    a_nodes, b_nodes = leaves[0] + leaves[1], leaves[2] + leaves[3]
+    doc.set_jobs([_small_job("a", JobPlacement(nodes=a_nodes)), _small_job("b", JobPlacement(nodes=b_nodes))])
+    result = Engine().evaluate(doc)
+    for job in result.jobs:
+        assert abs(job.slowdown_vs_alone) <= 0.001
+        assert job.interference == []
+    # and alone means alone: the same job as the only one of the design
+    only = _tor(nodes=16)
+    only.set_jobs([_small_job("a", JobPlacement(nodes=a_nodes))])
+    assert Engine().evaluate(only).step_time_s == pytest.approx(result.jobs[0].result.step_time_s, rel=1e-3)
+
+
+def _interleaved(oversubscription: float):
+    doc = _tor(nodes=64, oversubscription=oversubscription)
+    ids = [n.id for n in doc.nodes][32:]  # the two jobs alternate servers under the same leaves
+    doc.set_jobs([_small_job("a", JobPlacement(nodes=ids[0::2]), gbs=128),
+                  _small_job("b", JobPlacement(nodes=ids[1::2]), gbs=128)])
+    return Engine().evaluate(doc)
+
+
+def test_jobs_sharing_oversubscribed_up_links_both_slow_down_and_more_when_oversubscription_grows():
+    at4, at8 = _interleaved(4.0), _interleaved(8.0)
+    for result in (at4, at8):
+        assert all(job.slowdown_vs_alone > 0.005 for job in result.jobs)
+        for job in result.jobs:
+            other = "b" if job.name == "a" else "a"
+            assert job.interference[0]["job"] == other and job.interference[0]["resource"] == "leaf up-links"
+            assert sum(r["share"] for r in job.interference) == pytest.approx(job.slowdown_vs_alone, rel=1e-6)
+    for j4, j8 in zip(at4.jobs, at8.jobs):
+        assert j8.slowdown_vs_alone > j4.slowdown_vs_alone
+
+
+def test_a_spine_down_slows_an_up_link_bound_all_reduce_by_the_lost_capacity():
+    doc = _tor(nodes=32, oversubscription=4.0, fabric="infiniband", switch_radix=32)
+    doc.set_job(Workload(preset="llama3-8b", global_batch_size=256, micro_batch_size=1), DP_HEAVY)
+    engine = Engine()
+    before = engine.evaluate(doc)
+    assert "up-links of leaf" in before.bottlenecks[0]["resource"] + before.bottlenecks[1]["resource"]
+    spines = [s.id for s in doc.switches if s.tier == "spine"]
+    doc.update(spines[0], state="down")
+    after = engine.evaluate(doc)
+    predicted = len(spines) / (len(spines) - 1)  # every leaf keeps (S-1)/S of its up-links
+    ratio = after.breakdown_s["dp_comm"] / before.breakdown_s["dp_comm"]
+    assert ratio == pytest.approx(predicted, rel=0.08)
+    assert after.step_time_s > before.step_time_s
+    # and the same from a file with --set, as a user would ask it
+    doc.update(spines[0], state="up")
+
+
+def test_a_link_down_on_a_path_without_redundancy_names_the_job_and_the_link(tmp_path):
+    doc = _tor(nodes=16)
+    ids = [n.id for n in doc.nodes]
+    doc.set_jobs([_small_job("train", JobPlacement(nodes=ids[:8])), _small_job("other", JobPlacement(nodes=ids[8:]))])
+    nic_cable = next(l for l in doc.links if l.a.startswith(ids[3] + ":") or l.b.startswith(ids[3] + ":"))
+    path = tmp_path / "jobs.yaml"
+    save_document(doc, path)
+    code, out, err = run_cli("evaluate", str(path), "--set", f"links[{nic_cable.id}].state=down")
+    assert code == 65
+    assert "job train" in err and nic_cable.id in err and "down" in err
+
+
+def test_more_jobs_never_make_a_job_faster():
+    doc = _tor(nodes=64, oversubscription=4.0)
+    ids = [n.id for n in doc.nodes][32:]
+    jobs = [_small_job("a", JobPlacement(nodes=ids[0::4]), gbs=64), _small_job("b", JobPlacement(nodes=ids[1::4]), gbs=64),
+            _small_job("c", JobPlacement(nodes=ids[2::4]), gbs=64), _small_job("d", JobPlacement(nodes=ids[3::4]), gbs=64)]
+    steps = []
+    for n in range(1, 5):
+        doc.set_jobs(jobs[:n])
+        result = Engine().evaluate(doc)
+        steps.append(result.jobs[0].result.step_time_s)
+    assert all(later >= earlier * (1 - 1e-9) for earlier, later in zip(steps, steps[1:]))
+    assert steps[-1] > steps[0]
+
+
+def test_the_placer_never_gives_a_gpu_twice_and_says_which_job_did_not_fit():
+    doc = _tor(nodes=16)
+    doc.set_jobs([_small_job("a", JobPlacement(policy="packed", gpus=64)),
+                  _small_job("b", JobPlacement(policy="spread", gpus=32)),
+                  _small_job("c", JobPlacement(policy="packed", gpus=64))])
+    with pytest.raises(DesignerError) as exc:
+        Engine().evaluate(doc)
+    text = str(exc.value)
+    assert "job c does not fit" in text and "64 GPUs" in text and "32 are free" in text
+    doc.set_jobs(doc.spec.jobs[:2])
+    result = Engine().evaluate(doc)
+    seen = set()
+    for job in result.jobs:
+        gpus = set(job.placed.gpus.tolist())
+        assert not gpus & seen
+        seen |= gpus
+    assert [len(job.placed.gpus) for job in result.jobs] == [64, 32]
+
+
+def test_a_server_down_removes_its_gpus_and_the_placer_names_the_job_that_lost_it():
+    doc = _tor(nodes=16)
+    ids = [n.id for n in doc.nodes]
+    doc.set_jobs([_small_job("a", JobPlacement(nodes=ids[:8])), _small_job("b", JobPlacement(policy="packed", gpus=64))])
+    doc.update(ids[2], state="down")
+    with pytest.raises(DesignerError) as exc:
+        Engine().evaluate(doc)
+    assert f"job a lost server {ids[2]}" in str(exc.value)
+    # a policy job simply avoids it
+    doc.set_jobs([_small_job("b", JobPlacement(policy="packed", gpus=64))])
+    result = Engine().evaluate(doc)
+    assert ids[2] not in result.jobs[0].node_ids
+    # one job on the whole cluster (no spec.jobs): it lost GPUs, and says so
+    single = _tor(nodes=16)
+    single.set_job(Workload(preset="llama3-8b", global_batch_size=128, micro_batch_size=1), DP_HEAVY)
+    single.update(ids[5], gpus_down=2)
+    with pytest.raises(DesignerError) as exc:
+        Engine().evaluate(single)
+    assert "needs 128 GPUs but 126 are up" in str(exc.value) and ids[5] in str(exc.value)
+
+
+def test_jobs_survive_save_and_reopen_and_evaluate_json_lists_them(tmp_path):
+    path = EXAMPLES / "shared-roce-512gpu-3jobs.yaml"
+    doc = load_document(path)
+    assert [j.name for j in doc.spec.jobs] == ["llama3-70b", "llama3-8b", "qwen3-30b-moe"]
+    again = tmp_path / "again.yaml"
+    save_document(doc, again)
+    assert load_document(again).spec.jobs == doc.spec.jobs
+    code, out, err = run_cli("evaluate", str(again), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [j["name"] for j in data["jobs"]] == ["llama3-70b", "llama3-8b", "qwen3-30b-moe"]
+    assert data["step_time_s"] == data["jobs"][0]["step_time_s"]  # today's fields are the first job's
+    for job in data["jobs"]:
+        assert set(job) >= {"name", "gpus", "step_time_s", "breakdown_s", "slowdown_vs_alone", "interference"}
+        assert job["slowdown_vs_alone"] >= 0
+    moe = data["jobs"][2]
+    assert moe["slowdown_vs_alone"] > 0.005 and moe["interference"][0]["resource"] == "leaf up-links"
+    code, out, err = run_cli("evaluate", str(again))
+    assert code == 0 and out.count("\njob ") + out.startswith("job ") == 3 and "3 jobs on 512 of 512 GPUs" in out
+
+
+def test_the_spine_down_example_costs_the_moe_job_more_than_the_shared_one():
+    up = json.loads(run_cli("evaluate", str(EXAMPLES / "shared-roce-512gpu-3jobs.yaml"), "--json")[1])
+    down = json.loads(run_cli("evaluate", str(EXAMPLES / "shared-roce-512gpu-3jobs-spine-down.yaml"), "--json")[1])
+    for a, b in zip(up["jobs"], down["jobs"]):
+        assert b["step_time_s"] >= a["step_time_s"] * (1 - 1e-9)
+    assert down["jobs"][2]["step_time_s"] > up["jobs"][2]["step_time_s"] * 1.05
+    # the same question with --set on the shared file
+    code, out, _ = run_cli("evaluate", str(EXAMPLES / "shared-roce-512gpu-3jobs.yaml"), "--json",
+                           "--set", "switches[spine0].state=down")
+    assert code == 0
+    assert json.loads(out)["jobs"][2]["step_time_s"] == pytest.approx(down["jobs"][2]["step_time_s"], rel=1e-9)
+
+
+def test_validate_names_each_jobs_problem_at_its_line(tmp_path):
+    text = (EXAMPLES / "shared-roce-512gpu-3jobs.yaml").read_text().replace("        gpus: 128", "        gpus: 200")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    code, _, err = run_cli("validate", str(bad))
+    assert code == 65
+    assert "spec.jobs[2].parallelism.expert_model_parallel_size: job qwen3-30b-moe" in err
+    assert "the jobs ask for 656 GPUs but the design has 512 that are up" in err
+    assert f"{bad}:" in err  # FILE:LINE of the key
+    code, _, err = run_cli("validate", str(EXAMPLES / "shared-roce-512gpu-3jobs-spine-down.yaml"))
+    assert code == 0, err
+
+
+def test_plan_level_commands_take_one_job_and_report_lists_them_all(tmp_path):
+    example = str(EXAMPLES / "shared-roce-512gpu-3jobs.yaml")
+    code, out, err = run_cli("advise", example, "--job", "qwen3-30b-moe", "--no-scale")
+    assert code == 0, err
+    assert "job qwen3-30b-moe alone on 128 GPUs" in err and "EP 32" in out
+    code, _, err = run_cli("advise", example, "--job", "nope")
+    assert code == 65 and "no job named 'nope'" in err and "llama3-8b" in err
+    code, _, err = run_cli("report", example, "-o", str(tmp_path / "r.pdf"))
+    assert code == 0, err
+    assert (tmp_path / "r.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_marking_parts_down_and_editing_jobs_are_checked_incrementally_and_agree_with_the_full_check():
+    from designer.core.model.check import check_document
+    from designer.core.model.check_incremental import DesignChecker
+
+    doc = load_document(EXAMPLES / "shared-roce-512gpu-3jobs.yaml")
+    checker = DesignChecker()
+    checker.check(doc)
+    doc.update("spine1", state="down")
+    doc.update("node3", gpus_down=9)  # more than it has: the jobs' check names it
+    jobs = list(doc.spec.jobs)
+    jobs[1] = JobSpec("llama3-8b", jobs[1].workload, jobs[1].parallelism, JobPlacement(policy="packed", gpus=4096))
+    doc.set_jobs(jobs)
+    got = checker.check(doc)
+    assert checker.full_checks == 1  # no full check for these edits
+    assert [p.format() for p in got] == [p.format() for p in check_document(doc)]
+    assert any("node3 has 9 GPUs down" in p.message for p in got)
+    assert any("the jobs ask for" in p.message for p in got)
+
+
+def test_a_dropped_result_is_freed_without_the_cycle_collector():
+    """The first job's evaluation lists every job; the list must not keep it alive in a cycle, or the
+    window's dropped results (70k timeline events each) wait for a long collector pass."""
+    import gc
+    import weakref
+
+    for path in (EXAMPLES / "h100-64gpu-infiniband.yaml", EXAMPLES / "shared-roce-512gpu-3jobs.yaml"):
+        engine = Engine()
+        result = engine.evaluate(load_document(path))
+        listed_first = result.jobs[0].result is result  # (not in an assert: pytest keeps its operands)
+        assert listed_first and len(result.events) > 0
+        gone = weakref.ref(result)
+        gc.disable()
+        try:
+            del result, engine  # (the engine keeps each job's last costing for the next edit)
+            assert gone() is None  # freed by its reference count alone
+        finally:
+            gc.enable()

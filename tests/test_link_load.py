@@ -1,0 +1,113 @@
+"""Link load that answers the engineer's question (issue 14 item 3): bytes by kind, busy share of
+the step and of the phase, the phase's bottleneck and the critical path; symmetric links as one
+class. Driven through the CLI and the report as a user runs them."""
+import json
+
+import numpy as np
+import pytest
+
+from designer.core.analysis.link_load import link_load, seconds_text
+from designer.core.engine.evaluate import Engine
+from designer.core.export.pdf import text_lines
+from designer.core.export.report import render_report
+from designer.core.io.files import load_document
+from tests.conftest import EXAMPLES, run_cli
+
+H100 = EXAMPLES / "h100-64gpu-infiniband.yaml"
+A100 = EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"
+
+
+@pytest.fixture
+def dp_bound(tmp_path):
+    """The 64-GPU example with 25 Gb/s rails instead of 400: the DP gradient reduction takes the
+    network for seconds and a large part of it is exposed."""
+    path = tmp_path / "dp-bound.yaml"
+    path.write_text(H100.read_text().replace('"bandwidth_gbps": 400', '"bandwidth_gbps": 25'))
+    return path
+
+
+def evaluate_json(*args):
+    code, out, err = run_cli("evaluate", *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_a_dp_bound_design_says_its_rails_are_the_bottleneck_of_the_dp_phase(dp_bound):
+    out = evaluate_json(dp_bound)
+    top = out["link_classes"][0]
+    assert top["class"] == "64 rail links" and top["links"] == 64 and top["cable"] == "25 Gb/s InfiniBand"
+    dp = top["phases"][0]
+    assert dp["phase"] == "dp_comm" and dp["bottleneck_of_phase"] and dp["critical_path"]
+    # the phase is the DP traffic's whole time (exposed + hidden), and the rails are busy nearly all of it
+    assert dp["phase_s"] == pytest.approx(out["breakdown_s"]["dp_comm"] + out["hidden_comm_s"]["dp_comm"])
+    assert dp["busy_share_of_phase"] > 0.9
+    assert top["busy_share_of_step"] == pytest.approx(dp["busy_s"] / out["step_time_s"])
+    assert "the bottleneck of the DP phase" in top["text"]
+    assert f"of its {seconds_text(dp['phase_s'])}" in top["text"] and "on the critical path" in top["text"]
+    # the per-link rows carry the same figures
+    row = out["link_utilization"][0]
+    assert row["phase"] == "dp_comm" and row["bottleneck_of_phase"] and row["critical_path"]
+    assert row["busy_share_of_phase"] == pytest.approx(dp["busy_share_of_phase"])
+
+
+def test_a_phase_hidden_behind_compute_is_a_bottleneck_off_the_critical_path():
+    """The 2:1 Ethernet example hides its PP sends: its rails bottleneck that phase, but the
+    step does not wait for it; they are on the critical path through the exposed DP phase."""
+    out = evaluate_json(EXAMPLES / "h100-roce-2to1-ethernet.yaml")
+    top = out["link_classes"][0]
+    pp = next(p for p in top["phases"] if p["phase"] == "pp_comm")
+    assert pp["bottleneck_of_phase"] and not pp["critical_path"]
+    assert "off the critical path (the PP phase is hidden behind compute)" in top["text"]
+    assert top["critical_path"]  # through DP
+    for c in out["link_classes"]:  # the rule, for every class and phase
+        for p in c["phases"]:
+            exposed = p["exposed_s"] > 0 and p["exposed_s"] >= 0.01 * p["phase_s"]
+            assert p["critical_path"] == (p["bottleneck_of_phase"] and exposed)
+        assert c["critical_path"] == any(p["critical_path"] for p in c["phases"])
+
+
+def test_symmetric_rails_come_out_as_one_class_with_their_count():
+    doc = load_document(H100)
+    result = Engine().evaluate(doc)
+    classes = link_load(result, doc).classes()
+    rails = classes[0]
+    assert rails.label == "64 rail links"
+    assert sorted(result.link_ids[i] for i in rails.members) == sorted(f"l{i}" for i in range(64))
+    idle = classes[1]  # the leaf-spine bundles carry nothing in this job
+    assert idle.tier == "leaf-spine links" and len(idle.members) == 8 and idle.busy_share_of_step == 0
+
+
+def test_a_slowed_rail_leaves_the_class_of_its_neighbours():
+    out = evaluate_json(H100, "--set", "links[l5].slowdown=2")
+    by_members = {tuple(c["members"]): c for c in out["link_classes"]}
+    slow = by_members[("l5",)]
+    assert slow["class"] == "rail link" and slow["links"] == 1
+    assert sum(c["links"] for c in out["link_classes"] if c["tier"] == "rail links") == 64
+
+
+def test_heat_values_are_the_engines_per_link_loads():
+    doc = load_document(A100)
+    result = Engine().evaluate(doc)
+    busy = sum(result.link_busy_s.values())
+    rate = result.link_capacity_Bps
+    for kind, per_link in result.link_load.items():  # busy seconds are the bytes at the engine's rate
+        assert np.allclose(result.link_busy_s[kind], per_link / rate)
+    assert np.allclose(result.link_utilization_array, np.minimum(1.0, busy / result.step_time_s))
+    analysis = link_load(result, doc)
+    for c in analysis.classes():
+        answer = analysis.answer(c.members[0])
+        assert answer.busy_share_of_step == pytest.approx(float(result.link_utilization_array[c.members[0]]))
+        assert answer.bytes_per_step == pytest.approx(sum(float(v[c.members[0]]) for v in result.link_load.values()))
+
+
+def test_the_report_lists_classes_not_identical_rows(tmp_path):
+    doc = load_document(A100)
+    result = Engine().evaluate(doc)
+    lines = text_lines(render_report(doc, result).to_bytes())
+    start = next(i for i, line in enumerate(lines) if line.endswith("Most utilized links"))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("10 "))
+    section = "\n".join(lines[start:end])
+    assert "768 rail links" in section and "bottleneck of DP" in section and "busy of its phase" in section
+    assert "0.53%" not in section and "0.51%" not in section  # the old rows: one member each, all alike
+    assert section.count("768 rail links") == 1 and "256 rail links" in section  # two loads, two rows
+    assert "l792" not in section  # no arbitrary member stands for its class

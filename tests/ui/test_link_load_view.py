@@ -1,0 +1,86 @@
+"""The canvas heat tooltip and the Inspector answer a link's load in the engine's numbers: the
+class of symmetric links it belongs to, its busy share of the step and of its phase, and that a
+DP-bound design's rails are the bottleneck of the DP phase (issue 14 item 3)."""
+import numpy as np
+from PySide6.QtCore import QEvent, QPointF
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication
+
+import designer.ui.canvas.scene as scene_module
+
+from designer.core.analysis.link_load import link_load, seconds_text, share_text
+from tests.conftest import EXAMPLES
+from tests.ui.test_editor import window  # noqa: F401  (the fixture)
+
+
+def open_dp_bound(window, tmp_path):
+    """The 64-GPU example on 25 Gb/s rails: the gradient reduction holds the step up."""
+    path = tmp_path / "dp-bound.yaml"
+    text = (EXAMPLES / "h100-64gpu-infiniband.yaml").read_text()
+    path.write_text(text.replace('"bandwidth_gbps": 400', '"bandwidth_gbps": 25'))
+    window.open_file(str(path))
+    assert window.settle() and window.result is not None
+    if not window.act_heat.isChecked():  # heat may be off by default: the user turns it on
+        window.act_heat.trigger()
+    assert window.settle() and window.scene.link_layer.heat is not None
+
+
+def hover_tooltip(window, scene_point: QPointF, monkeypatch) -> str:
+    """What the user sees resting the mouse on the canvas at `scene_point` (the tooltip text is
+    caught where the scene shows it: a real tooltip window warns on the offscreen platform)."""
+    shown = []
+    monkeypatch.setattr(scene_module.QToolTip, "showText", staticmethod(lambda pos, text, *a: shown.append(text)))
+    view = window.view
+    local = view.mapFromScene(scene_point)
+    event = QHelpEvent(QEvent.ToolTip, local, view.viewport().mapToGlobal(local))
+    QApplication.sendEvent(view.viewport(), event)
+    assert shown, "no tooltip at the cable"
+    return shown[-1]
+
+
+def open_point_on(window, row: int) -> QPointF:
+    """A point of the cable's line that no rack or device covers (where its tooltip shows)."""
+    layer, view = window.scene.link_layer, window.view
+    a, b = layer.lines.a[row], layer.lines.b[row]
+    for t in np.linspace(0.05, 0.95, 91):
+        point = QPointF(*(a + (b - a) * t))
+        view.centerOn(point)
+        item = window.scene.itemAt(point, view.transform())
+        if item is None or item is layer:
+            return point
+    raise AssertionError(f"cable row {row} runs under items along its whole length")
+
+
+def test_heat_tooltip_names_the_class_and_the_dp_phase_bottleneck(window, tmp_path, monkeypatch):
+    open_dp_bound(window, tmp_path)
+    doc, result, scene = window.qdoc.doc, window.result, window.scene
+    layer = scene.link_layer
+    row = layer.index[scene._bundle_key(doc.find("links", "l0"))]
+    util = result.link_utilization_array
+    # the heat is the engine's load: the bundle's busiest cable, busy share of the step
+    cables = [i for i, link in enumerate(doc.links) if scene._bundle_key(link) == scene._bundle_key(doc.links[0])]
+    assert layer.heat[row] == int(np.clip(np.round(max(util[i] for i in cables) * 10), 0, 10))
+    tip = hover_tooltip(window, open_point_on(window, row), monkeypatch)
+    answer = link_load(result, doc).answer(0)
+    dp = answer.phase
+    assert "64 rail links (25 Gb/s InfiniBand) loaded alike" in tip
+    assert f"busy {share_text(dp.share)} of the DP phase" in tip and f"of its {seconds_text(dp.phase_s)}" in tip
+    assert "the bottleneck of the DP phase, on the critical path" in tip
+    assert f"busy {share_text(float(util[0]))} of the {seconds_text(result.step_time_s)} step" in tip
+    assert "busy 0 % of the step" not in tip and "(a bottleneck)" not in tip
+
+
+def test_the_inspector_shows_the_selected_links_load(window, tmp_path):
+    open_dp_bound(window, tmp_path)
+    inspector = window.inspector
+    window.scene.select_ids(["l7"])
+    assert inspector.ids == ["l7"] and inspector.load.isVisibleTo(inspector)
+    text = inspector.load.text()
+    assert text.startswith("64 rail links (25 Gb/s InfiniBand) loaded alike, l7 among them; each:")
+    assert "the bottleneck of the DP phase" in text
+    answer = link_load(window.result, window.qdoc.doc).answer(7)
+    assert f"{share_text(answer.busy_share_of_step)} of the" in text
+    window.scene.select_ids(["leaf0"])  # a switch: no link load shown
+    assert not inspector.load.isVisibleTo(inspector)
+    window.scene.select_ids(["l64"])  # a leaf-spine bundle this job leaves idle
+    assert "carries no traffic of this job's step" in inspector.load.text()
