@@ -813,6 +813,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--nemo", action="store_true",
                    help="Megatron-Bridge (NeMo) recipe overrides, model.tensor_model_parallel_size=8 ...")
     g.add_argument("--one-line", action="store_true", help="one line instead of one flag per continued line")
+    g.add_argument("--job", metavar="NAME", default=None, help="with spec.jobs: the job to export (default: the first)")
     g.add_argument("-o", "--output", default=None, help="write here (atomically) instead of stdout")
     g.set_defaults(func=cmd_export_megatron)
 
@@ -821,6 +822,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("source", metavar="ARGS-OR-FILE",
                    help="a launch script (torchrun ... pretrain_gpt.py --flags), the flags in quotes, or - for stdin")
     g.add_argument("--into", required=True, help="the YAML design whose job it sets (rewritten atomically)")
+    g.add_argument("--job", metavar="NAME", default=None, help="with spec.jobs: the job it sets (default: the first)")
     g.set_defaults(func=cmd_import_megatron)
 
     g = import_sub.add_parser("ibnetdiscover", help="an InfiniBand fabric from `ibnetdiscover` output", epilog=EPILOG)

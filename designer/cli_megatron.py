@@ -24,9 +24,10 @@ def export_megatron(args, writing_output) -> int:
     from .core.model.catalog import default_catalog
 
     doc = load_document(args.file)
-    line = megatron_line(doc.spec.workload, doc.spec.parallelism, default_catalog().presets())
+    workload, parallelism = _job_of(doc, getattr(args, "job", None))
+    line = megatron_line(workload, parallelism, default_catalog().presets())
     if args.nemo:
-        items = bridge_overrides(line, doc.spec.parallelism)
+        items = bridge_overrides(line, parallelism)
         text = (" ".join(items) if args.one_line else " \\\n".join(items)) + "\n"
     else:
         text = (line.one_line() if args.one_line else line.script()) + "\n"
@@ -39,6 +40,31 @@ def export_megatron(args, writing_output) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _job_index(doc, name: str | None) -> int | None:
+    """Which entry of spec.jobs a line is for (--job NAME, default the first); None without spec.jobs."""
+    from .core.problems import DesignerError, Problem
+
+    if not doc.spec.jobs:
+        if name is not None:
+            raise DesignerError([Problem("the design has one job (no spec.jobs): leave out --job", "--job")])
+        return None
+    names = [j.name for j in doc.spec.jobs]
+    if name is None:
+        return 0
+    if name not in names:
+        raise DesignerError([Problem(f"no job named {name!r}", "--job", fix="one of: " + ", ".join(names))])
+    return names.index(name)
+
+
+def _job_of(doc, name: str | None):
+    """(workload, parallelism) of the design's job, or of spec.jobs[--job]."""
+    index = _job_index(doc, name)
+    if index is None:
+        return doc.spec.workload, doc.spec.parallelism
+    job = doc.spec.jobs[index]
+    return job.workload, job.parallelism
 
 
 def read_source_text(source: str) -> tuple[str, str]:
@@ -61,14 +87,23 @@ def import_megatron(args, writing_output) -> int:
 
     doc = load_document(args.into)  # the target first: a missing design is said before the line is read
     text, name = read_source_text(args.source)
-    imported = read_megatron(text, name, doc.spec.workload, doc.spec.parallelism, default_catalog().presets())
+    index = _job_index(doc, getattr(args, "job", None))
+    workload, parallelism = _job_of(doc, getattr(args, "job", None))
+    imported = read_megatron(text, name, workload, parallelism, default_catalog().presets())
     for item in imported.unknown:
         _err(f"{item} (ignored)")
     if imported.not_inputs:
         _err("not a design input (ignored): " + " ".join(dict.fromkeys(imported.not_inputs)))
     for note in imported.notes:
         _err(f"note: {note}")
-    doc.set_job(imported.workload, imported.parallelism)
+    if index is None:
+        doc.set_job(imported.workload, imported.parallelism)
+    else:  # a design with several jobs: the line is that job's (spec.jobs[index])
+        import dataclasses
+
+        jobs = list(doc.spec.jobs)
+        jobs[index] = dataclasses.replace(jobs[index], workload=imported.workload, parallelism=imported.parallelism)
+        doc.set_jobs(jobs)
     with writing_output(args.into):
         save_document(doc, args.into)  # atomic: the old file stays whole until the new one is complete
     from .core.model.plan import check_plan

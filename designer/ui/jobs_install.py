@@ -32,6 +32,8 @@ def install_jobs(window) -> None:
     window.resultChanged.connect(panel.show_result)
     window.resultChanged.connect(window.job_marks.set_result)
     window.qdoc.replaced.connect(lambda: _raise_when_several(window))
+    panel.shownJobChanged.connect(lambda _i: _title_docks(window))
+    window.resultChanged.connect(lambda _r: _title_docks(window))
     window._job_legend_follower = _LegendFollower(window.view, window.job_marks.legend)
 
 
@@ -59,6 +61,14 @@ def _add_to_view_menu(window, action) -> None:
             after = actions[actions.index(job) + 1] if job in actions[:-1] else None
             menu.insertAction(after, action) if after is not None else menu.addAction(action)
             return
+
+
+def _title_docks(window) -> None:
+    """"Breakdown: job B" and "Timeline: job B" while the design has several jobs (which one they show)."""
+    jobs = window.qdoc.doc.spec.jobs
+    name = jobs[min(window.jobs_panel.current, len(jobs) - 1)].name if len(jobs) > 1 else None
+    for dock, title in ((window.breakdown_dock, "Breakdown"), (window.timeline_dock, "Timeline")):
+        dock.setWindowTitle(f"{title}: {name}" if name else title)
 
 
 def _raise_when_several(window) -> None:

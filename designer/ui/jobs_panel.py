@@ -301,7 +301,9 @@ class JobsPanel(QWidget):
 def _row_texts(job: JobSpec, got) -> list[str]:
     if got is None:
         asked = job.placement.gpus or (job.parallelism.num_gpus if job.parallelism else None)
-        return [job.name, f"{asked:,}" if asked else "-", "-", "-", ""]
+        listed = job.placement.nodes or job.placement.racks
+        where = f"{len(listed)} {'servers' if job.placement.nodes else 'racks'}" if listed else "-"
+        return [job.name, f"{asked:,}" if asked else where, "-", "-", ""]
     r = got.result
     slow = got.slowdown_vs_alone
     blame = got.interference[0] if got.interference else None

@@ -63,7 +63,8 @@ def mark_selection(window, state: str) -> list[str]:
     Returns the ids changed."""
     elements = [e for e in _stateful(window, window.scene.selected_ids()) if e.state != state]
     if not elements:
-        window.tell(f"Mark {state.title()}: select a server, switch or cable that is {'up' if state == 'down' else 'down'}")
+        other = "up" if state == "down" else "down"
+        window.tell(f"Mark {state.title()}: select a server, switch or cable that is {other}")
         return []
     ids = [e.id for e in elements]
     what = ids[0] if len(ids) == 1 else f"{len(ids)} elements"

@@ -252,3 +252,21 @@ def test_a_dropped_result_is_freed_without_the_cycle_collector():
             assert gone() is None  # freed by its reference count alone
         finally:
             gc.enable()
+
+
+def test_megatron_lines_of_one_job_out_and_back_in(tmp_path):
+    import shutil
+
+    path = tmp_path / "jobs.yaml"
+    shutil.copy(EXAMPLES / "shared-roce-512gpu-3jobs.yaml", path)
+    code, line, err = run_cli("export", "megatron", path, "--one-line", "--job", "qwen3-30b-moe")
+    assert code == 0, err
+    assert "--expert-model-parallel-size 32" in line
+    changed = line.replace("--expert-model-parallel-size 32", "--expert-model-parallel-size 16")
+    code, _, err = run_cli("import", "megatron", changed.strip(), "--into", path, "--job", "qwen3-30b-moe")
+    assert code == 0, err
+    before, after = load_document(EXAMPLES / "shared-roce-512gpu-3jobs.yaml"), load_document(path)
+    assert after.spec.jobs[2].parallelism.expert_model_parallel_size == 16
+    assert after.spec.jobs[:2] == before.spec.jobs[:2] and after.spec.workload is None
+    code, _, err = run_cli("export", "megatron", path, "--job", "nope")
+    assert code == 65 and "llama3-8b" in err

@@ -63,7 +63,7 @@ def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
     # one tab bar per tab group, none left over the other docks
     bars = [b for b in window.findChildren(QTabBar) if b.isVisible() and b.parent() is window]
     assert sorted(tuple(b.tabText(i) for i in range(b.count())) for b in bars) == [
-        ("Parts", "Job"), ("Timeline", "Advisor")]
+        ("Parts", "Job", "Jobs"), ("Timeline", "Advisor")]
     assert window.advisor_panel.report is None and not window.advisor_panel.running  # hidden: no analysis
 
 

@@ -106,6 +106,7 @@ def test_the_job_selector_switches_the_breakdown_to_that_job(open_design):
     assert jobs[0].result.step_time_s != pytest.approx(jobs[1].result.step_time_s, rel=1e-3)
     step = window.breakdown_panel.headline["step"]
     assert f"{jobs[1].result.step_time_s:.3f} s" in step.text()  # still the current job's after the edit
+    assert window.breakdown_dock.windowTitle() == "Breakdown: job 2"
     panel.selector.setCurrentIndex(0)
     panel.selector.activated.emit(0)
     assert f"{jobs[0].result.step_time_s:.3f} s" in step.text()
@@ -184,3 +185,18 @@ def test_mark_a_cable_down_from_the_right_click_menu(open_design):
     assert window.job_marks.links.rows == {row: True}
     window.qdoc.undo_stack.undo()
     assert all(doc.find("links", i).state == "up" for i in ids) and window.job_marks.links.rows == {}
+
+
+def test_remove_is_one_step_and_the_last_job_stays(open_design):
+    window = open_design
+    jobs = _add_second_job(window)
+    panel = window.jobs_panel
+    doc = window.qdoc.doc
+    panel.set_current(0)
+    panel.act_remove.trigger()
+    assert [j.name for j in doc.spec.jobs] == ["job 2"] and panel.current == 0
+    assert not panel.act_remove.isEnabled()  # one job left: it stays
+    panel.remove_job()
+    assert len(doc.spec.jobs) == 1 and "at least one job" in window.statusBar().currentMessage()
+    window.qdoc.undo_stack.undo()
+    assert [j.name for j in doc.spec.jobs] == [j.name for j in jobs]

@@ -110,12 +110,14 @@ class LinkLoad:
                      if result.link_utilization_array is not None else np.zeros(self.n))
         self.total_busy = sum(self.busy.values()) if self.busy else np.zeros(self.n)
         self.total_bytes = sum(self.loads.values()) if self.loads else np.zeros(self.n)
-        self._position = {lid: i for i, lid in enumerate(self.ids)}
+        self._position: dict[str, int] | None = None  # built on the first lookup by id
         self._classes: list[LinkClass] | None = None
         self._class_of: np.ndarray | None = None
 
     # ---- one link -----------------------------------------------------------------------
     def index_of(self, link_id: str) -> int | None:
+        if self._position is None:
+            self._position = {lid: i for i, lid in enumerate(self.ids)}
         return self._position.get(link_id)
 
     def answer(self, index: int, with_class: bool = True) -> LinkAnswer:
@@ -158,16 +160,18 @@ class LinkLoad:
         """Every link in one class, the busiest classes first (then the larger)."""
         if self._classes is not None:
             return self._classes
-        tiers, cables, rates = self._tiers_and_cables()
-        main = self._main_phase()
-        groups: dict[tuple, list[int]] = {}
-        for i in range(self.n):
-            groups.setdefault((tiers[i], cables[i], rates[i], main[i]), []).append(i)
+        tier_code, tier_words, cable_code, cable_words, rates = self._tiers_and_cables()
+        main = np.asarray(self._main_phase(), dtype=str)
+        group_of = _combined_codes([tier_code, cable_code, _codes(rates), _codes(main)], self.n)
         classes: list[LinkClass] = []
         class_of = np.zeros(self.n, dtype=np.int64)
-        for (tier, cable, _rate, phase), members in groups.items():
-            members_arr = np.array(members, dtype=np.int64)
-            load = self.total_busy[members_arr] if self.n else np.zeros(0)
+        by_group = np.argsort(group_of, kind="stable")
+        bounds = np.flatnonzero(np.r_[True, np.diff(group_of[by_group]) != 0, True]) if self.n else [0]
+        for g in range(len(bounds) - 1):  # a few dozen groups even at 131k GPUs
+            members_arr = by_group[bounds[g]:bounds[g + 1]]
+            first = int(members_arr[0])
+            tier, cable, phase = tier_words[tier_code[first]], cable_words[cable_code[first]], str(main[first])
+            load = self.total_busy[members_arr]
             order = members_arr[np.argsort(-load, kind="stable")]
             sorted_load = np.sort(load)[::-1]
             start = 0
@@ -176,9 +180,9 @@ class LinkLoad:
                 end = start + int(np.count_nonzero(sorted_load[start:] >= top * (1 - ALIKE)))
                 if top <= 0:
                     end = len(order)
-                chosen = tuple(int(i) for i in order[start:end])
-                class_of[list(chosen)] = len(classes)
-                classes.append(LinkClass(chosen, tier, cable, float(self.util[chosen[0]]), phase))
+                chosen = order[start:end]
+                class_of[chosen] = len(classes)
+                classes.append(LinkClass(tuple(chosen.tolist()), tier, cable, float(self.util[chosen[0]]), phase))
                 start = end
         ranked = sorted(range(len(classes)), key=lambda c: (-classes[c].busy_share_of_step,
                                                             -len(classes[c].members)))
@@ -191,64 +195,84 @@ class LinkLoad:
     def _main_phase(self) -> list[str]:
         phases = getattr(self.result, "link_phase", None)
         if phases is not None and len(phases) == self.n:
-            return [str(p) for p in phases]
+            return phases
         return [""] * self.n
 
-    def _tiers_and_cables(self) -> tuple[list[str], list[str], list[float]]:
-        """Per link: its tier (rail, server-leaf, leaf-spine, ...), its cable ("400 Gb/s
-        InfiniBand", x count) and the rate the engine costs it at (to tell slowed cables apart).
-        Words are made once per distinct (ends, cable): 16k GPUs have a few dozen of them."""
+    def _tiers_and_cables(self):
+        """Per link: a code of its tier (rail, server-leaf, leaf-spine, ...) and of its cable ("400
+        Gb/s InfiniBand", x count) with their words, and the rate the engine costs it at (to tell
+        slowed cables apart). Vectorised over the design's parsed endpoints (model/endpoints.py):
+        words are made once per distinct (ends, cable), a few dozen even at 131k GPUs."""
+        from ..model.endpoints import parse_endpoints
+
         doc = self.doc
-        nodes = {n.id for n in doc.nodes}
-        tier_of = {s.id: s.tier for s in doc.switches}
         links = self._links()
-        ends = [(link.a.split(":", 1)[0], link.b.split(":", 1)[0]) if link is not None else ("", "")
-                for link in links]
+        present = [link for link in links if link is not None]
+        if len(present) != self.n:  # the document changed since the result: the slow, exact way
+            return self._tiers_and_cables_by_link(links)
+        node_ids = [n.id for n in doc.nodes]
+        switch_ids = [s.id for s in doc.switches]
+        a = parse_endpoints([link.a for link in links], node_ids, switch_ids)
+        b = parse_endpoints([link.b for link in links], node_ids, switch_ids)
+        tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
+        switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int64)
+        kinds = ("infiniband", "ethernet", "nvlink", "pcie")
+        kind = np.fromiter((kinds.index(link.kind) if link.kind in kinds else 0 for link in links), np.int64, self.n)
+        a_node, b_node = a.kind == 1, b.kind == 1
+        ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
+        tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
         # rail-optimized: each server's NICs go to different leaves
-        leaves_of: dict[str, list[str]] = {}
-        for link, (a, b) in zip(links, ends):
-            if link is None or link.kind == "nvlink":
-                continue
-            if a in nodes and b in tier_of:
-                leaves_of.setdefault(a, []).append(b)
-            elif b in nodes and a in tier_of:
-                leaves_of.setdefault(b, []).append(a)
-        rails = bool(leaves_of) and all(len(set(v)) == len(v) for v in leaves_of.values()) and \
-            max(len(v) for v in leaves_of.values()) > 1
+        nic = (kind != 2) & (a_node ^ b_node) & ((a.kind == 2) | (b.kind == 2))
+        server = np.where(a_node, a.index, b.index)[nic]
+        leaf = np.where(a_node, b.index, a.index)[nic]
+        rails = False
+        if server.size:
+            pairs = np.unique(np.stack([server, leaf], axis=1), axis=0)
+            per_server = np.bincount(server, minlength=len(node_ids))
+            distinct = np.bincount(pairs[:, 0], minlength=len(node_ids))
+            rails = bool(np.all(per_server == distinct)) and int(per_server.max()) > 1
+        key = (((((kind == 2) * 2 + a_node) * 2 + b_node) * 10 + ta) * 10 + tb).astype(np.int64)
+        uniq, tier_code = np.unique(key, return_inverse=True)
+        names = {v: k for k, v in tier_rank.items()}
+        tier_words = []
+        for packed in uniq.tolist():
+            packed, xb = divmod(packed, 10)
+            packed, xa = divmod(packed, 10)
+            packed, bn = divmod(packed, 2)
+            nvlink, an = divmod(packed, 2)
+            if nvlink:
+                tier_words.append("NVLink links")
+            elif an != bn:
+                other = names.get(xb if an else xa)
+                tier_words.append("rail links" if rails else f"server-{other or 'switch'} links")
+            elif an:
+                tier_words.append("server-to-server links")
+            else:
+                low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
+                tier_words.append(f"{low}-{high} links")
+        bw = np.fromiter((link.bandwidth_gbps for link in links), float, self.n)
+        count = np.fromiter((link.count for link in links), np.int64, self.n)
+        cable_code = _combined_codes([_codes(bw), _codes(count), kind], self.n)
+        first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
+        first_of[cable_code[::-1]] = np.arange(self.n)[::-1]  # a link of each cable code
+        cable_words = []
+        for g, c, k in zip(bw[first_of].tolist(), count[first_of].tolist(), kind[first_of].tolist()):
+            gbps = f"{g:g} Gb/s {KIND_NAMES.get(kinds[int(k)], kinds[int(k)])}"
+            cable_words.append(f"{int(c)} x {gbps}" if c > 1 else gbps)
         cap = getattr(self.result, "link_capacity_Bps", None)
-        rates = (np.round(np.asarray(cap, dtype=float), -6).tolist() if cap is not None and len(cap) == self.n
-                 else [0.0] * self.n)
-        rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
-        tier_words: dict[tuple, str] = {}
-        cable_words: dict[tuple, str] = {}
+        rates = (np.round(np.asarray(cap, dtype=float), -6) if cap is not None and len(cap) == self.n
+                 else np.zeros(self.n))
+        return tier_code.reshape(-1), tier_words, cable_code.reshape(-1), cable_words, rates
+
+    def _tiers_and_cables_by_link(self, links):
+        """As _tiers_and_cables, link by link: when the document no longer holds every link."""
         tiers, cables = [], []
-        for link, (a, b) in zip(links, ends):
-            if link is None:
-                tiers.append("links")
-                cables.append("")
-                continue
-            key = (link.kind == "nvlink", a in nodes, b in nodes, tier_of.get(a), tier_of.get(b))
-            tier = tier_words.get(key)
-            if tier is None:
-                nvlink, a_node, b_node, ta, tb = key
-                if nvlink:
-                    tier = "NVLink links"
-                elif a_node != b_node:
-                    tier = "rail links" if rails else f"server-{(tb if a_node else ta) or 'switch'} links"
-                elif a_node:
-                    tier = "server-to-server links"
-                else:
-                    low, high = sorted((ta or "switch", tb or "switch"), key=lambda t: rank.get(t, 9))
-                    tier = f"{low}-{high} links"
-                tier_words[key] = tier
-            tiers.append(tier)
-            key = (link.bandwidth_gbps, link.count, link.kind)
-            cable = cable_words.get(key)
-            if cable is None:
-                gbps = f"{link.bandwidth_gbps:g} Gb/s {KIND_NAMES.get(link.kind, link.kind)}"
-                cable = cable_words[key] = f"{link.count} x {gbps}" if link.count > 1 else gbps
-            cables.append(cable)
-        return tiers, cables, rates
+        for link in links:
+            tiers.append("links" if link is None else f"{link.kind} links")
+            cables.append("" if link is None else f"{link.bandwidth_gbps:g} Gb/s {KIND_NAMES.get(link.kind, link.kind)}")
+        tw, tc = np.unique(np.asarray(tiers), return_inverse=True)
+        cw, cc = np.unique(np.asarray(cables), return_inverse=True)
+        return tc.reshape(-1), list(tw), cc.reshape(-1), list(cw), np.zeros(self.n)
 
     def _links(self) -> list:
         """The document's link of each index (by id when the document changed since)."""
@@ -262,6 +286,24 @@ class LinkLoad:
         if index < len(links) and links[index].id == self.ids[index]:
             return links[index]
         return self.doc.find("links", self.ids[index])  # the document changed since: by id
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... for the distinct values, per item."""
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(values, return_inverse=True)[1].reshape(-1)
+
+
+def _combined_codes(codes: list[np.ndarray], n: int) -> np.ndarray:
+    """One code per distinct combination of several per-item codes (numbered in sorted order)."""
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    for c in codes:
+        c = np.asarray(c, dtype=np.int64).reshape(-1)
+        key = key * (int(c.max(initial=0)) + 1) + c
+    return _codes(key)
 
 
 # ---- words ----------------------------------------------------------------------------------

@@ -162,7 +162,8 @@ class JobLegend(QWidget):
         if rows:
             metrics = QFontMetricsF(self.font())
             width = max(metrics.horizontalAdvance(t) for t in rows)
-            self.resize(int(self.SWATCH_PX + 14 + width + 2 * self.MARGIN_PX), len(rows) * self.ROW_PX + 2 * self.MARGIN_PX)
+            self.resize(int(self.SWATCH_PX + 14 + width + 2 * self.MARGIN_PX),
+                        len(rows) * self.ROW_PX + 2 * self.MARGIN_PX)
             self.place()
         self.update()
 
@@ -227,7 +228,10 @@ class CanvasJobMarks:
 
     def set_jobs(self, jobs: list[tuple[str, list[str]]]) -> None:
         """The servers of each job (from the last evaluation); one job alone is not coloured."""
-        self.jobs = jobs if len(jobs) > 1 else []
+        jobs = jobs if len(jobs) > 1 else []
+        if jobs == self.jobs:
+            return  # the same placement (most edits): nothing to redo (46 ms at 16k GPUs)
+        self.jobs = jobs
         self.refresh()
 
     def set_result(self, result) -> None:

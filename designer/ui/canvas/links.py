@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetricsF, QPen, QTransform
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QStyleOptionGraphicsItem
 
 from . import style
@@ -36,6 +36,7 @@ class Bundle:
                 + (" ..." if len(self.link_ids) > 8 else ""))
 
 
+DENSE_LINES = 300  # more cables than this on screen: drawn without antialiasing
 LABEL_SPACING_PX = 24.0  # free screen space left and right of a cable label (one above and below)
 
 
@@ -184,6 +185,11 @@ class LinkLayer(QGraphicsItem):
         ax, ay = lines.a[rows, 0].tolist(), lines.a[rows, 1].tolist()
         bx, by = lines.b[rows, 0].tolist(), lines.b[rows, 1].tolist()
         order = np.argsort(groups, kind="stable")
+        # Hundreds of cables on screen: drawn without antialiasing (a thin line then costs a fraction,
+        # and in a dense fan the steps do not show); a few, smooth.
+        smooth = painter.testRenderHint(QPainter.Antialiasing)
+        if rows.size > DENSE_LINES:
+            painter.setRenderHint(QPainter.Antialiasing, False)
         group_sorted = groups[order]
         starts = np.flatnonzero(np.r_[True, group_sorted[1:] != group_sorted[:-1]])
         ends = np.r_[starts[1:], len(order)]
@@ -200,6 +206,7 @@ class LinkLayer(QGraphicsItem):
             else:
                 painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
             painter.drawLines([QLineF(ax[j], ay[j], bx[j], by[j]) for j in members])
+        painter.setRenderHint(QPainter.Antialiasing, smooth)
         scale = painter.worldTransform().m11()
         if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= style.MAX_LINK_LABELS:
             self._draw_labels(painter, rows, ax, ay, bx, by, rect)

@@ -491,6 +491,9 @@ class CanvasScene(QGraphicsScene):
         tooltips. None clears it."""
         layer = self.link_layer
         util = getattr(result, "link_utilization_array", None) if result is not None else None
+        by_job = _utilization_by_job(result) if util is not None else {}
+        if by_job:  # several jobs share the cables: a cable is as busy as all of them together
+            util = np.minimum(1.0, sum(by_job.values()))
         if util is None:
             layer.heat, layer.marked, layer.heat_tip = None, set(), None
             layer.update()
@@ -500,14 +503,29 @@ class CanvasScene(QGraphicsScene):
         if len(flat):  # the busiest cable of each bundle, in one numpy pass
             heat[filled] = np.maximum.reduceat(np.asarray(util, float)[flat], starts)
         layer.heat = np.clip(np.round(heat * 10), 0, 10).astype(np.int64)
-        hot = {l for b in result.bottlenecks[:3] for l in b.get("links", [])}
+        critical = getattr(result, "link_critical", None)
+        if critical is not None and len(critical) == len(util) and np.any(critical):
+            # every link that is the bottleneck of an exposed phase: a whole class, not one of 64 alike
+            ids = getattr(result, "link_ids", None) or [link.id for link in self.doc.links]
+            hot = {ids[i] for i in np.flatnonzero(critical).tolist() if i < len(ids)}
+        else:
+            hot = {l for b in result.bottlenecks[:3] for l in b.get("links", [])}
         hot_links = [self.doc.find("links", link) for link in hot]
         hot_keys = {self._bundle_key(link) for link in hot_links if link is not None}
         layer.marked = {layer.index[k] for k in hot_keys if k in layer.index}
         doc = self.doc
 
         def tip(row: int) -> str:  # the busiest cable's load, worded for its class (core/analysis/link_load.py)
-            return bundle_text(result, doc, rows_links[row]) if rows_links[row] else ""
+            if not rows_links[row]:
+                return ""
+            text = bundle_text(result, doc, rows_links[row])
+            if by_job:  # who uses the bundle's busiest cable
+                busiest = max(rows_links[row], key=lambda i: float(util[i]))
+                shares = [(name, float(u[busiest])) for name, u in by_job.items() if float(u[busiest]) > 0]
+                if shares:
+                    text += "\nby job: " + ", ".join(f"{name} {share:.0%} of its step" for name, share in
+                                                   sorted(shares, key=lambda kv: -kv[1]))
+            return text
 
         layer.heat_tip = tip
         layer.update()
@@ -717,3 +735,16 @@ class CanvasScene(QGraphicsScene):
                     a, b = self.link_layer.lines.a[i], self.link_layer.lines.b[i]
                     return _Spot(QRectF(QPointF(*np.minimum(a, b)), QPointF(*np.maximum(a, b))))
         return item
+
+
+def _utilization_by_job(result) -> dict:
+    """Each job's busy share of every cable (its own step), when several jobs share the fabric."""
+    jobs = getattr(result, "jobs", None) or []
+    if len(jobs) < 2:
+        return {}
+    out = {}
+    for job in jobs:
+        util = getattr(job.result, "link_utilization_array", None)
+        if util is not None:
+            out[job.name] = np.asarray(util, dtype=float)
+    return out

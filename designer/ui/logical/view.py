@@ -13,6 +13,7 @@ at any zoom and are left out where they do not fit).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, QTimer, Signal
@@ -36,15 +37,33 @@ def _font(size_pt: float = style.FONT_PT, bold: bool = False) -> QFont:
     return font
 
 
+def _short_name(label: str) -> str | None:
+    """'pod 3' -> '3', 'spine12' -> '12', 'node0 .. node31' -> '0-31'; None without a number."""
+    numbers = re.findall(r"\d+", label)
+    if " .. " in label:
+        return f"{numbers[0]}-{numbers[-1]}" if len(numbers) >= 2 else None
+    end = re.search(r"(\d+)$", label)
+    return end.group(1) if end else None
+
+
 def _device_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont, QColor]], widest: str = "") -> None:
     """Lines of text centred in `rect` (item coordinates), drawn at screen size; each line
     elided to the box's width, and the lines that do not fit its height left out. A smaller font
     when the first line, or `widest` (the longest name of the row: one font for a whole row), would be cut."""
     device = painter.worldTransform().mapRect(rect)
-    if device.width() < 24 or device.height() < 12:
+    if device.width() < 12 or device.height() < 12:
         return
     painter.save()
     painter.resetTransform()
+    room = device.width() - 8
+    first = QFontMetricsF(lines[0][1])
+    small = max(first.horizontalAdvance(lines[0][0]), first.horizontalAdvance(widest)) > room
+    short = _short_name(lines[0][0])
+    tiny = _font(max(lines[0][1].pointSizeF() - 2, 6.5))
+    if small and short and QFontMetricsF(tiny).horizontalAdvance(widest) > room:
+        # not even the small font holds the row's names: their numbers tell the boxes apart
+        lines = [(short, lines[0][1], lines[0][2])]
+        small, room = False, device.width() - 2
     heights = [QFontMetricsF(f).height() for _, f, _ in lines]
     shown = []
     total = 0.0
@@ -54,9 +73,6 @@ def _device_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont, 
         shown.append((line, h))
         total += h
     y = device.center().y() - total / 2
-    room = device.width() - 8
-    first = QFontMetricsF(lines[0][1])
-    small = max(first.horizontalAdvance(lines[0][0]), first.horizontalAdvance(widest)) > room
     for (text, font, color), h in shown:
         if small:  # a smaller font before cutting the name
             font = _font(max(font.pointSizeF() - 2, 6.5), bold=False)
@@ -64,7 +80,7 @@ def _device_text(painter: QPainter, rect: QRectF, lines: list[tuple[str, QFont, 
         if text and text != "…":
             painter.setFont(font)
             painter.setPen(color)
-            painter.drawText(QRectF(device.left() + 4, y, device.width() - 8, h), Qt.AlignCenter, text)
+            painter.drawText(QRectF(device.center().x() - room / 2, y, room, h), Qt.AlignCenter, text)
         y += h
     painter.restore()
 
@@ -337,7 +353,7 @@ class LogicalView(QGraphicsView):
     def _set_scene_rect(self, sx: float, sy: float) -> None:
         c = self._content
         self.setSceneRect(c.adjusted(-LEFT_PX / max(sx, 1e-6), -8 / max(sy, 1e-6), 16 / max(sx, 1e-6),
-                                     16 / max(sy, 1e-6)))
+                                     8 / max(sy, 1e-6)))
 
     def fit(self) -> None:
         """The whole fabric in the view, stretched to fill it (the text keeps its size), with the
@@ -346,7 +362,8 @@ class LogicalView(QGraphicsView):
         if self.layout_model is None:
             return
         c = self._content
-        w = max(self.viewport().width() - LEFT_PX - 16, 50)
+        # 8 px to spare each way: an exact fit shows scroll bars, which shrink the view (and so on)
+        w = max(self.viewport().width() - LEFT_PX - 24, 50)
         h = max(self.viewport().height() - 24, 50)
         sx, sy = w / c.width(), h / c.height()
         sy = min(sy, 5 * sx)  # a small design is not stretched into tall thin boxes

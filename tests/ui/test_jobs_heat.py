@@ -1,0 +1,31 @@
+"""Link heat with several jobs: a cable is as busy as all the jobs on it together, its tooltip says
+which job uses it how much, and the outline marks every bottleneck link of an exposed phase."""
+import numpy as np
+from PySide6.QtCore import QSettings
+
+from tests.conftest import EXAMPLES
+
+
+def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
+    from designer.ui.main_window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    qtbot.waitExposed(w)
+    w.open_file(str(EXAMPLES / "shared-roce-512gpu-3jobs.yaml"))
+    assert w.settle()
+    w.act_heat.trigger()  # View > Link Heat
+    assert w.settle()
+    result = w.result
+    first = result.jobs[0].result.link_utilization_array
+    moe = result.jobs[2].result.link_utilization_array
+    only_moe = np.flatnonzero((moe > 0.05) & (first == 0))  # cables the first job never uses
+    assert only_moe.size
+    layer, scene = w.scene.link_layer, w.scene
+    link = w.qdoc.doc.links[int(only_moe[0])]
+    row = layer.index[scene._bundle_key(link)]
+    assert layer.heat[row] > 0  # the first job alone would leave it cold
+    assert "by job: qwen3-30b-moe" in layer.heat_tip(row)
+    w.close()
