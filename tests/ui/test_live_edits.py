@@ -151,9 +151,12 @@ def test_generate_shows_progress_the_window_answers_and_cancel_leaves_the_design
 
     timer = QTimer(interval=10, timeout=lambda: ticks.append(1))
     timer.start()
-    qtbot.wait(500)
+    # the event loop keeps running while the fabric is (held) built: were the build on the window's
+    # thread, trigger() would not have returned and no tick could come (a loaded machine may stall
+    # the loop for a collector pass, so the ticks are waited for, not counted in a fixed time)
+    qtbot.waitUntil(lambda: len(ticks) >= 3, timeout=10_000)
     timer.stop()
-    assert not release.is_set() and len(ticks) >= 3  # the event loop runs while the fabric is (held) built
+    assert not release.is_set()
     cancel = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Cancel")
     QTest.mouseClick(cancel, Qt.LeftButton)
     release.set()
