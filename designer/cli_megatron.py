@@ -50,12 +50,9 @@ def _job_index(doc, name: str | None) -> int | None:
         if name is not None:
             raise DesignerError([Problem("the design has one job (no spec.jobs): leave out --job", "--job")])
         return None
-    names = [j.name for j in doc.spec.jobs]
-    if name is None:
-        return 0
-    if name not in names:
-        raise DesignerError([Problem(f"no job named {name!r}", "--job", fix="one of: " + ", ".join(names))])
-    return names.index(name)
+    from .core.model.jobs import job_index
+
+    return job_index(doc, name)
 
 
 def _job_of(doc, name: str | None):

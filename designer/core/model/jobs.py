@@ -47,6 +47,31 @@ def document_jobs(doc) -> list[JobSpec]:
                     placement=JobPlacement(gpus=par.num_gpus))]
 
 
+def asked_gpus(doc, job: JobSpec) -> int | None:
+    """GPUs a job asks for: placement.gpus, else its parallelism's num_gpus, else all GPUs of the servers
+    (and racks) it lists; None when it says none of these."""
+    if job.placement.gpus:
+        return job.placement.gpus
+    if job.parallelism is not None and job.parallelism.num_gpus:
+        return job.parallelism.num_gpus
+    listed = set(job.placement.nodes)
+    racks = set(job.placement.racks)
+    return sum(n.accelerator_count for n in doc.nodes if n.id in listed or n.rack in racks) or None
+
+
+def job_index(doc, name: str | None) -> int:
+    """The position in spec.jobs of the job named `name` (None: the first); DesignerError naming the
+    jobs there are when there is no such job."""
+    from ..problems import DesignerError, Problem
+
+    names = [j.name for j in doc.spec.jobs]
+    if name is None:
+        return 0
+    if name not in names:
+        raise DesignerError([Problem(f"no job named {name!r}", "--job", fix="one of: " + ", ".join(names))])
+    return names.index(name)
+
+
 def job_path(doc, index: int) -> str:
     """Where a job's keys live in the file (for problems): spec.jobs[i] or spec."""
     return f"spec.jobs[{index}]" if doc.spec.jobs else "spec"
@@ -89,11 +114,7 @@ def check_jobs(doc, catalog=None) -> list:
         for rid in [r for r in job.placement.racks if r not in racks][:3]:
             problems.append(Problem(f"job {job.name} lists rack {rid!r}, which the design does not have",
                                     f"{path}.placement.racks", fix="name a rack of the design"))
-        gpus = job.placement.gpus or (job.parallelism.num_gpus if job.parallelism else None)
-        if gpus is None and (job.placement.nodes or job.placement.racks):
-            in_racks = [n for n in doc.nodes if n.rack in set(job.placement.racks)]
-            gpus = sum(nodes[n].accelerator_count for n in job.placement.nodes if n in nodes)
-            gpus += sum(n.accelerator_count for n in in_racks)
+        gpus = asked_gpus(doc, job)
         if not gpus:
             problems.append(Problem(f"job {job.name} does not say how many GPUs it needs", f"{path}.placement.gpus",
                                     fix="set placement.gpus (or parallelism.num_gpus), or list its servers"))
@@ -123,18 +144,8 @@ def job_alone(doc, name: str | None = None):
     commands (advise, search, scale) work on. The other jobs and the placement are left out."""
     import copy
 
-    from ..problems import DesignerError, Problem
-
-    names = [j.name for j in doc.spec.jobs]
-    if name is not None and name not in names:
-        raise DesignerError([Problem(f"no job named {name!r}", "--job", fix="one of: " + ", ".join(names))])
-    job = doc.spec.jobs[names.index(name) if name is not None else 0]
-    nodes = {n.id: n for n in doc.nodes}
-    gpus = job.placement.gpus or (job.parallelism.num_gpus if job.parallelism else None)
-    if not gpus:
-        listed = [nodes[n] for n in job.placement.nodes if n in nodes]
-        listed += [n for n in doc.nodes if n.rack in set(job.placement.racks)]
-        gpus = sum(n.accelerator_count for n in listed) or None
+    job = doc.spec.jobs[job_index(doc, name)]
+    gpus = asked_gpus(doc, job)
     out = doc.copy()
     par = copy.deepcopy(job.parallelism) or Parallelism()
     if gpus and gpus != doc.num_gpus():

@@ -10,13 +10,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QStackedLayout, QTableWidget,
+    QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton, QStackedLayout, QTableWidget,
     QVBoxLayout, QWidget,
 )
 
 from ...core.analysis.texts import evaluate_command
 from .breakdown import DOES_NOT_FIT, MUTED, SLOWER
-from .results_table import STALE_STYLE, Item
+from .results_table import STALE_STYLE, Item, plain_table
 
 FAILURE_COLUMNS = ("Lost share", "Element(s)", "What it does")
 FCOL_SHARE, FCOL_ELEMENTS, FCOL_EFFECT = range(len(FAILURE_COLUMNS))
@@ -32,17 +32,7 @@ MESSAGE_STYLE = f"color: {MUTED}; font-size: 11pt"
 
 
 def _table(name: str, columns: tuple, stretch_col: int) -> QTableWidget:
-    table = QTableWidget(0, len(columns))
-    table.setObjectName(name)
-    table.setHorizontalHeaderLabels(columns)
-    table.verticalHeader().hide()
-    table.verticalHeader().setDefaultSectionSize(24)
-    table.setSelectionBehavior(QAbstractItemView.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-    table.setWordWrap(False)
-    table.setTextElideMode(Qt.ElideRight)
-    table.setShowGrid(False)
+    table = plain_table(name, columns)
     header = table.horizontalHeader()
     header.setHighlightSections(False)
     for col in range(len(columns)):

@@ -34,8 +34,8 @@ def capital(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
-def results_table(name: str, columns: tuple, apply_col: int, stretch_col: int) -> QTableWidget:
-    """A results table as the panel draws them: rows of 24 px, no grid, an Apply column."""
+def plain_table(name: str, columns: tuple) -> QTableWidget:
+    """A read-only table of whole-row selection, rows of 24 px, no grid, cells cut with an ellipsis."""
     table = QTableWidget(0, len(columns))
     table.setObjectName(name)
     table.setHorizontalHeaderLabels(columns)
@@ -47,6 +47,12 @@ def results_table(name: str, columns: tuple, apply_col: int, stretch_col: int) -
     table.setWordWrap(False)
     table.setTextElideMode(Qt.ElideRight)
     table.setShowGrid(False)
+    return table
+
+
+def results_table(name: str, columns: tuple, apply_col: int, stretch_col: int) -> QTableWidget:
+    """A results table as the panel draws them: a plain table with an Apply column."""
+    table = plain_table(name, columns)
     table.setAlternatingRowColors(False)
     table.setHorizontalScrollMode(QAbstractItemView.ScrollPerPixel)
     table.setVerticalScrollMode(QAbstractItemView.ScrollPerPixel)
