@@ -5,7 +5,9 @@
 2,048 H100 servers on a rail-optimized 3-tier InfiniBand fat-tree; 1, 4 or 16 jobs of GPT-3 175B
 (TP 8, PP 8 interleaved, the rest DP) that share its 16,384 GPUs equally, half of them placed
 `spread` (so that they meet on the up-links). Issue 15's goal: 16 jobs in at most 4x the time of
-one. "first" is a new Engine on the design (it builds the fabric and every job's groups);
+one. `--congested`: the same on RoCE (Ethernet, ECMP) with 2:1 oversubscribed leaves, where the
+jobs do slow each other (each job is then costed twice: alone and under the others' traffic).
+"first" is a new Engine on the design (it builds the fabric and every job's groups);
 "again" re-evaluates the same document; "spine down" marks one spine down and re-evaluates.
 Prints one JSON line per case, milliseconds.
 """
@@ -40,8 +42,13 @@ def jobs(count: int, gpus: int) -> list[JobSpec]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--congested", action="store_true", help="RoCE, 2:1 oversubscribed leaves")
     args = parser.parse_args()
-    doc = generate_fat_tree(nodes=2048, gpu="H100", nic_gbps=400, fabric="infiniband", switch_radix=64)
+    if args.congested:
+        doc = generate_fat_tree(nodes=2048, gpu="H100", nic_gbps=400, fabric="ethernet", switch_radix=64,
+                                oversubscription=2.0)
+    else:
+        doc = generate_fat_tree(nodes=2048, gpu="H100", nic_gbps=400, fabric="infiniband", switch_radix=64)
     spine = next(s.id for s in doc.switches if s.tier == "spine")
     for count in (1, 4, 16):
         doc.set_jobs(jobs(count, doc.num_gpus()))
@@ -60,7 +67,8 @@ def main() -> None:
             down.append(time.perf_counter() - t0)
             doc.update(spine, state="up")
         slow = max(j.slowdown_vs_alone for j in result.jobs)
-        print(json.dumps({"gpus": doc.num_gpus(), "jobs": count, "first_ms": round(statistics.median(first) * 1e3, 1),
+        print(json.dumps({"gpus": doc.num_gpus(), "fabric": "congested" if args.congested else "non-blocking",
+                          "jobs": count, "first_ms": round(statistics.median(first) * 1e3, 1),
                           "again_ms": round(statistics.median(again) * 1e3, 1),
                           "spine_down_ms": round(statistics.median(down) * 1e3, 1),
                           "worst_slowdown": round(slow, 4)}), flush=True)

@@ -270,3 +270,42 @@ def test_megatron_lines_of_one_job_out_and_back_in(tmp_path):
     assert after.spec.jobs[:2] == before.spec.jobs[:2] and after.spec.workload is None
     code, _, err = run_cli("export", "megatron", path, "--job", "nope")
     assert code == 65 and "llama3-8b" in err
+
+
+def _phases_always_costed(monkeypatch):
+    """The engine with its phase memo turned off: every costing runs layer_phases."""
+    from designer.core.engine import phase_memo
+
+    def costed(self, view_key, job, hw, k, layout, comm):
+        return phase_memo.layer_phases(job, hw, k, layout, comm)
+    monkeypatch.setattr(phase_memo.PhaseMemo, "layer_phases", costed)
+
+
+@pytest.mark.parametrize("tp", [1, 16])
+def test_the_shared_costing_reuses_the_phases_only_when_every_answer_is_the_same(monkeypatch, tp):
+    """Each job is costed alone, then again with the others' traffic on the up-links: the second
+    costing reuses the layer phases when the collectives they ask for cost the same (DP-only
+    layers: no collective at all) and costs them again when not (TP 16 spans two servers under
+    shared leaves): either way the answer is the one of a full costing."""
+    from designer.core.engine import phase_memo
+
+    doc = _tor(nodes=64, oversubscription=3.0)
+    ids = [n.id for n in doc.nodes][32:]
+    plan = Parallelism(tensor_model_parallel_size=tp, use_distributed_optimizer=True)
+    doc.set_jobs([JobSpec(name, Workload(preset="llama3-8b", global_batch_size=128, micro_batch_size=1), plan,
+                          JobPlacement(nodes=ids[i::2])) for i, name in enumerate("ab")])
+    calls = []
+    real = phase_memo.layer_phases
+    monkeypatch.setattr(phase_memo, "layer_phases", lambda *a: calls.append(1) or real(*a))
+    remembered = Engine().evaluate(doc)
+    assert max(j.slowdown_vs_alone for j in remembered.jobs) > 0  # the jobs do slow each other
+    costings = 2 + sum(j.result is not j.alone for j in remembered.jobs)
+    if tp == 1:
+        assert len(calls) < costings  # the shared costings reused the phases of the alone ones
+    else:
+        assert len(calls) == costings  # TP's answers changed under contention: costed again
+    _phases_always_costed(monkeypatch)
+    full = Engine().evaluate(doc)
+    for a, b in zip(remembered.jobs, full.jobs):
+        assert a.result.step_time_s == b.result.step_time_s
+        assert a.result.breakdown_s == b.result.breakdown_s

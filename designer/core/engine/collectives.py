@@ -97,6 +97,7 @@ class Loads:
     leaf_down: np.ndarray
     pod_up: np.ndarray
     pod_down: np.ndarray
+    per_link: np.ndarray | None = None  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
 
 
 def _route(fabric: Fabric, src_nic, dst_nic, nbytes, k: EngineConstants):
@@ -183,15 +184,13 @@ def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod
     """
     n = len(fabric.pod_up_Bps) if pod else len(fabric.switch_ids)
     eff = np.ones(n)
-    fabric_of = np.array([f == "ethernet" for f in fabric.switch_fabric]) if fabric.switch_ids else np.zeros(0, bool)
+    fabric_of = kind_mask(fabric, "switch_fabric", "ethernet")
     if pod:
         cables = fabric.pod_up_cables.astype(float)
         idx = fabric.switch_pod[leaves[crossing]]
         ethernet = np.zeros(n, dtype=bool)
         sw_pods = fabric.switch_pod
-        for s in np.flatnonzero(fabric_of):
-            if sw_pods[s] >= 0:
-                ethernet[sw_pods[s]] = True
+        ethernet[sw_pods[fabric_of & (sw_pods >= 0)]] = True
     else:
         cables = fabric.leaf_up_cables.astype(float)
         idx = leaves[crossing]
@@ -199,6 +198,20 @@ def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod
     flows = np.bincount(idx[idx >= 0], minlength=n).astype(float) * max(1, k.ecmp_qps_per_connection)
     eff = np.where(ethernet, 1.0 / ecmp_collision(flows, cables), k.infiniband_adaptive_routing_efficiency)
     return eff
+
+
+def kind_mask(fabric: Fabric, field_name: str, kind: str) -> np.ndarray:
+    """Which servers (or switches) of `fabric` are of `kind` in the string list `field_name`, as a
+    boolean array; kept with the list it was read from (a fabric's kinds change only when it is
+    rebuilt), so the costing of every group does not walk thousands of strings again."""
+    values = getattr(fabric, field_name)
+    cache = fabric.__dict__.setdefault("_kind_masks", {})
+    hit = cache.get((field_name, kind))
+    if hit is not None and hit[0] is values:
+        return hit[1]
+    mask = np.array([v == kind for v in values], dtype=bool)
+    cache[(field_name, kind)] = (values, mask)
+    return mask
 
 
 def ecmp_collision(flows: np.ndarray, cables: np.ndarray) -> np.ndarray:
@@ -284,7 +297,7 @@ class CollectiveModel:
         # bandwidth evenly over its links to the other GPUs of the server: a group that holds g
         # of them reaches only (g - 1) of those links; a switch (NVSwitch) gives any group all of it.
         first = f.gpu_node[sh.members[:, 0]]
-        mesh = np.array([kind == "nvlink" for kind in f.node_scale_up_kind])[first]
+        mesh = kind_mask(f, "node_scale_up_kind", "nvlink")[first]
         if np.any(mesh):
             local = np.where(multi, g, n)
             peers = np.maximum(f.node_gpus[first] - 1, 1)
@@ -294,7 +307,7 @@ class CollectiveModel:
         # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
         # (into host memory and out again) without GPUDirect RDMA.
         first_node = f.gpu_node[sh.members[:, 0]]
-        pcie = np.array([kind == "pcie" for kind in f.node_scale_up_kind])[first_node]
+        pcie = kind_mask(f, "node_scale_up_kind", "pcie")[first_node]
         if np.any(pcie & multi):
             gdr = f._nic_line[1][first_node]
             nic_share = np.where(multi, 1.0 / g, 0.0)
@@ -370,6 +383,12 @@ class CollectiveModel:
             self._library_us = float(self.fabric.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
         return self._library_us
 
+    def _switch_latency_us(self) -> float:
+        if not hasattr(self, "_switch_us"):  # a switch's latency is part of the fabric's shape
+            f = self.fabric
+            self._switch_us = float(np.max(f.switch_latency_us)) if len(f.switch_ids) else 0.0
+        return self._switch_us
+
     def _latency_s(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
                    size: float) -> float:
         k = self.k
@@ -380,7 +399,7 @@ class CollectiveModel:
             return math.inf
         hops = {0: 0, 1: 1, 2: 3, 3: 5}[tier]
         library_us = self._library_latency_us()
-        switch_us = float(np.max(self.fabric.switch_latency_us)) if len(self.fabric.switch_ids) else 0.0
+        switch_us = self._switch_latency_us()
         inter = net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
         if primitive == "all_reduce":
             steps = 2 * (n - 1)
@@ -468,18 +487,30 @@ class CollectiveModel:
         return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", f.pod_links_of(index)
 
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> np.ndarray:
-        """Bytes each cable carries (busiest direction) for this collective, all groups at once."""
+        """Bytes each cable carries (busiest direction) for this collective, all groups at once:
+        the pattern's bytes per cable for one bus byte (kept with its loads), times the size."""
+        if loads.per_link is None:
+            loads.per_link = self._link_bytes_per_bus_byte(loads)
+        return loads.per_link * (bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
+
+    def _link_bytes_per_bus_byte(self, loads: "Loads") -> np.ndarray:
+        """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
+        touches a small part of its cables."""
         f = self.fabric
-        scale = bus_bytes * (0.5 if algorithm == "collnet" else 1.0)
-        out = np.zeros(len(f.link_ids))
-        nic_b = np.maximum(loads.nic_up, loads.nic_down) * scale
-        has = f.nic_link >= 0
-        np.add.at(out, f.nic_link[has], nic_b[has])
+        n_links = len(f.link_ids)
+        out = np.zeros(n_links)
+        nic_b = np.maximum(loads.nic_up, loads.nic_down)
+        nics = np.flatnonzero(nic_b)
+        nics = nics[f.nic_link[nics] >= 0]
+        if nics.size:  # a bundle gives several NICs one cable: bincount adds them
+            out += np.bincount(f.nic_link[nics], nic_b[nics], minlength=n_links)
         for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
                                                    (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
             if len(links) and len(tier_load):
+                loaded = tier_load[owner] > 0
+                links, owner = links[loaded], owner[loaded]
                 share = f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30)
-                np.add.at(out, links, tier_load[owner] * scale * share)
+                np.add.at(out, links, tier_load[owner] * share)
         return out
 
     def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:

@@ -34,7 +34,7 @@ from .stages.fit import fit_memory
 from .stages.job import Hardware, Job, hardware, job_warnings, require_network, resolve_job
 from .stages.layout import lay_out, representative_replicas
 from .stages.links import links_and_bottlenecks
-from .stages.phases import layer_phases
+from .phase_memo import PhaseMemo
 from .stages.pipeline import schedule_pipeline
 from .stages.result import Evaluation, Event, summarize
 
@@ -58,6 +58,7 @@ class Engine:
         self._schedules: dict = {}
         self._hardware: dict = {}  # id(fabric) -> (fabric, num_gpus, calibration, Hardware)
         self._views: dict = {}  # a job's GPU set -> its view of the fabric (Fabric.view)
+        self._phase_memo = PhaseMemo()  # a job costed again on its view (alone, then shared)
 
     # ---- the stages, in order -----------------------------------------------------------
     def evaluate(self, doc: Document, job: PlacedJob | None = None) -> Evaluation:
@@ -92,7 +93,8 @@ class Engine:
             dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))
             comm = CommLedger(dims)
             layout = lay_out(resolved, fabric, placement)
-            phases = layer_phases(resolved, hw, k, layout, comm)
+            phases = self._phase_memo.layer_phases(getattr(fabric, "_view_key", None) if fabric is not self._fabric
+                                                   else "cluster", resolved, hw, k, layout, comm)
             pipe = schedule_pipeline(resolved, k, phases, comm, self.simulate_schedule)
         except DesignerError as exc:
             if not doc.spec.jobs:
@@ -120,20 +122,24 @@ class Engine:
     def job_fabric(self, doc: Document, k: EngineConstants, gpus, shared: bool = False) -> Fabric:
         """The fabric a job on `gpus` sees: the cluster's own when they are its first GPUs (one job,
         nothing down), else a view of it that keeps the job's GPUs in rank order (cached per GPU set).
-        `shared`: the view that set_contention takes the other jobs' share of the links off."""
+        `shared`: the view that set_contention takes the other jobs' share of the links off. A job's
+        alone and shared costings use the same view (and so the same groups, routes and the costs
+        of groups that stay inside their servers); asking for it alone takes the contention off."""
         fabric = self.fabric(doc, k)
         if gpus is None:
             return fabric
         if not shared and (len(gpus) and gpus[0] == 0 and gpus[-1] == len(gpus) - 1
                            and np.all(np.diff(gpus) == 1)):
             return fabric
-        key = (hash(gpus.tobytes()), shared)
+        key = hash(gpus.tobytes())
         view = self._views.get(key)
         if view is None or view._base is not fabric or not np.array_equal(view._gpus, gpus):
             if len(self._views) > 64:
                 self._views.clear()
             view = self._views[key] = fabric.view(gpus)
             view._view_key = key
+        elif not shared and view._contention is not None:
+            self.set_contention(view, None)
         return view
 
     def set_contention(self, view: Fabric, contention) -> None:

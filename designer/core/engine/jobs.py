@@ -29,6 +29,7 @@ import numpy as np
 from ..model.document import Document
 from ..model.jobs import document_jobs
 from ..problems import DesignerError
+from .collectives import kind_mask
 from .constants import engine_constants
 from .fabric import Fabric
 from .job_placement import PlacedJob, place_jobs
@@ -134,8 +135,9 @@ def evaluate_jobs(engine, doc: Document) -> Evaluation:
     results = [JobResult(p.name, p, r, r) for p, r in zip(placed, alone)]
     if len(placed) > 1 and engine.detail:
         demands = [_demand(fabric, r) for r in alone]
+        tiers = _tier_rows(fabric, demands)
         for j, p in enumerate(placed):
-            factors, blame = _contention(fabric, demands, j)
+            factors, blame = _contention(fabric, demands, j, tiers)
             if factors is None:
                 continue
             hit = cache.get(("shared", p.name))
@@ -224,7 +226,7 @@ def _demand(fabric: Fabric, result: Evaluation) -> _Demand:
     return _Demand(share, rate, own, total, flows)
 
 
-def _contention(fabric: Fabric, demands: list[_Demand], j: int):
+def _contention(fabric: Fabric, demands: list[_Demand], j: int, tiers: list["_TierRows"] | None = None):
     """Job j's capacity divisors per leaf and per pod, and who causes what ({(job, tier): extra time
     share per leaf/pod}); None when no other job crosses a leaf or pod that j crosses.
 
@@ -232,38 +234,39 @@ def _contention(fabric: Fabric, demands: list[_Demand], j: int):
     sharing (the others' demand on top of j's above the capacity, for the share of time they are
     active) and, on Ethernet, hashing: ECMP puts the others' flows on up-links at random, so j's
     busiest up-link (m of its own flows) also carries sqrt(2 (F/U) ln U) more of theirs than an
-    even split would, for the share of time they run at a rate that fills their share of it."""
-    caps = _capacities(fabric)
+    even split would, for the share of time they run at a rate that fills their share of it.
+    Every other job's phases are costed at once (one row per job and phase kind)."""
+    if tiers is None:
+        tiers = _tier_rows(fabric, demands)
     mine = demands[j]
-    extra = [np.zeros_like(c) for c in caps]
+    extra = [np.zeros_like(c) for c in _capacities(fabric)]
     blame: dict[tuple[int, int], np.ndarray] = {}
-    ethernet = _ethernet(fabric)
-    cables = [np.maximum(fabric.leaf_up_cables.astype(float), 1), np.maximum(fabric.pod_up_cables.astype(float), 1)]
     touched = False
-    for i, other in enumerate(demands):
-        if i == j:
+    for t, rows in enumerate(tiers):
+        if not rows.owner.size:
             continue
-        for t in range(2):
-            shared = (mine.bytes[t] > 0) & (other.bytes[t] > 0)
-            if not shared.any():
-                continue
-            touched = True
-            cap = caps[t]
-            caused = np.zeros_like(cap)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                for kind, p in other.share.items():
-                    d_other, d_mine = other.rate[kind][t], mine.own[t]
-                    caused += p * np.where(shared & (cap > 0), np.maximum(0.0, (d_mine + d_other) / cap - 1.0), 0.0)
-                    # hashing (Ethernet): the others' excess flows on j's busiest up-link
-                    load_mine = mine.flows[t] / cables[t]
-                    busiest_mine = np.maximum(1.0, load_mine + np.sqrt(2 * load_mine * np.log(np.maximum(cables[t], 2))))
-                    load_other = other.flows[t] / cables[t]
-                    excess = np.sqrt(2 * load_other * np.log(np.maximum(cables[t], 2)))
-                    fill = np.where(cap > 0, np.minimum(1.0, d_other / cap * cables[t] / np.maximum(other.flows[t], 1)), 0.0)
-                    caused += p * np.where(shared & ethernet[t], excess * fill / busiest_mine, 0.0)
-            if caused.any():
-                extra[t] += caused
-                blame[(i, t)] = caused
+        own_bytes = mine.bytes[t] > 0
+        if not own_bytes.any():
+            continue
+        others = rows.owner != j
+        shared = rows.crosses & own_bytes[None, :] & others[:, None]  # (rows, places)
+        if not shared.any():
+            continue
+        touched = True
+        cap, cables = rows.cap, rows.cables
+        with np.errstate(divide="ignore", invalid="ignore"):
+            over = np.maximum(0.0, (mine.own[t][None, :] + rows.rate) / cap - 1.0)
+            caused = np.where(shared & (cap > 0), over, 0.0)
+            if rows.ethernet.any():  # hashing: the others' excess flows on j's busiest up-link
+                load_mine = mine.flows[t] / cables
+                busiest_mine = np.maximum(1.0, load_mine + np.sqrt(2 * load_mine * rows.log_cables))
+                caused += np.where(shared & rows.ethernet[None, :], rows.excess * rows.fill / busiest_mine, 0.0)
+        caused *= rows.share[:, None]
+        per_job = np.zeros((len(demands), caused.shape[1]))
+        np.add.at(per_job, rows.owner, caused)
+        for i in np.flatnonzero(per_job.any(axis=1)).tolist():
+            extra[t] += per_job[i]
+            blame[(i, t)] = per_job[i]
     if not touched or not any(e.any() for e in extra):
         return None, {}
     factors = (1.0 + extra[0], 1.0 + extra[1])
@@ -271,8 +274,54 @@ def _contention(fabric: Fabric, demands: list[_Demand], j: int):
     return (factors[0], factors[1], token), blame
 
 
+@dataclass
+class _TierRows:
+    """Every job's phases on one tier (leaf up-links or pod up-links), one row per (job, kind)."""
+    owner: np.ndarray  # (rows,) job index
+    share: np.ndarray  # (rows,) p: share of that job's step the phase is active
+    rate: np.ndarray  # (rows, places) bytes/s while active
+    crosses: np.ndarray  # (rows, places) the job has bytes there at all
+    excess: np.ndarray  # (rows, places) its flows above an even ECMP split: sqrt(2 (F/U) ln U)
+    fill: np.ndarray  # (rows, places) how much of its share of a cable its rate fills
+    cap: np.ndarray  # (places,) capacity
+    cables: np.ndarray  # (places,) cables (at least 1)
+    log_cables: np.ndarray  # (places,) ln U (U at least 2)
+    ethernet: np.ndarray  # (places,) hashed (ECMP) rather than adaptively routed
+
+
+def _tier_rows(fabric: Fabric, demands: list[_Demand]) -> list[_TierRows]:
+    caps = _capacities(fabric)
+    ethernet = _ethernet(fabric)
+    all_cables = [np.maximum(fabric.leaf_up_cables.astype(float), 1), np.maximum(fabric.pod_up_cables.astype(float), 1)]
+    out = []
+    for t in range(2):
+        owner, share, rate, crosses, flows = [], [], [], [], []
+        for i, d in enumerate(demands):
+            for kind, p in d.share.items():
+                owner.append(i)
+                share.append(p)
+                rate.append(d.rate[kind][t])
+                crosses.append(d.bytes[t] > 0)
+                flows.append(d.flows[t])
+        n = len(caps[t])
+        cap, cables = caps[t], all_cables[t]
+        log_cables = np.log(np.maximum(cables, 2))
+        if owner:
+            rate_m, flows_m = np.array(rate), np.array(flows)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                excess = np.sqrt(2 * (flows_m / cables) * log_cables)
+                fill = np.where(cap > 0, np.minimum(1.0, rate_m / cap * cables / np.maximum(flows_m, 1)), 0.0)
+            out.append(_TierRows(np.array(owner), np.array(share), rate_m, np.array(crosses), excess, fill,
+                                 cap, cables, log_cables, ethernet[t]))
+        else:
+            empty = np.zeros((0, n))
+            out.append(_TierRows(np.zeros(0, np.int64), np.zeros(0), empty, empty.astype(bool), empty, empty,
+                                 cap, cables, log_cables, ethernet[t]))
+    return out
+
+
 def _ethernet(fabric: Fabric) -> list[np.ndarray]:
-    leaf = np.array([f == "ethernet" for f in fabric.switch_fabric], dtype=bool)
+    leaf = kind_mask(fabric, "switch_fabric", "ethernet")
     pod = np.zeros(len(fabric.pod_up_Bps), dtype=bool)
     inside = fabric.switch_pod >= 0
     pod[fabric.switch_pod[inside & leaf]] = True

@@ -47,28 +47,40 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     result.link_phase_exposed = {kind: exposed(result.link_exposed_s[kind], phase_s[kind]) for kind in load}
     rows = []
     if load:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            busy = {kind: np.where(cap > 0, per_link / cap, 0.0) for kind, per_link in load.items()}
-        result.link_busy_s = busy
+        n = len(cap)
         total = sum(load.values())
-        total_busy = sum(busy.values())
-        util = np.minimum(1.0, total_busy / step_time) if step_time > 0 else np.zeros(len(cap))
-        result.link_utilization_array = util
-        _phases_and_critical(result, used, busy, phase_s)
-        top = np.argsort(-util, kind="stable")[:200]
-        for li in top.tolist():
-            if total[li] <= 0:
-                break
-            link = doc.links[li]
-            row = {"link": link.id, "a": link.a, "b": link.b, "utilization": float(util[li]),
-                   "bytes": float(total[li]), "by_kind": {kd: float(v[li]) for kd, v in load.items() if v[li] > 0},
-                   "busy_s": float(total_busy[li]), "busy_share_of_step": float(util[li])}
-            phase = result.link_phase[li]
+        # Only the links this job loads are worked on (a job's view of a big fabric touches a
+        # small part of it); the per-link arrays stay fabric-sized for the canvas and analyses.
+        idx = np.flatnonzero(total > 0)
+        cap_i = cap[idx]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            busy_i = {kind: np.where(cap_i > 0, per_link[idx] / cap_i, 0.0) for kind, per_link in load.items()}
+        result.link_busy_s = {kind: _scatter(n, idx, b) for kind, b in busy_i.items()}
+        busy_total_i = sum(busy_i.values())
+        util_i = np.minimum(1.0, busy_total_i / step_time) if step_time > 0 else np.zeros(len(idx))
+        util = result.link_utilization_array = _scatter(n, idx, util_i)
+        total_busy = _scatter(n, idx, busy_total_i)
+        _phases_and_critical(result, used, busy_i, phase_s, idx, n)
+        busy = result.link_busy_s
+        top = idx[np.argsort(-util_i, kind="stable")[:200]]
+        # the rows' values gathered once as Python numbers (200 rows x a few kinds per job)
+        util_t, total_t, busy_total_t = util[top].tolist(), total[top].tolist(), total_busy[top].tolist()
+        by_kind_t = {kd: v[top].tolist() for kd, v in load.items()}
+        busy_t = {kd: b[top].tolist() for kd, b in busy.items()}
+        bottleneck_t = {kd: flag[top].tolist() for kd, flag in result.link_bottleneck.items()}
+        phase_t, critical_t = result.link_phase[top].tolist(), result.link_critical[top].tolist()
+        links = doc.links
+        for r, li in enumerate(top.tolist()):
+            link = links[li]
+            row = {"link": link.id, "a": link.a, "b": link.b, "utilization": util_t[r],
+                   "bytes": total_t[r], "by_kind": {kd: v[r] for kd, v in by_kind_t.items() if v[r] > 0},
+                   "busy_s": busy_total_t[r], "busy_share_of_step": util_t[r]}
+            phase = phase_t[r]
             if phase:
                 row |= {"phase": phase, "phase_s": phase_s[phase],
-                        "busy_share_of_phase": float(min(1.0, busy[phase][li] / phase_s[phase])),
-                        "bottleneck_of_phase": bool(result.link_bottleneck[phase][li]),
-                        "critical_path": bool(result.link_critical[li])}
+                        "busy_share_of_phase": min(1.0, busy_t[phase][r] / phase_s[phase]),
+                        "bottleneck_of_phase": bottleneck_t[phase][r],
+                        "critical_path": critical_t[r]}
             rows.append(row)
     result.link_utilization = rows
     bottlenecks = []
@@ -135,20 +147,20 @@ def _link_rate_Bps(fabric: Fabric) -> np.ndarray:
     cap = np.asarray(fabric.link_cap_Bps, dtype=float).copy()
     has = fabric.nic_link >= 0
     if has.any():
-        nic = np.zeros(len(cap))
-        np.add.at(nic, fabric.nic_link[has], fabric.nic_cap_Bps[has])
+        nic = np.bincount(fabric.nic_link[has], fabric.nic_cap_Bps[has], minlength=len(cap))
         cap = np.where(nic > 0, nic, cap)
     return cap
 
 
 def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], busy: dict[str, np.ndarray],
-                         phase_s: dict[str, float]) -> None:
+                         phase_s: dict[str, float], idx: np.ndarray, n: int) -> None:
     """Per link: the phase it is busiest in (largest share of that phase's seconds), whether it
-    is the bottleneck of each phase and whether one of those phases is exposed (the critical path)."""
+    is the bottleneck of each phase and whether one of those phases is exposed (the critical path).
+    `busy` holds the loaded links `idx` only; the results are fabric-sized (n links)."""
     kinds = list(busy)
-    n = len(next(iter(busy.values())))
+    m = len(idx)
     network_bound = {kind_of(key.split(":")[0]) for key, c in used.items() if c.bottleneck_links}
-    share = np.zeros((len(kinds), n))
+    share = np.zeros((len(kinds), m))
     bottleneck: dict[str, np.ndarray] = {}
     critical = np.zeros(n, dtype=bool)
     for i, kind in enumerate(kinds):
@@ -158,16 +170,25 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
         top = float(busy[kind].max(initial=0.0))
         flag = np.zeros(n, dtype=bool)
         if kind in network_bound and top > 0:
-            flag = (busy[kind] >= ALIKE * top) & (share[i] >= BOTTLENECK_SHARE)
+            flag[idx] = (busy[kind] >= ALIKE * top) & (share[i] >= BOTTLENECK_SHARE)
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
             critical |= flag
-    best = np.argmax(share, axis=0) if kinds else np.zeros(n, dtype=np.int64)
-    any_busy = share.max(axis=0, initial=0.0) > 0 if kinds else np.zeros(n, dtype=bool)
-    names = np.array(kinds + [""], dtype=object)
-    result.link_phase = np.where(any_busy, names[best], "")
+    phase = np.full(n, "", dtype=object)
+    if kinds and m:
+        best = np.argmax(share, axis=0)
+        any_busy = share.max(axis=0) > 0
+        names = np.array(kinds, dtype=object)
+        phase[idx[any_busy]] = names[best[any_busy]]
+    result.link_phase = phase
     result.link_bottleneck = bottleneck
     result.link_critical = critical
+
+
+def _scatter(n: int, idx: np.ndarray, values: np.ndarray) -> np.ndarray:
+    out = np.zeros(n, dtype=values.dtype)
+    out[idx] = values
+    return out
 
 
 def exposed(exposed_s: float, phase_s: float) -> bool:
