@@ -88,6 +88,26 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
 
 
 @dataclass
+class LinkBytes:
+    """Bytes on the cables a collective loads: link indices (sorted, distinct) and their bytes, or
+    (index None) the bytes of every cable of the fabric, when it loads most of them."""
+    index: np.ndarray | None
+    bytes: np.ndarray
+
+    def dense(self, n_links: int) -> np.ndarray:
+        if self.index is None:
+            return self.bytes
+        out = np.zeros(n_links)
+        out[self.index] = self.bytes
+        return out
+
+
+# Below this share of a fabric's cables a collective's (or a job's) bytes are kept per loaded cable;
+# above it per cable of the fabric, where whole-array arithmetic beats gathering by index.
+SPARSE_SHARE = 0.25
+
+
+@dataclass
 class Loads:
     """Bytes per direction on each resource, summed over every concurrent group."""
 
@@ -97,7 +117,7 @@ class Loads:
     leaf_down: np.ndarray
     pod_up: np.ndarray
     pod_down: np.ndarray
-    per_link: np.ndarray | None = None  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
+    per_link: "LinkBytes | None" = None  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
 
 
 def _route(fabric: Fabric, src_nic, dst_nic, nbytes, k: EngineConstants):
@@ -235,7 +255,7 @@ class CollectiveCost:
     bottleneck_links: list[int]  # link indices of that resource
     utilization: float  # of the bottleneck while the collective runs
     classes: int
-    link_bytes: np.ndarray | None = None  # per link index
+    link_bytes: "LinkBytes | None" = None  # the cables it loads and their bytes
 
 
 class CollectiveModel:
@@ -486,32 +506,36 @@ class CollectiveModel:
                     f.uplinks_of(index))
         return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", f.pod_links_of(index)
 
-    def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> np.ndarray:
+    def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> "LinkBytes":
         """Bytes each cable carries (busiest direction) for this collective, all groups at once:
         the pattern's bytes per cable for one bus byte (kept with its loads), times the size."""
         if loads.per_link is None:
             loads.per_link = self._link_bytes_per_bus_byte(loads)
-        return loads.per_link * (bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
+        unit = loads.per_link
+        return LinkBytes(unit.index, unit.bytes * (bus_bytes * (0.5 if algorithm == "collnet" else 1.0)))
 
-    def _link_bytes_per_bus_byte(self, loads: "Loads") -> np.ndarray:
+    def _link_bytes_per_bus_byte(self, loads: "Loads") -> "LinkBytes":
         """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
         touches a small part of its cables."""
         f = self.fabric
-        n_links = len(f.link_ids)
-        out = np.zeros(n_links)
         nic_b = np.maximum(loads.nic_up, loads.nic_down)
         nics = np.flatnonzero(nic_b)
         nics = nics[f.nic_link[nics] >= 0]
-        if nics.size:  # a bundle gives several NICs one cable: bincount adds them
-            out += np.bincount(f.nic_link[nics], nic_b[nics], minlength=n_links)
+        index, values = [f.nic_link[nics]], [nic_b[nics]]
         for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
                                                    (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
             if len(links) and len(tier_load):
                 loaded = tier_load[owner] > 0
                 links, owner = links[loaded], owner[loaded]
-                share = f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30)
-                np.add.at(out, links, tier_load[owner] * share)
-        return out
+                index.append(links)
+                values.append(tier_load[owner] * f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30))
+        # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
+        # where sorting the indices would cost more on a big job)
+        per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
+        cables = np.flatnonzero(per_cable)
+        if cables.size >= SPARSE_SHARE * per_cable.size:
+            return LinkBytes(None, per_cable)
+        return LinkBytes(cables, per_cable[cables])
 
     def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
         if primitive in ("send_recv", "all_to_all", "broadcast"):

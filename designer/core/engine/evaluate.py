@@ -33,7 +33,7 @@ from .stages.events import build_events
 from .stages.fit import fit_memory
 from .stages.job import Hardware, Job, hardware, job_warnings, require_network, resolve_job
 from .stages.layout import lay_out, representative_replicas
-from .stages.links import links_and_bottlenecks
+from .stages.links import link_loads, links_and_bottlenecks
 from .phase_memo import PhaseMemo
 from .stages.pipeline import schedule_pipeline
 from .stages.result import Evaluation, Event, summarize
@@ -71,9 +71,13 @@ class Engine:
             return evaluate_jobs(self, doc)
         return self.evaluate_job(doc, job)
 
-    def evaluate_job(self, doc: Document, job: PlacedJob, fabric: Fabric | None = None) -> Evaluation:
+    def evaluate_job(self, doc: Document, job: PlacedJob, fabric: Fabric | None = None,
+                     defer_links: bool = False) -> Evaluation:
         """One job on its GPUs (`job.gpus`; None: the cluster's first ones), on `fabric` (its view
-        with the other jobs' share of the links taken off) or on the cluster's own fabric."""
+        with the other jobs' share of the links taken off) or on the cluster's own fabric.
+        `defer_links`: only the bytes per link now, the rest of the link detail when
+        finish_links asks (a job costed alone and then again with the others' traffic needs
+        the detail of one of the two)."""
         t0 = time.perf_counter()
         cal = doc.spec.calibration
         k = engine_constants(cal)
@@ -106,7 +110,12 @@ class Engine:
         result = summarize(resolved, hw, layout, phases, pipe, dp, bd, mem, comm, warnings)
         _require_finite(result)
         if self.detail:
-            links_and_bottlenecks(result, fabric, comm.used, bd.seconds, plan, dp.step_time, doc)
+            if defer_links:
+                result.link_load = link_loads(comm.used, bd.seconds, result.hidden_comm_s, plan,
+                                              len(fabric.link_ids))[0]
+                result.pending_links = (fabric, comm.used, bd.seconds, plan, dp.step_time, doc)
+            else:
+                links_and_bottlenecks(result, fabric, comm.used, bd.seconds, plan, dp.step_time, doc)
             pipelines = layout.pipelines
             result.critical_device = int(pipelines[0, bd.critical_stage]) if pipelines.size else 0
             result.events_builder = functools.partial(build_events, resolved, layout, phases, pipe, dp)
@@ -118,6 +127,13 @@ class Engine:
             _drop_link_bytes(dims.values())
         result.engine_time_s = time.perf_counter() - t0
         return result
+
+    @staticmethod
+    def finish_links(result: Evaluation) -> None:
+        """The link detail that evaluate_job(defer_links=True) left for later (idempotent)."""
+        pending = result.__dict__.pop("pending_links", None)
+        if pending is not None:
+            links_and_bottlenecks(result, *pending)
 
     def job_fabric(self, doc: Document, k: EngineConstants, gpus, shared: bool = False) -> Fabric:
         """The fabric a job on `gpus` sees: the cluster's own when they are its first GPUs (one job,

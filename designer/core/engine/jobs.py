@@ -122,8 +122,8 @@ def evaluate_jobs(engine, doc: Document) -> Evaluation:
             alone.append(hit[1])
             engine.reused.append(f"job {p.name}")
             continue
-        try:
-            result = engine.evaluate_job(doc, p)
+        try:  # with other jobs the link detail waits: the shared costing may replace this one
+            result = engine.evaluate_job(doc, p, defer_links=len(placed) > 1)
         except DesignerError as exc:
             problems += exc.problems
             continue
@@ -149,8 +149,11 @@ def evaluate_jobs(engine, doc: Document) -> Evaluation:
                 shared = engine.evaluate_job(doc, p, view)
                 cache[("shared", p.name)] = (alone[j], factors[2], shared)
             results[j].result = shared
-            results[j].interference = _interference(results[j], blame, [q.name for q in placed], fabric)
+            results[j].interference = _interference(results[j], blame, [q.name for q in placed], fabric,
+                                                     demands[j].bytes)
     for job in results:
+        if job.result is job.alone:  # nobody slows it: its alone costing is the answer, in full
+            engine.finish_links(job.result)
         job.node_ids = job.nodes(fabric.node_ids, fabric.gpu_node)
     first = results[0].result
     first.jobs = results
@@ -245,28 +248,31 @@ def _contention(fabric: Fabric, demands: list[_Demand], j: int, tiers: list["_Ti
     for t, rows in enumerate(tiers):
         if not rows.owner.size:
             continue
-        own_bytes = mine.bytes[t] > 0
-        if not own_bytes.any():
+        cols = np.flatnonzero(mine.bytes[t] > 0)  # only where j has traffic can others slow it
+        if not cols.size:
             continue
         others = rows.owner != j
-        shared = rows.crosses & own_bytes[None, :] & others[:, None]  # (rows, places)
+        shared = rows.crosses[:, cols] & others[:, None]  # (rows, j's places)
         if not shared.any():
             continue
         touched = True
-        cap, cables = rows.cap, rows.cables
+        cap, cables, ethernet = rows.cap[cols], rows.cables[cols], rows.ethernet[cols]
         with np.errstate(divide="ignore", invalid="ignore"):
-            over = np.maximum(0.0, (mine.own[t][None, :] + rows.rate) / cap - 1.0)
+            over = np.maximum(0.0, (mine.own[t][cols][None, :] + rows.rate[:, cols]) / cap - 1.0)
             caused = np.where(shared & (cap > 0), over, 0.0)
-            if rows.ethernet.any():  # hashing: the others' excess flows on j's busiest up-link
-                load_mine = mine.flows[t] / cables
-                busiest_mine = np.maximum(1.0, load_mine + np.sqrt(2 * load_mine * rows.log_cables))
-                caused += np.where(shared & rows.ethernet[None, :], rows.excess * rows.fill / busiest_mine, 0.0)
+            if ethernet.any():  # hashing: the others' excess flows on j's busiest up-link
+                load_mine = mine.flows[t][cols] / cables
+                busiest_mine = np.maximum(1.0, load_mine + np.sqrt(2 * load_mine * rows.log_cables[cols]))
+                caused += np.where(shared & ethernet[None, :], rows.excess[:, cols] * rows.fill[:, cols] / busiest_mine,
+                                   0.0)
         caused *= rows.share[:, None]
-        per_job = np.zeros((len(demands), caused.shape[1]))
+        per_job = np.zeros((len(demands), cols.size))
         np.add.at(per_job, rows.owner, caused)
         for i in np.flatnonzero(per_job.any(axis=1)).tolist():
-            extra[t] += per_job[i]
-            blame[(i, t)] = per_job[i]
+            full = np.zeros_like(extra[t])
+            full[cols] = per_job[i]
+            extra[t] += full
+            blame[(i, t)] = full
     if not touched or not any(e.any() for e in extra):
         return None, {}
     factors = (1.0 + extra[0], 1.0 + extra[1])
@@ -328,11 +334,11 @@ def _ethernet(fabric: Fabric) -> list[np.ndarray]:
     return [leaf, pod]
 
 
-def _interference(job: JobResult, blame: dict, names: list[str], fabric: Fabric) -> list[dict]:
+def _interference(job: JobResult, blame: dict, names: list[str], fabric: Fabric,
+                  own: list[np.ndarray]) -> list[dict]:
     """Who slows the job, on which tier: each other job's part of the slowdown, weighted by the job's
-    own bytes on each leaf/pod, so the parts add up to slowdown_vs_alone."""
+    own bytes on each leaf/pod (`own`: per leaf, per pod), so the parts add up to slowdown_vs_alone."""
     slowdown = max(0.0, job.slowdown_vs_alone)
-    own = _demand_bytes(job.alone, fabric)
     weights = {}
     for (i, t), over in blame.items():
         total = float(own[t].sum())
@@ -348,12 +354,3 @@ def _interference(job: JobResult, blame: dict, names: list[str], fabric: Fabric)
         ids = [fabric.switch_ids[x] if t == 0 else f"pod {x}" for x in worst.tolist() if over[x] > 0]
         rows.append({"job": names[i], "resource": TIERS[t], "share": slowdown * w / whole, "elements": ids})
     return rows
-
-
-def _demand_bytes(result: Evaluation, fabric: Fabric) -> list[np.ndarray]:
-    total = None
-    for per_link in result.link_load.values():
-        total = per_link.copy() if total is None else total + per_link
-    if total is None:
-        return [np.zeros(len(fabric.switch_ids)), np.zeros(len(fabric.pod_up_Bps))]
-    return _tier_bytes(fabric, total)

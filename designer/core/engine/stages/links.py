@@ -8,7 +8,7 @@ import numpy as np
 
 from ...model.document import Document
 from ...model.plan import ResolvedPlan
-from ..collectives import CollectiveCost
+from ..collectives import SPARSE_SHARE, CollectiveCost
 from ..fabric import Fabric
 from .result import Evaluation
 
@@ -31,14 +31,9 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     """Fill result.link_load, link_utilization(_array), the per-phase link fields and
     bottlenecks from the costliest call of each collective (`used`), repeated as often as the
     step's time for that kind of traffic makes it."""
-    reps, phase_s = _repeats(used, breakdown, result.hidden_comm_s, plan)
-    load: dict[str, np.ndarray] = {}
-    for key, c in used.items():
-        if c.link_bytes is None:
-            continue
-        kind = kind_of(key.split(":")[0])
-        load[kind] = load.get(kind, 0) + c.link_bytes * reps[key]
-    result.link_load = load
+    n = len(fabric.link_ids)
+    sel, load_i, phase_s = _compact_loads(used, breakdown, result.hidden_comm_s, plan, n)
+    load = result.link_load = {kind: _scatter(n, sel, v) for kind, v in load_i.items()}
     result.link_ids = fabric.link_ids
     cap = _link_rate_Bps(fabric)
     result.link_capacity_Bps = cap
@@ -47,30 +42,33 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     result.link_phase_exposed = {kind: exposed(result.link_exposed_s[kind], phase_s[kind]) for kind in load}
     rows = []
     if load:
-        n = len(cap)
-        total = sum(load.values())
-        # Only the links this job loads are worked on (a job's view of a big fabric touches a
-        # small part of it); the per-link arrays stay fabric-sized for the canvas and analyses.
-        idx = np.flatnonzero(total > 0)
-        cap_i = cap[idx]
+        # Only the links this job loads are worked on when they are a small part of the fabric
+        # (a job's view of a big fabric); the per-link results stay fabric-sized.
+        total_i = sum(load_i.values())
+        if isinstance(sel, np.ndarray):
+            keep = total_i > 0
+            sel, total_i = sel[keep], total_i[keep]
+            load_i = {kind: v[keep] for kind, v in load_i.items()}
+        cap_i = cap[sel]
         with np.errstate(divide="ignore", invalid="ignore"):
-            busy_i = {kind: np.where(cap_i > 0, per_link[idx] / cap_i, 0.0) for kind, per_link in load.items()}
-        result.link_busy_s = {kind: _scatter(n, idx, b) for kind, b in busy_i.items()}
+            busy_i = {kind: np.where(cap_i > 0, per_link / cap_i, 0.0) for kind, per_link in load_i.items()}
+        result.link_busy_s = {kind: _scatter(n, sel, b) for kind, b in busy_i.items()}
         busy_total_i = sum(busy_i.values())
-        util_i = np.minimum(1.0, busy_total_i / step_time) if step_time > 0 else np.zeros(len(idx))
-        util = result.link_utilization_array = _scatter(n, idx, util_i)
-        total_busy = _scatter(n, idx, busy_total_i)
-        _phases_and_critical(result, used, busy_i, phase_s, idx, n)
-        busy = result.link_busy_s
-        top = idx[np.argsort(-util_i, kind="stable")[:200]]
+        util_i = np.minimum(1.0, busy_total_i / step_time) if step_time > 0 else np.zeros(len(cap_i))
+        result.link_utilization_array = _scatter(n, sel, util_i)
+        _phases_and_critical(result, used, busy_i, phase_s, sel, n)
+        order = np.argsort(-util_i, kind="stable")[:200]
+        top = order if isinstance(sel, slice) else sel[order]
         # the rows' values gathered once as Python numbers (200 rows x a few kinds per job)
-        util_t, total_t, busy_total_t = util[top].tolist(), total[top].tolist(), total_busy[top].tolist()
-        by_kind_t = {kd: v[top].tolist() for kd, v in load.items()}
-        busy_t = {kd: b[top].tolist() for kd, b in busy.items()}
+        util_t, total_t, busy_total_t = util_i[order].tolist(), total_i[order].tolist(), busy_total_i[order].tolist()
+        by_kind_t = {kd: v[order].tolist() for kd, v in load_i.items()}
+        busy_t = {kd: b[order].tolist() for kd, b in busy_i.items()}
         bottleneck_t = {kd: flag[top].tolist() for kd, flag in result.link_bottleneck.items()}
         phase_t, critical_t = result.link_phase[top].tolist(), result.link_critical[top].tolist()
         links = doc.links
         for r, li in enumerate(top.tolist()):
+            if total_t[r] <= 0:  # the idle links of a fabric-wide selection
+                break
             link = links[li]
             row = {"link": link.id, "a": link.a, "b": link.b, "utilization": util_t[r],
                    "bytes": total_t[r], "by_kind": {kd: v[r] for kd, v in by_kind_t.items() if v[r] > 0},
@@ -110,6 +108,43 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             seen.add(key)
             unique.append(b)
     result.bottlenecks = unique[:8]
+
+
+def link_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],
+               plan: ResolvedPlan, n_links: int) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """Bytes per step on every link, by traffic kind, and each kind's phase seconds."""
+    index, load, phase_s = _compact_loads(used, breakdown, hidden, plan, n_links)
+    return {kind: _scatter(n_links, index, v) for kind, v in load.items()}, phase_s
+
+
+def _compact_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],
+                   plan: ResolvedPlan, n_links: int) -> tuple[slice | np.ndarray, dict[str, np.ndarray], dict[str, float]]:
+    """The links the collectives load (sorted indices, or every link of the fabric when they load
+    a large share of it), their bytes per step by kind, and each kind's phase seconds."""
+    reps, phase_s = _repeats(used, breakdown, hidden, plan)
+    costs = [(key, c.link_bytes) for key, c in used.items() if c.link_bytes is not None]
+    sel: slice | np.ndarray = slice(None)
+    if all(lb.index is not None for _, lb in costs):
+        loaded = np.zeros(n_links, dtype=bool)
+        for _, lb in costs:
+            loaded[lb.index] = True
+        index = np.flatnonzero(loaded)
+        if index.size < SPARSE_SHARE * n_links:
+            sel = index
+    size = n_links if isinstance(sel, slice) else sel.size
+    position = None
+    if not isinstance(sel, slice):
+        position = np.empty(n_links, dtype=np.int64)  # link index -> its place in `sel`
+        position[sel] = np.arange(sel.size)
+    load: dict[str, np.ndarray] = {}
+    for key, lb in costs:
+        kind = kind_of(key.split(":")[0])
+        per_kind = load.setdefault(kind, np.zeros(size))
+        if lb.index is None:
+            per_kind += lb.bytes * reps[key]
+        else:
+            per_kind[lb.index if position is None else position[lb.index]] += lb.bytes * reps[key]
+    return sel, load, phase_s
 
 
 def _repeats(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],
@@ -153,12 +188,12 @@ def _link_rate_Bps(fabric: Fabric) -> np.ndarray:
 
 
 def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], busy: dict[str, np.ndarray],
-                         phase_s: dict[str, float], idx: np.ndarray, n: int) -> None:
+                         phase_s: dict[str, float], sel: slice | np.ndarray, n: int) -> None:
     """Per link: the phase it is busiest in (largest share of that phase's seconds), whether it
     is the bottleneck of each phase and whether one of those phases is exposed (the critical path).
-    `busy` holds the loaded links `idx` only; the results are fabric-sized (n links)."""
+    `busy` holds the selected links `sel` only; the results are fabric-sized (n links)."""
     kinds = list(busy)
-    m = len(idx)
+    m = n if isinstance(sel, slice) else len(sel)
     network_bound = {kind_of(key.split(":")[0]) for key, c in used.items() if c.bottleneck_links}
     share = np.zeros((len(kinds), m))
     bottleneck: dict[str, np.ndarray] = {}
@@ -170,24 +205,31 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
         top = float(busy[kind].max(initial=0.0))
         flag = np.zeros(n, dtype=bool)
         if kind in network_bound and top > 0:
-            flag[idx] = (busy[kind] >= ALIKE * top) & (share[i] >= BOTTLENECK_SHARE)
+            flag[sel] = (busy[kind] >= ALIKE * top) & (share[i] >= BOTTLENECK_SHARE)
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
             critical |= flag
-    phase = np.full(n, "", dtype=object)
     if kinds and m:
         best = np.argmax(share, axis=0)
         any_busy = share.max(axis=0) > 0
-        names = np.array(kinds, dtype=object)
-        phase[idx[any_busy]] = names[best[any_busy]]
+        names = np.array(kinds + [""], dtype=object)
+        if isinstance(sel, slice):
+            phase = names[np.where(any_busy, best, len(kinds))]
+        else:
+            phase = np.full(n, "", dtype=object)
+            phase[sel[any_busy]] = names[best[any_busy]]
+    else:
+        phase = np.full(n, "", dtype=object)
     result.link_phase = phase
     result.link_bottleneck = bottleneck
     result.link_critical = critical
 
 
-def _scatter(n: int, idx: np.ndarray, values: np.ndarray) -> np.ndarray:
+def _scatter(n: int, sel: slice | np.ndarray, values: np.ndarray) -> np.ndarray:
+    if isinstance(sel, slice):  # already one value per link of the fabric
+        return values
     out = np.zeros(n, dtype=values.dtype)
-    out[idx] = values
+    out[sel] = values
     return out
 
 
