@@ -26,6 +26,7 @@ class Problem:
     file: str | None = None
     line: int | None = None  # 1-based
     column: int | None = None  # 1-based
+    job: str | None = None  # the job of spec.jobs it stops, when it is one job's
 
     def format(self) -> str:
         where = ""

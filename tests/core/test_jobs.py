@@ -309,3 +309,45 @@ def test_the_shared_costing_reuses_the_phases_only_when_every_answer_is_the_same
     for a, b in zip(remembered.jobs, full.jobs):
         assert a.result.step_time_s == b.result.step_time_s
         assert a.result.breakdown_s == b.result.breakdown_s
+
+
+def test_a_link_edit_re_costs_only_the_jobs_whose_nics_or_leaves_it_changes():
+    """Work proportional to the edit: halving a cable of job a's server re-costs job a (slower now);
+    job b, on other leaves, keeps its costing; marking a spine down re-costs both (every leaf's
+    up-links lose a share)."""
+    doc = _tor(nodes=16)
+    leaves = list(_nodes_under_leaves(doc).values())
+    a_nodes, b_nodes = leaves[0] + leaves[1], leaves[2] + leaves[3]
+    doc.set_jobs([_small_job("a", JobPlacement(nodes=a_nodes)), _small_job("b", JobPlacement(nodes=b_nodes))])
+    engine = Engine()
+    first = engine.evaluate(doc)
+    before = {j.name: j.result.step_time_s for j in first.jobs}
+    cable = next(link for link in doc.links if link.a.split(":")[0] == a_nodes[0] or link.b.split(":")[0] == a_nodes[0])
+    doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 4)
+    second = engine.evaluate(doc)
+    after = {j.name: j.result.step_time_s for j in second.jobs}
+    assert "job b" in engine.reused and "job a" not in engine.reused
+    assert after["a"] > before["a"] and after["b"] == before["b"]
+    fresh = Engine().evaluate(doc)
+    assert after == {j.name: j.result.step_time_s for j in fresh.jobs}  # as costed afresh
+    spine = next(s.id for s in doc.switches if s.tier == "spine")
+    doc.update(spine, state="down")
+    engine.evaluate(doc)
+    assert not any(r.startswith("job ") for r in engine.reused)
+
+
+def test_a_failure_that_stops_one_job_costs_the_others_without_it_on_their_servers(tmp_path):
+    """`designer failures`: a's server down stops a (the engine's problem names it); b, which shared
+    oversubscribed leaves with a, runs on, faster without a's traffic, on the servers it has today."""
+    doc = _tor(nodes=64, oversubscription=8.0)
+    ids = [n.id for n in doc.nodes][32:]  # the two jobs alternate servers under the same leaves
+    doc.set_jobs([_small_job("a", JobPlacement(nodes=ids[0::2]), gbs=128),
+                  _small_job("b", JobPlacement(nodes=ids[1::2]), gbs=128)])
+    path = tmp_path / "two.yaml"
+    save_document(doc, path)
+    code, out, err = run_cli("failures", path, "--json")
+    assert code == 0, err
+    servers = [f for f in json.loads(out)["failures"] if f["kind"] == "server"]
+    a_down = next(f for f in servers if f["stopped"] == ["a"])
+    assert a_down["slowdown"]["b"] < -0.01  # a's share of the up-links is b's again
+    assert "job a" in a_down["reason"]

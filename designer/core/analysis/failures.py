@@ -3,17 +3,19 @@
 Every switch, one server of each job and one cable of each class of switch-to-switch link (all
 up-links of one tier are alike in a generated fabric; a drawn one may differ, so each distinct
 (tier, rate, cables) class is tried once) is marked down in turn, and every job is costed again.
-A failure that cuts a job off (a leaf its servers hang from, a server it lists) "stops" it; the
-others cost the slowdown of each job's step. The ranking is by GPU-seconds lost per step: the
+A failure that cuts a job off (a leaf its servers hang from, a server it lists) "stops" it (the
+engine's problems name the job); the others are costed without it, on the servers they have today. The ranking is by GPU-seconds lost per step: the
 jobs' slowdowns weighted by their GPUs, a stopped job counting as all of its GPUs.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
 from ..engine.evaluate import Engine
 from ..model.document import Document
+from ..model.jobs import JobPlacement
 from ..problems import DesignerError
 
 Progress = "callable(done, total) -> bool (False: stop)"
@@ -84,11 +86,12 @@ def rank_failures(doc: Document, engine: Engine | None = None, progress=None) ->
             for job in result.jobs:
                 failure.slowdown[job.name] = job.result.step_time_s / today[job.name] - 1.0
         except DesignerError as exc:
-            messages = " ".join(p.message for p in exc.problems)
             failure.reason = "; ".join(p.message for p in exc.problems[:2])
-            failure.stopped = [name for name in today if f"job {name}:" in messages or f"job {name} " in messages]
-            failure.stopped = failure.stopped or list(today)  # one job (no spec.jobs): its errors name no job
-            for job_name in today:  # the jobs it does not stop: cost them without the stopped ones
+            named = {p.job for p in exc.problems if p.job}
+            failure.stopped = [name for name in today if name in named] or list(today)  # no name: all of it
+            if len(failure.stopped) < len(today):  # the others run on, without the stopped jobs' traffic
+                failure.slowdown.update(_without(engine, work, base, failure.stopped, today))
+            for job_name in today:
                 failure.slowdown.setdefault(job_name, 0.0)
         finally:
             work.update(element, state="up")
@@ -98,6 +101,25 @@ def rank_failures(doc: Document, engine: Engine | None = None, progress=None) ->
         out.append(failure)
     out.sort(key=lambda f: (-f.lost_gpu_share, f.element))
     return out
+
+
+def _without(engine: Engine, work: Document, base, stopped: list[str], today: dict[str, float]) -> dict[str, float]:
+    """Each job a failure does not stop, costed with the stopped ones gone and every other job kept
+    on the servers it has today (a failure does not move the jobs that survive it): the fraction
+    slower than today (negative: faster, their traffic gone). Nothing when that too fails."""
+    jobs = list(work.spec.jobs)
+    where = {job.name: job for job in base.jobs}
+    kept = [dataclasses.replace(spec, placement=JobPlacement(nodes=list(where[spec.name].node_ids),
+                                                             gpus=where[spec.name].result.num_gpus))
+            for spec in jobs if spec.name not in stopped]
+    work.set_jobs(kept)
+    try:
+        result = engine.evaluate(work)
+        return {job.name: job.result.step_time_s / today[job.name] - 1.0 for job in result.jobs}
+    except DesignerError:
+        return {}
+    finally:
+        work.set_jobs(jobs)
 
 
 @dataclass

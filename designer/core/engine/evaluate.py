@@ -100,11 +100,11 @@ class Engine:
             phases = self._phase_memo.layer_phases(getattr(fabric, "_view_key", None) if fabric is not self._fabric
                                                    else "cluster", resolved, hw, k, layout, comm)
             pipe = schedule_pipeline(resolved, k, phases, comm, self.simulate_schedule)
+            dp = reduce_and_step(resolved, hw, k, layout, phases, pipe, comm)  # its groups may find no path
         except DesignerError as exc:
             if not doc.spec.jobs:
                 raise
             raise DesignerError(with_job_path(exc.problems, "spec", job.name)) from None
-        dp = reduce_and_step(resolved, hw, k, layout, phases, pipe, comm)
         bd = decompose_step(resolved, k, layout, phases, pipe, dp)
         mem = fit_memory(resolved, hw, k, layout, phases.sharding.flash_attention)
         result = summarize(resolved, hw, layout, phases, pipe, dp, bd, mem, comm, warnings)

@@ -15,6 +15,8 @@ as launchers place ranks block-wise.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,7 +104,17 @@ def place_jobs(doc: Document, fabric: Fabric, up: np.ndarray | None = None) -> P
             gpus = _by_policy(spec.placement.policy, want, owner, fabric)
         owner[gpus] = i
         placed[i] = PlacedJob(i, spec, gpus.astype(np.int64), path)
+    by_path = sorted(((job_path(doc, i), j.name) for i, j in enumerate(jobs)), key=lambda pn: -len(pn[0]))
+    problems = [_of_job(p, by_path) for p in problems]
     return Placement([placed[i] for i in sorted(placed)], problems, owner)
+
+
+def _of_job(problem: Problem, by_path: list[tuple[str, str]]) -> Problem:
+    """The problem with the job it stops named (`job`): the job whose entry its path is under."""
+    for path, name in by_path:
+        if problem.path == path or problem.path.startswith(path + ".") or problem.path.startswith(path + "["):
+            return dataclasses.replace(problem, job=name)
+    return problem
 
 
 def check_jobs(doc: Document, fabric: Fabric, catalog=None) -> list[Problem]:

@@ -111,12 +111,14 @@ def evaluate_jobs(engine, doc: Document) -> Evaluation:
         raise DesignerError(placement.problems)
     placed = placement.jobs
     cache = engine.__dict__.setdefault("_job_cache", {})
-    if cache.get("fabric") is not fabric or cache.get("revision") != fabric._rating_revision:
-        cache.clear()  # re-rated or rebuilt: nothing costed before holds
-        cache.update(fabric=fabric, revision=fabric._rating_revision)
+    if cache.get("fabric") is not fabric:
+        cache.clear()  # rebuilt: nothing costed before holds
+        cache.update(fabric=fabric)
     alone, problems = [], []
     for p in placed:  # every job's problems at once: a leaf down may cut off several
-        key = (p.spec, p.gpus.tobytes(), repr(doc.spec.calibration), engine.detail)
+        # a re-rated fabric (a link's bandwidth, a part down) keeps the costing of every job whose
+        # NICs, leaves and pods kept their rates: a change re-costs the jobs it can reach
+        key = (p.spec, p.gpus.tobytes(), repr(doc.spec.calibration), engine.detail, rating_signature(fabric, p.gpus))
         hit = cache.get(("alone", p.name))
         if hit is not None and hit[0] == key:  # this job and its GPUs did not change: reuse its costing
             alone.append(hit[1])
@@ -161,6 +163,23 @@ def evaluate_jobs(engine, doc: Document) -> Evaluation:
         job.hold_weakly(first)
     first.engine_time_s = time.perf_counter() - t0
     return first
+
+
+def rating_signature(fabric: Fabric, gpus: np.ndarray) -> bytes:
+    """Every rate a job on `gpus` is costed with, as bytes: its GPUs' slowdowns, its NICs' rates,
+    and the up-link capacity and cables of the leaves and pods its NICs hang from (the resources
+    its flows cross: engine/collectives.py _route). Equal signatures, equal costing."""
+    nics = fabric.gpu_nic[gpus]
+    nics = nics[nics >= 0]
+    leaves = np.unique(fabric.nic_leaf[nics])
+    leaves = leaves[leaves >= 0]
+    pods = np.unique(fabric.switch_pod[leaves]) if len(fabric.switch_pod) else np.zeros(0, dtype=np.int64)
+    pods = pods[pods >= 0]
+    parts = [fabric.nic_cap_Bps[nics], leaves, fabric.leaf_up_Bps[leaves], fabric.leaf_up_cables[leaves], pods,
+             fabric.pod_up_Bps[pods], fabric.pod_up_cables[pods]]
+    if fabric.gpu_slowdown is not None:
+        parts.append(fabric.gpu_slowdown[gpus])
+    return b"|".join(np.ascontiguousarray(part).tobytes() for part in parts)
 
 
 def _placement(engine, doc: Document, fabric: Fabric):

@@ -85,7 +85,7 @@ def with_job_path(problems, prefix: str, job_name: str | None):
         if prefix != "spec" and path.startswith("spec."):
             path = prefix + path[len("spec"):]
         message = f"job {job_name}: {p.message}" if job_name else p.message
-        out.append(dataclasses.replace(p, path=path, message=message))
+        out.append(dataclasses.replace(p, path=path, message=message, job=job_name or p.job))
     return out
 
 
