@@ -219,3 +219,23 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
         engine._groups[("fake", i)] = None
     engine.groups(fabric, placement, "tp", False, ev.engine_constants(doc.spec.calibration), False)
     assert len(engine._groups) <= limit
+
+
+def test_a_link_edit_keeps_the_flows_routes_and_times_them_again(monkeypatch):
+    """Loads do not depend on capacity: halving a cable re-times the flows on their kept routes
+    (no flow is routed again) and gives the answer of an engine that costs the design afresh."""
+    from designer.core.engine import collectives
+
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    engine = Engine()
+    engine.evaluate(doc)
+    routed = []
+    real = collectives._route
+    monkeypatch.setattr(collectives, "_route", lambda *a: routed.append(1) or real(*a))
+    cable = next(link for link in doc.links if link.a.split(":")[0] in {n.id for n in doc.nodes})
+    doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)
+    edited = engine.evaluate(doc)
+    assert routed == []
+    fresh = Engine().evaluate(doc)
+    assert edited.step_time_s == fresh.step_time_s and edited.breakdown_s == fresh.breakdown_s
+    assert np.array_equal(edited.link_utilization_array, fresh.link_utilization_array)

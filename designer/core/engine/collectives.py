@@ -120,12 +120,23 @@ class Loads:
     per_link: "LinkBytes | None" = None  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
 
 
-def _route(fabric: Fabric, src_nic, dst_nic, nbytes, k: EngineConstants):
-    """Loads of inter-node flows, and for each flow its (time, resource code, resource index).
+@dataclass
+class Route:
+    """Where one pattern's inter-node flows go, which does not depend on any rate: a re-rated fabric
+    (a link's bandwidth, a part down) keeps it and only times the flows again (_flow_times)."""
+    src: np.ndarray  # sending NIC of each flow
+    dst: np.ndarray  # receiving NIC
+    sl: np.ndarray  # their leaves
+    dl: np.ndarray
+    sp: np.ndarray  # their pods
+    dp: np.ndarray
+    cross_leaf: np.ndarray  # the flow leaves its leaf
+    cross_pod: np.ndarray  # the flow leaves its pod
+    loads: Loads
 
-    Resource codes: 1 NIC send, 2 NIC receive, 3 leaf up-links, 4 leaf down-links, 5 pod up,
-    6 pod down.
-    """
+
+def _route(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
+    """The loads of inter-node flows on each NIC, leaf and pod (bytes per direction)."""
     n_nic = len(fabric.nic_cap_Bps)
     n_sw = len(fabric.switch_ids)
     n_pod = len(fabric.pod_up_Bps)
@@ -139,31 +150,41 @@ def _route(fabric: Fabric, src_nic, dst_nic, nbytes, k: EngineConstants):
     cross_pod = cross_leaf & (sp != dp)
     pod_up = np.bincount(sp[cross_pod], nbytes[cross_pod], minlength=n_pod) if n_pod else np.zeros(0)
     pod_down = np.bincount(dp[cross_pod], nbytes[cross_pod], minlength=n_pod) if n_pod else np.zeros(0)
-    require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
     loads = Loads(nic_up, nic_down, leaf_up, leaf_down, pod_up, pod_down)
+    return Route(src_nic, dst_nic, sl, dl, sp, dp, cross_leaf, cross_pod, loads)
 
+
+def _flow_times(fabric: Fabric, route: Route, k: EngineConstants):
+    """For each flow of `route` at the fabric's current rates: its (time, resource code, resource
+    index). Resource codes: 1 NIC send, 2 NIC receive, 3 leaf up-links, 4 leaf down-links, 5 pod
+    up, 6 pod down."""
+    src_nic, dst_nic, loads = route.src, route.dst, route.loads
+    sl, dl, sp, dp, cross_leaf, cross_pod = route.sl, route.dl, route.sp, route.dp, route.cross_leaf, route.cross_pod
+    n_sw = len(fabric.switch_ids)
+    n_pod = len(fabric.pod_up_Bps)
+    require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
     with np.errstate(divide="ignore", invalid="ignore"):
         cap = fabric.nic_cap_Bps
-        t_send = nic_up[src_nic] / cap[src_nic]
-        t_recv = nic_down[dst_nic] / cap[dst_nic]
+        t_send = loads.nic_up[src_nic] / cap[src_nic]
+        t_recv = loads.nic_down[dst_nic] / cap[dst_nic]
         times = [t_send, t_recv]
         if n_sw:
             up_eff = _uplink_efficiency(fabric, sl, cross_leaf, k)
             leaf_cap = fabric.leaf_up_Bps * up_eff
-            t_lu = np.where(cross_leaf, leaf_up[sl] / leaf_cap[sl], 0.0)
-            t_ld = np.where(cross_leaf, leaf_down[dl] / leaf_cap[dl], 0.0)
+            t_lu = np.where(cross_leaf, loads.leaf_up[sl] / leaf_cap[sl], 0.0)
+            t_ld = np.where(cross_leaf, loads.leaf_down[dl] / leaf_cap[dl], 0.0)
             times += [t_lu, t_ld]
             if n_pod:
                 pod_eff = _uplink_efficiency(fabric, sl, cross_pod, k, pod=True)
                 pcap = fabric.pod_up_Bps * pod_eff
-                t_pu = np.where(cross_pod, pod_up[sp] / pcap[sp], 0.0)
-                t_pd = np.where(cross_pod, pod_down[dp] / pcap[dp], 0.0)
+                t_pu = np.where(cross_pod, loads.pod_up[sp] / pcap[sp], 0.0)
+                t_pd = np.where(cross_pod, loads.pod_down[dp] / pcap[dp], 0.0)
                 times += [t_pu, t_pd]
         stacked = np.nan_to_num(np.stack(times), nan=np.inf, posinf=np.inf)
     code = np.argmax(stacked, axis=0)
     flow_time = stacked[code, np.arange(stacked.shape[1])]
     index = np.choose(code, [src_nic, dst_nic, sl, dl, sp, dp][: stacked.shape[0]])
-    return loads, flow_time, code + 1, index
+    return flow_time, code + 1, index
 
 
 def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
@@ -270,6 +291,7 @@ class CollectiveModel:
         self.shape = group_shape(fabric, members)
         self._cache: dict[tuple, CollectiveCost] = {}
         self._unit: dict[str, tuple] = {}
+        self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
 
     def invalidate_capacities(self) -> None:
         """Link rates changed: keep the groups and their routes, recompute the times. Groups
@@ -279,6 +301,8 @@ class CollectiveModel:
             return
         self._cache.clear()
         self._unit.clear()
+        for route, _ in self._routes.values():
+            route.loads.per_link = None  # a cable's share of its tier follows the rates
 
     # ---- the bandwidth term for 1 byte, per group (linear in size) ----
     def _unit_times(self, pattern: str):
@@ -293,10 +317,14 @@ class CollectiveModel:
         net = np.zeros(G)
         code = np.zeros(G, dtype=np.int64)
         res = np.zeros(G, dtype=np.int64)
-        src, dst, nbytes, gid = f.spread_over_nics(*self._flows(pattern))
+        if pattern not in self._routes:
+            src, dst, nbytes, gid = f.spread_over_nics(*self._flows(pattern))
+            self._routes[pattern] = (_route(f, src, dst, nbytes) if src.size else None, gid)
+        route, gid = self._routes[pattern]
         loads = None
-        if src.size:
-            loads, flow_t, flow_code, flow_res = _route(f, src, dst, nbytes, self.k)
+        if route is not None:
+            loads = route.loads
+            flow_t, flow_code, flow_res = _flow_times(f, route, self.k)
             net = np.zeros(G)
             np.maximum.at(net, gid, flow_t)
             # bottleneck of each group: (one of) its slowest flows

@@ -321,10 +321,11 @@ def _cache_limit(most: int, budget: int, num_gpus: int) -> int:
 def _drop_link_bytes(models) -> None:
     """Without detail nothing reads the per-link bytes of a collective (only the links stage
     does): the cached costs of a plan search would otherwise keep one array of every cable per
-    cost, hundreds of MB per search worker at 16k GPUs."""
+    cost, hundreds of MB per search worker at 16k GPUs. The same for the kept routes."""
     for model in models:
         for cost in model._cache.values():
             cost.link_bytes = None
+        model._routes.clear()  # nor does a search re-rate a link: the flows' routes would only take memory
 
 
 def _fabric_constants(k: EngineConstants) -> tuple:
