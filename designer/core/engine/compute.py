@@ -82,6 +82,44 @@ def flex_dedup(topk: int, domains: float) -> float:
     return min(1.0, d * (1.0 - (1.0 - 1.0 / d) ** topk) / topk)
 
 
+def moe_sort_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstants) -> float:
+    """HBM bytes of the alltoall dispatcher's two chunk sorts in one MoE layer's forward.
+    Megatron's MoEAlltoAllTokenDispatcher receives the tokens of each source rank grouped by
+    expert and, when a GPU holds more than one expert, regroups them by local expert before the
+    grouped GEMM (sort_chunks_by_idxs) and back after it, before the combine all-to-all: each a
+    read and a write of every routed token copy (tokens x top-k rows of h). The allgather and
+    flex dispatchers have no such step (flex's DeepEP/HybridEP kernels write the expert-major
+    layout as they receive)."""
+    local_experts = m.experts // sh.ep if sh.ep else m.experts
+    if sh.moe_dispatcher != "alltoall" or sh.ep <= 1 or local_experts <= 1:
+        return 0.0
+    copies = tokens * m.topk / sh.tp  # routed token rows on this GPU (the layer's 1/t, as the permute above)
+    return copies * m.h * k.moe_sort_bytes_per_element
+
+
+def cp_ring_merge_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstants) -> tuple[float, float]:
+    """HBM bytes (forward, backward) of one layer's context-parallel ring attention beyond the
+    attention kernels, on the rank with the most (the last: every ring step after the first is a
+    full-row, half-KV block). Transformer Engine's AttnFuncWithCPAndKVP2P (sbhd, causal) runs one
+    attention kernel per ring step and merges the partial results in separate kernels:
+    forward, it packs K and V into the send buffer (torch.cat), copies the half of each received KV
+    block the step attends to (.contiguous()), and merges each step's partial output into the
+    output rescaled by the softmax statistics (flash_attn_fwd_out_correction: read the output and
+    the step's part, write the output); backward, it copies K and V into the ring buffer, copies
+    the KV halves again, and accumulates each step's dQ and dK/dV into the gradients (add_: read
+    both, write one). `cp_merge_bytes_per_element` is the bytes of one merge per element of the
+    merged tensor, a copy moves 2 + 2."""
+    c, t = sh.cp, sh.tp
+    out_w = m.heads * m.v_dim / t  # attention output (and its gradient) per token on this rank
+    q_w = m.heads * m.qk_dim / t
+    kv_w = m.kv_comm_width / t
+    copy = 2 * ACT_BYTES
+    merge = k.cp_merge_bytes_per_element
+    fwd = kv_w * (copy + (c - 1) * copy) + out_w * (copy + (c - 1) * merge)
+    bwd = kv_w * (copy + (c - 1) * copy + c * merge) + q_w * c * merge
+    return tokens * fwd, tokens * bwd
+
+
 class OpCoster:
     """Roofline times of GEMMs, attention and memory-bound kernels on one accelerator."""
 
@@ -228,6 +266,14 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     qk_norm = 2 * T * (m.heads * m.qk_dim + m.groups * m.qk_dim) * ACT_BYTES / t if m.qk_norm else 0.0
     mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0) + qk_norm)
     mem_bwd = 2 * mem_fwd
+    if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
+        merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
+        mem_fwd += ops.memory(merge_f)
+        mem_bwd += ops.memory(merge_b)
+    if moe:  # the alltoall dispatcher's chunk sorts: a pass each way in forward, mirrored in backward
+        sort_s = ops.memory(moe_sort_bytes(m, sh, T, k))
+        mem_fwd += sort_s
+        mem_bwd += sort_s
 
     fwd_compute = fwd_gemm + attn_fwd + mem_fwd + ops.fp8_cast(fp8_inputs)
     bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd + ops.fp8_cast(fp8_grads)
@@ -420,16 +466,28 @@ def k_slowdown(ops: OpCoster) -> float:
     return ops.ac.comm_compute_slowdown
 
 
-def embedding_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster, comm: CommFn) -> LayerCost:
+def embedding_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster, comm: CommFn,
+                   k: EngineConstants | None = None) -> LayerCost:
     """The vocabulary-parallel input embedding on the first stage."""
     T = micro_batch * m.s / sh.cp
     X = T * m.h * ACT_BYTES
     fwd, bwd = Phase(), Phase()
     fwd.busy["compute"] = ops.memory(2 * X) + ops.overhead_s
-    bwd.busy["compute"] = ops.memory(3 * X) + ops.overhead_s
+    # two kernels backward: the lookup's dense gradient, then its addition to main_grad
+    bwd.busy["compute"] = ops.memory(3 * X + embedding_grad_bytes(m, sh, k or EngineConstants())) + 2 * ops.overhead_s
     if sh.tp > 1:
         fwd.busy["tp_comm"] = comm("tp", "reduce_scatter" if sh.sequence_parallel else "all_reduce", X)
     return LayerCost(fwd, bwd)
+
+
+def embedding_grad_bytes(m: ModelShape, sh: Sharding, k: EngineConstants) -> float:
+    """HBM bytes of the input embedding's weight gradient in one micro-batch's backward. The
+    lookup's backward (PyTorch embedding_dense_backward) writes a dense gradient of the whole
+    vocabulary shard, zero-filled then scattered into, and Megatron's DDP hook adds it to the
+    fp32 main_grad (param.main_grad.add_(param.grad): read both, write the sum): the embedding
+    is not a Transformer Engine layer, so no fused gradient accumulation. The table shard is
+    vocab / TP rows of h, however few tokens the micro-batch has."""
+    return m.vocab / sh.tp * m.h * k.embedding_grad_bytes_per_element
 
 
 def output_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster, comm: CommFn) -> LayerCost:

@@ -175,6 +175,10 @@ class EngineConstants:
     optimizer_bytes_per_param: float = _c(
         32.0, "HBM bytes moved per local parameter by the fused Adam step: read fp32 param, grad, m, v "
         "(16) and write param, m, v (12) and the bf16 copy (2), rounded up", unit="bytes", minimum=0, maximum=1024)
+    zero_grad_bytes_per_param: float = _c(
+        4.0, "HBM bytes written per parameter a GPU holds (all of them, not its optimizer shard) when Megatron "
+        "zeroes the gradient buffer before each step (DistributedDataParallel.zero_grad_buffer: grad_data.zero_(); "
+        "fp32 main grads, as grad_reduce_bytes_per_param)", unit="bytes", minimum=0, maximum=64)
     # FP8 quantization traffic per element of a GEMM input, by Transformer Engine recipe, beyond
     # what the BF16 run moves. TE fuses the cast into the kernel that produces the tensor
     # (LayerNorm, activation, dgrad) when the scale is known beforehand, so that kernel writes
@@ -203,6 +207,29 @@ class EngineConstants:
     fp4_cast_bytes_mxfp4: float = _c(
         1.1, "Extra HBM bytes per element quantized to MXFP4: both 4-bit copies and an E8M0 scale per 32 values",
         unit="bytes", minimum=0, maximum=64)
+    fp8_weight_read_bytes: float = _c(
+        2.0, "HBM bytes per weight read when Transformer Engine quantizes an FP8/FP4 run's BF16 weights, once per "
+        "step on the first micro-batch (the writes are the recipe's fp8_cast_bytes_*); 0 with --fp8-param-gather, "
+        "whose parameters arrive quantized. Source: TE Linear/LayerNormLinear is_first_microbatch weight caching",
+        unit="bytes", minimum=0, maximum=64)
+    moe_sort_bytes_per_element: float = _c(
+        8.0, "HBM bytes per element of the routed tokens (tokens x top-k x hidden) in one MoE layer's forward for "
+        "the alltoall dispatcher's two chunk sorts (sort_chunks_by_idxs: regroup the received tokens by local "
+        "expert before the grouped GEMM and back after it; each reads and writes 2-byte values), the same again in "
+        "backward; only with more than one local expert and EP > 1. Source: Megatron-LM "
+        "megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher)",
+        unit="bytes", minimum=0, maximum=1024)
+    embedding_grad_bytes_per_element: float = _c(
+        12.0, "HBM bytes per element of the input embedding's vocabulary shard (vocab / TP x hidden) in each "
+        "micro-batch's backward: PyTorch's embedding_dense_backward writes a dense BF16 gradient (zero-fill 2, "
+        "scattered into), and Megatron's DDP hook adds it to the fp32 main_grad (param.main_grad.add_(param.grad): "
+        "read 2 + 4, write 4); the embedding is not a Transformer Engine layer, so no fused accumulation",
+        unit="bytes", minimum=0, maximum=1024)
+    cp_merge_bytes_per_element: float = _c(
+        6.0, "HBM bytes per element of one merge step of context-parallel ring attention (p2p): Transformer "
+        "Engine adds each ring step's partial output (forward) and dQ, dK/dV (backward) into the running result "
+        "in a separate kernel, reading both and writing one 2-byte value (AttnFuncWithCPAndKVP2P: "
+        "flash_attn_fwd_out_correction, dq.add_, dkv.add_)", unit="bytes", minimum=0, maximum=1024)
     tp_overlap_pipeline_splits: int = _c(
         4, "Pieces Transformer Engine's userbuffers split a GEMM + reduce-scatter into (the 'pipeline' method "
         "of the output projection and FC2; the last piece's scatter is exposed). The all-gathers feeding a "

@@ -11,7 +11,7 @@ from ..memory import stage_parameters
 from .comm import CommLedger
 from .job import Hardware, Job
 from .layout import Layout
-from .phases import LayerPhases
+from .phases import LayerPhases, fp8_costs
 from .pipeline import PipelineRun
 
 
@@ -74,17 +74,19 @@ def _buckets(params: dict[str, list[float]], chunk: int, bucket_params: float) -
 
 
 def bucketed_reduction_end(backward_end: float, backward_s: float, reduce_s: float, buckets: int,
-                           comm_free: float, rate_during_backward: float = 1.0) -> float:
+                           comm_free: float, rate_during_backward: float = 1.0,
+                           last_bucket_s: float | None = None) -> float:
     """When a chunk's overlapped gradient reduction ends. Megatron's DDP launches a bucket's
     reduce-scatter as soon as the last micro-batch's backward has produced its gradients, so the
     buckets become ready evenly through that backward (the last one at its end) and run one after
     another on the communication stream: the reduction starts when the first bucket is ready and
     ends no earlier than the last bucket's own share after the backward. While the backward runs
     the reduction gets `rate_during_backward` of the links (the backward's own traffic takes the
-    rest); after it, all of them."""
+    rest); after it, all of them. `last_bucket_s`: the reduction of the bucket the backward
+    fills last, when it is not an average one (the first stage's embedding bucket)."""
     if reduce_s <= 0:
         return max(comm_free, 0.0)
-    share = reduce_s / buckets
+    share = reduce_s / buckets if last_bucket_s is None else min(reduce_s, last_bucket_s)
     start = max(comm_free, backward_end - backward_s * (buckets - 1) / buckets)
     if start >= backward_end or rate_during_backward >= 1.0:
         end = start + reduce_s
@@ -152,6 +154,12 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
         dp_memo[key] = value
         return value
 
+    # the input embedding's gradient comes last in the backward and fills the last bucket, its own
+    # when it is larger than a bucket (first_bucket_gather_bytes): its reduction follows the backward
+    embedding_bucket_s = None
+    if not zero3 and comm.dims["dp"].shape.members.shape[1] > 1:
+        embedding_bucket_s = comm("dp", grad_prim, embedding_bucket_params(job, bucket_params, stage_dp) * gb)
+
     # gradient reduction, per pattern and stage
     step_end = 0.0
     per_pattern: list[list[StageDP]] = []
@@ -171,7 +179,8 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
                     # under the backward the NICs also carry that backward's own EP/CP/PP traffic
                     share = nic_share_of_other_dims(phases.chunks[pattern][s][c][1], pipe.p2p_s, crossing)
                     t_free = bucketed_reduction_end(end, pipe.stage_times[pattern][s].bwd[c], dur, buckets, t_free,
-                                                    rate_during_backward=1.0 - share)
+                                                    rate_during_backward=1.0 - share,
+                                                    last_bucket_s=embedding_bucket_s if s == c == 0 else None)
                 else:
                     t_free = max(last_compute, t_free) + dur
                 dp_busy += dur
@@ -190,7 +199,9 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
         expert_total = sum(stage_dp[s]["expert"])
         shard = (dense_total / (plan.dp * plan.cp) + expert_total / max(1, plan.num_gpus // (plan.etp * plan.ep * plan.pp))) \
             if zero >= 1 else dense_total + expert_total
-        opt_s.append(shard * k.optimizer_bytes_per_param / (acc.hbm_tbps * 1e12 * ac.hbm_efficiency))
+        hbm_bytes_per_s = acc.hbm_tbps * 1e12 * ac.hbm_efficiency
+        opt_s.append((shard * k.optimizer_bytes_per_param
+                       + per_step_pass_bytes(job, k, dense_total + expert_total, s, zero3)) / hbm_bytes_per_s)
         ag = 0.0
         if 1 <= zero < 3:
             for c in range(plan.vp):
@@ -201,9 +212,11 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     # overlap_param_gather hides the gather behind the next step's forward, except the first
     # chunk's first bucket; without it the gather follows the optimizer.
     if zero >= 1 and par.overlap_param_gather:
-        first = [ag_s[s] / max(1, plan.vp) / max(1, math.ceil(sum(stage_dp[s]["dense"]) / plan.vp /
-                                                                   max(k.dp_bucket_params, 1_000_000 * plan.dp)))
+        first = [ag_s[s] / max(1, plan.vp) / max(1, math.ceil(sum(stage_dp[s]["dense"]) / plan.vp / bucket_params))
                  for s in range(plan.pp)]
+        if ag_s[0] > 0:  # the first stage's first bucket holds the input embedding
+            first[0] = max(first[0], comm("dp", "all_gather",
+                                          first_bucket_gather_bytes(job, k, bucket_params, pb, stage_dp)))
         ag_exposed = max(first)
         # the hidden rest slows the forward it runs under, as hidden TP/EP traffic does
         ag_exposed += ac.comm_compute_slowdown * max(a - first[s] for s, a in enumerate(ag_s))
@@ -212,6 +225,53 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     tail_s = slowest_rank_tail_s(plan.num_gpus, max(si.last_compute for info in per_pattern for si in info), k)
     step_time = step_end + optimizer_s + ag_exposed + tail_s
     return DataParallel(per_pattern, step_end, ag_s, optimizer_s, ag_exposed, step_time, tail_s)
+
+
+def embedding_bucket_params(job: Job, bucket_params: float, stage_dp: list[dict[str, list[float]]]) -> float:
+    """Parameters of the first stage's bucket that holds the input embedding. Megatron fills its
+    buckets in reverse model order (param_and_grad_buffer.py: params[::-1]) and gives a parameter
+    larger than a bucket a bucket of its own, so the embedding sits in the last bucket: the first
+    the forward needs and the last the backward fills. A bucket never holds more than the first
+    chunk's parameters (at large DP, max(4e7, 1e6 x DP) parameters is more than a chunk has)."""
+    embedding = job.shape.vocab * job.shape.h / job.plan.tp
+    return min(max(bucket_params, embedding), stage_dp[0]["dense"][0])
+
+
+def first_bucket_gather_bytes(job: Job, k: EngineConstants, bucket_params: float, pb: float,
+                              stage_dp: list[dict[str, list[float]]]) -> float:
+    """Bytes of the first parameter all-gather of a step, the embedding's bucket, which no compute
+    can hide (embedding_bucket_params). The embedding is not a Transformer Engine layer: it is
+    gathered in BF16 (param_gather_bytes_per_param) even with --fp8-param-gather. A Llama 3 table
+    (128,256 x 4,096, 1 GB in BF16) is a bucket 13 times the 40M-parameter default."""
+    params = embedding_bucket_params(job, bucket_params, stage_dp)
+    embedding = min(params, job.shape.vocab * job.shape.h / job.plan.tp)
+    return embedding * k.param_gather_bytes_per_param + (params - embedding) * pb
+
+
+def per_step_pass_bytes(job: Job, k: EngineConstants, local_params: float, stage: int, zero3: bool) -> float:
+    """HBM bytes of the once-per-step passes over ALL of a GPU's parameters, not its optimizer
+    shard: Megatron zeroes the whole gradient buffer before each step (DistributedDataParallel
+    .zero_grad_buffer: grad_data.zero_(), a write of every local gradient), and an FP8/FP4 run
+    whose parameters are kept in BF16 has Transformer Engine quantize every weight once per step
+    (on the first micro-batch, then cached): read the BF16 weight and write the low-precision
+    copies, the recipe's cast traffic. With FP8 parameters (--fp8-param-gather) the weights
+    arrive already quantized. These passes do not shrink with DP, so they matter most for small
+    models with one or two micro-batches per step (the MLPerf Llama 3.1 8B runs)."""
+    m, plan, par = job.shape, job.plan, job.parallelism
+    local = local_params / (plan.dp * plan.cp) if zero3 else local_params  # ZeRO-3 keeps a shard only
+    zero_grad = local * k.zero_grad_bytes_per_param
+    weights_low_precision = (par.fp8_param_gather and m.precision == "fp8") or (
+        par.fp4_param_gather and m.precision == "fp4")
+    if m.precision not in ("fp8", "fp4") or weights_low_precision:
+        return zero_grad
+    # the embedding and an output layer stay BF16 (not Transformer Engine layers)
+    linear = local
+    if stage == 0:
+        linear -= m.vocab * m.h / plan.tp
+    if stage == plan.pp - 1 and (m.untied or plan.pp > 1):
+        linear -= m.vocab * m.h / plan.tp
+    cast_bytes = fp8_costs(job, k, 0.0, 0.0)[0]
+    return zero_grad + max(0.0, linear) * (k.fp8_weight_read_bytes + cast_bytes)
 
 
 def slowest_rank_tail_s(num_gpus: int, compute_s: float, k: EngineConstants) -> float:

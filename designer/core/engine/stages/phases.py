@@ -117,7 +117,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             moe16 = layer_cost(m, sharding, m.micro_batch, True, ops16, comm, k) if m.experts else None
         else:
             dense16 = moe16 = None
-        emb = embedding_cost(m, sharding, m.micro_batch, ops, comm)
+        emb = embedding_cost(m, sharding, m.micro_batch, ops, comm, k)
         out = output_cost(m, sharding, m.micro_batch, ops, comm)
         if m.mtp_layers:  # Megatron places the MTP modules with the loss, on the last stage
             mtp = mtp_cost(m, sharding, m.micro_batch, ops, comm, k)
