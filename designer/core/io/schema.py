@@ -10,6 +10,8 @@ import dataclasses
 import math
 import types
 import typing
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, Union
 
 from ..model.document import ClusterSpec
@@ -114,6 +116,11 @@ class Builder:
                 self.problem(path, f"expected a list, got {_describe(data)}")
                 return _MISSING
             (item_tp,) = typing.get_args(tp)
+            bulk = _bulk_builder(item_tp)
+            if bulk is not None:
+                built = bulk(data)
+                if built is not None:
+                    return built
             fast = _fast_builder(item_tp)
             out = []
             for i, item in enumerate(data):
@@ -223,6 +230,8 @@ class Builder:
             self.problem(path, f"{_describe(v)} is not one of {', '.join(map(str, enum))}"
                          + (f" (did you mean {guess}?)" if guess else ""))
             return False
+        if isinstance(v, list) and v and dataclasses.is_dataclass(v[0]):
+            return True  # built elements (racks, nodes, ...): their numbers were checked as they were built
         items = enumerate(v) if isinstance(v, list) else ((None, v),)
         for i, item in items:  # a list of numbers (gpu_slowdown): the range holds for each
             why = range_problem(item, meta)
@@ -333,6 +342,115 @@ def _make_fast(cls, accept, floats, ranged, required, lists=frozenset()):
         return cls(**item)
 
     return build
+
+
+_bulk_cache: dict[type, Any] = {}
+
+
+def _bulk_builder(cls):
+    """A constructor for a whole list of flat dataclasses (racks, nodes, switches, links), checked
+    column by column: the same rules as `_fast_builder` (every item plainly valid) at C speed.
+
+    It returns the instances in order when every item passes, and None otherwise (then each item
+    goes through `_fast_builder` and the full checker, which say what is wrong and where). One
+    Python call per value checked made the build 1.1 s of a 131k-GPU load; this is ~0.45 s, a third
+    of it making the objects.
+    """
+    if cls in _bulk_cache:
+        return _bulk_cache[cls]
+    builder = None
+    if _fast_builder(cls) is not None and all(f.init and not f.kw_only for f in _fields(cls)):
+        builder = _make_bulk(cls)
+    _bulk_cache[cls] = builder
+    return builder
+
+
+class _Absent:
+    """A key an item leaves out (None may be a value)."""
+
+
+_ABSENT = _Absent()
+
+
+def _make_bulk(cls):
+    hints = _hints(cls)
+    columns = []  # per field, in the order of the constructor's arguments
+    for f in _fields(cls):
+        tp, optional = _split_optional(hints[f.name])
+        meta = f.metadata
+        is_list = typing.get_origin(tp) is list
+        accept = frozenset((list,) if is_list else _EXACT_TYPES[tp] + ((type(None),) if optional else ()))
+        bounds = None
+        if any(meta.get(k) is not None for k in ("enum", "minimum", "exclusive_minimum", "maximum")):
+            bounds = (meta.get("enum"), meta.get("minimum"), meta.get("exclusive_minimum"), meta.get("maximum"))
+        default = f.default if f.default is not dataclasses.MISSING else None
+        factory = f.default_factory if f.default_factory is not dataclasses.MISSING else None
+        columns.append((f.name, accept, bounds, tp is float, is_list, _required(f), default, factory))
+    known = frozenset(c[0] for c in columns)
+
+    def in_bounds(values, bounds) -> bool:
+        enum, lo, xlo, hi = bounds
+        if enum:
+            return all(v in enum for v in values)
+        for v in values:  # written so that NaN fails every test
+            if not ((lo is None or v >= lo) and (xlo is None or v > xlo) and (hi is None or v <= hi)):
+                return False
+        return True
+
+    def build_all(items: list):
+        n = len(items)
+        if not n:
+            return []
+        if set(map(type, items)) != {dict}:
+            return None
+        shapes = set(map(tuple, items))  # few distinct key orders: racks with or without x, ...
+        present = set().union(*shapes)
+        everywhere = set.intersection(*map(set, shapes))
+        if not present <= known:
+            return None
+        args = []
+        for name, accept, bounds, is_float, is_list, required, default, factory in columns:
+            if name not in present:
+                if required:
+                    return None
+                args.append([factory() for _ in range(n)] if factory else repeat(default, n))
+                continue
+            if name in everywhere:
+                col = list(map(itemgetter(name), items))
+                kinds = set(map(type, col))
+                absent = False
+            else:
+                if required:
+                    return None
+                col = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
+                kinds = set(map(type, col))
+                absent = True
+                kinds.discard(_Absent)
+            if not kinds <= accept:
+                return None
+            if is_list:
+                values = list(chain.from_iterable(v for v in col if v is not _ABSENT))
+                if not set(map(type, values)) <= {int, float}:
+                    return None
+                if bounds is not None and not in_bounds(set(values), bounds):
+                    return None
+            elif bounds is not None:
+                distinct = set(col)
+                distinct.discard(None)
+                distinct.discard(_ABSENT)
+                if not in_bounds(distinct, bounds):
+                    return None
+            if absent:
+                col = ([factory() if v is _ABSENT else v for v in col] if factory
+                       else list(map(dict.get, items, repeat(name), repeat(default))))
+                kinds.add(list if factory else type(default))
+            if is_float and int in kinds:
+                col = list(map(float, col)) if not kinds - {int, float} else [
+                    float(v) if type(v) is int else v for v in col]
+            args.append(col)
+        return list(map(cls, *args))
+
+    return build_all
 
 
 class _Missing:

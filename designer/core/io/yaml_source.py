@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import groupby, repeat
 
 import yaml
 
@@ -78,33 +79,49 @@ def parse_fast(text: str) -> object | None:
     # The decoder's C scanner on each item: what `decode` does (the item starts with "{" and ends
     # with "}", so there is no white space to skip) without its Python wrapper, a third of the time.
     scan = json.JSONDecoder(parse_constant=_reject_constant).scan_once
-    for line in lines:
-        m = _ITEM.match(line) if top == "spec" and spec_key in FAST_SECTIONS else None
-        if m:
-            text_item = m.group(1)
-            try:
-                item, end = scan(text_item, 0)
-            except (StopIteration, ValueError, RecursionError):
-                return None  # the full parser reports it with its position
-            if end != len(text_item) or not isinstance(item, dict):
-                return None
-            if line.count("[") + line.count("{") > MAX_DEPTH and _depth(item) > MAX_DEPTH:
-                return None  # nested too deeply: the full parser says where
-            sections[spec_key].append(item)
-            skeleton.append("")
-            continue
-        t = _TOP_KEY.match(line)
-        if t:
-            top, spec_key = t.group(1), None
-        elif top == "spec":
-            s = _SPEC_KEY.match(line)
-            if s:
-                spec_key = s.group(1)
-                if spec_key in FAST_SECTIONS:
-                    if spec_key in sections:
-                        return None  # the same section twice: let the full parser report it
-                    sections[spec_key] = []
-        skeleton.append(line)
+    # Runs of lines that start like an item are read a run at a time (map in C, no Python per line);
+    # any other line, and a run where some line is not a plain item, line by line as before.
+    # A line nests deeper than MAX_DEPTH only with that many brackets more than its item's own "{":
+    # when the whole text has fewer spare brackets, no run needs counting them line by line.
+    spare = text.count("[") + text.count("{") - text.count("\n  - {")
+    start = 0
+    for looks_like_item, run in groupby(map(str.startswith, lines, repeat("  - {"))):
+        count = len(list(run))
+        chunk = lines[start:start + count]
+        start += count
+        if looks_like_item and top == "spec" and spec_key in FAST_SECTIONS:
+            items = _scan_run(chunk, scan, spare >= MAX_DEPTH)
+            if items is not None:
+                sections[spec_key] += items
+                skeleton += repeat("", count)
+                continue
+        for line in chunk:
+            m = _ITEM.match(line) if top == "spec" and spec_key in FAST_SECTIONS else None
+            if m:
+                text_item = m.group(1)
+                try:
+                    item, end = scan(text_item, 0)
+                except (StopIteration, ValueError, RecursionError):
+                    return None  # the full parser reports it with its position
+                if end != len(text_item) or not isinstance(item, dict):
+                    return None
+                if line.count("[") + line.count("{") > MAX_DEPTH and _depth(item) > MAX_DEPTH:
+                    return None  # nested too deeply: the full parser says where
+                sections[spec_key].append(item)
+                skeleton.append("")
+                continue
+            t = _TOP_KEY.match(line)
+            if t:
+                top, spec_key = t.group(1), None
+            elif top == "spec":
+                s = _SPEC_KEY.match(line)
+                if s:
+                    spec_key = s.group(1)
+                    if spec_key in FAST_SECTIONS:
+                        if spec_key in sections:
+                            return None  # the same section twice: let the full parser report it
+                        sections[spec_key] = []
+            skeleton.append(line)
     if not sections:
         return None
     try:
@@ -126,6 +143,26 @@ def parse_fast(text: str) -> object | None:
             return None  # a section mixes one-line items with block items: take the full path
         spec[name] = items
     return data
+
+
+def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | None:
+    """The items of lines that all start with "  - {": each line one JSON object and nothing else
+    but trailing white space (what _ITEM matches and `scan` reads whole), none nested deeper than
+    MAX_DEPTH. None when some line is otherwise: then the lines are read one by one, which decides."""
+    stripped = list(map(str.rstrip, lines))
+    if not all(map(str.endswith, stripped, repeat("}"))):
+        return None
+    try:
+        items, ends = zip(*map(scan, stripped, repeat(4)))
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if list(ends) != list(map(len, stripped)):
+        return None  # text after the object
+    if may_nest:  # no line can nest deeper than MAX_DEPTH unless the run holds that many more brackets than items
+        extra = sum(map(str.count, stripped, repeat("["))) + sum(map(str.count, stripped, repeat("{"))) - len(lines)
+        if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
+            return None
+    return list(items)
 
 
 def parse_located(text: str) -> Located:

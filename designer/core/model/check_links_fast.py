@@ -11,14 +11,25 @@ as before, so every message, and its order, is the walk's own.
 from __future__ import annotations
 
 from collections import defaultdict
+from operator import attrgetter
 
 import numpy as np
 
 from .document import Document
-from .endpoints import parse_endpoints
+from .endpoints import PORT_NIC, PORT_NVL, PORT_P, PORT_PCIE, parse_endpoints
 
 NETWORK = ("ethernet", "infiniband")
-PREFIX_CODE = {"p": 0, "nic": 1, "nvl": 2, "pcie": 3}
+PREFIX_CODE = {"p": PORT_P, "nic": PORT_NIC, "nvl": PORT_NVL, "pcie": PORT_PCIE}
+
+
+def _codes(*columns: list[str]) -> tuple[dict[str, int], list[np.ndarray]]:
+    """Strings as small integers, one numbering for all the columns (equal strings, equal codes),
+    so that kinds, fabrics and NIC kinds compare as integers."""
+    vocab = {name: i for i, name in enumerate(NETWORK + ("nvlink", "pcie", ""))}
+    for column in columns:
+        for name in set(column) - vocab.keys():
+            vocab[name] = len(vocab)
+    return vocab, [np.fromiter(map(vocab.__getitem__, column), np.int16, len(column)) for column in columns]
 
 
 def links_without_problems(doc: Document):
@@ -29,69 +40,65 @@ def links_without_problems(doc: Document):
     n = len(links)
     if n == 0:
         return None
-    node_ids = [x.id for x in nodes]
-    switch_ids = [x.id for x in switches]
+    node_ids = list(map(attrgetter("id"), nodes))
+    switch_ids = list(map(attrgetter("id"), switches))
     if len(set(node_ids) | set(switch_ids)) != len(node_ids) + len(switch_ids):
         return None  # a repeated id: which element an end means is the walk's question
     n_nodes = len(nodes)
 
-    kind = np.array([x.kind for x in links])
-    count = np.fromiter((x.count for x in links), np.int64, n)
-    bw = np.fromiter((x.bandwidth_gbps for x in links), float, n)
+    # per device (servers first, then switches): their kinds share one numbering with the links'
+    try:
+        vocab, (kind, nic_kind, fabric) = _codes(list(map(attrgetter("kind"), links)),
+                                                 list(map(attrgetter("nic_kind"), nodes)) + [""] * len(switches),
+                                                 [""] * n_nodes + list(map(attrgetter("fabric"), switches)))
+    except TypeError:  # a kind that is no string (an edit through the API): the walk says what
+        return None
+    count = np.fromiter(map(attrgetter("count"), links), np.int64, n)
+    bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
     if (count < 1).any():
         return None
-    # per device (servers first, then switches)
     is_switch = np.arange(n_nodes + len(switches)) >= n_nodes
-    nic_kind = np.array([x.nic_kind for x in nodes] + [""] * len(switches))
-    fabric = np.array([""] * n_nodes + [x.fabric for x in switches])
     port_gbps = np.array([0.0] * n_nodes + [float(x.port_gbps) for x in switches])
     radix = np.array([0] * n_nodes + [x.radix for x in switches], dtype=np.int64)
     nic_count = np.array([x.nic_count for x in nodes] + [0] * len(switches), dtype=np.int64)
     gpus = np.array([x.accelerator_count for x in nodes] + [0] * len(switches), dtype=np.int64)
 
-    network = np.isin(kind, NETWORK)
+    network = (kind == vocab["ethernet"]) | (kind == vocab["infiniband"])
+    nvlink, pcie = kind == vocab["nvlink"], kind == vocab["pcie"]
     sides = []
-    for text in ([x.a for x in links], [x.b for x in links]):
+    for text in (list(map(attrgetter("a"), links)), list(map(attrgetter("b"), links))):
         ends = parse_endpoints(text, node_ids, switch_ids)  # the fabric reuses this parse
         if (ends.kind == 0).any():
             return None  # an end that does not exist
-        port = ends.port
-        if port.dtype.itemsize and port.view(np.uint32).max() >= 128:
-            return None  # not ASCII: the walk's int() reads other scripts' digits too, so it decides those
-        sides.append((np.where(ends.kind == 1, ends.index, n_nodes + ends.index), ends.has_port, port))
+        sides.append((np.where(ends.kind == 1, ends.index, n_nodes + ends.index), ends))
 
-    (a, _, _), (b, _, _) = sides
+    (a, _), (b, _) = sides
     if not _kinds_sound(kind, bw, network, a, b, is_switch, nic_kind, fabric, port_gbps):
         return None
 
     all_ids = node_ids + switch_ids
     cables = np.zeros(len(all_ids), np.int64)
     keys, anonymous = [], defaultdict(int)
-    for dev, has_port, port in sides:
-        np.add.at(cables, dev, count)
+    for dev, ends in sides:
+        cables += np.bincount(dev, weights=count, minlength=len(all_ids)).astype(np.int64)  # add.at: 10x slower
         server = ~is_switch[dev]
-        no_port = ~has_port & server & network
+        no_port = ~ends.has_port & server & network
         if no_port.any():
             for i, c in zip(dev[no_port].tolist(), count[no_port].tolist()):
                 anonymous[node_ids[i]] += c
         # the port each end names: its prefix and number of ports follow the device and the link kind
-        prefix = np.where(~server, "p", np.where(kind == "nvlink", "nvl", np.where(kind == "pcie", "pcie", "nic")))
-        limit = np.where(~server, radix[dev], np.where(np.isin(kind, ("nvlink", "pcie")), gpus[dev], nic_count[dev]))
-        named = np.flatnonzero(has_port)
+        prefix = np.where(~server, PORT_P, np.where(nvlink, PORT_NVL, np.where(pcie, PORT_PCIE, PORT_NIC)))
+        limit = np.where(~server, radix[dev], np.where(nvlink | pcie, gpus[dev], nic_count[dev]))
+        named = np.flatnonzero(ends.has_port)
         if not named.size:
             continue
-        p_text, p_prefix = port[named], prefix[named]
-        if not np.strings.startswith(p_text, p_prefix).all():
+        prefix_code = prefix[named]
+        # another prefix, or a number written otherwise (p07, non-ASCII digits): the walk says what
+        if (ends.port_code[named] != prefix_code).any():
             return None
-        digits = np.strings.slice(p_text, np.strings.str_len(p_prefix), None)
-        width = np.strings.str_len(digits)
-        if not (np.strings.isdigit(digits).all() and ((width == 1) | ~np.strings.startswith(digits, "0")).all()):
-            return None
-        first = digits.astype(np.int64)
+        first = ends.port_number[named]
         if ((first + count[named]) > limit[named]).any():
             return None  # past the last port
-        prefix_code = np.select([p_prefix == "p", p_prefix == "nic", p_prefix == "nvl"],
-                                [PREFIX_CODE["p"], PREFIX_CODE["nic"], PREFIX_CODE["nvl"]], PREFIX_CODE["pcie"])
         reps = count[named]
         offset = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
         port_number = np.repeat(first, reps) + offset
@@ -105,14 +112,28 @@ def links_without_problems(doc: Document):
     nic_used = np.zeros((n_nodes, max(int(node_nics.max()) if n_nodes else 0, 1)), dtype=bool)
     if keys:
         all_keys = np.concatenate(keys)
-        ordered = np.sort(all_keys)
-        if (ordered[1:] == ordered[:-1]).any():
-            return None  # a port used twice
+        if _port_used_twice(all_keys, radix, nic_count, gpus):
+            return None
         nic = all_keys[((all_keys >> 32) & 3) == PREFIX_CODE["nic"]]
         nic_used[nic >> 34, nic & 0xFFFFFFFF] = True  # the ports are below nic_count (checked above)
     free = ~nic_used & (np.arange(nic_used.shape[1]) < node_nics[:, None])
     free_nics = {node_ids[i]: np.flatnonzero(free[i]).tolist() for i in np.flatnonzero(free.any(axis=1)).tolist()}
     return defaultdict(int, zip(all_ids, cables.tolist())), None, anonymous, free_nics
+
+
+def _port_used_twice(keys: np.ndarray, radix, nic_count, gpus) -> bool:
+    """True when two keys (device * 4 + prefix) << 32 | port are the same. Each device's ports of a
+    prefix are numbered below its count of them (checked before), so the keys map to places in one
+    table of every port of the design, counted in one pass; a sort (4x slower) when that table would
+    be much larger than the keys."""
+    capacity = np.stack([radix, nic_count, gpus, gpus], axis=1).ravel()  # by PORT_P, PORT_NIC, PORT_NVL, PORT_PCIE
+    total = int(capacity.sum())
+    if total > 4 * len(keys) + (1 << 20):
+        ordered = np.sort(keys)
+        return bool((ordered[1:] == ordered[:-1]).any())
+    base = np.cumsum(capacity) - capacity
+    place = base[keys >> 32] + (keys & 0xFFFFFFFF)
+    return bool(np.bincount(place, minlength=total).max(initial=0) > 1)
 
 
 def _kinds_sound(kind, bw, network, a, b, is_switch, nic_kind, fabric, port_gbps) -> bool:
@@ -133,12 +154,13 @@ def _kinds_sound(kind, bw, network, a, b, is_switch, nic_kind, fabric, port_gbps
 def every_leaf_has_uplinks(doc: Document) -> bool:
     """True when every switch with servers on its network cables also has a network cable to
     another switch: then check._leaves_without_uplinks has nothing to report (False: it looks)."""
-    links, node_ids, switch_ids = doc.links, [x.id for x in doc.nodes], [x.id for x in doc.switches]
+    links = doc.links
+    node_ids, switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), doc.switches))
     if not links or len(set(node_ids) | set(switch_ids)) != len(node_ids) + len(switch_ids):
         return False
-    network = np.isin(np.array([x.kind for x in links]), NETWORK)
-    a = parse_endpoints([x.a for x in links], node_ids, switch_ids)  # the links' check parsed these
-    b = parse_endpoints([x.b for x in links], node_ids, switch_ids)
+    network = np.fromiter(map(NETWORK.__contains__, map(attrgetter("kind"), links)), bool, len(links))
+    a = parse_endpoints(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the links' check parsed these
+    b = parse_endpoints(list(map(attrgetter("b"), links)), node_ids, switch_ids)
     has_servers = np.zeros(len(switch_ids), dtype=bool)
     has_peer = np.zeros(len(switch_ids), dtype=bool)
     for me, other in ((a, b), (b, a)):

@@ -2,10 +2,10 @@
 
 The check and the engine's fabric both need every link's two ends as device indices; a cold
 `designer evaluate` parsed the same 300k strings twice (a large share of its time). The parse
-is vectorised with numpy's string functions and remembered for the last few designs: the memo
-is keyed on the endpoint strings themselves (list equality, which compares the very same string
-objects by identity first), so an edit made in place, outside the document's change log, is
-never served a stale parse.
+is vectorised with numpy (ids by a sorted search, port names on their characters' codes) and
+remembered for the last few designs: the memo is keyed on the endpoint strings themselves (list
+equality, which compares the very same string objects by identity first), so an edit made in
+place, outside the document's change log, is never served a stale parse.
 """
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 MEMO_ENTRIES = 4
+# The port prefixes by code (check_links_fast.PREFIX_CODE): a switch's p0.., a server's nic0..,
+# nvl0.. (its GPUs on NVLink) and pcie0..
+PORT_PREFIXES = ("p", "nic", "nvl", "pcie")
+PORT_P, PORT_NIC, PORT_NVL, PORT_PCIE = range(4)
 
 
 @dataclass(frozen=True)
@@ -23,14 +27,17 @@ class Endpoints:
     nic: np.ndarray  # the NIC number of a server's "nicK" port, else -1
     has_port: np.ndarray  # the endpoint names a port ("device:port")
     port: np.ndarray  # the port's name ("" without one)
+    port_code: np.ndarray  # the port's prefix (PORT_PREFIXES) when it is written plainly (p17: no
+    # leading zero, 1 to 9 ASCII digits), else -1
+    port_number: np.ndarray  # the port's number when port_code >= 0, else -1
 
 
 _memo: list[tuple[list[str], list[str], list[str], Endpoints]] = []
 
 
 def parse_endpoints(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
-    """Every endpoint as arrays (a repeated id means the first element of that id in servers,
-    then switches, sorted by name: the check reports repeated ids)."""
+    """Every endpoint as arrays (a repeated id means the first element of that id, servers before
+    switches: the check reports repeated ids)."""
     for i, (ends, nodes, switches, parsed) in enumerate(_memo):
         if ends == endpoints and nodes == node_ids and switches == switch_ids:
             return parsed
@@ -45,12 +52,13 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> 
     n = len(endpoints)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return Endpoints(empty.astype(np.int8), empty, empty, empty.astype(bool), np.array([], dtype=str))
+        return Endpoints(empty.astype(np.int8), empty, empty, empty.astype(bool), np.array([], dtype=str),
+                         empty.astype(np.int8), empty)
     text = np.array(endpoints)
     dev, sep, port = np.strings.partition(text, ":")
     port = np.ascontiguousarray(port)
     names = np.array(node_ids + switch_ids) if (node_ids or switch_ids) else np.array([""])
-    order = np.argsort(names)
+    order = np.argsort(names, kind="stable")  # stable: a repeated id means its first element
     sorted_names = names[order]
     pos = np.searchsorted(sorted_names, dev)
     pos = np.minimum(pos, len(sorted_names) - 1)
@@ -58,12 +66,50 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> 
     which = np.where(found, order[pos], -1)
     kind = np.where(~found, 0, np.where(which < len(node_ids), 1, 2)).astype(np.int8)
     index = np.where(kind == 1, which, np.where(kind == 2, which - len(node_ids), -1)).astype(np.int64)
-    number = np.strings.slice(port, 3, None)
     has_port = sep == ":"
-    ok = (kind == 1) & has_port & np.strings.startswith(port, "nic") & np.strings.isdigit(number)
-    nic = np.full(n, -1, dtype=np.int64)
-    if ok.any():
-        nic[ok] = number[ok].astype(np.int64)
-    for array in (kind, index, nic, has_port, port):
+    port_code, port_number = _port_codes(port)
+    nic = np.where((kind == 1) & (port_code == PORT_NIC), port_number, -1)
+    # a NIC port written otherwise (nic007): still that NIC for the engine (the check names it)
+    odd = np.flatnonzero((kind == 1) & has_port & (port_code != PORT_NIC))
+    odd = odd[np.strings.startswith(port[odd], "nic")]
+    for i in odd.tolist():
+        digits = str(port[i])[3:]
+        if digits.isdigit():
+            try:
+                nic[i] = int(digits)
+            except ValueError:  # a digit that is no number (a superscript)
+                pass
+    for array in (kind, index, nic, has_port, port, port_code, port_number):
         array.flags.writeable = False  # shared by every caller of the memo
-    return Endpoints(kind, index, nic, has_port, port)
+    return Endpoints(kind, index, nic, has_port, port, port_code, port_number)
+
+
+MAX_PORT_DIGITS = 9  # below 2**32 (the check's keys hold a port number in 32 bits)
+
+
+def _port_codes(port: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(prefix code, number) of each port written plainly: a known prefix, then 1 to 9 ASCII digits
+    without a leading zero ("p17", "nic0"); (-1, -1) for any other text. On the characters' codes,
+    as a table of n rows: numpy's string functions took a quarter of a second at 131k GPUs."""
+    n = len(port)
+    if port.dtype.itemsize < 4 * 5:
+        port = port.astype("<U5")  # room for "pcie" and a digit: the prefix tests below index 0..4
+    width = port.dtype.itemsize // 4
+    c = port.view(np.uint32).reshape(n, width)
+    is_pcie = (c[:, 0] == ord("p")) & (c[:, 1] == ord("c")) & (c[:, 2] == ord("i")) & (c[:, 3] == ord("e"))
+    is_nic = (c[:, 0] == ord("n")) & (c[:, 1] == ord("i")) & (c[:, 2] == ord("c"))
+    is_nvl = (c[:, 0] == ord("n")) & (c[:, 1] == ord("v")) & (c[:, 2] == ord("l"))
+    is_p = (c[:, 0] == ord("p")) & ~is_pcie
+    code = np.select([is_pcie, is_p, is_nic, is_nvl], [PORT_PCIE, PORT_P, PORT_NIC, PORT_NVL], -1)
+    start = np.select([is_pcie, is_p, is_nic | is_nvl], [4, 1, 3], 0)
+    length = np.strings.str_len(port)
+    digits = length - start
+    column = np.arange(width)
+    in_number = (column >= start[:, None]) & (column < length[:, None])
+    is_digit = (c >= ord("0")) & (c <= ord("9"))
+    lead = c[np.arange(n), np.minimum(start, width - 1)]
+    plain = ((code >= 0) & (digits >= 1) & (digits <= MAX_PORT_DIGITS) & (is_digit | ~in_number).all(axis=1)
+             & ((digits == 1) | (lead != ord("0"))))
+    place = np.power(10, np.clip(length[:, None] - 1 - column, 0, MAX_PORT_DIGITS), dtype=np.int64)
+    number = np.where(in_number & is_digit, (c.astype(np.int64) - ord("0")) * place, 0).sum(axis=1)
+    return np.where(plain, code, -1).astype(np.int8), np.where(plain, number, -1)

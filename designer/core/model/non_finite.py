@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from operator import attrgetter
+from functools import partial
+from itertools import chain
+from operator import attrgetter, is_not
 
 from ..problems import Problem
 
@@ -40,14 +42,14 @@ def non_finite_problems(doc, limit: int = 50) -> list[Problem]:
     spec = doc.spec
     for name in ("racks", "nodes", "switches", "links"):
         items = getattr(spec, name)
-        for key in _number_fields(items):
+        keys = _number_fields(items)
+        if len(keys) > 1 and _all_finite(list(chain.from_iterable(map(attrgetter(*keys), items)))):
+            continue  # every field at once, one pass over the elements: plain numbers, all finite
+        for key in keys:
             values = list(map(attrgetter(key), items))
-            try:
-                if math.isfinite(math.fsum(values)):  # the usual case, fast: every value finite
-                    continue
-            except (TypeError, OverflowError):  # None, lists (per-GPU factors), or huge: item by item
-                pass
-            for i, value in enumerate(values):
+            if _all_finite(values):  # the usual case, in C
+                continue
+            for i, value in enumerate(values):  # item by item: which ones
                 parts = value if value.__class__ is list else (value,)
                 for j, v in enumerate(parts):
                     if _bad(v):
@@ -65,6 +67,30 @@ def non_finite_problems(doc, limit: int = 50) -> list[Problem]:
             if len(found) >= limit:
                 return found
     return found
+
+
+_NUMBERS = {int, float, bool}
+_NUMBERS_OR_NONE = _NUMBERS | {type(None)}
+
+
+def _all_finite(values: list) -> bool:
+    """True when the values (numbers, None, or lists of numbers: per-GPU factors) hold no NaN or
+    infinity, found without a Python step per value; False when that is not sure (then the caller
+    looks value by value)."""
+    try:
+        return math.isfinite(math.fsum(values))  # the usual case: numbers only
+    except (TypeError, OverflowError):
+        pass
+    kinds = set(map(type, values))
+    try:
+        if kinds <= _NUMBERS_OR_NONE:
+            return float not in kinds or math.isfinite(math.fsum(filter(partial(is_not, None), values)))
+        if kinds == {list}:
+            flat = list(chain.from_iterable(values))
+            return set(map(type, flat)) <= _NUMBERS and math.isfinite(math.fsum(flat))
+    except (TypeError, OverflowError):  # huge numbers: value by value
+        pass
+    return False
 
 
 def _number_fields(items: list) -> list[str]:

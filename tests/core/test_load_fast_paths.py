@@ -1,0 +1,192 @@
+"""The whole-list paths of loading (issue 13: `designer evaluate` on 131k GPUs in seconds) give what
+the item-by-item paths give, and hand every item they cannot prove plain back to them, so that each
+problem is still reported at its place with the same message.
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from designer.core.io import loads_document, save_document
+from designer.core.io.schema import _bulk_builder, _fast_builder, build_document
+from designer.core.io.yaml_source import parse_fast, parse_located
+from designer.core.model.elements import Link, Node, Rack, Switch
+from designer.core.model.endpoints import PORT_NIC, PORT_P, PORT_PCIE, _parse, _port_codes
+from designer.core.model.non_finite import non_finite_problems
+from designer.core.problems import DesignerError
+from tests.conftest import EXAMPLES, ROOT, SMALL
+
+
+def one_by_one(cls, items):
+    fast = _fast_builder(cls)
+    return [fast(item) for item in items]
+
+
+LINKS = [
+    {"id": "l0", "a": "n0:nic0", "b": "leaf0:p0", "kind": "infiniband", "bandwidth_gbps": 400, "latency_us": 0.01},
+    {"id": "l1", "a": "n0:nic1", "b": "leaf0:p1", "kind": "infiniband", "bandwidth_gbps": 400.5, "count": 2},
+    {"a": "n1:nic0", "id": "l2", "b": "leaf0:p3", "kind": "ethernet", "bandwidth_gbps": 100, "state": "down",
+     "note": "key order of its own", "slowdown": 2},
+    {"id": "l3", "a": "n1", "b": "leaf0", "kind": "nvlink", "bandwidth_gbps": 0.1, "latency_us": 0},
+]
+
+
+def test_a_list_of_plain_items_is_built_whole_as_item_by_item():
+    built = _bulk_builder(Link)(LINKS)
+    assert built == one_by_one(Link, LINKS)
+    assert [type(link.bandwidth_gbps) for link in built] == [float] * 4  # ints of float fields made floats
+    assert type(built[2].slowdown) is float and type(built[3].latency_us) is float
+    assert built[1].count == 2 and built[0].count == 1 and built[2].state == "down" and built[0].state == "up"
+
+
+def test_defaults_that_are_lists_are_one_list_per_element():
+    items = [{"id": f"n{i}", "accelerator": "H100"} for i in range(3)] + [
+        {"id": "n3", "accelerator": "H100", "gpu_slowdown": [1, 1.5], "scale_up_gbps": 900, "slot": None}]
+    built = _bulk_builder(Node)(items)
+    assert built == one_by_one(Node, items)
+    built[0].gpu_slowdown.append(2.0)  # an edit of one server's list is that server's alone
+    assert built[1].gpu_slowdown == [] and built[3].gpu_slowdown == [1, 1.5]
+    assert built[3].scale_up_gbps == 900.0 and type(built[3].scale_up_gbps) is float
+
+
+# each: a value the item-by-item path refuses, so the whole list goes back to it
+REFUSED = {
+    "true as a count": ("count", True),
+    "a float count": ("count", 2.0),  # the full checker takes 2.0 as 2; the quick paths leave it to it
+    "not a number": ("bandwidth_gbps", "fast"),
+    "below the minimum": ("bandwidth_gbps", 0.01),
+    "NaN": ("latency_us", math.nan),
+    "infinity": ("latency_us", math.inf),
+    "unknown kind": ("kind", "token-ring"),
+    "null where none is allowed": ("kind", None),
+    "unknown key": ("colour", "red"),
+    "a list where a number goes": ("count", [1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_one_item_out_of_the_plain_sends_the_list_item_by_item(case):
+    key, value = REFUSED[case]
+    items = [dict(item) for item in LINKS]
+    items[2][key] = value
+    assert one_by_one(Link, items)[2] is None
+    assert _bulk_builder(Link)(items) is None
+
+
+def test_a_missing_required_key_or_a_stray_item_is_refused_whole():
+    assert _bulk_builder(Link)([dict(LINKS[0]), {k: v for k, v in LINKS[1].items() if k != "kind"}]) is None
+    assert _bulk_builder(Link)([dict(LINKS[0]), ["not", "a", "mapping"]]) is None
+    assert _bulk_builder(Rack)([]) == []
+    assert _bulk_builder(Switch)([{"id": "s", "fabric": "infiniband", "tier": "leaf", "rail": -1}]) is None
+
+
+def test_a_bad_link_among_many_is_still_named_at_its_place():
+    links = [dict(LINKS[0], id=f"l{i}", a=f"n{i}:nic0", b=f"leaf0:p{i}") for i in range(2000)]
+    links[1234]["bandwidth_gbps"] = -5
+    data = {"apiVersion": "designer/v1", "kind": "Cluster", "metadata": {"name": "x"}, "spec": {"links": links}}
+    problems = build_document(data)[3]
+    assert [(p.path, p.message) for p in problems] == [
+        ("spec.links[1234].bandwidth_gbps", "-5 is below the minimum 0.1 (the range is from 0.1 to 100,000 Gb/s)")]
+
+
+def saved_text(tmp_path) -> str:
+    doc = loads_document(SMALL)
+    path = tmp_path / "small.yaml"
+    save_document(doc, path)
+    return path.read_text()
+
+
+def test_the_saved_layout_reads_the_same_by_runs_as_by_the_full_parser(tmp_path):
+    text = saved_text(tmp_path)
+    assert '\n  - {"id": ' in text  # one item per line: the runs path is taken
+    assert parse_fast(text) == parse_located(text).data
+
+
+def item_line(text: str) -> str:
+    return next(line for line in text.split("\n") if line.startswith('  - {"id": "l'))
+
+
+@pytest.mark.parametrize("tail", [', {"id": "extra"}', " # a comment", "  \t"])
+def test_a_line_that_is_not_one_plain_item_is_read_as_before(tmp_path, tail):
+    text = saved_text(tmp_path)
+    line = item_line(text)
+    edited = text.replace(line, line + tail, 1)
+    data = parse_fast(edited)
+    if tail.strip():  # text after the item: not the saved layout; the full parser decides
+        assert data is None
+    else:  # trailing white space: still one item
+        assert data == parse_located(edited).data
+
+
+def test_an_item_nested_past_the_bound_is_left_to_the_full_parser(tmp_path):
+    text = saved_text(tmp_path)
+    line = item_line(text)
+    deep = line[:-1] + ', "note": ' + "[" * 70 + "]" * 70 + "}"
+    assert parse_fast(text.replace(line, deep, 1)) is None
+    with pytest.raises(DesignerError, match="nested more than 64 levels"):
+        loads_document(text.replace(line, deep, 1))
+
+
+def test_port_names_are_read_from_their_characters():
+    names = ["p0", "p17", "p07", "p", "pcie3", "nic0", "nic12", "nvl71", "x5", "nic\u0663", "p123456789",
+             "p1234567890", "", "nic 1"]
+    code, number = _port_codes(np.array(names))
+    assert dict(zip(names, zip(code.tolist(), number.tolist()))) == {
+        "p0": (PORT_P, 0), "p17": (PORT_P, 17), "p07": (-1, -1), "p": (-1, -1), "pcie3": (PORT_PCIE, 3),
+        "nic0": (PORT_NIC, 0), "nic12": (PORT_NIC, 12), "nvl71": (2, 71), "x5": (-1, -1), "nic\u0663": (-1, -1),
+        "p123456789": (PORT_P, 123456789), "p1234567890": (-1, -1), "": (-1, -1), "nic 1": (-1, -1)}
+
+
+def test_endpoints_name_devices_and_nics_as_before():
+    ends = _parse(["n0:nic1", "n0:nic007", "s0:p3", "s0", "zz:p1", "n1:nic\u0663", "dup:p0"],
+                  ["n0", "n1", "dup"], ["s0", "dup"])
+    assert ends.kind.tolist() == [1, 1, 2, 2, 0, 1, 1]  # a repeated id: its first element (servers first)
+    assert ends.index.tolist() == [0, 0, 0, 0, -1, 1, 2]
+    assert ends.nic.tolist() == [1, 7, -1, -1, -1, 3, -1]  # nic007 and Arabic-Indic 3: that NIC for the engine
+    assert ends.has_port.tolist() == [True, True, True, False, True, True, True]
+
+
+def test_non_finite_numbers_in_lists_and_optional_fields_are_found(small_doc):
+    node = small_doc.nodes[1]
+    node.gpu_slowdown = [1.0] * 7 + [math.inf]
+    node.scale_up_gbps = math.nan
+    assert [p.path for p in non_finite_problems(small_doc)] == [
+        "spec.nodes[1].gpu_slowdown[7]", "spec.nodes[1].scale_up_gbps"]
+    node.gpu_slowdown, node.scale_up_gbps = [1.0] * 8, None
+    assert non_finite_problems(small_doc) == []
+
+
+def test_the_program_ends_at_once_with_all_its_output(tmp_path):
+    """As a program, `designer evaluate` leaves without freeing the design object by object; what
+    it printed is all there, and its exit code is the command's."""
+    example = EXAMPLES / "h100-64gpu-infiniband.yaml"
+    cli = "import sys; from designer.cli import main; sys.exit(main())"
+    done = subprocess.run([sys.executable, "-c", cli, "evaluate", str(example), "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["num_gpus"] == 64 and out["link_classes"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(example.read_text().replace('"bandwidth_gbps": 400', '"bandwidth_gbps": -1', 1))
+    done = subprocess.run([sys.executable, "-c", cli, "evaluate", str(bad), "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 65 and "bandwidth_gbps" in done.stderr and done.stdout == ""
+
+
+def test_a_port_used_twice_is_found_by_the_table_and_by_the_sort():
+    from designer.core.model.check_links_fast import _port_used_twice
+
+    def key(device, prefix, port):
+        return ((device * 4 + prefix) << 32) + port
+
+    nic, gpus = np.array([8, 0]), np.array([8, 0])
+    keys = np.array([key(1, PORT_P, 5), key(0, PORT_NIC, 5), key(1, PORT_P, 6), key(0, 2, 7)])
+    twice = np.append(keys, key(1, PORT_P, 5))
+    for radix in (np.array([0, 64]), np.array([0, 1 << 22])):  # a table far larger than the keys: the sort
+        assert not _port_used_twice(keys, radix, nic, gpus)
+        assert _port_used_twice(twice, radix, nic, gpus)
