@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from ..units import gbps_to_bytes_per_s
 from .constants import EngineConstants, accelerator_constants
 
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
+LINK_KIND_CODE = {"infiniband": 0, "ethernet": 1, "nvlink": 2, "pcie": 3}
 
 
 @dataclass
@@ -219,13 +221,13 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     n_links = len(links)
     node_ids = [n.id for n in nodes]
     switch_ids = [s.id for s in switches]
-    a_kind, a_idx, a_port = _parse_endpoints([l.a for l in links], node_ids, switch_ids)
-    b_kind, b_idx, b_port = _parse_endpoints([l.b for l in links], node_ids, switch_ids)
-    bw = np.fromiter((l.bandwidth_gbps for l in links), float, n_links)
-    count = np.fromiter((l.count for l in links), np.int64, n_links)
-    slowdown = np.fromiter((l.slowdown for l in links), float, n_links)
-    kind_names = ("infiniband", "ethernet", "nvlink", "pcie")
-    kind_code = np.fromiter((kind_names.index(l.kind) for l in links), np.int8, n_links)
+    # map(attrgetter) reads a field of 300k links several times faster than a generator
+    a_kind, a_idx, a_port = _parse_endpoints(list(map(attrgetter("a"), links)), node_ids, switch_ids)
+    b_kind, b_idx, b_port = _parse_endpoints(list(map(attrgetter("b"), links)), node_ids, switch_ids)
+    bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n_links)
+    count = np.fromiter(map(attrgetter("count"), links), np.int64, n_links)
+    slowdown = np.fromiter(map(attrgetter("slowdown"), links), float, n_links)
+    kind_code = np.fromiter(map(LINK_KIND_CODE.__getitem__, map(attrgetter("kind"), links)), np.int8, n_links)
     network = kind_code <= 1
     # NVLink switch trays (fabric "nvlink") join the GPUs of a domain; the domain's bandwidth is the
     # servers' scale-up figure (gpu_domain). They are no part of the scale-out network: no NIC cable,
@@ -342,9 +344,9 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = fabric._link_arrays
         todo = range(n) if changed_links is None else changed_links
         if changed_links is None:
-            bw[:] = np.fromiter((l.bandwidth_gbps for l in links), float, n)
-            count[:] = np.fromiter((l.count for l in links), float, n)
-            slowdown[:] = np.fromiter((l.slowdown for l in links), float, n)
+            bw[:] = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
+            count[:] = np.fromiter(map(attrgetter("count"), links), float, n)
+            slowdown[:] = np.fromiter(map(attrgetter("slowdown"), links), float, n)
         else:
             for i in todo:
                 bw[i], count[i], slowdown[i] = links[i].bandwidth_gbps, links[i].count, links[i].slowdown
@@ -402,7 +404,7 @@ def _usable_links(fabric: Fabric, doc: Document, changed_links: list[int] | None
     """1.0 for a link that carries traffic, 0.0 for one that is down or ends on a switch that is down."""
     links = doc.links
     if changed_links is None:
-        fabric._link_up = np.fromiter((l.state != "down" for l in links), bool, len(links))
+        fabric._link_up = np.fromiter(map("down".__ne__, map(attrgetter("state"), links)), bool, len(links))
     else:
         for i in changed_links:
             fabric._link_up[i] = links[i].state != "down"
