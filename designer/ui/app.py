@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("Designer")
     app.setOrganizationName("Designer")
     app.setWindowIcon(app_icon())
-    window, error = create_window(args)
+    window, error = create_window(args, background=not args.screenshot)
     if args.screenshot:
         if error is not None:
             print(str(error), file=sys.stderr)
@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         window.act_heat.setChecked(args.heat)  # a picture does not depend on this user's remembered choice
         window.view.set_heat(args.heat)
         window.settle()  # the problems check and the engine's answer
+        window.fit_view()  # again: the docks took their places meanwhile (the canvas is smaller now)
         if args.canvas_only:  # after settling: the Advisor's dock joins its tab group once the window shows
             for dock in window.findChildren(QDockWidget):
                 dock.hide()
@@ -109,15 +110,31 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     _start_autosave(window)
     window.show()
+    if args.file and not args.screenshot:  # read off the UI thread, the window shown and answering meanwhile
+        QTimer.singleShot(0, lambda: window._open_reporting(args.file))
     if error is not None:
         QTimer.singleShot(0, lambda: QMessageBox.critical(window, "Cannot open file", str(error)))
     QTimer.singleShot(0, window.fit_view)
-    QTimer.singleShot(0, lambda: offer_recovery(window))
+    QTimer.singleShot(0, lambda: _when_idle(window, lambda: offer_recovery(window)))  # after the file's open
     return app.exec()
 
 
-def create_window(args, settings=None):
+def _when_idle(window, then) -> None:
+    """`then()` once the window's background task (the command line's file being read) has ended."""
+    from PySide6.QtCore import QTimer
+
+    if window.progress is not None and window.progress.active:
+        QTimer.singleShot(100, lambda: _when_idle(window, then))
+    else:
+        then()
+
+
+def create_window(args, settings=None, background: bool = False):
     """The main window for these arguments and the error opening its file (or None).
+
+    `background`: the file named on the command line is left to the caller, who opens it under a
+    progress bar once the window shows (a 131k-GPU file takes seconds to read); the example still
+    opens here.
 
     Without a file it opens the built-in example and shows the first-run hint above the canvas
     (in --screenshot mode too, even when the hint was dismissed before: the picture is a first run).
@@ -129,7 +146,7 @@ def create_window(args, settings=None):
     window.resize(*args.size)
     path = args.file or (str(DEFAULT_EXAMPLE) if DEFAULT_EXAMPLE.exists() else None)
     error = None
-    if path:
+    if path and not (background and args.file):
         try:
             window.open_file(path)
         except DesignerError as exc:

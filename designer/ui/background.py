@@ -51,6 +51,10 @@ class BackgroundJob(QObject):
         self._thread.start()
         return self
 
+    def say(self, label: str) -> None:
+        """The work's next stage, from its thread (shown at the next tick)."""
+        self._label = label
+
     def _show_elapsed(self) -> None:
         self.dialog.setLabelText(f"{self._label} ({time.monotonic() - self._started:.0f} s)")
 

@@ -248,6 +248,8 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.qdoc.changed.connect(lambda _c: self._check_timer.start())
         self.qdoc.replaced.connect(lambda: self._check_timer.start(0))  # after the first paint
+        self.scene.built.connect(lambda: self._check_timer.start(0))  # a big design's boxes are all made
+        self.scene.buildProgress.connect(self._show_build_progress)
         self.qdoc.replaced.connect(self._on_replaced)
         self.job_panel.showProblemsRequested.connect(self.show_problems_popup)
         self.qdoc.dirtyChanged.connect(self.setWindowModified)
@@ -265,6 +267,14 @@ class MainWindow(QMainWindow):
         self.resultChanged.connect(lambda _r: QTimer.singleShot(0, self, self._show_link_load))
         self.timeline_dock.visibilityChanged.connect(self._timeline_shown)
 
+    def _show_build_progress(self, made: int, total: int) -> None:
+        """A big design's boxes coming in after its first paint (canvas/scene.py): how far, in the status bar."""
+        bar = self.statusBar()
+        if made < total:
+            bar.showMessage(f"drawing the canvas: {made:,} of {total:,} racks, servers and switches")
+        elif bar.currentMessage().startswith("drawing the canvas"):
+            bar.clearMessage()
+
     def settle(self, timeout_s: float = 120.0) -> bool:
         """Process events until the pending check and evaluation are done (screenshots, tests)."""
         import time
@@ -272,7 +282,7 @@ class MainWindow(QMainWindow):
         deadline = time.monotonic() + timeout_s
         app = QApplication.instance()
         def busy():
-            return (self._check_timer.isActive() or self.evaluating or self._timeline_pending
+            return (self._check_timer.isActive() or self.evaluating or self._timeline_pending or self.scene.building
                     or self.minimap._timer.isActive() or (self.progress is not None and self.progress.active))
 
         while busy() and time.monotonic() < deadline:
@@ -300,6 +310,9 @@ class MainWindow(QMainWindow):
         c = doc.counts()
         self.counts_label.setText(f"{c['racks']} racks   {c['nodes']} servers   {c['gpus']} GPUs   "
                                   f"{c['switches']} switches   {c['links']} links")
+        if self.scene.building:  # the engine's thread would slow the canvas's slices (they share the GIL)
+            self.result_label.setText("evaluating once the canvas is drawn...")
+            return  # scene.built starts it
         self.evaluate()
 
     def _on_checked(self, number: int, problems) -> None:
@@ -411,6 +424,7 @@ class MainWindow(QMainWindow):
     def open_file(self, path: str) -> None:
         """Open a design; a file that fails leaves the open design as it was (and says why)."""
         self.qdoc.open(path)
+        self.scene.finish_build()  # this call returns with the canvas whole (File > Open does not wait)
         self._add_recent(path)
         self.view.fit()
 
@@ -432,21 +446,42 @@ class MainWindow(QMainWindow):
         """File > Open and Open Recent: the file is read off the UI thread, under a progress bar with
         Cancel; a file that fails leaves the open design as it was (and says why)."""
         from ..core.io import load_document
+        from .canvas.scene_plan import plan_if_large
 
-        def opened(new) -> None:
+        def work():
             from ..core.gc_pause import collector_paused
 
+            with collector_paused():  # a full collection walks the growing design: seconds of stalls at 131k
+                new = load_document(path)
+                if self.progress is not None:
+                    self.progress.say(f"Laying out {Path(path).name}...")
+                plan = plan_if_large(new)  # a big design's cables and boxes, worked out here too
+                if plan is not None:  # before the collector resumes: see canvas/staged_gc.py
+                    from .canvas.staged_gc import keep_out_of_collections
+
+                    keep_out_of_collections()
+                return new, plan
+
+        def opened(loaded) -> None:
+            from ..core.gc_pause import collector_paused
+
+            new, plan = loaded
             with collector_paused():  # the canvas makes an item per element, no cyclic garbage (10-20 %)
+                self.scene.use_plan(plan)
                 self.qdoc.take(new, path)
                 self._add_recent(path)
                 self.view.fit()
+                if plan is not None:  # a big design: see canvas/staged_gc.py
+                    from .canvas.staged_gc import keep_out_of_collections
+
+                    keep_out_of_collections()
 
         def failed(exc) -> None:
             QMessageBox.critical(self, "Cannot open the file", str(exc) if isinstance(exc, (DesignerError, OSError))
                                  else f"{path}: internal error: {type(exc).__name__}: {exc}")
 
-        self.run_in_background("Open", f"Reading {Path(path).name}...", lambda: load_document(path), opened,
-                               failed, lambda: self.tell(f"open of {Path(path).name} cancelled"))
+        self.run_in_background("Open", f"Reading {Path(path).name}...", work, opened, failed,
+                               lambda: self.tell(f"open of {Path(path).name} cancelled"))
 
     def run_in_background(self, title: str, label: str, work, on_result, on_error, on_cancel=None):
         """Long work (generate, open, recovery) in a thread under a progress bar with Cancel."""
@@ -859,7 +894,15 @@ class MainWindow(QMainWindow):
             return
         from ..core.generate import generate_fat_tree
 
-        def built(new) -> None:
+        def build():
+            from .canvas.scene_plan import plan_if_large
+
+            new = generate_fat_tree(**options, catalog=catalog)
+            return new, plan_if_large(new)  # a big fabric's canvas planned here too, as for an open
+
+        def built(made) -> None:
+            new, plan = made
+            self.scene.use_plan(plan)  # used if the next rebuild is of this very design
             if self.qdoc.doc.spec.workload is not None:
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
             from ..core.io.bundled import untitled_title
@@ -875,7 +918,7 @@ class MainWindow(QMainWindow):
         # the dialog validated the options; anything else the builder raises is shown, never a crash
         self.run_in_background(
             "Generate", f"Building a fat-tree of {options['nodes']:,} servers...",
-            lambda: generate_fat_tree(**options, catalog=catalog), built,
+            build, built,
             lambda exc: QMessageBox.critical(self, "Cannot generate", str(exc)),
             lambda: self.tell("generate cancelled: the design is unchanged"))
 

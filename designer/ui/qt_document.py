@@ -16,6 +16,7 @@ from ..core.io.bundled import example_title, file_name_for, is_bundled
 from ..core.problems import DesignerError, Problem
 from ..core.model import Document
 from ..core.model.events import Change
+from .canvas.staged_gc import release as release_frozen
 
 
 # Undo keeps the last UNDO_LIMIT steps. A step that replaces the whole design (generate, recovery,
@@ -87,6 +88,7 @@ class QtDocument(QObject):
         """Make `new` (just read from `path`, off the UI thread maybe) the open design, with no history."""
         self.doc.replace_all(new, adopt=True)
         self.undo_stack.clear()
+        release_frozen()  # the design read before, if it was frozen (canvas/staged_gc.py)
         if is_bundled(path):
             self.set_identity(None, example_title(path))
         else:
@@ -96,6 +98,7 @@ class QtDocument(QObject):
     def new(self) -> None:
         self.doc.replace_all(Document())
         self.undo_stack.clear()
+        release_frozen()
         self.set_identity(None)
         self.dirtyChanged.emit(False)
 

@@ -12,6 +12,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsSimpleT
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from . import style
 
+_POSITION_CHANGE = QGraphicsItem.ItemPositionChange  # looked up once, not per call
+_POSITION_CHANGED = QGraphicsItem.ItemPositionHasChanged
 ID_ROLE = 0  # item.data(ID_ROLE) -> element id
 KIND_ROLE = 1  # "rack" | "node" | "switch"
 
@@ -56,12 +58,12 @@ class RackItem(QGraphicsRectItem):
         self.label_min_scale = style.MIN_TEXT_PX / max(bounds.height() * scale, 1e-6)
 
     def itemChange(self, change, value):
-        if change == QGraphicsItem.ItemPositionChange and self.snap:
+        if change == _POSITION_CHANGE and self.snap:
             grid = style.GRID_PX
             return QPointF(round(value.x() / grid) * grid, round(value.y() / grid) * grid)
-        if change == QGraphicsItem.ItemPositionHasChanged and self.on_moved:
+        if change == _POSITION_CHANGED and self.on_moved:
             self.on_moved(self)
-        return super().itemChange(change, value)
+        return value  # what QGraphicsItem.itemChange returns (called ~90 times per rack as it is made)
 
 
 class DeviceItem(QGraphicsRectItem):
@@ -138,9 +140,9 @@ class DeviceItem(QGraphicsRectItem):
         return QPointF(rect.left() + local.x() - self.rect().left(), rect.top() + local.y() - self.rect().top())
 
     def itemChange(self, change, value):
-        if change == QGraphicsItem.ItemPositionHasChanged and self.on_moved:
+        if change == _POSITION_CHANGED and self.on_moved:
             self.on_moved(self)
-        return super().itemChange(change, value)
+        return value  # what QGraphicsItem.itemChange returns
 
     def anchor(self, toward: QPointF | None = None, rect: QRectF | None = None) -> QPointF:
         """Where a cable leaves the box: the edge that faces the other end (`rect`: the box, if known)."""

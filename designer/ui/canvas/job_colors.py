@@ -224,6 +224,7 @@ class CanvasJobMarks:
         scene.aboutToRebuild.connect(self._forget_items)
         scene.qdoc.changed.connect(self._on_changed)
         scene.qdoc.replaced.connect(self._on_replaced)
+        scene.built.connect(self.refresh)  # a staged build's boxes came after the replace
         self.refresh()
 
     def set_jobs(self, jobs: list[tuple[str, list[str]]]) -> None:
@@ -249,7 +250,8 @@ class CanvasJobMarks:
 
     def _on_replaced(self) -> None:
         self.jobs = []
-        self.refresh()
+        if not self.scene.building:  # else once its boxes are all made (scene.built)
+            self.refresh()
 
     def _forget_items(self) -> None:
         """The scene is about to delete every item: the marks go with their boxes; the cable overlay

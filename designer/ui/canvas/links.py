@@ -20,10 +20,10 @@ from . import style
 KINDS = ("infiniband", "ethernet", "nvlink", "pcie")
 
 
-@dataclass
-class Bundle:
+@dataclass(slots=True)
+class Bundle:  # 295k of them at 131k GPUs: slots, and link_ids a tuple, keep each small
     key: tuple[str, str]
-    link_ids: list[str]
+    link_ids: tuple[str, ...]
     kind: str
     total_gbps: float
     cables: int
@@ -59,6 +59,11 @@ def _inside(ax: float, ay: float, bx: float, by: float, rect: QRectF) -> tuple[f
     return t0, t1
 
 
+def bundle_kinds(bundles: list[Bundle]) -> np.ndarray:
+    """Each bundle's kind as its row in KINDS (what the pens are picked by); an unknown kind draws as the first."""
+    return np.array([KINDS.index(bd.kind) if bd.kind in KINDS else 0 for bd in bundles], np.int8)
+
+
 def label_text(bundle: Bundle) -> str:
     """"4x400G" for four 400 Gb/s cables, "400G" for one."""
     rate = bundle.rate.replace(" Gb/s", "G")
@@ -92,14 +97,17 @@ class LinkLayer(QGraphicsItem):
         self.label_boxes: list[QRectF] = []  # where the last paint put cable labels (scene rects)
         self._bounds = QRectF()
         self._pens: dict[tuple, QPen] = {}
+        self._agg_qlines: list | None = None  # _aggregate_qlines
 
     # ---- data ----
-    def set_bundles(self, bundles: list[Bundle], a: np.ndarray, b: np.ndarray) -> None:
+    def set_bundles(self, bundles: list[Bundle], a: np.ndarray, b: np.ndarray, index: dict | None = None,
+                    kinds: np.ndarray | None = None, gbps: np.ndarray | None = None) -> None:
+        """`index`, `kinds`, `gbps`: made off the UI thread already (scene_plan.py), else made here."""
         self.bundles = bundles
-        self.index = {bd.key: i for i, bd in enumerate(bundles)}
+        self.index = index if index is not None else {bd.key: i for i, bd in enumerate(bundles)}
         self.lines = _Lines(a.reshape(-1, 2).astype(float), b.reshape(-1, 2).astype(float),
-                            np.array([KINDS.index(bd.kind) if bd.kind in KINDS else 0 for bd in bundles], np.int8),
-                            np.array([bd.total_gbps for bd in bundles], float))
+                            kinds if kinds is not None else bundle_kinds(bundles),
+                            gbps if gbps is not None else np.array([bd.total_gbps for bd in bundles], float))
         self.selected = {i for i in self.selected if i < len(bundles)}
         self._rebound()
 
@@ -113,6 +121,7 @@ class LinkLayer(QGraphicsItem):
                                  np.array([KINDS.index(k) if k in KINDS else 0 for k in kinds], np.int8),
                                  np.array(gbps, float))
         self.aggregate_tips = tips
+        self._agg_qlines = None
         self._rebound()
 
     def _rebound(self) -> None:
@@ -205,7 +214,11 @@ class LinkLayer(QGraphicsItem):
                 painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
             else:
                 painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
-            painter.drawLines([QLineF(ax[j], ay[j], bx[j], by[j]) for j in members])
+            if aggregate:  # the same lines at every paint of a zoomed-out view: made once (24k at 131k GPUs)
+                made = self._aggregate_qlines()
+                painter.drawLines([made[r] for r in rows[order[s:e]].tolist()])
+            else:
+                painter.drawLines([QLineF(ax[j], ay[j], bx[j], by[j]) for j in members])
         painter.setRenderHint(QPainter.Antialiasing, smooth)
         scale = painter.worldTransform().m11()
         if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= style.MAX_LINK_LABELS:
@@ -221,6 +234,13 @@ class LinkLayer(QGraphicsItem):
             for i in chosen:
                 painter.setPen(self._pen(int(self.lines.kind[i]), float(self.lines.gbps[i]) * 4, selected=True))
                 painter.drawLine(QLineF(*self.lines.a[i], *self.lines.b[i]))
+
+    def _aggregate_qlines(self) -> list:
+        """Every rack-to-rack line as a QLineF, kept until the lines change (set_aggregates)."""
+        if self._agg_qlines is None:
+            a, b = self.aggregates.a.tolist(), self.aggregates.b.tolist()
+            self._agg_qlines = [QLineF(p[0], p[1], q[0], q[1]) for p, q in zip(a, b)]
+        return self._agg_qlines
 
     def _aggregate_heat(self, heat: np.ndarray) -> np.ndarray:
         """Per rack-to-rack line, the hottest bucket of its bundles (-1: none of them has a load)."""

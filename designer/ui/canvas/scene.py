@@ -7,10 +7,11 @@ change (open, generate, undo of a generate) rebuilds it. Gestures come back as r
 """
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene, QToolTip
 
 from ...core.analysis.link_load import bundle_text
@@ -21,6 +22,7 @@ from .. import commands
 from . import style
 from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem, port_index
 from .links import Bundle, LinkLayer
+from .scene_plan import STAGED_ITEMS, DeviceBoxes, DeviceBundles, plan_aggregates, plan_bundles, plan_scene
 
 
 class _Spot:
@@ -33,21 +35,28 @@ class _Spot:
         return self._rect
 
 MARGIN_PX = 400.0
+# A design with more than STAGED_ITEMS racks, servers and switches gets its items in slices of
+# BUILD_SLICE_S between which the window paints and answers: its racks' fills and cables (planned off
+# the UI thread, scene_plan.py) show at once, the boxes fill in (131k GPUs: 26k boxes, ~6 s of making).
+BUILD_SLICE_S = 0.012
+REVEAL_S = 0.5  # made items show a batch at a time: one repaint of the canvas per batch, not per slice
 
 
 class CanvasScene(QGraphicsScene):
     message = Signal(str)  # what a refused gesture should tell the user
     aboutToRebuild = Signal()  # every item is about to be deleted (a tool must let go of its own)
+    built = Signal()  # a staged build made its last item (job marks, the overview catch up)
+    buildProgress = Signal(int, int)  # items made so far, of how many (a staged build)
 
     def __init__(self, qdoc, parent=None):
         super().__init__(parent)
         self.qdoc = qdoc
         self.racks: dict[str, RackItem] = {}
         self.devices: dict[str, DeviceItem] = {}
-        self.bundles: dict[tuple[str, str], Bundle] = {}
+        self.bundles = _BundlesByKey(self)  # bundle key -> Bundle (the link layer's rows, read by key)
         self.domain_bands: list = []  # NVLink domains (domains.py)
         self.link_layer = LinkLayer()
-        self.device_bundles: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self.device_bundles = DeviceBundles()  # device id -> the keys of the bundles it ends
         self.lod_links = True
         self.lod_labels = True
         self.lod_ports = False
@@ -59,6 +68,15 @@ class CanvasScene(QGraphicsScene):
         self._aggregate_row: dict[tuple[str, str], int] = {}
         self._aggregate_gbps: dict[tuple[str, str], float] = {}
         self._bundles_version = 0  # counts changes of which links the bundles hold
+        self._positions = None  # (bundles version, links, members, starts): each bundle's link positions
+        self.building = False  # a staged build is making items (finish_build completes it at once)
+        self._build_work = None
+        self._staged_lod = None  # _lod_source's lists, gathered by a staged build as it makes the items
+        self._hidden: list = []  # items a staged build made and has not shown yet
+        self._revealed_at = 0.0
+        self._build_timer = QTimer(self, singleShot=True, interval=0, timeout=self._build_step)
+        self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
+        self._layout_rect: QRectF | None = None  # what is drawn (itemsBoundingRect costs 0.3 s at 131k)
         self.setBackgroundBrush(style.BACKGROUND)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self.rebuild)
@@ -69,13 +87,20 @@ class CanvasScene(QGraphicsScene):
         return self.qdoc.doc
 
     # ---- building -----------------------------------------------------------------------
+    def use_plan(self, plan) -> None:
+        """The plan of the design about to replace the open one (made off the UI thread); the next
+        rebuild uses it if it is for that design's very spec."""
+        self._plan_ready = plan
+
     def rebuild(self) -> None:
+        plan, self._plan_ready = self._plan_ready, None
+        self._stop_build()
         self.aboutToRebuild.emit()
         self.clear()
+        self._layout_rect = None
         self.domain_bands = []  # deleted with the racks
         self.racks.clear()
         self.devices.clear()
-        self.bundles.clear()
         self.device_bundles.clear()
         self.link_layer = LinkLayer()
         self.addItem(self.link_layer)
@@ -83,6 +108,12 @@ class CanvasScene(QGraphicsScene):
         self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
+        if len(doc.racks) + len(doc.nodes) + len(doc.switches) > STAGED_ITEMS:
+            if plan is None or plan.spec is not doc.spec:
+                plan = plan_scene(doc)
+            if plan is not None:
+                self._start_staged(plan)
+                return
         for rack in doc.racks:
             self._add_rack(rack)
         for node in doc.nodes:
@@ -94,6 +125,142 @@ class CanvasScene(QGraphicsScene):
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self._update_scene_rect()
         self.apply_lod(None)
+
+    def _start_staged(self, plan) -> None:
+        """Cables, aggregates and rack fills from the plan now (the first paint shows the design);
+        racks, servers and switches as items in slices (_build_step)."""
+        doc = self.doc
+        self.building = True
+        left, top, right, bottom = plan.layout_rect
+        self._layout_rect = QRectF(QPointF(left, top), QPointF(right, bottom))
+        self._rack_fills = [QRectF(*r) for r in plan.rack_rects]
+        lp = plan.links
+        self.device_bundles = lp.device_bundles
+        self.link_layer.set_bundles(lp.bundles, lp.a, lp.b, lp.row_of, lp.kinds, lp.gbps)
+        self._bundles_version += 1
+        self._positions = (self._bundles_version, len(doc.links), lp.members, lp.starts)
+        self._set_aggregates(plan.aggregates)
+        self.lod_links = False  # zoomed out until the view says otherwise (its fit follows)
+        self.link_layer.show_individual = False
+        self.setSceneRect(self._layout_rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
+        self._build_work = self._make_items(doc, lp.used_ports)
+        self._hidden = []
+        self._revealed_at = time.perf_counter()
+        self._build_timer.start()
+
+    def _make_items(self, doc, used_ports: dict):
+        """Rack by rack, its servers and switches with it; then the loose ones. Yields after each rack."""
+        racked: dict = defaultdict(list)
+        rack_ids = {r.id for r in doc.racks}
+        loose = []
+        for kind, elements in (("node", doc.nodes), ("switch", doc.switches)):
+            for e in elements:
+                (racked[e.rack] if e.rack in rack_ids else loose).append((e, kind))
+        total, made = len(doc.racks) + len(doc.nodes) + len(doc.switches), 0
+        scale = self._scale
+        # what _apply_item_lod needs of each item, gathered as it is made (a pass over 26k items: 0.4 s)
+        lod = self._staged_lod = ([], [], [], [], [], [], [])
+        for rack in list(doc.racks):
+            item = RackItem(rack)
+            item.setVisible(False)  # until its batch shows (_reveal), its servers and switches with it
+            item.label.setVisible(item.label_min_scale <= scale)  # thousands of names unseen when zoomed out
+            lod[0].append(item.label)
+            lod[1].append(item.label_min_scale)
+            item.on_moved = self._rack_moved
+            self.addItem(item)
+            self.racks[rack.id] = item
+            self._hidden.append(item)
+            made += 1
+            for element, kind in racked.get(rack.id, ()):
+                self._add_staged_device(element, kind, used_ports, scale)
+                made += 1
+            self._made = (made, total)
+            yield
+        for element, kind in loose:
+            self._add_staged_device(element, kind, used_ports, scale)
+            self._hidden.append(self.devices[element.id])
+            made += 1
+            self._made = (made, total)
+            yield
+        # the last steps, a slice each (each is ~50 ms at 131k GPUs)
+        self._reveal()
+        yield
+        self._rebuild_domains()
+        self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
+        yield
+        self._lod_items = None
+        self._apply_item_lod(self._scale, made=True)  # every item's name and ports by the zoom now
+        self._staged_lod = None
+        yield
+
+    def _add_staged_device(self, element, kind: str, used_ports: dict, scale: float) -> None:
+        item = DeviceItem(element, kind)
+        lod = self._staged_lod
+        lod[2].append(item.label)
+        lod[3].append(item.label_min_scale)
+        lod[4].append((kind, round(element.height_units * UNIT_HEIGHT_PX - 0.8, 2)))  # the box's height
+        lod[5].append(item.ports)
+        lod[6].append(item.ports_min_scale)
+        if element.rack not in self.racks:
+            item.setVisible(False)  # a loose one: until its batch shows
+        item.label.setVisible(item.label_min_scale <= scale)
+        ports = used_ports.get(element.id)
+        if ports:
+            item.ports.used = ports
+        self.devices[element.id] = item
+        self._place_device(item, element)
+        item.on_moved = self._device_moved  # after placing: its cables' ends are planned already
+
+    def _build_step(self) -> None:
+        work = self._build_work
+        if work is None:
+            return
+        deadline = time.perf_counter() + BUILD_SLICE_S
+        for _ in work:
+            now = time.perf_counter()
+            if now >= deadline:
+                if now - self._revealed_at >= REVEAL_S:
+                    self._reveal()
+                self.buildProgress.emit(*self._made)
+                self._build_timer.start()
+                return
+        self._finish_staged()
+
+    def _reveal(self) -> None:
+        for item in self._hidden:
+            item.setVisible(True)
+        self._hidden = []
+        self._revealed_at = time.perf_counter()
+
+    def finish_build(self) -> None:
+        """Make the items a staged build has not made yet, now (an edit, a search or a selection needs
+        them all)."""
+        work = self._build_work
+        if work is None:
+            return
+        for _ in work:
+            pass
+        self._finish_staged()
+
+    def _finish_staged(self) -> None:
+        self._build_timer.stop()
+        self._build_work = None
+        self.building = False
+        self.buildProgress.emit(*getattr(self, "_made", (0, 0)))
+        self.built.emit()
+
+    def _stop_build(self) -> None:
+        self._build_timer.stop()
+        self._build_work = None
+        self._staged_lod = None
+        self._hidden = []
+        self.building = False
+
+    def layout_rect(self) -> QRectF:
+        """What is drawn (the view's fit, the overview): kept until the next change."""
+        if self._layout_rect is None:
+            self._layout_rect = self.itemsBoundingRect()
+        return QRectF(self._layout_rect)
 
     def _add_rack(self, rack: Rack) -> RackItem:
         item = RackItem(rack)
@@ -139,31 +306,35 @@ class CanvasScene(QGraphicsScene):
             return None
         return (a, b) if a <= b else (b, a)
 
+    def _device_boxes(self) -> DeviceBoxes:
+        """Every device item's box in the scene, for scene_plan (an edit plans from the items)."""
+        rack_row = {rack_id: i for i, rack_id in enumerate(self.racks)}
+        ids, boxes, ports, racks = [], [], [], []
+        for device_id, item in self.devices.items():
+            r = item.mapRectToScene(item.rect())
+            parent = item.parentItem()
+            ids.append(device_id)
+            boxes.append((r.left(), r.top(), r.width(), r.height()))
+            ports.append(item.ports.count)
+            racks.append(rack_row.get(parent.data(ID_ROLE), -1) if parent is not None else -1)
+        box = np.array(boxes, float).reshape(-1, 4)
+        rack = np.array(racks, np.int64)
+        return DeviceBoxes(ids, {d: i for i, d in enumerate(ids)}, box[:, 0], box[:, 1], box[:, 2], box[:, 3],
+                           np.array(ports, np.int64), np.array([item.parentItem() is not None
+                                                                for item in self.devices.values()], bool),
+                           rack, list(self.racks))
+
     def _rebuild_bundles(self) -> None:
-        self.bundles.clear()
-        self.device_bundles.clear()
-        grouped: dict[tuple[str, str], list[Link]] = defaultdict(list)
-        positions: dict[tuple[str, str], list[int]] = defaultdict(list)  # for the link heat
-        for i, link in enumerate(self.doc.links):
-            key = self._bundle_key(link)
-            if key is not None:
-                grouped[key].append(link)
-                positions[key].append(i)
-        bundles = []
-        for key, links in grouped.items():
-            bundle = self._make_bundle(key, links)
-            bundles.append(bundle)
-        a = np.zeros((len(bundles), 2))
-        b = np.zeros((len(bundles), 2))
-        rects: dict = {}  # each device's box, once (a leaf ends hundreds of bundles)
-        for i, bundle in enumerate(bundles):
-            pa, pb = self._ends(bundle.key, rects)
-            a[i] = (pa.x(), pa.y())
-            b[i] = (pb.x(), pb.y())
-        self.link_layer.set_bundles(bundles, a, b)
-        self._mark_used_ports()
+        lp = plan_bundles(self.doc.links, self._device_boxes())
+        self.device_bundles = lp.device_bundles
+        self.link_layer.set_bundles(lp.bundles, lp.a, lp.b, lp.row_of, lp.kinds, lp.gbps)
+        for device_id, item in self.devices.items():  # each device's ports with a cable (drawn filled)
+            ports = lp.used_ports.get(device_id, frozenset())
+            if ports != item.ports.used:
+                item.ports.used = ports
+                item.ports.update()
         self._bundles_version += 1  # which links each bundle holds changed (link heat rows)
-        self._positions = (self._bundles_version, len(self.doc.links), positions)
+        self._positions = (self._bundles_version, len(self.doc.links), lp.members, lp.starts)
         self._aggregates_stale = True
 
     @staticmethod
@@ -173,17 +344,10 @@ class CanvasScene(QGraphicsScene):
         a_device, a_port = split_endpoint(links[0].a)
         _b_device, b_port = split_endpoint(links[0].b)
         ports = (port_index(a_port), port_index(b_port))
-        return Bundle(key, [l.id for l in links], kinds.pop() if len(kinds) == 1 else "ethernet",
+        return Bundle(key, tuple(l.id for l in links), kinds.pop() if len(kinds) == 1 else "ethernet",
                       sum(l.bandwidth_gbps * l.count for l in links), sum(l.count for l in links),
                       f"{rates.pop():g} Gb/s" if len(rates) == 1 else "mixed",
                       ports if a_device == key[0] else ports[::-1])
-
-    def _make_bundle(self, key, links) -> Bundle:
-        bundle = self._make_bundle_data(key, links)
-        self.bundles[key] = bundle
-        self.device_bundles[key[0]].add(key)
-        self.device_bundles[key[1]].add(key)
-        return bundle
 
     def _ends(self, key, rects: dict | None = None) -> tuple[QPointF, QPointF]:
         """Where a bundle's line ends: on the port its first cable uses (so a device's cables fan out
@@ -206,21 +370,8 @@ class CanvasScene(QGraphicsScene):
             device, port = split_endpoint(end)
             item, index = self.devices.get(device), port_index(port)
             if item is not None and index is not None:
-                (item.ports.used.add if used else item.ports.used.discard)(index)
-                item.ports.update()
-
-    def _mark_used_ports(self) -> None:
-        """Each device's ports with a cable (drawn filled when zoomed in)."""
-        used: dict[str, set[int]] = defaultdict(set)
-        for link in self.doc.links:
-            for end in (link.a, link.b):
-                device, port = split_endpoint(end)
-                index = port_index(port)
-                if index is not None:
-                    used[device].add(index)
-        for device_id, item in self.devices.items():
-            ports = used.get(device_id, set())
-            if ports != item.ports.used:
+                ports = set(item.ports.used)  # a copy: alike devices share one frozenset (scene_plan.py)
+                (ports.add if used else ports.discard)(index)
                 item.ports.used = ports
                 item.ports.update()
 
@@ -282,38 +433,15 @@ class CanvasScene(QGraphicsScene):
 
     def _rebuild_aggregates(self) -> None:
         """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables."""
-        totals: dict[tuple[str, str], float] = defaultdict(float)
-        kinds: dict[tuple[str, str], str] = {}
-        pair_of: dict[tuple[str, str], tuple[str, str]] = {}  # bundle -> its racks (the link heat per aggregate)
-        for key, bundle in self.bundles.items():
-            ra = self._rack_of(key[0])
-            rb = self._rack_of(key[1])
-            if ra is None or rb is None or ra == rb:
-                continue
-            pair = (ra, rb) if ra <= rb else (rb, ra)
-            totals[pair] += bundle.total_gbps
-            kinds[pair] = bundle.kind
-            pair_of[key] = pair
-        pairs = list(totals)
-        row_of_pair = {p: i for i, p in enumerate(pairs)}
-        self.link_layer.bundle_aggregate = np.array(
-            [row_of_pair[pair_of[b.key]] if b.key in pair_of else -1 for b in self.link_layer.bundles], np.int64)
-        a = np.zeros((len(pairs), 2))
-        b = np.zeros((len(pairs), 2))
-        tips = []
-        for i, (ra, rb) in enumerate(pairs):
-            ra_rect = self.racks[ra].sceneBoundingRect()
-            rb_rect = self.racks[rb].sceneBoundingRect()
-            if ra_rect.center().y() < rb_rect.center().y():
-                a[i] = (ra_rect.center().x(), ra_rect.bottom())
-                b[i] = (rb_rect.center().x(), rb_rect.top())
-            else:
-                a[i] = (ra_rect.center().x(), ra_rect.top())
-                b[i] = (rb_rect.center().x(), rb_rect.bottom())
-            tips.append(f"racks {ra} - {rb}: {totals[(ra, rb)] / 1000:g} Tb/s (zoom in for the cables)")
-        self.link_layer.set_aggregates(a, b, [kinds[p] for p in pairs], [totals[p] / 8 for p in pairs], tips)
-        self._aggregate_row = {p: i for i, p in enumerate(pairs)}  # for a bundle's change of speed
-        self._aggregate_gbps = dict(totals)
+        rects = [item.mapRectToScene(item.rect()) for item in self.racks.values()]
+        self._set_aggregates(plan_aggregates(self.link_layer.bundles, self._device_boxes(),
+                                             [(r.x(), r.y(), r.width(), r.height()) for r in rects]))
+
+    def _set_aggregates(self, plan) -> None:
+        self.link_layer.bundle_aggregate = plan.bundle_aggregate
+        self.link_layer.set_aggregates(plan.a, plan.b, plan.kinds, plan.gbps, plan.tips)
+        self._aggregate_row = plan.row  # for a bundle's change of speed
+        self._aggregate_gbps = plan.total_gbps
         self._aggregates_stale = False
 
     def _rebuild_domains(self) -> None:
@@ -334,7 +462,7 @@ class CanvasScene(QGraphicsScene):
         return parent.data(ID_ROLE) if parent is not None else None
 
     def _update_scene_rect(self) -> None:
-        rect = self.itemsBoundingRect()
+        rect = self.layout_rect()
         if rect.isNull():
             rect = QRectF(0, 0, 1600, 1000)
         self.setSceneRect(rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
@@ -360,25 +488,26 @@ class CanvasScene(QGraphicsScene):
             self.link_layer.update()
         self._apply_item_lod(self._scale)
 
-    def _apply_item_lod(self, scale: float) -> None:
+    def _apply_item_lod(self, scale: float, made: bool = False) -> None:
         """Names and ports on or off by each item's own threshold; only the ones that change are touched
         (a 16k-GPU canvas has thousands)."""
+        if self.building and not made:
+            return  # each item got its names' and ports' visibility as it was made; all of them at the end
         lod = self._lod_items
         if lod is None:
-            labels = ([item.label for item in self.racks.values()] + [item.label for item in self.devices.values()]
-                      + [band.label for band in self.domain_bands if band.label_fits])
+            source, self._staged_lod = self._staged_lod or self._lod_source(), None
+            rack_labels, rack_mins, device_labels, device_mins, groups, ports, ports_min = source
+            bands = [band for band in self.domain_bands if band.label_fits]
             # Alike items show their names together: every rack, every server of one height, every
             # 1U switch... from the zoom where the smallest of them reads (not node0-node9 before node10).
             group_min: dict = defaultdict(float)
-            for item in self.devices.values():
-                group = (item.kind, round(item.rect().height(), 2))
-                group_min[group] = max(group_min[group], item.label_min_scale)
-            racks_min = max((item.label_min_scale for item in self.racks.values()), default=0.0)
-            label_min = ([racks_min] * len(self.racks)
-                         + [group_min[(item.kind, round(item.rect().height(), 2))] for item in self.devices.values()]
-                         + [band.label_min_scale for band in self.domain_bands if band.label_fits])
-            ports = [item.ports for item in self.devices.values()]
-            ports_min = [item.ports_min_scale for item in self.devices.values()]
+            for group, minimum in zip(groups, device_mins):
+                if minimum > group_min[group]:
+                    group_min[group] = minimum
+            racks_min = max(rack_mins, default=0.0)
+            labels = rack_labels + device_labels + [band.label for band in bands]
+            label_min = ([racks_min] * len(rack_labels) + [group_min[g] for g in groups]
+                         + [band.label_min_scale for band in bands])
             lod = self._lod_items = (labels, np.array(label_min, float), np.array([l.isVisible() for l in labels]),
                                      ports, np.array(ports_min, float), np.array([p.isVisible() for p in ports]))
         labels, label_min, label_shown, ports, ports_min, ports_shown = lod
@@ -390,14 +519,25 @@ class CanvasScene(QGraphicsScene):
         self.lod_labels = bool(label_shown.any())
         self.lod_ports = bool(ports_shown.any())
 
+    def _lod_source(self) -> tuple:
+        """(rack names, their zoom thresholds, device names, theirs, each device's group, ports, theirs)."""
+        racks, devices = self.racks.values(), self.devices.values()
+        return ([item.label for item in racks], [item.label_min_scale for item in racks],
+                [item.label for item in devices], [item.label_min_scale for item in devices],
+                [(item.kind, round(item.rect().height(), 2)) for item in devices],
+                [item.ports for item in devices], [item.ports_min_scale for item in devices])
+
     def _lod_changed(self) -> None:
         """Items came, went or changed their names: thresholds again at the next zoom (and now)."""
         self._lod_items = None
         if self.views():
             self._apply_item_lod(self._scale)
+        self._staged_lod = None  # used by now, or stale
 
     # ---- mirroring the document ---------------------------------------------------------
     def _on_changed(self, changes) -> None:
+        self.finish_build()  # the items the changes apply to
+        self._layout_rect = None
         links_touched: set[tuple[str, str]] = set()  # bundles that gained or lost cables
         values_touched: set[tuple[str, str]] = set()  # bundles whose cables changed speed, kind or count
         rebuild_links = False
@@ -535,18 +675,21 @@ class CanvasScene(QGraphicsScene):
         reuses them), flattened for numpy: (rows, flat positions, row starts, rows with links)."""
         key = (self.doc.lineage, self._bundles_version, len(self.doc.links), n_util)
         if getattr(self, "_heat_cache_key", None) != key:
-            known = getattr(self, "_positions", None)
+            known = self._positions
             if known is not None and known[:2] == key[1:3]:  # as the last rebuild found them
-                rows = [[p for p in known[2].get(b.key, ()) if p < n_util] for b in self.link_layer.bundles]
+                members, starts = known[2], known[3]
             else:
                 position = {l.id: i for i, l in enumerate(self.doc.links)}
-                rows = [[position[i] for i in b.link_ids if i in position and position[i] < n_util]
-                        for b in self.link_layer.bundles]
-            filled = np.array([i for i, r in enumerate(rows) if r], dtype=np.int64)
-            lengths = np.array([len(rows[i]) for i in filled], dtype=np.int64)
-            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if len(lengths) else lengths
-            flat = np.array([p for r in rows for p in r], dtype=np.int64)
-            self._heat_cache = (rows, flat, starts, filled)
+                rows = [[position[i] for i in b.link_ids if i in position] for b in self.link_layer.bundles]
+                members = np.array([p for r in rows for p in r], dtype=np.int64)
+                starts = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+            if len(members) and members.max() >= n_util:  # links the result does not cover
+                kept = np.concatenate([[0], np.cumsum(members < n_util)])[starts]
+                members = members[members < n_util]
+                starts = kept.astype(np.int64)
+            lengths = np.diff(starts)
+            filled = np.flatnonzero(lengths)
+            self._heat_cache = (_BundleRows(members, starts), members, starts[:-1][filled], filled)
             self._heat_cache_key = key
         return self._heat_cache
 
@@ -716,6 +859,7 @@ class CanvasScene(QGraphicsScene):
         return out
 
     def select_ids(self, ids) -> None:
+        self.finish_build()
         wanted = set(ids)
         self.clearSelection()
         for element_id in wanted:
@@ -728,6 +872,7 @@ class CanvasScene(QGraphicsScene):
             self.selectionChanged.emit()
 
     def item_for(self, element_id: str):
+        self.finish_build()
         item = self.racks.get(element_id) or self.devices.get(element_id)
         if item is None:
             for i, bundle in enumerate(self.link_layer.bundles):
@@ -735,6 +880,61 @@ class CanvasScene(QGraphicsScene):
                     a, b = self.link_layer.lines.a[i], self.link_layer.lines.b[i]
                     return _Spot(QRectF(QPointF(*np.minimum(a, b)), QPointF(*np.maximum(a, b))))
         return item
+
+
+class _BundlesByKey:
+    """scene.bundles: bundle key -> Bundle, read through the link layer's index (295k bundles at 131k
+    GPUs: one dict of them, not two)."""
+
+    def __init__(self, scene):
+        self._scene = scene
+
+    def _layer(self):
+        return self._scene.link_layer
+
+    def get(self, key, default=None):
+        layer = self._layer()
+        row = layer.index.get(key)
+        return default if row is None else layer.bundles[row]
+
+    def __getitem__(self, key):
+        layer = self._layer()
+        return layer.bundles[layer.index[key]]
+
+    def __setitem__(self, key, bundle) -> None:
+        layer = self._layer()
+        layer.bundles[layer.index[key]] = bundle
+
+    def __contains__(self, key) -> bool:
+        return key in self._layer().index
+
+    def __iter__(self):
+        return iter(self._layer().index)
+
+    def __len__(self) -> int:
+        return len(self._layer().index)
+
+    def keys(self):
+        return self._layer().index.keys()
+
+    def values(self):
+        return list(self._layer().bundles)
+
+    def items(self):
+        return [(bundle.key, bundle) for bundle in self._layer().bundles]
+
+
+class _BundleRows:
+    """Bundle r's link positions as a list, made when asked (a tooltip), not for all 295k bundles."""
+
+    def __init__(self, members: np.ndarray, starts: np.ndarray):
+        self.members, self.starts = members, starts
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, row: int) -> list:
+        return self.members[self.starts[row]:self.starts[row + 1]].tolist()
 
 
 def _utilization_by_job(result) -> dict:

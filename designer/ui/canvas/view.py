@@ -87,7 +87,7 @@ class CanvasView(QGraphicsView):
 
     def fit(self) -> None:
         scene = self.scene()
-        rect = scene.itemsBoundingRect()
+        rect = scene.layout_rect()
         if rect.isEmpty():
             rect = QRectF(0, 0, 800, 500)
         self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.KeepAspectRatio)
@@ -100,7 +100,7 @@ class CanvasView(QGraphicsView):
         if scale is not None:
             self.zoom_by(scale / self.scale_factor())
         self.centerOn(item.sceneBoundingRect().center() if item is not None
-                      else self.scene().itemsBoundingRect().center())
+                      else self.scene().layout_rect().center())
         self._zoomed()
 
     def center_on_item(self, item) -> None:
@@ -111,13 +111,13 @@ class CanvasView(QGraphicsView):
         self._zoomed()
 
     def visible_fraction(self) -> float:
-        layout = self.scene().itemsBoundingRect() if not getattr(self, "_layout_rect", None) else self._layout_rect
+        layout = self.scene().layout_rect() if not getattr(self, "_layout_rect", None) else self._layout_rect
         shown = self.mapToScene(self.viewport().rect()).boundingRect().intersected(layout)
         area = layout.width() * layout.height()
         return (shown.width() * shown.height() / area) if area > 0 else 1.0
 
     def _zoomed(self) -> None:
-        self._layout_rect = self.scene().itemsBoundingRect()
+        self._layout_rect = self.scene().layout_rect()
         self.scene().apply_lod(self.scale_factor(), self.visible_fraction())
         self.resetCachedContent()
         self.zoomChanged.emit(self.scale_factor())

@@ -1,0 +1,308 @@
+"""Benchmark: opening a very large design in the real window, offscreen, the way a user does (a script).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_open.py FILE [FILE ...] [--route open|argv]
+        [--tracemalloc] [--profile OUT.prof] [--stalls] [--phases]
+
+Each file opens in a process of its own (peak RSS is the open's own) and prints one JSON line:
+  open_to_paint_ms   File > Open (the file picked in its dialog; --route argv: `designer-gui FILE`,
+                     the window created with the file argument) until the canvas has painted the new design
+  items_done_ms      the same start until every rack, server and switch is an item (a big design's
+                     boxes fill in after its first paint)
+  first_result_ms    the same start until the Breakdown shows a step time (or says why not)
+  max_late_ms        the worst lateness of a 10 ms QTimer over all of it (the UI thread's longest stall)
+  progress_shown     the open ran under a progress bar with Cancel
+  rss_mb_at_paint    resident memory when the design was first painted
+  rss_mb_at_items_done  resident memory once every item is made
+  peak_rss_mb        the process's peak resident memory (up to the first result, the engine's arrays included)
+Targets (issue 13): open to first paint <= 3 s at 16,384 GPUs and <= 10 s at 131,072; <= 600 MB at 131k;
+the event loop never late by more than 100 ms.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+TIMEOUT_S = 300.0
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class StallSampler:
+    """--stalls: a thread samples the UI thread's stack every 5 ms; stalls of the 10 ms timer longer than
+    100 ms are reported with the functions seen most inside them (where the UI thread was busy)."""
+
+    def __init__(self):
+        import threading
+
+        self.samples: list = []  # (time, stack text)
+        self.stalls: list = []  # (start, end)
+        self._main = threading.main_thread().ident
+        self._stop = False
+        self._last = time.perf_counter()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        import traceback
+
+        while not self._stop:
+            frame = sys._current_frames().get(self._main)
+            if frame is not None:
+                stack = traceback.extract_stack(frame)[-12:]
+                self.samples.append((time.perf_counter(), " < ".join(
+                    f"{Path(f.filename).name}:{f.lineno}:{f.name}" for f in reversed(stack))))
+            time.sleep(0.005)
+
+    def tick(self) -> None:
+        now = time.perf_counter()
+        if now - self._last > 0.110:
+            self.stalls.append((self._last, now))
+        self._last = now
+
+    def report(self) -> list:
+        from collections import Counter
+
+        out = []
+        for start, end in self.stalls:
+            seen = Counter(text for t, text in self.samples if start <= t <= end)
+            out.append({"ms": round((end - start) * 1000), "where": [f"{n} x {text}" for text, n in seen.most_common(3)]})
+        return out
+
+
+SLOW_CALLS: list = []  # --phases: (ms, name) of the UI thread's calls that took over 50 ms
+
+
+def time_phases() -> None:
+    """--phases: wrap the window's steps of an open so that each one over 50 ms is listed (where the
+    event loop's longest stalls come from)."""
+    import functools
+    import threading
+
+    from designer.core.model.document import Document
+    from designer.ui.canvas.job_colors import CanvasJobMarks
+    from designer.ui.canvas.minimap import Minimap
+    from designer.ui.canvas.scene import CanvasScene
+    from designer.ui.canvas.view import CanvasView
+    from designer.ui.inspector import Inspector
+    from designer.ui.main_window import MainWindow
+    from designer.ui.palette import Palette
+    from designer.ui.qt_document import QtDocument
+
+    main = threading.main_thread()
+    for cls, names in ((QtDocument, ["take"]), (CanvasScene, ["rebuild", "_build_step", "_finish_staged", "paint"]),
+                       (Document, ["_reindex", "counts", "snapshot"]), (CanvasView, ["fit", "paintEvent"]),
+                       (MainWindow, ["_after_edit", "_on_evaluated", "_on_checked", "_show_panels", "_on_replaced"]),
+                       (Minimap, ["render_overview"]), (Palette, ["use_parts_of"]), (Inspector, ["show_ids"]),
+                       (CanvasJobMarks, ["refresh"])):
+        for name in names:
+            original = getattr(cls, name, None)
+            if original is None:
+                continue
+
+            def wrapped(*args, _original=original, _name=f"{cls.__name__}.{name}", **kwargs):
+                if threading.current_thread() is not main:
+                    return _original(*args, **kwargs)
+                t = time.perf_counter()
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    ms = (time.perf_counter() - t) * 1000
+                    if ms > 50 or _name == "QtDocument.take":
+                        SLOW_CALLS.append((round(ms), _name, round(time.perf_counter() * 1000)))
+
+            setattr(cls, name, functools.wraps(original)(wrapped))
+
+
+class PaintWatch:
+    """Counts the canvas viewport's paint events (the first paint of the new design is what a user sees)."""
+
+    def __init__(self, viewport):
+        from PySide6.QtCore import QEvent, QObject
+
+        class Filter(QObject):
+            def eventFilter(inner, obj, event):  # noqa: N805 - Qt's signature
+                if event.type() == QEvent.Paint:
+                    self.paints += 1
+                return False
+
+        self.paints = 0
+        self._filter = Filter()
+        viewport.installEventFilter(self._filter)
+
+
+def settle_idle(seconds: float = 1.0) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    app, end = QApplication.instance(), time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        app.processEvents()
+        time.sleep(0.005)
+
+
+def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: bool = False,
+            phases: bool = False) -> dict:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication, QFileDialog
+
+    from bench_live import Lateness, pump_until
+    from designer.ui.main_window import MainWindow
+
+    if trace:
+        import tracemalloc
+
+        tracemalloc.start(8)
+    if phases:
+        time_phases()
+    if os.environ.get("BENCH_OPEN_NO_EVAL"):  # an experiment: the open without the engine's thread
+        MainWindow.evaluate = lambda self: None
+    app = QApplication.instance() or QApplication([])
+    tmp = tempfile.mkdtemp()
+    settings = QSettings(str(Path(tmp) / "s.ini"), QSettings.IniFormat)
+    row = {"file": Path(path).name, "route": route, "rss_mb_before": round(rss_mb())}
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+    if route == "argv":  # `designer-gui FILE`: the window is made with the file argument, then shown
+        import argparse
+
+        from designer.ui.app import create_window
+
+        args = argparse.Namespace(file=path, screenshot=None, size=(1600, 1000))
+        t0 = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        window, error = create_window(args, settings, background=True)
+        window.show()
+        late = Lateness()
+        window._open_reporting(path)  # as designer-gui's main does once the window shows
+    else:
+        window = MainWindow(settings)
+        window.resize(1600, 1000)
+        window.show()
+        settle_idle()  # the window's own first layout (docks, tabs) is not part of the open
+        late = Lateness()
+        QFileDialog.getOpenFileName = staticmethod(lambda *a, **k: (str(path), ""))
+        t0 = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        window.act_open.trigger()
+    late_stalls: list = []
+    if phases:
+        last = [time.perf_counter()]
+
+        def note() -> None:
+            now = time.perf_counter()
+            late_stalls.append((last[0], now))
+            last[0] = now
+
+        late.timer.timeout.connect(note)
+    sampler = None
+    if stalls:
+        sampler = StallSampler()
+        late.timer.timeout.connect(sampler.tick)
+    watch = PaintWatch(window.view.viewport())
+    target = str(Path(path).resolve())
+
+    def opened() -> bool:
+        return window.qdoc.path is not None and str(Path(window.qdoc.path).resolve()) == target
+
+    pump_until(opened)
+    painted_before = watch.paints
+    pump_until(lambda: watch.paints > painted_before)
+    row["open_to_paint_ms"] = round((time.perf_counter() - t0) * 1000)
+    row["rss_mb_at_paint"] = round(rss_mb())
+    pump_until(lambda: not getattr(window.scene, "building", False))
+    row["items_done_ms"] = round((time.perf_counter() - t0) * 1000)
+    row["rss_mb_at_items_done"] = round(rss_mb())
+    progress = window.progress
+    row["progress_shown"] = bool(progress is not None and progress.seen)
+    row["gpus"] = window.qdoc.doc.num_gpus()
+    row["scene_items"] = len(window.scene.items())
+
+    def answered() -> bool:  # the worker's first answer for the opened design is on screen
+        return not (window.scene.building or window._check_timer.isActive() or window.evaluating)
+
+    pump_until(answered)
+    row["first_result_ms"] = round((time.perf_counter() - t0) * 1000)
+    row["result"] = (f"step {window.result.step_time_s:.2f} s" if window.result is not None
+                     else window.result_label.text())
+    if profiler:
+        profiler.disable()
+        profiler.dump_stats(profile)
+    row["max_late_ms"] = round(late.worst_s * 1000)
+    if phases:
+        base = round(t0 * 1000)
+        row["slow_calls"] = [(ms, name, at - ms - base) for ms, name, at in SLOW_CALLS]  # ms, what, started at
+        row["stalls_at"] = [(round((a - t0) * 1000), round((b - a) * 1000)) for a, b in late_stalls
+                            if b - a > 0.1]
+    if sampler is not None:
+        sampler._stop = True
+        row["stalls"] = sampler.report()
+    row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    row["load"] = round(os.getloadavg()[0], 2)
+    if trace:
+        import tracemalloc
+
+        snap = tracemalloc.take_snapshot()
+        stats = snap.statistics("lineno")[:15]
+        row["traced_mb"] = round(sum(s.size for s in snap.statistics("filename")) / 2**20)
+        row["top"] = [f"{s.size / 2**20:.1f} MB {s.count} {s.traceback[0].filename.split('/designer/')[-1]}:"
+                      f"{s.traceback[0].lineno}" for s in stats]
+    window.qdoc.undo_stack.setClean()
+    window.close()
+    return row
+
+
+def main(argv: list[str]) -> int:
+    route, trace, profile, stalls, phases = "open", False, None, False, "--phases" in argv
+    if phases:
+        argv.remove("--phases")
+    if "--stalls" in argv:
+        argv.remove("--stalls")
+        stalls = True
+    if "--route" in argv:
+        i = argv.index("--route")
+        route = argv[i + 1]
+        del argv[i:i + 2]
+    if "--tracemalloc" in argv:
+        argv.remove("--tracemalloc")
+        trace = True
+    if "--profile" in argv:
+        i = argv.index("--profile")
+        profile = argv[i + 1]
+        del argv[i:i + 2]
+    if argv and argv[0] == "--one":
+        print(json.dumps(run_one(argv[1], route, trace, profile, stalls, phases)), flush=True)
+        return 0
+    if not argv or route not in ("open", "argv"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    for path in argv:
+        extra = (["--tracemalloc"] if trace else []) + (["--profile", profile] if profile else []) \
+            + (["--stalls"] if stalls else []) + (["--phases"] if phases else [])
+        out = subprocess.run([sys.executable, __file__, "--one", path, "--route", route, *extra],
+                             capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT_S * 2)
+        line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+        if out.returncode or not line.startswith("{"):
+            line = json.dumps({"file": path, "error": (out.stderr.strip().splitlines() or ["failed"])[-1]})
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,350 @@
+"""What the canvas draws for a design, worked out from the model alone (no Qt item is touched), so that
+it can run off the UI thread while a big file opens, and in numpy where it is per cable.
+
+A plan holds each server's and switch's box in the scene, the cable bundles between two devices with the
+points their lines end on, the ports in use, the rack-to-rack aggregates of the zoomed-out view and the
+layout's extent. The scene (scene.py) turns it into items; on an edit it plans the bundles the same way
+from its items' boxes. At 131,072 GPUs (295k bundles) this takes ~2 s, against ~20 s done item by item.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
+from .items import PORT_GAP_PX, PORTS_PER_ROW, port_index
+from .links import KINDS, Bundle, bundle_kinds
+
+# A design with more racks, servers and switches than this gets its canvas planned off the UI thread and
+# its items made in slices (scene.py); a smaller one is drawn at once.
+STAGED_ITEMS = 1500
+RACK_EDGE_HALF_PX = 0.5  # half the rack outline's pen (1 px): Qt counts it in a rack's bounding box
+DEVICE_INSET_PX = 3.0  # a server's or switch's box inside its rack (items.DeviceItem.update_from)
+DEVICE_GAP_PX = 0.4  # above and below each box
+
+
+@dataclass
+class DeviceBoxes:
+    """The scene box of every server and switch (index i: ids[i]); `in_rack`: drawn inside its rack
+    (cables then leave from the side), `rack`: its rack's row in `rack_ids`, -1 for a loose device."""
+
+    ids: list
+    index: dict
+    left: np.ndarray
+    top: np.ndarray
+    width: np.ndarray
+    height: np.ndarray
+    ports: np.ndarray  # how many ports the box draws (NICs of a server, radix of a switch)
+    in_rack: np.ndarray
+    rack: np.ndarray
+    rack_ids: list
+
+
+@dataclass
+class BundlePlan:
+    bundles: list  # links.Bundle, in the order their first cable comes in the document
+    a: np.ndarray  # (n, 2) where each line ends at bundle.key[0]
+    b: np.ndarray
+    members: np.ndarray  # link positions in the document, bundle by bundle
+    starts: np.ndarray  # bundle r holds members[starts[r]:starts[r + 1]] (one more entry than bundles)
+    used_ports: dict  # device id -> frozenset of port numbers with a cable (alike ones shared)
+    device_bundles: "DeviceBundles"  # device id -> the keys of the bundles it ends
+    row_of: dict  # bundle key -> its row (links.LinkLayer.index)
+    kinds: np.ndarray  # links.bundle_kinds
+    gbps: np.ndarray  # each bundle's total
+
+
+@dataclass
+class AggregatePlan:
+    a: np.ndarray
+    b: np.ndarray
+    kinds: list
+    gbps: list  # per line, in GB/s (the layer's width scale)
+    tips: list
+    bundle_aggregate: np.ndarray  # per bundle, its line or -1
+    row: dict  # (rack, rack) -> line
+    total_gbps: dict  # (rack, rack) -> Gb/s
+
+
+@dataclass
+class ScenePlan:
+    spec: object  # the ClusterSpec planned: the scene uses the plan only for this very spec
+    boxes: DeviceBoxes
+    links: BundlePlan
+    aggregates: AggregatePlan
+    rack_rects: list  # (x, y, width, height) of every rack, in the order of doc.racks
+    layout_rect: tuple  # (left, top, right, bottom) of everything drawn
+
+
+def _port_count(element, kind: str) -> int:
+    return int((element.nic_count if kind == "node" else element.radix) or 0)
+
+
+def boxes_from_model(doc) -> DeviceBoxes | None:
+    """Every device's box as the scene will place it; None when a loose device has no stored
+    position (the scene then places it next to what is drawn, which only its items can tell)."""
+    racks = {r.id: (i, r) for i, r in enumerate(doc.racks)}
+    positions = doc.spec.layout.get("positions", {})
+    ids, left, top, height, ports, in_rack, rack = [], [], [], [], [], [], []
+    for kind, elements in (("node", doc.nodes), ("switch", doc.switches)):
+        for e in elements:
+            h = e.height_units * UNIT_HEIGHT_PX
+            found = racks.get(e.rack) if e.rack else None
+            if found is not None:
+                row, r = found
+                x = r.x
+                y = r.y + rack_height_px(r.units) - ((e.slot or 0) + e.height_units) * UNIT_HEIGHT_PX
+            else:
+                pos = positions.get(e.id)
+                if pos is None:
+                    return None
+                row, (x, y) = -1, (pos[0], pos[1])
+            ids.append(e.id)
+            left.append(x + DEVICE_INSET_PX)
+            top.append(y + DEVICE_GAP_PX)
+            height.append(h - 2 * DEVICE_GAP_PX)
+            ports.append(_port_count(e, kind))
+            in_rack.append(row >= 0)
+            rack.append(row)
+    n = len(ids)
+    return DeviceBoxes(ids, {d: i for i, d in enumerate(ids)}, np.array(left, float).reshape(n),
+                       np.array(top, float).reshape(n), np.full(n, RACK_WIDTH_PX - 2 * DEVICE_INSET_PX),
+                       np.array(height, float).reshape(n), np.array(ports, np.int64).reshape(n),
+                       np.array(in_rack, bool).reshape(n), np.array(rack, np.int64).reshape(n),
+                       [r.id for r in doc.racks])
+
+
+_RATES: dict = {}  # "400 Gb/s" once, not once per bundle (295k of them at 131k GPUs)
+
+
+def _rate_text(rate: float) -> str:
+    text = _RATES.get(rate)
+    if text is None:
+        text = _RATES.setdefault(rate, f"{rate:g} Gb/s")
+    return text
+
+
+def plan_bundles(links, boxes: DeviceBoxes) -> BundlePlan:
+    """Cables grouped by the two devices they join (a bundle is one line on the canvas), each bundle's
+    line ends (on the port its first cable uses, else on the box's edge facing the other end), and
+    the ports each device has cabled."""
+    index = boxes.index
+    ids = boxes.ids
+    port_of: dict = {}  # "p17" -> 17: a few hundred names, millions of ends
+    used: dict = defaultdict(set)
+    groups: dict = {}  # (device, device) rows -> link positions
+    first_ports: dict = {}
+    for i, link in enumerate(links):
+        a, sa, pa = link.a.partition(":")
+        b, sb, pb = link.b.partition(":")
+        na = nb = None
+        if sa:
+            na = port_of.get(pa, -2)
+            if na == -2:
+                na = port_of[pa] = port_index(pa)
+            if na is not None:
+                used[a].add(na)
+        if sb:
+            nb = port_of.get(pb, -2)
+            if nb == -2:
+                nb = port_of[pb] = port_index(pb)
+            if nb is not None:
+                used[b].add(nb)
+        ia, ib = index.get(a), index.get(b)
+        if ia is None or ib is None or ia == ib:
+            continue
+        key = (ia, ib) if a <= b else (ib, ia)
+        members = groups.get(key)
+        if members is None:
+            groups[key] = [i]
+            first_ports[key] = (na, nb) if a <= b else (nb, na)
+        else:
+            members.append(i)
+    bundles = []
+    port_pairs: dict = {}  # (p3, p17) once for all the bundles that end on those ports
+    n = len(groups)
+    ends = np.zeros((n, 2), np.int64)
+    ports = np.full((n, 2), -1, np.int64)
+    lengths = np.zeros(n, np.int64)
+    for r, (key, members) in enumerate(groups.items()):
+        pair = (ids[key[0]], ids[key[1]])
+        first = links[members[0]]
+        if len(members) == 1:
+            kind, rate, cables, total = first.kind, _rate_text(first.bandwidth_gbps), first.count, \
+                first.bandwidth_gbps * first.count
+        else:
+            chosen = [links[m] for m in members]
+            kinds = {l.kind for l in chosen}
+            rates = {l.bandwidth_gbps for l in chosen}
+            kind = kinds.pop() if len(kinds) == 1 else "ethernet"
+            rate = _rate_text(rates.pop()) if len(rates) == 1 else "mixed"
+            cables = sum(l.count for l in chosen)
+            total = sum(l.bandwidth_gbps * l.count for l in chosen)
+        port_a, port_b = end_ports = first_ports[key]
+        bundles.append(Bundle(pair, tuple([links[m].id for m in members]), kind, total, cables, rate,
+                              port_pairs.setdefault(end_ports, end_ports)))
+        ends[r] = key
+        ports[r] = (-1 if port_a is None else port_a, -1 if port_b is None else port_b)
+        lengths[r] = len(members)
+    members = np.fromiter((m for ms in groups.values() for m in ms), np.int64, int(lengths.sum()))
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    a, b = line_ends(boxes, ends[:, 0], ends[:, 1], ports[:, 0], ports[:, 1])
+    shared: dict = {}  # a server's 8 NICs, a switch's 128 ports: a few distinct sets, not one per device
+    used_ports = {d: shared.setdefault(p, p) for d, p in ((d, frozenset(s)) for d, s in used.items())}
+    return BundlePlan(bundles, a, b, members, starts, used_ports, DeviceBundles(bundles, index, ends),
+                      {bd.key: r for r, bd in enumerate(bundles)},
+                      bundle_kinds(bundles), np.fromiter((bd.total_gbps for bd in bundles), float, len(bundles)))
+
+
+class DeviceBundles:
+    """Which bundles end on a device, looked up when asked (a device dragged) from the bundles' end rows,
+    rather than a set per device (46 MB at 131k GPUs). Read like a dict of device id -> keys."""
+
+    def __init__(self, bundles: list | None = None, index: dict | None = None, ends: np.ndarray | None = None):
+        self._bundles = bundles or []
+        self._index = index or {}
+        self._ends = ends if ends is not None else np.zeros((0, 2), np.int64)
+
+    def get(self, device_id: str, default=()):
+        row = self._index.get(device_id)
+        if row is None or not len(self._ends):
+            return default
+        found = np.flatnonzero((self._ends[:, 0] == row) | (self._ends[:, 1] == row)).tolist()
+        return {self._bundles[r].key for r in found} if found else default
+
+    def __getitem__(self, device_id: str) -> set:
+        return self.get(device_id, set())
+
+    def __contains__(self, device_id: str) -> bool:
+        return bool(self.get(device_id, None))
+
+    def clear(self) -> None:
+        self.__init__()
+
+
+def line_ends(boxes: DeviceBoxes, da, db, pa, pb) -> tuple[np.ndarray, np.ndarray]:
+    """Both ends of each line from device rows da to db, leaving from ports pa and pb (-1: none)."""
+    return _end(boxes, da, pa, db), _end(boxes, db, pb, da)
+
+
+def _end(boxes: DeviceBoxes, dev, port, other) -> np.ndarray:
+    """items.DeviceItem.port_point, else DeviceItem.anchor toward the other box's centre, for many at once."""
+    left, top, w, h = boxes.left[dev], boxes.top[dev], boxes.width[dev], boxes.height[dev]
+    count = boxes.ports[dev]
+    per_row = np.maximum(1, np.minimum(count, PORTS_PER_ROW))
+    step = (w - 2) / per_row
+    size = np.maximum(0.3, np.minimum(step * 0.7, 1.2))
+    row, col = np.divmod(np.maximum(port, 0), per_row)
+    out = np.empty((len(dev), 2))
+    out[:, 0] = left + 1 + col * step + (step - size) / 2 + size / 2
+    out[:, 1] = top + PORT_GAP_PX + row * (size + PORT_GAP_PX) + size / 2
+    anchored = (port < 0) | (port >= count)
+    if anchored.any():
+        k = np.flatnonzero(anchored)
+        l, t, ww, hh = left[k], top[k], w[k], h[k]
+        cx, cy = l + ww / 2, t + hh / 2
+        o = other[k]
+        ox, oy = boxes.left[o] + boxes.width[o] / 2, boxes.top[o] + boxes.height[o] / 2
+        racked = boxes.in_rack[dev[k]]
+        # in a rack: from the side facing the other end, into the aisle
+        x = np.where(ox < cx - ww, l, l + ww)
+        y = cy.copy()
+        # loose: the edge that faces the other end
+        dx, dy = ox - cx, oy - cy
+        vertical = np.abs(dy) * ww >= np.abs(dx) * hh
+        lx = np.where(vertical, np.minimum(np.maximum(ox, l + 2), l + ww - 2), np.where(dx < 0, l, l + ww))
+        ly = np.where(vertical, np.where(dy < 0, t, t + hh), np.minimum(np.maximum(oy, t + 1), t + hh - 1))
+        out[k, 0] = np.where(racked, x, lx)
+        out[k, 1] = np.where(racked, y, ly)
+    return out
+
+
+def plan_aggregates(bundles: list, boxes: DeviceBoxes, rack_rects: list) -> AggregatePlan:
+    """One line per pair of racks that share cables (the zoomed-out view), from the bottom of the upper
+    rack to the top of the lower one, with the pair's total bandwidth."""
+    rack_ids = boxes.rack_ids
+    n = len(bundles)
+    if n == 0 or not rack_ids:
+        return AggregatePlan(np.zeros((0, 2)), np.zeros((0, 2)), [], [], [], np.full(n, -1, np.int64), {}, {})
+    index = boxes.index
+    ra = boxes.rack[np.fromiter((index[bd.key[0]] for bd in bundles), np.int64, n)]
+    rb = boxes.rack[np.fromiter((index[bd.key[1]] for bd in bundles), np.int64, n)]
+    gbps = np.fromiter((bd.total_gbps for bd in bundles), float, n)
+    kind = np.fromiter((KINDS.index(bd.kind) if bd.kind in KINDS else 0 for bd in bundles), np.int64, n)
+    rank = np.empty(len(rack_ids), np.int64)
+    rank[np.argsort(np.array(rack_ids, dtype=object), kind="stable")] = np.arange(len(rack_ids))
+    ok = (ra >= 0) & (rb >= 0) & (ra != rb)
+    swap = ok & (rank[np.maximum(ra, 0)] > rank[np.maximum(rb, 0)])
+    lo, hi = np.where(swap, rb, ra), np.where(swap, ra, rb)
+    code = lo * len(rack_ids) + hi
+    rows_ok = np.flatnonzero(ok)
+    uniq, first, inverse = np.unique(code[rows_ok], return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # lines in the order their first bundle comes
+    line_of_uniq = np.empty(len(uniq), np.int64)
+    line_of_uniq[order] = np.arange(len(uniq))
+    line = line_of_uniq[inverse]
+    bundle_aggregate = np.full(n, -1, np.int64)
+    bundle_aggregate[rows_ok] = line
+    totals = np.bincount(line, weights=gbps[rows_ok], minlength=len(uniq))
+    last = np.zeros(len(uniq), np.int64)
+    np.maximum.at(last, line, np.arange(len(line)))  # a pair's kind is its last bundle's
+    last_kind = kind[rows_ok][last]
+    pair_lo, pair_hi = (uniq[order] // len(rack_ids)), (uniq[order] % len(rack_ids))
+    rects = np.array(rack_rects, float).reshape(-1, 4)
+    cx = rects[:, 0] + rects[:, 2] / 2
+    cy = rects[:, 1] + rects[:, 3] / 2
+    top = rects[:, 1] - RACK_EDGE_HALF_PX
+    bottom = rects[:, 1] + rects[:, 3] + RACK_EDGE_HALF_PX
+    above = cy[pair_lo] < cy[pair_hi]
+    a = np.column_stack([cx[pair_lo], np.where(above, bottom[pair_lo], top[pair_lo])])
+    b = np.column_stack([cx[pair_hi], np.where(above, top[pair_hi], bottom[pair_hi])])
+    pairs = [(rack_ids[x], rack_ids[y]) for x, y in zip(pair_lo.tolist(), pair_hi.tolist())]
+    total_list = totals.tolist()
+    tips = [f"racks {p[0]} - {p[1]}: {t / 1000:g} Tb/s (zoom in for the cables)" for p, t in zip(pairs, total_list)]
+    return AggregatePlan(a, b, [KINDS[k] for k in last_kind.tolist()], [t / 8 for t in total_list], tips,
+                         bundle_aggregate, {p: i for i, p in enumerate(pairs)}, dict(zip(pairs, total_list)))
+
+
+def rack_rects_from_model(doc) -> list:
+    return [(r.x, r.y, RACK_WIDTH_PX, rack_height_px(r.units)) for r in doc.racks]
+
+
+def plan_scene(doc) -> ScenePlan | None:
+    """The whole canvas of `doc` (None when a loose device has no stored position: see boxes_from_model)."""
+    boxes = boxes_from_model(doc)
+    if boxes is None:
+        return None
+    links = plan_bundles(doc.links, boxes)
+    rack_rects = rack_rects_from_model(doc)
+    aggregates = plan_aggregates(links.bundles, boxes, rack_rects)
+    return ScenePlan(doc.spec, boxes, links, aggregates, rack_rects, _extent(boxes, links, rack_rects))
+
+
+def plan_if_large(doc) -> ScenePlan | None:
+    """The plan of a design the scene builds in slices (a worker thread makes it while a file opens)."""
+    if len(doc.racks) + len(doc.nodes) + len(doc.switches) <= STAGED_ITEMS:
+        return None
+    return plan_scene(doc)
+
+
+def _extent(boxes: DeviceBoxes, links: BundlePlan, rack_rects: list) -> tuple:
+    """What is drawn, for the first fit while the items are still being made: racks with the room for
+    their names, loose boxes, the cable lines."""
+    xs, ys = [], []
+    if rack_rects:
+        r = np.array(rack_rects, float).reshape(-1, 4)
+        xs += [r[:, 0] - RACK_EDGE_HALF_PX, r[:, 0] + r[:, 2] + RACK_EDGE_HALF_PX]
+        ys += [r[:, 1] - RACK_LABEL_PX, r[:, 1] + r[:, 3] + RACK_EDGE_HALF_PX]
+    loose = ~boxes.in_rack
+    if loose.any():
+        xs += [boxes.left[loose] - DEVICE_INSET_PX, boxes.left[loose] + boxes.width[loose] + DEVICE_INSET_PX]
+        ys += [boxes.top[loose] - DEVICE_GAP_PX, boxes.top[loose] + boxes.height[loose] + DEVICE_GAP_PX]
+    if len(links.a):
+        xs += [links.a[:, 0] - 4, links.a[:, 0] + 4, links.b[:, 0] - 4, links.b[:, 0] + 4]
+        ys += [links.a[:, 1] - 4, links.a[:, 1] + 4, links.b[:, 1] - 4, links.b[:, 1] + 4]
+    if not xs:
+        return (0.0, 0.0, 0.0, 0.0)
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    return (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
