@@ -11,8 +11,11 @@ Each op is visited once, so the cost is linear in the number of ops.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from functools import reduce
 from itertools import chain
+from operator import add, itemgetter
 
 import numpy as np
 
@@ -49,12 +52,15 @@ class ScheduleResult:
     stage_busy: list[float]
     last_backward_end: list[list[float]]  # per stage, per chunk: when its last backward finished
     order: list[list[tuple[int, int, int]]] = field(default_factory=list)
-    starts: list[list[float]] = field(default_factory=list)  # per stage, per op in `order`
-    ends: list[list[float]] = field(default_factory=list)
-    ready: list[list[float]] = field(default_factory=list)  # when the op's input had arrived
-    transfer: list[list[float]] = field(default_factory=list)
+    ends: list[list[float]] = field(default_factory=list)  # per stage, per op in `order`
+    # what the starts, arrivals and transfers of a stage's ops are worked out from when asked
+    # (see stage_timing): only the breakdown's critical stage needs them in a plan search
+    timing: tuple | None = field(default=None, repr=False, compare=False)
+    codes: list[list[int]] = field(default_factory=list, repr=False)  # per stage, per op: kind * chunks + chunk
+    chunks: int = 1  # model chunks per stage the schedule ran (v of an interleaved one, else 1)
     # stage -> its OpRecords: a plan search re-reads the critical stage of a reused schedule
     _stage_ops: dict = field(default_factory=dict, repr=False, compare=False)
+    _stage_timing: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def ops(self) -> list[OpRecord]:
@@ -62,20 +68,83 @@ class ScheduleResult:
             self.records = [op for s in range(len(self.order)) for op in self.stage_ops(s)]
         return self.records
 
+    def stage_timing(self, stage: int) -> tuple[list[float], list[float], list[float]]:
+        """Per op of `stage`: its start, when its input had arrived (0.0 without one) and its
+        input's transfer time. The same floats the simulation's loop compared: each op starts
+        at the later of its stage's previous end and its input's arrival."""
+        hit = self._stage_timing.get(stage)
+        if hit is None:
+            end, trans, prevs, deps, offsets, _, _ = self.timing
+            a = offsets[stage]
+            b = a + len(self.order[stage])
+            starts, ready = [], []
+            for g in range(a, b):
+                f = end[prevs[g]]
+                d = deps[g]
+                if d >= 0:
+                    r = end[d] + trans[g]
+                    ready.append(r)
+                    starts.append(r if r > f else f)
+                else:
+                    ready.append(0.0)
+                    starts.append(f)
+            hit = self._stage_timing[stage] = (starts, ready, trans[a:b])
+        return hit
+
+    def stage_waits_pp(self, stage: int) -> list[float]:
+        """Per op of `stage`: the part of its wait spent on its input's transfer (OpRecord.wait_pp)."""
+        if self.records is not None:
+            return [op.wait_pp for op in self.records if op.stage == stage]
+        starts, ready, transfer = self.stage_timing(stage)
+        ends = self.ends[stage]
+        # the wait before each op is its start minus the previous op's end (0.0 before the first)
+        return [(t if t < start - prev else start - prev) if r > prev else 0.0  # min(wait, transfer), as min() picks
+                for start, r, t, prev in zip(starts, ready, transfer, [0.0] + ends[:-1])]
+
+    def stage_transfer_wait_s(self, stage: int) -> float:
+        """The sum of stage_waits_pp(stage), in op order, worked on arrays: the same elementwise
+        floats, added one after the other (np.add.accumulate is a running sum, never pairwise)."""
+        if self.records is not None or self.timing is None:
+            return reduce(add, self.stage_waits_pp(stage), 0.0)
+        hit = self._stage_timing.get(("wait", stage))
+        if hit is None:
+            hit = self._stage_timing[("wait", stage)] = self._transfer_wait_s(stage)
+        return hit
+
+    def _transfer_wait_s(self, stage: int) -> float:
+        end, _, _, _, _, arrays, p2p_s = self.timing
+        if arrays[stage] is None:
+            return 0.0
+        prev_of, dep_of, has_dep, crosses, _ = arrays[stage]
+        f = np.array(prev_of(end), float, ndmin=1)
+        transfer = np.where(crosses, p2p_s, 0.0)
+        r = np.array(dep_of(end), float, ndmin=1) + transfer
+        start = np.where(r > f, r, f)
+        ready = np.where(has_dep, r, 0.0)
+        prev = np.concatenate(([0.0], np.array(self.ends[stage][:-1])))
+        wait = start - prev
+        wait_pp = np.where(ready > prev, np.where(transfer < wait, transfer, wait), 0.0)
+        return 0.0 + float(np.add.accumulate(wait_pp)[-1])  # 0.0 +: a sum that starts from 0.0
+
+    def stage_op_sums(self, stage: int, per_code: np.ndarray) -> np.ndarray:
+        """Per row of `per_code` (rows of values by kind * chunks + chunk): the sum over the ops of
+        `stage`, in op order, of each op's value (a running sum, as adding them one at a time)."""
+        if not self.codes[stage]:
+            return np.zeros(len(per_code))
+        codes = self.timing[5][stage][4] if self.timing is not None else np.array(self.codes[stage], np.int64)
+        return 0.0 + np.add.accumulate(per_code[:, codes], axis=1)[:, -1]
+
     def stage_ops(self, stage: int) -> list[OpRecord]:
         if self.records is not None:
             return [op for op in self.records if op.stage == stage]
         hit = self._stage_ops.get(stage)
         if hit is None:
-            # the wait before each op is its start minus the previous op's end (0.0 before the first)
+            starts, _, _ = self.stage_timing(stage)
             ends = self.ends[stage]
             hit = self._stage_ops[stage] = [
-                OpRecord(stage, kind, i, c, start, finish, start - prev,
-                         # min(wait, transfer), as min() picks
-                         (transfer if transfer < start - prev else start - prev) if ready > prev else 0.0)
-                for (kind, i, c), start, finish, ready, transfer, prev
-                in zip(self.order[stage], self.starts[stage], ends, self.ready[stage], self.transfer[stage],
-                       [0.0] + ends[:-1])]
+                OpRecord(stage, kind, i, c, start, finish, start - prev, wait_pp)
+                for (kind, i, c), start, finish, prev, wait_pp
+                in zip(self.order[stage], starts, ends, [0.0] + ends[:-1], self.stage_waits_pp(stage))]
         return list(hit)
 
 
@@ -159,8 +228,80 @@ def _structure(schedule, p, m, v, orders):
             codes.append((kind * v + c).tolist())
             backward = kind != F
             backward_at.append([np.flatnonzero(backward & (c == chunk)).tolist() for chunk in range(v)])
-        hit = _remember(_STRUCTURES, key, (deps, has_transfer, owns, codes, backward_at))
+        hit = _remember(_STRUCTURES, key, (deps, has_transfer, owns, codes, backward_at,
+                                           _flat_plan(p, v, deps, has_transfer, owns, codes)))
     return hit
+
+
+def _flat_plan(p, v, deps, has_transfer, owns, codes):
+    """The ops of all stages in one list, in an order where every op comes after the op it
+    waits for and after the previous op of its stage: `simulate`'s hot loop then runs straight
+    through, with no waiting list. An op's end is a max of sums fixed by the op order per stage,
+    so any such order gives the same floats.
+
+    Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
+    start offsets, one per op (slot p + g), and a last one that holds -inf (what an op with no
+    input waits for: -inf + transfer is never later than its stage is free). Returns (steps,
+    offsets, flat has_transfer, flat duration codes into a table of 3 v entries per stage (an
+    array), per g the slot of its stage's previous end, per g the slot of its input's end or -1,
+    per stage the arrays of ScheduleResult.stage_transfer_wait_s, flat has_transfer as an
+    array), a step being (g, end slot, slot of the previous end on its stage, slot of the end it
+    waits for)."""
+    offsets, n = [], 0
+    for o in owns:
+        offsets.append(n)
+        n += len(o)
+    position = {}
+    for s in range(p):
+        position.update(zip(owns[s], range(offsets[s], offsets[s] + len(owns[s]))))
+    # the visiting order of the event loop this replaced: run a stage until its next op waits
+    done = [False] * n
+    ptr = [0] * p
+    waiter: dict[int, int] = {}
+    stack = list(range(p - 1, -1, -1))
+    steps = []
+    while stack:
+        s = stack.pop()
+        k, n_s, base = ptr[s], len(owns[s]), offsets[s]
+        while k < n_s:
+            d = deps[s][k]
+            g = base + k
+            if d >= 0:
+                dg = position[d]
+                if not done[dg]:
+                    waiter[dg] = s
+                    break
+                steps.append((g, p + g, p + g - 1 if k else s, p + dg))
+            else:
+                steps.append((g, p + g, p + g - 1 if k else s, p + n))
+            done[g] = True
+            k += 1
+            w = waiter.pop(g, None)
+            if w is not None:
+                stack.append(w)
+        ptr[s] = k
+    if not all(done):  # pragma: no cover - a schedule bug
+        raise RuntimeError("pipeline schedule deadlocked")
+    flat_transfer = [t for hs in has_transfer for t in hs]
+    flat_codes = [3 * v * s + code for s in range(p) for code in codes[s]]
+    prevs, dep_slots = [0] * n, [0] * n
+    for g, _, prev, d in steps:
+        prevs[g] = prev
+        dep_slots[g] = d if d < p + n else -1
+    # per stage, for ScheduleResult.stage_transfer_wait_s: what picks each op's previous end and
+    # input end (the -inf slot for none) out of the ends, as arrays: whether it has an input, whether that crosses
+    # a stage boundary, and its kind * v + chunk
+    arrays = []
+    for s in range(p):
+        a, b = offsets[s], offsets[s] + len(owns[s])
+        if b == a:
+            arrays.append(None)
+            continue
+        dep = np.array(dep_slots[a:b], np.int64)
+        arrays.append((itemgetter(*prevs[a:b]), itemgetter(*np.where(dep >= 0, dep, p + n).tolist()), dep >= 0,
+                       np.array(flat_transfer[a:b], bool), np.array(codes[s], np.int64)))
+    return (steps, offsets, flat_transfer, np.array(flat_codes, np.int64), prevs, dep_slots, arrays,
+            np.array(flat_transfer, bool))
 
 
 def _oid(kind, s, i, c, p, m, v):
@@ -215,62 +356,45 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     last_b = [[0.0] * v for _ in range(p)]
 
     # Every schedule runs a fixed op order per stage (zero-bubble ones: _zero_bubble_orders).
-    # The hot loop: flat lists, one visit per op (18k ops of GPT-3 on 1,024 GPUs in ~10 ms).
+    # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
-    deps, has_transfer, owns, codes, backward_at = _structure(schedule, p, m, v, orders)
-    transfer_of = (0.0, p2p_s)
-    trans = [list(map(transfer_of.__getitem__, hs)) for hs in has_transfer]
-    durs = []
+    _, _, owns, codes, backward_at, flat = _structure(schedule, p, m, v, orders)
+    steps, offsets, _, flat_codes, prevs, dep_slots, arrays, crosses = flat
+    table = []
     for s in range(p):
         st = times[s]
-        # indexed by kind * v + chunk: F, then B (input gradient only when W is split off), then W
-        table = ([st.fwd[c] for c in range(v)] + [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
-                 + ([st.wgrad[c] for c in range(v)] if zb else []))  # W ops only in zero-bubble orders
-        durs.append(list(map(table.__getitem__, codes[s])))
-    starts = [[0.0] * len(o) for o in orders]
-    ready_at = [[0.0] * len(o) for o in orders]
-    waiter = [-1] * size
-    stack = list(range(p - 1, -1, -1))
-    while stack:
-        s = stack.pop()
-        k_ = ptr[s]
-        n_s = len(orders[s])
-        d_s, t_s, du_s, o_s, st_s, rd_s = deps[s], trans[s], durs[s], owns[s], starts[s], ready_at[s]
-        f = free[s]
-        while k_ < n_s:
-            d = d_s[k_]
-            if d >= 0:
-                e = end[d]
-                if e < 0:
-                    waiter[d] = s
-                    break
-                r = e + t_s[k_]
-                start = r if r > f else f
-                rd_s[k_] = r
-            else:
-                start = f
-            st_s[k_] = start
-            f = start + du_s[k_]
-            o = o_s[k_]
-            end[o] = f
-            k_ += 1
-            w = waiter[o]
-            if w >= 0:
-                waiter[o] = -1
-                stack.append(w)
-        ptr[s] = k_
-        free[s] = f
-    ends = []
+        # per stage, by kind * v + chunk: F, then B (input gradient only when W is split off), then W
+        table += [st.fwd[c] for c in range(v)]
+        table += [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
+        table += [st.wgrad[c] for c in range(v)] if zb else [0.0] * v  # W ops only in zero-bubble orders
+    # per op, in C: its duration and its input's transfer (the same floats, as Python floats)
+    dur = np.array(table)[flat_codes].tolist()
+    trans = np.where(crosses, p2p_s, 0.0).tolist()
+    n = len(dur)
+    # end slots (see _flat_plan): the stages' start offsets, one per op, then -inf (no input)
+    end = (list(start_offset) if start_offset else [0.0] * p) + [0.0] * n + [-math.inf]
+    for g, slot, prev, d in steps:
+        f = end[prev]
+        r = end[d] + trans[g]
+        end[slot] = (r if r > f else f) + dur[g]  # starts when both its stage and its input are ready
+    # With finite durations and transfers of 0 or more, each op of a stage ends no sooner than
+    # the one before it: the last backward of a chunk is also its latest
+    ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(x >= 0.0 and math.isfinite(x) for x in table)
+               and all(map(math.isfinite, end[:p])))
+    busy, free, last_b, ends = [], [], [], []
     for s in range(p):
-        busy[s] = sum(durs[s])
-        ends_s = list(map(end.__getitem__, owns[s]))
+        a = offsets[s]
+        b = a + len(owns[s])
+        busy.append(sum(dur[a:b]))
+        ends_s = end[p + a:p + b]
+        free.append(ends_s[-1] if b > a else end[s])
         ends.append(ends_s)
-        for c, at in enumerate(backward_at[s]):
-            if at:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
-                last_b[s][c] = max(chain((0.0,), map(ends_s.__getitem__, at)))
-    if any(ptr[s] < len(orders[s]) for s in range(p)):  # pragma: no cover - a schedule bug
-        raise RuntimeError("pipeline schedule deadlocked")
-    return ScheduleResult(None, free, busy, last_b, orders, starts, ends, ready_at, trans)
+        if ordered:
+            last_b.append([(ends_s[at[-1]] if ends_s[at[-1]] > 0.0 else 0.0) if at else 0.0 for at in backward_at[s]])
+        else:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
+            last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at[s]])
+    return ScheduleResult(None, free, busy, last_b, orders, ends,
+                          (end, trans, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
 
 
 def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:

@@ -68,7 +68,12 @@ class Document:
             return []
         if not self.change_log or self.change_log[0][0] > revision + 1:
             return None
-        return [c for r, c in self.change_log if r > revision]
+        # from the end: the log is in revision order, and an engine asks for the last few changes
+        log = self.change_log
+        i = len(log)
+        while i and log[i - 1][0] > revision:
+            i -= 1
+        return [c for _, c in log[i:]]
 
     # ---- reading -------------------------------------------------------------
     @property

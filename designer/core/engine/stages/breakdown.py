@@ -18,6 +18,7 @@ from .pipeline import PipelineRun
 BREAKDOWN_KEYS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble",
                   "imbalance_wait", "optimizer")
 HIDDEN_KEYS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
+_HIDDEN_PER_OP = ("tp_comm", "cp_comm", "ep_comm", "dp_comm")  # what a layer's ops hide (pp: the schedule)
 
 
 @dataclass(frozen=True)
@@ -45,15 +46,20 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
     breakdown = dict.fromkeys(BREAKDOWN_KEYS, 0.0)
     hidden = dict.fromkeys(HIDDEN_KEYS, 0.0)
     chunks = phases.chunks[ref_pattern][crit_stage]
-    waits_pp = 0.0
     zb = par.pipeline_schedule in ("zb-h1", "dualpipe")
     repeat = plan.num_microbatches / pipe.simulated_micro  # the steady state repeats what was simulated
-    for op in ref_sched.stage_ops(crit_stage):
-        fwd, bwd = chunks[op.chunk]
-        waits_pp += op.wait_pp
-        if op.kind == FWD:
+    # What each op of the critical stage adds depends only on its kind and chunk: worked out once
+    # per (kind, chunk), then added up op by op in the stage's order (the same sums, in the same
+    # order, as adding each op's share in turn, on arrays).
+    v = ref_sched.chunks
+    columns = KINDS + _HIDDEN_PER_OP
+    per_code = np.zeros((len(columns), 3 * v))  # what one op adds, by kind * v + chunk
+    for code in set(ref_sched.codes[crit_stage]):
+        kind, c = divmod(code, v)
+        fwd, bwd = chunks[c]
+        if kind == FWD:
             ph, scale = fwd, 1.0
-        elif op.kind == B:
+        elif kind == B:
             ph = bwd
             scale = 1.0
             if zb and bwd.total_s > 0:
@@ -61,10 +67,15 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
         else:
             ph = bwd
             scale = bwd.wgrad_s / bwd.total_s if bwd.total_s > 0 else 0.0
-        for key in KINDS:
-            breakdown[key] += ph.busy[key] * scale * repeat
-        for key in ("tp_comm", "cp_comm", "ep_comm", "dp_comm"):
-            hidden[key] += ph.hidden[key] * scale * repeat
+        per_code[:, code] = ([ph.busy[key] * scale * repeat for key in KINDS]
+                             + [ph.hidden[key] * scale * repeat for key in _HIDDEN_PER_OP])
+    sums = ref_sched.stage_op_sums(crit_stage, per_code).tolist()
+    for j, key in enumerate(columns):
+        if j < len(KINDS):
+            breakdown[key] = sums[j]
+        else:
+            hidden[key] = sums[j]
+    waits_pp = ref_sched.stage_transfer_wait_s(crit_stage)
     breakdown["compute"] += k.microbatch_overhead_s * plan.num_microbatches * plan.vp
     dp_exposed = max(0.0, ref_info.dp_end - ref_info.last_compute)
     breakdown["dp_comm"] += dp_exposed + dp.ag_exposed

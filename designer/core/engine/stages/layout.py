@@ -25,11 +25,30 @@ class Layout:
 def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = None) -> list[list[list[int]]]:
     """Layer indices of each (stage, chunk): Megatron's interleaved assignment. `split` (the
     keywords of split_layers) gives Megatron's uneven splits; virtual stage c x PP + s holds
-    the next layers in order, as in Megatron's get_layer_offset."""
+    the next layers in order, as in Megatron's get_layer_offset. Shared: do not edit the lists."""
+    try:
+        key = (shape.layers, pp, vp, tuple(sorted(split.items())) if split else ())
+        hit = _STAGE_LAYERS.get(key)
+    except TypeError:  # an unhashable split option (a layout given as a list): work it out
+        key, hit = None, None
+    if hit is None:
+        hit = _stage_layers(shape.layers, pp, vp, split)
+        if key is not None:
+            if len(_STAGE_LAYERS) >= 256:  # a plan search visits a few hundred shapes: the oldest goes
+                del _STAGE_LAYERS[next(iter(_STAGE_LAYERS))]
+            _STAGE_LAYERS[key] = hit
+    return hit
+
+
+# (layers, pp, vp, split) -> stage_layers: the same few shapes come back for every plan of a search
+_STAGE_LAYERS: dict[tuple, list[list[list[int]]]] = {}
+
+
+def _stage_layers(layers: int, pp: int, vp: int, split: dict | None) -> list[list[list[int]]]:
     if split:
-        counts = [v.decoder_layers for v in split_layers(shape.layers, pp, vp, **split)]
+        counts = [v.decoder_layers for v in split_layers(layers, pp, vp, **split)]
     else:
-        counts = [shape.layers // (pp * vp)] * (pp * vp)
+        counts = [layers // (pp * vp)] * (pp * vp)
     starts = [sum(counts[:i]) for i in range(pp * vp)]
     return [[list(range(starts[c * pp + s], starts[c * pp + s] + counts[c * pp + s])) for c in range(vp)]
             for s in range(pp)]
@@ -40,10 +59,21 @@ def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
     slow = fabric.gpu_slowdown[:plan.num_gpus]
     # The slowest member of every TP/CP/EP group sets its pace; a replica's stage is as slow
     # as the slowest GPU among the ranks that share that stage in that replica.
-    patterns, pattern_of_replica = np.unique(replica_slowdowns(placement, slow), axis=0, return_inverse=True)
+    patterns, pattern_of_replica = straggler_patterns(placement, slow)
     layers = stage_layers(job.shape, plan.pp, plan.vp, split_options(job.parallelism))
     return Layout(placement, layers, placement.groups("pp"), patterns,
                   pattern_of_replica.reshape(-1))
+
+
+def straggler_patterns(placement: Placement, slow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of replica_slowdowns (sorted) and each replica's row. When every GPU runs
+    at one pace (no straggler: nearly always) that is one row of that pace, without the sort."""
+    lo = slow.min() if slow.size else None
+    if lo is not None and lo == slow.max():  # (a NaN never equals: it takes the general way)
+        grid, axes = placement.dense_grid, placement.dense_axes
+        replicas, pp = grid.shape[axes.index("dp")], grid.shape[axes.index("pp")]
+        return np.full((1, pp), lo, dtype=slow.dtype), np.zeros(replicas, dtype=np.intp)
+    return np.unique(replica_slowdowns(placement, slow), axis=0, return_inverse=True)
 
 
 def replica_slowdowns(placement: Placement, slow: np.ndarray) -> np.ndarray:

@@ -2,6 +2,7 @@
 micro-batch's forward and backward: compute, recompute and the TP/CP/EP communication."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,10 +138,13 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             chunks = []
             for c, layers in enumerate(layout.stage_layers[s]):
                 fwd, bwd = Phase(), Phase()
+                if m.experts or high_precision:  # the chunk's layers by (MoE, kept in BF16), counted once
+                    kinds = Counter(((bool(m.experts) and i >= m.dense_layers), i in high_precision) for i in layers)
+                else:  # all dense, none kept in BF16
+                    kinds = {(False, False): len(layers)}
                 for kind_moe in (False, True):
                     for kept16 in (False, True):
-                        n = sum(1 for i in layers if (bool(m.experts) and i >= m.dense_layers) == kind_moe
-                                and (i in high_precision) == kept16)
+                        n = kinds.get((kind_moe, kept16), 0)
                         if not n:
                             continue
                         cost = (moe16 if kind_moe else dense16) if kept16 else (moe if kind_moe else dense)
