@@ -127,6 +127,9 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         return dense, moe, emb, out, dense16, moe16
 
     cache_phase: dict[float, tuple] = {}  # stages of equal slowdown cost the same
+    # chunks of equal slowdown and layers cost the same: one (forward, backward) pair each (the later
+    # stages only read them), not one per chunk (96 per stage pattern at PP 8 x VP 12)
+    cache_chunk: dict[tuple, tuple[Phase, Phase]] = {}
     chunk_phases: list[list[list[tuple[Phase, Phase]]]] = []
     for pat in layout.patterns:
         per_stage = []
@@ -137,11 +140,16 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             dense, moe, emb, out, dense16, moe16 = cache_phase[f]
             chunks = []
             for c, layers in enumerate(layout.stage_layers[s]):
-                fwd, bwd = Phase(), Phase()
                 if m.experts or high_precision:  # the chunk's layers by (MoE, kept in BF16), counted once
                     kinds = Counter(((bool(m.experts) and i >= m.dense_layers), i in high_precision) for i in layers)
                 else:  # all dense, none kept in BF16
                     kinds = {(False, False): len(layers)}
+                key = (f, tuple(sorted(kinds.items())), s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1)
+                hit = cache_chunk.get(key)
+                if hit is not None:
+                    chunks.append(hit)
+                    continue
+                fwd, bwd = Phase(), Phase()
                 for kind_moe in (False, True):
                     for kept16 in (False, True):
                         n = kinds.get((kind_moe, kept16), 0)
@@ -170,6 +178,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
                 for ph in (fwd, bwd):
                     ph.busy["compute"] *= gap
                     ph.busy["recompute"] *= gap
+                cache_chunk[key] = (fwd, bwd)
                 chunks.append((fwd, bwd))
             per_stage.append(chunks)
         chunk_phases.append(per_stage)
