@@ -459,7 +459,7 @@ class MainWindow(QMainWindow):
                 if plan is not None:  # before the collector resumes: see canvas/staged_gc.py
                     from .canvas.staged_gc import keep_out_of_collections
 
-                    keep_out_of_collections()
+                    keep_out_of_collections(shown=False)
                 return new, plan
 
         def opened(loaded) -> None:

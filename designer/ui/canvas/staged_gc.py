@@ -12,7 +12,8 @@ The price: frozen objects are never collected, and a replaced design is not free
 items, its listeners): so whenever the shown design is replaced (open, new, a generated or recovered
 one, undo of those), `release` puts everything back under the collector and collects once, at that
 user action, before anything is frozen again. Without it each big design opened after another kept
-the first one in memory for good.
+the first one in memory for good. The first big design opened after a small one pays no collection:
+the small one, frozen with the big one while that was read, keeps its few cycles (if any) for good.
 """
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ import gc
 _frozen = False
 
 
-def keep_out_of_collections() -> None:
+def keep_out_of_collections(shown: bool = True) -> None:
+    """Freeze what is alive. `shown`: the design now shown is among it (so replacing it must release);
+    False for the freeze of a design still being read (the one shown then is released, if it was frozen,
+    when the new one replaces it: a design frozen before it was shown pays no collection)."""
     global _frozen
     gc.freeze()
-    _frozen = True
+    _frozen = _frozen or shown
 
 
 def release() -> None:
