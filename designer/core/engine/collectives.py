@@ -224,21 +224,25 @@ def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod
     slower than an ideal split (docs/research/cost-model.md section 6.3).
     """
     n = len(fabric.pod_up_Bps) if pod else len(fabric.switch_ids)
-    eff = np.ones(n)
-    fabric_of = kind_mask(fabric, "switch_fabric", "ethernet")
+    ethernet = ethernet_tiers(fabric)[1 if pod else 0]
     if pod:
         cables = fabric.pod_up_cables.astype(float)
         idx = fabric.switch_pod[leaves[crossing]]
-        ethernet = np.zeros(n, dtype=bool)
-        sw_pods = fabric.switch_pod
-        ethernet[sw_pods[fabric_of & (sw_pods >= 0)]] = True
     else:
         cables = fabric.leaf_up_cables.astype(float)
         idx = leaves[crossing]
-        ethernet = fabric_of
     flows = np.bincount(idx[idx >= 0], minlength=n).astype(float) * max(1, k.ecmp_qps_per_connection)
     eff = np.where(ethernet, 1.0 / ecmp_collision(flows, cables), k.infiniband_adaptive_routing_efficiency)
     return eff
+
+
+def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+    """Which leaves, and which pods, hash their up-link traffic (Ethernet ECMP) rather than route it
+    adaptively (InfiniBand): a pod is Ethernet when one of its switches is."""
+    leaf = kind_mask(fabric, "switch_fabric", "ethernet")
+    pod = np.zeros(len(fabric.pod_up_Bps), dtype=bool)
+    pod[fabric.switch_pod[leaf & (fabric.switch_pod >= 0)]] = True
+    return leaf, pod
 
 
 def kind_mask(fabric: Fabric, field_name: str, kind: str) -> np.ndarray:

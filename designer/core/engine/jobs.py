@@ -29,7 +29,7 @@ import numpy as np
 from ..model.document import Document
 from ..model.jobs import document_jobs
 from ..problems import DesignerError
-from .collectives import kind_mask
+from .collectives import ethernet_tiers
 from .constants import engine_constants
 from .fabric import Fabric
 from .job_placement import PlacedJob, place_jobs
@@ -316,7 +316,7 @@ class _TierRows:
 
 def _tier_rows(fabric: Fabric, demands: list[_Demand]) -> list[_TierRows]:
     caps = _capacities(fabric)
-    ethernet = _ethernet(fabric)
+    ethernet = ethernet_tiers(fabric)
     all_cables = [np.maximum(fabric.leaf_up_cables.astype(float), 1), np.maximum(fabric.pod_up_cables.astype(float), 1)]
     out = []
     for t in range(2):
@@ -343,14 +343,6 @@ def _tier_rows(fabric: Fabric, demands: list[_Demand]) -> list[_TierRows]:
             out.append(_TierRows(np.zeros(0, np.int64), np.zeros(0), empty, empty.astype(bool), empty, empty,
                                  cap, cables, log_cables, ethernet[t]))
     return out
-
-
-def _ethernet(fabric: Fabric) -> list[np.ndarray]:
-    leaf = kind_mask(fabric, "switch_fabric", "ethernet")
-    pod = np.zeros(len(fabric.pod_up_Bps), dtype=bool)
-    inside = fabric.switch_pod >= 0
-    pod[fabric.switch_pod[inside & leaf]] = True
-    return [leaf, pod]
 
 
 def _interference(job: JobResult, blame: dict, names: list[str], fabric: Fabric,
