@@ -38,6 +38,12 @@ def clear_caches() -> None:
     schedule._STRUCTURES.clear()
     schedule._ORDERS.clear()
     memory._stage_parameters.cache_clear()
+    for name in ("_SHAPES",):  # the memos of later trees (each only where it exists)
+        getattr(memory, name, {}).clear()
+    from designer.core.engine import constants
+    from designer.core.engine.stages import dp, layout
+    for module, name in ((dp, "_STAGE_PARAMS"), (constants, "_ENGINE_CONSTANTS"), (layout, "_STAGE_LAYERS")):
+        getattr(module, name, []).clear()
     try:  # the link endpoints parsed once per design (model/endpoints.py)
         from designer.core.model import endpoints
     except ImportError:  # a tree from before it

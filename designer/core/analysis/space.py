@@ -211,6 +211,7 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
     n_mbs = len(opts.micro_batch)
     out: list[Point] = []
     stage_cache: dict[tuple, list[list[int]]] = {}
+    mshapes: dict[int, F.ModelShape] = {}
 
     for tp, pp, cp, ep in itertools.product(tps, pps, cps, eps):
         etps = sorted({1, tp}) if experts else [tp]
@@ -249,7 +250,9 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
                                         for st in layout_stage_layers(shape, pp, vp, split.kwargs())]
                 stage_layers = stage_cache[key]
                 plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(RANK_ORDERS[0].split("-")))
-                mshape = dataclasses.replace(shape, micro_batch=mbs) if shape.micro_batch != mbs else shape
+                if mbs not in mshapes:  # one object per micro-batch size: the memory memos know it by identity
+                    mshapes[mbs] = dataclasses.replace(shape, micro_batch=mbs) if shape.micro_batch != mbs else shape
+                mshape = mshapes[mbs]
                 if experts:
                     stages = _representative_stages(stage_layers, shape.dense_layers)
                 elif split.even:

@@ -266,7 +266,14 @@ CALIBRATION_PATH = ("spec", "calibration")
 
 
 def constant_fields(cls) -> dict[str, dataclasses.Field]:
-    return {f.name: f for f in dataclasses.fields(cls)}
+    """Name -> field of a constants class (read-only: shared, the engine checks every plan's calibration)."""
+    hit = _CONSTANT_FIELDS.get(cls)
+    if hit is None:
+        hit = _CONSTANT_FIELDS[cls] = {f.name: f for f in dataclasses.fields(cls)}
+    return hit
+
+
+_CONSTANT_FIELDS: dict[type, dict[str, dataclasses.Field]] = {}
 
 
 def _dotted(path: tuple) -> str:
@@ -383,6 +390,23 @@ def check_calibration(calibration, catalog=None, base: tuple = CALIBRATION_PATH)
 
 
 def engine_constants(calibration: dict | None) -> EngineConstants:
+    """The engine's constants with the calibration's overrides. The last few answers are kept (a
+    plan search asks twice per plan with the same calibration; each answer is a frozen dataclass
+    of ~100 fields), keyed by the calibration's repr (which, unlike ==, tells 1 from 1.0 and True)."""
+    key = repr(calibration)
+    for cal, k in _ENGINE_CONSTANTS:
+        if cal == key:
+            return k
+    k = _engine_constants(calibration)
+    _ENGINE_CONSTANTS.insert(0, (key, k))
+    del _ENGINE_CONSTANTS[4:]
+    return k
+
+
+_ENGINE_CONSTANTS: list[tuple] = []  # (repr of the calibration, EngineConstants), the latest first
+
+
+def _engine_constants(calibration: dict | None) -> EngineConstants:
     values = {k: v for k, v in (calibration or {}).items() if k in ENGINE_FIELDS}
     base = EngineConstants()
     for k, v in list(values.items()):

@@ -42,7 +42,33 @@ class MemoryEstimate:
 
 def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers) -> tuple[float, float]:
     """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices."""
-    return _stage_parameters(m, tp, ep, etp, pp, stage, tuple(layers))
+    # Memoised per model shape without hashing the shape on every call (a plan search asks
+    # ~50 times per plan; each hash of its 28 fields cost more than the lookup): the shapes
+    # asked about lately, found by identity, or by equality once per new (equal) shape object.
+    hit = _SHAPES.get(id(m))
+    if hit is not None and hit[0] is m:
+        memo = hit[1]
+    else:
+        equal = next(((key, memo) for key, (shape, memo) in list(_SHAPES.items()) if shape == m), None)
+        if equal is not None:  # the same shape in a new object (each plan resolves its own): it takes over
+            _SHAPES.pop(equal[0], None)
+            memo = equal[1]
+        else:
+            memo = {}
+            if len(_SHAPES) >= 16:
+                _SHAPES.clear()
+        _SHAPES[id(m)] = (m, memo)  # the shape is kept: its id is not reused while it is here
+    key = (tp, ep, etp, pp, stage, tuple(layers))
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= 4096:
+            memo.clear()
+        hit = memo[key] = _stage_parameters(m, tp, ep, etp, pp, stage, key[5])
+    return hit
+
+
+# id(shape) -> (shape, {(tp, ep, etp, pp, stage, layers): (dense, expert)}) of the shapes asked about lately
+_SHAPES: dict[int, tuple] = {}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -109,11 +135,17 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
     dp_shard = plan.dp * plan.cp
     edp = max(1, plan.num_gpus // (plan.etp * plan.ep * plan.pp))
     copies = 2 if par.pipeline_schedule == "dualpipe" else 1
+    zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
+    # the same for every stage: worked out once (a plan search calls this ~40,000 times)
+    per_layer_act = activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel,
+                                               par.recompute_granularity, m.micro_batch, flash)
+    flight = in_flight(par.pipeline_schedule, plan.num_microbatches, plan.pp, plan.vp)
+    full_recompute_act = (activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none",
+                                                     m.micro_batch, flash)
+                          if par.recompute_granularity == "full" else 0.0)
     for stage in (range(len(stage_layers)) if stages is None else stages):
         layers = stage_layers[stage]
         dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers)
-        (dense + expert) * copies
-        zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
         shard_dense, shard_expert = (dp_shard, edp)
         opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies
         grads = 4 * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies
@@ -121,14 +153,11 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
         if zero >= 3:  # the gathered current and prefetched layer
             per_layer = (dense + expert) / max(1, len(layers))
             params += 2 * 2 * per_layer
-        per_layer_act = activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel,
-                                                   par.recompute_granularity, m.micro_batch, flash)
-        flight = in_flight(par.pipeline_schedule, plan.num_microbatches, plan.pp, plan.vp)
         # Megatron --cpu-offloading-num-layers: those layers' activations wait in host memory
         offloaded = min(par.cpu_offloading_num_layers or 0, max(0, len(layers) - 1))
         acts = per_layer_act * (len(layers) - offloaded) * flight
         if par.recompute_granularity == "full":  # one layer's full activations while recomputing
-            acts += activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none", m.micro_batch, flash)
+            acts += full_recompute_act
         if stage == plan.pp - 1:
             acts += 4 * m.s / plan.cp * m.micro_batch * m.vocab / plan.tp  # fp32 logits for the loss
         acts *= 1 + k.memory_fragmentation

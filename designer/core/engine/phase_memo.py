@@ -36,6 +36,17 @@ class RecordingComm:
 class PhaseMemo:
     def __init__(self):
         self._by_view: dict = {}
+        # id(hardware) -> (hardware, its layer costs by sharding and pace: stages/phases.py), for the
+        # plans of a search: a few Hardware objects at most (each holds per-GPU arrays)
+        self._layer_costs: dict[int, tuple] = {}
+
+    def layer_costs(self, hw) -> dict:
+        hit = self._layer_costs.get(id(hw))
+        if hit is None or hit[0] is not hw:
+            if len(self._layer_costs) >= 4:
+                self._layer_costs.clear()
+            hit = self._layer_costs[id(hw)] = (hw, {})
+        return hit[1]
 
     def layer_phases(self, view_key, job, hw, k, layout: Layout, comm) -> LayerPhases:
         hit = self._by_view.get(view_key)
@@ -45,7 +56,7 @@ class PhaseMemo:
                     and all(comm(dim, primitive, nbytes) == seconds for dim, primitive, nbytes, seconds in calls)):
                 return phases
         recording = RecordingComm(comm)
-        phases = layer_phases(job, hw, k, layout, recording)
+        phases = layer_phases(job, hw, k, layout, recording, self.layer_costs(hw))
         if len(self._by_view) >= MAX_VIEWS:
             self._by_view.clear()
         self._by_view[view_key] = (job, hw, k, layout, phases, recording.calls)
@@ -53,6 +64,7 @@ class PhaseMemo:
 
     def clear(self) -> None:
         self._by_view.clear()
+        self._layer_costs.clear()
 
 
 def _same_layout(a: Layout, b: Layout) -> bool:

@@ -37,7 +37,27 @@ class DataParallel:
 
 def stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
     """Per stage: the dense and expert parameters of each chunk (embedding and output only in
-    the first and last chunk, where they sit)."""
+    the first and last chunk, where they sit). Shared between plans of one shape and split:
+    do not edit the lists."""
+    m, plan = job.shape, job.plan
+    # the stage layers are memoised per shape and split (layout.stage_layers): keyed by identity
+    key = (id(layout.stage_layers), plan.tp, plan.ep, plan.etp, plan.pp, plan.vp)
+    hit = _STAGE_PARAMS.get(key)
+    if hit is not None and hit[1] is layout.stage_layers and (hit[0] is m or hit[0] == m):
+        return hit[2]
+    out = _stage_params(job, layout)
+    if len(_STAGE_PARAMS) >= 256:  # the oldest goes (or none, if another thread took it first)
+        _STAGE_PARAMS.pop(next(iter(_STAGE_PARAMS.copy()), None), None)
+    _STAGE_PARAMS[key] = (m, layout.stage_layers, out)
+    return out
+
+
+# (id(stage layers), tp, ep, etp, pp, vp) -> (shape, stage layers, stage_params): a search's plans
+# repeat a few hundred shapes
+_STAGE_PARAMS: dict[tuple, tuple] = {}
+
+
+def _stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
     m, plan = job.shape, job.plan
     out: list[dict] = []
     for s in range(plan.pp):
@@ -70,7 +90,9 @@ FP4_BYTES = 0.5 + 1 / 16  # 4-bit values and one 8-bit scale per 16 (NVFP4)
 
 
 def _buckets(params: dict[str, list[float]], chunk: int, bucket_params: float) -> int:
-    return sum(max(0, math.ceil(params[kind][chunk] / bucket_params)) for kind in ("dense", "expert")) or 1
+    dense = math.ceil(params["dense"][chunk] / bucket_params)
+    expert = math.ceil(params["expert"][chunk] / bucket_params)
+    return ((dense if dense > 0 else 0) + (expert if expert > 0 else 0)) or 1
 
 
 def bucketed_reduction_end(backward_end: float, backward_s: float, reduce_s: float, buckets: int,
@@ -137,6 +159,9 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
 
     dp_memo: dict[tuple, float] = {}
     crossing = nic_crossing_dims(comm)
+    # chunks of equal slowdown and layers share one backward Phase (stages/phases.py): its NIC
+    # share worked out once per object
+    share_of: dict[int, float] = {}
 
     def dp_time(params: float, dim: str, primitive: str, nbytes_per_param: float) -> float:
         """Bucketed: ceil(params / bucket) collectives of one bucket each, over `dim`'s groups
@@ -177,7 +202,10 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
                     end = sched.last_backward_end[s][c]
                     buckets = _buckets(stage_dp[s], c, bucket_params)
                     # under the backward the NICs also carry that backward's own EP/CP/PP traffic
-                    share = nic_share_of_other_dims(phases.chunks[pattern][s][c][1], pipe.p2p_s, crossing)
+                    backward = phases.chunks[pattern][s][c][1]
+                    share = share_of.get(id(backward))
+                    if share is None:
+                        share = share_of[id(backward)] = nic_share_of_other_dims(backward, pipe.p2p_s, crossing)
                     t_free = bucketed_reduction_end(end, pipe.stage_times[pattern][s].bwd[c], dur, buckets, t_free,
                                                     rate_during_backward=1.0 - share,
                                                     last_bucket_s=embedding_bucket_s if s == c == 0 else None)

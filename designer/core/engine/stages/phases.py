@@ -96,7 +96,38 @@ def launch_gap_share(job: Job, k: EngineConstants) -> float:
     return 1.0 - k.cuda_graph_partial_capture
 
 
-def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn) -> LayerPhases:
+class _Recording:
+    """A comm function that remembers every question (dimension, primitive, bytes) and answer."""
+
+    def __init__(self, comm: CommFn):
+        self._comm = comm
+        self.dims = getattr(comm, "dims", {})
+        self.calls: list[tuple[str, str, float, float]] = []
+
+    def __call__(self, dim: str, primitive: str, nbytes: float) -> float:
+        seconds = self._comm(dim, primitive, nbytes)
+        self.calls.append((dim, primitive, nbytes, seconds))
+        return seconds
+
+
+def _same_answers(comm, calls) -> bool:
+    """Whether the groups answer every recorded question as before, asked of the groups directly
+    (not of the ledger, which keeps the costliest call: only a reuse may record there)."""
+    dims = getattr(comm, "dims", None)
+    if dims is None:
+        return False
+    for dim, primitive, nbytes, seconds in calls:
+        model = dims.get(dim)
+        if (0.0 if model is None else model.cost(primitive, nbytes).time_s) != seconds:
+            return False
+    return True
+
+
+def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn,
+                 memo: dict | None = None) -> LayerPhases:
+    """`memo`: the layer costs of earlier plans on the same hardware `hw` (engine/phase_memo.py keeps
+    one per Hardware): (constants, pace, shape, sharding, precision terms) -> (k, (dense, moe,
+    embedding, output, dense16, moe16), the collectives they asked for with the answers), read-only."""
     m, plan = job.shape, job.plan
     acc, ac = hw.acc, hw.ac
     sharding = sharding_of(job, hw, ep_domain_span(comm) if job.parallelism.moe_token_dispatcher_type == "flex"
@@ -107,8 +138,42 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
 
     high_precision = bf16_layers(job)
+    gap = 1.0 + ac.kernel_gap_fraction * launch_gap_share(job, k)
+    offload = job.parallelism.cpu_offloading_num_layers
+
+    # The whole answer for a plan of a search that differs from an earlier one only in what the
+    # phases do not read (DP, ZeRO-1 or not, the gradient overlaps, the rank order): reused when
+    # the groups answer every collective it asked for as before, and those asked again
+    whole_key = None
+    if memo is not None:
+        whole_key = ("phases", id(k), m, sharding, peak, peak16, gemm_eff, cast_bytes, attn_peak,
+                     tuple(sorted(high_precision)), gap, offload, plan.pp, plan.vp, plan.tp, plan.cp,
+                     id(layout.stage_layers), layout.patterns.shape, layout.patterns.tobytes())
+        hit = memo.get(whole_key)
+        if hit is not None and hit[0] is k and hit[1] is layout.stage_layers and _same_answers(comm, hit[3]):
+            for dim, primitive, nbytes, _ in hit[3]:
+                comm(dim, primitive, nbytes)
+            return hit[2]
+        comm = whole_recording = _Recording(comm)
 
     def phases_for(slowdown: float):
+        # the same layer costs for every plan of a search that shares the sharding, micro-batch and
+        # pace (most differ only in PP, VP, DP or the overlaps of the gradients): kept with the
+        # collectives they asked for, and reused when every answer is the same again
+        if memo is None:
+            return layer_costs(slowdown, comm)
+        key = (id(k), slowdown, m, sharding, gemm_eff, cast_bytes, attn_peak, tuple(sorted(high_precision)))
+        hit = memo.get(key)
+        if hit is not None and hit[0] is k and _same_answers(comm, hit[2]):
+            for dim, primitive, nbytes, _ in hit[2]:  # ask again: the ledger records them as costing would
+                comm(dim, primitive, nbytes)
+            return hit[1]
+        recording = _Recording(comm)
+        costs = layer_costs(slowdown, recording)
+        _remember(memo, key, (k, costs, recording.calls))
+        return costs
+
+    def layer_costs(slowdown: float, comm):
         ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak)
         dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
         moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
@@ -142,13 +207,16 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             for c, layers in enumerate(layout.stage_layers[s]):
                 if m.experts or high_precision:  # the chunk's layers by (MoE, kept in BF16), counted once
                     kinds = Counter(((bool(m.experts) and i >= m.dense_layers), i in high_precision) for i in layers)
-                else:  # all dense, none kept in BF16
-                    kinds = {(False, False): len(layers)}
-                key = (f, tuple(sorted(kinds.items())), s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1)
+                    key = (f, tuple(sorted(kinds.items())), s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1)
+                else:  # all dense, none kept in BF16: the layer count says it all
+                    kinds = None
+                    key = (f, len(layers), s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1)
                 hit = cache_chunk.get(key)
                 if hit is not None:
                     chunks.append(hit)
                     continue
+                if kinds is None:
+                    kinds = {(False, False): len(layers)}
                 fwd, bwd = Phase(), Phase()
                 for kind_moe in (False, True):
                     for kept16 in (False, True):
@@ -164,7 +232,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
                 if s == plan.pp - 1 and c == plan.vp - 1:
                     fwd.add(out.fwd)
                     bwd.add(out.bwd)
-                offloaded = min(job.parallelism.cpu_offloading_num_layers or 0, max(0, len(layers) - 1))
+                offloaded = min(offload or 0, max(0, len(layers) - 1))
                 if offloaded:
                     # each offloaded layer's activations go to host memory during the next layer's
                     # forward and come back during the previous layer's backward: only what that
@@ -174,7 +242,6 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
                     xfer_s = xfer / (ac.host_link_gbps * 1e9 / 8)
                     fwd.busy["compute"] += offloaded * max(0.0, xfer_s - dense.fwd.total_s)
                     bwd.busy["compute"] += offloaded * max(0.0, xfer_s - dense.bwd.total_s)
-                gap = 1.0 + ac.kernel_gap_fraction * launch_gap_share(job, k)
                 for ph in (fwd, bwd):
                     ph.busy["compute"] *= gap
                     ph.busy["recompute"] *= gap
@@ -182,4 +249,13 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
                 chunks.append((fwd, bwd))
             per_stage.append(chunks)
         chunk_phases.append(per_stage)
-    return LayerPhases(sharding, peak, chunk_phases)
+    phases = LayerPhases(sharding, peak, chunk_phases)
+    if whole_key is not None:
+        _remember(memo, whole_key, (k, layout.stage_layers, phases, whole_recording.calls))
+    return phases
+
+
+def _remember(memo: dict, key, value) -> None:
+    if len(memo) >= 256:  # the oldest goes (or none, if another thread took it first)
+        memo.pop(next(iter(memo.copy()), None), None)
+    memo[key] = value

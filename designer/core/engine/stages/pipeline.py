@@ -31,12 +31,22 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
     schedules: list[ScheduleResult] = []
     stage_times: list[list[StageTimes]] = []
     simulated_micro = plan.num_microbatches
+    # chunks of equal slowdown and layers share one (forward, backward) pair (stages/phases.py):
+    # its times worked out once per pair
+    of_pair: dict[int, tuple[float, float, float]] = {}
     for per_stage in phases.chunks:
         times = []
         for s in range(plan.pp):
-            chunks = per_stage[s]
-            times.append(StageTimes([f.total_s + k.microbatch_overhead_s for f, _ in chunks],
-                                    [b.total_s for _, b in chunks], [b.wgrad_s for _, b in chunks]))
+            fwd, bwd, wgrad = [], [], []
+            for pair in per_stage[s]:
+                hit = of_pair.get(id(pair))
+                if hit is None:
+                    f, b = pair
+                    hit = of_pair[id(pair)] = (f.total_s + k.microbatch_overhead_s, b.total_s, b.wgrad_s)
+                fwd.append(hit[0])
+                bwd.append(hit[1])
+                wgrad.append(hit[2])
+            times.append(StageTimes(fwd, bwd, wgrad))
         stage_times.append(times)
         sched, simulated_micro = simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times,
                                           p2p_s)

@@ -150,9 +150,12 @@ def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe:
                           for key, c in sorted(comm.used.items())}
     ref = phases.chunks[bd.ref_pattern]
     ref_sched = pipe.schedules[bd.ref_pattern]
+    ref_times = pipe.stage_times[bd.ref_pattern]  # backward: each chunk's b.total_s (stages/pipeline.py)
+    forward_of: dict[int, float] = {}  # chunks share their (forward, backward) pair: one sum per pair
     result.stages = [{"stage": s, "layers": sum(len(ch) for ch in layout.stage_layers[s]),
-                      "forward_s": sum(f.total_s for f, _ in ref[s]),
-                      "backward_s": sum(b.total_s for _, b in ref[s]),
+                      "forward_s": sum([forward_of[id(f)] if id(f) in forward_of
+                                        else forward_of.setdefault(id(f), f.total_s) for f, _ in ref[s]]),
+                      "backward_s": sum(ref_times[s].bwd),
                       "busy_s": ref_sched.stage_busy[s], "end_s": ref_sched.stage_end[s]}
                      for s in range(plan.pp)]
     return result
