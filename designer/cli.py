@@ -191,10 +191,11 @@ def cmd_schema(args) -> int:
 JOB_ALONE_COMMANDS = ("advise", "search", "scale", "cost")
 
 
-def _load_job(args, plan_may_be_wrong: bool = False, progress=None):
+def _load_job(args, plan_may_be_wrong: bool = False, progress=None, check: bool = True):
     """The cluster with --scenario and --set applied. `plan_may_be_wrong`: the plan's own
     problems are warnings (a plan search looks for a valid plan; the cluster must be sound).
-    `progress`: a cli_progress.Progress told each phase."""
+    `progress`: a cli_progress.Progress told each phase. `check`: False leaves the check to the
+    caller (_check_errors, _raise_check_errors)."""
     from .core.io import load_document, load_scenario
     from .core.io.overrides import apply_overrides
 
@@ -216,11 +217,11 @@ def _load_job(args, plan_may_be_wrong: bool = False, progress=None):
             progress.clear()
         _err(f"note: job {name} alone on {doc.spec.parallelism.num_gpus or doc.num_gpus():,} GPUs "
              "(the design has several; --job NAME for another; designer evaluate costs them together)")
-    from .core.model.check import check_document
-
+    if not check:
+        return doc
     if progress:
         progress.phase(f"checking {len(doc.nodes) + len(doc.switches) + len(doc.links):,} elements")
-    errors = [p for p in check_document(doc) if p.severity == "error"]
+    errors = _check_errors(doc)
     if plan_may_be_wrong:
         from .core.model.plan import check_plan
 
@@ -232,16 +233,32 @@ def _load_job(args, plan_may_be_wrong: bool = False, progress=None):
                 progress.clear()
             _err(f"warning: {p.format()}")
     if errors:
-        from .core.io.locate import locate
-
-        locate(errors, args.file)
-        raise DesignerError(errors)
+        _raise_check_errors(errors, args)
     return doc
+
+
+def _check_errors(doc) -> list[Problem]:
+    from .core.model.check import check_document
+
+    return [p for p in check_document(doc) if p.severity == "error"]
+
+
+def _raise_check_errors(errors: list[Problem], args) -> None:
+    from .core.io.locate import locate
+
+    locate(errors, args.file)
+    raise DesignerError(errors)
 
 
 def _evaluate(args, progress=None):
     from .core.engine.evaluate import Engine
 
+    if getattr(args, "as_program", False) and progress is None and getattr(args, "command", None) == "evaluate":
+        from .cli_parallel_check import evaluate_while_checking  # the check beside the evaluation
+
+        doc, engine = _load_job(args, check=False), Engine()
+        return doc, engine, evaluate_while_checking(doc, engine.evaluate, _check_errors,
+                                                    lambda errors: _raise_check_errors(errors, args))
     doc = _load_job(args, progress=progress)
     if progress:
         progress.phase(f"evaluating the step on {doc.num_gpus():,} GPUs")
@@ -884,6 +901,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        _one_blas_thread()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -908,6 +927,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _err("set DESIGNER_DEBUG=1 for the traceback, and please report it")
         return EXIT_SOFTWARE
+
+
+def _one_blas_thread() -> None:
+    """As a program, numpy's BLAS (OpenBLAS) starts one thread, not one per core: no command multiplies
+    large matrices (calibrate's are a few dozen rows), and starting the pool cost 40-60 ms of every
+    `designer evaluate` (a tenth of it at 16k GPUs). A value the user set is kept; it is read when numpy
+    is first imported, which the commands do after this."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _exit_at_once(code: int) -> None:

@@ -123,6 +123,35 @@ def test_a_line_that_is_not_one_plain_item_is_read_as_before(tmp_path, tail):
         assert data == parse_located(edited).data
 
 
+def test_a_run_read_as_one_array_still_proves_each_line_one_item():
+    """_scan_run decodes a run as one JSON array: an item spread over two lines that swallows a
+    separator, made up for by a line holding two items, is not taken for one item per line."""
+    import json
+
+    from designer.core.io.yaml_source import _reject_constant, _scan_run
+
+    scan = json.JSONDecoder(parse_constant=_reject_constant).scan_once  # parse_fast's
+    plain = ['  - {"id": "r0", "x": 1}', '  - {"id": "r1"}  ', '  - {"id": "r2", "row": "NaN"}']
+    assert _scan_run(plain, scan) == [{"id": "r0", "x": 1}, {"id": "r1"}, {"id": "r2", "row": "NaN"}]
+    assert _scan_run(plain[:2], scan) == [{"id": "r0", "x": 1}, {"id": "r1"}]
+    spread = ['  - {"id": "r0", "x": [{}', '  - {}]}', '  - {"id": "r1"}, {"id": "r2"}']
+    assert _scan_run(spread, scan) is None
+    assert _scan_run(['  - {"id": "r0"}', '  - {"x": NaN}'], scan) is None  # no NaN in a design
+    assert _scan_run(['  - {"id": "r0"}', '  - [1]'], scan) is None
+    # with "null" in the text the separator is NaN: the same answers
+    assert _scan_run(plain + ['  - {"rack": null}'], scan) == _scan_run(plain, scan) + [{"rack": None}]
+    assert _scan_run(spread + ['  - {"rack": null}'], scan) is None
+    assert _scan_run(['  - {"id": "r0"}, null, {"id": "r1"}', '  - {"rack": null}'], scan) is None
+    assert _scan_run(['  - {"rack": null}', '  - {"x": Infinity}'], scan) is None
+
+
+def test_a_name_holding_nan_reads_the_same(tmp_path):
+    text = saved_text(tmp_path)
+    line = item_line(text)
+    edited = text.replace(line, line[:-1] + ', "note": "NaN here"}', 1)
+    assert parse_fast(edited) == parse_located(edited).data
+
+
 def test_an_item_nested_past_the_bound_is_left_to_the_full_parser(tmp_path):
     text = saved_text(tmp_path)
     line = item_line(text)

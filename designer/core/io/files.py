@@ -12,6 +12,7 @@ import math
 import os
 import re
 import stat
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -260,22 +261,24 @@ def _block(data: dict, indent: int) -> str:
     return "".join(pad + line + "\n" for line in text.rstrip("\n").split("\n"))
 
 
-_omit_cache: dict[type, dict] = {}
+_omit_cache: dict[type, tuple] = {}  # class -> (defaults left out, field names, their getter)
 
 
 def _element_plain(obj) -> dict:
     """Plain data of a flat element, defaults left out: the hot path of saving 100k elements."""
     cls = type(obj)
-    omit = _omit_cache.get(cls)
-    if omit is None:
-        omit = _omit_cache[cls] = {
+    cached = _omit_cache.get(cls)
+    if cached is None:
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        cached = _omit_cache[cls] = ({
             f.name: (f.default if f.default is not dataclasses.MISSING else f.default_factory())
             for f in dataclasses.fields(cls)
             if f.metadata.get("omit_default", True) and (
                 f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
-        }
+        }, names, attrgetter(*names) if len(names) > 1 else (lambda o: (getattr(o, names[0]),)))
+    omit, names, values = cached
     out = {}
-    for key, value in obj.__dict__.items():
+    for key, value in zip(names, values(obj)):  # the fields in their order (the elements have slots, no __dict__)
         if key in omit:
             default = omit[key]
             if value is default or (value == default and (type(value) is bool) == (type(default) is bool)

@@ -11,7 +11,6 @@ import math
 import types
 import typing
 from itertools import chain, repeat
-from operator import itemgetter
 from typing import Any, Union
 
 from ..model.document import ClusterSpec
@@ -403,9 +402,7 @@ def _make_bulk(cls):
             return []
         if set(map(type, items)) != {dict}:
             return None
-        shapes = set(map(tuple, items))  # few distinct key orders: racks with or without x, ...
-        present = set().union(*shapes)
-        everywhere = set.intersection(*map(set, shapes))
+        present = set().union(*items)  # every key of every item (no tuple of keys per item: 0.1 s at 131k GPUs)
         if not present <= known:
             return None
         args = []
@@ -415,16 +412,12 @@ def _make_bulk(cls):
                     return None
                 args.append([factory() for _ in range(n)] if factory else repeat(default, n))
                 continue
-            if name in everywhere:
-                col = list(map(itemgetter(name), items))
-                kinds = set(map(type, col))
-                absent = False
-            else:
+            col = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
+            kinds = set(map(type, col))
+            absent = _Absent in kinds  # some items leave the key out
+            if absent:
                 if required:
                     return None
-                col = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
-                kinds = set(map(type, col))
-                absent = True
                 kinds.discard(_Absent)
             if not kinds <= accept:
                 return None

@@ -1,6 +1,8 @@
 """The physical parts of a cluster design: racks, nodes (servers), switches and links.
 
-Plain dataclasses without behaviour; `Document` owns them and announces changes.
+Plain dataclasses without behaviour; `Document` owns them and announces changes. With slots: a
+131k-GPU design holds 320k of them (a third less memory, built a third faster); no other
+attribute can be set on them.
 Ports are named: a node's NICs are `nic0..nic{n-1}`; a switch's ports `p0..p{radix-1}`.
 A link endpoint is `DEVICE:PORT`, or just `DEVICE` when any free port will do.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 
 from .spec import spec_field
 
@@ -37,13 +40,22 @@ MAX_PODS = 1_000_000
 MAX_CANVAS_PX = 1e9
 
 
+def _by_fields(cls):
+    """Copied and pickled as the constructor's arguments: with slots, the default way builds a dict of
+    each element's state (a copy a third slower, pickling twice as slow as without slots)."""
+    values = attrgetter(*(f.name for f in dataclasses.fields(cls)))
+    cls.__reduce__ = lambda self: (type(self), values(self))
+    return cls
+
+
 @dataclass
 class Metadata:
     name: str = spec_field("untitled", doc="Name of the design", omit_default=False)
     description: str = spec_field("", doc="Free text: purpose, assumptions, sources")
 
 
-@dataclass
+@_by_fields
+@dataclass(slots=True)
 class Rack:
     id: str = spec_field(doc="Unique id")
     name: str = spec_field("", doc="Display name (defaults to the id)")
@@ -55,7 +67,8 @@ class Rack:
     row: str = spec_field("", doc="Data-hall row or pod label, for grouping")
 
 
-@dataclass
+@_by_fields
+@dataclass(slots=True)
 class Node:
     """A server: accelerators on a scale-up fabric, NICs to the scale-out fabric."""
 
@@ -110,7 +123,8 @@ class Node:
         return [f"nic{i}" for i in range(self.nic_count)]
 
 
-@dataclass
+@_by_fields
+@dataclass(slots=True)
 class Switch:
     id: str = spec_field(doc="Unique id")
     fabric: str = spec_field(doc="ethernet or infiniband; nvlink for an NVLink switch tray", enum=SWITCH_FABRICS)
@@ -147,7 +161,8 @@ class Switch:
         return self.fabric == NVLINK_SWITCH
 
 
-@dataclass
+@_by_fields
+@dataclass(slots=True)
 class Link:
     """`count` parallel cables between two endpoints, each `bandwidth_gbps` per direction.
 

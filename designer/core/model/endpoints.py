@@ -2,10 +2,10 @@
 
 The check and the engine's fabric both need every link's two ends as device indices; a cold
 `designer evaluate` parsed the same 300k strings twice (a large share of its time). The parse
-is vectorised with numpy (ids by a sorted search, port names on their characters' codes) and
-remembered for the last few designs: the memo is keyed on the endpoint strings themselves (list
-equality, which compares the very same string objects by identity first), so an edit made in
-place, outside the document's change log, is never served a stale parse.
+is vectorised with numpy (ids by a sorted search, port names on their characters' codes, once per
+distinct name) and remembered for the last few designs: the memo is keyed on the endpoint strings
+themselves (list equality, which compares the very same string objects by identity first), so an
+edit made in place, outside the document's change log, is never served a stale parse.
 """
 from __future__ import annotations
 
@@ -67,7 +67,11 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> 
     kind = np.where(~found, 0, np.where(which < len(node_ids), 1, 2)).astype(np.int8)
     index = np.where(kind == 1, which, np.where(kind == 2, which - len(node_ids), -1)).astype(np.int64)
     has_port = sep == ":"
-    port_code, port_number = _port_codes(port)
+    # on the distinct port names (a few hundred even at 131k GPUs), then spread: the table of every
+    # endpoint's characters took 0.12 s at 131k GPUs
+    distinct, position = np.unique(port, return_inverse=True)
+    port_code, port_number = _port_codes(distinct)
+    port_code, port_number = port_code[position], port_number[position]
     nic = np.where((kind == 1) & (port_code == PORT_NIC), port_number, -1)
     # a NIC port written otherwise (nic007): still that NIC for the engine (the check names it)
     odd = np.flatnonzero((kind == 1) & has_port & (port_code != PORT_NIC))

@@ -97,8 +97,10 @@ def _number_fields(items: list) -> list[str]:
     """The fields of these elements that hold numbers: declared so, or holding one now (an API edit)."""
     if not items:
         return []
-    declared = {f.name for f in dataclasses.fields(items[0]) if _numeric(f.type)}
-    return sorted(declared | {k for e in items[:1] for k, v in vars(e).items()
+    first = items[0]
+    declared = {f.name for f in dataclasses.fields(first) if _numeric(f.type)}
+    held = ((f.name, getattr(first, f.name)) for f in dataclasses.fields(first))  # slots: no vars()
+    return sorted(declared | {k for k, v in held
                               if isinstance(v, float) or (isinstance(v, list) and v and isinstance(v[0], float))})
 
 
