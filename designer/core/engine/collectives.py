@@ -133,6 +133,56 @@ class Route:
     cross_leaf: np.ndarray  # the flow leaves its leaf
     cross_pod: np.ndarray  # the flow leaves its pod
     loads: Loads
+    leaf_flows: np.ndarray | None = None  # flows leaving each leaf (ECMP's share: no rate in it)
+    pod_flows: np.ndarray | None = None  # flows leaving each pod
+
+
+@dataclass
+class RateChange:
+    """The resources whose rate differs between two ratings of a fabric (see `rates_of`): the
+    flows that use none of them keep their times when a link is edited."""
+    nics: np.ndarray  # bool per NIC
+    leaves: np.ndarray  # bool per switch (its up-links' capacity or usable cables)
+    pods: np.ndarray  # bool per pod
+    links: np.ndarray  # bool per cable (its capacity)
+
+    def flows_of(self, route: Route) -> np.ndarray:
+        """Indices of the route's flows that use a changed NIC, leaf up-link or pod up-link."""
+        hit = self.nics[route.src] | self.nics[route.dst]
+        if self.leaves.any():
+            hit |= route.cross_leaf & (self.leaves[route.sl] | self.leaves[route.dl])
+        if self.pods.any():
+            hit |= route.cross_pod & (self.pods[route.sp] | self.pods[route.dp])
+        return np.flatnonzero(hit)
+
+
+def rates_of(fabric: Fabric) -> tuple:
+    """The rate arrays a collective's cost reads. A re-rating replaces them (refresh_capacities,
+    sync_view), so holding them keeps the rating a cost was made at."""
+    return (fabric.nic_cap_Bps, fabric.leaf_up_Bps, fabric.leaf_up_cables, fabric.pod_up_Bps,
+            fabric.pod_up_cables, fabric.link_cap_Bps)
+
+
+def rate_change(fabric: Fabric, old: tuple) -> RateChange:
+    """What changed between the rating `old` and the fabric's current one (the groups of every
+    dimension ask the same question after an edit: the answer is kept with the fabric)."""
+    new = rates_of(fabric)
+    memo = fabric.__dict__.get("_rate_change")
+    if memo is not None and all(a is b for a, b in zip(memo[0], old)) and all(a is b for a, b in zip(memo[1], new)):
+        return memo[2]
+    nic_cap, leaf_cap, leaf_cables, pod_cap, pod_cables, link_cap = (
+        _differs(a, b) for a, b in zip(old, new))
+    change = RateChange(nic_cap, leaf_cap | leaf_cables, pod_cap | pod_cables, link_cap)
+    fabric.__dict__["_rate_change"] = (old, new, change)
+    return change
+
+
+def _differs(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    if old is new:
+        return np.zeros(len(new), dtype=bool)
+    if len(old) != len(new):  # not the same fabric's shape (never after a re-rating): all of it
+        return np.ones(len(new), dtype=bool)
+    return old != new
 
 
 def _route(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
@@ -154,12 +204,16 @@ def _route(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
     return Route(src_nic, dst_nic, sl, dl, sp, dp, cross_leaf, cross_pod, loads)
 
 
-def _flow_times(fabric: Fabric, route: Route, k: EngineConstants):
-    """For each flow of `route` at the fabric's current rates: its (time, resource code, resource
-    index). Resource codes: 1 NIC send, 2 NIC receive, 3 leaf up-links, 4 leaf down-links, 5 pod
-    up, 6 pod down."""
-    src_nic, dst_nic, loads = route.src, route.dst, route.loads
-    sl, dl, sp, dp, cross_leaf, cross_pod = route.sl, route.dl, route.sp, route.dp, route.cross_leaf, route.cross_pod
+def _flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarray | None = None):
+    """For each flow of `route` (or of its `flows`, indices) at the fabric's current rates: its
+    (time, resource code, resource index). Resource codes: 1 NIC send, 2 NIC receive, 3 leaf
+    up-links, 4 leaf down-links, 5 pod up, 6 pod down. Each flow's time reads only its own NICs,
+    leaves and pods, so timing some flows gives what timing all of them gives for those."""
+    loads = route.loads
+    parts = (route.src, route.dst, route.sl, route.dl, route.sp, route.dp, route.cross_leaf, route.cross_pod)
+    if flows is not None:
+        parts = tuple(a[flows] for a in parts)
+    src_nic, dst_nic, sl, dl, sp, dp, cross_leaf, cross_pod = parts
     n_sw = len(fabric.switch_ids)
     n_pod = len(fabric.pod_up_Bps)
     require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
@@ -169,13 +223,17 @@ def _flow_times(fabric: Fabric, route: Route, k: EngineConstants):
         t_recv = loads.nic_down[dst_nic] / cap[dst_nic]
         times = [t_send, t_recv]
         if n_sw:
-            up_eff = _uplink_efficiency(fabric, sl, cross_leaf, k)
+            if route.leaf_flows is None:
+                route.leaf_flows = _tier_flows(fabric, route.sl, route.cross_leaf)
+            up_eff = _uplink_efficiency(fabric, route.leaf_flows, k)
             leaf_cap = fabric.leaf_up_Bps * up_eff
             t_lu = np.where(cross_leaf, loads.leaf_up[sl] / leaf_cap[sl], 0.0)
             t_ld = np.where(cross_leaf, loads.leaf_down[dl] / leaf_cap[dl], 0.0)
             times += [t_lu, t_ld]
             if n_pod:
-                pod_eff = _uplink_efficiency(fabric, sl, cross_pod, k, pod=True)
+                if route.pod_flows is None:
+                    route.pod_flows = _tier_flows(fabric, route.sl, route.cross_pod, pod=True)
+                pod_eff = _uplink_efficiency(fabric, route.pod_flows, k, pod=True)
                 pcap = fabric.pod_up_Bps * pod_eff
                 t_pu = np.where(cross_pod, loads.pod_up[sp] / pcap[sp], 0.0)
                 t_pd = np.where(cross_pod, loads.pod_down[dp] / pcap[dp], 0.0)
@@ -216,22 +274,24 @@ def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
                 "spec.links", fix="connect the spines of every pod to the core switches")])
 
 
-def _uplink_efficiency(fabric: Fabric, leaves, crossing, k: EngineConstants, pod: bool = False) -> np.ndarray:
+def _tier_flows(fabric: Fabric, leaves, crossing, pod: bool = False) -> np.ndarray:
+    """How many of the flows leave each leaf (or each pod): where they go, not how fast."""
+    n = len(fabric.pod_up_Bps) if pod else len(fabric.switch_ids)
+    idx = fabric.switch_pod[leaves[crossing]] if pod else leaves[crossing]
+    return np.bincount(idx[idx >= 0], minlength=n).astype(float)
+
+
+def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstants, pod: bool = False) -> np.ndarray:
     """Usable share of up-link capacity: adaptive routing on InfiniBand, hash collisions on Ethernet.
 
     ECMP on Ethernet places F flows (x QPs) on U up-links at random; the busiest link carries
     about F/U + sqrt(2 (F/U) ln U) of them (balls into bins), so the set drains that much
-    slower than an ideal split (docs/research/cost-model.md section 6.3).
+    slower than an ideal split (docs/research/cost-model.md section 6.3). `tier_flows`: the
+    flows leaving each leaf (pod), from _tier_flows.
     """
-    n = len(fabric.pod_up_Bps) if pod else len(fabric.switch_ids)
     ethernet = ethernet_tiers(fabric)[1 if pod else 0]
-    if pod:
-        cables = fabric.pod_up_cables.astype(float)
-        idx = fabric.switch_pod[leaves[crossing]]
-    else:
-        cables = fabric.leaf_up_cables.astype(float)
-        idx = leaves[crossing]
-    flows = np.bincount(idx[idx >= 0], minlength=n).astype(float) * max(1, k.ecmp_qps_per_connection)
+    cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
+    flows = tier_flows * max(1, k.ecmp_qps_per_connection)
     eff = np.where(ethernet, 1.0 / ecmp_collision(flows, cables), k.infiniband_adaptive_routing_efficiency)
     return eff
 
@@ -283,6 +343,25 @@ class CollectiveCost:
     link_bytes: "LinkBytes | None" = None  # the cables it loads and their bytes
 
 
+def _pattern_of(primitive: str) -> str:
+    """The flows a primitive makes: send/recv pairs, all-to-all shifts, or a ring."""
+    return "pairs" if primitive == "send_recv" else "a2a" if primitive == "all_to_all" else "ring"
+
+
+def _tier_shares_changed(fabric: Fabric, loads: Loads, change: RateChange) -> bool:
+    """Whether a cable's share of the up-link bytes of a tier these loads use changed (its own
+    rate, or its leaf's or pod's total): the bytes per cable then change (_link_bytes_per_bus_byte).
+    A NIC's cable carries its NIC's bytes whatever its rate."""
+    for (links, owner), changed_owner, load in ((fabric._uplink, change.leaves, (loads.leaf_up, loads.leaf_down)),
+                                                (fabric._podlink, change.pods, (loads.pod_up, loads.pod_down))):
+        if not len(links) or not len(load[0]):
+            continue
+        touched = changed_owner[owner] | change.links[links]
+        if touched.any() and np.any(np.maximum(*load)[owner[touched]] > 0):
+            return True
+    return False
+
+
 class CollectiveModel:
     """Costs collectives of one dimension's groups; caches per (primitive, size, algorithm)."""
 
@@ -296,17 +375,103 @@ class CollectiveModel:
         self._cache: dict[tuple, CollectiveCost] = {}
         self._unit: dict[str, tuple] = {}
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
+        self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
+        self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
+        # Which groups a re-rating timed again (pattern -> group indices), and how many so far:
+        # only the groups with a flow on a changed NIC, leaf or pod are (tests and benchmarks read it).
+        self.last_retimed: dict[str, np.ndarray] = {}
+        self.retimed_groups = 0
 
     def invalidate_capacities(self) -> None:
-        """Link rates changed: keep the groups and their routes, recompute the times. Groups
-        that never leave their servers (TP inside a node) only depend on the scale-up rate,
-        which a cable cannot change: they keep their costs."""
-        if not np.any(self.shape.n_nodes > 1):
+        """Link rates changed. Nothing to drop: every cost compares the rating it was made at with
+        the fabric's (`_rerate`) and times again only the flows on what changed."""
+
+    def forget_routes(self) -> None:
+        """Drop the kept routes and flow times (a plan search never re-rates a link: they would
+        only take memory); a re-rating then costs the patterns that had them afresh."""
+        self._routes.clear()
+        self._flow_t.clear()
+
+    def _up_to_date(self) -> None:
+        """Bring the kept times and costs to the fabric's current rating when it changed."""
+        f = self.fabric
+        old = self._rates
+        if old is None:
+            self._rates = rates_of(f)
             return
-        self._cache.clear()
-        self._unit.clear()
-        for route, _ in self._routes.values():
-            route.loads.per_link = None  # a cable's share of its tier follows the rates
+        if (old[0] is f.nic_cap_Bps and old[1] is f.leaf_up_Bps and old[2] is f.leaf_up_cables
+                and old[3] is f.pod_up_Bps and old[4] is f.pod_up_cables and old[5] is f.link_cap_Bps):
+            return
+        try:
+            self._rerate(rate_change(f, old))
+        except BaseException:  # e.g. traffic left with no path: the next call costs afresh and says so again
+            self._cache.clear()
+            self._unit.clear()
+            self._flow_t.clear()
+            self._rates = None
+            raise
+        self._rates = rates_of(f)
+
+    def _rerate(self, change: RateChange) -> None:
+        """Time again the flows on a changed NIC, leaf or pod, the groups they belong to again
+        from their flows, and re-cost the collectives of a pattern only when one of its groups'
+        times (or a loaded cable's share of its tier) changed. Groups inside their servers have
+        no flows: their costs stay."""
+        self.last_retimed = {}
+        for pattern in list(self._unit):
+            if pattern not in self._routes or (self._routes[pattern][0] is not None and pattern not in self._flow_t):
+                self._forget_pattern(pattern)  # its routes were let go (forget_routes): cost it afresh
+                continue
+            route, gid = self._routes[pattern]
+            if route is None:  # no flow leaves the servers
+                continue
+            flows = change.flows_of(route)
+            tiers_stale = route.loads.per_link is not None and _tier_shares_changed(self.fabric, route.loads, change)
+            if tiers_stale:
+                route.loads.per_link = None  # a cable's share of its tier follows the rates
+            if not flows.size:
+                if tiers_stale:
+                    self._drop_costs(pattern)
+                continue
+            groups, times_changed = self._retime(pattern, route, gid, flows)
+            self.last_retimed[pattern] = groups
+            self.retimed_groups += groups.size
+            if times_changed or tiers_stale:
+                self._drop_costs(pattern)
+
+    def _retime(self, pattern: str, route: Route, gid: np.ndarray, flows: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Time `flows` again; the network time and bottleneck of their groups again from all
+        their flows, as _unit_times does for every group. (groups, whether any of them changed)."""
+        flow_t, flow_code, flow_res = self._flow_t[pattern]
+        t, c, r = _flow_times(self.fabric, route, self.k, flows)
+        flow_t[flows], flow_code[flows], flow_res[flows] = t, c, r
+        scale, net, code, res, loads = self._unit[pattern]
+        groups = np.unique(gid[flows])
+        mine = np.zeros(len(net), dtype=bool)
+        mine[groups] = True
+        sel = np.flatnonzero(mine[gid])  # every flow of those groups, in flow order
+        new_net = net.copy()
+        new_net[groups] = 0.0
+        np.maximum.at(new_net, gid[sel], flow_t[sel])
+        best = np.full(len(net), -1, dtype=np.int64)
+        slowest = sel[flow_t[sel] >= new_net[gid[sel]]]
+        best[gid[slowest]] = slowest  # the last of a group's slowest flows, as _unit_times picks
+        new_code, new_res = code.copy(), res.copy()
+        new_code[groups] = flow_code[best[groups]]
+        new_res[groups] = flow_res[best[groups]]
+        changed = bool(np.any(new_net[groups] != net[groups]) or np.any(new_code[groups] != code[groups])
+                       or np.any(new_res[groups] != res[groups]))
+        if changed:
+            self._unit[pattern] = (scale, new_net, new_code, new_res, loads)
+        return groups, changed
+
+    def _drop_costs(self, pattern: str) -> None:
+        for key in [key for key in self._cache if _pattern_of(key[0]) == pattern]:
+            del self._cache[key]
+
+    def _forget_pattern(self, pattern: str) -> None:
+        self._unit.pop(pattern, None)
+        self._drop_costs(pattern)
 
     # ---- the bandwidth term for 1 byte, per group (linear in size) ----
     def _unit_times(self, pattern: str):
@@ -328,7 +493,7 @@ class CollectiveModel:
         loads = None
         if route is not None:
             loads = route.loads
-            flow_t, flow_code, flow_res = _flow_times(f, route, self.k)
+            flow_t, flow_code, flow_res = self._flow_t[pattern] = _flow_times(f, route, self.k)
             net = np.zeros(G)
             np.maximum.at(net, gid, flow_t)
             # bottleneck of each group: (one of) its slowest flows
@@ -476,6 +641,7 @@ class CollectiveModel:
 
     # ---- the cost ----
     def cost(self, primitive: str, size_bytes: float, algorithm: str = "auto") -> CollectiveCost:
+        self._up_to_date()
         key = (primitive, float(size_bytes), algorithm)
         hit = self._cache.get(key)
         if hit is not None:
@@ -486,7 +652,7 @@ class CollectiveModel:
             result = CollectiveCost(0.0, "none", "none", 0.0, 0.0, "", [], 0.0, len(sh.classes))
             self._cache[key] = result
             return result
-        pattern = "pairs" if primitive == "send_recv" else "a2a" if primitive == "all_to_all" else "ring"
+        pattern = _pattern_of(primitive)
         scale_t, net_t, code, res, loads = self._unit_times(pattern)
         bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
         result = self._slowest_class(primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes)

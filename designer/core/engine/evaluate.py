@@ -325,7 +325,7 @@ def _drop_link_bytes(models) -> None:
     for model in models:
         for cost in model._cache.values():
             cost.link_bytes = None
-        model._routes.clear()  # nor does a search re-rate a link: the flows' routes would only take memory
+        model.forget_routes()  # nor does a search re-rate a link: the flows' routes would only take memory
 
 
 def _fabric_constants(k: EngineConstants) -> tuple:

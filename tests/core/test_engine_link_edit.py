@@ -1,0 +1,157 @@
+"""A link edit re-costs only the groups whose traffic crosses that link (issue 13, item 1).
+
+Loads do not depend on capacity: the engine keeps every group's flows and their times, times again
+only the flows on the NIC (or leaf, or pod) whose rate changed, takes the network time of only
+their groups again, and keeps the cached cost of every collective whose groups did not change.
+Every number of the result equals a fresh engine's.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from designer.core.engine import collectives
+from designer.core.engine.evaluate import Engine, Evaluation
+from designer.core.engine.jobs import JobResult
+from designer.core.generate import generate_fat_tree
+from designer.core.io import load_document
+from designer.core.io.overrides import apply_overrides
+from tests.conftest import EXAMPLES
+
+GPT3_TP8_PP8 = ["workload.preset=gpt3-175b", "parallelism.tensor_model_parallel_size=8",
+                "parallelism.pipeline_model_parallel_size=8", "parallelism.virtual_pipeline_model_parallel_size=12",
+                "parallelism.pipeline_schedule=interleaved", "parallelism.sequence_parallel=true",
+                "parallelism.use_distributed_optimizer=true", "parallelism.overlap_grad_reduce=true",
+                "parallelism.overlap_param_gather=true", "parallelism.recompute_granularity=selective",
+                "workload.global_batch_size=4096"]
+NOT_RESULTS = {"events_builder", "engine_time_s"}
+
+
+def differences(a, b, path="result", out=None, seen=None) -> list[str]:
+    """Every place two results differ, numbers compared exactly (events included)."""
+    out = [] if out is None else out
+    seen = set() if seen is None else seen
+    if isinstance(a, (Evaluation, JobResult)):
+        if id(a) in seen:  # the first job's result is the evaluation that lists the jobs
+            return out
+        seen.add(id(a))
+    if isinstance(a, JobResult):
+        for name in ("name", "interference", "node_ids", "slowdown_vs_alone", "result", "alone"):
+            differences(getattr(a, name), getattr(b, name), f"{path}.{name}", out, seen)
+        differences(a.placed.gpus, b.placed.gpus, f"{path}.placed.gpus", out, seen)
+    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+        if type(a) is not type(b):
+            out.append(f"{path}: {type(a).__name__} != {type(b).__name__}")
+            return out
+        for f in dataclasses.fields(a):
+            if f.name not in NOT_RESULTS:
+                differences(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}", out, seen)
+    elif isinstance(a, dict):
+        if set(a) != set(b):
+            out.append(f"{path}: keys differ")
+        for key in set(a) & set(b):
+            differences(a[key], b[key], f"{path}[{key!r}]", out, seen)
+    elif isinstance(a, (list, tuple)):
+        if len(a) != len(b):
+            out.append(f"{path}: {len(a)} != {len(b)} items")
+        for i, (x, y) in enumerate(zip(a, b)):
+            differences(x, y, f"{path}[{i}]", out, seen)
+    elif isinstance(a, np.ndarray):
+        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            out.append(f"{path}: arrays differ")
+    elif isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        pass
+    elif type(a).__module__.startswith("designer.core.engine.constants"):
+        pass  # the engine's constants: the same file, the same numbers
+    elif a is None or b is None or isinstance(a, (bool, int, float, str)):
+        if a != b:
+            out.append(f"{path}: {a!r} != {b!r}")
+    elif a != b:
+        out.append(f"{path}: {a!r} != {b!r}")
+    return out
+
+
+def same_as_a_fresh_engine(result, doc) -> None:
+    fresh = Engine().evaluate(doc)
+    assert differences(result, fresh) == []
+    assert differences(result.events, fresh.events) == []
+
+
+def gpt3_on_16k():
+    doc = generate_fat_tree(nodes=2048, gpu="H100", switch_radix=64)
+    apply_overrides(doc, GPT3_TP8_PP8)
+    return doc
+
+
+@pytest.mark.parametrize("design", ["a100-1024", "h100-16k"])
+def test_a_nic_cable_edit_re_times_only_the_groups_crossing_it(design, monkeypatch):
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml") if design == "a100-1024" else gpt3_on_16k()
+    engine = Engine()
+    engine.evaluate(doc)
+    models = dict(engine._groups)
+    costs_before = {key: dict(model._cache) for key, model in models.items()}
+    timed = []
+    real = collectives._flow_times
+    monkeypatch.setattr(collectives, "_flow_times", lambda *a: _count(timed, real(*a)))
+
+    server_ids = {n.id for n in doc.nodes}
+    cable = next(link for link in doc.links if link.a.split(":")[0] in server_ids)
+    doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)
+    edited = engine.evaluate(doc)
+
+    assert engine._groups.keys() == models.keys() and all(engine._groups[k] is m for k, m in models.items())
+    cable_index = doc.links.index(cable)
+    crossing, crossing_flows, multi_node_groups = {}, 0, 0  # model key -> pattern -> its groups on the cable
+    for key, model in models.items():
+        multi_node_groups += int(np.count_nonzero(model.shape.n_nodes > 1))
+        for pattern, (route, gid) in model._routes.items():
+            if route is None:
+                continue
+            nic_link = model.fabric.nic_link
+            on_cable = (nic_link[route.src] == cable_index) | (nic_link[route.dst] == cable_index)
+            crossing_flows += int(on_cable.sum())
+            if on_cable.any():
+                crossing.setdefault(key, {})[pattern] = np.unique(gid[on_cable])
+    assert sum(timed) == crossing_flows  # no flow off the cable was timed again
+    for key, model in models.items():  # the collectives none of whose groups cross the cable: kept
+        for cost_key, cost in costs_before[key].items():
+            if collectives._pattern_of(cost_key[0]) not in crossing.get(key, {}):
+                assert model._cache.get(cost_key) is cost
+    # exactly the groups with a flow through the cable's NIC were timed again, a few of them
+    retimed = {key: model.last_retimed for key, model in models.items() if model.last_retimed}
+    assert retimed.keys() == crossing.keys()
+    for key, patterns in crossing.items():
+        assert retimed[key].keys() == patterns.keys()
+        assert all(np.array_equal(retimed[key][p], groups) for p, groups in patterns.items())
+    count = sum(len(groups) for patterns in crossing.values() for groups in patterns.values())
+    assert 0 < count <= multi_node_groups / 16
+    same_as_a_fresh_engine(edited, doc)
+
+
+def _count(timed: list, out):
+    timed.append(len(out[0]))
+    return out
+
+
+@pytest.mark.parametrize("edit", [("spine cable", "bandwidth_gbps", 0.5), ("spine cable", "slowdown", 2.0),
+                                  ("spine cable", "state", "down"), ("nic cable", "slowdown", 3.0)])
+@pytest.mark.parametrize("example", ["a100-1024gpu-rail-infiniband.yaml", "shared-roce-512gpu-3jobs.yaml",
+                                     "h100-roce-2to1-ethernet.yaml"])
+def test_every_link_edit_gives_the_numbers_of_a_fresh_engine(example, edit):
+    """Up-links (a leaf's or a pod's rate, ECMP's usable cables), a cable down, a slow NIC, and
+    jobs that share the fabric (their views re-rated with the others' traffic taken off)."""
+    doc = load_document(EXAMPLES / example)
+    engine = Engine()
+    engine.evaluate(doc)
+    server_ids = {n.id for n in doc.nodes}
+    which, field, value = edit
+    links = [link for link in doc.links if (link.a.split(":")[0] in server_ids) == (which == "nic cable")]
+    link = links[len(links) // 3]
+    before = getattr(link, field)
+    doc.update(link.id, **{field: before * value if field == "bandwidth_gbps" else value})
+    same_as_a_fresh_engine(engine.evaluate(doc), doc)
+    doc.update(link.id, **{field: before})  # and back
+    same_as_a_fresh_engine(engine.evaluate(doc), doc)
