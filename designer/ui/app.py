@@ -110,13 +110,42 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     _start_autosave(window)
     window.show()
-    if args.file and not args.screenshot:  # read off the UI thread, the window shown and answering meanwhile
-        QTimer.singleShot(0, lambda: window._open_reporting(args.file))
     if error is not None:
         QTimer.singleShot(0, lambda: QMessageBox.critical(window, "Cannot open file", str(error)))
     QTimer.singleShot(0, window.fit_view)
-    QTimer.singleShot(0, lambda: _when_idle(window, lambda: offer_recovery(window)))  # after the file's open
+
+    def start() -> None:
+        if args.file and not args.screenshot:  # read off the UI thread, the window shown and answering meanwhile
+            window._open_reporting(args.file)
+        _when_idle(window, lambda: offer_recovery(window))  # after the file's open
+
+    after_first_paint(window, start)
     return app.exec()
+
+
+def after_first_paint(window, then, at_most_ms: int = 1000) -> None:
+    """`then()` once the window has painted itself (or after `at_most_ms`). A file read in a thread
+    while the window made its first layout and paint made each of the paint's Qt calls wait for
+    Python's GIL: the window's first show took 0.6 s at 131k GPUs, against ~0.1 s alone."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    done = []
+
+    def go() -> None:
+        if not done:
+            done.append(True)
+            window.view.viewport().removeEventFilter(watch)
+            QTimer.singleShot(0, then)  # once this paint is over
+
+    class _Watch(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Paint:
+                go()
+            return False
+
+    watch = _Watch(window)
+    window.view.viewport().installEventFilter(watch)
+    QTimer.singleShot(at_most_ms, go)
 
 
 def _when_idle(window, then) -> None:

@@ -398,6 +398,20 @@ def link_load(result, doc) -> LinkLoad:
     return analysis
 
 
+def link_load_ready(result, doc) -> bool:
+    """Whether link_load(result, doc) is made already (a question for it then costs next to nothing)."""
+    return (_last is not None and _last[0] is result and _last[1] is doc and _last[2] == doc.revision
+            and _last[3]._classes is not None)
+
+
+def remember(result, doc, analysis: LinkLoad) -> None:
+    """Take `analysis` (made on a snapshot of `doc` at its revision, off the window's thread) as the
+    LinkLoad of this result and document: the next questions are answered from it."""
+    global _last
+    analysis.doc = doc  # the same links at this revision; the snapshot can go
+    _last = (result, doc, doc.revision, analysis)
+
+
 def link_text(result, doc, link_id: str) -> str:
     """The answer for one link id ('' when the result has no such link)."""
     analysis = link_load(result, doc)

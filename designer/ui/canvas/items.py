@@ -88,17 +88,13 @@ class DeviceItem(QGraphicsRectItem):
     def update_from(self, element) -> None:
         h = element.height_units * UNIT_HEIGHT_PX
         self.setRect(3, 0.4, RACK_WIDTH_PX - 6, h - 0.8)
+        color, edge = device_colors(element, self.kind)
         if self.kind == "node":
-            color = style.NODE_FILL.get(element.scale_up, style.NODE_FILL["nvswitch"])
-            edge = color.darker(140)
             text = f"{element.name or element.id} {element.accelerator_count}x{_short(element.accelerator)}"
             tip = (f"server {element.id}: {element.accelerator_count} x {element.accelerator}, {element.scale_up}; "
                    f"{element.nic_count} x {element.nic_gbps:g} Gb/s {element.nic_kind}")
             self.ports.set_ports(element.nic_count, "nic")
         else:
-            color = style.SWITCH_FILL.get(element.tier, style.SWITCH_FILL["leaf"])
-            edge = {"ethernet": style.ETHERNET_SWITCH_EDGE, "nvlink": style.NVLINK_SWITCH_EDGE}.get(
-                element.fabric, style.INFINIBAND_SWITCH_EDGE)
             text = f"{element.name or element.id}"
             tip = (f"{element.fabric} {element.tier} switch {element.id}: {element.radix} x {element.port_gbps:g} Gb/s"
                    + (f", rail {element.rail}" if element.rail is not None else "")
@@ -159,6 +155,30 @@ class DeviceItem(QGraphicsRectItem):
             return QPointF(x, r.top() if dy < 0 else r.bottom())
         y = min(max(toward.y(), r.top() + 1), r.bottom() - 1)
         return QPointF(r.left() if dx < 0 else r.right(), y)
+
+
+def device_style_key(element, kind: str) -> tuple:
+    """What a box's colours depend on (alike boxes share a key: box_layer.py draws them together)."""
+    return ("node", element.scale_up) if kind == "node" else ("switch", element.tier, element.fabric)
+
+
+_COLORS: dict = {}
+
+
+def device_colors(element, kind: str):
+    """(fill, edge) of a server's or a switch's box."""
+    key = device_style_key(element, kind)
+    found = _COLORS.get(key)
+    if found is None:
+        if kind == "node":
+            color = style.NODE_FILL.get(element.scale_up, style.NODE_FILL["nvswitch"])
+            found = (color, color.darker(140))
+        else:
+            found = (style.SWITCH_FILL.get(element.tier, style.SWITCH_FILL["leaf"]),
+                     {"ethernet": style.ETHERNET_SWITCH_EDGE, "nvlink": style.NVLINK_SWITCH_EDGE}.get(
+                         element.fabric, style.INFINIBAND_SWITCH_EDGE))
+        _COLORS[key] = found
+    return found
 
 
 def _short(model: str) -> str:

@@ -7,6 +7,8 @@ cable layer that draws only the cables that are down. None of them takes a click
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QWidget
@@ -283,7 +285,7 @@ class CanvasJobMarks:
             else:
                 self.bands[node_id] = JobBand(item, color, name)
         # servers and switches down
-        down = {e.id for e in list(doc.nodes) + list(doc.switches) if getattr(e, "state", "up") == "down"}
+        down = {e.id for e in _down(doc.nodes) + _down(doc.switches)}
         for element_id in list(self.down_marks):
             mark = self.down_marks[element_id]
             if element_id not in down or devices.get(element_id) is not mark.parentItem():
@@ -295,7 +297,7 @@ class CanvasJobMarks:
             elif item is not None:
                 self.down_marks[element_id].update()
         # cables down
-        down_links = {l.id for l in doc.links if getattr(l, "state", "up") == "down"}
+        down_links = {l.id for l in _down(doc.links)}
         rows: dict[int, bool] = {}
         if down_links:
             for row, bundle in enumerate(self.scene.link_layer.bundles):
@@ -307,6 +309,8 @@ class CanvasJobMarks:
         if self.links.scene() is not self.scene:
             self.scene.addItem(self.links)
         self.links.set_rows(rows)
+        if getattr(self.scene, "box_layer", None) is not None:  # drawn by it when zoomed far out
+            self.scene.box_layer.set_marks(self.bands, self.down_marks)
         self.legend.set_entries([(name, job_color(i)) for i, (name, _n) in enumerate(self.jobs)],
                                 len(down) + len(down_links))
 
@@ -315,3 +319,14 @@ class CanvasJobMarks:
         if scene is not None:
             scene.removeItem(item)
         item.setParentItem(None)
+
+
+_STATE = attrgetter("state")
+
+
+def _down(elements) -> list:
+    """The elements that are down; the usual none found in one pass in C (600k cables at 131k GPUs:
+    a loop in Python held the window ~50 ms when a big design had just been drawn)."""
+    if "down" not in map(_STATE, elements):
+        return []
+    return [e for e in elements if e.state == "down"]

@@ -7,19 +7,22 @@ change (open, generate, undo of a generate) rebuilds it. Gestures come back as r
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtWidgets import QGraphicsScene, QToolTip
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QToolTip
+from shiboken6 import isValid
 
 from ...core.analysis.link_load import bundle_text
 from ...core.model import Link, Rack
 from ...core.model.elements import split_endpoint
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .. import commands
-from . import style
+from . import staged_gc, style
+from .box_layer import LOD_BOXES, BoxLayer
 from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem, port_index
 from .links import Bundle, LinkLayer
 from .scene_plan import STAGED_ITEMS, DeviceBoxes, DeviceBundles, plan_aggregates, plan_bundles, plan_scene
@@ -35,6 +38,7 @@ class _Spot:
         return self._rect
 
 MARGIN_PX = 400.0
+_NOWHERE = QRectF(-1e12, -1e12, 1.0, 1.0)  # a query of the index that finds nothing
 # A design with more than STAGED_ITEMS racks, servers and switches gets its items in slices of
 # BUILD_SLICE_S between which the window paints and answers: its racks' fills and cables (planned off
 # the UI thread, scene_plan.py) show at once, the boxes fill in (131k GPUs: 26k boxes, ~6 s of making).
@@ -77,9 +81,12 @@ class CanvasScene(QGraphicsScene):
         self._build_timer = QTimer(self, singleShot=True, interval=0, timeout=self._build_step)
         self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
         self._layout_rect: QRectF | None = None  # what is drawn (itemsBoundingRect costs 0.3 s at 131k)
+        self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
+        self._far = False  # its racks are transparent, the box layer draws them
         self.setBackgroundBrush(style.BACKGROUND)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self.rebuild)
+        self.selectionChanged.connect(self._selection_to_box_layer)
         self.rebuild()
 
     @property
@@ -96,6 +103,7 @@ class CanvasScene(QGraphicsScene):
         plan, self._plan_ready = self._plan_ready, None
         self._stop_build()
         self.aboutToRebuild.emit()
+        self.box_layer, self._far = None, False  # deleted with the items (clear() announces a selection change)
         self.clear()
         self._layout_rect = None
         self.domain_bands = []  # deleted with the racks
@@ -109,6 +117,8 @@ class CanvasScene(QGraphicsScene):
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
         if len(doc.racks) + len(doc.nodes) + len(doc.switches) > STAGED_ITEMS:
+            self.box_layer = BoxLayer(self)
+            self.addItem(self.box_layer)
             if plan is None or plan.spec is not doc.spec:
                 plan = plan_scene(doc)
             if plan is not None:
@@ -122,6 +132,8 @@ class CanvasScene(QGraphicsScene):
             self._add_device(switch, "switch")
         self._rebuild_bundles()
         self._rebuild_domains()
+        if self.box_layer is not None:
+            self.box_layer.devices_changed()
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self._update_scene_rect()
         self.apply_lod(None)
@@ -134,6 +146,12 @@ class CanvasScene(QGraphicsScene):
         left, top, right, bottom = plan.layout_rect
         self._layout_rect = QRectF(QPointF(left, top), QPointF(right, bottom))
         self._rack_fills = [QRectF(*r) for r in plan.rack_rects]
+        boxes = plan.boxes
+        if boxes.keys is not None:  # the whole design at the first paint, when zoomed far out
+            self.box_layer.set_boxes(boxes.ids, np.column_stack([boxes.left, boxes.top, boxes.width, boxes.height]),
+                                     boxes.keys, boxes.grouped, boxes.index)
+        else:
+            self.box_layer.devices_changed()
         lp = plan.links
         self.device_bundles = lp.device_bundles
         self.link_layer.set_bundles(lp.bundles, lp.a, lp.b, lp.row_of, lp.kinds, lp.gbps)
@@ -143,6 +161,11 @@ class CanvasScene(QGraphicsScene):
         self.lod_links = False  # zoomed out until the view says otherwise (its fit follows)
         self.link_layer.show_individual = False
         self.setSceneRect(self._layout_rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
+        # Indexed from the start, at the depth the finished canvas needs: each slice's items join the
+        # tree at the next paint, a few ms each, where indexing all ~70k at the end (or letting Qt
+        # regrow the tree as the count doubles) held the window ~0.45 s at 131k GPUs.
+        self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
+        self.setBspTreeDepth(bsp_depth(_items_expected(doc)))
         self._build_work = self._make_items(doc, lp.used_ports)
         self._hidden = []
         self._revealed_at = time.perf_counter()
@@ -159,11 +182,16 @@ class CanvasScene(QGraphicsScene):
         total, made = len(doc.racks) + len(doc.nodes) + len(doc.switches), 0
         scale = self._scale
         # what _apply_item_lod needs of each item, gathered as it is made (a pass over 26k items: 0.4 s)
-        lod = self._staged_lod = ([], [], [], [], [], [], [])
+        # (+ whether each rack's and device's name was made shown: no isVisible() of 30k names at the end)
+        lod = self._staged_lod = ([], [], [], [], [], [], [], ([], []))
         for rack in list(doc.racks):
             item = RackItem(rack)
             item.setVisible(False)  # until its batch shows (_reveal), its servers and switches with it
-            item.label.setVisible(item.label_min_scale <= scale)  # thousands of names unseen when zoomed out
+            if self._far:
+                item.setOpacity(0.0)  # the box layer draws it (box_layer.py)
+            shown = item.label_min_scale <= scale
+            item.label.setVisible(shown)  # thousands of names unseen when zoomed out
+            lod[7][0].append(shown)
             lod[0].append(item.label)
             lod[1].append(item.label_min_scale)
             item.on_moved = self._rack_moved
@@ -186,7 +214,6 @@ class CanvasScene(QGraphicsScene):
         self._reveal()
         yield
         self._rebuild_domains()
-        self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         yield
         self._lod_items = None
         self._apply_item_lod(self._scale, made=True)  # every item's name and ports by the zoom now
@@ -203,7 +230,11 @@ class CanvasScene(QGraphicsScene):
         lod[6].append(item.ports_min_scale)
         if element.rack not in self.racks:
             item.setVisible(False)  # a loose one: until its batch shows
-        item.label.setVisible(item.label_min_scale <= scale)
+            if self._far:
+                item.setOpacity(0.0)
+        shown = item.label_min_scale <= scale
+        item.label.setVisible(shown)
+        lod[7][1].append(shown)
         ports = used_ports.get(element.id)
         if ports:
             item.ports.used = ports
@@ -221,6 +252,12 @@ class CanvasScene(QGraphicsScene):
             if now >= deadline:
                 if now - self._revealed_at >= REVEAL_S:
                     self._reveal()
+                # this slice's items into the index now (a query does it), not all ~70k at the next paint
+                # (0.3-0.5 s: zoomed far out nothing repaints while they come, see box_layer.py)
+                self.items(_NOWHERE)
+                # out of the collector's walks (staged_gc.py): a full collection over the ~70k items
+                # made so far held the window 0.1-0.2 s, a few times per build at 131k GPUs
+                staged_gc.keep_out_of_collections()
                 self.buildProgress.emit(*self._made)
                 self._build_timer.start()
                 return
@@ -246,6 +283,7 @@ class CanvasScene(QGraphicsScene):
         self._build_timer.stop()
         self._build_work = None
         self.building = False
+        staged_gc.keep_out_of_collections()  # the last slice's items too
         self.buildProgress.emit(*getattr(self, "_made", (0, 0)))
         self.built.emit()
 
@@ -264,6 +302,8 @@ class CanvasScene(QGraphicsScene):
 
     def _add_rack(self, rack: Rack) -> RackItem:
         item = RackItem(rack)
+        if self._far:
+            item.setOpacity(0.0)
         item.on_moved = self._rack_moved
         self.addItem(item)
         self.racks[rack.id] = item
@@ -281,6 +321,7 @@ class CanvasScene(QGraphicsScene):
         if rack_item is not None:
             if item.parentItem() is not rack_item:
                 item.setParentItem(rack_item)  # joins the scene with its rack
+                item.setOpacity(1.0)  # its rack's says
             slot = element.slot or 0
             y = rack_height_px(rack_item.units) - (slot + element.height_units) * UNIT_HEIGHT_PX
             item.setPos(0, y)
@@ -289,6 +330,7 @@ class CanvasScene(QGraphicsScene):
                 item.setParentItem(None)
             if item.scene() is None:
                 self.addItem(item)
+            item.setOpacity(0.0 if self._far else 1.0)  # loose: drawn by the box layer when far out
             pos = self.doc.spec.layout.get("positions", {}).get(element.id)
             if pos is None:
                 pos = self._loose_position(element.id)
@@ -439,7 +481,7 @@ class CanvasScene(QGraphicsScene):
 
     def _set_aggregates(self, plan) -> None:
         self.link_layer.bundle_aggregate = plan.bundle_aggregate
-        self.link_layer.set_aggregates(plan.a, plan.b, plan.kinds, plan.gbps, plan.tips)
+        self.link_layer.set_aggregates(plan.a, plan.b, plan.kinds, plan.gbps, plan.tips, plan.qlines)
         self._aggregate_row = plan.row  # for a bundle's change of speed
         self._aggregate_gbps = plan.total_gbps
         self._aggregates_stale = False
@@ -452,6 +494,8 @@ class CanvasScene(QGraphicsScene):
             if band.scene() is self:
                 self.removeItem(band)
         self.domain_bands = build_domain_bands(self.doc, self.racks)
+        if self.box_layer is not None:
+            self.box_layer.bands_changed()
         for band in self.domain_bands:
             band.label.setVisible(band.label_fits and band.label_min_scale <= self._scale)
         self._lod_items = None
@@ -486,7 +530,32 @@ class CanvasScene(QGraphicsScene):
                 self._rebuild_aggregates()
             self.link_layer.show_individual = links
             self.link_layer.update()
+        self._apply_box_lod()
         self._apply_item_lod(self._scale)
+
+    def _selection_to_box_layer(self) -> None:
+        layer = self.box_layer
+        if layer is not None and isValid(layer):  # (a scene being deleted deletes its items first)
+            layer.selection_changed()
+
+    def _apply_box_lod(self) -> None:
+        """Zoomed far out, a big design's racks (their servers and switches with them) turn transparent and
+        the box layer draws them: Qt skips a transparent item and its children when painting (60-100 ms a
+        repaint saved at 131k GPUs). Qt's hit tests skip them too, so a click, a rubber band, a tooltip,
+        a drop or the link tool find them through the layer's boxes (box_layer.items_at, items_in)."""
+        far = self.box_layer is not None and self._scale < LOD_BOXES
+        if far == self._far:
+            return
+        self._far = far
+        opacity = 0.0 if far else 1.0
+        for item in self.racks.values():
+            item.setOpacity(opacity)
+        for item in self.devices.values():
+            if item.parentItem() is None:
+                item.setOpacity(opacity)
+        self.box_layer.setVisible(far)
+        # the rack-to-rack lines too, while far out (24k of them at 131k GPUs): redrawn when they change
+        self.link_layer.setCacheMode(QGraphicsItem.DeviceCoordinateCache if far else QGraphicsItem.NoCache)
 
     def _apply_item_lod(self, scale: float, made: bool = False) -> None:
         """Names and ports on or off by each item's own threshold; only the ones that change are touched
@@ -496,7 +565,7 @@ class CanvasScene(QGraphicsScene):
         lod = self._lod_items
         if lod is None:
             source, self._staged_lod = self._staged_lod or self._lod_source(), None
-            rack_labels, rack_mins, device_labels, device_mins, groups, ports, ports_min = source
+            rack_labels, rack_mins, device_labels, device_mins, groups, ports, ports_min = source[:7]
             bands = [band for band in self.domain_bands if band.label_fits]
             # Alike items show their names together: every rack, every server of one height, every
             # 1U switch... from the zoom where the smallest of them reads (not node0-node9 before node10).
@@ -508,8 +577,14 @@ class CanvasScene(QGraphicsScene):
             labels = rack_labels + device_labels + [band.label for band in bands]
             label_min = ([racks_min] * len(rack_labels) + [group_min[g] for g in groups]
                          + [band.label_min_scale for band in bands])
-            lod = self._lod_items = (labels, np.array(label_min, float), np.array([l.isVisible() for l in labels]),
-                                     ports, np.array(ports_min, float), np.array([p.isVisible() for p in ports]))
+            if len(source) > 7:  # a staged build's: names as made, every port hidden (DeviceItem makes them so)
+                label_shown = np.array(source[7][0] + source[7][1] + [band.label.isVisible() for band in bands], bool)
+                ports_shown = np.zeros(len(ports), bool)
+            else:
+                label_shown = np.array([l.isVisible() for l in labels], bool)
+                ports_shown = np.array([p.isVisible() for p in ports], bool)
+            lod = self._lod_items = (labels, np.array(label_min, float), label_shown,
+                                     ports, np.array(ports_min, float), ports_shown)
         labels, label_min, label_shown, ports, ports_min, ports_shown = lod
         for items, minimum, shown in ((labels, label_min, label_shown), (ports, ports_min, ports_shown)):
             wanted = minimum <= scale
@@ -536,8 +611,9 @@ class CanvasScene(QGraphicsScene):
 
     # ---- mirroring the document ---------------------------------------------------------
     def _on_changed(self, changes) -> None:
+        if all(c.collection in ("workload", "parallelism") for c in changes):
+            return  # the job's model and plan: nothing drawn here moves (a TP edit re-measured 16k GPUs' items)
         self.finish_build()  # the items the changes apply to
-        self._layout_rect = None
         links_touched: set[tuple[str, str]] = set()  # bundles that gained or lost cables
         values_touched: set[tuple[str, str]] = set()  # bundles whose cables changed speed, kind or count
         rebuild_links = False
@@ -612,6 +688,8 @@ class CanvasScene(QGraphicsScene):
             self._racks_changed()
         if any(c.collection in ("racks", "nodes", "switches") for c in changes):
             self._lod_changed()  # names, sizes or items changed: their zoom thresholds too
+            if self.box_layer is not None:
+                self.box_layer.devices_changed()
         if rebuild_links:
             self._rebuild_bundles()
         else:
@@ -620,7 +698,8 @@ class CanvasScene(QGraphicsScene):
             for key in values_touched - links_touched:
                 self._refresh_bundle_values(key)
         if rebuild_links or links_touched or any(c.collection != "links" for c in changes):
-            self._update_scene_rect()  # (a cable's new speed moves nothing)
+            self._layout_rect = None
+            self._update_scene_rect()  # (a cable's new speed moves nothing: the measure before stands)
         if not self.lod_links and self._aggregates_stale:
             self._rebuild_aggregates()
 
@@ -701,9 +780,8 @@ class CanvasScene(QGraphicsScene):
     def draw_rack_fills(self, painter, rect: QRectF) -> None:
         """Rack insides, under the cables: a cable shows inside its rack up to its port, behind the
         other servers and switches (the rack items themselves have no brush)."""
-        if self._rack_fills is None:  # once per change of the racks, not per paint (592 racks at 16k GPUs)
-            self._rack_fills = [item.mapRectToScene(item.rect()) for item in self.racks.values()]
-        boxes = [r for r in self._rack_fills if r.intersects(rect)]
+        # once per change of the racks, not per paint (592 racks at 16k GPUs)
+        boxes = [r for r in self.rack_rects() if r.intersects(rect)]
         if boxes:
             painter.setPen(Qt.NoPen)
             painter.setBrush(style.RACK_FILL)
@@ -713,6 +791,14 @@ class CanvasScene(QGraphicsScene):
         """Racks came, went, moved or changed size: their fills again."""
         self._rack_fills = None
         self.invalidate(QRectF(), QGraphicsScene.BackgroundLayer)
+        if self.box_layer is not None:
+            self.box_layer.racks_changed()
+
+    def rack_rects(self) -> list:
+        """Every rack's rectangle in the scene (its fill, its outline in the box layer)."""
+        if self._rack_fills is None:
+            self._rack_fills = [item.mapRectToScene(item.rect()) for item in self.racks.values()]
+        return self._rack_fills
 
     def _rack_moved(self, rack_item: RackItem) -> None:
         self._racks_changed()  # its fill moves with it
@@ -721,6 +807,8 @@ class CanvasScene(QGraphicsScene):
                 self._device_moved(child)
 
     def _device_moved(self, item: DeviceItem) -> None:
+        if self.box_layer is not None:
+            self.box_layer.devices_changed()
         device_id = item.data(ID_ROLE)
         for key in self.device_bundles.get(device_id, ()):
             self._place_bundle(key)
@@ -733,6 +821,11 @@ class CanvasScene(QGraphicsScene):
 
     def helpEvent(self, event) -> None:
         """Tooltips of cables (they are not items of their own)."""
+        if self._far:  # Qt does not find transparent items: the box layer's tooltips are the items'
+            under = self.box_layer.items_at(event.scenePos())
+            if under:
+                QToolTip.showText(event.screenPos(), under[0].toolTip())
+                return
         item = self.itemAt(event.scenePos(), self.views()[0].transform() if self.views() else None)
         if item is None or item is self.link_layer:
             tip = self.link_layer.tooltip_at(event.scenePos(), self._tolerance())
@@ -744,6 +837,18 @@ class CanvasScene(QGraphicsScene):
     def mousePressEvent(self, event) -> None:
         from PySide6.QtCore import Qt
 
+        if self._far and event.button() == Qt.LeftButton:
+            # far out the racks are transparent, which Qt's own hit tests skip: a click selects the box
+            # (or rack) under it as Qt would; no drag from here (zoom in to move one)
+            under = self.box_layer.items_at(event.scenePos())
+            if under:
+                if not event.modifiers() & Qt.ControlModifier:
+                    self.clearSelection()
+                    self.link_layer.selected = set()
+                    self.link_layer.update()
+                under[0].setSelected(not (event.modifiers() & Qt.ControlModifier and under[0].isSelected()))
+                event.accept()
+                return
         under = [i for i in self.items(event.scenePos()) if i is not self.link_layer]
         if not under and event.button() == Qt.LeftButton and self.link_layer.show_individual:
             row = self.link_layer.row_at(event.scenePos(), self._tolerance())
@@ -839,7 +944,17 @@ class CanvasScene(QGraphicsScene):
             return None
         return min(candidates, key=lambda s: (abs(s - wanted), s))
 
+    def select_in_rect(self, rect: QRectF, add: bool = False) -> None:
+        """A rubber band's selection while zoomed far out (Qt's own finds no transparent item)."""
+        if not add:
+            self.clearSelection()
+        for item in self.box_layer.items_in(rect):
+            item.setSelected(True)
+
     def item_at(self, pos: QPointF, kinds=("node", "switch")):
+        if self._far:
+            found = [i for i in self.box_layer.items_at(pos) if i.data(KIND_ROLE) in kinds]
+            return found[0] if found else None
         for item in self.items(pos):
             if item.data(KIND_ROLE) in kinds:
                 return item
@@ -880,6 +995,16 @@ class CanvasScene(QGraphicsScene):
                     a, b = self.link_layer.lines.a[i], self.link_layer.lines.b[i]
                     return _Spot(QRectF(QPointF(*np.minimum(a, b)), QPointF(*np.maximum(a, b))))
         return item
+
+
+def _items_expected(doc) -> int:
+    """Qt items a staged build makes: a rack and its name; a box, its name and its ports per device."""
+    return 2 * len(doc.racks) + 3 * (len(doc.nodes) + len(doc.switches))
+
+
+def bsp_depth(items: int) -> int:
+    """The depth Qt's index would pick for this many items (ceil(log2 n), at least 5)."""
+    return max(5, math.ceil(math.log2(max(items, 1))))
 
 
 class _BundlesByKey:

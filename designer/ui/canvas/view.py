@@ -36,6 +36,8 @@ class CanvasView(QGraphicsView):
         self._pan_from: QPointF | None = None
         self._drag_mode_before_space = None
         scene.aboutToRebuild.connect(self.cancel_interaction)  # its items are about to go
+        self._band_rect = None  # the rubber band's last rectangle, for a far-out selection
+        self.rubberBandChanged.connect(self._rubber_band_changed)
         from .legend import CanvasLegend
 
         self.legend = CanvasLegend(self)  # what the colours mean (heat: View > Link Heat)
@@ -158,6 +160,19 @@ class CanvasView(QGraphicsView):
         self.show_grid = on
         self.resetCachedContent()
         self.viewport().update()
+
+    def _rubber_band_changed(self, rect, start, end) -> None:
+        """Zoomed far out the racks are transparent (canvas/box_layer.py) and Qt's own rubber band finds
+        none of them: on release, what the band covered is selected as Qt would have."""
+        if not rect.isNull():  # (the signal's scene points lag a move behind its rectangle)
+            self._band_rect = self.mapToScene(rect).boundingRect()
+            return
+        band, self._band_rect = self._band_rect, None
+        scene = self.scene()
+        if band is not None and getattr(scene, "_far", False):
+            from PySide6.QtWidgets import QApplication
+
+            scene.select_in_rect(band, add=bool(QApplication.keyboardModifiers() & Qt.ControlModifier))
 
     # ---- pan with the middle button or space-drag; tools ----
     def _tool_wants(self, event) -> bool:

@@ -1,0 +1,253 @@
+"""A big design's racks, servers and switches drawn by one item when zoomed far out.
+
+At 131,072 GPUs the fit-all view holds ~26k boxes of a pixel or two: painted as items they cost
+~60-100 ms a repaint (Qt walks and paints each), enough to freeze the window at every repaint
+(a batch of boxes made, the link heat arriving). Below LOD_BOXES the scene makes its racks fully
+transparent (Qt then skips them and everything inside them when painting) and this layer draws the
+same rectangles with the same colours in a few drawRects calls, from numpy arrays: rack outlines,
+NVLink domain bands, the boxes, the jobs' frames, the boxes that are down, what is selected. Qt's hit
+tests skip transparent items as well, so the scene finds what is under a click, a rubber band, a
+tooltip or a drop through items_at / items_in here. Zoomed in, the items draw themselves again.
+
+It draws from the scene plan while the items are still being made (the whole design shows at the
+first paint), then from the items after an edit.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QRectF, Qt, QTimer
+from PySide6.QtGui import QBrush, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem
+from shiboken6 import isValid
+
+from . import style
+from .items import ID_ROLE, device_colors
+
+LOD_BOXES = 0.2  # below this zoom a 1U box is under a pixel tall and no name or port shows
+BOX_Z = 0.5  # over the cables (-1) and the rack outlines (0), where the racks' own contents go
+
+
+def group_boxes(rects: np.ndarray, keys: list) -> list:
+    """The boxes by colour key: [(key, their rects (n, 4), the same as QRectF)]; a value type, so a
+    file's are made off the UI thread with its plan (21k QRectF at 131k GPUs: ~25 ms)."""
+    rects = np.asarray(rects, float).reshape(-1, 4)
+    rows_of: dict = {}
+    for i, key in enumerate(keys):
+        rows_of.setdefault(key, []).append(i)
+    out = []
+    for key, rows in rows_of.items():
+        chosen = rects[rows]
+        out.append((key, chosen, [QRectF(*r) for r in chosen.tolist()]))
+    return out
+
+
+class _Group:
+    """Rectangles drawn with one pen and brush; their QRectF made once, picked per paint by numpy."""
+
+    def __init__(self, pen, brush, rects: np.ndarray, qrects: list | None = None):
+        self.pen, self.brush = pen, brush
+        self.rects = rects.reshape(-1, 4)
+        self.qrects = qrects if qrects is not None else [QRectF(*r) for r in self.rects.tolist()]
+
+    def visible(self, exposed: QRectF) -> list:
+        r = self.rects
+        inside = ((r[:, 0] + r[:, 2] >= exposed.left()) & (r[:, 0] <= exposed.right())
+                  & (r[:, 1] + r[:, 3] >= exposed.top()) & (r[:, 1] <= exposed.bottom()))
+        if inside.all():
+            return self.qrects
+        return [self.qrects[i] for i in np.flatnonzero(inside).tolist()]
+
+
+class BoxLayer(QGraphicsItem):
+    def __init__(self, scene):
+        super().__init__()
+        self._scene = scene
+        self.setZValue(BOX_Z)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption, True)
+        # drawn once per zoom (a pixmap of the view's size, Qt's own cache): a repaint for something else
+        # (a progress step, the link heat) blits it, ~60 ms less a repaint at 131k GPUs
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        self.setVisible(False)
+        self._bounds = QRectF()
+        self._ids: list = []
+        self._row: dict = {}
+        self._rects = np.zeros((0, 4))  # each device's box in the scene
+        self._device_groups: list | None = []
+        self._band_groups: list | None = []
+        self._mark_groups: list | None = []
+        self._marks = ({}, {})  # job_colors: device id -> JobBand, device id -> DownMark
+        self._stale_devices = False
+
+    # ---- data ----
+    def set_boxes(self, ids: list, rects: np.ndarray, keys: list, grouped: list | None = None,
+                  index: dict | None = None, painting: bool = False) -> None:
+        """Every device's box (left, top, width, height) and its colour key (items.device_style_key);
+        `grouped`: group_boxes of them, `index`: id -> row, when made already (scene_plan.py)."""
+        self._ids, self._rects = ids, np.asarray(rects, float).reshape(-1, 4)
+        self._row = index if index is not None else {d: i for i, d in enumerate(ids)}
+        groups = []
+        for key, chosen, qrects in (grouped if grouped is not None else group_boxes(self._rects, keys)):
+            fill, edge = device_colors(_KeyElement(key), key[0])
+            groups.append(_Group(style.edge_pen(edge, 0.8), QBrush(fill), chosen, qrects))
+        self._device_groups = groups
+        self._mark_groups = None
+        self._stale_devices = False
+        if painting:  # no change of geometry inside a paint: right after it
+            QTimer.singleShot(0, lambda: isValid(self) and self._rebound())
+        else:
+            self._rebound()
+
+    def devices_changed(self) -> None:
+        """Boxes came, went, moved or changed colour: taken again from the items at the next paint."""
+        self._stale_devices = True
+        self._mark_groups = None
+        self.update()
+
+    def bands_changed(self) -> None:
+        self._band_groups = None
+        self.update()
+
+    def set_marks(self, bands: dict, down: dict) -> None:
+        """The jobs' frames and the boxes down (job_colors.py), drawn over the boxes."""
+        self._marks = (bands, down)
+        self._mark_groups = None
+        self.update()
+
+    def _refresh(self, painting: bool = False) -> None:
+        scene = self._scene
+        if self._stale_devices:
+            boxes = scene._device_boxes()
+            doc = scene.doc
+            keys = []
+            for device_id in boxes.ids:
+                element, kind = doc.find("nodes", device_id), "node"
+                if element is None:
+                    element, kind = doc.find("switches", device_id), "switch"
+                keys.append(("node", "") if element is None else _key(element, kind))
+            self.set_boxes(boxes.ids, np.column_stack([boxes.left, boxes.top, boxes.width, boxes.height]), keys,
+                           painting=painting)
+        if self._band_groups is None:
+            by_style: dict = {}
+            for band in scene.domain_bands:
+                r = band.mapRectToScene(band.path().boundingRect())
+                key = (band.pen().color().rgba(), band.pen().widthF(), band.brush().color().rgba())
+                entry = by_style.setdefault(key, (band.pen(), band.brush(), []))
+                entry[2].append((r.x(), r.y(), r.width(), r.height()))
+            self._band_groups = [_Group(pen, brush, np.array(rects, float)) for pen, brush, rects in by_style.values()]
+        if self._mark_groups is None:
+            self._mark_groups = self._marks_as_groups()
+
+    def _marks_as_groups(self) -> list:
+        from .job_colors import BAND_PX, DOWN_FILL, DOWN_HATCH
+
+        bands, down = self._marks
+        frames: dict = {}
+        for device_id, band in bands.items():
+            row = self._row.get(device_id)
+            if row is None:
+                continue
+            entry = frames.setdefault(band.color.rgba(), (band.color, [], []))
+            x, y, w, h = self._rects[row].tolist()
+            entry[1].append((x + 0.6, y + 0.6, w - 1.2, h - 1.2))
+            entry[2].append((x, y, BAND_PX, h))
+        groups = []
+        for color, frame_rects, band_rects in frames.values():
+            pen = QPen(color, 1.2)
+            pen.setJoinStyle(Qt.MiterJoin)
+            groups.append(_Group(pen, QBrush(Qt.NoBrush), np.array(frame_rects, float)))
+            groups.append(_Group(QPen(Qt.NoPen), QBrush(color), np.array(band_rects, float)))
+        rows = [self._row[d] for d in down if d in self._row]
+        if rows:
+            groups.append(_Group(QPen(Qt.NoPen), QBrush(DOWN_FILL), self._rects[rows]))
+            groups.append(_Group(QPen(Qt.NoPen), QBrush(DOWN_HATCH, Qt.BDiagPattern), self._rects[rows]))
+        return groups
+
+    def selection_changed(self) -> None:
+        if self.isVisible():
+            self.update()  # its outlines of what is selected
+
+    def racks_changed(self) -> None:
+        self._band_groups = None
+        self._rebound()
+
+    def _rebound(self) -> None:
+        """What it draws: every box and rack outline (a pen's width around them)."""
+        self.prepareGeometryChange()
+        bounds = QRectF()
+        r = self._rects
+        if len(r):
+            left, top = float(r[:, 0].min()), float(r[:, 1].min())
+            bounds = QRectF(left, top, float((r[:, 0] + r[:, 2]).max()) - left, float((r[:, 1] + r[:, 3]).max()) - top)
+        racks = self._scene.rack_rects()
+        if racks:
+            edges = np.array([(q.left(), q.top(), q.right(), q.bottom()) for q in racks], float)
+            lo, hi = [float(edges[:, k].min()) for k in (0, 1)], [float(edges[:, k].max()) for k in (2, 3)]
+            rack_bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])
+            bounds = rack_bounds if bounds.isNull() else bounds.united(rack_bounds)
+        self._bounds = bounds.adjusted(-2, -2, 2, 2) if not bounds.isNull() else QRectF()
+        self.update()
+
+    # ---- what is under the mouse (Qt's hit tests skip the transparent racks) ----
+    def items_at(self, pos) -> list:
+        """The server or switch at `pos` and its rack (topmost first), as Qt would find them."""
+        return self.items_in(QRectF(pos.x(), pos.y(), 0.0, 0.0))
+
+    def items_in(self, rect: QRectF) -> list:
+        """Servers and switches whose box meets `rect`, then the racks that do."""
+        self._refresh()
+        scene, out = self._scene, []
+        r = self._rects
+        if len(r):
+            hit = np.flatnonzero((r[:, 0] <= rect.right()) & (r[:, 0] + r[:, 2] >= rect.left())
+                                 & (r[:, 1] <= rect.bottom()) & (r[:, 1] + r[:, 3] >= rect.top()))
+            out = [item for item in (scene.devices.get(self._ids[i]) for i in hit[::-1].tolist()) if item is not None]
+        out += [item for item in scene.racks.values() if item.sceneBoundingRect().intersects(rect)
+                or item.sceneBoundingRect().contains(rect.topLeft())]
+        return out
+
+    # ---- drawing ----
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()  # never under the mouse: clicks, rubber bands and tooltips reach the items
+
+    def paint(self, painter, option, widget=None) -> None:
+        self._refresh(painting=True)
+        exposed = option.exposedRect
+        scene = self._scene
+        painter.setPen(style.edge_pen(style.RACK_EDGE))  # the rack outlines (items.RackItem)
+        painter.setBrush(Qt.NoBrush)
+        racks = [r for r in scene.rack_rects() if r.intersects(exposed)]
+        if racks:
+            painter.drawRects(racks)
+        for group in (self._band_groups or []) + (self._device_groups or []) + (self._mark_groups or []):
+            shown = group.visible(exposed)
+            if shown:
+                painter.setPen(group.pen)
+                painter.setBrush(group.brush)
+                painter.drawRects(shown)
+        chosen = scene.selectedItems()
+        if chosen and len(chosen) <= 5000:  # what Qt outlines on a selected item, as a frame in the selection blue
+            pen = QPen(style.SELECTION, 1.5)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.setBrush(Qt.NoBrush)
+            painter.drawRects([item.sceneBoundingRect() for item in chosen if item.data(ID_ROLE)])
+
+
+def _key(element, kind: str) -> tuple:
+    from .items import device_style_key
+
+    return device_style_key(element, kind)
+
+
+class _KeyElement:
+    """The fields device_colors reads, from a style key."""
+
+    def __init__(self, key: tuple):
+        if key[0] == "node":
+            self.scale_up = key[1]
+        else:
+            self.tier, self.fabric = key[1], key[2]
