@@ -247,53 +247,64 @@ def _flat_plan(p, v, deps, has_transfer, owns, codes):
     per stage the arrays of ScheduleResult.stage_transfer_wait_s, flat has_transfer as an
     array), a step being (g, end slot, slot of the previous end on its stage, slot of the end it
     waits for)."""
-    offsets, n = [], 0
-    for o in owns:
-        offsets.append(n)
-        n += len(o)
-    position = {}
-    for s in range(p):
-        position.update(zip(owns[s], range(offsets[s], offsets[s] + len(owns[s]))))
+    sizes = [len(o) for o in owns]
+    offsets = [0] * p
+    for s in range(1, p):
+        offsets[s] = offsets[s - 1] + sizes[s - 1]
+    n = sum(sizes)
+    # per global position g: the position of the op it waits for (-1: none), by an array from op id
+    # to position (a dict of 4,608 ids cost a cold evaluation 1 ms); its previous end's slot (its
+    # stage's start offset for a first op) and its input's end slot do not depend on the visit order
+    own_ids = np.fromiter(chain.from_iterable(owns), np.int64, n)
+    dep_ids = np.fromiter(chain.from_iterable(deps), np.int64, n)
+    position_of = np.full(max(int(own_ids.max()) if n else 0, int(dep_ids.max()) if n else 0) + 1, -1, np.int64)
+    position_of[own_ids] = np.arange(n)
+    has_input = dep_ids >= 0
+    dep_at = np.where(has_input, position_of[np.where(has_input, dep_ids, 0)], -1)
+    if (dep_at[has_input] < 0).any():  # pragma: no cover - a schedule bug: an op waits for one no stage runs
+        raise RuntimeError("pipeline schedule waits for an op it does not run")
+    stage_of = np.repeat(np.arange(p), sizes)
+    first = np.zeros(n, bool)
+    first[[o for o, size in zip(offsets, sizes) if size]] = True
+    prev_slot = np.where(first, stage_of, p + np.arange(n) - 1)
+    dep_slot = np.where(has_input, p + dep_at, p + n)
     # the visiting order of the event loop this replaced: run a stage until its next op waits
+    waits_on = dep_at.tolist()
     done = [False] * n
     ptr = [0] * p
-    waiter: dict[int, int] = {}
+    waiter = [-1] * n  # per op, the stage stopped until it ends
     stack = list(range(p - 1, -1, -1))
-    steps = []
+    visit = []
     while stack:
         s = stack.pop()
-        k, n_s, base = ptr[s], len(owns[s]), offsets[s]
+        k, n_s, base = ptr[s], sizes[s], offsets[s]
         while k < n_s:
-            d = deps[s][k]
             g = base + k
-            if d >= 0:
-                dg = position[d]
-                if not done[dg]:
-                    waiter[dg] = s
-                    break
-                steps.append((g, p + g, p + g - 1 if k else s, p + dg))
-            else:
-                steps.append((g, p + g, p + g - 1 if k else s, p + n))
+            dg = waits_on[g]
+            if dg >= 0 and not done[dg]:
+                waiter[dg] = s
+                break
+            visit.append(g)
             done[g] = True
             k += 1
-            w = waiter.pop(g, None)
-            if w is not None:
+            w = waiter[g]
+            if w >= 0:
                 stack.append(w)
         ptr[s] = k
-    if not all(done):  # pragma: no cover - a schedule bug
+    if len(visit) != n:  # pragma: no cover - a schedule bug
         raise RuntimeError("pipeline schedule deadlocked")
+    order = np.array(visit, np.int64)
+    steps = list(zip(visit, (order + p).tolist(), prev_slot[order].tolist(), dep_slot[order].tolist()))
     flat_transfer = [t for hs in has_transfer for t in hs]
     flat_codes = [3 * v * s + code for s in range(p) for code in codes[s]]
-    prevs, dep_slots = [0] * n, [0] * n
-    for g, _, prev, d in steps:
-        prevs[g] = prev
-        dep_slots[g] = d if d < p + n else -1
+    prevs = prev_slot.tolist()
+    dep_slots = np.where(has_input, dep_slot, -1).tolist()
     # per stage, for ScheduleResult.stage_transfer_wait_s: what picks each op's previous end and
     # input end (the -inf slot for none) out of the ends, as arrays: whether it has an input, whether that crosses
     # a stage boundary, and its kind * v + chunk
     arrays = []
     for s in range(p):
-        a, b = offsets[s], offsets[s] + len(owns[s])
+        a, b = offsets[s], offsets[s] + sizes[s]
         if b == a:
             arrays.append(None)
             continue
@@ -347,13 +358,6 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     zb = schedule in ("zb-h1", "dualpipe")
     v = v if schedule == "interleaved" else 1
     orders = _orders(schedule, p, m, v)
-    size = 3 * p * m * v
-    end = [-1.0] * size  # end time per op id
-
-    free = list(start_offset) if start_offset else [0.0] * p
-    busy = [0.0] * p
-    ptr = [0] * p
-    last_b = [[0.0] * v for _ in range(p)]
 
     # Every schedule runs a fixed op order per stage (zero-bubble ones: _zero_bubble_orders).
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
