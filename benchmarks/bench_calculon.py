@@ -11,6 +11,8 @@ few bandwidth and latency numbers per tier. CPU time (time.process_time), median
   cables into arrays (Calculon does no such work), then costs the plan;
 - new plan: the fabric built, every memo of plans cleared (placement, groups, schedules, layer
   phases, stage parameters): what each plan of a search or each Job-panel edit costs first time;
+- new plan, no detail: the same with Engine(detail=False), as a plan search costs a plan (no
+  per-link loads, bottlenecks or timeline: what Calculon does not compute either);
 - again: the same plan on the same design (everything reused);
 - link change: one NIC cable's bandwidth halved, then costed again.
 """
@@ -78,7 +80,15 @@ def main(argv=None) -> int:
         doc.update(nic.id, bandwidth_gbps=nic.bandwidth_gbps / 2 if len(flips) % 2 else nic.bandwidth_gbps * 2)
         engine.evaluate(doc)
 
-    figures = {"cold_cpu_ms": cpu_ms(cold, args.repeat), "new_plan_cpu_ms": cpu_ms(new_plan, args.repeat)}
+    lean = Engine(detail=False)
+    lean.evaluate(doc)
+
+    def new_plan_lean():
+        forget_plans(lean)
+        lean.evaluate(doc)
+
+    figures = {"cold_cpu_ms": cpu_ms(cold, args.repeat), "new_plan_cpu_ms": cpu_ms(new_plan, args.repeat),
+               "new_plan_no_detail_cpu_ms": cpu_ms(new_plan_lean, args.repeat)}
     engine.evaluate(doc)
     figures["again_cpu_ms"] = cpu_ms(lambda: engine.evaluate(doc), args.repeat)
     figures["link_change_cpu_ms"] = cpu_ms(link_change, args.repeat)

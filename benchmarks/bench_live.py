@@ -163,16 +163,16 @@ def run_case(name: str, reps: int) -> dict:
     window.resize(1600, 1000)
     window.show()
     pump_until(lambda: True)
-    late = Lateness()
     row = {"case": name}
     if name == "generate-16k":
-        return run_generate(window, late, row)
+        return run_generate(window, Lateness(), row)
 
-    from designer.core.io import load_document  # the expected size, read before the clock starts
+    from designer.core.io import load_document  # the expected size, read before the clocks start
 
     expected = load_document(path)
     gpus, servers = expected.num_gpus(), len(expected.nodes)
     del expected
+    late = Lateness()  # (after that reading: it blocks this thread, and is not the window's)
     from PySide6.QtWidgets import QFileDialog  # File > Open, the file picked in its dialog
 
     QFileDialog.getOpenFileName = staticmethod(lambda *a, **k: (str(path), ""))

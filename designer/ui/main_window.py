@@ -44,9 +44,11 @@ class MainWindow(QMainWindow):
     resultChanged = Signal(object)  # the newest Evaluation (or None)
 
     def __init__(self, settings: QSettings | None = None, engine_slowdown_s: float = 0.0) -> None:
+        from .interpreter_share import share_the_interpreter
         from .malloc_arenas import use_one_arena
 
         use_one_arena()  # before the window's threads allocate (memory of a big open: malloc_arenas.py)
+        share_the_interpreter()  # the window waits less for the working threads (interpreter_share.py)
         super().__init__()
         self.settings = settings or QSettings()
         self.qdoc = QtDocument(parent=self)
