@@ -199,6 +199,12 @@ def test_engine_without_detail_keeps_no_per_link_arrays():
     costs = [c for model in quick._groups.values() for c in model._cache.values()]
     assert costs and all(c.link_bytes is None for c in costs)
     assert any(c.link_bytes is not None and c.link_bytes.bytes.size for m in full._groups.values() for c in m._cache.values())
+    # nor the flows' loads per NIC, leaf and pod they were made from (only link bytes read them)
+    units = [u for model in quick._groups.values() for u in model._unit.values()]
+    assert units and all(u[4] is None for u in units)
+    assert any(u[4] is not None for m in full._groups.values() for u in m._unit.values())
+    # the placements a search keeps: ranks as 32-bit integers (128 of them at 16k GPUs)
+    assert all(p.dense_grid.dtype == np.int32 and p.expert_grid.dtype == np.int32 for p in quick._placement.values())
 
 
 def test_engine_caches_are_bounded_by_gpus_times_entries():

@@ -366,11 +366,14 @@ class CollectiveModel:
     """Costs collectives of one dimension's groups; caches per (primitive, size, algorithm)."""
 
     def __init__(self, fabric: Fabric, members: np.ndarray, k: EngineConstants, nvls: bool,
-                 name: str = "group"):
+                 name: str = "group", link_bytes: bool = True):
+        """`link_bytes=False`: costs without the bytes each cable carries (a plan search reads only
+        times; at 16k GPUs those arrays were a third of a search worker's memory)."""
         self.fabric = fabric
         self.k = k
         self.nvls_ok = nvls
         self.name = name
+        self.keeps_link_bytes = link_bytes
         self.shape = group_shape(fabric, members)
         self._cache: dict[tuple, CollectiveCost] = {}
         self._unit: dict[str, tuple] = {}
@@ -534,7 +537,8 @@ class CollectiveModel:
                 nic_share = np.where(multi, 1.0, 0.0)
             crossings = np.where(gdr, 1.0, 2.0)
             scale = np.where(pcie & multi, scale + nic_share * crossings / scale_cap.min(axis=1), scale)
-        out = (scale, net, code, res, loads)
+        # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
+        out = (scale, net, code, res, loads if self.keeps_link_bytes else None)
         self._unit[pattern] = out
         return out
 
@@ -688,7 +692,7 @@ class CollectiveModel:
             links = []
         utilization = 1.0 if bw > 0 else 0.0
         link_bytes = self._link_bytes(loads, size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0),
-                                      algo) if loads is not None else None
+                                      algo) if loads is not None and self.keeps_link_bytes else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
 

@@ -225,7 +225,7 @@ class Engine:
                 members = placement.pp_pairs()
             else:
                 members = placement.groups(dim, expert)
-            model = self._groups[key] = CollectiveModel(fabric, members, k, nvls, name=dim)
+            model = self._groups[key] = CollectiveModel(fabric, members, k, nvls, name=dim, link_bytes=self.detail)
         return model
 
     def dimension_groups(self, fabric: Fabric, placement: Placement, k: EngineConstants, nvls: bool,
@@ -310,6 +310,9 @@ def _require_finite(result: Evaluation) -> None:
 # fixed 1,024 / 256 entries that suit 1k GPUs (unchanged there). At 16k: 256 groups and 128
 # placements, 339 MB per search worker instead of 562 MB, for about half the plans per CPU-second
 # of that search (more group routes rebuilt); 1 << 23 measured 514 MB and 3/4 of the rate.
+# Since groups of a search keep no link bytes nor loads and placements hold int32 ranks, the largest
+# of 2 pool workers peaks at 273 MB on the 16k file of benchmarks/bench_cli.py (was 403 MB), and
+# halving GROUP_BUDGET again would cost ~30 % of the wall time (bench_search.py --worker-memory).
 GROUP_BUDGET = 1 << 22
 PLACEMENT_BUDGET = 1 << 21
 

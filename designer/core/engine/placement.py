@@ -56,7 +56,8 @@ def _grid(sizes: dict[str, int], order: list[str]) -> tuple[np.ndarray, tuple[st
     """Rank grid whose axis k is the k-th dimension of `order` (fastest first)."""
     dims = [d for d in order if d in sizes]
     shape_slow_first = [sizes[d] for d in reversed(dims)]
-    ranks = np.arange(int(np.prod(shape_slow_first)), dtype=np.int64).reshape(shape_slow_first)
+    # int32: a placement is kept per plan of a search (128 of them at 16k GPUs, two grids each)
+    ranks = np.arange(int(np.prod(shape_slow_first)), dtype=np.int32).reshape(shape_slow_first)
     grid = np.transpose(ranks, list(range(len(dims)))[::-1])  # axis k = dims[k]
     return grid, tuple(dims)
 
