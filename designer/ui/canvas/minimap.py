@@ -38,7 +38,9 @@ class Minimap(QWidget):
     def _on_changed(self, changes) -> None:
         # A cable's speed, latency or note does not show at overview detail: no 100 ms-plus redraw of a
         # 16k-GPU design on every such edit (its kind, colour, does)
-        if any(c.collection != "links" or c.action != "changed" or c.field in ("kind", "a", "b", "id")
+        # nor does the job's model or plan (a TP edit redrew 131k GPUs' overview: 0.1-0.15 s stalls)
+        if any(c.collection not in ("links", "workload", "parallelism")
+               or (c.collection == "links" and (c.action != "changed" or c.field in ("kind", "a", "b", "id")))
                for c in changes):
             self._timer.start()
 
@@ -90,7 +92,7 @@ class Minimap(QWidget):
         scene.draw_rack_fills(painter, source)
         painter.setPen(style.edge_pen(style.RACK_EDGE))
         painter.setBrush(Qt.NoBrush)
-        painter.drawRects([item.mapRectToScene(item.rect()) for item in scene.racks.values()])
+        painter.drawRects(scene.rack_rects())  # kept by the scene until racks change
         option = QStyleOptionGraphicsItem()
         option.exposedRect = source
         scene.link_layer.paint(painter, option, None)
