@@ -187,13 +187,14 @@ def run_case(name: str, reps: int) -> dict:
     row["step_s"] = window.breakdown_panel.result.step_time_s
     at_rest(window)
     row["max_late_open_ms"] = round(late.worst_s * 1000)
-    late.worst_s = 0.0  # from here: the edits alone
 
     # a switch-to-switch link (else the first link): select it on the canvas, type into the Inspector
+    # (found before the edits' clock: this search is the benchmark's, a user clicks the link)
     doc = window.qdoc.doc
     switches = {s.id for s in doc.switches}
     link = next((l for l in doc.links if l.a.split(":")[0] in switches and l.b.split(":")[0] in switches),
                 doc.links[0])
+    late.worst_s = 0.0  # from here: the edits alone
     window.scene.select_ids([link.id])
     pump_until(lambda: "bandwidth_gbps" in window.inspector.editors)
     editor = window.inspector.editors["bandwidth_gbps"]

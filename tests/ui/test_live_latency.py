@@ -291,3 +291,20 @@ def test_a_plan_edit_does_not_redraw_the_overview(empty_window, monkeypatch):
 
     window.qdoc.push(commands.SetFields(window.qdoc, {rack.id: {"units": rack.units + 4}}))
     assert window.settle() and drawn
+
+
+def test_selecting_links_finds_their_bundles_by_their_ends(empty_window):
+    """select_ids finds a link's cable bundle by the link's two ends (no pass over 295k bundles at
+    131k GPUs): the same rows as looking in every bundle, for every link of the example."""
+    window = empty_window
+    open_example(window, H100)
+    scene, doc = window.scene, window.qdoc.doc
+    ids = [link.id for link in doc.links]
+    for link_id in ids[:: max(1, len(ids) // 40)]:
+        expected = {i for i, b in enumerate(scene.link_layer.bundles) if link_id in b.link_ids}
+        scene.select_ids([link_id])
+        assert scene.link_layer.selected == expected and expected
+    scene.select_ids(ids[:3] + [doc.nodes[0].id])
+    assert scene.link_layer.selected == {i for i, b in enumerate(scene.link_layer.bundles)
+                                         if set(ids[:3]) & set(b.link_ids)}
+    assert doc.nodes[0].id in scene.selected_ids()

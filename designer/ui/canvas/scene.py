@@ -981,10 +981,22 @@ class CanvasScene(QGraphicsScene):
             item = self.racks.get(element_id) or self.devices.get(element_id)
             if item is not None:
                 item.setSelected(True)
-        self.link_layer.selected = {i for i, b in enumerate(self.link_layer.bundles) if wanted & set(b.link_ids)}
+        self.link_layer.selected = self._bundle_rows(wanted)
         self.link_layer.update()
         if self.link_layer.selected:
             self.selectionChanged.emit()
+
+    def _bundle_rows(self, ids: set) -> set[int]:
+        """The rows of the bundles that hold these link ids, found by each link's two ends (its bundle's
+        key), not by a pass over every bundle (295k at 131k GPUs: 50 ms of the window's thread)."""
+        layer, rows = self.link_layer, set()
+        for element_id in ids:
+            link = self.doc.find("links", element_id)
+            key = self._bundle_key(link) if link is not None else None
+            row = layer.index.get(key) if key is not None else None
+            if row is not None and element_id in layer.bundles[row].link_ids:
+                rows.add(row)
+        return rows
 
     def item_for(self, element_id: str):
         self.finish_build()
