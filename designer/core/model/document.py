@@ -51,6 +51,8 @@ class Document:
         self.change_log: list[tuple[int, Change]] = []
         self.lineage = object()  # shared by snapshots: "the same design, maybe edited since"
         self._snapshots: list[weakref.ref] = []  # snapshots (maybe gone) that share our elements
+        # ids of the element copies `_own` made since the newest snapshot: no snapshot holds them
+        self._owned: set[int] = set()
         self.events.connect(self._log)
 
     CHANGE_LOG_LIMIT = 256
@@ -234,6 +236,7 @@ class Document:
         else:
             self._reindex()
         self.lineage = object()  # a different design: nothing cached about the old one applies
+        self._owned = set()
         self.events.emit(Change("replaced", "document"))
 
     def exchange(self, spec: ClusterSpec, metadata: Metadata) -> tuple[ClusterSpec, Metadata]:
@@ -242,6 +245,7 @@ class Document:
         old = self.spec, self.metadata
         self.spec, self.metadata = spec, metadata
         self._reindex()
+        self._owned = set()
         self.lineage = object()
         self.events.emit(Change("replaced", "document"))
         return old
@@ -251,10 +255,11 @@ class Document:
 
     def snapshot(self) -> "Document":
         """A frozen view for a worker thread, copy-on-write: it shares the element objects
-        (its lists and indexes are its own, copied in C at ~10 ns an element), and `update`
-        gives this document a fresh copy of an element before changing one a snapshot still
-        holds, so a snapshot never sees a later edit. It keeps the lineage, revision and change
-        log, so an engine can tell what changed since its last snapshot."""
+        (its lists are its own, copied in C at ~10 ns an element; its index is built from them
+        when first read, by the worker, not here: 20-40 ms of the window's thread at 131k GPUs),
+        and `update` gives this document a fresh copy of an element before changing one a
+        snapshot may hold, so a snapshot never sees a later edit. It keeps the lineage, revision
+        and change log, so an engine can tell what changed since its last snapshot."""
         spec = self.spec
         snap = Document.__new__(Document)
         snap.metadata = copy.copy(self.metadata)
@@ -265,18 +270,21 @@ class Document:
             calibration=copy.deepcopy(spec.calibration), prices=copy.deepcopy(spec.prices),
             layout=dict(spec.layout))
         snap.events = Events()
-        snap._index = {name: dict(index) for name, index in self._index.items()}
+        snap._index = _IndexOnDemand(snap.spec)
         snap.revision = self.revision
         snap.change_log = list(self.change_log)
         snap.lineage = self.lineage
         snap._snapshots = []
+        snap._owned = set()
         self._snapshots = [r for r in self._snapshots if r() is not None] + [weakref.ref(snap)]
+        self._owned = set()  # every element now is in this snapshot
         return snap
 
     def _own(self, name: str, element):
-        """`element` itself, or (when a live snapshot shares it) a copy put in its place."""
-        live = [s for s in (r() for r in self._snapshots) if s is not None]
-        if not any(s._index[name].get(element.id) is element for s in live):
+        """`element` itself, or (when a live snapshot may share it) a copy put in its place. Only the
+        copies made since the newest snapshot are surely in none (an object made after a snapshot
+        cannot be in it, even at the address of one freed since); any other may be: copied."""
+        if id(element) in self._owned or not any(r() is not None for r in self._snapshots):
             return element
         items = getattr(self.spec, name)
         position = list(map(id, items)).index(id(element))  # identity, at C speed (== would compare fields)
@@ -284,6 +292,7 @@ class Document:
         items[position] = mine
         if self._index[name].get(element.id) is element:
             self._index[name][element.id] = mine
+        self._owned.add(id(mine))
         return mine
 
     def __eq__(self, other: object) -> bool:
@@ -297,7 +306,37 @@ class Document:
             self._reindex_collection(name)
 
     def _reindex_collection(self, name: str) -> None:
-        index: dict[str, Any] = {}
-        for element in getattr(self.spec, name):
-            index.setdefault(element.id, element)
-        self._index[name] = index
+        self._index[name] = _index_of(getattr(self.spec, name))
+
+
+def _index_of(elements) -> dict[str, Any]:
+    """Id -> element; the first of a repeated id (the check names the repeats)."""
+    index: dict[str, Any] = {}
+    for element in elements:
+        index.setdefault(element.id, element)
+    return index
+
+
+class _IndexOnDemand(dict):
+    """A snapshot's index: each collection's made the first time it is read, from the snapshot's own
+    lists (two threads that both make one make the same)."""
+
+    def __init__(self, spec: ClusterSpec):
+        super().__init__()
+        self._spec = spec
+
+    def __missing__(self, name: str) -> dict[str, Any]:
+        index = self[name] = _index_of(getattr(self._spec, name))
+        return index
+
+    def _complete(self) -> None:
+        for name in COLLECTIONS:
+            self[name]  # noqa: B018 - made by __missing__
+
+    def values(self):
+        self._complete()
+        return super().values()
+
+    def items(self):
+        self._complete()
+        return super().items()

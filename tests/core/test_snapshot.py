@@ -1,0 +1,64 @@
+"""A snapshot (what a worker thread reads) never sees a later edit, and costs the window's thread
+only its lists: its index is made when the worker first reads it (issue 13, copy-on-write)."""
+from __future__ import annotations
+
+import gc
+
+from designer.core.io import load_document
+from tests.conftest import EXAMPLES
+
+EXAMPLE = EXAMPLES / "h100-64gpu-infiniband.yaml"
+
+
+def test_an_edit_after_a_snapshot_is_not_seen_by_it():
+    doc = load_document(EXAMPLE)
+    link = doc.links[0]
+    before = link.bandwidth_gbps
+    snap = doc.snapshot()
+    doc.update(link.id, bandwidth_gbps=before / 2)
+    assert snap.find("links", link.id).bandwidth_gbps == before and snap.links[0] is link
+    assert doc.find("links", link.id).bandwidth_gbps == before / 2 and doc.links[0] is not link
+    mine = doc.links[0]
+    doc.update(link.id, bandwidth_gbps=before / 4)  # the copy is in no snapshot: changed in place
+    assert doc.links[0] is mine and snap.find("links", link.id).bandwidth_gbps == before
+    later = doc.snapshot()
+    doc.update(link.id, bandwidth_gbps=before / 8)  # the copy is in the newer snapshot now: copied again
+    assert later.find("links", link.id).bandwidth_gbps == before / 4
+    assert snap.find("links", link.id).bandwidth_gbps == before
+    assert doc.find("links", link.id).bandwidth_gbps == before / 8
+
+
+def test_an_element_removed_and_put_back_is_copied_before_an_edit():
+    doc = load_document(EXAMPLE)
+    node = doc.nodes[0]
+    snap = doc.snapshot()
+    name, position, element = doc.remove(node.id)
+    doc.add(element, position)  # an undo puts the very object back: the snapshot holds it too
+    doc.update(node.id, rack=None)
+    assert snap.find("nodes", node.id) is node and node.rack is not None
+    assert doc.find("nodes", node.id).rack is None
+
+
+def test_without_a_live_snapshot_an_edit_changes_the_element_itself():
+    doc = load_document(EXAMPLE)
+    snap = doc.snapshot()
+    del snap
+    gc.collect()
+    link = doc.links[0]
+    doc.update(link.id, bandwidth_gbps=link.bandwidth_gbps / 2)
+    assert doc.links[0] is link
+
+
+def test_a_snapshot_index_is_made_when_first_read_and_holds_its_own_elements():
+    doc = load_document(EXAMPLE)
+    snap = doc.snapshot()
+    assert dict.__len__(snap._index) == 0  # nothing made on the window's thread
+    import copy
+
+    extra = copy.copy(doc.nodes[0])
+    extra.id = "added-later"
+    doc.add(extra)
+    assert snap.find("nodes", "added-later") is None and doc.find("nodes", "added-later") is extra
+    assert snap.get(doc.links[0].id) is doc.links[0]
+    assert snap.new_id("added-later") == "added-later0"  # every collection made for it
+    assert set(dict(snap._index.items())) == {"racks", "nodes", "switches", "links"}
