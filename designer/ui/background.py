@@ -17,6 +17,11 @@ from PySide6.QtWidgets import QProgressDialog
 from .worker import emit_guarded
 
 
+# The work's thread starts this long after the dialog shows: the window's answer to a modal dialog
+# comes as posted events a few loop turns later (a 0 ms start still met them: 16k open 70-180 ms late).
+START_DELAY_MS = 50
+
+
 class BackgroundJob(QObject):
     done = Signal(object, object)  # result, exception (on the UI thread)
 
@@ -48,8 +53,15 @@ class BackgroundJob(QObject):
         self.dialog.show()
         self.seen = True
         self._tick.start()
-        self._thread.start()
+        # The window's answer to a modal dialog (every widget disabled, relaid, repainted: ~200 calls
+        # into Python) first, then the work: with the work's thread running, each of those calls
+        # waited for the interpreter (a 16k-GPU open stalled the window ~120 ms)
+        QTimer.singleShot(START_DELAY_MS, self, self._start_thread)
         return self
+
+    def _start_thread(self) -> None:
+        if not self.cancelled:
+            self._thread.start()
 
     def say(self, label: str) -> None:
         """The work's next stage, from its thread (shown at the next tick)."""
@@ -104,5 +116,12 @@ class BackgroundJob(QObject):
 
     def wait(self, timeout_s: float = 120.0) -> bool:
         """Tests: the thread's end (its result is delivered by the event loop)."""
-        self._thread.join(timeout_s)
+        from PySide6.QtCore import QCoreApplication, QEventLoop
+
+        deadline = time.monotonic() + timeout_s
+        while self._thread.ident is None and not self.cancelled and time.monotonic() < deadline:
+            QCoreApplication.processEvents(QEventLoop.AllEvents, 10)  # its start is the event loop's timer
+        if self._thread.ident is None:
+            return self.cancelled  # cancelled before it started: nothing runs
+        self._thread.join(max(0.0, deadline - time.monotonic()))
         return not self._thread.is_alive()

@@ -219,3 +219,27 @@ def test_a_port_used_twice_is_found_by_the_table_and_by_the_sort():
     for radix in (np.array([0, 64]), np.array([0, 1 << 22])):  # a table far larger than the keys: the sort
         assert not _port_used_twice(keys, radix, nic, gpus)
         assert _port_used_twice(twice, radix, nic, gpus)
+
+
+def test_a_long_run_is_decoded_in_parts_with_the_same_answers(monkeypatch):
+    """A run longer than RUN_LINES is decoded part by part (one decode call holds the interpreter:
+    a window waiting on it stalled); the items are the same, and a bad line in a later part still
+    sends the whole run to the line-by-line reading."""
+    import json
+
+    from designer.core.io import yaml_source
+    from designer.core.io.yaml_source import _reject_constant, _scan_run
+
+    scan = json.JSONDecoder(parse_constant=_reject_constant).scan_once
+    racks = ["null" if i % 7 else '"r1"' for i in range(50)]
+    lines = [f'  - {{"id": "l{i}", "a": "n{i}:p1", "rack": {rack}}}' for i, rack in enumerate(racks)]
+    whole = _scan_run(lines, scan)
+    calls = []
+    real = yaml_source._scan_joined_null, yaml_source._scan_joined_nan
+    monkeypatch.setattr(yaml_source, "RUN_LINES", 8)
+    monkeypatch.setattr(yaml_source, "_scan_joined_nan", lambda *a: calls.append(1) or real[1](*a))
+    monkeypatch.setattr(yaml_source, "_scan_joined_null", lambda *a: calls.append(1) or real[0](*a))
+    assert _scan_run(lines, scan) == whole and len(whole) == 50
+    assert len(calls) == 7  # 50 lines in parts of 8
+    spread = ['  - {"id": "r0", "x": [{}', '  - {}]}', '  - {"id": "r1"}, {"id": "r2"}']
+    assert _scan_run(lines[:20] + spread + lines[20:], scan) is None

@@ -177,6 +177,9 @@ _scan_joined_null = json.JSONDecoder(parse_constant=_reject_constant).scan_once
 _scan_joined_nan = json.JSONDecoder(parse_constant=_separator_constant).scan_once
 
 
+RUN_LINES = 2048  # lines decoded per call (~3 ms each): the window's thread waits at most that long
+
+
 def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | None:
     """The items of lines that all start with "  - {": each line one JSON object and nothing else
     but trailing white space (what _ITEM matches and `scan` reads whole), none nested deeper than
@@ -185,7 +188,18 @@ def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | Non
     The run is decoded as one JSON array, the items' "  - " turned into a separator that only we
     can have put there (null, or NaN, when the text holds none): one call, and each key made once for the
     whole run rather than once per item (a tenth of the reading at 131k GPUs). Exactly one item
-    between each two separators, each a mapping, proves each line one object."""
+    between each two separators, each a mapping, proves each line one object.
+
+    A long run goes in parts of RUN_LINES: one decode call holds the interpreter throughout, and a
+    whole 16k-GPU links section (37k lines) held a window's thread waiting 100 ms while a file opened."""
+    if len(lines) > RUN_LINES:
+        items: list[dict] = []
+        for start in range(0, len(lines), RUN_LINES):
+            part = _scan_run(lines[start:start + RUN_LINES], scan, may_nest)
+            if part is None:
+                return None
+            items += part
+        return items
     text = "\n".join(lines)
     if "null" not in text:  # null: read in C (NaN calls back into Python per item)
         separator, word, decode = None, ",null,{", _scan_joined_null
