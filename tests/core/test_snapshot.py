@@ -62,3 +62,20 @@ def test_a_snapshot_index_is_made_when_first_read_and_holds_its_own_elements():
     assert snap.get(doc.links[0].id) is doc.links[0]
     assert snap.new_id("added-later") == "added-later0"  # every collection made for it
     assert set(dict(snap._index.items())) == {"racks", "nodes", "switches", "links"}
+
+
+def test_the_copy_replaces_the_element_where_it_is_after_the_list_changed():
+    """The positions kept between edits are checked by identity: after a removal moved every later
+    link up one place, an edit still replaces the right link and nothing else."""
+    doc = load_document(EXAMPLE)
+    first, last = doc.links[0], doc.links[-1]
+    doc.snapshot_held = doc.snapshot()  # (kept alive: the edits below must copy)
+    doc.update(last.id, bandwidth_gbps=last.bandwidth_gbps / 2)  # the map is made
+    doc.snapshot_held = doc.snapshot()
+    doc.remove(first.id)
+    before = list(doc.links)
+    target = doc.links[-1]
+    doc.update(target.id, bandwidth_gbps=1.0)
+    assert doc.links[-1] is not target and doc.links[-1].bandwidth_gbps == 1.0
+    assert [l for l in doc.links[:-1]] == before[:-1] and all(a is b for a, b in zip(doc.links[:-1], before[:-1]))
+    assert doc.find("links", target.id) is doc.links[-1]

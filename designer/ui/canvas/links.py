@@ -76,6 +76,16 @@ class _Lines:
     b: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
     kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     gbps: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    _boxes: tuple | None = None  # (x0, x1, y0, y1) per line, kept between paints (boxes())
+
+    def boxes(self) -> tuple:
+        """Each line's bounding box as four arrays: made once, not at every paint (295k lines at 131k
+        GPUs: ~10 ms a paint); a line moved (set_ends) forgets them."""
+        if self._boxes is None:
+            a, b = self.a, self.b
+            self._boxes = (np.minimum(a[:, 0], b[:, 0]), np.maximum(a[:, 0], b[:, 0]),
+                           np.minimum(a[:, 1], b[:, 1]), np.maximum(a[:, 1], b[:, 1]))
+        return self._boxes
 
 
 class LinkLayer(QGraphicsItem):
@@ -114,6 +124,7 @@ class LinkLayer(QGraphicsItem):
     def set_ends(self, row: int, a: QPointF, b: QPointF) -> None:
         self.lines.a[row] = (a.x(), a.y())
         self.lines.b[row] = (b.x(), b.y())
+        self.lines._boxes = None
         self.update()
 
     def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: list[str], gbps: list[float], tips: list[str],
@@ -159,10 +170,7 @@ class LinkLayer(QGraphicsItem):
     def visible_rows(self, rect: QRectF, lines: _Lines) -> np.ndarray:
         if not len(lines.a):
             return np.zeros(0, dtype=np.int64)
-        x0 = np.minimum(lines.a[:, 0], lines.b[:, 0])
-        x1 = np.maximum(lines.a[:, 0], lines.b[:, 0])
-        y0 = np.minimum(lines.a[:, 1], lines.b[:, 1])
-        y1 = np.maximum(lines.a[:, 1], lines.b[:, 1])
+        x0, x1, y0, y1 = lines.boxes()
         rows = np.flatnonzero((x1 >= rect.left()) & (x0 <= rect.right()) & (y1 >= rect.top()) & (y0 <= rect.bottom()))
         if len(rows) < 64:
             return rows
