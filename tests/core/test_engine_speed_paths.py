@@ -100,6 +100,118 @@ def test_fast_schedule_equals_the_plain_simulation_on_random_stage_times(schedul
         assert fast.stage_busy == busy
 
 
+def _random_times(rng, p, v):
+    times = []
+    for _s in range(p):
+        bwd = [rng.uniform(0.2, 4.0) for _ in range(v)]
+        times.append(S.StageTimes([rng.uniform(0.1, 3.0) for _ in range(v)], bwd,
+                                  [b * rng.uniform(0.0, 0.5) for b in bwd]))
+    return times
+
+
+def test_orders_of_all_stages_at_once_equal_op_order_per_stage():
+    for schedule in ("1f1b", "interleaved", "gpipe"):
+        for p in (1, 2, 3, 4, 8, 16):
+            for m in sorted({1, 2, 3, 5, 8, 12, 32, p, 2 * p}):
+                for v in ((2, 3, 4) if schedule == "interleaved" else (1,)):
+                    if schedule == "interleaved" and m % p:
+                        continue  # a plan error (plan.py): micro-batches in groups of p
+                    S._ORDERS.clear()
+                    orders = S._orders(schedule, p, m, v)
+                    expected = [S.op_order(schedule, p, s, m, v) for s in range(p)]
+                    assert len(orders) == p and [orders[s] for s in range(p)] == expected
+                    assert orders == expected and orders[-1] == expected[-1]
+
+
+def test_ticks_order_the_ops_with_no_visit_and_give_the_plain_simulation(monkeypatch):
+    """1F1B, interleaved and GPipe take their op order from the ticks (the one-by-one visit is
+    never needed), on every shape tried, warm-ups cut short by few micro-batches included."""
+    def no_visit(*args):
+        raise AssertionError("the ticks gave an order that misses a dependency")
+
+    monkeypatch.setattr(S, "_visit_order", no_visit)
+    rng = random.Random(7)
+    for schedule in ("1f1b", "interleaved", "gpipe"):
+        for p in (1, 2, 3, 4, 5, 8):
+            for m in sorted({1, 2, 3, 4, 6, 8, 16, p, 2 * p, 3 * p}):
+                for v in ((2, 3, 5) if schedule == "interleaved" else (1,)):
+                    if schedule == "interleaved" and (m % p or p == 1):
+                        continue  # (one stage: the reference charges a transfer from it to itself)
+                    S._ORDERS.clear()
+                    S._STRUCTURES.clear()
+                    times = _random_times(rng, p, v)
+                    p2p = rng.choice([0.0, 0.01, 0.4])
+                    fast = S.simulate(schedule, p, m, v, times, p2p)
+                    stage_end, last_b, ends = reference_simulation(schedule, p, m, v, times, p2p)
+                    assert (fast.stage_end, fast.last_backward_end, fast.ends) == (stage_end, last_b, ends)
+    for p, m, v in ((64, 128, 2), (32, 32, 4), (16, 256, 3)):  # large shapes: the ticks alone
+        S._ORDERS.clear()
+        S._STRUCTURES.clear()
+        S._structure("interleaved", p, m, v, S._orders("interleaved", p, m, v))
+    S._ORDERS.clear()
+    S._STRUCTURES.clear()
+
+
+def test_ticks_that_miss_a_dependency_fall_back_to_the_visit(monkeypatch):
+    rng = random.Random(3)
+    times = _random_times(rng, 4, 2)
+    S._ORDERS.clear()
+    S._STRUCTURES.clear()
+    good = S.simulate("interleaved", 4, 8, 2, times, 0.01)
+    visits = []
+    visit = S._visit_order
+
+    def counted(*args):
+        visits.append(1)
+        return visit(*args)
+
+    monkeypatch.setattr(S, "_visit_order", counted)
+    for bad in (lambda t: -t, lambda t: np.zeros_like(t)):  # against every dependency; ties the stages' own order
+        arrays = S._op_arrays
+        monkeypatch.setattr(S, "_op_arrays", lambda *a, bad=bad, arrays=arrays: (*arrays(*a)[:3], bad(arrays(*a)[3])))
+        S._ORDERS.clear()
+        S._STRUCTURES.clear()
+        fallen = S.simulate("interleaved", 4, 8, 2, times, 0.01)
+        monkeypatch.setattr(S, "_op_arrays", arrays)
+        assert fallen.stage_end == good.stage_end and fallen.ends == good.ends
+        assert fallen.last_backward_end == good.last_backward_end
+    assert len(visits) == 2
+    S._ORDERS.clear()
+    S._STRUCTURES.clear()
+
+
+def test_uniform_classes_cost_as_the_arrays_do(monkeypatch):
+    """A class whose groups take the same time is costed on one group's floats: every collective
+    of every example costs the same as with the per-group arrays."""
+    from designer.core.engine import collectives as C
+
+    def costs(uniform: bool) -> list:
+        seen, rows = [], []
+        slowest, alike = C.CollectiveModel._slowest_class, C.CollectiveModel._uniform_classes
+
+        def record(self, *args):
+            rows.append(args[-1])
+            c = slowest(self, *args)
+            seen.append((c.time_s, c.algorithm, c.protocol, c.latency_s, c.bandwidth_s, c.bottleneck,
+                         list(c.bottleneck_links), c.utilization, c.classes))
+            return c
+
+        monkeypatch.setattr(C.CollectiveModel, "_slowest_class", record)
+        if not uniform:
+            monkeypatch.setattr(C.CollectiveModel, "_uniform_classes",
+                                lambda self, pattern, s, n: [None] * len(self.shape.classes))
+        for path in sorted(EXAMPLES.glob("*.yaml")):
+            Engine().evaluate(load_document(path))
+        monkeypatch.setattr(C.CollectiveModel, "_slowest_class", slowest)
+        monkeypatch.setattr(C.CollectiveModel, "_uniform_classes", alike)
+        return seen, rows
+
+    fast, rows = costs(True)
+    plain, _ = costs(False)
+    assert fast == plain and len(fast) > 20
+    assert any(row is not None for classes in rows for row in classes)  # the float path ran
+
+
 def test_zero_bubble_and_dualpipe_share_one_order_and_one_structure():
     S._ORDERS.clear()
     S._STRUCTURES.clear()

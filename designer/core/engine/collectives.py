@@ -377,6 +377,8 @@ class CollectiveModel:
         self.shape = group_shape(fabric, members)
         self._cache: dict[tuple, CollectiveCost] = {}
         self._unit: dict[str, tuple] = {}
+        self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
+        self._latency: dict[tuple, float] = {}  # _latency_s
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -612,6 +614,15 @@ class CollectiveModel:
 
     def _latency_s(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
                    size: float) -> float:
+        # the size counts only for the ring's plateau: kept per model (a plan's collectives ask ~80 times)
+        key = (algorithm, protocol, primitive, n, N, tier, size >= 64 * 2**20)
+        hit = self._latency.get(key)
+        if hit is None:
+            hit = self._latency[key] = self._latency_of(algorithm, protocol, primitive, n, N, tier, size)
+        return hit
+
+    def _latency_of(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
+                    size: float) -> float:
         k = self.k
         base = k.nccl_base_latency_us.get(algorithm, {}).get(protocol)
         intra = k.nccl_nvlink_step_latency_us.get(algorithm, {}).get(protocol)
@@ -659,27 +670,51 @@ class CollectiveModel:
         pattern = _pattern_of(primitive)
         scale_t, net_t, code, res, loads = self._unit_times(pattern)
         bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
-        result = self._slowest_class(primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes)
+        result = self._slowest_class(primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes,
+                                     self._uniform_classes(pattern, scale_t, net_t))
         self._cache[key] = result
         return result
 
-    def _slowest_class(self, primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes):
+    def _uniform_classes(self, pattern: str, scale_t: np.ndarray, net_t: np.ndarray) -> list[tuple | None]:
+        """Per class of groups: (scale-up, network seconds per byte) when all its groups have the same
+        finite pair (a symmetric fabric's usual case), else None. Kept per pattern while its unit
+        times are the same arrays (a re-rating or a new costing makes new ones)."""
+        hit = self._uniform.get(pattern)
+        if hit is not None and hit[0] is scale_t and hit[1] is net_t:
+            return hit[2]
+        rows = []
+        for groups in self.shape.classes.values():
+            st, nt = scale_t[groups], net_t[groups]
+            s0, n0 = float(st[0]), float(nt[0])
+            alike = math.isfinite(s0) and math.isfinite(n0) and bool((st == s0).all()) and bool((nt == n0).all())
+            rows.append((s0, n0) if alike else None)
+        self._uniform[pattern] = (scale_t, net_t, rows)
+        return rows
+
+    def _slowest_class(self, primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes, uniform):
         sh = self.shape
         n = sh.members.shape[1]
         worst = None
-        for (N, g, tier), groups in sh.classes.items():
+        for ((N, g, tier), groups), alike in zip(sh.classes.items(), uniform):
             best = None
+            # a class whose groups all take the same time is costed on its first group's Python floats:
+            # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
+            # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
+            scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
             for algorithm_name in self._algorithms(primitive, N, groups, algorithm):
                 for protocol in self._protocols(algorithm_name, size_bytes):
                     lat = self._latency_s(algorithm_name, protocol, primitive, n, N, tier, size_bytes)
                     t_scale, t_net = self._bandwidth(algorithm_name, protocol, primitive, N, n,
-                                                     scale_t[groups], net_t[groups], size_bytes, bus_bytes)
-                    both = np.maximum(t_scale, t_net)
-                    i = int(np.argmax(both))
-                    total = lat + float(both[i])
+                                                     scale_in, net_in, size_bytes, bus_bytes)
+                    if alike is not None:
+                        i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
+                    else:
+                        both = np.maximum(t_scale, t_net)
+                        i = int(np.argmax(both))
+                        both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
+                    total = lat + both
                     if best is None or total < best[0]:
-                        best = (total, algorithm_name, protocol, lat, float(both[i]), int(groups[i]),
-                                bool(t_net[i] >= t_scale[i]))
+                        best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound = worst
@@ -775,7 +810,9 @@ class CollectiveModel:
             # Each GPU sends its buffer to the switch once and receives the result once, at the
             # NVLS rate; across servers the NICs carry the ring's share.
             per_gpu_Bps = self._nvls_rate()
-            t_scale = np.full_like(scale_t, size / per_gpu_Bps)
+            t_scale = size / per_gpu_Bps  # a float for a class of alike groups (_uniform_classes)
+            if isinstance(scale_t, np.ndarray):
+                t_scale = np.full_like(scale_t, t_scale)
             return t_scale, net_t * bus_bytes
         proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
                        "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency

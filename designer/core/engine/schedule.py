@@ -12,6 +12,7 @@ Each op is visited once, so the cost is linear in the number of ops.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import chain
@@ -51,7 +52,7 @@ class ScheduleResult:
     stage_end: list[float]
     stage_busy: list[float]
     last_backward_end: list[list[float]]  # per stage, per chunk: when its last backward finished
-    order: list[list[tuple[int, int, int]]] = field(default_factory=list)
+    order: Sequence[list[tuple[int, int, int]]] = field(default_factory=list)  # per stage (a list, or _StageOrders)
     ends: list[list[float]] = field(default_factory=list)  # per stage, per op in `order`
     # what the starts, arrivals and transfers of a stage's ops are worked out from when asked
     # (see stage_timing): only the breakdown's critical stage needs them in a plan search
@@ -200,54 +201,96 @@ def _structure(schedule, p, m, v, orders):
     chunk c > 0: on the last stage, chunk c - 1); a backward, the one on the next stage (the last
     stage, chunk c < v - 1: stage 0, chunk c + 1; else its own forward, no transfer); a W, its B.
 
-    Per stage: the op each op waits for, whether that crosses a stage boundary (0/1), the op's
-    own id, the index of its duration in the stage's (F per chunk, B per chunk, W per chunk)
-    table, and, per chunk, the positions of its backward ops (for last_backward_end)."""
+    Returns the number of ops per stage, per stage the duration index of each op in the stage's
+    (F per chunk, B per chunk, W per chunk) table and, per chunk, the positions of its backward
+    ops (for last_backward_end), and the flat plan of `_flat_plan`."""
     key = _memo_key(schedule, p, m, v)
     hit = _STRUCTURES.get(key)
     if hit is None:
-        # The rule of `dependency`, on whole stages at once with numpy (a plain loop was most
-        # of a cold evaluation); `.tolist()` hands the hot loop the same Python ints.
-        deps, has_transfer, owns, codes, backward_at = [], [], [], [], []
-        for s in range(p):
-            ops = np.fromiter(chain.from_iterable(orders[s]), np.int64, 3 * len(orders[s])).reshape(-1, 3)
+        # The rule above on the ops of all stages at once, stage after stage (a loop over stages
+        # and a plain loop over ops were most of a cold evaluation)
+        if isinstance(orders, _StageOrders):  # the arrays it makes its tuples from
+            sizes = [orders.per_stage] * p
+            kind, i, c = orders.arrays
+            ticks = orders.ticks
+        else:  # zero-bubble orders: lists of tuples
+            sizes = [len(o) for o in orders]
+            ticks = None
+            ops = np.fromiter(chain.from_iterable(chain.from_iterable(orders)), np.int64, 3 * sum(sizes)).reshape(-1, 3)
             kind, i, c = ops[:, 0], ops[:, 1], ops[:, 2]
-            if s > 0:
-                f_dep = _oid(F, s - 1, i, c, p, m, v)
-            else:
-                f_dep = np.where(c > 0, _oid(F, p - 1, i, c - 1, p, m, v), -1)
-            if s < p - 1:
-                b_dep = _oid(B, s + 1, i, c, p, m, v)
-            else:
-                b_dep = np.where(c < v - 1, _oid(B, 0, i, c + 1, p, m, v), _oid(F, s, i, c, p, m, v))
-            dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
-            crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
-            deps.append(dep.tolist())
-            has_transfer.append(crosses.astype(np.int64).tolist())
-            owns.append(_oid(kind, s, i, c, p, m, v).tolist())
-            codes.append((kind * v + c).tolist())
-            backward = kind != F
-            backward_at.append([np.flatnonzero(backward & (c == chunk)).tolist() for chunk in range(v)])
-        hit = _remember(_STRUCTURES, key, (deps, has_transfer, owns, codes, backward_at,
-                                           _flat_plan(p, v, deps, has_transfer, owns, codes)))
+        s = np.repeat(np.arange(p), sizes)
+        f_dep = np.where(s > 0, _oid(F, s - 1, i, c, p, m, v),
+                         np.where(c > 0, _oid(F, p - 1, i, c - 1, p, m, v), -1))
+        b_dep = np.where(s < p - 1, _oid(B, s + 1, i, c, p, m, v),
+                         np.where(c < v - 1, _oid(B, 0, i, c + 1, p, m, v), _oid(F, s, i, c, p, m, v)))
+        dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
+        crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
+        code = kind * v + c
+        codes = _per_stage(code.tolist(), sizes)
+        # per stage and chunk, the positions of its backward ops in the stage, in order: the backward
+        # ops sorted (stably) by stage and chunk, cut by their counts
+        backward = np.flatnonzero(kind != F)
+        group = s[backward] * v + c[backward]
+        by_group = backward[np.argsort(group, kind="stable")]
+        starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
+        counts = np.bincount(group, minlength=p * v)
+        within = (by_group - np.repeat(starts, counts)).tolist()
+        backward_at = _per_stage(_per_stage(within, counts.tolist()), [v] * p)
+        flat = _flat_plan(p, v, sizes, dep, crosses, _oid(kind, s, i, c, p, m, v), code, s, ticks)
+        hit = _remember(_STRUCTURES, key, (sizes, codes, backward_at, flat))
     return hit
 
 
-def _flat_plan(p, v, deps, has_transfer, owns, codes):
+def _per_stage(items: list, sizes: list[int]) -> list[list]:
+    """`items` cut into consecutive lists of `sizes` items."""
+    out, a = [], 0
+    for size in sizes:
+        out.append(items[a:a + size])
+        a += size
+    return out
+
+
+class _StageArrays:
+    """Per stage, what ScheduleResult.stage_transfer_wait_s and stage_op_sums work on: what picks
+    each op's previous end and input end (the -inf slot for none) out of the ends, whether it
+    has an input, whether that crosses a stage boundary, and its kind * v + chunk (None for a
+    stage without ops). Made when first asked: a plan search asks for its critical stage only."""
+
+    def __init__(self, offsets, sizes, prevs, dep_slots, crosses, codes, none_slot):
+        self._args = (offsets, sizes, prevs, dep_slots, crosses, codes, none_slot)
+        self._made: dict[int, tuple | None] = {}
+
+    def __getitem__(self, s: int):
+        if s not in self._made:
+            offsets, sizes, prevs, dep_slots, crosses, codes, none_slot = self._args
+            a, b = offsets[s], offsets[s] + sizes[s]
+            if b == a:
+                self._made[s] = None
+            else:
+                dep = dep_slots[a:b]
+                self._made[s] = (itemgetter(*prevs[a:b].tolist()),
+                                 itemgetter(*np.where(dep >= 0, dep, none_slot).tolist()),
+                                 dep >= 0, crosses[a:b], codes[a:b])
+        return self._made[s]
+
+
+def _flat_plan(p, v, sizes, dep_ids, crosses, own_ids, codes, stage_of, ticks=None):
     """The ops of all stages in one list, in an order where every op comes after the op it
     waits for and after the previous op of its stage: `simulate`'s hot loop then runs straight
     through, with no waiting list. An op's end is a max of sums fixed by the op order per stage,
     so any such order gives the same floats.
 
+    Takes, per op of all stages (stage after stage): the id of the op it waits for (-1: none),
+    whether that crosses a stage boundary, its own id, its kind * v + chunk, its stage and its
+    tick (_ticks; None: the ops are visited one by one).
+
     Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
     start offsets, one per op (slot p + g), and a last one that holds -inf (what an op with no
-    input waits for: -inf + transfer is never later than its stage is free). Returns (steps,
-    offsets, flat has_transfer, flat duration codes into a table of 3 v entries per stage (an
-    array), per g the slot of its stage's previous end, per g the slot of its input's end or -1,
-    per stage the arrays of ScheduleResult.stage_transfer_wait_s, flat has_transfer as an
-    array), a step being (g, end slot, slot of the previous end on its stage, slot of the end it
-    waits for)."""
-    sizes = [len(o) for o in owns]
+    input waits for: -inf + transfer is never later than its stage is free). Returns (visit,
+    offsets, duration codes into a table of 3 v entries per stage (an array), per g the slot of
+    its stage's previous end, per g the slot of its input's end or -1 (lists), the
+    _StageArrays, crossings per g (bool array), and in visit order: the end slot, the slot of
+    the previous end on its stage and the slot of the end it waits for (lists)."""
     offsets = [0] * p
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
@@ -255,21 +298,41 @@ def _flat_plan(p, v, deps, has_transfer, owns, codes):
     # per global position g: the position of the op it waits for (-1: none), by an array from op id
     # to position (a dict of 4,608 ids cost a cold evaluation 1 ms); its previous end's slot (its
     # stage's start offset for a first op) and its input's end slot do not depend on the visit order
-    own_ids = np.fromiter(chain.from_iterable(owns), np.int64, n)
-    dep_ids = np.fromiter(chain.from_iterable(deps), np.int64, n)
     position_of = np.full(max(int(own_ids.max()) if n else 0, int(dep_ids.max()) if n else 0) + 1, -1, np.int64)
     position_of[own_ids] = np.arange(n)
     has_input = dep_ids >= 0
     dep_at = np.where(has_input, position_of[np.where(has_input, dep_ids, 0)], -1)
     if (dep_at[has_input] < 0).any():  # pragma: no cover - a schedule bug: an op waits for one no stage runs
         raise RuntimeError("pipeline schedule waits for an op it does not run")
-    stage_of = np.repeat(np.arange(p), sizes)
     first = np.zeros(n, bool)
     first[[o for o, size in zip(offsets, sizes) if size]] = True
     prev_slot = np.where(first, stage_of, p + np.arange(n) - 1)
     dep_slot = np.where(has_input, p + dep_at, p + n)
-    # the visiting order of the event loop this replaced: run a stage until its next op waits
-    waits_on = dep_at.tolist()
+    order = _ticked_order(ticks, dep_at, has_input, first) if ticks is not None else None
+    if order is None:
+        order = np.array(_visit_order(p, sizes, offsets, dep_at.tolist()), np.int64)
+    flat_codes = 3 * v * stage_of + codes
+    dep_slots = np.where(has_input, dep_slot, -1)
+    arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p + n)
+    return (order.tolist(), offsets, flat_codes, prev_slot.tolist(), dep_slots.tolist(), arrays, crosses,
+            (order + p).tolist(), prev_slot[order].tolist(), dep_slot[order].tolist())
+
+
+def _ticked_order(ticks, dep_at, has_input, first):
+    """The ops sorted by tick, when that puts every op after the op it waits for and after the
+    previous op of its stage (checked: else None)."""
+    order = np.argsort(ticks, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    if (rank[dep_at[has_input]] < rank[has_input]).all() and (rank[1:] > rank[:-1])[~first[1:]].all():
+        return order
+    return None
+
+
+def _visit_order(p, sizes, offsets, waits_on):
+    """The visiting order of the event loop `_flat_plan` replaced: run a stage until its next op
+    waits for one not yet run (`waits_on`: the position of that op, -1 for none)."""
+    n = len(waits_on)
     done = [False] * n
     ptr = [0] * p
     waiter = [-1] * n  # per op, the stage stopped until it ends
@@ -293,26 +356,7 @@ def _flat_plan(p, v, deps, has_transfer, owns, codes):
         ptr[s] = k
     if len(visit) != n:  # pragma: no cover - a schedule bug
         raise RuntimeError("pipeline schedule deadlocked")
-    order = np.array(visit, np.int64)
-    steps = list(zip(visit, (order + p).tolist(), prev_slot[order].tolist(), dep_slot[order].tolist()))
-    flat_transfer = [t for hs in has_transfer for t in hs]
-    flat_codes = [3 * v * s + code for s in range(p) for code in codes[s]]
-    prevs = prev_slot.tolist()
-    dep_slots = np.where(has_input, dep_slot, -1).tolist()
-    # per stage, for ScheduleResult.stage_transfer_wait_s: what picks each op's previous end and
-    # input end (the -inf slot for none) out of the ends, as arrays: whether it has an input, whether that crosses
-    # a stage boundary, and its kind * v + chunk
-    arrays = []
-    for s in range(p):
-        a, b = offsets[s], offsets[s] + sizes[s]
-        if b == a:
-            arrays.append(None)
-            continue
-        dep = np.array(dep_slots[a:b], np.int64)
-        arrays.append((itemgetter(*prevs[a:b]), itemgetter(*np.where(dep >= 0, dep, p + n).tolist()), dep >= 0,
-                       np.array(flat_transfer[a:b], bool), np.array(codes[s], np.int64)))
-    return (steps, offsets, flat_transfer, np.array(flat_codes, np.int64), prevs, dep_slots, arrays,
-            np.array(flat_transfer, bool))
+    return visit
 
 
 def _oid(kind, s, i, c, p, m, v):
@@ -330,9 +374,83 @@ def _orders(schedule: str, p: int, m: int, v: int) -> list[list[tuple[int, int, 
         if schedule in ("zb-h1", "dualpipe"):
             hit = _zero_bubble_orders(p, m)
         else:
-            hit = [op_order(schedule, p, s, m, v) for s in range(p)]
+            hit = _StageOrders(*_op_arrays(schedule, p, m, v), p)
         _remember(_ORDERS, key, hit)
     return hit
+
+
+class _StageOrders(Sequence):
+    """Per stage, the (kind, micro-batch, chunk) of its ops in order (op_order), made from the
+    arrays of all stages when a stage is first read: an evaluation reads them only for its
+    timeline, and tuples for every op cost a new plan 0.3 ms (much of it in garbage collections)."""
+
+    def __init__(self, kind: np.ndarray, micro: np.ndarray, chunk: np.ndarray, ticks: np.ndarray, p: int):
+        self.arrays = (kind, micro, chunk)  # all stages, stage after stage: `_structure` reads these
+        self.ticks = ticks  # and these (_ticks)
+        self.per_stage = len(kind) // p if p else 0
+        self._stages: list[list[tuple[int, int, int]] | None] = [None] * p
+
+    def __len__(self) -> int:
+        return len(self._stages)
+
+    def __getitem__(self, s):
+        if isinstance(s, slice):
+            return [self[i] for i in range(len(self))[s]]
+        s = range(len(self))[s]  # an IndexError past the last stage, as a list
+        hit = self._stages[s]
+        if hit is None:
+            a, b = s * self.per_stage, (s + 1) * self.per_stage
+            hit = self._stages[s] = list(zip(*(x[a:b].tolist() for x in self.arrays)))
+        return hit
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+
+def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """op_order of every stage at once, stage after stage, as (kind, micro-batch, chunk) arrays:
+    each stage runs 2 * (micro-batches * chunks) ops, so one (p, ops) grid holds them all. The
+    fourth array is each op's tick (see _ticks)."""
+    interleaved = schedule == "interleaved" and v > 1
+    total = m * v if interleaved else m
+    s = np.arange(p)[:, None]
+    if schedule == "gpipe":
+        warmup = np.full((p, 1), total)  # all forwards, then all backwards
+    elif interleaved:
+        warmup = np.full((p, 1), total) if m == p else np.minimum((p - s - 1) * 2 + (v - 1) * p, total)
+    else:
+        warmup = np.minimum(p - s - 1, m)
+    steady = total - warmup
+    k = np.arange(2 * total)[None, :]
+    # warm-up forwards, then forward and backward in turn, then the cool-down backwards
+    in_steady = (k >= warmup) & (k < warmup + 2 * steady)
+    turn, odd = np.divmod(k - warmup, 2)
+    kind = np.where(k < warmup, F, np.where(in_steady, odd, B))
+    index = np.where(k < warmup, k, np.where(in_steady, np.where(odd == 1, turn, warmup + turn), k - total))
+    if interleaved:  # the k-th forward (backward) of a stage: its micro-batch and chunk
+        group, within = np.divmod(index, p * v)
+        chunk = within // p
+        chunk = np.where(kind == B, v - 1 - chunk, chunk)
+        micro = group * p + within % p
+    else:
+        micro, chunk = index, np.zeros_like(index)
+    return kind.ravel(), micro.ravel(), chunk.ravel(), _ticks(p, total, interleaved, s, warmup, kind, index).ravel()
+
+
+def _ticks(p, total, interleaved, s, warmup, kind, index):
+    """Per op, a number that grows along every dependency and along each stage's order when the
+    schedule is 1F1B, interleaved or GPipe: sorting the ops by it gives `_flat_plan` its order
+    without visiting them one by one (it checks the order and falls back to the visit if not).
+
+    The k-th forward of stage s at 2k + b s, its k-th backward at 2k + b s + 2 w + 1 (w: the
+    stage's warm-up forwards; b = 2 interleaved, 1 else): in the steady state the k-th backward
+    sits between the (w + k)-th and the (w + k + 1)-th forward, a forward comes after the same
+    one on the stage before, a backward after the same one on the stage after (w shrinks by 2,
+    or 1, a stage). A stage that runs only forwards, then only backwards (GPipe, or too few
+    micro-batches) puts its backwards after all forwards, later on earlier stages."""
+    b = 2 if interleaved else 1
+    backward_at = np.where(warmup < total, b * s + 2 * warmup + 1, 2 * total + 2 * b * p - b * s)
+    return 2 * index + np.where(kind == F, b * s, backward_at)
 
 
 def _zero_bubble_orders(p: int, m: int) -> list[list[tuple[int, int, int]]]:
@@ -362,8 +480,8 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # Every schedule runs a fixed op order per stage (zero-bubble ones: _zero_bubble_orders).
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
-    _, _, owns, codes, backward_at, flat = _structure(schedule, p, m, v, orders)
-    steps, offsets, _, flat_codes, prevs, dep_slots, arrays, crosses = flat
+    sizes, codes, backward_at, flat = _structure(schedule, p, m, v, orders)
+    visit, offsets, flat_codes, prevs, dep_slots, arrays, crosses, slots, prev_slots, input_slots = flat
     table = []
     for s in range(p):
         st = times[s]
@@ -377,7 +495,9 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     n = len(dur)
     # end slots (see _flat_plan): the stages' start offsets, one per op, then -inf (no input)
     end = (list(start_offset) if start_offset else [0.0] * p) + [0.0] * n + [-math.inf]
-    for g, slot, prev, d in steps:
+    # zip of flat lists, not a list of step tuples: zip reuses its tuple, so a new shape makes
+    # no 4,608 tuples (they cost more to make, and in garbage collections, than they save here)
+    for g, slot, prev, d in zip(visit, slots, prev_slots, input_slots):
         f = end[prev]
         r = end[d] + trans[g]
         end[slot] = (r if r > f else f) + dur[g]  # starts when both its stage and its input are ready
@@ -388,7 +508,7 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     busy, free, last_b, ends = [], [], [], []
     for s in range(p):
         a = offsets[s]
-        b = a + len(owns[s])
+        b = a + sizes[s]
         busy.append(sum(dur[a:b]))
         ends_s = end[p + a:p + b]
         free.append(ends_s[-1] if b > a else end[s])
