@@ -308,3 +308,26 @@ def test_selecting_links_finds_their_bundles_by_their_ends(empty_window):
     assert scene.link_layer.selected == {i for i, b in enumerate(scene.link_layer.bundles)
                                          if set(ids[:3]) & set(b.link_ids)}
     assert doc.nodes[0].id in scene.selected_ids()
+
+
+def test_a_link_selected_and_edited_at_once_words_only_the_new_results_load(empty_window, monkeypatch):
+    """A big design's selected link: its load is asked of the worker a moment after the click. A new
+    speed typed at once is evaluated first, and the load worded is the new result's (the old result's
+    ~0.1 s of work at 131k GPUs ran beside the window's commit and repaint, holding it 118-150 ms)."""
+    import designer.ui.inspector as inspector_module
+    from tests.ui.test_live_edits import spine_link, type_into_inspector
+
+    monkeypatch.setattr(inspector_module, "LINKS_WORDED_AT_ONCE", 0, raising=False)  # as big as 16k GPUs
+    window = empty_window
+    open_example(window, H100)
+    asked = []
+    real = window.worker.build_link_load
+    monkeypatch.setattr(window.worker, "build_link_load", lambda n, result, doc: asked.append(result) or real(n, result, doc))
+    link = spine_link(window.qdoc.doc)
+    old = window.result
+    window.scene.select_ids([link.id])
+    assert window.inspector.load.text() == "Load: being worked out..."
+    type_into_inspector(window, "bandwidth_gbps", f"{link.bandwidth_gbps / 2:g}")
+    assert window.settle() and window.result is not old
+    assert asked and all(r is not old for r in asked) and asked[-1] is window.result
+    assert window.inspector.load.isEnabled() and "being worked out" not in window.inspector.load.text()
