@@ -37,7 +37,7 @@ def clear_caches() -> None:
 
     schedule._STRUCTURES.clear()
     schedule._ORDERS.clear()
-    memory._stage_parameters.cache_clear()
+    getattr(memory._stage_parameters, "cache_clear", lambda: None)()  # (a tree memoising it with lru_cache)
     for name in ("_SHAPES",):  # the memos of later trees (each only where it exists)
         getattr(memory, name, {}).clear()
     from designer.core.engine import constants

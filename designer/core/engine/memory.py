@@ -14,7 +14,6 @@ interleaved p * (1 + (p-1)/(p*v)), ZB-H1 like 1F1B, DualPipe p + 1 (and two mode
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from ..units import GIB
@@ -71,7 +70,6 @@ def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: 
 _SHAPES: dict[int, tuple] = {}
 
 
-@functools.lru_cache(maxsize=4096)
 def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers: tuple) -> tuple[float, float]:
     attn = sum(n * k / (tp if shard != "rep" else 1) for n, k, shard in m.attn_weights) + 2 * m.h
     dense_mlp = m.h * m.f * m.phi / tp

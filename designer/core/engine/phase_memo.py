@@ -14,23 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .stages.layout import Layout
-from .stages.phases import LayerPhases, layer_phases
+from .stages.phases import LayerPhases, RecordingComm, layer_phases
 
 MAX_VIEWS = 64  # views remembered: one per job of a design, a few designs
-
-
-class RecordingComm:
-    """A comm function that remembers every question (dimension, primitive, bytes) and answer."""
-
-    def __init__(self, comm):
-        self._comm = comm
-        self.dims = comm.dims  # the groups' structure, which the phases may read (the same per view)
-        self.calls: list[tuple[str, str, float, float]] = []
-
-    def __call__(self, dim: str, primitive: str, nbytes: float) -> float:
-        seconds = self._comm(dim, primitive, nbytes)
-        self.calls.append((dim, primitive, nbytes, seconds))
-        return seconds
 
 
 class PhaseMemo:

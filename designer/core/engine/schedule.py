@@ -20,6 +20,8 @@ from operator import add, itemgetter
 
 import numpy as np
 
+from .bounded_memo import remember
+
 F, B, W = 0, 1, 2
 KIND_NAMES = ("F", "B", "W")
 
@@ -166,14 +168,17 @@ def op_order(schedule: str, p: int, s: int, m: int, v: int) -> list[tuple[int, i
                            np.full(total - steady, B, np.int64)])
     index = np.concatenate([np.arange(warmup), np.stack([np.arange(warmup, total), np.arange(steady)], axis=1).ravel(),
                             np.arange(steady, total)])
-    if interleaved:  # the k-th forward (backward) of a stage: its micro-batch and chunk
-        group, within = np.divmod(index, p * v)
-        chunk = within // p
-        chunk = np.where(kind == B, v - 1 - chunk, chunk)
-        micro = group * p + within % p
-    else:
-        micro, chunk = index, np.zeros_like(index)
+    micro, chunk = _micro_and_chunk(kind, index, p, v, interleaved)
     return list(zip(kind.tolist(), micro.tolist(), chunk.tolist()))  # zero-bubble: W ops placed in _zero_bubble_orders
+
+
+def _micro_and_chunk(kind: np.ndarray, index: np.ndarray, p: int, v: int, interleaved: bool):
+    """The micro-batch and chunk of the index-th forward (backward) of a stage."""
+    if not interleaved:
+        return index, np.zeros_like(index)
+    group, within = np.divmod(index, p * v)
+    chunk = within // p
+    return group * p + within % p, np.where(kind == B, v - 1 - chunk, chunk)
 
 
 # Memos of what depends only on (schedule, p, m, v), shared by zb-h1 and DualPipe (one order).
@@ -188,10 +193,7 @@ def _memo_key(schedule: str, p: int, m: int, v: int) -> tuple:
 
 
 def _remember(memo: dict, key, value):
-    if len(memo) >= MEMO_ENTRIES:
-        del memo[next(iter(memo))]
-    memo[key] = value
-    return value
+    return remember(memo, key, value, MEMO_ENTRIES)
 
 
 def _structure(schedule, p, m, v, orders):
@@ -427,13 +429,7 @@ def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple[np.ndarray, np.nd
     turn, odd = np.divmod(k - warmup, 2)
     kind = np.where(k < warmup, F, np.where(in_steady, odd, B))
     index = np.where(k < warmup, k, np.where(in_steady, np.where(odd == 1, turn, warmup + turn), k - total))
-    if interleaved:  # the k-th forward (backward) of a stage: its micro-batch and chunk
-        group, within = np.divmod(index, p * v)
-        chunk = within // p
-        chunk = np.where(kind == B, v - 1 - chunk, chunk)
-        micro = group * p + within % p
-    else:
-        micro, chunk = index, np.zeros_like(index)
+    micro, chunk = _micro_and_chunk(kind, index, p, v, interleaved)
     return kind.ravel(), micro.ravel(), chunk.ravel(), _ticks(p, total, interleaved, s, warmup, kind, index).ravel()
 
 

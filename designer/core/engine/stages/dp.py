@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..bounded_memo import remember
 from ..constants import EngineConstants
 from ..memory import stage_parameters
 from .comm import CommLedger
@@ -46,9 +47,7 @@ def stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
     if hit is not None and hit[1] is layout.stage_layers and (hit[0] is m or hit[0] == m):
         return hit[2]
     out = _stage_params(job, layout)
-    if len(_STAGE_PARAMS) >= 256:  # the oldest goes (or none, if another thread took it first)
-        _STAGE_PARAMS.pop(next(iter(_STAGE_PARAMS.copy()), None), None)
-    _STAGE_PARAMS[key] = (m, layout.stage_layers, out)
+    remember(_STAGE_PARAMS, key, (m, layout.stage_layers, out), 256)
     return out
 
 

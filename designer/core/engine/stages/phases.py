@@ -7,11 +7,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounded_memo import remember
 from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
 from .job import Hardware, Job
 from .layout import Layout
+
+LAYER_COSTS_KEPT = 256  # layer costs of earlier plans kept per Hardware (engine/phase_memo.py)
 
 
 @dataclass(frozen=True)
@@ -96,12 +99,12 @@ def launch_gap_share(job: Job, k: EngineConstants) -> float:
     return 1.0 - k.cuda_graph_partial_capture
 
 
-class _Recording:
+class RecordingComm:
     """A comm function that remembers every question (dimension, primitive, bytes) and answer."""
 
     def __init__(self, comm: CommFn):
         self._comm = comm
-        self.dims = getattr(comm, "dims", {})
+        self.dims = getattr(comm, "dims", {})  # the groups' structure, which the phases may read
         self.calls: list[tuple[str, str, float, float]] = []
 
     def __call__(self, dim: str, primitive: str, nbytes: float) -> float:
@@ -154,7 +157,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             for dim, primitive, nbytes, _ in hit[3]:
                 comm(dim, primitive, nbytes)
             return hit[2]
-        comm = whole_recording = _Recording(comm)
+        comm = whole_recording = RecordingComm(comm)
 
     def phases_for(slowdown: float):
         # the same layer costs for every plan of a search that shares the sharding, micro-batch and
@@ -168,9 +171,9 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             for dim, primitive, nbytes, _ in hit[2]:  # ask again: the ledger records them as costing would
                 comm(dim, primitive, nbytes)
             return hit[1]
-        recording = _Recording(comm)
+        recording = RecordingComm(comm)
         costs = layer_costs(slowdown, recording)
-        _remember(memo, key, (k, costs, recording.calls))
+        remember(memo, key, (k, costs, recording.calls), LAYER_COSTS_KEPT)
         return costs
 
     def layer_costs(slowdown: float, comm):
@@ -251,11 +254,5 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         chunk_phases.append(per_stage)
     phases = LayerPhases(sharding, peak, chunk_phases)
     if whole_key is not None:
-        _remember(memo, whole_key, (k, layout.stage_layers, phases, whole_recording.calls))
+        remember(memo, whole_key, (k, layout.stage_layers, phases, whole_recording.calls), LAYER_COSTS_KEPT)
     return phases
-
-
-def _remember(memo: dict, key, value) -> None:
-    if len(memo) >= 256:  # the oldest goes (or none, if another thread took it first)
-        memo.pop(next(iter(memo.copy()), None), None)
-    memo[key] = value
