@@ -36,13 +36,19 @@ def _zoom_below(view, scale: float) -> None:
     raise AssertionError(f"the wheel did not zoom out below {scale}")
 
 
+def _opened_far_out(window, path, qtbot, monkeypatch):
+    """File > Open of a big design's canvas (at a small size), settled, then the wheel zoomed out
+    below the boxes' level: (scene, view)."""
+    _staged_open(window, path, qtbot, monkeypatch)
+    assert window.settle(60)
+    _zoom_below(window.view, LOD_BOXES)
+    return window.scene, window.view
+
+
 def test_far_out_one_layer_draws_the_boxes_as_the_items_would(empty_window, mid_file, qtbot,  # noqa: F811
                                                               monkeypatch):
     window = empty_window
-    _staged_open(window, mid_file, qtbot, monkeypatch)  # a big design's canvas, at a small size
-    scene, view = window.scene, window.view
-    assert window.settle(60)
-    _zoom_below(view, LOD_BOXES)
+    scene, view = _opened_far_out(window, mid_file, qtbot, monkeypatch)
     layer = scene.box_layer
     assert layer is not None and layer.isVisible()
     assert all(rack.opacity() == 0.0 for rack in scene.racks.values())  # Qt skips them, and what is inside
@@ -63,10 +69,7 @@ def test_far_out_one_layer_draws_the_boxes_as_the_items_would(empty_window, mid_
 def test_far_out_the_boxes_still_take_clicks_and_zooming_in_brings_the_items_back(empty_window, mid_file,  # noqa: F811
                                                                                   qtbot, monkeypatch):
     window = empty_window
-    _staged_open(window, mid_file, qtbot, monkeypatch)
-    scene, view = window.scene, window.view
-    assert window.settle(60)
-    _zoom_below(view, LOD_BOXES)
+    scene, view = _opened_far_out(window, mid_file, qtbot, monkeypatch)
     assert scene.box_layer.isVisible()
     server = window.qdoc.doc.nodes[0]
     item = scene.devices[server.id]
@@ -88,10 +91,7 @@ def test_far_out_the_boxes_still_take_clicks_and_zooming_in_brings_the_items_bac
 
 def test_far_out_a_rubber_band_selects_what_it_covers(empty_window, mid_file, qtbot, monkeypatch):  # noqa: F811
     window = empty_window
-    _staged_open(window, mid_file, qtbot, monkeypatch)
-    scene, view = window.scene, window.view
-    assert window.settle(60)
-    _zoom_below(view, LOD_BOXES)
+    scene, view = _opened_far_out(window, mid_file, qtbot, monkeypatch)
     rack = window.qdoc.doc.racks[0]
     box = scene.racks[rack.id].sceneBoundingRect()
     view.centerOn(box.center())
@@ -115,10 +115,7 @@ def test_far_out_an_edit_moves_the_drawn_boxes_with_the_items(empty_window, mid_
     from designer.ui import commands
 
     window = empty_window
-    _staged_open(window, mid_file, qtbot, monkeypatch)
-    scene, view = window.scene, window.view
-    assert window.settle(60)
-    _zoom_below(view, LOD_BOXES)
+    scene, view = _opened_far_out(window, mid_file, qtbot, monkeypatch)
     rack = window.qdoc.doc.racks[0]
     window.qdoc.push(commands.SetFields(window.qdoc, {rack.id: {"x": rack.x - 600.0}}, "Move rack"))
     qtbot.wait(50)
