@@ -200,3 +200,29 @@ def test_a_big_design_replaced_by_another_is_freed(empty_window, mid_file, tmp_p
     assert window.settle(60)
     gc.collect()
     assert second() is None
+
+
+def test_a_big_file_broken_deep_in_its_cables_is_refused_by_file_open_naming_the_line(empty_window, big_file,
+                                                                                      qtbot, monkeypatch, tmp_path):
+    """File > Open of a 16k-GPU file with one cable line broken far down its 36,864 (past the first
+    parts the fast reader decodes at a time): a message names the file, line and key and how to fix
+    it; the open design stays as it was."""
+    from PySide6.QtWidgets import QMessageBox
+
+    window = empty_window
+    before = (len(window.qdoc.doc.links), window.qdoc.path)
+    lines = big_file.read_text().splitlines()
+    cables = [i for i, line in enumerate(lines) if line.startswith("  - {") and '"bandwidth_gbps"' in line]
+    broken_at = cables[len(cables) * 3 // 4]
+    lines[broken_at] = lines[broken_at].replace('"bandwidth_gbps"', '"bandwith_gbps"', 1)
+    broken = tmp_path / "broken-16k.yaml"
+    broken.write_text("\n".join(lines) + "\n")
+    said = []
+    monkeypatch.setattr(QMessageBox, "critical", staticmethod(lambda parent, title, text: said.append((title, text))))
+    _pick(monkeypatch, broken)
+    window.act_open.trigger()
+    qtbot.waitUntil(lambda: bool(said), timeout=60_000)
+    title, text = said[0]
+    assert title == "Cannot open the file"
+    assert f"broken-16k.yaml:{broken_at + 1}:" in text and "bandwith_gbps" in text and "bandwidth_gbps" in text
+    assert (len(window.qdoc.doc.links), window.qdoc.path) == before
