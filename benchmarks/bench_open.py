@@ -265,6 +265,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
         snap = tracemalloc.take_snapshot()
         stats = snap.statistics("lineno")[:15]
         row["traced_mb"] = round(sum(s.size for s in snap.statistics("filename")) / 2**20)
+        row["traced_peak_mb"] = round(tracemalloc.get_traced_memory()[1] / 2**20)
         row["top"] = [f"{s.size / 2**20:.1f} MB {s.count} {s.traceback[0].filename.split('/designer/')[-1]}:"
                       f"{s.traceback[0].lineno}" for s in stats]
     window.qdoc.undo_stack.setClean()
