@@ -125,6 +125,12 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     scene, layer = window.scene, window.scene.link_layer
     doc = window.qdoc.doc
     assert len(scene.bundles) == len(layer.bundles) > 100
+    # the key -> row look-up (a sorted search, no dict of every key) finds each bundle at its row
+    assert [layer.index.get(bundle.key) for bundle in layer.bundles] == list(range(len(layer.bundles)))
+    assert list(layer.index) == [bundle.key for bundle in layer.bundles]
+    first = layer.bundles[0].key
+    assert first[::-1] not in layer.index and (first[0], "no-such-device") not in layer.index
+    assert layer.index.get("not a key") is None and scene.bundles.get(first) is layer.bundles[0]
     # every cable's line ends where the items say (items.DeviceItem.port_point / anchor, one at a time)
     for row, bundle in enumerate(layer.bundles):
         pa, pb = scene._ends(bundle.key)

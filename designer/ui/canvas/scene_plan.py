@@ -53,7 +53,7 @@ class BundlePlan:
     starts: np.ndarray  # bundle r holds members[starts[r]:starts[r + 1]] (one more entry than bundles)
     used_ports: dict  # device id -> frozenset of port numbers with a cable (alike ones shared)
     device_bundles: "DeviceBundles"  # device id -> the keys of the bundles it ends
-    row_of: dict  # bundle key -> its row (links.LinkLayer.index)
+    row_of: "BundleIndex"  # bundle key -> its row (links.LinkLayer.index)
     kinds: np.ndarray  # links.bundle_kinds
     gbps: np.ndarray  # each bundle's total
 
@@ -177,9 +177,9 @@ def plan_bundles(links, boxes: DeviceBoxes) -> BundlePlan:
     for r, (key, members) in enumerate(groups.items()):
         pair = (ids[key[0]], ids[key[1]])
         first = links[members[0]]
-        if len(members) == 1:
-            kind, rate, cables, total = first.kind, _rate_text(first.bandwidth_gbps), first.count, \
-                first.bandwidth_gbps * first.count
+        if len(members) == 1:  # one cable's speed is its bundle's total: the link's own float, not a copy
+            kind, rate, cables = first.kind, _rate_text(first.bandwidth_gbps), first.count
+            total = first.bandwidth_gbps if cables == 1 else first.bandwidth_gbps * cables
         else:
             chosen = [links[m] for m in members]
             kinds = {l.kind for l in chosen}
@@ -200,8 +200,55 @@ def plan_bundles(links, boxes: DeviceBoxes) -> BundlePlan:
     shared: dict = {}  # a server's 8 NICs, a switch's 128 ports: a few distinct sets, not one per device
     used_ports = {d: shared.setdefault(p, p) for d, p in ((d, frozenset(s)) for d, s in used.items())}
     return BundlePlan(bundles, a, b, members, starts, used_ports, DeviceBundles(bundles, index, ends),
-                      {bd.key: r for r, bd in enumerate(bundles)},
+                      BundleIndex(bundles, index, ends),
                       bundle_kinds(bundles), np.fromiter((bd.total_gbps for bd in bundles), float, len(bundles)))
+
+
+class BundleIndex:
+    """Bundle key (device id, device id) -> its row, found from the bundles' end rows by a sorted
+    search: a dict of 295k tuple keys and row numbers cost ~28 MB at 131k GPUs. Read like that dict
+    (links.LinkLayer.index); its keys come in row order."""
+
+    def __init__(self, bundles: list, device_row: dict, ends: np.ndarray):
+        self._bundles, self._device_row = bundles, device_row
+        self._devices = max(len(device_row), 1)
+        code = ends[:, 0] * self._devices + ends[:, 1]  # unique: one bundle per ordered pair of devices
+        self._order = np.argsort(code)
+        self._code = code[self._order]
+
+    def get(self, key, default=None):
+        if type(key) is not tuple or len(key) != 2:
+            return default
+        a, b = self._device_row.get(key[0]), self._device_row.get(key[1])
+        if a is None or b is None:
+            return default
+        code = a * self._devices + b
+        at = int(np.searchsorted(self._code, code))
+        return int(self._order[at]) if at < len(self._code) and self._code[at] == code else default
+
+    def __getitem__(self, key) -> int:
+        row = self.get(key)
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def __len__(self) -> int:
+        return len(self._code)
+
+    def __iter__(self):
+        return (bundle.key for bundle in self._bundles)
+
+    def keys(self):
+        return list(self)
+
+    def items(self):
+        return [(bundle.key, r) for r, bundle in enumerate(self._bundles)]
+
+    def values(self):
+        return list(range(len(self._code)))
 
 
 class DeviceBundles:
