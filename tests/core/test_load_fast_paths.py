@@ -199,6 +199,20 @@ def test_endpoints_name_devices_and_nics_as_before():
     assert ends.has_port.tolist() == [True, True, True, False, True, True, True]
 
 
+def test_endpoints_parsed_in_parts_are_those_parsed_at_once(monkeypatch):
+    import dataclasses
+
+    from designer.core.model import endpoints
+
+    ends = ["n0:nic1", "n0:nic007", "s0:p3", "s0", "zz:p1", "n1:nic\u0663", "dup:p0", "s0:pcie12345"] * 3
+    whole = _parse(ends, ["n0", "n1", "dup"], ["s0", "dup"])
+    monkeypatch.setattr(endpoints, "PART_ENDPOINTS", 5)  # parts that split the list unevenly
+    parts = endpoints._parse_in_parts(ends, ["n0", "n1", "dup"], ["s0", "dup"])
+    for field in dataclasses.fields(whole):
+        assert getattr(parts, field.name).tolist() == getattr(whole, field.name).tolist(), field.name
+        assert not getattr(parts, field.name).flags.writeable  # shared by every caller of the memo
+
+
 def test_non_finite_numbers_in_lists_and_optional_fields_are_found(small_doc):
     node = small_doc.nodes[1]
     node.gpu_slowdown = [1.0] * 7 + [math.inf]

@@ -9,11 +9,13 @@ edit made in place, outside the document's change log, is never served a stale p
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 MEMO_ENTRIES = 4
+PART_ENDPOINTS = 32768  # parsed at a time (_parse_in_parts)
 # The port prefixes by code (check_links_fast.PREFIX_CODE): a switch's p0.., a server's nic0..,
 # nvl0.. (its GPUs on NVLink) and pcie0..
 PORT_PREFIXES = ("p", "nic", "nvl", "pcie")
@@ -41,14 +43,34 @@ def parse_endpoints(endpoints: list[str], node_ids: list[str], switch_ids: list[
     for i, (ends, nodes, switches, parsed) in enumerate(_memo):
         if ends == endpoints and nodes == node_ids and switches == switch_ids:
             return parsed
-    parsed = _parse(endpoints, node_ids, switch_ids)
+    parsed = _parse_in_parts(endpoints, node_ids, switch_ids)
     if len(_memo) >= MEMO_ENTRIES:
         _memo.pop(0)
     _memo.append((list(endpoints), list(node_ids), list(switch_ids), parsed))
     return parsed
 
 
-def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
+def _parse_in_parts(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
+    """_parse a part of PART_ENDPOINTS at a time: the text arrays of all 295k ends of a 131k-GPU
+    design at once were ~60 MB more at the check's peak (memory a process keeps once it has it)."""
+    if len(endpoints) <= PART_ENDPOINTS:
+        return _parse(endpoints, node_ids, switch_ids)
+    names = _sorted_names(node_ids, switch_ids)
+    parts = [_parse(endpoints[i:i + PART_ENDPOINTS], node_ids, switch_ids, names)
+             for i in range(0, len(endpoints), PART_ENDPOINTS)]
+    fields = [np.concatenate([getattr(p, f.name) for p in parts]) for f in dataclasses.fields(Endpoints)]
+    for array in fields:
+        array.flags.writeable = False
+    return Endpoints(*fields)
+
+
+def _sorted_names(node_ids: list[str], switch_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    names = np.array(node_ids + switch_ids) if (node_ids or switch_ids) else np.array([""])
+    order = np.argsort(names, kind="stable")  # stable: a repeated id means its first element
+    return order, names[order]
+
+
+def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], names=None) -> Endpoints:
     n = len(endpoints)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
@@ -57,9 +79,7 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> 
     text = np.array(endpoints)
     dev, sep, port = np.strings.partition(text, ":")
     port = np.ascontiguousarray(port)
-    names = np.array(node_ids + switch_ids) if (node_ids or switch_ids) else np.array([""])
-    order = np.argsort(names, kind="stable")  # stable: a repeated id means its first element
-    sorted_names = names[order]
+    order, sorted_names = names or _sorted_names(node_ids, switch_ids)
     pos = np.searchsorted(sorted_names, dev)
     pos = np.minimum(pos, len(sorted_names) - 1)
     found = sorted_names[pos] == dev
