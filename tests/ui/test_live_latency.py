@@ -81,15 +81,21 @@ def _two_results():
     return first, second
 
 
+def _two_panels(qtbot, panel_class, height: int):
+    """Two shown panels of a kind: one that will show both results, one that shows only the second."""
+    panels = panel_class(), panel_class()
+    for panel in panels:
+        qtbot.addWidget(panel)
+        panel.resize(900, height)
+        panel.show()
+    return panels
+
+
 def test_a_result_of_the_same_categories_moves_the_breakdown_bars(qtbot):
     from designer.ui.panels.breakdown import BreakdownPanel
 
     first, second = _two_results()
-    moved, fresh = BreakdownPanel(), BreakdownPanel()
-    for panel in (moved, fresh):
-        qtbot.addWidget(panel)
-        panel.resize(900, 320)
-        panel.show()
+    moved, fresh = _two_panels(qtbot, BreakdownPanel, 320)
     moved.show_result(first)
     if [k for k, v in first.breakdown_s.items() if v > 0] != [k for k, v in second.breakdown_s.items() if v > 0]:
         pytest.skip("the two plans differ in their categories")
@@ -157,11 +163,7 @@ def test_a_result_of_the_same_kinds_gives_the_timeline_new_bars_in_the_same_item
     from designer.ui.panels.timeline import TimelinePanel
 
     first, second = _two_results()
-    moved, fresh = TimelinePanel(), TimelinePanel()
-    for panel in (moved, fresh):
-        qtbot.addWidget(panel)
-        panel.resize(900, 400)
-        panel.show()
+    moved, fresh = _two_panels(qtbot, TimelinePanel, 400)
     moved.show_result(first)
     items, legend = dict(moved.items), [label.text for _, label in moved.legend.items]
     moved.show_result(second)
