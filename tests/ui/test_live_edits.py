@@ -261,3 +261,34 @@ def test_a_tp_edit_in_the_job_panel_changes_tp_only(empty_window):
     changed = [f.name for f in dataclasses.fields(before) if getattr(before, f.name) != getattr(after, f.name)]
     assert changed == ["tensor_model_parallel_size"]
     assert window.result is not None and not any(p.severity == "error" for p in window.problems)
+
+
+def test_a_new_speed_typed_for_one_cable_is_that_cables_alone_after_save_and_reopen(empty_window, tmp_path,
+                                                                                     monkeypatch):
+    """The loader shares one object among equal speeds and kinds (2,048 links, one 200.0): a speed
+    typed into the Inspector for one cable changes that cable only, on screen and in the file."""
+    import shutil
+
+    from PySide6.QtWidgets import QFileDialog
+
+    window = empty_window
+    path = tmp_path / A100.name
+    shutil.copy(A100, path)
+    open_example(window, path)
+    links = window.qdoc.doc.links
+    assert links[0].bandwidth_gbps is links[1].bandwidth_gbps  # shared by the loader
+    before = {l.id: (l.bandwidth_gbps, l.kind) for l in links}
+    link = spine_link(window.qdoc.doc)
+    window.scene.select_ids([link.id])
+    assert window.settle()
+    type_into_inspector(window, "bandwidth_gbps", "123")
+    assert window.settle()
+    window.act_save.trigger()
+    saved = window.qdoc.doc.links[0]
+    assert window.qdoc.undo_stack.isClean()  # saved: File > Open asks nothing
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(path), "")))
+    window.act_open.trigger()
+    assert window.settle() and window.qdoc.doc.links[0] is not saved  # read anew from the file
+    after = {l.id: (l.bandwidth_gbps, l.kind) for l in window.qdoc.doc.links}
+    assert after.pop(link.id) == (123.0, before.pop(link.id)[1])
+    assert after == before

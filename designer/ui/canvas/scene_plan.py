@@ -244,12 +244,6 @@ class BundleIndex:
     def keys(self):
         return list(self)
 
-    def items(self):
-        return [(bundle.key, r) for r, bundle in enumerate(self._bundles)]
-
-    def values(self):
-        return list(range(len(self._code)))
-
 
 class DeviceBundles:
     """Which bundles end on a device, looked up when asked (a device dragged) from the bundles' end rows,
