@@ -4,6 +4,7 @@ problem is still reported at its place with the same message.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -111,6 +112,45 @@ def test_a_bad_link_among_many_is_still_named_at_its_place():
     problems = build_document(data)[3]
     assert [(p.path, p.message) for p in problems] == [
         ("spec.links[1234].bandwidth_gbps", "-5 is below the minimum 0.1 (the range is from 0.1 to 100,000 Gb/s)")]
+
+
+def big_links_text(tmp_path, n: int = 5000) -> str:
+    """A saved design whose links section spans several of the reader's parts (RUN_LINES)."""
+    doc = loads_document(SMALL)
+    template = doc.links[0]
+    doc.spec.links = [dataclasses.replace(template, id=f"x{i}") for i in range(n)]
+    path = tmp_path / "big.yaml"
+    save_document(doc, path)
+    return path.read_text()
+
+
+def test_links_built_part_by_part_as_read_are_those_built_from_the_whole_list(tmp_path, monkeypatch):
+    from designer.core.io import files
+    from designer.core.io.yaml_source import RUN_LINES
+
+    text = big_links_text(tmp_path)
+    assert text.count('\n  - {"id": "x') > 2 * RUN_LINES
+    parts = []
+    real = files.prebuild_items
+    monkeypatch.setattr(files, "prebuild_items", lambda section, items: parts.append((section, len(items)))
+                        or real(section, items))
+    read = files._parse(text, "big.yaml")[2]  # the reader builds each part's links as it reads them
+    links_parts = [n for section, n in parts if section == "links"]
+    assert len(links_parts) >= 3 and max(links_parts) <= RUN_LINES and sum(links_parts) == 5000
+    whole = build_document(parse_located(text).data)[2]  # one list of mappings, built at once
+    assert read.links == whole.links and all(type(link) is Link for link in read.links)
+
+
+def test_a_bad_link_in_a_later_part_is_named_at_its_line(tmp_path):
+    text = big_links_text(tmp_path)
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if '"id": "x4321"' in line)
+    lines[at] = lines[at].replace('"kind": "', '"kindd": "', 1)
+    with pytest.raises(DesignerError) as caught:
+        loads_document("\n".join(lines), "big.yaml")
+    assert [(p.path, p.line, p.message) for p in caught.value.problems] == [
+        ("spec.links[4321]", at + 1, "missing required key kind"),
+        ("spec.links[4321].kindd", at + 1, "unknown key (did you mean kind?)")]
 
 
 def saved_text(tmp_path) -> str:

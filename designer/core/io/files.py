@@ -23,7 +23,7 @@ from ..model.elements import Metadata
 from ..problems import DesignerError, MissingInputError, Problem
 from ..gc_pause import collector_paused
 from . import yaml_source
-from .schema import API_VERSION, ScenarioSpec, build_document
+from .schema import API_VERSION, ScenarioSpec, build_document, prebuild_items
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
@@ -95,7 +95,7 @@ def parse(text: str, name: str = "<text>"):
 
 
 def _parse(text: str, name: str):
-    data = yaml_source.parse_fast(text)
+    data = yaml_source.parse_fast(text, prebuild_items)
     located = None
     if data is None:
         located = _parse_located(text, name)

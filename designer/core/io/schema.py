@@ -14,7 +14,7 @@ from itertools import chain, repeat
 from typing import Any, Union
 
 from ..model.document import ClusterSpec
-from ..model.elements import Metadata
+from ..model.elements import Link, Metadata, Node, Rack, Switch
 from ..model import megatron_names
 from ..model.job import Parallelism, Workload
 from ..model.jobs import JobSpec
@@ -115,14 +115,20 @@ class Builder:
                 self.problem(path, f"expected a list, got {_describe(data)}")
                 return _MISSING
             (item_tp,) = typing.get_args(tp)
+            types_in = set(map(type, data))
+            if types_in == {item_tp} and item_tp in _PREBUILT:
+                return data  # every item built whole by the reader (prebuild_items)
             bulk = _bulk_builder(item_tp)
-            if bulk is not None:
+            if bulk is not None and types_in <= {dict}:
                 built = bulk(data)
                 if built is not None:
                     return built
             fast = _fast_builder(item_tp)
             out = []
             for i, item in enumerate(data):
+                if type(item) is item_tp and item_tp in _PREBUILT:
+                    out.append(item)  # a part the reader built; the other parts' items say what is wrong
+                    continue
                 v = fast(item) if fast is not None and type(item) is dict else None
                 if v is None:
                     v = self.value(item_tp, item, path + (i,))
@@ -362,6 +368,22 @@ def _bulk_builder(cls):
         builder = _make_bulk(cls)
     _bulk_cache[cls] = builder
     return builder
+
+
+# spec's one-line sections (yaml_source.FAST_SECTIONS) and their elements: what prebuild_items builds,
+# and what a list accepts as already built
+_SECTION_TYPES = {"racks": Rack, "nodes": Node, "switches": Switch, "links": Link}
+_PREBUILT = frozenset(_SECTION_TYPES.values())
+
+
+def prebuild_items(section: str, items: list) -> list:
+    """A part of a file's one-line items of spec.racks/nodes/switches/links, built into their elements
+    by the same bulk builder (and its rules) the whole list would meet, or the mappings as they are
+    when any item is not plainly valid (the list's build then says what and where)."""
+    cls = _SECTION_TYPES.get(section)
+    bulk = _bulk_builder(cls) if cls is not None else None
+    built = bulk(items) if bulk is not None else None
+    return items if built is None else built
 
 
 SHARE_SAMPLE = 64  # a column whose first values repeat this much is worth sharing (below)

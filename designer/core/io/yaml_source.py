@@ -73,8 +73,12 @@ def _reject_constant(name: str):
 RUN_LINES = 5000  # item lines decoded per call (about 5 ms)
 
 
-def parse_fast(text: str) -> object | None:
-    """Data of a file in the layout `save` writes; None when the text is not in that layout."""
+def parse_fast(text: str, build_items=None) -> object | None:
+    """Data of a file in the layout `save` writes; None when the text is not in that layout.
+
+    `build_items(section, items)`, when given, turns each part of a section's one-line items into
+    what the section's list then holds (schema.prebuild_items: the elements themselves), so that
+    the mappings of 295k links never all exist at once (~150 MB at 131k GPUs, most of a load's peak)."""
     lines = text.split("\n")
     skeleton: list[str] = []
     sections: dict[str, list] = {}
@@ -103,7 +107,7 @@ def parse_fast(text: str) -> object | None:
                 if items is None:
                     rest += piece
                     continue
-                sections[spec_key] += items
+                sections[spec_key] += items if build_items is None else build_items(spec_key, items)
                 skeleton += repeat("", len(piece))
             if not rest:
                 continue
