@@ -104,10 +104,11 @@ class EvaluationWorker(QObject):
                 return
 
     def _run(self) -> None:
-        from ..core.engine.evaluate import Engine
+        from ..core.engine.evaluate import WINDOW_GROUP_BUDGET, Engine
         from ..core.model.check_incremental import DesignChecker
 
-        engine = Engine()
+        engine = Engine(group_budget=WINDOW_GROUP_BUDGET)  # a few plans' groups: memory stays bounded
+        self.engine = engine
         checker = DesignChecker()  # rechecks only what an edit can change (the full check on save)
         self.checker = checker
         while True:

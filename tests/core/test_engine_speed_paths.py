@@ -324,7 +324,8 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
 
     assert _cache_limit(1024, GROUP_BUDGET, 1024) == 1024  # 1k GPUs: as before
     assert _cache_limit(1024, GROUP_BUDGET, 16384) == 256  # 16k: a quarter of the entries
-    assert _cache_limit(256, PLACEMENT_BUDGET, 131072) == 16  # never fewer than 16
+    assert _cache_limit(256, PLACEMENT_BUDGET, 131072) == 16
+    assert _cache_limit(1024, GROUP_BUDGET, 1 << 20) == 8  # never fewer than two plans' four groups
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     engine = Engine(detail=False)
     engine.evaluate(doc)
@@ -337,6 +338,23 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
         engine._groups[("fake", i)] = None
     engine.groups(fabric, placement, "tp", False, ev.engine_constants(doc.spec.calibration), False)
     assert len(engine._groups) <= limit
+
+
+def test_the_windows_engine_keeps_two_plans_groups_at_131k_and_answers_as_a_fresh_one():
+    import dataclasses
+
+    from designer.core.engine.evaluate import WINDOW_GROUP_BUDGET, _cache_limit
+
+    assert _cache_limit(1024, WINDOW_GROUP_BUDGET, 131072) == 8  # ~85 MB a plan there: ~170 MB
+    assert _cache_limit(1024, WINDOW_GROUP_BUDGET, 16384) == 64
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    engine = Engine(group_budget=8 * 64)  # the 131k bound, on 64 GPUs: 8 groups
+    for tp in (8, 4, 2, 8, 1, 4):  # each plan its own four groups
+        doc.set_job(parallelism=dataclasses.replace(doc.spec.parallelism, tensor_model_parallel_size=tp))
+        result = engine.evaluate(doc)
+        assert len(engine._groups) <= 8
+        fresh = Engine().evaluate(doc)
+        assert result.step_time_s == fresh.step_time_s and result.breakdown_s == fresh.breakdown_s
 
 
 def test_a_link_edit_keeps_the_flows_routes_and_times_them_again(monkeypatch):

@@ -292,3 +292,16 @@ def test_a_new_speed_typed_for_one_cable_is_that_cables_alone_after_save_and_reo
     after = {l.id: (l.bandwidth_gbps, l.kind) for l in window.qdoc.doc.links}
     assert after.pop(link.id) == (123.0, before.pop(link.id)[1])
     assert after == before
+
+
+def test_the_windows_engine_keeps_a_bounded_number_of_plans(empty_window):
+    """Trying TP values on a 131k-GPU design grew the window ~85 MB a plan, up to 8 plans: its
+    engine keeps the groups of two at that size (core/engine/evaluate.py, WINDOW_GROUP_BUDGET)."""
+    from designer.core.engine.evaluate import WINDOW_GROUP_BUDGET
+
+    window = empty_window
+    open_example(window)
+    assert window.worker.engine.group_budget == WINDOW_GROUP_BUDGET
+    type_like_a_user(window, TP, "4")
+    assert window.settle() and window.result.plan["tp"] == 4
+    assert window.worker.engine._groups  # the same engine answered the edit, its groups kept

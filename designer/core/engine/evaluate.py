@@ -44,11 +44,14 @@ __all__ = ["BREAKDOWN_KEYS", "HIDDEN_KEYS", "Engine", "Evaluation", "Event", "Jo
 class Engine:
     """Evaluates documents; reuses fabric, placement, groups and layer costs while they stay valid."""
 
-    def __init__(self, catalog: Catalog | None = None, detail: bool = True, schedule_max_ops: int = 4096):
+    def __init__(self, catalog: Catalog | None = None, detail: bool = True, schedule_max_ops: int = 4096,
+                 group_budget: int | None = None):
         """`detail=False` leaves out per-link loads, bottlenecks and events (a plan search only
-        needs the step); `schedule_max_ops` bounds each pipeline simulation (see simulate_steady)."""
+        needs the step); `schedule_max_ops` bounds each pipeline simulation (see simulate_steady);
+        `group_budget`: GPUs x collective groups kept (GROUP_BUDGET, WINDOW_GROUP_BUDGET)."""
         self.catalog = catalog or default_catalog()
         self.detail = detail
+        self.group_budget = GROUP_BUDGET if group_budget is None else group_budget
         self.schedule_max_ops = schedule_max_ops
         self._fabric_key = None
         self._fabric: Fabric | None = None
@@ -217,7 +220,7 @@ class Engine:
         key = (getattr(fabric, "_view_key", None), placement.plan, dim, expert, nvls)
         model = self._groups.get(key)
         if model is None:
-            limit = _cache_limit(1024, GROUP_BUDGET, fabric.num_gpus)
+            limit = _cache_limit(1024, self.group_budget, fabric.num_gpus)
             if len(self._groups) >= limit:  # a plan search visits many layouts: keep the recent ones
                 for old in list(self._groups)[:max(1, limit // 4)]:
                     del self._groups[old]
@@ -315,10 +318,16 @@ def _require_finite(result: Evaluation) -> None:
 # halving GROUP_BUDGET again would cost ~30 % of the wall time (bench_search.py --worker-memory).
 GROUP_BUDGET = 1 << 22
 PLACEMENT_BUDGET = 1 << 21
+# The window's engine answers the edits of one design: what it reuses is the current plan's groups
+# and those of the plan before (an undo, a TP tried and taken back). At 131k GPUs one plan's four
+# groups hold ~85 MB (routes, each cable's bytes for the heat), and GROUP_BUDGET's 32 groups let a
+# user trying TP values grow the window by ~680 MB; this keeps 8 there (2 plans), 64 at 16k.
+WINDOW_GROUP_BUDGET = 1 << 20
+LEAST_CACHED = 8  # entries a cache keeps however large the design (two plans' four groups)
 
 
 def _cache_limit(most: int, budget: int, num_gpus: int) -> int:
-    return max(16, min(most, budget // max(1, num_gpus)))
+    return max(LEAST_CACHED, min(most, budget // max(1, num_gpus)))
 
 
 def _drop_link_bytes(models) -> None:
