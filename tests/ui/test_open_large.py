@@ -130,7 +130,7 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     assert list(layer.index) == [bundle.key for bundle in layer.bundles]
     first = layer.bundles[0].key
     assert first[::-1] not in layer.index and (first[0], "no-such-device") not in layer.index
-    assert layer.index.get("not a key") is None and scene.bundles.get(first) is layer.bundles[0]
+    assert layer.index.get("not a key") is None and scene.bundles.get(first) == layer.bundles[0]
     # every cable's line ends where the items say (items.DeviceItem.port_point / anchor, one at a time)
     for row, bundle in enumerate(layer.bundles):
         pa, pb = scene._ends(bundle.key)

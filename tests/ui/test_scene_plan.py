@@ -44,5 +44,24 @@ def test_cables_bundle_by_their_two_devices_in_the_order_of_their_first_cable():
 
 def test_no_cables_plan_no_bundles():
     plan = plan_bundles([], boxes(["s1"]))
-    assert plan.bundles == [] and plan.members.tolist() == [] and plan.starts.tolist() == [0]
+    assert list(plan.bundles) == [] and plan.members.tolist() == [] and plan.starts.tolist() == [0]
     assert plan.used_ports == {} and len(plan.a) == 0
+
+
+def test_the_bundles_are_made_when_read_and_an_edited_one_is_kept():
+    from designer.ui.canvas.links import Bundle
+
+    links = [link(0, "s1:p3", "n0:nic1"), link(1, "n0:nic2", "s1:p4"), link(2, "n1:nic0", "s1:p5"),
+             link(3, "n1:nic1", "s2:p0", kind="ethernet")]
+    table = plan_bundles(links, boxes(["s1", "s2", "n0", "n1"])).bundles
+    assert len(table) == 3 and table[-1] == table[2] and [b.key for b in table[1:]] == [("n1", "s1"), ("n1", "s2")]
+    assert table.kinds_present() == {"infiniband", "ethernet"} and table.totals.tolist() == [800.0, 400.0, 400.0]
+    assert table.rows_holding({"l1", "l3"}) == {0: False, 2: True} and table.row_of_link("l2") == 1
+    assert table.row_of_link("nowhere") is None
+    # an edit gives row 0 another set of cables and kind: the row is that object, the columns follow
+    edited = Bundle(("n0", "s1"), ("l0",), "nvlink", 900.0, 1, "900 Gb/s", (1, 3))
+    table[0] = edited
+    assert table[0] is edited and table.link_ids(0) == ("l0",) and table.kinds_present() == {
+        "nvlink", "infiniband", "ethernet"}
+    assert table.totals[0] == 900.0 and table.rows_holding({"l1", "l0"}) == {0: True}
+    assert table.row_of_link("l1") is None and table.row_of_link("l0") == 0

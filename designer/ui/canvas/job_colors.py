@@ -298,12 +298,7 @@ class CanvasJobMarks:
                 self.down_marks[element_id].update()
         # cables down
         down_links = {l.id for l in _down(doc.links)}
-        rows: dict[int, bool] = {}
-        if down_links:
-            for row, bundle in enumerate(self.scene.link_layer.bundles):
-                hit = down_links.intersection(bundle.link_ids)
-                if hit:
-                    rows[row] = len(hit) == len(bundle.link_ids)
+        rows = self.scene.link_layer.bundles.rows_holding(down_links) if down_links else {}
         if self.links is None:
             self.links = DownLinks(self.scene)
         if self.links.scene() is not self.scene:

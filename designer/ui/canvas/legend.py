@@ -45,7 +45,7 @@ class CanvasLegend(QWidget):
         scene = self.view.scene()
         key = (id(scene), getattr(scene, "_bundles_version", None))
         if key != self._kinds_of:
-            present = {b.kind for b in scene.link_layer.bundles}
+            present = scene.link_layer.bundles.kinds_present()
             self._kinds = tuple(k for k in style.LINK_LABEL if k in present)
             doc = scene.doc
             shown = {"server"} if doc.nodes else set()

@@ -93,7 +93,9 @@ class LinkLayer(QGraphicsItem):
         super().__init__()
         self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)  # under the racks: cables show in the aisles, not across other boxes
-        self.bundles: list[Bundle] = []
+        from .bundle_table import BundleTable  # it builds on Bundle, defined here
+
+        self.bundles: BundleTable = BundleTable.empty()  # read like a list of Bundle
         self.index: dict[tuple[str, str], int] = {}
         self.lines = _Lines()
         self.aggregates = _Lines()
@@ -110,7 +112,7 @@ class LinkLayer(QGraphicsItem):
         self._agg_qlines: list | None = None  # _aggregate_qlines
 
     # ---- data ----
-    def set_bundles(self, bundles: list[Bundle], a: np.ndarray, b: np.ndarray, index: dict | None = None,
+    def set_bundles(self, bundles, a: np.ndarray, b: np.ndarray, index: dict | None = None,
                     kinds: np.ndarray | None = None, gbps: np.ndarray | None = None) -> None:
         """`index`, `kinds`, `gbps`: made off the UI thread already (scene_plan.py), else made here."""
         self.bundles = bundles

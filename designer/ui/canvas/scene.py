@@ -759,7 +759,8 @@ class CanvasScene(QGraphicsScene):
                 members, starts = known[2], known[3]
             else:
                 position = {l.id: i for i, l in enumerate(self.doc.links)}
-                rows = [[position[i] for i in b.link_ids if i in position] for b in self.link_layer.bundles]
+                bundles = self.link_layer.bundles
+                rows = [[position[i] for i in bundles.link_ids(r) if i in position] for r in range(len(bundles))]
                 members = np.array([p for r in rows for p in r], dtype=np.int64)
                 starts = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
             if len(members) and members.max() >= n_util:  # links the result does not cover
@@ -970,7 +971,7 @@ class CanvasScene(QGraphicsScene):
     def selected_ids(self) -> list[str]:
         out = [item.data(ID_ROLE) for item in self.selectedItems() if item.data(ID_ROLE)]
         for row in sorted(self.link_layer.selected):
-            out.extend(self.link_layer.bundles[row].link_ids)
+            out.extend(self.link_layer.bundles.link_ids(row))
         return out
 
     def select_ids(self, ids) -> None:
@@ -994,7 +995,7 @@ class CanvasScene(QGraphicsScene):
             link = self.doc.find("links", element_id)
             key = self._bundle_key(link) if link is not None else None
             row = layer.index.get(key) if key is not None else None
-            if row is not None and element_id in layer.bundles[row].link_ids:
+            if row is not None and element_id in layer.bundles.link_ids(row):
                 rows.add(row)
         return rows
 
@@ -1002,10 +1003,10 @@ class CanvasScene(QGraphicsScene):
         self.finish_build()
         item = self.racks.get(element_id) or self.devices.get(element_id)
         if item is None:
-            for i, bundle in enumerate(self.link_layer.bundles):
-                if element_id in bundle.link_ids:
-                    a, b = self.link_layer.lines.a[i], self.link_layer.lines.b[i]
-                    return _Spot(QRectF(QPointF(*np.minimum(a, b)), QPointF(*np.maximum(a, b))))
+            i = self.link_layer.bundles.row_of_link(element_id)
+            if i is not None:
+                a, b = self.link_layer.lines.a[i], self.link_layer.lines.b[i]
+                return _Spot(QRectF(QPointF(*np.minimum(a, b)), QPointF(*np.maximum(a, b))))
         return item
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .items import PORT_GAP_PX, PORTS_PER_ROW, device_style_key, port_index
-from .links import KINDS, Bundle, bundle_kinds
+from .bundle_table import BundleTable
+from .links import KINDS
 
 # A design with more racks, servers and switches than this gets its canvas planned off the UI thread and
 # its items made in slices (scene.py); a smaller one is drawn at once.
@@ -47,7 +48,7 @@ class DeviceBoxes:
 
 @dataclass
 class BundlePlan:
-    bundles: list  # links.Bundle, in the order their first cable comes in the document
+    bundles: BundleTable  # links.Bundle by row, in the order their first cable comes in the document
     a: np.ndarray  # (n, 2) where each line ends at bundle.key[0]
     b: np.ndarray
     members: np.ndarray  # link positions in the document, bundle by bundle
@@ -168,11 +169,10 @@ def plan_bundles(links, boxes: DeviceBoxes) -> BundlePlan:
     starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     ends = np.stack([lo[heads], hi[heads]], axis=1) if len(heads) else np.zeros((0, 2), np.int64)
     ports = np.stack([p_lo[heads], p_hi[heads]], axis=1) if len(heads) else np.zeros((0, 2), np.int64)
-    bundles = _make_bundles(links, ids, ends, ports, members, starts)
+    bundles = _bundle_table(links, ids, ends, ports, members, starts)
     a, b = line_ends(boxes, ends[:, 0], ends[:, 1], ports[:, 0], ports[:, 1])
     return BundlePlan(bundles, a, b, members, starts, used_ports, DeviceBundles(bundles, index, ends),
-                      BundleIndex(bundles, index, ends),
-                      bundle_kinds(bundles), np.fromiter((bd.total_gbps for bd in bundles), float, len(bundles)))
+                      BundleIndex(bundles, index, ends), bundles.kind_index(), bundles.totals.copy())
 
 
 def _device_and_port(links, side: str) -> tuple[np.ndarray, np.ndarray]:
@@ -203,30 +203,32 @@ def _used_ports(*sides) -> dict:
     return {d: shared.setdefault(p, p) for d, p in ((d, frozenset(s)) for d, s in used.items())}
 
 
-def _make_bundles(links, ids, ends, ports, members, starts) -> list:
-    bundles = []
-    port_pairs: dict = {}  # (p3, p17) once for all the bundles that end on those ports
+def _bundle_table(links, ids, ends, ports, members, starts) -> BundleTable:
+    """The bundles' columns: a one-cable bundle (most of them) is its link's kind, speed and count;
+    a bundle of several is worked out in Python, as a Bundle of them always was."""
+    member_ids = [links[m].id for m in members.tolist()]
+    firsts = [links[m] for m in members[starts[:-1]].tolist()]
+    kind_of: dict = {}  # kind -> its code, in the order kinds first come
+    kind_code = np.fromiter((kind_of.setdefault(l.kind, len(kind_of)) for l in firsts), np.int16, len(firsts))
+    kinds = list(kind_of)
+    speed = np.fromiter((l.bandwidth_gbps for l in firsts), float, len(firsts))
+    cables = np.fromiter((l.count for l in firsts), np.int64, len(firsts))
+    totals = speed * cables  # one cable's speed times its count, as links.Bundle.total_gbps
+    distinct, rate_code = np.unique(speed, return_inverse=True)
+    rates = [_rate_text(v) for v in distinct.tolist()]
+    rate_code = rate_code.reshape(-1).astype(np.int32)
+    table = BundleTable(ids, ends, ports, members, starts, member_ids, kinds, kind_code, totals, cables, rates,
+                        rate_code)
     lengths = np.diff(starts)
-    for r, (lo, hi, port_a, port_b, start, length) in enumerate(zip(
-            ends[:, 0].tolist(), ends[:, 1].tolist(), ports[:, 0].tolist(), ports[:, 1].tolist(),
-            starts[:-1].tolist(), lengths.tolist())):
-        first = links[members[start]]
-        if length == 1:  # one cable's speed is its bundle's total: the link's own float, not a copy
-            kind, rate, cables, link_ids = first.kind, _rate_text(first.bandwidth_gbps), first.count, (first.id,)
-            total = first.bandwidth_gbps if cables == 1 else first.bandwidth_gbps * cables
-        else:
-            chosen = [links[m] for m in members[start:start + length].tolist()]
-            kinds = {l.kind for l in chosen}
-            rates = {l.bandwidth_gbps for l in chosen}
-            kind = kinds.pop() if len(kinds) == 1 else "ethernet"
-            rate = _rate_text(rates.pop()) if len(rates) == 1 else "mixed"
-            cables = sum(l.count for l in chosen)
-            total = sum(l.bandwidth_gbps * l.count for l in chosen)
-            link_ids = tuple([l.id for l in chosen])
-        end_ports = (None if port_a < 0 else port_a, None if port_b < 0 else port_b)
-        bundles.append(Bundle((ids[lo], ids[hi]), link_ids, kind, total, cables, rate,
-                              port_pairs.setdefault(end_ports, end_ports)))
-    return bundles
+    for r in np.flatnonzero(lengths > 1).tolist():
+        chosen = [links[m] for m in members[starts[r]:starts[r + 1]].tolist()]
+        kinds_here = {l.kind for l in chosen}
+        rates_here = {l.bandwidth_gbps for l in chosen}
+        kind_code[r] = BundleTable._code(kinds, kinds_here.pop() if len(kinds_here) == 1 else "ethernet")
+        rate_code[r] = BundleTable._code(rates, _rate_text(rates_here.pop()) if len(rates_here) == 1 else "mixed")
+        cables[r] = sum(l.count for l in chosen)
+        totals[r] = sum(l.bandwidth_gbps * l.count for l in chosen)
+    return table
 
 
 class BundleIndex:
@@ -264,7 +266,7 @@ class BundleIndex:
         return len(self._code)
 
     def __iter__(self):
-        return (bundle.key for bundle in self._bundles)
+        return (self._bundles.key(r) for r in range(len(self._bundles)))
 
     def keys(self):
         return list(self)
@@ -284,7 +286,7 @@ class DeviceBundles:
         if row is None or not len(self._ends):
             return default
         found = np.flatnonzero((self._ends[:, 0] == row) | (self._ends[:, 1] == row)).tolist()
-        return {self._bundles[r].key for r in found} if found else default
+        return {self._bundles.key(r) for r in found} if found else default
 
     def __getitem__(self, device_id: str) -> set:
         return self.get(device_id, set())
@@ -333,18 +335,18 @@ def _end(boxes: DeviceBoxes, dev, port, other) -> np.ndarray:
     return out
 
 
-def plan_aggregates(bundles: list, boxes: DeviceBoxes, rack_rects: list) -> AggregatePlan:
+def plan_aggregates(bundles: BundleTable, boxes: DeviceBoxes, rack_rects: list) -> AggregatePlan:
     """One line per pair of racks that share cables (the zoomed-out view), from the bottom of the upper
     rack to the top of the lower one, with the pair's total bandwidth."""
     rack_ids = boxes.rack_ids
     n = len(bundles)
     if n == 0 or not rack_ids:
         return AggregatePlan(np.zeros((0, 2)), np.zeros((0, 2)), [], [], [], np.full(n, -1, np.int64), {}, {})
-    index = boxes.index
-    ra = boxes.rack[np.fromiter((index[bd.key[0]] for bd in bundles), np.int64, n)]
-    rb = boxes.rack[np.fromiter((index[bd.key[1]] for bd in bundles), np.int64, n)]
-    gbps = np.fromiter((bd.total_gbps for bd in bundles), float, n)
-    kind = np.fromiter((KINDS.index(bd.kind) if bd.kind in KINDS else 0 for bd in bundles), np.int64, n)
+    rows_a, rows_b = bundles.device_rows(boxes.index)
+    ra = np.where(rows_a >= 0, boxes.rack[rows_a], -1)  # a device with no box: in no rack
+    rb = np.where(rows_b >= 0, boxes.rack[rows_b], -1)
+    gbps = bundles.totals
+    kind = bundles.kind_index().astype(np.int64)
     rank = np.empty(len(rack_ids), np.int64)
     rank[np.argsort(np.array(rack_ids, dtype=object), kind="stable")] = np.arange(len(rack_ids))
     ok = (ra >= 0) & (rb >= 0) & (ra != rb)
