@@ -16,14 +16,14 @@ class BundleTable:
     """Read like a list of Bundle (len, [row], iteration, [row] = bundle); the columns are for the
     callers that want every bundle at once."""
 
-    def __init__(self, device_ids: list, ends: np.ndarray, ports: np.ndarray, members: np.ndarray,
-                 starts: np.ndarray, member_ids: list, kinds: list, kind_code: np.ndarray, totals: np.ndarray,
-                 cables: np.ndarray, rates: list, rate_code: np.ndarray):
+    def __init__(self, device_ids: list, ends: np.ndarray, ports: np.ndarray, starts: np.ndarray,
+                 member_ids: list, kinds: list, kind_code: np.ndarray, totals: np.ndarray, cables: np.ndarray,
+                 rates: list, rate_code: np.ndarray):
         self.device_ids = device_ids  # ends index these
         self.ends = ends  # (n, 2) device rows, key order (bundle.key)
         self._ports = ports  # (n, 2) port numbers, -1: none
-        self._members, self._starts = members, starts  # link positions of row r: members[starts[r]:starts[r+1]]
-        self._member_ids = member_ids  # the link ids in the order of members
+        self._starts = starts  # row r holds the links member_ids[starts[r]:starts[r + 1]]
+        self._member_ids = member_ids
         self._kinds, self._kind_code = kinds, kind_code  # kind of row r: kinds[kind_code[r]]
         self.totals = totals  # Gb/s per direction of each bundle
         self._cables = cables
@@ -34,8 +34,8 @@ class BundleTable:
     @classmethod
     def empty(cls) -> "BundleTable":
         none = np.zeros(0, np.int64)
-        return cls([], np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64), none, np.zeros(1, np.int64), [],
-                   [], none, np.zeros(0), none, [], none)
+        return cls([], np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64), np.zeros(1, np.int64), [], [], none,
+                   np.zeros(0), none, [], none)
 
     def __len__(self) -> int:
         return len(self.ends)

@@ -171,8 +171,8 @@ def plan_bundles(links, boxes: DeviceBoxes) -> BundlePlan:
     ports = np.stack([p_lo[heads], p_hi[heads]], axis=1) if len(heads) else np.zeros((0, 2), np.int64)
     bundles = _bundle_table(links, ids, ends, ports, members, starts)
     a, b = line_ends(boxes, ends[:, 0], ends[:, 1], ports[:, 0], ports[:, 1])
-    return BundlePlan(bundles, a, b, members, starts, used_ports, DeviceBundles(bundles, index, ends),
-                      BundleIndex(bundles, index, ends), bundles.kind_index(), bundles.totals.copy())
+    return BundlePlan(bundles, a, b, members, starts, used_ports, DeviceBundles(bundles, index),
+                      BundleIndex(bundles, index), bundles.kind_index(), bundles.totals.copy())
 
 
 def _device_and_port(links, side: str) -> tuple[np.ndarray, np.ndarray]:
@@ -217,8 +217,7 @@ def _bundle_table(links, ids, ends, ports, members, starts) -> BundleTable:
     distinct, rate_code = np.unique(speed, return_inverse=True)
     rates = [_rate_text(v) for v in distinct.tolist()]
     rate_code = rate_code.reshape(-1).astype(np.int32)
-    table = BundleTable(ids, ends, ports, members, starts, member_ids, kinds, kind_code, totals, cables, rates,
-                        rate_code)
+    table = BundleTable(ids, ends, ports, starts, member_ids, kinds, kind_code, totals, cables, rates, rate_code)
     lengths = np.diff(starts)
     for r in np.flatnonzero(lengths > 1).tolist():
         chosen = [links[m] for m in members[starts[r]:starts[r + 1]].tolist()]
@@ -236,10 +235,10 @@ class BundleIndex:
     search: a dict of 295k tuple keys and row numbers cost ~28 MB at 131k GPUs. Read like that dict
     (links.LinkLayer.index); its keys come in row order."""
 
-    def __init__(self, bundles: list, device_row: dict, ends: np.ndarray):
+    def __init__(self, bundles: BundleTable, device_row: dict):
         self._bundles, self._device_row = bundles, device_row
         self._devices = max(len(device_row), 1)
-        code = ends[:, 0] * self._devices + ends[:, 1]  # unique: one bundle per ordered pair of devices
+        code = bundles.ends[:, 0] * self._devices + bundles.ends[:, 1]  # unique: one bundle per ordered pair of devices
         self._order = np.argsort(code)
         self._code = code[self._order]
 
@@ -276,16 +275,16 @@ class DeviceBundles:
     """Which bundles end on a device, looked up when asked (a device dragged) from the bundles' end rows,
     rather than a set per device (46 MB at 131k GPUs). Read like a dict of device id -> keys."""
 
-    def __init__(self, bundles: list | None = None, index: dict | None = None, ends: np.ndarray | None = None):
-        self._bundles = bundles or []
+    def __init__(self, bundles: BundleTable | None = None, index: dict | None = None):
+        self._bundles = bundles if bundles is not None else BundleTable.empty()
         self._index = index or {}
-        self._ends = ends if ends is not None else np.zeros((0, 2), np.int64)
 
     def get(self, device_id: str, default=()):
         row = self._index.get(device_id)
-        if row is None or not len(self._ends):
+        ends = self._bundles.ends
+        if row is None or not len(ends):
             return default
-        found = np.flatnonzero((self._ends[:, 0] == row) | (self._ends[:, 1] == row)).tolist()
+        found = np.flatnonzero((ends[:, 0] == row) | (ends[:, 1] == row)).tolist()
         return {self._bundles.key(r) for r in found} if found else default
 
     def __getitem__(self, device_id: str) -> set:
