@@ -165,3 +165,35 @@ def test_overview_bundles_keep_the_heat_colours(qtbot, tmp_path, designs):
     after = reds(picture())
     assert after > before + 200, (before, after)
     assert QColor(hot).red() > 200
+
+
+def test_a_port_is_filled_while_a_cable_ends_on_it(qtbot, tmp_path, designs):
+    """One layer draws every device's ports (items.PortLayer): a cable deleted from the menu frees its
+    port on screen at once, Edit > Undo fills it again. Read from what the window shows, not a re-render."""
+    from PySide6.QtCore import QPoint
+    from designer.ui.canvas import style
+    from designer.ui.canvas.items import port_index, port_rect
+
+    w = open_window(qtbot, tmp_path, designs[64])
+    leaf = w.scene.devices["leaf0"]
+    w.view.zoom_to(25.0, leaf)
+    link = next(l for l in w.qdoc.doc.links if l.b.startswith("leaf0:") and l.a.startswith("node"))
+    port = port_index(link.b.split(":")[1])
+    assert leaf.ports.isVisible() and port in leaf.ports.used
+
+    def shown_colour() -> QColor:
+        qtbot.wait(50)  # the window's own repaint of what changed
+        center = leaf.mapRectToScene(port_rect(leaf.rect(), leaf.ports.count, port)).center()
+        pos = w.view.viewport().mapTo(w, w.view.mapFromScene(center))
+        image = w.screen().grabWindow(w.winId()).toImage()
+        ratio = image.devicePixelRatio()
+        return image.pixelColor(QPoint(round(pos.x() * ratio), round(pos.y() * ratio)))
+
+    assert shown_colour() == style.PORT_USED
+    w.scene.select_ids([link.id])
+    w.act_delete.trigger()
+    assert w.qdoc.doc.find("links", link.id) is None and port not in leaf.ports.used
+    assert shown_colour() == style.BACKGROUND
+    w.act_undo.trigger()
+    assert port in leaf.ports.used
+    assert shown_colour() == style.PORT_USED

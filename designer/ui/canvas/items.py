@@ -1,12 +1,13 @@
 """Canvas items. Stock Qt items wherever possible: their paint runs in C++, which keeps a
-16k-GPU canvas smooth (PySide6's Python paint() costs ~10 us a call). Only port markers,
-shown when zoomed in, paint in Python.
+16k-GPU canvas smooth (PySide6's Python paint() costs ~10 us a call). Only the port squares,
+shown when zoomed in, paint in Python: all devices' by one layer item (PortLayer).
 
 Items never change the document: they report gestures to the scene, which pushes commands.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsSimpleTextItem
 
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
@@ -80,8 +81,7 @@ class DeviceItem(QGraphicsRectItem):
         self.label = QGraphicsSimpleTextItem("", self)
         self.label.setFont(style.label_font(5.0, bold=True))
         self.label.setBrush(style.brush(style.BACKGROUND))
-        self.ports = PortMarks(self)
-        self.ports.setVisible(False)
+        self.ports = PortMarks(self)  # hidden until zoomed in (scene.apply_lod)
         self.on_moved = None
         self.update_from(element)
 
@@ -221,36 +221,102 @@ def port_index(port: str | None) -> int | None:
     return int(digits) if digits else None
 
 
-class PortMarks(QGraphicsItem):
-    """Port squares along a device's top edge, drawn only when zoomed in (Python paint, so few).
+class PortMarks:
+    """A device's port squares along its top edge: how many, which have a cable, whether they show.
+    Not an item: the scene's PortLayer draws every device's (21k child items held ~29 MB at 131k GPUs).
     A port with a cable is filled in the selection blue, a free one in the background colour."""
 
-    def __init__(self, parent: DeviceItem):
-        super().__init__(parent)
+    __slots__ = ("device", "count", "prefix", "used", "_shown")
+
+    def __init__(self, device: DeviceItem):
+        self.device = device
         self.count = 0
         self.prefix = "p"
-        self.used: set[int] = set()
-        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.used: frozenset | set = frozenset()
+        self._shown = False
 
     def set_ports(self, count: int, prefix: str) -> None:
-        self.prepareGeometryChange()
         self.count, self.prefix = count, prefix
+        self.update()
+
+    def setVisible(self, shown: bool) -> None:
+        if shown != self._shown:
+            self._shown = shown
+            self.device.update()
+
+    def isVisible(self) -> bool:
+        """Drawn: shown at this zoom, and its device is (as a child item's isVisible)."""
+        return self._shown and self.device.isVisible()
+
+    def update(self) -> None:
+        if self._shown:
+            self.device.update()  # the layer repaints the device's part of the view with it
+
+    def squares(self) -> tuple[list, list]:
+        """(free, used) port squares in the device's coordinates; alike devices share them."""
+        r = self.device.rect()
+        used = self.used
+        key = (r.left(), r.top(), r.width(), r.height(), self.count,
+               used if isinstance(used, frozenset) else frozenset(used))
+        found = _SQUARES.get(key)
+        if found is None:
+            if len(_SQUARES) > _SQUARES_KEPT:
+                _SQUARES.clear()
+            squares = [port_rect(r, self.count, i) for i in range(self.count)]
+            found = _SQUARES[key] = ([q for i, q in enumerate(squares) if i not in used],
+                                     [q for i, q in enumerate(squares) if i in used])
+        return found
+
+
+_SQUARES: dict = {}  # (box, count, used ports) -> (free, used) squares: a few hundred kinds of device
+_SQUARES_KEPT = 4096
+PORT_Z = 2.5  # over the servers and switches (2, inside their racks at 0), under the down cables (3)
+
+
+class PortLayer(QGraphicsItem):
+    """Every device's port squares, drawn by one item: those of the devices in the exposed part of the
+    view whose ports show at this zoom (scene.apply_lod shows them zoomed in, so a paint draws a few
+    hundred devices' at most). Never under the mouse: a click on a port reaches its device."""
+
+    def __init__(self):
+        super().__init__()
+        self.setZValue(PORT_Z)
+        self.setAcceptedMouseButtons(Qt.NoButton)
+        self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption, True)  # option.exposedRect: what to draw
+        self.setVisible(False)  # until some device's ports show
+        self._bounds = QRectF()
+
+    def set_bounds(self, rect: QRectF) -> None:
+        """Where devices are (the scene's layout, with room to drag one out of it)."""
+        if rect != self._bounds:
+            self.prepareGeometryChange()
+            self._bounds = QRectF(rect)
 
     def boundingRect(self) -> QRectF:
-        return self.parentItem().rect()
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()
 
     def paint(self, painter, option, widget=None) -> None:
-        if not self.count:
+        scene = self.scene()
+        if scene is None:
             return
-        r = self.parentItem().rect()
-        key = (r.width(), r.height(), r.left(), r.top(), self.count)
-        if getattr(self, "_squares_key", None) != key:  # the squares once per size, not per paint
-            self._squares = [port_rect(r, self.count, i) for i in range(self.count)]
-            self._squares_key = key
-        squares = self._squares
+        base = painter.worldTransform()
         painter.setPen(Qt.NoPen)
-        painter.setBrush(style.BACKGROUND)
-        painter.drawRects([q for i, q in enumerate(squares) if i not in self.used])
-        if self.used:
-            painter.setBrush(style.PORT_USED)
-            painter.drawRects([q for i, q in enumerate(squares) if i in self.used])
+        free_brush, used_brush = style.brush(style.BACKGROUND), style.brush(style.PORT_USED)
+        for item in scene.items(option.exposedRect, Qt.IntersectsItemBoundingRect, Qt.AscendingOrder):
+            if type(item) is not DeviceItem:
+                continue
+            ports = item.ports
+            if not ports._shown or not ports.count:
+                continue
+            free, used = ports.squares()
+            painter.setWorldTransform(item.sceneTransform() * base)
+            if free:
+                painter.setBrush(free_brush)
+                painter.drawRects(free)
+            if used:
+                painter.setBrush(used_brush)
+                painter.drawRects(used)
+        painter.setWorldTransform(base)

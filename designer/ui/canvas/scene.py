@@ -23,7 +23,7 @@ from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .. import commands
 from . import staged_gc, style
 from .box_layer import LOD_BOXES, BoxLayer
-from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem, port_index
+from .items import ID_ROLE, KIND_ROLE, DeviceItem, PortLayer, RackItem, port_index
 from .links import Bundle, LinkLayer
 from .scene_plan import STAGED_ITEMS, DeviceBoxes, DeviceBundles, plan_aggregates, plan_bundles, plan_scene
 
@@ -60,6 +60,7 @@ class CanvasScene(QGraphicsScene):
         self.bundles = _BundlesByKey(self)  # bundle key -> Bundle (the link layer's rows, read by key)
         self.domain_bands: list = []  # NVLink domains (domains.py)
         self.link_layer = LinkLayer()
+        self.port_layer = PortLayer()  # every device's port squares (items.py)
         self.device_bundles = DeviceBundles()  # device id -> the keys of the bundles it ends
         self.lod_links = True
         self.lod_labels = True
@@ -112,6 +113,8 @@ class CanvasScene(QGraphicsScene):
         self.device_bundles.clear()
         self.link_layer = LinkLayer()
         self.addItem(self.link_layer)
+        self.port_layer = PortLayer()
+        self.addItem(self.port_layer)
         self._lod_items = None
         self._racks_changed()
         doc = self.doc
@@ -144,7 +147,7 @@ class CanvasScene(QGraphicsScene):
         doc = self.doc
         self.building = True
         left, top, right, bottom = plan.layout_rect
-        self._layout_rect = QRectF(QPointF(left, top), QPointF(right, bottom))
+        self._set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)))
         self._rack_fills = [QRectF(*r) for r in plan.rack_rects]
         boxes = plan.boxes
         if boxes.keys is not None:  # the whole design at the first paint, when zoomed far out
@@ -297,8 +300,13 @@ class CanvasScene(QGraphicsScene):
     def layout_rect(self) -> QRectF:
         """What is drawn (the view's fit, the overview): kept until the next change."""
         if self._layout_rect is None:
-            self._layout_rect = self.itemsBoundingRect()
+            self.port_layer.set_bounds(QRectF())  # not a measure of itself (the rect would never shrink)
+            self._set_layout_rect(self.itemsBoundingRect())
         return QRectF(self._layout_rect)
+
+    def _set_layout_rect(self, rect: QRectF) -> None:
+        self._layout_rect = rect
+        self.port_layer.set_bounds(rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
 
     def _add_rack(self, rack: Rack) -> RackItem:
         item = RackItem(rack)
@@ -414,7 +422,7 @@ class CanvasScene(QGraphicsScene):
             if item is not None and index is not None:
                 ports = set(item.ports.used)  # a copy: alike devices share one frozenset (scene_plan.py)
                 (ports.add if used else ports.discard)(index)
-                item.ports.used = ports
+                item.ports.used = frozenset(ports)
                 item.ports.update()
 
     def _place_bundle(self, key) -> None:
@@ -593,6 +601,7 @@ class CanvasScene(QGraphicsScene):
             shown[:] = wanted
         self.lod_labels = bool(label_shown.any())
         self.lod_ports = bool(ports_shown.any())
+        self.port_layer.setVisible(self.lod_ports)
 
     def _lod_source(self) -> tuple:
         """(rack names, their zoom thresholds, device names, theirs, each device's group, ports, theirs)."""
