@@ -247,7 +247,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     n_port = np.where(swap, b_port, a_port)
     s_idx = np.where(swap, a_idx, b_idx)
     nic_mask = network & (((a_kind == 1) & (b_kind == 2)) | swap)
-    nic_leaf = np.full(total_nics, -1, dtype=np.int64)
+    nic_leaf = np.full(total_nics, -1, dtype=np.int32)  # 32-bit: read into every flow's route
     nic_link = np.full(total_nics, -1, dtype=np.int64)
     simple = nic_mask & (count == 1) & (n_port >= 0)
     simple &= n_port < nic_counts[np.where(nic_mask, n_idx, 0)] if len(nodes) else simple
@@ -287,7 +287,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         switch_fabric=[s.fabric for s in switches],
         switch_sharp=np.array([s.sharp for s in switches], dtype=bool) & ~tray,
         leaf_up_Bps=np.zeros(len(switches)), leaf_up_cables=np.zeros(len(switches), dtype=np.int64),
-        leaf_up_links=None, switch_pod=np.full(len(switches), -1, dtype=np.int64), pod_up_Bps=np.zeros(0),
+        leaf_up_links=None, switch_pod=np.full(len(switches), -1, dtype=np.int32), pod_up_Bps=np.zeros(0),
         pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=None, link_ids=[l.id for l in links],
         link_cap_Bps=link_cap, has_core=False,
     )
@@ -319,7 +319,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         if np.array_equal(before, label):
             break
     roots, pod = np.unique(label[label >= 0], return_inverse=True)
-    switch_pod = np.full(n_sw, -1, dtype=np.int64)
+    switch_pod = np.full(n_sw, -1, dtype=np.int32)
     switch_pod[label >= 0] = pod.reshape(-1)
     fabric.switch_pod = switch_pod
     to_core = (tier[upper] == 2) & (switch_pod[lower] >= 0)
