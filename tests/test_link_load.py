@@ -111,3 +111,13 @@ def test_the_report_lists_classes_not_identical_rows(tmp_path):
     assert "0.53%" not in section and "0.51%" not in section  # the old rows: one member each, all alike
     assert section.count("768 rail links") == 1 and "256 rail links" in section  # two loads, two rows
     assert "l792" not in section  # no arbitrary member stands for its class
+
+
+def test_the_id_index_finds_each_id_as_a_dict_would():
+    from designer.core.analysis.link_load import IdIndex
+
+    ids = ["l0", "spine0-leaf1", "l0", "", "é-link"] + [f"l{i}" for i in range(1, 3000)]
+    index, wanted = IdIndex(ids), {lid: i for i, lid in enumerate(ids)}
+    assert all(index.get(lid) == i for lid, i in wanted.items())  # a repeated id: its last place
+    assert index.get("l3000") is None and index.get("nowhere") is None
+    assert IdIndex([]).get("l0") is None

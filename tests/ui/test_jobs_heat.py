@@ -29,3 +29,27 @@ def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
     assert layer.heat[row] > 0  # the first job alone would leave it cold
     assert "by job: qwen3-30b-moe" in layer.heat_tip(row)
     w.close()
+
+
+def test_the_outline_marks_every_bundle_holding_a_critical_link(qtbot, tmp_path):
+    """View > Link Heat outlines each bundle with a link that is the bottleneck of an exposed phase: the
+    same bundles a link-by-link look-up finds (the scene finds them for all links in one pass)."""
+    from designer.ui.main_window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    for name in ("a100-1024gpu-rail-infiniband.yaml", "shared-roce-512gpu-3jobs-spine-down.yaml"):
+        w.open_file(str(EXAMPLES / name))
+        assert w.settle()
+        if not w.act_heat.isChecked():
+            w.act_heat.trigger()  # View > Link Heat
+        assert w.settle()
+        scene, layer, links = w.scene, w.scene.link_layer, w.qdoc.doc.links
+        critical = np.flatnonzero(w.result.link_critical)
+        assert critical.size, name
+        keys = {scene._bundle_key(links[i]) for i in critical.tolist()}
+        assert layer.marked == {layer.index[k] for k in keys if k in layer.index} and layer.marked, name
+        w.qdoc.undo_stack.setClean()
+    w.close()
