@@ -40,6 +40,7 @@ def shown_labels(scene) -> list[QRectF]:
     """Scene rectangles of every name on screen, and of the cable labels of the last paint."""
     names = [item.sceneBoundingRect() for item in scene.items()
              if isinstance(item, QGraphicsSimpleTextItem) and item.isVisible()]
+    names += [item.label.sceneBoundingRect() for item in scene.devices.values() if item.label.isVisible()]
     return names + list(scene.link_layer.label_boxes)
 
 
@@ -168,7 +169,7 @@ def test_overview_bundles_keep_the_heat_colours(qtbot, tmp_path, designs):
 
 
 def test_a_port_is_filled_while_a_cable_ends_on_it(qtbot, tmp_path, designs):
-    """One layer draws every device's ports (items.PortLayer): a cable deleted from the menu frees its
+    """One layer draws every device's name and ports (items.DetailLayer): a cable deleted from the menu frees its
     port on screen at once, Edit > Undo fills it again. Read from what the window shows, not a re-render."""
     from PySide6.QtCore import QPoint
     from designer.ui.canvas import style
@@ -197,3 +198,42 @@ def test_a_port_is_filled_while_a_cable_ends_on_it(qtbot, tmp_path, designs):
     w.act_undo.trigger()
     assert port in leaf.ports.used
     assert shown_colour() == style.PORT_USED
+
+
+def test_an_exported_canvas_shows_the_names_and_ports_the_view_shows(qtbot, tmp_path, monkeypatch, designs):
+    """File > Export Canvas pictures what the view shows, the detail layer's names and ports included
+    (drawn inside scene.render too), and no wider than before the layer (it adds nothing to the extent)."""
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QFileDialog
+
+    from designer.ui.canvas import style
+    from designer.ui.canvas.items import port_index, port_rect
+    from designer.ui.export import default_source, png_size
+
+    w = open_window(qtbot, tmp_path, designs[64])
+    scene, leaf = w.scene, w.scene.devices["leaf0"]
+    extent = default_source(scene)
+    w.view.zoom_to(25.0, leaf)
+    assert leaf.label.isVisible() and leaf.ports.isVisible()
+    assert default_source(scene) == extent
+    out = tmp_path / "canvas.png"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), "PNG image (*.png)")))
+    w.act_export.trigger()  # File > Export Canvas..., PNG
+    image = QImage(str(out))
+    _size, scale = png_size(extent, 2.0)
+
+    def pixel(x: float, y: float) -> QColor:
+        return image.pixelColor(int((x - extent.left()) * scale), int((y - extent.top()) * scale))
+
+    link = next(l for l in w.qdoc.doc.links if l.b.startswith("leaf0:"))
+    port = leaf.mapRectToScene(port_rect(leaf.rect(), leaf.ports.count, port_index(link.b.split(":")[1]))).center()
+    fill = leaf.brush().color()
+
+    def distance(a: QColor, b: QColor) -> int:
+        return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue())
+
+    shown = pixel(port.x(), port.y())  # a port of 2.4 pixels: its middle is mostly the port's blue
+    assert distance(shown, style.PORT_USED) < distance(shown, fill)
+    name = leaf.label.sceneBoundingRect()
+    letters = sum(pixel(name.left() + name.width() * i / 40, name.center().y()) != fill for i in range(40))
+    assert letters > 3  # the name's letters cross its middle line

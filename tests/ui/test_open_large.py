@@ -154,7 +154,7 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     staged = scene._lod_items
     scene._lod_changed()
     assert [np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
-            for x, y in zip(staged, scene._lod_items)] == [True] * 6
+            for x, y in zip(staged, scene._lod_items)] == [True] * 7
     # and an edit after the staged build moves a cable's end with its device, as ever
     leaf = next(s for s in doc.switches if s.tier == "leaf")
     key = next(iter(scene.device_bundles[leaf.id]))

@@ -1,13 +1,15 @@
 """Canvas items. Stock Qt items wherever possible: their paint runs in C++, which keeps a
-16k-GPU canvas smooth (PySide6's Python paint() costs ~10 us a call). Only the port squares,
-shown when zoomed in, paint in Python: all devices' by one layer item (PortLayer).
+16k-GPU canvas smooth (PySide6's Python paint() costs ~10 us a call). A device's name and port
+squares, shown when zoomed in, are drawn in Python by one layer item for all devices (DetailLayer):
+as child items of each of 21k devices they held ~67 MB at 131k GPUs.
 
 Items never change the document: they report gestures to the scene, which pushes commands.
 """
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QPainterPath
+from PySide6.QtGui import QFontMetricsF, QPainterPath, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsSimpleTextItem
 
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
@@ -15,6 +17,7 @@ from . import style
 
 _POSITION_CHANGE = QGraphicsItem.ItemPositionChange  # looked up once, not per call
 _POSITION_CHANGED = QGraphicsItem.ItemPositionHasChanged
+_PARENT_CHANGED = QGraphicsItem.ItemParentHasChanged
 ID_ROLE = 0  # item.data(ID_ROLE) -> element id
 KIND_ROLE = 1  # "rack" | "node" | "switch"
 
@@ -78,10 +81,8 @@ class DeviceItem(QGraphicsRectItem):
         self.setFlags(QGraphicsItem.ItemIsSelectable | QGraphicsItem.ItemIsMovable
                       | QGraphicsItem.ItemSendsGeometryChanges)
         self.setZValue(2)
-        self.label = QGraphicsSimpleTextItem("", self)
-        self.label.setFont(style.label_font(5.0, bold=True))
-        self.label.setBrush(style.brush(style.BACKGROUND))
-        self.ports = PortMarks(self)  # hidden until zoomed in (scene.apply_lod)
+        self.label = DeviceName(self)  # hidden until zoomed in, as the ports (scene.apply_lod)
+        self.ports = PortMarks(self)
         self.on_moved = None
         self.update_from(element)
 
@@ -138,6 +139,10 @@ class DeviceItem(QGraphicsRectItem):
     def itemChange(self, change, value):
         if change == _POSITION_CHANGED and self.on_moved:
             self.on_moved(self)
+        elif change == _PARENT_CHANGED:  # into a rack or out of one: where the detail layer finds it
+            layer = getattr(self.scene(), "detail_layer", None)
+            if layer is not None:
+                layer.racks_changed()
         return value  # what QGraphicsItem.itemChange returns
 
     def anchor(self, toward: QPointF | None = None, rect: QRectF | None = None) -> QPointF:
@@ -221,9 +226,67 @@ def port_index(port: str | None) -> int | None:
     return int(digits) if digits else None
 
 
+NAME_FONT = style.label_font(5.0, bold=True)
+_MEASURE = QGraphicsSimpleTextItem()  # measures a name as a text item of its own would (never shown)
+_MEASURE.setFont(NAME_FONT)
+
+
+class DeviceName:
+    """A server's or switch's name inside its box: its text and where it sits, scaled to fit (a child
+    item's position and scale); drawn by the scene's DetailLayer when it shows."""
+
+    __slots__ = ("device", "_text", "_scale", "_x", "_y", "_width", "_height", "_shown")
+
+    def __init__(self, device: DeviceItem):
+        self.device = device
+        self._text, self._scale, self._x, self._y, self._width, self._height = "", 1.0, 0.0, 0.0, 0.0, 0.0
+        self._shown = True
+
+    def setText(self, text: str) -> None:
+        """The text, and its size at scale 1 (the text item's bounding rectangle)."""
+        self._text = text
+        _MEASURE.setText(text)
+        bounds = _MEASURE.boundingRect()
+        self._width, self._height = bounds.width(), bounds.height()
+        self.update()
+
+    def text(self) -> str:
+        return self._text
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(0.0, 0.0, self._width, self._height)
+
+    def setScale(self, scale: float) -> None:
+        self._scale = scale
+
+    def scale(self) -> float:
+        return self._scale
+
+    def setPos(self, x: float, y: float) -> None:
+        self._x, self._y = x, y
+        self.update()
+
+    def sceneBoundingRect(self) -> QRectF:
+        return self.device.mapRectToScene(QRectF(self._x, self._y, self._width * self._scale,
+                                                 self._height * self._scale))
+
+    def setVisible(self, shown: bool) -> None:
+        if shown != self._shown:
+            self._shown = shown
+            self.device.update()
+
+    def isVisible(self) -> bool:
+        """Drawn: shown at this zoom, and its device is (as a child item's isVisible)."""
+        return self._shown and self.device.isVisible()
+
+    def update(self) -> None:
+        if self._shown:
+            self.device.update()
+
+
 class PortMarks:
     """A device's port squares along its top edge: how many, which have a cable, whether they show.
-    Not an item: the scene's PortLayer draws every device's (21k child items held ~29 MB at 131k GPUs).
+    Not an item: the scene's DetailLayer draws every device's (21k child items held ~29 MB at 131k GPUs).
     A port with a cable is filled in the selection blue, a free one in the background colour."""
 
     __slots__ = ("device", "count", "prefix", "used", "_shown")
@@ -270,24 +333,58 @@ class PortMarks:
 
 _SQUARES: dict = {}  # (box, count, used ports) -> (free, used) squares: a few hundred kinds of device
 _SQUARES_KEPT = 4096
-PORT_Z = 2.5  # over the servers and switches (2, inside their racks at 0), under the down cables (3)
+DETAIL_Z = 2.5  # over the servers and switches (2, inside their racks at 0), under the down cables (3)
 
 
-class PortLayer(QGraphicsItem):
-    """Every device's port squares, drawn by one item: those of the devices in the exposed part of the
-    view whose ports show at this zoom (scene.apply_lod shows them zoomed in, so a paint draws a few
-    hundred devices' at most). Never under the mouse: a click on a port reaches its device."""
+class DetailLayer(QGraphicsItem):
+    """Every device's name and port squares, drawn by one item: those of the devices in the exposed part
+    of the view whose names or ports show at this zoom (scene.apply_lod shows them zoomed in, so a paint
+    draws a few hundred devices' at most; the scene hides the layer when none shows). Never under the
+    mouse: a click on a name or a port reaches its device."""
 
     def __init__(self):
         super().__init__()
-        self.setZValue(PORT_Z)
+        self.setZValue(DETAIL_Z)
         self.setAcceptedMouseButtons(Qt.NoButton)
         self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption, True)  # option.exposedRect: what to draw
-        self.setVisible(False)  # until some device's ports show
+        self.setVisible(False)  # until some device's name or ports show
         self._bounds = QRectF()
+        self._holders = None  # (counts, rack items, their scene rects (n, 4) as left top right bottom, loose devices)
+
+    def racks_changed(self) -> None:
+        """Racks came, went or moved, or a device changed rack: where to look again at the next paint."""
+        self._holders = None
+
+    def _devices_in(self, exposed: QRectF):
+        """The devices shown in `exposed` (scene coordinates): those of the racks it meets, and the loose
+        ones. Not a query of the scene's index from inside a paint: inside scene.render (the overview,
+        an export) that query finds nothing."""
+        scene = self.scene()
+        racks, devices = scene.racks, scene.devices
+        counts = (len(racks), len(devices))
+        if self._holders is None or self._holders[0] != counts:
+            items = list(racks.values())
+            rects = scene.rack_rects()
+            if len(rects) != len(items):  # a staged build's racks still coming
+                rects = [item.mapRectToScene(item.rect()) for item in items]
+            edges = np.array([(r.left(), r.top(), r.right(), r.bottom()) for r in rects], float).reshape(-1, 4)
+            loose = [item for item in devices.values() if item.parentItem() is None]
+            self._holders = (counts, items, edges, loose)
+        _counts, items, edges, loose = self._holders
+        meets = ((edges[:, 2] >= exposed.left()) & (edges[:, 0] <= exposed.right())
+                 & (edges[:, 3] >= exposed.top()) & (edges[:, 1] <= exposed.bottom()))
+        for i in np.flatnonzero(meets).tolist():
+            rack = items[i]
+            if rack.isVisible():
+                for child in rack.childItems():
+                    if type(child) is DeviceItem and child.isVisible():
+                        yield child
+        for item in loose:
+            if item.isVisible() and item.sceneBoundingRect().intersects(exposed):
+                yield item
 
     def set_bounds(self, rect: QRectF) -> None:
-        """Where devices are (the scene's layout, with room to drag one out of it)."""
+        """Where devices are (the scene's layout)."""
         if rect != self._bounds:
             self.prepareGeometryChange()
             self._bounds = QRectF(rect)
@@ -303,20 +400,38 @@ class PortLayer(QGraphicsItem):
         if scene is None:
             return
         base = painter.worldTransform()
-        painter.setPen(Qt.NoPen)
         free_brush, used_brush = style.brush(style.BACKGROUND), style.brush(style.PORT_USED)
-        for item in scene.items(option.exposedRect, Qt.IntersectsItemBoundingRect, Qt.AscendingOrder):
-            if type(item) is not DeviceItem:
+        painter.setFont(NAME_FONT)
+        ascent = _ascent()
+        for item in self._devices_in(option.exposedRect):
+            name, ports = item.label, item.ports
+            shows_ports = ports._shown and ports.count
+            if not (name._shown and name._text) and not shows_ports:
                 continue
-            ports = item.ports
-            if not ports._shown or not ports.count:
-                continue
-            free, used = ports.squares()
-            painter.setWorldTransform(item.sceneTransform() * base)
-            if free:
-                painter.setBrush(free_brush)
-                painter.drawRects(free)
-            if used:
-                painter.setBrush(used_brush)
-                painter.drawRects(used)
+            to_view = item.sceneTransform() * base
+            if name._shown and name._text:
+                k = name._scale
+                painter.setWorldTransform(QTransform(k, 0.0, 0.0, k, name._x, name._y) * to_view)
+                painter.setPen(style.BACKGROUND)
+                painter.drawText(QPointF(0.0, ascent), name._text)
+            if shows_ports:
+                free, used = ports.squares()
+                painter.setWorldTransform(to_view)
+                painter.setPen(Qt.NoPen)
+                if free:
+                    painter.setBrush(free_brush)
+                    painter.drawRects(free)
+                if used:
+                    painter.setBrush(used_brush)
+                    painter.drawRects(used)
         painter.setWorldTransform(base)
+
+
+_ASCENT: list = []
+
+
+def _ascent() -> float:
+    """Where a name's baseline sits below its top (a text item draws its first line there)."""
+    if not _ASCENT:
+        _ASCENT.append(QFontMetricsF(NAME_FONT).ascent())
+    return _ASCENT[0]

@@ -23,7 +23,7 @@ from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .. import commands
 from . import staged_gc, style
 from .box_layer import LOD_BOXES, BoxLayer
-from .items import ID_ROLE, KIND_ROLE, DeviceItem, PortLayer, RackItem, port_index
+from .items import ID_ROLE, KIND_ROLE, DeviceItem, DetailLayer, RackItem, port_index
 from .links import Bundle, LinkLayer
 from .scene_plan import STAGED_ITEMS, DeviceBoxes, DeviceBundles, plan_aggregates, plan_bundles, plan_scene
 
@@ -60,7 +60,7 @@ class CanvasScene(QGraphicsScene):
         self.bundles = _BundlesByKey(self)  # bundle key -> Bundle (the link layer's rows, read by key)
         self.domain_bands: list = []  # NVLink domains (domains.py)
         self.link_layer = LinkLayer()
-        self.port_layer = PortLayer()  # every device's port squares (items.py)
+        self.detail_layer = DetailLayer()  # every device's name and port squares (items.py)
         self.device_bundles = DeviceBundles()  # device id -> the keys of the bundles it ends
         self.lod_links = True
         self.lod_labels = True
@@ -113,8 +113,8 @@ class CanvasScene(QGraphicsScene):
         self.device_bundles.clear()
         self.link_layer = LinkLayer()
         self.addItem(self.link_layer)
-        self.port_layer = PortLayer()
-        self.addItem(self.port_layer)
+        self.detail_layer = DetailLayer()
+        self.addItem(self.detail_layer)
         self._lod_items = None
         self._racks_changed()
         doc = self.doc
@@ -300,13 +300,15 @@ class CanvasScene(QGraphicsScene):
     def layout_rect(self) -> QRectF:
         """What is drawn (the view's fit, the overview): kept until the next change."""
         if self._layout_rect is None:
-            self.port_layer.set_bounds(QRectF())  # not a measure of itself (the rect would never shrink)
+            self.detail_layer.set_bounds(QRectF())  # not a measure of itself (the rect would never shrink)
             self._set_layout_rect(self.itemsBoundingRect())
         return QRectF(self._layout_rect)
 
     def _set_layout_rect(self, rect: QRectF) -> None:
         self._layout_rect = rect
-        self.port_layer.set_bounds(rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
+        # the layout itself: the layer adds nothing to what an export or a fit measures (a device dragged
+        # out of it shows its name and ports again once dropped, when the layout is measured anew)
+        self.detail_layer.set_bounds(rect)
 
     def _add_rack(self, rack: Rack) -> RackItem:
         item = RackItem(rack)
@@ -591,9 +593,10 @@ class CanvasScene(QGraphicsScene):
             else:
                 label_shown = np.array([l.isVisible() for l in labels], bool)
                 ports_shown = np.array([p.isVisible() for p in ports], bool)
+            names = slice(len(rack_labels), len(rack_labels) + len(device_labels))  # the devices' own
             lod = self._lod_items = (labels, np.array(label_min, float), label_shown,
-                                     ports, np.array(ports_min, float), ports_shown)
-        labels, label_min, label_shown, ports, ports_min, ports_shown = lod
+                                     ports, np.array(ports_min, float), ports_shown, names)
+        labels, label_min, label_shown, ports, ports_min, ports_shown, names = lod
         for items, minimum, shown in ((labels, label_min, label_shown), (ports, ports_min, ports_shown)):
             wanted = minimum <= scale
             for i in np.flatnonzero(wanted != shown).tolist():
@@ -601,7 +604,8 @@ class CanvasScene(QGraphicsScene):
             shown[:] = wanted
         self.lod_labels = bool(label_shown.any())
         self.lod_ports = bool(ports_shown.any())
-        self.port_layer.setVisible(self.lod_ports)
+        # the layer draws the devices' names and ports: hidden when none shows (its paint looks items up)
+        self.detail_layer.setVisible(self.lod_ports or bool(label_shown[names].any()))
 
     def _lod_source(self) -> tuple:
         """(rack names, their zoom thresholds, device names, theirs, each device's group, ports, theirs)."""
@@ -803,6 +807,7 @@ class CanvasScene(QGraphicsScene):
     def _racks_changed(self) -> None:
         """Racks came, went, moved or changed size: their fills again."""
         self._rack_fills = None
+        self.detail_layer.racks_changed()
         self.invalidate(QRectF(), QGraphicsScene.BackgroundLayer)
         if self.box_layer is not None:
             self.box_layer.racks_changed()
