@@ -239,6 +239,22 @@ def test_endpoints_name_devices_and_nics_as_before():
     assert ends.has_port.tolist() == [True, True, True, False, True, True, True]
 
 
+def test_a_nic_number_past_32_bits_is_no_nic_of_the_server_and_no_crash():
+    """The parse keeps 32-bit integers: a NIC written with 30 digits is past every server's NICs (no
+    overflow), and the check names the link."""
+    from designer.core.io.files import load_document
+    from designer.core.model.check import check_document
+    from designer.core.model.endpoints import NO_SUCH_NIC
+
+    ends = _parse(["n0:nic" + "0" * 20 + "9" * 10, "n0:nic" + "9" * 30], ["n0"], [])
+    assert ends.nic.tolist() == [NO_SUCH_NIC, NO_SUCH_NIC] and ends.nic.dtype == np.int32
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    i, link = next((i, l) for i, l in enumerate(doc.links) if l.a.startswith("node0:nic"))
+    link.a = "node0:nic" + "9" * 30
+    problems = [p for p in check_document(doc) if p.severity == "error"]
+    assert any(f"links[{i}]" in p.path for p in problems), [(p.path, p.message) for p in problems]
+
+
 def test_endpoints_parsed_in_parts_are_those_parsed_at_once(monkeypatch):
     import dataclasses
 

@@ -70,7 +70,8 @@ def links_without_problems(doc: Document):
         ends = parse_endpoints(text, node_ids, switch_ids)  # the fabric reuses this parse
         if (ends.kind == 0).any():
             return None  # an end that does not exist
-        sides.append((np.where(ends.kind == 1, ends.index, n_nodes + ends.index), ends))
+        # 64-bit device numbers: the keys below shift them past 32 bits (the parse's are 32-bit)
+        sides.append((np.where(ends.kind == 1, ends.index, n_nodes + ends.index).astype(np.int64), ends))
 
     (a, _), (b, _) = sides
     if not _kinds_sound(kind, bw, network, a, b, is_switch, nic_kind, fabric, port_gbps):

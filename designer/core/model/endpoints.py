@@ -25,6 +25,7 @@ PORT_P, PORT_NIC, PORT_NVL, PORT_PCIE = range(4)
 @dataclass(frozen=True)
 class Endpoints:
     kind: np.ndarray  # 0: no such device, 1: a server, 2: a switch
+    # (the integers are 32-bit: two sides of 295k links are kept per design, 7 MB less at 131k GPUs)
     index: np.ndarray  # its index among the servers or among the switches (-1: none)
     nic: np.ndarray  # the NIC number of a server's "nicK" port, else -1
     has_port: np.ndarray  # the endpoint names a port ("device:port"); its name is not kept (12 MB at 131k GPUs)
@@ -72,7 +73,7 @@ def _sorted_names(node_ids: list[str], switch_ids: list[str]) -> tuple[np.ndarra
 def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], names=None) -> Endpoints:
     n = len(endpoints)
     if n == 0:
-        empty = np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int32)
         return Endpoints(empty.astype(np.int8), empty, empty, empty.astype(bool), empty.astype(np.int8), empty)
     text = np.array(endpoints)
     dev, sep, port = np.strings.partition(text, ":")
@@ -83,7 +84,7 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], nam
     found = sorted_names[pos] == dev
     which = np.where(found, order[pos], -1)
     kind = np.where(~found, 0, np.where(which < len(node_ids), 1, 2)).astype(np.int8)
-    index = np.where(kind == 1, which, np.where(kind == 2, which - len(node_ids), -1)).astype(np.int64)
+    index = np.where(kind == 1, which, np.where(kind == 2, which - len(node_ids), -1)).astype(np.int32)
     has_port = sep == ":"
     # on the distinct port names (a few hundred even at 131k GPUs), then spread: the table of every
     # endpoint's characters took 0.12 s at 131k GPUs
@@ -98,7 +99,7 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], nam
         digits = str(port[i])[3:]
         if digits.isdigit():
             try:
-                nic[i] = int(digits)
+                nic[i] = min(int(digits), NO_SUCH_NIC)
             except ValueError:  # a digit that is no number (a superscript)
                 pass
     for array in (kind, index, nic, has_port, port_code, port_number):
@@ -106,7 +107,8 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], nam
     return Endpoints(kind, index, nic, has_port, port_code, port_number)
 
 
-MAX_PORT_DIGITS = 9  # below 2**32 (the check's keys hold a port number in 32 bits)
+MAX_PORT_DIGITS = 9  # below 2**31: a port number fits the arrays' 32 bits (and the check's keys)
+NO_SUCH_NIC = 2**31 - 1  # a NIC number written with more digits than that: past any server's NICs
 
 
 def _port_codes(port: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -134,4 +136,4 @@ def _port_codes(port: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
              & ((digits == 1) | (lead != ord("0"))))
     place = np.power(10, np.clip(length[:, None] - 1 - column, 0, MAX_PORT_DIGITS), dtype=np.int64)
     number = np.where(in_number & is_digit, (c.astype(np.int64) - ord("0")) * place, 0).sum(axis=1)
-    return np.where(plain, code, -1).astype(np.int8), np.where(plain, number, -1)
+    return np.where(plain, code, -1).astype(np.int8), np.where(plain, number, -1).astype(np.int32)
