@@ -114,7 +114,7 @@ def test_the_report_lists_classes_not_identical_rows(tmp_path):
 
 
 def test_the_id_index_finds_each_id_as_a_dict_would():
-    from designer.core.analysis.link_load import IdIndex
+    from designer.core.model.id_index import IdIndex
 
     ids = ["l0", "spine0-leaf1", "l0", "", "é-link"] + [f"l{i}" for i in range(1, 3000)]
     index, wanted = IdIndex(ids), {lid: i for i, lid in enumerate(ids)}

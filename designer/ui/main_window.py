@@ -22,6 +22,7 @@ from .canvas.view import CanvasView
 from .dialog_folders import design_folder, export_start
 from .inspector import Inspector
 from .palette import Palette, parse_part
+from .panels.breakdown import ShownBefore
 from .qt_document import QtDocument
 
 FILE_FILTER = "Designer files (*.yaml *.yml);;All files (*)"
@@ -419,11 +420,13 @@ class MainWindow(QMainWindow):
             return  # a newer edit superseded it, or it was for the design before the last replace
         self.evaluating = False
         if result is not None:
-            self.previous_result, self.result = self.result or self.previous_result, result
+            # the result before, as its step and categories (ShownBefore), not the result and its arrays
+            self.previous_result = ShownBefore.of(self.result) or self.previous_result
+            self.result = result
             self.stale_reason = None
         else:
             if self.result is not None:  # the last valid result: what the next one is compared with
-                self.previous_result = self.result
+                self.previous_result = ShownBefore.of(self.result)
             self.result = None  # exports and the heat map need a current result
             self.stale_reason = None if error in (None, "no job") else self._stale_reason(error)
             self._stale_details = error or ""

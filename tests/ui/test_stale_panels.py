@@ -50,7 +50,9 @@ def test_an_invalid_tp_keeps_the_last_result_marked_stale_with_the_reason(window
     type_like_a_user(window, TP, "4")
     assert window.settle() and window.result is not None
     assert not breakdown.is_stale() and not timeline.is_stale()
-    assert breakdown.previous is before and "change since the previous evaluation" in breakdown.diff_label.text()
+    assert (breakdown.previous.step_time_s, breakdown.previous.breakdown_s) == (before.step_time_s, before.breakdown_s)
+    assert "change since the previous evaluation" in breakdown.diff_label.text()
+    assert f"({before.step_time_s:.3f} s)" in breakdown.diff_label.text()
 
 
 def test_status_bar_popup_and_job_panel_list_the_same_problems(window):

@@ -17,6 +17,8 @@ from operator import attrgetter, is_not
 
 import numpy as np
 
+from ..model.id_index import IdIndex
+
 ALIKE = 0.01  # loads within 1 % of a class's busiest member belong to it
 PHASE_NAMES = {"tp_comm": "TP", "cp_comm": "CP", "ep_comm": "EP", "pp_comm": "PP", "dp_comm": "DP"}
 KIND_NAMES = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "nvlink": "NVLink", "pcie": "PCIe"}
@@ -292,26 +294,6 @@ class LinkLoad:
         if index < len(links) and links[index].id == self.ids[index]:
             return links[index]
         return self.doc.find("links", self.ids[index])  # the document changed since: by id
-
-
-class IdIndex:
-    """Id -> its index among `ids` (the last of a repeated id, as a dict built in order would say), by
-    the ids' string hashes, sorted: 3.6 MB at 131k GPUs where a dict of 295k ids took 15 MB."""
-
-    def __init__(self, ids: list[str]):
-        self.ids = ids
-        hashes = np.fromiter(map(hash, ids), np.int64, len(ids))
-        self.order = np.argsort(hashes, kind="stable").astype(np.int32)
-        self.hashes = hashes[self.order]
-
-    def get(self, element_id: str) -> int | None:
-        h = hash(element_id)
-        lo, hi = int(np.searchsorted(self.hashes, h, "left")), int(np.searchsorted(self.hashes, h, "right"))
-        for k in range(hi - 1, lo - 1, -1):  # the same hash: the ids themselves tell (the last first)
-            i = int(self.order[k])
-            if self.ids[i] == element_id:
-                return i
-        return None
 
 
 def _codes(values: np.ndarray) -> np.ndarray:

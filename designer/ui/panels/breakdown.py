@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -201,6 +202,19 @@ def delta_text(d: float) -> str:
     if abs(d) >= 0.00995:
         return f"{d:+.2f} s"
     return f"{d * 1e3:+.1f} ms"
+
+
+@dataclass(frozen=True)
+class ShownBefore:
+    """What the change line needs of the result shown before: its step and categories, not the result
+    itself (its per-link arrays are ~30 MB at 131k GPUs, kept for nothing until the next result)."""
+
+    step_time_s: float
+    breakdown_s: dict
+
+    @classmethod
+    def of(cls, result) -> "ShownBefore | None":
+        return None if result is None else cls(float(result.step_time_s), dict(result.breakdown_s))
 
 
 def diff_results(previous, current) -> str:
@@ -418,7 +432,7 @@ class BreakdownPanel(QWidget):
         if result is None:
             self.clear("no result")
             return
-        self.previous, self.result = self.result, result
+        self.previous, self.result = ShownBefore.of(self.result), result
         self.stale_banner.hide()
         self.hbm_gib = hbm_gib if hbm_gib is not None else hbm_of(result)
         self._diff = diff_results(self.previous, result)

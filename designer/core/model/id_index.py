@@ -1,0 +1,29 @@
+"""Id -> position among a long list of ids, in a few MB.
+
+A dict of 295k link ids (a 131k-GPU design) holds ~15 MB; the fabric and the link-load analysis each
+kept one per design. The ids' string hashes, sorted, with their order, hold 3.6 MB and answer in a
+sorted search.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class IdIndex:
+    """Id -> its index among `ids` (the last of a repeated id, as a dict built in order would say), by
+    the ids' string hashes, sorted: 3.6 MB at 131k GPUs where a dict of 295k ids took 15 MB."""
+
+    def __init__(self, ids: list[str]):
+        self.ids = ids
+        hashes = np.fromiter(map(hash, ids), np.int64, len(ids))
+        self.order = np.argsort(hashes, kind="stable").astype(np.int32)
+        self.hashes = hashes[self.order]
+
+    def get(self, element_id: str) -> int | None:
+        h = hash(element_id)
+        lo, hi = int(np.searchsorted(self.hashes, h, "left")), int(np.searchsorted(self.hashes, h, "right"))
+        for k in range(hi - 1, lo - 1, -1):  # the same hash: the ids themselves tell (the last first)
+            i = int(self.order[k])
+            if self.ids[i] == element_id:
+                return i
+        return None
