@@ -47,7 +47,8 @@ def rss_mb() -> float:
 
 class StallSampler:
     """--stalls: a thread samples the UI thread's stack every 5 ms; stalls of the 10 ms timer longer than
-    110 ms (BENCH_STALL_MS) are reported with the functions seen most inside them (where the UI thread was busy)."""
+    110 ms (BENCH_STALL_MS) are reported with the functions seen most inside them (where the UI thread was busy;
+    BENCH_STALL_THREADS=1 adds what the window's worker threads ran meanwhile)."""
 
     def __init__(self):
         import threading
@@ -63,11 +64,21 @@ class StallSampler:
         import traceback
 
         while not self._stop:
-            frame = sys._current_frames().get(self._main)
+            frames = sys._current_frames()
+            frame = frames.get(self._main)
             if frame is not None:
                 stack = traceback.extract_stack(frame)[-12:]
-                self.samples.append((time.perf_counter(), " < ".join(
-                    f"{Path(f.filename).name}:{f.lineno}:{f.name}" for f in reversed(stack))))
+                text = " < ".join(f"{Path(f.filename).name}:{f.lineno}:{f.name}" for f in reversed(stack))
+                if os.environ.get("BENCH_STALL_THREADS"):  # what the other threads run meanwhile
+                    import threading
+
+                    names = {t.ident: t.name for t in threading.enumerate()}
+                    for ident, other in frames.items():
+                        if ident != self._main and names.get(ident, "").startswith("designer"):
+                            top = traceback.extract_stack(other)[-4:]
+                            text += f"  || {names[ident]}: " + " < ".join(
+                                f"{Path(f.filename).name}:{f.lineno}:{f.name}" for f in reversed(top))
+                self.samples.append((time.perf_counter(), text))
             time.sleep(0.005)
 
     def tick(self) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..core.gc_pause import collector_paused
 from ..core.problems import DesignerError
+from .malloc_arenas import give_back_free_memory
 from .panels.timeline_data import timeline_data  # here, not in the thread: no import race
 
 
@@ -102,6 +103,8 @@ class EvaluationWorker(QObject):
                 result._events = []
             if not self._emit(self.timelineReady, number, result):
                 return
+            del result
+            give_back_free_memory()
 
     def _run(self) -> None:
         from ..core.engine.evaluate import WINDOW_GROUP_BUDGET, Engine
@@ -140,6 +143,8 @@ class EvaluationWorker(QObject):
             del doc  # copy-on-write: while a snapshot lives, each edited element is copied for it
             if not self._emit(self.evaluated, number, result, error, time.perf_counter() - started):
                 return
+            del result
+            give_back_free_memory()  # the evaluation's temporaries: the window's memory again
 
     def build_timeline(self, number: int, result) -> None:
         """Build the timeline of request `number`'s result off the UI thread; timelineReady follows.
@@ -168,7 +173,10 @@ class EvaluationWorker(QObject):
                 analysis.index_of("")  # the id -> index table
         except Exception:  # noqa: BLE001 - None: the window words the link on its own thread instead
             analysis = None
-        return self._emit(self.linkLoadReady, number, result, analysis)
+        delivered = self._emit(self.linkLoadReady, number, result, analysis)
+        del analysis, result
+        give_back_free_memory()
+        return delivered
 
     def _superseded(self, number: int) -> bool:
         with self._lock:
