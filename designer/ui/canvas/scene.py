@@ -604,7 +604,7 @@ class CanvasScene(QGraphicsScene):
             shown[:] = wanted
         self.lod_labels = bool(label_shown.any())
         self.lod_ports = bool(ports_shown.any())
-        # the layer draws the devices' names and ports: hidden when none shows (its paint looks items up)
+        # the layer draws the devices' names and ports: hidden when none shows (its paint walks the racks in view)
         self.detail_layer.setVisible(self.lod_ports or bool(label_shown[names].any()))
 
     def _lod_source(self) -> tuple:
