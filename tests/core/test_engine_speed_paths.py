@@ -325,7 +325,7 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
     assert _cache_limit(1024, GROUP_BUDGET, 1024) == 1024  # 1k GPUs: as before
     assert _cache_limit(1024, GROUP_BUDGET, 16384) == 256  # 16k: a quarter of the entries
     assert _cache_limit(256, PLACEMENT_BUDGET, 131072) == 16
-    assert _cache_limit(1024, GROUP_BUDGET, 1 << 20) == 8  # never fewer than two plans' four groups
+    assert _cache_limit(1024, GROUP_BUDGET, 1 << 20) == 4  # never fewer than one plan's four (an evaluation keeps its own besides)
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     engine = Engine(detail=False)
     engine.evaluate(doc)
@@ -340,21 +340,39 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
     assert len(engine._groups) <= limit
 
 
-def test_the_windows_engine_keeps_two_plans_groups_at_131k_and_answers_as_a_fresh_one():
+def test_the_windows_engine_keeps_one_plans_groups_at_131k_and_answers_as_a_fresh_one():
     import dataclasses
 
     from designer.core.engine.evaluate import WINDOW_GROUP_BUDGET, _cache_limit
 
-    assert _cache_limit(1024, WINDOW_GROUP_BUDGET, 131072) == 8  # ~85 MB a plan there: ~170 MB
-    assert _cache_limit(1024, WINDOW_GROUP_BUDGET, 16384) == 64
+    assert _cache_limit(1024, WINDOW_GROUP_BUDGET, 131072) == 4  # ~40 MB a plan there
+    assert _cache_limit(1024, WINDOW_GROUP_BUDGET, 16384) == 32
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
-    engine = Engine(group_budget=8 * 64)  # the 131k bound, on 64 GPUs: 8 groups
+    engine = Engine(group_budget=4 * 64)  # the 131k bound, on 64 GPUs: 4 groups
     for tp in (8, 4, 2, 8, 1, 4):  # each plan its own four groups
         doc.set_job(parallelism=dataclasses.replace(doc.spec.parallelism, tensor_model_parallel_size=tp))
         result = engine.evaluate(doc)
-        assert len(engine._groups) <= 8
+        assert len(engine._groups) <= 4
         fresh = Engine().evaluate(doc)
         assert result.step_time_s == fresh.step_time_s and result.breakdown_s == fresh.breakdown_s
+
+
+def test_an_evaluation_never_evicts_its_own_groups(monkeypatch):
+    """Three jobs on one fabric (one an MoE: expert groups too) hold more groups than the 131k bound:
+    they are all kept, so evaluating the design again builds none (evicting some of them at each
+    evaluation would build them again every time); a plan search's calls outside evaluate evict as ever."""
+    from designer.core.engine import evaluate as E
+
+    doc = load_document(EXAMPLES / "shared-roce-512gpu-3jobs.yaml")
+    engine = Engine(group_budget=1)  # the least bound: LEAST_CACHED (4) groups, whatever the jobs' sizes
+    first = engine.evaluate(doc)
+    assert len(engine._groups) > 4
+    built = []
+    real = E.CollectiveModel
+    monkeypatch.setattr(E, "CollectiveModel", lambda *a, **k: built.append(a) or real(*a, **k))
+    again = engine.evaluate(doc)
+    assert built == [] and again.step_time_s == first.step_time_s
+    assert engine._groups_in_use is None  # outside an evaluation: the recent ones only, as before
 
 
 def test_a_link_edit_keeps_the_flows_routes_and_times_them_again(monkeypatch):

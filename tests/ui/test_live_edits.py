@@ -296,7 +296,7 @@ def test_a_new_speed_typed_for_one_cable_is_that_cables_alone_after_save_and_reo
 
 def test_the_windows_engine_keeps_a_bounded_number_of_plans(empty_window):
     """Trying TP values on a 131k-GPU design grew the window ~85 MB a plan, up to 8 plans: its
-    engine keeps the groups of two at that size (core/engine/evaluate.py, WINDOW_GROUP_BUDGET)."""
+    engine keeps the groups of one at that size (core/engine/evaluate.py, WINDOW_GROUP_BUDGET)."""
     from designer.core.engine.evaluate import WINDOW_GROUP_BUDGET
 
     window = empty_window

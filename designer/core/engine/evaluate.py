@@ -56,6 +56,7 @@ class Engine:
         self._fabric_key = None
         self._fabric: Fabric | None = None
         self._groups: dict = {}
+        self._groups_in_use: set | None = None  # the groups of the evaluation under way (never evicted)
         self._placement: dict = {}
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
         self._schedules: dict = {}
@@ -68,11 +69,18 @@ class Engine:
         """The design's first job, with every job of the design in `result.jobs` (engine/jobs.py:
         the jobs share the fabric); or, given `job`, that one job as if it ran alone."""
         self.reused = []
-        if job is None:
-            from .jobs import evaluate_jobs
+        outermost = self._groups_in_use is None
+        if outermost:
+            self._groups_in_use = set()
+        try:
+            if job is None:
+                from .jobs import evaluate_jobs
 
-            return evaluate_jobs(self, doc)
-        return self.evaluate_job(doc, job)
+                return evaluate_jobs(self, doc)
+            return self.evaluate_job(doc, job)
+        finally:
+            if outermost:
+                self._groups_in_use = None
 
     def evaluate_job(self, doc: Document, job: PlacedJob, fabric: Fabric | None = None,
                      defer_links: bool = False) -> Evaluation:
@@ -218,11 +226,17 @@ class Engine:
     def groups(self, fabric: Fabric, placement: Placement, dim: str, expert: bool, k: EngineConstants,
                nvls: bool) -> CollectiveModel:
         key = (getattr(fabric, "_view_key", None), placement.plan, dim, expert, nvls)
+        in_use = self._groups_in_use
+        if in_use is not None:
+            in_use.add(key)
         model = self._groups.get(key)
         if model is None:
             limit = _cache_limit(1024, self.group_budget, fabric.num_gpus)
             if len(self._groups) >= limit:  # a plan search visits many layouts: keep the recent ones
-                for old in list(self._groups)[:max(1, limit // 4)]:
+                # never those of the evaluation under way: a plan (or several jobs) with more groups than
+                # the limit would otherwise build some of them again at every evaluation
+                stale = [old for old in self._groups if in_use is None or old not in in_use]
+                for old in stale[:max(1, limit // 4)]:
                     del self._groups[old]
             if dim == "pp-pair":
                 members = placement.pp_pairs()
@@ -319,11 +333,14 @@ def _require_finite(result: Evaluation) -> None:
 GROUP_BUDGET = 1 << 22
 PLACEMENT_BUDGET = 1 << 21
 # The window's engine answers the edits of one design: what it reuses is the current plan's groups
-# and those of the plan before (an undo, a TP tried and taken back). At 131k GPUs one plan's four
-# groups hold ~85 MB (routes, each cable's bytes for the heat), and GROUP_BUDGET's 32 groups let a
-# user trying TP values grow the window by ~680 MB; this keeps 8 there (2 plans), 64 at 16k.
-WINDOW_GROUP_BUDGET = 1 << 20
-LEAST_CACHED = 8  # entries a cache keeps however large the design (two plans' four groups)
+# and those of the plans before (an undo, a TP tried and taken back). At 131k GPUs one plan's four
+# groups hold ~40 MB (routes, each cable's bytes per bus byte for the heat), and GROUP_BUDGET's 32
+# groups let a user trying TP values grow the window by hundreds of MB. This keeps 4 there: the
+# current evaluation's (however many: an MoE plan's six, several jobs'; see Engine.groups), a TP
+# taken back builds its groups again (~190 ms a TP edit at 131k instead of ~100, against 2 s
+# allowed); 32 at 16k (8 plans).
+WINDOW_GROUP_BUDGET = 1 << 19
+LEAST_CACHED = 4  # entries a cache keeps however large the design (the groups in use are kept besides)
 
 
 def _cache_limit(most: int, budget: int, num_gpus: int) -> int:
