@@ -231,16 +231,37 @@ _MEASURE = QGraphicsSimpleTextItem()  # measures a name as a text item of its ow
 _MEASURE.setFont(NAME_FONT)
 
 
-class DeviceName:
-    """A server's or switch's name inside its box: its text and where it sits, scaled to fit (a child
-    item's position and scale); drawn by the scene's DetailLayer when it shows."""
+class _DeviceDetail:
+    """Something of a device the scene's DetailLayer draws for it: shown or not, as a child item would be."""
 
-    __slots__ = ("device", "_text", "_scale", "_x", "_y", "_width", "_height", "_shown")
+    __slots__ = ("device", "_shown")
+
+    def __init__(self, device: DeviceItem, shown: bool):
+        self.device, self._shown = device, shown
+
+    def setVisible(self, shown: bool) -> None:
+        if shown != self._shown:
+            self._shown = shown
+            self.device.update()
+
+    def isVisible(self) -> bool:
+        """Drawn: shown at this zoom, and its device is (as a child item's isVisible)."""
+        return self._shown and self.device.isVisible()
+
+    def update(self) -> None:
+        if self._shown:
+            self.device.update()  # the layer repaints the device's part of the view with it
+
+
+class DeviceName(_DeviceDetail):
+    """A server's or switch's name inside its box: its text and where it sits, scaled to fit (a child
+    item's position and scale)."""
+
+    __slots__ = ("_text", "_scale", "_x", "_y", "_width", "_height")
 
     def __init__(self, device: DeviceItem):
-        self.device = device
+        super().__init__(device, shown=True)
         self._text, self._scale, self._x, self._y, self._width, self._height = "", 1.0, 0.0, 0.0, 0.0, 0.0
-        self._shown = True
 
     def setText(self, text: str) -> None:
         """The text, and its size at scale 1 (the text item's bounding rectangle)."""
@@ -270,50 +291,23 @@ class DeviceName:
         return self.device.mapRectToScene(QRectF(self._x, self._y, self._width * self._scale,
                                                  self._height * self._scale))
 
-    def setVisible(self, shown: bool) -> None:
-        if shown != self._shown:
-            self._shown = shown
-            self.device.update()
 
-    def isVisible(self) -> bool:
-        """Drawn: shown at this zoom, and its device is (as a child item's isVisible)."""
-        return self._shown and self.device.isVisible()
-
-    def update(self) -> None:
-        if self._shown:
-            self.device.update()
-
-
-class PortMarks:
+class PortMarks(_DeviceDetail):
     """A device's port squares along its top edge: how many, which have a cable, whether they show.
     Not an item: the scene's DetailLayer draws every device's (21k child items held ~29 MB at 131k GPUs).
     A port with a cable is filled in the selection blue, a free one in the background colour."""
 
-    __slots__ = ("device", "count", "prefix", "used", "_shown")
+    __slots__ = ("count", "prefix", "used")
 
     def __init__(self, device: DeviceItem):
-        self.device = device
+        super().__init__(device, shown=False)
         self.count = 0
         self.prefix = "p"
         self.used: frozenset | set = frozenset()
-        self._shown = False
 
     def set_ports(self, count: int, prefix: str) -> None:
         self.count, self.prefix = count, prefix
         self.update()
-
-    def setVisible(self, shown: bool) -> None:
-        if shown != self._shown:
-            self._shown = shown
-            self.device.update()
-
-    def isVisible(self) -> bool:
-        """Drawn: shown at this zoom, and its device is (as a child item's isVisible)."""
-        return self._shown and self.device.isVisible()
-
-    def update(self) -> None:
-        if self._shown:
-            self.device.update()  # the layer repaints the device's part of the view with it
 
     def squares(self) -> tuple[list, list]:
         """(free, used) port squares in the device's coordinates; alike devices share them."""
