@@ -7,6 +7,8 @@ Items never change the document: they report gestures to the scene, which pushes
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF, QPainterPath, QTransform
@@ -421,11 +423,7 @@ class DetailLayer(QGraphicsItem):
         painter.setWorldTransform(base)
 
 
-_ASCENT: list = []
-
-
+@functools.cache
 def _ascent() -> float:
     """Where a name's baseline sits below its top (a text item draws its first line there)."""
-    if not _ASCENT:
-        _ASCENT.append(QFontMetricsF(NAME_FONT).ascent())
-    return _ASCENT[0]
+    return QFontMetricsF(NAME_FONT).ascent()
