@@ -121,3 +121,24 @@ def test_the_id_index_finds_each_id_as_a_dict_would():
     assert all(index.get(lid) == i for lid, i in wanted.items())  # a repeated id: its last place
     assert index.get("l3000") is None and index.get("nowhere") is None
     assert IdIndex([]).get("l0") is None
+
+
+def test_the_busiest_link_rows_agree_with_the_per_link_arrays_and_keep_the_names_of_their_evaluation():
+    """link_utilization is made when first read (a plan costs no row dicts it never shows): its
+    rows are the per-link arrays' busiest links, under the names they had when evaluated."""
+    doc = load_document(A100)
+    result = Engine().evaluate(doc)
+    util = result.link_utilization_array
+    loaded = sum(result.link_load.values()) > 0
+    busiest = np.flatnonzero(loaded)[np.argsort(-util[loaded], kind="stable")][:200]
+    first = doc.links[int(busiest[0])]
+    name = first.id
+    doc.update(first.id, bandwidth_gbps=first.bandwidth_gbps / 2)  # the document moves on
+    doc.links[int(busiest[0])].id = "renamed"  # even by hand
+    rows = result.link_utilization
+    assert [r["link"] for r in rows][1:] == [result.link_ids[i] for i in busiest[1:].tolist()]
+    assert rows[0]["link"] == name and len(rows) == min(200, int(loaded.sum()))
+    for r, i in zip(rows, busiest.tolist()):
+        assert r["utilization"] == util[i] and r["bytes"] == pytest.approx(sum(v[i] for v in result.link_load.values()))
+        assert set(r["by_kind"]) == {kind for kind, v in result.link_load.items() if v[i] > 0}
+    assert result.as_json(links=7)["link_utilization"] == rows[:7]

@@ -4,6 +4,8 @@ that phase and whether that puts it on the critical path (designer/core/analysis
 turns these into the answer a network engineer reads)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...model.document import Document
@@ -20,6 +22,7 @@ COUNTS = {"tp": 4, "cp": 2, "ep": 4, "pp": 2, "dp": 1, "edp": 1}
 ALIKE = 0.99
 BOTTLENECK_SHARE = 0.5
 EXPOSED_SHARE = 0.01
+TOP_LINKS = 200  # link_utilization rows: the busiest links of the step
 
 
 def kind_of(dim: str) -> str:
@@ -40,7 +43,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     result.link_phase_s = {kind: phase_s[kind] for kind in load}
     result.link_exposed_s = {kind: float(breakdown.get(kind, 0.0)) for kind in load}
     result.link_phase_exposed = {kind: exposed(result.link_exposed_s[kind], phase_s[kind]) for kind in load}
-    rows = []
+    result.link_rows_builder, result._link_utilization = None, None
     if load:
         # Only the links this job loads are worked on when they are a small part of the fabric
         # (a job's view of a big fabric); the per-link results stay fabric-sized.
@@ -57,30 +60,20 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
         util_i = np.minimum(1.0, busy_total_i / step_time) if step_time > 0 else np.zeros(len(cap_i))
         result.link_utilization_array = _scatter(n, sel, util_i)
         _phases_and_critical(result, used, busy_i, phase_s, sel, n)
-        order = np.argsort(-util_i, kind="stable")[:200]
+        order = np.argsort(-util_i, kind="stable")[:TOP_LINKS]
+        idle = np.flatnonzero(total_i[order] <= 0)  # the idle links of a fabric-wide selection
+        if idle.size:
+            order = order[:idle[0]]
         top = order if isinstance(sel, slice) else sel[order]
-        # the rows' values gathered once as Python numbers (200 rows x a few kinds per job)
-        util_t, total_t, busy_total_t = util_i[order].tolist(), total_i[order].tolist(), busy_total_i[order].tolist()
-        by_kind_t = {kd: v[order].tolist() for kd, v in load_i.items()}
-        busy_t = {kd: b[order].tolist() for kd, b in busy_i.items()}
-        bottleneck_t = {kd: flag[top].tolist() for kd, flag in result.link_bottleneck.items()}
-        phase_t, critical_t = result.link_phase[top].tolist(), result.link_critical[top].tolist()
+        # The rows are read only when the answer is written out (as_json): a plan's 200 row
+        # dicts cost a new plan ~0.3 ms at 1k. Their numbers are picked now (small arrays, and
+        # the links' names: the document may change before they are read), the dicts made then.
         links = doc.links
-        for r, li in enumerate(top.tolist()):
-            if total_t[r] <= 0:  # the idle links of a fabric-wide selection
-                break
-            link = links[li]
-            row = {"link": link.id, "a": link.a, "b": link.b, "utilization": util_t[r],
-                   "bytes": total_t[r], "by_kind": {kd: v[r] for kd, v in by_kind_t.items() if v[r] > 0},
-                   "busy_s": busy_total_t[r], "busy_share_of_step": util_t[r]}
-            phase = phase_t[r]
-            if phase:
-                row |= {"phase": phase, "phase_s": phase_s[phase],
-                        "busy_share_of_phase": min(1.0, busy_t[phase][r] / phase_s[phase]),
-                        "bottleneck_of_phase": bottleneck_t[phase][r],
-                        "critical_path": critical_t[r]}
-            rows.append(row)
-    result.link_utilization = rows
+        result.link_rows_builder = functools.partial(
+            _utilization_rows, [(links[li].id, links[li].a, links[li].b) for li in top.tolist()],
+            util_i[order], total_i[order], busy_total_i[order], {kd: v[order] for kd, v in load_i.items()},
+            {kd: b[order] for kd, b in busy_i.items()}, {kd: flag[top] for kd, flag in result.link_bottleneck.items()},
+            result.link_phase[top], result.link_critical[top], dict(phase_s))
     bottlenecks = []
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):
         kind = kind_of(key.split(":")[0])
@@ -108,6 +101,31 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             seen.add(key)
             unique.append(b)
     result.bottlenecks = unique[:8]
+
+
+def _utilization_rows(ends: list[tuple[str, str, str]], util: np.ndarray, total: np.ndarray, busy_total: np.ndarray,
+                      by_kind: dict[str, np.ndarray], busy: dict[str, np.ndarray], bottleneck: dict[str, np.ndarray],
+                      phase: np.ndarray, critical: np.ndarray, phase_s: dict[str, float]) -> list[dict]:
+    """The busiest links' rows (docs/contract.md section 5: link_utilization), busiest first:
+    `ends` their (id, a, b), the arrays their values in the same order."""
+    util_t, total_t, busy_total_t = util.tolist(), total.tolist(), busy_total.tolist()
+    by_kind_t = {kd: v.tolist() for kd, v in by_kind.items()}
+    busy_t = {kd: b.tolist() for kd, b in busy.items()}
+    bottleneck_t = {kd: flag.tolist() for kd, flag in bottleneck.items()}
+    phase_t, critical_t = phase.tolist(), critical.tolist()
+    rows = []
+    for r, (link_id, a, b) in enumerate(ends):
+        row = {"link": link_id, "a": a, "b": b, "utilization": util_t[r],
+               "bytes": total_t[r], "by_kind": {kd: v[r] for kd, v in by_kind_t.items() if v[r] > 0},
+               "busy_s": busy_total_t[r], "busy_share_of_step": util_t[r]}
+        kind = phase_t[r]
+        if kind:
+            row |= {"phase": kind, "phase_s": phase_s[kind],
+                    "busy_share_of_phase": min(1.0, busy_t[kind][r] / phase_s[kind]),
+                    "bottleneck_of_phase": bottleneck_t[kind][r],
+                    "critical_path": critical_t[r]}
+        rows.append(row)
+    return rows
 
 
 def link_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],

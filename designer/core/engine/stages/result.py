@@ -32,6 +32,13 @@ class Event:
     resource: str = ""
     waited_for: int | None = None  # for waits: the device whose work this one waited on
 
+    @property
+    def link_utilization(self) -> list[dict]:
+        """The busiest links' rows (docs/contract.md section 5), made when first read."""
+        if self._link_utilization is None:
+            self._link_utilization = self.link_rows_builder() if self.link_rows_builder else []
+        return self._link_utilization
+
     def as_json(self) -> dict:
         d = {"device": self.device, "stream": self.stream, "start_s": self.start_s, "end_s": self.end_s,
              "kind": self.kind, "label": self.label}
@@ -67,7 +74,8 @@ class Evaluation:
     plan: dict = field(default_factory=dict)
     collectives: dict = field(default_factory=dict)
     stages: list[dict] = field(default_factory=list)
-    link_utilization: list[dict] = field(default_factory=list)
+    link_rows_builder: object = None  # makes link_utilization on first use (stages/links.py)
+    _link_utilization: list[dict] | None = None
     link_load: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> bytes per step, per link index
     link_utilization_array: np.ndarray | None = None  # per link index: average use over the step
     # per link index (stages/links.py; read through designer/core/analysis/link_load.py):
@@ -94,6 +102,13 @@ class Evaluation:
         if self._events is None:
             self._events = self.events_builder() if self.events_builder else []
         return self._events
+
+    @property
+    def link_utilization(self) -> list[dict]:
+        """The busiest links' rows (docs/contract.md section 5), made when first read."""
+        if self._link_utilization is None:
+            self._link_utilization = self.link_rows_builder() if self.link_rows_builder else []
+        return self._link_utilization
 
     def as_json(self, events: bool = False, links: int = 50) -> dict:
         out = {
