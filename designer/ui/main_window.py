@@ -711,6 +711,11 @@ class MainWindow(QMainWindow):
         if result is None or not self._timeline_seen():
             if self._timeline_requested is not result or result is None:
                 self._timeline_pending = False  # nothing on its way
+            if result is not None and self.timeline_panel.result not in (None, result):
+                # A hidden Timeline lets go of an older result and its events (tens of MB at 131k
+                # GPUs); opened again, it asks for the shown result's.
+                self.timeline_panel.clear("the events of the result shown come when the Timeline is open")
+                self._timeline_requested = None
             return
         self._timeline_pending = True
         if self._timeline_requested is not result:

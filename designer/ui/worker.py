@@ -90,21 +90,29 @@ class EvaluationWorker(QObject):
                 links, self._links_pending = self._links_pending, None
                 if links is None:
                     (number, result), self._events_pending = self._events_pending, None
+            # Each job's request goes before the thread waits again: a local that outlived it kept
+            # that result and its document snapshot (~40 MB at 131k GPUs) until the next request.
             if links is not None:
-                if not self._link_load(*links):
-                    return
-                continue
-            if self._superseded(number):
-                continue
-            try:
-                with collector_paused():  # 73k acyclic objects: see gc_pause.py
-                    timeline_data(result)  # events, columns and arrows: built here, not on the UI thread
-            except Exception:  # noqa: BLE001 - the breakdown stands; the timeline says it has none
-                result._events = []
-            if not self._emit(self.timelineReady, number, result):
+                delivered = self._link_load(*links)
+                del links
+            else:
+                delivered = self._timeline(number, result)
+                del result
+            if not delivered:
                 return
-            del result
-            give_back_free_memory()
+
+    def _timeline(self, number: int, result) -> bool:
+        if self._superseded(number):
+            return True
+        try:
+            with collector_paused():  # 73k acyclic objects: see gc_pause.py
+                timeline_data(result)  # events, columns and arrows: built here, not on the UI thread
+        except Exception:  # noqa: BLE001 - the breakdown stands; the timeline says it has none
+            result._events = []
+        delivered = self._emit(self.timelineReady, number, result)
+        del result
+        give_back_free_memory()
+        return delivered
 
     def _run(self) -> None:
         from ..core.engine.evaluate import WINDOW_GROUP_BUDGET, Engine

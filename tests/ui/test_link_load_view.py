@@ -84,3 +84,32 @@ def test_the_inspector_shows_the_selected_links_load(window, tmp_path):
     assert not inspector.load.isVisibleTo(inspector)
     window.scene.select_ids(["l64"])  # a leaf-spine bundle this job leaves idle
     assert "carries no traffic of this job's step" in inspector.load.text()
+
+
+def test_once_the_inspector_has_a_links_load_no_thread_keeps_that_result(window, tmp_path):
+    """Once the window moved on, nothing keeps the result whose link load was worded: not the
+    link-load thread (a local that outlived its job kept the result and a document snapshot until
+    the next request), not the analysis' memo (it kept the last worded result until another link
+    was worded) and not a closed Timeline (it kept the last result it showed, events and all):
+    ~40 MB and more at 131k GPUs."""
+    import gc
+    import weakref
+
+    from tests.ui.test_stale_panels import TP, type_like_a_user
+
+    open_dp_bound(window, tmp_path)
+    window.timeline_dock.close()  # no timeline asked for either: the thread waits from here on
+    window.scene.select_ids(["l7"])
+    assert window.settle() and "l7 among them" in window.inspector.load.text()
+    worded = weakref.ref(window.result)
+    window.scene.select_ids(["leaf0"])  # a switch: no link load asked for the next result
+    type_like_a_user(window, TP, "4")
+    assert window.settle() and window.result is not worded() and window.result.plan["tp"] == 4
+    for _ in range(3):  # the Inspector is handed the new result a moment later (two zero timers)
+        QApplication.processEvents()
+    assert window.inspector.result is window.result
+    gc.collect()
+    assert worded() is None
+    window.timeline_dock.show()  # opened again: the result shown's own events
+    assert window.settle() and window.timeline_panel.result is window.result
+    assert window.timeline_panel.bar_count() > 0 and not window.timeline_panel.is_updating()

@@ -323,3 +323,23 @@ def test_the_worker_gives_free_memory_back_after_each_job(empty_window, monkeypa
     assert window.settle() and window.result.plan["tp"] == 4
     assert len(calls) > before and all(seconds >= 0.0 for seconds in calls)
     assert malloc_arenas._libc is not None or all(seconds == 0.0 for seconds in calls)
+
+
+def test_the_worker_lets_go_of_a_result_once_its_link_load_is_delivered(empty_window, qtbot):
+    """The link-load (and timeline) thread keeps nothing of a finished job while it waits for the
+    next: a local that outlived its job kept the result and its document snapshot (~40 MB at 131k
+    GPUs, and every element edited meanwhile copied for that snapshot)."""
+    import gc
+    import weakref
+
+    window = empty_window
+    open_example(window)
+    assert window.settle() and window.result is not None
+    result = Engine().evaluate(window.qdoc.doc)  # a result of the worker's thread's own to word
+    snapshot = window.qdoc.doc.snapshot()
+    kept = weakref.ref(result), weakref.ref(snapshot)
+    with qtbot.waitSignal(window.worker.linkLoadReady, timeout=30_000) as delivered:
+        window.worker.build_link_load(window.worker.latest, result, snapshot)
+    assert delivered.args[1] is result and delivered.args[2] is not None
+    del result, snapshot, delivered
+    qtbot.waitUntil(lambda: gc.collect() is not None and kept[0]() is None and kept[1]() is None, timeout=5_000)

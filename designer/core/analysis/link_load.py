@@ -99,8 +99,7 @@ class LinkLoad:
     """The link loads of one evaluation of one document (built once, asked per link)."""
 
     def __init__(self, result, doc):
-        self.result = result
-        self.doc = doc
+        self.doc = doc  # (not the result: the result keeps its analysis, see link_load())
         self.step_s = float(result.step_time_s)
         self.loads: dict[str, np.ndarray] = dict(result.link_load or {})
         self.busy: dict[str, np.ndarray] = dict(getattr(result, "link_busy_s", {}) or {})
@@ -115,6 +114,8 @@ class LinkLoad:
                      if result.link_utilization_array is not None else np.zeros(self.n))
         self.total_busy = sum(self.busy.values()) if self.busy else np.zeros(self.n)
         self.total_bytes = sum(self.loads.values()) if self.loads else np.zeros(self.n)
+        self.link_phase = getattr(result, "link_phase", None)
+        self.link_capacity_Bps = getattr(result, "link_capacity_Bps", None)
         self._position: IdIndex | None = None  # built on the first lookup by id
         self._classes: list[LinkClass] | None = None
         self._class_of: np.ndarray | None = None
@@ -199,7 +200,7 @@ class LinkLoad:
         return self._classes
 
     def _main_phase(self) -> list[str]:
-        phases = getattr(self.result, "link_phase", None)
+        phases = self.link_phase
         if phases is not None and len(phases) == self.n:
             return phases
         return [""] * self.n
@@ -267,7 +268,7 @@ class LinkLoad:
         for g, c, k in zip(bw[first_of].tolist(), count[first_of].tolist(), kind[first_of].tolist()):
             gbps = f"{g:g} Gb/s {KIND_NAMES.get(kinds[int(k)], kinds[int(k)])}"
             cable_words.append(f"{int(c)} x {gbps}" if c > 1 else gbps)
-        cap = getattr(self.result, "link_capacity_Bps", None)
+        cap = self.link_capacity_Bps
         rates = (np.round(np.asarray(cap, dtype=float), -6) if cap is not None and len(cap) == self.n
                  else np.zeros(self.n))
         return tier_code.reshape(-1), tier_words, cable_code.reshape(-1), cable_words, rates
@@ -399,32 +400,34 @@ def text(answer: LinkAnswer) -> str:
 
 
 # ---- one analysis per result ------------------------------------------------------------------
-_last: tuple | None = None
+# A result keeps its own analysis (with the document and revision it was made for): it goes with
+# the result. A module-wide "last one" kept a result the window had moved on from, and its
+# analysis, alive until another link was worded (~30 MB at 131k GPUs).
+_MEMO = "_link_load_memo"
 
 
 def link_load(result, doc) -> LinkLoad:
     """The LinkLoad of this result and document, reused while both stay the same (a tooltip, the
     Inspector and the report ask one after another)."""
-    global _last
-    if _last is not None and _last[0] is result and _last[1] is doc and _last[2] == doc.revision:
-        return _last[3]
+    memo = getattr(result, _MEMO, None)
+    if memo is not None and memo[0] is doc and memo[1] == doc.revision:
+        return memo[2]
     analysis = LinkLoad(result, doc)
-    _last = (result, doc, doc.revision, analysis)
+    setattr(result, _MEMO, (doc, doc.revision, analysis))
     return analysis
 
 
 def link_load_ready(result, doc) -> bool:
     """Whether link_load(result, doc) is made already (a question for it then costs next to nothing)."""
-    return (_last is not None and _last[0] is result and _last[1] is doc and _last[2] == doc.revision
-            and _last[3]._classes is not None)
+    memo = getattr(result, _MEMO, None)
+    return memo is not None and memo[0] is doc and memo[1] == doc.revision and memo[2]._classes is not None
 
 
 def remember(result, doc, analysis: LinkLoad) -> None:
     """Take `analysis` (made on a snapshot of `doc` at its revision, off the window's thread) as the
     LinkLoad of this result and document: the next questions are answered from it."""
-    global _last
     analysis.doc = doc  # the same links at this revision; the snapshot can go
-    _last = (result, doc, doc.revision, analysis)
+    setattr(result, _MEMO, (doc, doc.revision, analysis))
 
 
 def link_text(result, doc, link_id: str) -> str:
