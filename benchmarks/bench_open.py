@@ -327,8 +327,11 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "--one":
         print(json.dumps(run_one(argv[1], route, trace, profile, stalls, phases)), flush=True)
         return 0
-    if not argv or route not in ("open", "argv"):
+    missing = [path for path in argv if not Path(path).is_file()]  # --help among them
+    if not argv or route not in ("open", "argv") or missing:
         print(__doc__, file=sys.stderr)
+        if missing:
+            print(f"no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
     for path in argv:
         extra = (["--tracemalloc"] if trace else []) + (["--profile", profile] if profile else []) \
