@@ -47,23 +47,28 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     if load:
         # Only the links this job loads are worked on when they are a small part of the fabric
         # (a job's view of a big fabric); the per-link results stay fabric-sized.
-        total_i = sum(load_i.values())
+        # (fabric-sized temporaries are few: at 131k GPUs each is 2.3 MB, and this stage is the
+        # peak of an edit's evaluation)
         if isinstance(sel, np.ndarray):
-            keep = total_i > 0
-            sel, total_i = sel[keep], total_i[keep]
+            keep = sum(load_i.values()) > 0
+            sel = sel[keep]
             load_i = {kind: v[keep] for kind, v in load_i.items()}
         cap_i = cap[sel]
         with np.errstate(divide="ignore", invalid="ignore"):
             busy_i = {kind: np.where(cap_i > 0, per_link / cap_i, 0.0) for kind, per_link in load_i.items()}
         result.link_busy_s = {kind: _scatter(n, sel, b) for kind, b in busy_i.items()}
-        busy_total_i = sum(busy_i.values())
-        util_i = np.minimum(1.0, busy_total_i / step_time) if step_time > 0 else np.zeros(len(cap_i))
+        if step_time > 0:
+            util_i = sum(busy_i.values())  # the busy seconds, made the share of the step in place
+            np.minimum(1.0, np.divide(util_i, step_time, out=util_i), out=util_i)
+        else:
+            util_i = np.zeros(len(cap_i))
         result.link_utilization_array = _scatter(n, sel, util_i)
         _phases_and_critical(result, used, busy_i, phase_s, sel, n)
-        order = np.argsort(-util_i, kind="stable")[:TOP_LINKS]
-        idle = np.flatnonzero(total_i[order] <= 0)  # the idle links of a fabric-wide selection
+        order = _busiest(util_i, TOP_LINKS)
+        total_top = sum(v[order] for v in load_i.values())
+        idle = np.flatnonzero(total_top <= 0)  # the idle links of a fabric-wide selection
         if idle.size:
-            order = order[:idle[0]]
+            order, total_top = order[:idle[0]], total_top[:idle[0]]
         top = order if isinstance(sel, slice) else sel[order]
         # The rows are read only when the answer is written out (as_json): a plan's 200 row
         # dicts cost a new plan ~0.3 ms at 1k. Their numbers are picked now (small arrays, and
@@ -71,7 +76,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
         links = doc.links
         result.link_rows_builder = functools.partial(
             _utilization_rows, [(links[li].id, links[li].a, links[li].b) for li in top.tolist()],
-            util_i[order], total_i[order], busy_total_i[order], {kd: v[order] for kd, v in load_i.items()},
+            util_i[order], total_top, sum(b[order] for b in busy_i.values()), {kd: v[order] for kd, v in load_i.items()},
             {kd: b[order] for kd, b in busy_i.items()}, {kd: flag[top] for kd, flag in result.link_bottleneck.items()},
             result.link_phase[top], result.link_critical[top], dict(phase_s))
     bottlenecks = []
@@ -101,6 +106,19 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             seen.add(key)
             unique.append(b)
     result.bottlenecks = unique[:8]
+
+
+def _busiest(util: np.ndarray, k: int) -> np.ndarray:
+    """The indices of the k largest values, largest first, equal values in index order: what a
+    stable argsort of -util cut at k gives, without sorting a whole fabric's links."""
+    if len(util) <= k:
+        return np.argsort(-util, kind="stable")
+    kth = np.partition(util, len(util) - k)[len(util) - k]  # the k-th largest
+    if not np.isfinite(kth):
+        return np.argsort(-util, kind="stable")[:k]
+    above = np.flatnonzero(util > kth)  # fewer than k
+    candidates = np.concatenate([above, np.flatnonzero(util == kth)[:k - len(above)]])
+    return candidates[np.argsort(-util[candidates], kind="stable")]
 
 
 def _utilization_rows(ends: list[tuple[str, str, str]], util: np.ndarray, total: np.ndarray, busy_total: np.ndarray,
@@ -222,31 +240,31 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
     kinds = list(busy)
     m = n if isinstance(sel, slice) else len(sel)
     network_bound = {kind_of(key.split(":")[0]) for key, c in used.items() if c.bottleneck_links}
-    share = np.zeros((len(kinds), m))
+    # per link the largest share and the first kind that has it (an argmax over the kinds, kept
+    # as it goes: not a kinds x links matrix)
+    best_share = np.zeros(m)
+    best = np.full(m, len(kinds), dtype=np.int8 if len(kinds) < 127 else np.int64)  # len(kinds): none
     bottleneck: dict[str, np.ndarray] = {}
     critical = np.zeros(n, dtype=bool)
     for i, kind in enumerate(kinds):
         seconds = phase_s.get(kind, 0.0)
-        if seconds > 0:
-            share[i] = np.minimum(1.0, busy[kind] / seconds)
+        share = np.minimum(1.0, busy[kind] / seconds) if seconds > 0 else np.zeros(m)
+        better = share > best_share
+        best[better] = i
+        np.maximum(best_share, share, out=best_share)
         top = float(busy[kind].max(initial=0.0))
         flag = np.zeros(n, dtype=bool)
         if kind in network_bound and top > 0:
-            flag[sel] = (busy[kind] >= ALIKE * top) & (share[i] >= BOTTLENECK_SHARE)
+            flag[sel] = (busy[kind] >= ALIKE * top) & (share >= BOTTLENECK_SHARE)
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
             critical |= flag
-    if kinds and m:
-        best = np.argmax(share, axis=0)
-        any_busy = share.max(axis=0) > 0
-        names = np.array(kinds + [""], dtype=object)
-        if isinstance(sel, slice):
-            phase = names[np.where(any_busy, best, len(kinds))]
-        else:
-            phase = np.full(n, "", dtype=object)
-            phase[sel[any_busy]] = names[best[any_busy]]
+    names = np.array(kinds + [""], dtype=object)
+    if isinstance(sel, slice):
+        phase = names[best]
     else:
         phase = np.full(n, "", dtype=object)
+        phase[sel] = names[best]
     result.link_phase = phase
     result.link_bottleneck = bottleneck
     result.link_critical = critical
