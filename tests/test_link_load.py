@@ -141,4 +141,5 @@ def test_the_busiest_link_rows_agree_with_the_per_link_arrays_and_keep_the_names
     for r, i in zip(rows, busiest.tolist()):
         assert r["utilization"] == util[i] and r["bytes"] == pytest.approx(sum(v[i] for v in result.link_load.values()))
         assert set(r["by_kind"]) == {kind for kind, v in result.link_load.items() if v[i] > 0}
+    assert [r.get("phase", "") for r in rows] == [result.link_phase[i] for i in busiest.tolist()]
     assert result.as_json(links=7)["link_utilization"] == rows[:7]

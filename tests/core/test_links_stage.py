@@ -42,7 +42,8 @@ def test_each_links_phase_is_the_first_kind_with_its_largest_share(sparse):
     names = np.array(kinds + [""], dtype=object)
     expected = np.full(n, "", dtype=object)
     expected[sel] = names[np.where(share.max(axis=0) > 0, np.argmax(share, axis=0), len(kinds))]
-    assert list(result.link_phase) == list(expected)
+    words = np.array(result.link_phase_names, dtype=object)[result.link_phase_code]  # as Evaluation.link_phase
+    assert list(words) == list(expected)
     assert {k for k in set(expected)} >= {"", "tp_comm", "pp_comm", "dp_comm"}  # every case met
     dp = np.zeros(n, bool)
     top = busy["dp_comm"].max()

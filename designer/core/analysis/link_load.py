@@ -114,7 +114,8 @@ class LinkLoad:
                      if result.link_utilization_array is not None else np.zeros(self.n))
         self.total_busy = sum(self.busy.values()) if self.busy else np.zeros(self.n)
         self.total_bytes = sum(self.loads.values()) if self.loads else np.zeros(self.n)
-        self.link_phase = getattr(result, "link_phase", None)
+        self.phase_code = getattr(result, "link_phase_code", None)  # (see Evaluation.link_phase)
+        self.phase_names: tuple[str, ...] = tuple(getattr(result, "link_phase_names", ()) or ())
         self.link_capacity_Bps = getattr(result, "link_capacity_Bps", None)
         self._position: IdIndex | None = None  # built on the first lookup by id
         self._classes: list[LinkClass] | None = None
@@ -168,8 +169,8 @@ class LinkLoad:
         if self._classes is not None:
             return self._classes
         tier_code, tier_words, cable_code, cable_words, rates = self._tiers_and_cables()
-        main = self._main_phase()
-        group_of = _combined_codes([tier_code, cable_code, _codes(rates), _text_codes(main)], self.n)
+        main, phase_words = self._main_phase()
+        group_of = _combined_codes([tier_code, cable_code, _codes(rates), main], self.n)
         classes: list[LinkClass] = []
         class_of = np.zeros(self.n, dtype=np.int64)
         by_group = np.argsort(group_of, kind="stable")
@@ -177,7 +178,7 @@ class LinkLoad:
         for g in range(len(bounds) - 1):  # a few dozen groups even at 131k GPUs
             members_arr = by_group[bounds[g]:bounds[g + 1]]
             first = int(members_arr[0])
-            tier, cable, phase = tier_words[tier_code[first]], cable_words[cable_code[first]], str(main[first])
+            tier, cable, phase = tier_words[tier_code[first]], cable_words[cable_code[first]], phase_words[main[first]]
             load = self.total_busy[members_arr]
             order = members_arr[np.argsort(-load, kind="stable")]
             sorted_load = np.sort(load)[::-1]
@@ -199,11 +200,15 @@ class LinkLoad:
         self._class_of = rank[class_of] if self.n else class_of
         return self._classes
 
-    def _main_phase(self) -> list[str]:
-        phases = self.link_phase
-        if phases is not None and len(phases) == self.n:
-            return phases
-        return [""] * self.n
+    def _main_phase(self) -> tuple[np.ndarray, list[str]]:
+        """Per link the code of the phase it is busiest in, numbered as the phases' names sort
+        (as _codes numbers values), and the names by code."""
+        codes, names = self.phase_code, self.phase_names
+        if codes is None or len(codes) != self.n or not names:
+            return np.zeros(self.n, dtype=np.int64), [""]
+        words = sorted(set(names))
+        rank = {word: i for i, word in enumerate(words)}
+        return np.array([rank[name] for name in names], dtype=np.int64)[codes], words
 
     def _tiers_and_cables(self):
         """Per link: a code of its tier (rail, server-leaf, leaf-spine, ...) and of its cable ("400
@@ -313,13 +318,6 @@ def _codes(values: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     values = np.asarray(values).reshape(-1)
     return np.searchsorted(np.unique(values), values).astype(np.int64, copy=False)
-
-
-def _text_codes(values) -> np.ndarray:
-    """_codes of words (each link's busiest phase): a look-up per item among the few distinct words,
-    not a sort of them all as numpy strings (~80 ms at 131k GPUs)."""
-    order = {word: i for i, word in enumerate(sorted(set(values)))}
-    return np.fromiter(map(order.__getitem__, values), np.int64, len(values))
 
 
 def _combined_codes(codes: list[np.ndarray], n: int) -> np.ndarray:

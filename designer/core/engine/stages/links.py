@@ -78,7 +78,8 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             _utilization_rows, [(links[li].id, links[li].a, links[li].b) for li in top.tolist()],
             util_i[order], total_top, sum(b[order] for b in busy_i.values()), {kd: v[order] for kd, v in load_i.items()},
             {kd: b[order] for kd, b in busy_i.items()}, {kd: flag[top] for kd, flag in result.link_bottleneck.items()},
-            result.link_phase[top], result.link_critical[top], dict(phase_s))
+            [result.link_phase_names[c] for c in result.link_phase_code[top].tolist()], result.link_critical[top],
+            dict(phase_s))
     bottlenecks = []
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):
         kind = kind_of(key.split(":")[0])
@@ -123,14 +124,14 @@ def _busiest(util: np.ndarray, k: int) -> np.ndarray:
 
 def _utilization_rows(ends: list[tuple[str, str, str]], util: np.ndarray, total: np.ndarray, busy_total: np.ndarray,
                       by_kind: dict[str, np.ndarray], busy: dict[str, np.ndarray], bottleneck: dict[str, np.ndarray],
-                      phase: np.ndarray, critical: np.ndarray, phase_s: dict[str, float]) -> list[dict]:
+                      phase: list[str], critical: np.ndarray, phase_s: dict[str, float]) -> list[dict]:
     """The busiest links' rows (docs/contract.md section 5: link_utilization), busiest first:
     `ends` their (id, a, b), the arrays their values in the same order."""
     util_t, total_t, busy_total_t = util.tolist(), total.tolist(), busy_total.tolist()
     by_kind_t = {kd: v.tolist() for kd, v in by_kind.items()}
     busy_t = {kd: b.tolist() for kd, b in busy.items()}
     bottleneck_t = {kd: flag.tolist() for kd, flag in bottleneck.items()}
-    phase_t, critical_t = phase.tolist(), critical.tolist()
+    phase_t, critical_t = phase, critical.tolist()
     rows = []
     for r, (link_id, a, b) in enumerate(ends):
         row = {"link": link_id, "a": a, "b": b, "utilization": util_t[r],
@@ -259,13 +260,13 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
             critical |= flag
-    names = np.array(kinds + [""], dtype=object)
     if isinstance(sel, slice):
-        phase = names[best]
+        phase = best
     else:
-        phase = np.full(n, "", dtype=object)
-        phase[sel] = names[best]
-    result.link_phase = phase
+        phase = np.full(n, len(kinds), dtype=best.dtype)
+        phase[sel] = best
+    # a small code per link, not a word (an object array of 295k words was 2.3 MB a result at 131k)
+    result.link_phase_code, result.link_phase_names = phase, tuple(kinds) + ("",)
     result.link_bottleneck = bottleneck
     result.link_critical = critical
 

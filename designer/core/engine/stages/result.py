@@ -33,6 +33,13 @@ class Event:
     waited_for: int | None = None  # for waits: the device whose work this one waited on
 
     @property
+    def link_phase(self) -> np.ndarray | None:
+        """The kind each link is busiest in ("" when idle), as words (made when asked)."""
+        if self.link_phase_code is None:
+            return None
+        return np.array(self.link_phase_names, dtype=object)[self.link_phase_code]
+
+    @property
     def link_utilization(self) -> list[dict]:
         """The busiest links' rows (docs/contract.md section 5), made when first read."""
         if self._link_utilization is None:
@@ -85,7 +92,9 @@ class Evaluation:
     link_phase_s: dict[str, float] = field(default_factory=dict)  # kind -> its phase's seconds (exposed + hidden)
     link_exposed_s: dict[str, float] = field(default_factory=dict)  # kind -> seconds of it on the critical path
     link_phase_exposed: dict[str, bool] = field(default_factory=dict)  # kind -> enough of it exposed to count
-    link_phase: np.ndarray | None = None  # the kind each link is busiest in ("" when idle)
+    # the kind each link is busiest in, as an index into link_phase_names (whose last is "": idle)
+    link_phase_code: np.ndarray | None = None
+    link_phase_names: tuple[str, ...] = ()
     link_bottleneck: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> the phase's bottleneck links
     link_critical: np.ndarray | None = None  # a bottleneck of an exposed phase: on the critical path
     events_builder: object = None  # builds the per-device events on first use (they cost more than the step)
@@ -102,6 +111,13 @@ class Evaluation:
         if self._events is None:
             self._events = self.events_builder() if self.events_builder else []
         return self._events
+
+    @property
+    def link_phase(self) -> np.ndarray | None:
+        """The kind each link is busiest in ("" when idle), as words (made when asked)."""
+        if self.link_phase_code is None:
+            return None
+        return np.array(self.link_phase_names, dtype=object)[self.link_phase_code]
 
     @property
     def link_utilization(self) -> list[dict]:
