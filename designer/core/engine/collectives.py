@@ -231,32 +231,48 @@ def _flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndar
     n_sw = len(fabric.switch_ids)
     n_pod = len(fabric.pod_up_Bps)
     require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
+    # Each resource's time folded into the slowest so far as it is made: the six per-flow arrays
+    # stacked (and a copy without NaN) were the peak of a new plan's evaluation at 131k GPUs (~25 MB).
+    slowest = _Slowest()
     with np.errstate(divide="ignore", invalid="ignore"):
         cap = fabric.nic_cap_Bps
-        t_send = loads.nic_up[src_nic] / cap[src_nic]
-        t_recv = loads.nic_down[dst_nic] / cap[dst_nic]
-        times = [t_send, t_recv]
+        slowest.add(loads.nic_up[src_nic] / cap[src_nic])
+        slowest.add(loads.nic_down[dst_nic] / cap[dst_nic])
         if n_sw:
             if route.leaf_flows is None:
                 route.leaf_flows = _tier_flows(fabric, route.sl, route.cross_leaf)
             up_eff = _uplink_efficiency(fabric, route.leaf_flows, k)
             leaf_cap = fabric.leaf_up_Bps * up_eff
-            t_lu = np.where(cross_leaf, loads.leaf_up[sl] / leaf_cap[sl], 0.0)
-            t_ld = np.where(cross_leaf, loads.leaf_down[dl] / leaf_cap[dl], 0.0)
-            times += [t_lu, t_ld]
+            slowest.add(np.where(cross_leaf, loads.leaf_up[sl] / leaf_cap[sl], 0.0))
+            slowest.add(np.where(cross_leaf, loads.leaf_down[dl] / leaf_cap[dl], 0.0))
             if n_pod:
                 if route.pod_flows is None:
                     route.pod_flows = _tier_flows(fabric, route.sl, route.cross_pod, pod=True)
                 pod_eff = _uplink_efficiency(fabric, route.pod_flows, k, pod=True)
                 pcap = fabric.pod_up_Bps * pod_eff
-                t_pu = np.where(cross_pod, loads.pod_up[sp] / pcap[sp], 0.0)
-                t_pd = np.where(cross_pod, loads.pod_down[dp] / pcap[dp], 0.0)
-                times += [t_pu, t_pd]
-        stacked = np.nan_to_num(np.stack(times), nan=np.inf, posinf=np.inf)
-    code = np.argmax(stacked, axis=0)
-    flow_time = stacked[code, np.arange(stacked.shape[1])]
-    index = np.choose(code, [src_nic, dst_nic, sl, dl, sp, dp][: stacked.shape[0]])
-    return flow_time, (code + 1).astype(np.int8), index.astype(np.int32, copy=False)
+                slowest.add(np.where(cross_pod, loads.pod_up[sp] / pcap[sp], 0.0))
+                slowest.add(np.where(cross_pod, loads.pod_down[dp] / pcap[dp], 0.0))
+    index = np.choose(slowest.code, [src_nic, dst_nic, sl, dl, sp, dp][: slowest.count])
+    return slowest.time, (slowest.code + 1).astype(np.int8), index.astype(np.int32, copy=False)
+
+
+class _Slowest:
+    """Per flow, the largest of the times added so far (NaN and infinity: infinite) and the
+    position of the first time that had it: an argmax over stacked times, without the stack."""
+
+    def __init__(self):
+        self.time: np.ndarray | None = None
+        self.code: np.ndarray | None = None
+        self.count = 0
+
+    def add(self, t: np.ndarray) -> None:
+        t = np.nan_to_num(t, copy=False, nan=np.inf, posinf=np.inf)  # (t is a temporary of the caller's)
+        if self.time is None:
+            self.time, self.code = t, np.zeros(len(t), dtype=np.int8)
+        else:
+            self.code[t > self.time] = self.count  # strictly: the first of equal times keeps it
+            np.maximum(self.time, t, out=self.time)
+        self.count += 1
 
 
 def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
