@@ -714,7 +714,7 @@ class MainWindow(QMainWindow):
             if result is not None and self.timeline_panel.result not in (None, result):
                 # A hidden Timeline lets go of an older result and its events (tens of MB at 131k
                 # GPUs); opened again, it asks for the shown result's.
-                self.timeline_panel.clear("the events of the result shown come when the Timeline is open")
+                self.timeline_panel.clear("working out the events of the result shown...")
                 self._timeline_requested = None
             return
         self._timeline_pending = True
