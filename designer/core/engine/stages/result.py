@@ -32,20 +32,6 @@ class Event:
     resource: str = ""
     waited_for: int | None = None  # for waits: the device whose work this one waited on
 
-    @property
-    def link_phase(self) -> np.ndarray | None:
-        """The kind each link is busiest in ("" when idle), as words (made when asked)."""
-        if self.link_phase_code is None:
-            return None
-        return np.array(self.link_phase_names, dtype=object)[self.link_phase_code]
-
-    @property
-    def link_utilization(self) -> list[dict]:
-        """The busiest links' rows (docs/contract.md section 5), made when first read."""
-        if self._link_utilization is None:
-            self._link_utilization = self.link_rows_builder() if self.link_rows_builder else []
-        return self._link_utilization
-
     def as_json(self) -> dict:
         d = {"device": self.device, "stream": self.stream, "start_s": self.start_s, "end_s": self.end_s,
              "kind": self.kind, "label": self.label}
