@@ -42,6 +42,7 @@ def console_scripts(text: str) -> list[str]:
     return scripts
 
 
+@pytest.mark.slow
 def test_every_console_command_of_the_docs_runs_as_written(tmp_path):
     """In the venv the tests run in (made by `make test` from the README's two commands)."""
     (tmp_path / "resources").symlink_to(ROOT / "resources")
@@ -77,6 +78,7 @@ def test_every_generated_block_is_known():
         assert names and set(names) <= known, page.name
 
 
+@pytest.mark.slow
 def test_screenshots_are_regenerated_by_the_script(qapp, tmp_path):
     screenshots = _module("screenshots")
     written = screenshots.render_all(tmp_path)

@@ -194,6 +194,7 @@ def test_pdftoppm_renders_page_one(tmp_path):
     assert len(pngs) == 1 and pngs[0].read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.slow
 def test_long_text_wraps_and_flows_over_pages():
     from designer.core.engine.evaluate import Engine
     from designer.core.export.report import BOTTOM

@@ -82,6 +82,7 @@ def exact(value):
     raise TypeError(type(value))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(designs())
 def test_saved_designs_reload_bit_for_bit(tmp_path_factory, doc):

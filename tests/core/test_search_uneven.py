@@ -110,6 +110,7 @@ def test_every_uneven_plan_of_the_space_passes_the_checks_and_evaluates():
     assert result.bound_violations == 0 and result.cut_by_bound > 0
 
 
+@pytest.mark.slow
 def test_search_cli_shows_the_split_keys_and_they_reproduce_the_plan():
     path = EXAMPLES / "h100-64gpu-infiniband.yaml"
     sets = [a for s in LAYERS_126 for a in ("--set", s)]
@@ -197,6 +198,7 @@ def test_advisor_cli_lists_the_domain_choice(tmp_path):
     assert ids["nvlink-domain-72"]["speedup"] > 0
 
 
+@pytest.mark.slow
 def test_search_cli_takes_the_domain_size_as_a_dimension(tmp_path):
     path = tmp_path / "gb200.yaml"
     code, out, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "36", "--gpu", "GB200",

@@ -73,6 +73,7 @@ def test_nccl_dgx_h100_ring(tmp_path):
         assert abs(rows[m["size_bytes"]]["busbw"] / m["busbw"] - 1) <= 0.05
 
 
+@pytest.mark.slow
 def test_search_finds_a_plan_at_least_as_fast_as_each_published_one(tmp_path):
     """The plan search (issue: advisor) on every published case: the best plan it finds is at
     least as fast as the published plan, as the engine costs both, or it says why not."""
