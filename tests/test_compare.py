@@ -1,4 +1,4 @@
-"""`designer compare a.yaml b.yaml [--json]` and `designer report A --compare B` (issue 16, item 5)."""
+"""`designer compare a.yaml b.yaml [--json]` and `designer report A --compare B`."""
 import json
 import shutil
 import sys

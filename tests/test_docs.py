@@ -71,6 +71,12 @@ def test_generated_blocks_are_current():
             f"README block {name} is stale: run python docs/make_docs.py --text")
 
 
+def test_reference_pages_are_current():
+    """docs/reference/ is what the command line's parser and the file format's schema say now."""
+    for path, text in make_docs.make_reference().items():
+        assert path.read_text() == text, f"{path.name} is stale: run python docs/make_docs.py --reference"
+
+
 def test_every_generated_block_is_known():
     known = {name for name, _, _ in make_docs.CLI_TOUR} | {"accuracy", "accuracy-modern", "file-excerpt"}
     for page in PAGES:

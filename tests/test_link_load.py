@@ -1,4 +1,4 @@
-"""Link load that answers the engineer's question (issue 14 item 3): bytes by kind, busy share of
+"""Link load that answers the engineer's question (which links limit which phase): bytes by kind, busy share of
 the step and of the phase, the phase's bottleneck and the critical path; symmetric links as one
 class. Driven through the CLI and the report as a user runs them."""
 import json

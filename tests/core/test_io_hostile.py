@@ -1,5 +1,5 @@
 """Hostile input files: each is refused at load with exit 65 and FILE:LINE:COLUMN (or FILE: reason),
-never a traceback, a hang or a blown memory (issue 11, item 11)."""
+never a traceback, a hang or a blown memory."""
 import os
 import re
 import threading

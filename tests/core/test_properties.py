@@ -1,4 +1,4 @@
-"""Properties of the cost engine on random valid designs (hypothesis; issue 11).
+"""Properties of the cost engine on random valid designs (hypothesis).
 
 Two wrong directions were found on random designs and are impossible now:
 - a slowed server or GPU made a zero-bubble (ZB-H1 / DualPipe) step faster: the schedule chose

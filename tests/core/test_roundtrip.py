@@ -1,5 +1,5 @@
 """Saving is the round trip's other half: whatever valid design Designer saves, it loads again
-equal, bit for bit in every number (issue 11, item 12). Property-based, with hypothesis."""
+equal, bit for bit in every number. Property-based, with hypothesis."""
 import dataclasses
 import math
 import struct

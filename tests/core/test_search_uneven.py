@@ -1,4 +1,4 @@
-"""Issue 12: the plan search and the Advisor propose Megatron's uneven pipeline splits, and
+"""The plan search and the Advisor propose Megatron's uneven pipeline splits, and
 the Advisor offers the largest NVLink domain the accelerator allows."""
 import json
 
@@ -62,7 +62,7 @@ def test_search_finds_and_ranks_uneven_plans_for_126_layers_on_pp16():
     doc = h100_64(*LAYERS_126)
     opts = SpaceOptions(tp=[1, 2, 4], pp=[16], cp=[1], micro_batch=[1, 2])
     result = search(doc, top=5, workers=1, opts=opts)
-    assert result.top, result.verdict  # before issue 12: PP 16 was "impossible", nothing to rank
+    assert result.top, result.verdict  # without uneven splits PP 16 was "impossible", nothing to rank
     assert result.top == sorted(result.top, key=lambda r: r["step_time_s"])
     assert all(r["point"].pp == 16 and not r["point"].split.even for r in result.top)
     assert result.bound_violations == 0 and result.failed == 0

@@ -2,7 +2,7 @@
 
 The threads of one Dask worker run tasks at the same time; costing a plan rewrites the
 document's job, so a document shared between threads gave one plan another's step time
-(issue 11, item 9). A tiny switch interval forces thread switches inside every evaluation.
+(a search on a thread pool answers as a serial one). A tiny switch interval forces thread switches inside every evaluation.
 """
 import json
 import random

@@ -1,4 +1,4 @@
-"""Live at any size (issue 13): an edit's work is proportional to the edit, yet its result is the
+"""Live at any size: an edit's work is proportional to the edit, yet its result is the
 full re-evaluation's; the panels never show a mix of revisions; generate runs under a progress bar
 with a working Cancel; the undo history is bounded. Driven as a user does: typing into the
 Inspector and the Job panel, Tools > Generate, the progress dialog's Cancel button, Edit > Undo."""

@@ -1,4 +1,4 @@
-"""Opening a very large design (issue 13): File > Open reads the file and plans the canvas off the UI
+"""Opening a very large design: File > Open reads the file and plans the canvas off the UI
 thread under a progress bar with Cancel, then makes the canvas's items in slices, the window answering
 throughout; the canvas drawn that way is the one an item-by-item build gives (cable ends on their ports,
 rack-to-rack lines, ports in use, names by zoom)."""

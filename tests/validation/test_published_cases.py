@@ -1,6 +1,6 @@
 """Every published case of tests/validation/data/published-cases.yaml through the public CLI.
 
-Targets (the engine issue): median absolute step-time error <= 5%, every case within 15%;
+Targets: median absolute step-time error <= 5%, every case within 15%;
 the DGX H100 all_reduce curve within 15% median (busbw from 1 MB, time below).
 One calibration per accelerator and fabric kind lives in the catalog; nothing per case.
 """
