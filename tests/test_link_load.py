@@ -8,7 +8,7 @@ import pytest
 
 from designer.core.analysis.link_load import link_load, seconds_text
 from designer.core.engine.evaluate import Engine
-from designer.core.export.pdf import text_lines
+from tests.pdf_text import text_lines
 from designer.core.export.report import render_report
 from designer.core.io.files import load_document
 from tests.conftest import EXAMPLES, run_cli

@@ -168,6 +168,6 @@ def test_every_export_of_the_analysis_parses(window, tmp_path):
     pdf = window.export_report(str(tmp_path / "report.pdf"))
     assert Path(pdf).read_bytes()[:5] == b"%PDF-"
     # the report's numbers are the evaluation's (the headless report test compares them with evaluate --json)
-    from designer.core.export.pdf import text_lines
+    from tests.pdf_text import text_lines
     text = "\n".join(text_lines(Path(pdf).read_bytes()))
     assert f"{window.result.step_time_s:.3f}" in text
