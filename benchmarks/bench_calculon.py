@@ -4,7 +4,7 @@
 
 GPT-3 175B on 1,024 A100 (resources/examples/a100-1024gpu-rail-infiniband.yaml: TP 8, PP 8,
 interleaved with 3 virtual stages, GBS 1536). Calculon (github.com/calculon-ai/calculon) costs one
-plan in 3.0-3.7 ms of CPU on this machine (issue 13); it has no network topology: a system is a
+plan in 3.0-3.7 ms of CPU on this machine; it has no network topology: a system is a
 few bandwidth and latency numbers per tier. CPU time (time.process_time), median of N:
 
 - cold: a new Engine and every module memo cleared: reads the fabric of 1,024 GPUs and 1,200+

@@ -2,7 +2,7 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_canvas.py
 
-Targets (the editor issue): open-to-first-paint under 3 s, a full-view repaint under 50 ms.
+Targets: open-to-first-paint under 3 s, a full-view repaint under 50 ms.
 "open" covers reading the YAML, building the scene and painting the window once; "repaint"
 is a forced repaint of the whole canvas viewport (1600 x 1000 window), best of 5, at the
 fit-all zoom, zoomed in 4x and 12x (where single cables are drawn).

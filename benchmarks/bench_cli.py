@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_cli.py FILE [FILE ...] [--reps N]
     .venv/bin/python benchmarks/bench_cli.py --generate [--dir FOLDER] [--reps N]
 
---generate makes the two designs of issue 13 (a 3-tier fat-tree by `designer generate fat-tree` with a
+--generate makes the two large designs (a 3-tier fat-tree by `designer generate fat-tree` with a
 GPT-3 175B job, TP 8 PP 8 interleaved v12): 2,048 x 8 H100 (16,384 GPUs, radix 64) and 16,384 x 8 H100
 (131,072 GPUs, radix 128), cached in FOLDER (default: the system's temporary folder /bench-cli).
 
@@ -19,7 +19,7 @@ Each file prints one JSON line:
                  check, evaluate, link_classes, json (as_json + dumps)
   load_avg       the 1-minute load average before the runs (2 cores shared: above ~1 the figures are high)
 The children compile modules into a cache of their own (see child_env), as an installed package has
-them. Targets (issue 13): wall_s <= 0.5 at 16,384 GPUs and <= 3 at 131,072.
+them. Targets: wall_s <= 0.5 at 16,384 GPUs and <= 3 at 131,072.
 """
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ save_document(doc, sys.argv[2])
 
 
 def generate(folder: Path) -> list[Path]:
-    """The two designs of issue 13, made once by the CLI and kept in `folder`."""
+    """The 16k and 131k designs, made once by the CLI and kept in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for stem, servers, radix, gbs in GENERATED:
@@ -144,7 +144,7 @@ def generate(folder: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path)
-    parser.add_argument("--generate", action="store_true", help="make the 16k and 131k designs of issue 13")
+    parser.add_argument("--generate", action="store_true", help="make the 16k and 131k designs")
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "bench-cli")
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()

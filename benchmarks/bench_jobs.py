@@ -4,7 +4,7 @@
 
 2,048 H100 servers on a rail-optimized 3-tier InfiniBand fat-tree; 1, 4 or 16 jobs of GPT-3 175B
 (TP 8, PP 8 interleaved, the rest DP) that share its 16,384 GPUs equally, half of them placed
-`spread` (so that they meet on the up-links). Issue 15's goal: 16 jobs in at most 4x the time of
+`spread` (so that they meet on the up-links). Target: 16 jobs in at most 4x the time of
 one. `--congested`: the same on RoCE (Ethernet, ECMP) with 2:1 oversubscribed leaves, where the
 jobs do slow each other (each job is then costed twice: alone and under the others' traffic).
 "first" is a new Engine on the design (it builds the fabric and every job's groups);

@@ -19,7 +19,7 @@ Each case runs in its own process (so that peak RSS is the case's own) and print
   max_late_ms        the same during the edits (generate-16k: during the whole generate)
   peak_rss_mb        the process's peak resident memory
   rss_mb_after_open, rss_mb_after_link_edits, rss_mb_after_tp_edits  resident memory at each rest
-Targets (issue 13): edit <= 100 ms at 1k, <= 250 ms at 16k, <= 2 s at 131k; never late > 100 ms;
+Targets: edit <= 100 ms at 1k, <= 250 ms at 16k, <= 2 s at 131k; never late > 100 ms;
 open to first paint <= 3 s at 16k, <= 10 s at 131k; <= 600 MB at 131k.
 """
 from __future__ import annotations

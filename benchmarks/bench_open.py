@@ -18,7 +18,7 @@ Each file opens in a process of its own (peak RSS is the open's own) and prints 
                      Heat, turned on) colours the cables and the Inspector words a selected cable's load
   rss_mb_with_details, peak_rss_mb_with_details  resident memory then, and the peak up to then
   cpu_s              CPU time of the whole process (every thread) from the open to the first result
-Targets (issue 13): open to first paint <= 3 s at 16,384 GPUs and <= 10 s at 131,072; <= 600 MB at 131k;
+Targets: open to first paint <= 3 s at 16,384 GPUs and <= 10 s at 131,072; <= 600 MB at 131k;
 the event loop never late by more than 100 ms.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Plan search on the 1,024-GPU example (GPT-3 175B on A100, 3-tier rail-optimized HDR).
 
-Target (the advisor issue): a space of at least 10,000 candidate plans on a 1,024-GPU
+Target: a space of at least 10,000 candidate plans on a 1,024-GPU
 cluster searched within 10 s on this machine. Prints the space's counts, how many plans the
 engine costed, and the wall time, for local pools of 1 and 2 processes.
 
@@ -9,7 +9,7 @@ engine costed, and the wall time, for local pools of 1 and 2 processes.
     .venv/bin/python benchmarks/bench_search.py --worker-memory FILE
                                                            # a 2-worker search's largest worker peak RSS
 
-Targets (issue 13): at least 500 plans per CPU-second at 1,024 GPUs; at most 300 MB per search
+Targets: at least 500 plans per CPU-second at 1,024 GPUs; at most 300 MB per search
 worker at 16,384 GPUs (a pool worker holds the design, read from the text it is sent once, and
 the engine's caches of placements, groups and schedules).
 """

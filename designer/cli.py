@@ -373,10 +373,27 @@ def cmd_report(args) -> int:
         from .cli_compare import compare_with
 
         comparison = compare_with(doc, result, args.file, args.compare, evaluate_file, warn=_err)
+    pictures = report_pictures(doc, result)
     with writing_output(args.output):
-        pages = build_report(doc, result, args.output, source_name=source, comparison=comparison)
+        pages = build_report(doc, result, args.output, source_name=source, comparison=comparison, pictures=pictures)
     _err(f"wrote {args.output}: {_n(pages, 'page', 'pages')}, step {result.step_time_s:.3f} s")
     return EXIT_OK
+
+
+def report_pictures(doc, result):
+    """The report's canvas, logical view and timeline, drawn by the app's own code offscreen (Qt is
+    imported only here, for this command); without Qt the report says so and goes on."""
+    from .core.export.report import ReportPictures
+
+    try:
+        from .ui.report_pictures import render_report_pictures
+    except ImportError as exc:
+        _err(f"warning: the report has no pictures: {exc}")
+        return ReportPictures(missing=f"the app's drawing code could not be loaded ({exc})")
+    pictures = render_report_pictures(doc, result, doc.metadata.name or "")
+    if pictures.missing:
+        _err(f"warning: {pictures.missing}")
+    return pictures
 
 
 def evaluate_file(path: str):

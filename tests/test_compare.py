@@ -1,4 +1,4 @@
-"""`designer compare a.yaml b.yaml [--json]` and `designer report A --compare B` (issue 16, item 5)."""
+"""`designer compare a.yaml b.yaml [--json]` and `designer report A --compare B`."""
 import json
 import shutil
 import sys
@@ -157,7 +157,7 @@ def test_without_the_cost_engine_the_rest_is_compared_and_a_note_says_why(spines
 
 
 def test_report_compare_holds_both_designs(spines, tmp_path):
-    from designer.core.export.pdf import text_lines
+    from tests.pdf_text import text_lines
 
     out = tmp_path / "r.pdf"
     code, _, err = run_cli("report", spines[0], "--compare", spines[1], "-o", out)

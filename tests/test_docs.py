@@ -42,6 +42,7 @@ def console_scripts(text: str) -> list[str]:
     return scripts
 
 
+@pytest.mark.slow
 def test_every_console_command_of_the_docs_runs_as_written(tmp_path):
     """In the venv the tests run in (made by `make test` from the README's two commands)."""
     (tmp_path / "resources").symlink_to(ROOT / "resources")
@@ -70,6 +71,12 @@ def test_generated_blocks_are_current():
             f"README block {name} is stale: run python docs/make_docs.py --text")
 
 
+def test_reference_pages_are_current():
+    """docs/reference/ is what the command line's parser and the file format's schema say now."""
+    for path, text in make_docs.make_reference().items():
+        assert path.read_text() == text, f"{path.name} is stale: run python docs/make_docs.py --reference"
+
+
 def test_every_generated_block_is_known():
     known = {name for name, _, _ in make_docs.CLI_TOUR} | {"accuracy", "accuracy-modern", "file-excerpt"}
     for page in PAGES:
@@ -77,6 +84,7 @@ def test_every_generated_block_is_known():
         assert names and set(names) <= known, page.name
 
 
+@pytest.mark.slow
 def test_screenshots_are_regenerated_by_the_script(qapp, tmp_path):
     screenshots = _module("screenshots")
     written = screenshots.render_all(tmp_path)

@@ -1,4 +1,4 @@
-"""Link load that answers the engineer's question (issue 14 item 3): bytes by kind, busy share of
+"""Link load that answers the engineer's question (which links limit which phase): bytes by kind, busy share of
 the step and of the phase, the phase's bottleneck and the critical path; symmetric links as one
 class. Driven through the CLI and the report as a user runs them."""
 import json
@@ -8,7 +8,7 @@ import pytest
 
 from designer.core.analysis.link_load import link_load, seconds_text
 from designer.core.engine.evaluate import Engine
-from designer.core.export.pdf import text_lines
+from tests.pdf_text import text_lines
 from designer.core.export.report import render_report
 from designer.core.io.files import load_document
 from tests.conftest import EXAMPLES, run_cli

@@ -1,4 +1,4 @@
-"""`designer export megatron` / `designer import megatron` (issue 16 item 3): Megatron-LM's own
+"""`designer export megatron` / `designer import megatron`: Megatron-LM's own
 flags out, launch lines and scripts in, and export -> import giving the same job on every
 published case and every bundled example."""
 import dataclasses

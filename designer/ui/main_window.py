@@ -1088,9 +1088,11 @@ class MainWindow(QMainWindow):
             if not path:
                 return None
         from ..core.export.report import build_report
+        from .report_pictures import render_report_pictures
 
+        pictures = render_report_pictures(self.qdoc.doc, self.result, self.qdoc.name, scene=self.scene)
         try:
-            pages = build_report(self.qdoc.doc, self.result, path, self.qdoc.path or self.qdoc.name)
+            pages = build_report(self.qdoc.doc, self.result, path, self.qdoc.path or self.qdoc.name, pictures=pictures)
         except OSError as exc:
             QMessageBox.critical(self, "Cannot write the report", f"{path}: {exc}")
             return None

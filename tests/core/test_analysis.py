@@ -182,6 +182,7 @@ def test_dominance_rules_hold_in_the_engine(sampled):
             assert engine.evaluate(doc).step_time_s == pytest.approx(on, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_search_agrees_with_brute_force_on_a_small_space():
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     opts = SpaceOptions(tp=[1, 2, 4], pp=[1, 2, 4], cp=[1, 2], micro_batch=[1, 2])
@@ -201,6 +202,7 @@ def test_search_agrees_with_brute_force_on_a_small_space():
     assert result.bound_violations == 0
 
 
+@pytest.mark.slow
 def test_search_is_at_least_as_fast_as_the_files_plan():
     doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
     result = search(doc, top=3, workers=2)
@@ -211,6 +213,7 @@ def test_search_is_at_least_as_fast_as_the_files_plan():
     assert "faster than the file's plan" in result.verdict or "already the fastest" in result.verdict
 
 
+@pytest.mark.slow
 def test_search_cli(tmp_path):
     path = EXAMPLES / "h100-64gpu-infiniband.yaml"
     code, out, err = run_cli("search", path, "--top", "3", "--workers", "1", "--json")
@@ -234,12 +237,14 @@ def test_search_without_a_workload_says_what_to_add(tmp_path):
     assert code == 65 and "workload" in err
 
 
+@pytest.mark.slow
 def test_search_with_an_unreachable_scheduler_is_a_clear_error():
     pytest.importorskip("distributed")
     code, _, err = run_cli("search", EXAMPLES / "h100-64gpu-infiniband.yaml", "--scheduler", "tcp://127.0.0.1:9")
     assert code == 65 and "cannot reach the Dask scheduler" in err and "--scheduler" in err
 
 
+@pytest.mark.slow
 def test_search_on_a_dask_local_cluster():
     distributed = pytest.importorskip("distributed")
     path = EXAMPLES / "h100-64gpu-infiniband.yaml"
@@ -288,6 +293,7 @@ def test_scale_cli():
     assert exc.value.code == 2
 
 
+@pytest.mark.slow
 def test_search_finds_a_valid_plan_when_the_files_plan_is_impossible():
     code, out, err = run_cli("search", EXAMPLES / "h100-64gpu-infiniband.yaml", "--set",
                              "parallelism.tensor_model_parallel_size=3", "--top", "2", "--workers", "1", "--json")

@@ -1,4 +1,4 @@
-"""A link edit re-costs only the groups whose traffic crosses that link (issue 13, item 1).
+"""A link edit re-costs only the groups whose traffic crosses that link.
 
 Loads do not depend on capacity: the engine keeps every group's flows and their times, times again
 only the flows on the NIC (or leaf, or pod) whose rate changed, takes the network time of only

@@ -1,4 +1,4 @@
-"""The engine's memos between plans (a search's speed, issue 13) never change an answer.
+"""The engine's memos between plans (a search's speed) never change an answer.
 
 Layer phases are kept per Hardware and reused by a later plan only when every collective they
 asked for is answered as before; engine constants are kept per calibration as written (1 and 1.0

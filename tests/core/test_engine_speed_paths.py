@@ -1,4 +1,4 @@
-"""The engine's fast paths give the answers of the plain ones (issue 13, item 3).
+"""The engine's fast paths give the answers of the plain ones.
 
 - every schedule, zero-bubble and DualPipe included, runs the hot loop of `simulate` on a fixed
   op order: it equals a plain reference simulation of that order on random stage times;

@@ -1,4 +1,4 @@
-"""FP8 as it really runs (issue 12, item 3): the measured FP8 GEMM efficiency per accelerator.
+"""FP8 as it really runs: the measured FP8 GEMM efficiency per accelerator.
 
 FP8 GEMMs reach a smaller share of their peak than BF16 ones (H100: 1402.6 of 1979 TFLOP/s against
 794.5 of 989), so an FP8 run is 1.32-1.46x faster than the same run in BF16, not ~1.5-1.7x.

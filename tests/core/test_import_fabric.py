@@ -315,6 +315,7 @@ def test_bad_topology_conf_exits_65_with_file_and_line(tmp_path, content, line, 
     assert code == 65 and f"{src}:{line}:" in err and message in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_every_line_of_a_real_output_garbled_is_a_clear_message_never_a_crash(tmp_path):
     """Each line in turn cut in half, doubled in a number, or given a stray character: exit 0 or 65,
     never an internal error."""

@@ -1,4 +1,4 @@
-"""Several jobs on one fabric, and parts down (issue 15): spec.jobs, the placer, interference, state."""
+"""Several jobs on one fabric, and parts down: spec.jobs, the placer, interference, state."""
 from __future__ import annotations
 
 import json

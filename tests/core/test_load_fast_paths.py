@@ -1,4 +1,4 @@
-"""The whole-list paths of loading (issue 13: `designer evaluate` on 131k GPUs in seconds) give what
+"""The whole-list paths of loading (`designer evaluate` on 131k GPUs in seconds) give what
 the item-by-item paths give, and hand every item they cannot prove plain back to them, so that each
 problem is still reported at its place with the same message.
 """

@@ -1,4 +1,4 @@
-"""Megatron-LM's own spellings of the job keys Designer names differently (issue 11, item 10).
+"""Megatron-LM's own spellings of the job keys Designer names differently.
 
 Driven as a user drives them: files loaded by `designer validate` / `evaluate --scenario`,
 and `--set` on the command line. Each Megatron form must cost the same as Designer's own key.

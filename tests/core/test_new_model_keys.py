@@ -1,4 +1,4 @@
-"""Every workload/parallelism key of the 2025-26 recipes (issue 12 item 5) is accepted by a
+"""Every workload/parallelism key of the 2025-26 recipes is accepted by a
 file and by --set; the ones the engine does not cost yet are named in the result's warnings."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 from tests.conftest import run_cli
 
 DATA = Path(__file__).resolve().parents[1] / "validation" / "data" / "published-cases-modern.yaml"
-# This part's keys (issue 12 item 5); the FP8, pipeline-split and rank-order keys belong to other parts.
+# The model and parallelism keys; the FP8, pipeline-split and rank-order keys belong to other parts.
 THIS_PART = {
     "workload": ("multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim",
                  "v_head_dim", "moe_layer_freq", "mtp_num_layers", "qk_layernorm", "window_size",

@@ -1,5 +1,5 @@
 """A leaf switch with no up-links: validate names it, evaluate exits 65 with the reason, and no
-prediction is ever inf or NaN with exit 0 (issue 11, item 12)."""
+prediction is ever inf or NaN with exit 0."""
 import re
 
 import pytest

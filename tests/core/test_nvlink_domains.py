@@ -1,4 +1,4 @@
-"""Rack-scale NVLink domains (issue 12 item 2): GB200 trays of 4 GPUs sharing a 72-GPU NVLink domain."""
+"""Rack-scale NVLink domains: GB200 trays of 4 GPUs sharing a 72-GPU NVLink domain."""
 from __future__ import annotations
 
 import json

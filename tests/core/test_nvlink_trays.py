@@ -1,4 +1,4 @@
-"""NVLink switch trays as elements of a rack-scale NVLink domain (issue 12 item 2): generator, checks, engine."""
+"""NVLink switch trays as elements of a rack-scale NVLink domain: generator, checks, engine."""
 from __future__ import annotations
 
 import copy

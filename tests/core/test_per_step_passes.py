@@ -1,4 +1,4 @@
-"""Costs the step pays whatever its DP size or token count (issue 12, accuracy on the modern runs):
+"""Costs the step pays whatever its DP size or token count (for accuracy on the modern runs):
 the gradient-buffer zeroing and the FP8 weight quantization once per step, the input embedding's
 dense gradient once per micro-batch and its bucket gathered first and reduced last, the alltoall
 dispatcher's chunk sorts in every MoE layer, and the merges of context-parallel ring attention.

@@ -1,4 +1,4 @@
-"""Properties of the cost engine on random valid designs (hypothesis; issue 11).
+"""Properties of the cost engine on random valid designs (hypothesis).
 
 Two wrong directions were found on random designs and are impossible now:
 - a slowed server or GPU made a zero-bubble (ZB-H1 / DualPipe) step faster: the schedule chose
@@ -125,6 +125,7 @@ def wiring(doc) -> dict:
     return {"nics": nic_leaf, "tiers": sorted(tiers.values())}
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(designs())
 def test_more_oversubscription_on_the_same_wiring_is_never_faster(design):
@@ -134,6 +135,7 @@ def test_more_oversubscription_on_the_same_wiring_is_never_faster(design):
     assert step(four) >= step(two) * (1 - 1e-12)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(designs(), st.sampled_from([1.5, 2.0, 4.0]))
 def test_slower_up_links_are_never_faster(design, factor):
@@ -147,6 +149,7 @@ def test_slower_up_links_are_never_faster(design, factor):
     assert step(doc) >= before * (1 - 1e-12)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(designs(), st.integers(0, 63), st.sampled_from([1.01, 1.1, 1.5, 2.0]), st.booleans())
 def test_a_slowed_server_or_gpu_never_makes_the_step_faster(design, which, factor, whole_server):

@@ -1,4 +1,5 @@
 """The PDF writer and the design-review report (`designer report`)."""
+import io
 import json
 import re
 import shutil
@@ -7,37 +8,33 @@ import subprocess
 import pytest
 
 from designer import __version__
-from designer.core.export.pdf import (
-    PdfDocument, encode_text, page_count, text_items, text_lines, text_width, xref_offsets,
-)
+from designer.core.export.pdf import PdfDocument, encode_text, text_width
 from designer.core.export.report import TEXT_BOX, render_report
 from tests.conftest import EXAMPLES, run_cli
+from tests.pdf_text import page_count, text_items, text_lines
 
 H100 = EXAMPLES / "h100-64gpu-infiniband.yaml"
 A100 = EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"
 
 
 def check_structure(data: bytes) -> int:
-    """Header, trailer, every xref offset at its object; the page count."""
+    """A PDF 1.4 file that a strict reader (pypdf) opens whole; its page count."""
+    from pypdf import PdfReader
+
     assert data.startswith(b"%PDF-1.4\n")
     assert data.rstrip().endswith(b"%%EOF")
-    offsets = xref_offsets(data)
-    assert offsets, "empty xref"
-    for number, at in offsets.items():
-        assert data[at:].startswith(f"{number} 0 obj".encode()), number
-    start = int(data[data.rindex(b"startxref") + 9:].split()[0])
-    assert data[start:start + 4] == b"xref"
-    size = int(re.search(rb"/Size (\d+)", data[data.rindex(b"trailer"):]).group(1))
-    assert size == len(offsets) + 1
-    pages = page_count(data)
-    assert len(re.findall(rb"/Type /Page\b(?!s)", data)) == pages
-    return pages
+    reader = PdfReader(io.BytesIO(data), strict=True)
+    for page in reader.pages:
+        page.extract_text()  # every content stream parses
+    return len(reader.pages)
 
 
 # ---- the writer -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("compress", [True, False])
 def test_writer_round_trip(compress):
+    from pypdf import PdfReader
+
     pdf = PdfDocument(title="Test (1)", compress=compress)
     pdf.add_page()
     pdf.text(50, 800, r"a (b) c \ d", size=12)
@@ -53,16 +50,38 @@ def test_writer_round_trip(compress):
     assert text_lines(data) == [r"a (b) c \ d", "µs × 3 – ok", "日本 <= 5", "second page"]  # the fallback font
     items = text_items(data)
     assert [i.page for i in items] == [0, 0, 0, 1]
-    assert items[1].font == "Helvetica-Bold" and items[0].size == 12
-    assert b"/Producer (designer " + __version__.encode() + b")" in data
-    assert b"/Title (Test \\(1\\))" in data
-    assert re.search(rb"/CreationDate \(D:\d{14}(Z|[+-]\d\d'\d\d')\)", data)
+    assert items[1].font == "Helvetica-Bold" and items[0].size == 12 and items[2].font == "WenQuanYiMicroHei"
+    info = PdfReader(io.BytesIO(data)).metadata
+    assert info.title == "Test (1)" and info.producer == f"designer {__version__}"
+    assert re.fullmatch(r"D:\d{14}(Z|[+-]\d\d'\d\d')", info["/CreationDate"])
 
 
 def test_text_width_uses_helvetica_metrics():
     assert text_width("Hello", 10) == pytest.approx(22.78)  # 722 + 556 + 222 + 222 + 556
     assert text_width("Hello", 10, "Helvetica-Bold") == pytest.approx(24.45)  # 722 + 556 + 278 + 278 + 611
     assert encode_text("a\u2192b\x01") == b"a->b?"
+
+
+def test_a_picture_is_placed_where_asked_and_anything_else_is_refused():
+    from pypdf import PdfReader
+
+    png = _png(40, 20)
+    pdf = PdfDocument()
+    pdf.image(png, 100, 500, 200, 100)
+    reader = PdfReader(io.BytesIO(pdf.to_bytes()))
+    [image] = reader.pages[0].images
+    assert image.image.size == (40, 20)
+    with pytest.raises(ValueError, match="not a PNG"):
+        pdf.image(b"GIF89a....", 0, 0, 10, 10)
+
+
+def _png(w: int, h: int) -> bytes:
+    """A plain PNG of w x h pixels (pillow: a dependency of reportlab)."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (w, h), (40, 120, 200)).save(out, "PNG")
+    return out.getvalue()
 
 
 def test_save_is_atomic_and_leaves_no_temporary(tmp_path):
@@ -142,9 +161,11 @@ def test_large_design_stays_inside_the_margins(tmp_path):
     from designer.core.engine.evaluate import Engine
     from designer.core.io import load_document
 
+    from designer.ui.report_pictures import render_report_pictures
+
     doc = load_document(A100)
     result = Engine().evaluate(doc)
-    pdf = render_report(doc, result, str(A100))
+    pdf = render_report(doc, result, str(A100), pictures=render_report_pictures(doc, result, doc.metadata.name))
     assert len(pdf.pages) == pages
     for page in pdf.pages:
         assert page.texts
@@ -166,6 +187,42 @@ def test_overrides_and_warnings_reach_the_report(tmp_path):
     assert "no FP8 tensor cores" in text
     assert re.search(r"nvlink_efficiency 0\.7 0\.82 this design", text)
     assert "workload.precision=fp8" in text
+
+
+def _pictures(data: bytes) -> list:
+    from pypdf import PdfReader
+
+    return [image for page in PdfReader(io.BytesIO(data)).pages for image in page.images]
+
+
+def test_the_report_shows_the_canvas_the_logical_view_and_the_gantt(tmp_path):
+    out = tmp_path / "review.pdf"
+    code, _, err = run_cli("report", H100, "-o", out)
+    assert code == 0, err
+    data = out.read_bytes()
+    pictures = _pictures(data)
+    assert len(pictures) == 3 and all(p.image.width > 200 for p in pictures)
+    text = "\n".join(text_lines(data))
+    for title in ("Racks and cables", "Logical fabric", "Timeline of one step"):
+        assert title in text, title
+    # each picture in its section: the canvas and the logical view under Cluster, the Gantt under the breakdown
+    assert text.index("2  Cluster") < text.index("Racks and cables") < text.index("3  Job")
+    assert text.index("Step-time breakdown") < text.index("Timeline of one step") < text.index("Memory per GPU")
+
+
+def test_without_the_apps_drawing_code_the_report_says_so_and_is_written(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "designer.ui.report_pictures", None)  # as if Qt were not installed
+    out = tmp_path / "review.pdf"
+    code, _, err = run_cli("report", H100, "-o", out)
+    assert code == 0, err
+    assert "warning: the report has no pictures" in err
+    data = out.read_bytes()
+    assert _pictures(data) == []
+    text = " ".join(text_lines(data))
+    assert "Picture of the canvas, logical fabric view not included" in text
+    assert "Picture of the timeline not included" in text
 
 
 def test_bad_input_exits_65(tmp_path):
@@ -194,6 +251,7 @@ def test_pdftoppm_renders_page_one(tmp_path):
     assert len(pngs) == 1 and pngs[0].read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.slow
 def test_long_text_wraps_and_flows_over_pages():
     from designer.core.engine.evaluate import Engine
     from designer.core.export.report import BOTTOM

@@ -1,5 +1,5 @@
 """Saving is the round trip's other half: whatever valid design Designer saves, it loads again
-equal, bit for bit in every number (issue 11, item 12). Property-based, with hypothesis."""
+equal, bit for bit in every number. Property-based, with hypothesis."""
 import dataclasses
 import math
 import struct
@@ -82,6 +82,7 @@ def exact(value):
     raise TypeError(type(value))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(designs())
 def test_saved_designs_reload_bit_for_bit(tmp_path_factory, doc):

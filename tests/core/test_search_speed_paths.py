@@ -1,4 +1,4 @@
-"""The plan search's fast paths give the answers of the plain ones, float for float (issue 13:
+"""The plan search's fast paths give the answers of the plain ones, float for float (
 a search of at least 500 plans per CPU-second at 1,024 GPUs).
 
 - the breakdown adds up the critical stage's ops on arrays: the same running sums as adding

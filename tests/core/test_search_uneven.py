@@ -1,4 +1,4 @@
-"""Issue 12: the plan search and the Advisor propose Megatron's uneven pipeline splits, and
+"""The plan search and the Advisor propose Megatron's uneven pipeline splits, and
 the Advisor offers the largest NVLink domain the accelerator allows."""
 import json
 
@@ -62,7 +62,7 @@ def test_search_finds_and_ranks_uneven_plans_for_126_layers_on_pp16():
     doc = h100_64(*LAYERS_126)
     opts = SpaceOptions(tp=[1, 2, 4], pp=[16], cp=[1], micro_batch=[1, 2])
     result = search(doc, top=5, workers=1, opts=opts)
-    assert result.top, result.verdict  # before issue 12: PP 16 was "impossible", nothing to rank
+    assert result.top, result.verdict  # without uneven splits PP 16 was "impossible", nothing to rank
     assert result.top == sorted(result.top, key=lambda r: r["step_time_s"])
     assert all(r["point"].pp == 16 and not r["point"].split.even for r in result.top)
     assert result.bound_violations == 0 and result.failed == 0
@@ -110,6 +110,7 @@ def test_every_uneven_plan_of_the_space_passes_the_checks_and_evaluates():
     assert result.bound_violations == 0 and result.cut_by_bound > 0
 
 
+@pytest.mark.slow
 def test_search_cli_shows_the_split_keys_and_they_reproduce_the_plan():
     path = EXAMPLES / "h100-64gpu-infiniband.yaml"
     sets = [a for s in LAYERS_126 for a in ("--set", s)]
@@ -197,6 +198,7 @@ def test_advisor_cli_lists_the_domain_choice(tmp_path):
     assert ids["nvlink-domain-72"]["speedup"] > 0
 
 
+@pytest.mark.slow
 def test_search_cli_takes_the_domain_size_as_a_dimension(tmp_path):
     path = tmp_path / "gb200.yaml"
     code, out, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "36", "--gpu", "GB200",

@@ -1,5 +1,5 @@
 """A snapshot (what a worker thread reads) never sees a later edit, and costs the window's thread
-only its lists: its index is made when the worker first reads it (issue 13, copy-on-write)."""
+only its lists: its index is made when the worker first reads it (copy-on-write)."""
 from __future__ import annotations
 
 import gc

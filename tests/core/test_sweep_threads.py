@@ -2,7 +2,7 @@
 
 The threads of one Dask worker run tasks at the same time; costing a plan rewrites the
 document's job, so a document shared between threads gave one plan another's step time
-(issue 11, item 9). A tiny switch interval forces thread switches inside every evaluation.
+(a search on a thread pool answers as a serial one). A tiny switch interval forces thread switches inside every evaluation.
 """
 import json
 import random
@@ -39,6 +39,7 @@ def forced_thread_switches():
     sys.setswitchinterval(old)
 
 
+@pytest.mark.slow
 def test_every_plan_on_a_four_thread_worker_matches_a_serial_evaluation(forced_thread_switches):
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     text = dumps_document(doc)
@@ -62,6 +63,7 @@ def test_every_plan_on_a_four_thread_worker_matches_a_serial_evaluation(forced_t
             runner.close()
 
 
+@pytest.mark.slow
 def test_search_on_workers_with_several_threads_warns_and_agrees_with_local(tmp_path):
     doc = generate_fat_tree(nodes=2, gpu="H100")
     apply_overrides(doc, ["workload.preset=llama3-8b", "workload.global_batch_size=64", "workload.micro_batch_size=1"])

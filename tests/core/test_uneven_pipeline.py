@@ -1,4 +1,4 @@
-"""Megatron-LM's uneven pipeline splits (issue 12 item 4): the pure split function."""
+"""Megatron-LM's uneven pipeline splits: the pure split function."""
 
 import pytest
 

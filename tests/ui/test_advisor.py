@@ -258,6 +258,7 @@ def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
     assert not panel.worker._thread.is_alive()
 
 
+@pytest.mark.slow
 def test_stale_while_hidden_or_manual(window, qtbot):
     from PySide6.QtCore import Qt
 
@@ -360,6 +361,7 @@ def test_search_fills_the_best_plans(window, qtbot):
     assert panel.tabs.tabText(1) == f"Best plans ({len(rows)})"
 
 
+@pytest.mark.slow
 def test_apply_best_plan_is_one_undo_step(window, qtbot):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QToolButton
@@ -395,6 +397,7 @@ def test_apply_best_plan_is_one_undo_step(window, qtbot):
     assert panel.search_stale
 
 
+@pytest.mark.slow
 def test_edit_during_a_search_drops_it(window, qtbot):
     from designer.ui import commands
 
@@ -420,6 +423,7 @@ def test_edit_during_a_search_drops_it(window, qtbot):
     assert shown == [panel.revision] and panel.search_revision == panel.revision
 
 
+@pytest.mark.slow
 def test_a_stale_result_is_dropped_and_a_newer_search_wins(window, qtbot):
     panel = raise_advisor(window, qtbot)
     panel.search_options = small_space()
@@ -464,6 +468,7 @@ def test_stop_search(window, qtbot):
     assert panel.search_result is None
 
 
+@pytest.mark.slow
 def test_close_while_searching(qtbot, tmp_path, monkeypatch):
     import time
 

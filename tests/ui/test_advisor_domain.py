@@ -1,4 +1,4 @@
-"""Issue 12: the Advisor's "NVL72 instead of 4-GPU servers" applied from the table as one undo
+"""The Advisor's "NVL72 instead of 4-GPU servers" applied from the table as one undo
 step, saved and reopened with its NVLink domains."""
 import pytest
 

@@ -100,6 +100,7 @@ def test_selecting_a_row_selects_its_elements_on_the_canvas(window, qtbot):
     assert set(window.scene.selected_ids()) & {link.id, link.a.split(":")[0], link.b.split(":")[0]}
 
 
+@pytest.mark.slow
 def test_cancel_stops_the_ranking(window, qtbot):
     panel = raise_advisor(window, qtbot)
     part = panel.failures_part
@@ -137,6 +138,7 @@ def test_an_edit_marks_the_ranking_stale_and_stops_a_running_one(window, qtbot):
     assert part.groups == shown and "design changed" in part.page.summary.text()
 
 
+@pytest.mark.slow
 def test_job_moves_are_listed_with_the_analysis(window, qtbot):
     panel = raise_advisor(window, qtbot)  # shown: analysed automatically (Auto)
     part = panel.failures_part

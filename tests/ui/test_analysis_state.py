@@ -1,5 +1,7 @@
 """The Advisor's analyses as small parts: one AnalysisState per analysis decides what a late answer
 means (analysis_state.py), and the texts the CLI prints too come from one place (core/analysis/texts.py)."""
+import pytest
+
 from designer.ui.panels.analysis_state import AnalysisState, Answer
 from tests.ui.test_advisor import raise_advisor, searched, small_space, window  # noqa: F401  (the fixture)
 
@@ -72,6 +74,7 @@ def test_the_best_plans_counts_are_the_cli_words(window, qtbot):
     assert search_counts_text(result) == line + f" on {result.runner}"  # what `designer search` prints
 
 
+@pytest.mark.slow
 def test_cli_search_prints_the_shared_counts_line():
     from designer.core.analysis.texts import search_counts_text
     from tests.conftest import EXAMPLES, run_cli

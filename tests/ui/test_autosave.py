@@ -145,7 +145,7 @@ def test_timer_reports_write_errors(qtbot, tmp_path):
         saver.stop()
 
 
-# ---- the window's work is never lost or stranded (issue 11, item 12) ----
+# ---- the window's work is never lost or stranded ----
 
 @pytest.fixture
 def app_window(qtbot, tmp_path, recovery, monkeypatch):

@@ -1,4 +1,4 @@
-"""File > Calibrate from nccl-tests...: pick logs, see the fit, Apply is one undo step (issue 16, item 2)."""
+"""File > Calibrate from nccl-tests...: pick logs, see the fit, Apply is one undo step."""
 import pytest
 
 from designer.core.generate import generate_fat_tree

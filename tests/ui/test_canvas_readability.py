@@ -1,5 +1,5 @@
 """The canvas reads at every zoom: names never under ports or other names, cables on their ports,
-cable labels only where they fit, link heat off until asked for, with a legend (issue 14, item 2)."""
+cable labels only where they fit, link heat off until asked for, with a legend."""
 import numpy as np
 import pytest
 from PySide6.QtCore import QRectF, QSettings

@@ -1,4 +1,4 @@
-"""File > Compare With...: the open design beside another file, in a dialog (issue 16, item 5)."""
+"""File > Compare With...: the open design beside another file, in a dialog."""
 import pytest
 
 from tests.test_compare import write_spine_designs

@@ -129,3 +129,30 @@ def test_replaces_an_existing_file(scene, tmp_path):
     export_scene(scene, out)
     assert out.read_text(encoding="utf-8").startswith("<?xml")
     assert [p.name for p in tmp_path.iterdir()] == ["fabric.svg"]
+
+
+# ---- File > Report (PDF): the report holds the window's pictures ----------------------------------
+
+def test_file_report_holds_the_canvas_the_logical_view_and_the_gantt(empty_window, tmp_path, monkeypatch):
+    import io
+
+    from pypdf import PdfReader
+    from PySide6.QtWidgets import QFileDialog
+
+    from tests.conftest import EXAMPLES
+    from tests.pdf_text import text_lines
+
+    window = empty_window
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    assert window.settle() and window.result is not None
+    target = tmp_path / "review.pdf"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    window.act_report.trigger()
+    data = target.read_bytes()
+    pictures = [image for page in PdfReader(io.BytesIO(data)).pages for image in page.images]
+    assert len(pictures) == 3
+    assert all(p.image.width > 200 and p.image.height > 100 for p in pictures)
+    text = "\n".join(text_lines(data))
+    for title in ("Racks and cables", "Logical fabric", "Timeline of one step"):
+        assert title in text, title
+    assert "not included" not in text

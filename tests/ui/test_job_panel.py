@@ -1,5 +1,9 @@
 """The job panel checks as one types, and a valid change is one undoable step."""
 
+from pathlib import Path
+
+import pytest
+
 from tests.conftest import EXAMPLES
 from tests.ui.test_editor import window  # noqa: F401  (the fixture)
 
@@ -63,6 +67,7 @@ def test_preset_fills_the_placeholders(window):
     assert panel.editors["workload.num_layers"].placeholderText() == "80"
 
 
+@pytest.mark.slow
 def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
     """Event-loop delay measured while the engine is busy for 3 s: it must stay below a frame or two."""
     import gc
@@ -141,7 +146,7 @@ def test_timeline_exports_as_a_perfetto_trace(window, tmp_path):
     window.open_file(str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
     assert window.settle() and window.result is not None
     path = window.export_trace(str(tmp_path / "t.json"))
-    data = json.loads(open(path).read())
+    data = json.loads(Path(path).read_text())
     assert any(e["ph"] == "X" and e["cat"] == "wait" for e in data["traceEvents"])
     assert {e["args"]["name"] for e in data["traceEvents"] if e.get("name") == "process_name"} <= {
         n.id for n in window.qdoc.doc.nodes}
@@ -155,14 +160,14 @@ def test_every_export_of_the_analysis_parses(window, tmp_path):
     assert window.settle() and window.result is not None
     for which in ("breakdown", "timeline"):
         png = window.export_panel(which, str(tmp_path / f"{which}.png"))
-        assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        assert Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         svg = window.export_panel(which, str(tmp_path / f"{which}.svg"))
         assert ET.parse(svg).getroot().tag.endswith("svg")
-        rows = list(csv.reader(open(window.export_panel(which, str(tmp_path / f"{which}.csv")))))
+        rows = list(csv.reader(Path(window.export_panel(which, str(tmp_path / f"{which}.csv"))).read_text().splitlines()))
         assert len(rows) > 2
     pdf = window.export_report(str(tmp_path / "report.pdf"))
-    assert open(pdf, "rb").read(5) == b"%PDF-"
+    assert Path(pdf).read_bytes()[:5] == b"%PDF-"
     # the report's numbers are the evaluation's (the headless report test compares them with evaluate --json)
-    from designer.core.export.pdf import text_lines
-    text = "\n".join(text_lines(open(pdf, "rb").read()))
+    from tests.pdf_text import text_lines
+    text = "\n".join(text_lines(Path(pdf).read_bytes()))
     assert f"{window.result.step_time_s:.3f}" in text

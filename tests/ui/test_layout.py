@@ -73,6 +73,7 @@ def rows_shown(table) -> int:
                and header.sectionViewportPosition(row) + header.sectionSize(row) <= table.viewport().height())
 
 
+@pytest.mark.slow
 def test_the_advisor_table_shows_its_rows_at_1600x1000(qtbot, tmp_path, monkeypatch):
     w = open_window(qtbot, tmp_path, monkeypatch, A100)
     assert w.settle()

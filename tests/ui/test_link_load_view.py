@@ -1,6 +1,6 @@
 """The canvas heat tooltip and the Inspector answer a link's load in the engine's numbers: the
 class of symmetric links it belongs to, its busy share of the step and of its phase, and that a
-DP-bound design's rails are the bottleneck of the DP phase (issue 14 item 3)."""
+DP-bound design's rails are the bottleneck of the DP phase."""
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtGui import QHelpEvent

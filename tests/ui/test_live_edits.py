@@ -1,4 +1,4 @@
-"""Live at any size (issue 13): an edit's work is proportional to the edit, yet its result is the
+"""Live at any size: an edit's work is proportional to the edit, yet its result is the
 full re-evaluation's; the panels never show a mix of revisions; generate runs under a progress bar
 with a working Cancel; the undo history is bounded. Driven as a user does: typing into the
 Inspector and the Job panel, Tools > Generate, the progress dialog's Cancel button, Edit > Undo."""
@@ -185,6 +185,7 @@ def test_generate_and_its_undo_share_the_designs_not_copy_them(empty_window, mon
     assert all(a is b for a, b in zip(doc.nodes, generated))
 
 
+@pytest.mark.slow
 def test_the_undo_history_is_bounded(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
 
@@ -263,6 +264,7 @@ def test_a_tp_edit_in_the_job_panel_changes_tp_only(empty_window):
     assert window.result is not None and not any(p.severity == "error" for p in window.problems)
 
 
+@pytest.mark.slow
 def test_a_new_speed_typed_for_one_cable_is_that_cables_alone_after_save_and_reopen(empty_window, tmp_path,
                                                                                      monkeypatch):
     """The loader shares one object among equal speeds and kinds (2,048 links, one 200.0): a speed

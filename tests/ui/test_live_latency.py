@@ -1,4 +1,4 @@
-"""An edit's step time reaches the screen without the work of the panels that follow it (issue 13):
+"""An edit's step time reaches the screen without the work of the panels that follow it:
 the Timeline's events are built off the UI thread and only while the Timeline can be seen; the
 Breakdown moves its bars for a result of the same categories instead of drawing them anew; the
 Timeline's "updating" note moves nothing; bars thinner than a pixel are drawn one per pixel cell."""

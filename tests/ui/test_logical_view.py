@@ -1,6 +1,7 @@
 """View > Logical Fabric View: a second live view of the document beside the rack canvas. It
 mirrors every edit (add, delete, undo), shares the canvas's selection (and so the Inspector's),
 and a delete made in it is the canvas's own undo step."""
+import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
@@ -138,6 +139,7 @@ def test_edits_while_closed_show_when_it_opens(empty_window, qtbot, tmp_path):
     assert "leaf1" not in _labels(view)
 
 
+@pytest.mark.slow
 def test_a_large_fabric_opens_aggregated_by_pod(empty_window, qtbot, tmp_path):
     window = empty_window
     view = _open(window, tmp_path, servers=2048)

@@ -1,4 +1,4 @@
-""""Copy as Megatron arguments" on the plan-search table and the Advisor's changes (issue 16 item 3):
+""""Copy as Megatron arguments" on the plan-search table and the Advisor's changes:
 right-click a row, the action puts that plan's Megatron-LM line on the clipboard."""
 import pytest
 

@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 
 from tests.conftest import EXAMPLES
 
@@ -38,6 +39,7 @@ def menu_actions(window):
             for path, act in walk(top.menu(), plain(top.text()))]
 
 
+@pytest.mark.slow
 def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QInputDialog, QMessageBox

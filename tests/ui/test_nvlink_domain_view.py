@@ -1,4 +1,4 @@
-"""Rack-scale NVLink domains in the GUI (issue 12 item 2): the Generate dialog's domain control, the
+"""Rack-scale NVLink domains in the GUI: the Generate dialog's domain control, the
 canvas band that shows which GPUs share NVLink, and NVLink switch trays as selectable elements."""
 from __future__ import annotations
 

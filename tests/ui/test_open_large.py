@@ -1,4 +1,4 @@
-"""Opening a very large design (issue 13): File > Open reads the file and plans the canvas off the UI
+"""Opening a very large design: File > Open reads the file and plans the canvas off the UI
 thread under a progress bar with Cancel, then makes the canvas's items in slices, the window answering
 throughout; the canvas drawn that way is the one an item-by-item build gives (cable ends on their ports,
 rack-to-rack lines, ports in use, names by zoom)."""
@@ -60,6 +60,7 @@ class _Ticks:
         return max(b - a for a, b in zip(self.times, self.times[1:]))
 
 
+@pytest.mark.slow
 def test_a_big_file_opens_off_the_window_thread_and_the_window_keeps_answering(empty_window, big_file, qtbot,
                                                                                 monkeypatch):
     window = empty_window
@@ -208,6 +209,7 @@ def test_a_big_design_replaced_by_another_is_freed(empty_window, mid_file, tmp_p
     assert second() is None
 
 
+@pytest.mark.slow
 def test_a_big_file_broken_deep_in_its_cables_is_refused_by_file_open_naming_the_line(empty_window, big_file,
                                                                                       qtbot, monkeypatch, tmp_path):
     """File > Open of a 16k-GPU file with one cable line broken far down its 36,864 (past the first

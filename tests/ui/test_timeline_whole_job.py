@@ -149,6 +149,7 @@ def _svg_text(path) -> str:
     return " ".join(t.strip() for t in ET.parse(path).getroot().itertext() if t.strip())
 
 
+@pytest.mark.slow
 def test_exports_hold_the_whole_plot_under_a_title(timeline, deep, tmp_path):
     from PySide6.QtGui import QImage
 
@@ -244,6 +245,7 @@ def test_critical_device_after_fit_all_of_many_stages_is_readable(timeline, qtbo
     assert timeline.selected_device() == 100
 
 
+@pytest.mark.slow
 def test_a_large_step_shows_its_bars_first_and_its_arrows_after(timeline, qtbot):
     from types import SimpleNamespace
 

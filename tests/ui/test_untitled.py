@@ -99,6 +99,7 @@ def test_bare_start_then_save_asks_in_documents_and_leaves_the_example(qtbot, tm
     window.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["command line", "File > Open", "Open Recent"])
 def test_an_example_opens_as_a_copy_however_it_is_opened(qtbot, tmp_path, dialogs, how):
     example = EXAMPLES / "h100-roce-2to1-ethernet.yaml"
@@ -128,6 +129,7 @@ def test_an_example_opens_as_a_copy_however_it_is_opened(qtbot, tmp_path, dialog
     window.close()
 
 
+@pytest.mark.slow
 def test_generate_then_save_asks_and_keeps_the_replaced_design(qtbot, tmp_path, dialogs, monkeypatch):
     from PySide6.QtWidgets import QDialog
 

@@ -17,8 +17,8 @@ def load_cases(path: Path = CASES_FILE) -> dict:
         return yaml.safe_load(fh)
 
 
-# Case fields that describe the run but are not inputs (the issue that added the modern file says
-# which); `nvlink_domain_gpus_used`, where given, is the domain the cluster is generated with.
+# Case fields that describe the run but are not inputs of `designer generate` or `--set`;
+# `nvlink_domain_gpus_used`, where given, is the domain the cluster is generated with.
 NOT_INPUTS = {"model_name", "attention_sinks", "derived_layer_split", "nvlink_domains", "nic_model", "scale_up"}
 
 

@@ -1,6 +1,6 @@
 """Every published case of tests/validation/data/published-cases.yaml through the public CLI.
 
-Targets (the engine issue): median absolute step-time error <= 5%, every case within 15%;
+Targets: median absolute step-time error <= 5%, every case within 15%;
 the DGX H100 all_reduce curve within 15% median (busbw from 1 MB, time below).
 One calibration per accelerator and fabric kind lives in the catalog; nothing per case.
 """
@@ -73,6 +73,7 @@ def test_nccl_dgx_h100_ring(tmp_path):
         assert abs(rows[m["size_bytes"]]["busbw"] / m["busbw"] - 1) <= 0.05
 
 
+@pytest.mark.slow
 def test_search_finds_a_plan_at_least_as_fast_as_each_published_one(tmp_path):
     """The plan search (issue: advisor) on every published case: the best plan it finds is at
     least as fast as the published plan, as the engine costs both, or it says why not."""

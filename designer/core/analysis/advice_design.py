@@ -1,4 +1,4 @@
-"""Two design choices the Advisor offers beside its other what-ifs (issue 12):
+"""Two design choices the Advisor offers beside its other what-ifs:
 
   * the pipeline split: Megatron's uneven splits for the plan's PP x VP (splits.py), e.g.
     "decoder_last_pipeline_num_layers=6" when the loss stage is the bottleneck;

@@ -1,4 +1,4 @@
-"""The plan search with the NVLink domain size as one more dimension (issue 12):
+"""The plan search with the NVLink domain size as one more dimension:
 `designer search FILE --nvlink-domain-gpus 4,72`.
 
 Each size is the same servers and scale-out fabric with the servers regrouped into domains of

@@ -1,5 +1,5 @@
 """The pipeline splits a plan search offers for one PP x VP: Megatron's even split where the
-layers divide, and a few of the uneven splits Megatron accepts (issue 12 item 4).
+layers divide, and a few of the uneven splits Megatron accepts.
 
 A split is a small frozen record of Megatron's own keys, so that a plan's text, its `--set`
 arguments and the engine all read the same thing. The choice is bounded: at most

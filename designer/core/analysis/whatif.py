@@ -159,7 +159,7 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
         # nobody edits), so a candidate costs a few dicts, not a copy of 16k servers
         spec = dataclasses.replace(doc.spec, workload=workload or doc.spec.workload, parallelism=new_par)
         advices.append(Advice(id_, title, category, "", Document(spec, doc.metadata), True, set=sets))
-    from .advice_design import split_candidates  # Megatron's uneven pipeline splits (issue 12)
+    from .advice_design import split_candidates  # Megatron's uneven pipeline splits
 
     return advices + split_candidates(doc, p)
 
@@ -196,7 +196,7 @@ def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
 
         add("leaves-2to1", "leaves 2:1 instead of 1:1", lambda: oversubscribed(doc, 2.0, catalog),
             "the same servers on a fabric generated at 2:1: fewer spines, cables and optics")
-    from .advice_design import domain_candidates  # "NVL72 instead of 4-GPU servers" (issue 12)
+    from .advice_design import domain_candidates  # "NVL72 instead of 4-GPU servers"
 
     return out + domain_candidates(doc, catalog)
 

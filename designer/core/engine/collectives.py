@@ -316,7 +316,7 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
 
     ECMP on Ethernet places F flows (x QPs) on U up-links at random; the busiest link carries
     about F/U + sqrt(2 (F/U) ln U) of them (balls into bins), so the set drains that much
-    slower than an ideal split (docs/research/cost-model.md section 6.3). `tier_flows`: the
+    slower than an ideal split (docs/engine-model.md, "The network"). `tier_flows`: the
     flows leaving each leaf (pod), from _tier_flows.
     """
     ethernet = ethernet_tiers(fabric)[1 if pod else 0]

@@ -6,7 +6,7 @@ table (tests/validation/data/published-cases.yaml, gemm_shape_dependence_h100): 
 max() roofline is 20% optimistic for thin GEMMs. Core attention is a flash kernel at its own
 efficiency; norms, activations and dropout are HBM-bound. TP, CP and EP communication of the
 layer is costed by the caller's `comm` function and split into exposed and hidden parts by
-Megatron's overlap rules (docs/research/cost-model.md section 7.2).
+Megatron's overlap rules (docs/engine-model.md, "Overlap").
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ rank = tp + t*(cp + c*(dp + d*pp)) for the dense layers (EP folded into DP there
 second generator (tp := expert-TP, ep, dp := expert-DP, cp := 1) for the expert layers.
 Rank r runs on the r-th accelerator of the cluster (servers in file order, then local index),
 as launchers place ranks block-wise. Groups are rows of integer matrices, so that 100k GPUs
-cost a few numpy operations (docs/research/cost-model.md section 8).
+cost a few numpy operations (docs/engine-model.md, "Rank order").
 """
 from __future__ import annotations
 

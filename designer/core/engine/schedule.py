@@ -601,7 +601,7 @@ def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -
 
 
 def ideal_bubble_s(schedule: str, p: int, m: int, v: int, f: float, b: float, w: float) -> float:
-    """The schedule's bubble with identical stages (closed form, docs/research/cost-model.md section 4.1).
+    """The schedule's bubble with identical stages (closed form, docs/engine-model.md, "Pipeline schedule").
 
     f, b, w: forward, backward and weight-gradient time of one micro-batch through a whole
     stage (all its chunks)."""

@@ -1,10 +1,13 @@
 """The design-review report: one evaluated design as a PDF (`designer report`).
 
-Sections: summary (headline numbers), cluster, job (model and plan), step-time breakdown (table
-and stacked bar), memory per GPU, bottlenecks, collectives, pipeline stages, most utilized links,
+Sections: summary (headline numbers), cluster (with pictures of the rack canvas and the logical
+fabric view), job (model and plan), step-time breakdown (table, stacked bar and the step's
+timeline), memory per GPU, bottlenecks, collectives, pipeline stages, most utilized links,
 the catalog figures of the accelerator, the calibration constants in force and the warnings.
 Numbers that the CLI's `evaluate` table also prints use the same format (step time and
-breakdown with 3 decimals, shares and MFU as percentages with 1 decimal).
+breakdown with 3 decimals, shares and MFU as percentages with 1 decimal). The pictures come from
+the caller as PNG (designer.ui.report_pictures draws them; core draws no pictures); the pages are
+written by reportlab (pdf.py).
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from ..engine.evaluate import Evaluation
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
 from ..model.elements import split_endpoint
-from .pdf import A4_HEIGHT, A4_WIDTH, PdfDocument, clean_text, text_width
+from .pdf import A4_HEIGHT, A4_WIDTH, PdfDocument, clean_text, png_size, text_width
 
 # ---- page geometry (points) ------------------------------------------------------------------
 PAGE_W, PAGE_H = A4_WIDTH, A4_HEIGHT
@@ -31,6 +34,7 @@ TOP = 786.0  # first content line on pages with the running header
 BOTTOM = 62.0  # content never goes below this
 HEADER_Y = 806.0
 FOOTER_Y = 38.0
+PICTURE_MAX_H = 360.0  # a picture takes at most about half a page
 # Every string lies inside this box (x0, y0, x1, y1): tests check it.
 TEXT_BOX = (LEFT, 28.0, RIGHT, PAGE_H - 24.0)
 
@@ -72,6 +76,32 @@ MEMORY_MEANING = {
     "temporaries": "CUDA context, NCCL buffers and GEMM workspaces",
 }
 KEY_EFFICIENCIES = ("nvlink_efficiency", "infiniband_nic_efficiency", "ethernet_nic_efficiency")
+
+
+# ---- pictures ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Figure:
+    """One picture of the report, as PNG bytes made by the caller (core draws no pictures: no Qt)."""
+
+    key: str  # "canvas", "logical" or "timeline": where the report puts it
+    title: str
+    png: bytes
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class ReportPictures:
+    """The pictures a caller could make, and why any are missing (said in the report)."""
+
+    figures: tuple[Figure, ...] = ()
+    missing: str = ""
+
+    def get(self, key: str) -> Figure | None:
+        return next((f for f in self.figures if f.key == key), None)
+
+
+NO_PICTURES = ReportPictures(missing="no pictures were rendered for this report")
 
 
 # ---- text helpers ----------------------------------------------------------------------------
@@ -390,6 +420,24 @@ class Layout:
                     base -= lead
                 y -= max(len(llines), len(vlines)) * lead + 3.0
         self.y = top - max(heights) - 8
+
+    # -- pictures --
+    def picture(self, figure: Figure, max_height: float = PICTURE_MAX_H) -> None:
+        """`figure` as wide as the text (or as tall as `max_height`), its caption under it."""
+        px_w, px_h = png_size(figure.png)
+        w = WIDTH
+        h = w * px_h / px_w
+        if h > max_height:
+            h = max_height
+            w = h * px_w / px_h
+        self.subheading(figure.title, keep=h + 20)
+        self.ensure(h + 4)
+        self.pdf.image(figure.png, LEFT + (WIDTH - w) / 2, self.y - h, w, h)
+        self.pdf.rect(LEFT + (WIDTH - w) / 2, self.y - h, w, h, stroke=RULE, line_width=0.5)
+        self.y -= h + 4
+        if figure.caption:
+            self.paragraph(figure.caption, size=7.5, color=MUTED)
+        self.gap(6)
 
     # -- charts --
     def stacked_bar(self, segments: list[tuple[str, float, object]], total: float, height: float = 22.0,
@@ -710,16 +758,19 @@ def _title_block(lay: Layout, doc: Document, result: Evaluation, source_name: st
 
 
 def build_report(doc: Document, result: Evaluation, path: str | os.PathLike, source_name: str = "",
-                 catalog: Catalog | None = None, when: _dt.datetime | None = None, comparison=None) -> int:
+                 catalog: Catalog | None = None, when: _dt.datetime | None = None, comparison=None,
+                 pictures: ReportPictures = NO_PICTURES) -> int:
     """Write the design-review PDF of `result` (an evaluation of `doc`) to `path`; the page count.
-    `comparison` (designer.core.analysis.compare.Comparison, this design as A) adds a section on both."""
-    pdf = render_report(doc, result, source_name, catalog, when, comparison=comparison)
+    `comparison` (designer.core.analysis.compare.Comparison, this design as A) adds a section on both;
+    `pictures`: the canvas, the logical view and the timeline as the caller rendered them."""
+    pdf = render_report(doc, result, source_name, catalog, when, comparison=comparison, pictures=pictures)
     pdf.save(path)
     return len(pdf.pages)
 
 
 def render_report(doc: Document, result: Evaluation, source_name: str = "", catalog: Catalog | None = None,
-                  when: _dt.datetime | None = None, comparison=None) -> PdfDocument:
+                  when: _dt.datetime | None = None, comparison=None,
+                  pictures: ReportPictures = NO_PICTURES) -> PdfDocument:
     """The report as a PdfDocument (not yet written)."""
     from ... import __version__
 
@@ -751,6 +802,7 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     lay.heading("Cluster", keep=160)
     size_rows, fabric_rows = _cluster_rows(doc, result, catalog)
     lay.kv_panels([("Size", size_rows), ("Servers and fabric", fabric_rows)])
+    _pictures(lay, pictures, ("canvas", "logical"))
 
     if len(result.jobs) > 1:  # several jobs share the fabric: each, alone and shared (docs/jobs.md)
         lay.heading("Jobs on the shared fabric", keep=120)
@@ -793,6 +845,7 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     lay.table([Column("category", 0.19), Column("seconds", 0.1, "right"), Column("share", 0.09, "right"),
                Column("hidden (s)", 0.1, "right"), Column("what it is", 0.52)], rows, swatches=swatches,
               bold_rows={len(rows) - 1})
+    _pictures(lay, pictures, ("timeline",))
 
     # 5 memory
     lay.heading("Memory per GPU", keep=170)
@@ -924,6 +977,19 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
 
     _footers(pdf, name, __version__)
     return pdf
+
+
+def _pictures(lay: Layout, pictures: ReportPictures, keys: tuple[str, ...]) -> None:
+    """The pictures of `keys` the caller made; where one is missing, a line that says why."""
+    for key in keys:
+        figure = pictures.get(key)
+        if figure is not None:
+            lay.picture(figure)
+    if not all(pictures.get(k) for k in keys):
+        names = {"canvas": "canvas", "logical": "logical fabric view", "timeline": "timeline"}
+        absent = ", ".join(names[k] for k in keys if pictures.get(k) is None)
+        lay.paragraph(f"Picture of the {absent} not included: {pictures.missing or 'not rendered'}.", size=8,
+                      color=MUTED)
 
 
 def _calibration(lay: Layout, doc: Document, result: Evaluation, acc, catalog: Catalog) -> None:

@@ -1,4 +1,4 @@
-"""Megatron-LM's split of a model's layers over pipeline stages (issue 12 item 4).
+"""Megatron-LM's split of a model's layers over pipeline stages.
 
 Not wired into plan.py or the engine yet: one pure function that says, for each
 (stage, chunk), how many decoder layers it holds and whether it holds the embedding

@@ -49,9 +49,10 @@ def export_title(panel) -> str:
             f"critical device {panel._device_name(result.critical_device)} — {rows}")
 
 
-def export_whole_timeline(panel, path: str | os.PathLike) -> Path:
-    """Write the whole timeline of `panel` (a TimelinePanel showing a result) to .png / .svg / .pdf."""
-    figure = _figure(panel, export_title(panel))
+def export_whole_timeline(panel, path: str | os.PathLike, width: int = EXPORT_WIDTH) -> Path:
+    """Write the whole timeline of `panel` (a TimelinePanel showing a result) to .png / .svg / .pdf,
+    `width` pixels wide (before the PNG's scale)."""
+    figure = _figure(panel, export_title(panel), width)
     try:
         return export_plot(figure, path)
     finally:
@@ -59,7 +60,7 @@ def export_whole_timeline(panel, path: str | os.PathLike) -> Path:
         figure.deleteLater()
 
 
-def _figure(panel, title: str) -> pg.GraphicsLayoutWidget:
+def _figure(panel, title: str, width: int = EXPORT_WIDTH) -> pg.GraphicsLayoutWidget:
     figure = pg.GraphicsLayoutWidget()
     figure.setAttribute(Qt.WA_DontShowOnScreen, True)
     figure.setBackground("w")
@@ -112,13 +113,13 @@ def _figure(panel, title: str) -> pg.GraphicsLayoutWidget:
     plot.addItem(arrows, ignoreBounds=True)
 
     rows = max(len(panel.rows), 1)
-    fit_legend(legend, EXPORT_WIDTH - 40)
-    figure.resize(EXPORT_WIDTH, 400)
+    fit_legend(legend, width - 40)
+    figure.resize(width, 400)
     figure.show()  # off-screen (WA_DontShowOnScreen): lays the items out
     QApplication.processEvents()
     header = figure.height() - vb.height()  # title, legend, axis: what is not rows
     height = min(MAX_EXPORT_HEIGHT, int(header + rows * EXPORT_ROW_PIXELS + AXIS_PIXELS * 0.25))
-    figure.resize(EXPORT_WIDTH, height)
+    figure.resize(width, height)
     QApplication.processEvents()
     vb.setRange(xRange=(x_lo, x_hi), yRange=(-0.5, rows - 0.5), padding=0)
     return figure
