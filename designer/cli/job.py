@@ -69,7 +69,7 @@ def load_job(args, plan_may_be_wrong: bool = False, progress=None, check: bool =
 
 
 def check_errors(doc) -> list[Problem]:
-    from ..core.model.check import check_document
+    from ..core.design_check import check_document
 
     return [p for p in check_document(doc) if p.severity == "error"]
 

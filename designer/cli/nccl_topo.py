@@ -20,7 +20,7 @@ def import_nccl_topo(args) -> int:
     from ..core.io import load_document, save_document
     from ..core.io.importers.nccl_topo import FIX, apply_topology, describe, parse_nccl_topo
     from ..core.io.importers.source import read_source
-    from ..core.model.check import check_document
+    from ..core.design_check import check_document
 
     topo = parse_nccl_topo(read_source(args.file, "an NCCL topology XML", FIX), args.file)
     doc = load_document(args.into)

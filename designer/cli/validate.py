@@ -14,7 +14,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..core.io import load_document
     from ..core.io.locate import locate
-    from ..core.model.check import check_document
+    from ..core.design_check import check_document
     from .progress import Progress
 
     with Progress("validate") as progress:

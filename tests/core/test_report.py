@@ -10,7 +10,8 @@ from designer import __version__
 from designer.core.export.pdf import (
     PdfDocument, encode_text, page_count, text_items, text_lines, text_width, xref_offsets,
 )
-from designer.core.export.report import TEXT_BOX, render_report
+from designer.core.export.report import render_report
+from designer.core.export.report_layout import TEXT_BOX
 from tests.conftest import EXAMPLES, run_cli
 
 H100 = EXAMPLES / "h100-64gpu-infiniband.yaml"
@@ -196,7 +197,7 @@ def test_pdftoppm_renders_page_one(tmp_path):
 
 def test_long_text_wraps_and_flows_over_pages():
     from designer.core.engine.evaluate import Engine
-    from designer.core.export.report import BOTTOM
+    from designer.core.export.report_layout import BOTTOM
     from designer.core.io import load_document
 
     doc = load_document(H100)

@@ -21,7 +21,7 @@ import re
 import zlib
 from dataclasses import dataclass, field
 
-from ..io.files import atomic_write_bytes
+from ..fs.atomic import atomic_write_bytes
 from .pdf_font import FONT_NAME, fallback_font, parse_to_unicode, subset_tag, to_unicode_cmap
 
 A4_WIDTH = 595.0
