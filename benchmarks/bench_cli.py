@@ -47,7 +47,7 @@ from designer.core.io import files
 from designer.core.io.schema import build_document
 from designer.core.io import yaml_source
 from designer.core.model.document import Document
-from designer.core.model.check import check_document
+from designer.core.design_check import check_document
 from designer.core.engine.evaluate import Engine
 from designer.core.analysis.link_load import classes_json
 t1 = time.perf_counter()

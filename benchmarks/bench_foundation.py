@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from designer.core.generate import generate_fat_tree  # noqa: E402
 from designer.core.io import load_document, save_document  # noqa: E402
-from designer.core.model import check_document  # noqa: E402
+from designer.core.design_check import check_document  # noqa: E402
 
 CASES = [
     ("16,384 GPUs", dict(nodes=2048, gpu="H100", switch_radix=64)),

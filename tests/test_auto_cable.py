@@ -12,7 +12,7 @@ from designer.core.engine.fabric import build_fabric
 from designer.core.io import load_document, loads_document, save_document
 from designer.core.model import default_catalog
 from designer.core.model.auto_cable import CablingRefused, plan_connection
-from designer.core.model.check import check_document
+from designer.core.design_check import check_document
 from designer.core.model.elements import Link, Switch, split_endpoint
 from tests.conftest import SMALL, run_cli
 

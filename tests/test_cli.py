@@ -214,7 +214,7 @@ def test_output_in_a_missing_folder_names_the_folder(tmp_path, small_text, comma
 def test_output_on_a_full_disk_says_so(tmp_path, small_text, command, monkeypatch):
     import errno
 
-    from designer.core.io import files
+    from designer.core.fs import atomic as files
 
     def disk_full(fh, data):  # the disk fills up in the middle of the write
         fh.write(data[: len(data) // 2])

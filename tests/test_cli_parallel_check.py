@@ -1,4 +1,4 @@
-"""`designer evaluate` as a program: the check beside the evaluation (designer/cli_parallel_check.py),
+"""`designer evaluate` as a program: the check beside the evaluation (designer/cli/parallel_check.py),
 and one BLAS thread. Each runs the command the way a user does, in a fresh process; the fork is
 forced for the small examples (a large design or a free core decide it otherwise)."""
 from __future__ import annotations
@@ -17,13 +17,13 @@ EXAMPLE = EXAMPLES / "h100-64gpu-infiniband.yaml"
 # or refused (FORK=0).
 PROGRAM = """
 import os, sys
-import designer.cli as cli, designer.cli_parallel_check as parallel
-checked = cli._check_errors
+import designer.cli as cli, designer.cli.job as job, designer.cli.parallel_check as parallel
+checked = job.check_errors
 def recording(doc):
     with open(os.environ["CHECK_PIDS"], "a") as fh:
         fh.write(f"{os.getpid()}\\n")
     return checked(doc)
-cli._check_errors = recording
+job.check_errors = recording
 parallel.forks = lambda doc: os.environ["FORK"] == "1"
 with open(os.environ["CHECK_PIDS"], "a") as fh:
     fh.write(f"main {os.getpid()}\\n")
@@ -99,7 +99,7 @@ def test_the_evaluation_of_a_refused_design_is_cut_short(tmp_path):
     """The child's errors interrupt an evaluation that would run on (here: 60 s of spinning)."""
     bad = tmp_path / "dangling.yaml"
     bad.write_text(EXAMPLE.read_text().replace('"b": "leaf0:p0"', '"b": "nowhere:p0"', 1))
-    program = ("import sys, time\nimport designer.cli_parallel_check as parallel\n"
+    program = ("import sys, time\nimport designer.cli.parallel_check as parallel\n"
                "parallel.forks = lambda doc: True\nimport designer.core.engine.evaluate as ev\n"
                "def spin(self, doc):\n    end = time.time() + 60\n    while time.time() < end:\n        sum(range(100))\n"
                "ev.Engine.evaluate = spin\nfrom designer.cli import main\nsys.exit(main())\n")

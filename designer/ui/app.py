@@ -207,7 +207,7 @@ def offer_recovery(window) -> bool:
 
     from PySide6.QtWidgets import QMessageBox
 
-    from ..core.io.pids import pid_alive
+    from ..core.fs.pids import pid_alive
     from .autosave import pending_recoveries, remove_recovery
 
     def alive(pid):

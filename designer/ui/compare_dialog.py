@@ -44,7 +44,7 @@ class CompareWorker(QObject):
     def _run(self, doc_a, result_a, label_a, path_b) -> None:
         try:
             from ..cli import evaluate_file  # B exactly as `designer evaluate B` evaluates it
-            from ..cli_compare import evaluate_named
+            from ..cli.compare import evaluate_named
             from ..core.analysis.compare import column_labels, compare_designs
 
             doc_b, result_b = evaluate_named(path_b, evaluate_file)

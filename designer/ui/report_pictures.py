@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..core.export.report import Figure, ReportPictures
+from ..core.export.report_layout import Figure, ReportPictures
 
 CANVAS_PX = 2000  # the canvas picture's longer side, pixels (the report scales it to the page)
 LOGICAL_SIZE = (1600, 900)  # the logical view's window, pixels

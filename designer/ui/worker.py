@@ -116,7 +116,7 @@ class EvaluationWorker(QObject):
 
     def _run(self) -> None:
         from ..core.engine.evaluate import WINDOW_GROUP_BUDGET, Engine
-        from ..core.model.check_incremental import DesignChecker
+        from ..core.design_check import DesignChecker
 
         engine = Engine(group_budget=WINDOW_GROUP_BUDGET)  # a few plans' groups: memory stays bounded
         self.engine = engine

@@ -3,7 +3,8 @@ import dataclasses
 
 import pytest
 
-from designer.core.model import Link, Node, Switch, check_document
+from designer.core.design_check import check_document
+from designer.core.model import Link, Node, Switch
 from designer.core.model.job import Parallelism, Workload
 
 

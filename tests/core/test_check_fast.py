@@ -10,7 +10,7 @@ import pytest
 
 from designer.core.io import load_document, loads_document
 from designer.core.model import check_links_fast
-from designer.core.model.check import check_document
+from designer.core.design_check import check_document
 from tests.conftest import EXAMPLES, SMALL
 
 

@@ -1,11 +1,11 @@
-"""The live window's checker (check_incremental.DesignChecker) always returns check_document's list,
+"""The live window's checker (design_check.DesignChecker) always returns check_document's list,
 in its order, while redoing only the parts an edit can change."""
 import dataclasses
 import math
 
 from designer.core.io import load_document
-from designer.core.model import check_document
-from designer.core.model.check_incremental import DesignChecker
+from designer.core.design_check import check_document
+from designer.core.design_check import DesignChecker
 from tests.conftest import EXAMPLES
 
 

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from designer.core.io import files, load_document, save_document, loads_document, dumps_document
+from designer.core.io import load_document, save_document, loads_document, dumps_document
 from designer.core.problems import DesignerError
 from tests.conftest import run_cli
 
@@ -139,7 +139,9 @@ def test_atomic_save_keeps_old_file_when_write_fails(small_doc, tmp_path, monkey
         fh.write(data[: len(data) // 2])
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(files, "_write_all", failing_write)
+    from designer.core.fs import atomic
+
+    monkeypatch.setattr(atomic, "_write_all", failing_write)
     with pytest.raises(OSError):
         save_document(small_doc, p)
     assert p.read_bytes() == before
@@ -159,7 +161,7 @@ def test_a_save_killed_midway_leaves_no_temporary_behind_after_the_next_save(sma
     target = tmp_path / "design.yaml"
     killed = subprocess.run([sys.executable, "-c", (
         "import os, signal, sys\n"
-        "from designer.core.io import files\n"
+        "from designer.core.fs import atomic as files\n"
         "def die(fh, data):\n"
         "    fh.write(data[:4096]); fh.flush(); os.kill(os.getpid(), signal.SIGKILL)\n"
         "files._write_all = die\n"

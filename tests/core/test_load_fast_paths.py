@@ -243,7 +243,7 @@ def test_a_nic_number_past_32_bits_is_no_nic_of_the_server_and_no_crash():
     """The parse keeps 32-bit integers: a NIC written with 30 digits is past every server's NICs (no
     overflow), and the check names the link."""
     from designer.core.io.files import load_document
-    from designer.core.model.check import check_document
+    from designer.core.design_check import check_document
     from designer.core.model.endpoints import NO_SUCH_NIC
 
     ends = _parse(["n0:nic" + "0" * 20 + "9" * 10, "n0:nic" + "9" * 30], ["n0"], [])

@@ -12,7 +12,7 @@ from designer.core.engine.evaluate import Engine
 from designer.core.generate import generate_fat_tree
 from designer.core.io import load_document, save_document
 from designer.core.io.overrides import apply_overrides
-from designer.core.model.check import check_document
+from designer.core.design_check import check_document
 from designer.core.model.document import ClusterSpec, Document
 
 

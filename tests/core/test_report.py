@@ -9,7 +9,8 @@ import pytest
 
 from designer import __version__
 from designer.core.export.pdf import PdfDocument, encode_text, text_width
-from designer.core.export.report import TEXT_BOX, render_report
+from designer.core.export.report import render_report
+from designer.core.export.report_layout import TEXT_BOX
 from tests.conftest import EXAMPLES, run_cli
 from tests.pdf_text import page_count, text_items, text_lines
 
@@ -254,7 +255,7 @@ def test_pdftoppm_renders_page_one(tmp_path):
 @pytest.mark.slow
 def test_long_text_wraps_and_flows_over_pages():
     from designer.core.engine.evaluate import Engine
-    from designer.core.export.report import BOTTOM
+    from designer.core.export.report_layout import BOTTOM
     from designer.core.io import load_document
 
     doc = load_document(H100)

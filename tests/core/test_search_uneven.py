@@ -219,7 +219,7 @@ def test_search_cli_takes_the_domain_size_as_a_dimension(tmp_path):
 
 def test_domain_candidate_is_a_valid_design_generated_or_hand_drawn():
     from designer.core.analysis.advice_design import with_nvlink_domains
-    from designer.core.model.check import check_document
+    from designer.core.design_check import check_document
 
     nvl36 = generate_fat_tree(36, "GB200", gpus_per_node=4, nics_per_node=4, nvlink_domain_gpus=36)
     new = with_nvlink_domains(nvl36, 72)  # the generator's design: generated again, with NVL72 switch trays

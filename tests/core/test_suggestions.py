@@ -5,7 +5,8 @@ import re
 import pytest
 
 from designer.core.io import load_document
-from designer.core.model import check_document, check_job
+from designer.core.design_check import check_document
+from designer.core.model import check_job
 from designer.core.model.job import Parallelism, Workload
 from tests.conftest import EXAMPLES
 

@@ -213,7 +213,7 @@ def test_duplicate_a_rack_16_times(window, tmp_path):
     assert len(d.racks) == 18 and len(d.nodes) == 34 and len(d.links) == 4 * 17
     xs = sorted(r.x for r in d.racks if r.id != "net")
     assert len(set(xs)) == 17  # side by side, not on top of each other
-    from designer.core.model import check_document
+    from designer.core.design_check import check_document
     errors = [p for p in check_document(d) if p.severity == "error" and "overlap" not in p.message]
     # 17 islands (a leaf and its two servers each) and no spine: the check says each leaf needs
     # up-links, and nothing else is wrong with the copies (ids, ports, cables)

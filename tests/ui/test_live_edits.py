@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QProgressDialog, QPushButton
 
 from designer.core.engine.evaluate import Engine
-from designer.core.model import check_document
+from designer.core.design_check import check_document
 from tests.conftest import EXAMPLES
 from tests.ui.test_stale_panels import TP, type_like_a_user
 

@@ -126,7 +126,7 @@ def test_the_updating_note_does_not_resize_the_timeline(empty_window):
 
 
 def test_bars_thinner_than_a_pixel_add_up_per_pixel_cell():
-    from designer.ui.panels.timeline import FAINT_LEVELS, narrow_cells
+    from designer.ui.panels.timeline_items import FAINT_LEVELS, narrow_cells
 
     # two quarter-pixel bars in pixel 0 of one row, one in pixel 0 of another row, one in pixel 5
     x0 = np.array([0.1, 0.6, 0.2, 5.5])

@@ -6,7 +6,7 @@
     domain the accelerator's catalog entry allows (GB200: NVL72 instead of 4-GPU trays),
     never another accelerator.
 
-Both return whatif.Advice objects; whatif.advise evaluates them with the same engine.
+Both return Advice objects (advice.py); whatif.advise evaluates them with the same engine.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ..model.document import Document
 from ..model.elements import NVLINK_SWITCH, split_endpoint
 from ..model.job import Parallelism, resolve_workload
 from . import fabric_edits as fx
+from .advice import Advice
 from .splits import Split, loss_stage_extra_chunks, splits_for
 
 
@@ -24,8 +25,6 @@ def split_candidates(doc: Document, plan: dict, catalog: Catalog | None = None) 
     """Every split splits.py offers for the plan's PP x VP that differs from the plan's own; the
     even split too when the plan is uneven and the layers divide."""
     from ..engine import flops as F
-    from .whatif import Advice
-
     par = doc.spec.parallelism or Parallelism()
     pp, vp = plan["pp"], plan["vp"]
     if pp <= 1 or doc.spec.workload is None:
@@ -135,8 +134,6 @@ def _regenerated(doc: Document, domain_gpus: int, catalog: Catalog) -> Document 
 
 def domain_candidates(doc: Document, catalog: Catalog | None = None) -> list:
     """The largest NVLink domain the servers' accelerator allows, when the design uses a smaller one."""
-    from .whatif import Advice
-
     catalog = catalog or default_catalog()
     if not doc.nodes:
         return []

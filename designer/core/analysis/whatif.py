@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 
 from ..engine.evaluate import Engine, Evaluation
 from ..model.catalog import Catalog, default_catalog
@@ -17,38 +16,11 @@ from ..model.document import Document
 from ..model.job import SCHEDULES, Parallelism
 from ..problems import DesignerError
 from . import fabric_edits as fx
+from .advice import Advice
 from .attribution import attribute
 
 NO_GAIN = 0.01  # below 1% a change "buys nothing": within the engine's own error
 RANK_ORDER_CHOICES = ("tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp", "tp-pp-cp-ep-dp", "tp-cp-dp-ep-pp")
-
-
-@dataclass
-class Advice:
-    id: str
-    title: str
-    category: str  # hardware | parallelism | software | scale
-    description: str
-    document: Document | None = field(default=None, repr=False)  # the changed design
-    job_only: bool = True  # only workload/parallelism differ (the GUI applies it as a job edit)
-    step_time_s: float = 0.0
-    mfu: float = 0.0
-    tokens_per_s: float = 0.0
-    speedup: float = 0.0  # current step / new step - 1 (per GPU-second for "more nodes": see note)
-    fits_in_memory: bool = True
-    memory_gib: float = 0.0
-    note: str = ""
-    error: str = ""
-    set: list[str] = field(default_factory=list)
-    # Cost side (advice_cost.py): relative changes against the current design; None = not priced.
-    capex_change: float | None = None
-    fabric_capex_change: float | None = None
-    tokens_per_usd_change: float | None = None
-    cost_note: str = ""  # "-1.8% speed, -14% fabric cost, +3.0% tokens/$"
-
-    def as_json(self) -> dict:
-        out = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("document",)}
-        return out
 
 
 def _is_moe(doc: Document) -> bool:

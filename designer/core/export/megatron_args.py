@@ -20,18 +20,10 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..model import megatron_names
-from ..model.job import SHARDING_ZERO_STAGE, Parallelism, Workload, parse_rank_order, resolve_workload
+from ..model.megatron_names import PARALLELISM_SPECIAL, WORKLOAD_SPECIAL, flag, same_rank_order
+from ..model.job import SHARDING_ZERO_STAGE, Parallelism, Workload, resolve_workload
 from ..problems import DesignerError, Problem
 
-# Keys with no Megatron-LM flag of their own name: each is written in Megatron's form below, or
-# is left out with the reason (keys of Designer's own, and one Megatron-Bridge setting).
-WORKLOAD_SPECIAL = ("preset", "precision", "moe_layer_freq", "first_k_dense_replace", "num_query_groups",
-                    "window_size")
-PARALLELISM_SPECIAL = ("zero_stage", "pipeline_schedule", "virtual_pipeline_model_parallel_size", "rank_order",
-                       "data_parallel_size", "num_gpus", "fp8_dot_product_attention", "fp8_format",
-                       "recompute_granularity", "use_distributed_optimizer", "use_megatron_fsdp",
-                       "data_parallel_sharding_strategy", "decoder_first_pipeline_num_layers",
-                       "decoder_last_pipeline_num_layers")
 # Always stated: Megatron-LM needs them, or its default differs from Designer's (--ffn-hidden-size
 # is 8h/3 rounded with --swiglu in Megatron, 4h in Designer).
 WORKLOAD_ALWAYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "seq_length",
@@ -39,11 +31,6 @@ WORKLOAD_ALWAYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attentio
 MEGATRON_SCHEDULES = ("1f1b", "interleaved")
 FULL_RECOMPUTE_ARGS = [["--recompute-method", "uniform"], ["--recompute-num-layers", "1"]]  # every layer, as costed
 DEFAULT_FP8_FORMAT = "hybrid"  # Megatron needs one; NVIDIA's recipes use hybrid unless they say e4m3
-
-
-def flag(key: str) -> str:
-    """A job key's Megatron-LM flag: the same name with dashes."""
-    return "--" + key.replace("_", "-")
 
 
 @dataclass
@@ -103,16 +90,6 @@ def megatron_line(workload: Workload | None, parallelism: Parallelism | None, pr
     _model_args(w, p, line)
     _parallel_args(p, w, line)
     return line
-
-
-def same_rank_order(a: str | None, b: str | None, ep: int) -> bool:
-    """Two rank orders place every rank alike: equal, or equal but for where EP 1 sits."""
-    pa, pb = parse_rank_order(a or megatron_names.MEGATRON_ORDER), parse_rank_order(b or megatron_names.MEGATRON_ORDER)
-    if pa is None or pb is None:
-        return False
-    if ep == 1:
-        pa, pb = [d for d in pa if d != "ep"], [d for d in pb if d != "ep"]
-    return pa == pb
 
 
 def _model_args(w: Workload, p: Parallelism, line: MegatronLine) -> None:
@@ -307,12 +284,3 @@ def _bridge_plan(p: Parallelism) -> dict[str, str]:
 def plan_line(doc, point, presets: dict) -> MegatronLine:
     """The Megatron-LM arguments of the file's job with a searched plan (analysis/space.Point) in it."""
     return megatron_line(point.workload(doc.spec.workload), point.parallelism(doc.spec.parallelism), presets)
-
-
-def settings_line(doc, settings: list[str], presets: dict) -> MegatronLine:
-    """The arguments of the file's job after `--set` assignments (an Advisor change), on a copy."""
-    from ..io.overrides import apply_overrides
-
-    changed = doc.copy()
-    apply_overrides(changed, list(settings))
-    return megatron_line(changed.spec.workload, changed.spec.parallelism, presets)

@@ -18,7 +18,7 @@ import io
 import os
 from dataclasses import dataclass, field
 
-from ..io.files import atomic_write_bytes
+from ..fs.atomic import atomic_write_bytes
 from .pdf_font import fallback_font
 
 A4_WIDTH = 595.0

@@ -3,7 +3,7 @@ columns with the differences, and both step-time breakdowns as one plot of two b
 from __future__ import annotations
 
 from .pdf import text_width
-from .report import (
+from .report_layout import (
     CATEGORY_COLORS, INK, LEFT, MUTED, OK, RULE, WARN, WIDTH, Column, Layout, _dark, _pct, _s3, fit,
 )
 

@@ -131,7 +131,7 @@ def trace_size_problem(result: Evaluation):
 
 
 def write_trace(result: Evaluation, fabric, path: str) -> int:
-    from ..io.files import atomic_write_text
+    from ..fs.atomic import atomic_write_text
 
     data = trace_events(result, fabric.gpu_node, fabric.node_ids, fabric.gpu_local)
     atomic_write_text(path, json.dumps(data, separators=(",", ":")))

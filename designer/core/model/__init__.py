@@ -1,6 +1,5 @@
-"""The cluster document model (no Qt): elements, job, catalog, checks, graph."""
+"""The cluster document model (no Qt): elements, job, catalog, checks (design_check.py adds the calibration), graph."""
 from .catalog import Catalog, default_catalog, load_catalog
-from .check import check_document
 from .document import ClusterSpec, Document
 from .elements import Link, Metadata, Node, Rack, Switch
 from .events import Change
@@ -9,6 +8,6 @@ from .plan import ResolvedPlan, check_job
 
 __all__ = [
     "Catalog", "Change", "ClusterSpec", "Document", "Link", "Metadata", "Node", "Parallelism", "Rack",
-    "ResolvedPlan", "Switch", "Workload", "check_document", "check_job", "default_catalog", "load_catalog",
+    "ResolvedPlan", "Switch", "Workload", "check_job", "default_catalog", "load_catalog",
     "resolve_workload",
 ]

@@ -17,8 +17,9 @@ from .non_finite import non_finite_problems
 from .plan import check_plan
 
 
-def check_document(doc: Document, catalog: Catalog | None = None) -> list[Problem]:
-    """Every problem of the design, errors and warnings, in a stable order."""
+def check_model(doc: Document, catalog: Catalog | None = None) -> list[Problem]:
+    """Every problem of the document and its jobs' plans, errors and warnings, in a stable order
+    (the calibration's constants are the engine's: design_check.check_document adds them)."""
     catalog = catalog or default_catalog()
     problems: list[Problem] = []
     problems += non_finite_problems(doc)  # NaN / infinity: an API edit or a recovered design
@@ -28,7 +29,7 @@ def check_document(doc: Document, catalog: Catalog | None = None) -> list[Proble
     problems += _links(doc)
     problems += problems_after_links(doc, catalog)
     problems += check_plan(doc, catalog)
-    return problems + calibration_problems(doc, catalog, problems)
+    return problems
 
 
 def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
@@ -40,13 +41,6 @@ def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
     problems += _gpu_nic_affinity(doc)
     problems += _leaves_without_uplinks(doc)
     return problems
-
-
-def calibration_problems(doc: Document, catalog: Catalog, before: list[Problem]) -> list[Problem]:
-    from ..engine.constants import check_calibration  # engine.constants reads model.spec: import late
-
-    reported = {p.path for p in before}  # a NaN in the calibration is already named above
-    return [p for p in check_calibration(doc.spec.calibration, catalog) if p.path not in reported]
 
 
 def _p(message, path, element=None, fix=None, severity="error") -> Problem:

@@ -1,10 +1,10 @@
-"""check_document redone only where an edit can change it (the live window checks on every edit).
+"""check_model redone only where an edit can change it (the live window checks on every edit).
 
 A full check of a 16,384-GPU design takes ~300 ms, most of it the links' ports; an edit of one
 link's speed or of the job changes a few of its problems at most. `DesignChecker.check` keeps
 the last full check in parts and, when the document's change log says only such edits
 happened since, redoes just those parts; anything else (adds, removals, renames, moves, a new
-design) gets the full check. The result is always the list check_document would return, in
+design) gets the full check. The result is always the list check_model would return, in
 the same order (tests/ui/test_live_edits.py holds it). Saving and `designer validate` still run
 the full check.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .check import (
-    _duplicate_ids, _parts, _racks_and_slots, calibration_problems, join_link_problems, link_kind_problems,
+    _duplicate_ids, _parts, _racks_and_slots, join_link_problems, link_kind_problems,
     link_problems, problems_after_links,
 )
 from .document import Document
@@ -28,7 +28,7 @@ JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of 
 STATE_FIELDS = frozenset({"state", "gpus_down"})
 
 
-class DesignChecker:
+class ModelChecker:
     def __init__(self, catalog: Catalog | None = None):
         self.catalog = catalog or default_catalog()
         self._key = None  # (lineage, revision) of the parts below
@@ -79,5 +79,4 @@ class DesignChecker:
         # NaN anywhere (an API edit or a recovered file): cheap (a sum per field), so always redone
         problems = non_finite_problems(doc) + self._before_links
         problems += join_link_problems(self._per_link, self._kinds, self._tail)
-        problems += self._after_links + check_plan(doc, self.catalog)
-        return problems + calibration_problems(doc, self.catalog, problems)
+        return problems + self._after_links + check_plan(doc, self.catalog)

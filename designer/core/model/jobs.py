@@ -89,55 +89,6 @@ def with_job_path(problems, prefix: str, job_name: str | None):
     return out
 
 
-def check_jobs(doc, catalog=None) -> list:
-    """The jobs of spec.jobs as a user can fix them without the engine: names, servers and racks that
-    exist, a GPU count, each job's plan on its GPUs, and that the jobs fit in the GPUs that are up
-    (which GPUs each gets is the placer's: engine/job_placement.py)."""
-    from ..problems import Problem
-    from .plan import check_job
-
-    problems: list = []
-    nodes = {n.id: n for n in doc.nodes}
-    racks = {r.id for r in doc.racks}
-    seen: dict[str, int] = {}
-    asked = 0
-    for i, job in enumerate(doc.spec.jobs):
-        path = f"spec.jobs[{i}]"
-        if job.name in seen:
-            problems.append(Problem(f"two jobs are named {job.name!r} (jobs {seen[job.name]} and {i})", f"{path}.name",
-                                    fix="give each job its own name"))
-        seen.setdefault(job.name, i)
-        listed = [n for n in job.placement.nodes if n not in nodes]
-        for nid in listed[:3]:
-            problems.append(Problem(f"job {job.name} lists server {nid!r}, which the design does not have",
-                                    f"{path}.placement.nodes", fix="name a server of the design"))
-        for rid in [r for r in job.placement.racks if r not in racks][:3]:
-            problems.append(Problem(f"job {job.name} lists rack {rid!r}, which the design does not have",
-                                    f"{path}.placement.racks", fix="name a rack of the design"))
-        gpus = asked_gpus(doc, job)
-        if not gpus:
-            problems.append(Problem(f"job {job.name} does not say how many GPUs it needs", f"{path}.placement.gpus",
-                                    fix="set placement.gpus (or parallelism.num_gpus), or list its servers"))
-            continue
-        asked += gpus
-        if job.workload is None:
-            problems.append(Problem(f"job {job.name} has no workload", f"{path}.workload",
-                                    fix="add workload: {preset: llama3-8b} (or the model's keys)"))
-            continue
-        _, found = check_job(job.workload, job.parallelism, gpus, catalog)
-        problems += with_job_path(found, path, job.name)
-    up = sum(0 if n.state == "down" else max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes)
-    if asked > up:
-        problems.append(Problem(f"the jobs ask for {asked:,} GPUs but the design has {up:,} that are up",
-                                "spec.jobs", fix="shrink or remove a job, add servers, or mark servers up"))
-    for i, node in enumerate(doc.nodes):
-        if node.gpus_down > node.accelerator_count:
-            problems.append(Problem(f"server {node.id} has {node.gpus_down} GPUs down but only "
-                                    f"{node.accelerator_count}", f"spec.nodes[{i}].gpus_down", element=node.id,
-                                    fix=f"set gpus_down to at most {node.accelerator_count}"))
-    return problems
-
-
 def job_alone(doc, name: str | None = None):
     """A copy of a design with several jobs that holds only one of them (`name`, default the first)
     as its spec.workload + spec.parallelism, on as many GPUs as the job asks for: what the plan-level

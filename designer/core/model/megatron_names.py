@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .job import parse_rank_order
+
 # alias -> the Designer key it stands for, per section
 WORKLOAD_ALIASES = {"bf16": "precision", "fp16": "precision", "fp8_format": "precision", "fp8": "precision"}
 PARALLELISM_ALIASES = {
@@ -480,3 +482,30 @@ def known_num_layers(workload: dict | None, presets: dict | None = None):
         value = found.values.get("num_layers") if found is not None else None
         return value if isinstance(value, int) else None
     return None
+
+
+# ---- the names both ways (export/megatron_args writes a line, io/importers/megatron_args reads one) ----
+
+# Keys with no Megatron-LM flag of their own name: each is written in Megatron's form below, or
+# is left out with the reason (keys of Designer's own, and one Megatron-Bridge setting).
+WORKLOAD_SPECIAL = ("preset", "precision", "moe_layer_freq", "first_k_dense_replace", "num_query_groups",
+                    "window_size")
+PARALLELISM_SPECIAL = ("zero_stage", "pipeline_schedule", "virtual_pipeline_model_parallel_size", "rank_order",
+                       "data_parallel_size", "num_gpus", "fp8_dot_product_attention", "fp8_format",
+                       "recompute_granularity", "use_distributed_optimizer", "use_megatron_fsdp",
+                       "data_parallel_sharding_strategy", "decoder_first_pipeline_num_layers",
+                       "decoder_last_pipeline_num_layers")
+
+def flag(key: str) -> str:
+    """A job key's Megatron-LM flag: the same name with dashes."""
+    return "--" + key.replace("_", "-")
+
+
+def same_rank_order(a: str | None, b: str | None, ep: int) -> bool:
+    """Two rank orders place every rank alike: equal, or equal but for where EP 1 sits."""
+    pa, pb = parse_rank_order(a or MEGATRON_ORDER), parse_rank_order(b or MEGATRON_ORDER)
+    if pa is None or pb is None:
+        return False
+    if ep == 1:
+        pa, pb = [d for d in pa if d != "ep"], [d for d in pb if d != "ep"]
+    return pa == pb

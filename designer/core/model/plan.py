@@ -15,6 +15,7 @@ from .catalog import Catalog, default_catalog
 from . import suggestions
 from .job import (MAX_MICROBATCHES, REQUIRED_WORKLOAD_KEYS, Parallelism, Workload, parse_rank_order,
                   resolve_workload)
+from .jobs import asked_gpus, with_job_path
 from .suggestions import divisors
 from .pipeline_split import SplitError, split_layers, split_options
 
@@ -57,14 +58,58 @@ W = "spec.workload."
 def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
     """Problems of the job on this cluster; [] when there is no job or it is consistent."""
     spec = doc.spec
-    if spec.jobs:  # several jobs: each checked on its own GPUs (model/jobs.py)
-        from .jobs import check_jobs
-
+    if spec.jobs:  # several jobs: each checked on its own GPUs
         return check_jobs(doc, catalog)
     if spec.workload is None and spec.parallelism is None:
         return []
     problems = check_job(spec.workload, spec.parallelism, doc.num_gpus(), catalog)[1]
     return problems + fp8_recipe_problems(doc, spec.parallelism, catalog or default_catalog())
+
+
+def check_jobs(doc, catalog=None) -> list:
+    """The jobs of spec.jobs as a user can fix them without the engine: names, servers and racks that
+    exist, a GPU count, each job's plan on its GPUs, and that the jobs fit in the GPUs that are up
+    (which GPUs each gets is the placer's: engine/job_placement.py)."""
+    problems: list = []
+    nodes = {n.id: n for n in doc.nodes}
+    racks = {r.id for r in doc.racks}
+    seen: dict[str, int] = {}
+    asked = 0
+    for i, job in enumerate(doc.spec.jobs):
+        path = f"spec.jobs[{i}]"
+        if job.name in seen:
+            problems.append(Problem(f"two jobs are named {job.name!r} (jobs {seen[job.name]} and {i})", f"{path}.name",
+                                    fix="give each job its own name"))
+        seen.setdefault(job.name, i)
+        listed = [n for n in job.placement.nodes if n not in nodes]
+        for nid in listed[:3]:
+            problems.append(Problem(f"job {job.name} lists server {nid!r}, which the design does not have",
+                                    f"{path}.placement.nodes", fix="name a server of the design"))
+        for rid in [r for r in job.placement.racks if r not in racks][:3]:
+            problems.append(Problem(f"job {job.name} lists rack {rid!r}, which the design does not have",
+                                    f"{path}.placement.racks", fix="name a rack of the design"))
+        gpus = asked_gpus(doc, job)
+        if not gpus:
+            problems.append(Problem(f"job {job.name} does not say how many GPUs it needs", f"{path}.placement.gpus",
+                                    fix="set placement.gpus (or parallelism.num_gpus), or list its servers"))
+            continue
+        asked += gpus
+        if job.workload is None:
+            problems.append(Problem(f"job {job.name} has no workload", f"{path}.workload",
+                                    fix="add workload: {preset: llama3-8b} (or the model's keys)"))
+            continue
+        _, found = check_job(job.workload, job.parallelism, gpus, catalog)
+        problems += with_job_path(found, path, job.name)
+    up = sum(0 if n.state == "down" else max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes)
+    if asked > up:
+        problems.append(Problem(f"the jobs ask for {asked:,} GPUs but the design has {up:,} that are up",
+                                "spec.jobs", fix="shrink or remove a job, add servers, or mark servers up"))
+    for i, node in enumerate(doc.nodes):
+        if node.gpus_down > node.accelerator_count:
+            problems.append(Problem(f"server {node.id} has {node.gpus_down} GPUs down but only "
+                                    f"{node.accelerator_count}", f"spec.nodes[{i}].gpus_down", element=node.id,
+                                    fix=f"set gpus_down to at most {node.accelerator_count}"))
+    return problems
 
 
 # Megatron-LM --recompute-modules (transformer_config.py)

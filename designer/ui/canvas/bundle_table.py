@@ -1,4 +1,4 @@
-"""The canvas's cable bundles as columns: a links.Bundle is made when one is read.
+"""The canvas's cable bundles as columns: a Bundle is made when one is read.
 
 At 131,072 GPUs the canvas has 295k bundles; as objects (a Bundle, its key tuple and its tuple of
 link ids each) they held ~56 MB for the whole life of the design, when the window reads a few of
@@ -7,9 +7,29 @@ kinds, the totals, the rack-to-rack lines). A bundle an edit replaces is kept as
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .links import KINDS, Bundle
+from . import style
+
+KINDS = ("infiniband", "ethernet", "nvlink", "pcie")
+
+
+@dataclass(slots=True)
+class Bundle:  # 295k of them at 131k GPUs: slots, and link_ids a tuple, keep each small
+    key: tuple[str, str]
+    link_ids: tuple[str, ...]
+    kind: str
+    total_gbps: float
+    cables: int
+    rate: str
+    ports: tuple = (None, None)  # the port numbers its first cable ends on at key[0] and key[1]
+
+    def tooltip(self) -> str:
+        return (f"{self.key[0]} - {self.key[1]}: {self.cables} x {self.rate} {style.LINK_LABEL.get(self.kind, '')} "
+                f"({self.total_gbps / 1000:g} Tb/s per direction)\nlinks: " + ", ".join(self.link_ids[:8])
+                + (" ..." if len(self.link_ids) > 8 else ""))
 
 
 class BundleTable:

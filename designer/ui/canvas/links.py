@@ -16,25 +16,7 @@ from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QStyleOptionGraphicsItem
 
 from . import style
-
-KINDS = ("infiniband", "ethernet", "nvlink", "pcie")
-
-
-@dataclass(slots=True)
-class Bundle:  # 295k of them at 131k GPUs: slots, and link_ids a tuple, keep each small
-    key: tuple[str, str]
-    link_ids: tuple[str, ...]
-    kind: str
-    total_gbps: float
-    cables: int
-    rate: str
-    ports: tuple = (None, None)  # the port numbers its first cable ends on at key[0] and key[1]
-
-    def tooltip(self) -> str:
-        return (f"{self.key[0]} - {self.key[1]}: {self.cables} x {self.rate} {style.LINK_LABEL.get(self.kind, '')} "
-                f"({self.total_gbps / 1000:g} Tb/s per direction)\nlinks: " + ", ".join(self.link_ids[:8])
-                + (" ..." if len(self.link_ids) > 8 else ""))
-
+from .bundle_table import KINDS, Bundle, BundleTable
 
 DENSE_LINES = 300  # more cables than this on screen: drawn without antialiasing
 LABEL_SPACING_PX = 24.0  # free screen space left and right of a cable label (one above and below)
@@ -93,8 +75,6 @@ class LinkLayer(QGraphicsItem):
         super().__init__()
         self.setFlag(QGraphicsItem.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)  # under the racks: cables show in the aisles, not across other boxes
-        from .bundle_table import BundleTable  # it builds on Bundle, defined here
-
         self.bundles: BundleTable = BundleTable.empty()  # read like a list of Bundle
         self.index: dict[tuple[str, str], int] = {}
         self.lines = _Lines()

@@ -796,13 +796,16 @@ class AdvisorPanel(QWidget):
 
     def _change_megatron_line(self, row: int) -> str | None:
         """The Megatron-LM line of the job with an Advisor change made (None on a heading row)."""
-        from ...core.export.megatron_args import settings_line
+        from ...core.export.megatron_args import megatron_line
+        from ...core.io.overrides import apply_overrides
         from ...core.model.catalog import default_catalog
 
         advice = self._row_advice[row] if row < len(getattr(self, "_row_advice", [])) else None
         if advice is None or getattr(advice, "error", None) or self.qdoc.doc.spec.workload is None:
             return None
-        return settings_line(self.qdoc.doc, list(advice.set or []), default_catalog().presets()).one_line()
+        changed = self.qdoc.doc.copy()  # the job after the change's --set assignments
+        apply_overrides(changed, list(advice.set or []))
+        return megatron_line(changed.spec.workload, changed.spec.parallelism, default_catalog().presets()).one_line()
 
     def apply_plan(self, row: dict) -> bool:
         """Apply a plan of the search as one undo step (a job edit); False, and why in the status line,

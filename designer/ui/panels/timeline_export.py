@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from .breakdown import TEXT, FlexibleLabel, Swatch, fit_legend, make_legend, style_axis
 from .plot_export import export_plot
 from .timeline_arrows import TimelineArrows
+from .timeline_items import KindBars, RowBands, kind_name
 
 EXPORT_WIDTH = 1600  # pixels (PNG: twice that)
 EXPORT_ROW_PIXELS = 14.0  # every row at least this tall, however many there are
@@ -91,12 +92,10 @@ def _figure(panel, title: str, width: int = EXPORT_WIDTH) -> pg.GraphicsLayoutWi
     plot.showGrid(x=True, y=False, alpha=0.18)
 
     # the panel's own items' data: bands, bars (one item per kind), the arrows it would draw
-    from .timeline import KindBars, _Bands
-
     x_lo, x_hi = panel.bands.boundingRect().left(), panel.bands.boundingRect().right()
     if not panel._groups:
         x_lo, x_hi = 0.0, max(panel.result.step_time_s, 1e-9)
-    bands = _Bands()
+    bands = RowBands()
     bands.set_groups(list(panel._groups), x_lo, x_hi)
     plot.addItem(bands)
     for kind, item in panel.bar_items().items():
@@ -104,7 +103,7 @@ def _figure(panel, title: str, width: int = EXPORT_WIDTH) -> pg.GraphicsLayoutWi
         copy.setZValue(item.zValue())
         plot.addItem(copy)
         legend.addItem(Swatch(copy, copy.color, hatched=kind in ("bubble", "imbalance_wait"), thin=copy.hidden),
-                       _legend_name(kind))
+                       kind_name(kind))
     source = panel.arrows
     arrows = TimelineArrows()
     arrows.enabled = source.enabled
@@ -124,8 +123,3 @@ def _figure(panel, title: str, width: int = EXPORT_WIDTH) -> pg.GraphicsLayoutWi
     vb.setRange(xRange=(x_lo, x_hi), yRange=(-0.5, rows - 0.5), padding=0)
     return figure
 
-
-def _legend_name(kind: str) -> str:
-    from .timeline import kind_name
-
-    return kind_name(kind)

@@ -21,7 +21,7 @@ import dataclasses
 import typing
 from dataclasses import dataclass, field
 
-from ...export.megatron_args import PARALLELISM_SPECIAL, WORKLOAD_SPECIAL, flag, same_rank_order
+from ...model.megatron_names import PARALLELISM_SPECIAL, WORKLOAD_SPECIAL, flag, same_rank_order
 from ...model import megatron_names
 from ...model.job import SHARDING_ZERO_STAGE, Parallelism, Workload, resolve_workload
 from ...problems import DesignerError, Problem

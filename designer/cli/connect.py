@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import sys
 
-from .core.problems import EXIT_OK, DesignerError, Problem
+from ..core.problems import EXIT_OK, DesignerError, Problem
+from .common import EPILOG, writing_output
 
 
-def run_connect(args, writing_output) -> int:
-    from .core.io import load_document, save_document
-    from .core.io.locate import locate
-    from .core.model.auto_cable import CablingRefused, plan_connection
+def register(subparsers) -> None:
+    p = subparsers.add_parser("connect", help="cable a server to its rail leaves like its neighbours (free ports chosen)",
+                              epilog=EPILOG)
+    p.add_argument("file", metavar="FILE", help="a cluster YAML file")
+    p.add_argument("--node", required=True, metavar="ID", help="the server to cable (it has no NIC cables yet)")
+    p.add_argument("-o", "--output", default=None, help="write here (atomically); default: rewrite FILE")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.io import load_document, save_document
+    from ..core.io.locate import locate
+    from ..core.model.auto_cable import CablingRefused, plan_connection
 
     doc = load_document(args.file)
     try:

@@ -1,4 +1,4 @@
-"""The work of `designer calibrate c.yaml LOG... -o out.yaml` (the parser is in cli.py).
+"""`designer calibrate c.yaml LOG... -o out.yaml`: fit link efficiencies to nccl-tests logs.
 
 Reads the logs (exit 65 FILE:LINE), fits (designer/core/analysis/calibrate.py), prints the
 per-class table and every row before/after; writes the file atomically only when the fit is
@@ -9,12 +9,26 @@ from __future__ import annotations
 import sys
 import time
 
-from .core.problems import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, DesignerError, Problem
+from ..core.problems import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, DesignerError, Problem
+from .common import EPILOG, writing_output
 
 
-def run_calibrate(args, writing_output) -> int:
-    from .core.analysis.calibrate import calibrate, described_source, format_result, read_logs
-    from .core.io import load_document, save_document
+def register(subparsers) -> None:
+    p = subparsers.add_parser("calibrate", help="fit link efficiencies to nccl-tests logs", epilog=EPILOG)
+    p.add_argument("file", metavar="FILE", help="a cluster YAML file (the cluster the logs ran on)")
+    p.add_argument("logs", metavar="LOG", nargs="+", help="nccl-tests stdout (the text table) or its -J JSON file")
+    p.add_argument("-o", "--output", default=None, help="write the calibrated design here (atomically)")
+    p.add_argument("--op", default=None, choices=("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
+                                                  "alltoall", "send_recv", "sendrecv", "broadcast", "reduce"),
+                   help="the collective of logs that do not name their binary")
+    p.add_argument("--tolerance-pct", type=float, default=1.0,
+                   help="how far (points of relative error) a row may move the wrong way (default 1)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.analysis.calibrate import calibrate, described_source, format_result, read_logs
+    from ..core.io import load_document, save_document
 
     if not 0 <= args.tolerance_pct <= 100:
         raise DesignerError([Problem(f"--tolerance-pct {args.tolerance_pct:g} is outside 0..100", "--tolerance-pct",

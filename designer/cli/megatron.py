@@ -1,4 +1,4 @@
-"""The work of `designer export megatron` and `designer import megatron` (the parsers are in cli.py).
+"""The work of `designer export megatron` and `designer import megatron`.
 
 export: the file's job as Megatron-LM arguments (core/export/megatron_args.py), or with --nemo as
 Megatron-Bridge overrides; keys no flag states are named on stderr. import: a launch line or script
@@ -10,18 +10,37 @@ from __future__ import annotations
 import os
 import sys
 
-from .core.problems import EXIT_OK
+from ..core.problems import EXIT_OK
+from .common import EPILOG, err as _err, writing_output
 
 
-def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+def register_export(formats) -> None:
+    g = formats.add_parser("megatron", help="the job as Megatron-LM arguments (or Megatron-Bridge overrides)",
+                           epilog=EPILOG)
+    g.add_argument("file", metavar="FILE", help="a cluster YAML file with a workload")
+    g.add_argument("--nemo", action="store_true",
+                   help="Megatron-Bridge (NeMo) recipe overrides, model.tensor_model_parallel_size=8 ...")
+    g.add_argument("--one-line", action="store_true", help="one line instead of one flag per continued line")
+    g.add_argument("--job", metavar="NAME", default=None, help="with spec.jobs: the job to export (default: the first)")
+    g.add_argument("-o", "--output", default=None, help="write here (atomically) instead of stdout")
+    g.set_defaults(func=export_megatron)
 
 
-def export_megatron(args, writing_output) -> int:
-    from .core.export.megatron_args import bridge_overrides, megatron_line
-    from .core.io import load_document
-    from .core.io.files import atomic_write_text
-    from .core.model.catalog import default_catalog
+def register_import(formats) -> None:
+    g = formats.add_parser("megatron", help="a Megatron-LM launch line or script into the design's job",
+                           epilog=EPILOG)
+    g.add_argument("source", metavar="ARGS-OR-FILE",
+                   help="a launch script (torchrun ... pretrain_gpt.py --flags), the flags in quotes, or - for stdin")
+    g.add_argument("--into", required=True, help="the YAML design whose job it sets (rewritten atomically)")
+    g.add_argument("--job", metavar="NAME", default=None, help="with spec.jobs: the job it sets (default: the first)")
+    g.set_defaults(func=import_megatron)
+
+
+def export_megatron(args) -> int:
+    from ..core.export.megatron_args import bridge_overrides, megatron_line
+    from ..core.io import load_document
+    from ..core.io.files import atomic_write_text
+    from ..core.model.catalog import default_catalog
 
     doc = load_document(args.file)
     workload, parallelism = _job_of(doc, getattr(args, "job", None))
@@ -44,13 +63,13 @@ def export_megatron(args, writing_output) -> int:
 
 def _job_index(doc, name: str | None) -> int | None:
     """Which entry of spec.jobs a line is for (--job NAME, default the first); None without spec.jobs."""
-    from .core.problems import DesignerError, Problem
+    from ..core.problems import DesignerError, Problem
 
     if not doc.spec.jobs:
         if name is not None:
             raise DesignerError([Problem("the design has one job (no spec.jobs): leave out --job", "--job")])
         return None
-    from .core.model.jobs import job_index
+    from ..core.model.jobs import job_index
 
     return job_index(doc, name)
 
@@ -66,7 +85,7 @@ def _job_of(doc, name: str | None):
 
 def read_source_text(source: str) -> tuple[str, str]:
     """(text, name for messages): a file's text, stdin for '-', else the argument itself as a line."""
-    from .core.io.importers.source import read_source
+    from ..core.io.importers.source import read_source
 
     if source == "-":
         return sys.stdin.read(), "<stdin>"
@@ -77,10 +96,10 @@ def read_source_text(source: str) -> tuple[str, str]:
                        "give the launch script, or the flags in quotes: '--tensor-model-parallel-size 8 ...'"), source
 
 
-def import_megatron(args, writing_output) -> int:
-    from .core.io import load_document, save_document
-    from .core.io.importers.megatron_args import read_megatron
-    from .core.model.catalog import default_catalog
+def import_megatron(args) -> int:
+    from ..core.io import load_document, save_document
+    from ..core.io.importers.megatron_args import read_megatron
+    from ..core.model.catalog import default_catalog
 
     doc = load_document(args.into)  # the target first: a missing design is said before the line is read
     text, name = read_source_text(args.source)
@@ -103,7 +122,7 @@ def import_megatron(args, writing_output) -> int:
         doc.set_jobs(jobs)
     with writing_output(args.into):
         save_document(doc, args.into)  # atomic: the old file stays whole until the new one is complete
-    from .core.model.plan import check_plan
+    from ..core.model.plan import check_plan
 
     for p in check_plan(doc):
         _err(f"warning: {p.format()}")
@@ -114,9 +133,9 @@ def import_megatron(args, writing_output) -> int:
 
 def plan_megatron_args(doc, point) -> str | None:
     """One plan of `designer search` as one line of Megatron-LM arguments (None: no workload)."""
-    from .core.export.megatron_args import plan_line
-    from .core.model.catalog import default_catalog
-    from .core.problems import DesignerError
+    from ..core.export.megatron_args import plan_line
+    from ..core.model.catalog import default_catalog
+    from ..core.problems import DesignerError
 
     if doc.spec.workload is None:
         return None

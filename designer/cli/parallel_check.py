@@ -102,7 +102,7 @@ def _parse_link_ends(doc) -> None:
     check at 131k GPUs, which the engine would otherwise repeat on its side."""
     from operator import attrgetter
 
-    from .core.model.endpoints import parse_endpoints
+    from ..core.model.endpoints import parse_endpoints
 
     node_ids = list(map(attrgetter("id"), doc.nodes))
     switch_ids = list(map(attrgetter("id"), doc.switches))

@@ -1,16 +1,26 @@
-"""The work of `designer import nccl-topo topo.xml --into c.yaml` (the parser is in cli.py)."""
+"""The work of `designer import nccl-topo topo.xml --into c.yaml`."""
 from __future__ import annotations
 
 import sys
 
-from .core.problems import EXIT_FAILURE, EXIT_OK, DesignerError, Problem
+from ..core.problems import EXIT_FAILURE, EXIT_OK, DesignerError, Problem
+from .common import EPILOG, writing_output
 
 
-def import_nccl_topo(args, writing_output) -> int:
-    from .core.io import load_document, save_document
-    from .core.io.importers.nccl_topo import FIX, apply_topology, describe, parse_nccl_topo
-    from .core.io.importers.source import read_source
-    from .core.model.check import check_document
+def register_import(formats) -> None:
+    g = formats.add_parser("nccl-topo", help="servers' insides from NCCL's NCCL_TOPO_DUMP_FILE XML", epilog=EPILOG)
+    g.add_argument("file", metavar="topo.xml", help="the XML NCCL writes with NCCL_TOPO_DUMP_FILE=topo.xml")
+    g.add_argument("--into", required=True, help="the YAML design whose servers take it (rewritten atomically)")
+    g.add_argument("--node", action="append", default=None, metavar="ID",
+                   help="a server to change (repeatable); default: every server with the XML's GPU count")
+    g.set_defaults(func=import_nccl_topo)
+
+
+def import_nccl_topo(args) -> int:
+    from ..core.io import load_document, save_document
+    from ..core.io.importers.nccl_topo import FIX, apply_topology, describe, parse_nccl_topo
+    from ..core.io.importers.source import read_source
+    from ..core.design_check import check_document
 
     topo = parse_nccl_topo(read_source(args.file, "an NCCL topology XML", FIX), args.file)
     doc = load_document(args.into)

@@ -4,7 +4,49 @@ The logic is designer/core/analysis/cost.py; this module prints it (docs/cost.md
 """
 from __future__ import annotations
 
-from .core.analysis.cost import CostEstimate
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from ..core.problems import EXIT_OK
+from .common import EPILOG, err, non_negative_float, positive_float
+from .job import add_job_arguments, load_job
+
+if TYPE_CHECKING:
+    from ..core.analysis.cost import CostEstimate
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("cost", help="bill of materials, capex, power, tokens/s per MW and $ per million tokens",
+                              epilog=EPILOG)
+    add_job_arguments(p)
+    p.add_argument("--json", action="store_true", help="bom lines, capex_usd, fabric_share, power_kw, "
+                   "tokens_per_s_per_mw, usd_per_million_tokens")
+    p.add_argument("--usd-per-kwh", type=non_negative_float, default=0.08, metavar="X",
+                   help="energy price in $ per kWh (default 0.08)")
+    p.add_argument("--years", type=positive_float, default=4.0, metavar="N",
+                   help="amortisation period of the capex in years (default 4)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.analysis.cost import estimate_cost
+
+    doc = load_job(args)
+    result = None
+    if doc.spec.workload is not None:  # the job's throughput, as `designer evaluate` predicts it
+        from ..core.engine.evaluate import Engine
+
+        result = Engine().evaluate(doc)
+        for w in result.warnings:
+            err(f"warning: {w}")
+    estimate = estimate_cost(doc, result, usd_per_kwh=args.usd_per_kwh, amortisation_years=args.years)
+    if args.json:
+        json.dump(estimate.as_json(), sys.stdout, indent=2)
+        print()
+        return EXIT_OK
+    print(format_cost(estimate, doc.metadata.name))
+    return EXIT_OK
 
 
 def _usd(value: float) -> str:

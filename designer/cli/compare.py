@@ -8,7 +8,29 @@ from __future__ import annotations
 import json
 import sys
 
-from .core.problems import DesignerError
+from ..core.problems import DesignerError
+from .common import EPILOG, err
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("compare", help="two designs side by side: step, throughput, memory, cost, breakdown",
+                              epilog=EPILOG)
+    p.add_argument("a", metavar="A.yaml", help="the design compared against")
+    p.add_argument("b", metavar="B.yaml", help="the other design (differences are B - A)")
+    p.add_argument("--json", action="store_true", help="rows of a, b, delta, delta_pct; both cost estimates")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from .job import evaluate_file
+
+    comparison = compare_files(args.a, args.b, evaluate_file, warn=err)
+    if args.json:
+        json.dump(comparison.as_json(), sys.stdout, indent=2)
+        print()
+    else:
+        print(format_comparison(comparison))
+    return 0
 
 
 def evaluate_named(path: str, evaluate_file):
@@ -25,7 +47,7 @@ def evaluate_named(path: str, evaluate_file):
 
 def compare_files(path_a: str, path_b: str, evaluate_file, *, warn=None):
     """The Comparison of two files (B against A); `warn(text)` gets each engine warning, file first."""
-    from .core.analysis.compare import column_labels, compare_designs
+    from ..core.analysis.compare import column_labels, compare_designs
 
     doc_a, result_a = evaluate_named(path_a, evaluate_file)
     doc_b, result_b = evaluate_named(path_b, evaluate_file)
@@ -71,23 +93,10 @@ def format_comparison(c) -> str:
     return "\n".join(out)
 
 
-def run_compare(args, evaluate_file) -> int:
-    def warn(text: str) -> None:
-        print(text, file=sys.stderr)
-
-    comparison = compare_files(args.a, args.b, evaluate_file, warn=warn)
-    if args.json:
-        json.dump(comparison.as_json(), sys.stdout, indent=2)
-        print()
-    else:
-        print(format_comparison(comparison))
-    return 0
-
-
 def compare_with(doc_a, result_a, path_a: str, path_b: str, evaluate_file, *, warn=None):
     """The Comparison of an already evaluated design (the report's, with its --scenario and --set)
     and the file `path_b`, evaluated as it is."""
-    from .core.analysis.compare import column_labels, compare_designs
+    from ..core.analysis.compare import column_labels, compare_designs
 
     doc_b, result_b = evaluate_named(path_b, evaluate_file)
     if warn is not None:

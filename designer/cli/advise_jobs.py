@@ -7,9 +7,9 @@ TOP_FAILURE_GROUPS = 5
 
 def jobs_section(doc, engine, progress=None) -> dict | None:
     """{"job_moves": [JobMove], "failure_groups": [FailureGroup], "tried": N} for a design of two jobs
-    or more (the design with all its jobs: cli._load_job keeps it as args.jobs_design), else None."""
-    from .core.analysis.failure_groups import group_failures
-    from .core.analysis.failures import job_moves, rank_failures
+    or more (the design with all its jobs: job.load_job keeps it as args.jobs_design), else None."""
+    from ..core.analysis.failure_groups import group_failures
+    from ..core.analysis.failures import job_moves, rank_failures
 
     if doc is None or len(doc.spec.jobs or []) < 2:
         return None

@@ -1,0 +1,49 @@
+"""`designer catalog [--json]`: the known accelerators, NICs, switches and model presets."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..core.problems import EXIT_OK
+from .common import EPILOG
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("catalog", help="known accelerators, NICs, switches and model presets", epilog=EPILOG)
+    p.add_argument("--json", action="store_true", help="machine-readable, with every figure's source")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.io.files import as_plain
+    from ..core.model.catalog import default_catalog
+
+    cat = default_catalog()
+    if args.json:
+        out = {kind: {name: as_plain(item) for name, item in getattr(cat, kind).items()}
+               for kind in ("accelerators", "nics", "switches", "models")}
+        json.dump(out, sys.stdout, indent=2)
+        print()
+        return EXIT_OK
+    print("Accelerators (dense TFLOP/s; scale-up per GPU per direction)")
+    print(f"  {'name':18} {'aliases':16} {'bf16':>6} {'fp8':>6} {'best GEMM':>9} {'HBM GiB':>8} "
+          f"{'HBM TB/s':>8} {'scale-up':>14}")
+    for a in cat.accelerators.values():
+        print(f"  {a.name:18} {','.join(a.aliases)[:16]:16} {a.peak_tflops.get('bf16', 0):>6g} "
+              f"{a.peak_tflops.get('fp8', 0):>6g} {a.best_gemm_tflops:>9g} {a.hbm_gib:>8g} {a.hbm_tbps:>8g} "
+              f"{a.scale_up_gbps:>7g} Gb/s {a.scale_up}")
+    print("\nNICs")
+    for n in cat.nics.values():
+        print(f"  {n.name:24} {n.kind:11} {n.gbps:>5g} Gb/s   aliases: {', '.join(n.aliases)}")
+    print("\nSwitches")
+    for s in cat.switches.values():
+        print(f"  {s.name:24} {s.kind:11} {s.radix:>3} x {s.port_gbps:g} Gb/s  {s.latency_us:g} us"
+              f"{'  SHARP' if s.sharp else ''}")
+    print("\nModel presets")
+    for m in cat.models.values():
+        v = m.values
+        moe = f", {v['num_experts']} experts top-{v.get('moe_router_topk', 2)}" if v.get("num_experts") else ""
+        print(f"  {m.name:16} {v.get('num_layers', '?')} layers, h {v.get('hidden_size', '?')}, "
+              f"{v.get('num_attention_heads', '?')} heads, seq {v.get('seq_length', '?')}{moe}")
+    print("\nEvery figure's source: designer catalog --json (the 'sources' of each entry).")
+    return EXIT_OK

@@ -1,0 +1,56 @@
+"""`designer generate fat-tree -o FILE --nodes N --gpu G ...`: a generated cluster design."""
+from __future__ import annotations
+
+from ..core.problems import EXIT_DATAERR, EXIT_OK
+from .common import EPILOG, err, plural, positive_float, positive_int, writing_output
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("generate", help="generate a cluster design", epilog=EPILOG)
+    generators = p.add_subparsers(dest="generator", metavar="GENERATOR")
+    g = generators.add_parser("fat-tree", help="folded-Clos (fat-tree) fabric, rail-optimized or not", epilog=EPILOG)
+    g.add_argument("-o", "--output", required=True, help="the YAML file to write")
+    g.add_argument("--nodes", required=True, type=positive_int, help="servers")
+    g.add_argument("--gpu", required=True, help="accelerator model (A100, H100, H200, B200, GB200, MI300X, ...)")
+    g.add_argument("--gpus-per-node", type=positive_int, default=8)
+    g.add_argument("--nvlink-domain-gpus", type=positive_int, default=None,
+                   help="GPUs per NVLink domain, a whole number of servers (72 for GB200 NVL72); default: one server")
+    g.add_argument("--nics-per-node", type=positive_int, default=8)
+    g.add_argument("--nic-gbps", type=positive_float, default=400.0, help="NIC and switch port line rate")
+    g.add_argument("--fabric", choices=("infiniband", "ethernet"), default="infiniband")
+    g.add_argument("--tiers", type=int, choices=(2, 3), default=None, help="default: the fewest that fit")
+    g.add_argument("--switch-radix", type=positive_int, default=64, help="ports per switch")
+    g.add_argument("--oversubscription", type=positive_float, default=1.0,
+                   help="leaf down:up ratio R (2 = 2:1)")
+    g.add_argument("--rail-optimized", dest="rail_optimized", action="store_true", default=True,
+                   help="NIC i of every server to leaf group i (default)")
+    g.add_argument("--no-rail-optimized", dest="rail_optimized", action="store_false",
+                   help="all NICs of a server to the same leaf")
+    g.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.generate import FatTreeError, generate_fat_tree
+    from ..core.io import save_document
+    from .progress import Progress
+
+    with Progress("generate") as progress:
+        progress.phase(f"building {args.nodes:,} servers and their fabric")
+        try:
+            doc = generate_fat_tree(
+                nodes=args.nodes, gpu=args.gpu, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
+                nic_gbps=args.nic_gbps, fabric=args.fabric, tiers=args.tiers, switch_radix=args.switch_radix,
+                oversubscription=args.oversubscription, rail_optimized=args.rail_optimized,
+                nvlink_domain_gpus=args.nvlink_domain_gpus,
+            )
+        except FatTreeError as exc:
+            progress.clear()
+            err(f"designer generate: {exc}")
+            return EXIT_DATAERR
+        progress.phase(f"writing {args.output}")
+        with writing_output(args.output):
+            save_document(doc, args.output)
+    c = doc.counts()
+    err(f"wrote {args.output}: {c['nodes']} servers, {c['gpus']} GPUs, {plural(c['switches'], 'switch', 'switches')}, "
+        f"{c['links']} links ({c['cables']} cables), {c['racks']} racks")
+    return EXIT_OK

@@ -1,0 +1,33 @@
+"""The check of a whole design: the document's own consistency and its jobs' plans (model/check.py,
+model/check_incremental.py), and its calibration against the constants the engine declares
+(engine/constants.py). It sits above both layers, so that the model never imports the engine.
+`designer validate`, the commands that load a design, and the window (DesignChecker) check here."""
+from __future__ import annotations
+
+from .engine.constants import check_calibration
+from .model.catalog import Catalog, default_catalog
+from .model.check import check_model
+from .model.check_incremental import ModelChecker
+from .model.document import Document
+from .problems import Problem
+
+
+def check_document(doc: Document, catalog: Catalog | None = None) -> list[Problem]:
+    """Every problem of the design, errors and warnings, in a stable order."""
+    catalog = catalog or default_catalog()
+    problems = check_model(doc, catalog)
+    return problems + calibration_problems(doc, catalog, problems)
+
+
+class DesignChecker(ModelChecker):
+    """check_document redone only where an edit can change it (the live window checks on every edit):
+    the model's part incrementally, the calibration's (a few dozen keys) in full."""
+
+    def check(self, doc: Document) -> list[Problem]:
+        problems = super().check(doc)
+        return problems + calibration_problems(doc, self.catalog, problems)
+
+
+def calibration_problems(doc: Document, catalog: Catalog, before: list[Problem]) -> list[Problem]:
+    reported = {p.path for p in before}  # a NaN in the calibration is already named above
+    return [p for p in check_calibration(doc.spec.calibration, catalog) if p.path not in reported]
