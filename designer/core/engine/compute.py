@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape, core_attention_flops_per_token
 
@@ -133,11 +134,19 @@ class OpCoster:
         self.flops_per_s = peak_tflops * 1e12 * efficiency * clock
         # core attention runs in BF16 unless FP8 attention kernels are asked for
         attn_peak = peak16_tflops if attention_peak_tflops is None else attention_peak_tflops
-        self.attn_flops_per_s = attn_peak * 1e12 * ac.attention_efficiency * clock
         # softmax exponentials per second (the SFUs run at the BF16 tensor rate / flops-per-exponential,
         # whatever precision the attention MMAs use); None where the part gives no figure
         fpe = ac.attention_flops_per_exponential
-        self.exp_per_s = peak16_tflops * 1e12 * ac.attention_efficiency * clock / fpe if fpe else None
+        self.attention_rates = tuple(
+            AttentionRates(
+                mma_flops_per_s=attn_peak * 1e12 * eff * clock,
+                exp_per_s=peak16_tflops * 1e12 * eff * clock / fpe if fpe else None,
+                sms=ac.num_sms, tile_q=ac.attention_tile_q, tile_k=ac.attention_tile_k,
+                tile_overhead_blocks=tile, kernel_overhead_s=launch_us * 1e-6, tail_share=ac.attention_tail_share)
+            for eff, tile, launch_us in (
+                (ac.attention_efficiency, ac.attention_tile_overhead_blocks, ac.attention_kernel_overhead_us),
+                (ac.attention_backward_efficiency, ac.attention_backward_tile_overhead_blocks,
+                 ac.attention_backward_kernel_overhead_us)))
         # FP8: HBM bytes per element Transformer Engine moves to quantize a GEMM input (0 in BF16)
         self.fp8_cast_bytes = fp8_cast_bytes
         self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown) if fp8_cast_bytes else None
@@ -173,17 +182,12 @@ class OpCoster:
         copy the weight-gradient GEMM reads), HBM-bound."""
         return self.memory(elements * self.fp8_cast_bytes) if self.fp8_cast_bytes else 0.0
 
-    def attention(self, flops: float, flops_per_score: float = 0.0) -> float:
-        """A flash-attention kernel doing `flops` MMA FLOPs, `flops_per_score` of them per attention
-        score: each score also takes one softmax exponential (forward, and its recomputation in
-        backward). The tensor cores and the SFUs work in the same tiles; the slower of the two
-        sets the kernel's pace (FlashAttention-4: on B200 at head dim 128 they are balanced)."""
-        if flops <= 0:
-            return 0.0
-        t = flops / self.attn_flops_per_s
-        if self.exp_per_s and flops_per_score > 0:
-            t = max(t, flops / flops_per_score / self.exp_per_s)
-        return (t + self.overhead_s) * self.slowdown
+    def attention(self, kernels: "list[tuple[AttentionKernel, float]]", backward: bool = False) -> float:
+        """Fused attention kernels, each (shape, launches): engine/attention.py's tile model at this
+        accelerator's attention constants (tensor cores and softmax exponentials in the same tiles:
+        the slower sets a block's pace, FlashAttention-4)."""
+        rates = self.attention_rates[1 if backward else 0]
+        return sum(kernel_seconds(kern, rates, backward) * n for kern, n in kernels) * self.slowdown
 
     def memory(self, nbytes: float) -> float:
         return nbytes / self.bytes_per_s * self.slowdown
@@ -254,10 +258,9 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
 
     attn_flops = T * core_attention_flops_per_token(m) / t  # CP balances the causal halves
     if sh.flash_attention:
-        per_score = 2 * (m.qk_dim + m.v_dim)  # QK^T and PV MMA FLOPs per score, one exponential each
-        bwd_factor = ops.ac.attention_backward_flops_factor
-        attn_fwd = ops.attention(attn_flops, per_score)
-        attn_bwd = ops.attention(attn_flops * bwd_factor, per_score * bwd_factor)  # P recomputed once
+        kernels = attention_kernels(m, sh, micro_batch)
+        attn_fwd = ops.attention(kernels)
+        attn_bwd = ops.attention(kernels, backward=True)
     else:
         attn_fwd, attn_bwd = unfused_attention(m, sh, micro_batch, ops)
 
@@ -412,6 +415,44 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             bwd.busy["recompute"] += seconds
             bwd.flops += flops
     return LayerCost(fwd, bwd)
+
+
+def attention_kernels(m: ModelShape, sh: Sharding, micro_batch: int) -> list[tuple[AttentionKernel, float]]:
+    """The fused attention kernels of one layer's forward on one GPU, each (shape, launches per
+    layer), weighted over the model's full-attention and sliding-window layers.
+
+    Context parallelism (Transformer Engine's load-balanced layout: each rank holds two chunks of
+    s / 2c, one from each end): the p2p ring runs one kernel per ring step, the first causal over
+    the rank's own s / c tokens, the other c - 1 unmasked between s / c queries and s / 2c keys (or
+    the reverse); Ulysses (a2a) runs one causal kernel over the whole sequence with heads / c;
+    all-gather one causal kernel per chunk against the keys up to its end (the first rank's)."""
+    t, c = sh.tp, sh.cp
+    heads = m.heads / t
+    dims = dict(qk_dim=m.qk_dim, v_dim=m.v_dim)
+    if m.window >= 0 and m.window + 1 < m.s:
+        masks = [("window", 1 - m.full_share), ("causal", m.full_share)]
+    else:
+        masks = [("causal", 1.0)]
+    out: list[tuple[AttentionKernel, float]] = []
+    for mask, share in masks:
+        if share <= 0:
+            continue
+        w = dict(mask=mask, window=m.window if mask == "window" else -1)
+        if c <= 1:
+            out.append((AttentionKernel(micro_batch, heads, m.s, m.s, **dims, **w), share))
+        elif sh.cp_comm == "a2a":
+            out.append((AttentionKernel(micro_batch, heads / c, m.s, m.s, **dims, **w), share))
+        elif sh.cp_comm == "allgather":
+            chunk = m.s / (2 * c)
+            for end in (chunk, m.s):  # rank 0 holds the first and the last chunk
+                out.append((AttentionKernel(micro_batch, heads, chunk, end, **dims, **w), share))
+        else:
+            local = m.s / c
+            out.append((AttentionKernel(micro_batch, heads, local, local, **dims, **w), share))
+            if mask == "causal" or m.window >= local:
+                out.append((AttentionKernel(micro_batch, heads, local, local / 2, **dims, mask="full"),
+                            share * (c - 1)))
+    return out
 
 
 def attention_gemms(m: ModelShape, tokens: float, t: int) -> list[tuple[float, float, float]]:

@@ -60,7 +60,34 @@ class AcceleratorConstants:
     hbm_efficiency: float = _c(
         0.85, "Achievable / peak HBM bandwidth for streaming kernels (STREAM-like copy reaches 85-90%)", **FRACTION)
     attention_efficiency: float = _c(
-        0.55, "Core attention (flash kernel) throughput / dense peak, forward; fitted per accelerator", **FRACTION)
+        0.70, "Flash-attention forward: MMA rate inside a tile's key/value blocks / dense BF16 peak (the "
+        "kernel's rate on a long sequence with many heads; short sequences and few heads per GPU lose to "
+        "the tile and kernel costs below, engine/attention.py). Fitted with them to the cuDNN rows of "
+        "tests/validation/data/h200-kernels.json (every row within 1 %)", **FRACTION)
+    attention_backward_efficiency: float = _c(
+        0.655, "Flash-attention backward: MMA rate inside a block / dense BF16 peak, counting 2.5 x the "
+        "forward FLOPs; fitted as attention_efficiency (h200-kernels.json, cuDNN backward, within 1 %)", **FRACTION)
+    attention_tile_q: int = _c(128, "Query rows of a flash-attention tile (cuDNN / FlashAttention-3 on Hopper, "
+        "head dim 128)", unit="rows", minimum=1, maximum=4096)
+    attention_tile_k: int = _c(128, "Key/value rows of a flash-attention block", unit="rows", minimum=1,
+        maximum=4096)
+    attention_tile_overhead_blocks: float = _c(
+        1.25, "Fixed cost of one forward attention tile (load Q, rescale and write O and the softmax "
+        "statistics), in key blocks at head dims 128 + 128; fitted to h200-kernels.json (cuDNN forward)",
+        unit="blocks", minimum=0, maximum=1000)
+    attention_backward_tile_overhead_blocks: float = _c(
+        3.625, "Fixed cost of one backward attention tile (load K and V, write dK and dV, accumulate dQ), in "
+        "blocks; fitted to h200-kernels.json (cuDNN backward)", unit="blocks", minimum=0, maximum=1000)
+    attention_kernel_overhead_us: float = _c(
+        12.0, "Fixed cost of a forward attention launch (launch, prologue, last wave's drain), us; fitted to "
+        "h200-kernels.json (cuDNN forward)", unit="us", minimum=0, maximum=10_000)
+    attention_backward_kernel_overhead_us: float = _c(
+        31.0, "Fixed cost of a backward attention call (its O.dO preprocessing and dQ conversion kernels "
+        "besides the main one), us; fitted to h200-kernels.json (cuDNN backward)", unit="us", minimum=0,
+        maximum=10_000)
+    attention_tail_share: float = _c(
+        0.5, "Share of the longest attention tile the last wave leaves the other SMs idle for, on average "
+        "(tiles end uniformly spread over the last tile's length)", unit="fraction", minimum=0, maximum=1.0)
     attention_flops_per_exponential: float = _c(
         0.0, "Dense BF16 tensor-core FLOPs per exponential the special-function units (MUFU.EX2) evaluate in "
         "the same SM clock: softmax needs one exponential per attention score, so a flash kernel whose "
@@ -70,7 +97,8 @@ class AcceleratorConstants:
         "(NVIDIA, 'Making Softmax More Efficient with NVIDIA Blackwell Ultra': SFU throughput doubled); "
         "0 = not limiting (no published figure)", unit="FLOPs per exponential", minimum=0, maximum=100_000)
     attention_backward_flops_factor: float = _c(
-        2.5, "Backward / forward FLOPs of flash attention (recomputes QK^T in backward; FlashAttention-2 paper)",
+        2.5, "Backward / forward FLOPs of flash attention counted in hardware FLOPs (recomputes QK^T in "
+        "backward; FlashAttention-2 paper); its time is engine/attention.py's",
         unit="x forward", minimum=1, maximum=10)
     memory_bound_bytes_per_token_layer: float = _c(
         0.0, "Extra HBM traffic per token per layer per unit of hidden size, bytes (LayerNorm, dropout, "
