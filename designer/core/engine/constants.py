@@ -54,6 +54,11 @@ class AcceleratorConstants:
         1.0, "Tensor-core throughput under sustained training load / in a short GEMM benchmark (power and "
         "thermal limits lower the clock in a long run); fitted per accelerator",
         unit="fraction", minimum=0.1, maximum=1.0)
+    low_precision_sustained_gain: float = _c(
+        1.0, "Sustained share of an FP8/FP4 GEMM's cold rate under the power limit / BF16's "
+        "(sustained_clock_factor): fewer joules per FLOP hold a higher clock. Hopper at 700 W: 1.034 "
+        "(tests/validation/data/h200-kernels.json layer GEMMs); 1 = as BF16",
+        unit="x", minimum=0.5, maximum=2.0)
     wgrad_output_bytes: float = _c(
         8.0, "HBM bytes per element of a weight-gradient GEMM's output: fp32 main_grad read + write "
         "(Megatron's gradient_accumulation_fusion)", unit="bytes per element", minimum=0, maximum=64)
