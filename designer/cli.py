@@ -887,6 +887,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default=None, help="write here (atomically); default: rewrite FILE")
     p.set_defaults(func=cmd_connect)
 
+    from .cli_microbench import register as register_microbench
+
+    register_microbench(sub)
+
     p = sub.add_parser("calibrate", help="fit link efficiencies to nccl-tests logs", epilog=EPILOG)
     p.add_argument("file", metavar="FILE", help="a cluster YAML file (the cluster the logs ran on)")
     p.add_argument("logs", metavar="LOG", nargs="+", help="nccl-tests stdout (the text table) or its -J JSON file")
