@@ -280,6 +280,28 @@ class EngineConstants:
         "series DGXC-GPT3-175B 128 -> 2048 GPUs (+2.2% measured); Sinha et al., 'Not All GPUs Are Created "
         "Equal' (SC'22) measure several per cent of GPU-to-GPU variation on large clusters",
         unit="fraction", minimum=0, maximum=0.5)
+    multi_tensor_max_tensors_adam: int = _c(
+        36, "Tensors one fused Adam launch takes (apex/Transformer Engine multi_tensor_apply, depth 4: grad, "
+        "param, m, v; csrc/multi_tensor_apply.cuh depth_to_max_tensors[3])", unit="tensors", minimum=1,
+        maximum=100_000)
+    multi_tensor_max_tensors_norm: int = _c(
+        110, "Tensors one fused L2-norm launch takes (multi_tensor_l2norm, depth 1: depth_to_max_tensors[0])",
+        unit="tensors", minimum=1, maximum=100_000)
+    multi_tensor_launch_elements: float = _c(
+        20_971_520, "Elements one multi_tensor_apply launch covers at most: 320 blocks of 65,536 (chunk_size "
+        "2048 x 32, depth_to_max_blocks)", unit="elements", minimum=1, maximum=1e12)
+    step_host_syncs: int = _c(
+        2, "Host synchronisations per step that drain the GPU: Megatron's gradient norm (clip_grad_norm "
+        "returns total_norm.item() for the clip decision and the log) and the reduced loss for logging "
+        "(training.py train_step / training_log)", unit="syncs", minimum=0, maximum=1000)
+    host_sync_gap_us: float = _c(
+        30.0, "GPU idle per host synchronisation: the host wakes from cudaStreamSynchronize and issues the next "
+        "kernels through PyTorch's eager dispatch (10-20 us per op, a few ops before the GPU is busy again); "
+        "an estimate, no public measurement", unit="us", minimum=0, maximum=1_000_000)
+    tensors_per_layer: int = _c(
+        6, "Parameter tensors of a dense transformer layer (QKV, projection, FC1, FC2 and two norms), what the "
+        "optimizer's fused launches count; an MoE layer adds two per local expert and the router",
+        unit="tensors", minimum=1, maximum=10_000)
     microbatch_overhead_s: float = _c(
         0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(
