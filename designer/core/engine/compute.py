@@ -69,6 +69,12 @@ class Sharding:
     cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
     moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
     ep_domains: float = 1.0  # scale-up domains (NVLink domains, else servers) one EP group spans
+    framework: str = "megatron"  # megatron | nemo (fused kernels) | torchtitan | deepspeed (eager elementwise)
+
+    @property
+    def eager(self) -> bool:
+        """Elementwise passes as eager PyTorch kernels (no Transformer Engine / Megatron fusions)."""
+        return self.framework in ("torchtitan", "deepspeed")
 
 
 def flex_dedup(topk: int, domains: float) -> float:
@@ -267,7 +273,9 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if moe else m.f
     act_bytes = (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t
     qk_norm = 2 * T * (m.heads * m.qk_dim + m.groups * m.qk_dim) * ACT_BYTES / t if m.qk_norm else 0.0
-    mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0) + qk_norm)
+    norm_factor, act_factor = (k.eager_norm_slowdown, k.eager_activation_slowdown) if sh.eager else (1.0, 1.0)
+    mem_fwd = ops.memory(norm_factor * (11 * X_sp + qk_norm) + act_factor * act_bytes
+                         + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0))
     mem_bwd = 2 * mem_fwd
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
@@ -373,9 +381,22 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     # backward, reduce-scatter its gradients after; prefetched one layer ahead, so only what
     # the layer's own compute cannot cover is exposed.
     if sh.zero3:
-        layer_params = (sum(N * K for _, N, K in gemms) + sum(N * K * b for _, N, K, b in expert_gemms))
-        ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
-        rs = comm("dp", "reduce_scatter", layer_params * k.grad_reduce_bytes_per_param)
+        weights = [N * K for _, N, K in gemms] + [N * K * b for _, N, K, b in expert_gemms]
+        layer_params = sum(weights)
+        if sh.framework == "deepspeed":
+            # DeepSpeed ZeRO-3 gathers and reduces parameter by parameter: one latency-bound call per
+            # weight, each paying the ring's per-rank steps
+            ag = sum(comm("dp", "all_gather", w * ACT_BYTES) for w in weights)
+            rs = sum(comm("dp", "reduce_scatter", w * k.grad_reduce_bytes_per_param) for w in weights)
+        else:
+            ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
+            rs = comm("dp", "reduce_scatter", layer_params * k.grad_reduce_bytes_per_param)
+        if sh.framework == "torchtitan":  # FSDP2's copy-in / copy-out around each gather, copy-in of the grads
+            copy = k.fsdp2_copy_bytes_per_param * layer_params
+            fwd_compute += ops.memory(copy)
+            bwd_compute += ops.memory(copy * 1.5)
+            fwd.busy["compute"] = fwd_compute
+            bwd.busy["compute"] = bwd_compute
         exposed_f = max(0.0, ag - fwd_compute)
         exposed_b = max(0.0, ag + rs - bwd_compute)
         fwd.busy["dp_comm"], fwd.hidden["dp_comm"] = exposed_f, ag - exposed_f

@@ -302,6 +302,20 @@ class EngineConstants:
         6, "Parameter tensors of a dense transformer layer (QKV, projection, FC1, FC2 and two norms), what the "
         "optimizer's fused launches count; an MoE layer adds two per local expert and the router",
         unit="tensors", minimum=1, maximum=10_000)
+    eager_activation_slowdown: float = _c(
+        3.6, "Time of an eager PyTorch gated activation (SwiGLU: silu, then multiply: two kernels, five passes) "
+        "/ the fused kernel's, for frameworks without fused elementwise kernels (torchtitan, deepspeed): "
+        "tests/validation/data/h200-kernels.json, swiglu_fwd eager / triton 3.59 (Llama-3 8B) and 3.64 (70B)",
+        unit="x", minimum=1, maximum=100)
+    eager_norm_slowdown: float = _c(
+        1.5, "Time of the eager norm and residual passes (F.rms_norm, a separate add) / the fused ones: "
+        "h200-kernels.json rmsnorm_fwd eager / triton 1.22, 1.51, 1.57 (8B, 70B, 175B widths), residual add "
+        "+ norm unfused / fused 1.40 (8B)", unit="x", minimum=1, maximum=100)
+    fsdp2_copy_bytes_per_param: float = _c(
+        8.0, "HBM bytes per parameter FSDP2 moves around each all-gather besides the collective: copy-in of the "
+        "local shards into the gather buffer and copy-out into the per-parameter tensors, each a BF16 read and "
+        "write (PyTorch FSDP2 foreach_all_gather / foreach_all_gather_copy_out); the reduce-scatter's copy-in "
+        "of the gradients is half of it", unit="bytes", minimum=0, maximum=1024)
     microbatch_overhead_s: float = _c(
         0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(

@@ -31,7 +31,7 @@ PARALLELISM_SPECIAL = ("zero_stage", "pipeline_schedule", "virtual_pipeline_mode
                        "data_parallel_size", "num_gpus", "fp8_dot_product_attention", "fp8_format",
                        "recompute_granularity", "use_distributed_optimizer", "use_megatron_fsdp",
                        "data_parallel_sharding_strategy", "decoder_first_pipeline_num_layers",
-                       "decoder_last_pipeline_num_layers")
+                       "decoder_last_pipeline_num_layers", "framework")
 # Always stated: Megatron-LM needs them, or its default differs from Designer's (--ffn-hidden-size
 # is 8h/3 rounded with --swiglu in Megatron, 4h in Designer).
 WORKLOAD_ALWAYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "seq_length",
@@ -173,6 +173,8 @@ def _parallel_args(p: Parallelism, w: Workload, line: MegatronLine) -> None:
         line.left_out["parallelism.rank_order"] = (f"{p.rank_order}: Megatron-LM orders ranks "
                                                    f"{megatron_names.MEGATRON_ORDER} or, with --use-tp-pp-dp-mapping, "
                                                    f"{megatron_names.TP_PP_DP_ORDER}")
+    if p.framework and p.framework not in ("megatron", "nemo"):
+        line.left_out["parallelism.framework"] = f"a Designer key: the job runs on {p.framework}, not Megatron-LM"
     if p.fp8_dot_product_attention:
         line.left_out["parallelism.fp8_dot_product_attention"] = (
             "a Megatron-Bridge setting (mixed_precision.fp8_dot_product_attention), no Megatron-LM flag")

@@ -32,7 +32,8 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
                     ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm),
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
-                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains)
+                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
+                    framework=par.framework or "megatron")
 
 
 def ep_domain_span(comm) -> float:
