@@ -3,8 +3,9 @@
 GEMMs after TP/CP/EP sharding take a soft roofline, sqrt(t_flops^2 + t_bytes^2) + overhead,
 with t_flops at the accelerator's best GEMM throughput. Fitted to XLA's measured H100 matmul
 table (tests/validation/data/published-cases.yaml, gemm_shape_dependence_h100): every row within 10%, where a plain
-max() roofline is 20% optimistic for thin GEMMs. Core attention is a flash kernel at its own
-efficiency; norms, activations and dropout are HBM-bound. TP, CP and EP communication of the
+max() roofline is 20% optimistic for thin GEMMs. Core attention runs as flash kernels costed from
+their tiles (attention.py: sequence, heads per GPU, head dims, mask); norms, activations and
+dropout are HBM-bound (slower as eager kernels: torchtitan, deepspeed). TP, CP and EP communication of the
 layer is costed by the caller's `comm` function and split into exposed and hidden parts by
 Megatron's overlap rules (docs/research/cost-model.md section 7.2).
 """
