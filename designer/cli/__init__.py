@@ -17,8 +17,8 @@ import sys
 from .. import __version__
 from ..core.problems import EXIT_OK, EXIT_SOFTWARE, EXIT_USAGE, DesignerError
 from . import (
-    advise, calibrate, catalog, compare, connect, cost, evaluate, failures, generate, import_export, nccl, report,
-    scale, schema, search, trace, validate,
+    advise, calibrate, catalog, compare, connect, cost, evaluate, failures, generate, import_export, microbench, nccl,
+    report, scale, schema, search, trace, validate,
 )
 from .common import EPILOG, err, report_problems
 from .job import evaluate_file
@@ -26,7 +26,7 @@ from .job import evaluate_file
 __all__ = ["COMMANDS", "build_parser", "evaluate_file", "main"]
 
 COMMANDS = (catalog, generate, validate, schema, evaluate, trace, report, compare, cost, nccl, advise, failures,
-            search, scale, import_export, connect, calibrate)
+            search, scale, import_export, connect, microbench, calibrate)
 
 
 def build_parser() -> argparse.ArgumentParser:

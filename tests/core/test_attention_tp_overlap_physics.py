@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from designer.core.engine.attention import AttentionKernel
 from designer.core.engine.compute import OpCoster, Sharding, layer_cost
 from designer.core.engine.constants import AcceleratorConstants, EngineConstants
 from designer.core.engine.flops import ModelShape
@@ -56,8 +57,9 @@ def test_small_heads_on_b200_wait_on_the_exponentials(tmp_path):
     d64_free = _evaluate(b200, *_head_dim_64(no_sfu_limit))
     # head dim 128 on B200: tensor cores and SFUs are balanced, nothing changes
     assert d128["step_time_s"] == pytest.approx(d128_free["step_time_s"], rel=1e-9)
-    # head dim 64: half the MMA work per exponential, so attention takes about twice as long
-    assert d64["step_time_s"] > 1.15 * d64_free["step_time_s"]
+    # head dim 64: half the MMA work per exponential, so the blocks take about twice as long (not the
+    # tiles' fixed loads and stores nor the launches)
+    assert d64["step_time_s"] > 1.10 * d64_free["step_time_s"]
 
 
 def test_fp8_attention_forward_gains_nothing_where_the_sfus_are_the_limit():
@@ -65,13 +67,14 @@ def test_fp8_attention_forward_gains_nothing_where_the_sfus_are_the_limit():
     blackwell = AcceleratorConstants(attention_flops_per_exponential=512)
     bf16 = OpCoster(5000, 2500, 8.0, blackwell, attention_peak_tflops=2500)
     fp8 = OpCoster(5000, 2500, 8.0, blackwell, attention_peak_tflops=5000)
-    assert fp8.attention(1e12, 512) == pytest.approx(bf16.attention(1e12, 512))
+    kernels = [(AttentionKernel(1, 32, 32768, 32768), 1.0)]
+    assert fp8.attention(kernels) == pytest.approx(bf16.attention(kernels), rel=1e-2)
     # the backward does 2.5x the MMA work per exponential: there FP8 still pays
-    assert fp8.attention(2.5e12, 1280) < 0.7 * bf16.attention(2.5e12, 1280)
-    # Blackwell Ultra's doubled SFUs leave the FP8 forward balanced, twice as fast as BF16
+    assert fp8.attention(kernels, backward=True) < 0.7 * bf16.attention(kernels, backward=True)
+    # Blackwell Ultra's doubled SFUs leave the FP8 forward balanced, about twice as fast as BF16
     ultra = AcceleratorConstants(attention_flops_per_exponential=256)
-    assert OpCoster(5000, 2500, 8.0, ultra, attention_peak_tflops=5000).attention(1e15, 512) == pytest.approx(
-        0.5 * OpCoster(5000, 2500, 8.0, ultra, attention_peak_tflops=2500).attention(1e15, 512), rel=1e-3)
+    assert OpCoster(5000, 2500, 8.0, ultra, attention_peak_tflops=5000).attention(kernels) == pytest.approx(
+        0.5 * OpCoster(5000, 2500, 8.0, ultra, attention_peak_tflops=2500).attention(kernels), rel=2e-2)
 
 
 def test_fp8_attention_pays_less_on_gb200_than_on_b300(tmp_path):

@@ -3,8 +3,9 @@
 GEMMs after TP/CP/EP sharding take a soft roofline, sqrt(t_flops^2 + t_bytes^2) + overhead,
 with t_flops at the accelerator's best GEMM throughput. Fitted to XLA's measured H100 matmul
 table (tests/validation/data/published-cases.yaml, gemm_shape_dependence_h100): every row within 10%, where a plain
-max() roofline is 20% optimistic for thin GEMMs. Core attention is a flash kernel at its own
-efficiency; norms, activations and dropout are HBM-bound. TP, CP and EP communication of the
+max() roofline is 20% optimistic for thin GEMMs. Core attention runs as flash kernels costed from
+their tiles (attention.py: sequence, heads per GPU, head dims, mask); norms, activations and
+dropout are HBM-bound (slower as eager kernels: torchtitan, deepspeed). TP, CP and EP communication of the
 layer is costed by the caller's `comm` function and split into exposed and hidden parts by
 Megatron's overlap rules (docs/engine-model.md, "Overlap").
 """
@@ -14,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape, core_attention_flops_per_token
 
@@ -68,6 +70,12 @@ class Sharding:
     cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
     moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
     ep_domains: float = 1.0  # scale-up domains (NVLink domains, else servers) one EP group spans
+    framework: str = "megatron"  # megatron | nemo (fused kernels) | torchtitan | deepspeed (eager elementwise)
+
+    @property
+    def eager(self) -> bool:
+        """Elementwise passes as eager PyTorch kernels (no Transformer Engine / Megatron fusions)."""
+        return self.framework in ("torchtitan", "deepspeed")
 
 
 def flex_dedup(topk: int, domains: float) -> float:
@@ -133,11 +141,19 @@ class OpCoster:
         self.flops_per_s = peak_tflops * 1e12 * efficiency * clock
         # core attention runs in BF16 unless FP8 attention kernels are asked for
         attn_peak = peak16_tflops if attention_peak_tflops is None else attention_peak_tflops
-        self.attn_flops_per_s = attn_peak * 1e12 * ac.attention_efficiency * clock
         # softmax exponentials per second (the SFUs run at the BF16 tensor rate / flops-per-exponential,
         # whatever precision the attention MMAs use); None where the part gives no figure
         fpe = ac.attention_flops_per_exponential
-        self.exp_per_s = peak16_tflops * 1e12 * ac.attention_efficiency * clock / fpe if fpe else None
+        self.attention_rates = tuple(
+            AttentionRates(
+                mma_flops_per_s=attn_peak * 1e12 * eff * clock,
+                exp_per_s=peak16_tflops * 1e12 * eff * clock / fpe if fpe else None,
+                sms=ac.num_sms, tile_q=ac.attention_tile_q, tile_k=ac.attention_tile_k,
+                tile_overhead_blocks=tile, kernel_overhead_s=launch_us * 1e-6, tail_share=ac.attention_tail_share)
+            for eff, tile, launch_us in (
+                (ac.attention_efficiency, ac.attention_tile_overhead_blocks, ac.attention_kernel_overhead_us),
+                (ac.attention_backward_efficiency, ac.attention_backward_tile_overhead_blocks,
+                 ac.attention_backward_kernel_overhead_us)))
         # FP8: HBM bytes per element Transformer Engine moves to quantize a GEMM input (0 in BF16)
         self.fp8_cast_bytes = fp8_cast_bytes
         self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown) if fp8_cast_bytes else None
@@ -173,17 +189,12 @@ class OpCoster:
         copy the weight-gradient GEMM reads), HBM-bound."""
         return self.memory(elements * self.fp8_cast_bytes) if self.fp8_cast_bytes else 0.0
 
-    def attention(self, flops: float, flops_per_score: float = 0.0) -> float:
-        """A flash-attention kernel doing `flops` MMA FLOPs, `flops_per_score` of them per attention
-        score: each score also takes one softmax exponential (forward, and its recomputation in
-        backward). The tensor cores and the SFUs work in the same tiles; the slower of the two
-        sets the kernel's pace (FlashAttention-4: on B200 at head dim 128 they are balanced)."""
-        if flops <= 0:
-            return 0.0
-        t = flops / self.attn_flops_per_s
-        if self.exp_per_s and flops_per_score > 0:
-            t = max(t, flops / flops_per_score / self.exp_per_s)
-        return (t + self.overhead_s) * self.slowdown
+    def attention(self, kernels: "list[tuple[AttentionKernel, float]]", backward: bool = False) -> float:
+        """Fused attention kernels, each (shape, launches): engine/attention.py's tile model at this
+        accelerator's attention constants (tensor cores and softmax exponentials in the same tiles:
+        the slower sets a block's pace, FlashAttention-4)."""
+        rates = self.attention_rates[1 if backward else 0]
+        return sum(kernel_seconds(kern, rates, backward) * n for kern, n in kernels) * self.slowdown
 
     def memory(self, nbytes: float) -> float:
         return nbytes / self.bytes_per_s * self.slowdown
@@ -254,17 +265,18 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
 
     attn_flops = T * core_attention_flops_per_token(m) / t  # CP balances the causal halves
     if sh.flash_attention:
-        per_score = 2 * (m.qk_dim + m.v_dim)  # QK^T and PV MMA FLOPs per score, one exponential each
-        bwd_factor = ops.ac.attention_backward_flops_factor
-        attn_fwd = ops.attention(attn_flops, per_score)
-        attn_bwd = ops.attention(attn_flops * bwd_factor, per_score * bwd_factor)  # P recomputed once
+        kernels = attention_kernels(m, sh, micro_batch)
+        attn_fwd = ops.attention(kernels)
+        attn_bwd = ops.attention(kernels, backward=True)
     else:
         attn_fwd, attn_bwd = unfused_attention(m, sh, micro_batch, ops)
 
     width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if moe else m.f
     act_bytes = (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t
     qk_norm = 2 * T * (m.heads * m.qk_dim + m.groups * m.qk_dim) * ACT_BYTES / t if m.qk_norm else 0.0
-    mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0) + qk_norm)
+    norm_factor, act_factor = (k.eager_norm_slowdown, k.eager_activation_slowdown) if sh.eager else (1.0, 1.0)
+    mem_fwd = ops.memory(norm_factor * (11 * X_sp + qk_norm) + act_factor * act_bytes
+                         + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0))
     mem_bwd = 2 * mem_fwd
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
@@ -370,9 +382,22 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     # backward, reduce-scatter its gradients after; prefetched one layer ahead, so only what
     # the layer's own compute cannot cover is exposed.
     if sh.zero3:
-        layer_params = (sum(N * K for _, N, K in gemms) + sum(N * K * b for _, N, K, b in expert_gemms))
-        ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
-        rs = comm("dp", "reduce_scatter", layer_params * k.grad_reduce_bytes_per_param)
+        weights = [N * K for _, N, K in gemms] + [N * K * b for _, N, K, b in expert_gemms]
+        layer_params = sum(weights)
+        if sh.framework == "deepspeed":
+            # DeepSpeed ZeRO-3 gathers and reduces parameter by parameter: one latency-bound call per
+            # weight, each paying the ring's per-rank steps
+            ag = sum(comm("dp", "all_gather", w * ACT_BYTES) for w in weights)
+            rs = sum(comm("dp", "reduce_scatter", w * k.grad_reduce_bytes_per_param) for w in weights)
+        else:
+            ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
+            rs = comm("dp", "reduce_scatter", layer_params * k.grad_reduce_bytes_per_param)
+        if sh.framework == "torchtitan":  # FSDP2's copy-in / copy-out around each gather, copy-in of the grads
+            copy = k.fsdp2_copy_bytes_per_param * layer_params
+            fwd_compute += ops.memory(copy)
+            bwd_compute += ops.memory(copy * 1.5)
+            fwd.busy["compute"] = fwd_compute
+            bwd.busy["compute"] = bwd_compute
         exposed_f = max(0.0, ag - fwd_compute)
         exposed_b = max(0.0, ag + rs - bwd_compute)
         fwd.busy["dp_comm"], fwd.hidden["dp_comm"] = exposed_f, ag - exposed_f
@@ -412,6 +437,44 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             bwd.busy["recompute"] += seconds
             bwd.flops += flops
     return LayerCost(fwd, bwd)
+
+
+def attention_kernels(m: ModelShape, sh: Sharding, micro_batch: int) -> list[tuple[AttentionKernel, float]]:
+    """The fused attention kernels of one layer's forward on one GPU, each (shape, launches per
+    layer), weighted over the model's full-attention and sliding-window layers.
+
+    Context parallelism (Transformer Engine's load-balanced layout: each rank holds two chunks of
+    s / 2c, one from each end): the p2p ring runs one kernel per ring step, the first causal over
+    the rank's own s / c tokens, the other c - 1 unmasked between s / c queries and s / 2c keys (or
+    the reverse); Ulysses (a2a) runs one causal kernel over the whole sequence with heads / c;
+    all-gather one causal kernel per chunk against the keys up to its end (the first rank's)."""
+    t, c = sh.tp, sh.cp
+    heads = m.heads / t
+    dims = dict(qk_dim=m.qk_dim, v_dim=m.v_dim)
+    if m.window >= 0 and m.window + 1 < m.s:
+        masks = [("window", 1 - m.full_share), ("causal", m.full_share)]
+    else:
+        masks = [("causal", 1.0)]
+    out: list[tuple[AttentionKernel, float]] = []
+    for mask, share in masks:
+        if share <= 0:
+            continue
+        w = dict(mask=mask, window=m.window if mask == "window" else -1)
+        if c <= 1:
+            out.append((AttentionKernel(micro_batch, heads, m.s, m.s, **dims, **w), share))
+        elif sh.cp_comm == "a2a":
+            out.append((AttentionKernel(micro_batch, heads / c, m.s, m.s, **dims, **w), share))
+        elif sh.cp_comm == "allgather":
+            chunk = m.s / (2 * c)
+            for end in (chunk, m.s):  # rank 0 holds the first and the last chunk
+                out.append((AttentionKernel(micro_batch, heads, chunk, end, **dims, **w), share))
+        else:
+            local = m.s / c
+            out.append((AttentionKernel(micro_batch, heads, local, local, **dims, **w), share))
+            if mask == "causal" or m.window >= local:
+                out.append((AttentionKernel(micro_batch, heads, local, local / 2, **dims, mask="full"),
+                            share * (c - 1)))
+    return out
 
 
 def attention_gemms(m: ModelShape, tokens: float, t: int) -> list[tuple[float, float, float]]:

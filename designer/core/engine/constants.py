@@ -54,13 +54,45 @@ class AcceleratorConstants:
         1.0, "Tensor-core throughput under sustained training load / in a short GEMM benchmark (power and "
         "thermal limits lower the clock in a long run); fitted per accelerator",
         unit="fraction", minimum=0.1, maximum=1.0)
+    low_precision_sustained_gain: float = _c(
+        1.0, "Sustained share of an FP8/FP4 GEMM's cold rate under the power limit / BF16's "
+        "(sustained_clock_factor): fewer joules per FLOP hold a higher clock. Hopper at 700 W: 1.034 "
+        "(tests/validation/data/h200-kernels.json layer GEMMs); 1 = as BF16",
+        unit="x", minimum=0.5, maximum=2.0)
     wgrad_output_bytes: float = _c(
         8.0, "HBM bytes per element of a weight-gradient GEMM's output: fp32 main_grad read + write "
         "(Megatron's gradient_accumulation_fusion)", unit="bytes per element", minimum=0, maximum=64)
     hbm_efficiency: float = _c(
         0.85, "Achievable / peak HBM bandwidth for streaming kernels (STREAM-like copy reaches 85-90%)", **FRACTION)
     attention_efficiency: float = _c(
-        0.55, "Core attention (flash kernel) throughput / dense peak, forward; fitted per accelerator", **FRACTION)
+        0.70, "Flash-attention forward: MMA rate inside a tile's key/value blocks / dense BF16 peak (the "
+        "kernel's rate on a long sequence with many heads; short sequences and few heads per GPU lose to "
+        "the tile and kernel costs below, engine/attention.py). Fitted with them to the cuDNN rows of "
+        "tests/validation/data/h200-kernels.json (every row within 1 %)", **FRACTION)
+    attention_backward_efficiency: float = _c(
+        0.655, "Flash-attention backward: MMA rate inside a block / dense BF16 peak, counting 2.5 x the "
+        "forward FLOPs; fitted as attention_efficiency (h200-kernels.json, cuDNN backward, within 1 %)", **FRACTION)
+    attention_tile_q: int = _c(128, "Query rows of a flash-attention tile (cuDNN / FlashAttention-3 on Hopper, "
+        "head dim 128)", unit="rows", minimum=1, maximum=4096)
+    attention_tile_k: int = _c(128, "Key/value rows of a flash-attention block", unit="rows", minimum=1,
+        maximum=4096)
+    attention_tile_overhead_blocks: float = _c(
+        1.25, "Fixed cost of one forward attention tile (load Q, rescale and write O and the softmax "
+        "statistics), in key blocks at head dims 128 + 128; fitted to h200-kernels.json (cuDNN forward)",
+        unit="blocks", minimum=0, maximum=1000)
+    attention_backward_tile_overhead_blocks: float = _c(
+        3.625, "Fixed cost of one backward attention tile (load K and V, write dK and dV, accumulate dQ), in "
+        "blocks; fitted to h200-kernels.json (cuDNN backward)", unit="blocks", minimum=0, maximum=1000)
+    attention_kernel_overhead_us: float = _c(
+        12.0, "Fixed cost of a forward attention launch (launch, prologue, last wave's drain), us; fitted to "
+        "h200-kernels.json (cuDNN forward)", unit="us", minimum=0, maximum=10_000)
+    attention_backward_kernel_overhead_us: float = _c(
+        31.0, "Fixed cost of a backward attention call (its O.dO preprocessing and dQ conversion kernels "
+        "besides the main one), us; fitted to h200-kernels.json (cuDNN backward)", unit="us", minimum=0,
+        maximum=10_000)
+    attention_tail_share: float = _c(
+        0.5, "Share of the longest attention tile the last wave leaves the other SMs idle for, on average "
+        "(tiles end uniformly spread over the last tile's length)", unit="fraction", minimum=0, maximum=1.0)
     attention_flops_per_exponential: float = _c(
         0.0, "Dense BF16 tensor-core FLOPs per exponential the special-function units (MUFU.EX2) evaluate in "
         "the same SM clock: softmax needs one exponential per attention score, so a flash kernel whose "
@@ -70,7 +102,8 @@ class AcceleratorConstants:
         "(NVIDIA, 'Making Softmax More Efficient with NVIDIA Blackwell Ultra': SFU throughput doubled); "
         "0 = not limiting (no published figure)", unit="FLOPs per exponential", minimum=0, maximum=100_000)
     attention_backward_flops_factor: float = _c(
-        2.5, "Backward / forward FLOPs of flash attention (recomputes QK^T in backward; FlashAttention-2 paper)",
+        2.5, "Backward / forward FLOPs of flash attention counted in hardware FLOPs (recomputes QK^T in "
+        "backward; FlashAttention-2 paper); its time is engine/attention.py's",
         unit="x forward", minimum=1, maximum=10)
     memory_bound_bytes_per_token_layer: float = _c(
         0.0, "Extra HBM traffic per token per layer per unit of hidden size, bytes (LayerNorm, dropout, "
@@ -247,6 +280,42 @@ class EngineConstants:
         "series DGXC-GPT3-175B 128 -> 2048 GPUs (+2.2% measured); Sinha et al., 'Not All GPUs Are Created "
         "Equal' (SC'22) measure several per cent of GPU-to-GPU variation on large clusters",
         unit="fraction", minimum=0, maximum=0.5)
+    multi_tensor_max_tensors_adam: int = _c(
+        36, "Tensors one fused Adam launch takes (apex/Transformer Engine multi_tensor_apply, depth 4: grad, "
+        "param, m, v; csrc/multi_tensor_apply.cuh depth_to_max_tensors[3])", unit="tensors", minimum=1,
+        maximum=100_000)
+    multi_tensor_max_tensors_norm: int = _c(
+        110, "Tensors one fused L2-norm launch takes (multi_tensor_l2norm, depth 1: depth_to_max_tensors[0])",
+        unit="tensors", minimum=1, maximum=100_000)
+    multi_tensor_launch_elements: float = _c(
+        20_971_520, "Elements one multi_tensor_apply launch covers at most: 320 blocks of 65,536 (chunk_size "
+        "2048 x 32, depth_to_max_blocks)", unit="elements", minimum=1, maximum=1e12)
+    step_host_syncs: int = _c(
+        2, "Host synchronisations per step that drain the GPU: Megatron's gradient norm (clip_grad_norm "
+        "returns total_norm.item() for the clip decision and the log) and the reduced loss for logging "
+        "(training.py train_step / training_log)", unit="syncs", minimum=0, maximum=1000)
+    host_sync_gap_us: float = _c(
+        30.0, "GPU idle per host synchronisation: the host wakes from cudaStreamSynchronize and issues the next "
+        "kernels through PyTorch's eager dispatch (10-20 us per op, a few ops before the GPU is busy again); "
+        "an estimate, no public measurement", unit="us", minimum=0, maximum=1_000_000)
+    tensors_per_layer: int = _c(
+        6, "Parameter tensors of a dense transformer layer (QKV, projection, FC1, FC2 and two norms), what the "
+        "optimizer's fused launches count; an MoE layer adds two per local expert and the router",
+        unit="tensors", minimum=1, maximum=10_000)
+    eager_activation_slowdown: float = _c(
+        3.6, "Time of an eager PyTorch gated activation (SwiGLU: silu, then multiply: two kernels, five passes) "
+        "/ the fused kernel's, for frameworks without fused elementwise kernels (torchtitan, deepspeed): "
+        "tests/validation/data/h200-kernels.json, swiglu_fwd eager / triton 3.59 (Llama-3 8B) and 3.64 (70B)",
+        unit="x", minimum=1, maximum=100)
+    eager_norm_slowdown: float = _c(
+        1.5, "Time of the eager norm and residual passes (F.rms_norm, a separate add) / the fused ones: "
+        "h200-kernels.json rmsnorm_fwd eager / triton 1.22, 1.51, 1.57 (8B, 70B, 175B widths), residual add "
+        "+ norm unfused / fused 1.40 (8B)", unit="x", minimum=1, maximum=100)
+    fsdp2_copy_bytes_per_param: float = _c(
+        8.0, "HBM bytes per parameter FSDP2 moves around each all-gather besides the collective: copy-in of the "
+        "local shards into the gather buffer and copy-out into the per-parameter tensors, each a BF16 read and "
+        "write (PyTorch FSDP2 foreach_all_gather / foreach_all_gather_copy_out); the reduce-scatter's copy-in "
+        "of the gradients is half of it", unit="bytes", minimum=0, maximum=1024)
     microbatch_overhead_s: float = _c(
         0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(

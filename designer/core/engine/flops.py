@@ -55,6 +55,8 @@ class ModelShape:
     keys_per_query: float = 0.0  # keys a query attends to, averaged over layers (causal: s/2)
     mtp_layers: int = 0
     qk_norm: bool = False
+    window: int = -1  # sliding-window width in keys of the windowed layers (-1: none)
+    full_share: float = 1.0  # share of the layers with full causal attention when some are windowed
 
     @property
     def kv_comm_width(self) -> int:
@@ -92,14 +94,16 @@ class ModelShape:
             attn_weights = ((heads * head_dim + 2 * groups * head_dim, h, "col"), (h, heads * head_dim, "row"))
         keys = w.seq_length / 2  # causal: a query sees half the sequence on average
         window = (w.window_size or [-1])[0]
-        if window is not None and window >= 0 and window + 1 < w.seq_length:
+        window = -1 if window is None else window
+        full_share = 1.0
+        if window >= 0 and window + 1 < w.seq_length:
             # a left window of w tokens: w + 1 keys, fewer for the first w queries
             windowed = (window + 1) - (window + 1) ** 2 / (2 * w.seq_length)
             full_share = 1 / w.window_attn_skip_freq if w.window_attn_skip_freq else 0.0
             keys = full_share * keys + (1 - full_share) * windowed
         return ModelShape(
             attn_weights=attn_weights, qk_dim=qk_dim, v_dim=v_dim, keys_per_query=keys,
-            mtp_layers=w.mtp_num_layers or 0, qk_norm=bool(w.qk_layernorm),
+            mtp_layers=w.mtp_num_layers or 0, qk_norm=bool(w.qk_layernorm), window=window, full_share=full_share,
             layers=w.num_layers, dense_layers=w.num_layers - moe, moe_layers=moe, h=w.hidden_size,
             q=w.num_attention_heads * head_dim, kv=groups * head_dim, heads=w.num_attention_heads, groups=groups,
             head_dim=head_dim, f=w.ffn_hidden_size or 4 * w.hidden_size,

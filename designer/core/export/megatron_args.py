@@ -150,6 +150,8 @@ def _parallel_args(p: Parallelism, w: Workload, line: MegatronLine) -> None:
         line.left_out["parallelism.rank_order"] = (f"{p.rank_order}: Megatron-LM orders ranks "
                                                    f"{megatron_names.MEGATRON_ORDER} or, with --use-tp-pp-dp-mapping, "
                                                    f"{megatron_names.TP_PP_DP_ORDER}")
+    if p.framework and p.framework not in ("megatron", "nemo"):
+        line.left_out["parallelism.framework"] = f"a Designer key: the job runs on {p.framework}, not Megatron-LM"
     if p.fp8_dot_product_attention:
         line.left_out["parallelism.fp8_dot_product_attention"] = (
             "a Megatron-Bridge setting (mixed_precision.fp8_dot_product_attention), no Megatron-LM flag")

@@ -25,6 +25,7 @@ DP_SHARDING_STRATEGIES = ("no_shard", "optim", "optim_grads", "optim_grads_param
 # Megatron-FSDP's sharding strategies are the ZeRO stages (Megatron-LM docs, megatron_fsdp).
 SHARDING_ZERO_STAGE = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
 CP_COMM_TYPES = ("p2p", "a2a", "allgather", "a2a+p2p")
+FRAMEWORKS = ("megatron", "nemo", "torchtitan", "deepspeed")
 # Transformer Engine's FP8 scaling recipes (Megatron --fp8-recipe)
 FP8_RECIPES = ("delayed", "tensorwise", "blockwise", "mxfp8")
 # Transformer Engine's FP4 recipes (Megatron --fp4-recipe; --fp4-format e2m1)
@@ -185,6 +186,11 @@ class Parallelism:
     cpu_offloading_num_layers: int | None = spec_field(None, doc="Layers whose activations are offloaded to host "
                                                        "memory (Megatron --cpu-offloading-num-layers)", minimum=0,
                                                        maximum=MAX_LAYERS)
+    framework: str | None = spec_field(
+        None, doc="Training framework: megatron (default) and nemo run Megatron-Core's fused kernels; torchtitan "
+        "and deepspeed run eager PyTorch elementwise kernels, and with zero_stage 3 torchtitan's FSDP2 copies "
+        "each layer's parameters in and out of its gather buffer while DeepSpeed gathers parameter by parameter",
+        enum=FRAMEWORKS)
     cp_comm_type: str | None = spec_field(None, doc="Context-parallel communication (Megatron --cp-comm-type)",
                                           enum=CP_COMM_TYPES)
     fp8_format: str | None = spec_field(None, doc="FP8 format as Megatron-Bridge recipes give it beside the plan "

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..bounded_memo import remember
 from ..constants import EngineConstants
+from ..flops import parameter_count
 from ..memory import stage_parameters
 from .comm import CommLedger
 from .job import Hardware, Job
@@ -235,7 +236,7 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
                 ag += dp_time(stage_dp[s]["dense"][c], "dp", "all_gather", pb)
         ag_s.append(ag)
     grad_norm_s = comm("dp", "all_reduce", 8.0) + (comm("pp", "send_recv", 8.0) if plan.pp > 1 else 0.0)
-    optimizer_s = max(opt_s) + grad_norm_s + k.step_overhead_s
+    optimizer_s = max(opt_s) + grad_norm_s + k.step_overhead_s + per_step_fixed_s(job, hw, k, comm, layout, zero)
     # overlap_param_gather hides the gather behind the next step's forward, except the first
     # chunk's first bucket; without it the gather follows the optimizer.
     if zero >= 1 and par.overlap_param_gather:
@@ -252,6 +253,48 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     tail_s = slowest_rank_tail_s(plan.num_gpus, max(si.last_compute for info in per_pattern for si in info), k)
     step_time = step_end + optimizer_s + ag_exposed + tail_s
     return DataParallel(per_pattern, step_end, ag_s, optimizer_s, ag_exposed, step_time, tail_s)
+
+
+def per_step_fixed_s(job: Job, hw: Hardware, k: EngineConstants, comm: CommLedger, layout: Layout,
+                     zero: int) -> float:
+    """What a step costs whatever its size, beyond the optimizer's HBM traffic: the fused optimizer
+    and gradient-norm kernels (one launch per multi_tensor_apply group of tensors), the GPU idle at
+    each host synchronisation (the gradient norm and the logged loss), the norm's reduction over
+    the tensor-parallel group and the logged loss's over the data-parallel one, and the batch
+    broadcast to the TP group per micro-batch (Megatron's get_batch: tokens, labels and positions
+    in one int64 tensor, the loss mask in a second). Small against a large step; several per cent
+    of a step under 100 ms."""
+    m, plan = job.shape, job.plan
+    layers = max((sum(len(chunk) for chunk in stage) for stage in layout.stage_layers), default=m.layers)
+    local_experts = max(1, m.experts // max(1, plan.ep)) if m.experts else 0
+    tensors = layers * k.tensors_per_layer + (m.moe_layers / m.layers * layers * (2 * local_experts + 1)
+                                              if m.experts and m.layers else 0.0) + 2  # embedding, output / norm
+    elements = stage_parameters_floor(job)
+    if zero >= 1:  # the distributed optimizer steps its shard: a 1/DP slice of the buffer
+        tensors = tensors / max(1, plan.dp) + 1
+        elements /= max(1, plan.dp)
+    adam = max(math.ceil(tensors / k.multi_tensor_max_tensors_adam),
+               math.ceil(elements / k.multi_tensor_launch_elements))
+    norm = max(math.ceil(tensors / k.multi_tensor_max_tensors_norm),
+               math.ceil(elements / k.multi_tensor_launch_elements))
+    kernels_s = (adam + norm) * hw.ac.gemm_overhead_us * 1e-6
+    syncs_s = k.step_host_syncs * k.host_sync_gap_us * 1e-6
+    logged_loss_s = comm("dp", "all_reduce", 8.0) if comm.dims["dp"].shape.members.shape[1] > 1 else 0.0
+    tp_s = 0.0
+    if plan.tp > 1:
+        tokens = m.micro_batch * m.s
+        batch = comm("tp", "broadcast", tokens * 8 * 3) + comm("tp", "broadcast", tokens * 4)
+        tp_s = comm("tp", "all_reduce", 8.0) + plan.num_microbatches * batch
+    return kernels_s + syncs_s + logged_loss_s + tp_s
+
+
+def stage_parameters_floor(job: Job) -> float:
+    """Parameters of one pipeline stage's model-parallel shard (an even split: what the optimizer's
+    launch count needs, not the stage's exact share)."""
+    m, plan = job.shape, job.plan
+    counts = parameter_count(m)
+    total = counts["embedding"] + counts["output"] + counts["layers"]
+    return total / (plan.tp * plan.pp * (plan.ep if m.experts else 1))
 
 
 def embedding_bucket_params(job: Job, bucket_params: float, stage_dp: list[dict[str, list[float]]]) -> float:

@@ -32,7 +32,8 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
                     ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm),
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
-                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains)
+                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
+                    framework=par.framework or "megatron")
 
 
 def ep_domain_span(comm) -> float:
@@ -51,7 +52,8 @@ def ep_domain_span(comm) -> float:
 def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
     """GEMM efficiency at a precision other than BF16: the calibrated BF16 efficiency scaled by the
     measured ratio of the two (catalog measured_gemm_tflops; H100 FP8 1402.6 of 1979 = 70.9 % against
-    BF16 794.5 of 989 = 80.3 %). None (BF16 calibration) where nothing is measured."""
+    BF16 794.5 of 989 = 80.3 %), and by how much more of it the part holds under its power limit
+    (low_precision_sustained_gain). None (BF16 calibration) where nothing is measured."""
     if precision in ("bf16", "fp16"):
         return None
     measured, measured16 = acc.gemm_efficiency(precision), acc.gemm_efficiency("bf16")
@@ -59,7 +61,7 @@ def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
         measured = acc.gemm_efficiency("fp8")  # no FP4 GEMM benchmark published: FP8's share (job warns)
     if not measured or not measured16:
         return None
-    return ac.gemm_efficiency_best * measured / measured16
+    return ac.gemm_efficiency_best * measured / measured16 * ac.low_precision_sustained_gain
 
 
 def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple[float, float]:
