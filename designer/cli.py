@@ -870,6 +870,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = export_sub.add_parser("slurm-topology", help="topology.conf (tree form) of a design", epilog=EPILOG)
     g.add_argument("file", metavar="FILE", help="a cluster YAML file")
+    g.add_argument("--form", choices=("tree", "block"), default="tree",
+                   help="topology/tree (switches; default) or topology/block (one block per leaf)")
     g.add_argument("-o", "--output", default=None, help="write here (atomically) instead of stdout")
     g.set_defaults(func=cmd_export_slurm_topology)
 

@@ -69,11 +69,17 @@ def export_slurm_topology(args, writing_output) -> int:
     from .core.io.importers.slurm_topology import export_topology_conf
 
     doc = load_document(args.file)
-    text = export_topology_conf(doc, args.file)
+    form = getattr(args, "form", "tree")
+    text, left_out = export_topology_conf(doc, args.file, form)
+    if left_out:
+        _err(f"left out {len(left_out)} cable(s) Slurm's tree has no place for: " + ", ".join(left_out[:10])
+             + (f", and {len(left_out) - 10} more" if len(left_out) > 10 else ""))
     if args.output:
         with writing_output(args.output):
             atomic_write_text(args.output, text)
-        _err(f"wrote {args.output}: {sum(1 for l in text.splitlines() if l.startswith('SwitchName='))} switches")
+        key = "BlockName=" if form == "block" else "SwitchName="
+        _err(f"wrote {args.output}: {sum(1 for l in text.splitlines() if l.startswith(key))} "
+             f"{'blocks' if form == 'block' else 'switches'}")
     else:
         sys.stdout.write(text)
     return EXIT_OK

@@ -303,7 +303,8 @@ def test_unknown_switch_exits_65_with_its_line(tmp_path):
     ("SwitchName=s0 Nodes=tux[0-1]\nSwitchNmae=s1 Nodes=tux[2-3]\n", 2, "unknown key"),
     ("SwitchName=s0 Nodes=tux[0-\n", 1, "host list"),
     ("just some words\n", 1, "not KEY=VALUE"),
-    ("SwitchName=a Switches=b\nSwitchName=b Switches=a\n", 1, "loop"),
+    ("SwitchName=a Switches=b\nSwitchName=b Switches=a\n", 1, "no nodes"),  # one cable, listed from both ends
+    ("SwitchName=a Switches=a Nodes=x\n", 1, "lists itself"),
     ("SwitchName=s0 Nodes=a\nBlockName=b0 Nodes=b\n", 1, "mixes"),
     ("SwitchName=s0 Nodes=a\nSwitchName=s0 Nodes=b\n", 2, "defined twice"),
     ("# nothing\n", 1, "not a topology.conf"),
