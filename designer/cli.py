@@ -621,6 +621,13 @@ def cmd_export_slurm_topology(args) -> int:
     return export_slurm_topology(args, writing_output)
 
 
+def _host_role_args(g) -> None:
+    g.add_argument("--compute", metavar="REGEX", default=None,
+                   help="hosts whose name matches are GPU servers; the others storage, login or service hosts")
+    g.add_argument("--hosts", metavar="MAP", default=None,
+                   help="a file of `PATTERN ROLE` lines (roles: compute, storage, login, service)")
+
+
 def cmd_calibrate(args) -> int:
     from .cli_calibrate import run_calibrate
 
@@ -854,6 +861,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--link-gbps", type=_positive_float, default=400.0,
                    help="speed of cables the output shows no speed for (old ibnetdiscover; default 400)")
     g.add_argument("--name", default=None, help="the design's name (default: the file's name)")
+    _host_role_args(g)
     g.set_defaults(func=cmd_import_ibnetdiscover)
 
     g = import_sub.add_parser("slurm-topology", help="switches and nodes from Slurm's topology.conf", epilog=EPILOG)
@@ -866,6 +874,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--switch-radix", type=_positive_int, default=64, help="ports per switch (at least those used)")
     g.add_argument("--fabric", choices=("infiniband", "ethernet"), default="infiniband")
     g.add_argument("--name", default=None, help="the design's name (default: the file's name)")
+    _host_role_args(g)
     g.set_defaults(func=cmd_import_slurm_topology)
 
     g = export_sub.add_parser("slurm-topology", help="topology.conf (tree form) of a design", epilog=EPILOG)

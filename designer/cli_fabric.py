@@ -18,7 +18,10 @@ def _summary(path: str, doc, degraded: int = 0) -> str:
     c = doc.counts()
     tiers = Counter(s.tier for s in doc.switches)
     shown = ", ".join(f"{tiers[t]} {t}" for t in ("leaf", "spine", "core") if tiers[t])
-    text = (f"wrote {path}: {c['nodes']} servers, {c['gpus']} GPUs, {c['switches']} switches ({shown or 'none'}), "
+    roles = Counter(n.role for n in doc.nodes)
+    others = ", ".join(f"{roles[r]} {r}" for r in ("storage", "login", "service") if roles[r])
+    servers = f"{roles['compute']} GPU servers" + (f" + {others} host(s)" if others else "")
+    text = (f"wrote {path}: {servers}, {c['gpus']} GPUs, {c['switches']} switches ({shown or 'none'}), "
             f"{c['links']} links, {c['racks']} racks")
     if degraded:
         text += f"; {degraded} link(s) flagged as degraded"
@@ -32,6 +35,17 @@ def _write(doc, output: str, writing_output) -> None:
         save_document(doc, output)  # atomic: the old file stays whole until the new one is complete
 
 
+def _host_rules(args):
+    """--hosts MAP read (exit 66/65 with FILE:LINE), or None."""
+    path = getattr(args, "hosts", None)
+    if not path:
+        return None
+    from .core.io.importers.host_roles import MAP_FIX, read_host_map
+    from .core.io.importers.source import read_source
+
+    return read_host_map(read_source(path, "a host map", MAP_FIX), path)
+
+
 def import_ibnetdiscover(args, writing_output) -> int:
     from .core.io.importers.ibnetdiscover import import_ibnetdiscover as run
     from .core.io.importers.source import read_source
@@ -39,7 +53,8 @@ def import_ibnetdiscover(args, writing_output) -> int:
     text = read_source(args.file, "ibnetdiscover output",
                        "give the output of `ibnetdiscover > fabric.txt` (or `ibnetdiscover -p`)")
     doc, messages = run(text, args.file, gpu=args.gpu, gpus_per_node=args.gpus_per_node,
-                        link_gbps=args.link_gbps, name=args.name)
+                        link_gbps=args.link_gbps, name=args.name, compute=args.compute,
+                        host_rules=_host_rules(args), host_map_file=args.hosts or "--hosts")
     for line in messages:
         _err(line)
     _write(doc, args.output, writing_output)
@@ -55,7 +70,8 @@ def import_slurm_topology(args, writing_output) -> int:
                        "give Slurm's topology.conf (SwitchName=... Nodes=... lines)")
     doc, messages = run(text, args.file, gpu=args.gpu, gpus_per_node=args.gpus_per_node,
                         link_gbps=args.link_gbps, switch_radix=args.switch_radix, fabric=args.fabric,
-                        name=args.name)
+                        name=args.name, compute=args.compute, host_rules=_host_rules(args),
+                        host_map_file=args.hosts or "--hosts")
     for line in messages:
         _err(line)
     _write(doc, args.output, writing_output)

@@ -81,3 +81,74 @@ def test_a_parent_child_loop_is_read_as_cables_and_said(tmp_path):
     doc, err, out = _import(tmp_path, src)
     assert len(_switch_pairs(doc)) == 3 and "a -> b -> c -> a" in err
     assert run_cli("validate", out)[0] == 0
+
+
+# ---- hosts that are not GPU servers ------------------------------------------------------------
+
+IB = DATA / "ibnetdiscover"
+
+
+def test_storage_login_and_controller_hosts_are_not_gpu_servers(tmp_path):
+    # the real two-tier EDR fabric: 92 GPU servers (gpu*, node*) and bee01, bee02 (BeeGFS),
+    # controller and login01, each with one HCA
+    doc, err, out = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover", "--gpus-per-node", "8")
+    roles = {(n.name or n.id): n.role for n in doc.nodes}
+    assert {h: r for h, r in roles.items() if r != "compute"} == {
+        "bee01": "storage", "bee02": "storage", "controller": "service", "login01": "login"}
+    assert doc.num_gpus() == 92 * 8  # not 96 x 8: no phantom GPUs
+    assert "92 GPU servers + 2 storage, 1 login, 1 service host(s), 736 GPUs" in err
+    assert "bee01 (storage: its name)" in err and "controller (service: its name)" in err
+    assert run_cli("validate", out)[0] == 0
+
+
+def test_no_job_is_placed_on_a_service_host(tmp_path):
+    from designer.core.engine.constants import engine_constants
+    from designer.core.engine.fabric import build_fabric
+    from designer.core.engine.job_placement import place_jobs
+    from designer.core.model import Parallelism, Workload
+    from designer.core.model.catalog import default_catalog
+    from designer.core.model.jobs import JobPlacement, JobSpec
+
+    doc, _, _ = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover", "--gpus-per-node", "8")
+    doc.spec.jobs = [JobSpec("all", Workload(preset="llama3-8b", global_batch_size=736, micro_batch_size=1),
+                             Parallelism(tensor_model_parallel_size=8), JobPlacement(policy="spread", gpus=736))]
+    fabric = build_fabric(doc, default_catalog(), engine_constants(None))
+    placement = place_jobs(doc, fabric)
+    assert not [p for p in placement.problems if p.severity == "error"], placement.problems
+    used = {int(fabric.gpu_node[g]) for g in placement.jobs[0].gpus}
+    assert {doc.nodes[i].role for i in used} == {"compute"} and len(used) == 92
+    service = next(n.id for n in doc.nodes if n.role == "storage")
+    doc.spec.jobs[0].placement = JobPlacement(nodes=[service])
+    problems = place_jobs(doc, fabric).problems
+    assert any("a storage host: no job runs there" in p.message for p in problems)
+
+
+def test_compute_regex_and_host_map_name_the_roles(tmp_path):
+    doc, err, _ = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover", "--compute", "^gpu")
+    roles = Counter(n.role for n in doc.nodes)
+    assert roles["compute"] == 45 and "--compute does not match it" in err
+    rules = tmp_path / "hosts.map"
+    rules.write_text("# site naming\nbee* storage\ncontroller compute\n")
+    doc, err, _ = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover", "--hosts", rules)
+    roles = {(n.name or n.id): n.role for n in doc.nodes}
+    assert roles["controller"] == "compute" and roles["bee02"] == "storage" and roles["login01"] == "login"
+    assert f"bee01 (storage: {rules}:2)" in err
+    rules.write_text("bee* storge\n")
+    code, _, err = run_cli("import", "ibnetdiscover", IB / "edr-two-tier-ddr-link.topo", "-o", tmp_path / "x.yaml",
+                           "--hosts", rules)
+    assert code == 65 and f"{rules}:1:" in err and "PATTERN ROLE" in err
+    code, _, err = run_cli("import", "ibnetdiscover", IB / "edr-two-tier-ddr-link.topo", "-o", tmp_path / "x.yaml",
+                           "--compute", "gpu[")
+    assert code in (2, 64) and "--compute" in err and "Traceback" not in err
+
+
+def test_a_single_hca_host_among_eight_hca_servers_is_a_service_host():
+    from designer.core.io.importers.host_roles import classify_hosts
+
+    hcas = {f"dgx{i:02d}": 8 for i in range(16)} | {"cache-a": 1, "r-7": 1, "dgx16": 7}
+    roles, why = classify_hosts(hcas)
+    assert roles["r-7"] == "service" and "1 HCA port(s) where most hosts have 8" in why["r-7"]
+    assert roles["cache-a"] == "storage" and roles["dgx16"] == "compute"
+    # the UFM lab: every host named r-ufm*, one HCA each: nothing to set apart, all compute
+    roles, _ = classify_hosts({f"r-ufm{i}": 1 for i in range(6)})
+    assert set(roles.values()) == {"compute"}

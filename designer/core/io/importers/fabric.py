@@ -106,8 +106,11 @@ def _server_units(gpus: int) -> int:
 
 
 def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, name: str, description: str,
-                   catalog: Catalog | None = None, source: str = "") -> tuple[Document, list[str]]:
-    """The document and the lines to tell the user (racks chosen, GPUs assumed)."""
+                   catalog: Catalog | None = None, source: str = "",
+                   roles: dict[str, str] | None = None) -> tuple[Document, list[str]]:
+    """The document and the lines to tell the user (racks chosen, GPUs assumed). `roles`: each
+    host's role (host_roles.classify_hosts); hosts that are not compute come after the GPU servers."""
+    roles = roles or {}
     catalog = catalog or default_catalog()
     said: list[str] = []
     canonical = catalog.resolve("accelerators", gpu)
@@ -164,7 +167,7 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
                                name=fs.name if fs.name != switch_id[key] else ""))
 
     # ---- servers
-    host_names = sorted(found.hosts, key=natural_key)
+    host_names = sorted(found.hosts, key=lambda h: (roles.get(h, "compute") != "compute", natural_key(h)))
     node_id: dict[str, str] = {}
     for host in host_names:
         nid = safe_id(host)
@@ -172,8 +175,9 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
             nid += "-host"
         node_id[host] = nid
         used_ids.add(nid)
+    computing = [h for h in host_names if roles.get(h, "compute") == "compute"]
     if gpus_per_node is None:
-        counts = {min(max(found.hosts[h], 1), MAX_GUESSED_GPUS_PER_NODE) for h in host_names}
+        counts = {min(max(found.hosts[h], 1), MAX_GUESSED_GPUS_PER_NODE) for h in computing}
         shown = "/".join(str(c) for c in sorted(counts)) or "1"
         said.append(f"GPUs are not in the input: assumed {acc.name} servers with one GPU per HCA port "
                     f"(at most {MAX_GUESSED_GPUS_PER_NODE}): {shown} per server (set --gpu and --gpus-per-node)")
@@ -184,15 +188,19 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
     nodes = []
     for host in host_names:
         nics = found.hosts[host]
+        role = roles.get(host, "compute")
         gpus = gpus_per_node or min(max(nics, 1), MAX_GUESSED_GPUS_PER_NODE)
         if acc.max_per_node:
             gpus = min(gpus, acc.max_per_node)
+        if role != "compute":
+            gpus = 1  # the schema's least; a non-compute host's GPUs are neither counted nor used
         gbps = host_gbps[host] or usual
         nic = catalog.nic_for(found.fabric, gbps)
         nodes.append(Node(id=node_id[host], accelerator=acc.name, accelerator_count=gpus, scale_up=scale_up,
                           nic_count=nics, nic_model=nic.name if nic else "", nic_gbps=gbps, nic_kind=found.fabric,
                           gpus_per_nic=max(1, -(-gpus // nics)) if nics else 1,
-                          height_units=_server_units(gpus), name=host if host != node_id[host] else ""))
+                          height_units=_server_units(gpus), name=host if host != node_id[host] else "",
+                          role=role))
 
     # ---- cables
     tier_of = {switch_id[k]: tiers[k] for k in found.switches}

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from ...model.elements import MAX_PORTS
 from ...problems import DesignerError, Problem
 from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
+from .host_roles import classify_hosts, describe
 
 # Nominal data rate per lane in Gb/s, by the IBTA speed names ibnetdiscover prints
 # (InfiniBand Architecture Specification Vol. 2, "Physical Layer"; IBTA roadmap, infinibandta.org).
@@ -383,10 +384,12 @@ def _flag_degraded(found: FoundFabric, meta, records) -> list[int]:
 
 
 def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_node: int | None = None,
-                         link_gbps: float = DEFAULT_LINK_GBPS, name: str | None = None):
+                         link_gbps: float = DEFAULT_LINK_GBPS, name: str | None = None, compute: str | None = None,
+                         host_rules: list | None = None, host_map_file: str = "--hosts"):
     """(document, lines for stderr). DesignerError (exit 65, FILE:LINE) on unreadable input."""
     parsed = parse_ibnetdiscover(text, file)
     imp = fabric_from_ib(parsed, file, link_gbps)
+    roles, why = classify_hosts(imp.fabric.hosts, compute, host_rules, host_map_file)
     if not imp.fabric.links:
         raise DesignerError([Problem("no cables between switches and servers in this output", file=file, line=1,
                                      fix=_FIX)])
@@ -397,8 +400,11 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
         description += f"; {len(imp.degraded)} cable(s) trained below the fabric's speed (see the links' notes)"
     doc, said = build_document(imp.fabric, gpu=gpu, gpus_per_node=gpus_per_node,
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
-                               description=description)
+                               description=description, roles=roles)
     messages = list(imp.warnings) + said
+    apart = describe(roles, why)
+    if apart:
+        messages.append(apart)
     for i in imp.degraded:
         link = doc.links[i]
         messages.append(f"{file}: warning: link {link.id} {link.a} <-> {link.b}: {link.note}")

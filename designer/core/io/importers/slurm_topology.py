@@ -20,6 +20,7 @@ from ...model.document import Document
 from ...model.elements import split_endpoint
 from ...problems import DesignerError, Problem, did_you_mean
 from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, infer_tiers, safe_id
+from .host_roles import classify_hosts, describe
 from .hostlist import HostlistError, compress, expand
 
 DEFAULT_LINK_GBPS = 400.0  # NDR InfiniBand, what the generator defaults to as well
@@ -231,7 +232,8 @@ def fabric_from_slurm(topo: SlurmTopology, link_gbps: float, switch_radix: int, 
 
 def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_node: int | None = 8,
                           link_gbps: float = DEFAULT_LINK_GBPS, switch_radix: int = DEFAULT_SWITCH_RADIX,
-                          fabric: str = "infiniband", name: str | None = None):
+                          fabric: str = "infiniband", name: str | None = None, compute: str | None = None,
+                          host_rules: list | None = None, host_map_file: str = "--hosts"):
     topo = parse_topology_conf(text, file)
     found, said = fabric_from_slurm(topo, link_gbps, switch_radix, fabric)
     tiers = infer_tiers(found)
@@ -249,10 +251,12 @@ def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_n
                    f"{'block' if topo.form == 'block' else 'switch'}(es), {len(found.hosts)} node(s)")
     if topo.block_sizes:
         description += f"; BlockSizes={','.join(map(str, topo.block_sizes))}"
+    roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
     doc, more = build_document(found, gpu=gpu, gpus_per_node=gpus_per_node,
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
-                               description=description)
-    return doc, said + more
+                               description=description, roles=roles)
+    apart = describe(roles, why)
+    return doc, said + more + ([apart] if apart else [])
 
 
 def export_topology_conf(doc: Document, source: str = "", form: str = "tree") -> tuple[str, list[str]]:
