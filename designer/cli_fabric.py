@@ -25,7 +25,10 @@ def _summary(path: str, doc, degraded: int = 0) -> str:
             f"{c['links']} links, {c['racks']} racks")
     if degraded:
         text += f"; {degraded} link(s) flagged as degraded"
-    return text
+    from .core.io.importers.fabric import describe_tiers
+
+    tiers = describe_tiers(doc)
+    return text + (f"\n{tiers}" if tiers else "")
 
 
 def _write(doc, output: str, writing_output) -> None:

@@ -152,3 +152,32 @@ def test_a_single_hca_host_among_eight_hca_servers_is_a_service_host():
     # the UFM lab: every host named r-ufm*, one HCA each: nothing to set apart, all compute
     roles, _ = classify_hosts({f"r-ufm{i}": 1 for i in range(6)})
     assert set(roles.values()) == {"compute"}
+
+
+# ---- tiers from the graph ----------------------------------------------------------------------
+
+def test_a_spine_that_carries_storage_stays_a_spine_and_tiers_show_oversubscription(tmp_path):
+    src = tmp_path / "topology.conf"
+    src.write_text("SwitchName=leaf1 Nodes=gpu[01-04]\nSwitchName=leaf2 Nodes=gpu[05-08]\n"
+                   "SwitchName=spine1 Switches=leaf[1-2],stor1 Nodes=bee01\nSwitchName=spine2 Switches=leaf[1-2],stor1\n"
+                   "SwitchName=stor1 Nodes=bee[02-03]\nSwitchName=mgmt Nodes=ufm01\n")
+    doc, err, out = _import(tmp_path, src)
+    tiers = {s.id: s.tier for s in doc.switches}
+    assert tiers == {"leaf1": "leaf", "leaf2": "leaf", "spine1": "spine", "spine2": "spine", "stor1": "leaf",
+                     "mgmt": "leaf"}
+    assert "1 switch(es) no GPU server reaches (a management network?): mgmt" in err
+    assert run_cli("validate", out)[0] == 0  # the island holds no GPU server: nothing is cut off
+    # leaves 2:1 (4 x 400 down, 2 up), the storage leaf 1:1, the management island without up-links
+    assert ("tiers (from the graph, by distance from the GPU servers): 4 leaf at 1.83:1 (4400:2400 Gb/s down:up; "
+            "1:1 to 2:1 by switch), 1 without up-links, 2 spine") in err
+    # the Slurm export keeps bee01 under spine1, so the storage host stays reachable
+    code, stdout, _ = run_cli("export", "slurm-topology", out)
+    assert "SwitchName=spine1 Switches=leaf[1-2],stor1 Nodes=bee01" in stdout
+
+
+def test_real_fabrics_show_each_tiers_oversubscription(tmp_path):
+    _, err, _ = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover")
+    # 24 x 100G down and 12 up per leaf (2:1); the leaf with the 4xDDR up-link 2.14:1
+    assert "4 leaf at 2.03:1 (9600:4720 Gb/s down:up; 2:1 to 2.14:1 by switch), 2 spine" in err
+    _, err, _ = _import(tmp_path, SLURM / "azure-sharp-cmd-topology.conf", "slurm-topology", "--gpus-per-node", "1")
+    assert "40 leaf at 3.2:1" in err and "8 spine at 5:1" in err and "1 core" in err

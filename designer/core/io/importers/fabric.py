@@ -57,12 +57,18 @@ def safe_id(text: str) -> str:
     return out or "x"
 
 
-def infer_tiers(found: FoundFabric) -> dict[str, str]:
-    """leaf: a switch with servers; spine: one cable above a leaf; core: further up.
+def infer_tiers(found: FoundFabric, roles: dict[str, str] | None = None) -> dict[str, str]:
+    """Tiers by distance from the GPU servers, not from "has servers".
 
-    A switch no leaf reaches (an island of switches) counts as a spine."""
+    leaf: a switch with a compute host; spine: one cable above such a leaf, whatever hosts it also
+    carries (a spine that also carries storage hosts stays a spine); core: further up. A switch two
+    or more cables away whose hosts are all storage, login or service hosts is a leaf of its own (a
+    storage leaf under the spines). A switch no leaf reaches (a management island) is a leaf when it
+    has hosts, else a spine; islands() names them."""
+    roles = roles or {}
     neighbours: dict[str, set[str]] = defaultdict(set)
-    leaves: set[str] = set()
+    compute_leaves: set[str] = set()
+    with_hosts: set[str] = set()
     for link in found.links:
         ends = (link.a, link.b)
         kinds = [e[0] for e in ends]
@@ -70,11 +76,16 @@ def infer_tiers(found: FoundFabric) -> dict[str, str]:
             neighbours[link.a[1]].add(link.b[1])
             neighbours[link.b[1]].add(link.a[1])
         else:
+            host = next((e[1] for e in ends if e[0] == "host"), None)
             for e in ends:
                 if e[0] == "switch":
-                    leaves.add(e[1])
-    level = {key: 0 for key in leaves}
-    queue = deque(leaves)
+                    with_hosts.add(e[1])
+                    if roles.get(host, "compute") == "compute":
+                        compute_leaves.add(e[1])
+    if not compute_leaves:  # no GPU server at all: every switch with hosts is a leaf, as before
+        compute_leaves = set(with_hosts)
+    level = {key: 0 for key in compute_leaves}
+    queue = deque(compute_leaves)
     while queue:
         here = queue.popleft()
         for other in neighbours[here]:
@@ -83,9 +94,35 @@ def infer_tiers(found: FoundFabric) -> dict[str, str]:
                 queue.append(other)
     tiers = {}
     for key in found.switches:
-        n = level.get(key, 1)
+        n = level.get(key)
+        if n is None:
+            n = 0 if key in with_hosts else 1
+        elif n >= 2 and key in with_hosts:
+            n = 0  # only storage/service hosts, beside the GPU servers' leaves: a leaf of its own
         tiers[key] = "leaf" if n == 0 else ("spine" if n == 1 else "core")
     return tiers
+
+
+def islands(found: FoundFabric, roles: dict[str, str] | None = None) -> list[str]:
+    """Switches no GPU server's leaf reaches (a management network beside the compute fabric)."""
+    roles = roles or {}
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    start: set[str] = set()
+    for link in found.links:
+        if link.a[0] == link.b[0] == "switch":
+            neighbours[link.a[1]].add(link.b[1])
+            neighbours[link.b[1]].add(link.a[1])
+        else:
+            host = link.a[1] if link.a[0] == "host" else link.b[1]
+            if roles.get(host, "compute") == "compute":
+                start.update(e[1] for e in (link.a, link.b) if e[0] == "switch")
+    seen, queue = set(start), deque(start)
+    while queue:
+        for other in neighbours[queue.popleft()]:
+            if other not in seen:
+                seen.add(other)
+                queue.append(other)
+    return [key for key in found.switches if key not in seen] if start else []
 
 
 _RACK_TOKEN = re.compile(r"(?:^|[-_.])(r|rack)(\d+)(?=[-_.]|$)", re.IGNORECASE)
@@ -121,7 +158,12 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
     if gpus_per_node is not None and acc.max_per_node and gpus_per_node > acc.max_per_node:
         raise DesignerError([Problem(f"a {acc.name} server holds at most {acc.max_per_node} accelerators, not "
                                      f"{gpus_per_node}", fix=f"use --gpus-per-node {acc.max_per_node} or less")])
-    tiers = infer_tiers(found)
+    tiers = infer_tiers(found, roles)
+    apart = islands(found, roles)
+    if apart:
+        shown = ", ".join(found.switches[k].name for k in apart[:6]) + (" ..." if len(apart) > 6 else "")
+        said.append(f"{len(apart)} switch(es) no GPU server reaches (a management network?): {shown}; "
+                    "kept apart from the tiers above the GPU servers")
 
     # ---- switches: readable unique ids, ports and speed from the cables on them
     used_ids: set[str] = set()
@@ -293,3 +335,41 @@ def _place(racks: list[Rack], y0: float) -> None:
     for i, rack in enumerate(racks):
         rack.x = (i % RACKS_PER_ROW) * RACK_PITCH_X_PX
         rack.y = y0 + (i // RACKS_PER_ROW) * ROW_PITCH_Y_PX
+
+
+def describe_tiers(doc: Document) -> str:
+    """The tiers as imported and each tier's oversubscription: capacity down (servers and lower
+    tiers) over capacity up (higher tiers), summed over the tier, with the range over its switches."""
+    rank = {"leaf": 0, "spine": 1, "core": 2}
+    switches = {s.id: s for s in doc.switches if s.tier in rank}
+    nodes = {n.id for n in doc.nodes}
+    down: dict[str, float] = defaultdict(float)
+    up: dict[str, float] = defaultdict(float)
+    for link in doc.links:
+        a, b = link.a.split(":", 1)[0], link.b.split(":", 1)[0]
+        gbps = link.bandwidth_gbps * link.count
+        for mine, other in ((a, b), (b, a)):
+            if mine not in switches:
+                continue
+            if other in nodes or (other in switches and rank[switches[other].tier] < rank[switches[mine].tier]):
+                down[mine] += gbps
+            elif other in switches and rank[switches[other].tier] > rank[switches[mine].tier]:
+                up[mine] += gbps
+    parts = []
+    for tier in ("leaf", "spine", "core"):
+        members = [k for k, s in switches.items() if s.tier == tier]
+        if not members:
+            continue
+        text = f"{len(members)} {tier}"
+        total_down, total_up = sum(down[k] for k in members), sum(up[k] for k in members)
+        if total_up > 0:
+            ratios = [down[k] / up[k] for k in members if up[k] > 0]
+            text += f" at {total_down / total_up:.3g}:1 ({total_down:g}:{total_up:g} Gb/s down:up"
+            if ratios and max(ratios) - min(ratios) > 0.005:
+                text += f"; {min(ratios):.3g}:1 to {max(ratios):.3g}:1 by switch"
+            text += ")"
+            without = [k for k in members if up[k] == 0 and down[k] > 0]
+            if without:
+                text += f", {len(without)} without up-links"
+        parts.append(text)
+    return "tiers (from the graph, by distance from the GPU servers): " + ", ".join(parts) if parts else ""

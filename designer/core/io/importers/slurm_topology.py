@@ -236,7 +236,8 @@ def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_n
                           host_rules: list | None = None, host_map_file: str = "--hosts"):
     topo = parse_topology_conf(text, file)
     found, said = fabric_from_slurm(topo, link_gbps, switch_radix, fabric)
-    tiers = infer_tiers(found)
+    roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
+    tiers = infer_tiers(found, roles)
     lateral = [(a, b) for a, b in topo.cables if tiers[a] == tiers[b]]
     if lateral:
         a, b = lateral[0]
@@ -251,7 +252,6 @@ def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_n
                    f"{'block' if topo.form == 'block' else 'switch'}(es), {len(found.hosts)} node(s)")
     if topo.block_sizes:
         description += f"; BlockSizes={','.join(map(str, topo.block_sizes))}"
-    roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
     doc, more = build_document(found, gpu=gpu, gpus_per_node=gpus_per_node,
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
                                description=description, roles=roles)
