@@ -31,8 +31,18 @@ def _summary(path: str, doc, degraded: int = 0) -> str:
     return text + (f"\n{tiers}" if tiers else "")
 
 
-def _write(doc, output: str, writing_output) -> None:
+def _write(doc, output: str, writing_output, source: str = "") -> None:
+    """Save the imported design, only when it passes `designer validate` (exit 65 otherwise, the
+    target untouched): what an import writes, validate reads."""
     from .core.io import save_document
+    from .core.model.check import check_document
+    from .core.problems import EXIT_DATAERR, DesignerError, Problem
+
+    errors = [p for p in check_document(doc) if p.severity == "error"]
+    if errors:
+        raise DesignerError([Problem(f"the design read from this file would not validate: {p.message}", file=source,
+                                     line=1, fix=p.fix or "report the file; nothing was written")
+                             for p in errors[:10]], EXIT_DATAERR)
 
     with writing_output(output):
         save_document(doc, output)  # atomic: the old file stays whole until the new one is complete
@@ -60,7 +70,7 @@ def import_ibnetdiscover(args, writing_output) -> int:
                         host_rules=_host_rules(args), host_map_file=args.hosts or "--hosts")
     for line in messages:
         _err(line)
-    _write(doc, args.output, writing_output)
+    _write(doc, args.output, writing_output, args.file)
     _err(_summary(args.output, doc, sum(1 for link in doc.links if link.note.startswith("degraded"))))
     return EXIT_OK
 
@@ -77,7 +87,7 @@ def import_slurm_topology(args, writing_output) -> int:
                         host_map_file=args.hosts or "--hosts")
     for line in messages:
         _err(line)
-    _write(doc, args.output, writing_output)
+    _write(doc, args.output, writing_output, args.file)
     _err(_summary(args.output, doc))
     return EXIT_OK
 

@@ -181,3 +181,15 @@ def test_real_fabrics_show_each_tiers_oversubscription(tmp_path):
     assert "4 leaf at 2.03:1 (9600:4720 Gb/s down:up; 2:1 to 2.14:1 by switch), 2 spine" in err
     _, err, _ = _import(tmp_path, SLURM / "azure-sharp-cmd-topology.conf", "slurm-topology", "--gpus-per-node", "1")
     assert "40 leaf at 3.2:1" in err and "8 spine at 5:1" in err and "1 core" in err
+
+
+def test_an_import_that_would_not_validate_is_not_written(tmp_path):
+    # the guide's two-level file with its spine lines cut off: leaves with no up-links
+    lines = (SLURM / "topology-guide-two-level-linkspeed.conf").read_text().splitlines()
+    src = tmp_path / "topology.conf"
+    src.write_text("\n".join(line for line in lines if "Switches=" not in line) + "\n")
+    target = tmp_path / "c.yaml"
+    target.write_text("precious\n")
+    code, _, err = run_cli("import", "slurm-topology", src, "-o", target)
+    assert code == 65 and f"{src}:1:" in err and "would not validate" in err and "no up-links" in err
+    assert target.read_text() == "precious\n" and "wrote" not in err
