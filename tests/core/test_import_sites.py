@@ -193,3 +193,29 @@ def test_an_import_that_would_not_validate_is_not_written(tmp_path):
     code, _, err = run_cli("import", "slurm-topology", src, "-o", target)
     assert code == 65 and f"{src}:1:" in err and "would not validate" in err and "no up-links" in err
     assert target.read_text() == "precious\n" and "wrote" not in err
+
+
+# ---- speeds that are real -----------------------------------------------------------------------
+
+def test_an_hca_at_its_own_best_rate_is_not_a_degraded_cable(tmp_path):
+    # the real UFM lab output, with r-ufm101's second HCA (its port line on the SX6012 and its Ca
+    # record) taken out: r-ufm101 HCA-1, a ConnectX MT26428 (devid 0x673c, QDR at most), then has one
+    # port, at 4xQDR on the FDR switch. Judged by what its ports reach it looked degraded; its
+    # device id says QDR is its best. r-ufm96's ConnectX-4 (EDR) at 4xSDR on that FDR switch stays flagged.
+    lines = (IB / "nvidia-ufm-lab-edr-fdr.topo").read_text().splitlines()
+    assert "r-ufm101 HCA-2" in lines[28] and lines[46:53][4].startswith('Ca 2 "H-0002c9030006ba5a"')
+    src = tmp_path / "ufm-lab-one-hca.topo"
+    src.write_text("\n".join(lines[:28] + lines[29:46] + lines[53:]) + "\n")
+    doc, err, out = _import(tmp_path, src, "ibnetdiscover")
+    flagged = [link for link in doc.links if link.note.startswith("degraded")]
+    assert len(flagged) == 1 and "r-ufm96" in flagged[0].a + flagged[0].b
+    assert ("r-ufm101 HCA-1: ConnectX MT26428 (IB QDR, PCIe 2.0) (devid 0x673c) reaches at most 4xQDR; it runs at "
+            "4xQDR (40 Gb/s), its best, not a bad cable") in err
+    assert "rates: the fastest rate of 7 of 7 devices from their device id" in err
+
+
+def test_the_real_fabrics_keep_their_flags_with_device_ids(tmp_path):
+    _, err, _ = _import(tmp_path, IB / "nvidia-ufm-lab-edr-fdr.topo", "ibnetdiscover")
+    assert err.count("degraded: trained at") == 1 and "r-ufm101 HCA-2: ConnectX MT26428" in err
+    doc, err, _ = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover")  # Switch-IB both ends
+    assert err.count("degraded: trained at 4xDDR") == 1

@@ -29,6 +29,7 @@ from ...model.elements import MAX_PORTS
 from ...problems import DesignerError, Problem
 from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
 from .host_roles import classify_hosts, describe
+from .ib_devices import device
 
 # Nominal data rate per lane in Gb/s, by the IBTA speed names ibnetdiscover prints
 # (InfiniBand Architecture Specification Vol. 2, "Physical Layer"; IBTA roadmap, infinibandta.org).
@@ -90,6 +91,7 @@ class _Record:
     line: int
     lid: int | None = None
     ports: list[_Port] = field(default_factory=list)
+    devid: int | None = None  # from the `devid=` header line above the record
 
 
 @dataclass
@@ -123,6 +125,7 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
     if lines and lines[-1] == "":
         lines.pop()
     report_links: list[tuple] = []
+    devid: int | None = None
 
     def fail(line: int, message: str, fix: str = _FIX):
         raise DesignerError([Problem(message, file=file, line=line, fix=fix)])
@@ -136,6 +139,10 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
             value = m.group(2).split("(")[0]
             if not re.fullmatch(r"0x[0-9A-Fa-f]+", value):
                 fail(number, f"{m.group(1)} is {m.group(2)!r}, not a hexadecimal number such as 0x2c9")
+            if m.group(1).lower() == "vendid":
+                devid = None  # a new record's header starts
+            elif m.group(1).lower() == "devid":
+                devid = int(value, 16)
             current = None
             continue
         m = _RECORD.match(line)
@@ -148,7 +155,8 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
                 fail(number, f"{kind} {m.group(3)}-{m.group(4)} is listed twice (also at line {records[guid].line})",
                      "give the output of one ibnetdiscover run")
             current = _Record(kind, nports, guid, desc_m.group(1).strip() if desc_m else "", number,
-                              int(lid_m.group(1)) if lid_m else None)
+                              int(lid_m.group(1)) if lid_m else None, devid=devid)
+            devid = None
             records[guid] = current
             continue
         m = _PORT.match(line)
@@ -346,12 +354,23 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
                         f"taken as {link_gbps:g} Gb/s (set --link-gbps)")
     if loops:
         warnings.append(f"{file}: left out {loops} loopback cable(s) between two ports of one switch")
-    degraded = _flag_degraded(found, meta, records)
+    at_best: list[str] = []
+    degraded = _flag_degraded(found, meta, records, at_best)
+    known = [r for r in records.values() if r.guid not in skip and device(r.devid)]
+    if known:
+        models = sorted({device(r.devid) for r in known})
+        warnings.append(f"{file}: rates: the fastest rate of {len(known)} of {len(records) - len(skip)} devices "
+                        f"from their device id ({', '.join(f'{n} 4x{sp}' for n, sp in models[:6])}"
+                        f"{', ...' if len(models) > 6 else ''})")
+    warnings += [f"{file}: {line}" for line in at_best]
     return IbImport(found, warnings, degraded)
 
 
-def _flag_degraded(found: FoundFabric, meta, records) -> list[int]:
-    """Cables that trained below both the fabric's usual speed and what their ends reach elsewhere."""
+def _flag_degraded(found: FoundFabric, meta, records, at_best: list[str] | None = None) -> list[int]:
+    """Cables that trained below both the fabric's usual speed and what their ends can reach: the
+    fastest rate of each end's device (by its devid) when known, else what it reached elsewhere.
+    `at_best` gets a line for each slow cable that runs at its device's best (not a bad cable)."""
+    at_best = [] if at_best is None else at_best
     count: dict[tuple, int] = defaultdict(int)
     for link, (_, _, ws) in zip(found.links, meta):
         if ws[1]:
@@ -372,9 +391,25 @@ def _flag_degraded(found: FoundFabric, meta, records) -> list[int]:
         if not ws[1]:
             continue
         expected = usual_gbps
-        for end in (link.a, link.b):
-            if end[0] == "switch" or cables[end[:2]] > 1:  # a one-port HCA tells nothing of its own best
-                expected = min(expected, best[end[:2]])
+        ends_best = []
+        for guid in (rec.guid, p.peer_guid):
+            known = device(records[guid].devid) if guid in records else None
+            if known:  # the device's own fastest rate (these are 4x ports): it can train no higher
+                ends_best.append(max(4, int(ws[0][:-1])) * LANE_GBPS[known[1]])
+        if len(ends_best) == 2:
+            expected = min(expected, *ends_best)  # both ends known: what they can reach together
+        else:
+            for end in (link.a, link.b):
+                if end[0] == "switch" or cables[end[:2]] > 1:  # a one-port HCA tells nothing of its own best
+                    expected = min(expected, best[end[:2]])
+            expected = min([expected] + ends_best)
+        if link.gbps < usual_gbps and link.gbps >= expected and ends_best and link.gbps >= min(ends_best):
+            slow_end = min((g for g in (rec.guid, p.peer_guid) if g in records and device(records[g].devid)),
+                           key=lambda g: LANE_GBPS[device(records[g].devid)[1]])
+            name = records[slow_end].desc or f"{records[slow_end].kind} {slow_end}"
+            at_best.append(f"{name}: {device(records[slow_end].devid)[0]} (devid "
+                           f"{records[slow_end].devid:#x}) reaches at most 4x{device(records[slow_end].devid)[1]}; "
+                           f"it runs at {_speed_text(ws[0], ws[1], link.gbps)}, its best, not a bad cable")
         if link.gbps < expected:
             link.note = (f"degraded: trained at {_speed_text(ws[0], ws[1], link.gbps)}, below the fabric's "
                          f"{_speed_text(usual_ws[0], usual_ws[1], usual_gbps)} (ibnetdiscover line {p.line}); "
