@@ -609,6 +609,12 @@ def cmd_import_ibnetdiscover(args) -> int:
     return import_ibnetdiscover(args, writing_output)
 
 
+def cmd_import_iblinkinfo(args) -> int:
+    from .cli_fabric import import_iblinkinfo
+
+    return import_iblinkinfo(args, writing_output)
+
+
 def cmd_import_slurm_topology(args) -> int:
     from .cli_fabric import import_slurm_topology
 
@@ -863,6 +869,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--name", default=None, help="the design's name (default: the file's name)")
     _host_role_args(g)
     g.set_defaults(func=cmd_import_ibnetdiscover)
+
+    g = import_sub.add_parser("iblinkinfo", help="an InfiniBand fabric from iblinkinfo's output", epilog=EPILOG)
+    g.add_argument("file", metavar="FILE", help="what `iblinkinfo > links.txt` printed")
+    g.add_argument("-o", "--output", required=True, help="the YAML design to write")
+    g.add_argument("--gpu", default="H100", help="accelerator of every server (default H100)")
+    g.add_argument("--gpus-per-node", type=_positive_int, default=None,
+                   help="GPUs per server (default: one per HCA port, at most 8)")
+    g.add_argument("--name", default=None, help="the design's name (default: the file's name)")
+    _host_role_args(g)
+    g.set_defaults(func=cmd_import_iblinkinfo)
 
     g = import_sub.add_parser("slurm-topology", help="switches and nodes from Slurm's topology.conf", epilog=EPILOG)
     g.add_argument("file", metavar="topology.conf", help="SwitchName=... (tree) or BlockName=... (block) lines")

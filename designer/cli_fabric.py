@@ -75,6 +75,21 @@ def import_ibnetdiscover(args, writing_output) -> int:
     return EXIT_OK
 
 
+def import_iblinkinfo(args, writing_output) -> int:
+    from .core.io.importers.iblinkinfo import FIX
+    from .core.io.importers.iblinkinfo import import_iblinkinfo as run
+    from .core.io.importers.source import read_source
+
+    text = read_source(args.file, "iblinkinfo output", FIX)
+    doc, messages = run(text, args.file, gpu=args.gpu, gpus_per_node=args.gpus_per_node, name=args.name,
+                        compute=args.compute, host_rules=_host_rules(args), host_map_file=args.hosts or "--hosts")
+    for line in messages:
+        _err(line)
+    _write(doc, args.output, writing_output, args.file)
+    _err(_summary(args.output, doc))
+    return EXIT_OK
+
+
 def import_slurm_topology(args, writing_output) -> int:
     from .core.io.importers.slurm_topology import import_slurm_topology as run
     from .core.io.importers.source import read_source

@@ -3,6 +3,8 @@ README.md): topology.conf read as a graph, and an export Slurm's plugins accept.
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from designer.core.io import load_document
 from designer.core.io.importers.slurm_topology import parse_topology_conf
 from designer.core.model.elements import split_endpoint
@@ -219,3 +221,53 @@ def test_the_real_fabrics_keep_their_flags_with_device_ids(tmp_path):
     assert err.count("degraded: trained at") == 1 and "r-ufm101 HCA-2: ConnectX MT26428" in err
     doc, err, _ = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover")  # Switch-IB both ends
     assert err.count("degraded: trained at 4xDDR") == 1
+
+
+# ---- other real formats --------------------------------------------------------------------------
+
+def test_iblinkinfo_of_a_real_edr_switch_with_a_management_host(tmp_path):
+    # one SB7700 EDR switch, n01 and n02 (compute) and mgt; the listing stops at switch port 18, so
+    # mgt's cable (port 36) is in mgt's own block only, n01's in the switch's only
+    doc, err, out = _import(tmp_path, DATA / "iblinkinfo" / "edr-sb7700-hpl-2node.txt", "iblinkinfo")
+    assert [s.id for s in doc.switches] == ["SB7700"] and doc.switches[0].radix == 36
+    assert {(n.name or n.id): n.role for n in doc.nodes} == {"n01": "compute", "n02": "compute", "mgt": "service"}
+    assert len(doc.links) == 3 and {link.bandwidth_gbps for link in doc.links} == {100}
+    ports = sorted(e for link in doc.links for e in (link.a, link.b) if e.startswith("SB7700"))
+    assert ports == ["SB7700:p16", "SB7700:p17", "SB7700:p35"]
+    assert "2 GPU servers + 1 service host(s)" in err and run_cli("validate", out)[0] == 0
+
+
+def test_iblinkinfo_garbled_lines_are_located(tmp_path):
+    lines = (DATA / "iblinkinfo" / "edr-sb7700-hpl-2node.txt").read_text().splitlines()
+    src = tmp_path / "links.txt"
+    for i, line in enumerate(lines):
+        for garbled in (line[: len(line) // 2], line.replace("Gbps", "Gbit", 1), line.replace("[", "", 1)):
+            src.write_text("\n".join(lines[:i] + [garbled] + lines[i + 1:]) + "\n")
+            code, _, err = run_cli("import", "iblinkinfo", src, "-o", tmp_path / "c.yaml")
+            assert code in (0, 65), (i, garbled, err)
+            assert "Traceback" not in err and "internal error" not in err
+            if code == 65:
+                assert f"{src}:" in err
+
+
+def _redact(text: str, keep: int) -> str:
+    """GUIDs as users share them: the first `keep` hex digits, then <redacted>."""
+    import re
+
+    return re.sub(r"(0x|[SH]-|\()([0-9a-fA-F]{12,16})", lambda m: m.group(1) + m.group(2)[:keep] + "<redacted>", text)
+
+
+@pytest.mark.parametrize("name", ["nvidia-ufm-lab-edr-fdr.topo", "edr-two-tier-ddr-link.topo",
+                                  "oracle-sun-dcs36-qdr.topo"])
+def test_redacted_guids_are_named_and_the_fabric_comes_in_whole(tmp_path, name):
+    whole, _, _ = _import(tmp_path, IB / name, "ibnetdiscover")
+    src = tmp_path / f"redacted-{name}"
+    src.write_text(_redact((IB / name).read_text(), 4))  # 0x9c05<redacted>: the vendor's prefix only
+    assert "<redacted>" in src.read_text()
+    doc, err, out = _import(tmp_path, src, "ibnetdiscover")
+    assert "redacted GUID(s)" in err
+    assert (len(doc.nodes), len(doc.switches), len(doc.links)) == (len(whole.nodes), len(whole.switches),
+                                                                   len(whole.links))
+    assert sorted(l.bandwidth_gbps for l in doc.links) == sorted(l.bandwidth_gbps for l in whole.links)
+    assert sorted(n.name or n.id for n in doc.nodes) == sorted(n.name or n.id for n in whole.nodes)
+    assert run_cli("validate", out)[0] == 0

@@ -115,10 +115,66 @@ def _speed_of(comment: str, file: str, line: int, warnings: list[str]) -> tuple[
     return width, name
 
 
+# A GUID shared with its tail hidden: 0x9c05<redacted>, 9c05XXXXXXXXXXXX, 0x9c05****, 0x9c05...
+_REDACTED = re.compile(r"((?:0x)?[0-9A-Fa-f]{0,15})(<redacted>|\[redacted\]|<REDACTED>|\[REDACTED\]|[xX]{4,}|\*{3,}|\.\.\.)")
+_REDACTED_NAME = re.compile(r'"([SHR])-(' + _REDACTED.pattern + r')"')
+
+
+def _unredact(text: str) -> tuple[str, list[str]]:
+    """The text with each redacted device GUID ("S-9c05<redacted>") replaced by a made-up one (fffe +
+    its number). Redactions usually keep only the vendor's prefix, so one text stands for many
+    devices: a device is told apart by its LID as well (a record's own, from its header or its first
+    port line; a port line's peer, the last `lid N` of its comment). Other redacted GUIDs (header
+    lines, port GUIDs in parentheses) become 0x0. Returns the devices so named, in order."""
+    lines = text.split("\n")
+    if not _REDACTED.search(text):
+        return text, []
+    names: dict[tuple, str] = {}
+    shown: list[str] = []
+
+    def name(token: str, lid: str | None) -> str:
+        key = (token, lid)
+        if key not in names:
+            names[key] = f"fffe{len(names) + 1:012x}"
+            shown.append(token + (f" (lid {lid})" if lid else ""))
+        return names[key]
+
+    for i, line in enumerate(lines):
+        m = _REDACTED_NAME.search(line)
+        if m is None:
+            continue
+        comment = line.split("#", 1)[1] if "#" in line else ""
+        lids = re.findall(r"\blid (\d+)", comment)
+        if _RECORD_START.match(line.strip()):
+            own = lids[0] if lids else None
+            if own is None:  # a Ca record: its LID is the first on its first port line
+                for after in lines[i + 1:i + 4]:
+                    if after.strip().startswith("["):
+                        found = re.findall(r"\blid (\d+)", after.split("#", 1)[1] if "#" in after else "")
+                        own = found[0] if found else None
+                        break
+            lid = own
+        else:
+            lid = lids[-1] if lids else None
+        lines[i] = line[:m.start()] + f'"{m.group(1)}-{name(m.group(2), lid)}"' + line[m.end():]
+    out = "\n".join(lines)
+    out = re.sub(r"(guid\s*=\s*)" + _REDACTED.pattern + r"(\([^)]*\))?", r"\g<1>0x0", out)
+    out = re.sub(r"\(" + _REDACTED.pattern + r"\)", "(0)", out)
+    return out, shown
+
+
+_RECORD_START = re.compile(r"^(Switch|Ca|Rt)\s+\d+\s+\"")
+
+
 def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
     """The records of an ibnetdiscover output; DesignerError (FILE:LINE) when it cannot be read."""
     records: dict[str, _Record] = {}
     warnings: list[str] = []
+    text, redacted = _unredact(text)
+    if redacted:
+        shown = ", ".join(redacted[:3]) + (", ..." if len(redacted) > 3 else "")
+        warnings.append(f"{file}: {len(redacted)} redacted GUID(s) ({shown}) named fffe000000000001.. in the "
+                        "order met; cables join where the redacted texts are the same")
     current: _Record | None = None
     skipped: list[int] = []
     lines = text.split("\n")
@@ -152,6 +208,10 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
             desc_m = _QUOTED.search(comment)
             lid_m = _LID.search(comment)
             if guid in records:
+                if guid.startswith("fffe") and redacted:
+                    fail(number, f"{kind} at line {records[guid].line} and this one have the same redacted GUID "
+                         f"{redacted[int(guid[4:], 16) - 1]}: the redaction made two devices one",
+                         "redact each GUID to a different text (keep a few more digits), or share the output whole")
                 fail(number, f"{kind} {m.group(3)}-{m.group(4)} is listed twice (also at line {records[guid].line})",
                      "give the output of one ibnetdiscover run")
             current = _Record(kind, nports, guid, desc_m.group(1).strip() if desc_m else "", number,
