@@ -271,3 +271,15 @@ def test_redacted_guids_are_named_and_the_fabric_comes_in_whole(tmp_path, name):
     assert sorted(l.bandwidth_gbps for l in doc.links) == sorted(l.bandwidth_gbps for l in whole.links)
     assert sorted(n.name or n.id for n in doc.nodes) == sorted(n.name or n.id for n in whole.nodes)
     assert run_cli("validate", out)[0] == 0
+
+
+def test_the_summary_says_what_was_read_inferred_and_guessed(tmp_path):
+    _, err, _ = _import(tmp_path, IB / "edr-two-tier-ddr-link.topo", "ibnetdiscover", "--gpus-per-node", "8")
+    assert ("read: 6 switches, 96 hosts, 144 cables, each cable's trained rate; inferred: tiers (by distance from "
+            "the GPU servers), the fastest rate of 6 devices (their device id); guessed: 4 hosts' roles (by name or "
+            "HCA count: --compute, --hosts), racks (servers of one leaf, 4 to a rack), GPUs (8 x H100-SXM5-80GB "
+            "per server: --gpu, --gpus-per-node)") in err
+    _, err, _ = _import(tmp_path, SLURM / "topology-conf5-tree.conf")
+    assert "guessed: cable rates (--link-gbps 400: topology.conf has none)" in err
+    _, err, _ = _import(tmp_path, DATA / "iblinkinfo" / "edr-sb7700-hpl-2node.txt", "iblinkinfo")
+    assert "read: 1 switches, 3 hosts, 3 cables, each cable's trained rate" in err

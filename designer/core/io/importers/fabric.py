@@ -373,3 +373,34 @@ def describe_tiers(doc: Document) -> str:
                 text += f", {len(without)} without up-links"
         parts.append(text)
     return "tiers (from the graph, by distance from the GPU servers): " + ", ".join(parts) if parts else ""
+
+
+def provenance(doc: Document, said: list[str], *, rates: str, roles_why: dict[str, str],
+               device_rates: int = 0) -> str:
+    """One line for the import summary: what was read from the file, what was inferred from it, and
+    what was guessed (and which flag sets it). `rates`: how the cable speeds came ("read" or the flag)."""
+    read = [f"{len(doc.switches)} switches", f"{len(doc.nodes)} hosts", f"{len(doc.links)} cables"]
+    inferred = ["tiers (by distance from the GPU servers)"]
+    guessed = []
+    if rates == "read":
+        read.append("each cable's trained rate")
+    else:
+        guessed.append(f"cable rates ({rates})")
+    if device_rates:
+        inferred.append(f"the fastest rate of {device_rates} devices (their device id)")
+    by_rule = sum(1 for why in roles_why.values() if why.startswith("--") or ":" in why)
+    by_guess = len(roles_why) - by_rule
+    if by_rule:
+        read.append(f"{by_rule} hosts' roles (your --compute/--hosts)")
+    if by_guess:
+        guessed.append(f"{by_guess} hosts' roles (by name or HCA count: --compute, --hosts)")
+    if any(line.startswith("racks:") and "rack numbers" in line for line in said):
+        inferred.append("racks (rack numbers in the host names)")
+    else:
+        guessed.append("racks (servers of one leaf, 4 to a rack)")
+    computing = [n for n in doc.nodes if n.role == "compute"]
+    if computing:
+        counts = sorted({n.accelerator_count for n in computing})
+        guessed.append(f"GPUs ({'/'.join(map(str, counts))} x {computing[0].accelerator} per server: --gpu, "
+                       "--gpus-per-node)")
+    return f"read: {', '.join(read)}; inferred: {', '.join(inferred)}; guessed: {', '.join(guessed)}"

@@ -20,7 +20,7 @@ import re
 from collections import defaultdict
 
 from ...problems import DesignerError, Problem
-from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
 from .host_roles import classify_hosts, describe
 from .ibnetdiscover import _HCA_NAME, _MF0_NAME, LANE_GBPS
 
@@ -144,4 +144,4 @@ def import_iblinkinfo(text: str, file: str, *, gpu: str = "H100", gpus_per_node:
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
                                description=description, roles=roles)
     apart = describe(roles, why)
-    return doc, said + more + ([apart] if apart else [])
+    return doc, said + more + ([apart] if apart else []) + [provenance(doc, more, rates="read", roles_why=why)]

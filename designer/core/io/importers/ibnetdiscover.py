@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ...model.elements import MAX_PORTS
 from ...problems import DesignerError, Problem
-from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
 from .host_roles import classify_hosts, describe
 from .ib_devices import device
 
@@ -500,6 +500,10 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
     apart = describe(roles, why)
     if apart:
         messages.append(apart)
+    unspeeded = sum(1 for r in parsed.records.values() for p in r.ports if not p.speed)
+    known = sum(1 for r in parsed.records.values() if device(r.devid))
+    messages.append(provenance(doc, said, rates="read" if not unspeeded else f"--link-gbps {link_gbps:g}",
+                               roles_why=why, device_rates=known))
     for i in imp.degraded:
         link = doc.links[i]
         messages.append(f"{file}: warning: link {link.id} {link.a} <-> {link.b}: {link.note}")

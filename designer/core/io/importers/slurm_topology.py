@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ...model.document import Document
 from ...model.elements import split_endpoint
 from ...problems import DesignerError, Problem, did_you_mean
-from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, infer_tiers, safe_id
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, infer_tiers, provenance, safe_id
 from .host_roles import classify_hosts, describe
 from .hostlist import HostlistError, compress, expand
 
@@ -256,7 +256,8 @@ def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_n
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
                                description=description, roles=roles)
     apart = describe(roles, why)
-    return doc, said + more + ([apart] if apart else [])
+    return doc, said + more + ([apart] if apart else []) + [
+        provenance(doc, more, rates=f"--link-gbps {link_gbps:g}: topology.conf has none", roles_why=why)]
 
 
 def export_topology_conf(doc: Document, source: str = "", form: str = "tree") -> tuple[str, list[str]]:
