@@ -163,6 +163,35 @@ def _unredact(text: str) -> tuple[str, list[str]]:
     return out, shown
 
 
+def _header_devid(m: re.Match, devid: int | None, file: str, line: int) -> int | None:
+    """Check a `key=0x...` header line; the device id of the record it heads (vendid starts a header)."""
+    value = m.group(2).split("(")[0]
+    if not re.fullmatch(r"0x[0-9A-Fa-f]+", value):
+        raise DesignerError([Problem(f"{m.group(1)} is {m.group(2)!r}, not a hexadecimal number such as 0x2c9",
+                                     file=file, line=line, fix=_FIX)])
+    key = m.group(1).lower()
+    return None if key == "vendid" else (int(value, 16) if key == "devid" else devid)
+
+
+def _redaction_note(redacted: list[str], file: str) -> list[str]:
+    if not redacted:
+        return []
+    shown = ", ".join(redacted[:3]) + (", ..." if len(redacted) > 3 else "")
+    return [f"{file}: {len(redacted)} redacted GUID(s) ({shown}) named fffe000000000001.. in the order met; "
+            "cables join where the redacted texts are the same"]
+
+
+def _listed_twice(first: _Record, kind: str, guid: str, shown: str, redacted: list[str], file: str,
+                  line: int) -> DesignerError:
+    if guid.startswith("fffe") and redacted:
+        return DesignerError([Problem(f"{kind} at line {first.line} and this one have the same redacted GUID "
+                                      f"{redacted[int(guid[4:], 16) - 1]}: the redaction made two devices one",
+                                      file=file, line=line, fix="redact each GUID to a different text (keep a few "
+                                      "more digits), or share the output whole")])
+    return DesignerError([Problem(f"{kind} {shown} is listed twice (also at line {first.line})", file=file,
+                                  line=line, fix="give the output of one ibnetdiscover run")])
+
+
 _RECORD_START = re.compile(r"^(Switch|Ca|Rt)\s+\d+\s+\"")
 
 
@@ -171,10 +200,7 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
     records: dict[str, _Record] = {}
     warnings: list[str] = []
     text, redacted = _unredact(text)
-    if redacted:
-        shown = ", ".join(redacted[:3]) + (", ..." if len(redacted) > 3 else "")
-        warnings.append(f"{file}: {len(redacted)} redacted GUID(s) ({shown}) named fffe000000000001.. in the "
-                        "order met; cables join where the redacted texts are the same")
+    warnings += _redaction_note(redacted, file)
     current: _Record | None = None
     skipped: list[int] = []
     lines = text.split("\n")
@@ -192,13 +218,7 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
             continue
         m = _HEADER.match(line)
         if m:
-            value = m.group(2).split("(")[0]
-            if not re.fullmatch(r"0x[0-9A-Fa-f]+", value):
-                fail(number, f"{m.group(1)} is {m.group(2)!r}, not a hexadecimal number such as 0x2c9")
-            if m.group(1).lower() == "vendid":
-                devid = None  # a new record's header starts
-            elif m.group(1).lower() == "devid":
-                devid = int(value, 16)
+            devid = _header_devid(m, devid, file, number)
             current = None
             continue
         m = _RECORD.match(line)
@@ -208,12 +228,7 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
             desc_m = _QUOTED.search(comment)
             lid_m = _LID.search(comment)
             if guid in records:
-                if guid.startswith("fffe") and redacted:
-                    fail(number, f"{kind} at line {records[guid].line} and this one have the same redacted GUID "
-                         f"{redacted[int(guid[4:], 16) - 1]}: the redaction made two devices one",
-                         "redact each GUID to a different text (keep a few more digits), or share the output whole")
-                fail(number, f"{kind} {m.group(3)}-{m.group(4)} is listed twice (also at line {records[guid].line})",
-                     "give the output of one ibnetdiscover run")
+                raise _listed_twice(records[guid], kind, guid, f"{m.group(3)}-{m.group(4)}", redacted, file, number)
             current = _Record(kind, nports, guid, desc_m.group(1).strip() if desc_m else "", number,
                               int(lid_m.group(1)) if lid_m else None, devid=devid)
             devid = None
@@ -416,14 +431,17 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
         warnings.append(f"{file}: left out {loops} loopback cable(s) between two ports of one switch")
     at_best: list[str] = []
     degraded = _flag_degraded(found, meta, records, at_best)
-    known = [r for r in records.values() if r.guid not in skip and device(r.devid)]
-    if known:
-        models = sorted({device(r.devid) for r in known})
-        warnings.append(f"{file}: rates: the fastest rate of {len(known)} of {len(records) - len(skip)} devices "
-                        f"from their device id ({', '.join(f'{n} 4x{sp}' for n, sp in models[:6])}"
-                        f"{', ...' if len(models) > 6 else ''})")
-    warnings += [f"{file}: {line}" for line in at_best]
+    warnings += _device_rates_note(records, skip, file) + [f"{file}: {line}" for line in at_best]
     return IbImport(found, warnings, degraded)
+
+
+def _device_rates_note(records: dict[str, _Record], skip: set[str], file: str) -> list[str]:
+    known = [r for r in records.values() if r.guid not in skip and device(r.devid)]
+    if not known:
+        return []
+    models = sorted({device(r.devid) for r in known})
+    return [f"{file}: rates: the fastest rate of {len(known)} of {len(records) - len(skip)} devices from their "
+            f"device id ({', '.join(f'{n} 4x{sp}' for n, sp in models[:6])}{', ...' if len(models) > 6 else ''})"]
 
 
 def _flag_degraded(found: FoundFabric, meta, records, at_best: list[str] | None = None) -> list[int]:

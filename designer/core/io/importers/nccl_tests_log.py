@@ -180,26 +180,26 @@ def _parse_text(text: str, file: str, op: str | None) -> list[MeasuredRun]:
     if not runs or not any(r.rows for r in runs):
         raise _bad(file, max(1, len(lines)), "no nccl-tests result rows (lines of size, count, type, ... time "
                    "algbw busbw)")
-    out = []
-    for r in runs:
-        if not r.rows:
-            continue
-        if not r.hosts and not r.declared_gpus:
-            raise _bad(file, r.line, "the log has no '#  Rank  N Group ... on HOST device D' lines: "
-                       "cannot tell which GPUs ran", "keep the '# Using devices' block of the log")
-        r.op = r.op or file_op or (OP_NAMES.get(op) if op else None)
-        if r.op is None:
-            candidates = infer_op(r)
-            if len(candidates) != 1:
-                said = (f"its rows fit {' and '.join(candidates)} alike" if candidates else
-                        "its rows fit no nccl-tests binary's redop/root/count")
-                raise _bad(file, r.line, f"cannot tell which collective this log measured: {said}",
-                           "pass --op " + (candidates[0] if candidates else "all_reduce") + " (the binary that "
-                           "ran), keep the '# Collective test starting: ...' line, or name the file after "
-                           "the binary (all_gather_perf.log)")
-            r.op = candidates[0]
-        out.append(r)
-    return out
+    return [_finished(r, file, file_op or (OP_NAMES.get(op) if op else None)) for r in runs if r.rows]
+
+
+def _finished(r: MeasuredRun, file: str, fallback_op: str | None) -> MeasuredRun:
+    """The run with its collective known (named, else from its rows); exit 65 when it cannot be."""
+    if not r.hosts and not r.declared_gpus:
+        raise _bad(file, r.line, "the log has no '#  Rank  N Group ... on HOST device D' lines: "
+                   "cannot tell which GPUs ran", "keep the '# Using devices' block of the log")
+    r.op = r.op or fallback_op
+    if r.op is None:
+        candidates = infer_op(r)
+        if len(candidates) != 1:
+            said = (f"its rows fit {' and '.join(candidates)} alike" if candidates else
+                    "its rows fit no nccl-tests binary's redop/root/count")
+            raise _bad(file, r.line, f"cannot tell which collective this log measured: {said}",
+                       "pass --op " + (candidates[0] if candidates else "all_reduce") + " (the binary that "
+                       "ran), keep the '# Collective test starting: ...' line, or name the file after "
+                       "the binary (all_gather_perf.log)")
+        r.op = candidates[0]
+    return r
 
 
 def infer_op(run: MeasuredRun) -> list[str]:
