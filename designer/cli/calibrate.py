@@ -41,9 +41,18 @@ def run(args) -> int:
     if not result.accepted:
         for reason in result.refusals:
             print(f"designer calibrate: refused: {reason}", file=sys.stderr)
-        print("designer calibrate: nothing written" + (f"; {args.output} is unchanged" if args.output else ""),
-              file=sys.stderr)
-        return EXIT_FAILURE
+        partial = result.partial
+        if partial is None or not partial.accepted:
+            for reason in partial.refusals if partial is not None else []:
+                print(f"designer calibrate: refused: {reason}", file=sys.stderr)
+            print("designer calibrate: nothing written" + (f"; {args.output} is unchanged" if args.output else ""),
+                  file=sys.stderr)
+            return EXIT_FAILURE
+        for note in partial.notes:
+            print(f"designer calibrate: {note}", file=sys.stderr)
+        print("designer calibrate: one set of values cannot fit every row; keeping the values fitted size range "
+              "by size range", file=sys.stderr)
+        result = partial
     if not args.output:
         print("designer calibrate: accepted; give -o FILE to write the calibrated design", file=sys.stderr)
         return EXIT_OK

@@ -36,7 +36,7 @@ def _load(args):
     from ..core.io import load_document, load_scenario
     from ..core.io.locate import locate
     from ..core.io.overrides import apply_overrides
-    from ..core.model.check import check_document
+    from ..core.design_check import check_document
 
     doc = load_document(args.file)
     if args.scenario:

@@ -28,12 +28,19 @@ def _table(headers: list[str], rows: list[list[str]]) -> QTableWidget:
 class CalibrationDialog(QDialog):
     def __init__(self, parent, result: CalibrationResult):
         super().__init__(parent)
+        refused = result.refusals
+        if not result.accepted and result.partial is not None and result.partial.accepted:
+            result = result.partial  # what can be fitted size range by size range, the rows it misses named
         self.fit = result  # (QDialog.result() is the dialog's answer: not this)
         self.setWindowTitle("Calibrate from nccl-tests")
         layout = QVBoxLayout(self)
-        if result.accepted:
+        if result.accepted and not refused:
             verdict = "The fit improves or keeps every measured row. Apply writes these values into the " \
                       "design's calibration (one undo step)."
+        elif result.accepted:
+            verdict = ("One set of values cannot fit every row (" + "; ".join(refused[:2]) + "). Shown: the values "
+                       "fitted size range by size range; Apply writes them (one undo step); the notes name the "
+                       "rows they do not explain.")
         else:
             verdict = "Refused, nothing will change:\n" + "\n".join(f"- {r}" for r in result.refusals)
         self.verdict = QLabel(verdict)

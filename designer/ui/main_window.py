@@ -1048,7 +1048,9 @@ class MainWindow(QMainWindow):
             QApplication.restoreOverrideCursor()
         dialog = CalibrationDialog(self, result)
         self.calibration_dialog = dialog
-        if dialog.exec() != QDialog.Accepted or not result.accepted:
+        if dialog.exec() == QDialog.Accepted:
+            result = dialog.fit  # the fit shown: the whole one, or the one by size range
+        if dialog.result() != QDialog.Accepted or not result.accepted:
             self.tell("calibration not applied" + (f": {result.refusals[0]}" if result.refusals else ""))
             return False
         new = self.qdoc.doc.copy()

@@ -134,3 +134,39 @@ def test_real_a100_pcie_dump_nvlink_pairs_one_nic_without_gdr(tmp_path):
     node = load_document(target).nodes[0]
     assert (node.scale_up, node.nic_count, node.gpus_per_nic, node.gpudirect_rdma) == ("nvlink", 1, 4, False)
     assert node.scale_up_gbps in (None, 2400.0)  # 12 links x 25 GB/s: the catalog's figure or it
+
+
+def _a100_design(tmp_path, gpus_per_node, nics_per_node, nic_gbps):
+    doc = generate_fat_tree(nodes=2, gpu="A100", gpus_per_node=gpus_per_node, nics_per_node=nics_per_node,
+                            nic_gbps=nic_gbps, fabric="ethernet", name="t")
+    target = tmp_path / "c.yaml"
+    save_document(doc, target)
+    return target
+
+
+def test_a_dual_port_nic_in_an_x8_slot_shares_the_slot(tmp_path):
+    # NVIDIA/nccl#2397: a 2 x 100G ConnectX-6 Dx in a PCIe 4.0 x8 slot (126 Gb/s for both ports);
+    # the other host of the post has it in an x16 slot (252 Gb/s: each port at its 100)
+    x8, x16 = DATA / "nccl-issue-2397-a100-pcie-dual-port-x8.xml", DATA / "nccl-issue-2397-a100-pcie-dual-port-x16.xml"
+    topo = parse_nccl_topo(x8.read_text(), str(x8))
+    assert [(n.name, n.slot_ports, round(n.slot_gbps, 1)) for n in topo.nics] == [("mlx5_0", 2, 126.0),
+                                                                                  ("mlx5_1", 2, 126.0)]
+    assert topo.nic_speed_gbps() == pytest.approx(63.015)
+    assert parse_nccl_topo(x16.read_text(), str(x16)).nic_speed_gbps() == 100
+    target = _a100_design(tmp_path, 2, 2, 100)
+    code, _, stderr = run_cli("import", "nccl-topo", x8, "--into", target)
+    assert code == 0, stderr
+    assert "mlx5_0: one of 2 ports of a card in a PCIe 16.0 GT/s x8 slot (126 Gb/s for all of them): 63 Gb/s" in stderr
+    assert [n.nic_gbps for n in load_document(target).nodes] == pytest.approx([63.015, 63.015])
+    assert run_cli("validate", target)[0] == 0
+
+
+def test_an_a100_pcie_does_not_become_an_sxm_part_silently(tmp_path):
+    target = _a100_design(tmp_path, 2, 2, 100)
+    path = DATA / "nccl-issue-2397-a100-pcie-dual-port-x8.xml"
+    code, _, stderr = run_cli("import", "nccl-topo", path, "--into", target)
+    assert code == 0
+    assert ("node0: warning: the topology's GPUs are A100 PCIe 80GB cards (PCI device 0x20b5); the design's "
+            "A100-SXM4-80GB is the SXM part") in stderr
+    node = load_document(target).nodes[0]
+    assert (node.scale_up, node.accelerator_count) == ("pcie", 2)

@@ -91,3 +91,24 @@ def test_a_bad_log_is_reported_not_raised(opened, monkeypatch, tmp_path):
     window.act_calibrate.trigger()
     assert shown and f"{logs[0]}:" in shown[0] and "columns" in shown[0]
     assert window.qdoc.undo_stack.index() == index
+
+
+def test_a_refused_fit_offers_the_fit_by_size_range(empty_window, tmp_path, monkeypatch):
+    # the real A3 Mega log on a 2-node 200G Ethernet design: one NIC efficiency <= 1 cannot fit the
+    # large sizes; the latency term fitted on the small ones can be applied
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QFileDialog
+
+    log = Path(__file__).parents[1] / "data" / "nccl-tests" / "a3mega-h100-2node-all_reduce.txt"
+    path = tmp_path / "c.yaml"
+    save_document(generate_fat_tree(nodes=2, gpu="H100", fabric="ethernet", nic_gbps=200, name="a3"), path)
+    window = empty_window
+    window.open_file(str(path))
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: ([str(log)], "")))
+    seen = []
+    answer(monkeypatch, "apply", seen)
+    window.act_calibrate.trigger()
+    assert "One set of values cannot fit every row" in seen[0].verdict.text()
+    calibration = window.qdoc.doc.spec.calibration
+    assert 50 < calibration["net_overhead_us"] < 150 and "ethernet_nic_efficiency" not in calibration

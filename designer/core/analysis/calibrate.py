@@ -46,7 +46,10 @@ LINK_CLASSES: dict[str, str] = {
     "infiniband_nic_efficiency": "NIC",
     "ethernet_nic_efficiency": "NIC",
     "infiniband_adaptive_routing_efficiency": "fabric",
+    "net_overhead_us": "NIC",  # the latency term: fitted only size range by size range (_by_size_range)
 }
+LATENCY_TERMS = ("net_overhead_us",)
+UNEXPLAINED = 0.10  # a row still more than 10 % off after the fit is named as not explained
 MIN_ELASTICITY = 0.05  # |d log t / d log eff| below this on every row: the rows cannot see the constant
 HUBER_DELTA = 0.05  # rows more than ~5 % off count linearly, not quadratically
 MAX_ITERATIONS = 40
@@ -101,6 +104,8 @@ class CalibrationResult:
     sources: list[str]
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # when refused: the values fitted size range by size range, with the rows they do not explain
+    partial: "CalibrationResult | None" = None
 
     @property
     def accepted(self) -> bool:
@@ -121,6 +126,12 @@ def _members(doc: Document, run: MeasuredRun) -> np.ndarray:
         by_name.setdefault(n.id, i)
         if n.name:
             by_name.setdefault(n.name, i)
+    if not run.hosts:  # Designer's own output names no hosts: its first num_gpus GPUs in file order
+        if run.declared_gpus > total:
+            raise DesignerError([Problem(f"the log ran on {run.declared_gpus} GPUs; the design has {total}",
+                                         file=run.file, line=run.line,
+                                         fix="calibrate a design with at least as many GPUs as the log")])
+        return np.arange(run.declared_gpus, dtype=np.int64)
     hosts = run.host_order()
     chosen: dict[str, int] = {h: by_name[h] for h in hosts if h in by_name}
     free = (i for i in range(len(nodes)) if i not in set(chosen.values()))
@@ -233,7 +244,7 @@ def calibrate(doc: Document, runs: list[MeasuredRun], catalog: Catalog | None = 
     predictor = Predictor(doc, runs, catalog)
     measured = np.array([row.time_us for run in runs for row in run.rows])
     k0 = engine_constants(doc.spec.calibration)
-    start = {name: float(getattr(k0, name)) for name in LINK_CLASSES}
+    start = {name: float(getattr(k0, name)) for name in LINK_CLASSES if name not in LATENCY_TERMS}
     before = predictor.times_us({})
     r0 = np.log(before / measured)
 
@@ -255,61 +266,9 @@ def calibrate(doc: Document, runs: list[MeasuredRun], catalog: Catalog | None = 
                                "latency-bound): give logs with sizes of a few MB and more")
         return result
 
-    x = np.array([start[n] for n in visible])
-
-    def residuals(values: np.ndarray) -> np.ndarray:
-        return np.log(predictor.times_us(dict(zip(visible, values.tolist()))) / measured)
-
-    def jacobian(values: np.ndarray, r: np.ndarray) -> np.ndarray:
-        J = np.empty((len(r), len(values)))
-        for j in range(len(values)):
-            h = -1e-4 * values[j]  # downwards: the upper bound 1.0 stays reachable
-            step = values.copy()
-            step[j] += h
-            J[:, j] = (residuals(step) - r) / h
-        return J
-
-    r = r0.copy()
-    lam = 1e-3
-    J = jacobian(x, r)
-    for _ in range(MAX_ITERATIONS):
-        w = _huber_weights(r)
-        A = J.T @ (J * w[:, None])
-        g = J.T @ (w * r)
-        improved = False
-        for _ in range(12):
-            step = -np.linalg.solve(A + lam * np.diag(np.diag(A) + 1e-12), g)
-            trial = np.maximum(x + step, 1e-4)  # efficiencies stay positive; the range check comes after
-            r_trial = residuals(trial)
-            if _huber_cost(r_trial) < _huber_cost(r):
-                improved = True
-                break
-            lam *= 10
-        if not improved:
-            break
-        small = np.all(np.abs(trial - x) <= 1e-7 + 1e-6 * np.abs(x))
-        x, r = trial, r_trial
-        lam = max(lam / 10, 1e-9)
-        if small:
-            break
-        J = jacobian(x, r)
-
-    J = jacobian(x, r)
-    w = _huber_weights(r)
-    A = J.T @ (J * w[:, None])
+    x, r, cov = _solve(predictor, measured, visible, np.array([start[n] for n in visible]), r0)
     dof = len(r) - len(x)
-    cov = None
-    if dof > 0:
-        s2 = float(np.sum(w * r * r)) / dof
-        cov = np.linalg.pinv(A) * s2
-    after = np.exp(r) * measured
-    for fit, a in zip(rows, after):
-        fit.after_us = float(a)
-    for j, name in enumerate(visible):
-        low, high = _range(name)
-        sigma = float(np.sqrt(max(cov[j, j], 0.0))) if cov is not None else None
-        result.constants.append(FittedConstant(name, LINK_CLASSES[name], start[name], float(x[j]), sigma, low, high))
-        result.calibration[name] = round(float(x[j]), 4)
+    _record(result, rows, measured, r, visible, start, x, cov)
     for c in result.constants:
         if not c.in_range:
             result.refusals.append(f"{c.name} would be {c.value:.4g}, outside its physical range "
@@ -321,7 +280,141 @@ def calibrate(doc: Document, runs: list[MeasuredRun], catalog: Catalog | None = 
                                    f"{fit.error_before:+.1%} before, {fit.error_after:+.1%} after")
     if dof <= 0:
         result.notes.append(f"{len(r)} rows for {len(x)} constants: no uncertainty can be given")
+    result.notes += _uninformed_classes(visible)
+    if result.refusals:
+        result.partial = _by_size_range(doc, predictor, runs, measured, before, visible, start, tolerance,
+                                        sources or [])
     return result
+
+
+def _uninformed_classes(visible: list[str]) -> list[str]:
+    seen = {LINK_CLASSES[n] for n in visible}
+    missing = [c for c in dict.fromkeys(LINK_CLASSES.values()) if c not in seen]
+    if not missing:
+        return []
+    return [f"these rows cannot inform the {', '.join(missing)} class(es): no row's time depends on them "
+            "(a log across 2 servers informs NIC and NVLink; PCIe needs GPUs without NVLink)"]
+
+
+def _solve(predictor: Predictor, measured: np.ndarray, names: list[str], x0: np.ndarray, r0: np.ndarray,
+           mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Levenberg-Marquardt with Huber weights on the rows in `mask` (all by default); returns the
+    values, every row's residual with them, and their covariance (None without spare rows)."""
+    mask = np.ones(len(measured), dtype=bool) if mask is None else mask
+
+    def residuals(values: np.ndarray) -> np.ndarray:
+        return np.log(predictor.times_us(dict(zip(names, values.tolist()))) / measured)
+
+    def jacobian(values: np.ndarray, r: np.ndarray) -> np.ndarray:
+        J = np.empty((len(r), len(values)))
+        for j in range(len(values)):
+            h = -1e-4 * values[j] if values[j] > 0 else 1e-4  # downwards: the upper bound stays reachable
+            step = values.copy()
+            step[j] += h
+            J[:, j] = (residuals(step) - r) / h
+        return J
+
+    def cost(res: np.ndarray) -> float:
+        return _huber_cost(res[mask])
+
+    x, r = x0.astype(float).copy(), r0.copy()
+    lam = 1e-3
+    J = jacobian(x, r)
+    for _ in range(MAX_ITERATIONS):
+        w = _huber_weights(r) * mask
+        A = J.T @ (J * w[:, None])
+        g = J.T @ (w * r)
+        improved = False
+        for _ in range(12):
+            step = -np.linalg.solve(A + lam * np.diag(np.diag(A) + 1e-12), g)
+            trial = np.maximum(x + step, 1e-4)  # values stay positive; the range check comes after
+            r_trial = residuals(trial)
+            if cost(r_trial) < cost(r):
+                improved = True
+                break
+            lam *= 10
+        if not improved:
+            break
+        small = np.all(np.abs(trial - x) <= 1e-7 + 1e-6 * np.abs(x))
+        x, r = trial, r_trial
+        lam = max(lam / 10, 1e-9)
+        if small:
+            break
+        J = jacobian(x, r)
+    J = jacobian(x, r)
+    w = _huber_weights(r) * mask
+    A = J.T @ (J * w[:, None])
+    dof = int(mask.sum()) - len(x)
+    cov = None
+    if dof > 0:
+        cov = np.linalg.pinv(A) * (float(np.sum(w * r * r)) / dof)
+    return x, r, cov
+
+
+def _record(result: CalibrationResult, rows: list[RowFit], measured: np.ndarray, r: np.ndarray,
+            names: list[str], start: dict[str, float], x: np.ndarray, cov: np.ndarray | None) -> None:
+    for fit, a in zip(rows, np.exp(r) * measured):
+        fit.after_us = float(a)
+    for j, name in enumerate(names):
+        low, high = _range(name)
+        sigma = float(np.sqrt(max(cov[j, j], 0.0))) if cov is not None else None
+        result.constants.append(FittedConstant(name, LINK_CLASSES[name], start[name], float(x[j]), sigma, low, high))
+        result.calibration[name] = round(float(x[j]), 4)
+
+
+BANDWIDTH_BOUND = 0.5  # a row whose time moves at least half as much as an efficiency is bandwidth-bound
+
+
+def _by_size_range(doc: Document, predictor: Predictor, runs: list[MeasuredRun], measured: np.ndarray,
+                   before: np.ndarray, visible: list[str], start: dict[str, float], tolerance: float,
+                   sources: list[str]) -> CalibrationResult:
+    """When one set of values cannot fit every row: the efficiencies from the bandwidth-bound
+    rows alone, the latency term from the latency-bound rows alone; a value outside its range is
+    left out, and the rows the kept values still miss (worse than before) are named."""
+    probes = []
+    for name in visible:
+        probe = predictor.times_us({name: start[name] * 0.98})
+        probes.append(np.abs(np.log(probe / before)) / abs(np.log(0.98)))
+    bandwidth_rows = np.max(probes, axis=0) >= BANDWIDTH_BOUND
+    k0 = engine_constants(doc.spec.calibration)
+    values: dict[str, float] = {}
+    partial = CalibrationResult([], [], dict(copy.deepcopy(doc.spec.calibration or {})), sources)
+    dropped: list[str] = []
+    for names, mask in ((visible, bandwidth_rows), (list(LATENCY_TERMS), ~bandwidth_rows)):
+        if int(mask.sum()) < len(names):
+            continue
+        first = {n: float(getattr(k0, n)) for n in names}
+        x, _, cov = _solve(predictor, measured, names, np.array([first[n] for n in names]),
+                           np.log(before / measured), mask)
+        for j, name in enumerate(names):
+            low, high = _range(name)
+            sigma = float(np.sqrt(max(cov[j, j], 0.0))) if cov is not None else None
+            fitted = FittedConstant(name, LINK_CLASSES[name], first[name], float(x[j]), sigma, low, high)
+            if fitted.in_range:
+                partial.constants.append(fitted)
+                values[name] = float(x[j])
+                partial.calibration[name] = round(float(x[j]), 4)
+            else:
+                dropped.append(f"{name} left as it was: the {'bandwidth' if mask is bandwidth_rows else 'latency'}"
+                               f"-bound rows want {x[j]:.4g}, outside {low:g}..{high:g}")
+    after = predictor.times_us(values) if values else before
+    partial.rows = [RowFit(run, i, 0.0, 0.0, 0.0) for run in runs for i in range(len(run.rows))]
+    for fit, m, b, a in zip(partial.rows, measured, before, after):
+        fit.measured_us, fit.before_us, fit.after_us = float(m), float(b), float(a)
+    partial.notes += dropped
+    unexplained = [f for f in partial.rows if abs(f.error_after) > abs(f.error_before) + tolerance
+                   or abs(f.error_after) > UNEXPLAINED]
+    if unexplained:
+        partial.notes.append(f"{len(unexplained)} row(s) these values do not explain (more than "
+                             f"{UNEXPLAINED:.0%} off, or worse than before): "
+                             + ", ".join(f"{f.where} ({f.size_bytes} B, {f.error_after:+.1%})" for f in unexplained))
+    if not partial.constants:
+        partial.refusals.append("no value could be fitted within its physical range, even size range by size range")
+    explained = [f for f in partial.rows if abs(f.error_after) <= UNEXPLAINED < abs(f.error_before)]
+    if partial.constants and not explained:
+        partial.refusals.append(f"the values fitted size range by size range bring no row within {UNEXPLAINED:.0%} "
+                                "of its measurement")
+    return partial
 
 
 def format_result(result: CalibrationResult) -> str:
@@ -340,6 +433,10 @@ def format_result(result: CalibrationResult) -> str:
                      f"{fit.before_us:10.2f} ({fit.error_before:+6.1%})  {fit.after_us:10.2f} ({fit.error_after:+6.1%})")
     for note in result.notes:
         lines.append(f"note: {note}")
+    if result.partial is not None and result.refusals:
+        lines += ["", "one set of values cannot fit every row; fitted size range by size range "
+                  "(efficiencies on the bandwidth-bound rows, the latency term on the latency-bound rows):",
+                  format_result(result.partial).rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 

@@ -389,12 +389,13 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
 
 
 def gpus_up(doc: Document, fabric: "Fabric") -> np.ndarray:
-    """True for each GPU whose server is up and that is not among its server's `gpus_down`."""
+    """True for each GPU whose server is up and computes (a storage, login or service host gets no
+    job) and that is not among its server's `gpus_down`."""
     up = np.ones(fabric.num_gpus, dtype=bool)
     base = 0
     for node in doc.nodes:
         n = node.accelerator_count
-        if node.state == "down":
+        if node.state == "down" or node.role != "compute":
             up[base: base + n] = False
         elif node.gpus_down:
             up[base + max(0, n - node.gpus_down): base + n] = False

@@ -154,6 +154,11 @@ def _listed(doc, spec, path, node_index, node_start, fabric, owner, jobs):
             continue
         node = doc.nodes[ni]
         span = np.arange(node_start[ni], node_start[ni] + fabric.node_gpus[ni])
+        if node.role != "compute":
+            problems.append(Problem(
+                f"job {spec.name} lists {nid}, a {node.role} host: no job runs there", f"{path}.placement.nodes",
+                element=nid, fix=f"list a compute server for job {spec.name}, or set {nid}'s role to compute"))
+            continue
         if node.state == "down":
             problems.append(Problem(
                 f"job {spec.name} lost server {nid}: it is down ({len(span)} GPUs)", f"{path}.placement.nodes",

@@ -382,14 +382,14 @@ def _leaves_without_uplinks(doc: Document) -> list[Problem]:
             parent[root(a)] = root(b)
     servers_in: dict[str, list[str]] = defaultdict(list)
     for n in doc.nodes:
-        if n.id in parent:
+        if n.id in parent and n.role == "compute":  # a management island of service hosts cuts off no GPU
             servers_in[root(n.id)].append(n.id)
     networked = sum(len(v) for v in servers_in.values())
     out = []
     for sw in sorted(lonely, key=switches.get):
         mine = servers_in[root(sw)]
         others = networked - len(mine)
-        if others <= 0:
+        if others <= 0 or not mine:
             continue
         switch = doc.switches[switches[sw]]
         shown = ", ".join(mine[:3]) + (", ..." if len(mine) > 3 else "")

@@ -113,7 +113,8 @@ class Document:
         return self._index["nodes"].get(device_id) or self._index["switches"].get(device_id)
 
     def num_gpus(self) -> int:
-        return sum(n.accelerator_count for n in self.spec.nodes)
+        """GPUs jobs can run on: those of compute servers (storage, login and service hosts have none)."""
+        return sum(n.accelerator_count for n in self.spec.nodes if n.role == "compute")
 
     def counts(self) -> dict[str, int]:
         return {

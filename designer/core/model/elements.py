@@ -27,6 +27,10 @@ SWITCH_TIER_CHOICES = SWITCH_TIERS + (NVLINK_SWITCH,)
 # A part that failed or is taken out for service: the engine routes around a link or switch that is
 # down (ECMP over the rest) and the placer gives no job a GPU of a server that is down.
 ELEMENT_STATES = ("up", "down")
+# What a server on the fabric is for. compute: a GPU server jobs run on. storage, login, service
+# (a cache, UFM, Slurm-controller or other management host): an endpoint that holds switch ports and
+# cables but no job; its accelerator fields are not used and its GPUs are not counted.
+NODE_ROLES = ("compute", "storage", "login", "service")
 
 # Physical ranges of the numbers (the schema shows them, the loader enforces them).
 MIN_GBPS = 0.1  # 100 Mb/s: slower than any cable a training cluster uses
@@ -118,6 +122,13 @@ class Node:
     gpus_down: int = spec_field(0, doc="Accelerators of this server that are out (the highest local indices); "
                                        "no job gets them", minimum=0, maximum=MAX_ACCELERATORS_PER_NODE)
     name: str = spec_field("", doc="Display name (defaults to the id)")
+    role: str = spec_field("compute", doc="compute: a GPU server jobs run on; storage, login or service: a host "
+                                          "on the fabric that no job is placed on and whose GPUs are not counted",
+                           enum=NODE_ROLES)
+
+    @property
+    def computes(self) -> bool:
+        return self.role == "compute"
 
     def nic_ports(self) -> list[str]:
         return [f"nic{i}" for i in range(self.nic_count)]

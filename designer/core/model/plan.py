@@ -100,7 +100,8 @@ def check_jobs(doc, catalog=None) -> list:
             continue
         _, found = check_job(job.workload, job.parallelism, gpus, catalog)
         problems += with_job_path(found, path, job.name)
-    up = sum(0 if n.state == "down" else max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes)
+    up = sum(0 if n.state == "down" or n.role != "compute" else max(0, n.accelerator_count - n.gpus_down)
+             for n in doc.nodes)
     if asked > up:
         problems.append(Problem(f"the jobs ask for {asked:,} GPUs but the design has {up:,} that are up",
                                 "spec.jobs", fix="shrink or remove a job, add servers, or mark servers up"))

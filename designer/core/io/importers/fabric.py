@@ -57,12 +57,18 @@ def safe_id(text: str) -> str:
     return out or "x"
 
 
-def infer_tiers(found: FoundFabric) -> dict[str, str]:
-    """leaf: a switch with servers; spine: one cable above a leaf; core: further up.
+def infer_tiers(found: FoundFabric, roles: dict[str, str] | None = None) -> dict[str, str]:
+    """Tiers by distance from the GPU servers, not from "has servers".
 
-    A switch no leaf reaches (an island of switches) counts as a spine."""
+    leaf: a switch with a compute host; spine: one cable above such a leaf, whatever hosts it also
+    carries (a spine that also carries storage hosts stays a spine); core: further up. A switch two
+    or more cables away whose hosts are all storage, login or service hosts is a leaf of its own (a
+    storage leaf under the spines). A switch no leaf reaches (a management island) is a leaf when it
+    has hosts, else a spine; islands() names them."""
+    roles = roles or {}
     neighbours: dict[str, set[str]] = defaultdict(set)
-    leaves: set[str] = set()
+    compute_leaves: set[str] = set()
+    with_hosts: set[str] = set()
     for link in found.links:
         ends = (link.a, link.b)
         kinds = [e[0] for e in ends]
@@ -70,11 +76,16 @@ def infer_tiers(found: FoundFabric) -> dict[str, str]:
             neighbours[link.a[1]].add(link.b[1])
             neighbours[link.b[1]].add(link.a[1])
         else:
+            host = next((e[1] for e in ends if e[0] == "host"), None)
             for e in ends:
                 if e[0] == "switch":
-                    leaves.add(e[1])
-    level = {key: 0 for key in leaves}
-    queue = deque(leaves)
+                    with_hosts.add(e[1])
+                    if roles.get(host, "compute") == "compute":
+                        compute_leaves.add(e[1])
+    if not compute_leaves:  # no GPU server at all: every switch with hosts is a leaf, as before
+        compute_leaves = set(with_hosts)
+    level = {key: 0 for key in compute_leaves}
+    queue = deque(compute_leaves)
     while queue:
         here = queue.popleft()
         for other in neighbours[here]:
@@ -83,9 +94,35 @@ def infer_tiers(found: FoundFabric) -> dict[str, str]:
                 queue.append(other)
     tiers = {}
     for key in found.switches:
-        n = level.get(key, 1)
+        n = level.get(key)
+        if n is None:
+            n = 0 if key in with_hosts else 1
+        elif n >= 2 and key in with_hosts:
+            n = 0  # only storage/service hosts, beside the GPU servers' leaves: a leaf of its own
         tiers[key] = "leaf" if n == 0 else ("spine" if n == 1 else "core")
     return tiers
+
+
+def islands(found: FoundFabric, roles: dict[str, str] | None = None) -> list[str]:
+    """Switches no GPU server's leaf reaches (a management network beside the compute fabric)."""
+    roles = roles or {}
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    start: set[str] = set()
+    for link in found.links:
+        if link.a[0] == link.b[0] == "switch":
+            neighbours[link.a[1]].add(link.b[1])
+            neighbours[link.b[1]].add(link.a[1])
+        else:
+            host = link.a[1] if link.a[0] == "host" else link.b[1]
+            if roles.get(host, "compute") == "compute":
+                start.update(e[1] for e in (link.a, link.b) if e[0] == "switch")
+    seen, queue = set(start), deque(start)
+    while queue:
+        for other in neighbours[queue.popleft()]:
+            if other not in seen:
+                seen.add(other)
+                queue.append(other)
+    return [key for key in found.switches if key not in seen] if start else []
 
 
 _RACK_TOKEN = re.compile(r"(?:^|[-_.])(r|rack)(\d+)(?=[-_.]|$)", re.IGNORECASE)
@@ -106,8 +143,11 @@ def _server_units(gpus: int) -> int:
 
 
 def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, name: str, description: str,
-                   catalog: Catalog | None = None, source: str = "") -> tuple[Document, list[str]]:
-    """The document and the lines to tell the user (racks chosen, GPUs assumed)."""
+                   catalog: Catalog | None = None, source: str = "",
+                   roles: dict[str, str] | None = None) -> tuple[Document, list[str]]:
+    """The document and the lines to tell the user (racks chosen, GPUs assumed). `roles`: each
+    host's role (host_roles.classify_hosts); hosts that are not compute come after the GPU servers."""
+    roles = roles or {}
     catalog = catalog or default_catalog()
     said: list[str] = []
     canonical = catalog.resolve("accelerators", gpu)
@@ -118,7 +158,12 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
     if gpus_per_node is not None and acc.max_per_node and gpus_per_node > acc.max_per_node:
         raise DesignerError([Problem(f"a {acc.name} server holds at most {acc.max_per_node} accelerators, not "
                                      f"{gpus_per_node}", fix=f"use --gpus-per-node {acc.max_per_node} or less")])
-    tiers = infer_tiers(found)
+    tiers = infer_tiers(found, roles)
+    apart = islands(found, roles)
+    if apart:
+        shown = ", ".join(found.switches[k].name for k in apart[:6]) + (" ..." if len(apart) > 6 else "")
+        said.append(f"{len(apart)} switch(es) no GPU server reaches (a management network?): {shown}; "
+                    "kept apart from the tiers above the GPU servers")
 
     # ---- switches: readable unique ids, ports and speed from the cables on them
     used_ids: set[str] = set()
@@ -164,7 +209,7 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
                                name=fs.name if fs.name != switch_id[key] else ""))
 
     # ---- servers
-    host_names = sorted(found.hosts, key=natural_key)
+    host_names = sorted(found.hosts, key=lambda h: (roles.get(h, "compute") != "compute", natural_key(h)))
     node_id: dict[str, str] = {}
     for host in host_names:
         nid = safe_id(host)
@@ -172,8 +217,9 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
             nid += "-host"
         node_id[host] = nid
         used_ids.add(nid)
+    computing = [h for h in host_names if roles.get(h, "compute") == "compute"]
     if gpus_per_node is None:
-        counts = {min(max(found.hosts[h], 1), MAX_GUESSED_GPUS_PER_NODE) for h in host_names}
+        counts = {min(max(found.hosts[h], 1), MAX_GUESSED_GPUS_PER_NODE) for h in computing}
         shown = "/".join(str(c) for c in sorted(counts)) or "1"
         said.append(f"GPUs are not in the input: assumed {acc.name} servers with one GPU per HCA port "
                     f"(at most {MAX_GUESSED_GPUS_PER_NODE}): {shown} per server (set --gpu and --gpus-per-node)")
@@ -184,15 +230,19 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
     nodes = []
     for host in host_names:
         nics = found.hosts[host]
+        role = roles.get(host, "compute")
         gpus = gpus_per_node or min(max(nics, 1), MAX_GUESSED_GPUS_PER_NODE)
         if acc.max_per_node:
             gpus = min(gpus, acc.max_per_node)
+        if role != "compute":
+            gpus = 1  # the schema's least; a non-compute host's GPUs are neither counted nor used
         gbps = host_gbps[host] or usual
         nic = catalog.nic_for(found.fabric, gbps)
         nodes.append(Node(id=node_id[host], accelerator=acc.name, accelerator_count=gpus, scale_up=scale_up,
                           nic_count=nics, nic_model=nic.name if nic else "", nic_gbps=gbps, nic_kind=found.fabric,
                           gpus_per_nic=max(1, -(-gpus // nics)) if nics else 1,
-                          height_units=_server_units(gpus), name=host if host != node_id[host] else ""))
+                          height_units=_server_units(gpus), name=host if host != node_id[host] else "",
+                          role=role))
 
     # ---- cables
     tier_of = {switch_id[k]: tiers[k] for k in found.switches}
@@ -285,3 +335,72 @@ def _place(racks: list[Rack], y0: float) -> None:
     for i, rack in enumerate(racks):
         rack.x = (i % RACKS_PER_ROW) * RACK_PITCH_X_PX
         rack.y = y0 + (i // RACKS_PER_ROW) * ROW_PITCH_Y_PX
+
+
+def describe_tiers(doc: Document) -> str:
+    """The tiers as imported and each tier's oversubscription: capacity down (servers and lower
+    tiers) over capacity up (higher tiers), summed over the tier, with the range over its switches."""
+    rank = {"leaf": 0, "spine": 1, "core": 2}
+    switches = {s.id: s for s in doc.switches if s.tier in rank}
+    nodes = {n.id for n in doc.nodes}
+    down: dict[str, float] = defaultdict(float)
+    up: dict[str, float] = defaultdict(float)
+    for link in doc.links:
+        a, b = link.a.split(":", 1)[0], link.b.split(":", 1)[0]
+        gbps = link.bandwidth_gbps * link.count
+        for mine, other in ((a, b), (b, a)):
+            if mine not in switches:
+                continue
+            if other in nodes or (other in switches and rank[switches[other].tier] < rank[switches[mine].tier]):
+                down[mine] += gbps
+            elif other in switches and rank[switches[other].tier] > rank[switches[mine].tier]:
+                up[mine] += gbps
+    parts = []
+    for tier in ("leaf", "spine", "core"):
+        members = [k for k, s in switches.items() if s.tier == tier]
+        if not members:
+            continue
+        text = f"{len(members)} {tier}"
+        total_down, total_up = sum(down[k] for k in members), sum(up[k] for k in members)
+        if total_up > 0:
+            ratios = [down[k] / up[k] for k in members if up[k] > 0]
+            text += f" at {total_down / total_up:.3g}:1 ({total_down:g}:{total_up:g} Gb/s down:up"
+            if ratios and max(ratios) - min(ratios) > 0.005:
+                text += f"; {min(ratios):.3g}:1 to {max(ratios):.3g}:1 by switch"
+            text += ")"
+            without = [k for k in members if up[k] == 0 and down[k] > 0]
+            if without:
+                text += f", {len(without)} without up-links"
+        parts.append(text)
+    return "tiers (from the graph, by distance from the GPU servers): " + ", ".join(parts) if parts else ""
+
+
+def provenance(doc: Document, said: list[str], *, rates: str, roles_why: dict[str, str],
+               device_rates: int = 0) -> str:
+    """One line for the import summary: what was read from the file, what was inferred from it, and
+    what was guessed (and which flag sets it). `rates`: how the cable speeds came ("read" or the flag)."""
+    read = [f"{len(doc.switches)} switches", f"{len(doc.nodes)} hosts", f"{len(doc.links)} cables"]
+    inferred = ["tiers (by distance from the GPU servers)"]
+    guessed = []
+    if rates == "read":
+        read.append("each cable's trained rate")
+    else:
+        guessed.append(f"cable rates ({rates})")
+    if device_rates:
+        inferred.append(f"the fastest rate of {device_rates} devices (their device id)")
+    by_rule = sum(1 for why in roles_why.values() if why.startswith("--") or ":" in why)
+    by_guess = len(roles_why) - by_rule
+    if by_rule:
+        read.append(f"{by_rule} hosts' roles (your --compute/--hosts)")
+    if by_guess:
+        guessed.append(f"{by_guess} hosts' roles (by name or HCA count: --compute, --hosts)")
+    if any(line.startswith("racks:") and "rack numbers" in line for line in said):
+        inferred.append("racks (rack numbers in the host names)")
+    else:
+        guessed.append("racks (servers of one leaf, 4 to a rack)")
+    computing = [n for n in doc.nodes if n.role == "compute"]
+    if computing:
+        counts = sorted({n.accelerator_count for n in computing})
+        guessed.append(f"GPUs ({'/'.join(map(str, counts))} x {computing[0].accelerator} per server: --gpu, "
+                       "--gpus-per-node)")
+    return f"read: {', '.join(read)}; inferred: {', '.join(inferred)}; guessed: {', '.join(guessed)}"

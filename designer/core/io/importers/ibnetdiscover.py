@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 
 from ...model.elements import MAX_PORTS
 from ...problems import DesignerError, Problem
-from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
+from .host_roles import classify_hosts, describe
+from .ib_devices import device
 
 # Nominal data rate per lane in Gb/s, by the IBTA speed names ibnetdiscover prints
 # (InfiniBand Architecture Specification Vol. 2, "Physical Layer"; IBTA roadmap, infinibandta.org).
@@ -89,6 +91,7 @@ class _Record:
     line: int
     lid: int | None = None
     ports: list[_Port] = field(default_factory=list)
+    devid: int | None = None  # from the `devid=` header line above the record
 
 
 @dataclass
@@ -112,16 +115,99 @@ def _speed_of(comment: str, file: str, line: int, warnings: list[str]) -> tuple[
     return width, name
 
 
+# A GUID shared with its tail hidden: 0x9c05<redacted>, 9c05XXXXXXXXXXXX, 0x9c05****, 0x9c05...
+_REDACTED = re.compile(r"((?:0x)?[0-9A-Fa-f]{0,15})(<redacted>|\[redacted\]|<REDACTED>|\[REDACTED\]|[xX]{4,}|\*{3,}|\.\.\.)")
+_REDACTED_NAME = re.compile(r'"([SHR])-(' + _REDACTED.pattern + r')"')
+
+
+def _unredact(text: str) -> tuple[str, list[str]]:
+    """The text with each redacted device GUID ("S-9c05<redacted>") replaced by a made-up one (fffe +
+    its number). Redactions usually keep only the vendor's prefix, so one text stands for many
+    devices: a device is told apart by its LID as well (a record's own, from its header or its first
+    port line; a port line's peer, the last `lid N` of its comment). Other redacted GUIDs (header
+    lines, port GUIDs in parentheses) become 0x0. Returns the devices so named, in order."""
+    lines = text.split("\n")
+    if not _REDACTED.search(text):
+        return text, []
+    names: dict[tuple, str] = {}
+    shown: list[str] = []
+
+    def name(token: str, lid: str | None) -> str:
+        key = (token, lid)
+        if key not in names:
+            names[key] = f"fffe{len(names) + 1:012x}"
+            shown.append(token + (f" (lid {lid})" if lid else ""))
+        return names[key]
+
+    for i, line in enumerate(lines):
+        m = _REDACTED_NAME.search(line)
+        if m is None:
+            continue
+        comment = line.split("#", 1)[1] if "#" in line else ""
+        lids = re.findall(r"\blid (\d+)", comment)
+        if _RECORD_START.match(line.strip()):
+            own = lids[0] if lids else None
+            if own is None:  # a Ca record: its LID is the first on its first port line
+                for after in lines[i + 1:i + 4]:
+                    if after.strip().startswith("["):
+                        found = re.findall(r"\blid (\d+)", after.split("#", 1)[1] if "#" in after else "")
+                        own = found[0] if found else None
+                        break
+            lid = own
+        else:
+            lid = lids[-1] if lids else None
+        lines[i] = line[:m.start()] + f'"{m.group(1)}-{name(m.group(2), lid)}"' + line[m.end():]
+    out = "\n".join(lines)
+    out = re.sub(r"(guid\s*=\s*)" + _REDACTED.pattern + r"(\([^)]*\))?", r"\g<1>0x0", out)
+    out = re.sub(r"\(" + _REDACTED.pattern + r"\)", "(0)", out)
+    return out, shown
+
+
+def _header_devid(m: re.Match, devid: int | None, file: str, line: int) -> int | None:
+    """Check a `key=0x...` header line; the device id of the record it heads (vendid starts a header)."""
+    value = m.group(2).split("(")[0]
+    if not re.fullmatch(r"0x[0-9A-Fa-f]+", value):
+        raise DesignerError([Problem(f"{m.group(1)} is {m.group(2)!r}, not a hexadecimal number such as 0x2c9",
+                                     file=file, line=line, fix=_FIX)])
+    key = m.group(1).lower()
+    return None if key == "vendid" else (int(value, 16) if key == "devid" else devid)
+
+
+def _redaction_note(redacted: list[str], file: str) -> list[str]:
+    if not redacted:
+        return []
+    shown = ", ".join(redacted[:3]) + (", ..." if len(redacted) > 3 else "")
+    return [f"{file}: {len(redacted)} redacted GUID(s) ({shown}) named fffe000000000001.. in the order met; "
+            "cables join where the redacted texts are the same"]
+
+
+def _listed_twice(first: _Record, kind: str, guid: str, shown: str, redacted: list[str], file: str,
+                  line: int) -> DesignerError:
+    if guid.startswith("fffe") and redacted:
+        return DesignerError([Problem(f"{kind} at line {first.line} and this one have the same redacted GUID "
+                                      f"{redacted[int(guid[4:], 16) - 1]}: the redaction made two devices one",
+                                      file=file, line=line, fix="redact each GUID to a different text (keep a few "
+                                      "more digits), or share the output whole")])
+    return DesignerError([Problem(f"{kind} {shown} is listed twice (also at line {first.line})", file=file,
+                                  line=line, fix="give the output of one ibnetdiscover run")])
+
+
+_RECORD_START = re.compile(r"^(Switch|Ca|Rt)\s+\d+\s+\"")
+
+
 def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
     """The records of an ibnetdiscover output; DesignerError (FILE:LINE) when it cannot be read."""
     records: dict[str, _Record] = {}
     warnings: list[str] = []
+    text, redacted = _unredact(text)
+    warnings += _redaction_note(redacted, file)
     current: _Record | None = None
     skipped: list[int] = []
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     report_links: list[tuple] = []
+    devid: int | None = None
 
     def fail(line: int, message: str, fix: str = _FIX):
         raise DesignerError([Problem(message, file=file, line=line, fix=fix)])
@@ -132,9 +218,7 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
             continue
         m = _HEADER.match(line)
         if m:
-            value = m.group(2).split("(")[0]
-            if not re.fullmatch(r"0x[0-9A-Fa-f]+", value):
-                fail(number, f"{m.group(1)} is {m.group(2)!r}, not a hexadecimal number such as 0x2c9")
+            devid = _header_devid(m, devid, file, number)
             current = None
             continue
         m = _RECORD.match(line)
@@ -144,10 +228,10 @@ def parse_ibnetdiscover(text: str, file: str = "<text>") -> ParsedIb:
             desc_m = _QUOTED.search(comment)
             lid_m = _LID.search(comment)
             if guid in records:
-                fail(number, f"{kind} {m.group(3)}-{m.group(4)} is listed twice (also at line {records[guid].line})",
-                     "give the output of one ibnetdiscover run")
+                raise _listed_twice(records[guid], kind, guid, f"{m.group(3)}-{m.group(4)}", redacted, file, number)
             current = _Record(kind, nports, guid, desc_m.group(1).strip() if desc_m else "", number,
-                              int(lid_m.group(1)) if lid_m else None)
+                              int(lid_m.group(1)) if lid_m else None, devid=devid)
+            devid = None
             records[guid] = current
             continue
         m = _PORT.match(line)
@@ -345,12 +429,26 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
                         f"taken as {link_gbps:g} Gb/s (set --link-gbps)")
     if loops:
         warnings.append(f"{file}: left out {loops} loopback cable(s) between two ports of one switch")
-    degraded = _flag_degraded(found, meta, records)
+    at_best: list[str] = []
+    degraded = _flag_degraded(found, meta, records, at_best)
+    warnings += _device_rates_note(records, skip, file) + [f"{file}: {line}" for line in at_best]
     return IbImport(found, warnings, degraded)
 
 
-def _flag_degraded(found: FoundFabric, meta, records) -> list[int]:
-    """Cables that trained below both the fabric's usual speed and what their ends reach elsewhere."""
+def _device_rates_note(records: dict[str, _Record], skip: set[str], file: str) -> list[str]:
+    known = [r for r in records.values() if r.guid not in skip and device(r.devid)]
+    if not known:
+        return []
+    models = sorted({device(r.devid) for r in known})
+    return [f"{file}: rates: the fastest rate of {len(known)} of {len(records) - len(skip)} devices from their "
+            f"device id ({', '.join(f'{n} 4x{sp}' for n, sp in models[:6])}{', ...' if len(models) > 6 else ''})"]
+
+
+def _flag_degraded(found: FoundFabric, meta, records, at_best: list[str] | None = None) -> list[int]:
+    """Cables that trained below both the fabric's usual speed and what their ends can reach: the
+    fastest rate of each end's device (by its devid) when known, else what it reached elsewhere.
+    `at_best` gets a line for each slow cable that runs at its device's best (not a bad cable)."""
+    at_best = [] if at_best is None else at_best
     count: dict[tuple, int] = defaultdict(int)
     for link, (_, _, ws) in zip(found.links, meta):
         if ws[1]:
@@ -371,9 +469,25 @@ def _flag_degraded(found: FoundFabric, meta, records) -> list[int]:
         if not ws[1]:
             continue
         expected = usual_gbps
-        for end in (link.a, link.b):
-            if end[0] == "switch" or cables[end[:2]] > 1:  # a one-port HCA tells nothing of its own best
-                expected = min(expected, best[end[:2]])
+        ends_best = []
+        for guid in (rec.guid, p.peer_guid):
+            known = device(records[guid].devid) if guid in records else None
+            if known:  # the device's own fastest rate (these are 4x ports): it can train no higher
+                ends_best.append(max(4, int(ws[0][:-1])) * LANE_GBPS[known[1]])
+        if len(ends_best) == 2:
+            expected = min(expected, *ends_best)  # both ends known: what they can reach together
+        else:
+            for end in (link.a, link.b):
+                if end[0] == "switch" or cables[end[:2]] > 1:  # a one-port HCA tells nothing of its own best
+                    expected = min(expected, best[end[:2]])
+            expected = min([expected] + ends_best)
+        if link.gbps < usual_gbps and link.gbps >= expected and ends_best and link.gbps >= min(ends_best):
+            slow_end = min((g for g in (rec.guid, p.peer_guid) if g in records and device(records[g].devid)),
+                           key=lambda g: LANE_GBPS[device(records[g].devid)[1]])
+            name = records[slow_end].desc or f"{records[slow_end].kind} {slow_end}"
+            at_best.append(f"{name}: {device(records[slow_end].devid)[0]} (devid "
+                           f"{records[slow_end].devid:#x}) reaches at most 4x{device(records[slow_end].devid)[1]}; "
+                           f"it runs at {_speed_text(ws[0], ws[1], link.gbps)}, its best, not a bad cable")
         if link.gbps < expected:
             link.note = (f"degraded: trained at {_speed_text(ws[0], ws[1], link.gbps)}, below the fabric's "
                          f"{_speed_text(usual_ws[0], usual_ws[1], usual_gbps)} (ibnetdiscover line {p.line}); "
@@ -383,10 +497,12 @@ def _flag_degraded(found: FoundFabric, meta, records) -> list[int]:
 
 
 def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_node: int | None = None,
-                         link_gbps: float = DEFAULT_LINK_GBPS, name: str | None = None):
+                         link_gbps: float = DEFAULT_LINK_GBPS, name: str | None = None, compute: str | None = None,
+                         host_rules: list | None = None, host_map_file: str = "--hosts"):
     """(document, lines for stderr). DesignerError (exit 65, FILE:LINE) on unreadable input."""
     parsed = parse_ibnetdiscover(text, file)
     imp = fabric_from_ib(parsed, file, link_gbps)
+    roles, why = classify_hosts(imp.fabric.hosts, compute, host_rules, host_map_file)
     if not imp.fabric.links:
         raise DesignerError([Problem("no cables between switches and servers in this output", file=file, line=1,
                                      fix=_FIX)])
@@ -397,8 +513,15 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
         description += f"; {len(imp.degraded)} cable(s) trained below the fabric's speed (see the links' notes)"
     doc, said = build_document(imp.fabric, gpu=gpu, gpus_per_node=gpus_per_node,
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
-                               description=description)
+                               description=description, roles=roles)
     messages = list(imp.warnings) + said
+    apart = describe(roles, why)
+    if apart:
+        messages.append(apart)
+    unspeeded = sum(1 for r in parsed.records.values() for p in r.ports if not p.speed)
+    known = sum(1 for r in parsed.records.values() if device(r.devid))
+    messages.append(provenance(doc, said, rates="read" if not unspeeded else f"--link-gbps {link_gbps:g}",
+                               roles_why=why, device_rates=known))
     for i in imp.degraded:
         link = doc.links[i]
         messages.append(f"{file}: warning: link {link.id} {link.a} <-> {link.b}: {link.note}")

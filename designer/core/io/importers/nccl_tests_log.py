@@ -13,7 +13,13 @@ versions have no `root` column and an `error` column instead of `#wrong`; the pa
 the column names from the header. A log may hold several runs (one `# nThread` line each).
 Which collective ran comes from `# Collective test starting: all_reduce_perf` (newer
 versions), else from the binary's name anywhere in the log (a pasted command line) or in the
-file's name, else from the caller's `op`.
+file's name, else from the caller's `op`, else from the rows themselves (infer_op): each
+binary prints its own redop, root, count per size and busbw/algbw factor.
+
+Launchers that tag each line (`srun -l`: ` 0: `; `mpirun --tag-output`: `[1,0]<stdout>:`) are
+read through their prefix. Designer's own `designer nccl` output has no `# Rank` lines (no GPU
+ran): its first line says how many GPUs it predicted, and calibrate takes the design's first
+that many GPUs.
 
 The JSON (`-J file.json`, util.cu): `args` (argv, the binary first), `config.devices`
 [{rank, hostname, device, ...}], `results` [{size, count, out_of_place: {time, alg_bw,
@@ -44,6 +50,13 @@ _RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+
 _BINARY = re.compile(r"\b(all_reduce_perf|all_gather_perf|reduce_scatter_perf|alltoall_perf|sendrecv_perf|"
                      r"broadcast_perf|reduce_perf)\b")
 _STARTING = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
+_DESIGNER = re.compile(r"^#\s*designer nccl: predicted .* on (\d+) GPUs")
+# what a launcher writes before each line: `srun -l` " 0: ", `mpirun --tag-output` "[1,0]<stdout>:"
+# (some wrappers put "(head, rank=0, pid=38) " before that)
+_LAUNCHER_TAG = re.compile(r"^(?:\([^)]*\)\s*)?(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:(?=\s|$))")
+# nccl-tests' element sizes (src/common.cu test_typenames / wordSize)
+WORD_BYTES = {"int8": 1, "uint8": 1, "char": 1, "half": 2, "bfloat16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1,
+              "int32": 4, "int": 4, "uint32": 4, "float": 4, "int64": 8, "uint64": 8, "double": 8}
 FIX = "give the stdout of an nccl-tests binary (all_reduce_perf ...) or its -J JSON file"
 
 
@@ -54,6 +67,10 @@ class MeasuredRow:
     time_us: float  # the mean of out-of-place and in-place (one of them when the other is missing)
     busbw_gbps: float  # nccl-tests' busbw (GB/s), as printed
     line: int  # where the row is in the file (1-based; the result's index for JSON)
+    type: str = ""  # the columns that tell which binary printed the row (empty when unknown)
+    redop: str = ""
+    root: int | None = None  # None: a log from before the root column
+    algbw_gbps: float = 0.0
 
 
 @dataclass
@@ -67,10 +84,11 @@ class MeasuredRun:
     devices: list[int] = field(default_factory=list)  # per rank: the CUDA device number on its host
     device_names: list[str] = field(default_factory=list)
     rows: list[MeasuredRow] = field(default_factory=list)
+    declared_gpus: int = 0  # Designer's own output: how many GPUs it predicted (it names no hosts)
 
     @property
     def num_gpus(self) -> int:
-        return len(self.hosts)
+        return len(self.hosts) or self.declared_gpus
 
     def host_order(self) -> list[str]:
         return list(dict.fromkeys(self.hosts))
@@ -107,9 +125,15 @@ def _parse_text(text: str, file: str, op: str | None) -> list[MeasuredRun]:
     run: MeasuredRun | None = None
     columns: list[str] | None = None
     pending_op = None  # a command line or "starting" line seen before the run's header
+    pending_gpus = 0  # Designer's own output: "# designer nccl: predicted ... on 16 GPUs"
     for number, raw in enumerate(lines, 1):
-        stripped = raw.strip()
+        stripped = _LAUNCHER_TAG.sub("", raw, count=1).strip()
         if not stripped:
+            continue
+        designer = _DESIGNER.match(stripped)
+        if designer:
+            pending_gpus = int(designer.group(1))
+            pending_op = _op_from_name(stripped) or pending_op
             continue
         started = _STARTING.match(stripped)
         if started:
@@ -121,7 +145,7 @@ def _parse_text(text: str, file: str, op: str | None) -> list[MeasuredRun]:
         if stripped.startswith("#"):
             body = stripped.lstrip("#").strip()
             if body.startswith("nThread"):
-                run = MeasuredRun(file, number, pending_op)
+                run = MeasuredRun(file, number, pending_op, declared_gpus=pending_gpus)
                 runs.append(run)
                 columns = None
                 continue
@@ -156,19 +180,60 @@ def _parse_text(text: str, file: str, op: str | None) -> list[MeasuredRun]:
     if not runs or not any(r.rows for r in runs):
         raise _bad(file, max(1, len(lines)), "no nccl-tests result rows (lines of size, count, type, ... time "
                    "algbw busbw)")
+    return [_finished(r, file, file_op or (OP_NAMES.get(op) if op else None)) for r in runs if r.rows]
+
+
+def _finished(r: MeasuredRun, file: str, fallback_op: str | None) -> MeasuredRun:
+    """The run with its collective known (named, else from its rows); exit 65 when it cannot be."""
+    if not r.hosts and not r.declared_gpus:
+        raise _bad(file, r.line, "the log has no '#  Rank  N Group ... on HOST device D' lines: "
+                   "cannot tell which GPUs ran", "keep the '# Using devices' block of the log")
+    r.op = r.op or fallback_op
+    if r.op is None:
+        candidates = infer_op(r)
+        if len(candidates) != 1:
+            said = (f"its rows fit {' and '.join(candidates)} alike" if candidates else
+                    "its rows fit no nccl-tests binary's redop/root/count")
+            raise _bad(file, r.line, f"cannot tell which collective this log measured: {said}",
+                       "pass --op " + (candidates[0] if candidates else "all_reduce") + " (the binary that "
+                       "ran), keep the '# Collective test starting: ...' line, or name the file after "
+                       "the binary (all_gather_perf.log)")
+        r.op = candidates[0]
+    return r
+
+
+def infer_op(run: MeasuredRun) -> list[str]:
+    """The collectives (Designer's op names) whose nccl-tests binary prints rows like the run's.
+
+    Each binary's signature (src/*.cu RunTest and GetCollByteCount, common.cu GetBw): the redop
+    it prints ("none" for data movement), its root (-1, or the -r root), whether the printed
+    count is the size per rank (size = count x word x ranks) or the whole, and busbw/algbw.
+    More than one name: the rows cannot tell them apart (all_gather and alltoall print alike;
+    on 2 GPUs all_reduce and sendrecv do)."""
+    from ...engine.nccl import OPS, bus_factor
+
+    n = run.num_gpus
+    rows = [r for r in run.rows if r.size_bytes > 0 and r.count > 0]
+    if not rows or n < 1:
+        return []
     out = []
-    for r in runs:
-        if not r.rows:
-            continue
-        r.op = r.op or file_op or (OP_NAMES.get(op) if op else None)
-        if r.op is None:
-            raise _bad(file, r.line, "cannot tell which collective this log measured",
-                       "keep the '# Collective test starting: all_reduce_perf' line, name the file after the "
-                       "binary (all_gather_perf.log), or pass --op")
-        if not r.hosts:
-            raise _bad(file, r.line, "the log has no '#  Rank  N Group ... on HOST device D' lines: "
-                       "cannot tell which GPUs ran", "keep the '# Using devices' block of the log")
-        out.append(r)
+    for name, op in OPS.items():
+        factor = bus_factor(name, n)
+        fits = True
+        for r in rows:
+            word = WORD_BYTES.get(r.type)
+            if r.redop and (r.redop == "none") != (op.redop == "none"):
+                fits = False
+            elif r.root is not None and (r.root >= 0) != (op.root >= 0):
+                fits = False
+            elif word and r.count * word * (n if op.splits else 1) != r.size_bytes:
+                fits = False
+            elif r.algbw_gbps >= 1.0 and abs(r.busbw_gbps / r.algbw_gbps - factor) > 0.02 * factor + 0.01:
+                fits = False  # printed to 2 decimals: compare only rows with a readable algbw
+            if not fits:
+                break
+        if fits:
+            out.append(name)
     return out
 
 
@@ -206,7 +271,12 @@ def _row(text: str, columns: list[str] | None, file: str, line: int) -> Measured
         raise _bad(file, line, "the header names no 'time' column")
     t = [_number(tokens[i], file, line, "time") for i in times]
     b = [_number(tokens[i], file, line, "busbw") for i in busbws] or [0.0]
-    return MeasuredRow(size, count, sum(t) / len(t), sum(b) / len(b), line)
+    algbws = [_number(tokens[i], file, line, "algbw") for i, n in enumerate(names) if n == "algbw"] or [0.0]
+    named = dict(zip(names, tokens))
+    root = named.get("root")
+    return MeasuredRow(size, count, sum(t) / len(t), sum(b) / len(b), line, named.get("type", ""),
+                       named.get("redop", ""), int(root) if root and root.lstrip("-").isdigit() else None,
+                       sum(algbws) / len(algbws))
 
 
 def _parse_json(text: str, file: str, op: str | None) -> MeasuredRun:

@@ -39,6 +39,17 @@ BRIDGE_CLASS_PREFIX = "0x0604"  # PCI-to-PCI bridge: a PCIe switch port
 # NVLink rate per link per direction, Gb/s, by SM generation (NVLink 2/3/4/5: 25, 25, 25, 50 GB/s)
 NVLINK_GBPS_PER_LINK = {70: 200.0, 80: 200.0, 90: 200.0, 100: 400.0, 103: 400.0}
 # which catalog accelerators an SM version fits (a warning when the design names another)
+# NVIDIA GPUs by PCI device id (the <pci device=...> holding a <gpu>; names: the PCI ID Repository,
+# vendor 10de): the form factor matters, a PCIe card has the SXM part's chip at a lower power and
+# memory bandwidth (A100 80GB: 300 W and 1935 GB/s PCIe, 400 W and 2039 GB/s SXM4; NVIDIA datasheets).
+GPU_DEVICES = {
+    0x1DB1: ("Tesla V100 SXM2 16GB", "SXM"), 0x1DB5: ("Tesla V100 SXM2 32GB", "SXM"),
+    0x1DB4: ("Tesla V100 PCIe 16GB", "PCIe"), 0x1DB6: ("Tesla V100 PCIe 32GB", "PCIe"),
+    0x20B0: ("A100 SXM4 40GB", "SXM"), 0x20B2: ("A100 SXM4 80GB", "SXM"),
+    0x20F1: ("A100 PCIe 40GB", "PCIe"), 0x20B5: ("A100 PCIe 80GB", "PCIe"),
+    0x2330: ("H100 SXM5 80GB", "SXM"), 0x2331: ("H100 PCIe", "PCIe"), 0x2321: ("H100 NVL", "PCIe"),
+    0x2335: ("H200 SXM 141GB", "SXM"), 0x233B: ("H200 NVL", "PCIe"),
+}
 SM_FAMILIES = {70: ("V100",), 80: ("A100", "A800"), 86: ("A10", "A40", "A6000"), 89: ("L40", "L4"),
                90: ("H100", "H200", "H800", "H20", "GH200"), 100: ("B200", "GB200", "B100"), 103: ("B300", "GB300")}
 
@@ -70,17 +81,28 @@ class TopoGpu:
     nvswitch: bool  # at least one link goes to an NVSwitch
     switch: str | None  # busid of the nearest PCIe switch above it
     path: list  # its ancestors, nearest first (for the distance to each NIC)
+    pci_device: int | None = None  # the PCI device id of its <pci> (GPU_DEVICES)
 
 
 @dataclass
 class TopoNic:
     dev: int
     name: str
-    speed_gbps: float
+    speed_gbps: float  # the port's line rate (<net speed>)
     numa: str
     gdr: bool
     switch: str | None
     path: list
+    slot_gbps: float | None = None  # what the card's PCIe link carries (link_speed x width x encoding)
+    slot_ports: int = 1  # ports of the card sharing that link
+
+    @property
+    def usable_gbps(self) -> float:
+        """The line rate, or the port's share of its card's PCIe link when that is less (a dual-port
+        100G card in a PCIe 4.0 x8 slot: 126 Gb/s for both ports, 63 each)."""
+        if self.slot_gbps:
+            return min(self.speed_gbps, self.slot_gbps / self.slot_ports)
+        return self.speed_gbps
 
 
 @dataclass
@@ -90,7 +112,7 @@ class NcclTopology:
     line: int  # of <system>
 
     def nic_speed_gbps(self) -> float:
-        return Counter(n.speed_gbps for n in self.nics).most_common(1)[0][0] if self.nics else 0.0
+        return Counter(round(n.usable_gbps, 3) for n in self.nics).most_common(1)[0][0] if self.nics else 0.0
 
     def scale_up(self) -> str:
         if any(g.nvswitch for g in self.gpus):
@@ -195,6 +217,28 @@ def _context(e: _Element) -> tuple[str, str | None, list]:
     return numa, switch, ancestors
 
 
+def _pcie_gbps(pci: _Element) -> float | None:
+    """Data rate of a PCIe link, per direction, from NCCL's link_speed ("16.0 GT/s PCIe") and link_width:
+    8b/10b below 8 GT/s (PCIe 1-2), 128b/130b at 8-32 GT/s (PCIe 3-5), 242/256 FLIT at 64 GT/s (PCIe 6)."""
+    speed, width = pci.attrs.get("link_speed", ""), pci.attrs.get("link_width", "")
+    try:
+        gts, lanes = float(speed.split()[0]), int(width)
+    except (ValueError, IndexError):
+        return None
+    if gts <= 0 or lanes <= 0:
+        return None
+    encoding = 0.8 if gts < 8 else (128 / 130 if gts < 64 else 242 / 256)
+    return gts * lanes * encoding
+
+
+def _hex(text: str) -> bool:
+    try:
+        int(text, 16)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_nccl_topo(text: str, file: str) -> NcclTopology:
     system = _parse_tree(text, file)
     gpus, nics = [], []
@@ -208,15 +252,21 @@ def parse_nccl_topo(text: str, file: str) -> NcclTopology:
             dev = _int(e, "dev", file)
             if dev is None:
                 raise _bad(file, e.line, "a <gpu> without dev=")
+            device = e.parent.attrs.get("device", "") if e.parent is not None and e.parent.tag == "pci" else ""
             gpus.append(TopoGpu(dev, own, numa, _int(e, "sm", file), e.attrs.get("gdr", "0") == "1", count,
-                                nvswitch, switch, path))
+                                nvswitch, switch, path,
+                                int(device, 16) if device.lower().startswith("0x") and _hex(device) else None))
         elif e.tag == "net":
             numa, switch, path = _context(e)
             speed = _int(e, "speed", file)
             if speed is None or speed <= 0:
                 raise _bad(file, e.line, f"<net name={e.attrs.get('name', '?')!r}> without a speed (Mb/s)")
+            card = next((a for a in path if a.tag == "pci"), None)
+            nic = e.parent if e.parent is not None and e.parent.tag == "nic" else None
+            ports = sum(1 for c in nic.children if c.tag == "net") if nic is not None else 1
             nics.append(TopoNic(_int(e, "dev", file, len(nics)), e.attrs.get("name", f"net{len(nics)}"),
-                                speed / 1000.0, numa, e.attrs.get("gdr", "0") == "1", switch, path))
+                                speed / 1000.0, numa, e.attrs.get("gdr", "0") == "1", switch, path,
+                                _pcie_gbps(card) if card is not None else None, max(1, ports)))
     if not gpus:
         raise _bad(file, system.line, "the topology has no <gpu>: NCCL wrote it on a host without GPUs, or it was "
                    "cut", "dump it from a GPU job (NCCL_TOPO_DUMP_FILE set for rank 0 of an nccl-tests run)")
@@ -278,6 +328,13 @@ def apply_topology(doc, topo: NcclTopology, node_ids: list[str] | None, catalog=
             changes["scale_up_gbps"] = nvlink_gbps
         elif node.scale_up_gbps is not None and nvlink_gbps and abs(nvlink_gbps - node.scale_up_gbps) > 1:
             changes["scale_up_gbps"] = None
+        cards = {GPU_DEVICES[g.pci_device]: g.pci_device for g in topo.gpus if g.pci_device in GPU_DEVICES}
+        for (product, form), pci_device in sorted(cards.items()):
+            if accel and form == "PCIe" and "SXM" in accel.upper():
+                messages.append(f"{node.id}: warning: the topology's GPUs are {product} cards (PCI device "
+                                f"{pci_device:#x}); the design's {accel} is the SXM part, with its power and memory "
+                                "bandwidth (a PCIe card runs the same chip lower): the catalog has no PCIe part, "
+                                "so the SXM figures stay")
         for sm in sms:
             family = SM_FAMILIES.get(sm)
             if family and accel and not any(f.lower() in accel.lower() for f in family):
@@ -302,6 +359,14 @@ def describe(topo: NcclTopology) -> list[str]:
     lines.append("NUMA nodes: " + ", ".join(f"{k}: {v} GPUs" for k, v in sorted(numa.items())))
     for busid, g, n in topo.switch_groups():
         lines.append(f"PCIe switch {busid}: GPU {', '.join(map(str, g))}; NIC {', '.join(map(str, n)) or 'none'}")
+    for n in topo.nics:
+        if n.usable_gbps < n.speed_gbps:
+            card = next((a for a in n.path if a.tag == "pci"), None)
+            lane = card.attrs.get("link_speed", "?").split()[0] if card is not None else "?"
+            width = card.attrs.get("link_width", "?") if card is not None else "?"
+            lines.append(f"{n.name}: one of {n.slot_ports} ports of a card in a PCIe {lane} GT/s x{width} slot "
+                         f"({n.slot_gbps:.0f} Gb/s for all of them): {n.usable_gbps:.0f} Gb/s, not "
+                         f"{n.speed_gbps:g}")
     nearest = topo.nearest_nic()
     if topo.nics:
         lines.append("nearest NIC per GPU: " + ", ".join(f"GPU{g.dev}->nic{nearest[i]} ({topo.nics[nearest[i]].name})"

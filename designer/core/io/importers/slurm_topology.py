@@ -5,6 +5,11 @@ leaf and `SwitchName=s4 Switches=s[0-3]` above it (topology/tree), or one line p
 `BlockName=b1 Nodes=node[1-4]` and `BlockSizes=4,8` (topology/block). Keys are case-insensitive;
 `#` starts a comment; node and switch lists are hostlist expressions. `LinkSpeed` is in
 arbitrary units (Slurm ignores it), so cable speeds come from --link-gbps.
+
+A topology.conf describes cables, and sites write them as they are: NVIDIA's `sharp_cmd topology`
+lists every switch pair from both ends, site generators cable spines to spines. The import reads
+the file as a graph (each pair of switches one cable, however often it is listed) and says where
+Slurm's topology/tree plugin, which wants a tree, would not take the file as written.
 """
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ from dataclasses import dataclass, field
 from ...model.document import Document
 from ...model.elements import split_endpoint
 from ...problems import DesignerError, Problem, did_you_mean
-from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, safe_id
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, infer_tiers, provenance, safe_id
+from .host_roles import classify_hosts, describe
 from .hostlist import HostlistError, compress, expand
 
 DEFAULT_LINK_GBPS = 400.0  # NDR InfiniBand, what the generator defaults to as well
@@ -38,6 +44,9 @@ class SlurmTopology:
     switches: dict[str, SlurmSwitch]
     block_sizes: list[int]
     form: str  # "tree" or "block"
+    # each pair of switches once: (listing switch, listed switch), in the order first met
+    cables: list[tuple[str, str]] = field(default_factory=list)
+    not_a_tree: list[str] = field(default_factory=list)  # why Slurm's topology/tree would not take it as is
 
 
 def parse_topology_conf(text: str, file: str = "<text>") -> SlurmTopology:
@@ -121,34 +130,68 @@ def parse_topology_conf(text: str, file: str = "<text>") -> SlurmTopology:
                                         file=file, line=sw.line,
                                         fix=(f"did you mean {guess}? " if guess else "") +
                                         f"add a line SwitchName={child} Nodes=..., or remove it from Switches="))
-    if not problems:
-        _check_cycles(switches, file, problems)
+    for sw in switches.values():
+        if sw.name in sw.switches:
+            problems.append(Problem(f"switch {sw.name} lists itself under Switches=", file=file, line=sw.line,
+                                    fix=f"remove {sw.name} from its own Switches= list"))
     if problems:
         raise DesignerError(problems)
-    return SlurmTopology(switches, block_sizes, "block" if "block" in forms else "tree")
+    topo = SlurmTopology(switches, block_sizes, "block" if "block" in forms else "tree")
+    topo.cables, topo.not_a_tree = _cables(switches, file)
+    return topo
 
 
-def _check_cycles(switches: dict[str, SlurmSwitch], file: str, problems: list[Problem]) -> None:
+def _cables(switches: dict[str, SlurmSwitch], file: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """Each switch pair once, and why Slurm's tree plugin would not take the listing as it is."""
+    seen: dict[frozenset, tuple[str, str]] = {}
+    both_ways: list[tuple[str, str]] = []
+    for sw in switches.values():
+        for child in sw.switches:
+            key = frozenset((sw.name, child))
+            if key in seen:
+                if seen[key] != (sw.name, child):
+                    both_ways.append(seen[key])
+                continue
+            seen[key] = (sw.name, child)
+    cables = list(seen.values())
+    said = []
+    if both_ways:
+        shown = ", ".join(f"{a} (line {switches[a].line}) - {b} (line {switches[b].line})"
+                          for a, b in both_ways[:3])
+        said.append(f"{len(both_ways)} switch pair(s) listed from both ends, e.g. {shown}: read as one cable "
+                    "each; Slurm's topology/tree reads Switches= as parent -> child, so each such pair is a loop "
+                    "it cannot level (`designer export slurm-topology` writes a file it accepts)")
+    # loops beyond the pairs listed twice: Switches= read as parent -> child comes back to a switch
+    children: dict[str, list[str]] = defaultdict(list)
+    for a, b in cables:
+        children[a].append(b)
+    loop = _directed_loop(list(switches), children)
+    if loop:
+        said.append(f"Switches= lists come back around: {' -> '.join(loop)} (line {switches[loop[0]].line}): "
+                    "Slurm's topology/tree wants a tree and would refuse this loop; read as cables")
+    return cables, [f"{file}: {line}" for line in said]
+
+
+def _directed_loop(names: list[str], children: dict[str, list[str]]) -> list[str]:
+    """One parent -> child loop (its switches, the first repeated at the end), or []; iterative."""
     state: dict[str, int] = {}
-
-    def visit(name: str, path: list[str]) -> bool:
-        if state.get(name) == 1:
-            cycle = path[path.index(name):] + [name]
-            problems.append(Problem(f"switches form a loop: {' -> '.join(cycle)}", file=file,
-                                    line=switches[name].line, fix="a topology.conf is a tree: remove one of them"))
-            return False
-        if state.get(name) == 2:
-            return True
-        state[name] = 1
-        for child in switches[name].switches:
-            if not visit(child, path + [name]):
-                return False
-        state[name] = 2
-        return True
-
-    for name in switches:
-        if not visit(name, []):
-            return
+    for start in names:
+        if start in state:
+            continue
+        path, stack = [start], [iter(children[start])]
+        state[start] = 1
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                return path[path.index(child):] + [child]
+            elif child not in state:
+                state[child] = 1
+                path.append(child)
+                stack.append(iter(children[child]))
+    return []
 
 
 def fabric_from_slurm(topo: SlurmTopology, link_gbps: float, switch_radix: int, fabric: str = "infiniband"):
@@ -169,10 +212,8 @@ def fabric_from_slurm(topo: SlurmTopology, link_gbps: float, switch_radix: int, 
             found.links.append(FoundLink(("host", node, nic_count[node]), ("switch", sw.name, port(sw.name)),
                                          link_gbps))
             nic_count[node] += 1
-    for sw in topo.switches.values():
-        for child in sw.switches:
-            found.links.append(FoundLink(("switch", child, port(child)), ("switch", sw.name, port(sw.name)),
-                                         link_gbps))
+    for upper, lower in topo.cables:  # each pair of switches once, however often the file lists it
+        found.links.append(FoundLink(("switch", lower, port(lower)), ("switch", upper, port(upper)), link_gbps))
     if topo.form == "block" and len(topo.switches) > 1:
         found.switches[BLOCK_TOP] = FoundSwitch(BLOCK_TOP, BLOCK_TOP, 0, preferred_id=BLOCK_TOP)
         for sw in topo.switches.values():
@@ -191,9 +232,19 @@ def fabric_from_slurm(topo: SlurmTopology, link_gbps: float, switch_radix: int, 
 
 def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_node: int | None = 8,
                           link_gbps: float = DEFAULT_LINK_GBPS, switch_radix: int = DEFAULT_SWITCH_RADIX,
-                          fabric: str = "infiniband", name: str | None = None):
+                          fabric: str = "infiniband", name: str | None = None, compute: str | None = None,
+                          host_rules: list | None = None, host_map_file: str = "--hosts"):
     topo = parse_topology_conf(text, file)
     found, said = fabric_from_slurm(topo, link_gbps, switch_radix, fabric)
+    roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
+    tiers = infer_tiers(found, roles)
+    lateral = [(a, b) for a, b in topo.cables if tiers[a] == tiers[b]]
+    if lateral:
+        a, b = lateral[0]
+        topo.not_a_tree.append(f"{file}: {len(lateral)} cable(s) between two {tiers[a]} switches, e.g. {a} - {b} "
+                               f"(line {topo.switches[a].line}): imported as cables; Slurm's topology/tree has no "
+                               "place for them (it would rank one above the other)")
+    said = topo.not_a_tree + said
     if not found.hosts:
         raise DesignerError([Problem("no nodes in this topology.conf: no switch or block has Nodes=", file=file,
                                      line=min(s.line for s in topo.switches.values()), fix=_FIX)])
@@ -203,18 +254,24 @@ def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_n
         description += f"; BlockSizes={','.join(map(str, topo.block_sizes))}"
     doc, more = build_document(found, gpu=gpu, gpus_per_node=gpus_per_node,
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
-                               description=description)
-    return doc, said + more
+                               description=description, roles=roles)
+    apart = describe(roles, why)
+    return doc, said + more + ([apart] if apart else []) + [
+        provenance(doc, more, rates=f"--link-gbps {link_gbps:g}: topology.conf has none", roles_why=why)]
 
 
-def export_topology_conf(doc: Document, source: str = "") -> str:
-    """topology.conf (tree form) of a design: each switch with the servers and lower switches cabled to it."""
+def export_topology_conf(doc: Document, source: str = "", form: str = "tree") -> tuple[str, list[str]]:
+    """topology.conf of a design that Slurm accepts, and the cables it had to leave out.
+
+    tree: each switch with the servers and lower-tier switches cabled to it (a cable between two
+    switches of one tier has no place in Slurm's tree: left out, named in a comment and returned).
+    block: one block per leaf switch, its servers (topology/block knows no switches)."""
     tier_rank = {"leaf": 0, "spine": 1, "core": 2}
     switches = {s.id: s for s in doc.switches}
     nodes = {n.id: n for n in doc.nodes}
     child_nodes: dict[str, list[str]] = defaultdict(list)
     child_switches: dict[str, list[str]] = defaultdict(list)
-    same_tier: list[tuple[str, str]] = []
+    left_out: list[str] = []
     for link in doc.links:
         if link.kind not in ("infiniband", "ethernet"):
             continue
@@ -228,16 +285,26 @@ def export_topology_conf(doc: Document, source: str = "") -> str:
         elif a in switches and b in switches and a != b:
             ra, rb = tier_rank.get(switches[a].tier, 0), tier_rank.get(switches[b].tier, 0)
             if ra == rb:
-                same_tier.append((a, b))
+                left_out.append(f"{link.id} ({a} - {b}: two {switches[a].tier} switches)")
                 continue
             parent, child = (a, b) if ra > rb else (b, a)
             if child not in child_switches[parent]:
                 child_switches[parent].append(child)
-    lines = ["# topology.conf for Slurm's topology/tree plugin (TopologyPlugin=topology/tree)",
+    plugin = "topology/block" if form == "block" else "topology/tree"
+    lines = [f"# topology.conf for Slurm's {plugin} plugin (TopologyPlugin={plugin})",
              f"# written by `designer export slurm-topology`{' from ' + source if source else ''}"]
-    for a, b in same_tier:
-        lines.append(f"# {a} - {b}: a cable between two {switches[a].tier} switches, not part of the tree")
     order = sorted(doc.switches, key=lambda s: tier_rank.get(s.tier, 0))
+    if form == "block":
+        left_out = []  # blocks name no switches: no cable between switches is written, none is left out
+        placed: set[str] = set()
+        for sw in order:
+            members = [n for n in child_nodes[sw.id] if n not in placed]
+            if members:
+                placed.update(members)
+                lines.append(f"BlockName={sw.id} Nodes={compress(members)}")
+        return "\n".join(lines) + "\n", left_out
+    for cable in left_out:
+        lines.append(f"# left out: cable {cable}, not part of a tree")
     for sw in order:
         parts = [f"SwitchName={sw.id}"]
         if child_switches[sw.id]:
@@ -247,4 +314,4 @@ def export_topology_conf(doc: Document, source: str = "") -> str:
         if len(parts) == 1:
             continue  # a switch with nothing below it says nothing to Slurm
         lines.append(" ".join(parts))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", left_out
