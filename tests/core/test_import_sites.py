@@ -41,6 +41,7 @@ def test_sharp_cmd_topology_listing_each_pair_from_both_ends_imports_each_cable_
     assert len(pairs) == 48 and len(doc.switches) == 49 and len(doc.nodes) == 128
     assert Counter(s.tier for s in doc.switches) == {"leaf": 40, "spine": 8, "core": 1}
     assert "8 switch pair(s) listed from both ends" in err and "ibsw14 (line 14) - ibsw47 (line 47)" in err
+    assert "128 of 128 nodes are named by a GUID (0x155dfffd33ff7d, ...)" in err and "HCA ports, not hosts" in err
     assert "Slurm's topology/tree" in err
     assert run_cli("validate", out)[0] == 0
 

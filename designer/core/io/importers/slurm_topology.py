@@ -13,6 +13,7 @@ Slurm's topology/tree plugin, which wants a tree, would not take the file as wri
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -236,6 +237,12 @@ def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_n
                           host_rules: list | None = None, host_map_file: str = "--hosts"):
     topo = parse_topology_conf(text, file)
     found, said = fabric_from_slurm(topo, link_gbps, switch_radix, fabric)
+    guids = [h for h in found.hosts if re.fullmatch(r"0x[0-9A-Fa-f]{8,16}", h)]
+    if guids:
+        said.append(f"{file}: {len(guids)} of {len(found.hosts)} nodes are named by a GUID ({guids[0]}, ...): "
+                    "`sharp_cmd topology` lists HCA ports, not hosts, so each became a server with one NIC and "
+                    f"{gpus_per_node or 'one per HCA'} GPU(s); a host with 8 HCAs is 8 servers here: set "
+                    "--gpus-per-node 1 to count one GPU per HCA")
     roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
     tiers = infer_tiers(found, roles)
     lateral = [(a, b) for a, b in topo.cables if tiers[a] == tiers[b]]
