@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .core.problems import EXIT_OK, DesignerError, Problem
+from .core.problems import EXIT_FAILURE, EXIT_OK, DesignerError, Problem
 
 EXIT_UNAVAILABLE = 69  # sysexits EX_UNAVAILABLE: the GPU the command needs is not here
 
@@ -126,7 +126,6 @@ def run(args) -> int:
         print("designer microbench: no kernel was measured; nothing to calibrate", file=sys.stderr)
         return EXIT_OK
     if args.output:
-        from .cli import writing_output
         from .core.engine.constants import check_calibration
         from .core.io import save_document
 
@@ -134,8 +133,12 @@ def run(args) -> int:
         problems = check_calibration(doc.spec.calibration, catalog)
         if problems:
             raise DesignerError(problems)
-        with writing_output(args.output):
-            save_document(doc, args.output)
+        try:
+            save_document(doc, args.output)  # atomic: an existing file stays whole until the new one is complete
+        except OSError as exc:
+            raise DesignerError([Problem(f"cannot write: {exc.strerror or exc}", file=args.output,
+                                         fix="write into an existing folder you can write to")],
+                                EXIT_FAILURE) from None
         print(f"wrote {args.output}: calibration of {jk.accelerator} from {len(rec['kernels'])} kernels",
               file=sys.stderr)
     return EXIT_OK
