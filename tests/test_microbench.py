@@ -108,3 +108,6 @@ def test_a_bad_record_is_refused_with_its_place(h200, tmp_path):
             "--nic-gbps", "400", "--fabric", "infiniband", "--switch-radix", "64", "-o", other)
     code, _, err = run_cli("microbench", other, *_sets(*LLAMA8B_TP1), "--recorded", RECORDED)
     assert code == 65 and "ran on H200-SXM5-141GB" in err
+    code, _, err = run_cli("microbench", h200, *_sets(*LLAMA8B_TP1), "--recorded", RECORDED, "-o",
+                           tmp_path / "no-such-folder" / "out.yaml")
+    assert code == 1 and "cannot write" in err and "Traceback" not in err

@@ -11,6 +11,7 @@ import json
 import sys
 
 from ..core.problems import EXIT_OK, DesignerError, Problem
+from .common import writing_output
 
 EXIT_UNAVAILABLE = 69  # sysexits EX_UNAVAILABLE: the GPU the command needs is not here
 
@@ -126,7 +127,6 @@ def run(args) -> int:
         print("designer microbench: no kernel was measured; nothing to calibrate", file=sys.stderr)
         return EXIT_OK
     if args.output:
-        from .common import writing_output
         from ..core.engine.constants import check_calibration
         from ..core.io import save_document
 
@@ -134,8 +134,8 @@ def run(args) -> int:
         problems = check_calibration(doc.spec.calibration, catalog)
         if problems:
             raise DesignerError(problems)
-        with writing_output(args.output):
-            save_document(doc, args.output)
+        with writing_output(args.output):  # the CLI's one way to say why an -o file cannot be written
+            save_document(doc, args.output)  # atomic: an existing file stays whole until the new one is complete
         print(f"wrote {args.output}: calibration of {jk.accelerator} from {len(rec['kernels'])} kernels",
               file=sys.stderr)
     return EXIT_OK
