@@ -572,6 +572,9 @@ def cmd_scale(args) -> int:
     return EXIT_OK
 
 
+MAX_MESSAGE_BYTES = 2**40  # 1 TiB: more than any GPU's memory, so more than nccl-tests can allocate
+
+
 def _size(text: str) -> int:
     units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
     t = text.strip().upper().rstrip("B")
@@ -583,6 +586,8 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a size such as 8, 1M or 16G, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"size must be at least 1 byte, got {text!r}")
+    if not value <= MAX_MESSAGE_BYTES:  # also inf and 1e400; nccl-tests sizes fit in GPU memory
+        raise argparse.ArgumentTypeError(f"size must be at most 1T (a GPU's memory holds less), got {text!r}")
     return int(value)
 
 
@@ -666,19 +671,22 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number greater than 0, got {text}")
     return value
 
 
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
+def _number_between(low: float, high: float, unit: str):
+    """A converter for a float flag with the range that makes sense for it, said with its unit."""
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} {unit}, got {text}")
+        return value
+    return convert
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -762,9 +770,10 @@ def build_parser() -> argparse.ArgumentParser:
     job_args(p)
     p.add_argument("--json", action="store_true", help="bom lines, capex_usd, fabric_share, power_kw, "
                    "tokens_per_s_per_mw, usd_per_million_tokens")
-    p.add_argument("--usd-per-kwh", type=_non_negative_float, default=0.08, metavar="X",
+    # $10/kWh is some 20 times the dearest grid power; 0.1 to 50 years spans every amortisation in use
+    p.add_argument("--usd-per-kwh", type=_number_between(0, 10, "$ per kWh"), default=0.08, metavar="X",
                    help="energy price in $ per kWh (default 0.08)")
-    p.add_argument("--years", type=_positive_float, default=4.0, metavar="N",
+    p.add_argument("--years", type=_number_between(0.1, 50, "years"), default=4.0, metavar="N",
                    help="amortisation period of the capex in years (default 4)")
     p.set_defaults(func=cmd_cost)
 

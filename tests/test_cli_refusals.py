@@ -1,0 +1,63 @@
+"""Out-of-range flags, hostile --set values and odd inputs: each is refused with a message that names
+the flag or FILE:LINE:COLUMN and the fix, never a traceback, and nothing out of range is written."""
+import contextlib
+import io
+import json
+import os
+
+import pytest
+
+from designer.cli import main
+from tests.conftest import EXAMPLES
+
+EXAMPLE = EXAMPLES / "h100-64gpu-infiniband.yaml"
+
+
+def cli(*args):
+    """(exit code, stdout, stderr) of the CLI in-process, argparse's own exits included."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("size", ["1e400", "inf", "2T", "nan"])
+def test_a_size_beyond_any_gpu_memory_is_a_usage_error_not_a_traceback(size):
+    code, _, err = cli("nccl", EXAMPLE, "--op", "all_reduce", "--max-bytes", size)
+    assert code == 2
+    assert "--max-bytes" in err and "Traceback" not in err and "OverflowError" not in err
+
+
+def test_a_large_size_inside_the_bound_still_runs():
+    code, out, _ = cli("nccl", EXAMPLE, "--op", "all_reduce", "--min-bytes", "1G", "--max-bytes", "1T")
+    assert code == 0 and "1099511627776" in out
+
+
+@pytest.mark.parametrize("flag, value", [("--usd-per-kwh", "1e308"), ("--usd-per-kwh", "inf"),
+                                         ("--usd-per-kwh", "-1"), ("--years", "1e-300"), ("--years", "nan")])
+def test_cost_refuses_prices_and_periods_that_make_infinite_dollars(flag, value):
+    code, out, err = cli("cost", EXAMPLE, flag, value, "--json")
+    assert code == 2 and flag in err and out == ""
+
+
+def test_cost_json_is_finite_at_the_edge_of_the_ranges():
+    code, out, _ = cli("cost", EXAMPLE, "--usd-per-kwh", "10", "--years", "0.1", "--json")
+    assert code == 0
+    json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
+
+
+@pytest.mark.parametrize("gbps", ["200000", "0.05"])
+def test_generate_refuses_a_nic_speed_the_format_cannot_hold_and_writes_nothing(tmp_path, gbps):
+    out = tmp_path / "big.yaml"
+    code, _, err = cli("generate", "fat-tree", "-o", out, "--nodes", "8", "--gpu", "H100", "--nic-gbps", gbps)
+    assert code == 65 and "NIC speed must be between" in err and "--nic-gbps" in err
+    assert not out.exists()
+
+
+def test_generate_at_the_fastest_speed_allowed_writes_a_design_that_validates(tmp_path):
+    out = tmp_path / "fast.yaml"
+    assert cli("generate", "fat-tree", "-o", out, "--nodes", "2", "--gpu", "H100", "--nic-gbps", "100000")[0] == 0
+    assert cli("validate", out)[0] == 0
