@@ -49,6 +49,13 @@ def test_cost_json_is_finite_at_the_edge_of_the_ranges():
     json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in the JSON"))
 
 
+def test_a_python_tag_in_a_set_value_is_bad_input_like_in_a_file():
+    code, _, err = cli("evaluate", EXAMPLE, "--set",
+                       'workload.global_batch_size=!!python/object/apply:os.system ["echo hi"]')
+    assert code == 65
+    assert "--set workload.global_batch_size" in err and "not allowed" in err and "internal error" not in err
+
+
 @pytest.mark.parametrize("gbps", ["200000", "0.05"])
 def test_generate_refuses_a_nic_speed_the_format_cannot_hold_and_writes_nothing(tmp_path, gbps):
     out = tmp_path / "big.yaml"
@@ -61,3 +68,26 @@ def test_generate_at_the_fastest_speed_allowed_writes_a_design_that_validates(tm
     out = tmp_path / "fast.yaml"
     assert cli("generate", "fat-tree", "-o", out, "--nodes", "2", "--gpu", "H100", "--nic-gbps", "100000")[0] == 0
     assert cli("validate", out)[0] == 0
+
+
+def test_a_control_character_is_placed_at_its_line_and_column(tmp_path):
+    text = EXAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    line = next(i for i, t in enumerate(text) if '"id":' in t)
+    column = text[line].index('"id":') + 1
+    text[line] = text[line][:column - 1] + "\x07" + text[line][column - 1:]
+    bad = tmp_path / "bell.yaml"
+    bad.write_text("".join(text), encoding="utf-8")
+    code, _, err = cli("validate", bad)
+    assert code == 65
+    assert f"{bad}:{line + 1}:{column}: invalid YAML: control character U+0007" in err
+    assert "position" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX thing")
+def test_a_fifo_given_to_an_importer_is_named_as_what_the_importer_reads(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, _, err = cli("import", "ibnetdiscover", fifo, "-o", tmp_path / "out.yaml")
+    assert code == 65
+    assert "ibnetdiscover output is read only from a file" in err and "design" not in err
+    assert not (tmp_path / "out.yaml").exists()
