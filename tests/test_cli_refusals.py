@@ -83,6 +83,17 @@ def test_a_control_character_is_placed_at_its_line_and_column(tmp_path):
     assert "position" not in err
 
 
+def test_an_nccl_topology_nested_without_end_is_refused_at_its_line(tmp_path):
+    deep = tmp_path / "deep.xml"
+    deep.write_text('<system version="1">\n' + "<cpu>\n" * 100_000 + "</cpu>\n" * 100_000 + "</system>\n")
+    design = tmp_path / "d.yaml"
+    design.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    code, _, err = cli("import", "nccl-topo", deep, "--into", design)
+    assert code == 65
+    assert f"{deep}:65:" in err and "nested more than 64" in err and "internal error" not in err
+    assert design.read_text(encoding="utf-8") == EXAMPLE.read_text(encoding="utf-8")
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX thing")
 def test_a_fifo_given_to_an_importer_is_named_as_what_the_importer_reads(tmp_path):
     fifo = tmp_path / "pipe"
