@@ -20,13 +20,13 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..model import megatron_names
-from ..model.job import SHARDING_ZERO_STAGE, Parallelism, Workload, parse_rank_order, resolve_workload
+from ..model.job import NULL_TOKENIZER, SHARDING_ZERO_STAGE, Parallelism, Workload, parse_rank_order, resolve_workload
 from ..problems import DesignerError, Problem
 
 # Keys with no Megatron-LM flag of their own name: each is written in Megatron's form below, or
 # is left out with the reason (keys of Designer's own, and one Megatron-Bridge setting).
 WORKLOAD_SPECIAL = ("preset", "precision", "moe_layer_freq", "first_k_dense_replace", "num_query_groups",
-                    "window_size")
+                    "window_size", "max_position_embeddings", "tokenizer_type", "tokenizer_model")
 PARALLELISM_SPECIAL = ("zero_stage", "pipeline_schedule", "virtual_pipeline_model_parallel_size", "rank_order",
                        "data_parallel_size", "num_gpus", "fp8_dot_product_attention", "fp8_format",
                        "recompute_granularity", "use_distributed_optimizer", "use_megatron_fsdp",
@@ -117,6 +117,9 @@ def same_rank_order(a: str | None, b: str | None, ep: int) -> bool:
 
 def _model_args(w: Workload, p: Parallelism, line: MegatronLine) -> None:
     line.args += [[flag(k), _value(getattr(w, k))] for k in WORKLOAD_ALWAYS]
+    # validate_args requires it, and at least the sequence
+    line.args.append(["--max-position-embeddings", str(w.max_position_embeddings or w.seq_length)])
+    _tokenizer(w, line)
     # what import would fill in from these alone: only keys that differ from it need a flag
     base = resolve_workload(Workload(**{k: getattr(w, k) for k in WORKLOAD_ALWAYS}), {})
     skip = WORKLOAD_SPECIAL + WORKLOAD_ALWAYS
@@ -131,6 +134,19 @@ def _model_args(w: Workload, p: Parallelism, line: MegatronLine) -> None:
         line.args.append(["--window-size", ",".join(map(str, w.window_size))])  # Megatron's tuple_type: "127,0"
     _moe_layers(w, line)
     _precision(w, p, line)
+
+
+def _tokenizer(w: Workload, line: MegatronLine) -> None:
+    line.args.append(["--tokenizer-type", w.tokenizer_type or NULL_TOKENIZER])
+    if w.tokenizer_model:
+        line.args.append(["--tokenizer-model", w.tokenizer_model])
+    if not w.tokenizer_type or w.tokenizer_type == NULL_TOKENIZER:
+        line.left_out["workload.tokenizer_type"] = (f"none given: {NULL_TOKENIZER} over --vocab-size {w.vocab_size} "
+                                                    "trains on --mock-data; give the model's tokenizer "
+                                                    "(tokenizer_type, tokenizer_model) to train on --data-path")
+    elif w.tokenizer_type in ("GPT2BPETokenizer",):
+        line.left_out["workload.tokenizer_type"] = (f"{w.tokenizer_type} also needs --vocab-file and --merge-file, "
+                                                    "which are paths on the training cluster")
 
 
 def _moe_layers(w: Workload, line: MegatronLine) -> None:

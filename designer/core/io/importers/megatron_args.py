@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ...export.megatron_args import PARALLELISM_SPECIAL, WORKLOAD_SPECIAL, flag, same_rank_order
 from ...model import megatron_names
-from ...model.job import SHARDING_ZERO_STAGE, Parallelism, Workload, resolve_workload
+from ...model.job import NULL_TOKENIZER, SHARDING_ZERO_STAGE, TOKENIZERS, Parallelism, Workload, resolve_workload
 from ...problems import DesignerError, Problem
 from ..schema import Builder
 from .launch_script import LaunchArgs, ScriptError, read_launch
@@ -40,7 +40,8 @@ EXTRA_FLAGS = {"bf16", "fp16", "fp8_format", "num_layers_per_virtual_pipeline_st
                "num_query_groups", "moe_layer_freq", "window_size", "recompute_granularity", "recompute_method",
                "recompute_num_layers", "use_distributed_optimizer", "use_megatron_fsdp",
                "data_parallel_sharding_strategy", "decoder_first_pipeline_num_layers",
-               "decoder_last_pipeline_num_layers", "cuda_graph_modules", "first_k_dense_replace"}
+               "decoder_last_pipeline_num_layers", "cuda_graph_modules", "first_k_dense_replace",
+               "max_position_embeddings", "tokenizer_type", "tokenizer_model"}
 
 
 @dataclass
@@ -164,8 +165,9 @@ def read_megatron(text: str, where: str, doc_workload: Workload | None, doc_para
         if key in own:
             (work if own[key] == "workload" else par)[key] = _convert(key, own[key], values, line, where)
     _special(given, work, par, out, where)
-    for key in unsaid:  # the file's value stays, as for a key no flag states
-        for section, data, old in (("workload", work, doc_workload), ("parallelism", par, doc_parallelism)):
+    file_workload = _resolved(doc_workload, presets) if doc_workload is not None else None
+    for key in unsaid:  # the file's value stays (its preset's too), as for a key no flag states
+        for section, data, old in (("workload", work, file_workload), ("parallelism", par, doc_parallelism)):
             if old is not None and key in {f.name for f in dataclasses.fields(old)} and getattr(old, key) is not None:
                 data[key] = getattr(old, key)
     _merge(work, par, out, doc_workload, doc_parallelism, presets, given, where)
@@ -211,6 +213,7 @@ def _special(given, work: dict, par: dict, out: Imported, where: str) -> None:
     if "moe_layer_freq" in given:
         text = " ".join(given["moe_layer_freq"][0]).strip()
         work["moe_layer_freq"] = int(text) if text.isdigit() else text
+    _model_identity(given, work, where)
     if "first_k_dense_replace" in given:  # not Megatron's, but Designer's own name may be passed
         work["first_k_dense_replace"] = _one(given, "first_k_dense_replace", where)
     for key in ("num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank",
@@ -227,6 +230,26 @@ def _special(given, work: dict, par: dict, out: Imported, where: str) -> None:
     if backend in ATTENTION_BACKENDS:
         par["attention_backend"] = ATTENTION_BACKENDS[backend]
         out.notes.append(f"--attention-backend {backend} is costed as {ATTENTION_BACKENDS[backend]}")
+
+
+def _model_identity(given, work: dict, where: str) -> None:
+    """The tokenizer and the position range: kept only where they say more than Designer's absent
+    value does (the null tokenizer over --vocab-size; a range of exactly the sequence)."""
+    if "tokenizer_type" in given:
+        kind = _one(given, "tokenizer_type", where, str)
+        if kind not in TOKENIZERS:
+            values, line = given["tokenizer_type"]
+            raise DesignerError([_problem(f"--tokenizer-type {kind!r} is not one Designer knows ("
+                                          + ", ".join(TOKENIZERS) + ")", where, line,
+                                          "--tokenizer-type HuggingFaceTokenizer --tokenizer-model NAME")])
+        if kind != NULL_TOKENIZER:
+            work["tokenizer_type"] = kind
+    if "tokenizer_model" in given:
+        work["tokenizer_model"] = _one(given, "tokenizer_model", where, str)
+    if "max_position_embeddings" in given:
+        positions = _one(given, "max_position_embeddings", where)
+        if "seq_length" not in given or positions != _one(given, "seq_length", where):
+            work["max_position_embeddings"] = positions
 
 
 def _recompute(given, par: dict, out: Imported, where: str) -> None:
