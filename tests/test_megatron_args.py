@@ -106,8 +106,8 @@ def test_nemo_form_is_megatron_bridge_overrides(tmp_path):
     code, out, err = run_cli("export", "megatron", case_file(case, tmp_path), "--nemo", "--one-line")
     assert code == 0, err
     items = out.split()
-    assert all("=" in i and i.split(".")[0] in ("model", "train", "dataset", "ddp", "optimizer", "mixed_precision",
-                                                 "comm_overlap") for i in items), items
+    sections = ("model", "train", "dataset", "ddp", "optimizer", "mixed_precision", "comm_overlap", "tokenizer")
+    assert all("=" in i and i.split(".")[0] in sections for i in items), items
     assert "model.tensor_model_parallel_size=1" in items and "model.expert_model_parallel_size=32" in items
     assert "model.num_moe_experts=256" in items  # TransformerConfig's name of --num-experts
     assert "mixed_precision.fp8=e4m3" in items and "mixed_precision.fp8_recipe=mxfp8" in items

@@ -143,3 +143,44 @@ def test_the_argument_table_is_megatrons_at_the_commit_of_the_flag_list():
 
     assert TABLE["megatron_lm_commit"] == MEGATRON_COMMIT
     assert {n for e in TABLE["arguments"] for n in e["names"]} == MEGATRON_FLAGS
+
+
+BRIDGE = json.loads((DATA / "bridge_model_fields.json").read_text(encoding="utf-8"))
+MODEL_FIELDS = set(BRIDGE["transformer_config"]["fields"]) | set(BRIDGE["gpt_model_provider"]["fields"])
+TOKENIZER_FIELDS = set(BRIDGE["tokenizer_config"]["fields"])
+
+
+def check_bridge_fields(overrides: list[str], what: str) -> None:
+    for item in overrides:
+        key = item.split("=", 1)[0]
+        section, _, name = key.partition(".")
+        if section == "model":
+            assert name in MODEL_FIELDS, f"{what}: {key} is no field of the recipe's model provider"
+        elif section == "tokenizer":
+            assert name in TOKENIZER_FIELDS, f"{what}: {key} is no field of the recipe's tokenizer"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_every_published_case_as_megatron_bridge_overrides_names_the_recipes_fields(case):
+    from designer.core.export.megatron_args import bridge_overrides
+
+    doc = case_document(case)
+    line = megatron_line(doc.spec.workload, doc.spec.parallelism, PRESETS)
+    check_bridge_fields(bridge_overrides(line, doc.spec.parallelism), case["id"])
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_as_megatron_bridge_overrides_names_the_recipes_fields(preset):
+    from designer.core.export.megatron_args import bridge_overrides
+    from designer.core.model.job import Workload
+
+    line = megatron_line(Workload(preset=preset), None, PRESETS)
+    overrides = bridge_overrides(line, None)
+    check_bridge_fields(overrides, preset)
+    w = resolve_workload(Workload(preset=preset), PRESETS)
+    if w.disable_bias_linear:
+        assert "model.add_bias_linear=false" in overrides
+    if w.tokenizer_type:
+        assert f"tokenizer.tokenizer_type={w.tokenizer_type}" in overrides
+    else:
+        assert f"tokenizer.vocab_size={w.vocab_size}" in overrides

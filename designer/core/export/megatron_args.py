@@ -252,13 +252,16 @@ BRIDGE_SECTION = {"global_batch_size": "train", "micro_batch_size": "train",
                   "tp_comm_overlap": "comm_overlap", "overlap_moe_expert_parallel_comm": "comm_overlap",
                   "fp8_recipe": "mixed_precision", "fp8_param_gather": "mixed_precision",
                   "fp8_dot_product_attention": "mixed_precision", "bf16": "mixed_precision",
-                  "fp16": "mixed_precision", "fp8_format": "mixed_precision"}
+                  "fp16": "mixed_precision", "fp8_format": "mixed_precision",
+                  "tokenizer_type": "tokenizer", "tokenizer_model": "tokenizer"}
 # Megatron-LM flags whose TransformerConfig field has another name
 BRIDGE_RENAMED = {"num_experts": "num_moe_experts", "fp8_format": "fp8",
                   "decoder_first_pipeline_num_layers": "num_layers_in_first_pipeline_stage",
                   "decoder_last_pipeline_num_layers": "num_layers_in_last_pipeline_stage",
                   "swiglu": "gated_linear_unit"}
-BRIDGE_NOT_CONFIG = ("--group-query-attention", "--use-tp-pp-dp-mapping", "--num-layers-per-virtual-pipeline-stage")
+# Flags with no ConfigContainer field: the provider builds positions for model.seq_length
+BRIDGE_NOT_CONFIG = ("--group-query-attention", "--use-tp-pp-dp-mapping", "--num-layers-per-virtual-pipeline-stage",
+                     "--max-position-embeddings")
 
 
 def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> list[str]:
@@ -280,6 +283,8 @@ def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> lis
         value = "true" if not values else values[0] if len(values) == 1 else "[" + ",".join(values) + "]"
         if key == "untie_embeddings_and_output_weights":  # GPTModelProvider's name, the other way round
             key, value = "share_embeddings_and_output_weights", "false"
+        elif key == "disable_bias_linear":  # TransformerConfig's name, the other way round
+            key, value = "add_bias_linear", "false"
         elif key == "window_size":
             value = f"[{value}]"
         elif key == "moe_layer_freq" and not value.isdigit():  # a list, not Megatron-LM's pattern text
@@ -289,6 +294,9 @@ def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> lis
             out.append("optimizer.use_distributed_optimizer=true")  # Bridge keeps it in both places
         if key == "seq_length":
             out.append(f"dataset.seq_length={value}")
+        if key == "tokenizer_type" and value == NULL_TOKENIZER:  # the null tokenizer's vocabulary
+            vocab = next(g[1] for g in line.args if g[0] == "--vocab-size")
+            out.append(f"tokenizer.vocab_size={vocab}")
     vp = p.virtual_pipeline_model_parallel_size
     if vp and vp > 1 and not any(o.startswith("model.virtual_pipeline_model_parallel_size=") for o in out):
         out.append(f"model.virtual_pipeline_model_parallel_size={vp}")
