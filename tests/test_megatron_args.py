@@ -374,3 +374,32 @@ def test_a_line_of_an_unknown_model_without_a_vocabulary_says_the_files_is_a_gue
     got = read_megatron(line, "<arguments>", Workload(preset="llama3-8b"), Parallelism(), PRESETS)
     assert got.workload.vocab_size == 128256
     assert any("a guess" in n and "give --vocab-size" in n for n in got.notes)
+
+
+def test_the_sc21_table_scripts_read_as_bash_would_run_them(tmp_path):
+    """run_table_1.sh sets the 1.7B row's sizes in an if/elif chain on MODEL_SIZE, sources CONFIG.sh
+    (which exports the flags as MEGATRON_PARAMS, the 2021 recompute flag among them) and submits
+    SRUN.sh: the import reads the 1.7B row, not the last branch, with its recompute."""
+    folder = tmp_path / "sc21"
+    shutil.copytree(DATA / "sc21", folder)
+    path = fresh_design(tmp_path)
+    code, _, err = run_cli("import", "megatron", folder / "run_table_1.sh", "--into", path)
+    assert code == 0, err
+    doc = load_document(path)
+    w, p = doc.spec.workload, doc.spec.parallelism
+    assert (w.num_layers, w.hidden_size, w.num_attention_heads, w.seq_length) == (24, 2304, 24, 2048)
+    assert (w.micro_batch_size, w.global_batch_size, w.precision) == (16, 512, "fp16")
+    assert (p.tensor_model_parallel_size, p.pipeline_model_parallel_size) == (1, 1)
+    assert p.recompute_granularity == "full" and w.vocab_size == 50257
+    assert "read ./CONFIG.sh, which" in err
+    assert "not a Megatron-LM argument" not in err  # --DDP-impl is an old flag, not a design input
+
+
+def test_a_branch_on_an_unassigned_value_keeps_every_branch_as_before():
+    script = ("if [ \"$SIZE\" == small ]; then\n  L=12\nelse\n  L=24\nfi\n"
+              "python pretrain_gpt.py --num-layers $L --hidden-size 1024 --num-attention-heads 16 "
+              "--seq-length 2048 --micro-batch-size 1 --global-batch-size 8 --bf16\n")
+    got = read_megatron(script, "run.sh", None, None, PRESETS)
+    assert got.workload.num_layers == 24  # the last assignment, as bash would leave it with both run
+    decided = read_megatron("SIZE=small\n" + script, "run.sh", None, None, PRESETS)
+    assert decided.workload.num_layers == 12

@@ -28,7 +28,7 @@ from ...problems import DesignerError, Problem
 from ..schema import Builder
 from .launch_script import LaunchArgs, ScriptError, read_launch
 from .megatron_flag_list import MEGATRON_FLAGS
-from .megatron_old_flags import modernize
+from .megatron_old_flags import OLD_NOT_INPUTS, modernize
 
 # Megatron-LM's defaults where Designer's differ or has none (megatron/training/arguments.py).
 MLA_DEFAULTS = {"kv_lora_rank": 32, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 128}
@@ -103,7 +103,7 @@ def parse_flags(args: LaunchArgs, where: str):
                 unsaid.add(key)
                 continue
             given[key] = (values, w.line)
-        elif name in MEGATRON_FLAGS or name.replace("_", "-") in MEGATRON_FLAGS:
+        elif name in MEGATRON_FLAGS or name.replace("_", "-") in MEGATRON_FLAGS or name in OLD_NOT_INPUTS:
             not_inputs.append(name)
         else:
             unknown.append(f"{where}:{w.line}: {name}: not a Megatron-LM argument Designer knows")
@@ -145,10 +145,11 @@ def _scalar(text: str, kind, name: str, where: str, line: int):
 
 
 def read_megatron(text: str, where: str, doc_workload: Workload | None, doc_parallelism: Parallelism | None,
-                  presets: dict) -> Imported:
-    """The job a launch line states, merged into the file's job as the module docstring says."""
+                  presets: dict, include=None) -> Imported:
+    """The job a launch line states, merged into the file's job as the module docstring says.
+    `include(path)`: the text of a file the script sources (`. CONFIG.sh`), or None."""
     try:
-        args = read_launch(text)
+        args = read_launch(text, include)
     except ScriptError as exc:
         raise DesignerError([_problem(str(exc), where, exc.line, exc.fix)]) from None
     if not args.words:
@@ -158,7 +159,8 @@ def read_megatron(text: str, where: str, doc_workload: Workload | None, doc_para
                                       "that runs pretrain_gpt.py")])
     args.words, modernized = modernize(args.words, where)
     given, unknown, not_inputs, unsaid = parse_flags(args, where)
-    out = Imported(Workload(), Parallelism(), unknown, not_inputs, notes=modernized)
+    out = Imported(Workload(), Parallelism(), unknown, not_inputs,
+                   notes=[f"read {path}, which {where} sources" for path in args.sourced] + modernized)
     out.full = all(k in given or k in unsaid for k in MODEL_FLAGS)
     own = _own_flags()
     work: dict = {}

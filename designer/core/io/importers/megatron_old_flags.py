@@ -56,6 +56,13 @@ OLD_FLAGS: dict[str, OldFlag] = {
 }
 
 
+# Old flags that never changed the step Designer costs (a DDP implementation, a pipeline
+# communication detail): listed as not design inputs, like today's --lr
+OLD_NOT_INPUTS = frozenset({"--DDP-impl", "--no-scatter-gather-tensors-in-pipeline",
+                            "--no-async-tensor-model-parallel-allreduce", "--use-legacy-models",
+                            "--no-bias-dropout-fusion-in-fp32", "--no-contiguous-buffers-in-local-ddp"})
+
+
 def modernize(words: list[Word], where: str) -> tuple[list[Word], list[str]]:
     """The words with each old flag replaced by today's, and a note per replacement."""
     out: list[Word] = []
