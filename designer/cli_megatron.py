@@ -111,6 +111,8 @@ def import_megatron(args, writing_output) -> int:
         _err(f"{item} (ignored)")
     if imported.not_inputs:
         _err("not a design input (ignored): " + " ".join(dict.fromkeys(imported.not_inputs)))
+    for item in imported.not_costed:
+        _err(f"read, not costed: {item}")
     for note in imported.notes:
         _err(f"note: {note}")
     if index is None:

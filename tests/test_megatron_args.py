@@ -403,3 +403,14 @@ def test_a_branch_on_an_unassigned_value_keeps_every_branch_as_before():
     assert got.workload.num_layers == 24  # the last assignment, as bash would leave it with both run
     decided = read_megatron("SIZE=small\n" + script, "run.sh", None, None, PRESETS)
     assert decided.workload.num_layers == 12
+
+
+def test_flags_that_change_the_step_but_no_key_holds_are_listed_with_what_they_change(tmp_path):
+    path = fresh_design(tmp_path)
+    code, _, err = run_cli("import", "megatron", DATA / "pretrain_gpt3_175B_2021.sh", "--into", path)
+    assert code == 0, err
+    said = [line for line in err.splitlines() if line.startswith("read, not costed: ")]
+    assert said == [f"read, not costed: {DATA / 'pretrain_gpt3_175B_2021.sh'}:61: --rampup-batch-size 16 16 5859375: "
+                    "the global batch grows over the first samples: early steps are shorter than the costed one, "
+                    "and the time to train is shorter than steps x step time"]
+    assert "--rampup-batch-size" not in next(line for line in err.splitlines() if line.startswith("not a design"))

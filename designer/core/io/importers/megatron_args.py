@@ -29,6 +29,7 @@ from ..schema import Builder
 from .launch_script import LaunchArgs, ScriptError, read_launch
 from .megatron_flag_list import MEGATRON_FLAGS
 from .megatron_old_flags import OLD_NOT_INPUTS, modernize
+from .megatron_uncosted import WHAT_IT_CHANGES
 
 # Megatron-LM's defaults where Designer's differ or has none (megatron/training/arguments.py).
 MLA_DEFAULTS = {"kv_lora_rank": 32, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 128}
@@ -51,6 +52,7 @@ class Imported:
     parallelism: Parallelism
     unknown: list[str] = field(default_factory=list)  # "FILE:LINE: --flag: not a Megatron-LM argument"
     not_inputs: list[str] = field(default_factory=list)  # Megatron flags that do not change the design
+    not_costed: list[str] = field(default_factory=list)  # "FILE:LINE: --flag V: what it would change"
     notes: list[str] = field(default_factory=list)  # what was read approximately, kept, or derived
     full: bool = True
 
@@ -78,7 +80,7 @@ def parse_flags(args: LaunchArgs, where: str):
     """{flag name with underscores: (values, line)}, unknown arguments, Megatron's non-inputs, and
     the design flags whose value is an unassigned $VARIABLE."""
     given: dict[str, tuple[list[str], int]] = {}
-    unknown, not_inputs, unsaid = [], [], set()
+    unknown, not_inputs, not_costed, unsaid = [], [], [], set()
     own = _own_flags()
     words = args.words
     i = 0
@@ -103,11 +105,14 @@ def parse_flags(args: LaunchArgs, where: str):
                 unsaid.add(key)
                 continue
             given[key] = (values, w.line)
+        elif name in WHAT_IT_CHANGES:
+            said = " ".join([name, *values])
+            not_costed.append(f"{where}:{w.line}: {said}: {WHAT_IT_CHANGES[name]}")
         elif name in MEGATRON_FLAGS or name.replace("_", "-") in MEGATRON_FLAGS or name in OLD_NOT_INPUTS:
             not_inputs.append(name)
         else:
             unknown.append(f"{where}:{w.line}: {name}: not a Megatron-LM argument Designer knows")
-    return given, unknown, not_inputs, unsaid
+    return given, unknown, not_inputs, not_costed, unsaid
 
 
 def _convert(key: str, section: str, values: list[str], line: int, where: str):
@@ -158,8 +163,8 @@ def read_megatron(text: str, where: str, doc_workload: Workload | None, doc_para
                                       "give the flags (--tensor-model-parallel-size 8 ...) or the launch script "
                                       "that runs pretrain_gpt.py")])
     args.words, modernized = modernize(args.words, where)
-    given, unknown, not_inputs, unsaid = parse_flags(args, where)
-    out = Imported(Workload(), Parallelism(), unknown, not_inputs,
+    given, unknown, not_inputs, not_costed, unsaid = parse_flags(args, where)
+    out = Imported(Workload(), Parallelism(), unknown, not_inputs, not_costed,
                    notes=[f"read {path}, which {where} sources" for path in args.sourced] + modernized)
     out.full = all(k in given or k in unsaid for k in MODEL_FLAGS)
     own = _own_flags()
