@@ -184,3 +184,19 @@ def test_an_engine_refusal_is_shown_whole_not_cut_at_100_characters(window):
     assert reason in window.result_label.toolTip()
     shown = window.result_label.text()
     assert shown.endswith("…") or shown == "not evaluated: " + reason  # elided visibly, never cut silently
+
+
+def test_a_tp_group_past_the_server_is_warned_beside_the_figures(window):
+    """TP 16 on 8-GPU servers runs its TP traffic over the NICs (MFU 22 %): the Breakdown says why,
+    next to the figures, and the warning goes when TP fits the server again."""
+    open_example(window)
+    warnings = window.breakdown_panel.warnings_label
+    assert warnings.isHidden()
+    type_like_a_user(window, TP, "16")
+    assert window.settle() and window.result is not None
+    assert warnings.isVisibleTo(window.breakdown_panel)
+    assert "TP 16 spans two NVLink domains of 8 GPUs: its traffic goes over the NICs (TP 8 keeps each group " \
+           "inside one)" in warnings.text()
+    type_like_a_user(window, TP, "8")
+    assert window.settle() and window.result is not None
+    assert warnings.isHidden()
