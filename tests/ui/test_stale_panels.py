@@ -200,3 +200,22 @@ def test_a_tp_group_past_the_server_is_warned_beside_the_figures(window):
     type_like_a_user(window, TP, "8")
     assert window.settle() and window.result is not None
     assert warnings.isHidden()
+
+
+def test_a_rule_on_tp_x_pp_x_cp_is_said_at_the_field_the_user_changed(window):
+    open_example(window)
+    pp = "parallelism.pipeline_model_parallel_size"
+    type_like_a_user(window, pp, "3")
+    assert window.settle()
+    texts = window.job_panel.field_texts()
+    assert "TP x PP x CP = 2 x 3 x 1 = 6 does not divide the 64 GPUs" in texts.get(pp, "")
+    assert TP not in texts  # not under TP, which the user did not touch
+    # undone, then the same product reached by editing TP: said under TP
+    window.act_undo.trigger()  # Edit > Undo
+    assert window.settle()
+    assert not window.job_panel.field_texts()
+    type_like_a_user(window, pp, "1")
+    type_like_a_user(window, TP, "3")
+    assert window.settle()
+    texts = window.job_panel.field_texts()
+    assert "does not divide the 64 GPUs" in texts.get(TP, "") and pp not in texts
