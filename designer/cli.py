@@ -88,12 +88,14 @@ def _parents(folder: str) -> list[str]:
 
 def cmd_catalog(args) -> int:
     from .core.io.files import as_plain
+    from .core.generate.systems import default_systems
     from .core.model.catalog import default_catalog
 
     cat = default_catalog()
     if args.json:
         out = {kind: {name: as_plain(item) for name, item in getattr(cat, kind).items()}
                for kind in ("accelerators", "nics", "switches", "models")}
+        out["systems"] = {name: as_plain(item) for name, item in default_systems().items()}
         json.dump(out, sys.stdout, indent=2)
         print()
         return EXIT_OK
@@ -117,6 +119,12 @@ def cmd_catalog(args) -> int:
         moe = f", {v['num_experts']} experts top-{v.get('moe_router_topk', 2)}" if v.get("num_experts") else ""
         print(f"  {m.name:16} {v.get('num_layers', '?')} layers, h {v.get('hidden_size', '?')}, "
               f"{v.get('num_attention_heads', '?')} heads, seq {v.get('seq_length', '?')}{moe}")
+    print("\nSystems (designer generate fat-tree --system NAME; --gpu alone takes its accelerator's)")
+    for name, system in default_systems().items():
+        v = system.values
+        domain = f", NVL{v['nvlink_domain_gpus']}" if v.get("nvlink_domain_gpus") else ""
+        print(f"  {name:14} {v['gpu']:16} {v['gpus_per_node']} GPUs{domain}, {v['nics_per_node']} x {v['nic_gbps']:g} "
+              f"Gb/s {v['fabric']}, radix {v['switch_radix']}")
     print("\nEvery figure's source: designer catalog --json (the 'sources' of each entry).")
     return EXIT_OK
 
@@ -125,19 +133,23 @@ def cmd_catalog(args) -> int:
 
 def cmd_generate(args) -> int:
     from .core.generate import FatTreeError, generate_fat_tree
+    from .core.generate.systems import SYSTEM_OPTIONS, options_for
     from .core.io import save_document
 
     from .cli_progress import Progress
 
     with Progress("generate") as progress:
         progress.phase(f"building {args.nodes:,} servers and their fabric")
+        given = {key: getattr(args, key) for key in SYSTEM_OPTIONS}
+        options = options_for(given, args.system)
+        if "gpu" not in options:
+            progress.clear()
+            _err("designer generate: give the accelerator: --gpu H100 (or a whole system: --system dgx-h100; "
+                 "designer catalog lists them)")
+            return EXIT_USAGE
         try:
-            doc = generate_fat_tree(
-                nodes=args.nodes, gpu=args.gpu, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
-                nic_gbps=args.nic_gbps, fabric=args.fabric, tiers=args.tiers, switch_radix=args.switch_radix,
-                oversubscription=args.oversubscription, rail_optimized=args.rail_optimized,
-                nvlink_domain_gpus=args.nvlink_domain_gpus,
-            )
+            doc = generate_fat_tree(nodes=args.nodes, tiers=args.tiers, oversubscription=args.oversubscription,
+                                    **options)
         except FatTreeError as exc:
             progress.clear()
             _err(f"designer generate: {exc}")
@@ -689,6 +701,12 @@ def _number_between(low: float, high: float, unit: str):
     return convert
 
 
+def default_system_names() -> list[str]:
+    from .core.generate.systems import default_systems
+
+    return list(default_systems())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="designer", description="Design AI training clusters and predict what limits a training step.",
@@ -706,18 +724,24 @@ def build_parser() -> argparse.ArgumentParser:
     g = gsub.add_parser("fat-tree", help="folded-Clos (fat-tree) fabric, rail-optimized or not", epilog=EPILOG)
     g.add_argument("-o", "--output", required=True, help="the YAML file to write")
     g.add_argument("--nodes", required=True, type=_positive_int, help="servers")
-    g.add_argument("--gpu", required=True, help="accelerator model (A100, H100, H200, B200, GB200, MI300X, ...)")
-    g.add_argument("--gpus-per-node", type=_positive_int, default=8)
+    g.add_argument("--system", choices=sorted(default_system_names()), default=None,
+                   help="a vendor system (server, NVLink domain, NICs, switch) the other options start from; "
+                        "designer catalog lists them")
+    g.add_argument("--gpu", help="accelerator model (A100, H100, H200, B200, GB200, MI300X, ...); the options left "
+                                 "out follow its system (GB200: 4-GPU trays in NVL72 domains)")
+    g.add_argument("--gpus-per-node", type=_positive_int, default=None, help="default: the system's (8 for HGX)")
     g.add_argument("--nvlink-domain-gpus", type=_positive_int, default=None,
-                   help="GPUs per NVLink domain, a whole number of servers (72 for GB200 NVL72); default: one server")
-    g.add_argument("--nics-per-node", type=_positive_int, default=8)
-    g.add_argument("--nic-gbps", type=_positive_float, default=400.0, help="NIC and switch port line rate")
-    g.add_argument("--fabric", choices=("infiniband", "ethernet"), default="infiniband")
+                   help="GPUs per NVLink domain, a whole number of servers (72 for GB200 NVL72); default: the "
+                        "system's, else one server")
+    g.add_argument("--nics-per-node", type=_positive_int, default=None, help="default: the system's (one per GPU)")
+    g.add_argument("--nic-gbps", type=_positive_float, default=None,
+                   help="NIC and switch port line rate; default: the system's (400)")
+    g.add_argument("--fabric", choices=("infiniband", "ethernet"), default=None, help="default: the system's")
     g.add_argument("--tiers", type=int, choices=(2, 3), default=None, help="default: the fewest that fit")
-    g.add_argument("--switch-radix", type=_positive_int, default=64, help="ports per switch")
+    g.add_argument("--switch-radix", type=_positive_int, default=None, help="ports per switch; default: the system's")
     g.add_argument("--oversubscription", type=_positive_float, default=1.0,
                    help="leaf down:up ratio R (2 = 2:1)")
-    g.add_argument("--rail-optimized", dest="rail_optimized", action="store_true", default=True,
+    g.add_argument("--rail-optimized", dest="rail_optimized", action="store_true", default=None,
                    help="NIC i of every server to leaf group i (default)")
     g.add_argument("--no-rail-optimized", dest="rail_optimized", action="store_false",
                    help="all NICs of a server to the same leaf")
