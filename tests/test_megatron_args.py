@@ -12,7 +12,7 @@ from designer.core.export.megatron_args import (PARALLELISM_SPECIAL, WORKLOAD_SP
                                                 same_rank_order)
 from designer.core.io import load_document
 from designer.core.io.files import empty_document, save_document
-from designer.core.io.importers.megatron_args import read_megatron
+from designer.core.io.importers.megatron_args import MEGATRON_MODEL_DEFAULTS, read_megatron
 from designer.core.io.importers.megatron_flag_list import MEGATRON_FLAGS
 from designer.core.io.overrides import apply_overrides
 from designer.core.model.catalog import default_catalog
@@ -106,8 +106,8 @@ def test_nemo_form_is_megatron_bridge_overrides(tmp_path):
     code, out, err = run_cli("export", "megatron", case_file(case, tmp_path), "--nemo", "--one-line")
     assert code == 0, err
     items = out.split()
-    assert all("=" in i and i.split(".")[0] in ("model", "train", "dataset", "ddp", "optimizer", "mixed_precision",
-                                                 "comm_overlap") for i in items), items
+    sections = ("model", "train", "dataset", "ddp", "optimizer", "mixed_precision", "comm_overlap", "tokenizer")
+    assert all("=" in i and i.split(".")[0] in sections for i in items), items
     assert "model.tensor_model_parallel_size=1" in items and "model.expert_model_parallel_size=32" in items
     assert "model.num_moe_experts=256" in items  # TransformerConfig's name of --num-experts
     assert "mixed_precision.fp8=e4m3" in items and "mixed_precision.fp8_recipe=mxfp8" in items
@@ -135,6 +135,9 @@ def same_job(a_w, a_p, b_w, b_p, left_out) -> list:
     """Differences between two jobs as Designer costs them: the resolved model, and every plan key
     but those the line could not state (left_out)."""
     ra, rb = resolve_workload(a_w, PRESETS), resolve_workload(b_w, PRESETS)
+    # a key left out means Megatron's default: a preset that states the default is the same model
+    ra, rb = (dataclasses.replace(w, **{k: v for k, v in MEGATRON_MODEL_DEFAULTS.items() if getattr(w, k) is None})
+              for w in (ra, rb))
     diffs = [f.name for f in dataclasses.fields(Workload)
              if f.name != "preset" and getattr(ra, f.name) != getattr(rb, f.name)]
     for f in dataclasses.fields(Parallelism):
@@ -189,7 +192,8 @@ def test_megatrons_gpt3_175b_example_script(tmp_path):
     assert not p.sequence_parallel and not p.use_distributed_optimizer  # not in the script: Megatron's default
     ignored = next(line for line in err.splitlines() if line.startswith("not a design input"))
     assert all(f in ignored.split() for f in ("--save", "--load", "--data-path", "--lr", "--train-iters"))
-    assert "vocab_size 128256 kept from the file" in err  # the script takes it from a tokenizer
+    # the script takes it from GPT-2 BPE files; its sizes are GPT-3 175B's: that preset, with its vocabulary
+    assert "vocab_size 51200 of gpt3-175b" in err and doc.spec.workload.preset == "gpt3-175b"
     assert "does not divide the 64 GPUs" in err  # TP 8 x PP 16 on the 64-GPU design: said, not refused
 
 
@@ -311,3 +315,102 @@ def test_search_json_has_each_plans_megatron_args(tmp_path):
         assert (f"--tensor-model-parallel-size {size}" in args) == (size != "1")
     code, out, err = run_cli("search", path, "--top", "1", "--workers", "1", "--megatron", *job)
     assert code == 0 and "megatron: --num-layers 32" in out
+
+
+def test_an_sc21_script_keeps_its_recompute_under_the_2021_flag_name(tmp_path):
+    """Megatron-LM v2.5's --activations-checkpoint-method uniform is full recompute: read by today's
+    names alone it was ignored, and the run was costed without its recompute."""
+    path = fresh_design(tmp_path)
+    code, _, err = run_cli("import", "megatron", DATA / "pretrain_gpt3_175B_2021.sh", "--into", path)
+    assert code == 0, err
+    doc = load_document(path)
+    p = doc.spec.parallelism
+    assert p.recompute_granularity == "full"
+    assert "--activations-checkpoint-method uniform (Megatron-LM v2.5-v2.6 (2021-22)) read as today's " \
+           "--recompute-granularity full" in err
+    assert "not a Megatron-LM argument" not in err
+    # GPT-3 175B's sizes: the preset, with its vocabulary (not the file's Llama 3 vocabulary)
+    assert doc.spec.workload.preset == "gpt3-175b" and "vocab_size 51200 of gpt3-175b" in err
+
+
+@pytest.mark.parametrize("old, today", [
+    ("--checkpoint-activations --checkpoint-num-layers 2", ("full", 2)),
+    ("--activations-checkpoint-method block --activations-checkpoint-num-layers 4", ("full", None)),
+    ("--recompute-activations", ("selective", None)),
+])
+def test_old_recompute_flags_read_as_todays(old, today):
+    line = ("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+            "--micro-batch-size 1 --global-batch-size 64 --bf16 " + old)
+    got = read_megatron(line, "<arguments>", None, None, PRESETS)
+    assert got.parallelism.recompute_granularity == today[0] and not got.unknown
+
+
+def test_old_parallel_and_fp8_switches_read_as_todays():
+    line = ("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 "
+            "--global-batch-size 64 --bf16 --model-parallel-size 4 --fp8-hybrid --use-flash-attn "
+            "--use-rotary-position-embeddings")
+    got = read_megatron(line, "<arguments>", None, None, PRESETS)
+    assert got.parallelism.tensor_model_parallel_size == 4
+    assert got.workload.precision == "fp8" and got.parallelism.attention_backend == "flash"
+    assert got.workload.position_embedding_type == "rope" and not got.unknown
+
+
+def test_a_mixtral_script_into_a_llama_design_becomes_mixtral_with_its_vocabulary(tmp_path):
+    """The line's model replaces the file's: the Mixtral preset with Mixtral's 32,000-token vocabulary,
+    not the file's llama3-8b preset and 128,256 tokens (+10 % on the step)."""
+    path = fresh_design(tmp_path)
+    assert load_document(path).spec.workload.preset == "llama3-8b"
+    code, _, err = run_cli("import", "megatron", DATA / "train_mixtral_8x7b_distributed.sh", "--into", path)
+    assert code == 0, err
+    w = load_document(path).spec.workload
+    assert w.preset == "mixtral-8x7b" and resolve_workload(w, PRESETS).vocab_size == 32000
+    assert w.tokenizer_model is None  # the file's tokenizer was Llama 3's: not carried to Mixtral
+    assert "vocab_size 32000 of mixtral-8x7b" in err
+
+
+def test_a_line_of_an_unknown_model_without_a_vocabulary_says_the_files_is_a_guess():
+    line = ("--num-layers 20 --hidden-size 2560 --num-attention-heads 20 --seq-length 2048 "
+            "--micro-batch-size 1 --global-batch-size 64 --bf16")
+    got = read_megatron(line, "<arguments>", Workload(preset="llama3-8b"), Parallelism(), PRESETS)
+    assert got.workload.vocab_size == 128256
+    assert any("a guess" in n and "give --vocab-size" in n for n in got.notes)
+
+
+def test_the_sc21_table_scripts_read_as_bash_would_run_them(tmp_path):
+    """run_table_1.sh sets the 1.7B row's sizes in an if/elif chain on MODEL_SIZE, sources CONFIG.sh
+    (which exports the flags as MEGATRON_PARAMS, the 2021 recompute flag among them) and submits
+    SRUN.sh: the import reads the 1.7B row, not the last branch, with its recompute."""
+    folder = tmp_path / "sc21"
+    shutil.copytree(DATA / "sc21", folder)
+    path = fresh_design(tmp_path)
+    code, _, err = run_cli("import", "megatron", folder / "run_table_1.sh", "--into", path)
+    assert code == 0, err
+    doc = load_document(path)
+    w, p = doc.spec.workload, doc.spec.parallelism
+    assert (w.num_layers, w.hidden_size, w.num_attention_heads, w.seq_length) == (24, 2304, 24, 2048)
+    assert (w.micro_batch_size, w.global_batch_size, w.precision) == (16, 512, "fp16")
+    assert (p.tensor_model_parallel_size, p.pipeline_model_parallel_size) == (1, 1)
+    assert p.recompute_granularity == "full" and w.vocab_size == 50257
+    assert "read ./CONFIG.sh, which" in err
+    assert "not a Megatron-LM argument" not in err  # --DDP-impl is an old flag, not a design input
+
+
+def test_a_branch_on_an_unassigned_value_keeps_every_branch_as_before():
+    script = ("if [ \"$SIZE\" == small ]; then\n  L=12\nelse\n  L=24\nfi\n"
+              "python pretrain_gpt.py --num-layers $L --hidden-size 1024 --num-attention-heads 16 "
+              "--seq-length 2048 --micro-batch-size 1 --global-batch-size 8 --bf16\n")
+    got = read_megatron(script, "run.sh", None, None, PRESETS)
+    assert got.workload.num_layers == 24  # the last assignment, as bash would leave it with both run
+    decided = read_megatron("SIZE=small\n" + script, "run.sh", None, None, PRESETS)
+    assert decided.workload.num_layers == 12
+
+
+def test_flags_that_change_the_step_but_no_key_holds_are_listed_with_what_they_change(tmp_path):
+    path = fresh_design(tmp_path)
+    code, _, err = run_cli("import", "megatron", DATA / "pretrain_gpt3_175B_2021.sh", "--into", path)
+    assert code == 0, err
+    said = [line for line in err.splitlines() if line.startswith("read, not costed: ")]
+    assert said == [f"read, not costed: {DATA / 'pretrain_gpt3_175B_2021.sh'}:61: --rampup-batch-size 16 16 5859375: "
+                    "the global batch grows over the first samples: early steps are shorter than the costed one, "
+                    "and the time to train is shorter than steps x step time"]
+    assert "--rampup-batch-size" not in next(line for line in err.splitlines() if line.startswith("not a design"))

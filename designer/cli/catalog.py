@@ -9,12 +9,13 @@ from .common import EPILOG
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("catalog", help="known accelerators, NICs, switches and model presets", epilog=EPILOG)
+    p = subparsers.add_parser("catalog", help="known accelerators, NICs, switches, model presets and systems", epilog=EPILOG)
     p.add_argument("--json", action="store_true", help="machine-readable, with every figure's source")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from ..core.generate.systems import default_systems
     from ..core.io.files import as_plain
     from ..core.model.catalog import default_catalog
 
@@ -22,6 +23,7 @@ def run(args) -> int:
     if args.json:
         out = {kind: {name: as_plain(item) for name, item in getattr(cat, kind).items()}
                for kind in ("accelerators", "nics", "switches", "models")}
+        out["systems"] = {name: as_plain(item) for name, item in default_systems().items()}
         json.dump(out, sys.stdout, indent=2)
         print()
         return EXIT_OK
@@ -45,5 +47,11 @@ def run(args) -> int:
         moe = f", {v['num_experts']} experts top-{v.get('moe_router_topk', 2)}" if v.get("num_experts") else ""
         print(f"  {m.name:16} {v.get('num_layers', '?')} layers, h {v.get('hidden_size', '?')}, "
               f"{v.get('num_attention_heads', '?')} heads, seq {v.get('seq_length', '?')}{moe}")
+    print("\nSystems (designer generate fat-tree --system NAME; --gpu alone takes its accelerator's)")
+    for name, system in default_systems().items():
+        v = system.values
+        domain = f", NVL{v['nvlink_domain_gpus']}" if v.get("nvlink_domain_gpus") else ""
+        print(f"  {name:14} {v['gpu']:16} {v['gpus_per_node']} GPUs{domain}, {v['nics_per_node']} x {v['nic_gbps']:g} "
+              f"Gb/s {v['fabric']}, radix {v['switch_radix']}")
     print("\nEvery figure's source: designer catalog --json (the 'sources' of each entry).")
     return EXIT_OK

@@ -97,19 +97,25 @@ def positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number greater than 0, got {text}")
     return value
 
 
-def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
+def number_between(low: float, high: float, unit: str):
+    """A converter for a float flag with the range that makes sense for it, said with its unit."""
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be between {low:g} and {high:g} {unit}, got {text}")
+        return value
+    return convert
+
+
+MAX_MESSAGE_BYTES = 2**40  # 1 TiB: more than any GPU's memory, so more than nccl-tests can allocate
 
 
 def size(text: str) -> int:
@@ -124,6 +130,8 @@ def size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a size such as 8, 1M or 16G, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"size must be at least 1 byte, got {text!r}")
+    if not value <= MAX_MESSAGE_BYTES:  # also inf and 1e400; nccl-tests sizes fit in GPU memory
+        raise argparse.ArgumentTypeError(f"size must be at most 1T (a GPU's memory holds less), got {text!r}")
     return int(value)
 
 

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..core.problems import EXIT_OK
-from .common import EPILOG, err, non_negative_float, positive_float
+from .common import EPILOG, err, number_between
 from .job import add_job_arguments, load_job
 
 if TYPE_CHECKING:
@@ -22,9 +22,10 @@ def register(subparsers) -> None:
     add_job_arguments(p)
     p.add_argument("--json", action="store_true", help="bom lines, capex_usd, fabric_share, power_kw, "
                    "tokens_per_s_per_mw, usd_per_million_tokens")
-    p.add_argument("--usd-per-kwh", type=non_negative_float, default=0.08, metavar="X",
+    # $10/kWh is some 20 times the dearest grid power; 0.1 to 50 years spans every amortisation in use
+    p.add_argument("--usd-per-kwh", type=number_between(0, 10, "$ per kWh"), default=0.08, metavar="X",
                    help="energy price in $ per kWh (default 0.08)")
-    p.add_argument("--years", type=positive_float, default=4.0, metavar="N",
+    p.add_argument("--years", type=number_between(0.1, 50, "years"), default=4.0, metavar="N",
                    help="amortisation period of the capex in years (default 4)")
     p.set_defaults(func=run)
 

@@ -1,8 +1,14 @@
-"""`designer generate fat-tree -o FILE --nodes N --gpu G ...`: a generated cluster design."""
+"""`designer generate fat-tree -o FILE --nodes N (--gpu G | --system S) ...`: a generated cluster design."""
 from __future__ import annotations
 
-from ..core.problems import EXIT_DATAERR, EXIT_OK
+from ..core.problems import EXIT_DATAERR, EXIT_OK, EXIT_USAGE
 from .common import EPILOG, err, plural, positive_float, positive_int, writing_output
+
+
+def system_names() -> list[str]:
+    from ..core.generate.systems import default_systems
+
+    return list(default_systems())
 
 
 def register(subparsers) -> None:
@@ -11,18 +17,24 @@ def register(subparsers) -> None:
     g = generators.add_parser("fat-tree", help="folded-Clos (fat-tree) fabric, rail-optimized or not", epilog=EPILOG)
     g.add_argument("-o", "--output", required=True, help="the YAML file to write")
     g.add_argument("--nodes", required=True, type=positive_int, help="servers")
-    g.add_argument("--gpu", required=True, help="accelerator model (A100, H100, H200, B200, GB200, MI300X, ...)")
-    g.add_argument("--gpus-per-node", type=positive_int, default=8)
+    g.add_argument("--system", choices=sorted(system_names()), default=None,
+                   help="a vendor system (server, NVLink domain, NICs, switch) the other options start from; "
+                        "designer catalog lists them")
+    g.add_argument("--gpu", help="accelerator model (A100, H100, H200, B200, GB200, MI300X, ...); the options left "
+                                 "out follow its system (GB200: 4-GPU trays in NVL72 domains)")
+    g.add_argument("--gpus-per-node", type=positive_int, default=None, help="default: the system's (8 for HGX)")
     g.add_argument("--nvlink-domain-gpus", type=positive_int, default=None,
-                   help="GPUs per NVLink domain, a whole number of servers (72 for GB200 NVL72); default: one server")
-    g.add_argument("--nics-per-node", type=positive_int, default=8)
-    g.add_argument("--nic-gbps", type=positive_float, default=400.0, help="NIC and switch port line rate")
-    g.add_argument("--fabric", choices=("infiniband", "ethernet"), default="infiniband")
+                   help="GPUs per NVLink domain, a whole number of servers (72 for GB200 NVL72); default: the "
+                        "system's, else one server")
+    g.add_argument("--nics-per-node", type=positive_int, default=None, help="default: the system's (one per GPU)")
+    g.add_argument("--nic-gbps", type=positive_float, default=None,
+                   help="NIC and switch port line rate; default: the system's (400)")
+    g.add_argument("--fabric", choices=("infiniband", "ethernet"), default=None, help="default: the system's")
     g.add_argument("--tiers", type=int, choices=(2, 3), default=None, help="default: the fewest that fit")
-    g.add_argument("--switch-radix", type=positive_int, default=64, help="ports per switch")
+    g.add_argument("--switch-radix", type=positive_int, default=None, help="ports per switch; default: the system's")
     g.add_argument("--oversubscription", type=positive_float, default=1.0,
                    help="leaf down:up ratio R (2 = 2:1)")
-    g.add_argument("--rail-optimized", dest="rail_optimized", action="store_true", default=True,
+    g.add_argument("--rail-optimized", dest="rail_optimized", action="store_true", default=None,
                    help="NIC i of every server to leaf group i (default)")
     g.add_argument("--no-rail-optimized", dest="rail_optimized", action="store_false",
                    help="all NICs of a server to the same leaf")
@@ -31,18 +43,21 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from ..core.generate import FatTreeError, generate_fat_tree
+    from ..core.generate.systems import SYSTEM_OPTIONS, options_for
     from ..core.io import save_document
     from .progress import Progress
 
     with Progress("generate") as progress:
         progress.phase(f"building {args.nodes:,} servers and their fabric")
+        options = options_for({key: getattr(args, key) for key in SYSTEM_OPTIONS}, args.system)
+        if "gpu" not in options:
+            progress.clear()
+            err("designer generate: give the accelerator: --gpu H100 (or a whole system: --system dgx-h100; "
+                "designer catalog lists them)")
+            return EXIT_USAGE
         try:
-            doc = generate_fat_tree(
-                nodes=args.nodes, gpu=args.gpu, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
-                nic_gbps=args.nic_gbps, fabric=args.fabric, tiers=args.tiers, switch_radix=args.switch_radix,
-                oversubscription=args.oversubscription, rail_optimized=args.rail_optimized,
-                nvlink_domain_gpus=args.nvlink_domain_gpus,
-            )
+            doc = generate_fat_tree(nodes=args.nodes, tiers=args.tiers, oversubscription=args.oversubscription,
+                                    **options)
         except FatTreeError as exc:
             progress.clear()
             err(f"designer generate: {exc}")

@@ -96,6 +96,25 @@ def read_source_text(source: str) -> tuple[str, str]:
                        "give the launch script, or the flags in quotes: '--tensor-model-parallel-size 8 ...'"), source
 
 
+def _sourced_files_beside(script: str):
+    """What `. CONFIG.sh` in a launch script reads: the file beside the script, as bash run from the
+    script's folder would (None when there is none)."""
+    from ..core.io.importers.source import read_source
+    from ..core.problems import DesignerError
+
+    folder = os.path.dirname(os.path.abspath(script))
+
+    def include(path: str) -> str | None:
+        full = os.path.normpath(os.path.join(folder, path))
+        if not os.path.isfile(full):
+            return None
+        try:
+            return read_source(full, "a sourced launch script", "")
+        except DesignerError:
+            return None
+    return include
+
+
 def import_megatron(args) -> int:
     from ..core.io import load_document, save_document
     from ..core.io.importers.megatron_args import read_megatron
@@ -105,11 +124,14 @@ def import_megatron(args) -> int:
     text, name = read_source_text(args.source)
     index = _job_index(doc, getattr(args, "job", None))
     workload, parallelism = _job_of(doc, getattr(args, "job", None))
-    imported = read_megatron(text, name, workload, parallelism, default_catalog().presets())
+    imported = read_megatron(text, name, workload, parallelism, default_catalog().presets(),
+                             include=_sourced_files_beside(args.source) if name == args.source else None)
     for item in imported.unknown:
         _err(f"{item} (ignored)")
     if imported.not_inputs:
         _err("not a design input (ignored): " + " ".join(dict.fromkeys(imported.not_inputs)))
+    for item in imported.not_costed:
+        _err(f"read, not costed: {item}")
     for note in imported.notes:
         _err(f"note: {note}")
     if index is None:

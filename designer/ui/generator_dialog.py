@@ -7,6 +7,7 @@ with OK disabled. `build_document()` runs `generate_fat_tree` with the same opti
 from __future__ import annotations
 
 import math
+import re
 
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QDoubleValidator, QIntValidator
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.generate.fat_tree import FatTreeError, FatTreePlan, generate_fat_tree, plan_fat_tree
+from ..core.generate.systems import default_systems, system_of
 from ..core.model.catalog import Catalog, default_catalog
 
 DEFAULT_ACCELERATOR = "H100-SXM5-80GB"
@@ -52,6 +54,38 @@ def defaults_for(design, catalog: Catalog | None = None) -> dict:
     }
     options.update({key: value for key, value in found.items() if value is not None})
     return options
+
+
+CUSTOM_SYSTEM = "(custom)"
+
+# The generator speaks the command line's flags; the dialog's user reads its fields' names.
+FIELD_OF_FLAG = {"--nodes": "Servers", "--gpu": "Accelerator", "--gpus-per-node": "GPUs per server",
+                 "--nvlink-domain-gpus": "NVLink domain GPUs", "--nics-per-node": "NICs per server",
+                 "--nic-gbps": "NIC speed", "--fabric": "Fabric", "--tiers": "Tiers", "--switch-radix": "Switch radix",
+                 "--oversubscription": "Oversubscription", "--rail-optimized": "Rail-optimized",
+                 "--no-rail-optimized": "Rail-optimized off"}
+_FLAG = re.compile(r"(--[a-z][a-z-]*)(?: (?!or\b|for\b|with\b|out\b)([\w.:/]+))?")
+
+
+def in_the_dialogs_words(message: str) -> str:
+    """'use --gpus-per-node 4 or less' -> 'use GPUs per server = 4 or less'; a flag without a value
+    becomes its field's name; the accelerator's catalog hint names the list instead."""
+    message = message.replace("use --gpu with a name from `designer catalog`", "pick one from the Accelerator list")
+
+    def field(m):
+        name = FIELD_OF_FLAG.get(m.group(1))
+        if name is None:
+            return m.group(0)
+        return f"{name} = {m.group(2)}" if m.group(2) else name
+    return _FLAG.sub(field, message)
+
+
+def _same(value, wanted) -> bool:
+    if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) and value is not None:
+        return float(value) == float(wanted)
+    if isinstance(wanted, str) and isinstance(value, str):
+        return value.lower() == wanted.lower() or value == default_catalog().resolve("accelerators", wanted)
+    return value == wanted
 
 
 ERROR_STYLE = "color: #b91c1c;"  # red 700
@@ -94,6 +128,15 @@ class GeneratorDialog(QDialog):
         self._plan: FatTreePlan | None = None
         self._error: str | None = None
         self.setWindowTitle("Generate fat-tree fabric")
+
+        self.system = QComboBox()
+        self.system.setObjectName("system")
+        self.system.addItem(CUSTOM_SYSTEM, None)
+        for name, system in default_systems().items():
+            self.system.addItem(name, name)
+            self.system.setItemData(self.system.count() - 1, system.description, Qt.ToolTipRole)
+        self.system.setToolTip("A vendor system: its server, NVLink domain, NICs and switch fill the fields below "
+                               "(choosing an accelerator picks its own). --system")
 
         self.servers = QSpinBox()
         self.servers.setRange(1, 16384)
@@ -185,6 +228,7 @@ class GeneratorDialog(QDialog):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
+        form.addRow("S&ystem:", self.system)
         form.addRow("&Servers:", self.servers)
         form.addRow("&Accelerator:", self.accelerator)
         form.addRow("&GPUs per server:", self.gpus_per_node)
@@ -213,7 +257,7 @@ class GeneratorDialog(QDialog):
         layout.addWidget(self.summary)
         layout.addWidget(self.buttons)
 
-        order = [self.servers, self.accelerator, self.gpus_per_node, self.nvlink_domain, self.nics_per_node, self.nic_gbps,
+        order = [self.system, self.servers, self.accelerator, self.gpus_per_node, self.nvlink_domain, self.nics_per_node, self.nic_gbps,
                  self.fabric, self.tiers, self.switch_radix, self.oversubscription, self.rail_optimized,
                  self.buttons]
         for first, second in zip(order, order[1:]):
@@ -222,6 +266,10 @@ class GeneratorDialog(QDialog):
         self._updating = True
         self.set_options(**self.defaults)
         self._updating = False
+        self._show_system()
+        # a user's choice of system or accelerator brings that system's parts (after the form is set up)
+        self.system.activated.connect(self._on_system_chosen)
+        self.accelerator.activated.connect(self._on_accelerator_chosen)
 
         for spin in (self.servers, self.gpus_per_node, self.nics_per_node):
             spin.valueChanged.connect(self._update)
@@ -239,6 +287,31 @@ class GeneratorDialog(QDialog):
         self.servers.selectAll()
 
     # ---- options ----
+
+    # ---- systems ----
+
+    def _on_system_chosen(self, _index: int) -> None:
+        name = self.system.currentData()
+        if name is not None:
+            self.set_options(**default_systems()[name].values)
+
+    def _on_accelerator_chosen(self, _index: int) -> None:
+        """A new accelerator comes in its own system: a GB200 in 4-GPU trays of NVL72, an H100 after
+        an A100 with 400G NDR and radix 64, not the A100's HDR fabric."""
+        own = system_of(self.accelerator.currentData(), self.catalog)
+        if own is not None:
+            self.set_options(**own.values)
+        self._show_system()
+
+    def _show_system(self) -> None:
+        """The system the fields are, or "(custom)" once a field differs from every system."""
+        options = self.options()
+        match = next((name for name, system in default_systems().items()
+                      if all(_same(options.get(k, self.gpus_per_node.value() if k == "nvlink_domain_gpus" else None), v)
+                             for k, v in system.values.items())), None)
+        blocked = self.system.blockSignals(True)
+        self.system.setCurrentIndex(max(0, self.system.findData(match)))
+        self.system.blockSignals(blocked)
 
     # ---- NVLink domain ----
 
@@ -380,9 +453,10 @@ class GeneratorDialog(QDialog):
             self._plan = plan_fat_tree(**options, catalog=self.catalog)
             self._error = None
         except FatTreeError as exc:
-            self._plan, self._error = None, str(exc)
+            self._plan, self._error = None, in_the_dialogs_words(str(exc))
         self.summary.setText(self.summary_text())
         self.parts.setText(self.parts_text())
+        self._show_system()
         self.summary.setStyleSheet(ERROR_STYLE if self._error else OK_STYLE)
         self.summary.setProperty("error", bool(self._error))
         self.ok_button.setEnabled(self._error is None)

@@ -45,6 +45,10 @@ class JobPanel(QWidget):
         self.problems: list = []  # the design's problems, as the window last checked them
         self.job_index = 0  # with spec.jobs: the job edited (the Jobs panel's current job)
         self._input_errors: dict[str, str] = {}  # field path -> why its text does not parse
+        # the fields the user's last edit changed, and the job it made (a joint rule is said at such a
+        # field while the document still holds that job; after an undo or another file, where the check says)
+        self._changed: list[str] = []
+        self._changed_job = None
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         self.which = QLabel()  # with several jobs: which one the fields edit
@@ -250,13 +254,15 @@ class JobPanel(QWidget):
         beside: dict[str, list[str]] = {}
         elsewhere = []
         own = f"spec.jobs[{self.job_index}]."
+        w, par = self._job_values()
+        changed = self._changed if self._changed_job == (w or Workload(), par or Parallelism()) else []
         for p in self.problems:
             raw = p.path or ""
             if self._job() is not None and raw.startswith(own):
                 raw = "spec." + raw[len(own):]  # this job's keys: beside their fields
             elif raw.startswith("spec.jobs["):
                 raw = ""  # another job's: counted in the summary
-            path = _field_of(raw, self.errors)
+            path = _where_the_user_changed(_field_of(raw, self.errors), p.message, changed)
             if path is None:
                 elsewhere.append(p)
             else:
@@ -315,6 +321,10 @@ class JobPanel(QWidget):
         old_w, old_p = self._job_values()
         if workload == (old_w or Workload()) and parallelism == (old_p or Parallelism()):
             return
+        self._changed = [f"{section}.{f.name}" for section, new, old in
+                         (("workload", workload, old_w or Workload()), ("parallelism", parallelism, old_p or Parallelism()))
+                         for f in dataclasses.fields(new) if getattr(new, f.name) != getattr(old, f.name)]
+        self._changed_job = (workload, parallelism)
         job = self._job()
         if job is None:
             self.qdoc.push(commands.SetJob(self.qdoc, workload, parallelism, "Edit job"))
@@ -331,6 +341,28 @@ def _scalar(text: str):
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+# Rules on a product of several fields (the model-parallel size must divide the GPUs; the global
+# batch must be a multiple of micro-batch x DP): the check names one field, but the user changed
+# another of them, and that is where the message belongs.
+JOINT_RULES = (
+    ("TP x PP x CP", ("parallelism.tensor_model_parallel_size", "parallelism.pipeline_model_parallel_size",
+                      "parallelism.context_parallel_size")),
+    ("does not divide by micro_batch_size x DP", ("workload.global_batch_size", "workload.micro_batch_size",
+                                                  "parallelism.tensor_model_parallel_size",
+                                                  "parallelism.pipeline_model_parallel_size",
+                                                  "parallelism.context_parallel_size")),
+)
+
+
+def _where_the_user_changed(path: str | None, message: str, changed: list[str]) -> str | None:
+    """The field to show a problem beside: for a joint rule, the member the last edit changed."""
+    for words, members in JOINT_RULES:
+        if path in members and words in message:
+            edited = [c for c in changed if c in members]
+            return edited[-1] if edited else path
+    return path
 
 
 def _field_of(path: str, known) -> str | None:

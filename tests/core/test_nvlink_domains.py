@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.conftest import run_cli
 
@@ -104,7 +105,7 @@ def test_tp_across_domains_is_warned(tmp_path):
     code, out, err = run_cli("evaluate", path, "--set", "workload.preset=llama3-8b", "--set",
                              "parallelism.tensor_model_parallel_size=16", "--set", "workload.global_batch_size=288")
     assert code == 0, err
-    assert "TP 16 spans two NVLink domains: its traffic goes over the NICs" in out + err
+    assert "TP 16 spans two NVLink domains of 72 GPUs: its traffic goes over the NICs" in out + err
     # TP 8 (72 = 9 x 8) stays inside the domains: no warning
     data, err = _step_s(path, 8)
     assert not any("NVLink domains" in w for w in data.get("warnings", []))
@@ -123,3 +124,14 @@ def test_nccl_all_reduce_inside_a_domain_runs_at_nvlink_speed(tmp_path):
     trays = _busbw_gbs(_generate(tmp_path, "b.yaml", domain=4), 72)
     # 72 GPUs of one NVL72 rack: hundreds of GB/s (NVLink); as separate trays the NICs (50 GB/s each) cap it
     assert nvl72 > 500 and trays < 200
+
+
+def test_tp_past_an_eight_gpu_server_is_warned_with_the_tp_that_stays_inside():
+    """Servers that share no NVLink domain are each their own: TP 16 on 8-GPU servers crosses the NICs."""
+    example = Path(__file__).parents[2] / "resources" / "examples" / "h100-64gpu-infiniband.yaml"
+    code, out, err = run_cli("evaluate", example, "--set", "parallelism.tensor_model_parallel_size=16", "--json")
+    assert code == 0, err
+    assert ("TP 16 spans two NVLink domains of 8 GPUs: its traffic goes over the NICs (TP 8 keeps each group "
+            "inside one)") in json.loads(out)["warnings"]
+    code, out, err = run_cli("evaluate", example, "--set", "parallelism.tensor_model_parallel_size=8", "--json")
+    assert not any("NVLink domains" in w for w in json.loads(out)["warnings"])

@@ -71,7 +71,11 @@ def test_impossible_request_disables_ok(dialog):
     assert not dialog.ok_button.isEnabled()
     with pytest.raises(FatTreeError) as info:
         plan_fat_tree(**dialog.options(), catalog=dialog.catalog)
-    assert dialog.summary.text() == str(info.value) == dialog.summary_text()
+    from designer.ui.generator_dialog import in_the_dialogs_words
+
+    # the generator's message, with the fields' names where it names flags
+    assert dialog.summary.text() == in_the_dialogs_words(str(info.value)) == dialog.summary_text()
+    assert "--" not in dialog.summary.text()
     assert "red" in dialog.summary.styleSheet() or "#b91c1c" in dialog.summary.styleSheet()
     assert dialog.summary.property("error") is True
     dialog.reject()  # closing is always allowed
@@ -131,3 +135,47 @@ def test_accept_only_when_valid(dialog, qtbot):
     with qtbot.waitSignal(dialog.accepted, timeout=1000):
         dialog.ok_button.click()
     assert not dialog.isVisible()
+
+
+def choose(combo, data) -> None:
+    """Pick an item of a combo box as a user does with the keyboard: focus it, arrow to the item."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    combo.setFocus()
+    index = combo.findData(data)
+    assert index >= 0, data
+    while combo.currentIndex() != index:
+        QTest.keyClick(combo, Qt.Key_Down if combo.currentIndex() < index else Qt.Key_Up)
+
+
+def test_an_accelerator_chosen_brings_its_system(dialog):
+    """GB200 comes in 4-GPU trays of a 72-GPU NVLink domain; an H100 after an A100 gets NDR 400G and
+    radix 64, not the A100's HDR 200G and radix 40."""
+    choose(dialog.accelerator, "GB200")
+    o = dialog.options()
+    assert (o["gpus_per_node"], o["nics_per_node"], o["nic_gbps"], o.get("nvlink_domain_gpus")) == (4, 4, 400, 72)
+    assert dialog.is_valid() and dialog.system.currentData() == "gb200-nvl72"
+    choose(dialog.accelerator, "A100-SXM4-80GB")
+    assert (dialog.options()["nic_gbps"], dialog.options()["switch_radix"]) == (200, 40)
+    choose(dialog.accelerator, "H100-SXM5-80GB")
+    o = dialog.options()
+    assert (o["gpus_per_node"], o["nic_gbps"], o["switch_radix"], o.get("nvlink_domain_gpus")) == (8, 400, 64, None)
+    assert dialog.system.currentData() == "dgx-h100"
+
+
+def test_a_system_chosen_sets_every_field_and_a_field_changed_makes_it_custom(dialog):
+    choose(dialog.system, "gb300-nvl72")
+    o = dialog.options()
+    assert (o["gpu"], o["gpus_per_node"], o["nic_gbps"], o["switch_radix"], o["nvlink_domain_gpus"]) == \
+        ("GB300", 4, 800, 144, 72)
+    assert dialog.is_valid()
+    dialog.nic_gbps.setCurrentText("400")
+    assert dialog.system.currentData() is None and dialog.system.currentText() == "(custom)"
+
+
+def test_a_gb200_on_eight_gpu_servers_is_refused_in_the_dialogs_words(dialog):
+    choose(dialog.accelerator, "GB200")
+    dialog.gpus_per_node.setValue(8)
+    assert not dialog.is_valid()
+    assert dialog.error() == ("a GB200 server holds at most 4 accelerators, not 8; use GPUs per server = 4 or less")

@@ -184,3 +184,38 @@ def test_an_engine_refusal_is_shown_whole_not_cut_at_100_characters(window):
     assert reason in window.result_label.toolTip()
     shown = window.result_label.text()
     assert shown.endswith("…") or shown == "not evaluated: " + reason  # elided visibly, never cut silently
+
+
+def test_a_tp_group_past_the_server_is_warned_beside_the_figures(window):
+    """TP 16 on 8-GPU servers runs its TP traffic over the NICs (MFU 22 %): the Breakdown says why,
+    next to the figures, and the warning goes when TP fits the server again."""
+    open_example(window)
+    warnings = window.breakdown_panel.warnings_label
+    assert warnings.isHidden()
+    type_like_a_user(window, TP, "16")
+    assert window.settle() and window.result is not None
+    assert warnings.isVisibleTo(window.breakdown_panel)
+    assert "TP 16 spans two NVLink domains of 8 GPUs: its traffic goes over the NICs (TP 8 keeps each group " \
+           "inside one)" in warnings.text()
+    type_like_a_user(window, TP, "8")
+    assert window.settle() and window.result is not None
+    assert warnings.isHidden()
+
+
+def test_a_rule_on_tp_x_pp_x_cp_is_said_at_the_field_the_user_changed(window):
+    open_example(window)
+    pp = "parallelism.pipeline_model_parallel_size"
+    type_like_a_user(window, pp, "3")
+    assert window.settle()
+    texts = window.job_panel.field_texts()
+    assert "TP x PP x CP = 2 x 3 x 1 = 6 does not divide the 64 GPUs" in texts.get(pp, "")
+    assert TP not in texts  # not under TP, which the user did not touch
+    # undone, then the same product reached by editing TP: said under TP
+    window.act_undo.trigger()  # Edit > Undo
+    assert window.settle()
+    assert not window.job_panel.field_texts()
+    type_like_a_user(window, pp, "1")
+    type_like_a_user(window, TP, "3")
+    assert window.settle()
+    texts = window.job_panel.field_texts()
+    assert "does not divide the 64 GPUs" in texts.get(TP, "") and pp not in texts

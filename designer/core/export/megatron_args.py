@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..model import megatron_names
 from ..model.megatron_names import PARALLELISM_SPECIAL, WORKLOAD_SPECIAL, flag, same_rank_order
-from ..model.job import SHARDING_ZERO_STAGE, Parallelism, Workload, resolve_workload
+from ..model.job import NULL_TOKENIZER, SHARDING_ZERO_STAGE, Parallelism, Workload, resolve_workload
 from ..problems import DesignerError, Problem
 
 # Always stated: Megatron-LM needs them, or its default differs from Designer's (--ffn-hidden-size
@@ -94,6 +94,9 @@ def megatron_line(workload: Workload | None, parallelism: Parallelism | None, pr
 
 def _model_args(w: Workload, p: Parallelism, line: MegatronLine) -> None:
     line.args += [[flag(k), _value(getattr(w, k))] for k in WORKLOAD_ALWAYS]
+    # validate_args requires it, and at least the sequence
+    line.args.append(["--max-position-embeddings", str(w.max_position_embeddings or w.seq_length)])
+    _tokenizer(w, line)
     # what import would fill in from these alone: only keys that differ from it need a flag
     base = resolve_workload(Workload(**{k: getattr(w, k) for k in WORKLOAD_ALWAYS}), {})
     skip = WORKLOAD_SPECIAL + WORKLOAD_ALWAYS
@@ -108,6 +111,19 @@ def _model_args(w: Workload, p: Parallelism, line: MegatronLine) -> None:
         line.args.append(["--window-size", ",".join(map(str, w.window_size))])  # Megatron's tuple_type: "127,0"
     _moe_layers(w, line)
     _precision(w, p, line)
+
+
+def _tokenizer(w: Workload, line: MegatronLine) -> None:
+    line.args.append(["--tokenizer-type", w.tokenizer_type or NULL_TOKENIZER])
+    if w.tokenizer_model:
+        line.args.append(["--tokenizer-model", w.tokenizer_model])
+    if not w.tokenizer_type or w.tokenizer_type == NULL_TOKENIZER:
+        line.left_out["workload.tokenizer_type"] = (f"none given: {NULL_TOKENIZER} over --vocab-size {w.vocab_size} "
+                                                    "trains on --mock-data; give the model's tokenizer "
+                                                    "(tokenizer_type, tokenizer_model) to train on --data-path")
+    elif w.tokenizer_type in ("GPT2BPETokenizer",):
+        line.left_out["workload.tokenizer_type"] = (f"{w.tokenizer_type} also needs --vocab-file and --merge-file, "
+                                                    "which are paths on the training cluster")
 
 
 def _moe_layers(w: Workload, line: MegatronLine) -> None:
@@ -215,13 +231,16 @@ BRIDGE_SECTION = {"global_batch_size": "train", "micro_batch_size": "train",
                   "tp_comm_overlap": "comm_overlap", "overlap_moe_expert_parallel_comm": "comm_overlap",
                   "fp8_recipe": "mixed_precision", "fp8_param_gather": "mixed_precision",
                   "fp8_dot_product_attention": "mixed_precision", "bf16": "mixed_precision",
-                  "fp16": "mixed_precision", "fp8_format": "mixed_precision"}
+                  "fp16": "mixed_precision", "fp8_format": "mixed_precision",
+                  "tokenizer_type": "tokenizer", "tokenizer_model": "tokenizer"}
 # Megatron-LM flags whose TransformerConfig field has another name
 BRIDGE_RENAMED = {"num_experts": "num_moe_experts", "fp8_format": "fp8",
                   "decoder_first_pipeline_num_layers": "num_layers_in_first_pipeline_stage",
                   "decoder_last_pipeline_num_layers": "num_layers_in_last_pipeline_stage",
                   "swiglu": "gated_linear_unit"}
-BRIDGE_NOT_CONFIG = ("--group-query-attention", "--use-tp-pp-dp-mapping", "--num-layers-per-virtual-pipeline-stage")
+# Flags with no ConfigContainer field: the provider builds positions for model.seq_length
+BRIDGE_NOT_CONFIG = ("--group-query-attention", "--use-tp-pp-dp-mapping", "--num-layers-per-virtual-pipeline-stage",
+                     "--max-position-embeddings")
 
 
 def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> list[str]:
@@ -243,6 +262,8 @@ def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> lis
         value = "true" if not values else values[0] if len(values) == 1 else "[" + ",".join(values) + "]"
         if key == "untie_embeddings_and_output_weights":  # GPTModelProvider's name, the other way round
             key, value = "share_embeddings_and_output_weights", "false"
+        elif key == "disable_bias_linear":  # TransformerConfig's name, the other way round
+            key, value = "add_bias_linear", "false"
         elif key == "window_size":
             value = f"[{value}]"
         elif key == "moe_layer_freq" and not value.isdigit():  # a list, not Megatron-LM's pattern text
@@ -252,6 +273,9 @@ def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> lis
             out.append("optimizer.use_distributed_optimizer=true")  # Bridge keeps it in both places
         if key == "seq_length":
             out.append(f"dataset.seq_length={value}")
+        if key == "tokenizer_type" and value == NULL_TOKENIZER:  # the null tokenizer's vocabulary
+            vocab = next(g[1] for g in line.args if g[0] == "--vocab-size")
+            out.append(f"tokenizer.vocab_size={vocab}")
     vp = p.virtual_pipeline_model_parallel_size
     if vp and vp > 1 and not any(o.startswith("model.virtual_pipeline_model_parallel_size=") for o in out):
         out.append(f"model.virtual_pipeline_model_parallel_size={vp}")

@@ -34,7 +34,7 @@ from fractions import Fraction
 from ..model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, rack_height_px
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import ClusterSpec, Document
-from ..model.elements import NETWORK_KINDS, SCALE_UP_KINDS, Link, Metadata, Node, Rack, Switch
+from ..model.elements import MAX_GBPS, MIN_GBPS, NETWORK_KINDS, SCALE_UP_KINDS, Link, Metadata, Node, Rack, Switch
 from .nvlink_trays import (
     TRAY_UNITS, add_switch_trays, domain_racks, domain_runs, nvlink_switch_model, tray_counts,
 )
@@ -286,6 +286,9 @@ def _check_numbers(nodes, gpus_per_node, nics_per_node, nic_gbps, fabric, tiers,
         gbps_ok = False
     if not gbps_ok:
         raise FatTreeError(f"NIC speed must be a positive number of Gb/s, got {nic_gbps!r}; use e.g. --nic-gbps 400")
+    if not MIN_GBPS <= float(nic_gbps) <= MAX_GBPS:  # what a design file may hold: the file must validate
+        raise FatTreeError(f"NIC speed must be between {MIN_GBPS:g} and {MAX_GBPS:,.0f} Gb/s per port, "
+                           f"got {float(nic_gbps):,.6g}; use e.g. --nic-gbps 400")
     if fabric not in NETWORK_KINDS:
         raise FatTreeError(f"unknown fabric {fabric!r}; use --fabric infiniband or --fabric ethernet")
     if tiers is not None and tiers not in (2, 3):

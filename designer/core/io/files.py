@@ -30,7 +30,8 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 
 # ---- reading ---------------------------------------------------------------------------------
 
-def read_text(path: str | os.PathLike) -> str:
+def read_text(path: str | os.PathLike, what: str = "a design",
+              fix: str = "save the design to a .yaml file and pass that") -> str:
     """The file's text, or a DesignerError that says why it cannot be read as a design.
 
     Only regular files up to MAX_FILE_BYTES: a device (/dev/zero), a pipe (a FIFO blocks
@@ -51,29 +52,29 @@ def read_text(path: str | os.PathLike) -> str:
     if stat.S_ISDIR(info.st_mode):
         raise MissingInputError([Problem("is a folder, not a file", file=name, fix="name a .yaml file in it")])
     if not stat.S_ISREG(info.st_mode):
-        what = ("a pipe (FIFO)" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
+        kind = ("a pipe (FIFO)" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode)
                 else "a device")
-        raise DesignerError([Problem(f"is {what}, not a regular file: a design is read only from a file",
-                                     file=name, fix="save the design to a .yaml file and pass that")])
+        raise DesignerError([Problem(f"is {kind}, not a regular file: {what} is read only from a file",
+                                     file=name, fix=fix)])
     if info.st_size > MAX_FILE_BYTES:
-        raise DesignerError([Problem(f"file is {info.st_size / 2**20:,.0f} MiB, more than any design "
+        raise DesignerError([Problem(f"file is {info.st_size / 2**20:,.0f} MiB, more than {what} holds "
                                      f"(the limit is {limit})", file=name,
-                                     fix="check that this is a design file")])
+                                     fix="check that this is the right file")])
     try:
         # O_NONBLOCK: should the path be swapped for a FIFO after the check, open() does not hang
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise DesignerError([Problem("is not a regular file: a design is read only from a file",
-                                             file=name, fix="save the design to a .yaml file and pass that")])
+                raise DesignerError([Problem(f"is not a regular file: {what} is read only from a file",
+                                             file=name, fix=fix)])
             raw = fh.read(MAX_FILE_BYTES + 1)  # a file that grows while read stops at the limit
     except PermissionError:
         raise MissingInputError([Problem("permission denied", file=name, fix="make the file readable")]) from None
     except OSError as exc:
         raise MissingInputError([Problem(f"cannot read: {exc.strerror or exc}", file=name)]) from None
     if len(raw) > MAX_FILE_BYTES:
-        raise DesignerError([Problem(f"file is more than {limit}, more than any design", file=name,
-                                     fix="check that this is a design file")])
+        raise DesignerError([Problem(f"file is more than {limit}, more than {what} holds", file=name,
+                                     fix="check that this is the right file")])
     if not raw or raw.isspace():  # not raw.strip(): that copies the whole file (41 MB at 131k GPUs)
         raise DesignerError([Problem("the file is empty", file=name, line=1, column=1,
                                      fix=f"a design starts with apiVersion: {API_VERSION} and kind: Cluster")])

@@ -32,7 +32,10 @@ def parse_assignment(text: str) -> tuple[str, object]:
                                      fix="e.g. --set parallelism.tensor_model_parallel_size=4")])
     try:  # bounded like a file: a deep or alias-bomb value is text, which the key's check refuses
         value = yaml_source.load_value(raw) if raw.strip() else None
-    except yaml_source.YamlSyntaxError:
+    except yaml_source.YamlSyntaxError as exc:
+        if "is not allowed" in str(exc):  # a !!python/... tag: refused as in a file, not read as text
+            raise DesignerError([Problem(str(exc), f"--set {key.strip()}",
+                                         fix="write a plain value: a number, text, true or false")]) from None
         value = raw
     if isinstance(value, list) and all(isinstance(v, (int, float, str)) for v in value):
         value = [float(v) if isinstance(v, str) and _NUMBER.match(v.strip()) else v for v in value]

@@ -246,6 +246,17 @@ def _scan_lines(lines: list[str], scan, may_nest: bool = True) -> list[dict] | N
     return list(items)
 
 
+def _reader_error(exc: yaml.reader.ReaderError, text: str) -> YamlSyntaxError:
+    """A character YAML refuses (a control character), at its line and column rather than the
+    reader's character offset."""
+    position = min(max(exc.position, 0), len(text))
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    return YamlSyntaxError(f"invalid YAML: control character U+{character:04X} is not allowed "
+                           "(delete it, or write it as an escape inside double quotes)", line, column)
+
+
 def parse_located(text: str) -> Located:
     """Parse any YAML text safely, keeping the position of every key and value."""
     try:
@@ -259,6 +270,8 @@ def parse_located(text: str) -> Located:
             what = f"nested more than {MAX_DEPTH} levels deep (no design needs that; flatten the value)"
         raise YamlSyntaxError(f"invalid YAML: {what}", mark.line + 1 if mark else None,
                               mark.column + 1 if mark else None) from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
     except RecursionError:  # only the pure-Python parser recurses; libyaml stops at 1000 levels
@@ -410,6 +423,8 @@ def load_value(text: str) -> object:
         mark = exc.problem_mark or exc.context_mark
         raise YamlSyntaxError(f"invalid YAML: {exc.problem or exc.context}", mark.line + 1 if mark else None,
                               mark.column + 1 if mark else None) from None
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text) from None
     except (yaml.YAMLError, RecursionError) as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
     if node is None:
@@ -417,4 +432,4 @@ def load_value(text: str) -> object:
     problem = bound_problem(node)
     if problem is not None:
         raise YamlSyntaxError(*problem)
-    return yaml.constructor.SafeConstructor().construct_document(node)
+    return _build(node, (), Located(None), yaml.constructor.SafeConstructor())  # plain tags only, as a file

@@ -17,6 +17,15 @@ from .spec import spec_field
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
+# What Megatron-LM builds beyond the sizes (megatron/training/arguments.py's choices)
+NORMALIZATIONS = ("LayerNorm", "RMSNorm")
+POSITION_EMBEDDINGS = ("learned_absolute", "rope", "yarn", "mrope", "relative", "none")
+TOKENIZERS = ("GPT2BPETokenizer", "SentencePieceTokenizer", "GPTSentencePieceTokenizer", "HuggingFaceTokenizer",
+              "Llama2Tokenizer", "TikTokenizer", "NullTokenizer")
+# Megatron-LM's build_tokenizer needs a type; its null tokenizer over --vocab-size builds the costed
+# vocabulary and trains on --mock-data (megatron/core/tokenizers/utils/build_tokenizer.py): what a
+# workload without a tokenizer means.
+NULL_TOKENIZER = "NullTokenizer"
 ATTENTION_BACKENDS = ("auto", "flash", "unfused")
 MOE_DISPATCHERS = ("allgather", "alltoall", "flex")
 MOE_FLEX_BACKENDS = ("deepep", "hybridep")
@@ -109,6 +118,20 @@ class Workload:
     window_attn_skip_freq: int | None = spec_field(None, doc="With window_size: every n-th layer attends to the "
                                                    "full sequence (Megatron --window-attn-skip-freq)", minimum=1,
                                                    maximum=MAX_LAYERS)
+    # What Megatron-LM must be told to build the model that was costed. A norm or a bias is a
+    # rounding error of a layer's time, so the engine does not cost them apart; the export writes them.
+    normalization: str | None = spec_field(None, doc="Megatron --normalization (absent: LayerNorm, Megatron's "
+                                           "default)", enum=NORMALIZATIONS)
+    position_embedding_type: str | None = spec_field(None, doc="Megatron --position-embedding-type (absent: "
+                                                     "learned_absolute, Megatron's default)", enum=POSITION_EMBEDDINGS)
+    disable_bias_linear: bool | None = spec_field(None, doc="No bias in the linear layers (Megatron "
+                                                  "--disable-bias-linear)")
+    max_position_embeddings: int | None = spec_field(None, doc="Longest sequence the position embedding covers "
+                                                     "(default: seq_length)", minimum=1, maximum=MAX_TOKENS)
+    tokenizer_type: str | None = spec_field(None, doc="Megatron --tokenizer-type (absent: NullTokenizer over "
+                                            "vocab_size, which trains on --mock-data)", enum=TOKENIZERS)
+    tokenizer_model: str | None = spec_field(None, doc="Megatron --tokenizer-model: the tokenizer's Hugging Face "
+                                             "name or path")
 
 
 @dataclass

@@ -489,7 +489,7 @@ def known_num_layers(workload: dict | None, presets: dict | None = None):
 # Keys with no Megatron-LM flag of their own name: each is written in Megatron's form below, or
 # is left out with the reason (keys of Designer's own, and one Megatron-Bridge setting).
 WORKLOAD_SPECIAL = ("preset", "precision", "moe_layer_freq", "first_k_dense_replace", "num_query_groups",
-                    "window_size")
+                    "window_size", "max_position_embeddings", "tokenizer_type", "tokenizer_model")
 PARALLELISM_SPECIAL = ("zero_stage", "pipeline_schedule", "virtual_pipeline_model_parallel_size", "rank_order",
                        "data_parallel_size", "num_gpus", "fp8_dot_product_attention", "fp8_format",
                        "recompute_granularity", "use_distributed_optimizer", "use_megatron_fsdp",

@@ -308,6 +308,15 @@ class BreakdownPanel(QWidget):
         self.diff_label = QLabel("first evaluation")
         self.diff_label.setObjectName("diff")
         self.diff_label.setWordWrap(True)
+        # What the engine says it approximates or what the plan does badly (a TP group past its
+        # NVLink domain): beside the figures it qualifies, amber as a warning, not a failure
+        self.warnings_label = QLabel()
+        self.warnings_label.setObjectName("warnings")
+        self.warnings_label.setWordWrap(True)
+        self.warnings_label.setTextFormat(Qt.PlainText)
+        self.warnings_label.setStyleSheet(STALE_STYLE)
+        self.warnings_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.warnings_label.hide()
         self.hidden_label = QLabel()
         self.hidden_label.setObjectName("hidden_comm")
         self.hidden_label.setStyleSheet(f"color: {MUTED}")
@@ -348,6 +357,7 @@ class BreakdownPanel(QWidget):
         column.addWidget(self.stale_banner)
         column.addWidget(self._headline_box)
         column.addWidget(self.diff_label)
+        column.addWidget(self.warnings_label)
         column.addWidget(self.hidden_label)
         column.addWidget(self.graphics, 1)
         self.message = QLabel("no result yet")
@@ -438,6 +448,7 @@ class BreakdownPanel(QWidget):
         self._diff = diff_results(self.previous, result)
         self._show_headline(result)
         self._show_diff()
+        self._show_warnings(result)
         self._show_hidden(result)
         self._draw_step(result)
         self._draw_memory(result)
@@ -545,6 +556,11 @@ class BreakdownPanel(QWidget):
         self.diff_label.setText(f"<span style='color:{MUTED}'>change since the previous evaluation "
                                 f"({self.previous.step_time_s:.3f} s):</span> "
                                 f"<span style='color:{color}; font-weight:600'>{text}</span>")
+
+    def _show_warnings(self, r) -> None:
+        warnings = list(getattr(r, "warnings", None) or [])
+        self.warnings_label.setText("\n".join(f"warning: {w}" for w in warnings))
+        self.warnings_label.setVisible(bool(warnings))
 
     def _show_hidden(self, r) -> None:
         parts = [f"{CATEGORY_NAMES.get(k, k)} {seconds_text(v)}" for k, v in r.hidden_comm_s.items() if v > 0]

@@ -33,7 +33,7 @@ class Hardware:
     acc: Accelerator  # the kind every GPU is costed as
     ac: AcceleratorConstants
     nvls: bool  # NVLink SHARP usable on every server used
-    gpu_domain: np.ndarray | None = None  # NVLink domain of each used GPU, when the servers share domains
+    gpu_domain: np.ndarray | None = None  # NVLink domain of each used GPU (its server, where servers share none)
 
 
 def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None = None) -> Job:
@@ -63,7 +63,7 @@ def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog)
     acc = catalog.accelerator(sorted(names)[0])
     ac = accelerator_constants(acc, calibration, catalog)
     nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
-    domains = None if fabric.gpu_domain_index is None else fabric.gpu_domain_index[:num_gpus]
+    domains = fabric.gpu_domain[:num_gpus]
     return Hardware(used_nodes, sorted(names), acc, ac, nvls, domains)
 
 
@@ -129,4 +129,7 @@ def _tp_domain_warnings(job: Job, hw: Hardware) -> list[str]:
     if most < 2:
         return []
     count = "two" if most == 2 else str(most)
-    return [f"TP {job.plan.tp} spans {count} NVLink domains: its traffic goes over the NICs"]
+    largest = int(np.bincount(hw.gpu_domain).max())
+    inside = max((t for t in range(1, largest + 1) if job.plan.tp % t == 0 and largest % t == 0), default=1)
+    return [f"TP {job.plan.tp} spans {count} NVLink domains of {largest} GPUs: its traffic goes over the NICs "
+            f"(TP {inside} keeps each group inside one)"]

@@ -32,6 +32,7 @@ class LaunchArgs:
     program: str | None = None  # pretrain_gpt.py, when the text runs one
     launcher: list[Word] = field(default_factory=list)  # torchrun's own arguments before it
     unresolved: dict[str, int] = field(default_factory=dict)  # $NAME -> first line it is used on
+    sourced: list[str] = field(default_factory=list)  # files read through `. FILE`
 
 
 class ScriptError(ValueError):
@@ -89,48 +90,173 @@ def _split(text: str, first_line: int) -> list[Word]:
     return words
 
 
-def read_launch(text: str) -> LaunchArgs:
-    scalars: dict[str, str] = {}
-    arrays: dict[str, list[Word]] = {}
-    unresolved: dict[str, int] = {}
-    command: list[Word] | None = None
-    bare: list[Word] = []
-    for start, statement in _statements(text):
-        stripped = statement.strip()
-        if not stripped:
-            continue
-        m = _ASSIGN.match(stripped)
-        if m and not stripped.startswith("-"):
-            name, append, value = m.group(1), m.group(2), m.group(3).strip()
-            if value.startswith("("):
-                inner = value[1:value.rfind(")")] if ")" in value else value[1:]
-                lead = stripped[:stripped.index("(") + 1].count("\n")
-                items = _expand(_split(inner, start + lead), scalars, arrays, unresolved)
-                arrays[name] = (arrays.get(name, []) if append else []) + items
-            else:
-                try:
-                    words = shlex.split(value, posix=True)
-                except ValueError as exc:
-                    raise ScriptError(f"cannot read the assignment to {name}: {exc}", start,
-                                      "close the quote") from None
-                joined = " ".join(words)
-                joined = _substitute(joined, scalars, unresolved, start) if "$(" not in joined else joined
-                scalars[name] = scalars.get(name, "") + joined if append else joined
-            continue
+_SOURCE = re.compile(r"^(?:\.|source)\s+(\S+)\s*$")
+_IF = re.compile(r"^(if|elif)\s+(.*?);?\s*(?:then)?$", re.S)
+_TEST = re.compile(r"^\[\[?\s+(.*?)\s+\]\]?$", re.S)
+MAX_SOURCED = 8  # files a script may pull in with `. FILE` (they may pull in others)
+
+
+@dataclass
+class _Branch:
+    """One `if ... fi`: whether the branch being read applies, and whether one already did."""
+    outer: bool  # the enclosing branch applies
+    active: bool
+    taken: bool
+
+
+class _Reader:
+    """The bash a launch script uses to build its arguments, read without running anything:
+    assignments, arrays, `. FILE` (when given a way to read FILE), and if/elif/else on string tests
+    it can decide (a test on a value the script never assigns keeps every branch, as before)."""
+
+    def __init__(self, include):
+        self.scalars: dict[str, str] = {}
+        self.arrays: dict[str, list[Word]] = {}
+        self.unresolved: dict[str, int] = {}
+        self.command: list[Word] | None = None
+        self.at = 0
+        self.bare: list[Word] = []
+        self.flag_strings: list[list[Word]] = []  # assigned strings that hold --flags, last one last
+        self.include = include
+        self.sourced: list[str] = []
+        self.branches: list[_Branch] = []
+
+    def active(self) -> bool:
+        return not self.branches or self.branches[-1].active
+
+    def read(self, text: str, at_line: int | None = None) -> None:
+        for start, statement in _statements(text):
+            line = at_line or start
+            stripped = statement.strip()
+            if not stripped or self._branching(stripped, line) or not self.active():
+                continue
+            source = _SOURCE.match(stripped)
+            if source and self.include is not None:
+                self._source(source.group(1), line)
+                continue
+            m = _ASSIGN.match(stripped)
+            if m and not stripped.startswith("-"):
+                self._assign(m, stripped, line)
+                continue
+            try:
+                words = _split(statement, line)
+            except ValueError as exc:
+                raise ScriptError(f"cannot read this line: {exc}", line, "close the quote") from None
+            if at_line is not None:
+                words = [Word(w.text, at_line) for w in words]
+            words = _expand(words, self.scalars, self.arrays, self.unresolved)
+            program = next((i for i, w in enumerate(words) if _PROGRAM.search(w.text) and " " not in w.text), None)
+            if program is not None:
+                self.command, self.at = words, program
+            elif words and words[0].text.startswith("-"):
+                self.bare += words
+
+    def _assign(self, m, stripped: str, start: int) -> None:
+        name, append, value = m.group(1), m.group(2), m.group(3).strip()
+        if value.startswith("("):
+            inner = value[1:value.rfind(")")] if ")" in value else value[1:]
+            lead = stripped[:stripped.index("(") + 1].count("\n")
+            items = _expand(_split(inner, start + lead), self.scalars, self.arrays, self.unresolved)
+            self.arrays[name] = (self.arrays.get(name, []) if append else []) + items
+            return
         try:
-            words = _split(statement, start)
+            words = shlex.split(value, posix=True)
         except ValueError as exc:
-            raise ScriptError(f"cannot read this line: {exc}", start, "close the quote") from None
-        words = _expand(words, scalars, arrays, unresolved)
-        program = next((i for i, w in enumerate(words) if _PROGRAM.search(w.text) and " " not in w.text), None)
-        if program is not None:
-            command = words
-            at = program
-        elif words and words[0].text.startswith("-"):
-            bare += words
-    if command is not None:
-        return LaunchArgs(command[at + 1:], command[at].text, command[1:at], unresolved)
-    return LaunchArgs(bare, None, [], unresolved)
+            raise ScriptError(f"cannot read the assignment to {name}: {exc}", start, "close the quote") from None
+        joined = " ".join(words)
+        joined = _substitute(joined, self.scalars, self.unresolved, start) if "$(" not in joined else joined
+        self.scalars[name] = self.scalars.get(name, "") + joined if append else joined
+        if re.search(r"(^|\s)--[a-z]", self.scalars[name]):  # `export PARAMS="--num-layers 24 ..."`
+            self.flag_strings.append([Word(t, start) for t in self.scalars[name].split()])
+
+    def _source(self, target: str, line: int) -> None:
+        path = re.sub(r"`pwd`|\$\(pwd\)|\$\{?PWD\}?", ".", target.strip("\"'"))
+        path = _substitute(path, self.scalars, {}, line)
+        if "$" in path or len(self.sourced) >= MAX_SOURCED:
+            return
+        text = self.include(path)
+        if text is None:
+            return
+        self.sourced.append(path)
+        self.read(text, at_line=line)  # its words are placed at the line that sources it
+
+    def _branching(self, stripped: str, line: int) -> bool:
+        """True when the statement opens, turns or closes an if (and is read here)."""
+        word = stripped.split(None, 1)[0]
+        if word == "fi" or stripped.endswith("; fi") and word != "if":
+            if self.branches:
+                self.branches.pop()
+            return True
+        if word == "else":
+            if self.branches:
+                b = self.branches[-1]
+                b.active = b.outer and not b.taken
+                b.taken = b.taken or b.active
+            return True
+        if word in ("then", "done", "do"):
+            return True
+        m = _IF.match(stripped)
+        if not m or word not in ("if", "elif"):
+            return False
+        outcome = self._test(m.group(2)) if self.active() or word == "elif" else False
+        if word == "if":
+            outer = self.active()
+            active = outer and outcome is not False
+            self.branches.append(_Branch(outer, active, taken=active and outcome is True))
+        elif self.branches:
+            b = self.branches[-1]
+            b.active = b.outer and not b.taken and outcome is not False
+            b.taken = b.taken or (b.active and outcome is True)
+        return True
+
+    def _test(self, condition: str) -> bool | None:
+        """The value of `[ A == B ]`, `[[ -z A ]]` and their `||` / `&&`; None when it cannot be told."""
+        parts = re.split(r"\s*(\|\||&&)\s*", condition.strip())
+        value = self._one_test(parts[0])
+        for op, part in zip(parts[1::2], parts[2::2]):
+            value = _either(value, self._one_test(part)) if op == "||" else _both(value, self._one_test(part))
+        return value
+
+    def _one_test(self, part: str) -> bool | None:
+        m = _TEST.match(part.strip())
+        if not m:
+            return None
+        body = _substitute(m.group(1), self.scalars, {}, 0)
+        if "$" in body:
+            return None
+        try:
+            words = shlex.split(body, posix=True)
+        except ValueError:
+            return None
+        if len(words) == 3 and words[1] in ("==", "=", "!="):
+            return (words[0] == words[2]) == (words[1] != "!=")
+        if len(words) == 2 and words[0] in ("-n", "-z"):
+            return bool(words[1]) == (words[0] == "-n")
+        if len(words) == 1 and words[0] in ("-n", "-z"):  # `[ -z $UNSET ]` after substitution of ""
+            return words[0] == "-z"
+        return None
+
+
+def _either(a: bool | None, b: bool | None) -> bool | None:
+    return True if (a or b) else None if (a is None or b is None) else False
+
+
+def _both(a: bool | None, b: bool | None) -> bool | None:
+    return False if (a is False or b is False) else None if (a is None or b is None) else True
+
+
+def read_launch(text: str, include=None) -> LaunchArgs:
+    """The program's arguments. `include(path)` gives the text of a file the script sources with
+    `. FILE` or `source FILE` (relative to the script's folder), or None when there is none."""
+    reader = _Reader(include)
+    reader.read(text)
+    if reader.command is not None:
+        words = reader.command
+        return LaunchArgs(words[reader.at + 1:], words[reader.at].text, words[1:reader.at], reader.unresolved,
+                          reader.sourced)
+    if not reader.bare and reader.flag_strings:  # run elsewhere (sbatch SRUN.sh) with the flags it exports
+        return LaunchArgs(reader.flag_strings[-1], None, [], reader.unresolved, reader.sourced)
+    return LaunchArgs(reader.bare, None, [], reader.unresolved, reader.sourced)
 
 
 def _substitute(text: str, scalars: dict[str, str], unresolved: dict[str, int], line: int) -> str:

@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 
 from ...model.megatron_names import PARALLELISM_SPECIAL, WORKLOAD_SPECIAL, flag, same_rank_order
 from ...model import megatron_names
-from ...model.job import SHARDING_ZERO_STAGE, Parallelism, Workload, resolve_workload
+from ...model.job import NULL_TOKENIZER, SHARDING_ZERO_STAGE, TOKENIZERS, Parallelism, Workload, resolve_workload
 from ...problems import DesignerError, Problem
 from ..schema import Builder
 from .launch_script import LaunchArgs, ScriptError, read_launch
 from .megatron_flag_list import MEGATRON_FLAGS
+from .megatron_old_flags import OLD_NOT_INPUTS, modernize
+from .megatron_uncosted import WHAT_IT_CHANGES
 
 # Megatron-LM's defaults where Designer's differ or has none (megatron/training/arguments.py).
 MLA_DEFAULTS = {"kv_lora_rank": 32, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 128}
@@ -40,7 +42,8 @@ EXTRA_FLAGS = {"bf16", "fp16", "fp8_format", "num_layers_per_virtual_pipeline_st
                "num_query_groups", "moe_layer_freq", "window_size", "recompute_granularity", "recompute_method",
                "recompute_num_layers", "use_distributed_optimizer", "use_megatron_fsdp",
                "data_parallel_sharding_strategy", "decoder_first_pipeline_num_layers",
-               "decoder_last_pipeline_num_layers", "cuda_graph_modules", "first_k_dense_replace"}
+               "decoder_last_pipeline_num_layers", "cuda_graph_modules", "first_k_dense_replace",
+               "max_position_embeddings", "tokenizer_type", "tokenizer_model"}
 
 
 @dataclass
@@ -49,6 +52,7 @@ class Imported:
     parallelism: Parallelism
     unknown: list[str] = field(default_factory=list)  # "FILE:LINE: --flag: not a Megatron-LM argument"
     not_inputs: list[str] = field(default_factory=list)  # Megatron flags that do not change the design
+    not_costed: list[str] = field(default_factory=list)  # "FILE:LINE: --flag V: what it would change"
     notes: list[str] = field(default_factory=list)  # what was read approximately, kept, or derived
     full: bool = True
 
@@ -76,7 +80,7 @@ def parse_flags(args: LaunchArgs, where: str):
     """{flag name with underscores: (values, line)}, unknown arguments, Megatron's non-inputs, and
     the design flags whose value is an unassigned $VARIABLE."""
     given: dict[str, tuple[list[str], int]] = {}
-    unknown, not_inputs, unsaid = [], [], set()
+    unknown, not_inputs, not_costed, unsaid = [], [], [], set()
     own = _own_flags()
     words = args.words
     i = 0
@@ -101,11 +105,14 @@ def parse_flags(args: LaunchArgs, where: str):
                 unsaid.add(key)
                 continue
             given[key] = (values, w.line)
-        elif name in MEGATRON_FLAGS or name.replace("_", "-") in MEGATRON_FLAGS:
+        elif name in WHAT_IT_CHANGES:
+            said = " ".join([name, *values])
+            not_costed.append(f"{where}:{w.line}: {said}: {WHAT_IT_CHANGES[name]}")
+        elif name in MEGATRON_FLAGS or name.replace("_", "-") in MEGATRON_FLAGS or name in OLD_NOT_INPUTS:
             not_inputs.append(name)
         else:
             unknown.append(f"{where}:{w.line}: {name}: not a Megatron-LM argument Designer knows")
-    return given, unknown, not_inputs, unsaid
+    return given, unknown, not_inputs, not_costed, unsaid
 
 
 def _convert(key: str, section: str, values: list[str], line: int, where: str):
@@ -143,10 +150,11 @@ def _scalar(text: str, kind, name: str, where: str, line: int):
 
 
 def read_megatron(text: str, where: str, doc_workload: Workload | None, doc_parallelism: Parallelism | None,
-                  presets: dict) -> Imported:
-    """The job a launch line states, merged into the file's job as the module docstring says."""
+                  presets: dict, include=None) -> Imported:
+    """The job a launch line states, merged into the file's job as the module docstring says.
+    `include(path)`: the text of a file the script sources (`. CONFIG.sh`), or None."""
     try:
-        args = read_launch(text)
+        args = read_launch(text, include)
     except ScriptError as exc:
         raise DesignerError([_problem(str(exc), where, exc.line, exc.fix)]) from None
     if not args.words:
@@ -154,8 +162,10 @@ def read_megatron(text: str, where: str, doc_workload: Workload | None, doc_para
                                       "followed by them)", where, 1,
                                       "give the flags (--tensor-model-parallel-size 8 ...) or the launch script "
                                       "that runs pretrain_gpt.py")])
-    given, unknown, not_inputs, unsaid = parse_flags(args, where)
-    out = Imported(Workload(), Parallelism(), unknown, not_inputs)
+    args.words, modernized = modernize(args.words, where)
+    given, unknown, not_inputs, not_costed, unsaid = parse_flags(args, where)
+    out = Imported(Workload(), Parallelism(), unknown, not_inputs, not_costed,
+                   notes=[f"read {path}, which {where} sources" for path in args.sourced] + modernized)
     out.full = all(k in given or k in unsaid for k in MODEL_FLAGS)
     own = _own_flags()
     work: dict = {}
@@ -164,8 +174,12 @@ def read_megatron(text: str, where: str, doc_workload: Workload | None, doc_para
         if key in own:
             (work if own[key] == "workload" else par)[key] = _convert(key, own[key], values, line, where)
     _special(given, work, par, out, where)
-    for key in unsaid:  # the file's value stays, as for a key no flag states
-        for section, data, old in (("workload", work, doc_workload), ("parallelism", par, doc_parallelism)):
+    file_workload = _resolved(doc_workload, presets) if doc_workload is not None else None
+    if file_workload is not None and out.full and "tokenizer_model" in unsaid and \
+            _identity(dataclasses.asdict(file_workload), presets) != _identity(work, presets):
+        unsaid.discard("tokenizer_model")  # the file's tokenizer belongs to the file's model, not the line's
+    for key in unsaid:  # the file's value stays (its preset's too), as for a key no flag states
+        for section, data, old in (("workload", work, file_workload), ("parallelism", par, doc_parallelism)):
             if old is not None and key in {f.name for f in dataclasses.fields(old)} and getattr(old, key) is not None:
                 data[key] = getattr(old, key)
     _merge(work, par, out, doc_workload, doc_parallelism, presets, given, where)
@@ -211,6 +225,7 @@ def _special(given, work: dict, par: dict, out: Imported, where: str) -> None:
     if "moe_layer_freq" in given:
         text = " ".join(given["moe_layer_freq"][0]).strip()
         work["moe_layer_freq"] = int(text) if text.isdigit() else text
+    _model_identity(given, work, where)
     if "first_k_dense_replace" in given:  # not Megatron's, but Designer's own name may be passed
         work["first_k_dense_replace"] = _one(given, "first_k_dense_replace", where)
     for key in ("num_layers_per_virtual_pipeline_stage", "num_virtual_stages_per_pipeline_rank",
@@ -227,6 +242,26 @@ def _special(given, work: dict, par: dict, out: Imported, where: str) -> None:
     if backend in ATTENTION_BACKENDS:
         par["attention_backend"] = ATTENTION_BACKENDS[backend]
         out.notes.append(f"--attention-backend {backend} is costed as {ATTENTION_BACKENDS[backend]}")
+
+
+def _model_identity(given, work: dict, where: str) -> None:
+    """The tokenizer and the position range: kept only where they say more than Designer's absent
+    value does (the null tokenizer over --vocab-size; a range of exactly the sequence)."""
+    if "tokenizer_type" in given:
+        kind = _one(given, "tokenizer_type", where, str)
+        if kind not in TOKENIZERS:
+            values, line = given["tokenizer_type"]
+            raise DesignerError([_problem(f"--tokenizer-type {kind!r} is not one Designer knows ("
+                                          + ", ".join(TOKENIZERS) + ")", where, line,
+                                          "--tokenizer-type HuggingFaceTokenizer --tokenizer-model NAME")])
+        if kind != NULL_TOKENIZER:
+            work["tokenizer_type"] = kind
+    if "tokenizer_model" in given:
+        work["tokenizer_model"] = _one(given, "tokenizer_model", where, str)
+    if "max_position_embeddings" in given:
+        positions = _one(given, "max_position_embeddings", where)
+        if "seq_length" not in given or positions != _one(given, "seq_length", where):
+            work["max_position_embeddings"] = positions
 
 
 def _recompute(given, par: dict, out: Imported, where: str) -> None:
@@ -286,12 +321,11 @@ def _merge(work: dict, par: dict, out: Imported, doc_w: Workload | None, doc_p: 
         if work.get("multi_latent_attention"):
             for key, value in MLA_DEFAULTS.items():
                 work.setdefault(key, value)
-        if "vocab_size" not in work:
-            old_vocab = _resolved(doc_w, presets).vocab_size if doc_w else None
-            if old_vocab:
-                work["vocab_size"] = old_vocab
-                out.notes.append(f"vocab_size {old_vocab} kept from the file (the line has no --vocab-size: "
-                                 "Megatron-LM takes it from the tokenizer)")
+        if "vocab_size" not in work:  # Megatron-LM takes it from the tokenizer
+            vocab, why = _line_vocabulary(work, out.not_inputs, doc_w, presets)
+            if vocab is not None:
+                work["vocab_size"] = vocab
+                out.notes.append(why)
         w_data, p_data = work, par
     else:
         w_data = {**_without_restated(old_w_data, work), **work}
@@ -314,11 +348,64 @@ def _merge(work: dict, par: dict, out: Imported, doc_w: Workload | None, doc_p: 
     workload = _build(Workload, w_data, "workload", given, where)
     parallelism = _build(Parallelism, p_data, "parallelism", given, where)
     if out.full:
-        workload = _keep_preset(workload, doc_w, presets)
+        line_model = dataclasses.asdict(workload)
+        file_model = dataclasses.asdict(_resolved(doc_w, presets)) if doc_w is not None else None
+        other_model = file_model is None or _identity(file_model, presets) != _identity(line_model, presets)
+        same = _preset_of(line_model, presets) if other_model else None
+        # a known model that is not the file's is said as its own preset (the line's choices kept),
+        # not as the file's preset with every size overridden
+        workload = _keep_preset(workload, Workload(preset=same) if same else doc_w, presets)
         parallelism = _same_spelling(parallelism, old_p) if doc_p is not None else parallelism
     if doc_w is None and workload == Workload():
         workload = None  # a fragment of plan flags into a design without a model: no empty workload
     out.workload, out.parallelism = workload, parallelism
+
+
+# What makes two lines the same model (a preset's, or the file's)
+MODEL_IDENTITY = ("num_layers", "hidden_size", "num_attention_heads", "ffn_hidden_size", "num_query_groups",
+                  "kv_channels", "num_experts", "moe_ffn_hidden_size", "moe_router_topk")
+# The GPT-2 BPE vocabulary (encoder.json of Radford et al. 2019) that --vocab-file/--merge-file name in
+# Megatron-LM's GPT scripts; Megatron pads it to a multiple of 128 x TP at run time, as the engine does.
+GPT2_BPE_VOCABULARY = 50257
+
+
+def _identity(values: dict, presets: dict) -> tuple:
+    w = _resolved(Workload(**{k: values[k] for k in MODEL_IDENTITY if values.get(k) is not None}), presets)
+    return tuple(getattr(w, k) for k in MODEL_IDENTITY)
+
+
+def _preset_of(values: dict, presets: dict) -> str | None:
+    """The preset whose model the line's sizes are (layers, width, heads, MLP, groups, experts)."""
+    if any(values.get(k) is None for k in MODEL_FLAGS):
+        return None
+    mine = _identity(values, presets)
+    for name in sorted(presets):
+        if presets[name].name == name and _identity(_resolved(Workload(preset=name), presets).__dict__, presets) == mine:
+            return name
+    return None
+
+
+def _line_vocabulary(work: dict, not_inputs: list[str], doc_w: Workload | None, presets: dict):
+    """(vocab_size, why) for a line that gives its model but no --vocab-size."""
+    same = _preset_of(work, presets)
+    if same is not None:
+        vocab = presets[same].values.get("vocab_size")
+        return vocab, f"vocab_size {vocab} of {same}, whose model the line's sizes are (the line has no --vocab-size)"
+    tokenizer = work.get("tokenizer_model")
+    for name in sorted(presets):
+        if tokenizer and presets[name].values.get("tokenizer_model") == tokenizer:
+            vocab = presets[name].values.get("vocab_size")
+            return vocab, f"vocab_size {vocab} of the tokenizer {tokenizer} ({name}'s)"
+    if "--vocab-file" in not_inputs or work.get("tokenizer_type") == "GPT2BPETokenizer":
+        return GPT2_BPE_VOCABULARY, (f"vocab_size {GPT2_BPE_VOCABULARY}: the GPT-2 BPE vocabulary that --vocab-file "
+                                     "and --merge-file name (Megatron pads it to a multiple of 128 x TP)")
+    old = _resolved(doc_w, presets) if doc_w else None
+    if old is not None and old.vocab_size:
+        same_model = _identity(dataclasses.asdict(old), presets) == _identity(work, presets)
+        guess = "" if same_model else (", a guess: the line's model is not the file's and names no vocabulary "
+                                       "or known tokenizer; give --vocab-size")
+        return old.vocab_size, f"vocab_size {old.vocab_size} kept from the file{guess}"
+    return None, ""
 
 
 def _without_restated(old: dict, new: dict) -> dict:
@@ -415,6 +502,8 @@ def _keep_preset(new: Workload, old: Workload | None, presets: dict) -> Workload
     cand = old
     for _ in range(3):  # a changed width changes the defaults derived from it (4h, h / heads)
         now = _bare(resolve_workload(cand, presets))
+        if target.tokenizer_model is None:  # a tokenizer path the line leaves unsaid: the preset's may stand
+            now = dataclasses.replace(now, tokenizer_model=None)
         if now == target:
             return cand
         cand = dataclasses.replace(cand, **{f.name: getattr(target, f.name) for f in dataclasses.fields(Workload)
@@ -422,8 +511,15 @@ def _keep_preset(new: Workload, old: Workload | None, presets: dict) -> Workload
     return new
 
 
+# Megatron-LM's defaults for what a line need not say (megatron/training/arguments.py): a key left
+# out means this, so a preset that states it is the same model
+MEGATRON_MODEL_DEFAULTS = {"normalization": "LayerNorm", "position_embedding_type": "learned_absolute",
+                           "disable_bias_linear": False}
+
+
 def _bare(w: Workload) -> Workload:
-    return dataclasses.replace(w, preset=None)
+    defaults = {k: v for k, v in MEGATRON_MODEL_DEFAULTS.items() if getattr(w, k) in (None, v)}
+    return dataclasses.replace(w, preset=None, **{k: None for k in defaults})
 
 
 def _same_meaning(key: str, new, old, p: Parallelism) -> bool:

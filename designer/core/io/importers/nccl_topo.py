@@ -54,6 +54,11 @@ SM_FAMILIES = {70: ("V100",), 80: ("A100", "A800"), 86: ("A10", "A40", "A6000"),
                90: ("H100", "H200", "H800", "H20", "GH200"), 100: ("B200", "GB200", "B100"), 103: ("B300", "GB300")}
 
 
+# NCCL's dump nests about ten levels (system > cpu > pci switches > gpu > nvlink); a deeper file is
+# not a topology dump, and refusing it keeps every walk below short.
+MAX_NESTING = 64
+
+
 @dataclass
 class _Element:
     tag: str
@@ -161,6 +166,10 @@ def _parse_tree(text: str, file: str) -> _Element:
     stack: list[_Element] = []
 
     def start(tag, attrs):
+        if len(stack) >= MAX_NESTING:
+            raise _bad(file, parser.CurrentLineNumber,
+                       f"<{tag}> is nested more than {MAX_NESTING} elements deep: NCCL's topology nests about ten "
+                       "(system, cpu, pci switches, gpu, nvlink)", fix="give the XML that NCCL_TOPO_DUMP_FILE wrote")
         e = _Element(tag, dict(attrs), parser.CurrentLineNumber, stack[-1] if stack else None)
         if stack:
             stack[-1].children.append(e)
@@ -200,9 +209,12 @@ def _int(e: _Element, name: str, file: str, default: int | None = None) -> int |
 
 
 def _walk(e: _Element):
-    yield e
-    for c in e.children:
-        yield from _walk(c)
+    """Every element below e, e first, in document order (no recursion)."""
+    stack = [e]
+    while stack:
+        item = stack.pop()
+        yield item
+        stack.extend(reversed(item.children))
 
 
 def _context(e: _Element) -> tuple[str, str | None, list]:
