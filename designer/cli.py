@@ -334,7 +334,8 @@ def format_result(result, doc) -> str:
     mem = result.memory_gib_per_gpu
     lines += ["", f"  memory per GPU  {mem['total']:.1f} GiB (params {mem['params']:.1f}, grads {mem['grads']:.1f}, "
                   f"optimizer {mem['optimizer']:.1f}, activations {mem['activations']:.1f})"
-                  + ("" if result.fits_in_memory else "  DOES NOT FIT")]
+                  + ("" if result.fits_with_headroom else "  DOES NOT FIT" if not result.fits_in_memory
+                     else f"  FITS ONLY WITHOUT HEADROOM (limit {result.memory_limit_gib:.1f} GiB)")]
     if result.bottlenecks:
         lines += ["", "  top bottlenecks"]
         for b in result.bottlenecks[:5]:
