@@ -404,11 +404,23 @@ def cmd_cost(args) -> int:
         for w in result.warnings:
             _err(f"warning: {w}")
     estimate = estimate_cost(doc, result, usd_per_kwh=args.usd_per_kwh, amortisation_years=args.years)
+    per_run = None
+    if args.tokens:  # per run: time, GPU-hours, energy, dollars, goodput (cli_cost.run_figures)
+        from .cli_cost import run_figures
+
+        per_run = run_figures(doc, result, estimate, args.tokens)
     if args.json:
-        json.dump(estimate.as_json(), sys.stdout, indent=2)
+        out = estimate.as_json()
+        if per_run is not None:
+            out["run"], out["goodput"] = per_run[0].as_json(), per_run[1].as_json()
+        json.dump(out, sys.stdout, indent=2)
         print()
         return EXIT_OK
     print(format_cost(estimate, doc.metadata.name))
+    if per_run is not None:
+        from .cli_cost import format_run
+
+        print(format_run(*per_run))
     return EXIT_OK
 
 
@@ -767,6 +779,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="energy price in $ per kWh (default 0.08)")
     p.add_argument("--years", type=_positive_float, default=4.0, metavar="N",
                    help="amortisation period of the capex in years (default 4)")
+    p.add_argument("--tokens", metavar="N", default=None,
+                   help="a token budget (e.g. 15T): also time, GPU-hours, energy, dollars and goodput per run")
     p.set_defaults(func=cmd_cost)
 
     p = sub.add_parser("nccl", help="the table nccl-tests would print on this cluster", epilog=EPILOG)

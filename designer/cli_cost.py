@@ -37,3 +37,45 @@ def format_cost(estimate: CostEstimate, name: str) -> str:
     for note in e.notes:
         lines.append(f"  note: {note}")
     return "\n".join(lines)
+
+
+def run_figures(doc, result, estimate: CostEstimate, tokens_text: str):
+    """(RunCost, Goodput) of the file's job for a token budget (docs/decide.md)."""
+    from .core.analysis.goodput import estimate_goodput
+    from .core.analysis.run_cost import parse_tokens, run_cost
+    from .core.engine import flops as F
+    from .core.model.catalog import default_catalog
+    from .core.model.job import resolve_workload
+    from .core.model.reliability import reliability_constants
+    from .core.problems import DesignerError, Problem
+
+    tokens = parse_tokens(tokens_text)
+    if result is None:
+        raise DesignerError([Problem("--tokens needs a job: the file has no workload", "spec.workload",
+                                     fix="add workload: {preset: ...} or pass --scenario")])
+    counts = F.parameter_count(F.ModelShape.of(resolve_workload(doc.spec.workload, default_catalog().presets())))
+    params = sum(counts[k] for k in ("embedding", "output", "layers"))
+    plan = result.plan or {}
+    group = plan.get("tp", 1) * plan.get("cp", 1) * max(1, plan.get("ep", 1))
+    goodput = estimate_goodput(doc, result.num_gpus, params, reliability_constants(doc.spec.calibration), group)
+    return run_cost(tokens, result.tokens_per_s, result.num_gpus, estimate, goodput), goodput
+
+
+def format_run(run, goodput) -> str:
+    g = goodput
+    lines = ["", f"  per run of {run.tokens / 1e12:g}T tokens",
+             f"    time to train      {run.days:12,.1f} days  ({run.ideal_hours / 24:,.1f} uninterrupted, "
+             f"goodput {g.goodput:.1%})",
+             f"    GPU-hours          {run.gpu_hours:12,.0f}",
+             f"    energy             {run.energy_mwh:12,.0f} MWh  (facility, at the parts' maximum power)",
+             f"    cost               {_usd(run.usd):>12}  (lost work {_usd(run.usd_lost)}, hot spares "
+             f"{_usd(run.spares_usd)})",
+             "", f"  goodput: {g.interruptions_per_day:.1f} interruptions a day (one every {g.mtti_h:.1f} h); "
+             f"checkpoint {g.checkpoint_tb:.1f} TB written in {g.checkpoint_write_s:.0f} s every "
+             f"{g.interval_s / 60:.1f} min (Young/Daly); {g.down_per_interruption_s / 60:.1f} min down each; "
+             f"{g.hot_spares} hot spares of {g.spare_unit_gpus} GPUs (ready {g.spare_ready:.1%})",
+             f"    {'part':16} {'in the job':>10} {'per day':>8}  blast radius"]
+    for p in g.parts:
+        lines.append(f"    {p.part:16} {p.count:10,} {p.per_day:8.2f}  {p.blast}")
+    lines += [f"  note: {n}" for n in g.notes]
+    return "\n".join(lines)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..model.spec import describe_range, range_problem
 from ..problems import Problem, did_you_mean
 
@@ -386,11 +387,23 @@ def check_calibration(calibration, catalog=None, base: tuple = CALIBRATION_PATH)
                         problem = _value_problem(accel[k], v, where + (k,))
                         if problem:
                             out.append(problem)
+        elif key == RELIABILITY_KEY:  # failure rates, checkpoint and restart of a run (model/reliability.py)
+            if not isinstance(value, dict):
+                out.append(_problem(path, "expected a mapping of reliability constants",
+                                    "e.g. reliability: {storage_write_tbps: 0.5, hot_spares: 2}"))
+                continue
+            for k, v in value.items():
+                if k not in RELIABILITY_FIELDS:
+                    out.append(_unknown(path + (k,), "reliability constant", RELIABILITY_FIELDS))
+                else:
+                    problem = _value_problem(RELIABILITY_FIELDS[k], v, path + (k,))
+                    if problem:
+                        out.append(problem)
         elif key in accel:
             out.append(_problem(path, f"{key} is a constant of one accelerator kind",
                                 f"put it under accelerators, e.g. accelerators: {{H100: {{{key}: ...}}}}", at_key=True))
         elif key not in engine:
-            out.append(_unknown(path, "engine constant", set(engine) | {"accelerators"}))
+            out.append(_unknown(path, "engine constant", set(engine) | {"accelerators", RELIABILITY_KEY}))
         elif engine[key].metadata.get("table"):
             out += _check_table(engine[key], value, path)
         else:
