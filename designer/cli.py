@@ -783,6 +783,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="rows of a, b, delta, delta_pct; both cost estimates")
     p.set_defaults(func=cmd_compare)
 
+    from .cli_decide import register as register_decide  # `designer decide` (cli_decide.py)
+    register_decide(sub)
+
     p = sub.add_parser("cost", help="bill of materials, capex, power, tokens/s per MW and $ per million tokens",
                        epilog=EPILOG)
     job_args(p)
