@@ -393,15 +393,15 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
-def evaluate_file(path: str):
-    """One file evaluated as `designer evaluate FILE` does (no --scenario, no --set)."""
-    return _evaluate(argparse.Namespace(file=path, scenario=None, set=[]))
+def evaluate_file(path: str, scenario: str | None = None, overrides: list[str] | None = None):
+    """One file evaluated as `designer evaluate FILE [--scenario S] [--set ...]` does."""
+    return _evaluate(argparse.Namespace(file=path, scenario=scenario, set=overrides or []))
 
 
 def cmd_compare(args) -> int:
     from .cli_compare import run_compare
 
-    return run_compare(args, evaluate_file)
+    return run_compare(args, lambda path: evaluate_file(path, args.scenario, args.set))
 
 
 def cmd_cost(args) -> int:
@@ -781,6 +781,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("a", metavar="A.yaml", help="the design compared against")
     p.add_argument("b", metavar="B.yaml", help="the other design (differences are B - A)")
     p.add_argument("--json", action="store_true", help="rows of a, b, delta, delta_pct; both cost estimates")
+    p.add_argument("--scenario", metavar="JOB.yaml", default=None,
+                   help="the same job (workload and plan) on both designs, as evaluate --scenario")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an override applied to both designs, e.g. parallelism.pipeline_model_parallel_size=4")
+    p.add_argument("--tokens", metavar="N", default=None,
+                   help="a token budget (e.g. 15T): cost per run and time to train lead the rows")
     p.set_defaults(func=cmd_compare)
 
     from .cli_decide import register as register_decide  # `designer decide` (cli_decide.py)

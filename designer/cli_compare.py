@@ -23,8 +23,9 @@ def evaluate_named(path: str, evaluate_file):
     return doc, result
 
 
-def compare_files(path_a: str, path_b: str, evaluate_file, *, warn=None):
-    """The Comparison of two files (B against A); `warn(text)` gets each engine warning, file first."""
+def compare_files(path_a: str, path_b: str, evaluate_file, *, warn=None, tokens: float | None = None):
+    """The Comparison of two files (B against A); `warn(text)` gets each engine warning, file first;
+    `tokens`: a token budget, for cost per run and time to train."""
     from .core.analysis.compare import column_labels, compare_designs
 
     doc_a, result_a = evaluate_named(path_a, evaluate_file)
@@ -34,7 +35,7 @@ def compare_files(path_a: str, path_b: str, evaluate_file, *, warn=None):
             for w in result.warnings:
                 warn(f"warning: {path}: {w}")
     label_a, label_b = column_labels(path_a, path_b)
-    return compare_designs(doc_a, result_a, doc_b, result_b, label_a, label_b)
+    return compare_designs(doc_a, result_a, doc_b, result_b, label_a, label_b, tokens=tokens)
 
 
 def format_comparison(c) -> str:
@@ -75,7 +76,12 @@ def run_compare(args, evaluate_file) -> int:
     def warn(text: str) -> None:
         print(text, file=sys.stderr)
 
-    comparison = compare_files(args.a, args.b, evaluate_file, warn=warn)
+    tokens = None
+    if getattr(args, "tokens", None):
+        from .core.analysis.run_cost import parse_tokens
+
+        tokens = parse_tokens(args.tokens)
+    comparison = compare_files(args.a, args.b, evaluate_file, warn=warn, tokens=tokens)
     if args.json:
         json.dump(comparison.as_json(), sys.stdout, indent=2)
         print()

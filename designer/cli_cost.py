@@ -41,23 +41,15 @@ def format_cost(estimate: CostEstimate, name: str) -> str:
 
 def run_figures(doc, result, estimate: CostEstimate, tokens_text: str):
     """(RunCost, Goodput) of the file's job for a token budget (docs/decide.md)."""
-    from .core.analysis.goodput import estimate_goodput
+    from .core.analysis.goodput import job_goodput
     from .core.analysis.run_cost import parse_tokens, run_cost
-    from .core.engine import flops as F
-    from .core.model.catalog import default_catalog
-    from .core.model.job import resolve_workload
-    from .core.model.reliability import reliability_constants
     from .core.problems import DesignerError, Problem
 
     tokens = parse_tokens(tokens_text)
     if result is None:
         raise DesignerError([Problem("--tokens needs a job: the file has no workload", "spec.workload",
                                      fix="add workload: {preset: ...} or pass --scenario")])
-    counts = F.parameter_count(F.ModelShape.of(resolve_workload(doc.spec.workload, default_catalog().presets())))
-    params = sum(counts[k] for k in ("embedding", "output", "layers"))
-    plan = result.plan or {}
-    group = plan.get("tp", 1) * plan.get("cp", 1) * max(1, plan.get("ep", 1))
-    goodput = estimate_goodput(doc, result.num_gpus, params, reliability_constants(doc.spec.calibration), group)
+    goodput = job_goodput(doc, result)
     return run_cost(tokens, result.tokens_per_s, result.num_gpus, estimate, goodput), goodput
 
 

@@ -8,16 +8,14 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
-from ..engine import flops as F
 from ..engine.evaluate import Engine
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
 from ..model.job import Parallelism, Workload
-from ..model.reliability import reliability_constants
 from ..problems import DesignerError, Problem
 from .cost import CostEstimate, estimate_cost
 from .error_bars import StepRange, step_time_range
-from .goodput import Goodput, estimate_goodput
+from .goodput import Goodput, job_goodput
 from .run_cost import RunCost, run_cost
 from .search import search
 
@@ -104,15 +102,9 @@ def answer_design(name: str, doc: Document, tokens: float, catalog: Catalog, wor
     work = doc.copy()
     work.replace_job(point.workload(work.spec.workload), point.parallelism(work.spec.parallelism or Parallelism()))
     r = Engine(catalog).evaluate(work)
-    shape = F.ModelShape.of(_resolved_workload(work, catalog))
-    counts = F.parameter_count(shape)
-    params = sum(counts[k] for k in ("embedding", "output", "layers"))
-    rc = reliability_constants(work.spec.calibration)
     answer.point, answer.plan, answer.evaluation = point, point.label(), r
     answer.cost = estimate_cost(work, r, catalog=catalog)
-    plan = r.plan or {}
-    group = plan.get("tp", 1) * plan.get("cp", 1) * max(1, plan.get("ep", 1))
-    answer.goodput = estimate_goodput(work, r.num_gpus, params, rc, group)
+    answer.goodput = job_goodput(work, r, catalog)
     answer.run = run_cost(tokens, r.tokens_per_s, r.num_gpus, answer.cost, answer.goodput)
     answer.step_range = step_time_range(r, work, catalog)
     lo, hi = answer.step_range.range_s
@@ -121,12 +113,6 @@ def answer_design(name: str, doc: Document, tokens: float, catalog: Catalog, wor
     answer.usd_range = (answer.run.usd * lo / r.step_time_s, answer.run.usd * hi / r.step_time_s)
     answer.bottleneck = _bottleneck(r)
     return answer
-
-
-def _resolved_workload(doc: Document, catalog: Catalog) -> Workload:
-    from ..model.job import resolve_workload
-
-    return resolve_workload(doc.spec.workload, catalog.presets())
 
 
 def same_job(doc: Document, workload: Workload, parallelism: Parallelism | None) -> None:

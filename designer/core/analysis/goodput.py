@@ -164,3 +164,19 @@ def estimate_goodput(doc: Document, num_gpus: int, parameters: float, rc: Reliab
                    hot_spares=spares, spare_unit_gpus=hw_blast, spare_ready=spare_ready,
                    down_per_interruption_s=down_s, lost_share_checkpoints=ckpt_share,
                    lost_share_failures=fail_share, goodput=good, notes=notes)
+
+
+def job_goodput(doc: Document, result, catalog=None) -> Goodput:
+    """The goodput of `doc`'s job as `result` (its Evaluation) plans it: parameters from the workload,
+    the plan's model-parallel group, the file's calibration.reliability."""
+    from ..engine import flops as F
+    from ..model.catalog import default_catalog
+    from ..model.job import resolve_workload
+    from ..model.reliability import reliability_constants
+
+    w = resolve_workload(doc.spec.workload, (catalog or default_catalog()).presets())
+    counts = F.parameter_count(F.ModelShape.of(w))
+    params = sum(counts[k] for k in ("embedding", "output", "layers"))
+    plan = result.plan or {}
+    group = plan.get("tp", 1) * plan.get("cp", 1) * max(1, plan.get("ep", 1))
+    return estimate_goodput(doc, result.num_gpus, params, reliability_constants(doc.spec.calibration), group)
