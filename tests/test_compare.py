@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import EXAMPLES, run_cli
 
 EXAMPLE = EXAMPLES / "h100-64gpu-infiniband.yaml"
-HEADLINE_KEYS = ["num_gpus", "step_time_s", "tokens_per_s", "mfu", "memory_gib_per_gpu", "fits_in_memory",
+HEADLINE_KEYS = ["goodput", "num_gpus", "step_time_s", "step_time_range", "tokens_per_s", "mfu",
+                 "memory_gib_per_gpu", "fits_in_memory",
                  "bottleneck", "communication_bottleneck", "capex_usd", "fabric_capex_usd", "fabric_share",
                  "power_kw", "tokens_per_s_per_mw", "usd_per_million_tokens"]
 

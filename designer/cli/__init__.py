@@ -17,15 +17,15 @@ import sys
 from .. import __version__
 from ..core.problems import EXIT_OK, EXIT_SOFTWARE, EXIT_USAGE, DesignerError
 from . import (
-    advise, calibrate, catalog, compare, connect, cost, evaluate, failures, generate, import_export, microbench, nccl,
-    report, scale, schema, search, trace, validate,
+    advise, calibrate, catalog, compare, connect, cost, decide, evaluate, failures, generate, import_export, microbench,
+    nccl, report, scale, schema, search, trace, validate,
 )
 from .common import EPILOG, err, report_problems
 from .job import evaluate_file
 
 __all__ = ["COMMANDS", "build_parser", "evaluate_file", "main"]
 
-COMMANDS = (catalog, generate, validate, schema, evaluate, trace, report, compare, cost, nccl, advise, failures,
+COMMANDS = (catalog, generate, validate, schema, evaluate, trace, report, compare, decide, cost, nccl, advise, failures,
             search, scale, import_export, connect, microbench, calibrate)
 
 

@@ -18,13 +18,25 @@ def register(subparsers) -> None:
     p.add_argument("a", metavar="A.yaml", help="the design compared against")
     p.add_argument("b", metavar="B.yaml", help="the other design (differences are B - A)")
     p.add_argument("--json", action="store_true", help="rows of a, b, delta, delta_pct; both cost estimates")
+    p.add_argument("--scenario", metavar="JOB.yaml", default=None,
+                   help="the same job (workload and plan) on both designs, as evaluate --scenario")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an override applied to both designs, e.g. parallelism.pipeline_model_parallel_size=4")
+    p.add_argument("--tokens", metavar="N", default=None,
+                   help="a token budget (e.g. 15T): cost per run and time to train lead the rows")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from .job import evaluate_file
 
-    comparison = compare_files(args.a, args.b, evaluate_file, warn=err)
+    tokens = None
+    if args.tokens:
+        from ..core.analysis.run_cost import parse_tokens
+
+        tokens = parse_tokens(args.tokens)
+    comparison = compare_files(args.a, args.b, lambda path: evaluate_file(path, args.scenario, args.set), warn=err,
+                               tokens=tokens)
     if args.json:
         json.dump(comparison.as_json(), sys.stdout, indent=2)
         print()
@@ -45,8 +57,9 @@ def evaluate_named(path: str, evaluate_file):
     return doc, result
 
 
-def compare_files(path_a: str, path_b: str, evaluate_file, *, warn=None):
-    """The Comparison of two files (B against A); `warn(text)` gets each engine warning, file first."""
+def compare_files(path_a: str, path_b: str, evaluate_file, *, warn=None, tokens: float | None = None):
+    """The Comparison of two files (B against A); `warn(text)` gets each engine warning, file first;
+    `tokens`: a token budget, for cost per run and time to train."""
     from ..core.analysis.compare import column_labels, compare_designs
 
     doc_a, result_a = evaluate_named(path_a, evaluate_file)
@@ -56,7 +69,7 @@ def compare_files(path_a: str, path_b: str, evaluate_file, *, warn=None):
             for w in result.warnings:
                 warn(f"warning: {path}: {w}")
     label_a, label_b = column_labels(path_a, path_b)
-    return compare_designs(doc_a, result_a, doc_b, result_b, label_a, label_b)
+    return compare_designs(doc_a, result_a, doc_b, result_b, label_a, label_b, tokens=tokens)
 
 
 def format_comparison(c) -> str:

@@ -27,6 +27,8 @@ def register(subparsers) -> None:
                    help="energy price in $ per kWh (default 0.08)")
     p.add_argument("--years", type=number_between(0.1, 50, "years"), default=4.0, metavar="N",
                    help="amortisation period of the capex in years (default 4)")
+    p.add_argument("--tokens", metavar="N", default=None,
+                   help="a token budget (e.g. 15T): also time, GPU-hours, energy, dollars and goodput per run")
     p.set_defaults(func=run)
 
 
@@ -42,11 +44,17 @@ def run(args) -> int:
         for w in result.warnings:
             err(f"warning: {w}")
     estimate = estimate_cost(doc, result, usd_per_kwh=args.usd_per_kwh, amortisation_years=args.years)
+    per_run = run_figures(doc, result, estimate, args.tokens) if args.tokens else None
     if args.json:
-        json.dump(estimate.as_json(), sys.stdout, indent=2)
+        out = estimate.as_json()
+        if per_run is not None:
+            out["run"], out["goodput"] = per_run[0].as_json(), per_run[1].as_json()
+        json.dump(out, sys.stdout, indent=2)
         print()
         return EXIT_OK
     print(format_cost(estimate, doc.metadata.name))
+    if per_run is not None:
+        print(format_run(*per_run))
     return EXIT_OK
 
 
@@ -79,4 +87,38 @@ def format_cost(estimate: CostEstimate, name: str) -> str:
         lines.append("  (no job in the file: add workload and parallelism for tokens/s per MW and $ per M tokens)")
     for note in e.notes:
         lines.append(f"  note: {note}")
+    return "\n".join(lines)
+
+
+def run_figures(doc, result, estimate: CostEstimate, tokens_text: str):
+    """(RunCost, Goodput) of the file's job for a token budget (docs/decide.md)."""
+    from ..core.analysis.goodput import job_goodput
+    from ..core.analysis.run_cost import parse_tokens, run_cost
+    from ..core.problems import DesignerError, Problem
+
+    tokens = parse_tokens(tokens_text)
+    if result is None:
+        raise DesignerError([Problem("--tokens needs a job: the file has no workload", "spec.workload",
+                                     fix="add workload: {preset: ...} or pass --scenario")])
+    goodput = job_goodput(doc, result)
+    return run_cost(tokens, result.tokens_per_s, result.num_gpus, estimate, goodput), goodput
+
+
+def format_run(run, goodput) -> str:
+    g = goodput
+    lines = ["", f"  per run of {run.tokens / 1e12:g}T tokens",
+             f"    time to train      {run.days:12,.1f} days  ({run.ideal_hours / 24:,.1f} uninterrupted, "
+             f"goodput {g.goodput:.1%})",
+             f"    GPU-hours          {run.gpu_hours:12,.0f}",
+             f"    energy             {run.energy_mwh:12,.0f} MWh  (facility, at the parts' maximum power)",
+             f"    cost               {_usd(run.usd):>12}  (lost work {_usd(run.usd_lost)}, hot spares "
+             f"{_usd(run.spares_usd)})",
+             "", f"  goodput: {g.interruptions_per_day:.1f} interruptions a day (one every {g.mtti_h:.1f} h); "
+             f"checkpoint {g.checkpoint_tb:.1f} TB written in {g.checkpoint_write_s:.0f} s every "
+             f"{g.interval_s / 60:.1f} min (Young/Daly); {g.down_per_interruption_s / 60:.1f} min down each; "
+             f"{g.hot_spares} hot spares of {g.spare_unit_gpus} GPUs (ready {g.spare_ready:.1%})",
+             f"    {'part':16} {'in the job':>10} {'per day':>8}  blast radius"]
+    for p in g.parts:
+        lines.append(f"    {p.part:16} {p.count:10,} {p.per_day:8.2f}  {p.blast}")
+    lines += [f"  note: {n}" for n in g.notes]
     return "\n".join(lines)

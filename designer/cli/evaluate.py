@@ -37,8 +37,12 @@ def _print_evaluation(args) -> int:
     if args.json:
         from ..core.analysis.link_load import classes_json
 
+        from ..core.analysis.error_bars import step_time_range
+
         out = result.as_json(events=args.events)
         out["link_classes"] = classes_json(result, doc)  # symmetric links as one row (docs/contract.md, Link load)
+        span = step_time_range(result, doc)  # the engine's 80 % range on published runs of this class
+        out["step_time_range_s"], out["error_class"] = list(span.range_s), span.error_class
         json.dump(out, sys.stdout, indent=2)
         print()
         return EXIT_OK
@@ -81,6 +85,14 @@ def format_jobs(result, doc) -> str:
     return "\n\n".join(blocks + [summary])
 
 
+def _range_line(result, doc) -> str:
+    from ..core.analysis.error_bars import step_time_range
+
+    span = step_time_range(result, doc)
+    return (f"    80 % range    {span.range_s[0]:8.3f} - {span.range_s[1]:.3f} s  (the engine's error on "
+            f"{span.runs} published {span.error_class} runs)")
+
+
 def format_result(result, doc) -> str:
     p = result.plan
     lines = [f"{doc.metadata.name}: {result.num_gpus} x {p['accelerator']}, TP {p['tp']} PP {p['pp']} CP {p['cp']} "
@@ -88,6 +100,7 @@ def format_result(result, doc) -> str:
              + f", {p['num_microbatches']} micro-batches",
              "",
              f"  step time       {result.step_time_s:10.3f} s",
+             _range_line(result, doc),
              f"  tokens/s        {result.tokens_per_s:10.0f}",
              f"  model TFLOP/s   {result.model_tflops_per_gpu:10.1f} per GPU",
              f"  MFU / HFU       {result.mfu:10.1%} / {result.hfu:.1%}",
@@ -102,7 +115,8 @@ def format_result(result, doc) -> str:
     mem = result.memory_gib_per_gpu
     lines += ["", f"  memory per GPU  {mem['total']:.1f} GiB (params {mem['params']:.1f}, grads {mem['grads']:.1f}, "
                   f"optimizer {mem['optimizer']:.1f}, activations {mem['activations']:.1f})"
-                  + ("" if result.fits_in_memory else "  DOES NOT FIT")]
+                  + ("" if result.fits_with_headroom else "  DOES NOT FIT" if not result.fits_in_memory
+                     else f"  FITS ONLY WITHOUT HEADROOM (limit {result.memory_limit_gib:.1f} GiB)")]
     if result.bottlenecks:
         lines += ["", "  top bottlenecks"]
         for b in result.bottlenecks[:5]:

@@ -98,6 +98,6 @@ def evaluate(args, progress=None):
     return doc, engine, engine.evaluate(doc)
 
 
-def evaluate_file(path: str):
-    """One file evaluated as `designer evaluate FILE` does (no --scenario, no --set)."""
-    return evaluate(argparse.Namespace(file=path, scenario=None, set=[]))
+def evaluate_file(path: str, scenario: str | None = None, overrides: list[str] | None = None):
+    """One file evaluated as `designer evaluate FILE [--scenario S] [--set ...]` does."""
+    return evaluate(argparse.Namespace(file=path, scenario=scenario, set=overrides or []))

@@ -30,3 +30,8 @@ def us_to_s(us: float) -> float:
 
 def s_to_us(s: float) -> float:
     return s * US_PER_S
+
+
+def usd_text(v: float) -> str:
+    """Dollars as a buyer reads them: $12.3M from a million up, else whole dollars."""
+    return f"${v / 1e6:,.1f}M" if v >= 1e6 else f"${v:,.0f}"

@@ -1,7 +1,10 @@
 """File > Compare With...: the open design (A) beside another file (B).
 
 The dialog shows the figures of both in two columns with the differences (B - A and %, coloured
-green where B is better and red where it is worse), and both step-time breakdowns as one plot:
+green where B is better for the buyer and red where it is worse; memory is neither), the
+per-run figures first (goodput; cost per run and time to train with a token budget); its
+headline is red, and says the comparison does not hold, when a side does not fit in memory
+or fits only without the memory headroom. Both step-time breakdowns as one plot:
 two stacked columns on one seconds scale (BreakdownPairChart, drawn with QPainter so that it
 exports to PNG and SVG with Qt alone). The other file is loaded and evaluated, and the cost of
 both estimated, on a thread of its own (CompareWorker); the dialog says so until it is done.
@@ -301,8 +304,10 @@ class CompareDialog(QDialog):
         self.heading.setText(f"A: {c.a.label}  ({c.a.name}, {c.a.num_gpus:,} GPUs)      "
                              f"B: {c.b.label}  ({c.b.name}, {c.b.num_gpus:,} GPUs)      differences are B - A")
         self.summary.setText(c.summary())
-        verdict = c.row("step_time_s").verdict
-        self.summary.setStyleSheet(f"color: {FASTER if verdict == 'better' else SLOWER if verdict == 'worse' else TEXT};")
+        # red when a side does not fit (or only without the memory headroom): the headline does not
+        # hold; otherwise green when B is better for the buyer (cost per run first, not memory)
+        headline = c.headline
+        self.summary.setStyleSheet(f"color: {FASTER if headline == 'better' else SLOWER if headline in ('worse', 'invalid') else TEXT};")
         self.table.setHorizontalHeaderLabels(["figure", f"A: {c.a.label}", f"B: {c.b.label}", "B - A", "%"])
         rows, _ = c.shown(c.rows)
         parts, zero = c.shown(c.breakdown)
@@ -342,6 +347,8 @@ class CompareDialog(QDialog):
             item.setTextAlignment((Qt.AlignLeft if col == 0 else Qt.AlignRight) | Qt.AlignVCenter)
             if col >= 3 and color is not None:
                 item.setForeground(QBrush(color))
+            if r.key == "fits_in_memory" and col in (1, 2) and text != "fits":  # this side's figures do not hold
+                item.setForeground(QBrush(QColor(SLOWER)))
             if col == 0:
                 item.setToolTip(r.key)
             self.table.setItem(i, col, item)

@@ -260,6 +260,8 @@ class MainWindow(QMainWindow):
             view.addAction(dock.toggleViewAction())
         tools = bar.addMenu("&Tools")
         tools.addAction(self.act_generate)
+        from .decide_dialog import open_decide_dialog  # the buying decision (decide_dialog.py)
+        self.act_decide = tools.addAction("Compare &Clusters for a Model...", lambda: open_decide_dialog(self))
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("main-toolbar")
         for act in (self.act_new, self.act_open, self.act_save, None, self.act_undo, self.act_redo, None,

@@ -194,6 +194,9 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "Tools > Generate Fat-Tree": lambda before: (
             dialog_opened("dialog")(before),
             doc().num_gpus() == generated[-1]["nodes"] * generated[-1]["gpus_per_node"])[1],
+        "Tools > Compare Clusters for a Model": lambda before: (  # the dialog on the open design's job
+            window.decide_dialog.isVisible() and window.decide_dialog.designs.count() == 1
+            and window.decide_dialog.close()),
         "Help > Quick Guide": help_dialog("guide"),
         "Help > Keyboard Shortcuts": help_dialog("shortcuts"),
         "Help > About Designer": help_dialog("about"),

@@ -28,6 +28,7 @@ _FORMATS = {
     "rate": ("{:,.0f}", "{:+,.0f}"),
     "pct": ("{:.1%}", None),  # the difference of two shares is in percentage points
     "gib": ("{:.1f}", "{:+.1f}"),
+    "days": ("{:,.1f}", "{:+,.1f}"),
     "usd": ("${:,.0f}", None),
     "kw": ("{:,.1f}", "{:+,.1f}"),
     "usd_small": (None, None),  # three significant digits of the larger value: $0.0413, $1.23
@@ -152,6 +153,8 @@ class Side:
     breakdown_s: dict[str, float]
     step_time_s: float
     cost: object | None = None  # a CostEstimate, when the cost engine ran
+    memory: str = "fits"  # "fits", "fits only without headroom" or "does not fit" (engine/stages/fit.py)
+    step_range_s: tuple[float, float] | None = None  # the engine's 80 % range (error_bars.py)
 
 
 @dataclass
@@ -179,12 +182,54 @@ class Comparison:
     def row(self, key: str) -> Row:
         return next(r for r in self.rows + self.breakdown if r.key == key)
 
+    @property
+    def invalid(self) -> list[str]:
+        """Why the headline cannot be trusted: each side that does not fit in memory, or fits only
+        without the memory headroom (a plan nobody would run)."""
+        return [f"{name} ({side.label}) {side.memory}" for name, side in (("A", self.a), ("B", self.b))
+                if side.memory != "fits"]
+
+    @property
+    def within_error(self) -> bool:
+        """The step times differ by less than the engine's error: the two 80 % ranges overlap."""
+        ra, rb = self.a.step_range_s, self.b.step_range_s
+        if ra is None or rb is None or self.row("step_time_s").delta == 0:
+            return False
+        return not (ra[1] < rb[0] or rb[1] < ra[0])
+
+    @property
+    def headline(self) -> str:
+        """"invalid", or B against A for the buyer: "better", "worse" or "" (same, or within the
+        model's error). The figure that decides is the first of cost per run, $ per M tokens, time
+        to train and step time that both sides have."""
+        if self.invalid:
+            return "invalid"
+        if self.within_error:
+            return ""
+        for key in ("usd_per_run", "usd_per_million_tokens", "days_to_train", "step_time_s"):
+            r = next((r for r in self.rows if r.key == key and r.a is not None and r.b is not None), None)
+            if r is not None:
+                return r.verdict
+        return ""
+
     def summary(self) -> str:
-        """One sentence: what B changes against A."""
+        """One sentence: what B changes against A (first whether the comparison holds at all)."""
+        text = self._changes()
+        if self.invalid:
+            text = ("NOT A VALID COMPARISON: " + "; ".join(self.invalid)
+                    + " (a plan that does not keep the memory headroom is not one to run). " + text)
+        return text
+
+    def _changes(self) -> str:
         if self.identical:
             return f"no difference: B ({self.b.label}) predicts the same as A ({self.a.label})"
-        step = self.row("step_time_s")
         parts = []
+        for key, what in (("usd_per_run", "cost per run"), ("days_to_train", "time to train"), ("goodput", "goodput")):
+            r = next((r for r in self.rows if r.key == key and r.a is not None and r.b is not None), None)
+            if r is not None:
+                parts.append(f"{what} {r.text_pct}" if r.delta and key != "goodput" else
+                             f"{what} {r.text_delta}" if r.delta else f"the same {what}")
+        step = self.row("step_time_s")
         p = step.delta_pct
         if p is None or step.delta == 0:
             parts.append("the same step time")
@@ -194,10 +239,14 @@ class Comparison:
             r = next((r for r in self.rows if r.key == key), None)
             if r is not None and r.delta_pct is not None:
                 parts.append(f"{what} {r.text_pct}" if r.delta else f"the same {what}")
-        changed = [r.label for r in self.rows if not r.numeric and not r.same and r.a is not None]
+        changed = [r.label for r in self.rows if not r.numeric and not r.same and r.a is not None
+                   and r.key not in ("fits_in_memory", "step_time_range")]
         if changed:
             parts.append("a different " + ", ".join(changed))
-        return f"B ({self.b.label}) against A ({self.a.label}): " + ", ".join(parts)
+        text = f"B ({self.b.label}) against A ({self.a.label}): " + ", ".join(parts)
+        if self.within_error:
+            text += " (within the model's error: the 80 % ranges of the step time overlap)"
+        return text
 
     def as_json(self) -> dict:
         def side(s: Side) -> dict:
@@ -207,6 +256,7 @@ class Comparison:
             return out
 
         return {"a": side(self.a), "b": side(self.b), "identical": self.identical, "summary": self.summary(),
+                "headline": self.headline, "invalid": self.invalid, "within_error": self.within_error,
                 "rows": [r.as_json() for r in self.rows], "breakdown": [r.as_json() for r in self.breakdown],
                 "notes": list(self.notes)}
 
@@ -252,8 +302,9 @@ def design_cost(doc, result, label: str, catalog=None):
 
 
 def compare_designs(doc_a, result_a, doc_b, result_b, label_a: str = "A", label_b: str = "B", *,
-                    catalog=None, with_cost: bool = True) -> Comparison:
-    """Compare two evaluations (each of its document): B against A."""
+                    catalog=None, with_cost: bool = True, tokens: float | None = None) -> Comparison:
+    """Compare two evaluations (each of its document): B against A. With a token budget `tokens`
+    the rows start with cost per run, time to train and goodput (run_cost.py, goodput.py)."""
     notes: list[str] = []
     cost_a = cost_b = None
     if with_cost:
@@ -262,14 +313,17 @@ def compare_designs(doc_a, result_a, doc_b, result_b, label_a: str = "A", label_
         notes += [n for n in dict.fromkeys((note_a, note_b)) if n]  # the same note once
 
     ra, rb = result_a, result_b
-    rows = [
+    range_a, range_b = _step_range(doc_a, ra, catalog), _step_range(doc_b, rb, catalog)
+    rows = _run_rows(doc_a, ra, cost_a, doc_b, rb, cost_b, tokens, catalog, notes) + [
         Row("num_gpus", "GPUs", "int", ra.num_gpus, rb.num_gpus),
         Row("step_time_s", "step time (s)", "s", ra.step_time_s, rb.step_time_s, "lower"),
+        Row("step_time_range", "step time, 80 % range (s)", "text", _range_text(range_a), _range_text(range_b)),
         Row("tokens_per_s", "tokens/s", "rate", ra.tokens_per_s, rb.tokens_per_s, "higher"),
         Row("mfu", "MFU", "pct", ra.mfu, rb.mfu, "higher"),
+        # less memory is no merit of a plan that fits: neither direction is better for the buyer
         Row("memory_gib_per_gpu", "memory per GPU, peak (GiB)", "gib", ra.memory_gib_per_gpu["total"],
-            rb.memory_gib_per_gpu["total"], "lower"),
-        Row("fits_in_memory", "fits in memory", "text", _yes(ra.fits_in_memory), _yes(rb.fits_in_memory)),
+            rb.memory_gib_per_gpu["total"]),
+        Row("fits_in_memory", "fits in memory (with headroom)", "text", _memory(ra), _memory(rb)),
         Row("bottleneck", "top bottleneck", "text", top_bottleneck(ra), top_bottleneck(rb)),
         Row("communication_bottleneck", "top communication bottleneck", "text", top_bottleneck(ra, True),
             top_bottleneck(rb, True)),
@@ -281,9 +335,9 @@ def compare_designs(doc_a, result_a, doc_b, result_b, label_a: str = "A", label_
     breakdown = [Row(f"breakdown.{k}", k, "s", ra.breakdown_s.get(k, 0.0), rb.breakdown_s.get(k, 0.0), "lower")
                  for k in keys]
     side_a = Side(label_a, doc_a.metadata.name or "untitled", ra.num_gpus, dict(ra.breakdown_s), ra.step_time_s,
-                  cost_a)
+                  cost_a, _memory(ra), range_a)
     side_b = Side(label_b, doc_b.metadata.name or "untitled", rb.num_gpus, dict(rb.breakdown_s), rb.step_time_s,
-                  cost_b)
+                  cost_b, _memory(rb), range_b)
     return Comparison(side_a, side_b, rows, breakdown, notes)
 
 
@@ -297,8 +351,48 @@ def column_labels(path_a: str, path_b: str) -> tuple[str, str]:
     return a, b
 
 
-def _yes(flag: bool) -> str:
-    return "yes" if flag else "no"
+def _memory(result) -> str:
+    """The fit verdict: "fits", "fits only without headroom" or "does not fit"."""
+    if getattr(result, "fits_with_headroom", result.fits_in_memory):
+        return "fits"
+    return "fits only without headroom" if result.fits_in_memory else "does not fit"
+
+
+def _step_range(doc, result, catalog) -> tuple[float, float] | None:
+    from ..problems import DesignerError
+    from .error_bars import step_time_range
+
+    try:
+        return step_time_range(result, doc, catalog).range_s
+    except (DesignerError, KeyError, OSError):  # no workload to classify, or no ranges file
+        return None
+
+
+def _range_text(span) -> str | None:
+    return None if span is None else f"{span[0]:.3f} - {span[1]:.3f}"
+
+
+def _run_rows(doc_a, ra, cost_a, doc_b, rb, cost_b, tokens, catalog, notes) -> list[Row]:
+    """Per run first (the buyer's figures): cost per run and time to train for `tokens`, and goodput."""
+    from ..problems import DesignerError
+    from .goodput import job_goodput
+    from .run_cost import run_cost
+
+    try:
+        good_a, good_b = job_goodput(doc_a, ra, catalog), job_goodput(doc_b, rb, catalog)
+    except DesignerError as exc:
+        notes.append("goodput: " + "; ".join(p.message for p in exc.problems))
+        return []
+    rows = []
+    if tokens:
+        run_a = run_cost(tokens, ra.tokens_per_s, ra.num_gpus, cost_a, good_a) if cost_a else None
+        run_b = run_cost(tokens, rb.tokens_per_s, rb.num_gpus, cost_b, good_b) if cost_b else None
+        rows += [Row("usd_per_run", f"cost per run of {tokens / 1e12:g}T tokens", "usd",
+                     run_a.usd if run_a else None, run_b.usd if run_b else None, "lower"),
+                 Row("days_to_train", f"time to train {tokens / 1e12:g}T tokens (days)", "days",
+                     run_a.days if run_a else None, run_b.days if run_b else None, "lower")]
+    rows.append(Row("goodput", "goodput (failures, checkpoints)", "pct", good_a.goodput, good_b.goodput, "higher"))
+    return rows
 
 
 def _field(cost, key: str):

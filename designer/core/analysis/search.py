@@ -156,7 +156,7 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
                     violations += 1
                 if p == current_point:
                     current_row = r
-                if not r["fits_in_memory"]:
+                if not r["fits_with_headroom"]:  # a plan one would run keeps the memory headroom
                     continue
                 # Twins that differ only in rank order and cost the same are one answer: the
                 # first listed stands for both (its "also" names the other orders).
@@ -201,8 +201,9 @@ def _verdict(ranked: list[dict], current: dict | None, point: Point | None, doc:
         return f"the file's plan is not valid; the best plan found runs a step in {best['step_time_s']:.3f} s"
     if current is None or "error" in current:
         return f"the file's plan could not be costed; the best plan found runs a step in {best['step_time_s']:.3f} s"
-    if not current["fits_in_memory"]:
-        return (f"the file's plan does not fit in memory ({current['memory_gib']:.1f} GiB per GPU); the best plan "
+    if not current["fits_with_headroom"]:
+        how = "does not fit in memory" if not current["fits_in_memory"] else "fits only without the memory headroom"
+        return (f"the file's plan {how} ({current['memory_gib']:.1f} GiB per GPU); the best plan "
                 f"that fits runs a step in {best['step_time_s']:.3f} s")
     gain = current["step_time_s"] / best["step_time_s"] - 1
     if best["point"] == point or gain < 1e-6:

@@ -145,7 +145,7 @@ class SpaceOptions:
     max_vp: int = 8
     schedules: tuple[str, ...] = ("1f1b", "interleaved", "zb-h1", "dualpipe", "gpipe")
     rank_orders: tuple[str, ...] = RANK_ORDERS
-    memory_headroom: float = 1.0  # fraction of HBM a plan may use
+    memory_share: float = 1.0  # of the HBM left after the calibration's memory_headroom, the share a plan may use
 
 
 def _schedule_choices(pp: int, layers: int, opts: SpaceOptions,
@@ -199,7 +199,7 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
     groups = w.num_query_groups or heads
     layers = w.num_layers
     experts = w.num_experts or 0
-    hbm = hbm_gib * GIB * opts.memory_headroom
+    hbm = hbm_gib * GIB * (1 - k.memory_headroom) * opts.memory_share
     tps = opts.tp or [t for t in divisors(gpus_per_node) if t <= gpus_per_node]
     # PP: the divisors of the layers (even splits) and the divisors of the GPU count that leave
     # two layers or more per stage (uneven splits, splits.py)

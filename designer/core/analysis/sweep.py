@@ -50,8 +50,8 @@ def evaluate_points(text: str, points: list) -> list[dict | None]:
             rows.append({"point": point, "error": "; ".join(p.message for p in exc.problems)})
             continue
         rows.append({"point": point, "step_time_s": r.step_time_s, "mfu": r.mfu, "tokens_per_s": r.tokens_per_s,
-                     "fits_in_memory": r.fits_in_memory, "memory_gib": r.memory_gib_per_gpu["total"],
-                     "breakdown_s": dict(r.breakdown_s)})
+                     "fits_in_memory": r.fits_in_memory, "fits_with_headroom": r.fits_with_headroom,
+                     "memory_gib": r.memory_gib_per_gpu["total"], "breakdown_s": dict(r.breakdown_s)})
     return rows
 
 

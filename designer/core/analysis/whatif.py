@@ -230,7 +230,8 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
             a.error = "; ".join(p.message + (f" ({p.fix})" if p.fix else "") for p in exc.problems[:2])
             continue
         a.step_time_s, a.mfu, a.tokens_per_s = r.step_time_s, r.mfu, r.tokens_per_s
-        a.fits_in_memory, a.memory_gib = r.fits_in_memory, r.memory_gib_per_gpu["total"]
+        # a change is one to make only when its plan keeps the memory headroom (calibration memory_headroom)
+        a.fits_in_memory, a.memory_gib = r.fits_with_headroom, r.memory_gib_per_gpu["total"]
         a.speedup = result.step_time_s / r.step_time_s - 1 if r.step_time_s > 0 else 0.0
         if a.id == "nodes-2x":
             eff = (r.tokens_per_s / result.tokens_per_s) / 2
@@ -239,7 +240,8 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
             eff = result.tokens_per_s / (2 * r.tokens_per_s)
             a.note = f"going from {result.num_gpus // 2} to {result.num_gpus} GPUs is {eff:.0%} efficient"
         elif not a.fits_in_memory:
-            a.note = f"does not fit: {a.memory_gib:.1f} GiB per GPU"
+            a.note = (f"does not fit: {a.memory_gib:.1f} GiB per GPU" if not r.fits_in_memory else
+                      f"fits only without the memory headroom: {a.memory_gib:.1f} of {r.memory_limit_gib:.1f} GiB")
         elif a.category == "hardware" and abs(a.speedup) < NO_GAIN:
             a.note = f"{a.speedup:+.1%}, not the bottleneck ({why['short']})"
         elif a.speedup < -NO_GAIN:
@@ -259,7 +261,8 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
         + sorted((a for a in ok if not a.fits_in_memory), key=lambda a: -a.speedup)
     skipped = [a for a in candidates if a.error]
     return {"current": {"step_time_s": result.step_time_s, "mfu": result.mfu, "tokens_per_s": result.tokens_per_s,
-                        "plan": result.plan, "fits_in_memory": result.fits_in_memory},
+                        "plan": result.plan, "fits_in_memory": result.fits_in_memory,
+                        "fits_with_headroom": result.fits_with_headroom},
             "attribution": why, "ranked": ranked, "not_applicable": skipped, "ranked_by": by,
             "cost": priced,
             "elapsed_s": time.perf_counter() - t0}

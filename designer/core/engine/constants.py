@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..model.spec import describe_range, range_problem
 from ..problems import Problem, did_you_mean
 
@@ -322,8 +323,19 @@ class EngineConstants:
         0.0, "Fixed host cost per step (logging, loss all-reduce launch), seconds", unit="s", minimum=0, maximum=3600)
     memory_temporaries_gib: float = _c(
         3.0, "CUDA context, NCCL buffers and GEMM workspaces per GPU, GiB", unit="GiB", minimum=0, maximum=1024)
-    memory_fragmentation: float = _c(0.08, "Allocator fragmentation on top of the activations (5-15% is typical)",
-        unit="fraction", minimum=0, maximum=1.0)
+    memory_fragmentation: float = _c(
+        0.0, "Allocator fragmentation added to the activations in the memory estimate. 0 by default: the "
+        "memory_headroom share of HBM is what covers fragmentation (set both only to model an allocator that "
+        "fragments more than the headroom allows)", unit="fraction", minimum=0, maximum=1.0)
+    memory_headroom: float = _c(
+        0.10, "Share of each GPU's HBM a plan leaves free for allocator fragmentation and transient spikes "
+        "(the PyTorch caching allocator's reserved-but-unallocated blocks, NCCL and cuBLAS workspaces grown at "
+        "run time, the loss-spike and checkpoint-save peaks). 10% is the margin practitioners keep: a plan "
+        "is tuned until torch.cuda.max_memory_reserved() stays under about 90% of the device (PyTorch 'CUDA "
+        "semantics: memory management' documents the reserved-vs-allocated gap and expandable_segments; "
+        "Megatron-LM and NeMo performance guides size micro-batches and recompute to leave such a margin). "
+        "The fit verdict, the plan search and the Advisor hold plans to (1 - memory_headroom) x HBM",
+        unit="fraction", minimum=0, maximum=0.9)
 
 
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}
@@ -444,11 +456,23 @@ def check_calibration(calibration, catalog=None, base: tuple = CALIBRATION_PATH)
                         problem = _value_problem(accel[k], v, where + (k,))
                         if problem:
                             out.append(problem)
+        elif key == RELIABILITY_KEY:  # failure rates, checkpoint and restart of a run (model/reliability.py)
+            if not isinstance(value, dict):
+                out.append(_problem(path, "expected a mapping of reliability constants",
+                                    "e.g. reliability: {storage_write_tbps: 0.5, hot_spares: 2}"))
+                continue
+            for k, v in value.items():
+                if k not in RELIABILITY_FIELDS:
+                    out.append(_unknown(path + (k,), "reliability constant", RELIABILITY_FIELDS))
+                else:
+                    problem = _value_problem(RELIABILITY_FIELDS[k], v, path + (k,))
+                    if problem:
+                        out.append(problem)
         elif key in accel:
             out.append(_problem(path, f"{key} is a constant of one accelerator kind",
                                 f"put it under accelerators, e.g. accelerators: {{H100: {{{key}: ...}}}}", at_key=True))
         elif key not in engine:
-            out.append(_unknown(path, "engine constant", set(engine) | {"accelerators"}))
+            out.append(_unknown(path, "engine constant", set(engine) | {"accelerators", RELIABILITY_KEY}))
         elif engine[key].metadata.get("table"):
             out += _check_table(engine[key], value, path)
         else:

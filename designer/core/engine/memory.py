@@ -9,8 +9,12 @@ s*b*h*(18 + 4f/h)/t with it; full recompute keeps only the layer input (2*s*b*h,
 Unfused attention (no flash kernel) also keeps the softmax input, output and dropout mask,
 5*a*s^2*b/t bytes (the 5as/h term of Table 2), unless selective recompute drops them, which
 is what selective recompute was designed for.
-CP divides s. In flight (first stage, the worst): GPipe m micro-batches, 1F1B min(m, p),
-interleaved p * (1 + (p-1)/(p*v)), ZB-H1 like 1F1B, DualPipe p + 1 (and two model copies).
+CP divides s. In flight on pipeline rank r (Megatron-LM schedules.py, the warm-up forwards a rank
+runs before its first backward, plus the one in steady state): GPipe m micro-batches, 1F1B and
+ZB-H1 min(m, p - r), interleaved min(m*v, 2(p - r - 1) + (v - 1)p + 1) model chunks of 1/v of the
+stage's layers each (all m*v when m == p: Megatron then runs every forward first), DualPipe p + 1
+(and two model copies). Rank 0 holds the most; a later rank can still be the worst when it holds
+more layers (uneven splits put one layer less on the first and last stages).
 """
 from __future__ import annotations
 
@@ -97,7 +101,7 @@ def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage:
 
 
 def activation_bytes_per_layer(m: ModelShape, tp: int, cp: int, sp: bool, recompute: str, micro_batch: int,
-                               flash: bool = True) -> float:
+                               flash: bool = True, modules: tuple = ()) -> float:
     s = m.s / cp
     sbh = s * micro_batch * m.h
     if recompute == "full":
@@ -108,21 +112,30 @@ def activation_bytes_per_layer(m: ModelShape, tp: int, cp: int, sp: bool, recomp
     # weight gradient in FP8: 1 byte instead of 2 (Transformer Engine saves the quantized copy)
     # (FP4: half a byte plus scales, 1.5 of every 2 bytes saved)
     saved = {"fp8": 0.5, "fp4": 0.7}.get(m.precision, 0.0)  # share of the 2 BF16 bytes saved
+    # Selective recompute of named modules (Megatron --recompute-modules) drops what they would keep:
+    # the activation function's output (mlp / moe_act: 2 bytes x ffn, FC2's input) and the two norms'
+    # outputs (layernorm: 2 x 2 bytes x h); core_attn is the scores term above
+    selective = set(modules) if recompute == "selective" else set()
+    act_out = 2 * ffn / m.h * (1 - saved) if {"mlp", "moe_act", "moe"} & selective else 0.0  # TP-split
+    norms = 4.0 if "layernorm" in selective else 0.0  # TP-split only with SP
     if sp:
-        return sbh * (18 + 4 * ffn / m.h - saved * (6 + 2 * ffn / m.h)) / tp + scores
-    return sbh * (10 + (8 + 4 * ffn / m.h) / tp - saved * (4 + (2 + 2 * ffn / m.h) / tp)) + scores
+        return sbh * (18 + 4 * ffn / m.h - saved * (6 + 2 * ffn / m.h) - act_out - norms) / tp + scores
+    return sbh * (10 - norms + (8 + 4 * ffn / m.h - act_out) / tp - saved * (4 + (2 + 2 * ffn / m.h) / tp)) + scores
 
 
-def in_flight(schedule: str, m_micro: int, p: int, v: int) -> float:
+def in_flight(schedule: str, m_micro: int, p: int, v: int, rank: int = 0) -> float:
+    """Micro-batches whose activations pipeline rank `rank` holds at its peak (in whole-stage units)."""
     if p == 1:
         return 1.0
     if schedule == "gpipe":
         return float(m_micro)
     if schedule == "interleaved":
-        return min(float(m_micro * v), p * (1 + (p - 1) / (p * v)) * v) / v
+        if m_micro == p:  # Megatron's all-warm-up case: every chunk's forward before the first backward
+            return float(m_micro)
+        return min(m_micro * v, 2 * (p - rank - 1) + (v - 1) * p + 1) / v
     if schedule == "dualpipe":
         return float(min(m_micro, p + 1))
-    return float(min(m_micro, p))
+    return float(min(m_micro, p - rank))
 
 
 def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
@@ -136,8 +149,11 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
     zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
     # the same for every stage: worked out once (a plan search calls this ~40,000 times)
     per_layer_act = activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel,
-                                               par.recompute_granularity, m.micro_batch, flash)
-    flight = in_flight(par.pipeline_schedule, plan.num_microbatches, plan.pp, plan.vp)
+                                               par.recompute_granularity, m.micro_batch, flash,
+                                               tuple(par.recompute_modules or ()))
+    # FP8 primary weights (--fp8-param-gather with FP8 training: Transformer Engine keeps the model's
+    # parameters as FP8 tensors, 1 byte; the fp32 master copy is in the optimizer state)
+    param_bytes = 1 if (par.fp8_param_gather and m.precision == "fp8") else 2
     full_recompute_act = (activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none",
                                                      m.micro_batch, flash)
                           if par.recompute_granularity == "full" else 0.0)
@@ -147,12 +163,14 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
         shard_dense, shard_expert = (dp_shard, edp)
         opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies
         grads = 4 * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies
-        params = 2 * (dense / (shard_dense if zero >= 3 else 1) + expert / (shard_expert if zero >= 3 else 1)) * copies
+        params = param_bytes * (dense / (shard_dense if zero >= 3 else 1)
+                                + expert / (shard_expert if zero >= 3 else 1)) * copies
         if zero >= 3:  # the gathered current and prefetched layer
             per_layer = (dense + expert) / max(1, len(layers))
-            params += 2 * 2 * per_layer
+            params += 2 * param_bytes * per_layer
         # Megatron --cpu-offloading-num-layers: those layers' activations wait in host memory
         offloaded = min(par.cpu_offloading_num_layers or 0, max(0, len(layers) - 1))
+        flight = in_flight(par.pipeline_schedule, plan.num_microbatches, plan.pp, plan.vp, stage)
         acts = per_layer_act * (len(layers) - offloaded) * flight
         if par.recompute_granularity == "full":  # one layer's full activations while recomputing
             acts += full_recompute_act

@@ -18,6 +18,7 @@ from ..model.elements import Link, Metadata, Node, Rack, Switch
 from ..model import megatron_names
 from ..model.job import Parallelism, Workload
 from ..model.jobs import JobSpec
+from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..engine.constants import (TABLE_ALGORITHMS, TABLE_PROTOCOLS, AcceleratorConstants, EngineConstants,
                                 check_calibration)
 from ..model.spec import describe_range, has_range, range_problem
@@ -661,6 +662,12 @@ def _calibration_schema(defs: dict) -> dict:
             "type": "object",
             "description": "Per accelerator (a catalog name or alias, e.g. H100): its constants",
             "additionalProperties": {"$ref": "#/definitions/AcceleratorCalibration"},
+        }
+        engine[RELIABILITY_KEY] = {
+            "type": "object", "additionalProperties": False,
+            "properties": {name: _constant_schema(f) for name, f in RELIABILITY_FIELDS.items()},
+            "description": "Failure rates, checkpoint storage, restart and hot spares of a training run "
+                           "(goodput, time and cost per run)",
         }
         defs["Calibration"] = {
             "type": "object", "additionalProperties": False, "properties": engine,

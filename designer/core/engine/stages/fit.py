@@ -18,23 +18,40 @@ from .layout import Layout
 @dataclass(frozen=True)
 class MemoryFit:
     estimate: MemoryEstimate
-    fits: bool
-    reason: str  # why it does not fit, with advice ("" when it fits)
+    fits: bool  # within the GPU's HBM
+    reason: str  # why it does not fit (or fits only without the headroom), with advice ("" when it fits)
+    fits_with_headroom: bool = True  # within (1 - memory_headroom) x HBM: a plan one would run
+    limit_gib: float = 0.0  # (1 - memory_headroom) x HBM
+
+    @property
+    def verdict(self) -> str:
+        """'fits', 'fits only without headroom' or 'does not fit'."""
+        if self.fits_with_headroom:
+            return "fits"
+        return "fits only without headroom" if self.fits else "does not fit"
 
 
 def fit_memory(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, flash: bool) -> MemoryFit:
     m, plan, par, acc = job.shape, job.plan, job.parallelism, hw.acc
     mem = estimate_memory(m, plan, par, [[i for ch in st for i in ch] for st in layout.stage_layers], k, flash=flash)
     hbm = acc.hbm_gib * GIB
+    limit = hbm * (1 - k.memory_headroom)
     fits = mem.total <= hbm
+    with_headroom = mem.total <= limit
     reason = ""
-    if not fits:
-        _fits_somewhere(m, plan.num_gpus, acc, k)
+    if not with_headroom:
         parts = mem.gib()
-        reason = (f"stage {mem.stage} needs {parts['total']:.1f} GiB per GPU, {acc.name} has {acc.hbm_gib:g} GiB "
-                  f"(params {parts['params']:.1f}, grads {parts['grads']:.1f}, optimizer {parts['optimizer']:.1f}, "
+        detail = (f"(params {parts['params']:.1f}, grads {parts['grads']:.1f}, optimizer {parts['optimizer']:.1f}, "
                   f"activations {parts['activations']:.1f}): " + _memory_advice(par, plan, mem))
-    return MemoryFit(mem, fits, reason)
+        if not fits:
+            _fits_somewhere(m, plan.num_gpus, acc, k)
+            reason = (f"stage {mem.stage} needs {parts['total']:.1f} GiB per GPU, {acc.name} has "
+                      f"{acc.hbm_gib:g} GiB " + detail)
+        else:
+            reason = (f"fits only without headroom: stage {mem.stage} needs {parts['total']:.1f} GiB per GPU, over "
+                      f"the {limit / GIB:.1f} GiB a plan may use on {acc.name} ({acc.hbm_gib:g} GiB less the "
+                      f"{k.memory_headroom:.0%} memory_headroom kept for fragmentation and spikes) " + detail)
+    return MemoryFit(mem, fits, reason, with_headroom, limit / GIB)
 
 
 def _fits_somewhere(m: F.ModelShape, n: int, acc, k: EngineConstants) -> None:

@@ -64,6 +64,8 @@ class Evaluation:
     bottlenecks: list[dict]
     warnings: list[str]
     memory_reason: str = ""
+    fits_with_headroom: bool = True  # within (1 - memory_headroom) x HBM (calibration memory_headroom)
+    memory_limit_gib: float = 0.0  # (1 - memory_headroom) x HBM per GPU
     plan: dict = field(default_factory=dict)
     collectives: dict = field(default_factory=dict)
     stages: list[dict] = field(default_factory=list)
@@ -120,6 +122,8 @@ class Evaluation:
             "memory_gib_per_gpu": self.memory_gib_per_gpu, "fits_in_memory": self.fits_in_memory,
             "bottlenecks": self.bottlenecks, "warnings": self.warnings,
         }
+        out["fits_with_headroom"] = self.fits_with_headroom
+        out["memory_limit_gib"] = self.memory_limit_gib
         if self.memory_reason:
             out["memory_reason"] = self.memory_reason
         out["plan"] = self.plan
@@ -153,8 +157,8 @@ def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe:
         breakdown_s=bd.seconds, hidden_comm_s=bd.hidden,
         memory_gib_per_gpu={k_: v for k_, v in estimate.gib().items() if k_ != "temporaries"} | {
             "temporaries": estimate.temporaries / GIB},
-        fits_in_memory=mem.fits, bottlenecks=[], warnings=warnings + ([mem.reason] if not mem.fits else []),
-        memory_reason=mem.reason,
+        fits_in_memory=mem.fits, bottlenecks=[], warnings=warnings + ([mem.reason] if mem.reason else []),
+        memory_reason=mem.reason, fits_with_headroom=mem.fits_with_headroom, memory_limit_gib=mem.limit_gib,
         slowest_rank_wait_s=min(dp.tail_s, bd.seconds.get("imbalance_wait", 0.0)),
     )
     result.plan = {"tp": plan.tp, "pp": plan.pp, "cp": plan.cp, "ep": plan.ep, "etp": plan.etp, "dp": plan.dp,

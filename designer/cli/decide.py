@@ -1,0 +1,128 @@
+"""`designer decide A.yaml B.yaml [C.yaml ...] --scenario job.yaml --tokens 15T`: which design to buy.
+
+The same model and global batch on each design, each at the best plan the plan search finds under
+the same rules (memory headroom), per run: time to train the token budget, dollars, energy, goodput,
+with the engine's error range. The logic is designer/core/analysis/decide.py (docs/decide.md).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("decide", help="which design trains a model for a token budget faster and cheaper: each "
+                       "at its best plan, per run, with goodput and error ranges")
+    p.add_argument("files", nargs="+", metavar="DESIGN.yaml", help="two designs or more")
+    p.add_argument("--scenario", metavar="JOB.yaml", default=None,
+                   help="the job (workload, and any fixed plan settings) put on every design; default: the "
+                        "first design's own job")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an override applied to every design, e.g. workload.global_batch_size=2048")
+    p.add_argument("--tokens", required=True, metavar="N", help="the token budget of the run, e.g. 15T or 2.5e12")
+    p.add_argument("--workers", type=int, default=None, help="processes per plan search (default: the CPUs)")
+    p.add_argument("--report", metavar="OUT.pdf", default=None, help="also write the decision as a PDF report")
+    p.add_argument("--json", action="store_true", help="each design's plan, step range, run, goodput, cost")
+    p.set_defaults(func=run)
+
+
+def _load(args):
+    from ..core.io import load_document, load_scenario
+    from ..core.io.overrides import apply_overrides
+    from ..core.analysis.decide import same_job
+    from ..core.problems import DesignerError, Problem
+
+    if len(args.files) < 2:
+        raise DesignerError([Problem("decide needs two designs or more", "DESIGN.yaml",
+                                     fix="designer decide A.yaml B.yaml --scenario job.yaml --tokens 15T")])
+    designs = []
+    scenario = load_scenario(args.scenario) if args.scenario else None
+    for path in args.files:
+        doc = load_document(path)
+        if scenario is not None:
+            same_job(doc, scenario.workload, scenario.parallelism)
+            if scenario.calibration:
+                doc.spec.calibration = {**doc.spec.calibration, **scenario.calibration}
+        elif designs and designs[0][1].spec.workload is not None:
+            first = designs[0][1]
+            same_job(doc, first.spec.workload, first.spec.parallelism)
+        elif doc.spec.workload is not None:
+            same_job(doc, doc.spec.workload, doc.spec.parallelism)
+        apply_overrides(doc, args.set)
+        if doc.spec.workload is None:
+            raise DesignerError([Problem(f"{path}: no job to decide on", "--scenario",
+                                         fix="pass --scenario job.yaml (a file with workload: {preset: ...})")])
+        designs.append((doc.metadata.name or path, doc))
+    return designs
+
+
+def run(args) -> int:
+    from .progress import Progress
+    from ..core.analysis.decide import decide
+    from ..core.analysis.run_cost import parse_tokens
+
+    tokens = parse_tokens(args.tokens)
+    designs = _load(args)
+    with Progress("decide") as progress:
+        decision = decide(designs, tokens, workers=args.workers,
+                          progress=lambda name: progress.phase(f"searching the plans of {name}"))
+    if args.report:
+        from ..core.export.report_decide import write_decision_report
+
+        write_decision_report(decision, args.report)
+    if args.json:
+        json.dump(decision.as_json(), sys.stdout, indent=2, default=str)
+        print()
+    else:
+        print(decision_text(decision))
+    if args.report:
+        print(f"wrote {args.report}", file=sys.stderr)
+    return 0
+
+
+def _usd(v: float) -> str:
+    return f"${v / 1e6:,.1f}M" if v >= 1e6 else f"${v:,.0f}"
+
+
+def decision_text(d) -> str:
+    ok = [a for a in d.answers if not a.error]
+    lines = [f"decision for {d.tokens / 1e12:g}T tokens ({d.elapsed_s:.0f} s, each design at its best plan "
+             "that fits with the memory headroom)", "", f"  {d.verdict}", ""]
+    width = max([len(a.name) for a in d.answers] + [14])
+    header = f"  {'':30}" + "".join(f"{a.name[:width]:>{width + 2}}" for a in d.answers)
+    rows = [
+        ("GPUs", lambda a: f"{a.num_gpus:,} {a.accelerator.split('-')[0]}"),
+        ("time to train (days)", lambda a: f"{a.run.days:,.1f}"),
+        ("  80 % range (days)", lambda a: f"{a.hours_range[0] / 24:,.1f}-{a.hours_range[1] / 24:,.1f}"),
+        ("cost per run", lambda a: _usd(a.run.usd)),
+        ("  80 % range", lambda a: f"{_usd(a.usd_range[0])}-{_usd(a.usd_range[1])}"),
+        ("  of it lost work", lambda a: _usd(a.run.usd_lost)),
+        ("  of it hot spares", lambda a: _usd(a.run.spares_usd)),
+        ("goodput", lambda a: f"{a.goodput.goodput:.1%}"),
+        ("interruptions per day", lambda a: f"{a.goodput.interruptions_per_day:.1f}"),
+        ("checkpoint every (min)", lambda a: f"{a.goodput.interval_s / 60:.1f}"),
+        ("hot spares (GPUs)", lambda a: f"{a.goodput.hot_spares} x {a.goodput.spare_unit_gpus}"),
+        ("GPU-hours (M)", lambda a: f"{a.run.gpu_hours / 1e6:,.2f}"),
+        ("energy (MWh)", lambda a: f"{a.run.energy_mwh:,.0f}"),
+        ("step time (s)", lambda a: f"{a.evaluation.step_time_s:.2f}"),
+        ("  80 % range (s)", lambda a: f"{a.step_range.range_s[0]:.2f}-{a.step_range.range_s[1]:.2f}"),
+        ("  error class", lambda a: a.step_range.error_class),
+        ("MFU", lambda a: f"{a.evaluation.mfu:.1%}"),
+        ("memory (GiB per GPU)", lambda a: f"{a.evaluation.memory_gib_per_gpu['total']:.1f}/"
+                                           f"{a.evaluation.memory_limit_gib:.1f}"),
+        ("search (s)", lambda a: f"{a.search_s:.0f}"),
+    ]
+    lines.append(header)
+    for label, cell in rows:
+        lines.append(f"  {label:30}" + "".join(
+            f"{(cell(a) if not a.error else '--'):>{width + 2}}" for a in d.answers))
+    lines.append("")
+    for a in ok:
+        lines.append(f"  {a.name}: {a.plan}; bottleneck {a.bottleneck}")
+        if a.step_range.note:
+            lines.append(f"    note: {a.step_range.note}")
+        for note in a.goodput.notes:
+            lines.append(f"    note: {note}")
+    for note in d.notes:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines)
