@@ -57,6 +57,7 @@ def test_every_console_command_of_the_docs_runs_as_written(tmp_path):
     assert count >= 7
 
 
+@pytest.mark.slow
 def test_generated_blocks_are_current():
     """The accuracy table and the file excerpt are what the script computes now."""
     old = os.getcwd()

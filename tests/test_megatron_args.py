@@ -298,6 +298,7 @@ def test_unreadable_inputs(tmp_path):
 
 # ---- search offers the line for each plan ---------------------------------------------------------
 
+@pytest.mark.slow
 def test_search_json_has_each_plans_megatron_args(tmp_path):
     path = tmp_path / "one-server.yaml"  # 8 GPUs: a search of seconds
     code, _, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "1", "--gpu", "H100")

@@ -64,7 +64,11 @@ def commands(tmp_path):
     }
 
 
-@pytest.mark.parametrize("command", ["advise", "scale", "search", "generate", "validate"])
+# the search's progress takes seconds: a slow test
+COMMANDS = ["advise", "scale", pytest.param("search", marks=pytest.mark.slow), "generate", "validate"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 def test_progress_on_a_terminal(tmp_path, command):
     code, out, shown = run_on_terminal(*commands(tmp_path)[command])
     assert code == 0, shown
@@ -83,7 +87,7 @@ def test_advise_counts_the_changes_on_a_terminal(tmp_path):
     assert " changes costed (" in shown
 
 
-@pytest.mark.parametrize("command", ["advise", "scale", "search", "generate", "validate"])
+@pytest.mark.parametrize("command", COMMANDS)
 def test_quiet_when_stderr_is_not_a_terminal(tmp_path, command):
     code, out, err = run_cli(*commands(tmp_path)[command])
     assert code == 0, err

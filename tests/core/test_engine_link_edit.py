@@ -137,6 +137,7 @@ def _count(timed: list, out):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit", [("spine cable", "bandwidth_gbps", 0.5), ("spine cable", "slowdown", 2.0),
                                   ("spine cable", "state", "down"), ("nic cable", "slowdown", 3.0)])
 @pytest.mark.parametrize("example", ["a100-1024gpu-rail-infiniband.yaml", "shared-roce-512gpu-3jobs.yaml",

@@ -337,6 +337,7 @@ def test_every_line_of_a_real_output_garbled_is_a_clear_message_never_a_crash(tm
     assert seen == {0, 65}
 
 
+@pytest.mark.slow
 def test_every_line_of_a_real_topology_conf_garbled_is_a_clear_message_never_a_crash(tmp_path):
     lines = (SLURM / "topology-guide-two-level-linkspeed.conf").read_text().splitlines()
     src = tmp_path / "topology.conf"

@@ -52,6 +52,7 @@ def located_line(err):
     return int(m["line"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["flow", "block", "fast-line"])
 def test_ten_thousand_nested_lists_exit_65_with_the_position(tmp_path, style):
     path = tmp_path / "deep.yaml"

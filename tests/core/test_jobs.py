@@ -203,6 +203,7 @@ def test_validate_names_each_jobs_problem_at_its_line(tmp_path):
     assert code == 0, err
 
 
+@pytest.mark.slow
 def test_plan_level_commands_take_one_job_and_report_lists_them_all(tmp_path):
     example = str(EXAMPLES / "shared-roce-512gpu-3jobs.yaml")
     code, out, err = run_cli("advise", example, "--job", "qwen3-30b-moe", "--no-scale")

@@ -124,6 +124,7 @@ def big_links_text(tmp_path, n: int = 5000) -> str:
     return path.read_text()
 
 
+@pytest.mark.slow
 def test_links_built_part_by_part_as_read_are_those_built_from_the_whole_list(tmp_path, monkeypatch):
     from designer.core.io import files
     from designer.core.io.yaml_source import RUN_LINES

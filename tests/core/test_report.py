@@ -146,6 +146,7 @@ def test_report_cli_matches_evaluate(tmp_path):
         assert f"page {p + 1} of {pages}" in page_lines[-1] and f"designer {__version__}" in page_lines[-1]
 
 
+@pytest.mark.slow
 def test_large_design_stays_inside_the_margins(tmp_path):
     out = tmp_path / "big.pdf"
     code, _, err = run_cli("report", A100, "-o", out)
@@ -179,6 +180,7 @@ def test_large_design_stays_inside_the_margins(tmp_path):
     assert sum(1 for line in lines if re.match(r"\d+ (rail|leaf-spine|spine-core) links ", line)) == 10
 
 
+@pytest.mark.slow
 def test_overrides_and_warnings_reach_the_report(tmp_path):
     out = tmp_path / "r.pdf"
     code, _, err = run_cli("report", A100, "--set", "workload.precision=fp8",

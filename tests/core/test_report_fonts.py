@@ -58,6 +58,7 @@ def _embedded_font_sizes(data: bytes) -> list[int]:
     return sizes
 
 
+@pytest.mark.slow
 def test_another_reader_finds_the_name(tmp_path, named_design):
     pypdf = pytest.importorskip("pypdf", reason="pypdf (a dev dependency) is not installed")
     data = _report(tmp_path, named_design)

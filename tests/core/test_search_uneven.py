@@ -74,6 +74,7 @@ def test_search_finds_and_ranks_uneven_plans_for_126_layers_on_pp16():
     assert any(k in result.top[0]["point"].label() for k in row["split"])
 
 
+@pytest.mark.slow
 def test_every_uneven_plan_of_the_space_passes_the_checks_and_evaluates():
     doc = h100_64(*LAYERS_126, "parallelism.account_for_embedding_in_pipeline_split=true",
                   "parallelism.account_for_loss_in_pipeline_split=true")

@@ -309,6 +309,7 @@ def searched(panel, qtbot, start: bool = True):
     return panel
 
 
+@pytest.mark.slow
 def test_search_fills_the_best_plans(window, qtbot):
     from PySide6.QtCore import Qt
 

@@ -152,6 +152,7 @@ def test_job_moves_are_listed_with_the_analysis(window, qtbot):
     assert panel.tabs.tabText(panel.tabs.indexOf(part.moves_page)) == f"Job moves ({len(part.moves)})"
 
 
+@pytest.mark.slow
 def test_one_job_has_no_moves_tab(qtbot, tmp_path, monkeypatch):
     w = _window(qtbot, tmp_path, monkeypatch, EXAMPLES / "h100-64gpu-infiniband.yaml")
     try:
@@ -202,6 +203,7 @@ def _double_click_advice(panel, qtbot, advice):
     qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
 
 
+@pytest.mark.slow
 def test_changes_on_a_multi_job_design_are_the_first_jobs_and_apply_to_that_job(window, qtbot):
     import copy
 

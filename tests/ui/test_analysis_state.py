@@ -59,6 +59,7 @@ def test_a_scaling_error_clears_the_busy_bar(window, qtbot):
     assert panel.verdict_label.text() == "cannot scale: no servers to add"
 
 
+@pytest.mark.slow
 def test_the_best_plans_counts_are_the_cli_words(window, qtbot):
     """The counts line of the Best plans page is the CLI's (`designer search`), runner aside; the
     page's old copy lacked the candidates."""

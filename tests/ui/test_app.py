@@ -36,6 +36,7 @@ def test_bad_file_keeps_open_design(qtbot, tmp_path):
     assert window.qdoc.doc.num_gpus() == 64 and window.qdoc.name == "h100-64gpu-infiniband (example)"
 
 
+@pytest.mark.slow
 def test_screenshot_command(tmp_path):
     import subprocess
     import sys

@@ -189,6 +189,7 @@ def design(tmp_path, small_text):
     return path
 
 
+@pytest.mark.slow
 def test_an_infinite_bandwidth_is_named_on_save_autosaved_and_recovered(qtbot, app_window, design, recovery):
     import math
 
@@ -229,6 +230,7 @@ def test_an_infinite_bandwidth_is_named_on_save_autosaved_and_recovered(qtbot, a
     window.qdoc.undo_stack.setClean()
 
 
+@pytest.mark.slow
 def test_the_recovery_file_outlives_a_second_crash_until_saved(qtbot, app_window, design, recovery):
     from designer.ui import commands
     from designer.ui.app import offer_recovery

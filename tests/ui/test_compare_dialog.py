@@ -65,6 +65,7 @@ def test_compare_with_itself_says_no_difference(compare):
     assert all(cells(dialog, label)[3] in ("0", "same") for label in ("step time (s)", "capex", "top bottleneck"))
 
 
+@pytest.mark.slow
 def test_export_writes_png_and_svg_of_the_table_and_the_plot(compare, tmp_path, monkeypatch):
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QFileDialog

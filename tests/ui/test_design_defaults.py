@@ -65,6 +65,7 @@ def test_generate_dialog_follows_the_document_each_time(window, tmp_path, monkey
     assert (options["gpu"], options["fabric"], options["nic_gbps"]) == ("H100-SXM5-80GB", "ethernet", 400.0)
 
 
+@pytest.mark.slow
 def test_palette_parts_are_the_designs_own(window, tmp_path):
     palette = window.palette
     open_example(window, tmp_path, "a100-1024gpu-rail-infiniband.yaml")

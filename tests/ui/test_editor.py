@@ -251,6 +251,7 @@ def test_a_file_that_fails_to_open_loses_nothing(window, tmp_path):
     assert window.qdoc.doc.find("nodes", "n0").name == "kept" and window.qdoc.dirty
 
 
+@pytest.mark.slow
 def test_autosave_and_recovery_after_a_crash(window, tmp_path, qtbot):
     from designer.ui.app import _start_autosave, recover
     from designer.ui.autosave import pending_recoveries

@@ -23,6 +23,7 @@ def _window(qtbot, tmp_path, *argv):
     return window
 
 
+@pytest.mark.slow
 def test_first_run_hint_names_three_things_and_closes(qtbot, tmp_path):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QDockWidget
@@ -51,6 +52,7 @@ def test_first_run_hint_names_three_things_and_closes(qtbot, tmp_path):
     assert getattr(again, "welcome_banner", None) is None
 
 
+@pytest.mark.slow
 def test_no_hint_when_a_file_is_given(qtbot, tmp_path):
     window = _window(qtbot, tmp_path, str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
     assert getattr(window, "welcome_banner", None) is None

@@ -140,6 +140,7 @@ def test_editing_a_link_bandwidth_updates_the_result(window):
     assert changed & {"pp_comm", "dp_comm", "bubble", "imbalance_wait"}
 
 
+@pytest.mark.slow
 def test_timeline_exports_as_a_perfetto_trace(window, tmp_path):
     import json
 
@@ -152,6 +153,7 @@ def test_timeline_exports_as_a_perfetto_trace(window, tmp_path):
         n.id for n in window.qdoc.doc.nodes}
 
 
+@pytest.mark.slow
 def test_every_export_of_the_analysis_parses(window, tmp_path):
     import csv
     import xml.etree.ElementTree as ET

@@ -1,11 +1,13 @@
 """Link heat with several jobs: a cable is as busy as all the jobs on it together, its tooltip says
 which job uses it how much, and the outline marks every bottleneck link of an exposed phase."""
 import numpy as np
+import pytest
 from PySide6.QtCore import QSettings
 
 from tests.conftest import EXAMPLES
 
 
+@pytest.mark.slow
 def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
     from designer.ui.main_window import MainWindow
 
@@ -31,6 +33,7 @@ def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
     w.close()
 
 
+@pytest.mark.slow
 def test_the_outline_marks_every_bundle_holding_a_critical_link(qtbot, tmp_path):
     """View > Link Heat outlines each bundle with a link that is the bottleneck of an exposed phase: the
     same bundles a link-by-link look-up finds (the scene finds them for all links in one pass)."""

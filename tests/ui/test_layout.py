@@ -30,6 +30,7 @@ def open_window(qtbot, tmp_path, monkeypatch, path=EXAMPLES / "h100-64gpu-infini
     return w
 
 
+@pytest.mark.slow
 def test_dock_sizes_and_places_are_remembered_across_runs(qtbot, tmp_path, monkeypatch):
     w = open_window(qtbot, tmp_path, monkeypatch)
     overview = w.minimap.parentWidget()
@@ -53,6 +54,7 @@ def test_dock_sizes_and_places_are_remembered_across_runs(qtbot, tmp_path, monke
     again.close()
 
 
+@pytest.mark.slow
 def test_a_layout_of_another_version_is_not_applied(qtbot, tmp_path, monkeypatch):
     from designer.ui import layout_memory
 
@@ -95,6 +97,7 @@ def test_the_advisor_table_keeps_a_few_rows_in_a_squeezed_dock(qtbot, tmp_path, 
     assert table.minimumHeight() >= header + 4 * 24  # never one squeezed line
 
 
+@pytest.mark.slow
 def test_the_inspector_shows_a_whole_accelerator_name(qtbot, tmp_path, monkeypatch):
     w = open_window(qtbot, tmp_path, monkeypatch, A100)
     w.fit_view()
@@ -140,6 +143,7 @@ def capture_dialogs(monkeypatch, answer):
     return asked
 
 
+@pytest.mark.slow
 def test_export_dialogs_start_in_the_designs_folder(qtbot, tmp_path, monkeypatch, saved_design):
     w = open_window(qtbot, tmp_path, monkeypatch, saved_design)
     assert w.settle()
@@ -187,6 +191,7 @@ def test_the_canvas_pdf_of_the_drawings_size_is_unchanged(qtbot, tmp_path, monke
     w.close()
 
 
+@pytest.mark.slow
 def test_a_screenshot_shows_the_first_run_layout_and_keeps_the_users(qtbot, tmp_path, monkeypatch):
     """`designer-gui --screenshot` pictures a first run: the user's saved layout is neither used nor replaced."""
     from designer.ui.app import build_parser, create_window

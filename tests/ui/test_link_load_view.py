@@ -2,6 +2,7 @@
 class of symmetric links it belongs to, its busy share of the step and of its phase, and that a
 DP-bound design's rails are the bottleneck of the DP phase."""
 import numpy as np
+import pytest
 from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication
@@ -51,6 +52,7 @@ def open_point_on(window, row: int) -> QPointF:
     raise AssertionError(f"cable row {row} runs under items along its whole length")
 
 
+@pytest.mark.slow
 def test_heat_tooltip_names_the_class_and_the_dp_phase_bottleneck(window, tmp_path, monkeypatch):
     open_dp_bound(window, tmp_path)
     doc, result, scene = window.qdoc.doc, window.result, window.scene
@@ -86,6 +88,7 @@ def test_the_inspector_shows_the_selected_links_load(window, tmp_path):
     assert "carries no traffic of this job's step" in inspector.load.text()
 
 
+@pytest.mark.slow
 def test_once_the_inspector_has_a_links_load_no_thread_keeps_that_result(window, tmp_path):
     """Once the window moved on, nothing keeps the result whose link load was worded: not the
     link-load thread (a local that outlived its job kept the result and a document snapshot until

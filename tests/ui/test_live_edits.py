@@ -43,6 +43,7 @@ def assert_matches_full_evaluation(window):
     assert window.breakdown_panel.result is window.result
 
 
+@pytest.mark.slow
 def test_an_edit_gives_the_full_re_evaluation_without_a_full_check(empty_window):
     window = empty_window
     open_example(window)
@@ -220,6 +221,7 @@ def test_the_undo_history_is_bounded(qtbot, tmp_path, monkeypatch):
     window.close()
 
 
+@pytest.mark.slow
 def test_file_open_reads_in_the_background_and_cancel_keeps_the_design(empty_window, qtbot, monkeypatch):
     import designer.core.io as io
     from PySide6.QtWidgets import QFileDialog
@@ -309,6 +311,7 @@ def test_the_windows_engine_keeps_a_bounded_number_of_plans(empty_window):
     assert window.worker.engine._groups  # the same engine answered the edit, its groups kept
 
 
+@pytest.mark.slow
 def test_the_worker_gives_free_memory_back_after_each_job(empty_window, monkeypatch):
     """After an evaluation (and a timeline's events, a link's load) the worker hands the heap's free pages
     back (malloc_arenas.give_back_free_memory: glibc's malloc_trim; nothing elsewhere): at 131k GPUs a
@@ -327,6 +330,7 @@ def test_the_worker_gives_free_memory_back_after_each_job(empty_window, monkeypa
     assert malloc_arenas._libc is not None or all(seconds == 0.0 for seconds in calls)
 
 
+@pytest.mark.slow
 def test_the_worker_lets_go_of_a_result_once_its_link_load_is_delivered(empty_window, qtbot):
     """The link-load (and timeline) thread keeps nothing of a finished job while it waits for the
     next: a local that outlived its job kept the result and its document snapshot (~40 MB at 131k

@@ -29,6 +29,7 @@ def window(qtbot, tmp_path, monkeypatch):
     w.close()
 
 
+@pytest.mark.slow
 def test_copy_a_searched_plan_as_megatron_arguments(window, qtbot):
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication

@@ -85,6 +85,7 @@ def test_a_big_file_opens_off_the_window_thread_and_the_window_keeps_answering(e
     assert window.settle(120) and window.result_label.text() == "no job"  # then the worker's answer (no job set)
 
 
+@pytest.mark.slow
 def test_cancel_of_a_big_open_keeps_the_design_open_before(empty_window, big_file, qtbot, monkeypatch):
     window = empty_window
     before = window.qdoc.doc
@@ -184,6 +185,7 @@ def test_an_edit_during_the_staged_build_finds_every_item(empty_window, mid_file
     assert len(window.scene.devices) == len(window.qdoc.doc.nodes) + len(window.qdoc.doc.switches)
 
 
+@pytest.mark.slow
 def test_a_big_design_replaced_by_another_is_freed(empty_window, mid_file, tmp_path, qtbot, monkeypatch):
     """A big design's objects are frozen out of the collector's walks (canvas/staged_gc.py); opening
     another design must still free the first (its canvas holds cycles), as File > New must."""
