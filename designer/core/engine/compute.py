@@ -16,6 +16,7 @@ from typing import Callable
 
 from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape, core_attention_flops_per_token
+from .moe import ExpertLoad, expert_load
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
 KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
@@ -68,6 +69,9 @@ class Sharding:
     cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
     moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
     ep_domains: float = 1.0  # scale-up domains (NVLink domains, else servers) one EP group spans
+    moe_balance: str = "forced"  # router balance: forced (benchmark), aux_loss, bias, none (engine/moe.py)
+    moe_capacity_factor: float | None = None  # Megatron --moe-expert-capacity-factor (None: dropless)
+    moe_pad_to_capacity: bool = False  # Megatron --moe-pad-expert-input-to-capacity
 
 
 def flex_dedup(topk: int, domains: float) -> float:
@@ -95,6 +99,16 @@ def moe_sort_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstant
         return 0.0
     copies = tokens * m.topk / sh.tp  # routed token rows on this GPU (the layer's 1/t, as the permute above)
     return copies * m.h * k.moe_sort_bytes_per_element
+
+
+def routed_load(m: ModelShape, sh: Sharding, tokens: float, tile_m: int, k: EngineConstants) -> ExpertLoad:
+    """The busiest EP GPU's routed rows in one MoE layer (engine/moe.py): `tokens` of this GPU's
+    micro-batch, each GPU of the EP group routing its own."""
+    local_experts = max(1, m.experts // sh.ep)
+    rows_per_gpu = tokens * m.topk * sh.etp / sh.tp
+    group_tokens = tokens * sh.ep * sh.etp / sh.tp
+    return expert_load(m.experts, m.topk, sh.ep, rows_per_gpu, group_tokens, local_experts, sh.moe_balance,
+                       sh.moe_capacity_factor, sh.moe_pad_to_capacity, tile_m, k)
 
 
 def cp_ring_merge_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstants) -> tuple[float, float]:
@@ -221,12 +235,14 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     gemms = attention_gemms(m, T, t)  # QKV (or MLA's down/up projections), output projection
     n_attn = len(gemms)
     expert_gemms: list[tuple[float, float, float, float]] = []  # (M, N, K, count)
+    load = routed_load(m, sh, T, ops.ac.gemm_tile_m, k) if moe else ExpertLoad(1.0, 0.0, 0.0, 0.0)
     if moe:
         gemms.append((T, m.experts, m.h))  # router (replicated)
         if m.f_shared:
             gemms += [(T, m.f_shared * (m.phi - 1) / t, m.h), (T, m.h, m.f_shared / t)]
         local_experts = max(1, m.experts // sh.ep)
-        tokens_per_expert = T * m.topk * sh.etp * sh.ep / (t * m.experts)
+        # rows of each local expert on the busiest GPU of the EP group, in whole GEMM tiles
+        tokens_per_expert = T * m.topk * sh.etp * sh.ep / (t * m.experts) * load.gemm_factor
         expert_gemms = [(tokens_per_expert, m.f_expert * (m.phi - 1) / sh.etp, m.h, local_experts),
                         (tokens_per_expert, m.h, m.f_expert / sh.etp, local_experts)]
     else:
@@ -261,17 +277,17 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     else:
         attn_fwd, attn_bwd = unfused_attention(m, sh, micro_batch, ops)
 
-    width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if moe else m.f
+    width = (m.f_shared + m.f_expert * m.topk * sh.etp / t * load.load_factor) if moe else m.f
     act_bytes = (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t
     qk_norm = 2 * T * (m.heads * m.qk_dim + m.groups * m.qk_dim) * ACT_BYTES / t if m.qk_norm else 0.0
-    mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0) + qk_norm)
+    mem_fwd = ops.memory(11 * X_sp + act_bytes + (4 * T * m.h * ACT_BYTES * m.topk / t * load.load_factor if moe else 0) + qk_norm)
     mem_bwd = 2 * mem_fwd
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
         mem_fwd += ops.memory(merge_f)
         mem_bwd += ops.memory(merge_b)
     if moe:  # the alltoall dispatcher's chunk sorts: a pass each way in forward, mirrored in backward
-        sort_s = ops.memory(moe_sort_bytes(m, sh, T, k))
+        sort_s = ops.memory(moe_sort_bytes(m, sh, T, k) * load.load_factor)
         mem_fwd += sort_s
         mem_bwd += sort_s
 
@@ -306,7 +322,7 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             gathered = tokens * sh.ep * m.h * ACT_BYTES
             ep_f = ep_b = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
         else:
-            tokens_bytes = tokens * m.topk * m.h * ACT_BYTES
+            tokens_bytes = tokens * m.topk * m.h * ACT_BYTES * load.load_factor  # the busiest GPU's
             if sh.moe_dispatcher == "flex":  # sent once per remote domain, forwarded inside it
                 tokens_bytes *= flex_dedup(m.topk, sh.ep_domains)
             a2a = comm("ep", "all_to_all", tokens_bytes)

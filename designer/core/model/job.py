@@ -20,6 +20,8 @@ RECOMPUTE = ("none", "selective", "full")
 ATTENTION_BACKENDS = ("auto", "flash", "unfused")
 MOE_DISPATCHERS = ("allgather", "alltoall", "flex")
 MOE_FLEX_BACKENDS = ("deepep", "hybridep")
+# Megatron --moe-router-load-balancing-type
+MOE_BALANCING_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "none")
 CUDA_GRAPH_IMPLS = ("none", "local", "transformer_engine", "full_iteration")
 DP_SHARDING_STRATEGIES = ("no_shard", "optim", "optim_grads", "optim_grads_params")
 # Megatron-FSDP's sharding strategies are the ZeRO stages (Megatron-LM docs, megatron_fsdp).
@@ -165,6 +167,18 @@ class Parallelism:
     moe_router_force_load_balancing: bool | None = spec_field(None, doc="Benchmark routing forced to an even "
                                                               "expert load (Megatron "
                                                               "--moe-router-force-load-balancing)")
+    moe_router_load_balancing_type: str | None = spec_field(
+        None, doc="How a trained router is kept balanced (Megatron --moe-router-load-balancing-type; default "
+        "aux_loss): the busiest expert-parallel GPU sets each MoE layer's pace", enum=MOE_BALANCING_TYPES)
+    moe_router_enable_expert_bias: bool | None = spec_field(
+        None, doc="DeepSeek's auxiliary-loss-free bias balancing (Megatron --moe-router-enable-expert-bias): "
+        "a far more even expert load than an auxiliary loss")
+    moe_expert_capacity_factor: float | None = spec_field(
+        None, doc="Tokens an expert takes, as a multiple of its mean share; the rest are dropped (Megatron "
+        "--moe-expert-capacity-factor; absent: dropless)", exclusive_minimum=0, maximum=1024)
+    moe_pad_expert_input_to_capacity: bool | None = spec_field(
+        None, doc="With a capacity factor: every expert computes exactly its capacity (Megatron "
+        "--moe-pad-expert-input-to-capacity)")
     moe_grouped_gemm: bool | None = spec_field(None, doc="A rank's experts run as one grouped GEMM (Megatron "
                                                "--moe-grouped-gemm)")
     overlap_moe_expert_parallel_comm: bool | None = spec_field(None, doc="Hide the EP all-to-all behind another "

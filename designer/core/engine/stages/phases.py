@@ -32,7 +32,19 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
                     ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm),
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
-                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains)
+                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
+                    moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
+                    moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity))
+
+
+def router_balance(par) -> str:
+    """How evenly the router spreads tokens (engine/moe.py): forced for benchmarks, DeepSeek's bias
+    balancing, or Megatron's default auxiliary loss (also taken for sinkhorn and none)."""
+    if par.moe_router_force_load_balancing:
+        return "forced"
+    if par.moe_router_enable_expert_bias:
+        return "bias"
+    return "none" if par.moe_router_load_balancing_type == "none" else "aux_loss"
 
 
 def ep_domain_span(comm) -> float:
