@@ -101,3 +101,22 @@ def test_bad_capacity_factor_is_refused_with_its_place(cluster):
     code, _, err = run_cli("evaluate", cluster, "--set", "workload.preset=qwen3-30b-a3b",
                            "--set", "parallelism.moe_expert_capacity_factor=0")
     assert code != 0 and "moe_expert_capacity_factor" in err and "Traceback" not in err
+
+
+def test_ep_overlap_pairs_only_the_steady_state_micro_batches():
+    from designer.core.engine.moe import ep_overlap_share
+    assert ep_overlap_share(5, 1, 1) == pytest.approx(4 / 5)  # the first forward, the last backward alone
+    assert ep_overlap_share(1, 1, 1) == 0.0
+    assert ep_overlap_share(64, 4, 4) == pytest.approx(1 - (3 + 3 * 4 + 1) / 256)
+    assert ep_overlap_share(16, 4, 1) < ep_overlap_share(64, 4, 1) < 1.0
+
+
+def test_few_micro_batches_leave_more_of_the_all_to_all_exposed(cluster):
+    def exposed_share(gbs: int) -> float:
+        data = _evaluate(cluster, "parallelism.moe_router_force_load_balancing=true",
+                         "parallelism.overlap_moe_expert_parallel_comm=true", f"workload.global_batch_size={gbs}")
+        ep = data["breakdown_s"]["ep_comm"]
+        return ep / (ep + data["hidden_comm_s"]["ep_comm"])
+    two, sixteen = exposed_share(64), exposed_share(512)  # DP 32: 2 and 16 micro-batches
+    assert two > sixteen + 0.2
+    assert two >= 0.5  # one of the two forwards (and backwards) has no partner

@@ -72,6 +72,7 @@ class Sharding:
     moe_balance: str = "forced"  # router balance: forced (benchmark), aux_loss, bias, none (engine/moe.py)
     moe_capacity_factor: float | None = None  # Megatron --moe-expert-capacity-factor (None: dropless)
     moe_pad_to_capacity: bool = False  # Megatron --moe-pad-expert-input-to-capacity
+    ep_overlap_share: float = 1.0  # forwards the EP overlap pairs with a backward (moe.ep_overlap_share)
 
 
 def flex_dedup(topk: int, domains: float) -> float:
@@ -374,11 +375,12 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     if sh.ep_comm_overlap:
         # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
         # backward of another: each dispatch/combine runs under the other's compute, so only the
-        # first of its pieces and what the paired compute cannot cover stay exposed.
-        e, h = _overlapped(ep_f, bwd_compute)
-        fwd.busy["ep_comm"], fwd.hidden["ep_comm"] = e, h
-        e, h = _overlapped(ep_b, fwd_compute)
-        bwd.busy["ep_comm"], bwd.hidden["ep_comm"] = e, h
+        # first of its pieces and what the paired compute cannot cover stay exposed; the warm-up
+        # forwards and cool-down backwards have no partner (ep_overlap_share).
+        for ph, comm_s, window in ((fwd, ep_f, bwd_compute), (bwd, ep_b, fwd_compute)):
+            _, h = _overlapped(comm_s, window)
+            h *= sh.ep_overlap_share
+            ph.busy["ep_comm"], ph.hidden["ep_comm"] = comm_s - h, h
     else:
         fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
 

@@ -121,3 +121,21 @@ def expert_load(experts: int, topk: int, ep: int, rows_per_gpu: float, group_tok
     padded = 0.0 if rows <= 0 else max(float(tile), rows + tile / 2.0) if not pad_to_capacity else \
         math.ceil(rows / tile) * tile
     return ExpertLoad(factor, dropped, rows, padded)
+
+
+def ep_overlap_share(num_microbatches: int, pp: int, vp: int) -> float:
+    """Share of the micro-batch forwards Megatron's combined 1F1B schedule (--overlap-moe-expert-
+    parallel-comm; megatron/core/pipeline_parallel/combined_1f1b.py) runs together with another
+    micro-batch's backward, each hiding the other's all-to-all. The forwards of the warm-up (and
+    the backwards of the cool-down) run alone: one without pipelining (the first forward, the last
+    backward), pp - rank - 1 + 1 with 1F1B, and (pp - rank - 1) x 2 + (vp - 1) x pp + 1 virtual
+    micro-batches with the interleaved schedule (Megatron's warm-up count with the overlap on),
+    averaged over the stages."""
+    total = max(1, num_microbatches) * max(1, vp)
+    if pp <= 1:
+        alone = 1.0
+    elif vp > 1:
+        alone = (pp - 1) + (vp - 1) * pp + 1.0
+    else:
+        alone = (pp - 1) / 2.0 + 1.0
+    return max(0.0, 1.0 - min(alone, total) / total)

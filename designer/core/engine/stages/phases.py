@@ -11,6 +11,7 @@ from ..bounded_memo import remember
 from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
+from ..moe import ep_overlap_share
 from .job import Hardware, Job
 from .layout import Layout
 
@@ -34,7 +35,8 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
                     moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
                     moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
-                    moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity))
+                    moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity),
+                    ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp))
 
 
 def router_balance(par) -> str:
