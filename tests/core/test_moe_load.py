@@ -120,3 +120,36 @@ def test_few_micro_batches_leave_more_of_the_all_to_all_exposed(cluster):
     two, sixteen = exposed_share(64), exposed_share(512)  # DP 32: 2 and 16 micro-batches
     assert two > sixteen + 0.2
     assert two >= 0.5  # one of the two forwards (and backwards) has no partner
+
+
+def test_node_limited_routing_reaches_fewer_domains():
+    from designer.core.engine.compute import flex_dedup
+    from designer.core.engine.moe import domains_reached
+    # DeepSeek-V3 over 8 servers: top-8 of 256 experts reach 8 (1 - (7/8)^8) = 5.25 servers freely,
+    # exactly 4 when each token's experts come from 4 of 8 groups (one group per server)
+    assert domains_reached(8, 8) == pytest.approx(8 * (1 - (7 / 8) ** 8))
+    assert domains_reached(8, 8, 8, 4) == pytest.approx(4.0)
+    assert domains_reached(8, 16, 8, 4) == pytest.approx(domains_reached(8, 16))  # groups coarser than domains
+    assert flex_dedup(8, 8, 8, 4) == pytest.approx(0.5)
+    assert flex_dedup(8, 8, 8, 4) < flex_dedup(8, 8)
+
+
+def test_the_deepseek_preset_limits_its_routing_to_four_nodes(tmp_path):
+    path = tmp_path / "c.yaml"
+    code, _, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "8", "--gpu", "H100")
+    assert code == 0, err
+
+    def ep_comm(*sets):
+        args = ["evaluate", path, "--json", "--set", "workload.preset=deepseek-v3", "--set", "workload.num_layers=8",
+                "--set", "workload.global_batch_size=64", "--set", "parallelism.expert_model_parallel_size=64",
+                "--set", "parallelism.moe_token_dispatcher_type=flex",
+                "--set", "parallelism.moe_router_force_load_balancing=true"]
+        for s in sets:
+            args += ["--set", s]
+        code, out, err = run_cli(*args)
+        assert code == 0, err
+        data = json.loads(out)
+        return data["breakdown_s"]["ep_comm"] + data["hidden_comm_s"]["ep_comm"]
+    limited = ep_comm()
+    free = ep_comm("workload.moe_router_num_groups=1")
+    assert limited < 0.85 * free

@@ -16,7 +16,7 @@ from typing import Callable
 
 from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape, core_attention_flops_per_token
-from .moe import ExpertLoad, expert_load
+from .moe import ExpertLoad, domains_reached, expert_load
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
 KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
@@ -73,18 +73,19 @@ class Sharding:
     moe_capacity_factor: float | None = None  # Megatron --moe-expert-capacity-factor (None: dropless)
     moe_pad_to_capacity: bool = False  # Megatron --moe-pad-expert-input-to-capacity
     ep_overlap_share: float = 1.0  # forwards the EP overlap pairs with a backward (moe.ep_overlap_share)
+    router_groups: tuple[int, int] = (0, 0)  # group-limited routing: (groups, groups per token)
 
 
-def flex_dedup(topk: int, domains: float) -> float:
+def flex_dedup(topk: int, domains: float, groups: int = 0, group_topk: int = 0) -> float:
     """Share of the all-to-all's cross-domain bytes a domain-aware dispatcher (DeepEP, HybridEP:
     Megatron --moe-token-dispatcher-type flex) still sends. A token whose top-k experts sit in
     several GPUs of one remote domain crosses the network once and is forwarded there over NVLink:
     with the experts spread evenly over D domains, a token reaches k (D-1)/D remote experts but only
-    (D-1)(1 - (1 - 1/D)^k) distinct remote domains (DeepSeek-V3 report, section 3.2.2)."""
+    (D-1)(1 - (1 - 1/D)^k) distinct remote domains (DeepSeek-V3 report, section 3.2.2); fewer with
+    group-limited routing (moe.domains_reached)."""
     if domains <= 1 or topk <= 0:
         return 1.0
-    d = float(domains)
-    return min(1.0, d * (1.0 - (1.0 - 1.0 / d) ** topk) / topk)
+    return min(1.0, domains_reached(topk, domains, groups, group_topk) / topk)
 
 
 def moe_sort_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstants) -> float:
@@ -325,7 +326,7 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         else:
             tokens_bytes = tokens * m.topk * m.h * ACT_BYTES * load.load_factor  # the busiest GPU's
             if sh.moe_dispatcher == "flex":  # sent once per remote domain, forwarded inside it
-                tokens_bytes *= flex_dedup(m.topk, sh.ep_domains)
+                tokens_bytes *= flex_dedup(m.topk, sh.ep_domains, *sh.router_groups)
             a2a = comm("ep", "all_to_all", tokens_bytes)
             ep_f = ep_b = 2 * a2a  # dispatch + combine
     cp_f = cp_b = 0.0

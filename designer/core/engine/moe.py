@@ -139,3 +139,23 @@ def ep_overlap_share(num_microbatches: int, pp: int, vp: int) -> float:
     else:
         alone = (pp - 1) / 2.0 + 1.0
     return max(0.0, 1.0 - min(alone, total) / total)
+
+
+def domains_reached(topk: int, domains: float, groups: int = 0, group_topk: int = 0) -> float:
+    """Expected scale-up domains (NVLink domains, else servers) one token's top-k experts sit in,
+    with the experts spread evenly over `domains`. Free routing: D (1 - (1 - 1/D)^k). Group-limited
+    routing (DeepSeek-V3's node-limited routing, technical report section 2.1.2: each token's experts
+    come from at most M of the G groups, one group per node; Megatron --moe-router-num-groups,
+    --moe-router-group-topk): M distinct groups drawn from G, G/D of them per domain, reach
+    D (1 - C(G - G/D, M) / C(G, M)) domains; never more than free routing reaches."""
+    if domains <= 1 or topk <= 0:
+        return 1.0
+    d = float(domains)
+    free = d * (1.0 - (1.0 - 1.0 / d) ** topk)
+    if groups <= 1 or not group_topk or group_topk >= groups or groups < d:
+        return free
+    per_domain = groups / d
+    miss = 1.0
+    for i in range(group_topk):  # P(none of the M groups in a given domain), without replacement
+        miss *= max(0.0, (groups - per_domain - i) / (groups - i))
+    return min(free, d * (1.0 - miss))

@@ -84,6 +84,13 @@ class Workload:
                                              maximum=MAX_LAYERS)
     first_k_dense_replace: int | None = spec_field(None, doc="The first k layers stay dense", minimum=0,
                                                     maximum=MAX_LAYERS)
+    moe_router_num_groups: int | None = spec_field(
+        None, doc="Router expert groups for group-limited (node-limited) routing: each token picks its experts "
+        "from moe_router_group_topk of them (Megatron --moe-router-num-groups; DeepSeek-V3: 8)", minimum=1,
+        maximum=MAX_HEADS)
+    moe_router_group_topk: int | None = spec_field(
+        None, doc="Groups each token's experts come from (Megatron --moe-router-group-topk; DeepSeek-V3: 4 nodes)",
+        minimum=1, maximum=MAX_HEADS)
     global_batch_size: int | None = spec_field(None, doc="Samples per optimizer step", minimum=1,
                                                 maximum=MAX_BATCH)
     micro_batch_size: int | None = spec_field(None, doc="Samples per micro-batch per GPU", minimum=1,

@@ -36,7 +36,8 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
                     moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
                     moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
                     moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity),
-                    ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp))
+                    ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp),
+                    router_groups=(job.workload.moe_router_num_groups or 0, job.workload.moe_router_group_topk or 0))
 
 
 def router_balance(par) -> str:
