@@ -153,3 +153,24 @@ def test_the_deepseek_preset_limits_its_routing_to_four_nodes(tmp_path):
     limited = ep_comm()
     free = ep_comm("workload.moe_router_num_groups=1")
     assert limited < 0.85 * free
+
+
+def test_dualpipe_hides_the_all_to_all_in_its_main_steps(tmp_path):
+    from designer.core.engine.moe import ep_overlap_share
+    # 8 ranks, 32 chunks: n - 1.25 pp + 0.75 = 22.75 of 32 forwards run beside a backward
+    assert ep_overlap_share(32, 8, 1, "dualpipe") == pytest.approx(22.75 / 32)
+    assert ep_overlap_share(16, 8, 1, "dualpipe") < ep_overlap_share(64, 8, 1, "dualpipe") < 1.0
+    path = tmp_path / "c.yaml"
+    code, _, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "4", "--gpu", "H100")
+    assert code == 0, err
+
+    def hidden(schedule: str) -> float:
+        code, out, err = run_cli("evaluate", path, "--json", "--set", "workload.preset=qwen3-30b-a3b",
+                                 "--set", "workload.global_batch_size=64", "--set", "workload.micro_batch_size=1",
+                                 "--set", "parallelism.pipeline_model_parallel_size=2",
+                                 "--set", "parallelism.expert_model_parallel_size=16",
+                                 "--set", "parallelism.moe_router_force_load_balancing=true",
+                                 "--set", f"parallelism.pipeline_schedule={schedule}")
+        assert code == 0, err
+        return json.loads(out)["hidden_comm_s"]["ep_comm"]
+    assert hidden("1f1b") == 0.0 < hidden("dualpipe")

@@ -123,15 +123,21 @@ def expert_load(experts: int, topk: int, ep: int, rows_per_gpu: float, group_tok
     return ExpertLoad(factor, dropped, rows, padded)
 
 
-def ep_overlap_share(num_microbatches: int, pp: int, vp: int) -> float:
+def ep_overlap_share(num_microbatches: int, pp: int, vp: int, schedule: str = "1f1b") -> float:
     """Share of the micro-batch forwards Megatron's combined 1F1B schedule (--overlap-moe-expert-
     parallel-comm; megatron/core/pipeline_parallel/combined_1f1b.py) runs together with another
     micro-batch's backward, each hiding the other's all-to-all. The forwards of the warm-up (and
     the backwards of the cool-down) run alone: one without pipelining (the first forward, the last
     backward), pp - rank - 1 + 1 with 1F1B, and (pp - rank - 1) x 2 + (vp - 1) x pp + 1 virtual
     micro-batches with the interleaved schedule (Megatron's warm-up count with the overlap on),
-    averaged over the stages."""
-    total = max(1, num_microbatches) * max(1, vp)
+    averaged over the stages. DualPipe (DeepSeek-V3 report section 3.2.1) overlaps a forward chunk
+    with a backward chunk in its main steps only: a rank of half-rank h pairs
+    2 (n/2 - pp + h + 1) + (pp/2 - h - 1) = n - 1.5 pp + h + 1 of its n forwards (deepseek-ai/DualPipe
+    dualpipe.py, steps 4 and 5), n - 1.25 pp + 0.75 on average over the ranks."""
+    n = max(1, num_microbatches)
+    if schedule == "dualpipe":
+        return max(0.0, min(1.0, (n - 1.25 * pp + 0.75) / n)) if pp > 1 else (n - 1.0) / n
+    total = n * max(1, vp)
     if pp <= 1:
         alone = 1.0
     elif vp > 1:

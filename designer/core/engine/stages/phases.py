@@ -30,13 +30,14 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
     flash = uses_flash_attention(hw.ac, par.attention_backend)
     return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
                     par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3,
-                    ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm),
+                    # DualPipe pairs forward and backward chunks to hide the all-to-all by design
+                    ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm) or par.pipeline_schedule == "dualpipe",
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
                     moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
                     moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
                     moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity),
-                    ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp),
+                    ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp, par.pipeline_schedule),
                     router_groups=(job.workload.moe_router_num_groups or 0, job.workload.moe_router_group_topk or 0))
 
 
