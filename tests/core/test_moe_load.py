@@ -174,3 +174,24 @@ def test_dualpipe_hides_the_all_to_all_in_its_main_steps(tmp_path):
         assert code == 0, err
         return json.loads(out)["hidden_comm_s"]["ep_comm"]
     assert hidden("1f1b") == 0.0 < hidden("dualpipe")
+
+
+def test_megatron_line_sets_the_router_balance_capacity_and_groups(tmp_path):
+    """The keys are Megatron's own flags: `designer import megatron` reads them from a launch line."""
+    import shutil
+
+    from designer.core.io import load_document
+    from tests.test_megatron_args import EXAMPLES
+    path = tmp_path / "c.yaml"
+    shutil.copy(EXAMPLES / "h100-64gpu-infiniband.yaml", path)
+    line = tmp_path / "run.sh"
+    line.write_text("torchrun pretrain_gpt.py --moe-router-load-balancing-type seq_aux_loss "
+                    "--moe-router-enable-expert-bias --moe-expert-capacity-factor 1.25 "
+                    "--moe-pad-expert-input-to-capacity --moe-router-num-groups 8 --moe-router-group-topk 4\n")
+    code, _, err = run_cli("import", "megatron", line, "--into", path)
+    assert code == 0, err
+    doc = load_document(path)
+    p, w = doc.spec.parallelism, doc.spec.workload
+    assert (p.moe_router_load_balancing_type, p.moe_router_enable_expert_bias) == ("seq_aux_loss", True)
+    assert (p.moe_expert_capacity_factor, p.moe_pad_expert_input_to_capacity) == (1.25, True)
+    assert (w.moe_router_num_groups, w.moe_router_group_topk) == (8, 4)
