@@ -195,3 +195,19 @@ def test_megatron_line_sets_the_router_balance_capacity_and_groups(tmp_path):
     assert (p.moe_router_load_balancing_type, p.moe_router_enable_expert_bias) == ("seq_aux_loss", True)
     assert (p.moe_expert_capacity_factor, p.moe_pad_expert_input_to_capacity) == (1.25, True)
     assert (w.moe_router_num_groups, w.moe_router_group_topk) == (8, 4)
+
+
+def test_mxfp8_dispatch_sends_about_half_the_bytes(cluster):
+    from designer.core.engine.moe import wire_bytes
+    assert wire_bytes("mxfp8") == pytest.approx(1 + 1 / 32) and wire_bytes(None) == wire_bytes("bf16") == 2
+
+    def ep(*sets):
+        data = _evaluate(cluster, "parallelism.moe_router_force_load_balancing=true", *sets)
+        return data["breakdown_s"]["ep_comm"]
+    bf16 = ep()
+    fwd = ep("parallelism.moe_dispatch_fwd_dtype=mxfp8")
+    both = ep("parallelism.moe_dispatch_fwd_dtype=mxfp8", "parallelism.moe_combine_bwd_dtype=mxfp8")
+    # four all-to-alls per layer and micro-batch; each quantized one moves about half the bytes
+    assert both < fwd < bf16
+    assert bf16 - both == pytest.approx(2 * (bf16 - fwd), rel=0.02)
+    assert 0.08 * bf16 < bf16 - fwd < 0.13 * bf16  # half of one of the four: at most an eighth

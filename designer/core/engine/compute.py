@@ -74,6 +74,8 @@ class Sharding:
     moe_pad_to_capacity: bool = False  # Megatron --moe-pad-expert-input-to-capacity
     ep_overlap_share: float = 1.0  # forwards the EP overlap pairs with a backward (moe.ep_overlap_share)
     router_groups: tuple[int, int] = (0, 0)  # group-limited routing: (groups, groups per token)
+    dispatch_fwd_bytes: float = ACT_BYTES  # bytes per element of the forward dispatch (moe.wire_bytes)
+    combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
 
 
 def flex_dedup(topk: int, domains: float, groups: int = 0, group_topk: int = 0) -> float:
@@ -328,7 +330,11 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             if sh.moe_dispatcher == "flex":  # sent once per remote domain, forwarded inside it
                 tokens_bytes *= flex_dedup(m.topk, sh.ep_domains, *sh.router_groups)
             a2a = comm("ep", "all_to_all", tokens_bytes)
-            ep_f = ep_b = 2 * a2a  # dispatch + combine
+            # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
+            # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
+            wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
+            wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
+            ep_f, ep_b = wire_f + a2a, wire_b + a2a
     cp_f = cp_b = 0.0
     cp_exposed_f = cp_exposed_b = 0.0  # CP traffic that cannot run under attention
     if c > 1:

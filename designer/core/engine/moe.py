@@ -165,3 +165,9 @@ def domains_reached(topk: int, domains: float, groups: int = 0, group_topk: int 
     for i in range(group_topk):  # P(none of the M groups in a given domain), without replacement
         miss *= max(0.0, (groups - per_domain - i) / (groups - i))
     return min(free, d * (1.0 - miss))
+
+
+def wire_bytes(dtype: str | None) -> float:
+    """Bytes per hidden element an all-to-all sends in Megatron's --moe-dispatch-fwd-dtype /
+    --moe-combine-bwd-dtype: BF16 2; MXFP8 1 plus one E8M0 scale per 32 values (OCP MX spec)."""
+    return 1.0 + 1.0 / 32 if dtype == "mxfp8" else 2.0

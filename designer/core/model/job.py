@@ -22,6 +22,8 @@ MOE_DISPATCHERS = ("allgather", "alltoall", "flex")
 MOE_FLEX_BACKENDS = ("deepep", "hybridep")
 # Megatron --moe-router-load-balancing-type
 MOE_BALANCING_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "none")
+# Megatron --moe-dispatch-fwd-dtype / --moe-combine-bwd-dtype
+MOE_WIRE_DTYPES = ("bf16", "mxfp8")
 CUDA_GRAPH_IMPLS = ("none", "local", "transformer_engine", "full_iteration")
 DP_SHARDING_STRATEGIES = ("no_shard", "optim", "optim_grads", "optim_grads_params")
 # Megatron-FSDP's sharding strategies are the ZeRO stages (Megatron-LM docs, megatron_fsdp).
@@ -186,6 +188,12 @@ class Parallelism:
     moe_pad_expert_input_to_capacity: bool | None = spec_field(
         None, doc="With a capacity factor: every expert computes exactly its capacity (Megatron "
         "--moe-pad-expert-input-to-capacity)")
+    moe_dispatch_fwd_dtype: str | None = spec_field(
+        None, doc="Data type the forward dispatch all-to-all sends (Megatron --moe-dispatch-fwd-dtype; default "
+        "bf16)", enum=MOE_WIRE_DTYPES)
+    moe_combine_bwd_dtype: str | None = spec_field(
+        None, doc="Data type the combine's backward all-to-all sends (Megatron --moe-combine-bwd-dtype; default "
+        "bf16)", enum=MOE_WIRE_DTYPES)
     moe_grouped_gemm: bool | None = spec_field(None, doc="A rank's experts run as one grouped GEMM (Megatron "
                                                "--moe-grouped-gemm)")
     overlap_moe_expert_parallel_comm: bool | None = spec_field(None, doc="Hide the EP all-to-all behind another "

@@ -11,7 +11,7 @@ from ..bounded_memo import remember
 from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
-from ..moe import ep_overlap_share
+from ..moe import ep_overlap_share, wire_bytes
 from .job import Hardware, Job
 from .layout import Layout
 
@@ -38,7 +38,9 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
                     moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
                     moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity),
                     ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp, par.pipeline_schedule),
-                    router_groups=(job.workload.moe_router_num_groups or 0, job.workload.moe_router_group_topk or 0))
+                    router_groups=(job.workload.moe_router_num_groups or 0, job.workload.moe_router_group_topk or 0),
+                    dispatch_fwd_bytes=wire_bytes(par.moe_dispatch_fwd_dtype),
+                    combine_bwd_bytes=wire_bytes(par.moe_combine_bwd_dtype))
 
 
 def router_balance(par) -> str:
