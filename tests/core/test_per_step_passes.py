@@ -8,7 +8,7 @@ import json
 import pytest
 
 from designer.core.engine.compute import (ACT_BYTES, OpCoster, Sharding, attention_kernels, embedding_cost,
-                                          layer_cost)
+                                          layer_cost, routed_load)
 from designer.core.engine.constants import EngineConstants, accelerator_constants
 from designer.core.engine.flops import ModelShape
 from designer.core.model.catalog import load_catalog
@@ -97,7 +97,9 @@ def test_the_alltoall_dispatcher_sorts_the_received_tokens_by_local_expert():
     tokens = 2 * m.s
     alltoall = layer_cost(m, _sharding("alltoall"), 2, True, ops, comm, k)
     flex = layer_cost(m, _sharding("flex"), 2, True, ops, comm, k)
-    sort_s = ops.memory(tokens * m.topk * m.h * 2 * 2 * ACT_BYTES)  # two sorts, read + write, bf16
+    # two sorts, read + write, bf16, of the rows the busiest GPU of the EP group receives
+    busiest = routed_load(m, _sharding("alltoall"), tokens, ops.ac.gemm_tile_m, k).load_factor
+    sort_s = ops.memory(tokens * m.topk * m.h * 2 * 2 * ACT_BYTES * busiest)
     assert alltoall.fwd.busy["compute"] - flex.fwd.busy["compute"] == pytest.approx(sort_s, rel=1e-6)
     assert alltoall.bwd.busy["compute"] - flex.bwd.busy["compute"] == pytest.approx(sort_s, rel=1e-6)
     for ep in (128, 1):  # one local expert, or no all-to-all: nothing to sort

@@ -18,6 +18,7 @@ from typing import Callable
 from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape, core_attention_flops_per_token
+from .moe import ExpertLoad, domains_reached, expert_load
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
 KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
@@ -71,6 +72,13 @@ class Sharding:
     moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
     ep_domains: float = 1.0  # scale-up domains (NVLink domains, else servers) one EP group spans
     framework: str = "megatron"  # megatron | nemo (fused kernels) | torchtitan | deepspeed (eager elementwise)
+    moe_balance: str = "forced"  # router balance: forced (benchmark), aux_loss, bias, none (engine/moe.py)
+    moe_capacity_factor: float | None = None  # Megatron --moe-expert-capacity-factor (None: dropless)
+    moe_pad_to_capacity: bool = False  # Megatron --moe-pad-expert-input-to-capacity
+    ep_overlap_share: float = 1.0  # forwards the EP overlap pairs with a backward (moe.ep_overlap_share)
+    router_groups: tuple[int, int] = (0, 0)  # group-limited routing: (groups, groups per token)
+    dispatch_fwd_bytes: float = ACT_BYTES  # bytes per element of the forward dispatch (moe.wire_bytes)
+    combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
 
     @property
     def eager(self) -> bool:
@@ -78,16 +86,16 @@ class Sharding:
         return self.framework in ("torchtitan", "deepspeed")
 
 
-def flex_dedup(topk: int, domains: float) -> float:
+def flex_dedup(topk: int, domains: float, groups: int = 0, group_topk: int = 0) -> float:
     """Share of the all-to-all's cross-domain bytes a domain-aware dispatcher (DeepEP, HybridEP:
     Megatron --moe-token-dispatcher-type flex) still sends. A token whose top-k experts sit in
     several GPUs of one remote domain crosses the network once and is forwarded there over NVLink:
     with the experts spread evenly over D domains, a token reaches k (D-1)/D remote experts but only
-    (D-1)(1 - (1 - 1/D)^k) distinct remote domains (DeepSeek-V3 report, section 3.2.2)."""
+    (D-1)(1 - (1 - 1/D)^k) distinct remote domains (DeepSeek-V3 report, section 3.2.2); fewer with
+    group-limited routing (moe.domains_reached)."""
     if domains <= 1 or topk <= 0:
         return 1.0
-    d = float(domains)
-    return min(1.0, d * (1.0 - (1.0 - 1.0 / d) ** topk) / topk)
+    return min(1.0, domains_reached(topk, domains, groups, group_topk) / topk)
 
 
 def moe_sort_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstants) -> float:
@@ -103,6 +111,16 @@ def moe_sort_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstant
         return 0.0
     copies = tokens * m.topk / sh.tp  # routed token rows on this GPU (the layer's 1/t, as the permute above)
     return copies * m.h * k.moe_sort_bytes_per_element
+
+
+def routed_load(m: ModelShape, sh: Sharding, tokens: float, tile_m: int, k: EngineConstants) -> ExpertLoad:
+    """The busiest EP GPU's routed rows in one MoE layer (engine/moe.py): `tokens` of this GPU's
+    micro-batch, each GPU of the EP group routing its own."""
+    local_experts = max(1, m.experts // sh.ep)
+    rows_per_gpu = tokens * m.topk * sh.etp / sh.tp
+    group_tokens = tokens * sh.ep * sh.etp / sh.tp
+    return expert_load(m.experts, m.topk, sh.ep, rows_per_gpu, group_tokens, local_experts, sh.moe_balance,
+                       sh.moe_capacity_factor, sh.moe_pad_to_capacity, tile_m, k)
 
 
 def cp_ring_merge_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstants) -> tuple[float, float]:
@@ -232,12 +250,14 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     gemms = attention_gemms(m, T, t)  # QKV (or MLA's down/up projections), output projection
     n_attn = len(gemms)
     expert_gemms: list[tuple[float, float, float, float]] = []  # (M, N, K, count)
+    load = routed_load(m, sh, T, ops.ac.gemm_tile_m, k) if moe else ExpertLoad(1.0, 0.0, 0.0, 0.0)
     if moe:
         gemms.append((T, m.experts, m.h))  # router (replicated)
         if m.f_shared:
             gemms += [(T, m.f_shared * (m.phi - 1) / t, m.h), (T, m.h, m.f_shared / t)]
         local_experts = max(1, m.experts // sh.ep)
-        tokens_per_expert = T * m.topk * sh.etp * sh.ep / (t * m.experts)
+        # rows of each local expert on the busiest GPU of the EP group, in whole GEMM tiles
+        tokens_per_expert = T * m.topk * sh.etp * sh.ep / (t * m.experts) * load.gemm_factor
         expert_gemms = [(tokens_per_expert, m.f_expert * (m.phi - 1) / sh.etp, m.h, local_experts),
                         (tokens_per_expert, m.h, m.f_expert / sh.etp, local_experts)]
     else:
@@ -271,19 +291,19 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     else:
         attn_fwd, attn_bwd = unfused_attention(m, sh, micro_batch, ops)
 
-    width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if moe else m.f
+    width = (m.f_shared + m.f_expert * m.topk * sh.etp / t * load.load_factor) if moe else m.f
     act_bytes = (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t
     qk_norm = 2 * T * (m.heads * m.qk_dim + m.groups * m.qk_dim) * ACT_BYTES / t if m.qk_norm else 0.0
     norm_factor, act_factor = (k.eager_norm_slowdown, k.eager_activation_slowdown) if sh.eager else (1.0, 1.0)
     mem_fwd = ops.memory(norm_factor * (11 * X_sp + qk_norm) + act_factor * act_bytes
-                         + (4 * T * m.h * ACT_BYTES * m.topk / t if moe else 0))
+                         + (4 * T * m.h * ACT_BYTES * m.topk / t * load.load_factor if moe else 0))
     mem_bwd = 2 * mem_fwd
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
         mem_fwd += ops.memory(merge_f)
         mem_bwd += ops.memory(merge_b)
     if moe:  # the alltoall dispatcher's chunk sorts: a pass each way in forward, mirrored in backward
-        sort_s = ops.memory(moe_sort_bytes(m, sh, T, k))
+        sort_s = ops.memory(moe_sort_bytes(m, sh, T, k) * load.load_factor)
         mem_fwd += sort_s
         mem_bwd += sort_s
 
@@ -318,11 +338,15 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             gathered = tokens * sh.ep * m.h * ACT_BYTES
             ep_f = ep_b = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
         else:
-            tokens_bytes = tokens * m.topk * m.h * ACT_BYTES
+            tokens_bytes = tokens * m.topk * m.h * ACT_BYTES * load.load_factor  # the busiest GPU's
             if sh.moe_dispatcher == "flex":  # sent once per remote domain, forwarded inside it
-                tokens_bytes *= flex_dedup(m.topk, sh.ep_domains)
+                tokens_bytes *= flex_dedup(m.topk, sh.ep_domains, *sh.router_groups)
             a2a = comm("ep", "all_to_all", tokens_bytes)
-            ep_f = ep_b = 2 * a2a  # dispatch + combine
+            # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
+            # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
+            wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
+            wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
+            ep_f, ep_b = wire_f + a2a, wire_b + a2a
     cp_f = cp_b = 0.0
     cp_exposed_f = cp_exposed_b = 0.0  # CP traffic that cannot run under attention
     if c > 1:
@@ -370,11 +394,12 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     if sh.ep_comm_overlap:
         # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
         # backward of another: each dispatch/combine runs under the other's compute, so only the
-        # first of its pieces and what the paired compute cannot cover stay exposed.
-        e, h = _overlapped(ep_f, bwd_compute)
-        fwd.busy["ep_comm"], fwd.hidden["ep_comm"] = e, h
-        e, h = _overlapped(ep_b, fwd_compute)
-        bwd.busy["ep_comm"], bwd.hidden["ep_comm"] = e, h
+        # first of its pieces and what the paired compute cannot cover stay exposed; the warm-up
+        # forwards and cool-down backwards have no partner (ep_overlap_share).
+        for ph, comm_s, window in ((fwd, ep_f, bwd_compute), (bwd, ep_b, fwd_compute)):
+            _, h = _overlapped(comm_s, window)
+            h *= sh.ep_overlap_share
+            ph.busy["ep_comm"], ph.hidden["ep_comm"] = comm_s - h, h
     else:
         fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
 

@@ -253,6 +253,17 @@ class EngineConstants:
         "backward; only with more than one local expert and EP > 1. Source: Megatron-LM "
         "megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher)",
         unit="bytes", minimum=0, maximum=1024)
+    moe_expert_load_cv_aux_loss: float = _c(
+        0.31, "Per-expert coefficient of variation of a trained router's load beyond sampling noise, with an "
+        "auxiliary load-balancing loss (Megatron --moe-router-load-balancing-type aux_loss, its default; also "
+        "taken for 'none'): the published maximal violation MaxVio_global = max load / mean - 1 = 0.72 over 64 "
+        "experts (Wang et al., 'Auxiliary-Loss-Free Load Balancing Strategy for Mixture-of-Experts', "
+        "arXiv:2408.15664, 1B model) divided by the expected maximum of 64 standard normals (2.34)",
+        unit="fraction", minimum=0, maximum=5)
+    moe_expert_load_cv_bias: float = _c(
+        0.017, "The same with DeepSeek's bias balancing (auxiliary-loss-free, Megatron "
+        "--moe-router-enable-expert-bias): MaxVio_global 0.04 over 64 experts (same paper) / 2.34",
+        unit="fraction", minimum=0, maximum=5)
     embedding_grad_bytes_per_element: float = _c(
         12.0, "HBM bytes per element of the input embedding's vocabulary shard (vocab / TP x hidden) in each "
         "micro-batch's backward: PyTorch's embedding_dense_backward writes a dense BF16 gradient (zero-fill 2, "

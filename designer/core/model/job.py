@@ -29,6 +29,10 @@ NULL_TOKENIZER = "NullTokenizer"
 ATTENTION_BACKENDS = ("auto", "flash", "unfused")
 MOE_DISPATCHERS = ("allgather", "alltoall", "flex")
 MOE_FLEX_BACKENDS = ("deepep", "hybridep")
+# Megatron --moe-router-load-balancing-type
+MOE_BALANCING_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "none")
+# Megatron --moe-dispatch-fwd-dtype / --moe-combine-bwd-dtype
+MOE_WIRE_DTYPES = ("bf16", "mxfp8")
 CUDA_GRAPH_IMPLS = ("none", "local", "transformer_engine", "full_iteration")
 DP_SHARDING_STRATEGIES = ("no_shard", "optim", "optim_grads", "optim_grads_params")
 # Megatron-FSDP's sharding strategies are the ZeRO stages (Megatron-LM docs, megatron_fsdp).
@@ -92,6 +96,13 @@ class Workload:
                                              maximum=MAX_LAYERS)
     first_k_dense_replace: int | None = spec_field(None, doc="The first k layers stay dense", minimum=0,
                                                     maximum=MAX_LAYERS)
+    moe_router_num_groups: int | None = spec_field(
+        None, doc="Router expert groups for group-limited (node-limited) routing: each token picks its experts "
+        "from moe_router_group_topk of them (Megatron --moe-router-num-groups; DeepSeek-V3: 8)", minimum=1,
+        maximum=MAX_HEADS)
+    moe_router_group_topk: int | None = spec_field(
+        None, doc="Groups each token's experts come from (Megatron --moe-router-group-topk; DeepSeek-V3: 4 nodes)",
+        minimum=1, maximum=MAX_HEADS)
     global_batch_size: int | None = spec_field(None, doc="Samples per optimizer step", minimum=1,
                                                 maximum=MAX_BATCH)
     micro_batch_size: int | None = spec_field(None, doc="Samples per micro-batch per GPU", minimum=1,
@@ -189,6 +200,24 @@ class Parallelism:
     moe_router_force_load_balancing: bool | None = spec_field(None, doc="Benchmark routing forced to an even "
                                                               "expert load (Megatron "
                                                               "--moe-router-force-load-balancing)")
+    moe_router_load_balancing_type: str | None = spec_field(
+        None, doc="How a trained router is kept balanced (Megatron --moe-router-load-balancing-type; default "
+        "aux_loss): the busiest expert-parallel GPU sets each MoE layer's pace", enum=MOE_BALANCING_TYPES)
+    moe_router_enable_expert_bias: bool | None = spec_field(
+        None, doc="DeepSeek's auxiliary-loss-free bias balancing (Megatron --moe-router-enable-expert-bias): "
+        "a far more even expert load than an auxiliary loss")
+    moe_expert_capacity_factor: float | None = spec_field(
+        None, doc="Tokens an expert takes, as a multiple of its mean share; the rest are dropped (Megatron "
+        "--moe-expert-capacity-factor; absent: dropless)", exclusive_minimum=0, maximum=1024)
+    moe_pad_expert_input_to_capacity: bool | None = spec_field(
+        None, doc="With a capacity factor: every expert computes exactly its capacity (Megatron "
+        "--moe-pad-expert-input-to-capacity)")
+    moe_dispatch_fwd_dtype: str | None = spec_field(
+        None, doc="Data type the forward dispatch all-to-all sends (Megatron --moe-dispatch-fwd-dtype; default "
+        "bf16)", enum=MOE_WIRE_DTYPES)
+    moe_combine_bwd_dtype: str | None = spec_field(
+        None, doc="Data type the combine's backward all-to-all sends (Megatron --moe-combine-bwd-dtype; default "
+        "bf16)", enum=MOE_WIRE_DTYPES)
     moe_grouped_gemm: bool | None = spec_field(None, doc="A rank's experts run as one grouped GEMM (Megatron "
                                                "--moe-grouped-gemm)")
     overlap_moe_expert_parallel_comm: bool | None = spec_field(None, doc="Hide the EP all-to-all behind another "

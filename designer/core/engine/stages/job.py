@@ -92,9 +92,11 @@ def job_warnings(job: Job, hw: Hardware) -> list[str]:
                         f"{job.shape.precision}: costed in {job.shape.precision} (set workload precision: fp8)")
     warnings += _tp_domain_warnings(job, hw)
     warnings += _unmodelled_key_warnings(job)
-    if job.shape.experts and not job.parallelism.moe_router_force_load_balancing:
-        warnings.append("expert routing is costed as balanced (every expert gets its share of the tokens, as "
-                        "moe_router_force_load_balancing gives); a trained router leaves some experts busier")
+    par = job.parallelism
+    if job.shape.experts and not par.moe_router_force_load_balancing and par.moe_router_load_balancing_type == "none" \
+            and not par.moe_router_enable_expert_bias:
+        warnings.append("moe_router_load_balancing_type none: the expert load is costed as uneven as with an "
+                        "auxiliary loss, a lower bound for a router left unbalanced")
     return warnings
 
 

@@ -11,6 +11,7 @@ from ..bounded_memo import remember
 from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
+from ..moe import ep_overlap_share, wire_bytes
 from .job import Hardware, Job
 from .layout import Layout
 
@@ -29,11 +30,27 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
     flash = uses_flash_attention(hw.ac, par.attention_backend)
     return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
                     par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3,
-                    ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm),
+                    # DualPipe pairs forward and backward chunks to hide the all-to-all by design
+                    ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm) or par.pipeline_schedule == "dualpipe",
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
                     moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
-                    framework=par.framework or "megatron")
+                    framework=par.framework or "megatron", moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
+                    moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity),
+                    ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp, par.pipeline_schedule),
+                    router_groups=(job.workload.moe_router_num_groups or 0, job.workload.moe_router_group_topk or 0),
+                    dispatch_fwd_bytes=wire_bytes(par.moe_dispatch_fwd_dtype),
+                    combine_bwd_bytes=wire_bytes(par.moe_combine_bwd_dtype))
+
+
+def router_balance(par) -> str:
+    """How evenly the router spreads tokens (engine/moe.py): forced for benchmarks, DeepSeek's bias
+    balancing, or Megatron's default auxiliary loss (also taken for sinkhorn and none)."""
+    if par.moe_router_force_load_balancing:
+        return "forced"
+    if par.moe_router_enable_expert_bias:
+        return "bias"
+    return "none" if par.moe_router_load_balancing_type == "none" else "aux_loss"
 
 
 def ep_domain_span(comm) -> float:

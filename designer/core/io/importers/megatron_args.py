@@ -146,6 +146,12 @@ def _scalar(text: str, kind, name: str, where: str, line: int):
             hint = (f"{text} is not assigned in the script: set it (e.g. {text.lstrip('${').rstrip('}')}=8) "
                     f"or write the number" if text.startswith("$") else f"e.g. {name} 8")
             raise DesignerError([_problem(f"{name} {text!r}: expected a whole number", where, line, hint)]) from None
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise DesignerError([_problem(f"{name} {text!r}: expected a number", where, line,
+                                          f"e.g. {name} 1.25")]) from None
     return text
 
 
