@@ -38,6 +38,36 @@ def bus_factor(primitive: str, n: int) -> float:
     return 1.0
 
 
+def _btree_parent(rank: int, nranks: int) -> int:
+    """Parent of `rank` in NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): -1 for the root 0."""
+    if rank == 0:
+        return -1
+    bit = 1
+    while bit < nranks and not bit & rank:
+        bit <<= 1
+    up = (rank ^ bit) | (bit << 1)
+    return up if up < nranks else rank ^ bit
+
+
+def dtree_max_edges(n_nodes: int) -> int:
+    """The most tree edges one node has over NCCL's double binary tree between `n_nodes` servers.
+
+    Each of the two trees carries half the buffer, and a node sends (and receives) its half once per
+    edge: to its parent (reduce) and to each child (broadcast). So the busiest node's NICs carry
+    S x edges / 2 each way: S on 2 nodes, 1.5 S on 3, 2 S on 4 or more, where a ring carries
+    2 (n-1)/n S. The second tree mirrors the first (rank N-1-r) for an even count and shifts it by
+    one for an odd count (trees.cc, ncclGetDtree)."""
+    if n_nodes <= 1:
+        return 0
+    degree = [0] * n_nodes
+    for r in range(1, n_nodes):
+        degree[r] += 1
+        degree[_btree_parent(r, n_nodes)] += 1
+    if n_nodes % 2:
+        return max(degree[r] + degree[(r - 1) % n_nodes] for r in range(n_nodes))
+    return max(degree[r] + degree[n_nodes - 1 - r] for r in range(n_nodes))
+
+
 @dataclass
 class GroupShape:
     """How the groups of one dimension sit on the fabric, vectorised over groups."""
@@ -409,6 +439,7 @@ class CollectiveModel:
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
         self._latency: dict[tuple, float] = {}  # _latency_s
+        self._hierarchical_memo: bool | None = None  # _hierarchical
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -734,8 +765,8 @@ class CollectiveModel:
             for algorithm_name in self._algorithms(primitive, N, groups, algorithm):
                 for protocol in self._protocols(algorithm_name, size_bytes):
                     lat = self._latency_s(algorithm_name, protocol, primitive, n, N, tier, size_bytes)
-                    t_scale, t_net = self._bandwidth(algorithm_name, protocol, primitive, N, n,
-                                                     scale_in, net_in, size_bytes, bus_bytes)
+                    t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
+                                                               scale_in, net_in, size_bytes, bus_bytes)
                     if alike is not None:
                         i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
                     else:
@@ -743,11 +774,13 @@ class CollectiveModel:
                         i = int(np.argmax(both))
                         both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
                     total = lat + both
-                    if best is None or total < best[0]:
-                        best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound)
+                    # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
+                    estimate = total if believed is None or algorithm != "auto" else lat + float(np.max(believed))
+                    if best is None or estimate < best[7]:
+                        best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
-        total, algo, proto, lat, bw, group, net_bound = worst
+        total, algo, proto, lat, bw, group, net_bound, _ = worst
         f = self.fabric
         if net_bound and code[group] > 0:
             resource, links = self._resource_name(int(code[group]), int(res[group]))
@@ -834,19 +867,29 @@ class CollectiveModel:
         return ["LL", "LL128", "Simple"]
 
     def _bandwidth(self, algorithm, protocol, primitive, N, n, scale_t, net_t, size, bus_bytes):
-        """(scale-up seconds, network seconds) per group for this algorithm and protocol."""
+        """(scale-up seconds, network seconds, NCCL's own estimate of the larger of them or None when
+        it is the same) per group for this algorithm and protocol. NCCL chooses by its estimate
+        (src/graph/tuning.cc); the collective then takes the physical time."""
         k = self.k
+        g = max(n // max(N, 1), 1)  # members per server (NVLink domain)
         if algorithm == "nvls":
-            # Each GPU sends its buffer to the switch once and receives the result once, at the
-            # NVLS rate; across servers the NICs carry the ring's share.
-            per_gpu_Bps = self._nvls_rate()
-            t_scale = size / per_gpu_Bps  # a float for a class of alike groups (_uniform_classes)
+            # Each GPU moves (1 + 1/g) S through the switch at its NVLS rate (constants: nvls_efficiency).
+            t_scale = size * (1 + 1 / g) / self._nvls_rate()  # a float for a class of alike groups
             if isinstance(scale_t, np.ndarray):
                 t_scale = np.full_like(scale_t, t_scale)
-            return t_scale, net_t * bus_bytes
+            if N == 1:
+                return t_scale, net_t * 0.0, None
+            # NVLS_TREE: the servers' reduced shards go over NCCL's double binary tree of NICs.
+            t_scale = t_scale / k.nvls_tree_efficiency
+            t_net = net_t * size * dtree_max_edges(N) / 2
+            # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
+            believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
+            return t_scale, t_net, believed
         proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
                        "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency
         proto_net = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}[protocol]
+        if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
+            return self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
         t_scale = scale_t * bus_bytes / proto_scale
         t_net = net_t * bus_bytes / proto_net
         if algorithm == "tree":
@@ -854,10 +897,40 @@ class CollectiveModel:
             t_net = t_net / k.nccl_tree_bandwidth_factor
         elif algorithm == "collnet":
             t_net = t_net * 0.5 * N / max(N - 1, 1)  # each NIC sends and receives its share once
-        return t_scale, t_net
+        return t_scale, t_net, None
+
+    def _tree_bandwidth(self, N, g, scale_t, net_t, size, proto_scale, proto_net):
+        """NCCL's tree all-reduce across servers: a chain through the GPUs of each server (every GPU
+        inside the chain receives and sends the buffer once up, reducing, and once down, broadcasting:
+        2 S each way; S with 2 GPUs), and the double binary tree between servers, whose busiest node's
+        NICs carry S x edges / 2 each way (dtree_max_edges), against the ring's 2 (n-1)/n S."""
+        k = self.k
+        intra_share = (g - 1) / g  # the ring's share of its bus bytes on the scale-up links (_unit_times)
+        chain_bytes = 0.0 if g == 1 else size * (2.0 if g > 2 else 1.0)
+        per_byte = scale_t / intra_share if g > 1 else scale_t * 0.0  # seconds per byte through one GPU's links
+        t_scale = per_byte * chain_bytes / proto_scale / k.nccl_tree_bandwidth_factor
+        t_net = net_t * size * dtree_max_edges(N) / 2 / proto_net
+        # tuning.cc: tree busBw = nChannels x (nNodes <= 2 ? bwIntra : bwInter) x 0.92, and algbw = busBw / 2
+        ring_bus_rate = per_byte if N <= 2 else np.maximum(scale_t, net_t)
+        believed = size * ring_bus_rate / (0.5 * k.nccl_tree_bandwidth_factor) / proto_net
+        return t_scale, t_net, believed
+
+    def _hierarchical(self) -> bool:
+        """Whether every group holds the same number of GPUs on each server, joined by a switch
+        (NVSwitch or NVLink trays): NCCL's tree then chains them inside each server."""
+        hit = self._hierarchical_memo
+        if hit is None:
+            f, sh = self.fabric, self.shape
+            first = f.gpu_node[sh.members[:, 0]]
+            hit = self._hierarchical_memo = bool(sh.per_node > 0 and np.all(
+                kind_mask(f, "node_scale_up_kind", "nvswitch")[first]))
+        return hit
 
     def _nvls_rate(self) -> float:
+        """Per GPU, the rate NVLS moves its bytes at: the line rate times its board's (or its NVLink
+        domain's) NVLS efficiency; the slowest of the groups' servers."""
         f = self.fabric
         nodes = f.gpu_node[self.shape.members[:, 0]]
-        line = float(np.min(f.node_scale_up_Bps[nodes] / f.node_scale_up_efficiency[nodes]))
-        return line * self.k.nvls_efficiency
+        line = f.node_scale_up_Bps[nodes] / f.node_scale_up_efficiency[nodes]
+        eff = f.node_nvls_efficiency[nodes] if f.node_nvls_efficiency is not None else self.k.nvls_efficiency
+        return float(np.min(line * eff))

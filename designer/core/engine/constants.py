@@ -91,6 +91,14 @@ class AcceleratorConstants:
         512.0, "Accelerator <-> host memory bandwidth per direction, Gb/s, for activation offloading: PCIe "
         "Gen5 x16 (64 GB/s); Grace-Blackwell parts override it with NVLink-C2C",
         unit="Gb/s", minimum=1, maximum=100_000)
+    nvls_link_efficiency: float = _c(
+        0.0, "NVLS all-reduce rate / one-way line rate on this accelerator's NVSwitch board, as the engine's "
+        "nvls_efficiency (which 0 keeps): B200 0.605 (8x B200, 6 GPUs: busbw 778.2, stas00/ml-engineering), "
+        "B300 0.604 (8x B300: algbw 483, nccl#2140)", unit="fraction", minimum=0, maximum=1.0)
+    nvls_domain_efficiency: float = _c(
+        0.0, "NVLS all-reduce rate / one-way line rate when the NVLink domain spans several servers through "
+        "NVLink switch trays (NVL72); 0: as nvls_link_efficiency. GB200 NVL72, 72 GPUs at 8 GB: algbw 423.2 "
+        "(busbw 834.6; coreweave/nccl-tests pull 43) x 73/72 / 900 = 0.477", unit="fraction", minimum=0, maximum=1.0)
     scale_up_efficiency: float = _c(
         0.0, "Ring busbw / scale-up line rate measured on this accelerator's own links (NVLink 5: about 0.75, "
         "673-680 of 900 GB/s); 0: the engine-wide nvlink_efficiency", unit="fraction", minimum=0, maximum=1.0)
@@ -114,8 +122,16 @@ class EngineConstants:
     nvlink_ll128_efficiency: float = _c(
         0.70, "NCCL LL128 protocol busbw / line rate on NVLink; fitted to the same curve (4-16 MB)", **FRACTION)
     nvls_efficiency: float = _c(
-        0.59, "NVLS all-reduce: per-GPU send (= receive) rate / line rate; 275 GB/s algbw of 450 "
-        "(nccl-tests#212: ~480 GB/s busbw on 8 H100)", **FRACTION)
+        0.6875, "NVLS all-reduce on an NVLink 4 board (H100/H200, third-generation NVSwitch): the rate each "
+        "GPU moves its (1 + 1/g) x S bytes at (multimem.ld_reduce of its 1/g shard reads S from it; the "
+        "multimem.st of the result writes S/g), over the one-way line rate. 8 H100: algbw 275 GB/s "
+        "(nccl-tests#212, nccl#2140) x 9/8 / 450 = 0.6875; 4 H100: busbw 370 (nccl#1455), algbw 247 x 5/4 / 450 "
+        "= 0.685. An accelerator's nvls_link_efficiency replaces it", **FRACTION)
+    nvls_tree_efficiency: float = _c(
+        0.94, "NVLS_TREE (NVLS inside each server, a tree of NICs between them): its NVLS stage's rate / NVLS's "
+        "inside one server, when the network is not the limit. 2 x 8 H100: busbw 470 against 480 on one "
+        "(nccl-tests#309), algbw 250.7 / 274.3 = 0.914; 2 x 8 H200: 488.8 at 9.7 GB (nccl-tests#256) against "
+        "475 on one (nccl-tests#272), 260.7 / 271.4 = 0.96; their mean", **FRACTION)
     pcie_efficiency: float = _c(0.80, "PCIe achievable / line rate (TLP and DLLP overhead; SimAI H100_PCIE_BW 64 x 0.8)",
         **FRACTION)
     host_bounce_efficiency: float = _c(
@@ -140,10 +156,11 @@ class EngineConstants:
     nccl_nvlink_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
-        "nvls": {"Simple": 60.0}, "collnet": {"Simple": 3.7}},
+        "nvls": {"Simple": 80.0}, "collnet": {"Simple": 3.7}},
         "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
-                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 60 (NCCL 23; the measured curve carries ~60 us "
-                  "of fixed cost, NVLS's pipeline fill, from 16 MB to 16 GB)", unit="us", minimum=0, maximum=100_000)
+                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 80 (NCCL 23; with NVLS moving (1 + 1/g) S per GPU at "
+                  "nvls_efficiency, the measured curve carries ~80 us of fixed cost, NVLS's pipeline fill, "
+                  "from 16 MB to 16 GB)", unit="us", minimum=0, maximum=100_000)
     nccl_net_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},

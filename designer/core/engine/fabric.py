@@ -84,6 +84,8 @@ class Fabric:
     warnings: list[str] = field(default_factory=list)
     # scale-up island of each GPU: its NVLink domain (all GPUs of the domain's trays), else its server
     gpu_domain_index: np.ndarray | None = None
+    # per node: NVLS all-reduce rate / line rate (its board's, or its NVLink domain's across switch trays)
+    node_nvls_efficiency: np.ndarray | None = None
 
     @property
     def num_gpus(self) -> int:
@@ -175,6 +177,15 @@ def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
     return node_domain[gpu_node]
 
 
+def _spans_servers(nodes) -> np.ndarray:
+    """Per node: whether its NVLink domain holds other servers too (switch trays join them, as in NVL72)."""
+    servers: dict[str, int] = {}
+    for n in nodes:
+        if n.nvlink_domain:
+            servers[n.nvlink_domain] = servers.get(n.nvlink_domain, 0) + 1
+    return np.array([servers.get(n.nvlink_domain, 0) > 1 if n.nvlink_domain else False for n in nodes], dtype=bool)
+
+
 def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     nodes = doc.nodes
     switches = doc.switches
@@ -206,6 +217,8 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     node_bw = np.zeros(len(nodes))
     node_eff = np.zeros(len(nodes))  # the efficiency node_bw carries (its line rate is node_bw / it)
     node_latency = np.zeros(len(nodes))  # collective library's extra fixed cost per call, us
+    node_nvls = np.zeros(len(nodes))  # NVLS efficiency on the server's own board
+    node_nvls_domain = np.zeros(len(nodes))  # ... and when its NVLink domain spans switch trays
     node_kind = []
     for i, n in enumerate(nodes):
         hit = accel_cache.get(n.accelerator)
@@ -218,6 +231,8 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_bw[i] = bw
         node_eff[i] = k.pcie_efficiency if kind == "pcie" else (ac.scale_up_efficiency or k.nvlink_efficiency)
         node_latency[i] = ac.collective_latency_us
+        node_nvls[i] = ac.nvls_link_efficiency or k.nvls_efficiency
+        node_nvls_domain[i] = ac.nvls_domain_efficiency or node_nvls[i]
         node_kind.append(kind)
 
     n_links = len(links)
@@ -294,6 +309,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         link_cap_Bps=link_cap, has_core=False,
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
+    fabric.node_nvls_efficiency = np.where(_spans_servers(nodes), node_nvls_domain, node_nvls)
     fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
     fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff)
     fabric._host_bounce = k.host_bounce_efficiency
