@@ -106,7 +106,7 @@ def cmd_catalog(args) -> int:
               f"{a.scale_up_gbps:>7g} Gb/s {a.scale_up}")
     print("\nNICs")
     for n in cat.nics.values():
-        print(f"  {n.name:24} {n.kind:11} {n.gbps:>5g} Gb/s   aliases: {', '.join(n.aliases)}")
+        print(f"  {n.name:25} {n.kind:11} {n.gbps:>5g} Gb/s  {n.transport:10}  aliases: {', '.join(n.aliases)}")
     print("\nSwitches")
     for s in cat.switches.values():
         print(f"  {s.name:24} {s.kind:11} {s.radix:>3} x {s.port_gbps:g} Gb/s  {s.latency_us:g} us"
@@ -136,7 +136,7 @@ def cmd_generate(args) -> int:
                 nodes=args.nodes, gpu=args.gpu, gpus_per_node=args.gpus_per_node, nics_per_node=args.nics_per_node,
                 nic_gbps=args.nic_gbps, fabric=args.fabric, tiers=args.tiers, switch_radix=args.switch_radix,
                 oversubscription=args.oversubscription, rail_optimized=args.rail_optimized,
-                nvlink_domain_gpus=args.nvlink_domain_gpus,
+                nvlink_domain_gpus=args.nvlink_domain_gpus, nic_model=args.nic_model,
             )
         except FatTreeError as exc:
             progress.clear()
@@ -705,6 +705,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--nics-per-node", type=_positive_int, default=8)
     g.add_argument("--nic-gbps", type=_positive_float, default=400.0, help="NIC and switch port line rate")
     g.add_argument("--fabric", choices=("infiniband", "ethernet"), default="infiniband")
+    g.add_argument("--nic-model", default=None,
+                   help="catalog NIC (designer catalog), e.g. EFA-v4-400G; default: the catalog's NIC of that kind and speed")
     g.add_argument("--tiers", type=int, choices=(2, 3), default=None, help="default: the fewest that fit")
     g.add_argument("--switch-radix", type=_positive_int, default=64, help="ports per switch")
     g.add_argument("--oversubscription", type=_positive_float, default=1.0,

@@ -349,20 +349,36 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
     slower than an ideal split (docs/research/cost-model.md section 6.3). `tier_flows`: the
     flows leaving each leaf (pod), from _tier_flows.
     """
-    ethernet = ethernet_tiers(fabric)[1 if pod else 0]
+    t = 1 if pod else 0
+    hashed, sprayed = ethernet_tiers(fabric)[t], sprayed_tiers(fabric)[t]
     cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
     flows = tier_flows * max(1, k.ecmp_qps_per_connection)
-    eff = np.where(ethernet, 1.0 / ecmp_collision(flows, cables), k.infiniband_adaptive_routing_efficiency)
-    return eff
+    routed = np.where(sprayed, k.packet_spraying_efficiency, k.infiniband_adaptive_routing_efficiency)
+    return np.where(hashed, 1.0 / ecmp_collision(flows, cables), routed)
 
 
 def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
-    """Which leaves, and which pods, hash their up-link traffic (Ethernet ECMP) rather than route it
-    adaptively (InfiniBand): a pod is Ethernet when one of its switches is."""
+    """Which leaves, and which pods, hash their up-link traffic (RoCE ECMP: one path per flow) rather
+    than route it adaptively (InfiniBand) or spray it per packet (Spectrum-X, EFA's SRD, Pollara): an
+    Ethernet leaf with a hashing NIC under it; a pod is hashed when one of its leaves is."""
     leaf = kind_mask(fabric, "switch_fabric", "ethernet")
+    if fabric.switch_hashes is not None:
+        leaf = leaf & fabric.switch_hashes
+    return leaf, _pods_of(fabric, leaf)
+
+
+def sprayed_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+    """Which Ethernet leaves and pods carry only per-packet-sprayed (or adaptively routed) NIC traffic."""
+    ethernet = kind_mask(fabric, "switch_fabric", "ethernet")
+    hashed_leaf, hashed_pod = ethernet_tiers(fabric)
+    leaf = ethernet & ~hashed_leaf
+    return leaf, _pods_of(fabric, leaf) & ~hashed_pod
+
+
+def _pods_of(fabric: Fabric, switches: np.ndarray) -> np.ndarray:
     pod = np.zeros(len(fabric.pod_up_Bps), dtype=bool)
-    pod[fabric.switch_pod[leaf & (fabric.switch_pod >= 0)]] = True
-    return leaf, pod
+    pod[fabric.switch_pod[switches & (fabric.switch_pod >= 0)]] = True
+    return pod
 
 
 def kind_mask(fabric: Fabric, field_name: str, kind: str) -> np.ndarray:
@@ -667,6 +683,15 @@ class CollectiveModel:
             self._library_us = float(self.fabric.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
         return self._library_us
 
+    def _message_latency_us(self) -> float:
+        """What the group's NICs add per network step beyond NCCL's InfiniBand figures (EFA's SRD)."""
+        if not hasattr(self, "_message_us"):
+            f = self.fabric
+            nodes = f.gpu_node[self.shape.members.ravel()]
+            extra = f.node_message_latency_us
+            self._message_us = float(extra[nodes].max()) if extra is not None and nodes.size else 0.0
+        return self._message_us
+
     def _switch_latency_us(self) -> float:
         if not hasattr(self, "_switch_us"):  # a switch's latency is part of the fabric's shape
             f = self.fabric
@@ -693,7 +718,8 @@ class CollectiveModel:
         hops = {0: 0, 1: 1, 2: 3, 3: 5}[tier]
         library_us = self._library_latency_us()
         switch_us = self._switch_latency_us()
-        inter = net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
+        inter = (net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
+                 + self._message_latency_us())
         if primitive == "all_reduce":
             steps = 2 * (n - 1)
             inter_steps = 2 * N if N > 1 else 0

@@ -144,6 +144,21 @@ class EngineConstants:
         0.92, "RoCE NIC achievable / line rate (RoCEv2 headers, PFC/ECN pauses); Baidu/Meta report 90-95%", **FRACTION)
     infiniband_adaptive_routing_efficiency: float = _c(
         0.97, "InfiniBand adaptive routing spreads flows over equal-cost up-links almost ideally", **FRACTION)
+    packet_spraying_efficiency: float = _c(
+        0.95, "Usable share of Ethernet up-link capacity when the NICs spread each flow's packets over every path "
+        "(Spectrum-X adaptive routing with reordering in the SuperNIC, EFA's SRD, Pollara's multipathing) instead "
+        "of hashing it onto one: NVIDIA Spectrum-X: 95 % effective bandwidth at scale against about 60 % for "
+        "hashed RoCE (NVIDIA Spectrum-X networking platform overview)", **FRACTION)
+    srd_nic_efficiency: float = _c(
+        0.955, "AWS EFA (SRD) achievable / line rate for NCCL's large messages: 4 x p6-b200, 8 x 400G EFA v4 per "
+        "server, ring all-reduce busbw 381.8 GB/s at 16 GiB of the 400 GB/s of a server's NICs (stas00/ml-engineering "
+        "network README; tests/validation/data, MLENG-B200-EFA-AR-32): no PFC pauses, SRD retransmits per packet",
+        **FRACTION)
+    srd_message_latency_us: float = _c(
+        80.0, "Latency EFA's SRD (libfabric and the aws-ofi-nccl plugin's proxy, a completion per message) adds per "
+        "network step beyond NCCL's InfiniBand hwLat[NET], us. Fitted to the one public EFA curve (4 x p6-b200, "
+        "32 ranks, 32 KiB-16 GiB, MLENG-B200-EFA-AR-32: its 256 KiB-8 MiB floor of 360-460 us against 60-100 us "
+        "on InfiniBand); 2-server small all-reduces then take about 190 us", unit="us", minimum=0, maximum=10_000)
     ecmp_qps_per_connection: int = _c(
         4, "Queue pairs (flows) per NCCL connection on RoCE (NCCL_IB_QPS_PER_CONNECTION); more flows, "
         "fewer ECMP hash collisions", unit="queue pairs", minimum=1, maximum=1024)

@@ -86,6 +86,11 @@ class Fabric:
     gpu_domain_index: np.ndarray | None = None
     # per node: NVLS all-reduce rate / line rate (its board's, or its NVLink domain's across switch trays)
     node_nvls_efficiency: np.ndarray | None = None
+    # per node: its NICs' transport (catalog NIC_TRANSPORTS) and the latency it adds per network step, us
+    node_transport: list[str] | None = None
+    node_message_latency_us: np.ndarray | None = None
+    # per switch: some NIC under it hashes its flows onto one path each (RoCE ECMP); None: every Ethernet one
+    switch_hashes: np.ndarray | None = None
 
     @property
     def num_gpus(self) -> int:
@@ -175,6 +180,22 @@ def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
         key = n.nvlink_domain or f"\0server {i}"
         node_domain[i] = index.setdefault(key, len(index))
     return node_domain[gpu_node]
+
+
+def node_transports(nodes, catalog: Catalog) -> list[str]:
+    """Each server's NIC transport: its catalog NIC's (nic_model), else its NIC kind's (InfiniBand, or
+    RoCE on Ethernet)."""
+    cache: dict[tuple, str] = {}
+    out = []
+    for n in nodes:
+        key = (n.nic_model, n.nic_kind)
+        hit = cache.get(key)
+        if hit is None:
+            name = catalog.resolve("nics", n.nic_model) if n.nic_model else None
+            hit = cache[key] = (catalog.nics[name].transport if name else
+                                "infiniband" if n.nic_kind == "infiniband" else "roce")
+        out.append(hit)
+    return out
 
 
 def _spans_servers(nodes) -> np.ndarray:
@@ -311,7 +332,16 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
     fabric.node_nvls_efficiency = np.where(_spans_servers(nodes), node_nvls_domain, node_nvls)
     fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
-    fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff)
+    transport = node_transports(nodes, catalog)
+    srd = np.array([t == "srd" for t in transport], dtype=bool)
+    fabric.node_transport = transport
+    fabric.node_message_latency_us = np.where(srd, k.srd_message_latency_us, 0.0)
+    hashes = np.zeros(len(switches), dtype=bool)
+    roce_nic = np.array([t == "roce" for t in transport], dtype=bool)[nic_node] if len(nic_node) else np.zeros(0, bool)
+    hashes[nic_leaf[roce_nic & (nic_leaf >= 0)]] = True
+    fabric.switch_hashes = hashes
+    # the NIC's own efficiency where its transport has one (SRD), else its cable kind's
+    fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
     fabric._host_bounce = k.host_bounce_efficiency
 
     # ---- switch-to-switch links: up-links of leaves, pods, pod up-links ----
@@ -383,7 +413,7 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         base += x.accelerator_count
     fabric.gpu_slowdown = gpu_slow
     fabric.link_cap_Bps = link_cap
-    node_gbps, node_gdr, sw_gbps, link_eff = fabric._nic_line
+    node_gbps, node_gdr, sw_gbps, link_eff, node_nic_eff = fabric._nic_line
     has = fabric.nic_link >= 0
     cap = np.zeros(len(fabric.nic_link))
     li = fabric.nic_link[has]
@@ -391,7 +421,8 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     leaf = fabric.nic_leaf[has]
     line = np.minimum(np.minimum(bw[li], node_gbps[node]), sw_gbps[leaf] if len(sw_gbps) else np.inf)
     bounce = np.where(node_gdr[node], 1.0, fabric._host_bounce)
-    cap[has] = line * 1e9 / 8 * link_eff[li] * bounce / slowdown[li] * usable[li]
+    eff = np.where(node_nic_eff[node] > 0, node_nic_eff[node], link_eff[li])
+    cap[has] = line * 1e9 / 8 * eff * bounce / slowdown[li] * usable[li]
     fabric.nic_cap_Bps = cap
     up_links, up_owner = fabric._uplink
     fabric.leaf_up_Bps = np.bincount(up_owner, link_cap[up_links], minlength=len(fabric.switch_ids))

@@ -83,6 +83,16 @@ class Nic:
     sources: dict[str, str] = field(default_factory=dict)
     achievable_gbytes_per_s: float | None = None  # measured (or estimated) per NIC per direction, GB/s
     default: bool = True  # the NIC the generator picks for its (kind, gbps); false for e.g. AWS EFA
+    # how its traffic crosses the fabric (NIC_TRANSPORTS): the engine's up-link sharing, NIC efficiency
+    # and per-message latency follow it
+    transport: str = "infiniband"
+
+
+# infiniband: adaptive routing in the switches; roce: RoCEv2 hashed onto one path per flow (ECMP);
+# spectrum-x: RoCE with per-packet adaptive routing and reordering in the SuperNIC; srd: AWS EFA's
+# Scalable Reliable Datagram, sprayed over many paths, delivered out of order; spray: per-packet
+# multipathing with reordering in the NIC (AMD Pollara, Ultra Ethernet)
+NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
 @dataclass(frozen=True)
@@ -234,6 +244,11 @@ def _accelerator(e: dict) -> Accelerator:
     )
 
 
+def _transport(e: dict) -> str:
+    """A NIC's transport (checked by catalog_checks); by default its kind's: InfiniBand, or RoCE on Ethernet."""
+    return e.get("transport") or ("infiniband" if e["kind"] == "infiniband" else "roce")
+
+
 def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
     accelerators = {e["name"]: _accelerator(e) for e in _entries(directory / "accelerators.yaml", "accelerators")}
     nics = {}
@@ -243,6 +258,7 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
             name=e["name"], kind=e["kind"], gbps=float(e["gbps"]), aliases=tuple(e.get("aliases", ())),
             sources=dict(e.get("sources", {})), default=bool(e.get("default", True)),
             achievable_gbytes_per_s=float(achievable) if achievable is not None else None,
+            transport=_transport(e),
         )
     switches = {}
     for e in _entries(directory / "switches.yaml", "switches"):

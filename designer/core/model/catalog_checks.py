@@ -156,6 +156,9 @@ def _nic(e: _Entry) -> None:
             e.add("achievable_gBps", "above the line rate (gbps / 8)", "give gigaBYTES per second per direction")
     if not isinstance(n.get("default", True), bool):
         e.add("default", "default is not true or false", "write default: false for a NIC the generator never picks")
+    transports = ("infiniband", "roce", "spectrum-x", "srd", "spray")  # catalog.NIC_TRANSPORTS
+    if "transport" in n and n["transport"] not in transports:
+        e.add("transport", f"unknown transport {n['transport']!r}", f"use one of {', '.join(transports)}")
     _sources(e, NIC_FIGURES)
 
 
