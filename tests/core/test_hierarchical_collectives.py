@@ -93,3 +93,24 @@ def test_b200_board_nvls_as_measured(tmp_path):
     rows = nccl_rows(tmp_path, ["--nodes", "1", "--gpu", "B200"], num_gpus=6, algo="nvls", min_bytes="8G",
                      max_bytes="8G")
     assert rows[8 << 30]["busbw"] == pytest.approx(778.2, rel=0.03)
+
+
+ONE_GPU_SERVERS = ["--nodes", "64", "--gpu", "H100", "--gpus-per-node", "1", "--nics-per-node", "1"]
+
+
+def test_pat_for_all_gather_with_one_gpu_per_server(tmp_path):
+    """NCCL 2.23+ runs all-gather and reduce-scatter with one GPU per server as PAT (log2 steps, tuning.cc:
+    log2(nNodes) x interLat / 3.5 + nRanks x 2.8 us): at 1 MiB on 64 servers it beats the ring's 63 network
+    steps; NCCL 2.21 (calibration nccl_version) has no PAT."""
+    current = nccl_rows(tmp_path, ONE_GPU_SERVERS, op="all_gather", min_bytes="1M", max_bytes="1M")[1 << 20]
+    ring = nccl_rows(tmp_path, ONE_GPU_SERVERS, op="all_gather", algo="ring", min_bytes="1M", max_bytes="1M")[1 << 20]
+    assert current["algorithm"] == "pat" and current["protocol"] == "Simple"
+    assert current["time_us"] < 0.85 * ring["time_us"]
+    path = tmp_path / "c.yaml"
+    code, out, err = run_cli("nccl", path, "--op", "all_gather", "--min-bytes", "1M", "--max-bytes", "1M", "--json",
+                             "--set", "calibration.nccl_version=2.21")
+    assert code == 0, err
+    assert json.loads(out)["designer_rows"][0]["algorithm"] == "ring"
+    code, _, err = run_cli("nccl", path, "--op", "all_gather", "--algo", "pat", "--set",
+                           "calibration.nccl_version=2.21")
+    assert code != 0 and "--algo pat is not available" in err and "use auto or ring" in err

@@ -23,7 +23,7 @@ from .constants import EngineConstants
 from .fabric import Fabric
 
 PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
-ALGORITHMS = ("ring", "tree", "nvls", "collnet")
+ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 PROTOCOLS = ("LL", "LL128", "Simple")
 
 
@@ -737,6 +737,8 @@ class CollectiveModel:
             lat = base + 2 * ((n / max(N, 1) - 1) * intra + math.log2(max(N, 1)) * inter)
         elif algorithm == "nvls":
             lat = base + intra + (2 * math.log2(N) * inter if N > 1 else 0)
+        elif algorithm == "pat":  # tuning.cc (2.23+): log2(nNodes) x interLat / 3.5 + nRanks x 2.8
+            lat = base + math.log2(max(N, 1)) * inter / 3.5 + n * k.nccl_pat_rank_latency_us
         else:  # collnet
             lat = base + 2 * (n / max(N, 1) - 1) * k.nccl_nvlink_step_latency_us["ring"]["LL128"] + inter
         return (lat + library_us) * 1e-6
@@ -867,14 +869,16 @@ class CollectiveModel:
         if primitive in ("send_recv", "all_to_all", "broadcast"):
             return ["ring"]
         options = ["ring"]
+        version = self.k.nccl_version
         if primitive == "all_reduce":
             options.append("tree")
-            if self.nvls_ok:
+            if self.nvls_ok and (version >= 2.18 or (N == 1 and version >= 2.17)):
                 options.append("nvls")
             if N > 1 and self._sharp(groups):
                 options.append("collnet")
-        elif self.nvls_ok and N == 1 and primitive in ("all_gather", "reduce_scatter"):
-            pass  # NVLS brings no bandwidth for AG/RS (nccl#1506)
+        elif primitive in ("all_gather", "reduce_scatter") and N > 1 and N == self.shape.members.shape[1] \
+                and version >= 2.23:
+            options.append("pat")  # one GPU per server (NCCL's ncclPatEnable); NVLS brings AG/RS no bandwidth (nccl#1506)
         if requested != "auto":
             return [requested] if requested in options else []
         return options
@@ -886,7 +890,7 @@ class CollectiveModel:
         return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
 
     def _protocols(self, algorithm: str, size: float) -> list[str]:
-        if algorithm in ("nvls", "collnet"):
+        if algorithm in ("nvls", "collnet", "pat"):
             return ["Simple"]
         if size > self.k.nccl_ll_max_bytes:
             return ["LL128", "Simple"]
@@ -918,6 +922,8 @@ class CollectiveModel:
             return self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
         t_scale = scale_t * bus_bytes / proto_scale
         t_net = net_t * bus_bytes / proto_net
+        if algorithm == "pat":  # the ring's bytes, in log2 steps of ever larger pieces, at 0.75 of its rate
+            return t_scale / k.nccl_pat_bandwidth_factor, t_net / k.nccl_pat_bandwidth_factor, None
         if algorithm == "tree":
             t_scale = t_scale / k.nccl_tree_bandwidth_factor
             t_net = t_net / k.nccl_tree_bandwidth_factor

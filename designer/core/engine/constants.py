@@ -166,12 +166,13 @@ class EngineConstants:
     nccl_base_latency_us: dict = _table(lambda: {
         "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4},
         "tree": {"LL": 6.8, "LL128": 14.0, "Simple": 0.0},
-        "nvls": {"Simple": 0.0}, "collnet": {"Simple": 0.0}},
-        "NCCL baseLat per algorithm and protocol, us (tuning.cc)", unit="us", minimum=0, maximum=100_000)
+        "nvls": {"Simple": 0.0}, "collnet": {"Simple": 0.0}, "pat": {"Simple": 8.0}},
+        "NCCL baseLat per algorithm and protocol, us (tuning.cc; PAT's 8 us base time as RCCL's port of it writes it)",
+        unit="us", minimum=0, maximum=100_000)
     nccl_nvlink_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
-        "nvls": {"Simple": 80.0}, "collnet": {"Simple": 3.7}},
+        "nvls": {"Simple": 80.0}, "collnet": {"Simple": 3.7}, "pat": {"Simple": 3.4}},
         "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
                   "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 80 (NCCL 23; with NVLS moving (1 + 1/g) S per GPU at "
                   "nvls_efficiency, the measured curve carries ~80 us of fixed cost, NVLS's pipeline fill, "
@@ -179,9 +180,18 @@ class EngineConstants:
     nccl_net_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},
-        "nvls": {"Simple": 18.0}, "collnet": {"Simple": 31.0}},
-        "NCCL hwLat[NET] per step, us (tuning.cc); the switch hops are added on top",
+        "nvls": {"Simple": 18.0}, "collnet": {"Simple": 31.0}, "pat": {"Simple": 14.0}},
+        "NCCL hwLat[NET] per step, us (tuning.cc; PAT takes the ring's Simple figure); the switch hops are added on top",
         unit="us", minimum=0, maximum=100_000)
+    nccl_version: float = _c(
+        2.27, "The NCCL release whose algorithms the engine offers, as major.minor (2.27 = 2.27.x, the current one "
+        "when written): NVLS from 2.17, NVLS_TREE from 2.18, PAT (all-gather and reduce-scatter with one GPU per "
+        "server) from 2.23 (NCCL release notes)", unit="version", minimum=2.0, maximum=99.0)
+    nccl_pat_rank_latency_us: float = _c(
+        2.8, "PAT's latency per rank, us: tuning.cc (2.23+) gives PAT log2(nNodes) x interLat / 3.5 + nRanks x 2.8 "
+        "('still a linear part')", unit="us", minimum=0, maximum=10_000)
+    nccl_pat_bandwidth_factor: float = _c(
+        0.75, "PAT bus bandwidth / ring's (tuning.cc: busBw x 0.75 for PAT)", **FRACTION)
     nccl_ll_max_bytes: int = _c(
         1 << 20, "Above this size NCCL's tuner stops choosing LL (its bandwidth cap makes it lose)",
         unit="bytes", minimum=0, maximum=1 << 40)
@@ -292,7 +302,7 @@ class EngineConstants:
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}
 ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConstants)}
 ACCEL_FIELDS = {f.name for f in dataclasses.fields(AcceleratorConstants)}
-TABLE_ALGORITHMS = ("ring", "tree", "nvls", "collnet")
+TABLE_ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 TABLE_PROTOCOLS = ("LL", "LL128", "Simple")
 CALIBRATION_PATH = ("spec", "calibration")
 
