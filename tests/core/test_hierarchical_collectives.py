@@ -114,3 +114,15 @@ def test_pat_for_all_gather_with_one_gpu_per_server(tmp_path):
     code, _, err = run_cli("nccl", path, "--op", "all_gather", "--algo", "pat", "--set",
                            "calibration.nccl_version=2.21")
     assert code != 0 and "--algo pat is not available" in err and "use auto or ring" in err
+
+
+def test_tree_between_two_servers_without_nvls_is_set_by_its_chain(tmp_path):
+    """2 x 8 A100 (no NVLS) on 16 x 100G RoCE: the ring is held to the NICs' 16 x 12.5 x 0.92 = 184 GB/s;
+    NCCL's tree sends S over the NICs (not 1.875 S) and chains the 8 GPUs of each server, 2 S through
+    each GPU's NVLink (300 GB/s x 0.82): busbw 1.875 x 246 / 2 = 231, above the NICs' rate."""
+    flags = ["--nodes", "2", "--gpu", "A100", "--nics-per-node", "16", "--nic-gbps", "100", "--fabric", "ethernet"]
+    chosen = nccl_rows(tmp_path, flags, min_bytes="8G", max_bytes="8G")[8 << 30]
+    ring = nccl_rows(tmp_path, flags, algo="ring", min_bytes="8G", max_bytes="8G")[8 << 30]
+    assert ring["busbw"] == pytest.approx(184, rel=0.01)
+    assert chosen["algorithm"] == "tree"
+    assert chosen["busbw"] == pytest.approx(1.875 * 300 * 0.82 / 2, rel=0.01)

@@ -935,12 +935,13 @@ class CollectiveModel:
         """NCCL's tree all-reduce across servers: a chain through the GPUs of each server (every GPU
         inside the chain receives and sends the buffer once up, reducing, and once down, broadcasting:
         2 S each way; S with 2 GPUs), and the double binary tree between servers, whose busiest node's
-        NICs carry S x edges / 2 each way (dtree_max_edges), against the ring's 2 (n-1)/n S."""
+        NICs carry S x edges / 2 each way (dtree_max_edges), against the ring's 2 (n-1)/n S. Both at the
+        links' own efficiencies: NCCL's 0.92 for the tree is its estimate (tuning.cc), which only chooses."""
         k = self.k
         intra_share = (g - 1) / g  # the ring's share of its bus bytes on the scale-up links (_unit_times)
         chain_bytes = 0.0 if g == 1 else size * (2.0 if g > 2 else 1.0)
         per_byte = scale_t / intra_share if g > 1 else scale_t * 0.0  # seconds per byte through one GPU's links
-        t_scale = per_byte * chain_bytes / proto_scale / k.nccl_tree_bandwidth_factor
+        t_scale = per_byte * chain_bytes / proto_scale
         t_net = net_t * size * dtree_max_edges(N) / 2 / proto_net
         # tuning.cc: tree busBw = nChannels x (nNodes <= 2 ? bwIntra : bwInter) x 0.92, and algbw = busBw / 2
         ring_bus_rate = per_byte if N <= 2 else np.maximum(scale_t, net_t)

@@ -198,7 +198,8 @@ class EngineConstants:
     nccl_ring_plateau_factor: float = _c(
         1.4, "Multi-node ring Simple latency multiplier for large messages (tuning.cc, Hopper)",
         unit="x", minimum=1, maximum=10)
-    nccl_tree_bandwidth_factor: float = _c(0.92, "Tree bandwidth / ring bandwidth (tuning.cc: busBw x 0.92)",
+    nccl_tree_bandwidth_factor: float = _c(0.92, "Tree bandwidth / ring bandwidth (tuning.cc: busBw x 0.92): NCCL's "
+        "estimate when it chooses; a tree between servers is costed on its links' own rates",
         **FRACTION)
     net_overhead_us: float = _c(
         1.0, "Per-step host/proxy overhead of a network hop, us (tuning.cc netOverhead, Intel CPUs)",
