@@ -13,6 +13,7 @@ reduce_scatter S = the whole gathered buffer; all_to_all S = what one rank sends
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -49,6 +50,7 @@ def _btree_parent(rank: int, nranks: int) -> int:
     return up if up < nranks else rank ^ bit
 
 
+@functools.lru_cache(maxsize=256)
 def dtree_max_edges(n_nodes: int) -> int:
     """The most tree edges one node has over NCCL's double binary tree between `n_nodes` servers.
 
