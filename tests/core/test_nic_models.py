@@ -41,20 +41,21 @@ def test_published_efa_curve_with_srd_figures(tmp_path):
         assert roce[size]["time_us"] < 0.5 * efa[size]["time_us"]
 
 
-RAILLESS = ["--nodes", "16", "--gpu", "H100", "--no-rail-optimized", "--switch-radix", "32"]
+# 16 servers, all NICs of a server on one leaf, leaves 3:1 oversubscribed: an all-to-all crosses the up-links
+RAILLESS = ["--nodes", "16", "--gpu", "H100", "--no-rail-optimized", "--oversubscription", "3"]
 
 
-def a2a_busbw(tmp_path, fabric, nic_model=None):
-    flags = [*RAILLESS, "--fabric", fabric] + (["--nic-model", nic_model] if nic_model else [])
-    path = generate(tmp_path, *flags, name=f"{fabric}-{nic_model}.yaml")
+def a2a_busbw(tmp_path, fabric, nic_model=None, *extra):
+    flags = [*RAILLESS, "--fabric", fabric, *extra] + (["--nic-model", nic_model] if nic_model else [])
+    path = generate(tmp_path, *flags, name=f"{fabric}-{nic_model}-{len(extra)}.yaml")
     rows = nccl(path, "--op", "all_to_all", "--min-bytes", "1G", "--max-bytes", "1G")
     return rows[1 << 30]["busbw"]
 
 
 def test_roce_hashing_is_slower_than_spraying_and_adaptive_routing(tmp_path):
-    """The same 400G Ethernet fabric: RoCE hashes each flow onto one up-link (ECMP collisions), a
-    Spectrum-X SuperNIC or a Pollara NIC spreads its packets over all of them, InfiniBand routes
-    adaptively; an all-to-all across leaves shows it."""
+    """The same 400G Ethernet fabric of Spectrum-4 switches: RoCE hashes each flow onto one up-link (ECMP
+    collisions), a Spectrum-X SuperNIC (with the switches' adaptive routing) or a Pollara NIC spreads its
+    packets over all of them, InfiniBand routes adaptively; an all-to-all across leaves shows it."""
     roce = a2a_busbw(tmp_path, "ethernet")
     spectrum_x = a2a_busbw(tmp_path, "ethernet", "BlueField-3-SuperNIC-400G")
     pollara = a2a_busbw(tmp_path, "ethernet", "AMD-Pollara-400")
@@ -83,3 +84,12 @@ def test_catalog_lists_each_nics_transport():
     assert nics["ConnectX-7-400GbE"]["transport"] == "roce"
     assert nics["BlueField-3-SuperNIC-400G"]["transport"] == "spectrum-x"
     assert nics["ConnectX-7-NDR-400G"]["transport"] == "infiniband"
+
+
+def test_spectrum_x_needs_switches_that_route_adaptively(tmp_path):
+    """32-port leaves are no catalog switch (no Spectrum-4 model, so no adaptive routing): there a
+    Spectrum-X SuperNIC's flows are hashed like RoCE's, while Pollara sprays its packets itself."""
+    plain = ["--switch-radix", "32"]
+    roce = a2a_busbw(tmp_path, "ethernet", None, *plain)
+    assert a2a_busbw(tmp_path, "ethernet", "BlueField-3-SuperNIC-400G", *plain) == pytest.approx(roce)
+    assert a2a_busbw(tmp_path, "ethernet", "AMD-Pollara-400", *plain) > 1.05 * roce

@@ -198,6 +198,31 @@ def node_transports(nodes, catalog: Catalog) -> list[str]:
     return out
 
 
+def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node, nic_leaf) -> np.ndarray:
+    """Per switch: some NIC under it has its flows hashed onto one up-link each (ECMP). A RoCE NIC always
+    does; a Spectrum-X SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's
+    routing); EFA's SRD and Pollara spray their packets themselves."""
+    adaptive = np.array([_routing(s, catalog) == "adaptive" for s in switches], dtype=bool)
+    hashes = np.zeros(len(switches), dtype=bool)
+    if not len(nic_node):
+        return hashes
+    kind = np.array(transport, dtype=object)[nic_node]
+    cabled = nic_leaf >= 0
+    leaf_adaptive = np.zeros(len(nic_leaf), dtype=bool)
+    leaf_adaptive[cabled] = adaptive[nic_leaf[cabled]]
+    hashed = (kind == "roce") | ((kind == "spectrum-x") & ~leaf_adaptive)
+    hashes[nic_leaf[hashed & cabled]] = True
+    return hashes
+
+
+def _routing(switch, catalog: Catalog) -> str:
+    """A switch's routing: its catalog model's; InfiniBand adaptive; an Ethernet switch of no known model ECMP."""
+    name = catalog.resolve("switches", switch.model) if switch.model else None
+    if name is not None:
+        return catalog.switches[name].routing
+    return "adaptive" if switch.fabric == "infiniband" else "ecmp"
+
+
 def _spans_servers(nodes) -> np.ndarray:
     """Per node: whether its NVLink domain holds other servers too (switch trays join them, as in NVL72)."""
     servers: dict[str, int] = {}
@@ -336,10 +361,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     srd = np.array([t == "srd" for t in transport], dtype=bool)
     fabric.node_transport = transport
     fabric.node_message_latency_us = np.where(srd, k.srd_message_latency_us, 0.0)
-    hashes = np.zeros(len(switches), dtype=bool)
-    roce_nic = np.array([t == "roce" for t in transport], dtype=bool)[nic_node] if len(nic_node) else np.zeros(0, bool)
-    hashes[nic_leaf[roce_nic & (nic_leaf >= 0)]] = True
-    fabric.switch_hashes = hashes
+    fabric.switch_hashes = _hashing_switches(switches, catalog, transport, nic_node, nic_leaf)
     # the NIC's own efficiency where its transport has one (SRD), else its cable kind's
     fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
     fabric._host_bounce = k.host_bounce_efficiency

@@ -108,6 +108,9 @@ class SwitchModel:
     switch_chips: int | None = None  # switch ASICs in the unit (an NVLink switch tray has 2)
     links_per_gpu: int | None = None  # nvlink: NVLink links per GPU, spread one per switch chip
     max_domain_gpus: int | None = None  # nvlink: GPUs of the largest domain these trays build
+    # ethernet: adaptive (per-packet adaptive routing for NICs that reorder: Spectrum-4 with Spectrum-X
+    # SuperNICs) or ecmp (one hashed path per flow); InfiniBand switches route adaptively
+    routing: str = "ecmp"
 
     def trays_for(self, domain_gpus: int) -> int:
         """Units needed for a non-blocking NVLink domain of `domain_gpus` GPUs (kind nvlink)."""
@@ -267,6 +270,7 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
             name=e["name"], kind=e["kind"], radix=int(e["radix"]), port_gbps=float(e["port_gbps"]),
             latency_us=float(e["latency_us"]), sharp=bool(e.get("sharp", False)),
             aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})), **optional,
+            routing=e.get("routing") or ("adaptive" if e["kind"] == "infiniband" else "ecmp"),
         )
     models = {}
     for e in _entries(directory / "models.yaml", "models"):
