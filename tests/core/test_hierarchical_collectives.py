@@ -126,3 +126,10 @@ def test_tree_between_two_servers_without_nvls_is_set_by_its_chain(tmp_path):
     assert ring["busbw"] == pytest.approx(184, rel=0.01)
     assert chosen["algorithm"] == "tree"
     assert chosen["busbw"] == pytest.approx(1.875 * 300 * 0.82 / 2, rel=0.01)
+
+
+def test_nccls_estimate_of_a_one_gpu_per_server_tree_is_its_network(tmp_path):
+    """2 servers of 1 GPU: no chain inside a server, so NCCL's tree estimate is the network's rate x 0.46
+    (algbw half of busBw x 0.92), below the ring's 0.5: large all-reduces take the ring."""
+    flags = ["--nodes", "2", "--gpu", "H100", "--gpus-per-node", "1", "--nics-per-node", "1"]
+    assert nccl_rows(tmp_path, flags, min_bytes="1G", max_bytes="1G")[1 << 30]["algorithm"] == "ring"

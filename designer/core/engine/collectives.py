@@ -946,7 +946,7 @@ class CollectiveModel:
         t_scale = per_byte * chain_bytes / proto_scale
         t_net = net_t * size * dtree_max_edges(N) / 2 / proto_net
         # tuning.cc: tree busBw = nChannels x (nNodes <= 2 ? bwIntra : bwInter) x 0.92, and algbw = busBw / 2
-        ring_bus_rate = per_byte if N <= 2 else np.maximum(scale_t, net_t)
+        ring_bus_rate = per_byte if N <= 2 and g > 1 else np.maximum(scale_t, net_t)
         believed = size * ring_bus_rate / (0.5 * k.nccl_tree_bandwidth_factor) / proto_net
         return t_scale, t_net, believed
 
