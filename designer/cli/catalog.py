@@ -36,7 +36,7 @@ def run(args) -> int:
               f"{a.scale_up_gbps:>7g} Gb/s {a.scale_up}")
     print("\nNICs")
     for n in cat.nics.values():
-        print(f"  {n.name:24} {n.kind:11} {n.gbps:>5g} Gb/s   aliases: {', '.join(n.aliases)}")
+        print(f"  {n.name:25} {n.kind:11} {n.gbps:>5g} Gb/s  {n.transport:10}  aliases: {', '.join(n.aliases)}")
     print("\nSwitches")
     for s in cat.switches.values():
         print(f"  {s.name:24} {s.kind:11} {s.radix:>3} x {s.port_gbps:g} Gb/s  {s.latency_us:g} us"

@@ -30,6 +30,8 @@ def register(subparsers) -> None:
     g.add_argument("--nic-gbps", type=positive_float, default=None,
                    help="NIC and switch port line rate; default: the system's (400)")
     g.add_argument("--fabric", choices=("infiniband", "ethernet"), default=None, help="default: the system's")
+    g.add_argument("--nic-model", default=None,
+                   help="catalog NIC (designer catalog), e.g. EFA-v4-400G; default: the catalog's NIC of that kind and speed")
     g.add_argument("--tiers", type=int, choices=(2, 3), default=None, help="default: the fewest that fit")
     g.add_argument("--switch-radix", type=positive_int, default=None, help="ports per switch; default: the system's")
     g.add_argument("--oversubscription", type=positive_float, default=1.0,

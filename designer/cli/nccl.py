@@ -15,7 +15,7 @@ def register(subparsers) -> None:
     p.add_argument("--op", required=True, choices=("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                                    "broadcast", "reduce", "send_recv"))
     p.add_argument("--num-gpus", type=positive_int, default=None, help="the first N GPUs (default: all)")
-    p.add_argument("--algo", choices=("auto", "ring", "tree", "nvls", "collnet"), default="auto")
+    p.add_argument("--algo", choices=("auto", "ring", "tree", "nvls", "collnet", "pat"), default="auto")
     p.add_argument("--min-bytes", type=size, default=8, help="smallest size (8, 1K, 1M, ...)")
     p.add_argument("--max-bytes", type=size, default=16 * 2**30, help="largest size (default 16G)")
     p.add_argument("--json", action="store_true",

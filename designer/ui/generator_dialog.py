@@ -126,6 +126,7 @@ class GeneratorDialog(QDialog):
         self.catalog = catalog or default_catalog()
         self.defaults = defaults_for(design, self.catalog)
         self._plan: FatTreePlan | None = None
+        self._nic_model: str | None = None  # the chosen system's NIC model (EFA, Pollara, ...), if it names one
         self._error: str | None = None
         self.setWindowTitle("Generate fat-tree fabric")
 
@@ -290,17 +291,23 @@ class GeneratorDialog(QDialog):
 
     # ---- systems ----
 
+    def _apply_system(self, system) -> None:
+        """The system's fields; its NIC model (not a field of the form) goes with the design it builds."""
+        values = dict(system.values)
+        self._nic_model = values.pop("nic_model", None)
+        self.set_options(**values)
+
     def _on_system_chosen(self, _index: int) -> None:
         name = self.system.currentData()
         if name is not None:
-            self.set_options(**default_systems()[name].values)
+            self._apply_system(default_systems()[name])
 
     def _on_accelerator_chosen(self, _index: int) -> None:
         """A new accelerator comes in its own system: a GB200 in 4-GPU trays of NVL72, an H100 after
         an A100 with 400G NDR and radix 64, not the A100's HDR fabric."""
         own = system_of(self.accelerator.currentData(), self.catalog)
         if own is not None:
-            self.set_options(**own.values)
+            self._apply_system(own)
         self._show_system()
 
     def _show_system(self) -> None:
@@ -308,7 +315,9 @@ class GeneratorDialog(QDialog):
         options = self.options()
         match = next((name for name, system in default_systems().items()
                       if all(_same(options.get(k, self.gpus_per_node.value() if k == "nvlink_domain_gpus" else None), v)
-                             for k, v in system.values.items())), None)
+                             for k, v in system.values.items() if k != "nic_model")), None)
+        if match is None:
+            self._nic_model = None  # a field changed: the system's NIC model no longer applies
         blocked = self.system.blockSignals(True)
         self.system.setCurrentIndex(max(0, self.system.findData(match)))
         self.system.blockSignals(blocked)
@@ -513,8 +522,9 @@ class GeneratorDialog(QDialog):
         options = self.options()
         if options["nic_gbps"] is None or options["switch_radix"] is None:
             raise FatTreeError(self._error or "NIC speed and switch radix must be numbers")
-        return generate_fat_tree(**options, catalog=self.catalog)
+        return generate_fat_tree(**options, nic_model=self._nic_model, catalog=self.catalog)
 
     def accept(self) -> None:
         if self.is_valid():  # Enter in a field must not accept an impossible request
             super().accept()
+

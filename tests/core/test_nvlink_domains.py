@@ -96,8 +96,11 @@ def test_checks_refuse_oversized_domain_and_a_split_domain(tmp_path):
 def test_tp8_on_trays_inside_a_domain_costs_nvlink_not_nics(tmp_path):
     in_domain, _ = _step_s(_generate(tmp_path, "a.yaml"), 8)
     own_servers, _ = _step_s(_generate(tmp_path, "b.yaml", domain=4), 8)
-    # the same TP 8 on 4-GPU servers crosses the NICs; inside an NVL72 domain it stays on NVLink
-    assert in_domain["step_time_s"] < 0.7 * own_servers["step_time_s"]
+    # the same TP 8 on 4-GPU servers crosses the NICs (NCCL's tree between the two servers: each NIC
+    # carries S / 4 each way); inside an NVL72 domain it stays on NVLink
+    tp_in, tp_out = in_domain["collectives"]["tp:all_reduce"], own_servers["collectives"]["tp:all_reduce"]
+    assert tp_in["time_s"] < 0.6 * tp_out["time_s"]
+    assert in_domain["step_time_s"] < 0.8 * own_servers["step_time_s"]
 
 
 def test_tp_across_domains_is_warned(tmp_path):

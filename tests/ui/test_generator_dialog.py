@@ -179,3 +179,13 @@ def test_a_gb200_on_eight_gpu_servers_is_refused_in_the_dialogs_words(dialog):
     dialog.gpus_per_node.setValue(8)
     assert not dialog.is_valid()
     assert dialog.error() == ("a GB200 server holds at most 4 accelerators, not 8; use GPUs per server = 4 or less")
+
+
+def test_a_system_that_names_its_nic_builds_with_it(dialog):
+    choose(dialog.system, "mi355x")
+    assert dialog.is_valid() and dialog.system.currentData() == "mi355x"
+    doc = dialog.build_document()
+    assert {n.nic_model for n in doc.nodes} == {"AMD-Pollara-400"}
+    dialog.nic_gbps.setCurrentText("800")  # another NIC speed: not the system's NIC any more
+    assert dialog.system.currentData() is None
+    assert {n.nic_model for n in dialog.build_document().nodes} != {"AMD-Pollara-400"}

@@ -31,10 +31,26 @@ def _flow(value) -> str:
     return str(value)
 
 
+def _nic_model(cluster: dict) -> str | None:
+    """The case's nic_model where it names a catalog NIC of the case's fabric kind and speed (some name
+    a NIC loosely, "ConnectX-7 (not used)", or one of several): that one is an input."""
+    from designer.core.model.catalog import default_catalog
+
+    catalog = default_catalog()
+    name = catalog.resolve("nics", str(cluster.get("nic_model", "")))
+    if name is None:
+        return None
+    nic = catalog.nics[name]
+    fits = nic.kind == cluster.get("fabric", "infiniband") and nic.gbps == float(cluster.get("nic_gbps", 400))
+    return name if fits else None
+
+
 def generate_args(cluster: dict, out: Path) -> list[str]:
     """`designer generate GENERATOR -o OUT` with every cluster field as its flag (gpus_per_node ->
     --gpus-per-node; a boolean is --flag or --no-flag)."""
     fields = {k: v for k, v in cluster.items() if k not in NOT_INPUTS and k != "generator"}
+    if _nic_model(cluster):
+        fields["nic_model"] = _nic_model(cluster)
     if "nvlink_domain_gpus_used" in fields:
         fields["nvlink_domain_gpus"] = fields.pop("nvlink_domain_gpus_used")
     args = ["generate", cluster.get("generator", "fat-tree"), "-o", str(out)]

@@ -13,6 +13,7 @@ reduce_scatter S = the whole gathered buffer; all_to_all S = what one rank sends
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -23,7 +24,7 @@ from .constants import EngineConstants
 from .fabric import Fabric
 
 PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
-ALGORITHMS = ("ring", "tree", "nvls", "collnet")
+ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 PROTOCOLS = ("LL", "LL128", "Simple")
 
 
@@ -36,6 +37,37 @@ def bus_factor(primitive: str, n: int) -> float:
     if primitive in ("all_gather", "reduce_scatter", "all_to_all"):
         return (n - 1) / n
     return 1.0
+
+
+def _btree_parent(rank: int, nranks: int) -> int:
+    """Parent of `rank` in NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): -1 for the root 0."""
+    if rank == 0:
+        return -1
+    bit = 1
+    while bit < nranks and not bit & rank:
+        bit <<= 1
+    up = (rank ^ bit) | (bit << 1)
+    return up if up < nranks else rank ^ bit
+
+
+@functools.lru_cache(maxsize=256)
+def dtree_max_edges(n_nodes: int) -> int:
+    """The most tree edges one node has over NCCL's double binary tree between `n_nodes` servers.
+
+    Each of the two trees carries half the buffer, and a node sends (and receives) its half once per
+    edge: to its parent (reduce) and to each child (broadcast). So the busiest node's NICs carry
+    S x edges / 2 each way: S on 2 nodes, 1.5 S on 3, 2 S on 4 or more, where a ring carries
+    2 (n-1)/n S. The second tree mirrors the first (rank N-1-r) for an even count and shifts it by
+    one for an odd count (trees.cc, ncclGetDtree)."""
+    if n_nodes <= 1:
+        return 0
+    degree = [0] * n_nodes
+    for r in range(1, n_nodes):
+        degree[r] += 1
+        degree[_btree_parent(r, n_nodes)] += 1
+    if n_nodes % 2:
+        return max(degree[r] + degree[(r - 1) % n_nodes] for r in range(n_nodes))
+    return max(degree[r] + degree[n_nodes - 1 - r] for r in range(n_nodes))
 
 
 @dataclass
@@ -319,20 +351,36 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
     slower than an ideal split (docs/engine-model.md, "The network"). `tier_flows`: the
     flows leaving each leaf (pod), from _tier_flows.
     """
-    ethernet = ethernet_tiers(fabric)[1 if pod else 0]
+    t = 1 if pod else 0
+    hashed, sprayed = ethernet_tiers(fabric)[t], sprayed_tiers(fabric)[t]
     cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
     flows = tier_flows * max(1, k.ecmp_qps_per_connection)
-    eff = np.where(ethernet, 1.0 / ecmp_collision(flows, cables), k.infiniband_adaptive_routing_efficiency)
-    return eff
+    routed = np.where(sprayed, k.packet_spraying_efficiency, k.infiniband_adaptive_routing_efficiency)
+    return np.where(hashed, 1.0 / ecmp_collision(flows, cables), routed)
 
 
 def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
-    """Which leaves, and which pods, hash their up-link traffic (Ethernet ECMP) rather than route it
-    adaptively (InfiniBand): a pod is Ethernet when one of its switches is."""
+    """Which leaves, and which pods, hash their up-link traffic (RoCE ECMP: one path per flow) rather
+    than route it adaptively (InfiniBand) or spray it per packet (Spectrum-X, EFA's SRD, Pollara): an
+    Ethernet leaf with a hashing NIC under it; a pod is hashed when one of its leaves is."""
     leaf = kind_mask(fabric, "switch_fabric", "ethernet")
+    if fabric.switch_hashes is not None:
+        leaf = leaf & fabric.switch_hashes
+    return leaf, _pods_of(fabric, leaf)
+
+
+def sprayed_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+    """Which Ethernet leaves and pods carry only per-packet-sprayed (or adaptively routed) NIC traffic."""
+    ethernet = kind_mask(fabric, "switch_fabric", "ethernet")
+    hashed_leaf, hashed_pod = ethernet_tiers(fabric)
+    leaf = ethernet & ~hashed_leaf
+    return leaf, _pods_of(fabric, leaf) & ~hashed_pod
+
+
+def _pods_of(fabric: Fabric, switches: np.ndarray) -> np.ndarray:
     pod = np.zeros(len(fabric.pod_up_Bps), dtype=bool)
-    pod[fabric.switch_pod[leaf & (fabric.switch_pod >= 0)]] = True
-    return leaf, pod
+    pod[fabric.switch_pod[switches & (fabric.switch_pod >= 0)]] = True
+    return pod
 
 
 def kind_mask(fabric: Fabric, field_name: str, kind: str) -> np.ndarray:
@@ -409,6 +457,7 @@ class CollectiveModel:
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
         self._latency: dict[tuple, float] = {}  # _latency_s
+        self._hierarchical_memo: bool | None = None  # _hierarchical
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -636,6 +685,15 @@ class CollectiveModel:
             self._library_us = float(self.fabric.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
         return self._library_us
 
+    def _message_latency_us(self) -> float:
+        """What the group's NICs add per network step beyond NCCL's InfiniBand figures (EFA's SRD)."""
+        if not hasattr(self, "_message_us"):
+            f = self.fabric
+            nodes = f.gpu_node[self.shape.members.ravel()]
+            extra = f.node_message_latency_us
+            self._message_us = float(extra[nodes].max()) if extra is not None and nodes.size else 0.0
+        return self._message_us
+
     def _switch_latency_us(self) -> float:
         if not hasattr(self, "_switch_us"):  # a switch's latency is part of the fabric's shape
             f = self.fabric
@@ -662,7 +720,8 @@ class CollectiveModel:
         hops = {0: 0, 1: 1, 2: 3, 3: 5}[tier]
         library_us = self._library_latency_us()
         switch_us = self._switch_latency_us()
-        inter = net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
+        inter = (net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
+                 + self._message_latency_us())
         if primitive == "all_reduce":
             steps = 2 * (n - 1)
             inter_steps = 2 * N if N > 1 else 0
@@ -680,6 +739,8 @@ class CollectiveModel:
             lat = base + 2 * ((n / max(N, 1) - 1) * intra + math.log2(max(N, 1)) * inter)
         elif algorithm == "nvls":
             lat = base + intra + (2 * math.log2(N) * inter if N > 1 else 0)
+        elif algorithm == "pat":  # tuning.cc (2.23+): log2(nNodes) x interLat / 3.5 + nRanks x 2.8
+            lat = base + math.log2(max(N, 1)) * inter / 3.5 + n * k.nccl_pat_rank_latency_us
         else:  # collnet
             lat = base + 2 * (n / max(N, 1) - 1) * k.nccl_nvlink_step_latency_us["ring"]["LL128"] + inter
         return (lat + library_us) * 1e-6
@@ -734,8 +795,8 @@ class CollectiveModel:
             for algorithm_name in self._algorithms(primitive, N, groups, algorithm):
                 for protocol in self._protocols(algorithm_name, size_bytes):
                     lat = self._latency_s(algorithm_name, protocol, primitive, n, N, tier, size_bytes)
-                    t_scale, t_net = self._bandwidth(algorithm_name, protocol, primitive, N, n,
-                                                     scale_in, net_in, size_bytes, bus_bytes)
+                    t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
+                                                               scale_in, net_in, size_bytes, bus_bytes)
                     if alike is not None:
                         i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
                     else:
@@ -743,11 +804,13 @@ class CollectiveModel:
                         i = int(np.argmax(both))
                         both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
                     total = lat + both
-                    if best is None or total < best[0]:
-                        best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound)
+                    # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
+                    estimate = total if believed is None or algorithm != "auto" else lat + float(np.max(believed))
+                    if best is None or estimate < best[7]:
+                        best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
-        total, algo, proto, lat, bw, group, net_bound = worst
+        total, algo, proto, lat, bw, group, net_bound, _ = worst
         f = self.fabric
         if net_bound and code[group] > 0:
             resource, links = self._resource_name(int(code[group]), int(res[group]))
@@ -808,14 +871,16 @@ class CollectiveModel:
         if primitive in ("send_recv", "all_to_all", "broadcast"):
             return ["ring"]
         options = ["ring"]
+        version = self.k.nccl_version
         if primitive == "all_reduce":
             options.append("tree")
-            if self.nvls_ok:
+            if self.nvls_ok and (version >= 2.18 or (N == 1 and version >= 2.17)):
                 options.append("nvls")
             if N > 1 and self._sharp(groups):
                 options.append("collnet")
-        elif self.nvls_ok and N == 1 and primitive in ("all_gather", "reduce_scatter"):
-            pass  # NVLS brings no bandwidth for AG/RS (nccl#1506)
+        elif primitive in ("all_gather", "reduce_scatter") and N > 1 and N == self.shape.members.shape[1] \
+                and version >= 2.23:
+            options.append("pat")  # one GPU per server (NCCL's ncclPatEnable); NVLS brings AG/RS no bandwidth (nccl#1506)
         if requested != "auto":
             return [requested] if requested in options else []
         return options
@@ -827,37 +892,80 @@ class CollectiveModel:
         return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
 
     def _protocols(self, algorithm: str, size: float) -> list[str]:
-        if algorithm in ("nvls", "collnet"):
+        if algorithm in ("nvls", "collnet", "pat"):
             return ["Simple"]
         if size > self.k.nccl_ll_max_bytes:
             return ["LL128", "Simple"]
         return ["LL", "LL128", "Simple"]
 
     def _bandwidth(self, algorithm, protocol, primitive, N, n, scale_t, net_t, size, bus_bytes):
-        """(scale-up seconds, network seconds) per group for this algorithm and protocol."""
+        """(scale-up seconds, network seconds, NCCL's own estimate of the larger of them or None when
+        it is the same) per group for this algorithm and protocol. NCCL chooses by its estimate
+        (src/graph/tuning.cc); the collective then takes the physical time."""
         k = self.k
+        g = max(n // max(N, 1), 1)  # members per server (NVLink domain)
         if algorithm == "nvls":
-            # Each GPU sends its buffer to the switch once and receives the result once, at the
-            # NVLS rate; across servers the NICs carry the ring's share.
-            per_gpu_Bps = self._nvls_rate()
-            t_scale = size / per_gpu_Bps  # a float for a class of alike groups (_uniform_classes)
+            # Each GPU moves (1 + 1/g) S through the switch at its NVLS rate (constants: nvls_efficiency).
+            t_scale = size * (1 + 1 / g) / self._nvls_rate()  # a float for a class of alike groups
             if isinstance(scale_t, np.ndarray):
                 t_scale = np.full_like(scale_t, t_scale)
-            return t_scale, net_t * bus_bytes
+            if N == 1:
+                return t_scale, net_t * 0.0, None
+            # NVLS_TREE: the servers' reduced shards go over NCCL's double binary tree of NICs.
+            t_scale = t_scale / k.nvls_tree_efficiency
+            t_net = net_t * size * dtree_max_edges(N) / 2
+            # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
+            believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
+            return t_scale, t_net, believed
         proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
                        "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency
         proto_net = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}[protocol]
+        if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
+            return self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
         t_scale = scale_t * bus_bytes / proto_scale
         t_net = net_t * bus_bytes / proto_net
+        if algorithm == "pat":  # the ring's bytes, in log2 steps of ever larger pieces, at 0.75 of its rate
+            return t_scale / k.nccl_pat_bandwidth_factor, t_net / k.nccl_pat_bandwidth_factor, None
         if algorithm == "tree":
             t_scale = t_scale / k.nccl_tree_bandwidth_factor
             t_net = t_net / k.nccl_tree_bandwidth_factor
         elif algorithm == "collnet":
             t_net = t_net * 0.5 * N / max(N - 1, 1)  # each NIC sends and receives its share once
-        return t_scale, t_net
+        return t_scale, t_net, None
+
+    def _tree_bandwidth(self, N, g, scale_t, net_t, size, proto_scale, proto_net):
+        """NCCL's tree all-reduce across servers: a chain through the GPUs of each server (every GPU
+        inside the chain receives and sends the buffer once up, reducing, and once down, broadcasting:
+        2 S each way; S with 2 GPUs), and the double binary tree between servers, whose busiest node's
+        NICs carry S x edges / 2 each way (dtree_max_edges), against the ring's 2 (n-1)/n S. Both at the
+        links' own efficiencies: NCCL's 0.92 for the tree is its estimate (tuning.cc), which only chooses."""
+        k = self.k
+        intra_share = (g - 1) / g  # the ring's share of its bus bytes on the scale-up links (_unit_times)
+        chain_bytes = 0.0 if g == 1 else size * (2.0 if g > 2 else 1.0)
+        per_byte = scale_t / intra_share if g > 1 else scale_t * 0.0  # seconds per byte through one GPU's links
+        t_scale = per_byte * chain_bytes / proto_scale
+        t_net = net_t * size * dtree_max_edges(N) / 2 / proto_net
+        # tuning.cc: tree busBw = nChannels x (nNodes <= 2 ? bwIntra : bwInter) x 0.92, and algbw = busBw / 2
+        ring_bus_rate = per_byte if N <= 2 and g > 1 else np.maximum(scale_t, net_t)
+        believed = size * ring_bus_rate / (0.5 * k.nccl_tree_bandwidth_factor) / proto_net
+        return t_scale, t_net, believed
+
+    def _hierarchical(self) -> bool:
+        """Whether every group holds the same number of GPUs on each server, joined by a switch
+        (NVSwitch or NVLink trays): NCCL's tree then chains them inside each server."""
+        hit = self._hierarchical_memo
+        if hit is None:
+            f, sh = self.fabric, self.shape
+            first = f.gpu_node[sh.members[:, 0]]
+            hit = self._hierarchical_memo = bool(sh.per_node > 0 and np.all(
+                kind_mask(f, "node_scale_up_kind", "nvswitch")[first]))
+        return hit
 
     def _nvls_rate(self) -> float:
+        """Per GPU, the rate NVLS moves its bytes at: the line rate times its board's (or its NVLink
+        domain's) NVLS efficiency; the slowest of the groups' servers."""
         f = self.fabric
         nodes = f.gpu_node[self.shape.members[:, 0]]
-        line = float(np.min(f.node_scale_up_Bps[nodes] / f.node_scale_up_efficiency[nodes]))
-        return line * self.k.nvls_efficiency
+        line = f.node_scale_up_Bps[nodes] / f.node_scale_up_efficiency[nodes]
+        eff = f.node_nvls_efficiency[nodes] if f.node_nvls_efficiency is not None else self.k.nvls_efficiency
+        return float(np.min(line * eff))

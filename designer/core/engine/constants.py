@@ -125,6 +125,14 @@ class AcceleratorConstants:
         512.0, "Accelerator <-> host memory bandwidth per direction, Gb/s, for activation offloading: PCIe "
         "Gen5 x16 (64 GB/s); Grace-Blackwell parts override it with NVLink-C2C",
         unit="Gb/s", minimum=1, maximum=100_000)
+    nvls_link_efficiency: float = _c(
+        0.0, "NVLS all-reduce rate / one-way line rate on this accelerator's NVSwitch board, as the engine's "
+        "nvls_efficiency (which 0 keeps): B200 0.605 (8x B200, 6 GPUs: busbw 778.2, stas00/ml-engineering), "
+        "B300 0.604 (8x B300: algbw 483, nccl#2140)", unit="fraction", minimum=0, maximum=1.0)
+    nvls_domain_efficiency: float = _c(
+        0.0, "NVLS all-reduce rate / one-way line rate when the NVLink domain spans several servers through "
+        "NVLink switch trays (NVL72); 0: as nvls_link_efficiency. GB200 NVL72, 72 GPUs at 8 GB: algbw 423.2 "
+        "(busbw 834.6; coreweave/nccl-tests pull 43) x 73/72 / 900 = 0.477", unit="fraction", minimum=0, maximum=1.0)
     scale_up_efficiency: float = _c(
         0.0, "Ring busbw / scale-up line rate measured on this accelerator's own links (NVLink 5: about 0.75, "
         "673-680 of 900 GB/s); 0: the engine-wide nvlink_efficiency", unit="fraction", minimum=0, maximum=1.0)
@@ -148,8 +156,16 @@ class EngineConstants:
     nvlink_ll128_efficiency: float = _c(
         0.70, "NCCL LL128 protocol busbw / line rate on NVLink; fitted to the same curve (4-16 MB)", **FRACTION)
     nvls_efficiency: float = _c(
-        0.59, "NVLS all-reduce: per-GPU send (= receive) rate / line rate; 275 GB/s algbw of 450 "
-        "(nccl-tests#212: ~480 GB/s busbw on 8 H100)", **FRACTION)
+        0.6875, "NVLS all-reduce on an NVLink 4 board (H100/H200, third-generation NVSwitch): the rate each "
+        "GPU moves its (1 + 1/g) x S bytes at (multimem.ld_reduce of its 1/g shard reads S from it; the "
+        "multimem.st of the result writes S/g), over the one-way line rate. 8 H100: algbw 275 GB/s "
+        "(nccl-tests#212, nccl#2140) x 9/8 / 450 = 0.6875; 4 H100: busbw 370 (nccl#1455), algbw 247 x 5/4 / 450 "
+        "= 0.685. An accelerator's nvls_link_efficiency replaces it", **FRACTION)
+    nvls_tree_efficiency: float = _c(
+        0.94, "NVLS_TREE (NVLS inside each server, a tree of NICs between them): its NVLS stage's rate / NVLS's "
+        "inside one server, when the network is not the limit. 2 x 8 H100: busbw 470 against 480 on one "
+        "(nccl-tests#309), algbw 250.7 / 274.3 = 0.914; 2 x 8 H200: 488.8 at 9.7 GB (nccl-tests#256) against "
+        "475 on one (nccl-tests#272), 260.7 / 271.4 = 0.96; their mean", **FRACTION)
     pcie_efficiency: float = _c(0.80, "PCIe achievable / line rate (TLP and DLLP overhead; SimAI H100_PCIE_BW 64 x 0.8)",
         **FRACTION)
     host_bounce_efficiency: float = _c(
@@ -162,6 +178,21 @@ class EngineConstants:
         0.92, "RoCE NIC achievable / line rate (RoCEv2 headers, PFC/ECN pauses); Baidu/Meta report 90-95%", **FRACTION)
     infiniband_adaptive_routing_efficiency: float = _c(
         0.97, "InfiniBand adaptive routing spreads flows over equal-cost up-links almost ideally", **FRACTION)
+    packet_spraying_efficiency: float = _c(
+        0.95, "Usable share of Ethernet up-link capacity when the NICs spread each flow's packets over every path "
+        "(Spectrum-X adaptive routing with reordering in the SuperNIC, EFA's SRD, Pollara's multipathing) instead "
+        "of hashing it onto one: NVIDIA Spectrum-X: 95 % effective bandwidth at scale against about 60 % for "
+        "hashed RoCE (NVIDIA Spectrum-X networking platform overview)", **FRACTION)
+    srd_nic_efficiency: float = _c(
+        0.955, "AWS EFA (SRD) achievable / line rate for NCCL's large messages: 4 x p6-b200, 8 x 400G EFA v4 per "
+        "server, ring all-reduce busbw 381.8 GB/s at 16 GiB of the 400 GB/s of a server's NICs (stas00/ml-engineering "
+        "network README; tests/validation/data, MLENG-B200-EFA-AR-32): no PFC pauses, SRD retransmits per packet",
+        **FRACTION)
+    srd_message_latency_us: float = _c(
+        80.0, "Latency EFA's SRD (libfabric and the aws-ofi-nccl plugin's proxy, a completion per message) adds per "
+        "network step beyond NCCL's InfiniBand hwLat[NET], us. Fitted to the one public EFA curve (4 x p6-b200, "
+        "32 ranks, 32 KiB-16 GiB, MLENG-B200-EFA-AR-32: its 256 KiB-8 MiB floor of 360-460 us against 60-100 us "
+        "on InfiniBand); 2-server small all-reduces then take about 190 us", unit="us", minimum=0, maximum=10_000)
     ecmp_qps_per_connection: int = _c(
         4, "Queue pairs (flows) per NCCL connection on RoCE (NCCL_IB_QPS_PER_CONNECTION); more flows, "
         "fewer ECMP hash collisions", unit="queue pairs", minimum=1, maximum=1024)
@@ -169,28 +200,40 @@ class EngineConstants:
     nccl_base_latency_us: dict = _table(lambda: {
         "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4},
         "tree": {"LL": 6.8, "LL128": 14.0, "Simple": 0.0},
-        "nvls": {"Simple": 0.0}, "collnet": {"Simple": 0.0}},
-        "NCCL baseLat per algorithm and protocol, us (tuning.cc)", unit="us", minimum=0, maximum=100_000)
+        "nvls": {"Simple": 0.0}, "collnet": {"Simple": 0.0}, "pat": {"Simple": 8.0}},
+        "NCCL baseLat per algorithm and protocol, us (tuning.cc; PAT's 8 us base time as RCCL's port of it writes it)",
+        unit="us", minimum=0, maximum=100_000)
     nccl_nvlink_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
-        "nvls": {"Simple": 60.0}, "collnet": {"Simple": 3.7}},
+        "nvls": {"Simple": 80.0}, "collnet": {"Simple": 3.7}, "pat": {"Simple": 3.4}},
         "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
-                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 60 (NCCL 23; the measured curve carries ~60 us "
-                  "of fixed cost, NVLS's pipeline fill, from 16 MB to 16 GB)", unit="us", minimum=0, maximum=100_000)
+                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 80 (NCCL 23; with NVLS moving (1 + 1/g) S per GPU at "
+                  "nvls_efficiency, the measured curve carries ~80 us of fixed cost, NVLS's pipeline fill, "
+                  "from 16 MB to 16 GB)", unit="us", minimum=0, maximum=100_000)
     nccl_net_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},
-        "nvls": {"Simple": 18.0}, "collnet": {"Simple": 31.0}},
-        "NCCL hwLat[NET] per step, us (tuning.cc); the switch hops are added on top",
+        "nvls": {"Simple": 18.0}, "collnet": {"Simple": 31.0}, "pat": {"Simple": 14.0}},
+        "NCCL hwLat[NET] per step, us (tuning.cc; PAT takes the ring's Simple figure); the switch hops are added on top",
         unit="us", minimum=0, maximum=100_000)
+    nccl_version: float = _c(
+        2.27, "The NCCL release whose algorithms the engine offers, as major.minor (2.27 = 2.27.x, the current one "
+        "when written): NVLS from 2.17, NVLS_TREE from 2.18, PAT (all-gather and reduce-scatter with one GPU per "
+        "server) from 2.23 (NCCL release notes)", unit="version", minimum=2.0, maximum=99.0)
+    nccl_pat_rank_latency_us: float = _c(
+        2.8, "PAT's latency per rank, us: tuning.cc (2.23+) gives PAT log2(nNodes) x interLat / 3.5 + nRanks x 2.8 "
+        "('still a linear part')", unit="us", minimum=0, maximum=10_000)
+    nccl_pat_bandwidth_factor: float = _c(
+        0.75, "PAT bus bandwidth / ring's (tuning.cc: busBw x 0.75 for PAT)", **FRACTION)
     nccl_ll_max_bytes: int = _c(
         1 << 20, "Above this size NCCL's tuner stops choosing LL (its bandwidth cap makes it lose)",
         unit="bytes", minimum=0, maximum=1 << 40)
     nccl_ring_plateau_factor: float = _c(
         1.4, "Multi-node ring Simple latency multiplier for large messages (tuning.cc, Hopper)",
         unit="x", minimum=1, maximum=10)
-    nccl_tree_bandwidth_factor: float = _c(0.92, "Tree bandwidth / ring bandwidth (tuning.cc: busBw x 0.92)",
+    nccl_tree_bandwidth_factor: float = _c(0.92, "Tree bandwidth / ring bandwidth (tuning.cc: busBw x 0.92): NCCL's "
+        "estimate when it chooses; a tree between servers is costed on its links' own rates",
         **FRACTION)
     net_overhead_us: float = _c(
         1.0, "Per-step host/proxy overhead of a network hop, us (tuning.cc netOverhead, Intel CPUs)",
@@ -352,7 +395,7 @@ class EngineConstants:
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}
 ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConstants)}
 ACCEL_FIELDS = {f.name for f in dataclasses.fields(AcceleratorConstants)}
-TABLE_ALGORITHMS = ("ring", "tree", "nvls", "collnet")
+TABLE_ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 TABLE_PROTOCOLS = ("LL", "LL128", "Simple")
 CALIBRATION_PATH = ("spec", "calibration")
 

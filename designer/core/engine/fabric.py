@@ -84,6 +84,13 @@ class Fabric:
     warnings: list[str] = field(default_factory=list)
     # scale-up island of each GPU: its NVLink domain (all GPUs of the domain's trays), else its server
     gpu_domain_index: np.ndarray | None = None
+    # per node: NVLS all-reduce rate / line rate (its board's, or its NVLink domain's across switch trays)
+    node_nvls_efficiency: np.ndarray | None = None
+    # per node: its NICs' transport (catalog NIC_TRANSPORTS) and the latency it adds per network step, us
+    node_transport: list[str] | None = None
+    node_message_latency_us: np.ndarray | None = None
+    # per switch: some NIC under it hashes its flows onto one path each (RoCE ECMP); None: every Ethernet one
+    switch_hashes: np.ndarray | None = None
 
     @property
     def num_gpus(self) -> int:
@@ -175,6 +182,56 @@ def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
     return node_domain[gpu_node]
 
 
+def node_transports(nodes, catalog: Catalog) -> list[str]:
+    """Each server's NIC transport: its catalog NIC's (nic_model), else its NIC kind's (InfiniBand, or
+    RoCE on Ethernet)."""
+    cache: dict[tuple, str] = {}
+    out = []
+    for n in nodes:
+        key = (n.nic_model, n.nic_kind)
+        hit = cache.get(key)
+        if hit is None:
+            name = catalog.resolve("nics", n.nic_model) if n.nic_model else None
+            hit = cache[key] = (catalog.nics[name].transport if name else
+                                "infiniband" if n.nic_kind == "infiniband" else "roce")
+        out.append(hit)
+    return out
+
+
+def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node, nic_leaf) -> np.ndarray:
+    """Per switch: some NIC under it has its flows hashed onto one up-link each (ECMP). A RoCE NIC always
+    does; a Spectrum-X SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's
+    routing); EFA's SRD and Pollara spray their packets themselves."""
+    adaptive = np.array([_routing(s, catalog) == "adaptive" for s in switches], dtype=bool)
+    hashes = np.zeros(len(switches), dtype=bool)
+    if not len(nic_node):
+        return hashes
+    kind = np.array(transport, dtype=object)[nic_node]
+    cabled = nic_leaf >= 0
+    leaf_adaptive = np.zeros(len(nic_leaf), dtype=bool)
+    leaf_adaptive[cabled] = adaptive[nic_leaf[cabled]]
+    hashed = (kind == "roce") | ((kind == "spectrum-x") & ~leaf_adaptive)
+    hashes[nic_leaf[hashed & cabled]] = True
+    return hashes
+
+
+def _routing(switch, catalog: Catalog) -> str:
+    """A switch's routing: its catalog model's; InfiniBand adaptive; an Ethernet switch of no known model ECMP."""
+    name = catalog.resolve("switches", switch.model) if switch.model else None
+    if name is not None:
+        return catalog.switches[name].routing
+    return "adaptive" if switch.fabric == "infiniband" else "ecmp"
+
+
+def _spans_servers(nodes) -> np.ndarray:
+    """Per node: whether its NVLink domain holds other servers too (switch trays join them, as in NVL72)."""
+    servers: dict[str, int] = {}
+    for n in nodes:
+        if n.nvlink_domain:
+            servers[n.nvlink_domain] = servers.get(n.nvlink_domain, 0) + 1
+    return np.array([servers.get(n.nvlink_domain, 0) > 1 if n.nvlink_domain else False for n in nodes], dtype=bool)
+
+
 def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     nodes = doc.nodes
     switches = doc.switches
@@ -206,6 +263,8 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     node_bw = np.zeros(len(nodes))
     node_eff = np.zeros(len(nodes))  # the efficiency node_bw carries (its line rate is node_bw / it)
     node_latency = np.zeros(len(nodes))  # collective library's extra fixed cost per call, us
+    node_nvls = np.zeros(len(nodes))  # NVLS efficiency on the server's own board
+    node_nvls_domain = np.zeros(len(nodes))  # ... and when its NVLink domain spans switch trays
     node_kind = []
     for i, n in enumerate(nodes):
         hit = accel_cache.get(n.accelerator)
@@ -218,6 +277,8 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_bw[i] = bw
         node_eff[i] = k.pcie_efficiency if kind == "pcie" else (ac.scale_up_efficiency or k.nvlink_efficiency)
         node_latency[i] = ac.collective_latency_us
+        node_nvls[i] = ac.nvls_link_efficiency or k.nvls_efficiency
+        node_nvls_domain[i] = ac.nvls_domain_efficiency or node_nvls[i]
         node_kind.append(kind)
 
     n_links = len(links)
@@ -294,8 +355,15 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         link_cap_Bps=link_cap, has_core=False,
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
+    fabric.node_nvls_efficiency = np.where(_spans_servers(nodes), node_nvls_domain, node_nvls)
     fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
-    fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff)
+    transport = node_transports(nodes, catalog)
+    srd = np.array([t == "srd" for t in transport], dtype=bool)
+    fabric.node_transport = transport
+    fabric.node_message_latency_us = np.where(srd, k.srd_message_latency_us, 0.0)
+    fabric.switch_hashes = _hashing_switches(switches, catalog, transport, nic_node, nic_leaf)
+    # the NIC's own efficiency where its transport has one (SRD), else its cable kind's
+    fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
     fabric._host_bounce = k.host_bounce_efficiency
 
     # ---- switch-to-switch links: up-links of leaves, pods, pod up-links ----
@@ -367,7 +435,7 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         base += x.accelerator_count
     fabric.gpu_slowdown = gpu_slow
     fabric.link_cap_Bps = link_cap
-    node_gbps, node_gdr, sw_gbps, link_eff = fabric._nic_line
+    node_gbps, node_gdr, sw_gbps, link_eff, node_nic_eff = fabric._nic_line
     has = fabric.nic_link >= 0
     cap = np.zeros(len(fabric.nic_link))
     li = fabric.nic_link[has]
@@ -375,7 +443,8 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     leaf = fabric.nic_leaf[has]
     line = np.minimum(np.minimum(bw[li], node_gbps[node]), sw_gbps[leaf] if len(sw_gbps) else np.inf)
     bounce = np.where(node_gdr[node], 1.0, fabric._host_bounce)
-    cap[has] = line * 1e9 / 8 * link_eff[li] * bounce / slowdown[li] * usable[li]
+    eff = np.where(node_nic_eff[node] > 0, node_nic_eff[node], link_eff[li])
+    cap[has] = line * 1e9 / 8 * eff * bounce / slowdown[li] * usable[li]
     fabric.nic_cap_Bps = cap
     up_links, up_owner = fabric._uplink
     fabric.leaf_up_Bps = np.bincount(up_owner, link_cap[up_links], minlength=len(fabric.switch_ids))

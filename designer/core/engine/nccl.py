@@ -176,9 +176,10 @@ def nccl_run(doc: Document, op: str, num_gpus: int | None = None, algo: str = "a
     engine_op = OPS[op].engine_op
     model = CollectiveModel(fabric, members, k, nvls, name=op)
     n_nodes = int(model.shape.n_nodes[0])
-    if algo != "auto" and algo not in model._algorithms(engine_op, n_nodes, np.array([0]), "auto"):
+    offered = model._algorithms(engine_op, n_nodes, np.array([0]), "auto")
+    if algo != "auto" and algo not in offered:
         raise DesignerError([Problem(f"--algo {algo} is not available for {op} on these GPUs", "--algo",
-                                     fix="use auto, ring or tree" + (", nvls" if nvls and op == "all_reduce" else ""))])
+                                     fix="use auto or " + ", ".join(offered))])
     reduced = memory_max_bytes(min(catalog.accelerator(a).hbm_gib for a in accelerators))
     loop_min, loop_max = min_bytes, max_bytes
     if loop_max > reduced:  # nccl-tests: "if (maxBytes > memMaxBytes) { maxBytes = memMaxBytes; ..."

@@ -529,6 +529,7 @@ def generate_fat_tree(
     *,
     servers_per_rack: int = SERVERS_PER_RACK,
     nvlink_domain_gpus: int | None = None,
+    nic_model: str | None = None,
 ) -> Document:
     """A complete fat-tree design: servers, switches, cables, racks and canvas positions.
 
@@ -546,10 +547,26 @@ def generate_fat_tree(
     spr = _servers_per_rack(servers_per_rack, gpus_per_node)
     trays = _trays_per_domain(acc, gpus_per_node, nvlink_domain_gpus)
     builder = _Builder(lay, acc, gpus_per_node, nic_gbps, fabric, catalog, spr)
+    builder.nic_model = _nic_model(catalog, nic_model, fabric, nic_gbps)
     if trays > 1:  # a rack-scale domain: racks of its trays with its NVLink switch trays (nvlink_trays.py)
         builder.domain_trays = trays
         builder.tray_model = nvlink_switch_model(catalog, acc, trays * gpus_per_node)
     return builder.build(name)
+
+
+def _nic_model(catalog: Catalog, name: str | None, fabric: str, nic_gbps: float):
+    """The catalog NIC the servers get: the one named (of the fabric's kind and speed), else the
+    default NIC of that kind and speed."""
+    if not name:
+        return catalog.nic_for(fabric, nic_gbps)
+    resolved = catalog.resolve("nics", name)
+    if resolved is None:
+        raise FatTreeError(f"--nic-model {name!r} is not in the catalog; {catalog.suggest('nics', name)}")
+    nic = catalog.nics[resolved]
+    if nic.kind != fabric or nic.gbps != nic_gbps:
+        raise FatTreeError(f"--nic-model {nic.name} is a {nic.gbps:g} Gb/s {nic.kind} NIC; use --fabric {nic.kind} "
+                           f"--nic-gbps {nic.gbps:g}, or another NIC model")
+    return nic
 
 
 def _trays_per_domain(acc, gpus_per_node: int, domain_gpus: int | None) -> int:
@@ -587,6 +604,7 @@ class _Builder:
         self.racks: list[Rack] = []
         self.domain_trays = 1  # servers (trays) per NVLink domain; 1: each server is its own
         self.tray_model = None  # the catalog's NVLink switch tray of a multi-server domain
+        self.nic_model = catalog.nic_for(fabric, nic_gbps)  # the servers' catalog NIC (or None)
 
     # -- parts from the catalog --
     def _switch_model(self) -> tuple[str, float, bool]:
@@ -767,7 +785,7 @@ class _Builder:
     # -- servers --
     def _nodes(self, node_rack: list[str], node_slot: list[int]) -> list[Node]:
         lay = self.lay
-        nic = self.catalog.nic_for(self.fabric, self.nic_gbps)
+        nic = self.nic_model
         nic_model = nic.name if nic is not None else ""
         scale_up = self._scale_up()
         g, k, units = self.gpus_per_node, lay.nics, self.server_units

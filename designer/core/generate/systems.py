@@ -18,7 +18,7 @@ from ..model.catalog import CATALOG_DIR, Catalog, default_catalog
 
 # The options a system sets (generate_fat_tree's keyword arguments)
 SYSTEM_OPTIONS = ("gpu", "gpus_per_node", "nics_per_node", "nic_gbps", "fabric", "switch_radix",
-                  "nvlink_domain_gpus", "rail_optimized")
+                  "nvlink_domain_gpus", "rail_optimized", "nic_model")
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,16 @@ class Nic:
     sources: dict[str, str] = field(default_factory=dict)
     achievable_gbytes_per_s: float | None = None  # measured (or estimated) per NIC per direction, GB/s
     default: bool = True  # the NIC the generator picks for its (kind, gbps); false for e.g. AWS EFA
+    # how its traffic crosses the fabric (NIC_TRANSPORTS): the engine's up-link sharing, NIC efficiency
+    # and per-message latency follow it
+    transport: str = "infiniband"
+
+
+# infiniband: adaptive routing in the switches; roce: RoCEv2 hashed onto one path per flow (ECMP);
+# spectrum-x: RoCE with per-packet adaptive routing and reordering in the SuperNIC; srd: AWS EFA's
+# Scalable Reliable Datagram, sprayed over many paths, delivered out of order; spray: per-packet
+# multipathing with reordering in the NIC (AMD Pollara, Ultra Ethernet)
+NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,9 @@ class SwitchModel:
     switch_chips: int | None = None  # switch ASICs in the unit (an NVLink switch tray has 2)
     links_per_gpu: int | None = None  # nvlink: NVLink links per GPU, spread one per switch chip
     max_domain_gpus: int | None = None  # nvlink: GPUs of the largest domain these trays build
+    # ethernet: adaptive (per-packet adaptive routing for NICs that reorder: Spectrum-4 with Spectrum-X
+    # SuperNICs) or ecmp (one hashed path per flow); InfiniBand switches route adaptively
+    routing: str = "ecmp"
 
     def trays_for(self, domain_gpus: int) -> int:
         """Units needed for a non-blocking NVLink domain of `domain_gpus` GPUs (kind nvlink)."""
@@ -234,6 +247,11 @@ def _accelerator(e: dict) -> Accelerator:
     )
 
 
+def _transport(e: dict) -> str:
+    """A NIC's transport (checked by catalog_checks); by default its kind's: InfiniBand, or RoCE on Ethernet."""
+    return e.get("transport") or ("infiniband" if e["kind"] == "infiniband" else "roce")
+
+
 def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
     accelerators = {e["name"]: _accelerator(e) for e in _entries(directory / "accelerators.yaml", "accelerators")}
     nics = {}
@@ -243,6 +261,7 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
             name=e["name"], kind=e["kind"], gbps=float(e["gbps"]), aliases=tuple(e.get("aliases", ())),
             sources=dict(e.get("sources", {})), default=bool(e.get("default", True)),
             achievable_gbytes_per_s=float(achievable) if achievable is not None else None,
+            transport=_transport(e),
         )
     switches = {}
     for e in _entries(directory / "switches.yaml", "switches"):
@@ -251,6 +270,7 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
             name=e["name"], kind=e["kind"], radix=int(e["radix"]), port_gbps=float(e["port_gbps"]),
             latency_us=float(e["latency_us"]), sharp=bool(e.get("sharp", False)),
             aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})), **optional,
+            routing=e.get("routing") or ("adaptive" if e["kind"] == "infiniband" else "ecmp"),
         )
     models = {}
     for e in _entries(directory / "models.yaml", "models"):

@@ -156,11 +156,16 @@ def _nic(e: _Entry) -> None:
             e.add("achievable_gBps", "above the line rate (gbps / 8)", "give gigaBYTES per second per direction")
     if not isinstance(n.get("default", True), bool):
         e.add("default", "default is not true or false", "write default: false for a NIC the generator never picks")
+    transports = ("infiniband", "roce", "spectrum-x", "srd", "spray")  # catalog.NIC_TRANSPORTS
+    if "transport" in n and n["transport"] not in transports:
+        e.add("transport", f"unknown transport {n['transport']!r}", f"use one of {', '.join(transports)}")
     _sources(e, NIC_FIGURES)
 
 
 def _switch(e: _Entry) -> None:
     s = e.entry
+    if "routing" in s and s["routing"] not in ("ecmp", "adaptive"):
+        e.add("routing", f"unknown routing {s['routing']!r}", "use ecmp or adaptive")
     if s["kind"] not in SWITCH_KINDS:
         e.add("kind", f"unknown switch kind {s['kind']!r}", f"use one of {', '.join(SWITCH_KINDS)}")
     e.number("radix", s["radix"], integer=True)

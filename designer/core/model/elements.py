@@ -89,7 +89,9 @@ class Node:
         minimum=MIN_GBPS, maximum=MAX_GBPS, unit="Gb/s",
     )
     nic_count: int = spec_field(8, doc="Scale-out NICs; ports nic0..nic{n-1}", minimum=0, maximum=MAX_PORTS)
-    nic_model: str = spec_field("", doc="NIC model from the catalog (sets speed and kind when given)")
+    nic_model: str = spec_field("", doc="NIC model from the catalog (sets speed and kind when given). Its "
+                           "transport sets how the engine costs the network: InfiniBand adaptive routing, RoCE "
+                           "hashed per flow (ECMP), Spectrum-X or packet spraying, EFA's SRD (docs/collectives.md)")
     nic_gbps: float = spec_field(400.0, doc="Line rate of each NIC per direction", minimum=MIN_GBPS,
                                  maximum=MAX_GBPS, unit="Gb/s")
     nic_kind: str = spec_field("infiniband", doc="Network the NICs speak", enum=NETWORK_KINDS)
