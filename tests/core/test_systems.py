@@ -73,3 +73,9 @@ def test_the_catalog_lists_the_systems_with_their_sources():
     code, out, _ = run_cli("catalog", "--json")
     systems = json.loads(out)["systems"]
     assert systems["gb300-nvl72"]["values"]["nic_gbps"] == 800 and systems["gb300-nvl72"]["sources"]["server"]
+
+
+def test_a_systems_nic_goes_only_with_its_own_fabric_and_speed():
+    assert options_for({"gpu": "MI355X"})["nic_model"] == "AMD-Pollara-400"
+    assert "nic_model" not in options_for({"gpu": "MI355X", "fabric": "infiniband"})
+    assert "nic_model" not in options_for({"gpu": "MI355X", "nic_gbps": 800.0})

@@ -58,12 +58,16 @@ def system_of(gpu: str, catalog: Catalog | None = None) -> System | None:
 def options_for(given: dict, system: str | None = None, catalog: Catalog | None = None) -> dict:
     """The generator's options: those given (None: not given), then the named system's, then the
     system of the given accelerator. Raises KeyError naming an unknown system."""
-    values = {k: v for k, v in given.items() if v is not None}
-    if system is not None:
-        chosen = default_systems()[system]
-        values = {**chosen.values, **values}
-    if "gpu" in values:
-        own = system_of(values["gpu"], catalog)
-        if own is not None:
-            values = {**{k: v for k, v in own.values.items() if k != "gpu"}, **values}
+    given = {k: v for k, v in given.items() if v is not None}
+    values = dict(given)
+    systems = [default_systems()[system]] if system is not None else []
+    if "gpu" in {**(systems[0].values if systems else {}), **given}:
+        own = system_of({**(systems[0].values if systems else {}), **given}["gpu"], catalog)
+        systems += [own] if own is not None else []
+    for chosen in systems:
+        for key, value in chosen.values.items():
+            if key == "nic_model" and (values.get("fabric", chosen.values["fabric"]) != chosen.values["fabric"]
+                                       or values.get("nic_gbps", chosen.values["nic_gbps"]) != chosen.values["nic_gbps"]):
+                continue  # the system's NIC, but not of the fabric or speed asked for
+            values.setdefault(key, value)
     return values
