@@ -208,5 +208,28 @@ def _verdict(ranked: list[dict], current: dict | None, point: Point | None, doc:
     gain = current["step_time_s"] / best["step_time_s"] - 1
     if best["point"] == point or gain < 1e-6:
         return f"the file's plan is already the fastest found ({current['step_time_s']:.3f} s per step)"
+    why = plan_differences(point, best["point"])
     return (f"{best['point'].label()} is {gain:.1%} faster than the file's plan "
-            f"({best['step_time_s']:.3f} s against {current['step_time_s']:.3f} s per step)")
+            f"({best['step_time_s']:.3f} s against {current['step_time_s']:.3f} s per step)"
+            + (f"; it differs in {why}" if why else ""))
+
+
+# What a plan setting is called in a verdict, and how its value reads
+_SETTINGS = (("tp", "TP", str), ("pp", "PP", str), ("cp", "CP", str), ("ep", "EP", str), ("dp", "DP", str),
+             ("schedule", "schedule", str), ("vp", "virtual stages", str), ("micro_batch", "micro-batch", str),
+             ("recompute", "recompute", str), ("sequence_parallel", "sequence parallelism", lambda v: "on" if v else "off"),
+             ("zero", "optimizer sharding", lambda v: {0: "none", 1: "distributed optimizer", 3: "ZeRO-3"}.get(v, str(v))),
+             ("tp_comm_overlap", "TP communication overlap", lambda v: "on" if v else "off"),
+             ("overlap_grad_reduce", "gradient-reduce overlap", lambda v: "on" if v else "off"))
+
+
+def plan_differences(current: Point, best: Point) -> str:
+    """The settings in which `best` differs from the file's plan: why it is faster (a published
+    run's plan may lack a feature its software did not have yet, such as TP overlap or the
+    distributed optimizer), as 'recompute none (file: full), ...'."""
+    out = []
+    for key, name, text in _SETTINGS:
+        a, b = getattr(current, key), getattr(best, key)
+        if a != b:
+            out.append(f"{name} {text(b)} (file: {text(a)})")
+    return ", ".join(out)
