@@ -356,7 +356,27 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
     cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
     flows = tier_flows * max(1, k.ecmp_qps_per_connection)
     routed = np.where(sprayed, k.packet_spraying_efficiency, k.infiniband_adaptive_routing_efficiency)
-    return np.where(hashed, 1.0 / ecmp_collision(flows, cables), routed)
+    if not hashed.any():
+        return routed
+    slowest = fabric.pod_up_slowest_Bps if pod else fabric.leaf_up_slowest_Bps
+    capacity = fabric.pod_up_Bps if pod else fabric.leaf_up_Bps
+    drag = slow_cable_drag(flows, cables, capacity, slowest) if slowest is not None else 1.0
+    return np.where(hashed, 1.0 / np.maximum(ecmp_collision(flows, cables), drag), routed)
+
+
+def slow_cable_drag(flows: np.ndarray, cables: np.ndarray, capacity_Bps: np.ndarray, slowest_Bps: np.ndarray) -> np.ndarray:
+    """How much slower than an even split hashed flows drain when one up-link cable trained below the
+    others (>= 1). A hash puts each flow on one cable whatever its speed, so the flows on the slow
+    cable finish last: the set drains at (mean cable rate / slowest cable rate) of its time, if any flow
+    lands there; with F flows on U cables one does with probability 1 - (1 - 1/U)^F (the expected
+    share). Adaptive routing and packet spraying move traffic off a slow cable: they pay only its
+    smaller share of the capacity, which the capacity already holds."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.maximum(cables, 1.0)
+        mean = capacity_Bps / u
+        ratio = np.where((slowest_Bps > 0) & np.isfinite(slowest_Bps), mean / slowest_Bps, 1.0)
+        hit = 1.0 - np.power(1.0 - 1.0 / u, flows)
+        return np.where(flows > 0, np.maximum(1.0, hit * ratio + (1.0 - hit)), 1.0)
 
 
 def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:

@@ -81,6 +81,10 @@ class Fabric:
     link_cap_Bps: np.ndarray
     has_core: bool
     gpu_slowdown: np.ndarray | None = None  # per GPU: its server's factor x its own
+    # per switch (per pod): the rate of its slowest usable up-link cable, B/s (inf without up-links): a
+    # hashed flow on a cable that trained below the others drains at that cable's rate
+    leaf_up_slowest_Bps: np.ndarray | None = None
+    pod_up_slowest_Bps: np.ndarray | None = None
     warnings: list[str] = field(default_factory=list)
     # scale-up island of each GPU: its NVLink domain (all GPUs of the domain's trays), else its server
     gpu_domain_index: np.ndarray | None = None
@@ -455,6 +459,17 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     fabric.pod_up_cables = np.bincount(pod_owner, (count * usable)[pod_links], minlength=len(fabric.pod_up_cables)
                                        ).astype(np.int64)
     fabric.pod_up_Bps = np.bincount(pod_owner, link_cap[pod_links], minlength=int(fabric.switch_pod.max(initial=-1)) + 1)
+    per_cable = np.divide(link_cap, np.maximum(count, 1))
+    fabric.leaf_up_slowest_Bps = _slowest_cable(per_cable, usable, up_links, up_owner, len(fabric.switch_ids))
+    fabric.pod_up_slowest_Bps = _slowest_cable(per_cable, usable, pod_links, pod_owner, len(fabric.pod_up_Bps))
+
+
+def _slowest_cable(per_cable: np.ndarray, usable: np.ndarray, links: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """Per owner (leaf or pod): the rate of its slowest usable up-link cable (inf where it has none)."""
+    slowest = np.full(n, np.inf)
+    up = usable[links] > 0
+    np.minimum.at(slowest, owner[up], per_cable[links[up]])
+    return slowest
 
 
 def gpus_up(doc: Document, fabric: "Fabric") -> np.ndarray:

@@ -1,0 +1,67 @@
+"""A cable that trained below the others changes the step where the flows cannot avoid it: a hashed
+(RoCE ECMP) flow on it drains at its rate; adaptive routing moves traffic off it."""
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+JOB = ["--set", "workload.preset=llama3-8b", "--set", "parallelism.tensor_model_parallel_size=8",
+       "--set", "workload.global_batch_size=256"]
+
+
+def split_one_cable(path: Path, kind: str) -> Path:
+    """leaf0's first spine bundle of 16 cables as 15, plus one cable of its own (l999) to set apart."""
+    text = path.read_text(encoding="utf-8")
+    old = (f'  - {{"id": "l128", "a": "leaf0:p32", "b": "spine0:p0", "kind": "{kind}", "bandwidth_gbps": 400, '
+           f'"latency_us": 0.05, "count": 16}}')
+    assert old in text
+    new = (old.replace('"count": 16', '"count": 15') + "\n" + f'  - {{"id": "l999", "a": "leaf0:p47", "b": '
+           f'"spine0:p15", "kind": "{kind}", "bandwidth_gbps": 400, "latency_us": 0.05}}')
+    out = path.with_name(path.stem + "-split.yaml")
+    out.write_text(text.replace(old, new), encoding="utf-8")
+    assert run_cli("validate", out)[0] == 0
+    return out
+
+
+def step(path: Path, gbps: float) -> float:
+    import json
+
+    code, out, err = run_cli("evaluate", path, *JOB, "--set", f"links[l999].bandwidth_gbps={gbps}", "--json")
+    assert code == 0, err
+    return json.loads(out)["step_time_s"]
+
+
+@pytest.fixture(scope="module")
+def fabrics(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("slow")
+    made = {}
+    for fabric in ("ethernet", "infiniband"):
+        path = folder / f"{fabric}.yaml"
+        assert run_cli("generate", "fat-tree", "-o", path, "--nodes", "16", "--gpu", "H100", "--fabric", fabric,
+                       "--no-rail-optimized")[0] == 0
+        made[fabric] = split_one_cable(path, fabric)
+    return made
+
+
+def test_a_roce_up_link_trained_at_20g_slows_the_step_its_hashed_flows_cross(fabrics):
+    full, slow = step(fabrics["ethernet"], 400), step(fabrics["ethernet"], 20)
+    assert slow > 1.05 * full  # one of leaf0's 32 up-links at 20 Gb/s: its flows finish last
+
+
+def test_adaptive_routing_pays_only_the_slow_cables_share_of_the_capacity(fabrics):
+    full, slow = step(fabrics["infiniband"], 400), step(fabrics["infiniband"], 20)
+    assert slow == pytest.approx(full, rel=0.01)
+
+
+def test_the_drag_follows_the_expected_share_of_flows_on_the_slow_cable():
+    import numpy as np
+
+    from designer.core.engine.collectives import slow_cable_drag
+
+    cables, capacity = np.array([32.0]), np.array([31 * 400.0 + 20.0])
+    few, many = (slow_cable_drag(np.array([f]), cables, capacity, np.array([20.0]))[0] for f in (1.0, 256.0))
+    assert 1.0 < few < many  # one flow rarely lands on the slow cable; 256 almost surely do
+    assert many == pytest.approx(capacity[0] / 32 / 20, rel=0.01)
+    even = slow_cable_drag(np.array([256.0]), cables, np.array([32 * 400.0]), np.array([400.0]))[0]
+    assert even == 1.0
