@@ -32,7 +32,7 @@ rm -rf "$VENV"
 
 step "installing the project (non-editable) and $PYINSTALLER_SPEC"
 "$VENV/bin/python" -m pip install --quiet . "$PYINSTALLER_SPEC"
-"$VENV/bin/python" -m pip list --format=freeze | grep -iE '^(designer|pyinstaller|pyside6|pyqtgraph|numpy|networkx|pyyaml)' || true
+"$VENV/bin/python" -m pip list --format=freeze | grep -iE '^(designer|pyinstaller|pyside6|pyqtgraph|numpy|pyyaml)' || true
 rm -rf build/lib build/bdist.*  # setuptools' leftovers from building the wheel
 
 step "PyInstaller: packaging/designer.spec -> dist/designer/"

@@ -2,10 +2,12 @@
 import json
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, ROOT, run_cli
 
 
 def test_catalog_table_and_json():
@@ -261,3 +263,19 @@ def test_search_on_servers_with_unconnected_gpus_is_bad_input_not_an_internal_er
     code, _, err = run_cli("search", path, "--top", "3", "--workers", "1")
     assert code == 65, err
     assert "has no connected NIC" in err and "connect the NICs of n0" in err
+
+
+def test_numpy_starts_one_blas_thread_as_a_program(tmp_path):
+    """No command multiplies large matrices; a BLAS thread per core cost 40-60 ms of every start."""
+    program = ("import os, sys\nfrom designer.cli import main\ncode = main()\nimport numpy\n"
+               "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n")
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("counts threads in /proc")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", program, "schema"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    value, threads = done.stdout.split()[-2:]
+    assert value == "1" and threads == "1"
+    kept = subprocess.run([sys.executable, "-c", program, "schema"], cwd=ROOT,
+                          env=dict(env, OPENBLAS_NUM_THREADS="2"), capture_output=True, text=True, timeout=120)
+    assert kept.stdout.split()[-2] == "2"  # the user's own setting stays

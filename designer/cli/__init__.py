@@ -49,7 +49,6 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    args.as_program = argv is None  # the whole process is this command (not a caller's function)
     try:
         return args.func(args)
     except DesignerError as exc:

@@ -23,15 +23,11 @@ def run(args) -> int:
     from ..core.gc_pause import collector_paused
 
     with collector_paused():  # one short run making ~10^5 acyclic objects: ~15 % of its CPU at 16k
-        code = _print_evaluation(args)
-        if getattr(args, "as_program", False):  # now: a resumed collector's first pass walks every object made
-            _exit_at_once(code)
-        return code
+        return _print_evaluation(args)
 
 
 def _print_evaluation(args) -> int:
     doc, _, result = evaluate(args)
-    args.kept_until_exit = (doc, result)  # a program ends without freeing them (_exit_at_once)
     for w in result.warnings:
         err(f"warning: {w}")
     if args.json:
@@ -48,21 +44,6 @@ def _print_evaluation(args) -> int:
         return EXIT_OK
     print(format_jobs(result, doc) if len(result.jobs) > 1 else format_result(result, doc))
     return EXIT_OK
-
-
-def _exit_at_once(code: int) -> None:
-    """End the process now, its output flushed: a large design is ~10^6 objects that the interpreter
-    would free one by one on the way out (~0.8 s of CPU at 131k GPUs) for nothing. Only as a program
-    (args.as_program: main() without argv), after a command that leaves no files, threads or handlers
-    behind."""
-    import os
-
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # the reader has gone (a closed pipe): nothing more to say
-        pass
-    os._exit(code)
 
 
 def format_jobs(result, doc) -> str:

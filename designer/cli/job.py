@@ -85,12 +85,6 @@ def evaluate(args, progress=None):
     """(doc, engine, result) of the job the arguments name, checked first."""
     from ..core.engine.evaluate import Engine
 
-    if getattr(args, "as_program", False) and progress is None and getattr(args, "command", None) == "evaluate":
-        from .parallel_check import evaluate_while_checking  # the check beside the evaluation
-
-        doc, engine = load_job(args, check=False), Engine()
-        return doc, engine, evaluate_while_checking(doc, engine.evaluate, check_errors,
-                                                    lambda errors: raise_check_errors(errors, args))
     doc = load_job(args, progress=progress)
     if progress:
         progress.phase(f"evaluating the step on {doc.num_gpus():,} GPUs")

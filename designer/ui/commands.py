@@ -14,7 +14,6 @@ from PySide6.QtGui import QUndoCommand
 
 from ..core.model import Document, Link, Node, Rack, Switch
 from ..core.model.elements import split_endpoint
-from .canvas.staged_gc import release as release_frozen
 
 ORDER = {Rack: 0, Node: 1, Switch: 1, Link: 2}
 
@@ -164,15 +163,13 @@ class ReplaceDocument(QUndoCommand):
     def redo(self) -> None:
         if self.new_identity is not None:
             self.qdoc.set_identity(*self.new_identity)
-        self.other = self.qdoc.doc.exchange(*self.other)
-        release_frozen()  # the design set aside may be dropped later: it must be collectable then
+        self.other = self.qdoc.exchange(*self.other)
 
     def undo(self) -> None:
         if self.new_identity is not None:
             self.new_identity = self.qdoc.identity  # a Save As meanwhile: redo comes back to that file
             self.qdoc.set_identity(*self.old_identity)
-        self.other = self.qdoc.doc.exchange(*self.other)
-        release_frozen()
+        self.other = self.qdoc.exchange(*self.other)
 
 
 class SetJob(QUndoCommand):

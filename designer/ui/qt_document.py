@@ -86,9 +86,7 @@ class QtDocument(QObject):
 
     def take(self, new: Document, path: str) -> None:
         """Make `new` (just read from `path`, off the UI thread maybe) the open design, with no history."""
-        self.doc.replace_all(new, adopt=True)
-        self.undo_stack.clear()
-        release_frozen()  # the design read before, if it was frozen (canvas/staged_gc.py)
+        self._replace(lambda: self.doc.replace_all(new, adopt=True), clear_history=True)
         if is_bundled(path):
             self.set_identity(None, example_title(path))
         else:
@@ -96,11 +94,24 @@ class QtDocument(QObject):
         self.dirtyChanged.emit(False)
 
     def new(self) -> None:
-        self.doc.replace_all(Document())
-        self.undo_stack.clear()
-        release_frozen()
+        self._replace(lambda: self.doc.replace_all(Document()), clear_history=True)
         self.set_identity(None)
         self.dirtyChanged.emit(False)
+
+    def exchange(self, spec, metadata):
+        """Swap the design's contents with `spec` and `metadata` (undo and redo of a replaced design:
+        commands.ReplaceDocument); the ones set aside."""
+        return self._replace(lambda: self.doc.exchange(spec, metadata), clear_history=False)
+
+    def _replace(self, swap, clear_history: bool):
+        """Every replacement of the shown design goes through here. The design set aside may be dropped
+        later, so what was kept out of the collector's walks goes back under it now, at this user action
+        (canvas/staged_gc.py: release)."""
+        out = swap()
+        if clear_history:
+            self.undo_stack.clear()
+        release_frozen()
+        return out
 
     def save(self, path: str | None = None) -> None:
         """Write the design to `path` (default: its file). DesignerError, nothing written, when the

@@ -317,7 +317,8 @@ def _codes(values: np.ndarray) -> np.ndarray:
     if not len(values):
         return np.zeros(0, dtype=np.int64)
     values = np.asarray(values).reshape(-1)
-    return np.searchsorted(np.unique(values), values).astype(np.int64, copy=False)
+    distinct = np.unique(values, return_index=True)[0]  # return_index: plain np.unique imports numpy.ma
+    return np.searchsorted(distinct, values).astype(np.int64, copy=False)
 
 
 def _combined_codes(codes: list[np.ndarray], n: int) -> np.ndarray:

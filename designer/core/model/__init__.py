@@ -1,4 +1,4 @@
-"""The cluster document model (no Qt): elements, job, catalog, checks (design_check.py adds the calibration), graph."""
+"""The cluster document model (no Qt): elements, job, catalog, checks (design_check.py adds the calibration)."""
 from .catalog import Catalog, default_catalog, load_catalog
 from .document import ClusterSpec, Document
 from .elements import Link, Metadata, Node, Rack, Switch

@@ -41,6 +41,26 @@ class ClusterSpec:
     layout: dict[str, Any] = field(default_factory=dict)
 
 
+class ChangeLog:
+    """A document's edit counter and its recent changes: a listener of the document's events that
+    holds nothing of the document, so that a dropped design is freed by its reference counts at once
+    (a bound method of the document among its own listeners made every design a reference cycle,
+    left for the cyclic collector: ~45k objects to walk at 16k GPUs, ~0.3 s of CPU at 131k)."""
+
+    __slots__ = ("revision", "entries")
+
+    def __init__(self, revision: int = 0, entries: list[tuple[int, Change]] | None = None):
+        self.revision = revision
+        self.entries: list[tuple[int, Change]] = [] if entries is None else entries
+
+    def __call__(self, changes: list[Change]) -> None:
+        for change in changes:
+            self.revision += 1
+            self.entries.append((self.revision, change))
+        if len(self.entries) > Document.CHANGE_LOG_LIMIT:
+            del self.entries[: len(self.entries) - Document.CHANGE_LOG_LIMIT]
+
+
 class Document:
     def __init__(self, spec: ClusterSpec | None = None, metadata: Metadata | None = None):
         self.metadata = metadata or Metadata()
@@ -49,23 +69,31 @@ class Document:
         self._index: dict[str, dict[str, Any]] = {}
         self._reindex()
         # A counter of edits and the recent changes, so that an engine can tell what it may reuse.
-        self.revision = 0
-        self.change_log: list[tuple[int, Change]] = []
+        self._changes = ChangeLog()
         self.lineage = object()  # shared by snapshots: "the same design, maybe edited since"
         self._snapshots: list[weakref.ref] = []  # snapshots (maybe gone) that share our elements
         # ids of the element copies `_own` made since the newest snapshot: no snapshot holds them
         self._owned: set[int] = set()
         self._positions: dict[str, tuple[list, np.ndarray]] = {}  # _position's arrays, per collection
-        self.events.connect(self._log)
+        self.events.connect(self._changes)
 
     CHANGE_LOG_LIMIT = 256
 
-    def _log(self, changes: list[Change]) -> None:
-        for change in changes:
-            self.revision += 1
-            self.change_log.append((self.revision, change))
-        if len(self.change_log) > self.CHANGE_LOG_LIMIT:
-            del self.change_log[: len(self.change_log) - self.CHANGE_LOG_LIMIT]
+    @property
+    def revision(self) -> int:
+        return self._changes.revision
+
+    @revision.setter
+    def revision(self, value: int) -> None:
+        self._changes.revision = value
+
+    @property
+    def change_log(self) -> list[tuple[int, Change]]:
+        return self._changes.entries
+
+    @change_log.setter
+    def change_log(self, entries: list[tuple[int, Change]]) -> None:
+        self._changes.entries = entries
 
     def changes_since(self, revision: int) -> list[Change] | None:
         """The changes after `revision`, or None when the log no longer reaches back that far."""
@@ -275,8 +303,7 @@ class Document:
             layout=dict(spec.layout))
         snap.events = Events()
         snap._index = _IndexOnDemand(snap.spec)
-        snap.revision = self.revision
-        snap.change_log = list(self.change_log)
+        snap._changes = ChangeLog(self.revision, list(self.change_log))  # not listening: a snapshot is not edited
         snap.lineage = self.lineage
         snap._snapshots = []
         snap._owned = set()
