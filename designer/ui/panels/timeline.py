@@ -10,8 +10,9 @@ Mouse: the wheel and right-drag zoom time only, left-drag pans (time and rows). 
 shows what it is; clicking a wait highlights the rows of the device it waited for and selects
 the bar it waited on.
 
-The whole job: "Fit all" puts every row in view (a row per lane, or one row per stage when lanes
-would be thinner than MIN_ROW_PIXELS), a scroll bar moves through the rows otherwise, "Critical
+The whole job: the rows start fitted to the dock, as "Fit all" puts them (every row in view: a row
+per lane, or one row per stage when lanes would be thinner than MIN_ROW_PIXELS, back to the lanes
+when the dock grows), until the user scrolls; a scroll bar moves through the rows then, "Critical
 device" scrolls to and outlines the device that ends the step last, arrows (timeline_arrows.py)
 join a wait to the bar it waited on and a pipeline send to the op that received it, and a plot
 export (timeline_export.py) holds every row and the whole step under a title.
@@ -72,6 +73,40 @@ class TimeViewBox(pg.ViewBox):
         super().mouseDragEvent(ev, axis=axis)
 
 
+class DetailLine(QLabel):
+    """One line of fixed height under the plot: a text too long for it ends in "…" and its
+    tooltip holds the whole text (hovering never changes the panel's layout)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        self._full = ""
+        self.setTextFormat(Qt.PlainText)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setFixedHeight(self.fontMetrics().height() + 6)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        self._full = str(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def is_elided(self) -> bool:
+        return super().text() != self._full
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        margins = self.contentsMargins()
+        room = max(0, self.width() - margins.left() - margins.right() - 14)  # the style sheet's padding
+        shown = self.fontMetrics().elidedText(self._full, Qt.ElideRight, room) if self._full else ""
+        super().setText(shown)
+        self.setToolTip(self._full if shown != self._full else "")
+
+
 class TimelinePanel(QWidget):
     """Gantt chart of the step's events, one row per (representative device, stream lane)."""
 
@@ -85,7 +120,11 @@ class TimelinePanel(QWidget):
         self._row_index: dict[tuple[int, str], int] = {}
         self.collapsed = False
         self.lanes_merged = False  # one row per stage (all lanes of a device in one row)
-        self.fitting_all = False  # every row in view, kept on resize, until the user scrolls
+        # every row in view (the lanes fitted to the dock), kept on resize, until the user scrolls
+        self.fitting_all = True
+        self._lanes_by_user: bool | None = None  # one row per stage chosen by the user (None: fitted)
+        self._fitting_lanes = False
+        self._lane_rows = 0  # rows when every lane has its own row
         self._arrow_cache: tuple | None = None  # (result, kinds, sources, targets, wait -> bar waited on)
         self.design_name = ""  # named in exported plots' titles (the main window sets it)
         self._selected_device: int | None = None
@@ -130,13 +169,9 @@ class TimelinePanel(QWidget):
         self.plot.addItem(self.arrows, ignoreBounds=True)
         self.device_items: list[pg.LinearRegionItem] = []
 
-        self.info = QLabel("")
+        self.info = DetailLine("")
         self.info.setObjectName("hover")
         self.info.setStyleSheet(f"color: {TEXT}; padding: 2px 6px")
-        self.info.setTextFormat(Qt.PlainText)
-        # one line of fixed height: hovering never changes the panel's layout (the tooltip has it all)
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
-        self.info.setFixedHeight(self.info.fontMetrics().height() + 6)
         self.hint = ("wheel or right-drag: zoom time · left-drag: pan · hover a bar for details · "
                      "click a wait to see whom it waited for")
         self.info.setText(self.hint)
@@ -440,6 +475,7 @@ class TimelinePanel(QWidget):
             if d in shown:
                 used[d].add(lane)
         extra = sorted(set(streams) - set(LANES))
+        self._lane_rows = sum(len(lanes) for lanes in used.values())
         self.rows, self.row_labels, self._axis_labels = [], [], []
         groups = []
         self._row_index = {}
@@ -568,7 +604,9 @@ class TimelinePanel(QWidget):
         if not self.rows:
             return
         if self.fitting_all:
+            self._fit_lanes_to_view()
             self.vb.setYRange(-0.5, len(self.rows) - 0.5, padding=0)
+            self._on_rows_in_view_changed()  # the same range, fewer pixels: the labels thin out
             return
         span = self._visible_rows()
         top = self.vb.viewRange()[1][0]
@@ -625,11 +663,25 @@ class TimelinePanel(QWidget):
         """Every row in view. When the lanes would be thinner than MIN_ROW_PIXELS, one row per stage."""
         if self.result is None:
             return
-        height = self.vb.height()
-        if not self.lanes_merged and height > 0 and len(self.rows) * MIN_ROW_PIXELS > height:
-            self.act_merge_lanes.setChecked(True)  # rebuilds the rows (set_lanes_merged)
         self.fitting_all = True
+        self._lanes_by_user = None
+        self._fit_lanes_to_view()
         self.vb.setYRange(-0.5, len(self.rows) - 0.5, padding=0)
+
+    def _fit_lanes_to_view(self) -> None:
+        """A row per lane when every lane fits at MIN_ROW_PIXELS, else one row per stage; back to the
+        lanes when the view grows enough (unless the user chose rows per lane or per stage)."""
+        height = self.vb.height()
+        if self.result is None or height <= 0 or self._lanes_by_user is not None:
+            return
+        fits = self._lane_rows * MIN_ROW_PIXELS <= height
+        if fits != self.lanes_merged:
+            return
+        self._fitting_lanes = True
+        try:
+            self.act_merge_lanes.setChecked(not fits)  # rebuilds the rows (set_lanes_merged)
+        finally:
+            self._fitting_lanes = False
 
     def set_lanes_merged(self, merged: bool) -> None:
         """One row per stage (all lanes of a device in one row), or a row per lane."""
@@ -637,6 +689,10 @@ class TimelinePanel(QWidget):
         if self.act_merge_lanes.isChecked() != merged:
             self.act_merge_lanes.setChecked(merged)  # comes back here
             return
+        if not self._fitting_lanes:  # the user's choice, kept until Fit all
+            self._lanes_by_user = merged
+            if not merged and self.vb.height() < self._lane_rows * MIN_ROW_PIXELS:
+                self.fitting_all = False  # lanes at a readable height, the scroll bar for the rest
         if merged == self.lanes_merged:
             return
         self.lanes_merged = merged
@@ -781,4 +837,7 @@ class TimelinePanel(QWidget):
             return
         if self._view_point(ev.scenePos()) is None:
             return
-        self.select_event(self._hit(ev.scenePos()))
+        index = self._hit(ev.scenePos())
+        self.select_event(index)
+        if index is not None:
+            self.info.setText(self.event_text(index).replace("\n", "  ·  "))
