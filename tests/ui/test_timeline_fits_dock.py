@@ -80,3 +80,30 @@ def test_a_clicked_wait_shows_its_whole_detail_line_or_elides_it_with_a_tooltip(
     qtbot.waitUntil(lambda: line.is_elided(), timeout=5_000)
     assert line.text().endswith("…") and line.toolTip() == whole
     assert line.fontMetrics().horizontalAdvance(line.text()) <= line.contentsRect().width()
+
+
+def test_a_double_click_opens_a_stage_into_its_lanes_and_closes_it(window, qtbot):
+    timeline = _open_in_a_real_size_window(window, qtbot)
+    assert timeline.lanes_merged  # 8 stages x 5 lanes do not fit the dock: one row per stage
+    devices = [d for d, _ in timeline.rows]
+    stage3 = next(d for d in devices if timeline.result.devices[d]["stage"] == 3)
+
+    def double_click_row(device):
+        row = next(r for r, (d, _) in enumerate(timeline.rows) if d == device)
+        x = sum(timeline.vb.viewRange()[0]) / 2
+        point = timeline.graphics.mapFromScene(timeline.vb.mapViewToScene(QPointF(x, row)))
+        QTest.mouseDClick(timeline.graphics.viewport(), Qt.LeftButton, Qt.NoModifier, point)
+
+    double_click_row(stage3)
+    lanes = [lane for d, lane in timeline.rows if d == stage3]
+    assert len(lanes) > 1 and "compute" in lanes and "all" not in lanes  # stage 3 opened into its lanes
+    assert all(lane == "all" for d, lane in timeline.rows if d != stage3)  # the others stay one row each
+    top, bottom = timeline.vb.viewRange()[1]
+    assert top <= 0 and bottom >= len(timeline.rows) - 1  # every row still in view
+    e = next(i for i, ev in enumerate(timeline.result.events) if ev.device == stage3 and ev.stream == "compute")
+    ev = timeline.result.events[e]
+    row = timeline.rows.index((stage3, "compute"))
+    assert timeline.event_at((ev.start_s + ev.end_s) / 2, row) is not None  # its bars are on its lanes
+
+    double_click_row(stage3)
+    assert [lane for d, lane in timeline.rows if d == stage3] == ["all"]
