@@ -145,6 +145,9 @@ class MainWindow(QMainWindow):
         from .logical.install import install_logical_view
 
         install_logical_view(self)  # View > Logical Fabric View: a dock sharing the canvas's selection
+        from .canvas.heat_menu import install_heat_view
+
+        install_heat_view(self)  # View > Heat by Busiest Phase (else: share of the step)
         from .jobs_install import install_jobs
 
         install_jobs(self)  # the Jobs dock, the jobs' colours on the canvas, Edit > Mark Down / Up

@@ -1,5 +1,6 @@
 """Link heat with several jobs: a cable is as busy as all the jobs on it together, its tooltip says
-which job uses it how much, and the outline marks every bottleneck link of an exposed phase."""
+which job uses it how much, and (in the phase view) the outline marks every bottleneck link of an
+exposed phase."""
 import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
@@ -35,8 +36,8 @@ def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
 
 @pytest.mark.slow
 def test_the_outline_marks_every_bundle_holding_a_critical_link(qtbot, tmp_path):
-    """View > Link Heat outlines each bundle with a link that is the bottleneck of an exposed phase: the
-    same bundles a link-by-link look-up finds (the scene finds them for all links in one pass)."""
+    """View > Heat by Busiest Phase outlines each bundle with a link that is the bottleneck of an exposed
+    phase: the same bundles a link-by-link look-up finds (the scene finds them for all links in one pass)."""
     from designer.ui.main_window import MainWindow
 
     w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
@@ -48,6 +49,8 @@ def test_the_outline_marks_every_bundle_holding_a_critical_link(qtbot, tmp_path)
         assert w.settle()
         if not w.act_heat.isChecked():
             w.act_heat.trigger()  # View > Link Heat
+        if not w.act_heat_phase.isChecked():
+            w.act_heat_phase.trigger()  # View > Heat by Busiest Phase
         assert w.settle()
         scene, layer, links = w.scene, w.scene.link_layer, w.qdoc.doc.links
         critical = np.flatnonzero(w.result.link_critical)

@@ -191,6 +191,9 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "View > Grid": lambda before: window.act_grid.isChecked() != before["checked"],
         "View > Snap to Grid": lambda before: window.act_snap.isChecked() != before["checked"],
         "View > Link Heat": lambda before: window.act_heat.isChecked() != before["checked"],
+        "View > Heat by Busiest Phase": lambda before: (window.act_heat_phase.isChecked() != before["checked"]
+                                                        and window.scene.heat_mode == ("phase" if not before["checked"]
+                                                                                        else "step")),
         "Tools > Generate Fat-Tree": lambda before: (
             dialog_opened("dialog")(before),
             doc().num_gpus() == generated[-1]["nodes"] * generated[-1]["gpus_per_node"])[1],

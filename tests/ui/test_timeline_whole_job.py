@@ -57,6 +57,9 @@ def test_fit_all_gives_every_stage_a_row_in_view(timeline, deep, qtbot):
     timeline.show_result(deep)
     stages = {info["stage"] for info in deep.devices.values()}
     assert len(stages) == 16
+    assert _stages_in_view(timeline) == stages  # fitted to the dock from the start
+    timeline.act_merge_lanes.trigger()  # the user asks for a row per lane
+    assert not timeline.lanes_merged
     assert _stages_in_view(timeline) != stages  # 80 lanes: a dock shows some of them
     assert timeline.scrollbar.isVisible()
     timeline.scrollbar.triggerAction(QAbstractSlider.SliderToMaximum)  # the scroll bar reaches the last stage
@@ -79,8 +82,8 @@ def test_fit_all_gives_every_stage_a_row_in_view(timeline, deep, qtbot):
 
 
 def test_one_row_per_stage_keeps_hover_and_selection(timeline, deep):
-    timeline.show_result(deep)
-    timeline.act_merge_lanes.trigger()
+    timeline.show_result(deep)  # 80 lanes do not fit the dock: one row per stage
+    assert timeline.lanes_merged and timeline.act_merge_lanes.isChecked()
     i = next(i for i, e in enumerate(deep.events) if e.kind == "backward" and e.device == 0)
     e = deep.events[i]
     row = timeline.rows.index((0, "all"))
@@ -94,6 +97,7 @@ def test_one_row_per_stage_keeps_hover_and_selection(timeline, deep):
 
 def test_critical_device_action_scrolls_to_and_selects_it(timeline, deep):
     timeline.show_result(deep)
+    timeline.act_merge_lanes.trigger()  # a row per lane: 80 rows, more than the dock shows
     critical = deep.critical_device
     rows = [r for r, (d, _) in enumerate(timeline.rows) if d == critical]
     top, bottom = timeline.vb.viewRange()[1]
@@ -157,6 +161,7 @@ def test_exports_hold_the_whole_plot_under_a_title(timeline, deep, tmp_path):
 
     timeline.show_result(deep)
     timeline.design_name = DESIGN
+    timeline.act_merge_lanes.trigger()  # a row per lane: 80 rows, more than the dock shows
     assert _stages_in_view(timeline) != {info["stage"] for info in deep.devices.values()}  # the dock shows part
     svg = timeline.export(tmp_path / "whole.svg")
     text = _svg_text(svg)

@@ -10,6 +10,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
+from . import heat as link_heat
 from . import style
 
 MARGIN_PX = 8
@@ -60,10 +61,12 @@ class CanvasLegend(QWidget):
 
     def rows(self) -> list[tuple[str, str]]:
         """(what, text) per line: ("kind", ...), ("device", ...), ("heat", ...), for painting and tests."""
-        out = [("title", "Cables" + (" (by link heat)" if self.heat else ""))]
-        if self.heat:
-            out += [("heat", "idle  ..  saturated"), ("bottleneck", "bottleneck (outlined)")]
+        if self.heat:  # which heat (View > Heat by Busiest Phase): share of the step, or busiest phase
+            mode = getattr(self.view.scene(), "heat_mode", link_heat.STEP)
+            out = [("title", link_heat.LEGEND_TITLE[mode]), ("heat", link_heat.LEGEND_SCALE[mode]),
+                   ("bottleneck", link_heat.LEGEND_OUTLINE[mode])]
         else:
+            out = [("title", "Cables")]
             out += [("kind", k) for k in self.kinds()]
         if self.devices():
             out += [("title", "Devices")] + [("device", name) for name in self.devices()]

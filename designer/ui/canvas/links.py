@@ -191,6 +191,12 @@ class LinkLayer(QGraphicsItem):
         smooth = painter.testRenderHint(QPainter.Antialiasing)
         if rows.size > DENSE_LINES:
             painter.setRenderHint(QPainter.Antialiasing, False)
+        if self.marked and not aggregate:  # a halo under the cable: its heat colour stays visible on top
+            pen = QPen(style.BOTTLENECK, 6.0)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.drawLines([QLineF(*self.lines.a[i], *self.lines.b[i]) for i in self.marked
+                               if i < len(self.lines.a)])
         group_sorted = groups[order]
         starts = np.flatnonzero(np.r_[True, group_sorted[1:] != group_sorted[:-1]])
         ends = np.r_[starts[1:], len(order)]
@@ -215,12 +221,6 @@ class LinkLayer(QGraphicsItem):
         scale = painter.worldTransform().m11()
         if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= style.MAX_LINK_LABELS:
             self._draw_labels(painter, rows, ax, ay, bx, by, rect)
-        if self.marked and not aggregate:
-            pen = QPen(style.BOTTLENECK, 4.0)
-            pen.setCosmetic(True)
-            painter.setPen(pen)
-            painter.drawLines([QLineF(*self.lines.a[i], *self.lines.b[i]) for i in self.marked
-                               if i < len(self.lines.a)])
         if self.selected and not aggregate:
             chosen = [i for i in self.selected if i < len(self.lines.a)]
             for i in chosen:

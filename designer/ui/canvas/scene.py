@@ -21,6 +21,7 @@ from ...core.model import Link, Rack
 from ...core.model.elements import split_endpoint
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .. import commands
+from . import heat as link_heat
 from . import staged_gc, style
 from .box_layer import LOD_BOXES, BoxLayer
 from .items import ID_ROLE, KIND_ROLE, DeviceItem, DetailLayer, RackItem, port_index
@@ -51,6 +52,7 @@ class CanvasScene(QGraphicsScene):
     aboutToRebuild = Signal()  # every item is about to be deleted (a tool must let go of its own)
     built = Signal()  # a staged build made its last item (job marks, the overview catch up)
     buildProgress = Signal(int, int)  # items made so far, of how many (a staged build)
+    heatChanged = Signal()  # the link heat shown changed (its result or its view): the logical view follows
 
     def __init__(self, qdoc, parent=None):
         super().__init__(parent)
@@ -717,31 +719,49 @@ class CanvasScene(QGraphicsScene):
             self._rebuild_aggregates()
 
     # ---- link heat ----------------------------------------------------------------------
+    heat_mode = link_heat.STEP  # what the heat measures (canvas/heat.py): share of the step, or busiest phase
+    heat_result = None  # the result the heat shows
+    heat_values: np.ndarray | None = None  # per link (doc.links order): the heat shown, 0..1
+
+    def set_heat_mode(self, mode: str) -> None:
+        """Colour by share of the step ("step") or by busiest phase ("phase"); the legend says which."""
+        if mode not in link_heat.MODES:
+            raise ValueError(f"unknown heat view {mode!r}: use one of {', '.join(link_heat.MODES)}")
+        if mode == self.heat_mode:
+            return
+        self.heat_mode = mode
+        self.show_heat(self.heat_result)
+        for view in self.views():
+            legend = getattr(view, "legend", None)
+            if legend is not None:
+                legend.relayout()
+
     def show_heat(self, result) -> None:
-        """Colour every bundle by how busy its cables were in the last evaluation (average
-        over the step), outline the bottleneck links, and add the load by traffic kind to the
-        tooltips. None clears it."""
+        """Colour every bundle by how busy its busiest cable was in the last evaluation (in the
+        heat view chosen: share of the step, or of its busiest phase), outline the cables on the
+        critical path, and add the load by traffic kind to the tooltips. None clears it."""
         layer = self.link_layer
-        util = getattr(result, "link_utilization_array", None) if result is not None else None
-        by_job = _utilization_by_job(result) if util is not None else {}
-        if by_job:  # several jobs share the cables: a cable is as busy as all of them together
-            util = np.minimum(1.0, sum(by_job.values()))
+        mode = self.heat_mode
+        util = link_heat.values(result, mode) if result is not None else None
+        jobs = link_heat.by_job(result) if util is not None else {}
+        self.heat_result, self.heat_values = (result, util) if util is not None else (None, None)
         if util is None:
             layer.heat, layer.marked, layer.heat_tip = None, set(), None
             layer.update()
+            self.heatChanged.emit()
             return
         rows_links, flat, starts, filled = self._heat_rows(len(util))
         heat = np.zeros(len(rows_links))
         if len(flat):  # the busiest cable of each bundle, in one numpy pass
             heat[filled] = np.maximum.reduceat(np.asarray(util, float)[flat], starts)
         layer.heat = np.clip(np.round(heat * 10), 0, 10).astype(np.int64)
-        critical = getattr(result, "link_critical", None)
-        if critical is not None and len(critical) == len(util) and np.any(critical):
-            # every bundle holding a link that is the bottleneck of an exposed phase: a whole class, not
-            # one of 64 alike (131k links at 131k GPUs: found per bundle in one numpy pass, as the heat)
+        critical = link_heat.outlined(result, mode, len(util))
+        if critical is not None:
+            # every bundle holding a link on the critical path: a whole class, not one of 64 alike
+            # (131k links at 131k GPUs: found per bundle in one numpy pass, as the heat)
             marked = np.zeros(len(rows_links), dtype=bool)
             if len(flat):
-                marked[filled] = np.logical_or.reduceat(np.asarray(critical, bool)[flat], starts)
+                marked[filled] = np.logical_or.reduceat(critical[flat], starts)
             layer.marked = set(np.flatnonzero(marked).tolist())
         else:
             hot = {l for b in result.bottlenecks[:3] for l in b.get("links", [])}
@@ -753,10 +773,10 @@ class CanvasScene(QGraphicsScene):
         def tip(row: int) -> str:  # the busiest cable's load, worded for its class (core/analysis/link_load.py)
             if not rows_links[row]:
                 return ""
-            text = bundle_text(result, doc, rows_links[row])
-            if by_job:  # who uses the bundle's busiest cable
-                busiest = max(rows_links[row], key=lambda i: float(util[i]))
-                shares = [(name, float(u[busiest])) for name, u in by_job.items() if float(u[busiest]) > 0]
+            busiest = max(rows_links[row], key=lambda i: float(util[i]))
+            text = link_heat.describe(result, mode, busiest) + "\n" + bundle_text(result, doc, rows_links[row])
+            if jobs:  # who uses the bundle's busiest cable
+                shares = [(name, float(u[busiest])) for name, u in jobs.items() if float(u[busiest]) > 0]
                 if shares:
                     text += "\nby job: " + ", ".join(f"{name} {share:.0%} of its step" for name, share in
                                                    sorted(shares, key=lambda kv: -kv[1]))
@@ -764,6 +784,7 @@ class CanvasScene(QGraphicsScene):
 
         layer.heat_tip = tip
         layer.update()
+        self.heatChanged.emit()
 
     def _heat_rows(self, n_util: int):
         """Each bundle's link positions (kept while the cables and their order stay: a speed edit
@@ -1090,16 +1111,3 @@ class _BundleRows:
 
     def __getitem__(self, row: int) -> list:
         return self.members[self.starts[row]:self.starts[row + 1]].tolist()
-
-
-def _utilization_by_job(result) -> dict:
-    """Each job's busy share of every cable (its own step), when several jobs share the fabric."""
-    jobs = getattr(result, "jobs", None) or []
-    if len(jobs) < 2:
-        return {}
-    out = {}
-    for job in jobs:
-        util = getattr(job.result, "link_utilization_array", None)
-        if util is not None:
-            out[job.name] = np.asarray(util, dtype=float)
-    return out

@@ -24,7 +24,7 @@ GRID = QColor("#e6e8ec")
 TEXT = QColor("#1f2937")
 MUTED = QColor("#6b7280")
 SELECTION = QColor("#2563eb")
-BOTTLENECK = QColor("#dc2626")
+BOTTLENECK = QColor("#7c3aed")  # the critical-path outline: violet, outside the heat scale (green .. red)
 PORT_USED = QColor("#1e3a8a")  # a port with a cable
 
 RACK_FILL = QColor("#f3f4f6")

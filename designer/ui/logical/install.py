@@ -56,6 +56,13 @@ def install_logical_view(window) -> LogicalView:
             view.show_selection(scene.selected_ids())
 
     scene.selectionChanged.connect(follow_canvas)
+
+    def follow_heat() -> None:  # the canvas's link heat, in the same view (share of the step or phase)
+        if shiboken6.isValid(scene) and shiboken6.isValid(view):
+            view.show_heat(scene.heat_values, scene.heat_mode, scene.heat_result)
+
+    scene.heatChanged.connect(follow_heat)
+    follow_heat()
     action.triggered.connect(lambda shown: shown and _size_once(window, dock))
     return view
 

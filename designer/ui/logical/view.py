@@ -21,6 +21,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QToolTip
 
 from ...core.model.logical_layout import PLURAL, LogicalLayout, build_logical_layout, format_gbps
+from ..canvas import heat as link_heat
+from ..canvas.style import heat_color
 from . import style
 
 LEFT_PX = 195.0  # screen room at the left for the tier names and ratios
@@ -175,6 +177,10 @@ class BundleLayer(QGraphicsItem):
         super().__init__()
         self.layout = layout
         self.selected: set[int] = set()
+        # link heat (as on the rack canvas): per bundle its busiest cable's heat 0..1 and that cable
+        # (a position in doc.links); None: heat off
+        self.heat: np.ndarray | None = None
+        self.busiest: np.ndarray | None = None
         blocks = layout.blocks
         n = len(layout.bundles)
         self.a = np.zeros((n, 2))
@@ -221,6 +227,8 @@ class BundleLayer(QGraphicsItem):
             bundle = layout.bundles[k]
             chosen = k in self.selected
             color = style.SELECTION if chosen else self._colors[bundle.kind]
+            if self.heat is not None and not chosen and self.busiest[k] >= 0:
+                color = heat_color(round(float(self.heat[k]) * 10) / 10)  # the canvas's ten steps
             pen = QPen(color, self.widths[k] + (2.5 if chosen else 0))
             pen.setCosmetic(True)
             if bundle.kind == "ethernet":
@@ -228,6 +236,21 @@ class BundleLayer(QGraphicsItem):
             painter.setPen(pen)
             painter.drawLine(QPointF(*self.a[k]), QPointF(*self.b[k]))
         self._paint_labels(painter)
+
+    def set_heat(self, values: np.ndarray | None) -> None:
+        """Each bundle takes the heat of its busiest cable (values: per link in doc.links order)."""
+        if values is None:
+            self.heat = self.busiest = None
+        else:
+            n = len(self.layout.bundles)
+            self.heat, self.busiest = np.zeros(n), np.full(n, -1, dtype=np.int64)
+            for k, bundle in enumerate(self.layout.bundles):
+                rows = np.asarray(bundle.link_rows, dtype=np.int64)
+                rows = rows[rows < len(values)]
+                if len(rows):
+                    top = int(rows[np.argmax(values[rows])])
+                    self.heat[k], self.busiest[k] = float(values[top]), top
+        self.update()
 
     def _paint_labels(self, painter: QPainter) -> None:
         """Greedy: the largest bundles first, each at the first spot along its line that covers
@@ -298,6 +321,9 @@ class LogicalView(QGraphicsView):
         self.selected_ids: list[str] = []
         self._stale = True
         self._fitted = True  # the view follows fit-all until the user zooms
+        self.heat_values: np.ndarray | None = None  # per link: the rack canvas's heat (None: off)
+        self.heat_mode = link_heat.STEP
+        self.heat_result = None
         self._timer = QTimer(self, singleShot=True, interval=REBUILD_DELAY_MS, timeout=self.rebuild)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
@@ -333,6 +359,7 @@ class LogicalView(QGraphicsView):
         for band in layout.bands:
             scene.addItem(BandItem(band))
         self.bundle_layer = BundleLayer(layout)
+        self.bundle_layer.set_heat(self._heat_for(layout))
         scene.addItem(self.bundle_layer)
         widest: dict[str, str] = {}
         for b in layout.blocks:
@@ -348,6 +375,27 @@ class LogicalView(QGraphicsView):
             self.fit()
         else:
             self._set_scene_rect(self.transform().m11(), self.transform().m22())
+
+    # ---- link heat ----
+    def show_heat(self, values, mode: str = link_heat.STEP, result=None) -> None:
+        """The rack canvas's link heat on the bundles (values per link in doc.links order; None: off)."""
+        self.heat_values, self.heat_mode, self.heat_result = values, mode, result
+        if self.bundle_layer is not None and self.layout_model is not None:
+            self.bundle_layer.set_heat(self._heat_for(self.layout_model))
+        self.viewport().update()
+
+    def _heat_for(self, layout: LogicalLayout) -> np.ndarray | None:
+        values = self.heat_values
+        if values is None or len(layout.link_ids) != len(values):  # the design changed since: wait for its heat
+            return None
+        return np.asarray(values, dtype=float)
+
+    def bundle_heat(self, k: int) -> float | None:
+        """The heat a bundle is drawn with (its busiest cable's), or None."""
+        layer = self.bundle_layer
+        if layer is None or layer.heat is None or layer.busiest[k] < 0:
+            return None
+        return float(layer.heat[k])
 
     # ---- view ----
     def _set_scene_rect(self, sx: float, sy: float) -> None:
@@ -448,6 +496,10 @@ class LogicalView(QGraphicsView):
                     painter.setFont(body)
                     painter.setPen(style.TEXT)
                     self._left_text(painter, gap, bh, f"each {each}")
+        if self.bundle_layer is not None and self.bundle_layer.heat is not None:  # which heat the lines show
+            painter.setFont(_font(style.FONT_PT - 1, bold=True))
+            painter.setPen(style.TEXT)
+            self._left_text(painter, 4, bh, link_heat.CAPTION[self.heat_mode].capitalize())
         painter.restore()
 
     # ---- selection ----
@@ -519,7 +571,12 @@ class LogicalView(QGraphicsView):
             if not any(isinstance(i, BlockItem) for i in self.items(pos)):
                 k = self.bundle_layer.nearest(self.mapToScene(pos), self.viewportTransform())
                 if k is not None:
-                    QToolTip.showText(event.globalPos(), _bundle_tip(self.layout_model, k), self.viewport())
+                    tip = _bundle_tip(self.layout_model, k)
+                    layer = self.bundle_layer
+                    if layer.heat is not None and layer.busiest[k] >= 0 and self.heat_result is not None:
+                        tip += "<br>busiest cable: " + link_heat.describe(self.heat_result, self.heat_mode,
+                                                                          int(layer.busiest[k]))
+                    QToolTip.showText(event.globalPos(), tip, self.viewport())
                     return True
         return super().viewportEvent(event)
 

@@ -8,10 +8,12 @@ overlapped ("hidden") communication is a thin translucent bar at the bottom of i
 
 Mouse: the wheel and right-drag zoom time only, left-drag pans (time and rows). Hovering a bar
 shows what it is; clicking a wait highlights the rows of the device it waited for and selects
-the bar it waited on.
+the bar it waited on. With one row per stage, a double click opens that stage into its lanes (the
+other stages stay one row each); another closes it.
 
-The whole job: "Fit all" puts every row in view (a row per lane, or one row per stage when lanes
-would be thinner than MIN_ROW_PIXELS), a scroll bar moves through the rows otherwise, "Critical
+The whole job: the rows start fitted to the dock, as "Fit all" puts them (every row in view: a row
+per lane, or one row per stage when lanes would be thinner than MIN_ROW_PIXELS, back to the lanes
+when the dock grows), until the user scrolls; a scroll bar moves through the rows then, "Critical
 device" scrolls to and outlines the device that ends the step last, arrows (timeline_arrows.py)
 join a wait to the bar it waited on and a pipeline send to the op that received it, and a plot
 export (timeline_export.py) holds every row and the whole step under a title.
@@ -72,6 +74,40 @@ class TimeViewBox(pg.ViewBox):
         super().mouseDragEvent(ev, axis=axis)
 
 
+class DetailLine(QLabel):
+    """One line of fixed height under the plot: a text too long for it ends in "…" and its
+    tooltip holds the whole text (hovering never changes the panel's layout)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        self._full = ""
+        self.setTextFormat(Qt.PlainText)
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setFixedHeight(self.fontMetrics().height() + 6)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        self._full = str(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def is_elided(self) -> bool:
+        return super().text() != self._full
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        margins = self.contentsMargins()
+        room = max(0, self.width() - margins.left() - margins.right() - 14)  # the style sheet's padding
+        shown = self.fontMetrics().elidedText(self._full, Qt.ElideRight, room) if self._full else ""
+        super().setText(shown)
+        self.setToolTip(self._full if shown != self._full else "")
+
+
 class TimelinePanel(QWidget):
     """Gantt chart of the step's events, one row per (representative device, stream lane)."""
 
@@ -85,7 +121,12 @@ class TimelinePanel(QWidget):
         self._row_index: dict[tuple[int, str], int] = {}
         self.collapsed = False
         self.lanes_merged = False  # one row per stage (all lanes of a device in one row)
-        self.fitting_all = False  # every row in view, kept on resize, until the user scrolls
+        self.expanded: set[int] = set()  # devices opened into their lanes while the others are one row each
+        # every row in view (the lanes fitted to the dock), kept on resize, until the user scrolls
+        self.fitting_all = True
+        self._lanes_by_user: bool | None = None  # one row per stage chosen by the user (None: fitted)
+        self._fitting_lanes = False
+        self._lane_rows = 0  # rows when every lane has its own row
         self._arrow_cache: tuple | None = None  # (result, kinds, sources, targets, wait -> bar waited on)
         self.design_name = ""  # named in exported plots' titles (the main window sets it)
         self._selected_device: int | None = None
@@ -130,15 +171,12 @@ class TimelinePanel(QWidget):
         self.plot.addItem(self.arrows, ignoreBounds=True)
         self.device_items: list[pg.LinearRegionItem] = []
 
-        self.info = QLabel("")
+        self.info = DetailLine("")
         self.info.setObjectName("hover")
         self.info.setStyleSheet(f"color: {TEXT}; padding: 2px 6px")
-        self.info.setTextFormat(Qt.PlainText)
-        # one line of fixed height: hovering never changes the panel's layout (the tooltip has it all)
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
-        self.info.setFixedHeight(self.info.fontMetrics().height() + 6)
         self.hint = ("wheel or right-drag: zoom time · left-drag: pan · hover a bar for details · "
-                     "click a wait to see whom it waited for")
+                     "click a wait to see whom it waited for · one row per stage: double-click a stage to "
+                     "open its lanes")
         self.info.setText(self.hint)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -168,6 +206,7 @@ class TimelinePanel(QWidget):
         self.vb.sigYRangeChanged.connect(self._on_rows_in_view_changed)
 
         self.graphics.installEventFilter(self)  # the legend takes as many columns as the width allows
+        self.graphics.viewport().installEventFilter(self)  # a double click opens a stage into its lanes
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
@@ -217,6 +256,13 @@ class TimelinePanel(QWidget):
     def eventFilter(self, watched, event) -> bool:
         if watched is self.graphics and event.type() == QEvent.Resize:
             fit_legend(self.legend, event.size().width() - 30)
+        elif (watched is self.graphics.viewport() and event.type() == QEvent.MouseButtonDblClick
+              and event.button() == Qt.LeftButton and self.lanes_merged):
+            # one row per stage: a double click opens the stage under it into its lanes (or closes it)
+            point = self._view_point(self.graphics.mapToScene(event.position().toPoint()))
+            row = self.row_at(point.y()) if point is not None else None
+            if row is not None and self.toggle_stage(self.rows[row][0]):
+                return True
         return super().eventFilter(watched, event)
 
     def _box(self, color: QColor, width: float) -> OutlineBox:
@@ -440,6 +486,7 @@ class TimelinePanel(QWidget):
             if d in shown:
                 used[d].add(lane)
         extra = sorted(set(streams) - set(LANES))
+        self._lane_rows = sum(len(lanes) for lanes in used.values())
         self.rows, self.row_labels, self._axis_labels = [], [], []
         groups = []
         self._row_index = {}
@@ -451,12 +498,13 @@ class TimelinePanel(QWidget):
             info = devices[d]
             name = (f"stage {info['stage']} " if "stage" in info else "") + (
                 f"r{info.get('replica', 0)} " if len(replicas) > 1 else "") + f"gpu{d}"
-            if self.lanes_merged:  # one row for the device: every lane maps to it
+            merged = self.lanes_merged and d not in self.expanded
+            if merged:  # one row for the device: every lane maps to it
                 self._row_index.update({(d, lane): first for lane in lanes})
                 self.rows.append((d, MERGED))
                 self.row_labels.append(name)
                 self._axis_labels.append(name)
-            for i, lane in enumerate(lanes if not self.lanes_merged else ()):
+            for i, lane in enumerate(lanes if not merged else ()):
                 self._row_index[(d, lane)] = len(self.rows)
                 self.rows.append((d, lane))
                 self.row_labels.append(f"{name} {lane}")
@@ -497,14 +545,15 @@ class TimelinePanel(QWidget):
         hidden = hidden_code[code] if len(code) else np.zeros(0, dtype=bool)
         self.ev_start, self.ev_end, self.ev_row, self.ev_index, self.ev_hidden = start, end, row, index, hidden
 
+        y0 = np.where(hidden, row + HIDDEN_TOP, row - BAR_HALF)
+        y1 = row + BAR_HALF
         if self.lanes_merged:  # work and waits above, communication below, overlapped at the bottom
             comm = np.isin(lane_of[stream[keep]], ("compute", "wait"), invert=True) if len(stream) else wait[keep]
             top = np.where(hidden, MERGED_HIDDEN[0], np.where(comm, MERGED_COMM[0], MERGED_WORK[0]))
             bottom = np.where(comm | hidden, MERGED_COMM[1], MERGED_WORK[1])
-            y0, y1 = row + top, row + bottom
-        else:
-            y0 = np.where(hidden, row + HIDDEN_TOP, row - BAR_HALF)
-            y1 = row + BAR_HALF
+            merged_row = np.array([lane == MERGED for _, lane in self.rows], dtype=bool)
+            one_row = merged_row[row] if len(row) else np.zeros(0, dtype=bool)  # (an opened stage keeps its lanes)
+            y0, y1 = np.where(one_row, row + top, y0), np.where(one_row, row + bottom, y1)
         ranked = sorted(names, key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
         present = np.bincount(code, minlength=len(names)) > 0 if len(code) else np.zeros(len(names), dtype=bool)
         kinds = [k for k in ranked if present[code_of[k]]]
@@ -568,7 +617,9 @@ class TimelinePanel(QWidget):
         if not self.rows:
             return
         if self.fitting_all:
+            self._fit_lanes_to_view()
             self.vb.setYRange(-0.5, len(self.rows) - 0.5, padding=0)
+            self._on_rows_in_view_changed()  # the same range, fewer pixels: the labels thin out
             return
         span = self._visible_rows()
         top = self.vb.viewRange()[1][0]
@@ -601,13 +652,13 @@ class TimelinePanel(QWidget):
             for first, _ in self._groups:
                 row = int(first + 0.5)
                 if (row - last) * pixels >= LABEL_PIXELS:
-                    ticks.append((row, self.row_labels[row] if self.lanes_merged else
+                    ticks.append((row, self.row_labels[row] if self.rows[row][1] == MERGED else
                                   self._axis_labels[row].split("   ")[0]))
                     last = row
             if self._selected_device is not None:  # the selected device is always named
                 row = next(r for r, (d, _) in enumerate(self.rows) if d == self._selected_device)
                 ticks = [(r, t) for r, t in ticks if abs(r - row) * pixels >= LABEL_PIXELS]
-                ticks.append((row, self.row_labels[row] if self.lanes_merged else
+                ticks.append((row, self.row_labels[row] if self.rows[row][1] == MERGED else
                               self._axis_labels[row].split("   ")[0]))
         self.plot.getAxis("left").setTicks([[(float(r), label) for r, label in ticks]])
 
@@ -625,11 +676,25 @@ class TimelinePanel(QWidget):
         """Every row in view. When the lanes would be thinner than MIN_ROW_PIXELS, one row per stage."""
         if self.result is None:
             return
-        height = self.vb.height()
-        if not self.lanes_merged and height > 0 and len(self.rows) * MIN_ROW_PIXELS > height:
-            self.act_merge_lanes.setChecked(True)  # rebuilds the rows (set_lanes_merged)
         self.fitting_all = True
+        self._lanes_by_user = None
+        self._fit_lanes_to_view()
         self.vb.setYRange(-0.5, len(self.rows) - 0.5, padding=0)
+
+    def _fit_lanes_to_view(self) -> None:
+        """A row per lane when every lane fits at MIN_ROW_PIXELS, else one row per stage; back to the
+        lanes when the view grows enough (unless the user chose rows per lane or per stage)."""
+        height = self.vb.height()
+        if self.result is None or height <= 0 or self._lanes_by_user is not None:
+            return
+        fits = self._lane_rows * MIN_ROW_PIXELS <= height
+        if fits != self.lanes_merged:
+            return
+        self._fitting_lanes = True
+        try:
+            self.act_merge_lanes.setChecked(not fits)  # rebuilds the rows (set_lanes_merged)
+        finally:
+            self._fitting_lanes = False
 
     def set_lanes_merged(self, merged: bool) -> None:
         """One row per stage (all lanes of a device in one row), or a row per lane."""
@@ -637,9 +702,27 @@ class TimelinePanel(QWidget):
         if self.act_merge_lanes.isChecked() != merged:
             self.act_merge_lanes.setChecked(merged)  # comes back here
             return
+        if not self._fitting_lanes:  # the user's choice, kept until Fit all
+            self._lanes_by_user = merged
+            if not merged and self.vb.height() < self._lane_rows * MIN_ROW_PIXELS:
+                self.fitting_all = False  # lanes at a readable height, the scroll bar for the rest
         if merged == self.lanes_merged:
             return
         self.lanes_merged = merged
+        self.expanded = set()
+        self._rebuild_rows()
+
+    def toggle_stage(self, device: int) -> bool:
+        """One row per stage: open this device's row into its lanes, or close it again (a double
+        click on the row). False when the rows are a row per lane already."""
+        if not self.lanes_merged or self.result is None or not any(d == device for d, _ in self.rows):
+            return False
+        self.expanded ^= {device}
+        self._rebuild_rows()
+        return True
+
+    def _rebuild_rows(self) -> None:
+        """Rows, bars, arrows and frame again, keeping the time range, the selection and the device."""
         if self.result is None:
             return
         x_range = self.vb.viewRange()[0]
@@ -742,7 +825,7 @@ class TimelinePanel(QWidget):
             box.setVisible(False)
             return
         top, bottom = (-BAR_HALF, BAR_HALF)
-        if self.lanes_merged:
+        if self.rows[row][1] == MERGED:
             top, bottom = MERGED_WORK if e.stream in ("compute", "wait") else MERGED_COMM
         box.set_rect(QRectF(e.start_s, row + top - 0.06, max(e.end_s - e.start_s, 0.0), bottom - top + 0.12))
         box.setVisible(True)
@@ -781,4 +864,7 @@ class TimelinePanel(QWidget):
             return
         if self._view_point(ev.scenePos()) is None:
             return
-        self.select_event(self._hit(ev.scenePos()))
+        index = self._hit(ev.scenePos())
+        self.select_event(index)
+        if index is not None:
+            self.info.setText(self.event_text(index).replace("\n", "  ·  "))
