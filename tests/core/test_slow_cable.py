@@ -65,3 +65,26 @@ def test_the_drag_follows_the_expected_share_of_flows_on_the_slow_cable():
     assert many == pytest.approx(capacity[0] / 32 / 20, rel=0.01)
     even = slow_cable_drag(np.array([256.0]), cables, np.array([32 * 400.0]), np.array([400.0]))[0]
     assert even == 1.0
+
+
+def test_the_advisor_names_the_slow_cable_and_what_re_seating_it_buys(fabrics):
+    import json
+
+    code, out, err = run_cli("advise", fabrics["ethernet"], *JOB, "--set", "links[l999].bandwidth_gbps=20", "--json")
+    assert code == 0, err
+    change = next(c for c in json.loads(out)["ranked"] if c["id"] == "slow-cables")
+    assert change["title"] == "re-seat l999 (trained at 20 Gb/s, its peers 400)"
+    assert change["speedup"] > 0.05
+    code, out, err = run_cli("advise", fabrics["ethernet"], *JOB, "--json")
+    assert not any(c["id"] == "slow-cables" for c in json.loads(out)["ranked"])  # nothing slow, nothing said
+
+
+def test_an_imported_cable_that_trained_at_ddr_among_edr_is_named(tmp_path):
+    from designer.core.analysis.fabric_edits import slow_cables
+    from designer.core.io import load_document
+
+    data = Path(__file__).parents[1] / "data" / "ibnetdiscover" / "edr-two-tier-ddr-link.topo"
+    out = tmp_path / "edr.yaml"
+    code, _, err = run_cli("import", "ibnetdiscover", data, "-o", out)
+    assert code == 0, err
+    assert [(gbps, usual) for _, gbps, usual in slow_cables(load_document(out))] == [(20.0, 100.0)]

@@ -88,6 +88,43 @@ def nic_2x(doc: Document) -> Document:
     return out
 
 
+def slow_cables(doc: Document) -> list[tuple[str, float, float]]:
+    """(link id, its speed, its peers' speed) of each cable slower than most cables of its tier pair
+    (a cable that trained at 4xDDR among 4xEDR ones, a `bandwidth_gbps` set lower): where it hurts,
+    re-seating or replacing it is the cheapest change there is."""
+    from collections import Counter
+
+    def tier(end) -> str:
+        return end.tier if isinstance(end, Switch) else "server"
+
+    groups: dict[tuple, Counter] = {}
+    keyed = []
+    for link in doc.links:
+        a, b = _ends(doc, link)
+        if a is None or b is None or link.kind not in ("infiniband", "ethernet"):
+            continue
+        key = tuple(sorted((tier(a), tier(b))))
+        groups.setdefault(key, Counter())[link.bandwidth_gbps] += link.count
+        keyed.append((key, link))
+    out = []
+    for key, link in keyed:
+        usual = groups[key].most_common(1)[0][0]
+        if link.bandwidth_gbps < 0.99 * usual:
+            out.append((link.id, link.bandwidth_gbps, usual))
+    return out
+
+
+def restore_slow_cables(doc: Document) -> Document:
+    """The design with every slow cable (slow_cables) at its peers' speed."""
+    slow = slow_cables(doc)
+    if not slow:
+        raise NotApplicable("every cable runs at the speed of its tier's other cables")
+    out = detached_copy(doc)
+    for link_id, _, usual in slow:
+        out.find("links", link_id).bandwidth_gbps = usual
+    return out
+
+
 def tier_links_2x(doc: Document, lower: str, upper: str) -> Document:
     out = detached_copy(doc)
     hits = [link for link in out.links if _switch_pair(out, link, lower, upper)]

@@ -147,6 +147,13 @@ def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
             return
         out.append(Advice(id_, title, "hardware", description, new, False))
 
+    slow = fx.slow_cables(doc)
+    if slow:  # the cheapest change of all: a cable back to its peers' speed
+        first = slow[0]
+        title = (f"re-seat {first[0]} (trained at {first[1]:g} Gb/s, its peers {first[2]:g})" if len(slow) == 1
+                 else f"re-seat {len(slow)} slow cables ({first[0]} at {first[1]:g} Gb/s, ...)")
+        add("slow-cables", title, lambda: fx.restore_slow_cables(doc),
+            "every cable slower than its tier's other cables back at their speed: re-seat or replace it")
     scale_kind = "NVLink" if any(n.scale_up != "pcie" for n in doc.nodes) else "PCIe"
     add("scale-up-2x", f"{scale_kind} 2x", lambda: fx.scale_up_2x(doc, catalog),
         "double the scale-up bandwidth of every server")
