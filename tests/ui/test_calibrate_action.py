@@ -94,8 +94,8 @@ def test_a_bad_log_is_reported_not_raised(opened, monkeypatch, tmp_path):
 
 
 def test_a_refused_fit_offers_the_fit_by_size_range(empty_window, tmp_path, monkeypatch):
-    # the real A3 Mega log on a 2-node 200G Ethernet design: one NIC efficiency <= 1 cannot fit the
-    # large sizes; the latency term fitted on the small ones can be applied
+    # the real A3 Mega log on a 2-node 200G Ethernet design: one set of values cannot fit the small and
+    # the large sizes; the values fitted size range by size range can be applied
     from pathlib import Path
 
     from PySide6.QtWidgets import QFileDialog
@@ -111,4 +111,5 @@ def test_a_refused_fit_offers_the_fit_by_size_range(empty_window, tmp_path, monk
     window.act_calibrate.trigger()
     assert "One set of values cannot fit every row" in seen[0].verdict.text()
     calibration = window.qdoc.doc.spec.calibration
-    assert 50 < calibration["net_overhead_us"] < 150 and "ethernet_nic_efficiency" not in calibration
+    assert 30 < calibration["net_overhead_us"] < 150
+    assert 0.5 < calibration.get("ethernet_nic_efficiency", 0.9) <= 1.0  # a physical NIC share, if fitted
