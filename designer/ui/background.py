@@ -1,6 +1,6 @@
 """Long work off the UI thread (generate, open, recovery) with a progress bar and a Cancel button.
 
-The work runs in a Python thread; the window keeps painting and answering meanwhile (the thread
+The work runs on a CallWorker's thread; the window keeps painting and answering meanwhile (the thread
 hands the GIL back every few milliseconds, see worker.py). Its result comes back as a Qt signal,
 so the step that changes the document (a push onto the undo stack) runs on the UI thread.
 Cancel closes the dialog at once and drops the result: the work itself cannot be interrupted
@@ -8,13 +8,12 @@ mid-way (it is one library call), so it finishes unseen and nothing changes.
 """
 from __future__ import annotations
 
-import threading
 import time
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QProgressDialog
 
-from .worker import emit_guarded
+from .latest_worker import CallWorker
 
 
 # The work's thread starts this long after the dialog shows: the window's answer to a modal dialog
@@ -23,8 +22,6 @@ START_DELAY_MS = 50
 
 
 class BackgroundJob(QObject):
-    done = Signal(object, object)  # result, exception (on the UI thread)
-
     def __init__(self, parent, title: str, label: str, work, on_result, on_error, on_cancel=None):
         super().__init__(parent)
         self.cancelled = False
@@ -42,8 +39,9 @@ class BackgroundJob(QObject):
         self.dialog.setAutoReset(False)
         self.dialog.canceled.connect(self.cancel)
         self._tick = QTimer(self, interval=250, timeout=self._show_elapsed)
-        self.done.connect(self._finish)
-        self._thread = threading.Thread(target=self._run, args=(work,), name="designer-background", daemon=True)
+        self._work = work
+        self.worker = CallWorker("designer-background")  # no Qt parent: the work may outlive the window
+        self.worker.done.connect(self._finish)
 
     @property
     def active(self) -> bool:
@@ -61,7 +59,8 @@ class BackgroundJob(QObject):
 
     def _start_thread(self) -> None:
         if not self.cancelled:
-            self._thread.start()
+            self.worker.call(self._work)
+        self._work = None
 
     def say(self, label: str) -> None:
         """The work's next stage, from its thread (shown at the next tick)."""
@@ -70,17 +69,11 @@ class BackgroundJob(QObject):
     def _show_elapsed(self) -> None:
         self.dialog.setLabelText(f"{self._label} ({time.monotonic() - self._started:.0f} s)")
 
-    def _run(self, work) -> None:
-        try:
-            result, error = work(), None
-        except Exception as exc:  # noqa: BLE001 - handed to on_error on the UI thread
-            result, error = None, exc
-        emit_guarded(self.done, result, error)
-
     def cancel(self) -> None:
         if self.finished or self.cancelled:
             return
         self.cancelled = True
+        self.worker.stop()  # the work itself finishes unseen: its result is dropped
         self._close()
         if self._on_cancel is not None:
             self._on_cancel()
@@ -119,9 +112,10 @@ class BackgroundJob(QObject):
         from PySide6.QtCore import QCoreApplication, QEventLoop
 
         deadline = time.monotonic() + timeout_s
-        while self._thread.ident is None and not self.cancelled and time.monotonic() < deadline:
+        while self.worker.thread is None and not self.cancelled and time.monotonic() < deadline:
             QCoreApplication.processEvents(QEventLoop.AllEvents, 10)  # its start is the event loop's timer
-        if self._thread.ident is None:
+        thread = self.worker.thread
+        if thread is None:
             return self.cancelled  # cancelled before it started: nothing runs
-        self._thread.join(max(0.0, deadline - time.monotonic()))
-        return not self._thread.is_alive()
+        thread.join(max(0.0, deadline - time.monotonic()))
+        return not thread.is_alive()

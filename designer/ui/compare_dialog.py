@@ -4,17 +4,16 @@ The dialog shows the figures of both in two columns with the differences (B - A 
 green where B is better and red where it is worse), and both step-time breakdowns as one plot:
 two stacked columns on one seconds scale (BreakdownPairChart, drawn with QPainter so that it
 exports to PNG and SVG with Qt alone). The other file is loaded and evaluated, and the cost of
-both estimated, on a thread of its own (CompareWorker); the dialog says so until it is done.
+both estimated, on a thread of its own (a CallWorker); the dialog says so until it is done.
 A is the evaluation the Breakdown panel shows. Export writes the table and the plot as one
 picture (.png at 2x, .svg, .pdf).
 """
 from __future__ import annotations
 
 import math
-import threading
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
@@ -24,36 +23,22 @@ from PySide6.QtWidgets import (
 from .panels.breakdown import (
     CATEGORY_NAMES, FASTER, MUTED, SLOWER, TEXT, WAIT_CATEGORIES, category_color, hatch_brush, light,
 )
-from .worker import emit_guarded, error_text
+from .latest_worker import CallWorker, error_text
 
 EXPORT_FILTER = "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"
 
 
 # ---- the work off the UI thread -------------------------------------------------------------------
 
-class CompareWorker(QObject):
-    """Evaluates B and compares, on a thread of its own. No Qt parent: the thread may outlive the
-    dialog (its result is then dropped)."""
+def compare_with(doc_a, result_a, label_a: str, path_b: str):
+    """Evaluate B exactly as `designer evaluate B` does and compare it with A (a Comparison)."""
+    from ..cli import evaluate_file
+    from ..cli_compare import evaluate_named
+    from ..core.analysis.compare import column_labels, compare_designs
 
-    done = Signal(object, object)  # Comparison or None, error text or None
-
-    def start(self, doc_a, result_a, label_a: str, path_b: str) -> None:
-        threading.Thread(target=self._run, args=(doc_a, result_a, label_a, path_b), name="designer-compare",
-                         daemon=True).start()
-
-    def _run(self, doc_a, result_a, label_a, path_b) -> None:
-        try:
-            from ..cli import evaluate_file  # B exactly as `designer evaluate B` evaluates it
-            from ..cli_compare import evaluate_named
-            from ..core.analysis.compare import column_labels, compare_designs
-
-            doc_b, result_b = evaluate_named(path_b, evaluate_file)
-            column_a, column_b = column_labels(label_a, path_b)  # paths when the names are alike
-            comparison = compare_designs(doc_a, result_a, doc_b, result_b, column_a, column_b)
-        except Exception as exc:  # noqa: BLE001 - shown in the dialog, never a crash
-            emit_guarded(self.done, None, error_text(exc))
-            return
-        emit_guarded(self.done, comparison, None)
+    doc_b, result_b = evaluate_named(path_b, evaluate_file)
+    column_a, column_b = column_labels(label_a, path_b)  # paths when the names are alike
+    return compare_designs(doc_a, result_a, doc_b, result_b, column_a, column_b)
 
 
 # ---- the plot ----------------------------------------------------------------------------------------
@@ -280,18 +265,19 @@ class CompareDialog(QDialog):
         layout.addWidget(self.content, 1)
         layout.addWidget(buttons)
 
-        self.worker = CompareWorker()  # no parent: see CompareWorker
+        # no Qt parent: the thread may outlive the dialog (its result is then dropped)
+        self.worker = CallWorker("designer-compare")
         self.worker.done.connect(self._on_done)
-        self.worker.start(doc_a, result_a, label_a, path_b)
+        self.worker.call(lambda: compare_with(doc_a, result_a, label_a, path_b))
 
     def sizeHint(self) -> QSize:
         return QSize(1280, 720)
 
     # -- result --
-    def _on_done(self, comparison, error) -> None:
-        if error is not None:
-            self.error = error
-            self.summary.setText(f"cannot compare with {self.path_b}:\n{error}")
+    def _on_done(self, comparison, exc) -> None:
+        if exc is not None:
+            self.error = error_text(exc)
+            self.summary.setText(f"cannot compare with {self.path_b}:\n{self.error}")
             self.summary.setStyleSheet(f"color: {SLOWER};")
             return
         self.show_comparison(comparison)
