@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def start() -> None:
         if args.file and not args.screenshot:  # read off the UI thread, the window shown and answering meanwhile
-            window._open_reporting(args.file)
+            window.files.open_reporting(args.file)
         _when_idle(window, lambda: offer_recovery(window))  # after the file's open
 
     after_first_paint(window, start)

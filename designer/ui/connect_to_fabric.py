@@ -1,4 +1,4 @@
-"""Connect to Fabric in the app: Edit > Connect to Fabric and the canvas's right-click menu.
+"""Connect to Fabric in the app: Edit > Connect to Fabric (menus.py) and the canvas's right-click menu.
 
 The selected servers are cabled to their rail leaves the way their neighbours are
 (designer/core/model/auto_cable.py) as ONE undo step; a refusal (a full leaf, nothing to follow)
@@ -7,7 +7,6 @@ goes to the status bar with the leaf's name and the fix, and nothing changes.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from ..core.model.auto_cable import CablingRefused, plan_connection
@@ -15,24 +14,11 @@ from ..core.model.elements import split_endpoint
 from . import commands
 from .canvas.items import ID_ROLE
 
-TIP = ("Cable the selected server(s), or the uncabled servers of the selected racks, to their rail leaves like "
-       "the servers around them (free ports chosen)")
-
-
-def install_connect_to_fabric(window) -> QAction:
-    """window.act_connect, placed after Duplicate Many in the Edit menu, and the canvas's context menu."""
-    window.act_connect = window._action("Connect to &Fabric", lambda: connect_selection(window), None, TIP)
-    edit = next((a.menu() for a in window.menuBar().actions() if a.menu() is not None
-                 and a.text().replace("&", "") == "Edit"), None)
-    if edit is not None:
-        actions = edit.actions()
-        anchor = window.act_duplicate_many
-        after = actions[actions.index(anchor) + 1] if anchor in actions[:-1] else None
-        edit.insertAction(after, window.act_connect) if after is not None else edit.addAction(window.act_connect)
+def enable_canvas_menu(window) -> None:
+    """The canvas's right-click menu: Connect to Fabric on a server, Mark Down / Up on a switch or cable."""
     view = window.view
     view.setContextMenuPolicy(Qt.CustomContextMenu)
     view.customContextMenuRequested.connect(lambda pos: _popup(window, pos))
-    return window.act_connect
 
 
 def servers_to_connect(window) -> list[str]:
@@ -102,10 +88,9 @@ def canvas_menu(window, pos: QPoint) -> QMenu | None:
     menu.addSeparator()
     for act in (window.act_duplicate, window.act_delete):
         menu.addAction(act)
-    if hasattr(window, "act_mark_down"):
-        from .mark_down import add_state_actions
+    from .mark_down import add_state_actions
 
-        add_state_actions(window, menu)
+    add_state_actions(window, menu)
     return menu
 
 

@@ -1,7 +1,7 @@
 """The Help menu: a quick guide, the keyboard shortcuts (read from the window's own actions) and About.
 
-`install_help_menu(window)` adds the menu last in the window's menu bar; each entry opens a
-non-modal dialog that the window keeps (one per kind), so reopening it brings it forward.
+The menu's entries are declared in menus.py; each opens a non-modal dialog that the window keeps
+(window.help_dialogs, one per kind), so reopening it brings it forward.
 """
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def open_dialog(window, kind: str) -> TextDialog:
         title, body, size = "About Designer", about_html(), (680, 600)
     else:
         raise ValueError(f"unknown help dialog {kind!r}")
-    dialogs = window.__dict__.setdefault("help_dialogs", {})
+    dialogs = window.help_dialogs
     dialog = dialogs.get(kind)
     if dialog is None:
         dialog = dialogs[kind] = TextDialog(title, body, window, size)
@@ -208,27 +208,3 @@ def open_dialog(window, kind: str) -> TextDialog:
     else:
         dialog.show()
     return dialog
-
-
-def install_help_menu(window) -> None:
-    """Add Help > Quick Guide, Keyboard Shortcuts, About Designer to the window."""
-    menu = window.menuBar().addMenu("&Help")
-    window.act_quick_guide = QAction("&Quick Guide", window)
-    window.act_quick_guide.setShortcut(QKeySequence.HelpContents)
-    window.act_quick_guide.setStatusTip("How to draw, generate, read the results and export")
-    from .action_guard import connect_action  # a failure shows a message box, never only a traceback
-
-    connect_action(window.act_quick_guide, window, lambda: open_dialog(window, "guide"))
-    window.act_shortcuts = QAction("&Keyboard Shortcuts", window)
-    window.act_shortcuts.setShortcut(QKeySequence("Ctrl+/"))
-    window.act_shortcuts.setStatusTip("Every shortcut of the window's commands")
-    connect_action(window.act_shortcuts, window, lambda: open_dialog(window, "shortcuts"))
-    window.act_about = QAction("&About Designer", window)
-    window.act_about.setStatusTip("Version, Qt, and where the catalog's figures come from")
-    connect_action(window.act_about, window, lambda: open_dialog(window, "about"))
-    window.act_about.setMenuRole(QAction.AboutRole)
-    menu.addAction(window.act_quick_guide)
-    menu.addAction(window.act_shortcuts)
-    menu.addSeparator()
-    menu.addAction(window.act_about)
-    window.help_menu = menu

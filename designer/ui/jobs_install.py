@@ -11,7 +11,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 def install_jobs(window) -> None:
     from .canvas.job_colors import CanvasJobMarks
     from .jobs_panel import JobsPanel
-    from .mark_down import install_mark_down
+    from .mark_down import follow_selection
 
     doc_of = window.qdoc
 
@@ -23,7 +23,7 @@ def install_jobs(window) -> None:
     window.tabifyDockWidget(window.job_dock, window.jobs_dock)
     _add_to_view_menu(window, window.jobs_dock.toggleViewAction())
     window.job_marks = CanvasJobMarks(window.scene, window.view)
-    install_mark_down(window)
+    follow_selection(window)
 
     panel = window.jobs_panel
     panel.message.connect(window.tell)

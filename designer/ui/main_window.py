@@ -2,34 +2,23 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-from PySide6.QtCore import QPointF, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (
-    QApplication, QDialog, QDockWidget, QFileDialog, QInputDialog, QLabel, QMainWindow, QMessageBox, QToolButton,
-)
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QToolButton
 
 from ..core.analysis.link_load import remember as remember_link_load
-from ..core.model.geometry import RACK_WIDTH_PX
-from ..core.problems import DesignerError
-from . import commands, editing
 from .action_guard import connect_action
-from .canvas.items import ID_ROLE
 from .canvas.scene import CanvasScene
-from .canvas.style import GRID_PX
 from .canvas.view import CanvasView
-from .dialog_folders import design_folder, export_start
 from .inspector import Inspector
-from .palette import Palette, parse_part
+from .palette import Palette
 from .panels.breakdown import ShownBefore
 from .qt_document import QtDocument
 
-FILE_FILTER = "Designer files (*.yaml *.yml);;All files (*)"
 PROBLEM_TEXT_PX = 340  # the first problem's message in the status bar, elided to this width
 TOOLTIP_PROBLEMS = 30  # problems listed in the status bar's tooltip (the popup lists them all)
 STATUS_REASON_PX = 360  # the "not evaluated" reason in the status bar (whole in its tooltip)
-MAX_RECENT = 8
 LINK_LOAD_DELAY_MS = 150  # a selected link's load (big designs): asked once the user has not edited at once
 
 
@@ -135,13 +124,22 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.problems_button)
         self.statusBar().addPermanentWidget(self.zoom_label)
 
-        self._build_actions()
-        self._build_menus()
-        from .connect_to_fabric import install_connect_to_fabric
-        from .help import install_help_menu
+        self.autosaver = None  # the crash-recovery autosave (app.py), once the window is shown
+        # the window's commands, one controller per job; the menus (menus.py) call into them
+        from .design_tools import DesignTools
+        from .edit_actions import EditActions
+        from .export_actions import ExportActions
+        from .file_actions import FileActions
 
-        install_connect_to_fabric(self)  # Edit > Connect to Fabric, and the canvas's right-click menu
-        install_help_menu(self)  # last in the menu bar: quick guide, shortcuts, about
+        self.files = FileActions(self)
+        self.exports = ExportActions(self)
+        self.tools = DesignTools(self)
+        self.edits = EditActions(self)
+        self._build_menus()
+        self.help_dialogs: dict = {}  # Help's dialogs by kind, kept while the window lives (help.py)
+        from .connect_to_fabric import enable_canvas_menu
+
+        enable_canvas_menu(self)  # the canvas's right-click menu
         from .logical.install import install_logical_view
 
         install_logical_view(self)  # View > Logical Fabric View: a dock sharing the canvas's selection
@@ -165,25 +163,27 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _action(self, text, slot, shortcut=None, tip=None, checkable=False) -> QAction:
-        """A window command. `slot()` is called with no argument (Qt's `checked` flag would land in a
-        parameter such as `path`), `slot(checked)` only for a checkable action; a failure shows a message box."""
-        action = QAction(text, self)
-        if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setStatusTip(tip)
-        action.setCheckable(checkable)
-        connect_action(action, self, slot)
+    def _action(self, command) -> QAction:
+        """The QAction of a menus.Command: `command.run(window)` (with the flag when checkable),
+        through action_guard (a failure shows a message box)."""
+        action = QAction(command.text, self)
+        shortcuts = command.shortcut if isinstance(command.shortcut, tuple) else (command.shortcut,)
+        keys = [QKeySequence(k) for k in shortcuts if k is not None]
+        action.setShortcuts([k for k in keys if not k.isEmpty()])  # Quit has no key on some platforms
+        if command.tip:
+            action.setStatusTip(command.tip)
+        action.setCheckable(command.checkable)
+        action.setChecked(command.checked)
+        if command.about:
+            action.setMenuRole(QAction.AboutRole)
+        run = command.run
+        connect_action(action, self, (lambda on: run(self, on)) if command.checkable else (lambda: run(self)))
         return action
 
-    def _build_actions(self) -> None:
-        a = self._action
-        self.act_new = a("&New", self.file_new, QKeySequence.New)
-        self.act_open = a("&Open...", self.file_open_dialog, QKeySequence.Open)
-        self.act_save = a("&Save", self.file_save, QKeySequence.Save)
-        self.act_save_as = a("Save &As...", self.file_save_as, QKeySequence.SaveAs)
-        self.act_quit = a("&Quit", self.close, QKeySequence.Quit)
+    def _build_menus(self) -> None:
+        """The menus and the toolbar of menus.py; each action is also window.act_<key>."""
+        from . import menus
+
         self.act_undo = self.qdoc.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcut(QKeySequence.Undo)
         self.act_redo = self.qdoc.undo_stack.createRedoAction(self, "&Redo")
@@ -193,79 +193,34 @@ class MainWindow(QMainWindow):
 
         # Undo/redo keys reach these actions from any field of the window (a line edit would keep them).
         self.undo_keys = DocumentUndoKeys(self)
-        self.act_cut = a("Cu&t", self.cut, QKeySequence.Cut)
-        self.act_copy = a("&Copy", self.copy, QKeySequence.Copy)
-        self.act_paste = a("&Paste", self.paste, QKeySequence.Paste)
-        self.act_duplicate = a("&Duplicate", lambda: self.duplicate(1), "Ctrl+D", "Copy the selection beside itself")
-        self.act_duplicate_many = a("Duplicate &Many...", self.duplicate_many, "Ctrl+Shift+D",
-                                    "Copies of the selection in a row, cables between them included")
-        self.act_delete = a("De&lete", self.delete_selection, QKeySequence.Delete)
-        self.act_select_all = a("Select &All", self.select_all, QKeySequence.SelectAll)
-        self.act_find = a("&Find...", self.find, QKeySequence.Find)
-        self.act_fit = a("&Fit", self.view.fit, "F")
-        self.act_zoom_in = a("Zoom &In", lambda: self.view.zoom_by(1.25), QKeySequence.ZoomIn)
-        self.act_zoom_out = a("Zoom &Out", lambda: self.view.zoom_by(0.8), QKeySequence.ZoomOut)
-        self.act_grid = a("&Grid", lambda on: self.view.set_grid(on), "Ctrl+'", checkable=True)
-        self.act_grid.setChecked(True)
-        self.act_snap = a("&Snap to Grid", self._set_snap, checkable=True)
-        self.act_snap.setChecked(True)
-        self.act_generate = a("&Generate Fat-Tree...", self.generate, "Ctrl+G",
-                              "A whole fabric from a few numbers; undoable as one step")
-        self.act_export = a("&Export Canvas...", self.export_dialog, "Ctrl+E",
-                            "PNG (2x), SVG or PDF (the drawing's size, A4 or Letter)")
-        self.act_trace = a("Export &Trace (Perfetto)...", self.export_trace, None,
-                           "The predicted step as a Chrome/Perfetto trace (open it in ui.perfetto.dev)")
-        self.act_export_breakdown = a("Export &Breakdown Plot...", lambda: self.export_panel("breakdown"), None,
-                                      "The step breakdown as PNG (2x), SVG or the CSV of its figures")
-        self.act_export_timeline = a("Export T&imeline Plot...", lambda: self.export_panel("timeline"), None,
-                                     "The Gantt timeline as PNG (2x), SVG or the CSV of its events")
-        self.act_compare = a("Co&mpare With...", self.compare_with, None,
-                             "This design beside another file: figures, cost and both breakdowns")
-        self.act_calibrate = a("Cali&brate from nccl-tests...", self.calibrate_from_logs, None,
-                               "Fit the link efficiencies to measured nccl-tests logs; applied as one undo step")
-        self.act_report = a("&Report (PDF)...", self.export_report, "Ctrl+R",
-                            "A design-review PDF: cluster, job, breakdown, memory, bottlenecks, calibration")
-        self.act_heat = a("Link &Heat", self._toggle_heat, "Ctrl+H",
-                          "Colour cables by their use in the last evaluation; outline the bottlenecks",
-                          checkable=True)
-        # Off until the user turns it on (red and green read as cable kinds to a newcomer); remembered.
+        self.actions = {"undo": self.act_undo, "redo": self.act_redo}
+        self.menus = {}
+        for title, entries in menus.MENUS:
+            menu = self.menuBar().addMenu(title)
+            self.menus[title.replace("&", "")] = menu
+            for entry in entries:
+                if entry == menus.SEPARATOR:
+                    menu.addSeparator()
+                elif entry == menus.OPEN_RECENT:
+                    self.files.recent_menu = menu.addMenu("Open &Recent")
+                elif entry == menus.DOCKS:
+                    for dock in self.findChildren(QDockWidget):
+                        menu.addAction(dock.toggleViewAction())
+                elif isinstance(entry, str):
+                    menu.addAction(self.actions[entry])
+                else:
+                    self.actions[entry.key] = action = self._action(entry)
+                    setattr(self, f"act_{entry.key}", action)  # the names scripts and tests know
+                    menu.addAction(action)
+        self.help_menu = self.menus["Help"]
+        # Link Heat: as the user left it (off at first: red and green read as cable kinds to a newcomer)
         self.act_heat.setChecked(self.settings.value("view/link_heat", False, type=bool))
         self.view.set_heat(self.act_heat.isChecked())
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        for act in (self.act_new, self.act_open):
-            file_menu.addAction(act)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        file_menu.addAction(self.act_compare)
-        file_menu.addAction(self.act_calibrate)
-        file_menu.addSeparator()
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_breakdown,
-                    self.act_export_timeline, self.act_trace, self.act_report):
-            file_menu.addAction(act)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
-        edit = bar.addMenu("&Edit")
-        for act in (self.act_undo, self.act_redo, None, self.act_cut, self.act_copy, self.act_paste,
-                    self.act_duplicate, self.act_duplicate_many, self.act_delete, None, self.act_select_all,
-                    self.act_find):
-            edit.addSeparator() if act is None else edit.addAction(act)
-        view = bar.addMenu("&View")
-        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, None, self.act_grid, self.act_snap,
-                    self.act_heat):
-            view.addSeparator() if act is None else view.addAction(act)
-        view.addSeparator()
-        for dock in self.findChildren(QDockWidget):
-            view.addAction(dock.toggleViewAction())
-        tools = bar.addMenu("&Tools")
-        tools.addAction(self.act_generate)
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("main-toolbar")
-        for act in (self.act_new, self.act_open, self.act_save, None, self.act_undo, self.act_redo, None,
-                    self.act_fit, self.act_generate):
-            toolbar.addSeparator() if act is None else toolbar.addAction(act)
-        self._update_recent_menu()
+        for key in menus.TOOLBAR:
+            toolbar.addSeparator() if key == menus.SEPARATOR else toolbar.addAction(self.actions[key])
+        self.files.update_recent_menu()
 
     def _connect(self) -> None:
         self.qdoc.changed.connect(lambda _c: self._check_timer.start())
@@ -280,10 +235,10 @@ class MainWindow(QMainWindow):
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.message.connect(self.tell)
         self.inspector.message.connect(self.tell)
-        self.view.partDropped.connect(self.drop_part)
-        self.view.linkRequested.connect(self.request_link)
+        self.view.partDropped.connect(self.edits.drop_part)
+        self.view.linkRequested.connect(self.edits.request_link)
         self.view.zoomChanged.connect(lambda s: self.zoom_label.setText(f"{s * 100:.0f}%"))
-        self.palette.linkToolChanged.connect(self._set_link_tool)
+        self.palette.linkToolChanged.connect(self.edits.set_link_tool)
         self.resultChanged.connect(self._show_panels)  # the breakdown now; timeline and heat when ready
         # a selected link's load (~30 ms of CPU at 16k GPUs): made by the worker once the step time is
         # painted (not competing with the Breakdown for the interpreter), shown when it is done
@@ -448,69 +403,11 @@ class MainWindow(QMainWindow):
 
     # ---- files ----
     def open_file(self, path: str) -> None:
-        """Open a design; a file that fails leaves the open design as it was (and says why)."""
-        self.qdoc.open(path)
-        self.scene.finish_build()  # this call returns with the canvas whole (File > Open does not wait)
-        self._add_recent(path)
-        self.view.fit()
+        """Open a design on the UI thread (scripts, tests, start-up); File > Open reads off it."""
+        self.files.open_file(path)
 
     def fit_view(self) -> None:
         self.view.fit()
-
-    def file_new(self) -> None:
-        if self._maybe_save():
-            self.qdoc.new()
-
-    def file_open_dialog(self) -> None:
-        if not self._maybe_save():
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Open design", str(design_folder(self.qdoc)), FILE_FILTER)
-        if path:
-            self._open_reporting(path)
-
-    def _open_reporting(self, path: str) -> None:
-        """File > Open and Open Recent: the file is read off the UI thread, under a progress bar with
-        Cancel; a file that fails leaves the open design as it was (and says why)."""
-        from ..core.io import load_document
-        from ..core.model.parts_in_use import parts_in_use
-        from .canvas.scene_plan import plan_if_large
-
-        def work():
-            from ..core.gc_pause import collector_paused
-
-            with collector_paused():  # a full collection walks the growing design: seconds of stalls at 131k
-                new = load_document(path)
-                if self.progress is not None:
-                    self.progress.say(f"Laying out {Path(path).name}...")
-                plan = plan_if_large(new)  # a big design's cables and boxes, worked out here too
-                parts = parts_in_use(new, self.palette._catalog)  # what the palette starts from
-                if plan is not None:  # before the collector resumes: see canvas/staged_gc.py
-                    from .canvas.staged_gc import keep_out_of_collections
-
-                    keep_out_of_collections(shown=False)
-                return new, plan, parts
-
-        def opened(loaded) -> None:
-            from ..core.gc_pause import collector_paused
-
-            new, plan, parts = loaded
-            with collector_paused():  # the canvas makes an item per element, no cyclic garbage (10-20 %)
-                self.scene.use_plan(plan)
-                self.palette.expect_parts(new.spec, parts)
-                self.qdoc.take(new, path)
-                self._add_recent(path)
-                self.view.fit()
-                if plan is not None:  # a big design: see canvas/staged_gc.py
-                    from .canvas.staged_gc import keep_out_of_collections
-
-                    keep_out_of_collections()
-
-        def failed(exc) -> None:
-            QMessageBox.critical(self, "Cannot open the file", str(exc) if isinstance(exc, (DesignerError, OSError))
-                                 else f"{path}: internal error: {type(exc).__name__}: {exc}")
-
-        self.run_in_background("Open", f"Reading {Path(path).name}...", work, opened, failed,
-                               lambda: self.tell(f"open of {Path(path).name} cancelled"))
 
     def run_in_background(self, title: str, label: str, work, on_result, on_error, on_cancel=None):
         """Long work (generate, open, recovery) in a thread under a progress bar with Cancel."""
@@ -522,63 +419,9 @@ class MainWindow(QMainWindow):
         self.progress = BackgroundJob(self, title, label, work, on_result, on_error, on_cancel).start()
         return self.progress
 
-    def file_save(self) -> bool:
-        """Save to the document's file; an untitled one (new, generated, an example's copy) asks where."""
-        if not self.qdoc.path:
-            return self.file_save_as()
-        return self._save_to(self.qdoc.path)
-
-    def file_save_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(self, "Save design", self._save_dialog_start(), FILE_FILTER)
-        if not path:
-            return False
-        if not path.endswith((".yaml", ".yml")):
-            path += ".yaml"
-        return self._save_to(path)
-
-    def _save_dialog_start(self) -> str:
-        """The document's own file, else its suggested name in the user's documents folder."""
-        from ..core.io.bundled import is_bundled
-
-        if self.qdoc.path and not is_bundled(self.qdoc.path):
-            return self.qdoc.path
-        from PySide6.QtCore import QStandardPaths
-
-        documents = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation)
-        # a missing folder would make the dialog open in the working directory (often Designer's own)
-        folder = documents if documents and Path(documents).is_dir() else str(Path.home())
-        return str(Path(folder) / self.qdoc.suggested_file_name())
-
-    def _save_to(self, path: str) -> bool:
-        """The one way the window writes a design (Save, Save As, save before closing)."""
-        try:
-            self.qdoc.save(path)
-        except DesignerError as exc:  # a NaN or infinity in the design, or a target in Designer's own files
-            QMessageBox.critical(self, "Cannot save", f"{exc}\n\nNothing was written; the design is still open.")
-            return False
-        except OSError as exc:
-            QMessageBox.critical(self, "Cannot save", f"{path}: {exc.strerror or exc}\nThe design is still open; "
-                                 "try another folder.")
-            return False
-        self._add_recent(path)
-        self.tell(f"saved {path}")
-        if getattr(self, "autosaver", None) is not None:
-            self.autosaver.discard()
-        return True
-
-    def _maybe_save(self) -> bool:
-        """True when it is fine to drop the current design."""
-        if not self.qdoc.dirty:
-            return True
-        answer = QMessageBox.question(self, "Unsaved changes", f"Save the changes to {self.qdoc.name}?",
-                                      QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, QMessageBox.Save)
-        if answer == QMessageBox.Save:
-            return self.file_save()
-        return answer == QMessageBox.Discard
-
     def closeEvent(self, event) -> None:
-        if self._maybe_save():
-            if getattr(self, "autosaver", None) is not None:
+        if self.files.maybe_save():
+            if self.autosaver is not None:
                 self.autosaver.discard()
             self._closed = True
             from .layout_memory import save_layout
@@ -589,26 +432,6 @@ class MainWindow(QMainWindow):
             event.accept()
         else:
             event.ignore()
-
-    def _recent(self) -> list[str]:
-        value = self.settings.value("recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [v for v in (value or []) if v]
-
-    def _add_recent(self, path: str) -> None:
-        path = str(Path(path).resolve())
-        recent = [path] + [p for p in self._recent() if p != path]
-        self.settings.setValue("recent", recent[:MAX_RECENT])
-        self._update_recent_menu()
-
-    def _update_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for path in self._recent():
-            act = self.recent_menu.addAction(Path(path).name)
-            act.setToolTip(path)
-            connect_action(act, self, lambda p=path: self._maybe_save() and self._open_reporting(p))
-        self.recent_menu.setEnabled(bool(self._recent()))
 
     def _stale_reason(self, error: str) -> str:
         """Why there is no new result, in one sentence: the first error of the design, else the engine's."""
@@ -759,385 +582,10 @@ class MainWindow(QMainWindow):
         self.breakdown_panel.clear(reason)
         self.timeline_panel.clear(reason)
 
-    def _toggle_heat(self, on: bool) -> None:
+    def toggle_heat(self, on: bool) -> None:
+        """View > Link Heat."""
         self._heat_of = self.result if on else None
         self.scene.show_heat(self._heat_of)
         self.view.set_heat(on)
         self.settings.setValue("view/link_heat", on)
 
-    # ---- canvas gestures ----
-    def _set_snap(self, on: bool) -> None:
-        for item in self.scene.racks.values():
-            item.snap = on
-
-    def _set_link_tool(self, kind) -> None:
-        """A palette link button: a kind starts that tool (ending any other); None ends it.
-
-        The tool itself gives back the drag mode, the cursor and its button when it ends."""
-        from .canvas.link_tool import LinkTool
-
-        current = self.view.interaction
-        if not kind:
-            if current is not None:
-                current.finish()
-            return
-        if isinstance(current, LinkTool) and current.kind == kind and current.active:
-            return
-        tool = LinkTool(self.view, kind, self.palette.tool_buttons.get(kind))
-        tool.ended.connect(lambda cancelled: self.tell("link tool off") if cancelled else None)
-        self.view.set_interaction(tool)
-        self.tell(f"{kind} link tool: press on a server or switch, release on another (Esc ends)")
-
-    def drop_part(self, description: str, pos: QPointF) -> bool:
-        """A part dropped from the palette at a scene position: one undoable command."""
-        kind, params = parse_part(description)
-        doc = self.qdoc.doc
-        try:
-            if kind == "rack":
-                x = round((pos.x() - RACK_WIDTH_PX / 2) / GRID_PX) * GRID_PX
-                y = round(pos.y() / GRID_PX) * GRID_PX
-                rack = editing.new_rack(doc, x, y)
-                self.qdoc.push(commands.AddElements(self.qdoc, [rack], "Add rack"))
-                self.scene.select_ids([rack.id])
-                return True
-            if kind in ("server", "ethernet-switch", "infiniband-switch"):
-                if kind == "server":
-                    element = editing.new_server(doc, params.get("accelerator", "H100-SXM5-80GB"),
-                                                 int(params.get("count", 8)), nic_gbps=float(params.get("nic_gbps", 400)),
-                                                 nic_kind=params.get("nic_kind", "infiniband"))
-                else:
-                    element = editing.new_switch(doc, kind.split("-")[0], port_gbps=float(params.get("port_gbps", 400)))
-                    if params.get("model"):  # the palette's model and radix (the design's own by default)
-                        element.model = params["model"]
-                        element.radix = int(params.get("radix", element.radix))
-                rack_item = self.scene.rack_at(pos)
-                if rack_item is None:
-                    self.qdoc.undo_stack.beginMacro(f"Add {element.id}")
-                    self.qdoc.push(commands.AddElements(self.qdoc, [element]))
-                    self.qdoc.push(commands.SetLayout(self.qdoc, {element.id: (pos.x() - RACK_WIDTH_PX / 2, pos.y())}))
-                    self.qdoc.undo_stack.endMacro()
-                    self.tell(f"{element.id} is in no rack: drag it into one")
-                else:
-                    rack_id = rack_item.data(ID_ROLE)
-                    rack = doc.find("racks", rack_id)
-                    from ..core.model.geometry import UNIT_HEIGHT_PX
-
-                    from_bottom = (rack_item.sceneBoundingRect().bottom() - pos.y()) / UNIT_HEIGHT_PX
-                    wanted = max(0, min(rack.units - element.height_units, int(from_bottom - element.height_units / 2)))
-                    slot = self.scene.free_slot(rack_id, element.height_units, wanted)
-                    if slot is None:
-                        raise editing.Refused(f"rack {rack_id} has no {element.height_units}U free: use another rack")
-                    element.rack, element.slot = rack_id, slot
-                    self.qdoc.push(commands.AddElements(self.qdoc, [element], f"Add {element.id}"))
-                self.scene.select_ids([element.id])
-                return True
-            if kind in ("accelerator", "nic"):
-                item = self.scene.item_at(pos, ("node",))
-                if item is None:
-                    raise editing.Refused(f"drop the {kind} onto a server")
-                node = doc.find("nodes", item.data(ID_ROLE))
-                if kind == "accelerator":
-                    from ..core.model import default_catalog
-
-                    acc = default_catalog().accelerator(params.get("accelerator", node.accelerator))
-                    if acc.name != default_catalog().accelerator(node.accelerator).name:
-                        raise editing.Refused(f"{node.id} holds {node.accelerator}; one server takes one model "
-                                              f"(change its accelerator in the inspector)")
-                    if node.accelerator_count >= acc.max_per_node:
-                        raise editing.Refused(f"{node.id} already holds {acc.max_per_node} x {acc.name}, the most "
-                                              f"one server takes")
-                    change = {"accelerator_count": node.accelerator_count + 1}
-                else:
-                    change = {"nic_count": node.nic_count + 1}
-                self.qdoc.push(commands.SetFields(self.qdoc, {node.id: change}, f"Add {kind} to {node.id}"))
-                return True
-        except editing.Refused as exc:
-            self.tell(str(exc))
-            return False
-        self.tell(f"unknown part {kind!r}")
-        return False
-
-    def request_link(self, a: str, b: str, kind: str) -> bool:
-        from ..core.model.elements import LINK_KINDS
-
-        if kind not in LINK_KINDS:  # never reaches the document (which would refuse it too)
-            self.tell(f"no link drawn: kind {kind!r} is not one of {', '.join(LINK_KINDS)}")
-            return False
-        try:
-            link = editing.plan_link(self.qdoc.doc, a, b, kind)
-        except editing.Refused as exc:
-            self.tell(str(exc))
-            return False
-        self.qdoc.push(commands.AddElements(self.qdoc, [link], f"Link {a} - {b}"))
-        self.tell(f"{kind} link {link.a} - {link.b} at {link.bandwidth_gbps:g} Gb/s")
-        return True
-
-    # ---- edit menu ----
-    def delete_selection(self) -> None:
-        ids = self.scene.selected_ids()
-        if ids:
-            self.qdoc.push(commands.RemoveElements(self.qdoc, ids, f"Delete {len(ids)} item(s)"))
-
-    def select_all(self) -> None:
-        for item in list(self.scene.racks.values()) + list(self.scene.devices.values()):
-            if item.parentItem() is None:
-                item.setSelected(True)
-
-    def copy(self) -> str | None:
-        ids = self.scene.selected_ids()
-        if not ids:
-            return None
-        text = editing.copy_text(self.qdoc.doc, ids)
-        QApplication.clipboard().setText(text)
-        self.tell(f"copied {len(ids)} item(s)")
-        return text
-
-    def cut(self) -> None:
-        if self.copy():
-            self.delete_selection()
-
-    def paste(self, text: str | None = None, dx: float | None = None) -> list[str]:
-        text = text if text is not None else QApplication.clipboard().text()
-        try:
-            elements = editing.paste_elements(self.qdoc.doc, text, dx if dx is not None else 60.0)
-        except editing.Refused as exc:
-            self.tell(str(exc))
-            return []
-        if not elements:
-            return []
-        self.qdoc.push(commands.AddElements(self.qdoc, elements, f"Paste {len(elements)} item(s)"))
-        ids = [e.id for e in elements if not isinstance(e, editing.Link)]
-        self.scene.select_ids(ids)
-        return ids
-
-    def duplicate(self, copies: int = 1) -> list[str]:
-        """Copies of the selection in a row to its right, inner cables included, as one step."""
-        ids = self.scene.selected_ids()
-        if not ids:
-            self.tell("select what to duplicate first")
-            return []
-        doc = self.qdoc.doc
-        text = editing.copy_text(doc, ids)
-        racks = [doc.find("racks", i) for i in ids if doc.find("racks", i) is not None]
-        if racks:
-            width = max(r.x for r in racks) - min(r.x for r in racks) + RACK_WIDTH_PX + GRID_PX
-        else:
-            width = RACK_WIDTH_PX + GRID_PX
-        stack = self.qdoc.undo_stack
-        stack.beginMacro(f"Duplicate x{copies}")
-        new_ids: list[str] = []
-        for k in range(1, copies + 1):
-            elements = editing.paste_elements(doc, text, dx=width * k)
-            self.qdoc.push(commands.AddElements(self.qdoc, elements, "Duplicate"))
-            new_ids += [e.id for e in elements if not isinstance(e, editing.Link)]
-        stack.endMacro()
-        self.scene.select_ids(new_ids)
-        return new_ids
-
-    def duplicate_many(self) -> None:
-        count, ok = QInputDialog.getInt(self, "Duplicate", "Copies:", 15, 1, 512)
-        if ok:
-            self.duplicate(count)
-
-    def find(self) -> None:
-        doc = self.qdoc.doc
-        names = sorted(e.id for e in list(doc.racks) + list(doc.nodes) + list(doc.switches))
-        names += sorted(f"{e.name} ({e.id})" for e in list(doc.racks) + list(doc.nodes) + list(doc.switches) if e.name)
-        text, ok = QInputDialog.getItem(self, "Find", "Id or name:", names, 0, True)
-        if ok and text:
-            self.find_element(text)
-
-    def find_element(self, text: str) -> str | None:
-        """Select and show an element given its id, its name, or 'name (id)'."""
-        doc = self.qdoc.doc
-        text = text.strip()
-        if text.endswith(")") and "(" in text:
-            text = text[text.rindex("(") + 1:-1]
-        found = doc.get(text)
-        if found is None:
-            found = next((e for e in list(doc.racks) + list(doc.nodes) + list(doc.switches)
-                          if e.name == text or e.id.lower() == text.lower()), None)
-        if found is None:
-            self.tell(f"no element with id or name {text!r}")
-            return None
-        self.jump_to(found.id)
-        return found.id
-
-    # ---- tools ----
-    def generate(self) -> None:
-        from .generator_dialog import GeneratorDialog
-
-        dialog = GeneratorDialog(self, design=self.qdoc.doc)  # starts from the design's own parts
-        if not dialog.exec():
-            return
-        options, catalog = dialog.options(), dialog.catalog
-        if options["nic_gbps"] is None or options["switch_radix"] is None:
-            QMessageBox.critical(self, "Cannot generate",
-                                 dialog.error() or "NIC speed and switch radix must be numbers")
-            return
-        from ..core.generate import generate_fat_tree
-
-        def build():
-            from .canvas.scene_plan import plan_if_large
-
-            new = generate_fat_tree(**options, catalog=catalog)
-            return new, plan_if_large(new)  # a big fabric's canvas planned here too, as for an open
-
-        def built(made) -> None:
-            new, plan = made
-            self.scene.use_plan(plan)  # used if the next rebuild is of this very design
-            if self.qdoc.doc.spec.workload is not None:
-                new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
-            from ..core.io.bundled import untitled_title
-
-            from ..core.gc_pause import collector_paused
-
-            # A new design with no file: Save asks where, so it never overwrites the design it replaced.
-            with collector_paused():  # as for an open: the canvas's items are no cyclic garbage
-                self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Generate fat-tree",
-                                                        identity=(None, untitled_title(new.metadata.name))))
-                self.view.fit()
-
-        # the dialog validated the options; anything else the builder raises is shown, never a crash
-        self.run_in_background(
-            "Generate", f"Building a fat-tree of {options['nodes']:,} servers...",
-            build, built,
-            lambda exc: QMessageBox.critical(self, "Cannot generate", str(exc)),
-            lambda: self.tell("generate cancelled: the design is unchanged"))
-
-    def export_panel(self, which: str, path: str | None = None) -> str | None:
-        panel = self.breakdown_panel if which == "breakdown" else self.timeline_panel
-        self.timeline_panel.design_name = self.qdoc.name  # the exported timeline's title names the design
-        if self.result is None:
-            self.tell("no evaluation to export yet")
-            return None
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self, f"Export {which}", export_start(self.qdoc, ".png", f"-{which}"),
-                "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
-            if not path:
-                return None
-        try:
-            panel.export(path)
-        except (OSError, ValueError) as exc:
-            QMessageBox.critical(self, "Cannot export", str(exc))
-            return None
-        self.tell(f"exported {path}")
-        return path
-
-    def calibrate_from_logs(self, paths: list[str] | None = None) -> bool:
-        """File > Calibrate from nccl-tests...: fit the design's link efficiencies to the logs
-        picked (as `designer calibrate` does), show the fit, and apply it as one undo step."""
-        if paths is None:
-            paths, _ = QFileDialog.getOpenFileNames(self, "Calibrate from nccl-tests logs",
-                                                    str(design_folder(self.qdoc)),
-                                                    "nccl-tests logs (*.txt *.log *.out *.json);;All files (*)")
-            if not paths:
-                return False
-        from ..core.analysis.calibrate import calibrate, described_source, read_logs
-        from .calibrate_dialog import CalibrationDialog
-
-        doc = self.qdoc.doc.snapshot()
-        QApplication.setOverrideCursor(Qt.WaitCursor)
-        try:
-            result = calibrate(doc, read_logs(list(paths)), sources=list(paths))
-        except DesignerError as exc:
-            QMessageBox.warning(self, "Cannot calibrate", str(exc))
-            return False
-        finally:
-            QApplication.restoreOverrideCursor()
-        dialog = CalibrationDialog(self, result)
-        self.calibration_dialog = dialog
-        if dialog.exec() != QDialog.Accepted or not result.accepted:
-            self.tell("calibration not applied" + (f": {result.refusals[0]}" if result.refusals else ""))
-            return False
-        new = self.qdoc.doc.copy()
-        new.spec.calibration = result.calibration
-        new.metadata.description = described_source(new.metadata.description, list(paths),
-                                                    time.strftime("%Y-%m-%d"))
-        self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Calibrate from nccl-tests"))
-        self.tell("calibrated: " + ", ".join(f"{c.name} {c.value:.3f}" for c in result.constants))
-        return True
-
-    def compare_with(self, path: str | None = None):
-        """File > Compare With...: the open design (as the Breakdown panel shows it) beside another
-        file, in a dialog that evaluates that file off the UI thread. Returns the dialog."""
-        if self.result is None or self.stale_reason:
-            self.tell("no current evaluation to compare yet" + (f": {self.stale_reason}" if self.stale_reason else ""))
-            return None
-        if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(design_folder(self.qdoc)), FILE_FILTER)
-            if not path:
-                return None
-        from .compare_dialog import CompareDialog
-
-        dialog = CompareDialog(self, self.qdoc.doc.snapshot(), self.result, self.qdoc.path or self.qdoc.name, path)
-        dialog.setAttribute(Qt.WA_DeleteOnClose)
-        self.compare_dialog = dialog
-        dialog.resize(dialog.sizeHint())
-        dialog.show()
-        return dialog
-
-    def export_report(self, path: str | None = None) -> str | None:
-        if self.result is None:
-            self.tell("no evaluation to report yet")
-            return None
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Report", export_start(self.qdoc, ".pdf"),
-                                                  "PDF document (*.pdf)")
-            if not path:
-                return None
-        from ..core.export.report import build_report
-
-        try:
-            pages = build_report(self.qdoc.doc, self.result, path, self.qdoc.path or self.qdoc.name)
-        except OSError as exc:
-            QMessageBox.critical(self, "Cannot write the report", f"{path}: {exc}")
-            return None
-        self.tell(f"wrote {path}: {pages} pages")
-        return path
-
-    def export_trace(self, path: str | None = None) -> str | None:
-        if self.result is None:
-            self.tell("no evaluation to export yet")
-            return None
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export trace", export_start(self.qdoc, ".json"),
-                                                  "Perfetto / Chrome trace (*.json)")
-            if not path:
-                return None
-        import json
-
-        import numpy as np
-
-        from ..core.export.trace import trace_events
-        from ..core.io.files import atomic_write_text
-
-        doc = self.qdoc.doc
-        counts = np.array([n.accelerator_count for n in doc.nodes], dtype=np.int64)
-        gpu_node = np.repeat(np.arange(len(counts)), counts)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else counts
-        gpu_local = np.arange(len(gpu_node)) - np.repeat(starts, counts)
-        data = trace_events(self.result, gpu_node, [n.id for n in doc.nodes], gpu_local)
-        try:
-            atomic_write_text(path, json.dumps(data, separators=(",", ":")))
-        except OSError as exc:
-            QMessageBox.critical(self, "Cannot write the trace", f"{path}: {exc.strerror or exc}")
-            return None
-        self.tell(f"wrote {path}: {len(data['traceEvents'])} trace events")
-        return path
-
-    def export_dialog(self) -> None:
-        from .export import export_scene
-
-        # a PDF for a printed report on A4 or Letter paper, or one page of the drawing's own size
-        pages = {"PDF on A4 paper (*.pdf)": "A4", "PDF on Letter paper (*.pdf)": "Letter"}
-        path, chosen = QFileDialog.getSaveFileName(
-            self, "Export canvas", export_start(self.qdoc, ".png"),
-            ";;".join(["PNG image (*.png)", "SVG drawing (*.svg)", "PDF document (*.pdf)", *pages]))
-        if path:
-            try:
-                export_scene(self.scene, path, page=pages.get(chosen) if path.lower().endswith(".pdf") else None)
-                self.tell(f"exported {path}")
-            except (OSError, ValueError) as exc:
-                QMessageBox.critical(self, "Cannot export", str(exc))

@@ -14,22 +14,10 @@ from . import commands
 from .canvas.items import ID_ROLE
 
 STATEFUL = ("nodes", "switches", "links")
-TIP_DOWN = "Mark the selected servers, switches or cables down: out of service, traffic and jobs go around them"
-TIP_UP = "Mark the selected servers, switches or cables up again"
 
 
-def install_mark_down(window) -> None:
-    """window.act_mark_down / act_mark_up, in the Edit menu after Connect to Fabric (or at its end)."""
-    window.act_mark_down = window._action("Mark &Down", lambda: mark_selection(window, "down"), None, TIP_DOWN)
-    window.act_mark_up = window._action("Mark &Up", lambda: mark_selection(window, "up"), None, TIP_UP)
-    edit = next((a.menu() for a in window.menuBar().actions() if a.menu() is not None
-                 and a.text().replace("&", "") == "Edit"), None)
-    if edit is not None:
-        actions = edit.actions()
-        anchor = getattr(window, "act_connect", None)
-        after = actions[actions.index(anchor) + 1] if anchor in actions[:-1] else None
-        for act in (window.act_mark_down, window.act_mark_up):
-            edit.insertAction(after, act) if after is not None else edit.addAction(act)
+def follow_selection(window) -> None:
+    """Edit > Mark Down / Mark Up (menus.py) enabled for what the selection holds."""
     window.scene.selectionChanged.connect(lambda: update_actions(window))
     window.qdoc.changed.connect(lambda _c: update_actions(window))
     window.qdoc.replaced.connect(lambda: update_actions(window))

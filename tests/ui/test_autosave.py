@@ -251,7 +251,7 @@ def test_the_recovery_file_outlives_a_second_crash_until_saved(qtbot, app_window
     third.autosaver.write_now()
     (rf,) = pending_recoveries()
     assert "n1" in rf.text() and '"accelerator_count": 4' in rf.text()
-    assert third.file_save() and pending_recoveries() == []
+    assert third.files.save() and pending_recoveries() == []
     for w in (window, second):
         w.qdoc.undo_stack.setClean()
 

@@ -140,7 +140,7 @@ def test_timeline_exports_as_a_perfetto_trace(window, tmp_path):
 
     window.open_file(str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
     assert window.settle() and window.result is not None
-    path = window.export_trace(str(tmp_path / "t.json"))
+    path = window.exports.trace(str(tmp_path / "t.json"))
     data = json.loads(open(path).read())
     assert any(e["ph"] == "X" and e["cat"] == "wait" for e in data["traceEvents"])
     assert {e["args"]["name"] for e in data["traceEvents"] if e.get("name") == "process_name"} <= {
@@ -154,13 +154,13 @@ def test_every_export_of_the_analysis_parses(window, tmp_path):
     window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
     assert window.settle() and window.result is not None
     for which in ("breakdown", "timeline"):
-        png = window.export_panel(which, str(tmp_path / f"{which}.png"))
+        png = window.exports.panel(which, str(tmp_path / f"{which}.png"))
         assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
-        svg = window.export_panel(which, str(tmp_path / f"{which}.svg"))
+        svg = window.exports.panel(which, str(tmp_path / f"{which}.svg"))
         assert ET.parse(svg).getroot().tag.endswith("svg")
-        rows = list(csv.reader(open(window.export_panel(which, str(tmp_path / f"{which}.csv")))))
+        rows = list(csv.reader(open(window.exports.panel(which, str(tmp_path / f"{which}.csv")))))
         assert len(rows) > 2
-    pdf = window.export_report(str(tmp_path / "report.pdf"))
+    pdf = window.exports.report(str(tmp_path / "report.pdf"))
     assert open(pdf, "rb").read(5) == b"%PDF-"
     # the report's numbers are the evaluation's (the headless report test compares them with evaluate --json)
     from designer.core.export.pdf import text_lines

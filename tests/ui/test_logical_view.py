@@ -79,7 +79,7 @@ def test_a_click_on_a_bundle_selects_its_cables(empty_window, tmp_path):
 def test_a_selection_on_the_canvas_shows_in_the_logical_view(empty_window, tmp_path):
     window = empty_window
     view = _open(window, tmp_path)
-    window.find_element("node3")  # Edit > Find picks it on the canvas
+    window.edits.find_element("node3")  # Edit > Find picks it on the canvas
     assert window.scene.selected_ids() == ["node3"]
     assert view.selected_blocks() == [view.layout_model.block_of["node3"]]
     rack = window.qdoc.doc.find("nodes", "node3").rack
@@ -131,7 +131,7 @@ def test_edits_while_closed_show_when_it_opens(empty_window, qtbot, tmp_path):
     view = _open(window, tmp_path)
     window.act_logical.trigger()  # closed
     window.scene.select_ids(["leaf1"])
-    window.delete_selection()
+    window.edits.delete_selection()
     assert view._stale  # nothing rebuilt while nobody looks
     window.act_logical.trigger()  # opened again
     _wait_rebuilt(qtbot, view)

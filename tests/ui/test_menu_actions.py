@@ -145,7 +145,7 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
 
     def compared(before):  # File > Compare With...: the design beside the file picked (itself here)
         dialog_opened("open")(before)
-        dialog = window.compare_dialog
+        dialog = window.tools.compare_dialog
         qtbot.waitUntil(lambda: dialog.comparison is not None or dialog.error is not None, timeout=60000)
         assert dialog.error is None and dialog.isVisible(), dialog.error
         assert dialog.comparison.identical and "no difference" in dialog.summary.text()
@@ -166,7 +166,7 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "File > Compare With": compared,
         "File > Calibrate from nccl-tests": lambda before: (  # the fit shown in its dialog (Cancel here)
             asked[-2] == ("open", "Calibrate from nccl-tests logs") and asked[-1] == ("modal", "CalibrationDialog")
-            and window.calibration_dialog.constants.rowCount() >= 1),
+            and window.tools.calibration_dialog.constants.rowCount() >= 1),
         "File > Quit": lambda before: not window.isVisible() and getattr(window, "_closed", False),
         "Edit > Undo": lambda before: window.qdoc.undo_stack.index() == before["index"] - 1,
         "Edit > Redo": lambda before: window.qdoc.undo_stack.index() == before["index"] + 1,

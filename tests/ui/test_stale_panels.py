@@ -99,7 +99,7 @@ def test_opening_another_file_does_not_compare_with_the_first(window):
     assert window.settle() and window.result is not None
     assert breakdown.previous is None and "change since" not in breakdown.diff_label.text()
     # and an invalid design opened next shows no stale result of the file before
-    window.file_new()
+    window.files.new()
     assert window.settle()
     assert not breakdown.is_stale() and breakdown.result is None
 

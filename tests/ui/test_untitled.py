@@ -114,8 +114,8 @@ def test_an_example_opens_as_a_copy_however_it_is_opened(qtbot, tmp_path, dialog
             window.act_open.trigger()
             assert dialogs["open"]
         else:
-            window._add_recent(str(example))
-            (entry,) = [a for a in window.recent_menu.actions() if a.toolTip() == str(example.resolve())]
+            window.files.add_recent(str(example))
+            (entry,) = [a for a in window.files.recent_menu.actions() if a.toolTip() == str(example.resolve())]
             entry.trigger()
         assert window.settle()
     assert "h100-roce-2to1-ethernet (example)" in window.windowTitle()

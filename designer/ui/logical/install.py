@@ -41,7 +41,7 @@ def install_logical_view(window) -> LogicalView:
         view.show_selection(window.scene.selected_ids())  # also when the canvas heard no change
 
     view.selectIds.connect(select)
-    view.deleteRequested.connect(window.delete_selection)
+    view.deleteRequested.connect(window.edits.delete_selection)
 
     def show_on_canvas(element_id: str) -> None:
         item = window.scene.item_for(element_id)
