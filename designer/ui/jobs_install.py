@@ -1,7 +1,7 @@
 """Several jobs in the window: the Jobs dock, the jobs' colours on the canvas, Mark Down / Up.
 
 The Jobs panel's current job is the one the Job panel edits and the Breakdown and Timeline show
-(window.shown_result); the canvas frames each server in its job's colour after every evaluation.
+(window.results.shown_result); the canvas frames each server in its job's colour after every evaluation.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def install_jobs(window) -> None:
 
     panel = window.jobs_panel
     panel.message.connect(window.tell)
-    panel.shownJobChanged.connect(window.show_job)
+    panel.shownJobChanged.connect(window.results.show_job)
     panel.editWorkloadRequested.connect(lambda: (window.job_dock.show(), window.job_dock.raise_()))
     window.resultChanged.connect(panel.show_result)
     window.resultChanged.connect(window.job_marks.set_result)

@@ -107,7 +107,7 @@ VIEW_MENU = ("&View", (
     Command("grid", "&Grid", lambda w, on: w.view.set_grid(on), "Ctrl+'", checkable=True, checked=True),
     Command("snap", "&Snap to Grid", lambda w, on: w.edits.set_snap(on), checkable=True, checked=True),
     # Off until the user turns it on (red and green read as cable kinds to a newcomer); remembered.
-    Command("heat", "Link &Heat", lambda w, on: w.toggle_heat(on), "Ctrl+H",
+    Command("heat", "Link &Heat", lambda w, on: w.results.toggle_heat(on), "Ctrl+H",
             "Colour cables by their use in the last evaluation; outline the bottlenecks", checkable=True),
     SEPARATOR,
     DOCKS,
