@@ -170,8 +170,7 @@ def create_window(args, settings=None, background: bool = False):
     """
     from .main_window import MainWindow
 
-    window = MainWindow(settings)
-    window.remember_layout = not args.screenshot  # a screenshot is a first run's layout (layout_memory.py)
+    window = MainWindow(settings, remember_layout=not args.screenshot)  # a screenshot: a first run's layout
     window.resize(*args.size)
     path = args.file or (str(DEFAULT_EXAMPLE) if DEFAULT_EXAMPLE.exists() else None)
     error = None
@@ -181,9 +180,7 @@ def create_window(args, settings=None, background: bool = False):
         except DesignerError as exc:
             error = exc
     if not args.file and path and error is None:
-        from .welcome import show_welcome
-
-        show_welcome(window, force=bool(args.screenshot))
+        window.show_welcome(force=bool(args.screenshot))
     return window, error
 
 
@@ -196,8 +193,7 @@ def _start_autosave(window) -> None:
             return None
         return (window.qdoc.path or window.qdoc.name, window.qdoc.text())
 
-    window.autosaver = Autosaver(snapshot, parent=window)
-    window.autosaver.failed.connect(window.tell)  # never silent, never a traceback on the UI thread
+    window.use_autosaver(Autosaver(snapshot, parent=window))
 
 
 def offer_recovery(window) -> bool:

@@ -5,7 +5,7 @@ Without a saved layout (the first run, or a layout of another version) the windo
 one that fits the work at 1600x1000: the bottom docks tall enough for the Advisor's table to
 show several rows, the Inspector wide enough for a part's name ("A100-SXM4-80GB").
 
-`designer-gui --screenshot` neither restores nor saves (window.remember_layout = False): its
+`designer-gui --screenshot` neither restores nor saves (MainWindow(remember_layout=False)): its
 picture is a first run's. Restored once the window is shown and its tabs are made (advisor.tabify_behind calls
 `restore_or_first_layout`): a dock state applied earlier would be undone by that tabify.
 """
@@ -21,14 +21,14 @@ INSPECTOR_PX = 310  # a label column and a field that holds "A100-SXM4-80GB" who
 
 
 def save_layout(window) -> None:
-    if not getattr(window, "remember_layout", True):  # a screenshot run leaves the user's layout alone
+    if not window.remember_layout:  # a screenshot run leaves the user's layout alone
         return
     window.settings.setValue(LAYOUT_KEY, window.saveState(LAYOUT_VERSION))
 
 
 def restore_layout(window) -> bool:
     """True when a saved layout of this version was applied."""
-    if not getattr(window, "remember_layout", True):
+    if not window.remember_layout:
         return False
     state = window.settings.value(LAYOUT_KEY)
     if not isinstance(state, (QByteArray, bytes)) or not state:

@@ -17,7 +17,8 @@ from .qt_document import QtDocument
 class MainWindow(QMainWindow):
     resultChanged = Signal(object)  # the newest Evaluation (or None)
 
-    def __init__(self, settings: QSettings | None = None, engine_slowdown_s: float = 0.0) -> None:
+    def __init__(self, settings: QSettings | None = None, engine_slowdown_s: float = 0.0,
+                 remember_layout: bool = True) -> None:
         from .interpreter_share import share_the_interpreter
         from .malloc_arenas import use_one_arena
 
@@ -89,7 +90,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.problems_button)
         self.statusBar().addPermanentWidget(self.zoom_label)
 
-        self.autosaver = None  # the crash-recovery autosave (app.py), once the window is shown
+        self.autosaver = None  # the crash-recovery autosave (use_autosaver), once the window is shown
+        self.remember_layout = remember_layout  # the docks as the user left them (layout_memory.py)
+        self.welcome_banner = None  # the first-run hint above the canvas (show_welcome)
         # the window's commands, one controller per job; the menus (menus.py) call into them
         from .design_tools import DesignTools
         from .edit_actions import EditActions
@@ -100,18 +103,25 @@ class MainWindow(QMainWindow):
         self.exports = ExportActions(self)
         self.tools = DesignTools(self)
         self.edits = EditActions(self)
-        self._build_menus()
         self.help_dialogs: dict = {}  # Help's dialogs by kind, kept while the window lives (help.py)
+        from .logical.install import logical_view_dock
+
+        # View > Logical Fabric View: a dock sharing the canvas's selection, closed at first
+        self.logical_view, self.logical_dock = logical_view_dock(self)
+        self.act_logical = self.logical_dock.toggleViewAction()
+        from .jobs_control import JobsControl
+
+        self.jobs = JobsControl(self)  # the Jobs dock, the jobs' colours on the canvas
+        self.jobs_panel, self.jobs_dock, self.job_marks = self.jobs.panel, self.jobs.dock, self.jobs.marks
+        self._build_menus()
         from .connect_to_fabric import enable_canvas_menu
 
         enable_canvas_menu(self)  # the canvas's right-click menu
-        from .logical.install import install_logical_view
+        from .mark_down import follow_selection
 
-        install_logical_view(self)  # View > Logical Fabric View: a dock sharing the canvas's selection
-        from .jobs_install import install_jobs
-
-        install_jobs(self)  # the Jobs dock, the jobs' colours on the canvas, Edit > Mark Down / Up
+        follow_selection(self)  # Edit > Mark Down / Up enabled for the selection
         self._connect()
+        self.jobs.connect()
         self.results.connect()
         self.qdoc.replaced.connect(self._update_title)
         self._refresh_all()
@@ -156,7 +166,7 @@ class MainWindow(QMainWindow):
 
         # Undo/redo keys reach these actions from any field of the window (a line edit would keep them).
         self.undo_keys = DocumentUndoKeys(self)
-        self.actions = {"undo": self.act_undo, "redo": self.act_redo}
+        self.actions = {"undo": self.act_undo, "redo": self.act_redo, "logical": self.act_logical}
         self.menus = {}
         for title, entries in menus.MENUS:
             menu = self.menuBar().addMenu(title)
@@ -167,8 +177,8 @@ class MainWindow(QMainWindow):
                 elif entry == menus.OPEN_RECENT:
                     self.files.recent_menu = menu.addMenu("Open &Recent")
                 elif entry == menus.DOCKS:
-                    for dock in self.findChildren(QDockWidget):
-                        menu.addAction(dock.toggleViewAction())
+                    for name in menus.DOCKS:
+                        menu.addAction(self.findChild(QDockWidget, name).toggleViewAction())
                 elif isinstance(entry, str):
                     menu.addAction(self.actions[entry])
                 else:
@@ -222,6 +232,17 @@ class MainWindow(QMainWindow):
             time.sleep(0.005)
         app.processEvents()
         return not busy()
+
+    def use_autosaver(self, autosaver) -> None:
+        """Unsaved changes go to a recovery file every minute (autosave.py); removed on save and close."""
+        self.autosaver = autosaver
+        autosaver.failed.connect(self.tell)  # never silent, never a traceback on the UI thread
+
+    def show_welcome(self, force: bool = False) -> None:
+        """The first-run hint above the canvas, unless it was dismissed before (or `force`)."""
+        from .welcome import show_welcome
+
+        self.welcome_banner = show_welcome(self, force) or self.welcome_banner
 
     # ---- status ----
     def tell(self, text: str) -> None:

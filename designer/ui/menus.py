@@ -4,7 +4,7 @@ A `Command` says what an action is (its text, keys, status tip, whether it is ch
 it runs: `run(window)` (`run(window, checked)` for a checkable one), calling into the window's
 controllers. `MainWindow` makes one QAction per command, reachable as `window.act_<key>`, and lays
 the menus out from these tuples; an entry that is a string names an action made elsewhere
-("undo", "redo": the undo stack's own). Every command goes through action_guard (a failure is a
+("undo", "redo": the undo stack's own; "logical": the Logical Fabric dock's toggle). Every command goes through action_guard (a failure is a
 message box, never a traceback).
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ from PySide6.QtGui import QKeySequence
 
 SEPARATOR = "-"
 OPEN_RECENT = "open recent"  # File > Open Recent: the submenu FileActions fills
-DOCKS = "docks"  # View: each dock's show/hide action
+# View: the docks' show/hide actions, in this order (each QDockWidget's object name)
+DOCKS = ("Parts", "Inspector", "Job", "Jobs", "Overview", "Breakdown", "Timeline", "Advisor")
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ VIEW_MENU = ("&View", (
     # Off until the user turns it on (red and green read as cable kinds to a newcomer); remembered.
     Command("heat", "Link &Heat", lambda w, on: w.results.toggle_heat(on), "Ctrl+H",
             "Colour cables by their use in the last evaluation; outline the bottlenecks", checkable=True),
+    "logical",  # the Logical Fabric dock's own toggle (logical/install.py)
     SEPARATOR,
     DOCKS,
 ))

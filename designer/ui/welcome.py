@@ -78,7 +78,6 @@ def show_welcome(window, force: bool = False) -> WelcomeBanner | None:
     if central is not None:
         column.addWidget(central, 1)
     window.setCentralWidget(holder)
-    window.welcome_banner = banner
     return banner
 
 
