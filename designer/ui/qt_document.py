@@ -28,6 +28,12 @@ UNDO_KEPT_ELEMENTS = 400_000
 
 
 class QtDocument(QObject):
+    # An edit's changes by kind, in this order (containers before what they hold), each only when the
+    # edit has some; then `changed` with all of them (the canvas mirrors each kind in its own handler).
+    racksChanged = Signal(list)  # list[Change] of racks
+    devicesChanged = Signal(list)  # of servers ("nodes") and switches
+    linksChanged = Signal(list)
+    layoutChanged = Signal(list)  # where boxes outside racks sit
     changed = Signal(list)  # list[Change]
     historyDropped = Signal(str)  # why the undo history was emptied (memory bound)
     replaced = Signal()  # the whole document changed (open, new, generate, undo of those)
@@ -50,8 +56,13 @@ class QtDocument(QObject):
     def _forward(self, changes: list[Change]) -> None:
         if any(c.collection == "document" for c in changes):
             self.replaced.emit()
-        else:
-            self.changed.emit(changes)
+            return
+        for signal, kinds in ((self.racksChanged, ("racks",)), (self.devicesChanged, ("nodes", "switches")),
+                              (self.linksChanged, ("links",)), (self.layoutChanged, ("layout",))):
+            mine = [c for c in changes if c.collection in kinds]
+            if mine:
+                signal.emit(mine)
+        self.changed.emit(changes)
 
     # ---- files ----
     @property
