@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
 
-    from .app_icon import app_icon
+    from .common.app_icon import app_icon
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Designer")
@@ -168,7 +168,7 @@ def create_window(args, settings=None, background: bool = False):
     Without a file it opens the built-in example and shows the first-run hint above the canvas
     (in --screenshot mode too, even when the hint was dismissed before: the picture is a first run).
     """
-    from .main_window import MainWindow
+    from .window.main_window import MainWindow
 
     window = MainWindow(settings, remember_layout=not args.screenshot)  # a screenshot: a first run's layout
     window.resize(*args.size)
@@ -186,7 +186,7 @@ def create_window(args, settings=None, background: bool = False):
 
 def _start_autosave(window) -> None:
     """Every minute, unsaved changes go to a recovery file (removed on save and clean exit)."""
-    from .autosave import Autosaver
+    from .document.autosave import Autosaver
 
     def snapshot():
         if not window.qdoc.dirty:
@@ -204,7 +204,7 @@ def offer_recovery(window) -> bool:
     from PySide6.QtWidgets import QMessageBox
 
     from ..core.io.pids import pid_alive
-    from .autosave import pending_recoveries, remove_recovery
+    from .document.autosave import pending_recoveries, remove_recovery
 
     def alive(pid):
         return bool(pid) and pid != os.getpid() and pid_alive(pid)
@@ -236,7 +236,7 @@ def recover(window, rf) -> bool:
     from ..core.io.bundled import example_title, is_bundled
     from ..core.io.lenient import loads_document_keeping_non_finite
     from ..core.model.non_finite import non_finite_problems
-    from .commands import ReplaceDocument
+    from .document.commands import ReplaceDocument
 
     # Read off the UI thread under a progress bar with Cancel (a 131k-GPU design takes seconds)
     got: dict = {}

@@ -16,7 +16,7 @@ def window(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMessageBox
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
     qtbot.addWidget(w)
@@ -207,7 +207,7 @@ def test_scaling_plot_and_verdict(window, qtbot):
 
 
 def test_result_for_an_older_design_is_dropped(window, qtbot):
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     panel = raise_advisor(window, qtbot)
     panel.worker.slowdown_s = 0.6
@@ -236,7 +236,7 @@ def test_errors_show_in_the_panel(window, qtbot):
 def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
     window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
@@ -261,7 +261,7 @@ def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
 def test_stale_while_hidden_or_manual(window, qtbot):
     from PySide6.QtCore import Qt
 
-    from designer.ui import commands
+    from designer.ui.document import commands
     from designer.ui.panels.advisor import AUTO_DELAY_MS
 
     panel = raise_advisor(window, qtbot)
@@ -396,7 +396,7 @@ def test_apply_best_plan_is_one_undo_step(window, qtbot):
 
 
 def test_edit_during_a_search_drops_it(window, qtbot):
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
@@ -461,7 +461,7 @@ def test_close_while_searching(qtbot, tmp_path, monkeypatch):
 
     from PySide6.QtCore import QSettings
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
     window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QApplication
 from designer.core.io import dumps_document, load_document
 from designer.core.model import Document, Link, Node, Rack, Switch
 from designer.core.model.document import ClusterSpec
-from designer.ui import commands
+from designer.ui.document import commands
 from designer.ui.canvas.view import MIME_PART
 from tests.conftest import EXAMPLES
 
@@ -17,7 +17,7 @@ def window(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
     from PySide6.QtCore import QSettings
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
     w = MainWindow(settings)
@@ -229,7 +229,7 @@ def test_save_and_open_round_trip(window, tmp_path, qtbot):
     out = tmp_path / "saved.yaml"
     assert window.files.save_to(str(out))
     assert not window.isWindowModified() and "saved.yaml" in window.windowTitle()
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     other = MainWindow(window.settings)
     qtbot.addWidget(other)
@@ -253,8 +253,8 @@ def test_a_file_that_fails_to_open_loses_nothing(window, tmp_path):
 
 def test_autosave_and_recovery_after_a_crash(window, tmp_path, qtbot):
     from designer.ui.app import _start_autosave, recover
-    from designer.ui.autosave import pending_recoveries
-    from designer.ui.main_window import MainWindow
+    from designer.ui.document.autosave import pending_recoveries
+    from designer.ui.window.main_window import MainWindow
 
     load(window, small_design(), tmp_path)
     _start_autosave(window)

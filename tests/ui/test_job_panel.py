@@ -72,7 +72,7 @@ def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
     from PySide6.QtCore import QEvent, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     # Quiet the test process first: earlier tests' closed windows stop their engine workers;
     # wait for them, destroy what Qt still holds, collect, and freeze the old heap.
@@ -118,7 +118,7 @@ def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
 
 
 def test_editing_a_link_bandwidth_updates_the_result(window):
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     window.open_file(str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
     assert window.settle() and window.result is not None

@@ -7,7 +7,7 @@ from PySide6.QtTest import QTest
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import save_document
 from designer.core.model import Link, Node
-from designer.ui import commands
+from designer.ui.document import commands
 
 
 def _open(window, tmp_path, servers=8, qtbot=None):

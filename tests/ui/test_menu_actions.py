@@ -42,8 +42,8 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QInputDialog, QMessageBox
 
-    from designer.ui.generator_dialog import GeneratorDialog
-    from designer.ui.main_window import MainWindow
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
+    from designer.ui.window.main_window import MainWindow
 
     design = tmp_path / "design.yaml"
     shutil.copy(EXAMPLES / "h100-64gpu-infiniband.yaml", design)
@@ -279,7 +279,7 @@ def test_a_failing_command_shows_a_message_box_with_the_reason(qtbot, tmp_path, 
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMessageBox
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     design = tmp_path / "design.yaml"
     shutil.copy(EXAMPLES / "h100-64gpu-infiniband.yaml", design)

@@ -131,7 +131,7 @@ def test_an_example_opens_as_a_copy_however_it_is_opened(qtbot, tmp_path, dialog
 def test_generate_then_save_asks_and_keeps_the_replaced_design(qtbot, tmp_path, dialogs, monkeypatch):
     from PySide6.QtWidgets import QDialog
 
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     design = tmp_path / "pod.yaml"
     shutil.copy(EXAMPLE, design)

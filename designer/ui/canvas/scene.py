@@ -21,7 +21,7 @@ from ...core.analysis.link_load import bundle_text
 from ...core.model import Link, Rack
 from ...core.model.elements import split_endpoint
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
-from .. import commands
+from ..document import commands
 from . import staged_gc, style
 from .box_layer import LOD_BOXES, BoxLayer
 from .items import ID_ROLE, KIND_ROLE, DeviceItem, DetailLayer, RackItem, port_index

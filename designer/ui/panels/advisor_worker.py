@@ -6,7 +6,7 @@ import time
 
 from PySide6.QtCore import Signal
 
-from ..latest_worker import Cancelled, LatestWorker, error_text
+from ..work.latest_worker import Cancelled, LatestWorker, error_text
 
 
 class AdvisorWorker(LatestWorker):
