@@ -25,7 +25,7 @@ def main() -> int:
 
     from designer.core.generate import generate_fat_tree
     from designer.core.io import save_document
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     rows = []

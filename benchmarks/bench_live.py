@@ -177,7 +177,7 @@ def run_case(name: str, reps: int) -> dict:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     path = None if name == "generate-16k" else case_file(name)
     app = QApplication.instance() or QApplication([])
@@ -247,7 +247,7 @@ def run_case(name: str, reps: int) -> dict:
 
 def run_generate(window, late, row) -> dict:
     """Tools > Generate with 2,048 servers of 8 H100 (the dialog answered as a user would)."""
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     def answer(dialog):
         dialog.set_options(nodes=2048, gpu="H100")

@@ -111,11 +111,11 @@ def time_phases() -> None:
     from designer.ui.canvas.minimap import Minimap
     from designer.ui.canvas.scene import CanvasScene
     from designer.ui.canvas.view import CanvasView
-    from designer.ui.inspector import Inspector
-    from designer.ui.main_window import MainWindow
-    from designer.ui.palette import Palette
+    from designer.ui.docks.inspector import Inspector
+    from designer.ui.window.main_window import MainWindow
+    from designer.ui.docks.palette import Palette
     from designer.ui.panels.timeline import TimelinePanel
-    from designer.ui.qt_document import QtDocument
+    from designer.ui.document.qt_document import QtDocument
 
     main = threading.main_thread()
     for cls, names in ((QtDocument, ["take"]), (CanvasScene, ["rebuild", "_build_step", "_finish_staged", "paint", "show_heat",
@@ -176,7 +176,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
     from PySide6.QtWidgets import QApplication, QFileDialog
 
     from bench_live import Lateness, pump_until
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     if trace:
         import tracemalloc

@@ -40,7 +40,7 @@ def _app():
 def _window(path: Path | None):
     from PySide6.QtCore import QSettings
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     settings = QSettings(str(Path(os.environ.get("TMPDIR", "/tmp")) / "designer-docs.ini"), QSettings.IniFormat)
     settings.clear()
@@ -89,7 +89,7 @@ def render_all(out_dir: Path) -> list[Path]:
     w.qdoc.undo_stack.clear()
     w.close()
 
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     dialog = GeneratorDialog()
     dialog.show()

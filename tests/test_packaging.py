@@ -39,7 +39,7 @@ def _desktop_entry() -> configparser.SectionProxy:
 
 
 def test_packaging_files_exist_and_agree():
-    from designer.ui.app_icon import ICON_NAME
+    from designer.ui.common.app_icon import ICON_NAME
 
     entry = _desktop_entry()
     for key in ("Type", "Name", "Exec", "Icon"):

@@ -21,7 +21,7 @@ def test_settings_and_recovery_live_in_the_test_home(tmp_path):
     documents = QStandardPaths.writableLocation(QStandardPaths.DocumentsLocation)
     assert Path(documents).is_relative_to(TEST_HOME), documents
 
-    from designer.ui.autosave import recovery_dir
+    from designer.ui.document.autosave import recovery_dir
 
     assert recovery_dir().is_relative_to(tmp_path)
     assert os.environ["HOME"] == str(TEST_HOME)

@@ -43,7 +43,7 @@ def report_pictures(doc, result):
     from ..core.export.report_layout import ReportPictures
 
     try:
-        from ..ui.report_pictures import render_report_pictures
+        from ..ui.common.report_pictures import render_report_pictures
     except ImportError as exc:
         err(f"warning: the report has no pictures: {exc}")
         return ReportPictures(missing=f"the app's drawing code could not be loaded ({exc})")

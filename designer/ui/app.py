@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
 
-    from .app_icon import app_icon
+    from .common.app_icon import app_icon
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Designer")
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def start() -> None:
         if args.file and not args.screenshot:  # read off the UI thread, the window shown and answering meanwhile
-            window._open_reporting(args.file)
+            window.files.open_reporting(args.file)
         _when_idle(window, lambda: offer_recovery(window))  # after the file's open
 
     after_first_paint(window, start)
@@ -168,10 +168,9 @@ def create_window(args, settings=None, background: bool = False):
     Without a file it opens the built-in example and shows the first-run hint above the canvas
     (in --screenshot mode too, even when the hint was dismissed before: the picture is a first run).
     """
-    from .main_window import MainWindow
+    from .window.main_window import MainWindow
 
-    window = MainWindow(settings)
-    window.remember_layout = not args.screenshot  # a screenshot is a first run's layout (layout_memory.py)
+    window = MainWindow(settings, remember_layout=not args.screenshot)  # a screenshot: a first run's layout
     window.resize(*args.size)
     path = args.file or (str(DEFAULT_EXAMPLE) if DEFAULT_EXAMPLE.exists() else None)
     error = None
@@ -181,23 +180,20 @@ def create_window(args, settings=None, background: bool = False):
         except DesignerError as exc:
             error = exc
     if not args.file and path and error is None:
-        from .welcome import show_welcome
-
-        show_welcome(window, force=bool(args.screenshot))
+        window.show_welcome(force=bool(args.screenshot))
     return window, error
 
 
 def _start_autosave(window) -> None:
     """Every minute, unsaved changes go to a recovery file (removed on save and clean exit)."""
-    from .autosave import Autosaver
+    from .document.autosave import Autosaver
 
     def snapshot():
         if not window.qdoc.dirty:
             return None
         return (window.qdoc.path or window.qdoc.name, window.qdoc.text())
 
-    window.autosaver = Autosaver(snapshot, parent=window)
-    window.autosaver.failed.connect(window.tell)  # never silent, never a traceback on the UI thread
+    window.use_autosaver(Autosaver(snapshot, parent=window))
 
 
 def offer_recovery(window) -> bool:
@@ -208,7 +204,7 @@ def offer_recovery(window) -> bool:
     from PySide6.QtWidgets import QMessageBox
 
     from ..core.fs.pids import pid_alive
-    from .autosave import pending_recoveries, remove_recovery
+    from .document.autosave import pending_recoveries, remove_recovery
 
     def alive(pid):
         return bool(pid) and pid != os.getpid() and pid_alive(pid)
@@ -240,7 +236,7 @@ def recover(window, rf) -> bool:
     from ..core.io.bundled import example_title, is_bundled
     from ..core.io.lenient import loads_document_keeping_non_finite
     from ..core.model.non_finite import non_finite_problems
-    from .commands import ReplaceDocument
+    from .document.commands import ReplaceDocument
 
     # Read off the UI thread under a progress bar with Cancel (a 131k-GPU design takes seconds)
     got: dict = {}

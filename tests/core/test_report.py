@@ -163,7 +163,7 @@ def test_large_design_stays_inside_the_margins(tmp_path):
     from designer.core.engine.evaluate import Engine
     from designer.core.io import load_document
 
-    from designer.ui.report_pictures import render_report_pictures
+    from designer.ui.common.report_pictures import render_report_pictures
 
     doc = load_document(A100)
     result = Engine().evaluate(doc)
@@ -216,7 +216,7 @@ def test_the_report_shows_the_canvas_the_logical_view_and_the_gantt(tmp_path):
 def test_without_the_apps_drawing_code_the_report_says_so_and_is_written(tmp_path, monkeypatch):
     import sys
 
-    monkeypatch.setitem(sys.modules, "designer.ui.report_pictures", None)  # as if Qt were not installed
+    monkeypatch.setitem(sys.modules, "designer.ui.common.report_pictures", None)  # as if Qt were not installed
     out = tmp_path / "review.pdf"
     code, _, err = run_cli("report", H100, "-o", out)
     assert code == 0, err

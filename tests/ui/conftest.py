@@ -8,7 +8,7 @@ def empty_window(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMessageBox
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
     w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))

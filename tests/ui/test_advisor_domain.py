@@ -14,7 +14,7 @@ def gb200_window(qtbot, tmp_path, monkeypatch):
     from designer.core.generate.fat_tree import generate_fat_tree
     from designer.core.io.files import save_document
     from designer.core.io.overrides import apply_overrides
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     doc = generate_fat_tree(36, "GB200", gpus_per_node=4, nics_per_node=4, nvlink_domain_gpus=4)
     apply_overrides(doc, ["workload.preset=llama3-70b", "workload.global_batch_size=144",

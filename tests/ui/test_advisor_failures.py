@@ -16,7 +16,7 @@ def _window(qtbot, tmp_path, monkeypatch, path):
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMessageBox
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
     qtbot.addWidget(w)
@@ -120,7 +120,7 @@ def test_cancel_stops_the_ranking(window, qtbot):
 
 
 def test_an_edit_marks_the_ranking_stale_and_stops_a_running_one(window, qtbot):
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     panel = raise_advisor(window, qtbot)
     part = ranked(panel, qtbot)
@@ -180,7 +180,7 @@ def test_close_while_ranking(qtbot, tmp_path, monkeypatch):
 
 
 def test_an_edit_stops_the_job_moves(window, qtbot):
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     panel = raise_advisor(window, qtbot)
     part = panel.failures_part

@@ -6,7 +6,7 @@ from tests.conftest import EXAMPLES
 
 
 def test_window_opens_example_and_closes(qtbot):
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     window = MainWindow()
     qtbot.addWidget(window)
@@ -24,7 +24,7 @@ def test_window_opens_example_and_closes(qtbot):
 
 def test_bad_file_keeps_open_design(qtbot, tmp_path):
     from designer.core.problems import DesignerError
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     window = MainWindow()
     qtbot.addWidget(window)
@@ -55,7 +55,7 @@ def test_screenshot_command(tmp_path):
 
 
 def test_window_evaluates_off_the_ui_thread(qtbot):
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     window = MainWindow()
     qtbot.addWidget(window)
@@ -71,7 +71,7 @@ def test_designer_gui_file_is_read_once_the_window_has_painted(qtbot, tmp_path):
     from PySide6.QtCore import QEvent, QObject, QSettings
 
     from designer.ui.app import after_first_paint
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
     qtbot.addWidget(window)

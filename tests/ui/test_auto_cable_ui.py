@@ -81,7 +81,7 @@ def test_right_click_on_a_server_offers_connect(open_fat_tree):
     menu.close()
     assert len(_nic_leaves(window.qdoc.doc, copy)) == 8
     # on empty canvas: no menu
-    from designer.ui.connect_to_fabric import canvas_menu
+    from designer.ui.document.connect_to_fabric import canvas_menu
 
     corner = window.view.mapFromScene(window.scene.itemsBoundingRect().topLeft()) - QPoint(40, 40)
     assert canvas_menu(window, corner) is None

@@ -16,7 +16,7 @@ def recovery(tmp_path, monkeypatch):
 
 
 def test_recovery_dir_from_env(recovery):
-    from designer.ui.autosave import recovery_dir
+    from designer.ui.document.autosave import recovery_dir
 
     assert recovery_dir() == recovery and recovery.is_dir()
 
@@ -24,7 +24,7 @@ def test_recovery_dir_from_env(recovery):
 def test_recovery_dir_default(qapp, monkeypatch, tmp_path):
     from PySide6.QtCore import QStandardPaths
 
-    from designer.ui.autosave import recovery_dir
+    from designer.ui.document.autosave import recovery_dir
 
     monkeypatch.delenv("DESIGNER_RECOVERY_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
@@ -35,7 +35,7 @@ def test_recovery_dir_default(qapp, monkeypatch, tmp_path):
 
 
 def test_write_now_writes_the_snapshot(qapp, recovery, small_text):
-    from designer.ui.autosave import Autosaver, pending_recoveries
+    from designer.ui.document.autosave import Autosaver, pending_recoveries
 
     original = str(recovery.parent / "designs" / "small.yaml")
     saver = Autosaver(lambda: (original, small_text), interval_ms=0)
@@ -62,7 +62,7 @@ def test_write_now_writes_the_snapshot(qapp, recovery, small_text):
 
 
 def test_none_snapshot_writes_nothing(qapp, recovery):
-    from designer.ui.autosave import Autosaver, pending_recoveries
+    from designer.ui.document.autosave import Autosaver, pending_recoveries
 
     saver = Autosaver(lambda: None, interval_ms=0)
     assert saver.write_now() is None
@@ -70,7 +70,7 @@ def test_none_snapshot_writes_nothing(qapp, recovery):
 
 
 def test_untitled_and_odd_names(qapp, tmp_path):
-    from designer.ui.autosave import Autosaver, pending_recoveries, safe_name
+    from designer.ui.document.autosave import Autosaver, pending_recoveries, safe_name
 
     assert safe_name("untitled") == "untitled"
     assert safe_name("../../etc/passwd") == "passwd"
@@ -84,7 +84,7 @@ def test_untitled_and_odd_names(qapp, tmp_path):
 
 
 def test_rename_replaces_the_old_file_and_remove_recovery(qapp, tmp_path):
-    from designer.ui.autosave import Autosaver, pending_recoveries, remove_recovery
+    from designer.ui.document.autosave import Autosaver, pending_recoveries, remove_recovery
 
     state = {"name": "untitled", "text": "a: 1\n"}
     saver = Autosaver(lambda: (state["name"], state["text"]), interval_ms=0, directory=tmp_path)
@@ -98,7 +98,7 @@ def test_rename_replaces_the_old_file_and_remove_recovery(qapp, tmp_path):
 
 
 def test_sidecar_missing_still_listed(tmp_path):
-    from designer.ui.autosave import pending_recoveries
+    from designer.ui.document.autosave import pending_recoveries
 
     (tmp_path / "lost.recovery.yaml").write_text("a: 1\n")
     (tmp_path / "other.yaml").write_text("a: 1\n")
@@ -107,7 +107,7 @@ def test_sidecar_missing_still_listed(tmp_path):
 
 
 def test_unchanged_snapshot_not_rewritten(qapp, tmp_path, qtbot):
-    from designer.ui.autosave import Autosaver
+    from designer.ui.document.autosave import Autosaver
 
     saver = Autosaver(lambda: ("doc", "a: 1\n"), interval_ms=0, directory=tmp_path)
     with qtbot.waitSignal(saver.saved, timeout=1000):
@@ -117,7 +117,7 @@ def test_unchanged_snapshot_not_rewritten(qapp, tmp_path, qtbot):
 
 
 def test_timer_writes(qtbot, recovery):
-    from designer.ui.autosave import Autosaver, pending_recoveries
+    from designer.ui.document.autosave import Autosaver, pending_recoveries
 
     saver = Autosaver(lambda: ("timed", "b: 2\n"), interval_ms=50)
     try:
@@ -132,7 +132,7 @@ def test_timer_writes(qtbot, recovery):
 
 
 def test_timer_reports_write_errors(qtbot, tmp_path):
-    from designer.ui.autosave import Autosaver
+    from designer.ui.document.autosave import Autosaver
 
     blocker_file = tmp_path / "not-a-folder"
     blocker_file.write_text("")
@@ -154,7 +154,7 @@ def app_window(qtbot, tmp_path, recovery, monkeypatch):
     from PySide6.QtWidgets import QMessageBox
 
     from designer.ui.app import _start_autosave
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     boxes = []
 
@@ -193,9 +193,9 @@ def design(tmp_path, small_text):
 def test_an_infinite_bandwidth_is_named_on_save_autosaved_and_recovered(qtbot, app_window, design, recovery):
     import math
 
-    from designer.ui import commands
+    from designer.ui.document import commands
     from designer.ui.app import offer_recovery
-    from designer.ui.autosave import pending_recoveries
+    from designer.ui.document.autosave import pending_recoveries
 
     window = app_window(design)
     before = design.read_bytes()
@@ -232,9 +232,9 @@ def test_an_infinite_bandwidth_is_named_on_save_autosaved_and_recovered(qtbot, a
 
 @pytest.mark.slow
 def test_the_recovery_file_outlives_a_second_crash_until_saved(qtbot, app_window, design, recovery):
-    from designer.ui import commands
+    from designer.ui.document import commands
     from designer.ui.app import offer_recovery
-    from designer.ui.autosave import pending_recoveries
+    from designer.ui.document.autosave import pending_recoveries
 
     window = app_window(design)
     window.qdoc.push(commands.SetFields(window.qdoc, {"n0": {"accelerator_count": 6}}, "Edit"))
@@ -253,7 +253,7 @@ def test_the_recovery_file_outlives_a_second_crash_until_saved(qtbot, app_window
     third.autosaver.write_now()
     (rf,) = pending_recoveries()
     assert "n1" in rf.text() and '"accelerator_count": 4' in rf.text()
-    assert third.file_save() and pending_recoveries() == []
+    assert third.files.save() and pending_recoveries() == []
     for w in (window, second):
         w.qdoc.undo_stack.setClean()
 
@@ -264,7 +264,7 @@ def test_a_layout_alias_bomb_is_refused_or_autosaves_quickly(qtbot, app_window, 
     import time
 
     from designer.core.io import dumps_document, loads_document
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     lines = ["  layout:", "    a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
     lines += [f"    a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, depth)]

@@ -3,7 +3,7 @@ progress dialog (every widget disabled and repainted): with the thread running, 
 ~200 calls into Python waited for the interpreter and a 16k-GPU open stalled the window ~120 ms."""
 from __future__ import annotations
 
-from designer.ui.background import BackgroundJob
+from designer.ui.work.background import BackgroundJob
 
 
 def test_the_work_starts_after_the_dialog_shows_and_delivers_its_result(empty_window, qtbot):

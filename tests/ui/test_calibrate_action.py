@@ -33,7 +33,7 @@ def opened(empty_window, tmp_path, monkeypatch):
 
 
 def answer(monkeypatch, button: str, seen: list):
-    from designer.ui.calibrate_dialog import CalibrationDialog
+    from designer.ui.dialogs.calibrate_dialog import CalibrationDialog
 
     def run(dialog):
         seen.append(dialog)

@@ -112,7 +112,7 @@ def test_far_out_an_edit_moves_the_drawn_boxes_with_the_items(empty_window, mid_
                                                                monkeypatch):
     """A rack moved by an edit (undoable, as the Inspector makes it) while zoomed far out: the layer draws
     it, its servers and switches where the items now are, the same picture as the items give."""
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     window = empty_window
     scene, view = _opened_far_out(window, mid_file, qtbot, monkeypatch)

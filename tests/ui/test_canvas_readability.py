@@ -24,7 +24,7 @@ def designs(tmp_path_factory):
 
 
 def open_window(qtbot, tmp_path, path, settings=None):
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     w = MainWindow(settings or QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
     qtbot.addWidget(w)
@@ -208,7 +208,7 @@ def test_an_exported_canvas_shows_the_names_and_ports_the_view_shows(qtbot, tmp_
 
     from designer.ui.canvas import style
     from designer.ui.canvas.items import port_index, port_rect
-    from designer.ui.export import default_source, png_size
+    from designer.ui.common.export import default_source, png_size
 
     w = open_window(qtbot, tmp_path, designs[64])
     scene, leaf = w.scene, w.scene.devices["leaf0"]

@@ -20,7 +20,7 @@ def compare(empty_window, tmp_path, monkeypatch, qtbot):
                             staticmethod(lambda *a, **k: asked.append(a[1]) or (str(path), "")))
         window.act_compare.trigger()
         assert asked[-1] == "Compare with"
-        dialog = window.compare_dialog
+        dialog = window.tools.compare_dialog
         qtbot.waitUntil(lambda: dialog.comparison is not None or dialog.error is not None, timeout=60000)
         return dialog
 
@@ -122,7 +122,7 @@ def test_closing_the_dialog_before_the_other_file_is_evaluated_is_safe(compare, 
     with qtbot.captureExceptions() as exceptions:
         started = time.monotonic()
         window.act_compare.trigger()
-        dialog = window.compare_dialog
+        dialog = window.tools.compare_dialog
         assert time.monotonic() - started < 5 and dialog.comparison is None  # not evaluated on the UI thread
         assert "evaluating" in dialog.summary.text()
         dialog.close()

@@ -16,7 +16,7 @@ def test_compare_clusters_for_a_model_from_the_tools_menu(empty_window, tmp_path
     tools = next(m for m in window.menuBar().actions() if m.text() == "&Tools").menu()
     assert window.act_decide in tools.actions()
     window.act_decide.trigger()
-    dialog = window.decide_dialog
+    dialog = window.tools.decide_dialog
     assert dialog.isVisible()
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(other), "")))
     dialog.add_button.click()

@@ -24,7 +24,7 @@ def open_example(window, tmp_path, name):
 
 def generate_dialog(window, monkeypatch):
     """Generate... from the menu, with the modal dialog caught instead of run."""
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     shown = []
     monkeypatch.setattr(GeneratorDialog, "exec", lambda self: (shown.append(self), 0)[1])

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QApplication
 from designer.core.io import dumps_document, load_document
 from designer.core.model import Document, Link, Node, Rack, Switch
 from designer.core.model.document import ClusterSpec
-from designer.ui import commands
+from designer.ui.document import commands
 from designer.ui.canvas.view import MIME_PART
 from tests.conftest import EXAMPLES
 
@@ -17,7 +17,7 @@ def window(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
     from PySide6.QtCore import QSettings
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
     w = MainWindow(settings)
@@ -136,10 +136,10 @@ def test_undo_then_redo_restores_the_exact_document(window, tmp_path):
     window.qdoc.push(commands.SetFields(window.qdoc, {"n0": {"accelerator_count": 4, "nic_count": 3}}))
     texts.append(dumps_document(doc))
     window.scene.select_ids(["n1"])
-    window.delete_selection()
+    window.edits.delete_selection()
     texts.append(dumps_document(doc))
     assert len(doc.links) == 2  # n1's cables went with it
-    assert window.request_link("n0", "leaf0", "infiniband")
+    assert window.edits.request_link("n0", "leaf0", "infiniband")
     texts.append(dumps_document(doc))
     assert window.qdoc.undo_stack.count() == 3
     stack = window.qdoc.undo_stack
@@ -155,15 +155,15 @@ def test_link_validation_refuses_the_wrong_kind(window, tmp_path):
     load(window, small_design(), tmp_path)
     doc = window.qdoc.doc
     before = len(doc.links)
-    assert window.request_link("n0", "eth0", "infiniband") is False
+    assert window.edits.request_link("n0", "eth0", "infiniband") is False
     assert "cannot plug into ethernet switch eth0" in window.statusBar().currentMessage()
-    assert window.request_link("n0", "eth0", "ethernet") is False  # its NICs are InfiniBand
+    assert window.edits.request_link("n0", "eth0", "ethernet") is False  # its NICs are InfiniBand
     assert "infiniband NICs" in window.statusBar().currentMessage()
-    assert window.request_link("n0", "leaf0", "infiniband") is False  # both NICs already cabled
+    assert window.edits.request_link("n0", "leaf0", "infiniband") is False  # both NICs already cabled
     assert "no free NIC" in window.statusBar().currentMessage()
     assert len(doc.links) == before
     doc.update("n0", nic_count=3)
-    assert window.request_link("n0", "leaf0", "infiniband") is True
+    assert window.edits.request_link("n0", "leaf0", "infiniband") is True
     link = doc.links[-1]
     assert link.a == "n0:nic2" and link.b == "leaf0:p4"  # the free ports were picked
 
@@ -189,9 +189,9 @@ def test_copy_paste_keeps_inner_links(window, tmp_path):
         s.rack, s.slot = "r0", 20 + doc.switches.index(s) * 2
     load(window, doc, tmp_path)
     window.scene.select_ids(["r0"])
-    text = window.copy()
+    text = window.edits.copy()
     assert text and "leaf0" in text
-    new_ids = window.paste(text)
+    new_ids = window.edits.paste(text)
     d = window.qdoc.doc
     assert len(d.racks) == 3 and len(d.nodes) == 4 and len(d.links) == 8
     new_nodes = {i for i in new_ids if d.find("nodes", i)}
@@ -208,7 +208,7 @@ def test_duplicate_a_rack_16_times(window, tmp_path):
         s.rack, s.slot = "r0", 20 + doc.switches.index(s) * 2
     load(window, doc, tmp_path)
     window.scene.select_ids(["r0"])
-    window.duplicate(16)
+    window.edits.duplicate(16)
     d = window.qdoc.doc
     assert len(d.racks) == 18 and len(d.nodes) == 34 and len(d.links) == 4 * 17
     xs = sorted(r.x for r in d.racks if r.id != "net")
@@ -227,16 +227,16 @@ def test_save_and_open_round_trip(window, tmp_path, qtbot):
     window.qdoc.push(commands.SetFields(window.qdoc, {"node0": {"slowdown": 1.2}}))
     assert window.isWindowModified()
     out = tmp_path / "saved.yaml"
-    assert window._save_to(str(out))
+    assert window.files.save_to(str(out))
     assert not window.isWindowModified() and "saved.yaml" in window.windowTitle()
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     other = MainWindow(window.settings)
     qtbot.addWidget(other)
     other.open_file(str(out))
     assert other.qdoc.doc == window.qdoc.doc
     assert other.qdoc.doc.find("nodes", "node0").slowdown == 1.2
-    assert str(out.resolve()) in window._recent()
+    assert str(out.resolve()) in window.files.recent()
 
 
 def test_a_file_that_fails_to_open_loses_nothing(window, tmp_path):
@@ -254,8 +254,8 @@ def test_a_file_that_fails_to_open_loses_nothing(window, tmp_path):
 @pytest.mark.slow
 def test_autosave_and_recovery_after_a_crash(window, tmp_path, qtbot):
     from designer.ui.app import _start_autosave, recover
-    from designer.ui.autosave import pending_recoveries
-    from designer.ui.main_window import MainWindow
+    from designer.ui.document.autosave import pending_recoveries
+    from designer.ui.window.main_window import MainWindow
 
     load(window, small_design(), tmp_path)
     _start_autosave(window)
@@ -271,7 +271,7 @@ def test_autosave_and_recovery_after_a_crash(window, tmp_path, qtbot):
     assert recover(fresh, pending[0])
     assert dumps_document(fresh.qdoc.doc) == edited and fresh.qdoc.dirty
     assert len(pending_recoveries()) == 1  # kept until the recovered design is saved
-    assert fresh.file_save() and not fresh.qdoc.dirty
+    assert fresh.files.save() and not fresh.qdoc.dirty
     assert pending_recoveries() == []
 
 
@@ -323,9 +323,9 @@ def test_find_by_id_or_name_and_the_overview(window, tmp_path, qtbot):
     doc = small_design()
     doc.nodes[1].name = "gpu-box"
     load(window, doc, tmp_path)
-    assert window.find_element("gpu-box") == "n1" and window.scene.selected_ids() == ["n1"]
-    assert window.find_element("LEAF0") == "leaf0"
-    assert window.find_element("nothing") is None and "no element" in window.statusBar().currentMessage()
+    assert window.edits.find_element("gpu-box") == "n1" and window.scene.selected_ids() == ["n1"]
+    assert window.edits.find_element("LEAF0") == "leaf0"
+    assert window.edits.find_element("nothing") is None and "no element" in window.statusBar().currentMessage()
     window.minimap.render_overview()
     assert window.minimap.image is not None and not window.minimap.image.isNull()
     before = window.view.mapToScene(window.view.viewport().rect().center())

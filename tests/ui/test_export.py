@@ -32,7 +32,7 @@ def _source(scene):
 def test_png(scene, tmp_path):
     from PySide6.QtGui import QImage
 
-    from designer.ui.export import export_scene
+    from designer.ui.common.export import export_scene
 
     out = export_scene(scene, tmp_path / "fabric.png")
     assert out == tmp_path / "fabric.png"
@@ -49,7 +49,7 @@ def test_png_exact_source_and_scale(scene, tmp_path):
     from PySide6.QtCore import QRectF, Qt
     from PySide6.QtGui import QImage
 
-    from designer.ui.export import export_scene
+    from designer.ui.common.export import export_scene
 
     out = export_scene(scene, tmp_path / "part.PNG", scale=3.0, source=QRectF(0, 0, 100, 50), background=Qt.black)
     image = QImage(str(out))
@@ -60,7 +60,7 @@ def test_png_exact_source_and_scale(scene, tmp_path):
 def test_png_is_capped():
     from PySide6.QtCore import QRectF
 
-    from designer.ui.export import MAX_PNG_SIDE, png_size
+    from designer.ui.common.export import MAX_PNG_SIDE, png_size
 
     size, scale = png_size(QRectF(0, 0, 40000, 1000), 2.0)
     assert size.width() == MAX_PNG_SIDE and size.height() == math.ceil(1000 * MAX_PNG_SIDE / 40000)
@@ -71,7 +71,7 @@ def test_selection_is_not_drawn_and_is_restored(scene, tmp_path):
     from PySide6.QtCore import QRectF
     from PySide6.QtGui import QImage
 
-    from designer.ui.export import export_scene
+    from designer.ui.common.export import export_scene
 
     (rect,) = scene.selectedItems()
     area = QRectF(-10, -10, 140, 60)
@@ -83,7 +83,7 @@ def test_selection_is_not_drawn_and_is_restored(scene, tmp_path):
 
 
 def test_svg(scene, tmp_path):
-    from designer.ui.export import export_scene
+    from designer.ui.common.export import export_scene
 
     out = export_scene(scene, tmp_path / "fabric.svg", title="Pod A", description="two racks")
     root = ET.parse(out).getroot()
@@ -98,7 +98,7 @@ def test_svg(scene, tmp_path):
 
 
 def test_pdf(scene, tmp_path):
-    from designer.ui.export import export_scene
+    from designer.ui.common.export import export_scene
 
     out = export_scene(scene, tmp_path / "fabric.pdf")
     data = out.read_bytes()
@@ -111,7 +111,7 @@ def test_pdf(scene, tmp_path):
 
 
 def test_unknown_extension(scene, tmp_path):
-    from designer.ui.export import export_scene
+    from designer.ui.common.export import export_scene
 
     with pytest.raises(ValueError, match=r"unknown extension '\.jpg'.*\.png, \.svg, \.pdf"):
         export_scene(scene, tmp_path / "fabric.jpg")
@@ -122,7 +122,7 @@ def test_unknown_extension(scene, tmp_path):
 
 
 def test_replaces_an_existing_file(scene, tmp_path):
-    from designer.ui.export import export_scene
+    from designer.ui.common.export import export_scene
 
     out = tmp_path / "fabric.svg"
     out.write_text("old")

@@ -7,7 +7,7 @@ from designer.core.generate.fat_tree import FatTreeError, plan_fat_tree  # noqa:
 
 @pytest.fixture
 def dialog(qtbot):
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     d = GeneratorDialog()
     qtbot.addWidget(d)
@@ -22,7 +22,7 @@ def _counts_in(text: str, plan) -> None:
 
 
 def test_defaults_match_the_cli(dialog):
-    from designer.ui.generator_dialog import DEFAULTS
+    from designer.ui.dialogs.generator_dialog import DEFAULTS
 
     opts = dialog.options()
     assert opts == DEFAULTS
@@ -38,7 +38,7 @@ def test_defaults_match_the_cli(dialog):
 
 
 def test_summary_follows_the_servers(dialog):
-    from designer.ui.generator_dialog import DEFAULTS
+    from designer.ui.dialogs.generator_dialog import DEFAULTS
 
     for servers in (4, 200, 1024):
         dialog.servers.setValue(servers)
@@ -71,7 +71,7 @@ def test_impossible_request_disables_ok(dialog):
     assert not dialog.ok_button.isEnabled()
     with pytest.raises(FatTreeError) as info:
         plan_fat_tree(**dialog.options(), catalog=dialog.catalog)
-    from designer.ui.generator_dialog import in_the_dialogs_words
+    from designer.ui.dialogs.generator_dialog import in_the_dialogs_words
 
     # the generator's message, with the fields' names where it names flags
     assert dialog.summary.text() == in_the_dialogs_words(str(info.value)) == dialog.summary_text()

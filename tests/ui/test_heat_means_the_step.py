@@ -12,7 +12,7 @@ DESIGN = "h100-64gpu-infiniband.yaml"  # its rail cables: ~4 % of the step, ~93 
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
     qtbot.addWidget(w)

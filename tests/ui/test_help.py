@@ -72,7 +72,7 @@ def test_screenshot_without_file_shows_the_hint_even_when_dismissed(qtbot, tmp_p
 def test_help_menu_actions(qtbot, tmp_path):
     from PySide6.QtCore import QSettings
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
     qtbot.addWidget(window)
@@ -97,8 +97,8 @@ def test_shortcuts_dialog_lists_the_windows_real_shortcuts(qtbot, tmp_path):
     from PySide6.QtCore import QSettings
     from PySide6.QtGui import QAction, QKeySequence
 
-    from designer.ui.help import shortcut_rows
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.help import shortcut_rows
+    from designer.ui.window.main_window import MainWindow
 
     window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
     qtbot.addWidget(window)
@@ -130,7 +130,7 @@ def test_about_shows_version_qt_and_catalog_sources(qtbot, tmp_path):
 
     from designer import __version__
     from designer.core.model import default_catalog
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     window = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
     qtbot.addWidget(window)
@@ -148,7 +148,7 @@ def test_about_shows_version_qt_and_catalog_sources(qtbot, tmp_path):
 
 
 def test_app_icon_is_found_and_loads(qapp):
-    from designer.ui.app_icon import ICON_NAME, app_icon, icon_file
+    from designer.ui.common.app_icon import ICON_NAME, app_icon, icon_file
 
     assert icon_file(".png").name == f"{ICON_NAME}.png"
     assert icon_file(".svg") is not None
@@ -161,7 +161,7 @@ def test_app_icon_found_in_a_frozen_bundle(tmp_path, monkeypatch):
     import shutil
     import sys
 
-    from designer.ui import app_icon as mod
+    from designer.ui.common import app_icon as mod
 
     bundle = tmp_path / "_internal"
     (bundle / "resources" / "icons").mkdir(parents=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from designer.ui.interpreter_share import UI_SWITCH_INTERVAL_S, share_the_interpreter
+from designer.ui.work.interpreter_share import UI_SWITCH_INTERVAL_S, share_the_interpreter
 
 
 def test_the_window_shortens_the_switch_interval(empty_window):

@@ -77,7 +77,7 @@ def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
     from PySide6.QtCore import QEvent, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     # Quiet the test process first: earlier tests' closed windows stop their engine workers;
     # wait for them, destroy what Qt still holds, collect, and freeze the old heap.
@@ -123,7 +123,7 @@ def test_the_ui_stays_responsive_while_a_slow_engine_runs(qtbot, tmp_path):
 
 
 def test_editing_a_link_bandwidth_updates_the_result(window):
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     window.open_file(str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
     assert window.settle() and window.result is not None
@@ -146,7 +146,7 @@ def test_timeline_exports_as_a_perfetto_trace(window, tmp_path):
 
     window.open_file(str(EXAMPLES / "h100-roce-2to1-ethernet.yaml"))
     assert window.settle() and window.result is not None
-    path = window.export_trace(str(tmp_path / "t.json"))
+    path = window.exports.trace(str(tmp_path / "t.json"))
     data = json.loads(Path(path).read_text())
     assert any(e["ph"] == "X" and e["cat"] == "wait" for e in data["traceEvents"])
     assert {e["args"]["name"] for e in data["traceEvents"] if e.get("name") == "process_name"} <= {
@@ -161,13 +161,13 @@ def test_every_export_of_the_analysis_parses(window, tmp_path):
     window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
     assert window.settle() and window.result is not None
     for which in ("breakdown", "timeline"):
-        png = window.export_panel(which, str(tmp_path / f"{which}.png"))
+        png = window.exports.panel(which, str(tmp_path / f"{which}.png"))
         assert Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        svg = window.export_panel(which, str(tmp_path / f"{which}.svg"))
+        svg = window.exports.panel(which, str(tmp_path / f"{which}.svg"))
         assert ET.parse(svg).getroot().tag.endswith("svg")
-        rows = list(csv.reader(Path(window.export_panel(which, str(tmp_path / f"{which}.csv"))).read_text().splitlines()))
+        rows = list(csv.reader(Path(window.exports.panel(which, str(tmp_path / f"{which}.csv"))).read_text().splitlines()))
         assert len(rows) > 2
-    pdf = window.export_report(str(tmp_path / "report.pdf"))
+    pdf = window.exports.report(str(tmp_path / "report.pdf"))
     assert Path(pdf).read_bytes()[:5] == b"%PDF-"
     # the report's numbers are the evaluation's (the headless report test compares them with evaluate --json)
     from tests.pdf_text import text_lines

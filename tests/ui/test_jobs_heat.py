@@ -10,7 +10,7 @@ from tests.conftest import EXAMPLES
 
 @pytest.mark.slow
 def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
     qtbot.addWidget(w)
@@ -38,7 +38,7 @@ def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
 def test_the_outline_marks_every_bundle_holding_a_critical_link(qtbot, tmp_path):
     """View > Heat by Busiest Phase outlines each bundle with a link that is the bottleneck of an exposed
     phase: the same bundles a link-by-link look-up finds (the scene finds them for all links in one pass)."""
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     w = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
     qtbot.addWidget(w)

@@ -16,7 +16,7 @@ A100 = EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"
 
 def open_window(qtbot, tmp_path, monkeypatch, path=EXAMPLES / "h100-64gpu-infiniband.yaml"):
     """A shown 1600x1000 window with the settings of tmp_path (the same file for every run of a test)."""
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     monkeypatch.setenv("DESIGNER_RECOVERY_DIR", str(tmp_path / "recovery"))
     monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
@@ -56,7 +56,7 @@ def test_dock_sizes_and_places_are_remembered_across_runs(qtbot, tmp_path, monke
 
 @pytest.mark.slow
 def test_a_layout_of_another_version_is_not_applied(qtbot, tmp_path, monkeypatch):
-    from designer.ui import layout_memory
+    from designer.ui.window import layout_memory
 
     w = open_window(qtbot, tmp_path, monkeypatch)
     w.addDockWidget(Qt.LeftDockWidgetArea, w.minimap.parentWidget())

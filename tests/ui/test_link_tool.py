@@ -125,6 +125,6 @@ def test_opening_a_file_while_drawing_ends_the_tool(window, tmp_path):
 
 def test_the_window_refuses_a_link_of_unknown_kind(window):
     before = len(window.qdoc.doc.links)
-    assert window.request_link("n1", "leaf0", "") is False
+    assert window.edits.request_link("n1", "leaf0", "") is False
     assert len(window.qdoc.doc.links) == before
     assert "not one of" in window.statusBar().currentMessage()

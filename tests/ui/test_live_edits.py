@@ -114,7 +114,7 @@ def test_a_panel_never_shows_a_mix_of_revisions(empty_window):
 
 
 def _answer_generator(monkeypatch, nodes):
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     def answer(dialog):
         dialog.set_options(nodes=nodes, gpu="H100")
@@ -190,8 +190,8 @@ def test_generate_and_its_undo_share_the_designs_not_copy_them(empty_window, mon
 def test_the_undo_history_is_bounded(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
 
-    from designer.ui import qt_document
-    from designer.ui.main_window import MainWindow
+    from designer.ui.document import qt_document
+    from designer.ui.window.main_window import MainWindow
 
     monkeypatch.setattr(qt_document, "UNDO_LIMIT", 5)  # the rule, at a size a test can reach
     window = MainWindow(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
@@ -316,7 +316,8 @@ def test_the_worker_gives_free_memory_back_after_each_job(empty_window, monkeypa
     """After an evaluation (and a timeline's events, a link's load) the worker hands the heap's free pages
     back (malloc_arenas.give_back_free_memory: glibc's malloc_trim; nothing elsewhere): at 131k GPUs a
     job's temporaries left tens of MB counted as the window's."""
-    from designer.ui import malloc_arenas, worker
+    from designer.ui.work import malloc_arenas
+    from designer.ui.work import worker
 
     calls = []
     real = malloc_arenas.give_back_free_memory

@@ -49,7 +49,7 @@ def test_a_hidden_timeline_builds_no_events_until_it_is_shown(empty_window):
 
 
 def test_the_timeline_and_its_arrows_are_built_off_the_ui_thread(empty_window, monkeypatch):
-    import designer.ui.worker as worker_module
+    import designer.ui.work.worker as worker_module
 
     threads = []
     real = worker_module.timeline_data
@@ -217,7 +217,7 @@ def test_a_selected_links_load_is_worded_off_the_ui_thread(empty_window, monkeyp
 
 def test_selecting_a_link_of_a_big_design_words_its_load_off_the_ui_thread(empty_window, monkeypatch):
     import designer.core.analysis.link_load as link_load_module
-    import designer.ui.inspector as inspector_module
+    import designer.ui.docks.inspector as inspector_module
     from tests.ui.test_live_edits import spine_link
 
     monkeypatch.setattr(inspector_module, "LINKS_WORDED_AT_ONCE", 0, raising=False)  # as big as 16k GPUs
@@ -289,7 +289,7 @@ def test_a_plan_edit_does_not_redraw_the_overview(empty_window, monkeypatch):
     assert window.settle() and window.result.plan["tp"] == 4
     assert drawn == []
     rack = window.qdoc.doc.racks[0]  # a rack made taller: the overview is drawn again
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     window.qdoc.push(commands.SetFields(window.qdoc, {rack.id: {"units": rack.units + 4}}))
     assert window.settle() and drawn
@@ -316,7 +316,7 @@ def test_a_link_selected_and_edited_at_once_words_only_the_new_results_load(empt
     """A big design's selected link: its load is asked of the worker a moment after the click. A new
     speed typed at once is evaluated first, and the load worded is the new result's (the old result's
     ~0.1 s of work at 131k GPUs ran beside the window's commit and repaint, holding it 118-150 ms)."""
-    import designer.ui.inspector as inspector_module
+    import designer.ui.docks.inspector as inspector_module
     from tests.ui.test_live_edits import spine_link, type_into_inspector
 
     monkeypatch.setattr(inspector_module, "LINKS_WORDED_AT_ONCE", 0, raising=False)  # as big as 16k GPUs

@@ -8,7 +8,7 @@ from PySide6.QtTest import QTest
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import save_document
 from designer.core.model import Link, Node
-from designer.ui import commands
+from designer.ui.document import commands
 
 
 def _open(window, tmp_path, servers=8, qtbot=None):
@@ -80,7 +80,7 @@ def test_a_click_on_a_bundle_selects_its_cables(empty_window, tmp_path):
 def test_a_selection_on_the_canvas_shows_in_the_logical_view(empty_window, tmp_path):
     window = empty_window
     view = _open(window, tmp_path)
-    window.find_element("node3")  # Edit > Find picks it on the canvas
+    window.edits.find_element("node3")  # Edit > Find picks it on the canvas
     assert window.scene.selected_ids() == ["node3"]
     assert view.selected_blocks() == [view.layout_model.block_of["node3"]]
     rack = window.qdoc.doc.find("nodes", "node3").rack
@@ -132,7 +132,7 @@ def test_edits_while_closed_show_when_it_opens(empty_window, qtbot, tmp_path):
     view = _open(window, tmp_path)
     window.act_logical.trigger()  # closed
     window.scene.select_ids(["leaf1"])
-    window.delete_selection()
+    window.edits.delete_selection()
     assert view._stale  # nothing rebuilt while nobody looks
     window.act_logical.trigger()  # opened again
     _wait_rebuilt(qtbot, view)

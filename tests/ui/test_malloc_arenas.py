@@ -1,4 +1,4 @@
-"""The window limits glibc to one malloc arena (designer/ui/malloc_arenas.py): what a thread frees is
+"""The window limits glibc to one malloc arena (designer/ui/work/malloc_arenas.py): what a thread frees is
 reused by the others, so a big open in threads peaks lower."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def test_threads_share_one_arena_once_the_window_module_is_used():
     # a fresh process: 4 threads each allocate; with one arena malloc_info lists a single heap
     script = r"""
 import ctypes, threading, tempfile, os
-from designer.ui.malloc_arenas import use_one_arena
+from designer.ui.work.malloc_arenas import use_one_arena
 assert use_one_arena()
 keep = []
 def work():

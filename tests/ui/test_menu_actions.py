@@ -44,8 +44,8 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings, QtMsgType, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QInputDialog, QMessageBox
 
-    from designer.ui.generator_dialog import GeneratorDialog
-    from designer.ui.main_window import MainWindow
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
+    from designer.ui.window.main_window import MainWindow
 
     design = tmp_path / "design.yaml"
     shutil.copy(EXAMPLES / "h100-64gpu-infiniband.yaml", design)
@@ -147,7 +147,7 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
 
     def compared(before):  # File > Compare With...: the design beside the file picked (itself here)
         dialog_opened("open")(before)
-        dialog = window.compare_dialog
+        dialog = window.tools.compare_dialog
         qtbot.waitUntil(lambda: dialog.comparison is not None or dialog.error is not None, timeout=60000)
         assert dialog.error is None and dialog.isVisible(), dialog.error
         assert dialog.comparison.identical and "no difference" in dialog.summary.text()
@@ -168,7 +168,7 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "File > Compare With": compared,
         "File > Calibrate from nccl-tests": lambda before: (  # the fit shown in its dialog (Cancel here)
             asked[-2] == ("open", "Calibrate from nccl-tests logs") and asked[-1] == ("modal", "CalibrationDialog")
-            and window.calibration_dialog.constants.rowCount() >= 1),
+            and window.tools.calibration_dialog.constants.rowCount() >= 1),
         "File > Quit": lambda before: not window.isVisible() and getattr(window, "_closed", False),
         "Edit > Undo": lambda before: window.qdoc.undo_stack.index() == before["index"] - 1,
         "Edit > Redo": lambda before: window.qdoc.undo_stack.index() == before["index"] + 1,
@@ -198,8 +198,8 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
             dialog_opened("dialog")(before),
             doc().num_gpus() == generated[-1]["nodes"] * generated[-1]["gpus_per_node"])[1],
         "Tools > Compare Clusters for a Model": lambda before: (  # the dialog on the open design's job
-            window.decide_dialog.isVisible() and window.decide_dialog.designs.count() == 1
-            and window.decide_dialog.close()),
+            window.tools.decide_dialog.isVisible() and window.tools.decide_dialog.designs.count() == 1
+            and window.tools.decide_dialog.close()),
         "Help > Quick Guide": help_dialog("guide"),
         "Help > Keyboard Shortcuts": help_dialog("shortcuts"),
         "Help > About Designer": help_dialog("about"),
@@ -287,7 +287,7 @@ def test_a_failing_command_shows_a_message_box_with_the_reason(qtbot, tmp_path, 
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QMessageBox
 
-    from designer.ui.main_window import MainWindow
+    from designer.ui.window.main_window import MainWindow
 
     design = tmp_path / "design.yaml"
     shutil.copy(EXAMPLES / "h100-64gpu-infiniband.yaml", design)

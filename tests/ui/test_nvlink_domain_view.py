@@ -17,7 +17,7 @@ H100_EXAMPLE = EXAMPLE.with_name("h100-64gpu-infiniband.yaml")
 
 @pytest.fixture
 def dialog(qtbot):
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     d = GeneratorDialog()
     qtbot.addWidget(d)

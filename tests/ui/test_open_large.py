@@ -121,7 +121,7 @@ def _staged_open(window, path, qtbot, monkeypatch) -> None:
 
 def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, monkeypatch):
     window = empty_window
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     _staged_open(window, mid_file, qtbot, monkeypatch)
     scene, layer = window.scene, window.scene.link_layer

@@ -92,14 +92,14 @@ def test_opening_another_file_does_not_compare_with_the_first(window):
     assert window.previous_result is None
     # a generated fabric replacing the design (one undoable step) is not compared with the design before
     from designer.core.io import load_document
-    from designer.ui import commands
+    from designer.ui.document import commands
 
     window.qdoc.push(commands.ReplaceDocument(window.qdoc, load_document(EXAMPLES / "h100-64gpu-infiniband.yaml"),
                                               "Generate fat-tree"))
     assert window.settle() and window.result is not None
     assert breakdown.previous is None and "change since" not in breakdown.diff_label.text()
     # and an invalid design opened next shows no stale result of the file before
-    window.file_new()
+    window.files.new()
     assert window.settle()
     assert not breakdown.is_stale() and breakdown.result is None
 

@@ -185,7 +185,7 @@ def test_main_window_export_names_the_design(empty_window, qtbot, tmp_path):
     window = empty_window
     window.open_file(str(EXAMPLES / DESIGN))
     assert window.settle() and window.result is not None
-    path = window.export_panel("timeline", str(tmp_path / "t.svg"))
+    path = window.exports.panel("timeline", str(tmp_path / "t.svg"))
     assert path
     assert window.qdoc.name.startswith("h100-64gpu-infiniband")
     assert f"{window.qdoc.name} — TP 2" in _svg_text(path)

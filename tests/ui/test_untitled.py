@@ -115,8 +115,8 @@ def test_an_example_opens_as_a_copy_however_it_is_opened(qtbot, tmp_path, dialog
             window.act_open.trigger()
             assert dialogs["open"]
         else:
-            window._add_recent(str(example))
-            (entry,) = [a for a in window.recent_menu.actions() if a.toolTip() == str(example.resolve())]
+            window.files.add_recent(str(example))
+            (entry,) = [a for a in window.files.recent_menu.actions() if a.toolTip() == str(example.resolve())]
             entry.trigger()
         assert window.settle()
     assert "h100-roce-2to1-ethernet (example)" in window.windowTitle()
@@ -133,7 +133,7 @@ def test_an_example_opens_as_a_copy_however_it_is_opened(qtbot, tmp_path, dialog
 def test_generate_then_save_asks_and_keeps_the_replaced_design(qtbot, tmp_path, dialogs, monkeypatch):
     from PySide6.QtWidgets import QDialog
 
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     design = tmp_path / "pod.yaml"
     shutil.copy(EXAMPLE, design)

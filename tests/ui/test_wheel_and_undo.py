@@ -109,7 +109,7 @@ def test_the_wheel_over_an_unfocused_inspector_field_edits_nothing(opened, qtbot
 
 
 def test_the_wheel_over_unfocused_generate_dialog_fields_changes_nothing(window, qtbot):  # noqa: F811
-    from designer.ui.generator_dialog import GeneratorDialog
+    from designer.ui.dialogs.generator_dialog import GeneratorDialog
 
     dialog = GeneratorDialog(window)
     qtbot.addWidget(dialog)

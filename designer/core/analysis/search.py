@@ -28,6 +28,7 @@ from .space import Point, SpaceCounts, SpaceOptions, enumerate_space
 from .sweep import make_runner
 
 CHUNK = 24  # plans per task: large enough to amortise a task, small enough to stop early
+BOUNDS_PER_CHECKPOINT = 256  # lower bounds worked out between two checkpoint() calls (~10 ms)
 
 
 @dataclass
@@ -74,8 +75,12 @@ def _cluster_facts(doc: Document, catalog: Catalog, num_gpus: int):
 
 
 def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: str | None = None,
-           opts: SpaceOptions | None = None, catalog: Catalog | None = None, progress=None) -> SearchResult:
-    """The `top` fastest plans that fit. `progress(done, total_hint)` is called as chunks return."""
+           opts: SpaceOptions | None = None, catalog: Catalog | None = None, progress=None,
+           checkpoint=None) -> SearchResult:
+    """The `top` fastest plans that fit. `progress(done, total_hint)` is called as chunks return.
+    `checkpoint()`, when given, is called often while the space and its lower bounds are worked out
+    (seconds before the first chunk returns) and before each chunk is costed; it may raise to stop
+    the search."""
     t0 = time.perf_counter()
     catalog = catalog or default_catalog()
     if doc.spec.workload is None:
@@ -103,7 +108,8 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
     par0 = base.spec.parallelism
     flash = uses_flash_attention(ac, par0.attention_backend if par0 else "auto")
     candidates, counts = enumerate_space(w, shape, num_gpus, gpus_per_node, acc.hbm_gib, cal, opts,
-                                         keep=[current_point] if current_point else None, flash=flash)
+                                         keep=[current_point] if current_point else None, flash=flash,
+                                         checkpoint=checkpoint)
     engine = Engine(catalog, detail=False)
     comm_cache: dict[tuple, object] = {}
 
@@ -116,7 +122,11 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
         return comm_cache[key]
 
     floor = ComputeFloor(shape, acc, ac, k, flash, comm_for)
-    bounds = {p: floor.step_floor_s(p) for p in candidates}
+    bounds = {}
+    for n, p in enumerate(candidates):
+        if checkpoint is not None and n % BOUNDS_PER_CHECKPOINT == 0:
+            checkpoint()
+        bounds[p] = floor.step_floor_s(p)
     order = sorted(candidates, key=bounds.__getitem__)
     if current_point is not None:  # cost the file's own plan first: it seeds the cut-off
         order.remove(current_point)
@@ -140,6 +150,8 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
                     stopped_at = i
                     i = len(order)
                     break
+                if checkpoint is not None:
+                    checkpoint()
                 chunk = order[i:i + CHUNK]
                 i += len(chunk)
                 pending.append(runner.submit(chunk))

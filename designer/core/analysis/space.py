@@ -186,11 +186,13 @@ def _representative_stages(stage_layers: list[list[int]], dense_layers: int) -> 
 
 def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus_per_node: int, hbm_gib: float,
                     calibration: dict | None = None, opts: SpaceOptions | None = None,
-                    keep: list[Point] | None = None, flash: bool = True) -> tuple[list[Point], SpaceCounts]:
+                    keep: list[Point] | None = None, flash: bool = True,
+                    checkpoint=None) -> tuple[list[Point], SpaceCounts]:
     """Every plan of the space that is valid, fits and is not dominated, and the counts.
 
     `keep`: plans to include whatever the rules say (the file's own plan, so that a search
-    can always answer "at least as fast as what you have")."""
+    can always answer "at least as fast as what you have"). `checkpoint()`, when given, is called
+    before each layout (TP, PP, CP, EP) is enumerated; it may raise to stop (a search nobody waits for)."""
     opts = opts or SpaceOptions()
     k = engine_constants(calibration or {})
     counts = SpaceCounts()
@@ -214,6 +216,8 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
     mshapes: dict[int, F.ModelShape] = {}
 
     for tp, pp, cp, ep in itertools.product(tps, pps, cps, eps):
+        if checkpoint is not None:
+            checkpoint()
         etps = sorted({1, tp}) if experts else [tp]
         scheds = _schedule_choices(pp, layers, opts, loss_layers) if pp > 1 else [("1f1b", 1, EVEN)]
         n_sched = len(scheds) if pp > 1 else 1

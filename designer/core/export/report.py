@@ -6,7 +6,7 @@ timeline), memory per GPU, bottlenecks, collectives, pipeline stages, most utili
 the catalog figures of the accelerator, the calibration constants in force and the warnings.
 Numbers that the CLI's `evaluate` table also prints use the same format (step time and
 breakdown with 3 decimals, shares and MFU as percentages with 1 decimal). The pictures come from
-the caller as PNG (designer.ui.report_pictures draws them; core draws no pictures); the pages are
+the caller as PNG (designer.ui.common.report_pictures draws them; core draws no pictures); the pages are
 written by reportlab (pdf.py).
 """
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
@@ -20,7 +21,7 @@ from ...core.analysis.link_load import bundle_text
 from ...core.model import Link, Rack
 from ...core.model.elements import split_endpoint
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
-from .. import commands
+from ..document import commands
 from . import heat as link_heat
 from . import staged_gc, style
 from .box_layer import LOD_BOXES, BoxLayer
@@ -45,6 +46,23 @@ _NOWHERE = QRectF(-1e12, -1e12, 1.0, 1.0)  # a query of the index that finds not
 # the UI thread, scene_plan.py) show at once, the boxes fill in (131k GPUs: 26k boxes, ~6 s of making).
 BUILD_SLICE_S = 0.012
 REVEAL_S = 0.5  # made items show a batch at a time: one repaint of the canvas per batch, not per slice
+
+
+# fields of racks, servers and switches whose change moves a tray or changes which trays share NVLink
+DOMAIN_FIELDS = ("rack", "slot", "height_units", "nvlink_domain", "accelerator_count", "units")
+
+
+@dataclass
+class _EditEffects:
+    """What one edit (a batch of changes) needs the scene to redo once its items are updated."""
+
+    domains: bool = False  # NVLink domains
+    racks: bool = False  # a rack came, went or changed: the rack fills
+    items: bool = False  # racks or devices changed: zoom thresholds, the box layer, the extent
+    other: bool = False  # the layout or another part of the design changed: the extent measured again
+    rebuild_links: bool = False  # which devices the cables join changed: every bundle anew
+    links_touched: set = field(default_factory=set)  # bundles that gained or lost cables
+    values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
 
 
 class CanvasScene(QGraphicsScene):
@@ -87,7 +105,12 @@ class CanvasScene(QGraphicsScene):
         self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
         self._far = False  # its racks are transparent, the box layer draws them
         self.setBackgroundBrush(style.BACKGROUND)
-        qdoc.changed.connect(self._on_changed)
+        self._effects: _EditEffects | None = None  # what the edit being mirrored needs redone (_after_edit)
+        qdoc.racksChanged.connect(self._on_racks)
+        qdoc.devicesChanged.connect(self._on_devices)
+        qdoc.linksChanged.connect(self._on_links)
+        qdoc.layoutChanged.connect(self._on_layout)
+        qdoc.changed.connect(self._after_edit)
         qdoc.replaced.connect(self.rebuild)
         self.selectionChanged.connect(self._selection_to_box_layer)
         self.rebuild()
@@ -625,94 +648,119 @@ class CanvasScene(QGraphicsScene):
         self._staged_lod = None  # used by now, or stale
 
     # ---- mirroring the document ---------------------------------------------------------
-    def _on_changed(self, changes) -> None:
-        if all(c.collection in ("workload", "parallelism") for c in changes):
-            return  # the job's model and plan: nothing drawn here moves (a TP edit re-measured 16k GPUs' items)
-        self.finish_build()  # the items the changes apply to
-        links_touched: set[tuple[str, str]] = set()  # bundles that gained or lost cables
-        values_touched: set[tuple[str, str]] = set()  # bundles whose cables changed speed, kind or count
-        rebuild_links = False
+    # One handler per kind of change (QtDocument emits racksChanged, devicesChanged, linksChanged
+    # and layoutChanged, in that order, then changed with all of them); each updates its items and
+    # notes what the edit as a whole needs redone, which _after_edit does once.
+    def _edit_effects(self) -> _EditEffects:
+        if self._effects is None:
+            self.finish_build()  # the items the changes apply to
+            self._effects = _EditEffects()
+        return self._effects
+
+    def _on_racks(self, changes) -> None:
+        effects = self._edit_effects()
+        effects.racks = effects.items = True
         for c in changes:
-            if c.collection == "racks":
-                if c.action == "added":
-                    self._add_rack(c.new)
-                    for e in list(self.doc.nodes) + list(self.doc.switches):
-                        if e.rack == c.id and e.id in self.devices:
-                            self._place_device(self.devices[e.id], e)
-                elif c.action == "removed":
-                    item = self.racks.pop(c.id, None)
-                    if item is not None:
-                        for child in item.childItems():
-                            if isinstance(child, DeviceItem):
-                                child.setParentItem(None)
-                        self.removeItem(item)
-                elif c.action == "changed":
-                    rack = self.doc.find("racks", c.id) if c.field != "id" else None
-                    if c.field == "id":
-                        item = self.racks.pop(c.old)
-                        item.setData(ID_ROLE, c.new)
-                        self.racks[c.new] = item
-                        rack = self.doc.find("racks", c.new)
-                    if rack is not None:
-                        self.racks[rack.id].update_from(rack)
-                        self._rack_moved(self.racks[rack.id])
-                    self._aggregates_stale = True
-            elif c.collection in ("nodes", "switches"):
-                kind = "node" if c.collection == "nodes" else "switch"
-                if c.action == "added":
-                    self._add_device(c.new, kind)
-                    rebuild_links = True
-                elif c.action == "removed":
-                    item = self.devices.pop(c.id, None)
-                    if item is not None:
-                        self.removeItem(item)
-                    rebuild_links = True
-                elif c.action == "changed":
-                    if c.field == "id":
-                        self.devices[c.new] = self.devices.pop(c.old)
-                        self.devices[c.new].setData(ID_ROLE, c.new)
-                        rebuild_links = True
-                    element = self.doc.device(c.new if c.field == "id" else c.id)
-                    if element is not None:
-                        item = self.devices[element.id]
-                        item.update_from(element)
-                        if c.field in ("rack", "slot", "height_units"):
-                            self._place_device(item, element)
-                            self._device_moved(item)
-                            self._aggregates_stale = True
-            elif c.collection == "links":
-                link = c.new if c.action == "added" else c.old if c.action == "removed" else self.doc.find("links", c.id)
-                if c.action in ("added", "removed") and link is not None:
-                    self._mark_ports(link, c.action == "added")
-                if c.action == "changed" and c.field in ("a", "b", "id"):
-                    rebuild_links = True
-                elif link is not None:
-                    key = self._bundle_key(link)
-                    if key is not None:
-                        (values_touched if c.action == "changed" else links_touched).add(key)
-            elif c.collection == "layout":
+            if c.action == "added":
+                self._add_rack(c.new)
                 for e in list(self.doc.nodes) + list(self.doc.switches):
-                    if e.rack is None and e.id in self.devices:
+                    if e.rack == c.id and e.id in self.devices:
                         self._place_device(self.devices[e.id], e)
-                        self._device_moved(self.devices[e.id])
-        if any(c.collection in ("racks", "nodes", "switches") and c.action != "changed"
-               or c.field in ("rack", "slot", "height_units", "nvlink_domain", "accelerator_count", "units")
-               for c in changes if c.collection in ("racks", "nodes", "switches")):
-            self._rebuild_domains()  # which trays share NVLink, or where they sit, changed
-        if any(c.collection == "racks" for c in changes):
+            elif c.action == "removed":
+                item = self.racks.pop(c.id, None)
+                if item is not None:
+                    for child in item.childItems():
+                        if isinstance(child, DeviceItem):
+                            child.setParentItem(None)
+                    self.removeItem(item)
+            else:
+                rack = self.doc.find("racks", c.id) if c.field != "id" else None
+                if c.field == "id":
+                    item = self.racks.pop(c.old)
+                    item.setData(ID_ROLE, c.new)
+                    self.racks[c.new] = item
+                    rack = self.doc.find("racks", c.new)
+                if rack is not None:
+                    self.racks[rack.id].update_from(rack)
+                    self._rack_moved(self.racks[rack.id])
+                self._aggregates_stale = True
+            if c.action != "changed" or c.field in DOMAIN_FIELDS:
+                effects.domains = True
+
+    def _on_devices(self, changes) -> None:
+        effects = self._edit_effects()
+        effects.items = True
+        for c in changes:
+            if c.action != "changed" or c.field in DOMAIN_FIELDS:
+                effects.domains = True  # which trays share NVLink, or where they sit
+            if c.action == "added":
+                self._add_device(c.new, "node" if c.collection == "nodes" else "switch")
+                effects.rebuild_links = True
+            elif c.action == "removed":
+                item = self.devices.pop(c.id, None)
+                if item is not None:
+                    self.removeItem(item)
+                effects.rebuild_links = True
+            else:
+                if c.field == "id":
+                    self.devices[c.new] = self.devices.pop(c.old)
+                    self.devices[c.new].setData(ID_ROLE, c.new)
+                    effects.rebuild_links = True
+                element = self.doc.device(c.new if c.field == "id" else c.id)
+                if element is not None:
+                    item = self.devices[element.id]
+                    item.update_from(element)
+                    if c.field in ("rack", "slot", "height_units"):
+                        self._place_device(item, element)
+                        self._device_moved(item)
+                        self._aggregates_stale = True
+
+    def _on_links(self, changes) -> None:
+        effects = self._edit_effects()
+        for c in changes:
+            link = c.new if c.action == "added" else c.old if c.action == "removed" else self.doc.find("links", c.id)
+            if c.action in ("added", "removed") and link is not None:
+                self._mark_ports(link, c.action == "added")
+            if c.action == "changed" and c.field in ("a", "b", "id"):
+                effects.rebuild_links = True
+            elif link is not None:
+                key = self._bundle_key(link)
+                if key is not None:
+                    (effects.values_touched if c.action == "changed" else effects.links_touched).add(key)
+
+    def _on_layout(self, _changes) -> None:
+        self._edit_effects().other = True
+        for e in list(self.doc.nodes) + list(self.doc.switches):
+            if e.rack is None and e.id in self.devices:
+                self._place_device(self.devices[e.id], e)
+                self._device_moved(self.devices[e.id])
+
+    def _after_edit(self, changes) -> None:
+        """What the edit as a whole needs redone, once: NVLink domains, rack fills, zoom thresholds,
+        the cable bundles, the scene's extent. Nothing for the job's model and plan alone (nothing
+        drawn here moves: a TP edit re-measured 16k GPUs' items)."""
+        effects, self._effects = self._effects, None
+        if effects is None:
+            if all(c.collection in ("workload", "parallelism") for c in changes):
+                return
+            self.finish_build()
+            effects = _EditEffects(other=True)  # jobs, calibration, ...: nothing drawn changes, measured again
+        if effects.domains:
+            self._rebuild_domains()
+        if effects.racks:
             self._racks_changed()
-        if any(c.collection in ("racks", "nodes", "switches") for c in changes):
+        if effects.items:
             self._lod_changed()  # names, sizes or items changed: their zoom thresholds too
             if self.box_layer is not None:
                 self.box_layer.devices_changed()
-        if rebuild_links:
+        if effects.rebuild_links:
             self._rebuild_bundles()
         else:
-            for key in links_touched:
+            for key in effects.links_touched:
                 self._refresh_bundle(key)
-            for key in values_touched - links_touched:
+            for key in effects.values_touched - effects.links_touched:
                 self._refresh_bundle_values(key)
-        if rebuild_links or links_touched or any(c.collection != "links" for c in changes):
+        if effects.rebuild_links or effects.links_touched or effects.items or effects.other:
             self._layout_rect = None
             self._update_scene_rect()  # (a cable's new speed moves nothing: the measure before stands)
         if not self.lod_links and self._aggregates_stale:

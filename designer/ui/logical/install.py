@@ -19,7 +19,8 @@ DOCK_TITLE = "Logical Fabric"
 SHARE_OF_CENTRE = 0.72  # the dock's width, opened, as a share of the room beside the side panels
 
 
-def install_logical_view(window) -> LogicalView:
+def logical_view_dock(window) -> tuple[LogicalView, QDockWidget]:
+    """The view and its dock (closed); its toggle action is View > Logical Fabric View (menus.py)."""
     view = LogicalView(window.qdoc)
     dock = QDockWidget(DOCK_TITLE, window)
     dock.setObjectName(DOCK_TITLE)
@@ -33,15 +34,13 @@ def install_logical_view(window) -> LogicalView:
     action.setText("&Logical Fabric View")
     action.setShortcut(QKeySequence("Ctrl+L"))
     action.setStatusTip("The design as a wiring diagram: tiers, pods, rails, bundles and oversubscription")
-    _add_to_view_menu(window, action)
-    window.logical_view, window.logical_dock, window.act_logical = view, dock, action
 
     def select(ids: list) -> None:
         window.scene.select_ids(ids)
         view.show_selection(window.scene.selected_ids())  # also when the canvas heard no change
 
     view.selectIds.connect(select)
-    view.deleteRequested.connect(window.delete_selection)
+    view.deleteRequested.connect(window.edits.delete_selection)
 
     def show_on_canvas(element_id: str) -> None:
         item = window.scene.item_for(element_id)
@@ -64,22 +63,7 @@ def install_logical_view(window) -> LogicalView:
     scene.heatChanged.connect(follow_heat)
     follow_heat()
     action.triggered.connect(lambda shown: shown and _size_once(window, dock))
-    return view
-
-
-def _add_to_view_menu(window, action) -> None:
-    """After View > Link Heat (before the list of panels)."""
-    for top in window.menuBar().actions():
-        menu = top.menu()
-        if menu is not None and top.text().replace("&", "") == "View":
-            actions = menu.actions()
-            heat = getattr(window, "act_heat", None)
-            after = actions.index(heat) + 1 if heat in actions else len(actions)
-            if after < len(actions):
-                menu.insertAction(actions[after], action)
-            else:
-                menu.addAction(action)
-            return
+    return view, dock
 
 
 def _size_once(window, dock) -> None:

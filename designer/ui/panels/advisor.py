@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.analysis.texts import evaluate_command
-from ..action_guard import guarded
+from ..common.action_guard import guarded
 from .advisor_worker import AdvisorWorker
 from .analysis_state import AnalysisState, Answer
 from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
@@ -128,7 +128,7 @@ class AdvisorPanel(QWidget):
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
         self._build()
-        from ..wheel_guard import guard_wheel
+        from ..common.wheel_guard import guard_wheel
 
         guard_wheel(self)  # scrolling past the scaling mode never switches it
 
@@ -810,7 +810,7 @@ class AdvisorPanel(QWidget):
     def apply_plan(self, row: dict) -> bool:
         """Apply a plan of the search as one undo step (a job edit); False, and why in the status line,
         when it cannot be."""
-        from ..commands import SetJob
+        from ..document.commands import SetJob
 
         if self._closed or row is None or self.search_result is None:
             return False
@@ -855,7 +855,7 @@ class AdvisorPanel(QWidget):
 
     def apply(self, advice) -> bool:
         """Apply one change as one undo step; False (and why, in the status line) when it cannot be."""
-        from ..commands import ReplaceDocument, SetJob
+        from ..document.commands import ReplaceDocument, SetJob
 
         if self._closed or advice is None:
             return False
@@ -888,8 +888,8 @@ def _job_edit(qdoc, advice, job_name: str, text: str):
     the design's jobs kept."""
     import copy
 
-    from ..commands import ReplaceDocument
-    from ..job_commands import SetJobs
+    from ..document.commands import ReplaceDocument
+    from ..document.job_commands import SetJobs
 
     doc = advice.document
     jobs = copy.deepcopy(qdoc.doc.spec.jobs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
-from ..action_guard import guarded
+from ..common.action_guard import guarded
 from .analysis_state import AnalysisState, Answer
 from .failures_page import FAILURES_HINT, GROUP_ROLE, MOVES_HINT, FailuresPage, MovesPage
 from .failures_worker import FailuresWorker

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QTableWidget
 
-from ..action_guard import guarded
+from ..common.action_guard import guarded
 
 COPY_TEXT = "Copy as Megatron arguments"
 

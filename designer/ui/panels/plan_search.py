@@ -1,124 +1,64 @@
 """The plan search of the Advisor, off the UI thread: the fastest plans of the drawn cluster and job.
 
-`SearchWorker` runs `designer.core.analysis.search.search` in-process (`workers=1`: no process
-pool inside the desktop app, nor the frozen one) on one long-lived daemon thread. A search
-takes seconds, so the worker reports its progress ("costed N plans") and can be cancelled:
-the progress callback, called as plans are costed, raises a private exception when the
-search is no longer wanted (cancelled, superseded by a newer request, or the window closed),
-and the search unwinds within one chunk of plans. Emits are guarded, as AdvisorWorker's, so
-the thread may outlive the window.
+`SearchWorker` (a LatestWorker) runs `designer.core.analysis.search.search` in-process (`workers=1`:
+no process pool inside the desktop app, nor the frozen one). A search takes seconds, so the worker
+reports its progress ("costed N plans") and can be cancelled: the search's checkpoint (called while
+the space is enumerated and bounded, before each chunk of plans) and progress callbacks raise
+Cancelled when the search is no longer wanted (cancelled, superseded by a newer request, or the
+window closed), and the search unwinds within a layout's enumeration or one chunk of plans.
 
 The helpers below turn a SearchResult into the text the panel shows (a row's tooltip); the counts
 line, as the CLI prints it, is designer.core.analysis.texts.search_counts_text.
 """
 from __future__ import annotations
 
-import threading
 import time
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 
-from ..worker import emit_guarded, error_text
+from ..work.latest_worker import Cancelled, LatestWorker, error_text
 from .breakdown import CATEGORY_NAMES
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress signals a second
 
 
-class _Cancelled(Exception):
-    """Raised inside the search's progress callback to stop a search nobody waits for."""
-
-
-class SearchWorker(QObject):
+class SearchWorker(LatestWorker):
     """`search` off the UI thread. No Qt parent: it may outlive the window. Only the newest
     request is wanted: a new one, `cancel()` or `stop()` abort the one running at its next
-    progress call (a few hundredths of a second of costing, after the space is enumerated)."""
+    checkpoint (a few hundredths of a second), also while the space is still being enumerated."""
 
+    kinds = ("search",)
+    thread_name = "designer-plan-search"
     progressed = Signal(int, int)  # request, plans costed so far
     searched = Signal(int, int, object, object, float)  # request, revision, SearchResult or None, error or None, s
 
-    def __init__(self):
-        super().__init__()
-        self._lock = threading.Condition()
-        self._pending: tuple | None = None
-        self._wanted = 0  # the request whose result is still wanted (0: none)
-        self._stop = False
-        self._thread: threading.Thread | None = None
-        self.running: int | None = None  # the request being searched now (tests, status)
+    def submit(self, request: int, revision: int, snapshot, top: int = 10, opts=None) -> bool:
+        return super().submit("search", request, revision, snapshot, top, opts)
 
-    def submit(self, request: int, revision: int, snapshot, top: int = 10, opts=None) -> None:
-        with self._lock:
-            if self._stop:
-                return
-            self._pending = (request, revision, snapshot, top, opts)
-            self._wanted = request  # a running older search stops at its next progress call
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="designer-plan-search", daemon=True)
-                self._thread.start()
-            self._lock.notify()
-
-    def cancel(self) -> None:
-        """Nothing is wanted any more: the pending request is dropped, the running one stops."""
-        with self._lock:
-            self._pending = None
-            self._wanted = 0
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stop = True
-            self._pending = None
-            self._wanted = 0
-            self._lock.notify()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop
-
-    @property
-    def thread(self) -> threading.Thread | None:
-        return self._thread
-
-    def _run(self) -> None:
+    def work(self, kind: str, request: int, revision: int, doc, top: int, opts) -> None:
         from ...core.analysis.search import search
 
-        while True:
-            with self._lock:
-                while self._pending is None and not self._stop:
-                    self._lock.wait()
-                if self._stop:
-                    return
-                request, revision, doc, top, opts = self._pending
-                self._pending = None
-                self.running = request
-            started = time.perf_counter()
-            last = [0.0]
-            gone = [False]
+        started = time.perf_counter()
+        last = [0.0]
 
-            def progress(done: int, _total: int, request=request) -> None:
-                if self._stop or self._wanted != request:
-                    raise _Cancelled
-                now = time.perf_counter()
-                if now - last[0] >= PROGRESS_EVERY_S:
-                    last[0] = now
-                    if not self._emit(self.progressed, request, done):
-                        gone[0] = True
-                        raise _Cancelled
+        def progress(done: int, _total: int) -> None:
+            self.check(kind, request)
+            now = time.perf_counter()
+            if now - last[0] >= PROGRESS_EVERY_S:
+                last[0] = now
+                self.emit(self.progressed, request, done)
+                self.check(kind, request)  # the window is gone: stop
 
-            result, error, cancelled = None, None, False
-            try:
-                result = search(doc, top=top, workers=1, opts=opts, progress=progress)
-            except _Cancelled:
-                cancelled = True
-            except Exception as exc:  # noqa: BLE001 - shown in the panel, never a crash
-                error = error_text(exc)
-            self.running = None
-            if self._stop or gone[0]:
-                return
-            if cancelled or self._wanted != request:
-                continue  # nobody waits for it; a newer request may be pending
-            if not self._emit(self.searched, request, revision, result, error, time.perf_counter() - started):
-                return
-
-    _emit = staticmethod(emit_guarded)
+        result, error = None, None
+        try:
+            result = search(doc, top=top, workers=1, opts=opts, progress=progress,
+                            checkpoint=lambda: self.check(kind, request))
+        except Cancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - shown in the panel, never a crash
+            error = error_text(exc)
+        self.check(kind, request)  # nobody waits for it; a newer request may be pending
+        self.emit(self.searched, request, revision, result, error, time.perf_counter() - started)
 
 
 # ---- text ---------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWid
 
 from ...core.io.files import atomic_write_bytes as _atomic_write_bytes
 from ...core.io.files import atomic_write_text
-from ..export import pdf_bytes, png_bytes
+from ..common.export import pdf_bytes, png_bytes
 
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 PNG_SCALE = 2.0

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView, QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QToolButton, QWidget,
 )
 
-from ..action_guard import guarded
+from ..common.action_guard import guarded
 
 STALE_BG = "#fef3c7"
 STALE_FG = "#92400e"

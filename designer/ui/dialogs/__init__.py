@@ -1,0 +1,1 @@
+"""Dialogs: generate, calibrate, compare, and the folders file dialogs start in."""

@@ -1,0 +1,1 @@
+"""The docks beside the canvas: parts palette, inspector, job and jobs panels."""

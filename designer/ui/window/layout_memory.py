@@ -1,0 +1,48 @@
+"""The window's docks where the user left them: sizes, places, tabs and which are open, saved when
+the window closes (QMainWindow.saveState into the window's QSettings) and restored when it opens.
+
+Without a saved layout (the first run, or a layout of another version) the window starts with
+one that fits the work at 1600x1000: the bottom docks tall enough for the Advisor's table to
+show several rows, the Inspector wide enough for a part's name ("A100-SXM4-80GB").
+
+`designer-gui --screenshot` neither restores nor saves (MainWindow(remember_layout=False)): its
+picture is a first run's. Restored once the window is shown and its tabs are made (advisor.tabify_behind calls
+`restore_or_first_layout`): a dock state applied earlier would be undone by that tabify.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, Qt
+
+LAYOUT_KEY = "window/docks"
+LAYOUT_VERSION = 1  # bump when the docks change so much that an old layout would mislead
+BOTTOM_SHARE = 0.36  # of the window's height for the Breakdown | Timeline/Advisor row
+BOTTOM_MIN_PX = 300
+INSPECTOR_PX = 310  # a label column and a field that holds "A100-SXM4-80GB" whole
+
+
+def save_layout(window) -> None:
+    if not window.remember_layout:  # a screenshot run leaves the user's layout alone
+        return
+    window.settings.setValue(LAYOUT_KEY, window.saveState(LAYOUT_VERSION))
+
+
+def restore_layout(window) -> bool:
+    """True when a saved layout of this version was applied."""
+    if not window.remember_layout:
+        return False
+    state = window.settings.value(LAYOUT_KEY)
+    if not isinstance(state, (QByteArray, bytes)) or not state:
+        return False
+    return bool(window.restoreState(QByteArray(state), LAYOUT_VERSION))
+
+
+def first_layout(window) -> None:
+    """The layout of a first run, for the window's size now."""
+    bottom = max(BOTTOM_MIN_PX, round(window.height() * BOTTOM_SHARE))
+    window.resizeDocks([window.breakdown_dock], [bottom], Qt.Vertical)
+    window.resizeDocks([window.inspector_dock], [INSPECTOR_PX], Qt.Horizontal)
+
+
+def restore_or_first_layout(window) -> None:
+    if not restore_layout(window):
+        first_layout(window)

@@ -1,0 +1,124 @@
+"""The list of the design's problems that the status bar opens: every message whole.
+
+A QMenu sizes itself to its longest entry and runs off the window's edge; this popup wraps
+each message in a list as wide as the window allows and scrolls when it is long. It is a child
+of the window (an overlay, not a top-level popup), so it can never leave the window (nor the
+screen the window is on). Clicking a problem shows its element on the canvas; Esc, a click
+elsewhere or the status-bar button again closes it.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView, QApplication, QFrame, QLabel, QListView, QListWidget, QListWidgetItem, QVBoxLayout,
+)
+
+from ...core.problems import count_text
+
+MAX_WIDTH_PX = 760  # wider than this, a line of text is hard to read
+MAX_HEIGHT_FRACTION = 0.6  # of the window
+MARGIN_PX = 8
+ELEMENT_ROLE = Qt.UserRole + 1
+SEVERITY_COLORS = {"error": "#b91c1c", "warning": "#92400e"}
+
+
+class ProblemsPopup(QFrame):
+    jumpRequested = Signal(object)  # the element id of the clicked problem (or None)
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.setObjectName("problems-popup")
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("#problems-popup { background: palette(base); border: 1px solid #9ca3af; }")
+        self.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(2)
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
+        layout.addWidget(self.heading)
+        self.list = QListWidget()
+        self.list.setWordWrap(True)  # long messages wrap instead of being cut
+        self.list.setTextElideMode(Qt.ElideNone)
+        self.list.setResizeMode(QListView.Adjust)
+        self.list.setUniformItemSizes(False)
+        self.list.setVerticalScrollMode(QAbstractItemView.ScrollPerPixel)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.list.setSpacing(2)
+        self.list.itemClicked.connect(self._clicked)
+        self.list.itemActivated.connect(self._clicked)
+        layout.addWidget(self.list)
+
+    def set_problems(self, problems) -> None:
+        self.list.clear()
+        self.heading.setText(f"<b>{count_text(problems)}</b>"
+                             + (" — click one to show it on the canvas" if problems else ""))
+        for p in problems:
+            text = p.format()
+            item = QListWidgetItem(text)
+            item.setToolTip(text)
+            item.setForeground(QColor(SEVERITY_COLORS.get(p.severity, "#1f2937")))
+            item.setData(ELEMENT_ROLE, p.element)
+            self.list.addItem(item)
+
+    def texts(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def click(self, row: int) -> None:
+        """What a click on the row does (tests, keyboard)."""
+        self._clicked(self.list.item(row))
+
+    def _clicked(self, item) -> None:
+        if item is None:
+            return
+        self.hide()
+        self.jumpRequested.emit(item.data(ELEMENT_ROLE))
+
+    def popup_above(self, anchor) -> None:
+        """Open above `anchor` (the status-bar button), inside the window; again: close."""
+        if self.isVisible():
+            self.hide()
+            return
+        self._anchor = anchor
+        self.setGeometry(self.placement(anchor))
+        self.show()
+        self.raise_()
+        self.list.setFocus()
+        QApplication.instance().installEventFilter(self)
+
+    def hideEvent(self, event) -> None:
+        QApplication.instance().removeEventFilter(self)
+        super().hideEvent(event)
+
+    def eventFilter(self, watched, event) -> bool:
+        kind = event.type()
+        if kind == QEvent.KeyPress and event.key() == Qt.Key_Escape:
+            self.hide()
+            return True
+        if kind == QEvent.MouseButtonPress and hasattr(watched, "mapToGlobal"):
+            inside = self.rect().contains(self.mapFromGlobal(event.globalPosition().toPoint()))
+            if not inside and watched is not getattr(self, "_anchor", None):
+                self.hide()  # a click elsewhere closes it (the button's own click toggles it)
+        return False
+
+    def placement(self, anchor) -> QRect:
+        """Its rectangle in the window's coordinates: above the anchor, right-aligned, inside the window."""
+        window = self.parentWidget()
+        bounds = window.rect().adjusted(MARGIN_PX, MARGIN_PX, -MARGIN_PX, -MARGIN_PX)
+        width = max(240, min(MAX_WIDTH_PX, bounds.width()))
+        # the wrapped height of every message at this width (the list's own hints come before its layout)
+        text_width = width - 2 * MARGIN_PX - self.list.verticalScrollBar().sizeHint().width() - 8
+        metrics = self.list.fontMetrics()
+        rows = sum(metrics.boundingRect(QRect(0, 0, text_width, 100_000), Qt.TextWordWrap, text).height()
+                   + 2 * self.list.spacing() + 4 for text in self.texts())
+        chrome = self.heading.heightForWidth(width - 8) + 24
+        height = max(80, min(int(bounds.height() * MAX_HEIGHT_FRACTION), rows + chrome))
+        corner = anchor.mapTo(window, QPoint(anchor.width(), 0))  # right edge of the button, its top
+        x = min(max(bounds.left(), corner.x() - width), bounds.right() - width + 1)
+        y = min(max(bounds.top(), corner.y() - height), bounds.bottom() - height + 1)
+        return QRect(x, y, width, height)
+
+    def sizeHint(self) -> QSize:
+        return QSize(MAX_WIDTH_PX, 300)
