@@ -142,8 +142,7 @@ def shown_new_result(window, old):
 def settled(window) -> bool:
     """No evaluation running, the timeline and the selected link's load caught up (the next edit
     starts from rest)."""
-    return not window.evaluating and not getattr(window, "_timeline_pending", False) \
-        and not getattr(window, "_link_load_pending", False)
+    return not window.results.busy
 
 
 def at_rest(window, timeout_s: float = 5.0) -> None:

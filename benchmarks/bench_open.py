@@ -207,7 +207,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
         window, error = create_window(args, settings, background=True)
         window.show()
         late = Lateness()
-        after_first_paint(window, lambda: window._open_reporting(path))  # as designer-gui's main does
+        after_first_paint(window, lambda: window.files.open_reporting(path))  # as designer-gui's main does
     else:
         window = MainWindow(settings)
         window.resize(1600, 1000)
@@ -252,7 +252,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
     row["gpus"] = window.qdoc.doc.num_gpus()
 
     def answered() -> bool:  # the worker's first answer for the opened design is on screen
-        return not (window.scene.building or window._check_timer.isActive() or window.evaluating)
+        return not (window.scene.building or window.results.check_timer.isActive() or window.evaluating)
 
     pump_until(answered)
     row["first_result_ms"] = round((time.perf_counter() - t0) * 1000)
@@ -266,7 +266,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
     # what a user looks at next: the Timeline (open in the default layout), the heat, one cable's load
     # (a user's clicks come a moment apart: each waits for the window to have painted the last, else the
     # benchmark's own back-to-back calls would count as one stall of the window)
-    pump_until(lambda: not window._timeline_pending)
+    pump_until(lambda: not window.results._timeline_pending)
     settle_idle(0.3)
     if not window.act_heat.isChecked():
         window.act_heat.trigger()
@@ -274,7 +274,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
     link = window.qdoc.doc.links[len(window.qdoc.doc.links) // 2]
     window.scene.select_ids([link.id])
     pump_until(lambda: window.inspector.shows_one_link())
-    pump_until(lambda: not window._link_load_pending and window._heat_of is window.result)
+    pump_until(lambda: not window.results._link_load_pending and window.results._heat_of is window.result)
     settle_idle()
     row["details_ms"] = round((time.perf_counter() - t0) * 1000)
     row["rss_mb_with_details"] = round(rss_mb())
