@@ -6,6 +6,8 @@ field's annotation gives the type, Literal the choices, list nargs '+', a bool s
 --no-/--disable- store_false when it defaults to True).
 
     python list_megatron_argument_types.py /path/to/Megatron-LM > megatron_argument_types.json
+    python list_megatron_argument_types.py /path/to/Megatron-LM --names  # the flags alone, one a line
+                                     # (designer/core/io/importers/megatron_flag_list.py holds them)
 
 Types Designer cannot name (a function of Megatron's own, an enum) are written as "text": the test
 that parses an export with this table then accepts any value there, as Megatron's parser would
@@ -147,6 +149,9 @@ for node in ast.walk(tree):
         for n in names:
             arguments.setdefault(n, entry)
 
+if "--names" in sys.argv[2:]:
+    print("\n".join(sorted(arguments)))
+    sys.exit(0)
 commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
 unique = {tuple(e["names"]): e for e in arguments.values()}
 print(json.dumps({"megatron_lm_commit": commit, "source": "megatron/training/arguments.py and the config "

@@ -1,6 +1,6 @@
 """Every flag of Megatron-LM's pretrain_gpt.py parser (NVIDIA/Megatron-LM commit
 d98e8a64ddf34856e74b24714e3bedb2f5a39553, 2026-08-22), listed by
-tests/data/megatron_args/list_megatron_flags.py from megatron/training/arguments.py and the config
+tests/data/megatron_args/list_megatron_argument_types.py --names from megatron/training/arguments.py and the config
 dataclasses it turns into flags. `designer import megatron` tells a Megatron flag that is not a
 design input (--save, --lr, ...) from an argument Megatron-LM does not have."""
 
