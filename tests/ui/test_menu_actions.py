@@ -211,6 +211,14 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
             return lambda before: dock.isVisibleTo(window) != before["dock_visible"]
         if path.startswith("File > Open Recent > "):
             return lambda before: same_path(window.qdoc.path, design)
+        if path.startswith("File > Open Example > "):  # the example as an untitled copy; then the design again
+            name = path.rsplit(" > ", 1)[1]
+
+            def opened_example(before):
+                shown = window.qdoc.name == f"{name} (example)" and window.qdoc.path is None
+                window.open_file(str(design))
+                return shown and window.settle()
+            return opened_example
         assert path in expectations, f"menu action {path!r} has no expectation in this test: add one"
         return expectations[path]
 
@@ -311,3 +319,16 @@ def test_a_failing_command_shows_a_message_box_with_the_reason(qtbot, tmp_path, 
         window.act_report.trigger()
     assert not exceptions  # not a traceback on stderr ...
     assert boxes == [(window, "Report (PDF) failed", "Report (PDF) failed: the font cache is unreadable")]
+
+
+def test_file_open_example_lists_the_bundled_examples_and_opens_one_as_a_copy(empty_window):
+    from designer.core.io.bundled import bundled_examples
+
+    window = empty_window
+    menu = window.files.example_menu
+    names = [act.text() for act in menu.actions()]
+    assert names == [p.stem for p in bundled_examples()] and "h100-64gpu-infiniband" in names
+    next(act for act in menu.actions() if act.text() == "a100-1024gpu-rail-infiniband").trigger()
+    assert window.settle() and window.result is not None
+    assert window.qdoc.name == "a100-1024gpu-rail-infiniband (example)" and window.qdoc.path is None
+    assert window.qdoc.doc.num_gpus() == 1024

@@ -29,6 +29,11 @@ def is_bundled(path: str | os.PathLike | None) -> bool:
     return _resolved(path).is_relative_to(_resolved(RESOURCES))
 
 
+def bundled_examples() -> list[Path]:
+    """The example designs shipped with Designer (resources/examples/*.yaml), by name."""
+    return sorted((RESOURCES / "examples").glob("*.yaml"))
+
+
 def example_title(path: str | os.PathLike) -> str:
     """'h100-64gpu-infiniband (example)' for .../examples/h100-64gpu-infiniband.yaml."""
     return Path(path).stem + EXAMPLE_MARK

@@ -22,6 +22,7 @@ class FileActions:
         self.window = window
         self.qdoc = window.qdoc
         self.recent_menu = None  # File > Open Recent, once the menus are built
+        self.example_menu = None  # File > Open Example
 
     # ---- open ----
     def open_file(self, path: str) -> None:
@@ -144,6 +145,20 @@ class FileActions:
         if answer == QMessageBox.Save:
             return self.save()
         return answer == QMessageBox.Discard
+
+    # ---- Open Example ----
+    def fill_example_menu(self, menu) -> None:
+        """File > Open Example: each bundled example by name; it opens as an untitled copy
+        ("<name> (example)"), so Save asks for a file of the user's."""
+        from ...core.io.bundled import bundled_examples
+
+        self.example_menu = menu
+        for path in bundled_examples():
+            act = menu.addAction(path.stem)
+            act.setToolTip(str(path))
+            act.setStatusTip(f"Open the example {path.stem} (a copy: Save asks where to keep it)")
+            connect_action(act, self.window, lambda p=str(path): self.maybe_save() and self.open_reporting(p))
+        menu.setEnabled(bool(menu.actions()))
 
     # ---- Open Recent ----
     def recent(self) -> list[str]:

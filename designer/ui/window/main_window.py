@@ -177,6 +177,8 @@ class MainWindow(QMainWindow):
                     menu.addSeparator()
                 elif entry == menus.OPEN_RECENT:
                     self.files.recent_menu = menu.addMenu("Open &Recent")
+                elif entry == menus.OPEN_EXAMPLE:
+                    self.files.fill_example_menu(menu.addMenu("Open E&xample"))
                 elif entry == menus.DOCKS:
                     for name in menus.DOCKS:
                         menu.addAction(self.findChild(QDockWidget, name).toggleViewAction())

@@ -16,6 +16,7 @@ from PySide6.QtGui import QKeySequence
 
 SEPARATOR = "-"
 OPEN_RECENT = "open recent"  # File > Open Recent: the submenu FileActions fills
+OPEN_EXAMPLE = "open example"  # File > Open Example: the bundled examples, one action each
 # View: the docks' show/hide actions, in this order (each QDockWidget's object name)
 DOCKS = ("Parts", "Inspector", "Job", "Jobs", "Overview", "Breakdown", "Timeline", "Advisor")
 
@@ -58,6 +59,7 @@ FILE_MENU = ("&File", (
     Command("new", "&New", lambda w: w.files.new(), QKeySequence.New),
     Command("open", "&Open...", lambda w: w.files.open_dialog(), QKeySequence.Open),
     OPEN_RECENT,
+    OPEN_EXAMPLE,
     Command("compare", "Co&mpare With...", lambda w: w.tools.compare_with(), None,
             "This design beside another file: figures, cost and both breakdowns"),
     Command("calibrate", "Cali&brate from nccl-tests...", lambda w: w.tools.calibrate_from_logs(), None,
