@@ -212,3 +212,27 @@ def test_a_screenshot_shows_the_first_run_layout_and_keeps_the_users(qtbot, tmp_
     assert shot.dockWidgetArea(shot.minimap.parentWidget()) == Qt.RightDockWidgetArea
     shot.close()
     assert settings.value("window/docks") == saved
+
+
+def test_closing_the_logical_view_gives_its_width_to_the_canvas_not_the_job_form(qtbot, tmp_path, monkeypatch):
+    w = open_window(qtbot, tmp_path, monkeypatch)
+    w.act_logical.trigger()  # View > Logical Fabric View: opens beside the left docks
+    qtbot.waitUntil(lambda: w.logical_dock.isVisible(), timeout=5000)
+    w.act_logical.trigger()  # and closed again
+    qtbot.waitUntil(lambda: not w.logical_dock.isVisible(), timeout=5000)
+    QTest.qWait(50)
+    side = [d for d in (w.job_dock, w.inspector_dock) if d.isVisible()]
+    assert side and all(d.width() <= 620 for d in side)
+    assert w.view.width() >= 0.4 * w.width()  # the canvas keeps the most space
+
+
+def test_view_reset_layout_brings_back_the_first_runs_docks(qtbot, tmp_path, monkeypatch):
+    w = open_window(qtbot, tmp_path, monkeypatch)
+    first = {d.objectName(): d.isVisible() for d in (w.inspector_dock, w.breakdown_dock, w.timeline_dock)}
+    w.inspector_dock.toggleViewAction().trigger()  # the user closes the Inspector and the Breakdown
+    w.breakdown_dock.toggleViewAction().trigger()
+    qtbot.waitUntil(lambda: not w.inspector_dock.isVisible() and not w.breakdown_dock.isVisible(), timeout=5000)
+    w.act_reset_layout.trigger()  # View > Reset Layout
+    qtbot.waitUntil(lambda: w.inspector_dock.isVisible() and w.breakdown_dock.isVisible(), timeout=5000)
+    assert {d.objectName(): d.isVisible() for d in (w.inspector_dock, w.breakdown_dock, w.timeline_dock)} == first
+    assert w.breakdown_dock.height() >= 300  # the first layout's bottom row, not a squeezed one

@@ -191,6 +191,8 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "View > Grid": lambda before: window.act_grid.isChecked() != before["checked"],
         "View > Snap to Grid": lambda before: window.act_snap.isChecked() != before["checked"],
         "View > Link Heat": lambda before: window.act_heat.isChecked() != before["checked"],
+        "View > Reset Layout": lambda before: (window.breakdown_dock.isVisible() and window.inspector_dock.isVisible()
+                                               and "layout reset" in window.statusBar().currentMessage()),
         "View > Heat by Busiest Phase": lambda before: (window.act_heat_phase.isChecked() != before["checked"]
                                                         and window.scene.heat_mode == ("phase" if not before["checked"]
                                                                                         else "step")),

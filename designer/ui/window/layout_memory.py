@@ -7,7 +7,8 @@ show several rows, the Inspector wide enough for a part's name ("A100-SXM4-80GB"
 
 `designer-gui --screenshot` neither restores nor saves (MainWindow(remember_layout=False)): its
 picture is a first run's. Restored once the window is shown and its tabs are made (advisor.tabify_behind calls
-`restore_or_first_layout`): a dock state applied earlier would be undone by that tabify.
+`LayoutMemory.restore_or_first`): a dock state applied earlier would be undone by that tabify. The first
+layout is kept then, for View > Reset Layout.
 """
 from __future__ import annotations
 
@@ -43,6 +44,24 @@ def first_layout(window) -> None:
     window.resizeDocks([window.inspector_dock], [INSPECTOR_PX], Qt.Horizontal)
 
 
-def restore_or_first_layout(window) -> None:
-    if not restore_layout(window):
-        first_layout(window)
+class LayoutMemory:
+    """The window's dock layouts: the one a first run gets (kept when the window is first laid out,
+    before the user's is restored) and View > Reset Layout, which brings it back."""
+
+    def __init__(self, window):
+        self.window = window
+        self.first_state = None
+
+    def restore_or_first(self) -> None:
+        """Once shown and tabbed: keep the first layout, then apply the user's saved one if any."""
+        first_layout(self.window)
+        self.first_state = self.window.saveState(LAYOUT_VERSION)
+        restore_layout(self.window)
+
+    def reset(self) -> None:
+        """View > Reset Layout: every dock back where a first run puts it, at the window's size now."""
+        w = self.window
+        if self.first_state is not None:
+            w.restoreState(self.first_state, LAYOUT_VERSION)
+        first_layout(w)
+        w.tell("layout reset: the docks as a first run places them")

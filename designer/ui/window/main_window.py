@@ -15,6 +15,9 @@ from ..docks.palette import Palette
 from ..document.qt_document import QtDocument
 
 
+SIDE_DOCK_MAX_PX = 620  # a side dock's widest: the Jobs table's columns and the Job form, whole
+
+
 class MainWindow(QMainWindow):
     resultChanged = Signal(object)  # the newest Evaluation (or None)
 
@@ -65,10 +68,12 @@ class MainWindow(QMainWindow):
         from ..panels.failures_part import select_elements
 
         self.advisor_panel.elementsRequested.connect(lambda ids: select_elements(self, ids))  # a failure's row
-        from .layout_memory import restore_or_first_layout
+        from .layout_memory import LayoutMemory
 
-        # once shown and tabbed: the docks as the user left them (layout_memory.py), else a first layout
-        tabify_behind(self, self.timeline_dock, self.advisor_dock, then=lambda: restore_or_first_layout(self))
+        # once shown and tabbed: the docks as the user left them (layout_memory.py), else a first layout;
+        # the first layout is kept for View > Reset Layout
+        self.layout_memory = LayoutMemory(self)
+        tabify_behind(self, self.timeline_dock, self.advisor_dock, then=self.layout_memory.restore_or_first)
         self.resizeDocks([self.breakdown_dock, self.timeline_dock], [520, 900], Qt.Horizontal)
         self.resizeDocks([self.breakdown_dock], [300], Qt.Vertical)
 
@@ -132,6 +137,10 @@ class MainWindow(QMainWindow):
         dock = QDockWidget(title, self)
         dock.setObjectName(title)
         dock.setWidget(widget)
+        if area in (Qt.LeftDockWidgetArea, Qt.RightDockWidgetArea):
+            # a side dock never takes the canvas's room: closing its neighbour gives the width back to
+            # the canvas, not to a form that has no use for 840 px
+            dock.setMaximumWidth(SIDE_DOCK_MAX_PX)
         dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
                          | QDockWidget.DockWidgetClosable)
         self.addDockWidget(area, dock)

@@ -118,6 +118,9 @@ VIEW_MENU = ("&View", (
     "logical",  # the Logical Fabric dock's own toggle (logical/install.py)
     SEPARATOR,
     DOCKS,
+    SEPARATOR,
+    Command("reset_layout", "&Reset Layout", lambda w: w.layout_memory.reset(), None,
+            "Every panel back where a first run puts it: the canvas in the middle with the most space"),
 ))
 
 TOOLS_MENU = ("&Tools", (
