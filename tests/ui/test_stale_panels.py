@@ -219,3 +219,17 @@ def test_a_rule_on_tp_x_pp_x_cp_is_said_at_the_field_the_user_changed(window):
     assert window.settle()
     texts = window.job_panel.field_texts()
     assert "does not divide the 64 GPUs" in texts.get(TP, "") and pp not in texts
+
+
+def test_a_plan_over_the_memory_is_one_of_the_status_bars_problems_never_beside_no_problems(window):
+    open_example(window)
+    assert window.problems_button.text() == "no problems"
+    type_like_a_user(window, "workload.micro_batch_size", "8")
+    assert window.settle() and window.result is not None and not window.result.fits_in_memory
+    assert "does not fit in memory" in window.result_label.text()
+    assert window.problems_button.text().startswith("1 warning: ")
+    assert "does not fit in the GPU's memory" in window.problems_button.text()
+    assert "no problems" not in window.problems_button.text()
+    type_like_a_user(window, "workload.micro_batch_size", "1")
+    assert window.settle() and window.result.fits_with_headroom
+    assert window.problems_button.text() == "no problems"

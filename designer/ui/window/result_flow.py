@@ -39,6 +39,7 @@ class ResultFlow(QObject):
         self.previous_result = None
         self.evaluating = False
         self.problems: list = []
+        self._memory = None  # the last result's memory verdict as a problem, when it does not fit
         self.stale_reason: str | None = None  # why the panels show an older result (None: they are current)
         self._stale_details = ""
         self.worker = EvaluationWorker(engine_slowdown_s)  # not a Qt child: its thread may outlive the window
@@ -95,9 +96,16 @@ class ResultFlow(QObject):
     def on_checked(self, number: int, problems) -> None:
         if self.closed or number != self.worker.latest or number <= self._replaced_at:
             return
+        self.problems = problems
+        self.window.job_panel.show_problems(problems)
+        self._show_problems()
+
+    def _show_problems(self) -> None:
+        """The status bar's button and its popup: the design's problems and, when the last result does
+        not fit with the memory headroom, that too (never "no problems" beside "does not fit")."""
         from ...core.problems import count_text, first_error
 
-        self.problems = problems
+        problems = self.problems + ([self._memory] if self._memory is not None else [])
         errors = sum(p.severity == "error" for p in problems)
         count = count_text(problems)
         first = first_error(problems)
@@ -115,7 +123,6 @@ class ResultFlow(QObject):
                                                   + ([f"... and {len(problems) - len(shown)} more"]
                                                      if len(problems) > len(shown) else [])))
         self.window.problems_popup.set_problems(problems)
-        self.window.job_panel.show_problems(problems)
 
     def on_replaced(self) -> None:
         """Another design (open, new, generate, or the undo of one): its results start afresh.
@@ -123,6 +130,7 @@ class ResultFlow(QObject):
         The last result belongs to the design before: it is neither shown as stale nor compared with."""
         self._replaced_at = self.worker.latest
         self.result = self.previous_result = None
+        self._memory = None
         self.stale_reason = None
         self._timeline_pending = False
         self._timeline_requested = None
@@ -162,10 +170,15 @@ class ResultFlow(QObject):
                     "not evaluated: " + (self.stale_reason or ""), Qt.ElideRight, STATUS_REASON_PX))
             self.window.result_label.setToolTip(self.stale_reason or error)  # whole, however long
         else:
+            fits = "" if result.fits_with_headroom else ("   fits only without the memory headroom"
+                                                         if result.fits_in_memory else "   does not fit in memory")
             self.window.result_label.setText(f"step {result.step_time_s:.2f} s   MFU {result.mfu:.1%}   "
-                                      f"{result.model_tflops_per_gpu:.0f} TFLOP/s/GPU"
-                                      + ("" if result.fits_in_memory else "   does not fit in memory"))
+                                      f"{result.model_tflops_per_gpu:.0f} TFLOP/s/GPU" + fits)
             self.window.result_label.setToolTip(f"evaluated in {seconds * 1000:.0f} ms off the UI thread")
+        memory = memory_problem(result) if result is not None else None
+        if memory != self._memory:
+            self._memory = memory
+            self._show_problems()
         self.window.resultChanged.emit(self.result)
 
     def _stale_reason(self, error: str) -> str:
@@ -331,3 +344,18 @@ class ResultFlow(QObject):
         self.window.scene.show_heat(self._heat_of)
         self.window.view.set_heat(on)
         self.window.settings.setValue("view/link_heat", on)
+
+
+def memory_problem(result):
+    """The result's memory verdict as a problem of the status bar's list (None when the plan fits
+    with the memory headroom): a plan one would not run is a warning, as the Breakdown shows it."""
+    from ...core.problems import Problem
+
+    if result.fits_with_headroom:
+        return None
+    total = result.memory_gib_per_gpu.get("total", 0.0)
+    hbm = result.memory_limit_gib
+    what = ("does not fit in the GPU's memory" if not result.fits_in_memory
+            else f"fits only without the memory headroom (limit {hbm:.1f} GiB)")
+    return Problem(f"{total:.1f} GiB per GPU {what}", "memory", severity="warning",
+                   fix=result.memory_reason or "recompute activations, shard the optimizer, or use more TP or PP")
