@@ -200,3 +200,17 @@ def test_remove_is_one_step_and_the_last_job_stays(open_design):
     assert len(doc.spec.jobs) == 1 and "at least one job" in window.statusBar().currentMessage()
     window.qdoc.undo_stack.undo()
     assert [j.name for j in doc.spec.jobs] == [j.name for j in jobs]
+
+
+def test_add_fits_the_job_into_what_is_free_and_says_when_nothing_is(open_design):
+    window = open_design
+    said = []
+    window.jobs_panel.message.connect(said.append)
+    jobs = _add_second_job(window)  # 32 of the 64 GPUs were free: the copy takes them
+    assert [j.placement.gpus for j in jobs] == [32, 32]
+    count = len(jobs)
+    window.jobs_panel.act_add.trigger()  # every GPU is a job's now: nothing is added, and it is said
+    assert window.settle()
+    assert len(window.qdoc.doc.spec.jobs) == count
+    assert said and "no GPU is free" in said[-1]
+    assert not [p for p in window.problems if p.severity == "error"]  # the design stays valid

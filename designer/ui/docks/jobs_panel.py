@@ -133,7 +133,8 @@ class JobsPanel(QWidget):
     # ---- actions ----
     def add_job(self) -> int:
         """A new job after the others: the current job's workload and plan, packed on the free GPUs
-        (as many as the current job asks, or what is left when fewer are free). Returns its index."""
+        (as many as the current job asks, or what is left when fewer are free, cut to a count its
+        TP x PP x CP divides). Returns its index; -1, said, when nothing that fits is free."""
         jobs = self.jobs()
         model = jobs[min(self.current, len(jobs) - 1)]
         if model.workload is None:
@@ -143,8 +144,21 @@ class JobsPanel(QWidget):
         if asked is None and self.result is not None:
             asked = self.result.num_gpus
         free = self._free_gpus(jobs)
-        gpus = min(asked, free) if asked and free > 0 else asked
+        if free <= 0:  # a copy on GPUs that are all taken would be in error at once
+            self.message.emit("Add job: no GPU is free (every GPU that is up is a job's); lower a job's GPUs, "
+                              "remove a job or add servers first")
+            return -1
         par = copy.deepcopy(model.parallelism)
+        # fit the copy into what is free: the most GPUs, up to what the current job asks, that its
+        # TP x PP x CP divides (a count the plan cannot split would be in error at once)
+        split = (par.tensor_model_parallel_size * par.pipeline_model_parallel_size * par.context_parallel_size
+                 if par is not None else 1)
+        gpus = min(asked, free) if asked else free
+        gpus -= gpus % split
+        if gpus < split:
+            self.message.emit(f"Add job: {free} GPU(s) are free, fewer than the job's TP x PP x CP = {split}; "
+                              "free more GPUs or add servers first")
+            return -1
         if par is not None and par.num_gpus is not None and gpus is not None:
             par.num_gpus = None  # the placement's count decides; a copied num_gpus would contradict it
         new = JobSpec(name=unique_name([j.name for j in jobs]), workload=copy.deepcopy(model.workload),
@@ -156,7 +170,8 @@ class JobsPanel(QWidget):
     def _free_gpus(self, jobs: list[JobSpec]) -> int:
         """GPUs up that no job asks for (a job listing servers counts their GPUs)."""
         doc = self.qdoc.doc
-        up = sum(0 if n.state == "down" else max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes)
+        up = sum(0 if n.state == "down" or n.role != "compute" else max(0, n.accelerator_count - n.gpus_down)
+                 for n in doc.nodes)
         gpus_of = {n.id: n.accelerator_count for n in doc.nodes}
         taken = 0
         for j in jobs:
