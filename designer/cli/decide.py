@@ -80,38 +80,15 @@ def run(args) -> int:
     return 0
 
 
-def _usd(v: float) -> str:
-    return f"${v / 1e6:,.1f}M" if v >= 1e6 else f"${v:,.0f}"
-
-
 def decision_text(d) -> str:
+    from ..core.analysis.decide import ANSWER_ROWS
+
     ok = [a for a in d.answers if not a.error]
     lines = [f"decision for {d.tokens / 1e12:g}T tokens ({d.elapsed_s:.0f} s, each design at its best plan "
              "that fits with the memory headroom)", "", f"  {d.verdict}", ""]
     width = max([len(a.name) for a in d.answers] + [14])
     header = f"  {'':30}" + "".join(f"{a.name[:width]:>{width + 2}}" for a in d.answers)
-    rows = [
-        ("GPUs", lambda a: f"{a.num_gpus:,} {a.accelerator.split('-')[0]}"),
-        ("time to train (days)", lambda a: f"{a.run.days:,.1f}"),
-        ("  80 % range (days)", lambda a: f"{a.hours_range[0] / 24:,.1f}-{a.hours_range[1] / 24:,.1f}"),
-        ("cost per run", lambda a: _usd(a.run.usd)),
-        ("  80 % range", lambda a: f"{_usd(a.usd_range[0])}-{_usd(a.usd_range[1])}"),
-        ("  of it lost work", lambda a: _usd(a.run.usd_lost)),
-        ("  of it hot spares", lambda a: _usd(a.run.spares_usd)),
-        ("goodput", lambda a: f"{a.goodput.goodput:.1%}"),
-        ("interruptions per day", lambda a: f"{a.goodput.interruptions_per_day:.1f}"),
-        ("checkpoint every (min)", lambda a: f"{a.goodput.interval_s / 60:.1f}"),
-        ("hot spares (GPUs)", lambda a: f"{a.goodput.hot_spares} x {a.goodput.spare_unit_gpus}"),
-        ("GPU-hours (M)", lambda a: f"{a.run.gpu_hours / 1e6:,.2f}"),
-        ("energy (MWh)", lambda a: f"{a.run.energy_mwh:,.0f}"),
-        ("step time (s)", lambda a: f"{a.evaluation.step_time_s:.2f}"),
-        ("  80 % range (s)", lambda a: f"{a.step_range.range_s[0]:.2f}-{a.step_range.range_s[1]:.2f}"),
-        ("  error class", lambda a: a.step_range.error_class),
-        ("MFU", lambda a: f"{a.evaluation.mfu:.1%}"),
-        ("memory (GiB per GPU)", lambda a: f"{a.evaluation.memory_gib_per_gpu['total']:.1f}/"
-                                           f"{a.evaluation.memory_limit_gib:.1f}"),
-        ("search (s)", lambda a: f"{a.search_s:.0f}"),
-    ]
+    rows = [*ANSWER_ROWS, ("search (s)", lambda a: f"{a.search_s:.0f}")]
     lines.append(header)
     for label, cell in rows:
         lines.append(f"  {label:30}" + "".join(

@@ -166,3 +166,28 @@ def _verdict(d: Decision) -> None:
     if overlap:
         text += ": within the model's error (the 80 % ranges overlap), not a decision on these figures alone"
     d.verdict = text
+
+
+# The figures of one design's answer, as the command line's table and the app's dialog show them:
+# (label, text of a DesignAnswer), the buyer's first.
+ANSWER_ROWS = (
+    ("GPUs", lambda a: f"{a.num_gpus:,} {a.accelerator.split('-')[0]}"),
+    ("time to train (days)", lambda a: f"{a.run.days:,.1f}"),
+    ("  80 % range (days)", lambda a: f"{a.hours_range[0] / 24:,.1f} - {a.hours_range[1] / 24:,.1f}"),
+    ("cost per run", lambda a: usd_text(a.run.usd)),
+    ("  80 % range", lambda a: f"{usd_text(a.usd_range[0])} - {usd_text(a.usd_range[1])}"),
+    ("  of it lost work", lambda a: usd_text(a.run.usd_lost)),
+    ("  of it hot spares", lambda a: usd_text(a.run.spares_usd)),
+    ("goodput", lambda a: f"{a.goodput.goodput:.1%}"),
+    ("interruptions per day", lambda a: f"{a.goodput.interruptions_per_day:.1f}"),
+    ("checkpoint every (min)", lambda a: f"{a.goodput.interval_s / 60:.1f}"),
+    ("hot spares (GPUs)", lambda a: f"{a.goodput.hot_spares} x {a.goodput.spare_unit_gpus}"),
+    ("GPU-hours (M)", lambda a: f"{a.run.gpu_hours / 1e6:,.2f}"),
+    ("energy (MWh)", lambda a: f"{a.run.energy_mwh:,.0f}"),
+    ("step time (s)", lambda a: f"{a.evaluation.step_time_s:.3f}"),
+    ("  80 % range (s)", lambda a: f"{a.step_range.range_s[0]:.3f} - {a.step_range.range_s[1]:.3f}"),
+    ("  error class", lambda a: a.step_range.error_class),
+    ("MFU", lambda a: f"{a.evaluation.mfu:.1%}"),
+    ("memory (GiB per GPU)", lambda a: f"{a.evaluation.memory_gib_per_gpu['total']:.1f} of "
+                                       f"{a.evaluation.memory_limit_gib:.1f}"),
+)

@@ -16,33 +16,14 @@ from PySide6.QtWidgets import (
     QTableWidget, QTableWidgetItem, QVBoxLayout,
 )
 
+from ...core.analysis.decide import ANSWER_ROWS
 from ..panels.breakdown import MUTED, SLOWER, TEXT
 from ..work.latest_worker import LatestWorker, error_text
 
 FILE_FILTER = "Designer files (*.yaml *.yml);;All files (*)"
 
-ROWS = (  # (label, cell of a DesignAnswer)
-    ("GPUs", lambda a: f"{a.num_gpus:,} {a.accelerator}"),
-    ("time to train (days)", lambda a: f"{a.run.days:,.1f}"),
-    ("   80 % range", lambda a: f"{a.hours_range[0] / 24:,.1f} - {a.hours_range[1] / 24:,.1f}"),
-    ("cost per run", lambda a: _usd(a.run.usd)),
-    ("   80 % range", lambda a: f"{_usd(a.usd_range[0])} - {_usd(a.usd_range[1])}"),
-    ("   lost work", lambda a: _usd(a.run.usd_lost)),
-    ("   hot spares", lambda a: _usd(a.run.spares_usd)),
-    ("goodput", lambda a: f"{a.goodput.goodput:.1%}"),
-    ("interruptions per day", lambda a: f"{a.goodput.interruptions_per_day:.1f}"),
-    ("step time (s)", lambda a: f"{a.evaluation.step_time_s:.3f}"),
-    ("   80 % range", lambda a: f"{a.step_range.range_s[0]:.3f} - {a.step_range.range_s[1]:.3f}"),
-    ("MFU", lambda a: f"{a.evaluation.mfu:.1%}"),
-    ("memory per GPU (GiB)", lambda a: f"{a.evaluation.memory_gib_per_gpu['total']:.1f} of "
-                                       f"{a.evaluation.memory_limit_gib:.1f}"),
-    ("bottleneck", lambda a: a.bottleneck),
-    ("best plan", lambda a: a.plan),
-)
-
-
-def _usd(v: float) -> str:
-    return f"${v / 1e6:,.1f}M" if v >= 1e6 else f"${v:,.0f}"
+# the figures the command line's table shows (core/analysis/decide.py), then what the table says below it
+ROWS = (*ANSWER_ROWS, ("bottleneck", lambda a: a.bottleneck), ("best plan", lambda a: a.plan))
 
 
 class DecideWorker(LatestWorker):
