@@ -469,6 +469,22 @@ def _check_table(f: dataclasses.Field, value, path: tuple) -> list[Problem]:
     return out
 
 
+def _constants_problems(values, where: tuple, fields: dict, what: str, example: str) -> list[Problem]:
+    """The problems of one mapping of constants (an accelerator's, the reliability section): not a
+    mapping, unknown names with a did-you-mean, values outside their range."""
+    if not isinstance(values, dict):
+        return [_problem(where, f"expected a mapping of {what}s", example)]
+    out = []
+    for k, v in values.items():
+        if k not in fields:
+            out.append(_unknown(where + (k,), what, fields))
+        else:
+            problem = _value_problem(fields[k], v, where + (k,))
+            if problem:
+                out.append(problem)
+    return out
+
+
 def check_calibration(calibration, catalog=None, base: tuple = CALIBRATION_PATH) -> list[Problem]:
     """The one check of a calibration mapping, for the loader, `--set`, `designer validate`, the
     engine and the GUI: unknown keys with a did-you-mean, wrong types, and values outside the
@@ -497,31 +513,12 @@ def check_calibration(calibration, catalog=None, base: tuple = CALIBRATION_PATH)
                     out.append(_problem(where, f"unknown accelerator {name!r}", catalog.suggest("accelerators", name),
                                         at_key=True))
                     continue
-                if values is None:
-                    continue
-                if not isinstance(values, dict):
-                    out.append(_problem(where, "expected a mapping of accelerator constants",
-                                        "e.g. {gemm_efficiency_best: 0.78}"))
-                    continue
-                for k, v in values.items():
-                    if k not in accel:
-                        out.append(_unknown(where + (k,), "accelerator constant", accel))
-                    else:
-                        problem = _value_problem(accel[k], v, where + (k,))
-                        if problem:
-                            out.append(problem)
+                if values is not None:
+                    out += _constants_problems(values, where, accel, "accelerator constant",
+                                               "e.g. {gemm_efficiency_best: 0.78}")
         elif key == RELIABILITY_KEY:  # failure rates, checkpoint and restart of a run (model/reliability.py)
-            if not isinstance(value, dict):
-                out.append(_problem(path, "expected a mapping of reliability constants",
-                                    "e.g. reliability: {storage_write_tbps: 0.5, hot_spares: 2}"))
-                continue
-            for k, v in value.items():
-                if k not in RELIABILITY_FIELDS:
-                    out.append(_unknown(path + (k,), "reliability constant", RELIABILITY_FIELDS))
-                else:
-                    problem = _value_problem(RELIABILITY_FIELDS[k], v, path + (k,))
-                    if problem:
-                        out.append(problem)
+            out += _constants_problems(value, path, RELIABILITY_FIELDS, "reliability constant",
+                                       "e.g. reliability: {storage_write_tbps: 0.5, hot_spares: 2}")
         elif key in accel:
             out.append(_problem(path, f"{key} is a constant of one accelerator kind",
                                 f"put it under accelerators, e.g. accelerators: {{H100: {{{key}: ...}}}}", at_key=True))
