@@ -11,7 +11,8 @@ runs it applies to, the median |error|
 with the catalog's value and with the half-A value. A constant with no half-A run cannot be
 refitted (its value rests on the other half alone); one with no half-B run has no check. Then it
 checks the two paired fits: the slowest-rank wait (rank_speed_cv) with every clock factor raised
-x1.09 for it, against both turned off; and A100's unfused attention with its clock factor, against
+x1.09 for it, against both turned off; the engine-wide kernel_gap_fraction, refitted on every
+half-A dense run; and A100's unfused attention with its clock factor, against
 FlashAttention with the clock refitted on half A. Last, the power law between parts of one die
 (catalog `sustained_clock_from`): each part's dense runs costed with the other part's clock carried
 to its power limit.
@@ -98,6 +99,25 @@ def fit_clock(runs: Runs, cases: list[dict], name: str, base: list[str]) -> floa
     return round((lo + hi) / 2, 4)
 
 
+def fit_gap(runs: Runs, cases: list[dict]) -> float:
+    """The kernel_gap_fraction, set on every accelerator of `cases`, whose median signed error on them is
+    zero (step time rises with it)."""
+    names = sorted({c["accelerator"] for c in cases})
+    lo, hi = 0.0, 0.3
+    for _ in range(10):
+        mid = (lo + hi) / 2
+        errs = runs.errors(cases, gap_sets(names, mid))
+        if statistics.median(errs) > 0:  # too slow: fewer gaps
+            hi = mid
+        else:
+            lo = mid
+    return round((lo + hi) / 2, 4)
+
+
+def gap_sets(names: list[str], value: float) -> list[str]:
+    return [f"calibration.accelerators.{n}.kernel_gap_fraction={value:.5f}" for n in names]
+
+
 def pct(x: float | None) -> str:
     return "   -  " if x is None else f"{x:6.1%}"
 
@@ -129,6 +149,18 @@ def main() -> int:
             report.append(row)
             print(f"{row['constant']:44} {value:8.3f} {fitted if fitted is not None else '-':>8} {len(on_a):4} "
                   f"{len(on_b):4} {pct(b_catalog):>16} {pct(b_fit):>14}  {source}")
+
+        # the engine-wide launch-gap share, refitted on every half-A dense run
+        dense_a = [c for c in runs.cases if c["half"] == "A" and c["dense"]]
+        dense_b = [c for c in runs.cases if c["half"] == "B" and c["dense"]]
+        gap = fit_gap(runs, dense_a)
+        b_now = median_abs(runs.errors(dense_b, []))
+        b_gap = median_abs(runs.errors(dense_b, gap_sets(sorted({c["accelerator"] for c in dense_b}), gap)))
+        report.append({"constant": "kernel_gap_fraction", "catalog": 0.03, "fit_on_a": gap, "n_a": len(dense_a),
+                       "n_b": len(dense_b), "b_error_catalog": b_now, "b_error_fit_on_a": b_gap,
+                       "fitted_on": "engine-wide"})
+        print(f"{'kernel_gap_fraction':44} {0.03:8.3f} {gap:8} {len(dense_a):4} {len(dense_b):4} {pct(b_now):>16} "
+              f"{pct(b_gap):>14}  engine-wide, every dense run")
 
         # the power law between two parts of one die: one part's clock carried to the other's runs
         print(f"\n{'part <- same die at its power limit':44} {'catalog':>8} {'power':>8} {'runs':>4} "
