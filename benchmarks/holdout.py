@@ -11,8 +11,11 @@ runs it applies to, the median |error|
 with the catalog's value and with the half-A value. A constant with no half-A run cannot be
 refitted (its value rests on the other half alone); one with no half-B run has no check. Then it
 checks the two paired fits: the slowest-rank wait (rank_speed_cv) with every clock factor raised
-x1.09 for it, against both turned off; and A100's unfused attention with its clock factor, against
-FlashAttention with the clock refitted on half A.
+x1.09 for it, against both turned off; the engine-wide kernel_gap_fraction, refitted on every
+half-A dense run; and A100's unfused attention with its clock factor, against
+FlashAttention with the clock refitted on half A. Last, the power law between parts of one die
+(catalog `sustained_clock_from`): each part's dense runs costed with the other part's clock carried
+to its power limit.
 """
 from __future__ import annotations
 
@@ -28,16 +31,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.accuracy import run_cli  # noqa: E402
-from designer.core.model.catalog import default_catalog  # noqa: E402
+from designer.core.model.catalog import POWER_CLOCK_EXPONENT, default_catalog  # noqa: E402
 from tests.validation.cases import CASES_FILE, MODERN_CASES_FILE, generate_args, load_cases, set_args  # noqa: E402
 
 CLOCK_FITTED = {  # accelerator: the runs its sustained_clock_factor was fitted to (catalog comments)
     "A100-SXM4-80GB": "the 18 A100 runs of published-cases.yaml (Megatron SC'21, Korthikanti 2022)",
-    "B200": "B200 dense Llama runs of published-cases-modern.yaml",
     "GB200": "GB200 dense Llama 3.1 405B runs of published-cases-modern.yaml",
     "GB300": "GB300 dense Llama runs of published-cases-modern.yaml",
     "B300": "one B300 run (MLPerf v5.1 Llama 3.1 8B on 8)",
 }
+# Same-die pairs: the part's clock as the other's at its own power limit (catalog sustained_clock_from),
+# checked on the part's dense runs, which that other part's fit never saw
+POWER_SCALED = (("B200", "GB200"), ("B300", "GB300"), ("GB300", "B300"))
 RAISE = 1.09  # the factor every fitted clock was raised by when rank_speed_cv was introduced
 
 
@@ -94,6 +99,25 @@ def fit_clock(runs: Runs, cases: list[dict], name: str, base: list[str]) -> floa
     return round((lo + hi) / 2, 4)
 
 
+def fit_gap(runs: Runs, cases: list[dict]) -> float:
+    """The kernel_gap_fraction, set on every accelerator of `cases`, whose median signed error on them is
+    zero (step time rises with it)."""
+    names = sorted({c["accelerator"] for c in cases})
+    lo, hi = 0.0, 0.3
+    for _ in range(10):
+        mid = (lo + hi) / 2
+        errs = runs.errors(cases, gap_sets(names, mid))
+        if statistics.median(errs) > 0:  # too slow: fewer gaps
+            hi = mid
+        else:
+            lo = mid
+    return round((lo + hi) / 2, 4)
+
+
+def gap_sets(names: list[str], value: float) -> list[str]:
+    return [f"calibration.accelerators.{n}.kernel_gap_fraction={value:.5f}" for n in names]
+
+
 def pct(x: float | None) -> str:
     return "   -  " if x is None else f"{x:6.1%}"
 
@@ -126,11 +150,39 @@ def main() -> int:
             print(f"{row['constant']:44} {value:8.3f} {fitted if fitted is not None else '-':>8} {len(on_a):4} "
                   f"{len(on_b):4} {pct(b_catalog):>16} {pct(b_fit):>14}  {source}")
 
-        # the paired fit: the slowest-rank wait and the x1.09 on every fitted clock
+        # the engine-wide launch-gap share, refitted on every half-A dense run
+        dense_a = [c for c in runs.cases if c["half"] == "A" and c["dense"]]
+        dense_b = [c for c in runs.cases if c["half"] == "B" and c["dense"]]
+        gap = fit_gap(runs, dense_a)
+        b_now = median_abs(runs.errors(dense_b, []))
+        b_gap = median_abs(runs.errors(dense_b, gap_sets(sorted({c["accelerator"] for c in dense_b}), gap)))
+        report.append({"constant": "kernel_gap_fraction", "catalog": 0.03, "fit_on_a": gap, "n_a": len(dense_a),
+                       "n_b": len(dense_b), "b_error_catalog": b_now, "b_error_fit_on_a": b_gap,
+                       "fitted_on": "engine-wide"})
+        print(f"{'kernel_gap_fraction':44} {0.03:8.3f} {gap:8} {len(dense_a):4} {len(dense_b):4} {pct(b_now):>16} "
+              f"{pct(b_gap):>14}  engine-wide, every dense run")
+
+        # the power law between two parts of one die: one part's clock carried to the other's runs
+        print(f"\n{'part <- same die at its power limit':44} {'catalog':>8} {'power':>8} {'runs':>4} "
+              f"{'|err| catalog':>14} {'|err| power':>12}")
+        for name, ref in POWER_SCALED:
+            part, other = catalog.accelerator(name), catalog.accelerator(ref)
+            derived = other.calibration["sustained_clock_factor"] * (part.tdp_w / other.tdp_w) ** POWER_CLOCK_EXPONENT
+            mine = [c for c in runs.cases if c["accelerator"] == name and c["dense"]]
+            now = median_abs(runs.errors(mine, []))
+            law = median_abs(runs.errors(mine, [f"calibration.accelerators.{name}.sustained_clock_factor={derived:.4f}"]))
+            report.append({"constant": f"{name}.sustained_clock_factor from {ref} by the power limits",
+                           "catalog": part.calibration["sustained_clock_factor"], "power_law": derived,
+                           "n": len(mine), "error_catalog": now, "error_power_law": law})
+            print(f"{name + ' <- ' + ref:44} {part.calibration['sustained_clock_factor']:8.3f} {derived:8.3f} "
+                  f"{len(mine):4} {pct(now):>14} {pct(law):>12}")
+
+        # the paired fit: the slowest-rank wait and the x1.09 on every fitted clock (and the clocks derived from them)
         b_all = [c for c in runs.cases if c["half"] == "B" and c["dense"]]
+        raised = list(CLOCK_FITTED) + [a.name for a in catalog.accelerators.values() if a.sustained_clock_from]
         off = ["calibration.rank_speed_cv=0"] + [
             f"calibration.accelerators.{name}.sustained_clock_factor="
-            f"{catalog.accelerator(name).calibration['sustained_clock_factor'] / RAISE:.4f}" for name in CLOCK_FITTED]
+            f"{catalog.accelerator(name).calibration['sustained_clock_factor'] / RAISE:.4f}" for name in raised]
         with_cv, without = median_abs(runs.errors(b_all, [])), median_abs(runs.errors(b_all, off))
         report.append({"constant": "rank_speed_cv with clocks x1.09", "b_error_catalog": with_cv,
                        "b_error_both_off": without, "n_b": len(b_all)})

@@ -32,6 +32,16 @@ def test_fp4_is_faster_than_fp8_but_not_twice_as_fast(gb200):
     assert any("no FP4 GEMM benchmark" in w for w in fp4["warnings"])
 
 
+def test_fp4_gemm_share_of_fp8_sets_the_fp4_gemm_rate(gb200):
+    """Without an FP4 GEMM benchmark the FP4 GEMMs run at fp4_gemm_share_of_fp8 times FP8's share of
+    peak: a calibration lowering it slows an FP4 step and leaves an FP8 step as it was."""
+    half = "calibration.accelerators.GB200.fp4_gemm_share_of_fp8=0.5"
+    fp4, fp4_half = _step(gb200, "workload.precision=fp4"), _step(gb200, "workload.precision=fp4", half)
+    fp8, fp8_half = _step(gb200, "workload.precision=fp8"), _step(gb200, "workload.precision=fp8", half)
+    assert fp4_half["breakdown_s"]["compute"] > 1.3 * fp4["breakdown_s"]["compute"]
+    assert fp8_half["step_time_s"] == fp8["step_time_s"]
+
+
 def test_layers_kept_in_bf16_cost_the_bf16_rate(gb200):
     fp4 = _step(gb200, "workload.precision=fp4")
     kept = _step(gb200, "workload.precision=fp4", "parallelism.first_last_layers_bf16=true",

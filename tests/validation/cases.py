@@ -69,6 +69,8 @@ def set_args(case: dict) -> list[str]:
         for key, value in (case.get(section) or {}).items():
             if key not in NOT_INPUTS:
                 out += ["--set", f"{section}.{key}={_flow(value)}"]
+    if (case.get("workload") or {}).get("attention_sinks"):  # learned sink logits: Megatron's softmax_type
+        out += ["--set", "workload.softmax_type=learnable"]
     return out
 
 

@@ -60,6 +60,14 @@ class AcceleratorConstants:
         "(sustained_clock_factor): fewer joules per FLOP hold a higher clock. Hopper at 700 W: 1.034 "
         "(tests/validation/data/h200-kernels.json layer GEMMs); 1 = as BF16",
         unit="x", minimum=0.5, maximum=2.0)
+    fp4_gemm_share_of_fp8: float = _c(
+        1.0, "Best FP4 (NVFP4/MXFP4) GEMM's share of the FP4 dense peak / the best FP8 GEMM's share of the FP8 "
+        "peak, where no FP4 GEMM of the part is measured (catalog measured_gemm_tflops.fp4). 1: a large FP4 "
+        "GEMM keeps FP8's share; NVIDIA's cuBLAS 12.9 post ('Boosting Matrix Multiplication Speed and "
+        "Flexibility with NVIDIA cuBLAS 12.9') measures block-scaled FP4 matmuls up to 2.3 x FP8 on "
+        "Blackwell, whose FP4 peak is 2 x FP8: at least FP8's share on large shapes. Lower it where a "
+        "measurement (designer microbench) shows the 4-bit tiles losing more to their scale loads and "
+        "epilogue", unit="x", minimum=0.1, maximum=2.0)
     wgrad_output_bytes: float = _c(
         8.0, "HBM bytes per element of a weight-gradient GEMM's output: fp32 main_grad read + write "
         "(Megatron's gradient_accumulation_fusion)", unit="bytes per element", minimum=0, maximum=64)

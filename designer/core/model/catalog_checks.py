@@ -138,6 +138,12 @@ def _accelerator(e: _Entry) -> None:
             e.number(key, a[key], integer=True)
     if "tdp_w" in a:
         e.number("tdp_w", a["tdp_w"])
+    if "sustained_clock_from" in a:
+        if "sustained_clock_factor" in (a.get("calibration") or {}):
+            e.add("sustained_clock_from", "gives both sustained_clock_from and calibration.sustained_clock_factor",
+                  "keep one: the derived clock or the given one")
+        if "tdp_w" not in a:
+            e.add("sustained_clock_from", "sustained_clock_from needs tdp_w", "add tdp_w (the part's power limit)")
     if a["scale_up"] not in SCALE_UP_KINDS:
         e.add("scale_up", f"unknown scale-up fabric {a['scale_up']!r}", f"use one of {', '.join(SCALE_UP_KINDS)}")
     domain, per_node = a.get("max_scale_up_domain"), a.get("max_per_node", 8)

@@ -38,6 +38,9 @@ DP_SHARDING_STRATEGIES = ("no_shard", "optim", "optim_grads", "optim_grads_param
 # Megatron-FSDP's sharding strategies are the ZeRO stages (Megatron-LM docs, megatron_fsdp).
 SHARDING_ZERO_STAGE = {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}
 CP_COMM_TYPES = ("p2p", "a2a", "allgather", "a2a+p2p")
+# Megatron TransformerConfig.softmax_type (--softmax-type): learnable adds a learned logit per head to
+# each softmax denominator (gpt-oss's attention sinks), off-by-one a fixed 1
+SOFTMAX_TYPES = ("vanilla", "off-by-one", "learnable")
 FRAMEWORKS = ("megatron", "nemo", "torchtitan", "deepspeed")
 # Transformer Engine's FP8 scaling recipes (Megatron --fp8-recipe)
 FP8_RECIPES = ("delayed", "tensorwise", "blockwise", "mxfp8")
@@ -129,6 +132,11 @@ class Workload:
     window_attn_skip_freq: int | None = spec_field(None, doc="With window_size: every n-th layer attends to the "
                                                    "full sequence (Megatron --window-attn-skip-freq)", minimum=1,
                                                    maximum=MAX_LAYERS)
+    softmax_type: str | None = spec_field(None, doc="Attention softmax (Megatron --softmax-type): learnable adds a "
+                                          "learned per-head sink logit to every row's denominator (gpt-oss's "
+                                          "attention sinks), off-by-one a fixed one; absent: vanilla. Decides "
+                                          "which fused attention kernels Transformer Engine can run",
+                                          enum=SOFTMAX_TYPES)
     # What Megatron-LM must be told to build the model that was costed. A norm or a bias is a
     # rounding error of a layer's time, so the engine does not cost them apart; the export writes them.
     normalization: str | None = spec_field(None, doc="Megatron --normalization (absent: LayerNorm, Megatron's "

@@ -128,7 +128,7 @@ def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog) 
     """An FP8 or FP4 recipe the job's accelerators cannot run (MXFP8 on H100, NVFP4 on anything
     before Blackwell): refused, with what they can run."""
     names = {n.accelerator for n in doc.nodes}
-    problems = fp4_problems(doc, parallelism, catalog, names)
+    problems = fp4_problems(doc, parallelism, catalog, names) + fp8_attention_problems(doc, parallelism, catalog, names)
     recipe = parallelism.fp8_recipe if parallelism else None
     if not recipe:
         return problems
@@ -143,6 +143,31 @@ def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog) 
                else f"{acc.name} has no FP8 tensor cores: remove fp8_recipe and use precision: bf16")
         problems.append(Problem(f"fp8_recipe {recipe} needs {RECIPE_FORMAT[recipe]} tensor cores, which "
                                 f"{acc.name} does not have", "spec.parallelism.fp8_recipe", fix=fix))
+    return problems
+
+
+def fp8_attention_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: set[str]) -> list[Problem]:
+    """FP8 attention with a learnable or off-by-one softmax: cuDNN's FP8 fused attention takes one only
+    in its Blackwell path (cuDNN 9.21+, compute capability 10.x, the parts with MXFP8 tensor cores);
+    on Hopper Transformer Engine finds no FP8 attention kernel for it (its unfused path has no FP8)."""
+    if not (parallelism and parallelism.fp8_dot_product_attention):
+        return []
+    try:
+        workload = resolved_workload(doc, catalog)
+    except Exception:  # an unresolvable workload is reported by check_job
+        return []
+    if workload is None or (workload.softmax_type or "vanilla") == "vanilla":
+        return []
+    problems = []
+    for name in sorted(names):
+        if catalog.resolve("accelerators", name) is None:
+            continue
+        acc = catalog.accelerator(name)
+        if not acc.supports("mxfp8"):
+            problems.append(Problem(f"fp8_dot_product_attention with softmax_type {workload.softmax_type} has no FP8 "
+                                    f"attention kernel on {acc.name} (cuDNN runs it in FP8 only on Blackwell)",
+                                    "spec.parallelism.fp8_dot_product_attention",
+                                    fix="set fp8_dot_product_attention: false (attention in BF16)"))
     return problems
 
 
@@ -297,6 +322,11 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
         bad(P + "context_parallel_size", f"CP {cp} needs the sequence ({w.seq_length}) to divide by 2 x CP",
             _alts(cp, [d for d in divisors(w.seq_length // 2 or 1)]), rule=f"2 × CP must divide {w.seq_length}",
             vary={"context_parallel_size": (cp, divisors(w.seq_length // 2 or 1))})
+    if cp > 1 and (w.softmax_type or "vanilla") != "vanilla" and (par.cp_comm_type or "p2p") != "a2a":
+        # Transformer Engine's context-parallel attention merges the ring's partial softmaxes without the
+        # sink term: a non-vanilla softmax runs only with the all-to-all (Ulysses) layout
+        bad(P + "cp_comm_type", f"softmax_type {w.softmax_type} with CP {cp} runs in Transformer Engine only with "
+            f"cp_comm_type a2a (not {par.cp_comm_type or 'p2p'})", "use cp_comm_type: a2a, or context_parallel_size: 1")
     if par.sequence_parallel and tp > 1 and w.seq_length % tp:
         bad(P + "sequence_parallel", f"sequence parallelism needs TP {tp} to divide the sequence {w.seq_length}")
 

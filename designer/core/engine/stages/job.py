@@ -84,7 +84,7 @@ def job_warnings(job: Job, hw: Hardware) -> list[str]:
                         "simulated); memory counts its two model copies")
     if job.shape.precision == "fp4" and not acc.measured_gemm_tflops.get("fp4"):
         warnings.append(f"no FP4 GEMM benchmark of {acc.name} is published: its FP4 GEMMs are costed at the share "
-                        "of peak its FP8 GEMMs reach")
+                        "of peak its FP8 GEMMs reach (fp4_gemm_share_of_fp8)")
     if job.shape.precision == "fp8" and acc.peak_tflops.get("fp8", 0) <= acc.peak_tflops.get("bf16", 0):
         warnings.append(f"{acc.name} has no FP8 tensor cores: fp8 runs at the 16-bit rate")
     if job.parallelism.fp8_format and job.shape.precision != "fp8":
