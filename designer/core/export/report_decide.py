@@ -161,7 +161,6 @@ def _assumptions(lay: Layout, answers: list) -> None:
     from ..engine.constants import EngineConstants
 
     lay.heading("Assumptions and sources", keep=120)
-    k = EngineConstants()
     limits = ", ".join(f"{a.name}: {_headroom(a):.0%}, plans held to {a.evaluation.memory_limit_gib:.1f} GiB"
                        for a in answers)
     lay.paragraph("Memory: plans keep the calibration's memory_headroom of HBM free for allocator fragmentation "
@@ -184,12 +183,21 @@ def _assumptions(lay: Layout, answers: list) -> None:
     lay.table([Column("constant", 0.28), Column("default", 0.12, "right"), Column("source", 0.6)],
               [[f.name, f"{getattr(rc, f.name):g}", short_source(f.metadata["doc"], 160)]
                for f in dataclasses.fields(ReliabilityConstants)], size=7)
-    lay.subheading("Waiting for the slowest GPU")
-    lay.table([Column("constant", 0.28), Column("default", 0.12, "right"), Column("source", 0.6)],
-              [[name, f"{getattr(k, name):g}", short_source(EngineConstants.__dataclass_fields__[name].metadata["doc"],
-                                                            600)]
-               for name in ("rank_speed_cv", "rank_speed_screened_share", "memory_headroom")
-               if name in EngineConstants.__dataclass_fields__], size=7)
+    lay.subheading("Engine constants behind the slowest-GPU wait and the memory limit")
+    lay.table([Column("constant", 0.28), Column("in force", 0.14, "right"), Column("source", 0.58)],
+              [[name, _in_force(answers, name), short_source(EngineConstants.__dataclass_fields__[name].metadata["doc"],
+                                                             600)]
+               for name in ("rank_speed_cv", "rank_speed_screened_share", "memory_headroom")], size=7)
+
+
+def _in_force(answers: list, name: str) -> str:
+    """An engine constant as each design's calibration sets it: one value, or one per design."""
+    from ..engine.constants import EngineConstants
+
+    values = {a.name: getattr(a.evaluation.constants.get("engine") or EngineConstants(), name) for a in answers}
+    if len(set(values.values())) <= 1:
+        return f"{next(iter(values.values()), getattr(EngineConstants(), name)):g}"
+    return ", ".join(f"{design}: {value:g}" for design, value in values.items())
 
 
 def _headroom(a) -> float:
