@@ -114,6 +114,17 @@ def test_the_report_without_qt_says_why_it_has_no_pictures(designs, tmp_path):
     assert "Best plan as Megatron-LM arguments" in text
 
 
+def test_the_reports_assumptions_are_those_in_force(designs, tmp_path):
+    a, b, job = designs
+    report = tmp_path / "calibrated.pdf"
+    code, _, err = run_cli("decide", a, b, "--scenario", job, "--tokens", "100B", "--report", report,
+                           "--set", "calibration.reliability.restart_s=900",
+                           "--set", "calibration.rank_speed_screened_share=0.01")
+    assert code == 0, err
+    text, _ = pdf_text_and_pictures(report.read_bytes())
+    assert "restart_s 900 " in text and "rank_speed_screened_share 0.01 " in text
+
+
 def test_the_table_shows_both_designs_side_by_side(designs):
     a, b, job = designs
     code, out, err = run_cli("decide", a, b, "--scenario", job, "--tokens", "100B",

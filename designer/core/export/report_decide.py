@@ -179,9 +179,18 @@ def _assumptions(lay: Layout, answers: list) -> None:
                     ("estimate: " if line.estimate else "") + short_source(line.source, 140)] for line in lines],
                   size=7)
     lay.subheading("Failure rates and restart")
-    rc = ReliabilityConstants()
-    lay.table([Column("constant", 0.28), Column("default", 0.12, "right"), Column("source", 0.6)],
-              [[f.name, f"{getattr(rc, f.name):g}", short_source(f.metadata["doc"], 160)]
+    from ..model.reliability import reliability_constants
+
+    in_force = {a.name: reliability_constants(a.document.spec.calibration) for a in answers}
+
+    def value(name: str) -> str:  # one value when the designs agree, else one per design
+        values = {design: getattr(rc, name) for design, rc in in_force.items()}
+        if len(set(values.values())) <= 1:
+            return f"{next(iter(values.values()), getattr(ReliabilityConstants(), name)):g}"
+        return ", ".join(f"{design}: {v:g}" for design, v in values.items())
+
+    lay.table([Column("constant", 0.28), Column("in force", 0.14, "right"), Column("source", 0.58)],
+              [[f.name, value(f.name), short_source(f.metadata["doc"], 160)]
                for f in dataclasses.fields(ReliabilityConstants)], size=7)
     lay.subheading("Engine constants behind the slowest-GPU wait and the memory limit")
     lay.table([Column("constant", 0.28), Column("in force", 0.14, "right"), Column("source", 0.58)],
