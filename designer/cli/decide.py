@@ -67,9 +67,18 @@ def run(args) -> int:
         decision = decide(designs, tokens, workers=args.workers,
                           progress=lambda name: progress.phase(f"searching the plans of {name}"))
     if args.report:
-        from ..core.export.report_decide import write_decision_report
+        from ..core.analysis.decide import add_top_changes
 
-        write_decision_report(decision, args.report)
+        with Progress("report") as progress:
+            progress.phase("the Advisor's changes of each best plan")
+            add_top_changes(decision)
+            progress.phase("the pictures of each design")
+            pictures = decision_pictures(decision)
+        from ..core.export.report_decide import write_decision_report
+        from .common import writing_output
+
+        with writing_output(args.report):
+            write_decision_report(decision, args.report, pictures=pictures)
     if args.json:
         json.dump(decision.as_json(), sys.stdout, indent=2, default=str)
         print()
@@ -78,6 +87,20 @@ def run(args) -> int:
     if args.report:
         print(f"wrote {args.report}", file=sys.stderr)
     return 0
+
+
+def decision_pictures(decision) -> dict:
+    """Each answered design's canvas and logical view, drawn by the app's code offscreen (as
+    `designer report` does); without Qt the report says why they are missing, and so does stderr
+    (once for all designs)."""
+    from .common import err
+    from .report import render_pictures
+
+    pictures = {a.name: render_pictures(a.document, a.evaluation, a.name) for a in decision.answers
+                if not a.error and a.document is not None}
+    for reason in dict.fromkeys(p.missing for p in pictures.values() if p.missing):
+        err(f"warning: the report has no pictures: {reason}")
+    return pictures
 
 
 def decision_text(d) -> str:

@@ -70,8 +70,9 @@ def _range_line(result, doc) -> str:
     from ..core.analysis.error_bars import step_time_range
 
     span = step_time_range(result, doc)
-    return (f"    80 % range    {span.range_s[0]:8.3f} - {span.range_s[1]:.3f} s  (the engine's error on "
-            f"{span.runs} published {span.error_class} runs)")
+    line = (f"    80 % range    {span.range_s[0]:8.3f} - {span.range_s[1]:.3f} s  (the engine's error on "
+            f"{span.runs} published {span.error_class.split(' (')[0]} runs)")
+    return line + (f"\n                  note: {span.note}" if span.note else "")
 
 
 def format_result(result, doc) -> str:

@@ -40,14 +40,19 @@ def run(args) -> int:
 def report_pictures(doc, result):
     """The report's canvas, logical view and timeline, drawn by the app's own code offscreen (Qt is
     imported only here, for this command); without Qt the report says so and goes on."""
+    pictures = render_pictures(doc, result, doc.metadata.name or "")
+    if pictures.missing:
+        err(f"warning: {'the report has no pictures: ' if not pictures.figures else ''}{pictures.missing}")
+    return pictures
+
+
+def render_pictures(doc, result, name: str):
+    """The pictures of `doc` as the app draws them, or none with the reason (this module is the
+    command line's one door to the app's drawing code: `designer report` and `designer decide`)."""
     from ..core.export.report_layout import ReportPictures
 
     try:
         from ..ui.common.report_pictures import render_report_pictures
     except ImportError as exc:
-        err(f"warning: the report has no pictures: {exc}")
         return ReportPictures(missing=f"the app's drawing code could not be loaded ({exc})")
-    pictures = render_report_pictures(doc, result, doc.metadata.name or "")
-    if pictures.missing:
-        err(f"warning: {pictures.missing}")
-    return pictures
+    return render_report_pictures(doc, result, name)

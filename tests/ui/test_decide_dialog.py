@@ -33,4 +33,15 @@ def test_compare_clusters_for_a_model_from_the_tools_menu(empty_window, tmp_path
     labels = [dialog.table.verticalHeaderItem(i).text() for i in range(dialog.table.rowCount())]
     assert "time to train (days)" in labels and "cost per run" in labels and "goodput" in labels
     out = tmp_path / "decision.pdf"
-    assert dialog.write_report(str(out)) == str(out) and out.read_bytes().startswith(b"%PDF")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), "")))
+    dialog.report_button.click()
+    # the report a buyer forwards: each design's pictures, its best plan's Megatron-LM arguments, the
+    # Advisor's changes and the assumptions, as in `designer decide --report`
+    from tests.test_decide import pdf_text_and_pictures
+
+    text, pictures = pdf_text_and_pictures(out.read_bytes())
+    assert pictures == 4  # two designs, each its racks and cables and its logical fabric view
+    for answer in dialog.decision.answers:
+        assert f"Design: {answer.name}" in text and answer.changes is not None
+    assert text.count("Best plan as Megatron-LM arguments") == 2 and text.count("--global-batch-size") == 2
+    assert "the Advisor's best changes" in text and "Assumptions and sources" in text

@@ -25,6 +25,7 @@ class Advice:
     note: str = ""
     error: str = ""
     set: list[str] = field(default_factory=list)
+    spare_share: float = 0.0  # servers the change keeps in a pool beside the job, as a share of it (priced)
     # Cost side (advice_cost.py): relative changes against the current design; None = not priced.
     capex_change: float | None = None
     fabric_capex_change: float | None = None

@@ -68,8 +68,9 @@ def annotate_costs(base_doc, base_result, candidates, catalog: Catalog | None = 
                 continue
             gpus = a.document.num_gpus()
             num_gpus = gpus if a.category == "scale" else min(base_result.num_gpus, gpus)
-        tpu = _job_share(a.tokens_per_s, num_gpus, gpus, est.usd_per_hour)
-        a.capex_change = _change(est.capex_usd, base.capex_usd)
+        pool = 1.0 + a.spare_share  # a spare pool is bought and powered with the rest
+        tpu = _job_share(a.tokens_per_s, num_gpus, gpus, est.usd_per_hour * pool)
+        a.capex_change = _change(est.capex_usd * pool, base.capex_usd)
         a.fabric_capex_change = _change(est.fabric_capex_usd, base.fabric_capex_usd)
         a.tokens_per_usd_change = _change(tpu, base_tpu)
         a.cost_note = cost_text(a.speedup, a.capex_change, a.fabric_capex_change, a.tokens_per_usd_change)

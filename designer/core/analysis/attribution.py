@@ -129,7 +129,9 @@ def attribute(result: Evaluation, doc: Document, catalog: Catalog | None = None)
     rest = b["imbalance_wait"] - tail
     if tail > 0:
         add("waiting for the slowest GPU", "imbalance_wait", tail,
-            detail=f"every collective waits for the slowest of {result.num_gpus:,} GPUs (rank_speed_cv)")
+            detail=f"every collective waits for the slowest of {result.num_gpus:,} GPUs: identical GPUs differ "
+            "in speed under power and thermal limits (rank_speed_cv); a burn-in screen of the slowest servers "
+            "(rank_speed_screened_share) cuts the wait")
     add("imbalance and stragglers", "imbalance_wait", rest,
         detail=("waiting for " + ", ".join(slow[:6]) + (" ..." if len(slow) > 6 else "")) if slow
         else "uneven stages (the first and last hold the embedding and the output layer)")

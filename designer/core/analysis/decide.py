@@ -39,6 +39,8 @@ class DesignAnswer:
     search_s: float = 0.0
     plans_costed: int = 0
     error: str = ""  # why this design has no answer (no plan fits, ...)
+    document: Document | None = None  # the design with its best plan (what the report draws and exports)
+    changes: list | None = None  # the Advisor's best changes of that plan (add_top_changes); None: not asked
 
     def as_json(self) -> dict:
         out = {"name": self.name, "num_gpus": self.num_gpus, "accelerator": self.accelerator,
@@ -55,6 +57,9 @@ class DesignAnswer:
                 "run": self.run.as_json(), "hours_range": list(self.hours_range),
                 "usd_range": list(self.usd_range), "goodput": self.goodput.as_json(),
                 "capex_usd": self.cost.capex_usd, "usd_per_hour": self.cost.usd_per_hour}
+        if self.changes is not None:
+            out["changes"] = [{"id": c.id, "title": c.title, "speedup": c.speedup, "set": c.set,
+                               "tokens_per_usd_change": c.tokens_per_usd_change} for c in self.changes]
         return out
 
 
@@ -103,7 +108,7 @@ def answer_design(name: str, doc: Document, tokens: float, catalog: Catalog, wor
     work = doc.copy()
     work.replace_job(point.workload(work.spec.workload), point.parallelism(work.spec.parallelism or Parallelism()))
     r = Engine(catalog).evaluate(work)
-    answer.point, answer.plan, answer.evaluation = point, point.label(), r
+    answer.point, answer.plan, answer.evaluation, answer.document = point, point.label(), r, work
     answer.cost = estimate_cost(work, r, catalog=catalog)
     answer.goodput = job_goodput(work, r, catalog)
     answer.run = run_cost(tokens, r.tokens_per_s, r.num_gpus, answer.cost, answer.goodput)
@@ -114,6 +119,24 @@ def answer_design(name: str, doc: Document, tokens: float, catalog: Catalog, wor
     answer.usd_range = (answer.run.usd * lo / r.step_time_s, answer.run.usd * hi / r.step_time_s)
     answer.bottleneck = _bottleneck(r)
     return answer
+
+
+TOP_CHANGES = 3  # the Advisor's changes the decision report gives per design
+
+
+def add_top_changes(decision: Decision, catalog: Catalog | None = None, count: int = TOP_CHANGES) -> None:
+    """Each answered design's best `count` changes by the Advisor (analysis/whatif.py) at its best
+    plan: the ones that fit with the memory headroom and buy more than the engine's noise, best
+    first; what could still change the decision. Not the 'more servers' changes: the decision
+    fixes the GPUs."""
+    from .whatif import NO_GAIN, advise
+
+    catalog = catalog or default_catalog()
+    for a in decision.answers:
+        if a.error or a.document is None:
+            continue
+        report = advise(a.document, catalog, result=a.evaluation, include_scale=False)
+        a.changes = [c for c in report["ranked"] if c.fits_in_memory and c.speedup > NO_GAIN][:count]
 
 
 def same_job(doc: Document, workload: Workload, parallelism: Parallelism | None) -> None:

@@ -44,19 +44,32 @@ def candidates(cls: str) -> list[str]:
     return [cls, f"{arch}/{precision}/{fabric}", f"{arch}/{precision}", arch, "all"]
 
 
+def fabric_runs(fabric: str, data: dict) -> int:
+    """Published training runs of the range half on `fabric` (InfiniBand or Ethernet), all classes."""
+    return sum(row["runs"] for key, row in data["classes"].items()
+               if key.count("/") == 2 and key.split("/")[2] == fabric)
+
+
 def range_for(step_s: float, cls: str, data: dict | None = None) -> StepRange:
+    """The range of `cls`, or of the narrowest widening with enough runs. A run on a fabric with
+    fewer than `min_runs` published runs (Ethernet today) says so in its error_class: its range
+    is that of the other fabric's runs."""
     data = data or error_ranges()
     classes = data["classes"]
     minimum = data.get("min_runs", 5)
-    note = ""
-    if cls.split("/")[2] not in data.get("fabrics_measured", ["infiniband"]):
-        note = f"no published {cls.split('/')[2]} training run: the range is that of other fabrics"
+    fabric = cls.split("/")[2]
+    measured = fabric_runs(fabric, data)
+    note = fallback = ""
+    if measured < minimum:
+        counted = "no published" if measured == 0 else f"only {measured} published"
+        note = f"{counted} {fabric} training run{'s' if measured > 1 else ''}: the range is that of other fabrics"
+        fallback = f" (fallback: {counted} {fabric} run{'s' if measured > 1 else ''})"
     for key in candidates(cls):
         row = classes.get(key)
         if row and row["runs"] >= minimum:
-            return StepRange((step_s * row["low"], step_s * row["high"]), key, row["runs"], note)
+            return StepRange((step_s * row["low"], step_s * row["high"]), key + fallback, row["runs"], note)
     row = classes["all"]
-    return StepRange((step_s * row["low"], step_s * row["high"]), "all", row["runs"], note)
+    return StepRange((step_s * row["low"], step_s * row["high"]), "all" + fallback, row["runs"], note)
 
 
 def step_time_range(result, doc, catalog=None) -> StepRange:

@@ -8,6 +8,7 @@ to the question a user came with.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 
 from ..engine.evaluate import Engine, Evaluation
@@ -180,6 +181,32 @@ def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
     return out + domain_candidates(doc, catalog)
 
 
+SCREENED_SHARE = 0.02  # the burn-in screen the Advisor offers: the slowest 2 % of GPUs out
+
+
+def _screen_candidates(doc: Document, result: Evaluation) -> list[Advice]:
+    """Screen out the slowest GPUs before the job (a burn-in sweep of every server; the ones it
+    rejects replaced from the spare pool): the wait for the slowest of N (rank_speed_cv) then
+    stops at the screen's cut instead of growing with N."""
+    from ..engine.constants import engine_constants
+
+    k = engine_constants(doc.spec.calibration)
+    if result.slowest_rank_wait_s <= 0 or k.rank_speed_screened_share >= SCREENED_SHARE:
+        return []
+    gpus_per_server = max(1, result.num_gpus // max(1, len(doc.nodes))) if doc.nodes else 8
+    spares = max(1, math.ceil(SCREENED_SHARE * result.num_gpus / gpus_per_server))
+    calibration = {**doc.spec.calibration, "rank_speed_screened_share": SCREENED_SHARE}
+    spec = dataclasses.replace(doc.spec, calibration=calibration)
+    return [Advice("screen-slowest", f"burn-in screen: slowest {SCREENED_SHARE:.0%} of servers out",
+                   "hardware",
+                   f"run a GEMM burn-in on every server and keep the slowest {SCREENED_SHARE:.0%} out of the job, "
+                   f"replaced from a pool of about {spares} spare server{'s' if spares != 1 else ''} (the hot "
+                   f"spares): the wait for the slowest of {result.num_gpus:,} GPUs stops at the screen's cut",
+                   Document(spec, doc.metadata), False,
+                   set=[f"calibration.rank_speed_screened_share={SCREENED_SHARE}"],
+                   spare_share=spares * gpus_per_server / max(1, result.num_gpus))]
+
+
 def _more_nodes(doc: Document, result: Evaluation, catalog: Catalog) -> list[Advice]:
     nodes = len(doc.nodes)
     out = []
@@ -217,7 +244,8 @@ def advise(doc: Document, catalog: Catalog | None = None, engine: Engine | None 
     base = fx.detached_copy(doc)
     result = result or engine.evaluate(base)
     why = attribute(result, base, catalog)
-    candidates = _plan_candidates(base, result) + _hardware_candidates(base, catalog)
+    candidates = _plan_candidates(base, result) + _hardware_candidates(base, catalog) \
+        + _screen_candidates(base, result)
     if include_scale:
         candidates += _more_nodes(base, result, catalog)
     quick = Engine(catalog, detail=False)

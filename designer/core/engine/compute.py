@@ -423,8 +423,12 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             bwd_compute += ops.memory(copy * 1.5)
             fwd.busy["compute"] = fwd_compute
             bwd.busy["compute"] = bwd_compute
-        exposed_f = max(0.0, ag - fwd_compute)
-        exposed_b = max(0.0, ag + rs - bwd_compute)
+        # the prefetch runs on its own stream through the whole layer: under its compute and under
+        # the TP / CP / EP communication the layer waits for. Hiding it behind the compute alone
+        # counted the window of an overlapped collective twice, so a slower GPU (longer windows)
+        # came out faster.
+        exposed_f = max(0.0, ag - fwd_compute - _exposed_comm(fwd))
+        exposed_b = max(0.0, ag + rs - bwd_compute - _exposed_comm(bwd))
         fwd.busy["dp_comm"], fwd.hidden["dp_comm"] = exposed_f, ag - exposed_f
         bwd.busy["dp_comm"], bwd.hidden["dp_comm"] = exposed_b, ag + rs - exposed_b
 
@@ -548,6 +552,11 @@ def unfused_attention(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCost
            + ops.gemm(s_q, s_k, m.head_dim, heads) + ops.gemm(s_k, m.head_dim, s_q, heads)  # dP, dV
            + ops.memory(scores * per_bwd))
     return fwd, bwd
+
+
+def _exposed_comm(phase: Phase) -> float:
+    """The TP, CP and EP communication a phase waits for (not hidden under its compute)."""
+    return phase.busy.get("tp_comm", 0.0) + phase.busy.get("cp_comm", 0.0) + phase.busy.get("ep_comm", 0.0)
 
 
 def k_slowdown(ops: OpCoster) -> float:

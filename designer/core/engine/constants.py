@@ -338,11 +338,19 @@ class EngineConstants:
         "graphs remove them all. Estimate: the attention block issues about half a layer's kernels",
         **FRACTION)
     rank_speed_cv: float = _c(
-        0.025, "Spread of identical GPUs' speed within one job (coefficient of variation): a synchronous "
-        "step waits for the slowest of N, about cv x sqrt(2 ln N) behind the mean. Fitted to the weak-scaling "
-        "series DGXC-GPT3-175B 128 -> 2048 GPUs (+2.2% measured); Sinha et al., 'Not All GPUs Are Created "
-        "Equal' (SC'22) measure several per cent of GPU-to-GPU variation on large clusters",
+        0.025, "Spread of identical GPUs' sustained speed within one job (coefficient of variation of a "
+        "normal spread): a synchronous step waits for the slowest of N, about cv x sqrt(2 ln N) behind the mean "
+        "(the expected maximum of N normal draws). Measured per-GPU spread under power and thermal management: "
+        "Sinha et al., 'Not All GPUs Are Created Equal' (SC'22, arXiv:2208.11035), over 90 % of the GPUs of "
+        "Summit, Vortex, Frontera, Longhorn and Corona: 8 % mean performance variation between GPUs of one SKU "
+        "(up to 22 %), outliers 1.5x slower than the median. The value is the growth of the step with N in the "
+        "weak-scaling series DGXC-GPT3-175B 128 -> 2048 GPUs (+2.2 % measured, 0.78 cv of compute predicted)",
         unit="fraction", minimum=0, maximum=0.5)
+    rank_speed_screened_share: float = _c(
+        0.0, "Share of the slowest GPUs a burn-in screen takes out of the job with their servers before it "
+        "starts (a GEMM sweep of every node, replaced from the spare pool): the slowest of N is then at most "
+        "the (1 - share) quantile of the spread. Node qualification sweeps of this kind: Guard / NodeSweep "
+        "(arXiv:2605.17879). 0: no screen", unit="fraction", minimum=0, maximum=0.5)
     multi_tensor_max_tensors_adam: int = _c(
         36, "Tensors one fused Adam launch takes (apex/Transformer Engine multi_tensor_apply, depth 4: grad, "
         "param, m, v; csrc/multi_tensor_apply.cuh depth_to_max_tensors[3])", unit="tensors", minimum=1,

@@ -169,10 +169,10 @@ class DecideDialog(QDialog):
             path, _ = QFileDialog.getSaveFileName(self, "Report", "decision.pdf", "PDF document (*.pdf)")
             if not path:
                 return None
-        from ...core.export.report_decide import write_decision_report
+        from ..common.decision_report import write_decision_pdf
 
         try:
-            write_decision_report(self.decision, path)
+            write_decision_pdf(self.decision, path)  # with each design's pictures and Advisor changes
         except OSError as exc:
             self._show_error(f"cannot write {path}: {exc}")
             return None

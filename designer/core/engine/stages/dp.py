@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from ..bounded_memo import remember
 from ..constants import EngineConstants
@@ -346,10 +347,21 @@ def per_step_pass_bytes(job: Job, k: EngineConstants, local_params: float, stage
 
 def slowest_rank_tail_s(num_gpus: int, compute_s: float, k: EngineConstants) -> float:
     """The expected wait for the slowest of N GPUs: every collective waits for its last rank,
-    and identical GPUs still run a little apart (clocks under power and thermal limits, memory
+    and identical GPUs run a little apart (clocks under power and thermal limits, memory
     refresh, host noise). With a spread of cv per GPU the slowest of N is about
     cv * sqrt(2 ln N) behind the mean (the maximum of N normal draws), so a synchronous step
-    slows as the job grows: the cost of weak scaling the rest of the engine does not see."""
+    slows as the job grows: the cost of weak scaling the rest of the engine does not see.
+    A burn-in screen that takes out the slowest share q of the GPUs cuts the spread's tail at
+    its (1 - q) quantile: no GPU of the job is slower than that."""
     if num_gpus < 2 or k.rank_speed_cv <= 0:
         return 0.0
-    return compute_s * k.rank_speed_cv * math.sqrt(2.0 * math.log(num_gpus))
+    return compute_s * k.rank_speed_cv * slowest_of(num_gpus, k.rank_speed_screened_share)
+
+
+def slowest_of(num_gpus: int, screened_share: float = 0.0) -> float:
+    """Standard deviations the slowest of N normal draws lies behind the mean, with the slowest
+    `screened_share` of the population taken out beforehand."""
+    z = math.sqrt(2.0 * math.log(num_gpus)) if num_gpus > 1 else 0.0
+    if screened_share > 0:
+        z = min(z, NormalDist().inv_cdf(1.0 - screened_share))
+    return max(0.0, z)

@@ -81,8 +81,14 @@ def build_events(job: Job, layout: Layout, phases: LayerPhases, pipe: PipelineRu
                                     "wait for the slowest replica/stage",
                                     waited_for=int(pipelines[worst_replica, slowest])))
             events.append(Event(device, "compute", step_end, step_end + optimizer_s, "optimizer", "optimizer step"))
+            # the expected wait for the slowest of the job's GPUs (their speed spread): a wait of its
+            # own, drawn before the step's last collective, never inside a communication bar
+            t = step_end + optimizer_s
+            if dp.tail_s > 0:
+                events.append(Event(device, "wait", t, t + dp.tail_s, "imbalance_wait",
+                                    f"wait for the slowest of {plan.num_gpus:,} GPUs (speed spread)"))
+                t += dp.tail_s
             if dp.ag_exposed > 0:
-                events.append(Event(device, "dp", step_end + optimizer_s, dp.step_time, "dp_comm",
-                                    "parameter all-gather", group="dp"))
+                events.append(Event(device, "dp", t, dp.step_time, "dp_comm", "parameter all-gather", group="dp"))
     events.sort(key=lambda e: (e.device, e.start_s))
     return events
