@@ -15,7 +15,8 @@ def _host_role_args(g) -> None:
     g.add_argument("--compute", metavar="REGEX", default=None,
                    help="hosts whose name matches are GPU servers; the others storage, login or service hosts")
     g.add_argument("--hosts", metavar="MAP", default=None,
-                   help="a file of `PATTERN ROLE` lines (roles: compute, storage, login, service)")
+                   help="a file of `PATTERN ROLE [NAME]` lines (roles: compute, storage, login, service); PATTERN is "
+                        "a host-name pattern or an HCA's GUID (ibnetdiscover), NAME renames that host")
 
 
 def register_import(formats) -> None:

@@ -51,6 +51,18 @@ class FoundFabric:
     fabric: str = "infiniband"
 
 
+def rename_found_hosts(found: FoundFabric, renamed: dict[str, str]) -> None:
+    """Give hosts the names a --hosts MAP set (old name -> new), in its hosts and its cables' ends."""
+    if not renamed:
+        return
+    found.hosts = {renamed.get(h, h): n for h, n in found.hosts.items()}
+    for link in found.links:
+        for end in ("a", "b"):
+            kind, key, port = getattr(link, end)
+            if kind == "host" and key in renamed:
+                setattr(link, end, (kind, renamed[key], port))
+
+
 def safe_id(text: str) -> str:
     """An id usable in DEVICE:PORT endpoints: no ':' or spaces."""
     out = re.sub(r"[^A-Za-z0-9_.\-]+", "-", text).strip("-")

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 from ...model.elements import MAX_PORTS
 from ...problems import DesignerError, Problem
-from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
-from .host_roles import classify_hosts, describe
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, rename_found_hosts, safe_id
+from .host_roles import classify_hosts, describe, rename_hosts
 from .ib_devices import device
 
 # Nominal data rate per lane in Gb/s, by the IBTA speed names ibnetdiscover prints
@@ -351,6 +351,7 @@ class IbImport:
     fabric: FoundFabric
     warnings: list[str]
     degraded: list[int]  # indexes into fabric.links
+    host_guids: dict[str, list[str]] = field(default_factory=dict)  # host -> its HCAs' node GUIDs
 
 
 def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_GBPS) -> IbImport:
@@ -432,7 +433,8 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
     at_best: list[str] = []
     degraded = _flag_degraded(found, meta, records, at_best)
     warnings += _device_rates_note(records, skip, file) + [f"{file}: {line}" for line in at_best]
-    return IbImport(found, warnings, degraded)
+    host_guids = {host: sorted({guid for guid, _ in ports}) for host, ports in host_ports.items()}
+    return IbImport(found, warnings, degraded, host_guids)
 
 
 def _device_rates_note(records: dict[str, _Record], skip: set[str], file: str) -> list[str]:
@@ -502,6 +504,8 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
     """(document, lines for stderr). DesignerError (exit 65, FILE:LINE) on unreadable input."""
     parsed = parse_ibnetdiscover(text, file)
     imp = fabric_from_ib(parsed, file, link_gbps)
+    renamed, host_rules = rename_hosts(imp.host_guids, host_rules, host_map_file)
+    rename_found_hosts(imp.fabric, renamed)
     roles, why = classify_hosts(imp.fabric.hosts, compute, host_rules, host_map_file)
     if not imp.fabric.links:
         raise DesignerError([Problem("no cables between switches and servers in this output", file=file, line=1,
@@ -515,6 +519,9 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
                                description=description, roles=roles)
     messages = list(imp.warnings) + said
+    if renamed:
+        shown = ", ".join(f"{old} -> {new}" for old, new in list(renamed.items())[:6])
+        messages.append(f"{host_map_file}: renamed {len(renamed)} host(s): {shown}{', ...' if len(renamed) > 6 else ''}")
     apart = describe(roles, why)
     if apart:
         messages.append(apart)
