@@ -33,7 +33,7 @@ def register_import(formats) -> None:
     g.set_defaults(func=import_ibnetdiscover)
 
     g = formats.add_parser("iblinkinfo", help="an InfiniBand fabric from iblinkinfo's output", epilog=EPILOG)
-    g.add_argument("file", metavar="FILE", help="what `iblinkinfo > links.txt` printed")
+    g.add_argument("file", metavar="FILE", help="what `iblinkinfo > links.txt` (or `iblinkinfo --line`) printed")
     g.add_argument("-o", "--output", required=True, help="the YAML design to write")
     g.add_argument("--gpu", default="H100", help="accelerator of every server (default H100)")
     g.add_argument("--gpus-per-node", type=positive_int, default=None,
