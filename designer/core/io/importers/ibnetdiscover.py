@@ -50,9 +50,12 @@ DEFAULT_LINK_GBPS = 400.0
 
 _HEADER = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|routerguid)\s*=\s*(\S*)\s*$", re.IGNORECASE)
 _RECORD = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\s*(?:#\s*(.*))?$')
+# After a port number: an HCA port's GUID "(2c903003421b2)", or a Quantum-2 switch port's label as
+# ibdiagnet and newer ibnetdiscover print it, ASIC/cage/port[/split] "(1/2/1)" (or "(65)"), or both
+# (an HCA port in ibdiagnet's file: "(1)(b0cf0e0300e5b948)")
 _PORT = re.compile(
-    r'^\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+\))?\s*'
-    r'"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+\))?\s*(?:#\s*(.*))?$')
+    r'^\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+(?:/\d+)*\)){0,2}\s*'
+    r'"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+(?:/\d+)*\)){0,2}\s*(?:#\s*(.*))?$')
 _PORTS_REPORT = re.compile(
     r"^(SW|CA|RT)\s+(\d+)\s+(\d+)\s+(0x[0-9A-Fa-f]+)\s+(\d+[xX])\s+(\S+)\s+-\s+"
     r"(SW|CA|RT)\s+(\d+)\s+(\d+)\s+(0x[0-9A-Fa-f]+)\s+\(\s*'(.*?)'\s+-\s+'(.*?)'\s*\)\s*$")
