@@ -55,3 +55,22 @@ def test_a_name_for_several_hosts_or_a_taken_name_is_refused_at_its_line(tmp_pat
     assert code == 65 and "hosts.map:2:" in err and "'a' is already the name of another host" in err, err
     code, err, _ = _import(tmp_path, VOLTAIRE, "0x0008f10403960984 compute gpu:1\n")
     assert code == 65 and "hosts.map:1:28:" in err and "cannot name a host" in err, err
+
+
+def test_the_other_fabric_imports_take_the_same_map(tmp_path):
+    """import iblinkinfo and import slurm-topology read a MAP with a NAME column too (they exited 70
+    on it): by host name, and by the GUID a sharp_cmd topology.conf names its nodes with."""
+    data = IB.parent
+    (tmp_path / "hosts.map").write_text("n01 compute gpu01\nmgt service\n")
+    out = tmp_path / "ib.yaml"
+    code, _, err = run_cli("import", "iblinkinfo", data / "iblinkinfo" / "edr-sb7700-hpl-2node.txt", "-o", out,
+                           "--hosts", tmp_path / "hosts.map")
+    assert code == 0 and "renamed 1 host(s): n01 -> gpu01" in err, err
+    assert {n.id: n.role for n in load_document(out).nodes} == {"gpu01": "compute", "n02": "compute", "mgt": "service"}
+    (tmp_path / "hosts.map").write_text("0x155dfffd33ff7d compute node-a\n")
+    out = tmp_path / "slurm.yaml"
+    code, _, err = run_cli("import", "slurm-topology", data / "slurm" / "azure-sharp-cmd-topology.conf", "-o", out,
+                           "--hosts", tmp_path / "hosts.map", "--gpus-per-node", "1")
+    assert code == 0 and "renamed 1 host(s): 0x155dfffd33ff7d -> node-a" in err, err
+    assert "node-a" in {n.id for n in load_document(out).nodes}
+    assert run_cli("validate", out)[0] == 0

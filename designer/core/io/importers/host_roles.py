@@ -155,6 +155,22 @@ def classify_hosts(hcas: dict[str, int], compute: str | None = None,
     return roles, why
 
 
+def apply_host_map(found, rules: list[tuple] | None, map_file: str,
+                   guids: dict[str, list[str]] | None = None) -> tuple[list | None, list[str]]:
+    """The renames of a --hosts MAP applied to an imported fabric (a FoundFabric: its hosts and its
+    cables' ends): (the rules as classify_hosts takes them, the line for stderr, if any). `guids`: each
+    host's HCA GUIDs where the input gives them; a host named by a GUID (sharp_cmd's) is its own."""
+    from .fabric import rename_found_hosts
+
+    known = {h: list((guids or {}).get(h, [])) + ([h] if _GUID.fullmatch(h) else []) for h in found.hosts}
+    renamed, rules = rename_hosts(known, rules, map_file)
+    rename_found_hosts(found, renamed)
+    if not renamed:
+        return rules, []
+    shown = ", ".join(f"{old} -> {new}" for old, new in list(renamed.items())[:6])
+    return rules, [f"{map_file}: renamed {len(renamed)} host(s): {shown}{', ...' if len(renamed) > 6 else ''}"]
+
+
 def describe(roles: dict[str, str], why: dict[str, str], limit: int = 12) -> str | None:
     """One line for the import summary: the hosts that are not GPU servers, each with its reason."""
     others = [h for h, r in roles.items() if r != "compute"]

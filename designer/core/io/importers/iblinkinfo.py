@@ -29,7 +29,7 @@ from collections import defaultdict
 
 from ...problems import DesignerError, Problem
 from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
-from .host_roles import classify_hosts, describe
+from .host_roles import apply_host_map, classify_hosts, describe
 from .ibnetdiscover import _HCA_NAME, _MF0_NAME, LANE_GBPS
 
 # iblinkinfo prints the lane's signalling rate; the IBTA speed it stands for
@@ -163,6 +163,8 @@ def import_iblinkinfo(text: str, file: str, *, gpu: str = "H100", gpus_per_node:
         if ends[0] == ends[1] or (ends[0][0] == ends[1][0] == "switch" and ends[0][1] == ends[1][1]):
             continue  # a loopback plug
         found.links.append(FoundLink(ends[0], ends[1], gbps))
+    host_rules, renames = apply_host_map(found, host_rules, host_map_file)
+    said += renames
     roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
     description = (f"imported from iblinkinfo output {file}: {len(found.switches)} switch(es), {len(found.hosts)} "
                    f"host(s), {len(found.links)} cable(s)")

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 from ...model.elements import MAX_PORTS
 from ...problems import DesignerError, Problem
-from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, rename_found_hosts, safe_id
-from .host_roles import classify_hosts, describe, rename_hosts
+from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
+from .host_roles import apply_host_map, classify_hosts, describe
 from .ib_devices import device
 
 # Nominal data rate per lane in Gb/s, by the IBTA speed names ibnetdiscover prints
@@ -507,8 +507,7 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
     """(document, lines for stderr). DesignerError (exit 65, FILE:LINE) on unreadable input."""
     parsed = parse_ibnetdiscover(text, file)
     imp = fabric_from_ib(parsed, file, link_gbps)
-    renamed, host_rules = rename_hosts(imp.host_guids, host_rules, host_map_file)
-    rename_found_hosts(imp.fabric, renamed)
+    host_rules, renames = apply_host_map(imp.fabric, host_rules, host_map_file, imp.host_guids)
     roles, why = classify_hosts(imp.fabric.hosts, compute, host_rules, host_map_file)
     if not imp.fabric.links:
         raise DesignerError([Problem("no cables between switches and servers in this output", file=file, line=1,
@@ -522,9 +521,7 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
                                description=description, roles=roles)
     messages = list(imp.warnings) + said
-    if renamed:
-        shown = ", ".join(f"{old} -> {new}" for old, new in list(renamed.items())[:6])
-        messages.append(f"{host_map_file}: renamed {len(renamed)} host(s): {shown}{', ...' if len(renamed) > 6 else ''}")
+    messages += renames
     apart = describe(roles, why)
     if apart:
         messages.append(apart)
