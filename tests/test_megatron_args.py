@@ -174,14 +174,27 @@ def test_round_trip_on_the_bundled_examples(example, tmp_path):
 
 # ---- reading real launch scripts ----------------------------------------------------------------
 
-def fresh_design(tmp_path) -> Path:
+def fresh_design(tmp_path, gpus: int = 64) -> Path:
+    """The 64-GPU example, or a fat-tree of `gpus` H100s for a script's plan that needs more or fewer:
+    an import writes only a design whose plan the design can run."""
     path = tmp_path / "c.yaml"
-    shutil.copy(EXAMPLES / "h100-64gpu-infiniband.yaml", path)
+    if gpus == 64:
+        shutil.copy(EXAMPLES / "h100-64gpu-infiniband.yaml", path)
+    else:
+        from designer.core.generate import generate_fat_tree
+        from designer.core.io import save_document
+
+        save_document(generate_fat_tree(nodes=gpus // 8, gpu="H100", name="sized"), path)
     return path
 
 
 def test_megatrons_gpt3_175b_example_script(tmp_path):
-    path = fresh_design(tmp_path)
+    small = fresh_design(tmp_path)
+    before = small.read_bytes()
+    code, _, err = run_cli("import", "megatron", DATA / "train_gpt3_175b_distributed.sh", "--into", small)
+    assert code == 65 and small.read_bytes() == before, err  # TP 8 x PP 16 cannot run on 64 GPUs: not written
+    assert "TP x PP x CP = 8 x 16 x 1 = 128 does not divide the 64 GPUs" in err
+    path = fresh_design(tmp_path, gpus=128)
     code, _, err = run_cli("import", "megatron", DATA / "train_gpt3_175b_distributed.sh", "--into", path)
     assert code == 0, err
     doc = load_document(path)
@@ -194,7 +207,6 @@ def test_megatrons_gpt3_175b_example_script(tmp_path):
     assert all(f in ignored.split() for f in ("--save", "--load", "--data-path", "--lr", "--train-iters"))
     # the script takes it from GPT-2 BPE files; its sizes are GPT-3 175B's: that preset, with its vocabulary
     assert "vocab_size 51200 of gpt3-175b" in err and doc.spec.workload.preset == "gpt3-175b"
-    assert "does not divide the 64 GPUs" in err  # TP 8 x PP 16 on the 64-GPU design: said, not refused
 
 
 def test_megatrons_llama3_8b_fp8_example_script(tmp_path):
@@ -321,7 +333,7 @@ def test_search_json_has_each_plans_megatron_args(tmp_path):
 def test_an_sc21_script_keeps_its_recompute_under_the_2021_flag_name(tmp_path):
     """Megatron-LM v2.5's --activations-checkpoint-method uniform is full recompute: read by today's
     names alone it was ignored, and the run was costed without its recompute."""
-    path = fresh_design(tmp_path)
+    path = fresh_design(tmp_path, gpus=128)  # TP 8 x PP 16
     code, _, err = run_cli("import", "megatron", DATA / "pretrain_gpt3_175B_2021.sh", "--into", path)
     assert code == 0, err
     doc = load_document(path)
@@ -383,7 +395,7 @@ def test_the_sc21_table_scripts_read_as_bash_would_run_them(tmp_path):
     SRUN.sh: the import reads the 1.7B row, not the last branch, with its recompute."""
     folder = tmp_path / "sc21"
     shutil.copytree(DATA / "sc21", folder)
-    path = fresh_design(tmp_path)
+    path = fresh_design(tmp_path, gpus=32)  # the 1.7B row of the paper's table 1: 32 GPUs
     code, _, err = run_cli("import", "megatron", folder / "run_table_1.sh", "--into", path)
     assert code == 0, err
     doc = load_document(path)
@@ -407,7 +419,7 @@ def test_a_branch_on_an_unassigned_value_keeps_every_branch_as_before():
 
 
 def test_flags_that_change_the_step_but_no_key_holds_are_listed_with_what_they_change(tmp_path):
-    path = fresh_design(tmp_path)
+    path = fresh_design(tmp_path, gpus=128)  # TP 8 x PP 16
     code, _, err = run_cli("import", "megatron", DATA / "pretrain_gpt3_175B_2021.sh", "--into", path)
     assert code == 0, err
     said = [line for line in err.splitlines() if line.startswith("read, not costed: ")]

@@ -10,7 +10,7 @@ import sys
 import time
 
 from ..core.problems import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, DesignerError, Problem
-from .common import EPILOG, writing_output
+from .common import EPILOG, design_errors, save_validated
 
 
 def register(subparsers) -> None:
@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from ..core.analysis.calibrate import calibrate, described_source, format_result, read_logs
-    from ..core.io import load_document, save_document
+    from ..core.io import load_document
 
     if not 0 <= args.tolerance_pct <= 100:
         raise DesignerError([Problem(f"--tolerance-pct {args.tolerance_pct:g} is outside 0..100", "--tolerance-pct",
@@ -56,11 +56,11 @@ def run(args) -> int:
     if not args.output:
         print("designer calibrate: accepted; give -o FILE to write the calibrated design", file=sys.stderr)
         return EXIT_OK
+    before = design_errors(doc)
     doc.spec.calibration = result.calibration
     doc.metadata.description = described_source(doc.metadata.description, list(args.logs),
                                                 time.strftime("%Y-%m-%d"))
-    with writing_output(args.output):
-        save_document(doc, args.output)  # atomic: the old file stays whole until the new one is complete
+    save_validated(doc, args.output, before, "the calibrated design")
     fitted = ", ".join(f"{c.name} {c.value:.4f}" for c in result.constants)
     print(f"wrote {args.output}: calibration {fitted}", file=sys.stderr)
     return EXIT_OK

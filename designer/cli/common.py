@@ -39,6 +39,33 @@ def report_problems(problems: list[Problem]) -> None:
             f"the first {MAX_SHOWN_PROBLEMS} are shown)")
 
 
+# ---- designs written: validated first ------------------------------------------------------------
+
+def design_errors(doc) -> set[str]:
+    """The errors `designer validate` finds in `doc` (formatted), to compare before and after an edit."""
+    from ..core.design_check import check_document
+
+    return {p.format() for p in check_document(doc) if p.severity == "error"}
+
+
+def save_validated(doc, output: str, before: set[str] | None = None, what: str = "the design") -> None:
+    """Save `doc` to `output` (atomically) only when `designer validate` would pass it: every error
+    it has that `before` (the input's own, for a command that edits a design) did not is said and the
+    command exits 65 with nothing written. Every command that writes a design saves through here."""
+    from ..core.design_check import check_document
+    from ..core.io import save_document
+    from ..core.problems import EXIT_DATAERR
+
+    errors = [p for p in check_document(doc) if p.severity == "error" and p.format() not in (before or set())]
+    if errors:
+        shown = errors[:10]
+        raise DesignerError([Problem(f"{what} would not validate, so {output} was not written: {p.message}",
+                                     p.path, element=p.element, fix=p.fix or "change the input; nothing was written")
+                             for p in shown], EXIT_DATAERR)
+    with writing_output(output):
+        save_document(doc, output)  # atomic: the old file stays whole until the new one is complete
+
+
 # ---- -o files: one way to say why an output cannot be written ----------------------------------
 
 @contextlib.contextmanager

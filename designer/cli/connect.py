@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from ..core.problems import EXIT_OK, DesignerError, Problem
-from .common import EPILOG, writing_output
+from .common import EPILOG, design_errors, save_validated
 
 
 def register(subparsers) -> None:
@@ -22,7 +22,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..core.io import load_document, save_document
+    from ..core.io import load_document
     from ..core.io.locate import locate
     from ..core.model.auto_cable import CablingRefused, plan_connection
 
@@ -36,11 +36,11 @@ def run(args) -> int:
         problem = Problem(exc.message, path=path, element=exc.element, fix=exc.fix, file=args.file)
         locate([problem], args.file)
         raise DesignerError([problem]) from None
+    before = design_errors(doc)
     with doc.batch():
         for link in cabling.links:
             doc.add(link)
     output = args.output or args.file
-    with writing_output(output):
-        save_document(doc, output)  # atomic: the old file stays whole until the new one is complete
+    save_validated(doc, output, before, f"the design with {args.node} cabled")
     print(f"wrote {output}: {cabling.summary()}, {len(cabling.links)} new link(s)", file=sys.stderr)
     return EXIT_OK

@@ -15,7 +15,8 @@ def _host_role_args(g) -> None:
     g.add_argument("--compute", metavar="REGEX", default=None,
                    help="hosts whose name matches are GPU servers; the others storage, login or service hosts")
     g.add_argument("--hosts", metavar="MAP", default=None,
-                   help="a file of `PATTERN ROLE` lines (roles: compute, storage, login, service)")
+                   help="a file of `PATTERN ROLE [NAME]` lines (roles: compute, storage, login, service); PATTERN is "
+                        "a host-name pattern or an HCA's GUID (ibnetdiscover), NAME renames that host")
 
 
 def register_import(formats) -> None:
@@ -32,7 +33,7 @@ def register_import(formats) -> None:
     g.set_defaults(func=import_ibnetdiscover)
 
     g = formats.add_parser("iblinkinfo", help="an InfiniBand fabric from iblinkinfo's output", epilog=EPILOG)
-    g.add_argument("file", metavar="FILE", help="what `iblinkinfo > links.txt` printed")
+    g.add_argument("file", metavar="FILE", help="what `iblinkinfo > links.txt` (or `iblinkinfo --line`) printed")
     g.add_argument("-o", "--output", required=True, help="the YAML design to write")
     g.add_argument("--gpu", default="H100", help="accelerator of every server (default H100)")
     g.add_argument("--gpus-per-node", type=positive_int, default=None,

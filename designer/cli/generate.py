@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..core.problems import EXIT_DATAERR, EXIT_OK, EXIT_USAGE
-from .common import EPILOG, err, plural, positive_float, positive_int, writing_output
+from .common import EPILOG, err, plural, positive_float, positive_int, save_validated
 
 
 def system_names() -> list[str]:
@@ -46,7 +46,6 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from ..core.generate import FatTreeError, generate_fat_tree
     from ..core.generate.systems import SYSTEM_OPTIONS, options_for
-    from ..core.io import save_document
     from .progress import Progress
 
     with Progress("generate") as progress:
@@ -64,9 +63,8 @@ def run(args) -> int:
             progress.clear()
             err(f"designer generate: {exc}")
             return EXIT_DATAERR
-        progress.phase(f"writing {args.output}")
-        with writing_output(args.output):
-            save_document(doc, args.output)
+        progress.phase(f"checking and writing {args.output}")
+        save_validated(doc, args.output, what="the generated design")
     c = doc.counts()
     err(f"wrote {args.output}: {c['nodes']} servers, {c['gpus']} GPUs, {plural(c['switches'], 'switch', 'switches')}, "
         f"{c['links']} links ({c['cables']} cables), {c['racks']} racks")

@@ -11,7 +11,7 @@ import os
 import sys
 
 from ..core.problems import EXIT_OK
-from .common import EPILOG, err as _err, writing_output
+from .common import EPILOG, design_errors, err as _err, save_validated, writing_output
 
 
 def register_export(formats) -> None:
@@ -116,7 +116,7 @@ def _sourced_files_beside(script: str):
 
 
 def import_megatron(args) -> int:
-    from ..core.io import load_document, save_document
+    from ..core.io import load_document
     from ..core.io.importers.megatron_args import read_megatron
     from ..core.model.catalog import default_catalog
 
@@ -134,6 +134,7 @@ def import_megatron(args) -> int:
         _err(f"read, not costed: {item}")
     for note in imported.notes:
         _err(f"note: {note}")
+    before = design_errors(doc)
     if index is None:
         doc.set_job(imported.workload, imported.parallelism)
     else:  # a design with several jobs: the line is that job's (spec.jobs[index])
@@ -142,8 +143,7 @@ def import_megatron(args) -> int:
         jobs = list(doc.spec.jobs)
         jobs[index] = dataclasses.replace(jobs[index], workload=imported.workload, parallelism=imported.parallelism)
         doc.set_jobs(jobs)
-    with writing_output(args.into):
-        save_document(doc, args.into)  # atomic: the old file stays whole until the new one is complete
+    save_validated(doc, args.into, before, "the design with this launch line's job")
     from ..core.model.plan import check_plan
 
     for p in check_plan(doc):

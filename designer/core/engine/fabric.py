@@ -22,11 +22,11 @@ import numpy as np
 from ..model.catalog import Catalog
 from ..model.document import Document
 from ..model.endpoints import parse_endpoints
+from ..model.network_reach import TIER_RANK, switch_links
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
 from .constants import EngineConstants, accelerator_constants
 
-TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 LINK_KIND_CODE = {"infiniband": 0, "ethernet": 1, "nvlink": 2, "pcie": 3}
 
 
@@ -374,29 +374,14 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     n_sw = len(switches)
     tier = np.array([TIER_RANK.get(s.tier, 0) for s in switches], dtype=np.int64)
     ss = np.flatnonzero((a_kind == 2) & (b_kind == 2) & (a_idx != b_idx) & ~on_tray)
-    ai, bi = a_idx[ss], b_idx[ss]
-    lower = np.where((tier[ai] < tier[bi]) | ((tier[ai] == tier[bi]) & (ai < bi)), ai, bi)
-    upper = np.where(lower == ai, bi, ai)
     is_leaf = np.zeros(n_sw, dtype=bool)
     is_leaf[nic_leaf[nic_leaf >= 0]] = True
-    leaf_up = (is_leaf[lower] & ~is_leaf[upper]) | ((tier[lower] < tier[upper]) & (tier[upper] < 2))
-    fabric._uplink = (ss[leaf_up], lower[leaf_up])
-    # pods: connected components of leaves and spines (label propagation, a few rounds)
-    label = np.where((tier < 2) & ~tray, np.arange(n_sw), -1)  # a tray is in no pod
-    inside = (tier[lower] < 2) & (tier[upper] < 2)
-    lu, uu = lower[inside], upper[inside]
-    for _ in range(64):
-        before = label.copy()
-        m = np.minimum(label[lu], label[uu])
-        np.minimum.at(label, lu, m)
-        np.minimum.at(label, uu, m)
-        if np.array_equal(before, label):
-            break
-    roots, pod = np.unique(label[label >= 0], return_inverse=True)
-    switch_pod = np.full(n_sw, -1, dtype=np.int32)
-    switch_pod[label >= 0] = pod.reshape(-1)
-    fabric.switch_pod = switch_pod
-    to_core = (tier[upper] == 2) & (switch_pod[lower] >= 0)
+    routes = switch_links(tier, is_leaf, tray, ss, a_idx[ss], b_idx[ss])  # the design check's rules too
+    lower, to_core = routes.lower, routes.to_core
+    fabric._uplink = (np.concatenate([ss[routes.uplink], ss[routes.upper_uplink]]),
+                      np.concatenate([lower[routes.uplink], routes.upper[routes.upper_uplink]]))
+    switch_pod = fabric.switch_pod = routes.pod
+    roots = np.unique(switch_pod[switch_pod >= 0])
     fabric._podlink = (ss[to_core], switch_pod[lower[to_core]])
     fabric.has_core = bool(np.any(to_core))
     fabric.leaf_up_cables = np.bincount(fabric._uplink[1], count[fabric._uplink[0]], minlength=n_sw).astype(np.int64)

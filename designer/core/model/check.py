@@ -344,59 +344,43 @@ def device_problems(doc: Document, cables_on: dict[str, int], used_ports, anonym
 
 
 def _leaves_without_uplinks(doc: Document) -> list[Problem]:
-    """A switch with servers but no link to another switch, while other servers of the
-    network hang off other switches: its servers cannot reach them (a step would never end).
-    A rail-only fabric (every server on every rail switch) stays one network and passes."""
+    """Servers that no route of the engine joins to the other servers of the network (a step across
+    them would never end): a switch with servers but no up-link (network_reach's rules: a cable to
+    a higher tier, or to a switch without servers), a pod of leaves and spines with no cable to the
+    core while other pods wait beyond it, core switches no cable joins. A rail-only fabric (every
+    server on every rail switch) stays one network and passes."""
     from .check_links_fast import every_leaf_has_uplinks
+    from .network_reach import server_islands
 
     if every_leaf_has_uplinks(doc):  # the common case, on whole arrays
         return []
-    switches = {s.id: i for i, s in enumerate(doc.switches)}
-    nodes = {n.id for n in doc.nodes}
-    network = [(split_endpoint(l.a)[0], split_endpoint(l.b)[0]) for l in doc.links
-               if l.kind in ("ethernet", "infiniband")]
-    has_servers: set[str] = set()
-    has_switch_peer: set[str] = set()
-    for a, b in network:
-        for me, other in ((a, b), (b, a)):
-            if me in switches:
-                if other in switches and other != me:
-                    has_switch_peer.add(me)
-                elif other in nodes:
-                    has_servers.add(me)
-    lonely = [sw for sw in has_servers if sw not in has_switch_peer]
-    if not lonely:
+    islands = server_islands(doc)
+    if len(islands) < 2:
         return []
-    # servers and switches joined by network cables: one island per reachable group
-    parent: dict[str, str] = {}
-
-    def root(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in network:
-        if (a in nodes or a in switches) and (b in nodes or b in switches):
-            parent[root(a)] = root(b)
-    servers_in: dict[str, list[str]] = defaultdict(list)
-    for n in doc.nodes:
-        if n.id in parent and n.role == "compute":  # a management island of service hosts cuts off no GPU
-            servers_in[root(n.id)].append(n.id)
-    networked = sum(len(v) for v in servers_in.values())
+    switches = doc.switches
+    total = sum(len(island.servers) for island in islands)
     out = []
-    for sw in sorted(lonely, key=switches.get):
-        mine = servers_in[root(sw)]
-        others = networked - len(mine)
-        if others <= 0 or not mine:
-            continue
-        switch = doc.switches[switches[sw]]
+    for island in islands:
+        mine = island.servers
         shown = ", ".join(mine[:3]) + (", ..." if len(mine) > 3 else "")
-        out.append(_p(f"{switch.tier} switch {sw} has no up-links: its {len(mine)} server(s) ({shown}) cannot "
-                      f"reach the other {others} server(s) of the network", f"spec.switches[{switches[sw]}]", sw,
-                      f"connect {sw} to a spine switch as the other leaves are, or cable its servers to a leaf "
-                      f"that has up-links"))
+        cut = f"its {len(mine)} server(s) ({shown}) cannot reach the other {total - len(mine)} server(s) of the network"
+        for s in island.bare_leaves:
+            sw = switches[s].id
+            out.append(_p(f"{switches[s].tier} switch {sw} has no up-links: {cut}", f"spec.switches[{s}]", sw,
+                          f"connect {sw} to a spine switch as the other leaves are, or cable its servers to a leaf "
+                          f"that has up-links"))
+        for s in [] if island.bare_leaves else island.pods_without_core:
+            sw = switches[s].id
+            out.append(_p(f"the pod of {sw} (its leaves and spines) has no cable to a core switch, the only way "
+                          f"to the other pods: {cut}", f"spec.switches[{s}]", sw,
+                          f"connect the spines of {sw}'s pod to the core switches as the other pods are"))
+        if island.core and not island.bare_leaves and not island.pods_without_core:
+            names = ", ".join(switches[s].id for s in island.core[:4])
+            s = island.core[0]
+            out.append(_p(f"core switch(es) {names} reach no other core switch: {cut}", f"spec.switches[{s}]",
+                          switches[s].id, "connect the pods to the same core switches, or the core switches "
+                                          "to each other"))
+    out.sort(key=lambda p: int(p.path.split("[")[1].rstrip("]")))
     return out
 
 

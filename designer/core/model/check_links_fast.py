@@ -153,19 +153,8 @@ def _kinds_sound(kind, bw, network, a, b, is_switch, nic_kind, fabric, port_gbps
 
 
 def every_leaf_has_uplinks(doc: Document) -> bool:
-    """True when every switch with servers on its network cables also has a network cable to
-    another switch: then check._leaves_without_uplinks has nothing to report (False: it looks)."""
-    links = doc.links
-    node_ids, switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), doc.switches))
-    if not links or len(set(node_ids) | set(switch_ids)) != len(node_ids) + len(switch_ids):
-        return False
-    network = np.fromiter(map(NETWORK.__contains__, map(attrgetter("kind"), links)), bool, len(links))
-    a = parse_endpoints(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the links' check parsed these
-    b = parse_endpoints(list(map(attrgetter("b"), links)), node_ids, switch_ids)
-    has_servers = np.zeros(len(switch_ids), dtype=bool)
-    has_peer = np.zeros(len(switch_ids), dtype=bool)
-    for me, other in ((a, b), (b, a)):
-        mine = network & (me.kind == 2)
-        has_peer[me.index[mine & (other.kind == 2) & (me.index != other.index)]] = True
-        has_servers[me.index[mine & (other.kind == 1)]] = True
-    return not (has_servers & ~has_peer).any()
+    """True when the engine's routes join every compute server to every other (network_reach): then
+    check._leaves_without_uplinks has nothing to report (False: it looks)."""
+    from .network_reach import server_islands
+
+    return len(server_islands(doc)) < 2

@@ -51,6 +51,18 @@ class FoundFabric:
     fabric: str = "infiniband"
 
 
+def rename_found_hosts(found: FoundFabric, renamed: dict[str, str]) -> None:
+    """Give hosts the names a --hosts MAP set (old name -> new), in its hosts and its cables' ends."""
+    if not renamed:
+        return
+    found.hosts = {renamed.get(h, h): n for h, n in found.hosts.items()}
+    for link in found.links:
+        for end in ("a", "b"):
+            kind, key, port = getattr(link, end)
+            if kind == "host" and key in renamed:
+                setattr(link, end, (kind, renamed[key], port))
+
+
 def safe_id(text: str) -> str:
     """An id usable in DEVICE:PORT endpoints: no ':' or spaces."""
     out = re.sub(r"[^A-Za-z0-9_.\-]+", "-", text).strip("-")
@@ -246,6 +258,9 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
 
     # ---- cables
     tier_of = {switch_id[k]: tiers[k] for k in found.switches}
+    # cables are l0, l1, ... unless a switch or host already has such a name (a site's leaf "l1")
+    prefix = next(p for p in ("l", "link", "cable", "link-") if not any(re.fullmatch(rf"{re.escape(p)}\d+", x)
+                                                                       for x in used_ids))
     links = []
     for i, fl in enumerate(found.links):
         ends = []
@@ -258,7 +273,7 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
         else:
             up = {tier_of[switch_id[fl.a[1]]], tier_of[switch_id[fl.b[1]]]}
             latency = SPINE_CORE_CABLE_LATENCY_US if "core" in up else LEAF_SPINE_CABLE_LATENCY_US
-        links.append(Link(id=f"l{i}", a=ends[0], b=ends[1], kind=found.fabric, bandwidth_gbps=fl.gbps,
+        links.append(Link(id=f"{prefix}{i}", a=ends[0], b=ends[1], kind=found.fabric, bandwidth_gbps=fl.gbps,
                           latency_us=latency, note=fl.note))
 
     racks = _racks(found, nodes, node_id, switches, switch_id, said)

@@ -10,6 +10,14 @@ and node description:
                2    1[  ] ==(                Down/ Polling)==>             [  ] "" ( )
                2   17[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>       4    1[  ] "n02 HCA-1" ( )
 
+With `--line` (-l) every port is one line, headed by the port's GUID and its node's description
+(right-aligned in 30 characters), the peer's GUID before its LID:
+
+    0x248a07030017b128 "                  thing4 HCA-1"    612    1[  ] ==( 4X      25.78125 Gbps Active/  LinkUp)==>  0xec0d9a030002b810    496   20[  ] "SwitchIB Mellanox Technologies" ( )
+
+There a device is a switch when its LID shows more than one port (an HCA port has a LID of its own),
+or when its description says so.
+
 A device is known by its LID (a switch has one for all its ports, an HCA one per port); every cable
 is seen from both ends where the output lists both, once otherwise (a partial listing still gives
 each cable it shows). The lane rate is printed in Gb/s (25.78125 is EDR's signalling rate).
@@ -21,7 +29,7 @@ from collections import defaultdict
 
 from ...problems import DesignerError, Problem
 from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
-from .host_roles import classify_hosts, describe
+from .host_roles import apply_host_map, classify_hosts, describe
 from .ibnetdiscover import _HCA_NAME, _MF0_NAME, LANE_GBPS
 
 # iblinkinfo prints the lane's signalling rate; the IBTA speed it stands for
@@ -30,8 +38,10 @@ LANE_RATES = {"2.5": "SDR", "5.0": "DDR", "10.0": "QDR", "14.0625": "FDR", "25.7
 _HEADER = re.compile(r"^(CA|Switch|Router):\s*(?:(0x[0-9A-Fa-f]+)\s+)?(.*?):?\s*$")
 _PORT = re.compile(r"^\s*(?:0x[0-9A-Fa-f]+\s+)?(\d+)\s+(\d+)\[[^\]]*\]\s*==\((.*?)\)==>\s*(?:(\d+)\s+(\d+))?"
                    r"\s*\[[^\]]*\]\s*\"([^\"]*)\"")
+_LINE_MODE = re.compile(r"^\s*0x[0-9A-Fa-f]+\s+\"(.*?)\"\s+(\d+)\s+(\d+)\[[^\]]*\]\s*==\((.*?)\)==>\s*"
+                        r"(?:0x[0-9A-Fa-f]+\s+(\d+)\s+(\d+))?\s*\[[^\]]*\]\s*\"([^\"]*)\"")
 _LINK = re.compile(r"^\s*(\d+)X\s+([\d.]+)\s+Gbps\s*(?:\((\w+)\))?\s*(\w+)/\s*(\w+)")
-FIX = "give the whole output of `iblinkinfo` (without --line), as the tool printed it"
+FIX = "give the whole output of `iblinkinfo` (or `iblinkinfo --line`), as the tool printed it"
 
 
 def _bad(file: str, line: int, message: str, fix: str = FIX) -> DesignerError:
@@ -49,6 +59,7 @@ def parse_iblinkinfo(text: str, file: str):
     nodes: dict[int, tuple[str, str]] = {}
     cables: dict[frozenset, tuple] = {}
     top_port: dict[int, int] = defaultdict(int)
+    ports_of: dict[int, set[int]] = defaultdict(set)  # --line: the ports listed under each LID
     kind = desc = None
     seen_header = False
     for number, raw in enumerate(text.splitlines(), 1):
@@ -60,24 +71,34 @@ def parse_iblinkinfo(text: str, file: str):
             kind, desc = ("Switch" if header.group(1) == "Switch" else "Ca"), header.group(3).strip()
             seen_header = True
             continue
-        if line.lstrip().startswith("0x") and '"' in line.split("==(")[0]:
-            raise _bad(file, number, "a line of `iblinkinfo --line` (-l): this importer reads the default form",
-                       "run iblinkinfo without --line (-l)")
-        m = _PORT.match(line)
+        line_mode = _LINE_MODE.match(line)
+        if line_mode:  # --line: the node's description on every port line, no header
+            desc = line_mode.group(1).strip()
+            lid, port = int(line_mode.group(2)), int(line_mode.group(3))
+            ports_of[lid].add(port)
+            nodes.setdefault(lid, ("?", desc))
+            seen_header = True
+            m = line_mode
+            groups = (lid, port, m.group(4), m.group(5), m.group(6), m.group(7))
+        else:
+            m = _PORT.match(line)
+            groups = None if m is None else (int(m.group(1)), int(m.group(2)), m.group(3), m.group(4), m.group(5),
+                                             m.group(6))
         if m is None:
             if "==(" in line:
                 raise _bad(file, number, f"cannot read this port line: {line.strip()[:80]!r}")
             if not seen_header:
                 continue  # a prompt or a command line above the output
             raise _bad(file, number, f"not a line of iblinkinfo output: {line.strip()[:80]!r}")
-        if kind is None:
-            raise _bad(file, number, "a port line before any `CA:` or `Switch:` header")
-        lid, port = int(m.group(1)), int(m.group(2))
-        nodes.setdefault(lid, (kind, desc))
-        if kind == "Switch":
-            top_port[lid] = max(top_port[lid], port)
-        state = _LINK.match(m.group(3))
-        if state is None or m.group(4) is None:
+        lid, port, link_text, peer_lid, peer_port, rdesc = groups
+        if line_mode is None:
+            if kind is None:
+                raise _bad(file, number, "a port line before any `CA:` or `Switch:` header")
+            nodes.setdefault(lid, (kind, desc))
+            if kind == "Switch":
+                top_port[lid] = max(top_port[lid], port)
+        state = _LINK.match(link_text)
+        if state is None or peer_lid is None:
             continue  # Down / Polling, Disabled: nothing plugged in or no link
         width, rate, named, logical, physical = state.groups()
         if logical != "Active" and physical != "LinkUp":
@@ -85,7 +106,7 @@ def parse_iblinkinfo(text: str, file: str):
         speed = named.upper() if named else LANE_RATES.get(rate)
         if speed not in LANE_GBPS:
             raise _bad(file, number, f"unknown lane rate {rate} Gbps", "iblinkinfo prints 2.5 .. 212.5 Gbps per lane")
-        rlid, rport, rdesc = int(m.group(4)), int(m.group(5)), m.group(6)
+        rlid, rport = int(peer_lid), int(peer_port)
         nodes.setdefault(rlid, ("?", rdesc))
         if nodes[rlid][0] == "?" and nodes[rlid][1] != rdesc:
             nodes[rlid] = ("?", rdesc)
@@ -96,6 +117,11 @@ def parse_iblinkinfo(text: str, file: str):
     if not cables:
         raise _bad(file, max(1, len(text.splitlines())), "no active link in this output: this is not iblinkinfo "
                    "output, or every port is down")
+    for lid, ports in ports_of.items():  # --line: a LID with several ports is a switch's
+        if len(ports) > 1 and nodes[lid][0] == "?":
+            nodes[lid] = ("Switch", nodes[lid][1])
+        if nodes[lid][0] == "Switch":
+            top_port[lid] = max(top_port[lid], *ports)
     switch_lids = {lid for lid, (k, _) in nodes.items() if k == "Switch"}
     for lid, (k, d) in list(nodes.items()):
         if k == "?":  # seen only from its peer: a switch when its name says so, else an HCA
@@ -137,6 +163,8 @@ def import_iblinkinfo(text: str, file: str, *, gpu: str = "H100", gpus_per_node:
         if ends[0] == ends[1] or (ends[0][0] == ends[1][0] == "switch" and ends[0][1] == ends[1][1]):
             continue  # a loopback plug
         found.links.append(FoundLink(ends[0], ends[1], gbps))
+    host_rules, renames = apply_host_map(found, host_rules, host_map_file)
+    said += renames
     roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
     description = (f"imported from iblinkinfo output {file}: {len(found.switches)} switch(es), {len(found.hosts)} "
                    f"host(s), {len(found.links)} cable(s)")

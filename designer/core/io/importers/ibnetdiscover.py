@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from ...model.elements import MAX_PORTS
 from ...problems import DesignerError, Problem
 from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, provenance, safe_id
-from .host_roles import classify_hosts, describe
+from .host_roles import apply_host_map, classify_hosts, describe
 from .ib_devices import device
 
 # Nominal data rate per lane in Gb/s, by the IBTA speed names ibnetdiscover prints
@@ -50,9 +50,12 @@ DEFAULT_LINK_GBPS = 400.0
 
 _HEADER = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|routerguid)\s*=\s*(\S*)\s*$", re.IGNORECASE)
 _RECORD = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\s*(?:#\s*(.*))?$')
+# After a port number: an HCA port's GUID "(2c903003421b2)", or a Quantum-2 switch port's label as
+# ibdiagnet and newer ibnetdiscover print it, ASIC/cage/port[/split] "(1/2/1)" (or "(65)"), or both
+# (an HCA port in ibdiagnet's file: "(1)(b0cf0e0300e5b948)")
 _PORT = re.compile(
-    r'^\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+\))?\s*'
-    r'"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+\))?\s*(?:#\s*(.*))?$')
+    r'^\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+(?:/\d+)*\)){0,2}\s*'
+    r'"([SHR])-((?:0x)?[0-9A-Fa-f]+)"\[(\d+)\](?:\[ext \d+\])?(?:\((?:0x)?[0-9A-Fa-f]+(?:/\d+)*\)){0,2}\s*(?:#\s*(.*))?$')
 _PORTS_REPORT = re.compile(
     r"^(SW|CA|RT)\s+(\d+)\s+(\d+)\s+(0x[0-9A-Fa-f]+)\s+(\d+[xX])\s+(\S+)\s+-\s+"
     r"(SW|CA|RT)\s+(\d+)\s+(\d+)\s+(0x[0-9A-Fa-f]+)\s+\(\s*'(.*?)'\s+-\s+'(.*?)'\s*\)\s*$")
@@ -351,6 +354,7 @@ class IbImport:
     fabric: FoundFabric
     warnings: list[str]
     degraded: list[int]  # indexes into fabric.links
+    host_guids: dict[str, list[str]] = field(default_factory=dict)  # host -> its HCAs' node GUIDs
 
 
 def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_GBPS) -> IbImport:
@@ -432,7 +436,8 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
     at_best: list[str] = []
     degraded = _flag_degraded(found, meta, records, at_best)
     warnings += _device_rates_note(records, skip, file) + [f"{file}: {line}" for line in at_best]
-    return IbImport(found, warnings, degraded)
+    host_guids = {host: sorted({guid for guid, _ in ports}) for host, ports in host_ports.items()}
+    return IbImport(found, warnings, degraded, host_guids)
 
 
 def _device_rates_note(records: dict[str, _Record], skip: set[str], file: str) -> list[str]:
@@ -502,6 +507,7 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
     """(document, lines for stderr). DesignerError (exit 65, FILE:LINE) on unreadable input."""
     parsed = parse_ibnetdiscover(text, file)
     imp = fabric_from_ib(parsed, file, link_gbps)
+    host_rules, renames = apply_host_map(imp.fabric, host_rules, host_map_file, imp.host_guids)
     roles, why = classify_hosts(imp.fabric.hosts, compute, host_rules, host_map_file)
     if not imp.fabric.links:
         raise DesignerError([Problem("no cables between switches and servers in this output", file=file, line=1,
@@ -515,6 +521,7 @@ def import_ibnetdiscover(text: str, file: str, *, gpu: str = "H100", gpus_per_no
                                name=name or safe_id(file.rsplit("/", 1)[-1].rsplit(".", 1)[0]) or "imported",
                                description=description, roles=roles)
     messages = list(imp.warnings) + said
+    messages += renames
     apart = describe(roles, why)
     if apart:
         messages.append(apart)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 _ASSIGN = re.compile(r"^(?:export\s+|declare\s+(?:-\w+\s+)*|local\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$", re.S)
 _ARRAY = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$")
+_ARRAY_IN_TEXT = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")  # "... ${ARGS[@]}" inside a string
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _PROGRAM = re.compile(r"\.py$")
 
@@ -44,18 +45,18 @@ class ScriptError(ValueError):
 def _statements(text: str) -> list[tuple[int, str]]:
     """Logical lines: backslash continuations joined, an array's ( ... ) kept whole; comments kept
     for shlex to drop (it knows when a # is inside quotes)."""
-    out, buf, start, depth = [], [], 0, 0
+    out, buf, start, depth, quote = [], [], 0, 0, None
     for number, raw in enumerate(text.splitlines(), 1):
         if not buf:
             start = number
         line = raw.rstrip()
-        continued = line.endswith("\\") and not line.endswith("\\\\")
+        continued = line.endswith("\\") and not line.endswith("\\\\")  # (in "..." too, as in bash)
         body = line[:-1] if continued else line
-        code = _strip_comment(body)
+        code, quote = _strip_comment(body, quote)
         bare = re.sub(r"'[^']*'|\"[^\"]*\"", "", code)  # a ( inside quotes opens nothing
         depth += bare.count("(") - bare.count(")")
         buf.append(code)
-        if continued or depth > 0:
+        if continued or depth > 0 or quote:  # a quoted string may span lines (TRAINING_CMD="...)
             continue
         out.append((start, "\n".join(buf)))
         buf, depth = [], 0
@@ -64,18 +65,23 @@ def _statements(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _strip_comment(line: str) -> str:
-    """The line without a trailing `# comment` (a # inside quotes or a word stays)."""
-    quote = None
+def _strip_comment(line: str, quote: str | None = None) -> tuple[str, str | None]:
+    """The line without a trailing `# comment` (a # inside quotes or a word stays), and the quote
+    still open at its end; `quote`: the one open at its start (a string begun on an earlier line)."""
+    escaped = False
     for i, ch in enumerate(line):
         if quote:
-            if ch == quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
                 quote = None
         elif ch in "'\"":
             quote = ch
         elif ch == "#" and (i == 0 or line[i - 1].isspace()):
-            return line[:i]
-    return line
+            return line[:i], None
+    return line, quote
 
 
 def _split(text: str, first_line: int) -> list[Word]:
@@ -163,7 +169,8 @@ class _Reader:
             words = shlex.split(value, posix=True)
         except ValueError as exc:
             raise ScriptError(f"cannot read the assignment to {name}: {exc}", start, "close the quote") from None
-        joined = " ".join(words)
+        joined = _ARRAY_IN_TEXT.sub(lambda a: " ".join(item.text for item in self.arrays[a.group(1)])
+                                    if a.group(1) in self.arrays else a.group(0), " ".join(words))
         joined = _substitute(joined, self.scalars, self.unresolved, start) if "$(" not in joined else joined
         self.scalars[name] = self.scalars.get(name, "") + joined if append else joined
         if re.search(r"(^|\s)--[a-z]", self.scalars[name]):  # `export PARAMS="--num-layers 24 ..."`

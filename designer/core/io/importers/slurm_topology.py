@@ -21,7 +21,7 @@ from ...model.document import Document
 from ...model.elements import split_endpoint
 from ...problems import DesignerError, Problem, did_you_mean
 from .fabric import FoundFabric, FoundLink, FoundSwitch, build_document, infer_tiers, provenance, safe_id
-from .host_roles import classify_hosts, describe
+from .host_roles import apply_host_map, classify_hosts, describe
 from .hostlist import HostlistError, compress, expand
 
 DEFAULT_LINK_GBPS = 400.0  # NDR InfiniBand, what the generator defaults to as well
@@ -243,6 +243,8 @@ def import_slurm_topology(text: str, file: str, *, gpu: str = "H100", gpus_per_n
                     "`sharp_cmd topology` lists HCA ports, not hosts, so each became a server with one NIC and "
                     f"{gpus_per_node or 'one per HCA'} GPU(s); a host with 8 HCAs is 8 servers here: set "
                     "--gpus-per-node 1 to count one GPU per HCA")
+    host_rules, renames = apply_host_map(found, host_rules, host_map_file)
+    said += renames
     roles, why = classify_hosts(found.hosts, compute, host_rules, host_map_file)
     tiers = infer_tiers(found, roles)
     lateral = [(a, b) for a, b in topo.cables if tiers[a] == tiers[b]]
