@@ -1,0 +1,77 @@
+"""Several jobs: every panel shows the job selected in the Jobs panel and says which; the change line
+compares that job with its own previous result; the bundled shared-RoCE example shows who slows whom."""
+import copy
+
+import pytest
+
+EXAMPLE = "shared-roce-512gpu-3jobs"
+
+
+def open_example(window, name: str = EXAMPLE) -> None:
+    """File > Open Example > name."""
+    act = next(a for a in window.files.example_menu.actions() if a.text() == name)
+    act.trigger()
+    assert window.settle() and window.result is not None
+
+
+def select_job(window, row: int) -> None:
+    window.jobs_panel.table.setCurrentCell(row, 0)  # the user clicks the job's row
+    assert window.settle()
+
+
+def test_open_example_shared_roce_shows_who_slows_whom(empty_window):
+    window = empty_window
+    open_example(window)
+    rows = {r[0]: r for r in window.jobs_panel.row_texts()}
+    moe = rows["qwen3-30b-moe"]
+    assert moe[3].startswith("+") and moe[3] != "same"  # slower than alone
+    assert moe[4].startswith("llama3-8b +") and "leaf up-links" in moe[4]  # slowed by the dense job most
+    got = window.result.jobs[2]
+    assert got.interference[0]["job"] == "llama3-8b" and got.interference[0]["share"] > 0.005
+    tip = window.jobs_panel.table.item(2, 4).toolTip()
+    assert "llama3-8b: +" in tip and "llama3-70b: +" in tip  # everyone who slows it, in the tooltip
+
+
+@pytest.mark.slow
+def test_every_panel_follows_the_selected_job(empty_window):
+    from designer.ui.document.job_commands import SetJobs
+
+    window = empty_window
+    open_example(window)
+    select_job(window, 1)
+    second = window.result.jobs[1]
+    assert second.name == "llama3-8b"
+    # Breakdown (with its memory bar), Timeline and Advisor: the second job's, titled so
+    for dock, title in ((window.breakdown_dock, "Breakdown"), (window.timeline_dock, "Timeline"),
+                        (window.advisor_dock, "Advisor")):
+        assert dock.windowTitle() == f"{title}: llama3-8b"
+    panel = window.breakdown_panel
+    assert panel.result is second.result and panel.job == "llama3-8b"
+    assert panel.title.text.startswith("Job llama3-8b: Step time"), panel.title.text
+    assert window.results.shown_result() is second.result
+    assert "job llama3-8b" in panel.memory_plot.getAxis("bottom").labelText
+    window.timeline_dock.raise_()
+    assert window.settle()
+    assert window.timeline_panel.result is second.result
+    # the change line: the same job before and after an edit of it
+    before = second.result.step_time_s
+    jobs = copy.deepcopy(list(window.qdoc.doc.spec.jobs))
+    jobs[1].workload.global_batch_size *= 2
+    window.qdoc.push(SetJobs(window.qdoc, jobs, "double the batch of llama3-8b"))
+    assert window.settle()
+    assert panel.job == "llama3-8b" and panel.result is window.result.jobs[1].result
+    assert panel.previous.job == "llama3-8b" and panel.previous.step_time_s == pytest.approx(before)
+    assert "of job llama3-8b" in panel.diff_label.text()
+    # another job selected: no change line across jobs
+    select_job(window, 2)
+    assert panel.job == "qwen3-30b-moe" and panel.previous is None
+    assert "first evaluation of job qwen3-30b-moe" in panel.diff_label.text()
+    # the Advisor analyses the selected job, alone
+    select_job(window, 1)
+    window.advisor_dock.raise_()
+    advisor = window.advisor_panel
+    advisor.analyse()
+    assert advisor.wait_done(120)
+    assert advisor.error is None, advisor.error
+    assert advisor.report["job_name"] == "llama3-8b"
+    assert "for job llama3-8b alone" in advisor.status_label.text()
