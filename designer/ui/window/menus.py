@@ -153,6 +153,9 @@ VIEW_MENU = ("&View", (
 TOOLS_MENU = ("&Tools", (
     Command("generate", "&Generate Fat-Tree...", lambda w: w.tools.generate(), "Ctrl+G",
             "A whole fabric from a few numbers; undoable as one step"),
+    Command("costs", "&Parts and Costs...", lambda w: w.tools.parts_and_costs(), None,
+            "Prices, power and failure rates of the design's parts, editable (one undo step each), with the cost "
+            "and goodput they give"),
     Command("decide", "Compare &Clusters for a Model...", lambda w: w.tools.compare_clusters(), None,
             "The open design's job on other designs, each at its best plan: time, dollars and goodput per run"),
 ))
