@@ -162,3 +162,20 @@ def test_file_open_of_an_ibnetdiscover_output_offers_its_importer(window, monkey
     assert not window.errors, window.errors
     assert offered and "ibnetdiscover output" in offered[-1] and "YAML" not in offered[-1]
     assert seen and window.qdoc.doc.switches
+
+
+@pytest.mark.parametrize("path, key", [
+    ("ibnetdiscover/edr-two-tier-ddr-link.topo", "ibnetdiscover"),
+    ("ibnetdiscover/man-page-voltaire-sdr.topo", "ibnetdiscover"),
+    ("ibnetdiscover/ibm-pcm-2009-sdr.topo", "ibnetdiscover"),
+    ("iblinkinfo/edr-sb7700-hpl-2node.txt", "iblinkinfo"),
+    ("slurm/topology-conf5-tree.conf", "slurm-topology"),
+    ("slurm/topograph-block.conf", "slurm-topology"),
+    ("nccl-topo/azure-ncv4-a100-4gpu.xml", "nccl-topo"),
+    ("megatron_args/pretrain_gpt3_175B_2021.sh", "megatron"),
+])
+def test_file_open_recognises_each_format(path, key):
+    from designer.core.io.importers.formats import recognise
+
+    assert recognise(DATA / path).key == key
+    assert recognise(EXAMPLES / "h100-64gpu-infiniband.yaml") is None

@@ -209,7 +209,7 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
             dialog_opened("dialog")(before),
             doc().num_gpus() == generated[-1]["nodes"] * generated[-1]["gpus_per_node"])[1],
         "Tools > Parts and Costs": lambda before: (  # the prices of the design's parts and what they cost
-            window.tools.costs_dialog.isVisible() and window.tools.costs_dialog.cost is not None
+            window.tools.costs_dialog.settle() and window.tools.costs_dialog.cost is not None
             and window.tools.costs_dialog.prices.rowCount() > 2 and window.tools.costs_dialog.close()),
         "Tools > Compare Clusters for a Model": lambda before: (  # the dialog on the open design's job
             window.tools.decide_dialog.isVisible() and window.tools.decide_dialog.designs.count() == 1

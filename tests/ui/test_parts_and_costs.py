@@ -14,6 +14,7 @@ def dialog(empty_window):
     assert window.settle() and window.result is not None
     window.act_costs.trigger()  # Tools > Parts and Costs...
     d = window.tools.costs_dialog
+    assert d.settle()  # its figures come from a worker thread
     assert d.isVisible() and d.cost is not None and d.goodput is not None
     return window, d
 
@@ -36,14 +37,14 @@ def test_a_price_edit_changes_the_cost_and_undo_restores_it(dialog):
     capex, per_token = d.cost.capex_usd, d.cost.usd_per_million_tokens
     old = float(table.item(row, 2).text().replace(",", ""))
     edit(table, row, 2, "40000")
-    assert window.settle()
+    assert window.settle() and d.settle()
     assert window.qdoc.doc.spec.prices == {"accelerators": {"H100-SXM5-80GB": {"price_usd": 40000.0}}}
     assert d.cost.capex_usd == pytest.approx(capex + 64 * (40000 - old))
     assert d.cost.usd_per_million_tokens > per_token
     row = row_of(d.prices, "accelerators: H100-SXM5-80GB")
     assert "the design's spec.prices" in d.prices.item(row, 2).toolTip()
     window.act_undo.trigger()
-    assert window.settle()
+    assert window.settle() and d.settle()
     assert window.qdoc.doc.spec.prices == {} and d.cost.capex_usd == pytest.approx(capex)
 
 
@@ -51,10 +52,10 @@ def test_energy_price_and_power_edits_go_into_the_file(dialog, tmp_path):
     window, d = dialog
     before = d.cost.usd_per_hour
     edit(d.prices, row_of(d.prices, "energy price ($ per kWh)"), 2, "0.30")
-    assert window.settle() and d.cost.usd_per_kwh == pytest.approx(0.30) and d.cost.usd_per_hour > before
+    assert window.settle() and d.settle() and d.cost.usd_per_kwh == pytest.approx(0.30) and d.cost.usd_per_hour > before
     row = row_of(d.prices, "nics: ConnectX-7-NDR-400G")
     edit(d.prices, row, 3, "40")
-    assert window.settle()
+    assert window.settle() and d.settle()
     assert window.qdoc.doc.spec.prices["nics"]["ConnectX-7-NDR-400G"] == {"power_w": 40.0}
     path = tmp_path / "saved.yaml"
     assert window.files.save_to(str(path))
@@ -78,19 +79,19 @@ def test_a_failure_rate_edit_changes_the_goodput_and_a_bad_value_is_refused(dial
     before = d.goodput.interruptions_per_day
     index = window.qdoc.undo_stack.index()
     edit(rates, row, 1, "100")
-    assert window.settle()
+    assert window.settle() and d.settle()
     assert window.qdoc.doc.spec.calibration["reliability"] == {"gpu_failures_per_mh": 100.0}
     assert d.goodput.interruptions_per_day > before
     assert window.qdoc.undo_stack.index() == index + 1
     edit(d.rates, row_of(d.rates, "restart_s"), 1, "-5")  # below the figure's range
-    assert window.settle()
+    assert window.settle() and d.settle()
     assert window.qdoc.undo_stack.index() == index + 1  # refused: nothing pushed
     assert "not changed" in window.statusBar().currentMessage()
     assert d.rates.item(row_of(d.rates, "restart_s"), 1).text() == "600"
     edit(d.rates, row_of(d.rates, "restart_s"), 1, "soon")
     assert window.qdoc.undo_stack.index() == index + 1
     window.act_undo.trigger()
-    assert window.settle()
+    assert window.settle() and d.settle()
     assert not (window.qdoc.doc.spec.calibration or {}).get("reliability")
     assert d.goodput.interruptions_per_day == pytest.approx(before)
 

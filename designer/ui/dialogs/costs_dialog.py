@@ -13,10 +13,12 @@ from __future__ import annotations
 import copy
 import math
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
 )
+
+from ..work.latest_worker import LatestWorker
 
 PRICE_COLUMNS = ("Part", "In the design", "Price ($)", "Power (W)")
 RATE_COLUMNS = ("Figure", "Value", "Unit")
@@ -63,9 +65,10 @@ class CostsDialog(QDialog):
         layout.addWidget(note)
         self.prices.itemChanged.connect(self._edited)
         self.rates.itemChanged.connect(self._edited)
-        window.resultChanged.connect(lambda _r: self.refresh())
-        self.qdoc.changed.connect(lambda _c: self.refresh())
-        self.qdoc.replaced.connect(self.refresh)
+        self._request = self._answered = 0  # the newest figures asked for, and the newest shown
+        self.worker = CostWorker()  # not a Qt child: its thread may outlive the dialog
+        self.worker.figured.connect(self._figured)
+        window.resultChanged.connect(lambda _r: self.refresh())  # every edit ends in one (None too)
         self.resize(760, 560)
 
     @staticmethod
@@ -81,39 +84,41 @@ class CostsDialog(QDialog):
 
     # ---- the figures ----
     def refresh(self) -> None:
-        """Cost and goodput of the design and the shown job's result; the tables from the document."""
+        """The rates from the document now; cost and goodput of the design and the shown job's result
+        off the UI thread (0.5 s for 16,384 GPUs), the prices table and the summary when they come."""
         if not self.isVisible():
             return
-        from ...core.analysis.cost import estimate_cost
-        from ...core.problems import DesignerError
-
-        doc = self.qdoc.doc
-        result = self.window.results.shown_result()
-        try:
-            self.cost = estimate_cost(doc, result)
-            self.error = None
-        except DesignerError as exc:
-            self.cost, self.error = None, str(exc)
-        self.goodput = self._goodput(doc, result)
-        self._fill_prices()
         self._fill_rates()
+        self._request += 1
+        self.worker.submit("cost", self._request, self.qdoc.doc.snapshot(), self.window.results.shown_result(),
+                           self.window.results.shown_job_name())
+
+    def _figured(self, request: int, cost, goodput, error) -> None:
+        if request != self._request:
+            return  # a newer edit's figures are on their way
+        self._answered = request
+        self.cost, self.goodput, self.error = cost, goodput, error
+        self._fill_prices()
         self._summarise()
 
-    def _goodput(self, doc, result):
-        if result is None:
-            return None
-        from ...core.analysis.goodput import job_goodput
-        from ...core.problems import DesignerError
+    @property
+    def busy(self) -> bool:
+        return self._answered != self._request
 
-        job = doc
-        if doc.spec.jobs:
-            from ...core.model.jobs import job_alone
+    def settle(self, timeout_s: float = 60.0) -> bool:
+        """Process events until the newest figures are shown (tests, scripts)."""
+        import time
 
-            job, _name = job_alone(doc, self.window.results.shown_job_name())
-        try:
-            return job_goodput(job, result)
-        except (DesignerError, KeyError, ValueError):
-            return None
+        from PySide6.QtWidgets import QApplication
+
+        deadline = time.monotonic() + timeout_s
+        while self.busy and time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.005)
+        return not self.busy
+
+    def shutdown(self) -> None:
+        self.worker.stop()
 
     def _summarise(self) -> None:
         c, g = self.cost, self.goodput
@@ -249,3 +254,40 @@ class CostsDialog(QDialog):
         self.window.tell(f"not changed: {why}")
         self.refresh()  # the table goes back to the document's value
 
+
+class CostWorker(LatestWorker):
+    """The cost and goodput of a snapshot, off the UI thread: `figured(request, cost, goodput, error)`."""
+
+    kinds = ("cost",)
+    thread_name = "designer-costs"
+    figured = Signal(int, object, object, object)
+
+    def work(self, kind: str, request: int, doc, result, job_name) -> None:
+        from ...core.analysis.cost import estimate_cost
+        from ...core.problems import DesignerError
+
+        try:
+            cost, error = estimate_cost(doc, result), None
+        except DesignerError as exc:
+            cost, error = None, str(exc)
+        self.check(kind, request)
+        goodput = job_goodput_of(doc, result, job_name)
+        self.check(kind, request)
+        self.emit(self.figured, request, cost, goodput, error)
+
+
+def job_goodput_of(doc, result, job_name: str | None):
+    """The goodput of the job `result` is of (None: no result, or a job the model cannot size)."""
+    if result is None:
+        return None
+    from ...core.analysis.goodput import job_goodput
+    from ...core.problems import DesignerError
+
+    if doc.spec.jobs:
+        from ...core.model.jobs import job_alone
+
+        doc, _name = job_alone(doc, job_name)
+    try:
+        return job_goodput(doc, result)
+    except (DesignerError, KeyError, ValueError):
+        return None
