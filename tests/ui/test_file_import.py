@@ -179,3 +179,36 @@ def test_file_open_recognises_each_format(path, key):
 
     assert recognise(DATA / path).key == key
     assert recognise(EXAMPLES / "h100-64gpu-infiniband.yaml") is None
+
+
+def test_import_megatron_script_as_a_new_job_on_the_free_gpus(window, monkeypatch, tmp_path):
+    from designer.core.io import load_document, save_document
+    from designer.core.model import Parallelism, Workload
+    from designer.ui.dialogs.import_summary_dialog import ImportSummaryDialog
+    from tests.conftest import run_cli
+
+    path = tmp_path / "ft.yaml"
+    code, _out, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "8", "--gpu", "H100")
+    assert code == 0, err
+    doc = load_document(path)
+    doc.spec.workload = Workload(preset="llama3-8b", global_batch_size=64, micro_batch_size=1, seq_length=4096)
+    doc.spec.parallelism = Parallelism(tensor_model_parallel_size=8, num_gpus=32)
+    save_document(doc, path)
+    window.open_file(str(path))
+    assert window.settle()
+    pick(monkeypatch, window, DATA / "megatron_args" / "train_mixtral_8x7b_distributed.sh")
+
+    def add_as_new(dialog):
+        assert dialog.other_button is not None and dialog.other_button.text() == "Add as a New Job"
+        dialog.other_button.click()
+        return dialog.result()
+
+    monkeypatch.setattr(ImportSummaryDialog, "exec", add_as_new)
+    window.act_import_megatron.trigger()
+    assert window.settle() and not window.errors, window.errors
+    jobs = window.qdoc.doc.spec.jobs
+    assert [j.workload.preset for j in jobs] == ["llama3-8b", "mixtral-8x7b"]
+    assert jobs[1].placement.gpus == 32 and jobs[1].parallelism.expert_model_parallel_size == 8
+    assert window.result is not None and len(window.result.jobs) == 2
+    window.qdoc.undo_stack.undo()  # one step
+    assert not window.qdoc.doc.spec.jobs and window.qdoc.doc.spec.workload.preset == "llama3-8b"

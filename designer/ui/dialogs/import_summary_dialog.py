@@ -9,12 +9,14 @@ from PySide6.QtWidgets import (
 
 
 class ImportSummaryDialog(QDialog):
-    """`summary`: core.io.importers.formats.ImportSummary; `accept_text`: the button that takes it."""
+    """`summary`: core.io.importers.formats.ImportSummary; `accept_text`: the button that takes it;
+    `other_text`: a second way to take it (a launch script as a new job); `choice` says which."""
 
-    def __init__(self, parent: QWidget | None, title: str, summary, accept_text: str):
+    def __init__(self, parent: QWidget | None, title: str, summary, accept_text: str, other_text: str | None = None):
         super().__init__(parent)
         self.setWindowTitle(title)
         self.summary = summary
+        self.choice = None  # "accept" or "other", once taken
         layout = QVBoxLayout(self)
         source = QLabel(f"<b>{summary.source}</b>")
         source.setWordWrap(True)
@@ -30,10 +32,17 @@ class ImportSummaryDialog(QDialog):
         self.warnings = self._list(layout, "Warnings", summary.warnings)
         buttons = QDialogButtonBox(QDialogButtonBox.Cancel)
         self.accept_button = buttons.addButton(accept_text, QDialogButtonBox.AcceptRole)
-        buttons.accepted.connect(self.accept)
+        self.accept_button.clicked.connect(lambda: self._take("accept"))
+        self.other_button = buttons.addButton(other_text, QDialogButtonBox.AcceptRole) if other_text else None
+        if self.other_button is not None:
+            self.other_button.clicked.connect(lambda: self._take("other"))
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.resize(720, 480)
+
+    def _take(self, choice: str) -> None:
+        self.choice = choice
+        self.accept()
 
     @staticmethod
     def _list(layout, title: str, lines: list[str]) -> QListWidget:

@@ -3,7 +3,8 @@
 A file dialog, then the importer on the window's background worker (the window keeps painting),
 then the import summary (what the file held, what was inferred or guessed, the warnings); Open
 takes the result as one undo step: a fabric becomes a new untitled design, an NCCL topology
-changes the servers of the open one, a Megatron-LM script sets the current job. A bad file shows
+changes the servers of the open one, a Megatron-LM script sets the current job (or comes in as
+a new job on the free GPUs). A bad file shows
 the importer's located message and leaves the open design as it was.
 """
 from __future__ import annotations
@@ -69,8 +70,11 @@ class ImportActions:
 
         result, plan = done
         w = self.window
-        accept = {"fabric": "Open as New Design", "servers": "Apply to the Servers", "job": "Set the Job"}[fmt.kind]
-        dialog = ImportSummaryDialog(w, f"Import {fmt.what}", result.summary, accept)
+        accept = {"fabric": "Open as New Design", "servers": "Apply to the Servers",
+                  "job": "Set the Current Job"}[fmt.kind]
+        # a launch script may also come in beside the jobs there are, on the GPUs they leave free
+        other = "Add as a New Job" if fmt.kind == "job" and self._current_job()[0] is not None else None
+        dialog = ImportSummaryDialog(w, f"Import {fmt.what}", result.summary, accept, other)
         self.last_summary = dialog
         if dialog.exec() != QDialog.Accepted:
             w.tell("import not applied: the design is unchanged")
@@ -79,6 +83,9 @@ class ImportActions:
             self._open_fabric(result.doc, plan, fmt)
         elif fmt.kind == "servers":
             self.qdoc.push(commands.ReplaceDocument(self.qdoc, result.doc, f"Import {fmt.what}"))
+        elif dialog.choice == "other":
+            if w.jobs_panel.add_new_job(result.workload, result.parallelism, "Import Megatron-LM script as") < 0:
+                return  # no GPU free for it: the Jobs panel said so
         else:
             self._set_job(result.workload, result.parallelism)
         w.tell(f"imported {Path(result.summary.source).name}")
