@@ -212,3 +212,28 @@ def test_import_megatron_script_as_a_new_job_on_the_free_gpus(window, monkeypatc
     assert window.result is not None and len(window.result.jobs) == 2
     window.qdoc.undo_stack.undo()  # one step
     assert not window.qdoc.doc.spec.jobs and window.qdoc.doc.spec.workload.preset == "llama3-8b"
+
+
+def test_read_again_with_the_gpus_the_file_does_not_name(window, monkeypatch):
+    from designer.ui.dialogs.import_summary_dialog import ImportSummaryDialog
+
+    pick(monkeypatch, window, DATA / "slurm" / "topograph-tree.conf")
+    seen = []
+
+    def run(dialog):
+        seen.append(dict(dialog.summary.rows))
+        if len(seen) == 1:  # the user picks the servers' GPUs, then Read Again
+            assert dialog.gpu_combo.currentText() == "H100-SXM5-80GB" and dialog.gpus_spin.value() == 8
+            dialog.gpu_combo.setCurrentText("B200")
+            dialog.gpus_spin.setValue(4)
+            next(b for b in dialog.findChildren(type(dialog.accept_button)) if b.text() == "Read Again").click()
+        else:
+            dialog.accept_button.click()
+        return dialog.result()
+
+    monkeypatch.setattr(ImportSummaryDialog, "exec", run)
+    window.act_import_slurm_topology.trigger()
+    assert window.settle() and window.settle() and not window.errors, window.errors
+    assert len(seen) == 2 and "B200" in seen[1]["Compute GPUs"]
+    computing = [n for n in window.qdoc.doc.nodes if n.role == "compute"]
+    assert computing and {(n.accelerator, n.accelerator_count) for n in computing} == {("B200", 4)}

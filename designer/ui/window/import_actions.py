@@ -28,8 +28,10 @@ class ImportActions:
         self.qdoc = window.qdoc
         self.last_summary = None
 
-    def import_file(self, key: str, path: str | None = None) -> None:
+    def import_file(self, key: str, path: str | None = None, options: dict | None = None) -> None:
+        """`options`: gpu= and gpus_per_node= of a fabric importer (Read Again); default the CLI's."""
         fmt = BY_KEY[key]
+        options = options or {}
         w = self.window
         if path is None:
             path, _ = QFileDialog.getOpenFileName(w, f"Import {fmt.what}", str(design_folder(self.qdoc)),
@@ -42,7 +44,7 @@ class ImportActions:
             def work():
                 from ..canvas.scene_plan import plan_if_large
 
-                done = formats.import_fabric(key, path)
+                done = formats.import_fabric(key, path, **options)
                 return done, plan_if_large(done.doc)
         elif fmt.kind == "servers":
             design = self.qdoc.doc.copy()  # the importer changes its servers
@@ -61,11 +63,11 @@ class ImportActions:
             QMessageBox.critical(w, f"Cannot import {fmt.what}", f"{text}\n\nThe open design is unchanged.")
 
         w.run_in_background("Import", f"Reading {Path(path).name}...", work,
-                            lambda done: self._imported(fmt, done), failed,
+                            lambda done: self._imported(fmt, done, path, options), failed,
                             lambda: w.tell(f"import of {Path(path).name} cancelled: the design is unchanged"))
 
     # ---- the summary, then the change ----
-    def _imported(self, fmt, done) -> None:
+    def _imported(self, fmt, done, path: str, options: dict) -> None:
         from ..dialogs.import_summary_dialog import ImportSummaryDialog
 
         result, plan = done
@@ -74,10 +76,20 @@ class ImportActions:
                   "job": "Set the Current Job"}[fmt.kind]
         # a launch script may also come in beside the jobs there are, on the GPUs they leave free
         other = "Add as a New Job" if fmt.kind == "job" and self._current_job()[0] is not None else None
-        dialog = ImportSummaryDialog(w, f"Import {fmt.what}", result.summary, accept, other)
+        servers = None
+        if fmt.kind == "fabric":
+            computing = [n for n in result.doc.nodes if n.role == "compute"]
+            per_server = options.get("gpus_per_node")  # None: one per HCA port, as the CLI's default
+            if per_server is None and fmt.key == "slurm-topology" and computing:
+                per_server = computing[0].accelerator_count  # topology.conf has no HCAs to count
+            servers = (computing[0].accelerator if computing else options.get("gpu", "H100"), per_server)
+        dialog = ImportSummaryDialog(w, f"Import {fmt.what}", result.summary, accept, other, servers)
         self.last_summary = dialog
         if dialog.exec() != QDialog.Accepted:
             w.tell("import not applied: the design is unchanged")
+            return
+        if dialog.choice == "again":  # other GPUs: read the file again, then this summary again
+            self.import_file(fmt.key, path, dialog.options())
             return
         if fmt.kind == "fabric":
             self._open_fabric(result.doc, plan, fmt)
