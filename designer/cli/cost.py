@@ -23,8 +23,8 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="bom lines, capex_usd, fabric_share, power_kw, "
                    "tokens_per_s_per_mw, usd_per_million_tokens")
     # $10/kWh is some 20 times the dearest grid power; 0.1 to 50 years spans every amortisation in use
-    p.add_argument("--usd-per-kwh", type=number_between(0, 10, "$ per kWh"), default=0.08, metavar="X",
-                   help="energy price in $ per kWh (default 0.08)")
+    p.add_argument("--usd-per-kwh", type=number_between(0, 10, "$ per kWh"), default=None, metavar="X",
+                   help="energy price in $ per kWh (default: the file's spec.prices.usd_per_kwh, else 0.08)")
     p.add_argument("--years", type=number_between(0.1, 50, "years"), default=4.0, metavar="N",
                    help="amortisation period of the capex in years (default 4)")
     p.add_argument("--tokens", metavar="N", default=None,

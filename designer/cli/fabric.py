@@ -5,7 +5,6 @@ The formats live in designer/core/io/importers; import_export.py holds the `impo
 from __future__ import annotations
 
 import sys
-from collections import Counter
 
 from ..core.problems import EXIT_OK
 from .common import EPILOG, err as _err, positive_float, positive_int, writing_output
@@ -66,35 +65,20 @@ def register_export(formats) -> None:
 
 
 def _summary(path: str, doc, degraded: int = 0) -> str:
-    c = doc.counts()
-    tiers = Counter(s.tier for s in doc.switches)
-    shown = ", ".join(f"{tiers[t]} {t}" for t in ("leaf", "spine", "core") if tiers[t])
-    roles = Counter(n.role for n in doc.nodes)
-    others = ", ".join(f"{roles[r]} {r}" for r in ("storage", "login", "service") if roles[r])
-    servers = f"{roles['compute']} GPU servers" + (f" + {others} host(s)" if others else "")
-    text = (f"wrote {path}: {servers}, {c['gpus']} GPUs, {c['switches']} switches ({shown or 'none'}), "
-            f"{c['links']} links, {c['racks']} racks")
-    if degraded:
-        text += f"; {degraded} link(s) flagged as degraded"
     from ..core.io.importers.fabric import describe_tiers
+    from ..core.io.importers.formats import fabric_counts
 
     tiers = describe_tiers(doc)
-    return text + (f"\n{tiers}" if tiers else "")
+    return f"wrote {path}: {fabric_counts(doc, degraded)}" + (f"\n{tiers}" if tiers else "")
 
 
 def _write(doc, output: str, source: str = "") -> None:
     """Save the imported design, only when it passes `designer validate` (exit 65 otherwise, the
     target untouched): what an import writes, validate reads."""
     from ..core.io import save_document
-    from ..core.design_check import check_document
-    from ..core.problems import EXIT_DATAERR, DesignerError, Problem
+    from ..core.io.importers.formats import check_imported
 
-    errors = [p for p in check_document(doc) if p.severity == "error"]
-    if errors:
-        raise DesignerError([Problem(f"the design read from this file would not validate: {p.message}", file=source,
-                                     line=1, fix=p.fix or "report the file; nothing was written")
-                             for p in errors[:10]], EXIT_DATAERR)
-
+    check_imported(doc, source)
     with writing_output(output):
         save_document(doc, output)  # atomic: the old file stays whole until the new one is complete
 

@@ -97,22 +97,9 @@ def read_source_text(source: str) -> tuple[str, str]:
 
 
 def _sourced_files_beside(script: str):
-    """What `. CONFIG.sh` in a launch script reads: the file beside the script, as bash run from the
-    script's folder would (None when there is none)."""
-    from ..core.io.importers.source import read_source
-    from ..core.problems import DesignerError
+    from ..core.io.importers.formats import sourced_files_beside
 
-    folder = os.path.dirname(os.path.abspath(script))
-
-    def include(path: str) -> str | None:
-        full = os.path.normpath(os.path.join(folder, path))
-        if not os.path.isfile(full):
-            return None
-        try:
-            return read_source(full, "a sourced launch script", "")
-        except DesignerError:
-            return None
-    return include
+    return sourced_files_beside(script)
 
 
 def import_megatron(args) -> int:

@@ -100,6 +100,30 @@ EXAMPLES += [
          fabric=_SHARED_FABRIC, jobs=_SHARED_JOBS, down=["spine0"]),
 ]
 
+# Two jobs that slow each other (docs/jobs.md): a 256-GPU RoCE cluster, top-of-rack leaves 2:1 towards the
+# spines, one MoE job whose all-to-all crosses the leaves every layer and one data-parallel job whose
+# gradient all-reduce does, both spread over the racks by the scheduler.
+_TWO_JOBS = [
+    JobSpec("qwen3-30b-moe", Workload(preset="qwen3-30b-a3b", global_batch_size=256, micro_batch_size=1),
+            Parallelism(tensor_model_parallel_size=1, expert_model_parallel_size=32, use_distributed_optimizer=True,
+                        overlap_grad_reduce=True, overlap_param_gather=True, recompute_granularity="full"),
+            JobPlacement(policy="spread", gpus=128)),
+    JobSpec("llama3-8b-dp", Workload(preset="llama3-8b", global_batch_size=128, micro_batch_size=1, seq_length=4096),
+            Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True, overlap_grad_reduce=True,
+                        overlap_param_gather=True),
+            JobPlacement(policy="spread", gpus=128)),
+]
+EXAMPLES.append(dict(
+    file="shared-roce-256gpu-2jobs.yaml", name="shared-roce-256gpu-2jobs",
+    description=("32 H100 servers (256 GPUs), 8 x 400GbE RoCE per server to a top-of-rack leaf, 2:1 towards the "
+                 "spines, shared by two jobs spread over the racks: Qwen3-30B-A3B on 128 GPUs (EP 32 across "
+                 "servers: an all-to-all through the spines every layer) and Llama 3 8B on 128 (data parallel: "
+                 "its gradient all-reduce crosses the same up-links). Each slows the other: the Jobs panel's "
+                 "Slowed by names who and where."),
+    fabric=dict(nodes=32, gpu="H100-SXM5-80GB", nic_gbps=400, fabric="ethernet", switch_radix=64,
+                oversubscription=2.0, rail_optimized=False),
+    jobs=_TWO_JOBS))
+
 
 def main() -> None:
     for ex in EXAMPLES:

@@ -60,9 +60,18 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         asked.append(("save", caption))
         return str(out / (Path(directory).name or "unnamed")), ""
 
+    data = Path(__file__).parents[1] / "data"
+    import_files = {  # File > Import: a real file of each importer's format
+        "Import ibnetdiscover output": data / "ibnetdiscover" / "oracle-sun-dcs36-qdr.topo",
+        "Import iblinkinfo output": data / "iblinkinfo" / "edr-sb7700-hpl-2node.txt",
+        "Import a Slurm topology.conf": data / "slurm" / "topograph-tree.conf",
+        "Import an NCCL topology XML": data / "nccl-topo" / "ibm-cloud-h100-8nic.xml",
+        "Import a Megatron-LM launch script": data / "megatron_args" / "train_llama3_8b_h100_fp8.sh",
+    }
+
     def open_name(parent=None, caption="", *args, **kwargs):
         asked.append(("open", caption))
-        return str(design), ""
+        return str(import_files.get(caption, design)), ""
 
     def folder(parent=None, caption="", *args, **kwargs):
         asked.append(("folder", caption))
@@ -199,6 +208,9 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "Tools > Generate Fat-Tree": lambda before: (
             dialog_opened("dialog")(before),
             doc().num_gpus() == generated[-1]["nodes"] * generated[-1]["gpus_per_node"])[1],
+        "Tools > Parts and Costs": lambda before: (  # the prices of the design's parts and what they cost
+            window.tools.costs_dialog.settle() and window.tools.costs_dialog.cost is not None
+            and window.tools.costs_dialog.prices.rowCount() > 2 and window.tools.costs_dialog.close()),
         "Tools > Compare Clusters for a Model": lambda before: (  # the dialog on the open design's job
             window.tools.decide_dialog.isVisible() and window.tools.decide_dialog.designs.count() == 1
             and window.tools.decide_dialog.close()),
@@ -211,6 +223,11 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         if act in docks:  # View > (each panel): shows or hides its dock
             dock = docks[act]
             return lambda before: dock.isVisibleTo(window) != before["dock_visible"]
+        if path.startswith("File > Import > "):  # the file read, its summary shown (Cancel here): nothing changes
+            return lambda before: (asked[-2][0] == "open" and asked[-2][1] in import_files
+                                   and asked[-1] == ("modal", "ImportSummaryDialog")
+                                   and window.imports.last_summary.summary.rows
+                                   and window.qdoc.undo_stack.index() == before["index"])
         if path.startswith("File > Open Recent > "):
             return lambda before: same_path(window.qdoc.path, design)
         if path.startswith("File > Open Example > "):  # the example as an untitled copy; then the design again

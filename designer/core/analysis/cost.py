@@ -49,6 +49,7 @@ class BomLine:
     detail: str = ""  # where the parts go: "nic-leaf, between racks", "per port as QM9700-NDR", ...
     source: str = ""
     estimate: bool = False  # priced by analogy (another speed or radix), not the part's own figure
+    priced_as: str = ""  # "switches.QM9700-NDR": the spec.prices entry its figures come from (and override)
 
 
 @dataclass(frozen=True)
@@ -95,17 +96,18 @@ class _Bom:
         self.lines: dict[tuple, list] = {}
 
     def add(self, kind: str, part: str, count: int, unit_usd: float, unit_w: float | None, detail: str = "",
-            source: str = "", estimate: bool = False) -> None:
+            source: str = "", estimate: bool = False, priced=None) -> None:
+        """`priced`: the Price the figures come from (its section.part is the line's priced_as)."""
         key = (kind, part, detail, unit_usd, unit_w or 0.0)
-        line = self.lines.setdefault(key, [0, source, estimate])
+        line = self.lines.setdefault(key, [0, source, estimate, f"{priced.section}.{priced.part}" if priced else ""])
         line[0] += count
 
     def result(self) -> list[BomLine]:
         out = []
-        for (kind, part, detail, unit_usd, unit_w), (count, source, estimate) in self.lines.items():
+        for (kind, part, detail, unit_usd, unit_w), (count, source, estimate, priced) in self.lines.items():
             out.append(BomLine(part=part, kind=kind, count=count, unit_price_usd=unit_usd,
                                subtotal_usd=unit_usd * count, power_w=unit_w * count, unit_power_w=unit_w,
-                               detail=detail, source=source, estimate=estimate))
+                               detail=detail, source=source, estimate=estimate, priced_as=priced))
         out.sort(key=lambda b: (KIND_ORDER.index(b.kind), b.part, b.detail))
         return out
 
@@ -126,11 +128,11 @@ def _servers(doc: Document, book: PriceBook, catalog: Catalog, bom: _Bom) -> Non
             raise _missing("servers", name, f"server {node.id}")
         tdp = acc.power_w if acc.power_w is not None else (
             catalog.accelerators[name].tdp_w if name in catalog.accelerators else 0.0)
-        bom.add("accelerator", name, node.accelerator_count, acc.price_usd, tdp, source=acc.source)
+        bom.add("accelerator", name, node.accelerator_count, acc.price_usd, tdp, source=acc.source, priced=acc)
         per_host = host.gpus or node.accelerator_count
         hosts = max(1, math.ceil(node.accelerator_count / per_host))
         bom.add("server", f"{name} server host", hosts, host.price_usd, host.power_w,
-                detail=f"{per_host} GPUs each (GPUs, NICs apart)", source=host.source)
+                detail=f"{per_host} GPUs each (GPUs, NICs apart)", source=host.source, priced=host)
 
 
 def _nic_price(node: Node, book: PriceBook, catalog: Catalog):
@@ -158,7 +160,7 @@ def _nics(doc: Document, book: PriceBook, catalog: Catalog, bom: _Bom) -> None:
             raise _missing("nics", node.nic_model or f"{node.nic_kind} {node.nic_gbps:g}G", f"server {node.id}")
         detail = f"as {price.part} ({node.nic_gbps:g} Gb/s {node.nic_kind})" if estimate else ""
         bom.add("nic", price.part if not estimate else f"{node.nic_kind} {node.nic_gbps:g}G NIC", node.nic_count,
-                price.price_usd, price.power_w, detail=detail, source=price.source, estimate=estimate)
+                price.price_usd, price.power_w, detail=detail, source=price.source, estimate=estimate, priced=price)
 
 
 def _switches(doc: Document, book: PriceBook, catalog: Catalog, bom: _Bom) -> None:
@@ -168,7 +170,8 @@ def _switches(doc: Document, book: PriceBook, catalog: Catalog, bom: _Bom) -> No
         exact = part is not None and (part.kind, part.port_gbps, part.radix) == (sw.fabric, sw.port_gbps, sw.radix)
         if exact:
             price = book.get("switches", model)
-            bom.add("switch", model, 1, price.price_usd, price.power_w, detail=sw.tier, source=price.source)
+            bom.add("switch", model, 1, price.price_usd, price.power_w, detail=sw.tier, source=price.source,
+                    priced=price)
             continue
         # No catalog part of this radix and speed: priced per port as the catalog switch of the
         # same fabric and speed (or the nearest speed), scaled to the radix.
@@ -182,7 +185,7 @@ def _switches(doc: Document, book: PriceBook, catalog: Catalog, bom: _Bom) -> No
         scale = sw.radix / like.radix * (sw.port_gbps / like.port_gbps)
         bom.add("switch", f"{sw.fabric} {sw.radix} x {sw.port_gbps:g}G switch", 1, price.price_usd * scale,
                 (price.power_w or 0.0) * scale, detail=f"{sw.tier}, per port as {like.name}", source=price.source,
-                estimate=True)
+                estimate=True, priced=price)
 
 
 def _device_rack(doc: Document, device_id: str) -> tuple[str, str | None]:
@@ -211,35 +214,38 @@ def _cables(doc: Document, book: PriceBook, bom: _Bom) -> int:
             speed, multiple = _speed_class(link.bandwidth_gbps, list(dacs))
             dac = dacs[speed]
             bom.add("cable", dac.part, link.count, dac.price_usd * multiple, (dac.power_w or 0.0) * multiple,
-                    detail=f"{tier}, within a rack", source=dac.source, estimate=multiple > 1)
+                    detail=f"{tier}, within a rack", source=dac.source, estimate=multiple > 1, priced=dac)
             continue
         speed, multiple = _speed_class(link.bandwidth_gbps, list(optics))
         xcvr = optics[speed]
         bom.add("transceiver", f"transceiver {speed:g}G", 2 * link.count, xcvr.price_usd * multiple,
                 (xcvr.power_w or 0.0) * multiple, detail=f"{tier}, between racks", source=xcvr.source,
-                estimate=multiple > 1)
+                estimate=multiple > 1, priced=xcvr)
         bom.add("cable", "fibre", link.count, fibre.price_usd, fibre.power_w, detail=f"{tier}, between racks",
-                source=fibre.source)
+                source=fibre.source, priced=fibre)
     return inside
 
 
 def estimate_cost(document: Document, evaluation=None, *, catalog: Catalog | None = None,
-                  usd_per_kwh: float = DEFAULT_USD_PER_KWH,
+                  usd_per_kwh: float | None = None,
                   amortisation_years: float = DEFAULT_AMORTISATION_YEARS,
                   prices: PriceBook | None = None) -> CostEstimate:
     """The bill of materials, capex and power of `document`; with an `evaluation` (the engine's
     Evaluation, or its as_json dict) also tokens/s per MW and $ per million tokens.
 
     The whole cluster is priced (what is bought), whatever share of it the job uses. Raises
-    DesignerError (exit 65) when spec.prices is wrong or a part has no price."""
+    DesignerError (exit 65) when spec.prices is wrong or a part has no price. `usd_per_kwh`: None
+    takes the file's spec.prices.usd_per_kwh, else DEFAULT_USD_PER_KWH."""
+    catalog = catalog or default_catalog()
+    book = prices or price_book(document.spec.prices, catalog)
+    if usd_per_kwh is None:
+        usd_per_kwh = book.usd_per_kwh if book.usd_per_kwh is not None else DEFAULT_USD_PER_KWH
     if not (usd_per_kwh >= 0 and math.isfinite(usd_per_kwh)):
         raise DesignerError([Problem(f"the energy price must be 0 or more, got {usd_per_kwh!r}",
                                      fix="e.g. --usd-per-kwh 0.08")])
     if not (amortisation_years > 0 and math.isfinite(amortisation_years)):
         raise DesignerError([Problem(f"the amortisation period must be above 0 years, got {amortisation_years!r}",
                                      fix="e.g. --years 4")])
-    catalog = catalog or default_catalog()
-    book = prices or price_book(document.spec.prices, catalog)
     bom = _Bom()
     _servers(document, book, catalog, bom)
     _nics(document, book, catalog, bom)
@@ -247,7 +253,7 @@ def estimate_cost(document: Document, evaluation=None, *, catalog: Catalog | Non
     inside = _cables(document, book, bom)
     if document.racks:
         rack = book.get("racks", "rack")
-        bom.add("rack", "rack", len(document.racks), rack.price_usd, rack.power_w, source=rack.source)
+        bom.add("rack", "rack", len(document.racks), rack.price_usd, rack.power_w, source=rack.source, priced=rack)
     lines = bom.result()
     capex = sum(b.subtotal_usd for b in lines)
     fabric = sum(b.subtotal_usd for b in lines if b.kind in FABRIC_KINDS)

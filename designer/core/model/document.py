@@ -251,6 +251,14 @@ class Document:
         old, self.spec.jobs = self.spec.jobs, list(jobs)
         self.events.emit(Change("replaced", "jobs", old=old, new=self.spec.jobs))
 
+    def set_overrides(self, section: str, value: dict) -> None:
+        """Replace spec.prices or spec.calibration (the Parts/Costs panel), announced as one change."""
+        if section not in ("prices", "calibration"):
+            raise ValueError(f"not an overrides section: {section}")
+        old = getattr(self.spec, section)
+        setattr(self.spec, section, value)
+        self.events.emit(Change("replaced", section, old=old, new=value))
+
     def set_layout(self, layout: dict) -> None:
         """Canvas-only state (positions of loose elements, view): not part of the cluster."""
         old, self.spec.layout = self.spec.layout, layout

@@ -27,6 +27,9 @@ NUMBER_KEYS = ("price_usd", "power_w", "gpus", "speed_gbps")
 TEXT_KEYS = ("source", "date")
 # Power-usage effectiveness may also be overridden: spec.prices.pue (facility power / IT power).
 PUE_KEY = "pue"
+# And the energy price: spec.prices.usd_per_kwh (the CLI's --usd-per-kwh wins over it).
+ENERGY_KEY = "usd_per_kwh"
+MAX_USD_PER_KWH = 10.0  # ten dollars a kWh is a typo
 MAX_PRICE_USD = 1e9  # one part above a billion dollars is a typo
 MAX_POWER_W = 1e7  # 10 MW for one part is a typo
 MAX_PUE = 3.0  # the worst data centres measured are near 2.5
@@ -49,6 +52,7 @@ class Price:
 class PriceBook:
     parts: dict[str, dict[str, Price]]  # section -> part -> price
     pue: float | None = None  # an override of the cost model's PUE, or None
+    usd_per_kwh: float | None = None  # the design's energy price, or None (the cost model's default)
 
     def get(self, section: str, part: str) -> Price | None:
         return self.parts.get(section, {}).get(part)
@@ -124,10 +128,17 @@ def check_prices(raw, base: tuple = PRICES_PATH, catalog: Catalog | None = None,
                 out.append(_problem(path, f"expected a number from 1 to {MAX_PUE:g} (facility power / IT power), "
                                           f"got {parts!r}", "e.g. pue: 1.2"))
             continue
+        if section == ENERGY_KEY and not require_source:
+            if isinstance(parts, bool) or not isinstance(parts, (int, float)) or not math.isfinite(parts) \
+                    or not 0.0 <= parts <= MAX_USD_PER_KWH:
+                out.append(_problem(path, f"expected dollars per kWh from 0 to {MAX_USD_PER_KWH:g}, got {parts!r}",
+                                    "e.g. usd_per_kwh: 0.08"))
+            continue
         if section not in SECTIONS:
-            guess = did_you_mean(str(section), SECTIONS + (() if require_source else (PUE_KEY,)))
+            keys = (PUE_KEY, ENERGY_KEY)
+            guess = did_you_mean(str(section), SECTIONS + (() if require_source else keys))
             out.append(_problem(path, "unknown section" + (f" (did you mean {guess}?)" if guess else ""),
-                                None if guess else "known: " + ", ".join(SECTIONS + (PUE_KEY,)), at_key=True))
+                                None if guess else "known: " + ", ".join(SECTIONS + keys), at_key=True))
             continue
         if not isinstance(parts, dict):
             out.append(_problem(path, f"expected a mapping of part names, got {type(parts).__name__}"))
@@ -190,7 +201,7 @@ def price_book(overrides: dict | None = None, catalog: Catalog | None = None) ->
         raise DesignerError(problems)
     parts = {section: dict(table) for section, table in base.parts.items()}
     for section, table in overrides.items():
-        if section == PUE_KEY:
+        if section in (PUE_KEY, ENERGY_KEY):
             continue
         for part, values in table.items():
             name = _canonical(section, part, catalog)
@@ -206,8 +217,9 @@ def price_book(overrides: dict | None = None, catalog: Catalog | None = None) ->
             if "date" not in changes:
                 changes["date"] = ""
             parts[section][name] = dataclasses.replace(old, overridden=True, **changes)
-    pue = overrides.get(PUE_KEY)
-    return PriceBook(parts, float(pue) if pue is not None else None)
+    pue, energy = overrides.get(PUE_KEY), overrides.get(ENERGY_KEY)
+    return PriceBook(parts, float(pue) if pue is not None else None,
+                     float(energy) if energy is not None else None)
 
 
 def prices_schema() -> dict:

@@ -40,11 +40,12 @@ class JobsControl:
         w.resultChanged.connect(lambda _r: self._title_docks())
 
     def _title_docks(self) -> None:
-        """"Breakdown: job B" and "Timeline: job B" while the design has several jobs (which one they show)."""
+        """"Breakdown: job B", "Timeline: job B" and "Advisor: job B" while the design has several jobs
+        (which one they show)."""
         w = self.window
-        jobs = w.qdoc.doc.spec.jobs
-        name = jobs[min(self.panel.current, len(jobs) - 1)].name if len(jobs) > 1 else None
-        for dock, title in ((w.breakdown_dock, "Breakdown"), (w.timeline_dock, "Timeline")):
+        name = w.results.shown_job_name()
+        for dock, title in ((w.breakdown_dock, "Breakdown"), (w.timeline_dock, "Timeline"),
+                            (w.advisor_dock, "Advisor")):
             dock.setWindowTitle(f"{title}: {name}" if name else title)
 
     def _raise_when_several(self) -> None:

@@ -131,12 +131,20 @@ class JobsPanel(QWidget):
         self.qdoc.push(SetJobs(self.qdoc, jobs, text, single=single, merge=merge))
 
     # ---- actions ----
-    def add_job(self) -> int:
-        """A new job after the others: the current job's workload and plan, packed on the free GPUs
-        (as many as the current job asks, or what is left when fewer are free, cut to a count its
-        TP x PP x CP divides). Returns its index; -1, said, when nothing that fits is free."""
+    def add_job(self, *_checked) -> int:
+        """Jobs > Add: a copy of the current job on the free GPUs (see add_new_job)."""
+        return self.add_new_job()
+
+    def add_new_job(self, workload=None, parallelism=None, what: str = "Add job") -> int:
+        """A new job after the others: the current job's workload and plan (or `workload` and
+        `parallelism`: an imported launch script's), packed on the free GPUs (as many as the job
+        asks, or what is left when fewer are free, cut to a count its TP x PP x CP divides). Returns
+        its index; -1, said, when nothing that fits is free."""
         jobs = self.jobs()
         model = jobs[min(self.current, len(jobs) - 1)]
+        if workload is not None and model.workload is not None:
+            model = JobSpec(name=workload.preset or "job", workload=workload, parallelism=parallelism,
+                            placement=JobPlacement())
         if model.workload is None:
             self.message.emit("Add job: the design has no job yet; choose a model in the Job panel first")
             return -1
@@ -145,7 +153,7 @@ class JobsPanel(QWidget):
             asked = self.result.num_gpus
         free = self._free_gpus(jobs)
         if free <= 0:  # a copy on GPUs that are all taken would be in error at once
-            self.message.emit("Add job: no GPU is free (every GPU that is up is a job's); lower a job's GPUs, "
+            self.message.emit(f"{what}: no GPU is free (every GPU that is up is a job's); lower a job's GPUs, "
                               "remove a job or add servers first")
             return -1
         par = copy.deepcopy(model.parallelism)
@@ -156,14 +164,15 @@ class JobsPanel(QWidget):
         gpus = min(asked, free) if asked else free
         gpus -= gpus % split
         if gpus < split:
-            self.message.emit(f"Add job: {free} GPU(s) are free, fewer than the job's TP x PP x CP = {split}; "
+            self.message.emit(f"{what}: {free} GPU(s) are free, fewer than the job's TP x PP x CP = {split}; "
                               "free more GPUs or add servers first")
             return -1
         if par is not None and par.num_gpus is not None and gpus is not None:
             par.num_gpus = None  # the placement's count decides; a copied num_gpus would contradict it
-        new = JobSpec(name=unique_name([j.name for j in jobs]), workload=copy.deepcopy(model.workload),
+        base = model.name if workload is not None else "job"
+        new = JobSpec(name=unique_name([j.name for j in jobs], base), workload=copy.deepcopy(model.workload),
                       parallelism=par, placement=JobPlacement(policy="packed", gpus=gpus))
-        self._push(jobs + [new], f"Add job {new.name}")
+        self._push(jobs + [new], f"{what} {new.name}")
         self.set_current(len(jobs))
         return len(jobs)
 

@@ -212,3 +212,21 @@ def rename(qdoc, old: str, new: str) -> None:
     if members and doc.find("racks", new) is not None:
         stack.push(SetFields(qdoc, members, "Re-point rack members"))
     stack.endMacro()
+
+
+class SetOverrides(QUndoCommand):
+    """spec.prices or spec.calibration := `value` (a figure of the Parts/Costs panel edited); undo puts
+    the old mapping back."""
+
+    def __init__(self, qdoc, section: str, value: dict, text: str):
+        super().__init__(text)
+        self.qdoc = qdoc
+        self.section = section
+        self.new = copy.deepcopy(value)
+        self.old = copy.deepcopy(getattr(qdoc.doc.spec, section))
+
+    def redo(self) -> None:
+        self.qdoc.doc.set_overrides(self.section, copy.deepcopy(self.new))
+
+    def undo(self) -> None:
+        self.qdoc.doc.set_overrides(self.section, copy.deepcopy(self.old))

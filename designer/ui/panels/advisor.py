@@ -106,6 +106,7 @@ class AdvisorPanel(QWidget):
         super().__init__(parent)
         self.qdoc = qdoc
         self.revision = 0  # bumped by every change of the document
+        self.job_index = 0  # with several jobs: the one analysed (the Jobs panel's current job)
         self.advice_state = AnalysisState("advise")
         self.scale_state = AnalysisState("scale")
         self.search_state = AnalysisState("search")
@@ -367,6 +368,17 @@ class AdvisorPanel(QWidget):
         self.failures_part.shutdown()
         self.busy.hide()
 
+    def set_job(self, index: int) -> None:
+        """The Jobs panel's current job: the one the analyses, the search and Apply are of."""
+        if index != self.job_index:
+            self.job_index = index
+            self._document_changed()  # the advice shown is of another job now: stale, analysed again
+
+    def job_name(self) -> str | None:
+        """The name of the job analysed (None: the design has one job)."""
+        jobs = self.qdoc.doc.spec.jobs
+        return jobs[max(0, min(self.job_index, len(jobs) - 1))].name if jobs else None
+
     def _on_changed(self, _changes) -> None:
         self._document_changed()
 
@@ -423,14 +435,15 @@ class AdvisorPanel(QWidget):
         self._auto_timer.stop()
         snapshot = self.qdoc.doc.snapshot()
         for state in (self.advice_state, self.scale_state):
-            self.worker.submit(state.name, state.start(), self.revision, snapshot, self.mode_combo.currentText())
+            self.worker.submit(state.name, state.start(), self.revision, snapshot, self.mode_combo.currentText(),
+                               self.job_name())
         self._show_busy()
 
     def run_scale(self) -> None:
         if self._closed:
             return
         self.worker.submit("scale", self.scale_state.start(), self.revision, self.qdoc.doc.snapshot(),
-                           self.mode_combo.currentText())
+                           self.mode_combo.currentText(), self.job_name())
         self._show_busy()
 
     def search_plans(self) -> None:
@@ -441,7 +454,7 @@ class AdvisorPanel(QWidget):
         self._search_costed = 0
         self._search_note = ""
         self.search_worker.submit(request, self.revision, self.qdoc.doc.snapshot(), SEARCH_TOP,
-                                  self.search_options)
+                                  self.search_options, self.job_name())
         self.tabs.setCurrentWidget(self.search_page)
         self._search_state_changed()
 
@@ -601,7 +614,7 @@ class AdvisorPanel(QWidget):
             job = self.report.get("job_name")
             self.status_label.setText(f"{n} changes costed on {count_text(self.qdoc.doc.num_gpus())} GPUs "
                                       f"in {self.report.get('elapsed_s', 0.0):.2f} s"
-                                      + (f" for job {job} alone (the first of the design's jobs)" if job else ""))
+                                      + (f" for job {job} alone" if job else ""))
         elif self.error:
             self.status_label.setText("the design cannot be analysed")
         else:
@@ -822,13 +835,23 @@ class AdvisorPanel(QWidget):
             self.status_label.setText("this is the file's plan already")
             return False
         doc = self.qdoc.doc
-        if doc.spec.workload is None:
-            self.status_label.setText("the design has no workload")
-            return False
         point = row["point"]
         label = point.label()
-        command = SetJob(self.qdoc, workload=point.workload(doc.spec.workload),
-                         parallelism=point.parallelism(doc.spec.parallelism), text=f"Search: {label}")
+        if doc.spec.jobs:  # several jobs: the plan is the searched job's
+            import copy
+
+            from ..document.job_commands import SetJobs
+
+            jobs = copy.deepcopy(list(doc.spec.jobs))
+            job = next(j for j in jobs if j.name == self.job_name())
+            job.workload, job.parallelism = point.workload(job.workload), point.parallelism(job.parallelism)
+            command = SetJobs(self.qdoc, jobs, f"Search: {label} ({job.name})")
+        elif doc.spec.workload is None:
+            self.status_label.setText("the design has no workload")
+            return False
+        else:
+            command = SetJob(self.qdoc, workload=point.workload(doc.spec.workload),
+                             parallelism=point.parallelism(doc.spec.parallelism), text=f"Search: {label}")
         self._last_applied_plan = label
         self._last_applied = f"Search: {label}"
         self.qdoc.push(command)  # the document changes: the window re-evaluates, these plans go stale

@@ -23,15 +23,17 @@ class AdvisorWorker(LatestWorker):
         super().__init__()
         self.slowdown_s = slowdown_s  # tests: a slow analysis, to close the window while it runs
 
-    def submit(self, kind: str, request: int, revision: int, snapshot, mode: str = "strong") -> bool:
-        return super().submit(kind, request, revision, snapshot, mode)
+    def submit(self, kind: str, request: int, revision: int, snapshot, mode: str = "strong",
+               job_name: str | None = None) -> bool:
+        """`job_name`: with several jobs, the one analysed (alone); None: the first."""
+        return super().submit(kind, request, revision, snapshot, mode, job_name)
 
     def prepare(self) -> None:
         from ...core.engine.evaluate import Engine
 
         self.engine, self.quick = Engine(), Engine(detail=False)
 
-    def work(self, kind: str, request: int, revision: int, doc, mode: str) -> None:
+    def work(self, kind: str, request: int, revision: int, doc, mode: str, job_name: str | None = None) -> None:
         from ...core.analysis.scaling import scale
         from ...core.analysis.whatif import advise
 
@@ -41,11 +43,12 @@ class AdvisorWorker(LatestWorker):
             deadline = started + self.slowdown_s
             while time.perf_counter() < deadline and not self.stopped:
                 time.sleep(0.01)
-            job_name = None
-            if doc.spec.jobs:  # several jobs: the plan-level analyses are of the first one, alone
+            if doc.spec.jobs:  # several jobs: the plan-level analyses are of the selected one, alone
                 from ...core.model.jobs import job_alone
 
-                doc, job_name = job_alone(doc)
+                doc, job_name = job_alone(doc, job_name)
+            else:
+                job_name = None
             if kind == "advise":
                 report = advise(doc, engine=self.engine)
                 report["job_name"] = job_name

@@ -211,10 +211,11 @@ class ShownBefore:
 
     step_time_s: float
     breakdown_s: dict
+    job: str | None = None  # with several jobs: whose result it was (a change is only ever of one job)
 
     @classmethod
-    def of(cls, result) -> "ShownBefore | None":
-        return None if result is None else cls(float(result.step_time_s), dict(result.breakdown_s))
+    def of(cls, result, job: str | None = None) -> "ShownBefore | None":
+        return None if result is None else cls(float(result.step_time_s), dict(result.breakdown_s), job)
 
 
 def diff_results(previous, current) -> str:
@@ -273,6 +274,7 @@ class BreakdownPanel(QWidget):
         super().__init__(parent)
         self.result = None
         self.previous = None
+        self.job: str | None = None  # with several jobs: whose result is shown
         self.revision: int | None = None  # the document revision of the result shown (set by the window)
         self.hbm_gib: float | None = None
         self._diff = "first evaluation"
@@ -437,12 +439,16 @@ class BreakdownPanel(QWidget):
 
     # ---- public -----------------------------------------------------------------------------
 
-    def show_result(self, result, hbm_gib: float | None = None) -> None:
-        """Show `result` (an Evaluation); the difference is taken from the result shown before."""
+    def show_result(self, result, hbm_gib: float | None = None, job: str | None = None) -> None:
+        """Show `result` (an Evaluation; `job`: whose, with several jobs); the difference is taken from
+        the result of the same job shown before, never another job's."""
         if result is None:
             self.clear("no result")
             return
-        self.previous, self.result = ShownBefore.of(self.result), result
+        before = ShownBefore.of(self.result, self.job)
+        self.previous = before if before is not None and before.job == job else None
+        self.result, self.job = result, job
+        self.memory_plot.setLabel("bottom", f"memory per GPU: job {job}" if job else "memory per GPU", units="GiB")
         self.stale_banner.hide()
         self.hbm_gib = hbm_gib if hbm_gib is not None else hbm_of(result)
         self._diff = diff_results(self.previous, result)
@@ -481,7 +487,7 @@ class BreakdownPanel(QWidget):
 
     def forget(self, message: str = "no result") -> None:
         """Another design: no result, nothing to compare the next one with."""
-        self.result = self.previous = None
+        self.result = self.previous = self.job = None
         self._diff = "first evaluation"
         self.clear(message)
 
@@ -548,12 +554,13 @@ class BreakdownPanel(QWidget):
 
     def _show_diff(self) -> None:
         text = self._diff
+        of = f" of job {self.job}" if self.job else ""
         if self.previous is None:
-            self.diff_label.setText(f"<span style='color:{MUTED}'>change: first evaluation</span>")
+            self.diff_label.setText(f"<span style='color:{MUTED}'>change: first evaluation{of}</span>")
             return
         delta = self.result.step_time_s - self.previous.step_time_s
         color = SLOWER if delta > 0 else FASTER if delta < 0 else MUTED
-        self.diff_label.setText(f"<span style='color:{MUTED}'>change since the previous evaluation "
+        self.diff_label.setText(f"<span style='color:{MUTED}'>change since the previous evaluation{of} "
                                 f"({self.previous.step_time_s:.3f} s):</span> "
                                 f"<span style='color:{color}; font-weight:600'>{text}</span>")
 
@@ -617,7 +624,7 @@ class BreakdownPanel(QWidget):
         where = f"stage {crit['stage']} gpu{r.critical_device}" if "stage" in crit else f"gpu{r.critical_device}"
         plan = r.plan or {}
         shape = " ".join(f"{k.upper()}{plan[k]}" for k in ("tp", "pp", "cp", "ep", "dp") if plan.get(k, 1) != 1)
-        self.title.setText(f"Step time {r.step_time_s:.3f} s on the critical device ({where}) · {r.num_gpus:,} GPUs"
+        self.title.setText((f"Job {self.job}: " if self.job else "") + f"Step time {r.step_time_s:.3f} s on the critical device ({where}) · {r.num_gpus:,} GPUs"
                            + (f" · {shape}" if shape else "") + f" · MFU {r.mfu:.1%}")
 
     def _draw_memory(self, r) -> None:

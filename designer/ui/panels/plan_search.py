@@ -32,10 +32,12 @@ class SearchWorker(LatestWorker):
     progressed = Signal(int, int)  # request, plans costed so far
     searched = Signal(int, int, object, object, float)  # request, revision, SearchResult or None, error or None, s
 
-    def submit(self, request: int, revision: int, snapshot, top: int = 10, opts=None) -> bool:
-        return super().submit("search", request, revision, snapshot, top, opts)
+    def submit(self, request: int, revision: int, snapshot, top: int = 10, opts=None,
+               job_name: str | None = None) -> bool:
+        """`job_name`: with several jobs, the one whose plans are searched (alone); None: the first."""
+        return super().submit("search", request, revision, snapshot, top, opts, job_name)
 
-    def work(self, kind: str, request: int, revision: int, doc, top: int, opts) -> None:
+    def work(self, kind: str, request: int, revision: int, doc, top: int, opts, job_name: str | None = None) -> None:
         from ...core.analysis.search import search
 
         started = time.perf_counter()
@@ -51,6 +53,10 @@ class SearchWorker(LatestWorker):
 
         result, error = None, None
         try:
+            if doc.spec.jobs:
+                from ...core.model.jobs import job_alone
+
+                doc, _name = job_alone(doc, job_name)
             result = search(doc, top=top, workers=1, opts=opts, progress=progress,
                             checkpoint=lambda: self.check(kind, request))
         except Cancelled:

@@ -22,6 +22,7 @@ class DesignTools:
         self.calibration_dialog = None  # the last one shown (tests)
         self.compare_dialog = None
         self.decide_dialog = None
+        self.costs_dialog = None  # Tools > Parts and Costs, once opened
 
     def generate(self) -> None:
         from ..dialogs.generator_dialog import GeneratorDialog
@@ -99,6 +100,19 @@ class DesignTools:
         self.qdoc.push(commands.ReplaceDocument(self.qdoc, new, "Calibrate from nccl-tests"))
         w.tell("calibrated: " + ", ".join(f"{c.name} {c.value:.3f}" for c in result.constants))
         return True
+
+    def parts_and_costs(self):
+        """Tools > Parts and Costs...: the non-modal dialog of prices, power and failure rates
+        (dialogs/costs_dialog.py), one per window. Returns it."""
+        from ..dialogs.costs_dialog import CostsDialog
+
+        if self.costs_dialog is None:
+            self.costs_dialog = CostsDialog(self.window)
+        if self.costs_dialog.isVisible():
+            self.costs_dialog.raise_()  # open already: to the front
+        self.costs_dialog.show()
+        self.costs_dialog.refresh()
+        return self.costs_dialog
 
     def compare_clusters(self):
         """Tools > Compare Clusters for a Model...: the open design's job on several designs, each at

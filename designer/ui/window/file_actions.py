@@ -84,11 +84,31 @@ class FileActions:
                     keep_out_of_collections()
 
         def failed(exc) -> None:
+            if self.offer_import(path):
+                return
             QMessageBox.critical(w, "Cannot open the file", str(exc) if isinstance(exc, (DesignerError, OSError))
                                  else f"{path}: internal error: {type(exc).__name__}: {exc}")
 
         w.run_in_background("Open", f"Reading {Path(path).name}...", work, opened, failed,
                             lambda: w.tell(f"open of {Path(path).name} cancelled"))
+
+    def offer_import(self, path: str) -> bool:
+        """A file that is no design but another tool's output (ibnetdiscover, topology.conf, ...):
+        offer its importer (File > Import) instead of a YAML error. True when it was offered."""
+        from ...core.io.importers.formats import recognise
+
+        fmt = recognise(path)
+        if fmt is None:
+            return False
+        answer = QMessageBox.question(
+            self.window, "Not a design file",
+            f"{Path(path).name} is {fmt.what}, not a Designer design.\n\nImport it (File > Import > "
+            f"{fmt.title.rstrip('.')})?", QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Yes)
+        if answer == QMessageBox.Yes:
+            self.window.imports.import_file(fmt.key, path)
+        else:
+            self.window.tell(f"{Path(path).name} not opened: it is {fmt.what}")
+        return True
 
     # ---- save ----
     def save(self) -> bool:

@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
         self.welcome_banner = None  # the first-run hint above the canvas (show_welcome)
         # the window's commands, one controller per job; the menus (menus.py) call into them
         from .design_tools import DesignTools
+        from .import_actions import ImportActions
         from .edit_actions import EditActions
         from .export_actions import ExportActions
         from .file_actions import FileActions
@@ -108,6 +109,7 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self)
         self.exports = ExportActions(self)
         self.tools = DesignTools(self)
+        self.imports = ImportActions(self)
         self.edits = EditActions(self)
         self.help_dialogs: dict = {}  # Help's dialogs by kind, kept while the window lives (help.py)
         from ..logical.install import logical_view_dock
@@ -181,22 +183,7 @@ class MainWindow(QMainWindow):
         for title, entries in menus.MENUS:
             menu = self.menuBar().addMenu(title)
             self.menus[title.replace("&", "")] = menu
-            for entry in entries:
-                if entry == menus.SEPARATOR:
-                    menu.addSeparator()
-                elif entry == menus.OPEN_RECENT:
-                    self.files.recent_menu = menu.addMenu("Open &Recent")
-                elif entry == menus.OPEN_EXAMPLE:
-                    self.files.fill_example_menu(menu.addMenu("Open E&xample"))
-                elif entry == menus.DOCKS:
-                    for name in menus.DOCKS:
-                        menu.addAction(self.findChild(QDockWidget, name).toggleViewAction())
-                elif isinstance(entry, str):
-                    menu.addAction(self.actions[entry])
-                else:
-                    self.actions[entry.key] = action = self._action(entry)
-                    setattr(self, f"act_{entry.key}", action)  # the names scripts and tests know
-                    menu.addAction(action)
+            self._fill_menu(menu, entries)
         self.help_menu = self.menus["Help"]
         # Link Heat: as the user left it (off at first: red and green read as cable kinds to a newcomer)
         self.act_heat.setChecked(self.settings.value("view/link_heat", False, type=bool))
@@ -209,6 +196,29 @@ class MainWindow(QMainWindow):
         for key in menus.TOOLBAR:
             toolbar.addSeparator() if key == menus.SEPARATOR else toolbar.addAction(self.actions[key])
         self.files.update_recent_menu()
+
+    def _fill_menu(self, menu, entries) -> None:
+        """One menu's entries of menus.py: commands, separators, submenus and the named actions."""
+        from . import menus
+
+        for entry in entries:
+            if entry == menus.SEPARATOR:
+                menu.addSeparator()
+            elif entry == menus.OPEN_RECENT:
+                self.files.recent_menu = menu.addMenu("Open &Recent")
+            elif entry == menus.OPEN_EXAMPLE:
+                self.files.fill_example_menu(menu.addMenu("Open E&xample"))
+            elif entry == menus.DOCKS:
+                for name in menus.DOCKS:
+                    menu.addAction(self.findChild(QDockWidget, name).toggleViewAction())
+            elif isinstance(entry, str):
+                menu.addAction(self.actions[entry])
+            elif isinstance(entry, menus.Submenu):
+                self._fill_menu(menu.addMenu(entry.title), entry.entries)
+            else:
+                self.actions[entry.key] = action = self._action(entry)
+                setattr(self, f"act_{entry.key}", action)  # the names scripts and tests know
+                menu.addAction(action)
 
     def _connect(self) -> None:
         self.scene.buildProgress.connect(self._show_build_progress)

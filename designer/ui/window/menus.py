@@ -33,6 +33,32 @@ class Command:
     about: bool = False  # macOS: goes to the application menu
 
 
+@dataclass(frozen=True)
+class Submenu:
+    """A submenu of a menu: its title and its entries (Commands, separators)."""
+
+    title: str
+    entries: tuple
+
+
+def _import(key: str) -> Callable:
+    def run(window) -> None:
+        window.imports.import_file(key)
+    return run
+
+
+def _import_menu() -> Submenu:
+    """File > Import: one command per importer of `designer import` (core/io/importers/formats.py)."""
+    from ...core.io.importers.formats import FORMATS
+
+    return Submenu("&Import", tuple(
+        Command(f"import_{f.key.replace('-', '_')}", f.title, _import(f.key), None,
+                f"Read {f.what} (as `designer import {f.key}`), see what it held, then "
+                + {"fabric": "open it as a new design", "servers": "apply it to the servers with as many GPUs",
+                   "job": "set the current job"}[f.kind])
+        for f in FORMATS))
+
+
 def _help(kind: str) -> Callable:
     def run(window) -> None:
         from .help import open_dialog
@@ -60,6 +86,7 @@ FILE_MENU = ("&File", (
     Command("open", "&Open...", lambda w: w.files.open_dialog(), QKeySequence.Open),
     OPEN_RECENT,
     OPEN_EXAMPLE,
+    _import_menu(),
     Command("compare", "Co&mpare With...", lambda w: w.tools.compare_with(), None,
             "This design beside another file: figures, cost and both breakdowns"),
     Command("calibrate", "Cali&brate from nccl-tests...", lambda w: w.tools.calibrate_from_logs(), None,
@@ -126,6 +153,9 @@ VIEW_MENU = ("&View", (
 TOOLS_MENU = ("&Tools", (
     Command("generate", "&Generate Fat-Tree...", lambda w: w.tools.generate(), "Ctrl+G",
             "A whole fabric from a few numbers; undoable as one step"),
+    Command("costs", "&Parts and Costs...", lambda w: w.tools.parts_and_costs(), None,
+            "Prices, power and failure rates of the design's parts, editable (one undo step each), with the cost "
+            "and goodput they give"),
     Command("decide", "Compare &Clusters for a Model...", lambda w: w.tools.compare_clusters(), None,
             "The open design's job on other designs, each at its best plan: time, dollars and goodput per run"),
 ))

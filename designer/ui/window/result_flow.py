@@ -301,16 +301,25 @@ class ResultFlow(QObject):
         index = self.window.jobs_panel.current if hasattr(self.window, "jobs_panel") else 0
         return jobs[index].result if 0 < index < len(jobs) else result
 
+    def shown_job_name(self) -> str | None:
+        """The name of the job the panels show, when the design has several (None: one job)."""
+        jobs = self.qdoc.doc.spec.jobs
+        if not jobs or len(jobs) < 2:
+            return None
+        index = self.window.jobs_panel.current if hasattr(self.window, "jobs_panel") else 0
+        return jobs[max(0, min(index, len(jobs) - 1))].name
+
     def show_job(self, index: int) -> None:
         """The Jobs panel's current job changed: the Job panel edits it, the Breakdown and Timeline show it."""
         self.window.job_panel.set_job_index(index)
+        self.window.advisor_panel.set_job(index)  # its analyses, search and Apply are of this job
         if self.result is not None:
             self.window.breakdown_panel.forget()  # another job: not a difference to the one shown before
             self.show_panels(self.result)
 
     def show_panels(self, result) -> None:
         if result is not None:
-            self.window.breakdown_panel.show_result(self.shown_result())
+            self.window.breakdown_panel.show_result(self.shown_result(), job=self.shown_job_name())
             self.window.breakdown_panel.revision = self._revision_of.get(self.worker.latest)
             self._timeline_pending = self._timeline_seen()  # (settle() waits for it)
             self.window.timeline_panel.mark_updating()
