@@ -140,6 +140,10 @@ class AcceleratorConstants:
         0.0, "Fixed cost the collective library adds per call on this accelerator beyond NCCL's Hopper "
         "latency tables (RCCL on MI300X, NVLink through NVL72 switch trays), us", unit="us", minimum=0,
         maximum=100_000)
+    nccl_ll_max_bus_gbps: float = _c(
+        141.0, "NCCL's cap on the LL protocol's estimated bus bandwidth inside one server, GB/s, by GPU "
+        "architecture (tuning.cc llMaxBws, N1 column): Volta 39, Ampere 87.7, Hopper 141 (2.21 and later; 87.7 "
+        "before), Blackwell 282 (2.25 and later; Hopper's before)", unit="GB/s", minimum=0.1, maximum=100_000)
     comm_compute_slowdown: float = _c(
         0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)",
         unit="fraction", minimum=0, maximum=1.0)
@@ -227,8 +231,28 @@ class EngineConstants:
     nccl_pat_bandwidth_factor: float = _c(
         0.75, "PAT bus bandwidth / ring's (tuning.cc: busBw x 0.75 for PAT)", **FRACTION)
     nccl_ll_max_bytes: int = _c(
-        1 << 20, "Above this size NCCL's tuner stops choosing LL (its bandwidth cap makes it lose)",
-        unit="bytes", minimum=0, maximum=1 << 40)
+        0, "Above this size LL is never chosen (old NCCL's NCCL_LL_THRESHOLD); 0: NCCL's tuning model alone "
+        "decides, as NCCL 2.5 and later do", unit="bytes", minimum=0, maximum=1 << 40)
+    nccl_ll_bus_factor: float = _c(
+        0.5, "NCCL's estimate of the ring LL protocol's bus bandwidth / Simple's (tuning.cc, 2.21 and later: "
+        "busBw x 0.5, LL's 8-byte lines carry 4 bytes of data and a 4-byte flag); nccl_version below 2.21 takes "
+        "nccl_ll_bus_factor_legacy", **FRACTION)
+    nccl_ll_bus_factor_legacy: float = _c(
+        0.25, "The same before NCCL 2.21 (tuning.cc 2.4-2.20: busBw x 1/4 for all-reduce or across servers, "
+        "x 1/3 for an all-gather or reduce-scatter inside one server)", **FRACTION)
+    nccl_tree_ll_bus_factor: float = _c(
+        1 / 3.8, "NCCL's estimate of the tree LL protocol's bus bandwidth / the tree's Simple (tuning.cc: "
+        "busBw x 1/3.8)", **FRACTION)
+    nccl_tree_ll128_bus_factor: float = _c(
+        120 / 128, "NCCL's estimate of the tree LL128 protocol's bus bandwidth / the tree's Simple across servers "
+        "(tuning.cc: x 120/128), by which it rates the tree between servers against the ring", **FRACTION)
+    nccl_ll_max_bus_gbps_two_servers: float = _c(
+        39.0, "NCCL's cap on the LL protocol's estimated bus bandwidth across 2 servers, GB/s (tuning.cc llMaxBws, "
+        "the Intel-CPU row, N2); inside one server the accelerator's nccl_ll_max_bus_gbps", unit="GB/s",
+        minimum=0.1, maximum=100_000)
+    nccl_ll_max_bus_gbps_more_servers: float = _c(
+        20.4, "The same across 3 or more servers (tuning.cc llMaxBws, Intel-CPU row, N4)", unit="GB/s",
+        minimum=0.1, maximum=100_000)
     nccl_ring_plateau_factor: float = _c(
         1.4, "Multi-node ring Simple latency multiplier for large messages (tuning.cc, Hopper)",
         unit="x", minimum=1, maximum=10)

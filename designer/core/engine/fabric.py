@@ -90,6 +90,8 @@ class Fabric:
     gpu_domain_index: np.ndarray | None = None
     # per node: NVLS all-reduce rate / line rate (its board's, or its NVLink domain's across switch trays)
     node_nvls_efficiency: np.ndarray | None = None
+    # per node: NCCL's cap on its LL estimate inside the server, GB/s (accelerator nccl_ll_max_bus_gbps)
+    node_nccl_ll_max_bus_gbps: np.ndarray | None = None
     # per node: its NICs' transport (catalog NIC_TRANSPORTS) and the latency it adds per network step, us
     node_transport: list[str] | None = None
     node_message_latency_us: np.ndarray | None = None
@@ -269,6 +271,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     node_latency = np.zeros(len(nodes))  # collective library's extra fixed cost per call, us
     node_nvls = np.zeros(len(nodes))  # NVLS efficiency on the server's own board
     node_nvls_domain = np.zeros(len(nodes))  # ... and when its NVLink domain spans switch trays
+    node_ll_cap = np.zeros(len(nodes))  # NCCL's LL estimate cap inside the server, GB/s
     node_kind = []
     for i, n in enumerate(nodes):
         hit = accel_cache.get(n.accelerator)
@@ -283,6 +286,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_latency[i] = ac.collective_latency_us
         node_nvls[i] = ac.nvls_link_efficiency or k.nvls_efficiency
         node_nvls_domain[i] = ac.nvls_domain_efficiency or node_nvls[i]
+        node_ll_cap[i] = ac.nccl_ll_max_bus_gbps
         node_kind.append(kind)
 
     n_links = len(links)
@@ -360,6 +364,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
     fabric.node_nvls_efficiency = np.where(_spans_servers(nodes), node_nvls_domain, node_nvls)
+    fabric.node_nccl_ll_max_bus_gbps = node_ll_cap
     fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
     transport = node_transports(nodes, catalog)
     srd = np.array([t == "srd" for t in transport], dtype=bool)
