@@ -32,6 +32,9 @@ def register(subparsers) -> None:
     g.add_argument("--fabric", choices=("infiniband", "ethernet"), default=None, help="default: the system's")
     g.add_argument("--nic-model", default=None,
                    help="catalog NIC (designer catalog), e.g. EFA-v4-400G; default: the catalog's NIC of that kind and speed")
+    g.add_argument("--routing", choices=("ecmp", "static", "adaptive", "scheduled"), default=None,
+                   help="how every switch spreads flows over its up-links (static: InfiniBand without adaptive "
+                        "routing); default: the switch model's (InfiniBand adaptive, Ethernet ECMP)")
     g.add_argument("--tiers", type=int, choices=(2, 3), default=None, help="default: the fewest that fit")
     g.add_argument("--switch-radix", type=positive_int, default=None, help="ports per switch; default: the system's")
     g.add_argument("--oversubscription", type=positive_float, default=1.0,
@@ -59,7 +62,7 @@ def run(args) -> int:
             return EXIT_USAGE
         try:
             doc = generate_fat_tree(nodes=args.nodes, tiers=args.tiers, oversubscription=args.oversubscription,
-                                    **options)
+                                    routing=args.routing, **options)
         except FatTreeError as exc:
             progress.clear()
             err(f"designer generate: {exc}")

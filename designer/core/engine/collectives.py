@@ -357,10 +357,15 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
     t = 1 if pod else 0
     hashed, sprayed = ethernet_tiers(fabric)[t], sprayed_tiers(fabric)[t]
     cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
-    flows = tier_flows * max(1, k.ecmp_qps_per_connection)
     routed = np.where(sprayed, k.packet_spraying_efficiency, k.infiniband_adaptive_routing_efficiency)
     if not hashed.any():
         return routed
+    # RoCE hashes each queue pair apart; InfiniBand's static tables route by destination, so all the
+    # queue pairs of a connection take one path
+    infiniband = kind_mask(fabric, "switch_fabric", "infiniband")
+    if pod:
+        infiniband = _pods_of(fabric, infiniband) & ~_pods_of(fabric, kind_mask(fabric, "switch_fabric", "ethernet"))
+    flows = tier_flows * np.where(infiniband, 1, max(1, k.ecmp_qps_per_connection))
     slowest = fabric.pod_up_slowest_Bps if pod else fabric.leaf_up_slowest_Bps
     capacity = fabric.pod_up_Bps if pod else fabric.leaf_up_Bps
     drag = slow_cable_drag(flows, cables, capacity, slowest) if slowest is not None else 1.0
@@ -383,12 +388,13 @@ def slow_cable_drag(flows: np.ndarray, cables: np.ndarray, capacity_Bps: np.ndar
 
 
 def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
-    """Which leaves, and which pods, hash their up-link traffic (RoCE ECMP: one path per flow) rather
-    than route it adaptively (InfiniBand) or spray it per packet (Spectrum-X, EFA's SRD, Pollara): an
-    Ethernet leaf with a hashing NIC under it; a pod is hashed when one of its leaves is."""
-    leaf = kind_mask(fabric, "switch_fabric", "ethernet")
-    if fabric.switch_hashes is not None:
-        leaf = leaf & fabric.switch_hashes
+    """Which leaves, and which pods, put each flow on one up-link (RoCE's ECMP hash, InfiniBand's static
+    routing tables) rather than route it adaptively (InfiniBand AR) or spray it per packet (Spectrum-X,
+    EFA's SRD, Pollara, a cell-scheduled fabric): a leaf with such a NIC under it (fabric.switch_hashes;
+    without it every Ethernet leaf); a pod is hashed when one of its leaves is."""
+    leaf = fabric.switch_hashes
+    if leaf is None:
+        leaf = kind_mask(fabric, "switch_fabric", "ethernet")
     return leaf, _pods_of(fabric, leaf)
 
 

@@ -205,24 +205,29 @@ def node_transports(nodes, catalog: Catalog) -> list[str]:
 
 
 def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node, nic_leaf) -> np.ndarray:
-    """Per switch: some NIC under it has its flows hashed onto one up-link each (ECMP). A RoCE NIC always
-    does; a Spectrum-X SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's
-    routing); EFA's SRD and Pollara spray their packets themselves."""
-    adaptive = np.array([_routing(s, catalog) == "adaptive" for s in switches], dtype=bool)
+    """Per switch: some NIC under it has its flows put on one up-link each (ECMP's hash, or InfiniBand's
+    static routing tables). A RoCE NIC always does, unless the fabric schedules cells itself; a Spectrum-X
+    SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's routing); an InfiniBand
+    NIC does under a leaf with static routing; EFA's SRD and Pollara spray their packets themselves."""
+    routing = np.array([_routing(s, catalog) for s in switches], dtype=object)
     hashes = np.zeros(len(switches), dtype=bool)
     if not len(nic_node):
         return hashes
     kind = np.array(transport, dtype=object)[nic_node]
     cabled = nic_leaf >= 0
-    leaf_adaptive = np.zeros(len(nic_leaf), dtype=bool)
-    leaf_adaptive[cabled] = adaptive[nic_leaf[cabled]]
-    hashed = (kind == "roce") | ((kind == "spectrum-x") & ~leaf_adaptive)
+    leaf_routing = np.full(len(nic_leaf), "", dtype=object)
+    leaf_routing[cabled] = routing[nic_leaf[cabled]]
+    hashed = ((kind == "roce") | ((kind == "spectrum-x") & (leaf_routing != "adaptive"))
+              | ((kind == "infiniband") & (leaf_routing == "static"))) & (leaf_routing != "scheduled")
     hashes[nic_leaf[hashed & cabled]] = True
     return hashes
 
 
 def _routing(switch, catalog: Catalog) -> str:
-    """A switch's routing: its catalog model's; InfiniBand adaptive; an Ethernet switch of no known model ECMP."""
+    """A switch's routing: its own `routing`, else its catalog model's; InfiniBand adaptive; an Ethernet
+    switch of no known model ECMP."""
+    if switch.routing:
+        return switch.routing
     name = catalog.resolve("switches", switch.model) if switch.model else None
     if name is not None:
         return catalog.switches[name].routing

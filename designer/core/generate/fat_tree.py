@@ -34,7 +34,7 @@ from fractions import Fraction
 from ..model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, rack_height_px
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import ClusterSpec, Document
-from ..model.elements import MAX_GBPS, MIN_GBPS, NETWORK_KINDS, SCALE_UP_KINDS, Link, Metadata, Node, Rack, Switch
+from ..model.elements import MAX_GBPS, MIN_GBPS, NETWORK_KINDS, SCALE_UP_KINDS, SWITCH_ROUTINGS, Link, Metadata, Node, Rack, Switch
 from .nvlink_trays import (
     TRAY_UNITS, add_switch_trays, domain_racks, domain_runs, nvlink_switch_model, tray_counts,
 )
@@ -530,6 +530,7 @@ def generate_fat_tree(
     servers_per_rack: int = SERVERS_PER_RACK,
     nvlink_domain_gpus: int | None = None,
     nic_model: str | None = None,
+    routing: str | None = None,
 ) -> Document:
     """A complete fat-tree design: servers, switches, cables, racks and canvas positions.
 
@@ -548,10 +549,19 @@ def generate_fat_tree(
     trays = _trays_per_domain(acc, gpus_per_node, nvlink_domain_gpus)
     builder = _Builder(lay, acc, gpus_per_node, nic_gbps, fabric, catalog, spr)
     builder.nic_model = _nic_model(catalog, nic_model, fabric, nic_gbps)
+    builder.routing = _routing(routing)
     if trays > 1:  # a rack-scale domain: racks of its trays with its NVLink switch trays (nvlink_trays.py)
         builder.domain_trays = trays
         builder.tray_model = nvlink_switch_model(catalog, acc, trays * gpus_per_node)
     return builder.build(name)
+
+
+def _routing(routing: str | None) -> str | None:
+    """The switches' routing (None: their catalog model's default)."""
+    if routing is not None and routing not in SWITCH_ROUTINGS:
+        raise FatTreeError(f"--routing {routing!r} is not one of {', '.join(SWITCH_ROUTINGS)}; use --routing static "
+                           "(or leave it out for the switch model's own)")
+    return routing
 
 
 def _nic_model(catalog: Catalog, name: str | None, fabric: str, nic_gbps: float):
@@ -605,6 +615,7 @@ class _Builder:
         self.domain_trays = 1  # servers (trays) per NVLink domain; 1: each server is its own
         self.tray_model = None  # the catalog's NVLink switch tray of a multi-server domain
         self.nic_model = catalog.nic_for(fabric, nic_gbps)  # the servers' catalog NIC (or None)
+        self.routing: str | None = None  # every scale-out switch's routing; None: its model's
 
     # -- parts from the catalog --
     def _switch_model(self) -> tuple[str, float, bool]:
@@ -824,7 +835,8 @@ class _Builder:
                     leaf_id = f"leaf{n_leaf}"
                     n_leaf += 1
                     here.append(Switch(id=leaf_id, fabric=fabric, tier="leaf", radix=radix, port_gbps=gbps,
-                                       latency_us=latency, model=model, sharp=sharp, rail=rail, pod=pod))
+                                       latency_us=latency, model=model, sharp=sharp, rail=rail, pod=pod,
+                                       routing=self.routing))
                     group_leaves[gi][k] = leaf_id
                     names.append(leaf_id)
             self.pod_leaves.append(names)
@@ -833,7 +845,7 @@ class _Builder:
                 spine_id = f"spine{n_spine}"
                 n_spine += 1
                 here.append(Switch(id=spine_id, fabric=fabric, tier="spine", radix=radix, port_gbps=gbps,
-                                   latency_us=latency, model=model, sharp=sharp, pod=pod))
+                                   latency_us=latency, model=model, sharp=sharp, pod=pod, routing=self.routing))
                 spines.append(spine_id)
             self.pod_spines.append(spines)
             self.pod_switch_lists.append(here)
@@ -848,7 +860,8 @@ class _Builder:
                     core_id = f"core{n_core}"
                     n_core += 1
                     self.core_list.append(Switch(id=core_id, fabric=fabric, tier="core", radix=radix,
-                                                 port_gbps=gbps, latency_us=latency, model=model, sharp=sharp))
+                                                 port_gbps=gbps, latency_us=latency, model=model, sharp=sharp,
+                                                 routing=self.routing))
                     group.append(core_id)
                 self.core_groups.append(group)
             self.switches.extend(self.core_list)

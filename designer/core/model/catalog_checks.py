@@ -164,8 +164,8 @@ def _nic(e: _Entry) -> None:
 
 def _switch(e: _Entry) -> None:
     s = e.entry
-    if "routing" in s and s["routing"] not in ("ecmp", "adaptive"):
-        e.add("routing", f"unknown routing {s['routing']!r}", "use ecmp or adaptive")
+    if "routing" in s and s["routing"] not in ("ecmp", "static", "adaptive", "scheduled"):  # elements.SWITCH_ROUTINGS
+        e.add("routing", f"unknown routing {s['routing']!r}", "use ecmp, static, adaptive or scheduled")
     if s["kind"] not in SWITCH_KINDS:
         e.add("kind", f"unknown switch kind {s['kind']!r}", f"use one of {', '.join(SWITCH_KINDS)}")
     e.number("radix", s["radix"], integer=True)
