@@ -29,6 +29,9 @@ PROTOCOLS = ("LL", "LL128", "Simple")
 # NCCL's LL caps inside one server before the releases that raised them (tuning.cc llMaxBws): Hopper took
 # Ampere's 87.7 GB/s until 2.21 (141 from it), Blackwell took Hopper's 141 until 2.25 (282 from it).
 NCCL_LL_CAP_HISTORY = ((2.21, 87.7), (2.25, 141.0))
+# LL128's data share of a network link's rate: 120 of each 128-byte line, less its flags (NCCL tuning.cc
+# rates the ring's LL128 at 0.92 of Simple)
+LL128_NETWORK_SHARE = 0.92
 
 
 def bus_factor(primitive: str, n: int) -> float:
@@ -975,7 +978,7 @@ class CollectiveModel:
             return t_scale, t_net, believed
         proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
                        "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency
-        proto_net = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}[protocol]
+        proto_net = {"LL": 0.5, "LL128": LL128_NETWORK_SHARE, "Simple": 1.0}[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
             t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
             return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple_believed, bus_bytes, size)
@@ -1001,9 +1004,9 @@ class CollectiveModel:
         if protocol == "Simple":
             return None if physics else simple_believed
         if protocol == "LL128":
-            # NCCL's 120/128 of Simple is the engine's own LL128 rate across servers; on NVLink the measured
-            # LL128 rate stands for both (its estimate then is the physics, as for Simple)
-            return None if physics else simple_believed / self.k.nccl_tree_ll128_bus_factor
+            # NCCL's 0.92 (ring) or 120/128 (tree across servers) of Simple: the engine's own LL128 share of a
+            # network link; on NVLink the measured LL128 rate stands for both (the estimate is the physics)
+            return None if physics else simple_believed / LL128_NETWORK_SHARE
         factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
         capped_bytes = bus_bytes if algorithm == "ring" else 2 * size
         return np.maximum(simple_believed / factor, capped_bytes / cap_Bps)

@@ -243,9 +243,6 @@ class EngineConstants:
     nccl_tree_ll_bus_factor: float = _c(
         1 / 3.8, "NCCL's estimate of the tree LL protocol's bus bandwidth / the tree's Simple (tuning.cc: "
         "busBw x 1/3.8)", **FRACTION)
-    nccl_tree_ll128_bus_factor: float = _c(
-        120 / 128, "NCCL's estimate of the tree LL128 protocol's bus bandwidth / the tree's Simple across servers "
-        "(tuning.cc: x 120/128), by which it rates the tree between servers against the ring", **FRACTION)
     nccl_ll_max_bus_gbps_two_servers: float = _c(
         39.0, "NCCL's cap on the LL protocol's estimated bus bandwidth across 2 servers, GB/s (tuning.cc llMaxBws, "
         "the Intel-CPU row, N2); inside one server the accelerator's nccl_ll_max_bus_gbps", unit="GB/s",
