@@ -769,8 +769,8 @@ class CollectiveModel:
                 lat *= k.nccl_ring_plateau_factor
         elif algorithm == "tree":
             lat = base + 2 * ((n / max(N, 1) - 1) * intra + math.log2(max(N, 1)) * inter)
-        elif algorithm == "nvls":
-            lat = base + intra + (2 * math.log2(N) * inter if N > 1 else 0)
+        elif algorithm == "nvls":  # NCCL's figure, and a cost per rank of the domain it joins (constants)
+            lat = base + intra + k.nvls_rank_latency_us * n / max(N, 1) + (2 * math.log2(N) * inter if N > 1 else 0)
         elif algorithm == "pat":  # tuning.cc (2.23+): log2(nNodes) x interLat / 3.5 + nRanks x 2.8
             lat = base + math.log2(max(N, 1)) * inter / 3.5 + n * k.nccl_pat_rank_latency_us
         else:  # collnet
@@ -906,7 +906,9 @@ class CollectiveModel:
         version = self.k.nccl_version
         if primitive == "all_reduce":
             options.append("tree")
-            if self.nvls_ok and (version >= 2.18 or (N == 1 and version >= 2.17)):
+            # NVLS needs more than 2 GPUs on each NVLink domain (nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it)
+            local = self.shape.members.shape[1] // max(N, 1)
+            if self.nvls_ok and local > 2 and (version >= 2.18 or (N == 1 and version >= 2.17)):
                 options.append("nvls")
             if N > 1 and self._sharp(groups):
                 options.append("collnet")

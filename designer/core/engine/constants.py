@@ -131,8 +131,9 @@ class AcceleratorConstants:
         "B300 0.604 (8x B300: algbw 483, nccl#2140)", unit="fraction", minimum=0, maximum=1.0)
     nvls_domain_efficiency: float = _c(
         0.0, "NVLS all-reduce rate / one-way line rate when the NVLink domain spans several servers through "
-        "NVLink switch trays (NVL72); 0: as nvls_link_efficiency. GB200 NVL72, 72 GPUs at 8 GB: algbw 423.2 "
-        "(busbw 834.6; coreweave/nccl-tests pull 43) x 73/72 / 900 = 0.477", unit="fraction", minimum=0, maximum=1.0)
+        "NVLink switch trays (NVL72); 0: as nvls_link_efficiency. GB200 NVL72, 72 GPUs: 8 GiB in 20299 us "
+        "(coreweave/nccl-tests README, single rack) less the 525 us fixed cost (collective_latency_us 5, NVLS 25, "
+        "72 x nvls_rank_latency_us): algbw 434.4 x 73/72 / 900 = 0.489", unit="fraction", minimum=0, maximum=1.0)
     scale_up_efficiency: float = _c(
         0.0, "Ring busbw / scale-up line rate measured on this accelerator's own links (NVLink 5: about 0.75, "
         "673-680 of 900 GB/s); 0: the engine-wide nvlink_efficiency", unit="fraction", minimum=0, maximum=1.0)
@@ -210,11 +211,18 @@ class EngineConstants:
     nccl_nvlink_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
-        "nvls": {"Simple": 80.0}, "collnet": {"Simple": 3.7}, "pat": {"Simple": 3.4}},
+        "nvls": {"Simple": 25.0}, "collnet": {"Simple": 3.7}, "pat": {"Simple": 3.4}},
         "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
-                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 80 (NCCL 23; with NVLS moving (1 + 1/g) S per GPU at "
-                  "nvls_efficiency, the measured curve carries ~80 us of fixed cost, NVLS's pipeline fill, "
-                  "from 16 MB to 16 GB)", unit="us", minimum=0, maximum=100_000)
+                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 25 as NCCL 2.27's own figure, to which "
+                  "nvls_rank_latency_us adds a cost per rank of the NVLink domain", unit="us", minimum=0,
+        maximum=100_000)
+    nvls_rank_latency_us: float = _c(
+        6.875, "NVLS's fixed cost per call grows with the ranks it joins in one NVLink domain, us per rank (the "
+        "steps' synchronisation across every peer): 8 H100 carry 80 us of fixed cost besides moving (1 + 1/g) S "
+        "at nvls_efficiency (DGX H100 all_reduce curve, 16 MB-16 GB), NCCL's 25 us plus 8 x 6.875. A full GB200 "
+        "NVL72 rack (72 ranks) then carries 25 + 495 us, where its nccl-tests curve's intercept is 574 us "
+        "(coreweave/nccl-tests README, 'Expected Performance', single rack, NCCL 2.26.2: 1806.7 us at 512 MiB "
+        "to 20299 us at 8 GiB)", unit="us", minimum=0, maximum=10_000)
     nccl_net_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},
