@@ -236,7 +236,9 @@ class UnknownChoice(ValueError):
 
 @lru_cache(maxsize=None)
 def _choice_fields(cls) -> dict[str, tuple]:
-    return {f.name: f.metadata["enum"] for f in dataclasses.fields(cls) if f.metadata.get("enum")}
+    # an optional field (default None, e.g. a switch's routing) may also be left unset
+    return {f.name: tuple(f.metadata["enum"]) + ((None,) if f.default is None else ())
+            for f in dataclasses.fields(cls) if f.metadata.get("enum")}
 
 
 def refuse_unknown_choices(element, values: dict | None = None) -> None:
@@ -249,4 +251,4 @@ def refuse_unknown_choices(element, values: dict | None = None) -> None:
         if allowed is not None and value not in allowed:
             kind = type(element).__name__.lower()
             raise UnknownChoice(f"{kind} {getattr(element, 'id', '?')}: {name} {value!r} is not one of "
-                                f"{', '.join(allowed)} (pick one of them)")
+                                f"{', '.join(a for a in allowed if a is not None)} (pick one of them)")
