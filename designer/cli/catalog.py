@@ -39,7 +39,8 @@ def run(args) -> int:
         print(f"  {n.name:25} {n.kind:11} {n.gbps:>5g} Gb/s  {n.transport:10}  aliases: {', '.join(n.aliases)}")
     print("\nSwitches")
     for s in cat.switches.values():
-        print(f"  {s.name:24} {s.kind:11} {s.radix:>3} x {s.port_gbps:g} Gb/s  {s.latency_us:g} us"
+        routing = "" if s.kind == "nvlink" else f"  {s.routing}"
+        print(f"  {s.name:24} {s.kind:11} {s.radix:>3} x {s.port_gbps:g} Gb/s  {s.latency_us:g} us{routing}"
               f"{'  SHARP' if s.sharp else ''}")
     print("\nModel presets")
     for m in cat.models.values():

@@ -32,6 +32,13 @@ def register(subparsers) -> None:
     g.add_argument("--fabric", choices=("infiniband", "ethernet"), default=None, help="default: the system's")
     g.add_argument("--nic-model", default=None,
                    help="catalog NIC (designer catalog), e.g. EFA-v4-400G; default: the catalog's NIC of that kind and speed")
+    g.add_argument("--switch-model", default=None,
+                   help="catalog switch for every leaf, spine and core (designer catalog), e.g. Tomahawk5-800GbE or "
+                        "Jericho3AI-800GbE; its ports split to the NICs' speed (800G as 2 x 400G); default: the "
+                        "catalog's switch of the fabric and speed")
+    g.add_argument("--routing", choices=("ecmp", "static", "adaptive", "scheduled"), default=None,
+                   help="how every switch spreads flows over its up-links (static: InfiniBand without adaptive "
+                        "routing); default: the switch model's (InfiniBand adaptive, Ethernet ECMP)")
     g.add_argument("--tiers", type=int, choices=(2, 3), default=None, help="default: the fewest that fit")
     g.add_argument("--switch-radix", type=positive_int, default=None, help="ports per switch; default: the system's")
     g.add_argument("--oversubscription", type=positive_float, default=1.0,
@@ -57,8 +64,11 @@ def run(args) -> int:
                 "designer catalog lists them)")
             return EXIT_USAGE
         try:
+            if args.switch_model and args.switch_radix is None:
+                options.pop("switch_radix", None)  # the named switch's ports, not the system's default
+                options["switch_radix"] = None
             doc = generate_fat_tree(nodes=args.nodes, tiers=args.tiers, oversubscription=args.oversubscription,
-                                    **options)
+                                    routing=args.routing, switch_model=args.switch_model, **options)
         except FatTreeError as exc:
             progress.clear()
             err(f"designer generate: {exc}")

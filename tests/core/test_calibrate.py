@@ -75,8 +75,10 @@ def test_refuses_a_value_outside_the_physical_range(design, tmp_path):
 
 def test_refuses_a_fit_that_makes_a_measured_row_worse(design):
     # two runs of the same collective that disagree: the default fits the first, the second pulls away
+    # (its NVLink slower in every protocol: NCCL's choice of protocol follows the Simple rate)
     good = runs_of(design, {"nvlink_efficiency": 0.82}, [("all_gather", 8)])
-    bad = runs_of(design, {"nvlink_efficiency": 0.45}, [("all_gather", 8)])
+    bad = runs_of(design, {"nvlink_efficiency": 0.45, "nvlink_ll128_efficiency": 0.38,
+                           "nvlink_ll_efficiency": 0.16}, [("all_gather", 8)])
     for run in bad:
         run.file = "slow.txt"
     result = calibrate(design, good + bad)

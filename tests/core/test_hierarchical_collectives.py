@@ -78,7 +78,7 @@ def test_tree_between_three_racks_as_measured_and_ring_chosen_as_nccl_does(tmp_p
 
 
 def test_nvl72_nvls_is_slower_than_the_hopper_board_figure(tmp_path):
-    """A full GB200 NVL72 rack (coreweave/nccl-tests pull 43): 834.6 GB/s busbw at 8 GiB over 72 GPUs;
+    """A full GB200 NVL72 rack (coreweave/nccl-tests README, single rack): 834.6 GB/s busbw at 8 GiB over 72 GPUs;
     the Hopper board's NVLS efficiency (0.6875) would give 1219."""
     rows = nccl_rows(tmp_path, ["--nodes", "18", "--gpu", "GB200", "--gpus-per-node", "4", "--nics-per-node", "4",
                                 "--nic-gbps", "400", "--nvlink-domain-gpus", "72"], min_bytes="8G", max_bytes="8G")
@@ -86,6 +86,19 @@ def test_nvl72_nvls_is_slower_than_the_hopper_board_figure(tmp_path):
     assert row["algorithm"] == "nvls"
     assert row["busbw"] == pytest.approx(834.57, rel=0.05)
     assert row["busbw"] < 900 * 0.6875 * 2 * 71 / 72 / (1 + 1 / 72) * 0.9
+
+
+def test_nvl72_nvls_pays_a_fixed_cost_that_grows_with_its_ranks(tmp_path):
+    """The same full rack from 512 MiB to 2 GiB (coreweave/nccl-tests README, single rack): 586, 681 and 758
+    GB/s busbw, well below the 8 GiB rate: 72 ranks carry about half a millisecond per call, where 8 H100
+    carry 80 us (NCCL's 25 + 6.875 per rank)."""
+    rows = nccl_rows(tmp_path, ["--nodes", "18", "--gpu", "GB200", "--gpus-per-node", "4", "--nics-per-node", "4",
+                                "--nic-gbps", "400", "--nvlink-domain-gpus", "72"], min_bytes="512M", max_bytes="2G")
+    for size, measured in ((512 << 20, 586.06), (1 << 30, 681.17), (2 << 30, 757.78)):
+        assert rows[size]["algorithm"] == "nvls"
+        assert rows[size]["busbw"] == pytest.approx(measured, rel=0.05), size
+    h100 = nccl_rows(tmp_path, ["--nodes", "1", "--gpu", "H100"], algo="nvls", min_bytes="256M", max_bytes="256M")
+    assert h100[256 << 20]["busbw"] == pytest.approx(444.8, rel=0.01)  # 8 ranks: as before, 80 us in all
 
 
 def test_b200_board_nvls_as_measured(tmp_path):

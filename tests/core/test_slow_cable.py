@@ -88,3 +88,55 @@ def test_an_imported_cable_that_trained_at_ddr_among_edr_is_named(tmp_path):
     code, _, err = run_cli("import", "ibnetdiscover", data, "-o", out)
     assert code == 0, err
     assert [(gbps, usual) for _, gbps, usual in slow_cables(load_document(out))] == [(20.0, 100.0)]
+
+
+@pytest.fixture(scope="module")
+def static_ib(tmp_path_factory):
+    """The InfiniBand fabric as many sites run it: adaptive routing off (`generate --routing static`)."""
+    path = tmp_path_factory.mktemp("static") / "static.yaml"
+    code, _, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "16", "--gpu", "H100", "--fabric",
+                           "infiniband", "--no-rail-optimized", "--routing", "static")
+    assert code == 0, err
+    return split_one_cable(path, "infiniband")
+
+
+def test_infiniband_static_routing_keeps_flows_on_a_slow_cable(static_ib, fabrics):
+    full, slow = step(static_ib, 400), step(static_ib, 20)
+    assert slow > 1.01 * full  # a destination's path is fixed: the flows routed over l999 run at 20 Gb/s
+    assert full == pytest.approx(step(fabrics["infiniband"], 400), rel=1e-9)  # healthy cables: as adaptive
+
+
+def test_static_routing_is_a_switch_setting(fabrics):
+    import json
+
+    code, out, err = run_cli("evaluate", fabrics["infiniband"], *JOB, "--set", "links[l999].bandwidth_gbps=20",
+                             "--set", "switches[leaf0].routing=static", "--json")
+    assert code == 0, err
+    assert json.loads(out)["step_time_s"] > 1.01 * step(fabrics["infiniband"], 400)
+
+
+def test_the_advisor_names_the_cable_and_adaptive_routing_under_static_routing(static_ib, fabrics):
+    import json
+
+    code, out, err = run_cli("advise", static_ib, *JOB, "--set", "links[l999].bandwidth_gbps=20", "--json")
+    assert code == 0, err
+    ranked = {c["id"]: c for c in json.loads(out)["ranked"]}
+    assert ranked["slow-cables"]["title"] == "re-seat l999 (trained at 20 Gb/s, its peers 400)"
+    assert ranked["slow-cables"]["speedup"] > 0.01
+    assert ranked["adaptive-routing"]["title"] == "adaptive routing on 6 InfiniBand switches"
+    assert ranked["adaptive-routing"]["speedup"] > 0.01
+    code, out, err = run_cli("advise", fabrics["infiniband"], *JOB, "--json")
+    assert not any(c["id"] == "adaptive-routing" for c in json.loads(out)["ranked"])
+
+
+def test_a_routing_the_format_does_not_know_is_refused_where_it_is(tmp_path, fabrics):
+    text = fabrics["infiniband"].read_text(encoding="utf-8").replace('"tier": "leaf",', '"tier": "leaf", "routing": "statik",', 1)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text, encoding="utf-8")
+    code, _, err = run_cli("validate", bad)
+    assert code == 65 and "routing: 'statik' is not one of ecmp, static, adaptive, scheduled" in err
+    assert f"{bad}:" in err and "did you mean static?" in err
+    with pytest.raises(SystemExit) as exc:  # argparse: usage error, exit 2
+        run_cli("generate", "fat-tree", "-o", tmp_path / "x.yaml", "--nodes", "2", "--gpu", "H100",
+                "--routing", "statik")
+    assert exc.value.code != 0 and not (tmp_path / "x.yaml").exists()

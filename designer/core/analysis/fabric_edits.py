@@ -125,6 +125,23 @@ def restore_slow_cables(doc: Document) -> Document:
     return out
 
 
+def static_switches(doc: Document) -> list[str]:
+    """Ids of the InfiniBand switches set to static routing (one path per destination)."""
+    return [s.id for s in doc.switches if s.fabric == "infiniband" and s.routing == "static"]
+
+
+def adaptive_routing(doc: Document) -> Document:
+    """The design with adaptive routing on every InfiniBand switch that routes statically."""
+    static = set(static_switches(doc))
+    if not static:
+        raise NotApplicable("no InfiniBand switch routes statically")
+    out = detached_copy(doc)
+    for sw in out.switches:
+        if sw.id in static:
+            sw.routing = "adaptive"
+    return out
+
+
 def tier_links_2x(doc: Document, lower: str, upper: str) -> Document:
     out = detached_copy(doc)
     hits = [link for link in out.links if _switch_pair(out, link, lower, upper)]

@@ -155,6 +155,11 @@ def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:
                  else f"re-seat {len(slow)} slow cables ({first[0]} at {first[1]:g} Gb/s, ...)")
         add("slow-cables", title, lambda: fx.restore_slow_cables(doc),
             "every cable slower than its tier's other cables back at their speed: re-seat or replace it")
+    static = fx.static_switches(doc)
+    if static:  # static tables pin each flow to one up-link: hash collisions and any slow cable it crosses
+        add("adaptive-routing", f"adaptive routing on {len(static)} InfiniBand switch{'es' if len(static) > 1 else ''}",
+            lambda: fx.adaptive_routing(doc),
+            "turn on adaptive routing where the switches route statically (one path per destination)")
     scale_kind = "NVLink" if any(n.scale_up != "pcie" for n in doc.nodes) else "PCIe"
     add("scale-up-2x", f"{scale_kind} 2x", lambda: fx.scale_up_2x(doc, catalog),
         "double the scale-up bandwidth of every server")

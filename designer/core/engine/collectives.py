@@ -26,6 +26,12 @@ from .fabric import Fabric
 PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
 ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 PROTOCOLS = ("LL", "LL128", "Simple")
+# NCCL's LL caps inside one server before the releases that raised them (tuning.cc llMaxBws): Hopper took
+# Ampere's 87.7 GB/s until 2.21 (141 from it), Blackwell took Hopper's 141 until 2.25 (282 from it).
+NCCL_LL_CAP_HISTORY = ((2.21, 87.7), (2.25, 141.0))
+# LL128's data share of a network link's rate: 120 of each 128-byte line, less its flags (NCCL tuning.cc
+# rates the ring's LL128 at 0.92 of Simple)
+LL128_NETWORK_SHARE = 0.92
 
 
 def bus_factor(primitive: str, n: int) -> float:
@@ -354,10 +360,15 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
     t = 1 if pod else 0
     hashed, sprayed = ethernet_tiers(fabric)[t], sprayed_tiers(fabric)[t]
     cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
-    flows = tier_flows * max(1, k.ecmp_qps_per_connection)
     routed = np.where(sprayed, k.packet_spraying_efficiency, k.infiniband_adaptive_routing_efficiency)
     if not hashed.any():
         return routed
+    # RoCE hashes each queue pair apart; InfiniBand's static tables route by destination, so all the
+    # queue pairs of a connection take one path
+    infiniband = kind_mask(fabric, "switch_fabric", "infiniband")
+    if pod:
+        infiniband = _pods_of(fabric, infiniband) & ~_pods_of(fabric, kind_mask(fabric, "switch_fabric", "ethernet"))
+    flows = tier_flows * np.where(infiniband, 1, max(1, k.ecmp_qps_per_connection))
     slowest = fabric.pod_up_slowest_Bps if pod else fabric.leaf_up_slowest_Bps
     capacity = fabric.pod_up_Bps if pod else fabric.leaf_up_Bps
     drag = slow_cable_drag(flows, cables, capacity, slowest) if slowest is not None else 1.0
@@ -380,12 +391,13 @@ def slow_cable_drag(flows: np.ndarray, cables: np.ndarray, capacity_Bps: np.ndar
 
 
 def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
-    """Which leaves, and which pods, hash their up-link traffic (RoCE ECMP: one path per flow) rather
-    than route it adaptively (InfiniBand) or spray it per packet (Spectrum-X, EFA's SRD, Pollara): an
-    Ethernet leaf with a hashing NIC under it; a pod is hashed when one of its leaves is."""
-    leaf = kind_mask(fabric, "switch_fabric", "ethernet")
-    if fabric.switch_hashes is not None:
-        leaf = leaf & fabric.switch_hashes
+    """Which leaves, and which pods, put each flow on one up-link (RoCE's ECMP hash, InfiniBand's static
+    routing tables) rather than route it adaptively (InfiniBand AR) or spray it per packet (Spectrum-X,
+    EFA's SRD, Pollara, a cell-scheduled fabric): a leaf with such a NIC under it (fabric.switch_hashes;
+    without it every Ethernet leaf); a pod is hashed when one of its leaves is."""
+    leaf = fabric.switch_hashes
+    if leaf is None:
+        leaf = kind_mask(fabric, "switch_fabric", "ethernet")
     return leaf, _pods_of(fabric, leaf)
 
 
@@ -757,8 +769,8 @@ class CollectiveModel:
                 lat *= k.nccl_ring_plateau_factor
         elif algorithm == "tree":
             lat = base + 2 * ((n / max(N, 1) - 1) * intra + math.log2(max(N, 1)) * inter)
-        elif algorithm == "nvls":
-            lat = base + intra + (2 * math.log2(N) * inter if N > 1 else 0)
+        elif algorithm == "nvls":  # NCCL's figure, and a cost per rank of the domain it joins (constants)
+            lat = base + intra + k.nvls_rank_latency_us * n / max(N, 1) + (2 * math.log2(N) * inter if N > 1 else 0)
         elif algorithm == "pat":  # tuning.cc (2.23+): log2(nNodes) x interLat / 3.5 + nRanks x 2.8
             lat = base + math.log2(max(N, 1)) * inter / 3.5 + n * k.nccl_pat_rank_latency_us
         else:  # collnet
@@ -825,7 +837,7 @@ class CollectiveModel:
                         both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
                     total = lat + both
                     # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
-                    estimate = total if believed is None or algorithm != "auto" else lat + float(np.max(believed))
+                    estimate = total if believed is None else lat + float(np.max(believed))
                     if best is None or estimate < best[7]:
                         best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
             if best is not None and (worst is None or best[0] > worst[0]):
@@ -894,7 +906,9 @@ class CollectiveModel:
         version = self.k.nccl_version
         if primitive == "all_reduce":
             options.append("tree")
-            if self.nvls_ok and (version >= 2.18 or (N == 1 and version >= 2.17)):
+            # NVLS needs more than 2 GPUs on each NVLink domain (nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it)
+            local = self.shape.members.shape[1] // max(N, 1)
+            if self.nvls_ok and local > 2 and (version >= 2.18 or (N == 1 and version >= 2.17)):
                 options.append("nvls")
             if N > 1 and self._sharp(groups):
                 options.append("collnet")
@@ -914,9 +928,36 @@ class CollectiveModel:
     def _protocols(self, algorithm: str, size: float) -> list[str]:
         if algorithm in ("nvls", "collnet", "pat"):
             return ["Simple"]
-        if size > self.k.nccl_ll_max_bytes:
+        if self.k.nccl_ll_max_bytes and size > self.k.nccl_ll_max_bytes:
             return ["LL128", "Simple"]
         return ["LL", "LL128", "Simple"]
+
+    def _nccl_protocol_rate(self, algorithm: str, protocol: str, N: int) -> tuple[float, float]:
+        """NCCL's estimate of the LL protocol's bus bandwidth (tuning.cc, ncclTopoTuneModel) as (share of
+        the algorithm's Simple bus bandwidth, cap in B/s): LL moves 4 data bytes per 8-byte line and is
+        capped per GPU architecture inside a server and per server count across."""
+        k = self.k
+        if algorithm == "tree":
+            factor = k.nccl_tree_ll_bus_factor
+        else:
+            factor = k.nccl_ll_bus_factor if k.nccl_version >= 2.21 else k.nccl_ll_bus_factor_legacy
+        return factor, self._nccl_ll_cap_gbps(N) * 1e9
+
+    def _nccl_ll_cap_gbps(self, N: int) -> float:
+        """NCCL's cap on LL's estimated bus bandwidth (tuning.cc llMaxBws): across servers by their count,
+        inside one by the GPU architecture, as the release named by nccl_version has it."""
+        k = self.k
+        if N == 2:
+            return k.nccl_ll_max_bus_gbps_two_servers
+        if N > 2:
+            return k.nccl_ll_max_bus_gbps_more_servers
+        f = self.fabric
+        caps = f.node_nccl_ll_max_bus_gbps
+        cap = float(np.min(caps[f.gpu_node[self.shape.members[:, 0]]])) if caps is not None else 141.0
+        for release, ceiling in NCCL_LL_CAP_HISTORY:
+            if k.nccl_version < release:
+                return min(cap, ceiling)
+        return cap
 
     def _bandwidth(self, algorithm, protocol, primitive, N, n, scale_t, net_t, size, bus_bytes):
         """(scale-up seconds, network seconds, NCCL's own estimate of the larger of them or None when
@@ -939,19 +980,38 @@ class CollectiveModel:
             return t_scale, t_net, believed
         proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
                        "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency
-        proto_net = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}[protocol]
+        proto_net = {"LL": 0.5, "LL128": LL128_NETWORK_SHARE, "Simple": 1.0}[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
-            return self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
+            t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
+            return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple_believed, bus_bytes, size)
         t_scale = scale_t * bus_bytes / proto_scale
         t_net = net_t * bus_bytes / proto_net
         if algorithm == "pat":  # the ring's bytes, in log2 steps of ever larger pieces, at 0.75 of its rate
             return t_scale / k.nccl_pat_bandwidth_factor, t_net / k.nccl_pat_bandwidth_factor, None
+        if algorithm == "collnet":
+            return t_scale, t_net * 0.5 * N / max(N - 1, 1), None  # each NIC sends and receives its share once
+        # NCCL's estimate for this protocol from the algorithm's Simple time, which is the physics
+        simple = np.maximum(scale_t, net_t) * bus_bytes
         if algorithm == "tree":
             t_scale = t_scale / k.nccl_tree_bandwidth_factor
             t_net = t_net / k.nccl_tree_bandwidth_factor
-        elif algorithm == "collnet":
-            t_net = t_net * 0.5 * N / max(N - 1, 1)  # each NIC sends and receives its share once
-        return t_scale, t_net, None
+            simple = simple / k.nccl_tree_bandwidth_factor
+        return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple, bus_bytes, size)
+
+    def _protocol_believed(self, algorithm, protocol, N, simple_believed, bus_bytes, size):
+        """NCCL's estimated bandwidth time of `protocol` from its estimate for Simple (None: the physics).
+        The cap is on NCCL's bus bandwidth, whose algbw is busBw x n / steps for the ring (the bus bytes'
+        time) and busBw / 2 for the tree."""
+        physics = algorithm == "ring" or (algorithm == "tree" and N == 1)
+        if protocol == "Simple":
+            return None if physics else simple_believed
+        if protocol == "LL128":
+            # NCCL's 0.92 (ring) or 120/128 (tree across servers) of Simple: the engine's own LL128 share of a
+            # network link; on NVLink the measured LL128 rate stands for both (the estimate is the physics)
+            return None if physics else simple_believed / LL128_NETWORK_SHARE
+        factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
+        capped_bytes = bus_bytes if algorithm == "ring" else 2 * size
+        return np.maximum(simple_believed / factor, capped_bytes / cap_Bps)
 
     def _tree_bandwidth(self, N, g, scale_t, net_t, size, proto_scale, proto_net):
         """NCCL's tree all-reduce across servers: a chain through the GPUs of each server (every GPU
@@ -967,7 +1027,7 @@ class CollectiveModel:
         t_net = net_t * size * dtree_max_edges(N) / 2 / proto_net
         # tuning.cc: tree busBw = nChannels x (nNodes <= 2 ? bwIntra : bwInter) x 0.92, and algbw = busBw / 2
         ring_bus_rate = per_byte if N <= 2 and g > 1 else np.maximum(scale_t, net_t)
-        believed = size * ring_bus_rate / (0.5 * k.nccl_tree_bandwidth_factor) / proto_net
+        believed = size * ring_bus_rate / (0.5 * k.nccl_tree_bandwidth_factor)  # Simple's; the protocols' from it
         return t_scale, t_net, believed
 
     def _hierarchical(self) -> bool:

@@ -139,8 +139,9 @@ class AcceleratorConstants:
         "B300 0.604 (8x B300: algbw 483, nccl#2140)", unit="fraction", minimum=0, maximum=1.0)
     nvls_domain_efficiency: float = _c(
         0.0, "NVLS all-reduce rate / one-way line rate when the NVLink domain spans several servers through "
-        "NVLink switch trays (NVL72); 0: as nvls_link_efficiency. GB200 NVL72, 72 GPUs at 8 GB: algbw 423.2 "
-        "(busbw 834.6; coreweave/nccl-tests pull 43) x 73/72 / 900 = 0.477", unit="fraction", minimum=0, maximum=1.0)
+        "NVLink switch trays (NVL72); 0: as nvls_link_efficiency. GB200 NVL72, 72 GPUs: 8 GiB in 20299 us "
+        "(coreweave/nccl-tests README, single rack) less the 525 us fixed cost (collective_latency_us 5, NVLS 25, "
+        "72 x nvls_rank_latency_us): algbw 434.4 x 73/72 / 900 = 0.489", unit="fraction", minimum=0, maximum=1.0)
     scale_up_efficiency: float = _c(
         0.0, "Ring busbw / scale-up line rate measured on this accelerator's own links (NVLink 5: about 0.75, "
         "673-680 of 900 GB/s); 0: the engine-wide nvlink_efficiency", unit="fraction", minimum=0, maximum=1.0)
@@ -148,6 +149,10 @@ class AcceleratorConstants:
         0.0, "Fixed cost the collective library adds per call on this accelerator beyond NCCL's Hopper "
         "latency tables (RCCL on MI300X, NVLink through NVL72 switch trays), us", unit="us", minimum=0,
         maximum=100_000)
+    nccl_ll_max_bus_gbps: float = _c(
+        141.0, "NCCL's cap on the LL protocol's estimated bus bandwidth inside one server, GB/s, by GPU "
+        "architecture (tuning.cc llMaxBws, N1 column): Volta 39, Ampere 87.7, Hopper 141 (2.21 and later; 87.7 "
+        "before), Blackwell 282 (2.25 and later; Hopper's before)", unit="GB/s", minimum=0.1, maximum=100_000)
     comm_compute_slowdown: float = _c(
         0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)",
         unit="fraction", minimum=0, maximum=1.0)
@@ -214,11 +219,18 @@ class EngineConstants:
     nccl_nvlink_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
         "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
-        "nvls": {"Simple": 80.0}, "collnet": {"Simple": 3.7}, "pat": {"Simple": 3.4}},
+        "nvls": {"Simple": 25.0}, "collnet": {"Simple": 3.7}, "pat": {"Simple": 3.4}},
         "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
-                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 80 (NCCL 23; with NVLS moving (1 + 1/g) S per GPU at "
-                  "nvls_efficiency, the measured curve carries ~80 us of fixed cost, NVLS's pipeline fill, "
-                  "from 16 MB to 16 GB)", unit="us", minimum=0, maximum=100_000)
+                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 25 as NCCL 2.27's own figure, to which "
+                  "nvls_rank_latency_us adds a cost per rank of the NVLink domain", unit="us", minimum=0,
+        maximum=100_000)
+    nvls_rank_latency_us: float = _c(
+        6.875, "NVLS's fixed cost per call grows with the ranks it joins in one NVLink domain, us per rank (the "
+        "steps' synchronisation across every peer): 8 H100 carry 80 us of fixed cost besides moving (1 + 1/g) S "
+        "at nvls_efficiency (DGX H100 all_reduce curve, 16 MB-16 GB), NCCL's 25 us plus 8 x 6.875. A full GB200 "
+        "NVL72 rack (72 ranks) then carries 25 + 495 us, where its nccl-tests curve's intercept is 574 us "
+        "(coreweave/nccl-tests README, 'Expected Performance', single rack, NCCL 2.26.2: 1806.7 us at 512 MiB "
+        "to 20299 us at 8 GiB)", unit="us", minimum=0, maximum=10_000)
     nccl_net_step_latency_us: dict = _table(lambda: {
         "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
         "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},
@@ -235,8 +247,25 @@ class EngineConstants:
     nccl_pat_bandwidth_factor: float = _c(
         0.75, "PAT bus bandwidth / ring's (tuning.cc: busBw x 0.75 for PAT)", **FRACTION)
     nccl_ll_max_bytes: int = _c(
-        1 << 20, "Above this size NCCL's tuner stops choosing LL (its bandwidth cap makes it lose)",
-        unit="bytes", minimum=0, maximum=1 << 40)
+        0, "Above this size LL is never chosen (old NCCL's NCCL_LL_THRESHOLD); 0: NCCL's tuning model alone "
+        "decides, as NCCL 2.5 and later do", unit="bytes", minimum=0, maximum=1 << 40)
+    nccl_ll_bus_factor: float = _c(
+        0.5, "NCCL's estimate of the ring LL protocol's bus bandwidth / Simple's (tuning.cc, 2.21 and later: "
+        "busBw x 0.5, LL's 8-byte lines carry 4 bytes of data and a 4-byte flag); nccl_version below 2.21 takes "
+        "nccl_ll_bus_factor_legacy", **FRACTION)
+    nccl_ll_bus_factor_legacy: float = _c(
+        0.25, "The same before NCCL 2.21 (tuning.cc 2.4-2.20: busBw x 1/4 for all-reduce or across servers, "
+        "x 1/3 for an all-gather or reduce-scatter inside one server)", **FRACTION)
+    nccl_tree_ll_bus_factor: float = _c(
+        1 / 3.8, "NCCL's estimate of the tree LL protocol's bus bandwidth / the tree's Simple (tuning.cc: "
+        "busBw x 1/3.8)", **FRACTION)
+    nccl_ll_max_bus_gbps_two_servers: float = _c(
+        39.0, "NCCL's cap on the LL protocol's estimated bus bandwidth across 2 servers, GB/s (tuning.cc llMaxBws, "
+        "the Intel-CPU row, N2); inside one server the accelerator's nccl_ll_max_bus_gbps", unit="GB/s",
+        minimum=0.1, maximum=100_000)
+    nccl_ll_max_bus_gbps_more_servers: float = _c(
+        20.4, "The same across 3 or more servers (tuning.cc llMaxBws, Intel-CPU row, N4)", unit="GB/s",
+        minimum=0.1, maximum=100_000)
     nccl_ring_plateau_factor: float = _c(
         1.4, "Multi-node ring Simple latency multiplier for large messages (tuning.cc, Hopper)",
         unit="x", minimum=1, maximum=10)

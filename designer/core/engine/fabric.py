@@ -90,6 +90,8 @@ class Fabric:
     gpu_domain_index: np.ndarray | None = None
     # per node: NVLS all-reduce rate / line rate (its board's, or its NVLink domain's across switch trays)
     node_nvls_efficiency: np.ndarray | None = None
+    # per node: NCCL's cap on its LL estimate inside the server, GB/s (accelerator nccl_ll_max_bus_gbps)
+    node_nccl_ll_max_bus_gbps: np.ndarray | None = None
     # per node: its NICs' transport (catalog NIC_TRANSPORTS) and the latency it adds per network step, us
     node_transport: list[str] | None = None
     node_message_latency_us: np.ndarray | None = None
@@ -203,24 +205,29 @@ def node_transports(nodes, catalog: Catalog) -> list[str]:
 
 
 def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node, nic_leaf) -> np.ndarray:
-    """Per switch: some NIC under it has its flows hashed onto one up-link each (ECMP). A RoCE NIC always
-    does; a Spectrum-X SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's
-    routing); EFA's SRD and Pollara spray their packets themselves."""
-    adaptive = np.array([_routing(s, catalog) == "adaptive" for s in switches], dtype=bool)
+    """Per switch: some NIC under it has its flows put on one up-link each (ECMP's hash, or InfiniBand's
+    static routing tables). A RoCE NIC always does, unless the fabric schedules cells itself; a Spectrum-X
+    SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's routing); an InfiniBand
+    NIC does under a leaf with static routing; EFA's SRD and Pollara spray their packets themselves."""
+    routing = np.array([_routing(s, catalog) for s in switches], dtype=object)
     hashes = np.zeros(len(switches), dtype=bool)
     if not len(nic_node):
         return hashes
     kind = np.array(transport, dtype=object)[nic_node]
     cabled = nic_leaf >= 0
-    leaf_adaptive = np.zeros(len(nic_leaf), dtype=bool)
-    leaf_adaptive[cabled] = adaptive[nic_leaf[cabled]]
-    hashed = (kind == "roce") | ((kind == "spectrum-x") & ~leaf_adaptive)
+    leaf_routing = np.full(len(nic_leaf), "", dtype=object)
+    leaf_routing[cabled] = routing[nic_leaf[cabled]]
+    hashed = ((kind == "roce") | ((kind == "spectrum-x") & (leaf_routing != "adaptive"))
+              | ((kind == "infiniband") & (leaf_routing == "static"))) & (leaf_routing != "scheduled")
     hashes[nic_leaf[hashed & cabled]] = True
     return hashes
 
 
 def _routing(switch, catalog: Catalog) -> str:
-    """A switch's routing: its catalog model's; InfiniBand adaptive; an Ethernet switch of no known model ECMP."""
+    """A switch's routing: its own `routing`, else its catalog model's; InfiniBand adaptive; an Ethernet
+    switch of no known model ECMP."""
+    if switch.routing:
+        return switch.routing
     name = catalog.resolve("switches", switch.model) if switch.model else None
     if name is not None:
         return catalog.switches[name].routing
@@ -269,6 +276,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     node_latency = np.zeros(len(nodes))  # collective library's extra fixed cost per call, us
     node_nvls = np.zeros(len(nodes))  # NVLS efficiency on the server's own board
     node_nvls_domain = np.zeros(len(nodes))  # ... and when its NVLink domain spans switch trays
+    node_ll_cap = np.zeros(len(nodes))  # NCCL's LL estimate cap inside the server, GB/s
     node_kind = []
     for i, n in enumerate(nodes):
         hit = accel_cache.get(n.accelerator)
@@ -283,6 +291,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_latency[i] = ac.collective_latency_us
         node_nvls[i] = ac.nvls_link_efficiency or k.nvls_efficiency
         node_nvls_domain[i] = ac.nvls_domain_efficiency or node_nvls[i]
+        node_ll_cap[i] = ac.nccl_ll_max_bus_gbps
         node_kind.append(kind)
 
     n_links = len(links)
@@ -360,6 +369,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
     fabric.node_nvls_efficiency = np.where(_spans_servers(nodes), node_nvls_domain, node_nvls)
+    fabric.node_nccl_ll_max_bus_gbps = node_ll_cap
     fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
     transport = node_transports(nodes, catalog)
     srd = np.array([t == "srd" for t in transport], dtype=bool)

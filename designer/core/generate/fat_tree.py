@@ -34,7 +34,7 @@ from fractions import Fraction
 from ..model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, rack_height_px
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import ClusterSpec, Document
-from ..model.elements import MAX_GBPS, MIN_GBPS, NETWORK_KINDS, SCALE_UP_KINDS, Link, Metadata, Node, Rack, Switch
+from ..model.elements import MAX_GBPS, MIN_GBPS, NETWORK_KINDS, SCALE_UP_KINDS, SWITCH_ROUTINGS, Link, Metadata, Node, Rack, Switch
 from .nvlink_trays import (
     TRAY_UNITS, add_switch_trays, domain_racks, domain_runs, nvlink_switch_model, tray_counts,
 )
@@ -453,7 +453,7 @@ def plan_fat_tree(
     nic_gbps: float = 400,
     fabric: str = "infiniband",
     tiers: int | None = None,
-    switch_radix: int = 64,
+    switch_radix: int | None = 64,
     oversubscription: float = 1.0,
     rail_optimized: bool = True,
     name: str | None = None,
@@ -521,7 +521,7 @@ def generate_fat_tree(
     nic_gbps: float = 400,
     fabric: str = "infiniband",
     tiers: int | None = None,
-    switch_radix: int = 64,
+    switch_radix: int | None = 64,
     oversubscription: float = 1.0,
     rail_optimized: bool = True,
     name: str | None = None,
@@ -530,6 +530,8 @@ def generate_fat_tree(
     servers_per_rack: int = SERVERS_PER_RACK,
     nvlink_domain_gpus: int | None = None,
     nic_model: str | None = None,
+    routing: str | None = None,
+    switch_model: str | None = None,
 ) -> Document:
     """A complete fat-tree design: servers, switches, cables, racks and canvas positions.
 
@@ -537,9 +539,12 @@ def generate_fat_tree(
     fit on one and the fabric is not rail-optimized). Raises FatTreeError, with the flag to
     change, when the request cannot be built.
     """
+    catalog = catalog or default_catalog()
+    named = _named_switch(catalog, switch_model, fabric, nic_gbps)
+    if switch_radix is None:  # the named model's ports at the NICs' speed (an 800G port as 2 x 400G), else 64
+        switch_radix = named.radix * round(named.port_gbps / float(nic_gbps)) if named else 64
     _check_numbers(nodes, gpus_per_node, nics_per_node, nic_gbps, fabric, tiers, switch_radix)
     r = _ratio(oversubscription)
-    catalog = catalog or default_catalog()
     acc = _accelerator(catalog, gpu, gpus_per_node)
     nic_gbps = float(nic_gbps)
     rail = bool(rail_optimized)
@@ -548,10 +553,42 @@ def generate_fat_tree(
     trays = _trays_per_domain(acc, gpus_per_node, nvlink_domain_gpus)
     builder = _Builder(lay, acc, gpus_per_node, nic_gbps, fabric, catalog, spr)
     builder.nic_model = _nic_model(catalog, nic_model, fabric, nic_gbps)
+    builder.routing = _routing(routing)
+    builder.named_switch = named
     if trays > 1:  # a rack-scale domain: racks of its trays with its NVLink switch trays (nvlink_trays.py)
         builder.domain_trays = trays
         builder.tray_model = nvlink_switch_model(catalog, acc, trays * gpus_per_node)
     return builder.build(name)
+
+
+def _named_switch(catalog: Catalog, name: str | None, fabric: str, nic_gbps: float):
+    """The catalog switch asked for by name (--switch-model), checked against the fabric and the NICs'
+    speed: its native port must carry a whole number of NIC links (an 800G port as 2 x 400G)."""
+    if not name:
+        return None
+    resolved = catalog.resolve("switches", name)
+    if resolved is None:
+        raise FatTreeError(f"--switch-model {name!r} is not in the catalog; {catalog.suggest('switches', name)}")
+    model = catalog.switches[resolved]
+    if model.kind != fabric:
+        raise FatTreeError(f"--switch-model {model.name} is an {model.kind} switch; use --fabric {model.kind}, "
+                           "or another switch model")
+    try:
+        ratio = model.port_gbps / float(nic_gbps)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return model  # the NIC speed's own check names it
+    if ratio < 1 or abs(ratio - round(ratio)) > 1e-9:
+        raise FatTreeError(f"--switch-model {model.name} has {model.port_gbps:g} Gb/s ports, which do not split into "
+                           f"{float(nic_gbps):g} Gb/s NIC links; use --nic-gbps {model.port_gbps:g} (or a divisor of it)")
+    return model
+
+
+def _routing(routing: str | None) -> str | None:
+    """The switches' routing (None: their catalog model's default)."""
+    if routing is not None and routing not in SWITCH_ROUTINGS:
+        raise FatTreeError(f"--routing {routing!r} is not one of {', '.join(SWITCH_ROUTINGS)}; use --routing static "
+                           "(or leave it out for the switch model's own)")
+    return routing
 
 
 def _nic_model(catalog: Catalog, name: str | None, fabric: str, nic_gbps: float):
@@ -605,11 +642,16 @@ class _Builder:
         self.domain_trays = 1  # servers (trays) per NVLink domain; 1: each server is its own
         self.tray_model = None  # the catalog's NVLink switch tray of a multi-server domain
         self.nic_model = catalog.nic_for(fabric, nic_gbps)  # the servers' catalog NIC (or None)
+        self.routing: str | None = None  # every scale-out switch's routing; None: its model's
+        self.named_switch = None  # the catalog switch named by --switch-model (its ports maybe split)
 
     # -- parts from the catalog --
     def _switch_model(self) -> tuple[str, float, bool]:
         """(model, latency_us, sharp) of the switches."""
         lay = self.lay
+        if self.named_switch is not None:
+            s = self.named_switch
+            return s.name, float(s.latency_us), bool(s.sharp) and self.fabric == "infiniband"
         exact = [s for s in self.catalog.switches.values()
                  if s.kind == self.fabric and s.port_gbps == self.nic_gbps and s.radix == lay.radix]
         if exact:
@@ -824,7 +866,8 @@ class _Builder:
                     leaf_id = f"leaf{n_leaf}"
                     n_leaf += 1
                     here.append(Switch(id=leaf_id, fabric=fabric, tier="leaf", radix=radix, port_gbps=gbps,
-                                       latency_us=latency, model=model, sharp=sharp, rail=rail, pod=pod))
+                                       latency_us=latency, model=model, sharp=sharp, rail=rail, pod=pod,
+                                       routing=self.routing))
                     group_leaves[gi][k] = leaf_id
                     names.append(leaf_id)
             self.pod_leaves.append(names)
@@ -833,7 +876,7 @@ class _Builder:
                 spine_id = f"spine{n_spine}"
                 n_spine += 1
                 here.append(Switch(id=spine_id, fabric=fabric, tier="spine", radix=radix, port_gbps=gbps,
-                                   latency_us=latency, model=model, sharp=sharp, pod=pod))
+                                   latency_us=latency, model=model, sharp=sharp, pod=pod, routing=self.routing))
                 spines.append(spine_id)
             self.pod_spines.append(spines)
             self.pod_switch_lists.append(here)
@@ -848,7 +891,8 @@ class _Builder:
                     core_id = f"core{n_core}"
                     n_core += 1
                     self.core_list.append(Switch(id=core_id, fabric=fabric, tier="core", radix=radix,
-                                                 port_gbps=gbps, latency_us=latency, model=model, sharp=sharp))
+                                                 port_gbps=gbps, latency_us=latency, model=model, sharp=sharp,
+                                                 routing=self.routing))
                     group.append(core_id)
                 self.core_groups.append(group)
             self.switches.extend(self.core_list)

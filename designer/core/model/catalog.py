@@ -120,6 +120,7 @@ class SwitchModel:
     # ethernet: adaptive (per-packet adaptive routing for NICs that reorder: Spectrum-4 with Spectrum-X
     # SuperNICs) or ecmp (one hashed path per flow); InfiniBand switches route adaptively
     routing: str = "ecmp"
+    default: bool = True  # false: taken only when named (generate --switch-model), never by fabric and speed
 
     def trays_for(self, domain_gpus: int) -> int:
         """Units needed for a non-blocking NVLink domain of `domain_gpus` GPUs (kind nvlink)."""
@@ -195,8 +196,8 @@ class Catalog:
         return (defaults or matches or [None])[0]
 
     def switch_for(self, kind: str, port_gbps: float) -> SwitchModel | None:
-        """The catalog switch of this fabric whose native port speed is `port_gbps`."""
-        matches = [s for s in self.switches.values() if s.kind == kind and s.port_gbps == port_gbps]
+        """The catalog switch of this fabric whose native port speed is `port_gbps` (a default one)."""
+        matches = [s for s in self.switches.values() if s.kind == kind and s.port_gbps == port_gbps and s.default]
         return matches[0] if matches else None
 
     def presets(self) -> dict[str, ModelPreset]:
@@ -303,6 +304,7 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
             latency_us=float(e["latency_us"]), sharp=bool(e.get("sharp", False)),
             aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})), **optional,
             routing=e.get("routing") or ("adaptive" if e["kind"] == "infiniband" else "ecmp"),
+            default=bool(e.get("default", True)),
         )
     models = {}
     for e in _entries(directory / "models.yaml", "models"):

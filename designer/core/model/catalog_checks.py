@@ -170,8 +170,10 @@ def _nic(e: _Entry) -> None:
 
 def _switch(e: _Entry) -> None:
     s = e.entry
-    if "routing" in s and s["routing"] not in ("ecmp", "adaptive"):
-        e.add("routing", f"unknown routing {s['routing']!r}", "use ecmp or adaptive")
+    if "routing" in s and s["routing"] not in ("ecmp", "static", "adaptive", "scheduled"):  # elements.SWITCH_ROUTINGS
+        e.add("routing", f"unknown routing {s['routing']!r}", "use ecmp, static, adaptive or scheduled")
+    if not isinstance(s.get("default", True), bool):
+        e.add("default", "default is not true or false", "write default: false for a switch the generator never picks")
     if s["kind"] not in SWITCH_KINDS:
         e.add("kind", f"unknown switch kind {s['kind']!r}", f"use one of {', '.join(SWITCH_KINDS)}")
     e.number("radix", s["radix"], integer=True)

@@ -18,6 +18,11 @@ from .spec import spec_field
 LINK_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
 NETWORK_KINDS = ("ethernet", "infiniband")
 SWITCH_TIERS = ("leaf", "spine", "core")
+# How a switch spreads flows over its equal-cost up-links: ecmp (a hash puts each flow on one path), static
+# (InfiniBand's linear forwarding tables without adaptive routing: one path per destination), adaptive
+# (InfiniBand AR; per-packet on Spectrum-4 for NICs that reorder) or scheduled (a cell-sprayed, credit-
+# scheduled fabric such as Broadcom Jericho3-AI: no flow collisions).
+SWITCH_ROUTINGS = ("ecmp", "static", "adaptive", "scheduled")
 SCALE_UP_KINDS = ("nvswitch", "nvlink", "pcie")
 # An NVLink switch tray (GB200/GB300 NVL72) is a switch of fabric and tier "nvlink": it joins the GPUs
 # of one NVLink domain and is no part of the scale-out Clos (the engine leaves it out of the network).
@@ -150,6 +155,10 @@ class Switch:
                                    unit="us")
     model: str = spec_field("", doc="Switch model from the catalog")
     sharp: bool = spec_field(False, doc="In-network reduction (InfiniBand SHARP) enabled")
+    routing: str | None = spec_field(
+        None, doc="How it spreads flows over its up-links: ecmp (one hashed path per flow), static (InfiniBand "
+        "without adaptive routing: one path per destination), adaptive or scheduled (a cell-scheduled fabric); "
+        "default: its catalog model's, else adaptive on InfiniBand and ecmp on Ethernet", enum=SWITCH_ROUTINGS)
     rail: int | None = spec_field(None, doc="Rail served by this leaf in a rail-optimized fabric", minimum=0,
                                   maximum=MAX_PORTS)
     pod: int | None = spec_field(None, doc="Pod (scalable unit) of a three-tier fabric", minimum=0,
@@ -227,7 +236,9 @@ class UnknownChoice(ValueError):
 
 @lru_cache(maxsize=None)
 def _choice_fields(cls) -> dict[str, tuple]:
-    return {f.name: f.metadata["enum"] for f in dataclasses.fields(cls) if f.metadata.get("enum")}
+    # an optional field (default None, e.g. a switch's routing) may also be left unset
+    return {f.name: tuple(f.metadata["enum"]) + ((None,) if f.default is None else ())
+            for f in dataclasses.fields(cls) if f.metadata.get("enum")}
 
 
 def refuse_unknown_choices(element, values: dict | None = None) -> None:
@@ -240,4 +251,4 @@ def refuse_unknown_choices(element, values: dict | None = None) -> None:
         if allowed is not None and value not in allowed:
             kind = type(element).__name__.lower()
             raise UnknownChoice(f"{kind} {getattr(element, 'id', '?')}: {name} {value!r} is not one of "
-                                f"{', '.join(allowed)} (pick one of them)")
+                                f"{', '.join(a for a in allowed if a is not None)} (pick one of them)")

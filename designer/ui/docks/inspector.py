@@ -168,8 +168,10 @@ class Inspector(QWidget):
                 editor.toggled.connect(lambda on, name=f.name: self._commit(name, on))
             elif enum:
                 editor = QComboBox()
-                editor.addItems([str(e) for e in enum])
-                editor.activated.connect(lambda _i, name=f.name, ed=editor: self._commit(name, ed.currentText()))
+                # an optional choice (a switch's routing) starts with an empty entry: unset, its default
+                editor.addItems(([""] if optional else []) + [str(e) for e in enum])
+                editor.activated.connect(lambda _i, name=f.name, ed=editor, opt=optional:
+                                         self._commit(name, None if opt and not ed.currentText() else ed.currentText()))
             else:
                 editor = QLineEdit()
                 editor.editingFinished.connect(lambda name=f.name, ed=editor: self._commit_text(name, ed.text()))
@@ -197,7 +199,7 @@ class Inspector(QWidget):
                 editor.setCheckState(Qt.PartiallyChecked if len(values) > 1 else
                                      Qt.Checked if value else Qt.Unchecked)
             elif isinstance(editor, QComboBox):
-                editor.setCurrentText(str(value) if len(values) == 1 else "")
+                editor.setCurrentText("" if value is None or len(values) > 1 else str(value))
             else:
                 text = "" if value is None else (", ".join(map(str, value)) if isinstance(value, list) else
                                                  f"{value:g}" if isinstance(value, float) else str(value))
