@@ -51,22 +51,37 @@ def test_a_hidden_timeline_builds_no_events_until_it_is_shown(empty_window):
 def test_the_timeline_and_its_arrows_are_built_off_the_ui_thread(empty_window, monkeypatch):
     import designer.ui.work.worker as worker_module
 
-    threads = []
+    import designer.ui.panels.timeline_data as data_module
+
+    threads, passes = [], []
     real = worker_module.timeline_data
 
     def recording(result):
         threads.append(threading.current_thread().name)
         return real(result)
 
+    def recorded(name):
+        real_pass = getattr(data_module, name)
+
+        def one_pass(*args):
+            passes.append(threading.current_thread().name)
+            return real_pass(*args)
+        monkeypatch.setattr(data_module, name, one_pass)
+
     monkeypatch.setattr(worker_module, "timeline_data", recording)
+    for name in ("event_columns", "wait_arrows", "send_receive_arrows"):
+        recorded(name)
     window = empty_window
     open_example(window, H100)
     type_like_a_user(window, TP, "4")
     assert window.settle() and window.timeline_panel.result is window.result
     assert threads and set(threads) == {"designer-timeline"}
     # what the panel draws is what the worker built: no second pass over the events on the UI thread
-    data = window.result._timeline_data
-    assert window.timeline_panel._arrow_pairs()[1] is data.arrow_sources
+    window.timeline_panel.act_merge_lanes.trigger()  # the rows again: the columns and arrows are not read again
+    window.timeline_panel.act_fit_all.trigger()
+    window.timeline_panel.arrow_pairs()
+    assert window.timeline_panel.bar_count() > 0
+    assert passes and set(passes) == {"designer-timeline"}
 
 
 def _two_results():
@@ -165,16 +180,16 @@ def test_a_result_of_the_same_kinds_gives_the_timeline_new_bars_in_the_same_item
     first, second = _two_results()
     moved, fresh = _two_panels(qtbot, TimelinePanel, 400)
     moved.show_result(first)
-    items, legend = dict(moved.items), [label.text for _, label in moved.legend.items]
+    items, legend = dict(moved.bar_items()), [label.text for _, label in moved.legend.items]
     moved.show_result(second)
     fresh.show_result(second)
-    if list(moved.items) != list(items):
+    if list(moved.bar_items()) != list(items):
         pytest.skip("the two plans differ in their kinds of events")
-    assert all(moved.items[k] is items[k] for k in items)  # the same items
+    assert all(moved.bar_items()[k] is items[k] for k in items)  # the same items
     assert [label.text for _, label in moved.legend.items] == legend
-    assert list(fresh.items) == list(moved.items)
-    for kind, item in moved.items.items():  # holding what a panel that only showed the second result holds
-        other = fresh.items[kind]
+    assert list(fresh.bar_items()) == list(moved.bar_items())
+    for kind, item in moved.bar_items().items():  # holding what a panel that only showed the second result holds
+        other = fresh.bar_items()[kind]
         for name in ("x0", "width", "y0", "height", "waits"):
             assert np.array_equal(getattr(item, name), getattr(other, name)), (kind, name)
         assert item.boundingRect() == other.boundingRect()

@@ -311,13 +311,13 @@ def test_timeline_click_wait_highlights_waited_for(timeline, h100):
     assert events[related].device == wait.waited_for
     assert events[related].end_s <= wait.end_s + 1e-9
     assert timeline.selection_box.isVisible() and timeline.related_box.isVisible()
-    assert len(timeline.highlight_items) == 1
+    assert len(timeline.marks.highlight_items) == 1
 
     # selecting a bar that is not a wait clears the highlight
     j = next(j for j, e in enumerate(events) if e.kind == "forward")
     timeline.select_event(j)
     assert timeline.highlighted_rows() == [] and timeline.related_event() is None
-    assert timeline.highlight_items == []
+    assert timeline.marks.highlight_items == []
 
 
 def test_timeline_mouse_click_selects(timeline, h100):

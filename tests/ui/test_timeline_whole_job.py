@@ -106,10 +106,10 @@ def test_critical_device_action_scrolls_to_and_selects_it(timeline, deep):
     assert timeline.selected_device() == critical
     top, bottom = timeline.vb.viewRange()[1]
     assert top <= rows[0] and rows[-1] <= bottom
-    assert len(timeline.device_items) == 1
+    assert len(timeline.marks.device_items) == 1
     assert f"stage {deep.devices[critical]['stage']} gpu{critical}" in timeline.info.text()
     timeline.show_result(deep)  # a new result drops the selection
-    assert timeline.selected_device() is None and timeline.device_items == []
+    assert timeline.selected_device() is None and timeline.marks.device_items == []
 
 
 def test_arrows_for_a_known_wait_and_a_pipeline_send(timeline, four, qtbot):
