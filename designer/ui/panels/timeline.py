@@ -19,14 +19,15 @@ join a wait to the bar it waited on and a pipeline send to the op that received 
 export (timeline_export.py) holds every row and the whole step under a title.
 
 This module wires the panel; where rows and bars go is timeline_layout.py, the items that draw
-them timeline_items.py, the plot timeline_view.py, the line under it timeline_detail.py.
+them timeline_items.py, the plot timeline_view.py, the line under it timeline_detail.py, the
+mouse timeline_mouse.py.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPointF, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from .breakdown import TEXT, fit_legend, stale_banner, stale_text
@@ -36,10 +37,10 @@ from .timeline_export import export_timeline
 from .timeline_items import BarItemsOnPlot, KindBars
 from .timeline_layout import BarLookup, PlacedBars, RowLayout, lay_out_rows, place_bars
 from .timeline_marks import TimelineMarks
+from .timeline_mouse import TimelineMouse
 from .timeline_rows_in_view import MIN_ROW_PIXELS, RowsInView
 from .timeline_view import TimelinePlot, tool_bar
 
-HOVER_PIXELS = 4.0  # how near (in pixels) the cursor must be to a bar that it misses
 ARROWS_AT_ONCE = 50_000  # events; a larger step draws its bars first and its arrows after
 
 
@@ -99,10 +100,7 @@ class TimelinePanel(QWidget):
         layout.addWidget(self.info)
 
         self.graphics.installEventFilter(self)  # the legend takes as many columns as the width allows
-        self.graphics.viewport().installEventFilter(self)  # a double click opens a stage into its lanes
-        scene = self.graphics.scene()
-        scene.sigMouseMoved.connect(self._on_mouse_moved)
-        scene.sigMouseClicked.connect(self._on_mouse_clicked)
+        self.mouse = TimelineMouse(self)  # hover, click, double click
 
     # The panel's size never depends on the result shown (see BreakdownPanel.sizeHint).
     def sizeHint(self) -> QSize:
@@ -117,13 +115,6 @@ class TimelinePanel(QWidget):
     def eventFilter(self, watched, event) -> bool:
         if watched is self.graphics and event.type() == QEvent.Resize:
             fit_legend(self.legend, event.size().width() - 30)
-        elif (watched is self.graphics.viewport() and event.type() == QEvent.MouseButtonDblClick
-              and event.button() == Qt.LeftButton and self.lanes_merged):
-            # one row per stage: a double click opens the stage under it into its lanes (or closes it)
-            point = self._view_point(self.graphics.mapToScene(event.position().toPoint()))
-            row = self.row_at(point.y()) if point is not None else None
-            if row is not None and self.toggle_stage(self.rows[row][0]):
-                return True
         return super().eventFilter(watched, event)
 
     # ---- the rows (timeline_layout.py) ------------------------------------------------------
@@ -411,33 +402,3 @@ class TimelinePanel(QWidget):
 
     def highlighted_rows(self) -> list[int]:
         return list(self._highlighted)
-
-    def _view_point(self, scene_pos) -> QPointF | None:
-        if self.result is None or not self.vb.sceneBoundingRect().contains(scene_pos):
-            return None
-        return self.vb.mapSceneToView(scene_pos)
-
-    def _hit(self, scene_pos) -> int | None:
-        point = self._view_point(scene_pos)
-        row = self.row_at(point.y()) if point is not None else None
-        if row is None:
-            return None
-        return self.event_at(point.x(), row, HOVER_PIXELS * self.vb.viewPixelSize()[0])
-
-    def _on_mouse_moved(self, scene_pos) -> None:
-        index = self._hit(scene_pos)
-        if index is None:
-            self.info.setText(self.hint if self.result is not None else "")
-            self.graphics.setToolTip("")
-            return
-        text = self.event_text(index)
-        self.info.setText(text.replace("\n", "  ·  "))
-        self.graphics.setToolTip(text)  # Qt shows it when the mouse rests over the bar
-
-    def _on_mouse_clicked(self, ev) -> None:
-        if ev.button() != Qt.LeftButton or self._view_point(ev.scenePos()) is None:
-            return
-        index = self._hit(ev.scenePos())
-        self.select_event(index)
-        if index is not None:
-            self.info.setText(self.event_text(index).replace("\n", "  ·  "))
