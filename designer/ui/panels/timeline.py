@@ -173,6 +173,7 @@ class TimelinePanel(QWidget):
         self.updating.hide()
         self._lay_out(result)
         self.arrows.clear()
+        self._arrows_of = None
         if len(result.events) <= ARROWS_AT_ONCE:
             self._build_arrows()
         else:  # the bars first; the arrows (a second pass over the events) a moment later
