@@ -273,3 +273,7 @@ def test_a_large_step_shows_its_bars_first_and_its_arrows_after(timeline, qtbot)
     assert timeline.bar_count() == len(events) and len(timeline.arrows) == 0  # the bars at once
     qtbot.waitUntil(lambda: len(timeline.arrows) > 0)  # the arrows a moment later
     assert len(timeline.arrow_pairs("wait")) == len(events) // 2  # every wait, from the bar it waited on
+    timeline.show_result(result)  # the same result again (a panel shown again): its arrows come back too
+    assert len(timeline.arrows) == 0
+    qtbot.waitUntil(lambda: len(timeline.arrows) > 0)
+    assert len(timeline.arrows.pairs("wait")) == len(events) // 2
