@@ -27,6 +27,9 @@ def main() -> int:
     from designer.core.io import save_document
     from designer.ui.window.main_window import MainWindow
 
+    from designer.ui.app import set_up_the_process
+
+    set_up_the_process()  # as designer-gui does
     app = QApplication.instance() or QApplication([])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -179,6 +179,9 @@ def run_case(name: str, reps: int) -> dict:
     from designer.ui.window.main_window import MainWindow
 
     path = None if name == "generate-16k" else case_file(name)
+    from designer.ui.app import set_up_the_process
+
+    set_up_the_process()  # as designer-gui does
     app = QApplication.instance() or QApplication([])
     tmp = tempfile.mkdtemp()
     window = MainWindow(QSettings(str(Path(tmp) / "s.ini"), QSettings.IniFormat))

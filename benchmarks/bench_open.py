@@ -186,6 +186,9 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
         time_phases()
     if os.environ.get("BENCH_OPEN_NO_EVAL"):  # an experiment: the open without the engine's thread
         MainWindow.evaluate = lambda self: None
+    from designer.ui.app import set_up_the_process
+
+    set_up_the_process()  # as designer-gui does
     app = QApplication.instance() or QApplication([])
     tmp = tempfile.mkdtemp()
     settings = QSettings(str(Path(tmp) / "s.ini"), QSettings.IniFormat)

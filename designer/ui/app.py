@@ -14,6 +14,28 @@ from ..core.problems import DesignerError
 from ..core.model.catalog import RESOURCES
 
 DEFAULT_EXAMPLE = RESOURCES / "examples" / "h100-64gpu-infiniband.yaml"
+UI_SWITCH_INTERVAL_S = 0.0005  # sys.setswitchinterval for a process with a window (Python's default: 5 ms)
+
+
+def set_up_the_process() -> None:
+    """The settings that hold for the whole process, made once here at start-up, before the window
+    starts its threads (they change every thread, so no window, worker or panel sets them).
+
+    - One malloc arena (glibc): the window reads a file, plans its canvas and evaluates in threads;
+      with a heap per thread, what one thread frees stays unused by the others, and opening a
+      131,072-GPU design peaked ~65 MB higher (873 against 808 MB). Python holds its lock while it
+      allocates, so the threads hardly contend for one arena.
+    - A 0.5 ms switch interval: Python runs one thread at a time, and a thread that wants the
+      interpreter waits up to the interval before the running one lets go. The window's thread asks
+      at every Python handler and every Python-drawn item of a repaint: during a 16,384-GPU open at
+      5 ms the window stalled 220-230 ms, at 0.5 ms 140-150 ms (benchmarks/bench_live.py). The price
+      is more switches between the working threads. A shorter interval already set is kept.
+    """
+    from .work.malloc_arenas import use_one_arena
+
+    use_one_arena()
+    if sys.getswitchinterval() > UI_SWITCH_INTERVAL_S:
+        sys.setswitchinterval(UI_SWITCH_INTERVAL_S)
 
 
 def _parse_size(text: str) -> tuple[int, int]:
@@ -56,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    set_up_the_process()
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox
 

@@ -1,6 +1,14 @@
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def process_set_up_as_the_app_does():
+    """The windows here are made without the app's main(): the process is set up as it would be."""
+    from designer.ui.app import set_up_the_process
+
+    set_up_the_process()
+
+
 @pytest.fixture
 def empty_window(qtbot, tmp_path, monkeypatch):
     """A shown 1200x800 main window with its own settings; closing never blocks on the

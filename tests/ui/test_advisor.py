@@ -250,12 +250,12 @@ def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: panel.worker.running == "advise", timeout=LONG)
     window.close()
     assert panel.worker.stopped
-    panel.worker._thread.join(timeout=60)
-    assert not panel.worker._thread.is_alive()
+    panel.worker.thread.join(timeout=60)
+    assert not panel.worker.thread.is_alive()
     qtbot.wait(50)  # any late signal would be delivered now
     assert panel.report is None
     panel.analyse()  # after close: ignored, no new thread
-    assert not panel.worker._thread.is_alive()
+    assert not panel.worker.thread.is_alive()
 
 
 @pytest.mark.slow

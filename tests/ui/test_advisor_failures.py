@@ -68,7 +68,7 @@ def test_failures_are_ranked_off_the_ui_thread_costliest_first(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     part = ranked(panel, qtbot)
-    assert part.worker._thread is not None and part.worker._thread.name == "designer-failures"
+    assert part.worker.thread is not None and part.worker.thread.name == "designer-failures"
     table = part.page.table
     rows = [(table.item(r, FCOL_SHARE).text(), table.item(r, FCOL_ELEMENTS).text(), table.item(r, FCOL_EFFECT).text())
             for r in range(table.rowCount())]
@@ -172,7 +172,7 @@ def test_close_while_ranking(qtbot, tmp_path, monkeypatch):
     part = panel.failures_part
     click_tab(panel, part.page)
     QTest.mouseClick(part.page.run_button, Qt.LeftButton)
-    thread = part.worker._thread
+    thread = part.worker.thread
     assert part.running and thread is not None
     w.close()  # the worker stops at its next evaluation and never delivers to the closed window
     qtbot.waitUntil(lambda: not thread.is_alive(), timeout=LONG)

@@ -1,7 +1,10 @@
 """Tools > Compare Clusters for a Model...: the open design's job on other designs, per run."""
+import pytest
+
 from tests.conftest import EXAMPLES, run_cli
 
 
+@pytest.mark.slow  # ~16 s: two plan searches; tests/test_decide.py covers the decision itself
 def test_compare_clusters_for_a_model_from_the_tools_menu(empty_window, tmp_path, monkeypatch, qtbot):
     from PySide6.QtWidgets import QFileDialog
 

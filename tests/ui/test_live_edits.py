@@ -305,10 +305,11 @@ def test_the_windows_engine_keeps_a_bounded_number_of_plans(empty_window):
 
     window = empty_window
     open_example(window)
-    assert window.worker.engine.group_budget == WINDOW_GROUP_BUDGET
+    engine = window.worker.engine
+    assert engine.group_budget == WINDOW_GROUP_BUDGET
     type_like_a_user(window, TP, "4")
     assert window.settle() and window.result.plan["tp"] == 4
-    assert window.worker.engine._groups  # the same engine answered the edit, its groups kept
+    assert window.worker.engine is engine  # the same engine, with its budget, answered the edit
 
 
 @pytest.mark.slow
@@ -328,7 +329,6 @@ def test_the_worker_gives_free_memory_back_after_each_job(empty_window, monkeypa
     type_like_a_user(window, TP, "4")
     assert window.settle() and window.result.plan["tp"] == 4
     assert len(calls) > before and all(seconds >= 0.0 for seconds in calls)
-    assert malloc_arenas._libc is not None or all(seconds == 0.0 for seconds in calls)
 
 
 @pytest.mark.slow

@@ -27,23 +27,29 @@ def no_garbage_left_behind():
     gc.collect()
 
 
-def test_a_hidden_timeline_builds_no_events_until_it_is_shown(empty_window):
+def test_a_hidden_timeline_builds_no_events_until_it_is_shown(empty_window, monkeypatch):
+    import designer.core.engine.evaluate as evaluate_module
+
+    built = []
+    real = evaluate_module.build_events
+    monkeypatch.setattr(evaluate_module, "build_events", lambda *args: built.append(1) or real(*args))
     window = empty_window
     open_example(window, H100)
     assert window.timeline_panel.result is window.result and has_timeline_data(window.result)
 
     window.timeline_dock.toggleViewAction().trigger()  # View > Timeline: closed
+    built.clear()
     assert not window.timeline_panel.isVisible()
     type_like_a_user(window, TP, "4")
     assert window.settle() and window.result is not None
     assert window.breakdown_panel.result is window.result  # the step time is shown
-    assert window.result._events is None and not has_timeline_data(window.result)  # nothing built for it
+    assert not has_timeline_data(window.result) and not built  # nothing built for it: not even its events
 
     window.timeline_dock.toggleViewAction().trigger()  # shown again: it asks for the events now
     assert window.timeline_panel.isVisible()
     assert window.settle()
     assert window.timeline_panel.result is window.result and has_timeline_data(window.result)
-    assert window.timeline_panel.bar_count() > 0
+    assert built and window.timeline_panel.bar_count() > 0  # its events, built now
     assert window.timeline_panel.revision == window.breakdown_panel.revision == window.qdoc.doc.revision
     assert not window.timeline_panel.is_updating()
 
@@ -51,22 +57,37 @@ def test_a_hidden_timeline_builds_no_events_until_it_is_shown(empty_window):
 def test_the_timeline_and_its_arrows_are_built_off_the_ui_thread(empty_window, monkeypatch):
     import designer.ui.work.worker as worker_module
 
-    threads = []
+    import designer.ui.panels.timeline_data as data_module
+
+    threads, passes = [], []
     real = worker_module.timeline_data
 
     def recording(result):
         threads.append(threading.current_thread().name)
         return real(result)
 
+    def recorded(name):
+        real_pass = getattr(data_module, name)
+
+        def one_pass(*args):
+            passes.append(threading.current_thread().name)
+            return real_pass(*args)
+        monkeypatch.setattr(data_module, name, one_pass)
+
     monkeypatch.setattr(worker_module, "timeline_data", recording)
+    for name in ("event_columns", "wait_arrows", "send_receive_arrows"):
+        recorded(name)
     window = empty_window
     open_example(window, H100)
     type_like_a_user(window, TP, "4")
     assert window.settle() and window.timeline_panel.result is window.result
     assert threads and set(threads) == {"designer-timeline"}
     # what the panel draws is what the worker built: no second pass over the events on the UI thread
-    data = window.result._timeline_data
-    assert window.timeline_panel._arrow_pairs()[1] is data.arrow_sources
+    window.timeline_panel.act_merge_lanes.trigger()  # the rows again: the columns and arrows are not read again
+    window.timeline_panel.act_fit_all.trigger()
+    window.timeline_panel.arrow_pairs()
+    assert window.timeline_panel.bar_count() > 0
+    assert passes and set(passes) == {"designer-timeline"}
 
 
 def _two_results():
@@ -99,19 +120,26 @@ def test_a_result_of_the_same_categories_moves_the_breakdown_bars(qtbot):
     moved.show_result(first)
     if [k for k, v in first.breakdown_s.items() if v > 0] != [k for k, v in second.breakdown_s.items() if v > 0]:
         pytest.skip("the two plans differ in their categories")
-    bars = [list(b) for b in moved._step_items]
+    import pyqtgraph as pg
+
+    def drawn(panel, kind):
+        return [item for item in panel.step_plot.items if isinstance(item, kind)]
+
+    def labels(panel):
+        return sorted((round(item.pos().x(), 9), item.textItem.toPlainText()) for item in drawn(panel, pg.TextItem))
+
+    bars = drawn(moved, pg.BarGraphItem)
     moved.show_result(second)
     fresh.show_result(second)
-    assert [list(b) for b in moved._step_items] == bars  # the same items, moved: not drawn anew
+    assert drawn(moved, pg.BarGraphItem) == bars  # the same items, moved: not drawn anew
     # and what they show is what a panel that only ever showed the second result shows
     assert moved.segments() == fresh.segments() and moved.memory_segments() == fresh.memory_segments()
-    assert moved._legend_texts[id(moved.step_legend)] == fresh._legend_texts[id(fresh.step_legend)]
     assert ([label.text for _, label in moved.step_legend.items]
             == [label.text for _, label in fresh.step_legend.items])
-    for a, b in zip(moved._step_items, fresh._step_items):
-        assert a[0].opts["x0"] == b[0].opts["x0"] and a[0].opts["width"] == b[0].opts["width"]
-    shown = sorted((round(item.pos().x(), 9), item.textItem.toPlainText()) for item, *_ in moved._labels)
-    assert shown == sorted((round(item.pos().x(), 9), item.textItem.toPlainText()) for item, *_ in fresh._labels)
+    assert len(bars) == len(drawn(fresh, pg.BarGraphItem))
+    for a, b in zip(bars, drawn(fresh, pg.BarGraphItem)):
+        assert a.opts["x0"] == b.opts["x0"] and a.opts["width"] == b.opts["width"]
+    assert labels(moved) == labels(fresh)
     assert moved.headline["step"].text() == fresh.headline["step"].text()
 
 
@@ -165,16 +193,16 @@ def test_a_result_of_the_same_kinds_gives_the_timeline_new_bars_in_the_same_item
     first, second = _two_results()
     moved, fresh = _two_panels(qtbot, TimelinePanel, 400)
     moved.show_result(first)
-    items, legend = dict(moved.items), [label.text for _, label in moved.legend.items]
+    items, legend = dict(moved.bar_items()), [label.text for _, label in moved.legend.items]
     moved.show_result(second)
     fresh.show_result(second)
-    if list(moved.items) != list(items):
+    if list(moved.bar_items()) != list(items):
         pytest.skip("the two plans differ in their kinds of events")
-    assert all(moved.items[k] is items[k] for k in items)  # the same items
+    assert all(moved.bar_items()[k] is items[k] for k in items)  # the same items
     assert [label.text for _, label in moved.legend.items] == legend
-    assert list(fresh.items) == list(moved.items)
-    for kind, item in moved.items.items():  # holding what a panel that only showed the second result holds
-        other = fresh.items[kind]
+    assert list(fresh.bar_items()) == list(moved.bar_items())
+    for kind, item in moved.bar_items().items():  # holding what a panel that only showed the second result holds
+        other = fresh.bar_items()[kind]
         for name in ("x0", "width", "y0", "height", "waits"):
             assert np.array_equal(getattr(item, name), getattr(other, name)), (kind, name)
         assert item.boundingRect() == other.boundingRect()
@@ -188,11 +216,12 @@ def test_a_selected_links_load_is_worded_off_the_ui_thread(empty_window, monkeyp
     import designer.core.analysis.link_load as link_load_module
     from tests.ui.test_live_edits import spine_link, type_into_inspector
 
-    threads = []
+    threads, grouped = [], []  # a load's first call groups its links; later calls reuse the groups
     real = link_load_module.LinkLoad.classes
 
     def recording(self):
-        if self._classes is None:
+        if not any(load is self for load in grouped):
+            grouped.append(self)
             threads.append(threading.current_thread().name)
         return real(self)
 
@@ -221,11 +250,16 @@ def test_selecting_a_link_of_a_big_design_words_its_load_off_the_ui_thread(empty
     from tests.ui.test_live_edits import spine_link
 
     monkeypatch.setattr(inspector_module, "LINKS_WORDED_AT_ONCE", 0, raising=False)  # as big as 16k GPUs
-    threads = []
+    threads, grouped = [], []  # a load's first call groups its links; later calls reuse the groups
     real = link_load_module.LinkLoad.classes
-    monkeypatch.setattr(link_load_module.LinkLoad, "classes",
-                        lambda self: (self._classes is None and threads.append(threading.current_thread().name),
-                                      real(self))[1])
+
+    def recording(self):
+        if not any(load is self for load in grouped):
+            grouped.append(self)
+            threads.append(threading.current_thread().name)
+        return real(self)
+
+    monkeypatch.setattr(link_load_module.LinkLoad, "classes", recording)
     window = empty_window
     open_example(window, H100)
     link = spine_link(window.qdoc.doc)

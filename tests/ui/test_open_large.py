@@ -185,9 +185,37 @@ def test_an_edit_during_the_staged_build_finds_every_item(empty_window, mid_file
     assert len(window.scene.devices) == len(window.qdoc.doc.nodes) + len(window.qdoc.doc.switches)
 
 
+def test_a_staged_canvas_keeps_its_items_out_of_the_collectors_walks(empty_window, mid_file, qtbot, monkeypatch):
+    """Each slice of a big design's canvas is frozen as it is made (document/frozen_design.py): a full
+    collection never walks the items of the shown design, the last slice's included."""
+    import gc
+
+    window = empty_window
+    _staged_open(window, mid_file, qtbot, monkeypatch)
+    made = [item for item in window.scene.devices.values() if gc.is_tracked(item)]
+    assert made
+    walked = {id(o) for o in gc.get_objects()}
+    assert not any(id(item) in walked for item in made)
+
+
+def test_only_the_document_replacement_freezes_the_collector():
+    """gc.freeze / unfreeze live in document/frozen_design.py, which only QtDocument calls."""
+    from tests.conftest import ROOT
+
+    freezing, importing = set(), set()
+    for path in (ROOT / "designer").rglob("*.py"):
+        text = path.read_text()
+        if "gc.freeze(" in text or "gc.unfreeze(" in text:
+            freezing.add(path.relative_to(ROOT).as_posix())
+        if "frozen_design" in text and path.name != "frozen_design.py":
+            importing.add(path.relative_to(ROOT).as_posix())
+    assert freezing == {"designer/ui/document/frozen_design.py"}
+    assert importing == {"designer/ui/document/qt_document.py"}
+
+
 @pytest.mark.slow
 def test_a_big_design_replaced_by_another_is_freed(empty_window, mid_file, tmp_path, qtbot, monkeypatch):
-    """A big design's objects are frozen out of the collector's walks (canvas/staged_gc.py); opening
+    """A big design's objects are frozen out of the collector's walks (document/frozen_design.py); opening
     another design must still free the first (its canvas holds cycles), as File > New must."""
     import gc
     import weakref

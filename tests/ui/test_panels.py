@@ -287,13 +287,13 @@ def test_timeline_hover_shows_details(timeline, h100):
     row = timeline.rows.index((e.device, e.stream))
     timeline.vb.setRange(xRange=(e.start_s - 0.01, e.end_s + 0.01), padding=0)
     pos = timeline.vb.mapViewToScene(QPointF((e.start_s + e.end_s) / 2, row))
-    timeline._on_mouse_moved(pos)
+    timeline.mouse.moved(pos)
     text = timeline.info.text()
     assert e.label in text and e.kind in text
     assert f"{(e.end_s - e.start_s) * 1e3:.3f} ms" in text
     assert f"micro-batch {e.micro_batch}" in text and f"chunk {e.chunk}" in text
     assert "bytes" in text and "group pp" in text
-    timeline._on_mouse_moved(timeline.vb.mapViewToScene(QPointF(e.start_s - 0.009, row + 0.45)))
+    timeline.mouse.moved(timeline.vb.mapViewToScene(QPointF(e.start_s - 0.009, row + 0.45)))
     assert timeline.info.text() == timeline.hint
 
 
@@ -311,13 +311,13 @@ def test_timeline_click_wait_highlights_waited_for(timeline, h100):
     assert events[related].device == wait.waited_for
     assert events[related].end_s <= wait.end_s + 1e-9
     assert timeline.selection_box.isVisible() and timeline.related_box.isVisible()
-    assert len(timeline.highlight_items) == 1
+    assert len(timeline.marks.highlight_items) == 1
 
     # selecting a bar that is not a wait clears the highlight
     j = next(j for j, e in enumerate(events) if e.kind == "forward")
     timeline.select_event(j)
     assert timeline.highlighted_rows() == [] and timeline.related_event() is None
-    assert timeline.highlight_items == []
+    assert timeline.marks.highlight_items == []
 
 
 def test_timeline_mouse_click_selects(timeline, h100):
@@ -331,11 +331,11 @@ def test_timeline_mouse_click_selects(timeline, h100):
     row = timeline.rows.index((e.device, e.stream))
     pos = timeline.vb.mapViewToScene(QPointF((e.start_s + e.end_s) / 2, row))
     click = SimpleNamespace(button=lambda: Qt.LeftButton, scenePos=lambda: pos)
-    timeline._on_mouse_clicked(click)
+    timeline.mouse.clicked(click)
     assert timeline.selected_event() == i
     assert timeline.highlighted_rows() == [r for r, (d, _) in enumerate(timeline.rows) if d == e.waited_for]
     empty = timeline.vb.mapViewToScene(QPointF(-h100.step_time_s * 0.004, row + 0.45))
-    timeline._on_mouse_clicked(SimpleNamespace(button=lambda: Qt.LeftButton, scenePos=lambda: empty))
+    timeline.mouse.clicked(SimpleNamespace(button=lambda: Qt.LeftButton, scenePos=lambda: empty))
     assert timeline.selected_event() is None and timeline.highlighted_rows() == []
 
 

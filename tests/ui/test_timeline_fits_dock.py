@@ -57,9 +57,9 @@ def test_a_clicked_wait_shows_its_whole_detail_line_or_elides_it_with_a_tooltip(
     timeline = _open_in_a_real_size_window(window, qtbot)
     events = timeline.result.events
     wait = next(i for i, e in enumerate(events) if e.stream == "wait" and e.waited_for is not None
-                and (e.device, e.stream) in timeline._row_index)
+                and (e.device, e.stream) in timeline.layout_rows.row_index)
     e = events[wait]
-    row = timeline._row_index[(e.device, e.stream)]
+    row = timeline.layout_rows.row_index[(e.device, e.stream)]
     timeline.vb.setXRange(e.start_s - (e.end_s - e.start_s), e.end_s + (e.end_s - e.start_s), padding=0)
     QTest.qWait(50)
     point = timeline.graphics.mapFromScene(timeline.vb.mapViewToScene(QPointF((e.start_s + e.end_s) / 2, row)))

@@ -106,10 +106,10 @@ def test_critical_device_action_scrolls_to_and_selects_it(timeline, deep):
     assert timeline.selected_device() == critical
     top, bottom = timeline.vb.viewRange()[1]
     assert top <= rows[0] and rows[-1] <= bottom
-    assert len(timeline.device_items) == 1
+    assert len(timeline.marks.device_items) == 1
     assert f"stage {deep.devices[critical]['stage']} gpu{critical}" in timeline.info.text()
     timeline.show_result(deep)  # a new result drops the selection
-    assert timeline.selected_device() is None and timeline.device_items == []
+    assert timeline.selected_device() is None and timeline.marks.device_items == []
 
 
 def test_arrows_for_a_known_wait_and_a_pipeline_send(timeline, four, qtbot):
@@ -273,3 +273,7 @@ def test_a_large_step_shows_its_bars_first_and_its_arrows_after(timeline, qtbot)
     assert timeline.bar_count() == len(events) and len(timeline.arrows) == 0  # the bars at once
     qtbot.waitUntil(lambda: len(timeline.arrows) > 0)  # the arrows a moment later
     assert len(timeline.arrow_pairs("wait")) == len(events) // 2  # every wait, from the bar it waited on
+    timeline.show_result(result)  # the same result again (a panel shown again): its arrows come back too
+    assert len(timeline.arrows) == 0
+    qtbot.waitUntil(lambda: len(timeline.arrows) > 0)
+    assert len(timeline.arrows.pairs("wait")) == len(events) // 2

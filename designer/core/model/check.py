@@ -2,10 +2,15 @@
 
 Runs in linear time over the elements, so a 131k-GPU design checks in well under a second.
 The plan (workload x parallelism x GPU count) is checked by `plan.check_plan`.
+
+The check is made of parts (CheckParts) joined in one order (assemble): the live window keeps the
+parts and, after an edit, redoes only the parts the edit can change with these same rules
+(check_incremental.py), so its list is check_model's by construction.
 """
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
 
@@ -21,19 +26,50 @@ def check_model(doc: Document, catalog: Catalog | None = None) -> list[Problem]:
     """Every problem of the document and its jobs' plans, errors and warnings, in a stable order
     (the calibration's constants are the engine's: design_check.check_document adds them)."""
     catalog = catalog or default_catalog()
-    problems: list[Problem] = []
-    problems += non_finite_problems(doc)  # NaN / infinity: an API edit or a recovered design
-    problems += _duplicate_ids(doc)
-    problems += _racks_and_slots(doc)
-    problems += _parts(doc, catalog)
-    problems += _links(doc)
-    problems += problems_after_links(doc, catalog)
-    problems += check_plan(doc, catalog)
-    return problems
+    return assemble(doc, check_parts(doc, catalog), catalog)
+
+
+@dataclass
+class CheckParts:
+    """The cluster's problems in the parts an edit can leave alone or redo on its own."""
+    duplicates: list[Problem]  # repeated ids
+    before_links: list[Problem]  # repeated ids, racks and slots, parts from the catalog
+    per_link: dict[int, list[Problem]]  # link index -> its ends' and ports' problems
+    kinds: dict[int, list[Problem]]  # link index -> its kind's and speed's problems (link_kind_problems)
+    tail: list[Problem]  # the switches' and servers' problems that follow from their links
+    after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity, leaves without uplinks
+
+
+def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
+    duplicates = _duplicate_ids(doc)
+    before_links = duplicates + _racks_and_slots(doc) + _parts(doc, catalog)
+    per_link, kinds, tail = link_problems(doc)
+    return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog))
+
+
+def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
+    """The check's list from its parts; the non-finite numbers (cheap: a sum per field) and the jobs'
+    plans are redone every time."""
+    problems = non_finite_problems(doc)  # NaN / infinity: an API edit or a recovered design
+    problems += parts.before_links
+    problems += join_link_problems(parts.per_link, parts.kinds, parts.tail)
+    problems += parts.after_links
+    return problems + check_plan(doc, catalog)
+
+
+def redo_link_kind(doc: Document, parts: CheckParts, position: int) -> None:
+    """The kind-and-speed part of the link at `position` again (after an edit of its values)."""
+    link = doc.links[position]
+    ends = [doc.device(split_endpoint(end)[0]) for end in (link.a, link.b)]
+    kind = link_kind_problems(link, ends, f"spec.links[{position}]")
+    if kind:
+        parts.kinds[position] = kind
+    else:
+        parts.kinds.pop(position, None)
 
 
 def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
-    """The cluster checks that follow the links' (check_incremental.py reuses them as one part)."""
+    """The cluster checks that follow the links' (one part of CheckParts)."""
     problems = _nvlink_domains(doc, catalog)
     from .check_nvlink_trays import nvlink_tray_problems  # one job per module: the trays of a domain
 
@@ -226,10 +262,6 @@ def _valid_ports(device: Node | Switch, kind: str) -> tuple[str, int]:
     if kind in ("nvlink", "pcie"):
         return "nvl" if kind == "nvlink" else "pcie", device.accelerator_count
     return "nic", device.nic_count
-
-
-def _links(doc: Document) -> list[Problem]:
-    return join_link_problems(*link_problems(doc))
 
 
 def join_link_problems(per_link: dict[int, list[Problem]], kinds: dict[int, list[Problem]],

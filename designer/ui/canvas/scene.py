@@ -23,7 +23,7 @@ from ...core.model.elements import split_endpoint
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from ..document import commands
 from . import heat as link_heat
-from . import staged_gc, style
+from . import style
 from .box_layer import LOD_BOXES, BoxLayer
 from .items import ID_ROLE, KIND_ROLE, DeviceItem, DetailLayer, RackItem, port_index
 from .links import Bundle, LinkLayer
@@ -283,9 +283,6 @@ class CanvasScene(QGraphicsScene):
                 # this slice's items into the index now (a query does it), not all ~70k at the next paint
                 # (0.3-0.5 s: zoomed far out nothing repaints while they come, see box_layer.py)
                 self.items(_NOWHERE)
-                # out of the collector's walks (staged_gc.py): a full collection over the ~70k items
-                # made so far held the window 0.1-0.2 s, a few times per build at 131k GPUs
-                staged_gc.keep_out_of_collections()
                 self.buildProgress.emit(*self._made)
                 self._build_timer.start()
                 return
@@ -311,7 +308,6 @@ class CanvasScene(QGraphicsScene):
         self._build_timer.stop()
         self._build_work = None
         self.building = False
-        staged_gc.keep_out_of_collections()  # the last slice's items too
         self.buildProgress.emit(*getattr(self, "_made", (0, 0)))
         self.built.emit()
 

@@ -16,7 +16,7 @@ from ...core.io.bundled import example_title, file_name_for, is_bundled
 from ...core.problems import DesignerError, Problem
 from ...core.model import Document
 from ...core.model.events import Change
-from ..canvas.staged_gc import release as release_frozen
+from . import frozen_design
 
 
 # Undo keeps the last UNDO_LIMIT steps. A step that replaces the whole design (generate, recovery,
@@ -104,6 +104,17 @@ class QtDocument(QObject):
             self.set_identity(path)
         self.dirtyChanged.emit(False)
 
+    @staticmethod
+    def keep_read_design_out_of_collections() -> None:
+        """A big design just read (off the UI thread, the collector still paused), before it replaces
+        the shown one: out of the collector's walks (frozen_design.py)."""
+        frozen_design.keep_out_of_collections(shown=False)
+
+    def keep_shown_design_out_of_collections(self) -> None:
+        """The big design shown, and its canvas items made so far: out of the collector's walks until
+        it is replaced (frozen_design.py)."""
+        frozen_design.keep_out_of_collections()
+
     def new(self) -> None:
         self._replace(lambda: self.doc.replace_all(Document()), clear_history=True)
         self.set_identity(None)
@@ -117,11 +128,11 @@ class QtDocument(QObject):
     def _replace(self, swap, clear_history: bool):
         """Every replacement of the shown design goes through here. The design set aside may be dropped
         later, so what was kept out of the collector's walks goes back under it now, at this user action
-        (canvas/staged_gc.py: release)."""
+        (frozen_design.py: release)."""
         out = swap()
         if clear_history:
             self.undo_stack.clear()
-        release_frozen()
+        frozen_design.release()
         return out
 
     def save(self, path: str | None = None) -> None:

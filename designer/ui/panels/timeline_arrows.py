@@ -58,6 +58,18 @@ class TimelineArrows(pg.GraphicsObject):
             self._bounds = QRectF()
         self.update()
 
+    def join(self, kinds, sources, targets, bars, n_events: int) -> None:
+        """Arrows of the (kind, source event, target event) pairs whose both ends are bars shown
+        (`bars`: timeline_layout.PlacedBars): from the source's end to the wait's end (the moment it
+        stops waiting) or to the receiving op's start."""
+        row = np.full(n_events, -1, dtype=np.int64)
+        start, end = np.zeros(n_events), np.zeros(n_events)
+        row[bars.index], start[bars.index], end[bars.index] = bars.row, bars.start, bars.end
+        keep = (row[sources] >= 0) & (row[targets] >= 0)
+        kinds, sources, targets = kinds[keep], sources[keep], targets[keep]
+        x1 = np.where(kinds == ARROW_KINDS.index("wait"), end[targets], start[targets])
+        self.set_arrows(kinds, sources, targets, end[sources], row[sources], x1, row[targets])
+
     def __len__(self) -> int:
         return len(self.kind)
 

@@ -1,5 +1,5 @@
-"""The timeline as a picture of the whole job: every row, the whole step, a title naming the design
-and the plan, whatever part of it the dock shows.
+"""The Timeline's export: the events as CSV, or a picture of the whole job: every row, the whole step,
+a title naming the design and the plan, whatever part of it the dock shows.
 
 The picture is a second, off-screen figure built from the panel's own bar arrays (no events are
 re-read) at EXPORT_ROW_PIXELS per row, and written with plot_export (PNG through pyqtgraph's
@@ -16,8 +16,9 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QApplication
 
 from .breakdown import TEXT, FlexibleLabel, Swatch, fit_legend, make_legend, style_axis
-from .plot_export import export_plot
+from .plot_export import PLOT_FORMATS, export_plot, fmt_float, write_csv
 from .timeline_arrows import TimelineArrows
+from .timeline_detail import device_name
 from .timeline_items import KindBars, RowBands, kind_name
 
 EXPORT_WIDTH = 1600  # pixels (PNG: twice that)
@@ -47,7 +48,26 @@ def export_title(panel) -> str:
     design = panel.design_name or "unsaved design"
     rows = "one row per stage" if panel.lanes_merged else "one row per lane"
     return (f"{design} — {plan_text(getattr(result, 'plan', {}) or {})} — step {result.step_time_s:.3f} s — "
-            f"critical device {panel._device_name(result.critical_device)} — {rows}")
+            f"critical device {device_name(result, result.critical_device)} — {rows}")
+
+
+CSV_COLUMNS = ("device", "stream", "kind", "label", "start_s", "end_s", "micro_batch", "chunk")
+
+
+def export_timeline(panel, path: str | os.PathLike) -> Path:
+    """.png / .svg / .pdf: the whole chart of `panel` (every row, the whole step) under a title naming
+    the design and the plan; .csv: every event of the result, one row each (CSV_COLUMNS)."""
+    target = Path(path)
+    if panel.result is None:
+        raise ValueError("nothing to export: no result is shown")
+    if target.suffix.lower() == ".csv":
+        rows = ([e.device, e.stream, e.kind, e.label, fmt_float(e.start_s), fmt_float(e.end_s), e.micro_batch,
+                 e.chunk] for e in panel.result.events)
+        return write_csv(target, CSV_COLUMNS, rows)
+    if target.suffix.lower() not in PLOT_FORMATS:
+        raise ValueError(f"cannot export to {target.name!r}: unknown extension {target.suffix or '(none)'!r}; "
+                         f"use one of {', '.join(PLOT_FORMATS + ('.csv',))}")
+    return export_whole_timeline(panel, target)  # every row and the whole step, not only the view
 
 
 def export_whole_timeline(panel, path: str | os.PathLike, width: int = EXPORT_WIDTH) -> Path:
@@ -85,7 +105,7 @@ def _figure(panel, title: str, width: int = EXPORT_WIDTH) -> pg.GraphicsLayoutWi
         style_axis(plot.getAxis(name), 8.5)
     left = plot.getAxis("left")
     left.setStyle(tickLength=0)
-    labels = list(panel._axis_labels)
+    labels = list(panel.layout_rows.axis_labels)
     left.setTicks([[(float(r), label) for r, label in enumerate(labels)]])
     metrics = QFontMetricsF(left.style["tickFont"] or QFont())
     left.setWidth(int(max((metrics.horizontalAdvance(t) for t in labels), default=40) + 14))
@@ -93,10 +113,10 @@ def _figure(panel, title: str, width: int = EXPORT_WIDTH) -> pg.GraphicsLayoutWi
 
     # the panel's own items' data: bands, bars (one item per kind), the arrows it would draw
     x_lo, x_hi = panel.bands.boundingRect().left(), panel.bands.boundingRect().right()
-    if not panel._groups:
+    if not panel.layout_rows.groups:
         x_lo, x_hi = 0.0, max(panel.result.step_time_s, 1e-9)
     bands = RowBands()
-    bands.set_groups(list(panel._groups), x_lo, x_hi)
+    bands.set_groups(list(panel.layout_rows.groups), x_lo, x_hi)
     plot.addItem(bands)
     for kind, item in panel.bar_items().items():
         copy = KindBars(kind, item.x0, item.x0 + item.width, item.y0, item.y0 + item.height, item.waits, item.color)

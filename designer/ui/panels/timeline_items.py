@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
-from .breakdown import CATEGORY_COLORS, category_color, hatch_brush, light
+from .breakdown import CATEGORY_COLORS, Swatch, category_color, fit_legend, hatch_brush, light
 
 try:  # pyqtgraph's contiguous QRectF array: drawRects without building 50k Python objects
     from pyqtgraph.Qt.internals import PrimitiveArray
@@ -275,3 +275,38 @@ class RowBands(pg.GraphicsObject):
         p.setPen(pen)
         for top, _ in self.groups[1:]:
             p.drawLine(QPointF(left, top), QPointF(right, top))
+
+
+class BarItemsOnPlot:
+    """One KindBars per kind of event on a plot, each with its legend entry; the same items take new
+    bars while the kinds stay the same (no items made or removed as a result follows another)."""
+
+    def __init__(self, plot: pg.PlotItem, legend):
+        self.plot, self.legend = plot, legend
+        self.items: dict[str, KindBars] = {}
+
+    def show(self, bars, legend_width: float) -> None:
+        """`bars`: timeline_layout.PlacedBars."""
+        kinds = bars.kinds_drawn()
+        if kinds == list(self.items):
+            for k in kinds:
+                self.items[k].set_bars(*bars.of_kind(k))
+            return
+        self.clear()
+        for k in kinds:
+            item = KindBars(k, *bars.of_kind(k), kind_color(k))
+            item.setZValue(5 if item.hidden else 0)
+            self.plot.addItem(item)
+            self.items[k] = item
+            self.legend.addItem(Swatch(item, item.color, hatched=k in ("bubble", "imbalance_wait"), thin=item.hidden),
+                                kind_name(k))
+        fit_legend(self.legend, legend_width)
+
+    def clear(self) -> None:
+        for item in self.items.values():
+            self.plot.removeItem(item)
+        self.items = {}
+        self.legend.clear()
+
+    def count(self) -> int:
+        return sum(len(item) for item in self.items.values())

@@ -23,6 +23,8 @@ class FileActions:
         self.qdoc = window.qdoc
         self.recent_menu = None  # File > Open Recent, once the menus are built
         self.example_menu = None  # File > Open Example
+        # a big design's canvas is built in slices: each slice's items out of the collector's walks too
+        window.scene.buildProgress.connect(lambda made, total: self.qdoc.keep_shown_design_out_of_collections())
 
     # ---- open ----
     def open_file(self, path: str) -> None:
@@ -62,10 +64,8 @@ class FileActions:
                     w.progress.say(f"Laying out {Path(path).name}...")
                 plan = plan_if_large(new)  # a big design's cables and boxes, worked out here too
                 parts = parts_in_use(new, w.palette._catalog)  # what the palette starts from
-                if plan is not None:  # before the collector resumes: see canvas/staged_gc.py
-                    from ..canvas.staged_gc import keep_out_of_collections
-
-                    keep_out_of_collections(shown=False)
+                if plan is not None:  # a big design, before the collector resumes
+                    self.qdoc.keep_read_design_out_of_collections()
                 return new, plan, parts
 
         def opened(loaded) -> None:
@@ -78,10 +78,8 @@ class FileActions:
                 self.qdoc.take(new, path)
                 self.add_recent(path)
                 w.view.fit()
-                if plan is not None:  # a big design: see canvas/staged_gc.py
-                    from ..canvas.staged_gc import keep_out_of_collections
-
-                    keep_out_of_collections()
+                if plan is not None:  # a big design
+                    self.qdoc.keep_shown_design_out_of_collections()
 
         def failed(exc) -> None:
             if self.offer_import(path):

@@ -23,11 +23,6 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings | None = None, engine_slowdown_s: float = 0.0,
                  remember_layout: bool = True) -> None:
-        from ..work.interpreter_share import share_the_interpreter
-        from ..work.malloc_arenas import use_one_arena
-
-        use_one_arena()  # before the window's threads allocate (memory of a big open: malloc_arenas.py)
-        share_the_interpreter()  # the window waits less for the working threads (interpreter_share.py)
         super().__init__()
         self.settings = settings or QSettings()
         self.qdoc = QtDocument(parent=self)

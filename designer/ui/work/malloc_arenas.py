@@ -1,10 +1,5 @@
-"""One malloc arena for the whole app (glibc), not one per thread that allocates.
-
-The window reads a file, plans its canvas and evaluates it in threads; with glibc's default each
-such thread gets arenas of its own, and what one thread frees stays in its arena, unused by the
-others: opening a 131,072-GPU design peaked ~65 MB higher (873 MB against 808 MB). Python holds
-its GIL while it allocates, so the threads hardly ever contend for one arena.
-"""
+"""glibc's allocator: one malloc arena for the whole app (set once by the app's start-up, app.py:
+set_up_the_process, which says why), and giving free pages back after a big job."""
 from __future__ import annotations
 
 import ctypes

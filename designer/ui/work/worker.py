@@ -38,10 +38,6 @@ class EvaluationWorker(LatestWorker):
 
     def __init__(self, slowdown_s: float = 0.0, parent=None):
         super().__init__(parent)
-        import sys
-
-        # The engine is Python: hand the GIL back to the UI thread every 2 ms (default 5 ms).
-        sys.setswitchinterval(min(sys.getswitchinterval(), 0.002))
         self.latest = 0  # the newest request's number
         self.slowdown_s = slowdown_s  # tests: a slow engine, to prove the UI stays responsive
         self.result_worker = _ResultWorker(self)
