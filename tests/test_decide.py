@@ -124,7 +124,7 @@ def test_the_reports_assumptions_are_those_in_force(designs, tmp_path):
     report = tmp_path / "calibrated.pdf"
     code, _, err = run_cli("decide", a, b, "--scenario", job, "--tokens", "100B", "--report", report,
                            "--set", "calibration.reliability.restart_s=900",
-                           "--set", "calibration.rank_speed_screened_share=0.01")
+                           "--set", "calibration.rank_speed_screened_share=0.01", *ONE_PROCESS)
     assert code == 0, err
     text, _ = pdf_text_and_pictures(report.read_bytes())
     assert "restart_s 900 " in text and "rank_speed_screened_share 0.01 " in text
