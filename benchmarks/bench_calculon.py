@@ -51,7 +51,7 @@ def forget_plans(engine: Engine) -> None:
     engine._placement.clear()
     engine._schedules.clear()
     engine._hardware.clear()
-    engine._phase_memo.clear()
+    engine.cache.clear()
 
 
 def main(argv=None) -> int:

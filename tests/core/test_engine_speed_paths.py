@@ -234,7 +234,7 @@ def test_memo_keeps_recent_shapes_instead_of_clearing():
 
 def _hw(engine):
     """The cached hardware of the cluster's own fabric (one job on its first GPUs)."""
-    return engine._hardware[id(engine._fabric)][3]
+    return next(hw for fabric, _, _, hw in engine._hardware if fabric is engine._fabric)
 
 
 def test_hardware_is_cached_and_invalidated_when_the_cluster_changes():

@@ -21,6 +21,7 @@ from ..model.jobs import with_job_path
 from ..model.plan import ResolvedPlan
 from ..problems import DesignerError, Problem
 from .collectives import CollectiveModel
+from .cache import EngineCache
 from .constants import EngineConstants, engine_constants
 from .fabric import Fabric, build_fabric, refresh_capacities, sync_view
 from .job_placement import PlacedJob
@@ -34,7 +35,6 @@ from .stages.fit import fit_memory
 from .stages.job import Hardware, Job, hardware, job_warnings, require_network, resolve_job
 from .stages.layout import lay_out, representative_replicas
 from .stages.links import link_loads, links_and_bottlenecks
-from .phase_memo import PhaseMemo
 from .stages.pipeline import schedule_pipeline
 from .stages.result import Evaluation, Event, summarize
 
@@ -60,9 +60,9 @@ class Engine:
         self._placement: dict = {}
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
         self._schedules: dict = {}
-        self._hardware: dict = {}  # id(fabric) -> (fabric, num_gpus, calibration, Hardware)
+        self._hardware: list[tuple] = []  # (fabric, num_gpus, calibration, Hardware), one per fabric object
         self._views: dict = {}  # a job's GPU set -> its view of the fabric (Fabric.view)
-        self._phase_memo = PhaseMemo()  # a job costed again on its view (alone, then shared)
+        self.cache = EngineCache()  # the memos of plan-dependent work the stages share (engine/cache.py)
 
     # ---- the stages, in order -----------------------------------------------------------
     def evaluate(self, doc: Document, job: PlacedJob | None = None) -> Evaluation:
@@ -108,10 +108,11 @@ class Engine:
             dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))
             comm = CommLedger(dims)
             layout = lay_out(resolved, fabric, placement)
-            phases = self._phase_memo.layer_phases(getattr(fabric, "_view_key", None) if fabric is not self._fabric
-                                                   else "cluster", resolved, hw, k, layout, comm)
+            phases = self.cache.layer_phases(getattr(fabric, "_view_key", None) if fabric is not self._fabric
+                                             else "cluster", resolved, hw, k, layout, comm)
             pipe = schedule_pipeline(resolved, k, phases, comm, self.simulate_schedule)
-            dp = reduce_and_step(resolved, hw, k, layout, phases, pipe, comm)  # its groups may find no path
+            # its groups may find no path
+            dp = reduce_and_step(resolved, hw, k, layout, phases, pipe, comm, self.cache.stage_params)
         except DesignerError as exc:
             if not doc.spec.jobs:
                 raise
@@ -279,13 +280,15 @@ class Engine:
 
         Cached per (fabric, GPU count, calibration): it reads the servers' accelerators, which
         only a rebuilt fabric changes (a re-rated one keeps them), and costs 18 ms at 16k GPUs."""
-        cached = self._hardware.get(id(fabric))
-        if (cached is not None and cached[0] is fabric and cached[1] == num_gpus and cached[2] == calibration):
-            return cached[3]
+        for i, (held, gpus, cal, hw) in enumerate(self._hardware):
+            if held is fabric:
+                if gpus == num_gpus and cal == calibration:
+                    return hw
+                del self._hardware[i]
+                break
         hw = hardware(fabric, num_gpus, calibration, self.catalog)
-        if len(self._hardware) > 64:
-            self._hardware.clear()
-        self._hardware[id(fabric)] = (fabric, num_gpus, copy.deepcopy(calibration), hw)
+        self._hardware.insert(0, (fabric, num_gpus, copy.deepcopy(calibration), hw))
+        del self._hardware[MAX_HARDWARE:]
         return hw
 
     def layer_comm(self, doc: Document, plan: ResolvedPlan):
@@ -340,6 +343,7 @@ PLACEMENT_BUDGET = 1 << 21
 # taken back builds its groups again (~190 ms a TP edit at 131k instead of ~100, against 2 s
 # allowed); 32 at 16k (8 plans).
 WINDOW_GROUP_BUDGET = 1 << 19
+MAX_HARDWARE = 64  # fabrics (the cluster's and the jobs' views) whose Hardware is kept
 LEAST_CACHED = 4  # entries a cache keeps however large the design (the groups in use are kept besides)
 
 

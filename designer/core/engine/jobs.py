@@ -110,10 +110,7 @@ def evaluate_jobs(engine, doc: Document) -> Evaluation:
     if placement.problems:
         raise DesignerError(placement.problems)
     placed = placement.jobs
-    cache = engine.__dict__.setdefault("_job_cache", {})
-    if cache.get("fabric") is not fabric:
-        cache.clear()  # rebuilt: nothing costed before holds
-        cache.update(fabric=fabric)
+    cache = engine.cache.jobs_on(fabric)  # a rebuilt fabric: nothing costed before holds
     alone, problems = [], []
     for p in placed:  # every job's problems at once: a leaf down may cut off several
         # a re-rated fabric (a link's bandwidth, a part down) keeps the costing of every job whose
@@ -185,14 +182,14 @@ def rating_signature(fabric: Fabric, gpus: np.ndarray) -> bytes:
 def _placement(engine, doc: Document, fabric: Fabric):
     """place_jobs, kept while the fabric (servers up and down) and the jobs' placements stay the same."""
     key = [(j.name, j.placement, j.parallelism.num_gpus if j.parallelism else None) for j in document_jobs(doc)]
-    hit = engine.__dict__.get("_placement_hit")
+    hit = engine.cache.job_placement
     if hit is not None and hit[0] is fabric and hit[1] == key:
         specs = document_jobs(doc)  # the same GPUs; the jobs' workloads and plans as they are now
         placement = hit[2]
         jobs = [dataclasses.replace(pj, spec=specs[pj.index]) for pj in placement.jobs]
         return dataclasses.replace(placement, jobs=jobs)
     placement = place_jobs(doc, fabric, fabric.gpu_up)
-    engine._placement_hit = (fabric, copy.deepcopy(key), placement)
+    engine.cache.job_placement = (fabric, copy.deepcopy(key), placement)
     return placement
 
 

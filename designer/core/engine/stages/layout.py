@@ -20,6 +20,7 @@ class Layout:
     pipelines: np.ndarray  # (replicas, pp): rank of each stage in each replica
     patterns: np.ndarray  # (distinct patterns, pp): slowdown of each stage
     pattern_of_replica: np.ndarray  # (replicas,): index into `patterns`
+    layers_key: tuple = ()  # stage_layers as a value (the engine's memos key on it): see layers_key()
 
 
 def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = None) -> list[list[list[int]]]:
@@ -62,7 +63,13 @@ def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
     patterns, pattern_of_replica = straggler_patterns(placement, slow)
     layers = stage_layers(job.shape, plan.pp, plan.vp, split_options(job.parallelism))
     return Layout(placement, layers, placement.groups("pp"), patterns,
-                  pattern_of_replica.reshape(-1))
+                  pattern_of_replica.reshape(-1), layers_key(layers))
+
+
+def layers_key(layers: list[list[list[int]]]) -> tuple:
+    """Stage layers as a hashable value: per (stage, chunk) its first layer and count (each chunk
+    holds consecutive layers: _stage_layers), what a memo keys on instead of the lists' identity."""
+    return tuple((chunk[0] if chunk else -1, len(chunk)) for stage in layers for chunk in stage)
 
 
 def straggler_patterns(placement: Placement, slow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
