@@ -92,7 +92,7 @@ class Evaluation:
     engine_time_s: float = 0.0
     constants: dict = field(default_factory=dict)
     slowest_rank_wait_s: float = 0.0  # the part of imbalance_wait that is the wait for the slowest of N GPUs
-    jobs: list = field(default_factory=list)  # every job of the design (engine/jobs.py JobResult), this one first
+    jobs: list = field(default_factory=list)  # every job of the design (stages/jobs.py JobResult), this one first
 
     @property
     def events(self) -> list[Event]:
