@@ -103,4 +103,4 @@ def test_a_result_keeps_no_fabric_nor_document(example):
     result = Engine().evaluate(doc)
     assert len(result.jobs) == (3 if "3jobs" in example else 1)
     assert result.link_utilization and result.events  # the detail made on demand still comes
-    assert _reachable(result, (Fabric, Document)) == []
+    assert _reachable(result, (Fabric, Document, Engine)) == []
