@@ -39,7 +39,7 @@ from .stages.links import link_loads, links_and_bottlenecks
 from .stages.pipeline import schedule_pipeline
 from .stages.result import Evaluation, Event, summarize
 
-__all__ = ["BREAKDOWN_KEYS", "HIDDEN_KEYS", "Engine", "Evaluation", "Event", "Job", "evaluate", "resolve_job"]
+__all__ = ["BREAKDOWN_KEYS", "HIDDEN_KEYS", "Engine", "Evaluation", "Event", "Job", "resolve_job"]
 
 
 class Engine:
@@ -467,14 +467,3 @@ def _rating_only(change) -> bool:
     if change.collection == "nodes":
         return change.field in ("slowdown", "gpu_slowdown") + placement_only
     return change.collection == "switches" and change.field in placement_only + ("state",)
-
-
-_default_engine: Engine | None = None
-
-
-def evaluate(doc: Document, catalog: Catalog | None = None) -> Evaluation:
-    """Evaluate with a shared engine (its caches help repeated calls on similar documents)."""
-    global _default_engine
-    if _default_engine is None or (catalog is not None and catalog is not _default_engine.catalog):
-        _default_engine = Engine(catalog)
-    return _default_engine.evaluate(doc)
