@@ -155,7 +155,9 @@ def sync_view(view: Fabric) -> bool:
     token = (base._rating_revision, None if view._contention is None else view._contention[2])
     if getattr(view, "_synced", None) == token:
         return False
-    view.__dict__.update({k: v for k, v in base.__dict__.items() if k not in _VIEW_OWN})
+    for name, value in vars(base).items():  # the cluster's arrays (the same objects): all but the view's own
+        if name not in _VIEW_OWN:
+            setattr(view, name, value)
     for name in GPU_FIELDS:
         value = getattr(base, name)
         setattr(view, name, None if value is None else value[view._gpus])
