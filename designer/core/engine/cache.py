@@ -17,12 +17,10 @@ is shared between engines: threads that each own an engine (a Dask worker's) sha
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from .stages.layout import Layout
-from .stages.phases import LayerPhases, RecordingComm, layer_phases
+from .stages.phases import LAYER_COSTS_KEPT, LayerPhases, RecordingComm, layer_phases
 
 MAX_VIEWS = 64  # views whose layer phases are kept: one per job of a design, a few designs
 MAX_LAYER_COSTS = 4  # (Hardware, constants) pairs whose layer costs are kept
@@ -30,29 +28,25 @@ STAGE_PARAMS_KEPT = 256  # a plan search repeats a few hundred (shape, split) pa
 
 
 class BoundedMemo:
-    """A dict of at most `most` entries; the oldest goes first. Safe to share between threads
-    (a lock around the eviction): an engine is used by one thread at a time, but its result's
-    timeline and link rows may be built on another."""
+    """A dict of at most `most` entries; the oldest goes first. Used by one thread at a time, as
+    its engine is (each thread that evaluates owns an engine)."""
 
     def __init__(self, most: int):
         self.most = most
         self._entries: dict = {}
-        self._lock = threading.Lock()
 
     def get(self, key, default=None):
         return self._entries.get(key, default)
 
     def put(self, key, value):
         """Keep `value` under `key` (the oldest entry dropped once `most` are held); returns it."""
-        with self._lock:
-            if key not in self._entries and len(self._entries) >= self.most:
-                del self._entries[next(iter(self._entries))]
-            self._entries[key] = value
+        if key not in self._entries and len(self._entries) >= self.most:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = value
         return value
 
     def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+        self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -94,8 +88,6 @@ class EngineCache:
         for held_hw, held_k, memo in self._layer_costs:
             if held_hw is hw and held_k is k:
                 return memo
-        from .stages.phases import LAYER_COSTS_KEPT
-
         memo = BoundedMemo(LAYER_COSTS_KEPT)
         self._layer_costs.insert(0, (hw, k, memo))
         del self._layer_costs[MAX_LAYER_COSTS:]
