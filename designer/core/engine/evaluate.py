@@ -2,8 +2,9 @@
 
 resolve job -> fabric -> placement and groups -> collective costs -> per-layer phases ->
 pipeline schedule -> DP and optimizer -> breakdown, memory and the result (links, events).
-`Engine` keeps what stays valid between evaluations (fabric, placement, groups, schedules)
-and runs the stages in order; each stage is a function of the earlier stages' results.
+`Engine` keeps what stays valid between evaluations (fabric, placement, groups, schedules, and
+its EngineCache of plan-dependent work: engine/cache.py) and runs the stages in order; each stage
+is a function of the earlier stages' results.
 """
 from __future__ import annotations
 
