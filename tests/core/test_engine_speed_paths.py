@@ -237,7 +237,7 @@ def test_memo_keeps_recent_shapes_instead_of_clearing():
 
 def _hw(engine):
     """The cached hardware of the cluster's own fabric (one job on its first GPUs)."""
-    return next(hw for fabric, _, _, hw in engine._hardware if fabric is engine._fabric)
+    return next(hw for fabric, _, _, hw in engine.cache.hardware if fabric is engine._fabric)
 
 
 def test_hardware_is_cached_and_invalidated_when_the_cluster_changes():
@@ -319,7 +319,7 @@ def test_engine_without_detail_keeps_no_per_link_arrays():
     assert units and all(u[4] is None for u in units)
     assert any(u[4] is not None for m in full._groups.values() for u in m._unit.values())
     # the placements a search keeps: ranks as 32-bit integers (128 of them at 16k GPUs)
-    assert all(p.dense_grid.dtype == np.int32 and p.expert_grid.dtype == np.int32 for p in quick._placement.values())
+    assert all(p.dense_grid.dtype == np.int32 and p.expert_grid.dtype == np.int32 for p in quick.cache.placements.values())
 
 
 def test_engine_caches_are_bounded_by_gpus_times_entries():
@@ -332,7 +332,7 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     engine = Engine(detail=False)
     engine.evaluate(doc)
-    fabric, placement = engine._fabric, next(iter(engine._placement.values()))
+    fabric, placement = engine._fabric, next(iter(engine.cache.placements.values()))
     import designer.core.engine.evaluate as ev
 
     limit = _cache_limit(1024, GROUP_BUDGET, fabric.num_gpus)

@@ -14,6 +14,14 @@ is shared between engines: threads that each own an engine (a Dask worker's) sha
 - `stage_params`: per (stage layers, TP, EP, ETP, PP, VP, shape), each stage's parameters.
 - `jobs`: per job name, its costing alone and with the others' traffic (several jobs on one
   fabric), valid while the fabric object is the same; `job_placement`: where the jobs sit.
+- `placements`: per plan (its rank layout: TP, CP, EP, DP, PP sizes and order), the ranks of
+  every group (Engine.placement bounds it by GPUs x entries).
+- `schedules`: per (schedule, sizes, stage times, transfer time), the simulated pipeline.
+- `hardware`: per fabric object (the cluster's or a job's view), the Hardware of a job on it.
+
+The engine's collective groups with their routes and the jobs' views of the fabric are the
+engine's own (Engine.groups, Engine.job_fabric): they depend on the fabric and are invalidated
+with it.
 """
 from __future__ import annotations
 
@@ -25,6 +33,7 @@ from .stages.phases import LAYER_COSTS_KEPT, LayerPhases, RecordingComm, layer_p
 MAX_VIEWS = 64  # views whose layer phases are kept: one per job of a design, a few designs
 MAX_LAYER_COSTS = 4  # (Hardware, constants) pairs whose layer costs are kept
 STAGE_PARAMS_KEPT = 256  # a plan search repeats a few hundred (shape, split) pairs
+SCHEDULES_KEPT = 17  # simulated pipelines: a search often comes back to a recent one
 
 
 class BoundedMemo:
@@ -62,12 +71,18 @@ class EngineCache:
         self.jobs: dict[tuple[str, str], tuple] = {}  # ("alone" | "shared", job name) -> costing
         self.jobs_fabric = None  # the fabric object `jobs` was costed on
         self.job_placement: tuple | None = None  # (fabric, jobs' placement keys, place_jobs answer)
+        self.placements: dict = {}  # ResolvedPlan (vp 1, no micro-batches) -> Placement
+        self.schedules = BoundedMemo(SCHEDULES_KEPT)
+        self.hardware: list[tuple] = []  # (fabric, num_gpus, calibration, Hardware), the latest first
 
     def clear(self) -> None:
-        """Forget every plan-dependent memo (what a cold plan costs; benchmarks)."""
+        """Forget every memo (what a cold plan costs on a built fabric; benchmarks)."""
         self.views.clear()
         self._layer_costs.clear()
         self.stage_params.clear()
+        self.placements.clear()
+        self.schedules.clear()
+        self.hardware.clear()
         self.forget_jobs()
 
     def forget_jobs(self) -> None:

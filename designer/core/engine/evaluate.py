@@ -59,12 +59,9 @@ class Engine:
         self._fabric: Fabric | None = None
         self._groups: dict = {}
         self._groups_in_use: set | None = None  # the groups of the evaluation under way (never evicted)
-        self._placement: dict = {}
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
-        self._schedules: dict = {}
-        self._hardware: list[tuple] = []  # (fabric, num_gpus, calibration, Hardware), one per fabric object
         self._views: dict = {}  # a job's GPU set -> its view of the fabric (Fabric.view)
-        self.cache = EngineCache()  # the memos of plan-dependent work the stages share (engine/cache.py)
+        self.cache = EngineCache()  # what the stages reuse between evaluations (engine/cache.py)
 
     # ---- the stages, in order -----------------------------------------------------------
     def evaluate(self, doc: Document, job: PlacedJob | None = None) -> Evaluation:
@@ -287,18 +284,19 @@ class Engine:
         self._fabric_key = (doc.lineage, doc.revision, constants)
         self._groups.clear()
         self._views.clear()
-        self._hardware.clear()
+        self.cache.hardware.clear()
         return self._fabric
 
     def placement(self, plan: ResolvedPlan) -> Placement:
         # Keyed by the layout of ranks only: virtual stages and the micro-batch count do not
         # move a rank, so a plan search that varies them reuses placement, groups and routes.
         key = dataclasses.replace(plan, vp=1, num_microbatches=0)
-        p = self._placement.get(key)
+        placements = self.cache.placements
+        p = placements.get(key)
         if p is None:
-            if len(self._placement) >= _cache_limit(256, PLACEMENT_BUDGET, plan.num_gpus):
-                self._placement.clear()
-            p = self._placement[key] = place(key)
+            if len(placements) >= _cache_limit(256, PLACEMENT_BUDGET, plan.num_gpus):
+                placements.clear()
+            p = placements[key] = place(key)
         return p
 
     def groups(self, fabric: Fabric, placement: Placement, dim: str, expert: bool, k: EngineConstants,
@@ -342,12 +340,10 @@ class Engine:
         """The pipeline schedule of these stage times (reused while they repeat, as in a plan
         search or after a change that leaves the job alone)."""
         key = (schedule, pp, micro, vp, p2p_s, tuple((tuple(t.fwd), tuple(t.bwd), tuple(t.wgrad)) for t in times))
-        hit = self._schedules.get(key)
-        if hit is None:
-            if len(self._schedules) > 16:  # the oldest goes: a search often comes back to a recent one
-                del self._schedules[next(iter(self._schedules))]
-            hit = self._schedules[key] = simulate_steady(schedule, pp, micro, vp, times, p2p_s,
-                                                         self.schedule_max_ops)
+        hit = self.cache.schedules.get(key)
+        if hit is None:  # the oldest goes: a search often comes back to a recent one
+            hit = self.cache.schedules.put(key, simulate_steady(schedule, pp, micro, vp, times, p2p_s,
+                                                                self.schedule_max_ops))
         else:
             self.reused.append("pipeline schedule")
         return hit
@@ -357,15 +353,16 @@ class Engine:
 
         Cached per (fabric, GPU count, calibration): it reads the servers' accelerators, which
         only a rebuilt fabric changes (a re-rated one keeps them), and costs 18 ms at 16k GPUs."""
-        for i, (held, gpus, cal, hw) in enumerate(self._hardware):
+        kept = self.cache.hardware
+        for i, (held, gpus, cal, hw) in enumerate(kept):
             if held is fabric:
                 if gpus == num_gpus and cal == calibration:
                     return hw
-                del self._hardware[i]
+                del kept[i]
                 break
         hw = hardware(fabric, num_gpus, calibration, self.catalog)
-        self._hardware.insert(0, (fabric, num_gpus, copy.deepcopy(calibration), hw))
-        del self._hardware[MAX_HARDWARE:]
+        kept.insert(0, (fabric, num_gpus, copy.deepcopy(calibration), hw))
+        del kept[MAX_HARDWARE:]
         return hw
 
     def layer_comm(self, doc: Document, plan: ResolvedPlan):
