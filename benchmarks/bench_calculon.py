@@ -48,10 +48,7 @@ def forget_plans(engine: Engine) -> None:
     """What an engine knows of plans, not of the fabric."""
     clear_caches()
     engine._groups.clear()
-    engine._placement.clear()
-    engine._schedules.clear()
-    engine._hardware.clear()
-    engine._phase_memo.clear()
+    engine.cache.clear()
 
 
 def main(argv=None) -> int:

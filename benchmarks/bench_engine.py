@@ -35,20 +35,20 @@ def clear_caches() -> None:
     """Forget every memo the engine keeps between evaluations, so that "first" is cold."""
     from designer.core.engine import memory, schedule
 
-    schedule._STRUCTURES.clear()
-    schedule._ORDERS.clear()
-    getattr(memory._stage_parameters, "cache_clear", lambda: None)()  # (a tree memoising it with lru_cache)
-    for name in ("_SHAPES",):  # the memos of later trees (each only where it exists)
-        getattr(memory, name, {}).clear()
+    for module, name in ((schedule, "_STRUCTURES"), (schedule, "_ORDERS"), (memory, "_SHAPES")):
+        getattr(module, name, {}).clear()  # the module-level memos of older trees, where they exist
+    for module, name in ((schedule, "_structure_of"), (schedule, "_orders_of"), (memory, "_stage_parameters")):
+        getattr(getattr(module, name, None), "cache_clear", lambda: None)()
     from designer.core.engine import constants
     from designer.core.engine.stages import dp, layout
     for module, name in ((dp, "_STAGE_PARAMS"), (constants, "_ENGINE_CONSTANTS"), (layout, "_STAGE_LAYERS")):
         getattr(module, name, []).clear()
+    getattr(getattr(layout, "_kept_stage_layers", None), "cache_clear", lambda: None)()
     try:  # the link endpoints parsed once per design (model/endpoints.py)
         from designer.core.model import endpoints
     except ImportError:  # a tree from before it
         return
-    endpoints._memo.clear()
+    getattr(endpoints, "_memo", []).clear()
 
 
 def timed(fn, repeat):

@@ -15,7 +15,7 @@ import pytest
 
 from designer.core.engine import collectives
 from designer.core.engine.evaluate import Engine, Evaluation
-from designer.core.engine.jobs import JobResult
+from designer.core.engine.stages.jobs import JobResult
 from designer.core.generate import generate_fat_tree
 from designer.core.io import load_document
 from designer.core.io.overrides import apply_overrides

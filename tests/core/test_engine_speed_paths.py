@@ -116,7 +116,7 @@ def test_orders_of_all_stages_at_once_equal_op_order_per_stage():
                 for v in ((2, 3, 4) if schedule == "interleaved" else (1,)):
                     if schedule == "interleaved" and m % p:
                         continue  # a plan error (plan.py): micro-batches in groups of p
-                    S._ORDERS.clear()
+                    S._orders_of.cache_clear()
                     orders = S._orders(schedule, p, m, v)
                     expected = [S.op_order(schedule, p, s, m, v) for s in range(p)]
                     assert len(orders) == p and [orders[s] for s in range(p)] == expected
@@ -137,26 +137,26 @@ def test_ticks_order_the_ops_with_no_visit_and_give_the_plain_simulation(monkeyp
                 for v in ((2, 3, 5) if schedule == "interleaved" else (1,)):
                     if schedule == "interleaved" and (m % p or p == 1):
                         continue  # (one stage: the reference charges a transfer from it to itself)
-                    S._ORDERS.clear()
-                    S._STRUCTURES.clear()
+                    S._orders_of.cache_clear()
+                    S._structure_of.cache_clear()
                     times = _random_times(rng, p, v)
                     p2p = rng.choice([0.0, 0.01, 0.4])
                     fast = S.simulate(schedule, p, m, v, times, p2p)
                     stage_end, last_b, ends = reference_simulation(schedule, p, m, v, times, p2p)
                     assert (fast.stage_end, fast.last_backward_end, fast.ends) == (stage_end, last_b, ends)
     for p, m, v in ((64, 128, 2), (32, 32, 4), (16, 256, 3)):  # large shapes: the ticks alone
-        S._ORDERS.clear()
-        S._STRUCTURES.clear()
-        S._structure("interleaved", p, m, v, S._orders("interleaved", p, m, v))
-    S._ORDERS.clear()
-    S._STRUCTURES.clear()
+        S._orders_of.cache_clear()
+        S._structure_of.cache_clear()
+        S._structure_of(("interleaved", p, m, v))
+    S._orders_of.cache_clear()
+    S._structure_of.cache_clear()
 
 
 def test_ticks_that_miss_a_dependency_fall_back_to_the_visit(monkeypatch):
     rng = random.Random(3)
     times = _random_times(rng, 4, 2)
-    S._ORDERS.clear()
-    S._STRUCTURES.clear()
+    S._orders_of.cache_clear()
+    S._structure_of.cache_clear()
     good = S.simulate("interleaved", 4, 8, 2, times, 0.01)
     visits = []
     visit = S._visit_order
@@ -169,15 +169,15 @@ def test_ticks_that_miss_a_dependency_fall_back_to_the_visit(monkeypatch):
     for bad in (lambda t: -t, lambda t: np.zeros_like(t)):  # against every dependency; ties the stages' own order
         arrays = S._op_arrays
         monkeypatch.setattr(S, "_op_arrays", lambda *a, bad=bad, arrays=arrays: (*arrays(*a)[:3], bad(arrays(*a)[3])))
-        S._ORDERS.clear()
-        S._STRUCTURES.clear()
+        S._orders_of.cache_clear()
+        S._structure_of.cache_clear()
         fallen = S.simulate("interleaved", 4, 8, 2, times, 0.01)
         monkeypatch.setattr(S, "_op_arrays", arrays)
         assert fallen.stage_end == good.stage_end and fallen.ends == good.ends
         assert fallen.last_backward_end == good.last_backward_end
     assert len(visits) == 2
-    S._ORDERS.clear()
-    S._STRUCTURES.clear()
+    S._orders_of.cache_clear()
+    S._structure_of.cache_clear()
 
 
 def test_uniform_classes_cost_as_the_arrays_do(monkeypatch):
@@ -213,28 +213,31 @@ def test_uniform_classes_cost_as_the_arrays_do(monkeypatch):
 
 
 def test_zero_bubble_and_dualpipe_share_one_order_and_one_structure():
-    S._ORDERS.clear()
-    S._STRUCTURES.clear()
+    S._orders_of.cache_clear()
+    S._structure_of.cache_clear()
     times = [S.StageTimes([1.0], [2.5], [0.8]) for _ in range(4)]
     a = S.simulate("zb-h1", 4, 12, 1, times, 0.05)
     b = S.simulate("dualpipe", 4, 12, 1, times, 0.05)
     assert a.stage_end == b.stage_end and a.order is b.order
-    assert len(S._ORDERS) == 1 and len(S._STRUCTURES) == 1
+    assert S._orders_of.cache_info().currsize == 1 and S._structure_of.cache_info().currsize == 1
 
 
 def test_memo_keeps_recent_shapes_instead_of_clearing():
-    S._ORDERS.clear()
+    S._orders_of.cache_clear()
     times = [S.StageTimes([1.0], [2.0], [0.0]) for _ in range(2)]
     for m in range(2, 2 + S.MEMO_ENTRIES + 5):
         S.simulate("1f1b", 2, m, 1, times, 0.0)
-    assert len(S._ORDERS) == S.MEMO_ENTRIES  # bounded
-    assert ("1f1b", 2, 1 + S.MEMO_ENTRIES + 5, 1) in S._ORDERS  # the newest is kept
-    assert ("1f1b", 2, 2, 1) not in S._ORDERS  # the oldest went first
+    assert S._orders_of.cache_info().currsize == S.MEMO_ENTRIES  # bounded
+    hits, misses = S._orders_of.cache_info().hits, S._orders_of.cache_info().misses
+    S._orders("1f1b", 2, 1 + S.MEMO_ENTRIES + 5, 1)
+    assert S._orders_of.cache_info().hits == hits + 1  # the newest is kept
+    S._orders("1f1b", 2, 2, 1)
+    assert S._orders_of.cache_info().misses == misses + 1  # the oldest went first
 
 
 def _hw(engine):
     """The cached hardware of the cluster's own fabric (one job on its first GPUs)."""
-    return engine._hardware[id(engine._fabric)][3]
+    return next(hw for fabric, _, _, hw in engine.cache.hardware if fabric is engine._fabric)
 
 
 def test_hardware_is_cached_and_invalidated_when_the_cluster_changes():
@@ -316,7 +319,7 @@ def test_engine_without_detail_keeps_no_per_link_arrays():
     assert units and all(u[4] is None for u in units)
     assert any(u[4] is not None for m in full._groups.values() for u in m._unit.values())
     # the placements a search keeps: ranks as 32-bit integers (128 of them at 16k GPUs)
-    assert all(p.dense_grid.dtype == np.int32 and p.expert_grid.dtype == np.int32 for p in quick._placement.values())
+    assert all(p.dense_grid.dtype == np.int32 and p.expert_grid.dtype == np.int32 for p in quick.cache.placements.values())
 
 
 def test_engine_caches_are_bounded_by_gpus_times_entries():
@@ -329,7 +332,7 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     engine = Engine(detail=False)
     engine.evaluate(doc)
-    fabric, placement = engine._fabric, next(iter(engine._placement.values()))
+    fabric, placement = engine._fabric, next(iter(engine.cache.placements.values()))
     import designer.core.engine.evaluate as ev
 
     limit = _cache_limit(1024, GROUP_BUDGET, fabric.num_gpus)

@@ -275,11 +275,11 @@ def test_megatron_lines_of_one_job_out_and_back_in(tmp_path):
 
 def _phases_always_costed(monkeypatch):
     """The engine with its phase memo turned off: every costing runs layer_phases."""
-    from designer.core.engine import phase_memo
+    from designer.core.engine import cache
 
     def costed(self, view_key, job, hw, k, layout, comm):
-        return phase_memo.layer_phases(job, hw, k, layout, comm)
-    monkeypatch.setattr(phase_memo.PhaseMemo, "layer_phases", costed)
+        return cache.layer_phases(job, hw, k, layout, comm)
+    monkeypatch.setattr(cache.EngineCache, "layer_phases", costed)
 
 
 @pytest.mark.parametrize("tp", [1, 16])
@@ -288,7 +288,7 @@ def test_the_shared_costing_reuses_the_phases_only_when_every_answer_is_the_same
     costing reuses the layer phases when the collectives they ask for cost the same (DP-only
     layers: no collective at all) and costs them again when not (TP 16 spans two servers under
     shared leaves): either way the answer is the one of a full costing."""
-    from designer.core.engine import phase_memo
+    from designer.core.engine import cache
 
     doc = _tor(nodes=64, oversubscription=3.0)
     ids = [n.id for n in doc.nodes][32:]
@@ -296,8 +296,8 @@ def test_the_shared_costing_reuses_the_phases_only_when_every_answer_is_the_same
     doc.set_jobs([JobSpec(name, Workload(preset="llama3-8b", global_batch_size=128, micro_batch_size=1), plan,
                           JobPlacement(nodes=ids[i::2])) for i, name in enumerate("ab")])
     calls = []
-    real = phase_memo.layer_phases
-    monkeypatch.setattr(phase_memo, "layer_phases", lambda *a: calls.append(1) or real(*a))
+    real = cache.layer_phases
+    monkeypatch.setattr(cache, "layer_phases", lambda *a: calls.append(1) or real(*a))
     remembered = Engine().evaluate(doc)
     assert max(j.slowdown_vs_alone for j in remembered.jobs) > 0  # the jobs do slow each other
     costings = 2 + sum(j.result is not j.alone for j in remembered.jobs)

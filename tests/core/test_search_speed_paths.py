@@ -78,7 +78,7 @@ def test_one_straggler_pattern_without_stragglers_and_the_sorted_ones_with():
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     engine = Engine(detail=False)
     engine.evaluate(doc)
-    placement = next(iter(engine._placement.values()))
+    placement = next(iter(engine.cache.placements.values()))
     n = placement.plan.num_gpus
     for slow in (np.ones(n), np.full(n, 1.25), np.where(np.arange(n) == 9, 1.5, 1.0),
                  np.where(np.arange(n) == 0, math.nan, 1.0)):

@@ -217,14 +217,13 @@ def rate_change(fabric: Fabric, old: tuple) -> RateChange:
     """What changed between the rating `old` and the fabric's current one (the groups of every
     dimension ask the same question after an edit: the answer is kept with the fabric)."""
     new = rates_of(fabric)
-    memo = fabric.__dict__.get("_rate_change")
-    if memo is not None and all(a is b for a, b in zip(memo[0], old)) and all(a is b for a, b in zip(memo[1], new)):
-        return memo[2]
+    return fabric.remembered("rate_change", old + new, lambda: _rate_change(old, new))
+
+
+def _rate_change(old: tuple, new: tuple) -> RateChange:
     nic_cap, leaf_cap, leaf_cables, pod_cap, pod_cables, link_cap = (
         _differs(a, b) for a, b in zip(old, new))
-    change = RateChange(nic_cap, leaf_cap | leaf_cables, pod_cap | pod_cables, link_cap)
-    fabric.__dict__["_rate_change"] = (old, new, change)
-    return change
+    return RateChange(nic_cap, leaf_cap | leaf_cables, pod_cap | pod_cables, link_cap)
 
 
 def _differs(old: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -420,13 +419,8 @@ def kind_mask(fabric: Fabric, field_name: str, kind: str) -> np.ndarray:
     boolean array; kept with the list it was read from (a fabric's kinds change only when it is
     rebuilt), so the costing of every group does not walk thousands of strings again."""
     values = getattr(fabric, field_name)
-    cache = fabric.__dict__.setdefault("_kind_masks", {})
-    hit = cache.get((field_name, kind))
-    if hit is not None and hit[0] is values:
-        return hit[1]
-    mask = np.array([v == kind for v in values], dtype=bool)
-    cache[(field_name, kind)] = (values, mask)
-    return mask
+    return fabric.remembered(("kind", field_name, kind), (values,),
+                             lambda: np.array([v == kind for v in values], dtype=bool))
 
 
 def ecmp_collision(flows: np.ndarray, cables: np.ndarray) -> np.ndarray:

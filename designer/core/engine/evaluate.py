@@ -2,8 +2,9 @@
 
 resolve job -> fabric -> placement and groups -> collective costs -> per-layer phases ->
 pipeline schedule -> DP and optimizer -> breakdown, memory and the result (links, events).
-`Engine` keeps what stays valid between evaluations (fabric, placement, groups, schedules)
-and runs the stages in order; each stage is a function of the earlier stages' results.
+`Engine` keeps what stays valid between evaluations (fabric, placement, groups, schedules, and
+its EngineCache of plan-dependent work: engine/cache.py) and runs the stages in order; each stage
+is a function of the earlier stages' results.
 """
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ import numpy as np
 
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
-from ..model.jobs import with_job_path
+from ..model.jobs import document_jobs, with_job_path
 from ..model.plan import ResolvedPlan
 from ..problems import DesignerError, Problem
 from .collectives import CollectiveModel
+from .cache import EngineCache
 from .constants import EngineConstants, engine_constants
 from .fabric import Fabric, build_fabric, refresh_capacities, sync_view
-from .job_placement import PlacedJob
+from .job_placement import PlacedJob, place_jobs
 from .placement import Placement, place
 from .schedule import ScheduleResult, StageTimes, simulate_steady
 from .stages.breakdown import BREAKDOWN_KEYS, HIDDEN_KEYS, decompose_step
@@ -32,13 +34,13 @@ from .stages.dp import reduce_and_step
 from .stages.events import build_events
 from .stages.fit import fit_memory
 from .stages.job import Hardware, Job, hardware, job_warnings, require_network, resolve_job
+from .stages.jobs import JobResult, contention, demand, interference, rating_signature, tier_rows
 from .stages.layout import lay_out, representative_replicas
 from .stages.links import link_loads, links_and_bottlenecks
-from .phase_memo import PhaseMemo
 from .stages.pipeline import schedule_pipeline
 from .stages.result import Evaluation, Event, summarize
 
-__all__ = ["BREAKDOWN_KEYS", "HIDDEN_KEYS", "Engine", "Evaluation", "Event", "Job", "evaluate", "resolve_job"]
+__all__ = ["BREAKDOWN_KEYS", "HIDDEN_KEYS", "Engine", "Evaluation", "Event", "Job", "resolve_job"]
 
 
 class Engine:
@@ -57,16 +59,13 @@ class Engine:
         self._fabric: Fabric | None = None
         self._groups: dict = {}
         self._groups_in_use: set | None = None  # the groups of the evaluation under way (never evicted)
-        self._placement: dict = {}
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
-        self._schedules: dict = {}
-        self._hardware: dict = {}  # id(fabric) -> (fabric, num_gpus, calibration, Hardware)
         self._views: dict = {}  # a job's GPU set -> its view of the fabric (Fabric.view)
-        self._phase_memo = PhaseMemo()  # a job costed again on its view (alone, then shared)
+        self.cache = EngineCache()  # what the stages reuse between evaluations (engine/cache.py)
 
     # ---- the stages, in order -----------------------------------------------------------
     def evaluate(self, doc: Document, job: PlacedJob | None = None) -> Evaluation:
-        """The design's first job, with every job of the design in `result.jobs` (engine/jobs.py:
+        """The design's first job, with every job of the design in `result.jobs` (evaluate_jobs:
         the jobs share the fabric); or, given `job`, that one job as if it ran alone."""
         self.reused = []
         outermost = self._groups_in_use is None
@@ -74,21 +73,103 @@ class Engine:
             self._groups_in_use = set()
         try:
             if job is None:
-                from .jobs import evaluate_jobs
-
-                return evaluate_jobs(self, doc)
+                return self.evaluate_jobs(doc)
             return self.evaluate_job(doc, job)
         finally:
             if outermost:
                 self._groups_in_use = None
 
+    def evaluate_jobs(self, doc: Document) -> Evaluation:
+        """The first job's evaluation, with `jobs` holding every job's JobResult: each job costed
+        alone, then again on its view of the fabric with the others' traffic taken off the links
+        they share (stages/jobs.py says how much). A re-rated fabric keeps the costing of every
+        job whose NICs, leaves and pods kept their rates (EngineCache.jobs)."""
+        t0 = time.perf_counter()
+        k = engine_constants(doc.spec.calibration)
+        fabric = self.fabric(doc, k)
+        if not doc.spec.jobs and bool(fabric.gpu_up.all()):  # one job on the first GPUs
+            spec = document_jobs(doc)[0]
+            placed = PlacedJob(0, spec, None, "spec")
+            result = self.evaluate_job(doc, placed, fabric)
+            result.jobs = [JobResult(spec.name, placed, result, result)]
+            result.jobs[0].hold_weakly(result)
+            return result
+        placement = self.place_jobs(doc, fabric)
+        if placement.problems:
+            raise DesignerError(placement.problems)
+        placed = placement.jobs
+        costed = self.cache.jobs_on(fabric)  # a rebuilt fabric: nothing costed before holds
+        alone, problems = [], []
+        for p in placed:  # every job's problems at once: a leaf down may cut off several
+            key = (p.spec, p.gpus.tobytes(), repr(doc.spec.calibration), self.detail, rating_signature(fabric, p.gpus))
+            hit = costed.get(("alone", p.name))
+            if hit is not None and hit[0] == key:  # this job and its GPUs did not change: reuse its costing
+                alone.append(hit[1])
+                self.reused.append(f"job {p.name}")
+                continue
+            # with other jobs the link detail waits: the shared costing may replace this one
+            links_later: list[LinkWork] | None = [] if len(placed) > 1 else None
+            try:
+                result = self.evaluate_job(doc, p, links_later=links_later)
+            except DesignerError as exc:
+                problems += exc.problems
+                continue
+            costed[("alone", p.name)] = (copy.deepcopy(key), result, links_later)
+            alone.append(result)
+        if problems:
+            raise DesignerError(problems)
+        results = [JobResult(p.name, p, r, r) for p, r in zip(placed, alone)]
+        if len(placed) > 1 and self.detail:
+            demands = [demand(fabric, r, p.gpus) for r, p in zip(alone, placed)]
+            tiers = tier_rows(fabric, demands)
+            for j, p in enumerate(placed):
+                factors, blame = contention(fabric, demands, j, tiers)
+                if factors is None:
+                    continue
+                hit = costed.get(("shared", p.name))
+                if hit is not None and hit[0] is alone[j] and hit[1] == factors[2]:
+                    shared = hit[2]  # the same job under the same contention
+                else:
+                    view = self.job_fabric(doc, k, p.gpus, shared=True)
+                    self.set_contention(view, factors)
+                    shared = self.evaluate_job(doc, p, view)
+                    costed[("shared", p.name)] = (alone[j], factors[2], shared)
+                results[j].result = shared
+                results[j].interference = interference(results[j], blame, [q.name for q in placed], fabric,
+                                                       demands[j].bytes)
+        for p, job in zip(placed, results):
+            if job.result is job.alone:  # nobody slows it: its alone costing is the answer, in full
+                work = costed[("alone", p.name)][2]
+                while work:
+                    work.pop().finish(job.result, doc)
+            job.node_ids = job.nodes(fabric.node_ids, fabric.gpu_node)
+        first = results[0].result
+        first.jobs = results
+        for job in results:
+            job.hold_weakly(first)
+        first.engine_time_s = time.perf_counter() - t0
+        return first
+
+    def place_jobs(self, doc: Document, fabric: Fabric):
+        """place_jobs, kept while the fabric (servers up and down) and the jobs' placements stay the same."""
+        key = [(j.name, j.placement, j.parallelism.num_gpus if j.parallelism else None) for j in document_jobs(doc)]
+        hit = self.cache.job_placement
+        if hit is not None and hit[0] is fabric and hit[1] == key:
+            specs = document_jobs(doc)  # the same GPUs; the jobs' workloads and plans as they are now
+            placement = hit[2]
+            jobs = [dataclasses.replace(pj, spec=specs[pj.index]) for pj in placement.jobs]
+            return dataclasses.replace(placement, jobs=jobs)
+        placement = place_jobs(doc, fabric, fabric.gpu_up)
+        self.cache.job_placement = (fabric, copy.deepcopy(key), placement)
+        return placement
+
     def evaluate_job(self, doc: Document, job: PlacedJob, fabric: Fabric | None = None,
-                     defer_links: bool = False) -> Evaluation:
+                     links_later: list | None = None) -> Evaluation:
         """One job on its GPUs (`job.gpus`; None: the cluster's first ones), on `fabric` (its view
         with the other jobs' share of the links taken off) or on the cluster's own fabric.
-        `defer_links`: only the bytes per link now, the rest of the link detail when
-        finish_links asks (a job costed alone and then again with the others' traffic needs
-        the detail of one of the two)."""
+        `links_later`: only the bytes per link now; the rest of the link detail is appended to
+        it as a LinkWork (a job costed alone and then again with the others' traffic needs the
+        detail of one of the two)."""
         t0 = time.perf_counter()
         cal = doc.spec.calibration
         k = engine_constants(cal)
@@ -108,10 +189,11 @@ class Engine:
             dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))
             comm = CommLedger(dims)
             layout = lay_out(resolved, fabric, placement)
-            phases = self._phase_memo.layer_phases(getattr(fabric, "_view_key", None) if fabric is not self._fabric
-                                                   else "cluster", resolved, hw, k, layout, comm)
+            phases = self.cache.layer_phases(getattr(fabric, "_view_key", None) if fabric is not self._fabric
+                                             else "cluster", resolved, hw, k, layout, comm)
             pipe = schedule_pipeline(resolved, k, phases, comm, self.simulate_schedule)
-            dp = reduce_and_step(resolved, hw, k, layout, phases, pipe, comm)  # its groups may find no path
+            # its groups may find no path
+            dp = reduce_and_step(resolved, hw, k, layout, phases, pipe, comm, self.cache.stage_params)
         except DesignerError as exc:
             if not doc.spec.jobs:
                 raise
@@ -121,10 +203,10 @@ class Engine:
         result = summarize(resolved, hw, layout, phases, pipe, dp, bd, mem, comm, warnings)
         _require_finite(result)
         if self.detail:
-            if defer_links:
+            if links_later is not None:
                 result.link_load = link_loads(comm.used, bd.seconds, result.hidden_comm_s, plan,
                                               len(fabric.link_ids))[0]
-                result.pending_links = (fabric, comm.used, bd.seconds, plan, dp.step_time, doc)
+                links_later.append(LinkWork(fabric, comm.used, bd.seconds, plan, dp.step_time))
             else:
                 links_and_bottlenecks(result, fabric, comm.used, bd.seconds, plan, dp.step_time, doc)
             pipelines = layout.pipelines
@@ -138,13 +220,6 @@ class Engine:
             _drop_link_bytes(dims.values())
         result.engine_time_s = time.perf_counter() - t0
         return result
-
-    @staticmethod
-    def finish_links(result: Evaluation) -> None:
-        """The link detail that evaluate_job(defer_links=True) left for later (idempotent)."""
-        pending = result.__dict__.pop("pending_links", None)
-        if pending is not None:
-            links_and_bottlenecks(result, *pending)
 
     def job_fabric(self, doc: Document, k: EngineConstants, gpus, shared: bool = False) -> Fabric:
         """The fabric a job on `gpus` sees: the cluster's own when they are its first GPUs (one job,
@@ -209,18 +284,19 @@ class Engine:
         self._fabric_key = (doc.lineage, doc.revision, constants)
         self._groups.clear()
         self._views.clear()
-        self._hardware.clear()
+        self.cache.hardware.clear()
         return self._fabric
 
     def placement(self, plan: ResolvedPlan) -> Placement:
         # Keyed by the layout of ranks only: virtual stages and the micro-batch count do not
         # move a rank, so a plan search that varies them reuses placement, groups and routes.
         key = dataclasses.replace(plan, vp=1, num_microbatches=0)
-        p = self._placement.get(key)
+        placements = self.cache.placements
+        p = placements.get(key)
         if p is None:
-            if len(self._placement) >= _cache_limit(256, PLACEMENT_BUDGET, plan.num_gpus):
-                self._placement.clear()
-            p = self._placement[key] = place(key)
+            if len(placements) >= _cache_limit(256, PLACEMENT_BUDGET, plan.num_gpus):
+                placements.clear()
+            p = placements[key] = place(key)
         return p
 
     def groups(self, fabric: Fabric, placement: Placement, dim: str, expert: bool, k: EngineConstants,
@@ -264,12 +340,10 @@ class Engine:
         """The pipeline schedule of these stage times (reused while they repeat, as in a plan
         search or after a change that leaves the job alone)."""
         key = (schedule, pp, micro, vp, p2p_s, tuple((tuple(t.fwd), tuple(t.bwd), tuple(t.wgrad)) for t in times))
-        hit = self._schedules.get(key)
-        if hit is None:
-            if len(self._schedules) > 16:  # the oldest goes: a search often comes back to a recent one
-                del self._schedules[next(iter(self._schedules))]
-            hit = self._schedules[key] = simulate_steady(schedule, pp, micro, vp, times, p2p_s,
-                                                         self.schedule_max_ops)
+        hit = self.cache.schedules.get(key)
+        if hit is None:  # the oldest goes: a search often comes back to a recent one
+            hit = self.cache.schedules.put(key, simulate_steady(schedule, pp, micro, vp, times, p2p_s,
+                                                                self.schedule_max_ops))
         else:
             self.reused.append("pipeline schedule")
         return hit
@@ -279,13 +353,16 @@ class Engine:
 
         Cached per (fabric, GPU count, calibration): it reads the servers' accelerators, which
         only a rebuilt fabric changes (a re-rated one keeps them), and costs 18 ms at 16k GPUs."""
-        cached = self._hardware.get(id(fabric))
-        if (cached is not None and cached[0] is fabric and cached[1] == num_gpus and cached[2] == calibration):
-            return cached[3]
+        kept = self.cache.hardware
+        for i, (held, gpus, cal, hw) in enumerate(kept):
+            if held is fabric:
+                if gpus == num_gpus and cal == calibration:
+                    return hw
+                del kept[i]
+                break
         hw = hardware(fabric, num_gpus, calibration, self.catalog)
-        if len(self._hardware) > 64:
-            self._hardware.clear()
-        self._hardware[id(fabric)] = (fabric, num_gpus, copy.deepcopy(calibration), hw)
+        kept.insert(0, (fabric, num_gpus, copy.deepcopy(calibration), hw))
+        del kept[MAX_HARDWARE:]
         return hw
 
     def layer_comm(self, doc: Document, plan: ResolvedPlan):
@@ -306,6 +383,19 @@ class Engine:
             return model.cost(primitive, nbytes).time_s if model is not None else 0.0
 
         return comm
+
+
+@dataclasses.dataclass(frozen=True)
+class LinkWork:
+    """The link detail of a costing, left for later (Engine.evaluate_job's `links_later`)."""
+    fabric: Fabric
+    used: dict
+    breakdown: dict[str, float]
+    plan: ResolvedPlan
+    step_time: float
+
+    def finish(self, result: Evaluation, doc: Document) -> None:
+        links_and_bottlenecks(result, self.fabric, self.used, self.breakdown, self.plan, self.step_time, doc)
 
 
 def _require_finite(result: Evaluation) -> None:
@@ -340,6 +430,7 @@ PLACEMENT_BUDGET = 1 << 21
 # taken back builds its groups again (~190 ms a TP edit at 131k instead of ~100, against 2 s
 # allowed); 32 at 16k (8 plans).
 WINDOW_GROUP_BUDGET = 1 << 19
+MAX_HARDWARE = 64  # fabrics (the cluster's and the jobs' views) whose Hardware is kept
 LEAST_CACHED = 4  # entries a cache keeps however large the design (the groups in use are kept besides)
 
 
@@ -374,14 +465,3 @@ def _rating_only(change) -> bool:
     if change.collection == "nodes":
         return change.field in ("slowdown", "gpu_slowdown") + placement_only
     return change.collection == "switches" and change.field in placement_only + ("state",)
-
-
-_default_engine: Engine | None = None
-
-
-def evaluate(doc: Document, catalog: Catalog | None = None) -> Evaluation:
-    """Evaluate with a shared engine (its caches help repeated calls on similar documents)."""
-    global _default_engine
-    if _default_engine is None or (catalog is not None and catalog is not _default_engine.catalog):
-        _default_engine = Engine(catalog)
-    return _default_engine.evaluate(doc)

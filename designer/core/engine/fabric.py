@@ -97,6 +97,18 @@ class Fabric:
     node_message_latency_us: np.ndarray | None = None
     # per switch: some NIC under it hashes its flows onto one path each (RoCE ECMP); None: every Ethernet one
     switch_hashes: np.ndarray | None = None
+    # values worked out from this fabric's arrays, each with the arrays it was made from (remembered)
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def remembered(self, name, inputs: tuple, make):
+        """`make()`, kept under `name` while `inputs` are the very objects it was made from: a
+        re-rating or a rebuild makes new arrays, so a stale value is never handed back."""
+        hit = self._derived.get(name)
+        if hit is not None and len(hit[0]) == len(inputs) and all(a is b for a, b in zip(hit[0], inputs)):
+            return hit[1]
+        value = make()
+        self._derived[name] = (inputs, value)
+        return value
 
     @property
     def num_gpus(self) -> int:
@@ -120,6 +132,7 @@ class Fabric:
         v = copy.copy(self)
         v._base, v._gpus = self, np.asarray(gpus, dtype=np.int64)
         v._contention = None
+        v._derived = {}  # its own: a view's rates differ from the cluster's under contention
         sync_view(v)
         return v
 
@@ -133,7 +146,7 @@ class Fabric:
 
 
 GPU_FIELDS = ("gpu_node", "gpu_local", "gpu_nic", "gpu_slowdown", "gpu_domain_index")
-_VIEW_OWN = GPU_FIELDS + ("_base", "_gpus", "_contention", "_synced")
+_VIEW_OWN = GPU_FIELDS + ("_base", "_gpus", "_contention", "_synced", "_derived")
 
 
 def sync_view(view: Fabric) -> bool:
@@ -144,7 +157,9 @@ def sync_view(view: Fabric) -> bool:
     token = (base._rating_revision, None if view._contention is None else view._contention[2])
     if getattr(view, "_synced", None) == token:
         return False
-    view.__dict__.update({k: v for k, v in base.__dict__.items() if k not in _VIEW_OWN})
+    for name, value in vars(base).items():  # the cluster's arrays (the same objects): all but the view's own
+        if name not in _VIEW_OWN:
+            setattr(view, name, value)
     for name in GPU_FIELDS:
         value = getattr(base, name)
         setattr(view, name, None if value is None else value[view._gpus])

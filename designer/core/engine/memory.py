@@ -18,6 +18,7 @@ more layers (uneven splits put one layer less on the first and last stages).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..units import GIB
@@ -45,35 +46,11 @@ class MemoryEstimate:
 
 def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers) -> tuple[float, float]:
     """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices."""
-    # Memoised per model shape without hashing the shape on every call (a plan search asks
-    # ~50 times per plan; each hash of its 28 fields cost more than the lookup): the shapes
-    # asked about lately, found by identity, or by equality once per new (equal) shape object.
-    hit = _SHAPES.get(id(m))
-    if hit is not None and hit[0] is m:
-        memo = hit[1]
-    else:
-        equal = next(((key, memo) for key, (shape, memo) in list(_SHAPES.items()) if shape == m), None)
-        if equal is not None:  # the same shape in a new object (each plan resolves its own): it takes over
-            _SHAPES.pop(equal[0], None)
-            memo = equal[1]
-        else:
-            memo = {}
-            if len(_SHAPES) >= 16:
-                _SHAPES.clear()
-        _SHAPES[id(m)] = (m, memo)  # the shape is kept: its id is not reused while it is here
-    key = (tp, ep, etp, pp, stage, tuple(layers))
-    hit = memo.get(key)
-    if hit is None:
-        if len(memo) >= 4096:
-            memo.clear()
-        hit = memo[key] = _stage_parameters(m, tp, ep, etp, pp, stage, key[5])
-    return hit
+    return _stage_parameters(m, tp, ep, etp, pp, stage, tuple(layers))
 
 
-# id(shape) -> (shape, {(tp, ep, etp, pp, stage, layers): (dense, expert)}) of the shapes asked about lately
-_SHAPES: dict[int, tuple] = {}
-
-
+# a plan search asks ~50 times per plan, for a few hundred (shape, split) pairs
+@functools.lru_cache(maxsize=16384)
 def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers: tuple) -> tuple[float, float]:
     attn = sum(n * k / (tp if shard != "rep" else 1) for n, k, shard in m.attn_weights) + 2 * m.h
     dense_mlp = m.h * m.f * m.phi / tp

@@ -11,6 +11,7 @@ Each op is visited once, so the cost is linear in the number of ops.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,6 @@ from operator import add, itemgetter
 
 import numpy as np
 
-from .bounded_memo import remember
 
 F, B, W = 0, 1, 2
 KIND_NAMES = ("F", "B", "W")
@@ -181,22 +181,19 @@ def _micro_and_chunk(kind: np.ndarray, index: np.ndarray, p: int, v: int, interl
     return group * p + within % p, np.where(kind == B, v - 1 - chunk, chunk)
 
 
-# Memos of what depends only on (schedule, p, m, v), shared by zb-h1 and DualPipe (one order).
-# A plan search visits a few hundred shapes: the oldest entry goes, not the whole memo (clearing
-# made every shape after the 32nd rebuild its order and structure, and the clear itself cost).
+# What depends only on (schedule, p, m, v) is kept (pure functions of those values), shared by
+# zb-h1 and DualPipe (one order). A plan search visits a few hundred shapes: the least recently
+# used goes, not the whole memo (clearing made every shape after the 32nd rebuild its order and
+# structure, and the clear itself cost).
 MEMO_ENTRIES = 96
-_STRUCTURES: dict[tuple, tuple] = {}
 
 
 def _memo_key(schedule: str, p: int, m: int, v: int) -> tuple:
     return ("zb" if schedule in ("zb-h1", "dualpipe") else schedule, p, m, v)
 
 
-def _remember(memo: dict, key, value):
-    return remember(memo, key, value, MEMO_ENTRIES)
-
-
-def _structure(schedule, p, m, v, orders):
+@functools.lru_cache(maxsize=MEMO_ENTRIES)
+def _structure_of(key: tuple):
     """Dependencies of every op, which depend only on (schedule, p, m, v): cached.
 
     An op waits for: a forward, the same micro-batch's forward on the previous stage (stage 0,
@@ -206,41 +203,39 @@ def _structure(schedule, p, m, v, orders):
     Returns the number of ops per stage, per stage the duration index of each op in the stage's
     (F per chunk, B per chunk, W per chunk) table and, per chunk, the positions of its backward
     ops (for last_backward_end), and the flat plan of `_flat_plan`."""
-    key = _memo_key(schedule, p, m, v)
-    hit = _STRUCTURES.get(key)
-    if hit is None:
-        # The rule above on the ops of all stages at once, stage after stage (a loop over stages
-        # and a plain loop over ops were most of a cold evaluation)
-        if isinstance(orders, _StageOrders):  # the arrays it makes its tuples from
-            sizes = [orders.per_stage] * p
-            kind, i, c = orders.arrays
-            ticks = orders.ticks
-        else:  # zero-bubble orders: lists of tuples
-            sizes = [len(o) for o in orders]
-            ticks = None
-            ops = np.fromiter(chain.from_iterable(chain.from_iterable(orders)), np.int64, 3 * sum(sizes)).reshape(-1, 3)
-            kind, i, c = ops[:, 0], ops[:, 1], ops[:, 2]
-        s = np.repeat(np.arange(p), sizes)
-        f_dep = np.where(s > 0, _oid(F, s - 1, i, c, p, m, v),
-                         np.where(c > 0, _oid(F, p - 1, i, c - 1, p, m, v), -1))
-        b_dep = np.where(s < p - 1, _oid(B, s + 1, i, c, p, m, v),
-                         np.where(c < v - 1, _oid(B, 0, i, c + 1, p, m, v), _oid(F, s, i, c, p, m, v)))
-        dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
-        crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
-        code = kind * v + c
-        codes = _per_stage(code.tolist(), sizes)
-        # per stage and chunk, the positions of its backward ops in the stage, in order: the backward
-        # ops sorted (stably) by stage and chunk, cut by their counts
-        backward = np.flatnonzero(kind != F)
-        group = s[backward] * v + c[backward]
-        by_group = backward[np.argsort(group, kind="stable")]
-        starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
-        counts = np.bincount(group, minlength=p * v)
-        within = (by_group - np.repeat(starts, counts)).tolist()
-        backward_at = _per_stage(_per_stage(within, counts.tolist()), [v] * p)
-        flat = _flat_plan(p, v, sizes, dep, crosses, _oid(kind, s, i, c, p, m, v), code, s, ticks)
-        hit = _remember(_STRUCTURES, key, (sizes, codes, backward_at, flat))
-    return hit
+    _, p, m, v = key
+    orders = _orders_of(key)
+    # The rule above on the ops of all stages at once, stage after stage (a loop over stages
+    # and a plain loop over ops were most of a cold evaluation)
+    if isinstance(orders, _StageOrders):  # the arrays it makes its tuples from
+        sizes = [orders.per_stage] * p
+        kind, i, c = orders.arrays
+        ticks = orders.ticks
+    else:  # zero-bubble orders: lists of tuples
+        sizes = [len(o) for o in orders]
+        ticks = None
+        ops = np.fromiter(chain.from_iterable(chain.from_iterable(orders)), np.int64, 3 * sum(sizes)).reshape(-1, 3)
+        kind, i, c = ops[:, 0], ops[:, 1], ops[:, 2]
+    s = np.repeat(np.arange(p), sizes)
+    f_dep = np.where(s > 0, _oid(F, s - 1, i, c, p, m, v),
+                     np.where(c > 0, _oid(F, p - 1, i, c - 1, p, m, v), -1))
+    b_dep = np.where(s < p - 1, _oid(B, s + 1, i, c, p, m, v),
+                     np.where(c < v - 1, _oid(B, 0, i, c + 1, p, m, v), _oid(F, s, i, c, p, m, v)))
+    dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
+    crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
+    code = kind * v + c
+    codes = _per_stage(code.tolist(), sizes)
+    # per stage and chunk, the positions of its backward ops in the stage, in order: the backward
+    # ops sorted (stably) by stage and chunk, cut by their counts
+    backward = np.flatnonzero(kind != F)
+    group = s[backward] * v + c[backward]
+    by_group = backward[np.argsort(group, kind="stable")]
+    starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
+    counts = np.bincount(group, minlength=p * v)
+    within = (by_group - np.repeat(starts, counts)).tolist()
+    backward_at = _per_stage(_per_stage(within, counts.tolist()), [v] * p)
+    flat = _flat_plan(p, v, sizes, dep, crosses, _oid(kind, s, i, c, p, m, v), code, s, ticks)
+    return sizes, codes, backward_at, flat
 
 
 def _per_stage(items: list, sizes: list[int]) -> list[list]:
@@ -366,19 +361,16 @@ def _oid(kind, s, i, c, p, m, v):
     return ((kind * p + s) * m + i) * v + c
 
 
-_ORDERS: dict[tuple, list] = {}
-
-
 def _orders(schedule: str, p: int, m: int, v: int) -> list[list[tuple[int, int, int]]]:
-    key = _memo_key(schedule, p, m, v)
-    hit = _ORDERS.get(key)
-    if hit is None:
-        if schedule in ("zb-h1", "dualpipe"):
-            hit = _zero_bubble_orders(p, m)
-        else:
-            hit = _StageOrders(*_op_arrays(schedule, p, m, v), p)
-        _remember(_ORDERS, key, hit)
-    return hit
+    return _orders_of(_memo_key(schedule, p, m, v))
+
+
+@functools.lru_cache(maxsize=MEMO_ENTRIES)
+def _orders_of(key: tuple) -> list[list[tuple[int, int, int]]]:
+    schedule, p, m, v = key
+    if schedule == "zb":
+        return _zero_bubble_orders(p, m)
+    return _StageOrders(*_op_arrays(schedule, p, m, v), p)
 
 
 class _StageOrders(Sequence):
@@ -476,7 +468,7 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # Every schedule runs a fixed op order per stage (zero-bubble ones: _zero_bubble_orders).
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
-    sizes, codes, backward_at, flat = _structure(schedule, p, m, v, orders)
+    sizes, codes, backward_at, flat = _structure_of(_memo_key(schedule, p, m, v))
     visit, offsets, flat_codes, prevs, dep_slots, arrays, crosses, slots, prev_slots, input_slots = flat
     table = []
     for s in range(p):

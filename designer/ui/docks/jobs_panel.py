@@ -1,7 +1,7 @@
 """The Jobs panel: the jobs sharing the cluster (spec.jobs), how fast each goes and who slows it.
 
 One row per job: its name, GPUs, step time on the shared fabric, how much slower than alone and
-which job slows it on which links (engine/jobs.py). Add, Remove and Rename act on the list, the
+which job slows it on which links (engine/stages/jobs.py). Add, Remove and Rename act on the list, the
 placement editor below on the current job (policy, GPUs, or the servers selected on the canvas),
 and the Job panel edits the current job's workload and plan. The current job is also the one the
 Breakdown and Timeline show (`shownJobChanged`). Every edit is one undo step (job_commands.SetJobs).

@@ -12,4 +12,9 @@ new piece of physics lands in one stage:
 7. dp.py        the DP gradient reduction, the optimizer and the parameter all-gather;
 8. breakdown.py the critical device's breakdown (docs/contract.md section 5); fit.py its memory;
    result.py the answer, links.py per-link loads and bottlenecks, events.py per-device events.
+
+Several jobs on one fabric (`Engine.evaluate_jobs`): each job through 1-8 alone, then jobs.py
+(each job's demand on the shared up-links and how much the others slow it), then 1-8 again on
+the job's view of the fabric. What the stages reuse between evaluations comes from the engine's
+EngineCache (engine/cache.py), passed to them.
 """

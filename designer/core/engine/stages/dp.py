@@ -7,7 +7,6 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from ..bounded_memo import remember
 from ..constants import EngineConstants
 from ..flops import parameter_count
 from ..memory import stage_parameters
@@ -38,24 +37,19 @@ class DataParallel:
     tail_s: float = 0.0  # the expected wait for the slowest rank (imbalance_wait in the breakdown)
 
 
-def stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
+def stage_params(job: Job, layout: Layout, memo=None) -> list[dict[str, list[float]]]:
     """Per stage: the dense and expert parameters of each chunk (embedding and output only in
     the first and last chunk, where they sit). Shared between plans of one shape and split:
-    do not edit the lists."""
+    do not edit the lists. `memo` (EngineCache.stage_params): (stage layers, tp, ep, etp, pp, vp)
+    -> (shape, answer), as a search's plans repeat a few hundred shapes."""
     m, plan = job.shape, job.plan
-    # the stage layers are memoised per shape and split (layout.stage_layers): keyed by identity
-    key = (id(layout.stage_layers), plan.tp, plan.ep, plan.etp, plan.pp, plan.vp)
-    hit = _STAGE_PARAMS.get(key)
-    if hit is not None and hit[1] is layout.stage_layers and (hit[0] is m or hit[0] == m):
-        return hit[2]
-    out = _stage_params(job, layout)
-    remember(_STAGE_PARAMS, key, (m, layout.stage_layers, out), 256)
-    return out
-
-
-# (id(stage layers), tp, ep, etp, pp, vp) -> (shape, stage layers, stage_params): a search's plans
-# repeat a few hundred shapes
-_STAGE_PARAMS: dict[tuple, tuple] = {}
+    if memo is None:
+        return _stage_params(job, layout)
+    key = (layout.layers_key, plan.tp, plan.ep, plan.etp, plan.pp, plan.vp)
+    hit = memo.get(key)
+    if hit is not None and (hit[0] is m or hit[0] == m):
+        return hit[1]
+    return memo.put(key, (m, _stage_params(job, layout)))[1]
 
 
 def _stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
@@ -148,12 +142,13 @@ def nic_share_of_other_dims(backward, p2p_s: float, crossing: set[str]) -> float
 
 
 def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, phases: LayerPhases,
-                    pipe: PipelineRun, comm: CommLedger) -> DataParallel:
+                    pipe: PipelineRun, comm: CommLedger, stage_params_memo=None) -> DataParallel:
+    """`stage_params_memo`: EngineCache.stage_params (see stage_params)."""
     m, plan, par = job.shape, job.plan, job.parallelism
     acc, ac = hw.acc, hw.ac
     zero3 = phases.sharding.zero3
     zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
-    stage_dp = stage_params(job, layout)
+    stage_dp = stage_params(job, layout, stage_params_memo)
     grad_prim = "reduce_scatter" if zero >= 1 else "all_reduce"
     gb, pb = k.grad_reduce_bytes_per_param, param_gather_bytes(job, k)
     bucket_params = max(k.dp_bucket_params, 1_000_000 * plan.dp)
@@ -161,7 +156,7 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     dp_memo: dict[tuple, float] = {}
     crossing = nic_crossing_dims(comm)
     # chunks of equal slowdown and layers share one backward Phase (stages/phases.py): its NIC
-    # share worked out once per object
+    # share worked out once per object (they live as long as `phases`, so their ids stay theirs)
     share_of: dict[int, float] = {}
 
     def dp_time(params: float, dim: str, primitive: str, nbytes_per_param: float) -> float:

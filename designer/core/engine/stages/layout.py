@@ -2,6 +2,7 @@
 pipeline, and the distinct straggler patterns (replicas that run at the same pace share one)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,7 @@ class Layout:
     pipelines: np.ndarray  # (replicas, pp): rank of each stage in each replica
     patterns: np.ndarray  # (distinct patterns, pp): slowdown of each stage
     pattern_of_replica: np.ndarray  # (replicas,): index into `patterns`
+    layers_key: tuple = ()  # stage_layers as a value (the engine's memos key on it): see layers_key()
 
 
 def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = None) -> list[list[list[int]]]:
@@ -27,21 +29,17 @@ def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = Non
     keywords of split_layers) gives Megatron's uneven splits; virtual stage c x PP + s holds
     the next layers in order, as in Megatron's get_layer_offset. Shared: do not edit the lists."""
     try:
-        key = (shape.layers, pp, vp, tuple(sorted(split.items())) if split else ())
-        hit = _STAGE_LAYERS.get(key)
+        options = tuple(sorted(split.items())) if split else ()
+        hash(options)
     except TypeError:  # an unhashable split option (a layout given as a list): work it out
-        key, hit = None, None
-    if hit is None:
-        hit = _stage_layers(shape.layers, pp, vp, split)
-        if key is not None:
-            if len(_STAGE_LAYERS) >= 256:  # a plan search visits a few hundred shapes: the oldest goes
-                del _STAGE_LAYERS[next(iter(_STAGE_LAYERS))]
-            _STAGE_LAYERS[key] = hit
-    return hit
+        return _stage_layers(shape.layers, pp, vp, split)
+    return _kept_stage_layers(shape.layers, pp, vp, options)
 
 
-# (layers, pp, vp, split) -> stage_layers: the same few shapes come back for every plan of a search
-_STAGE_LAYERS: dict[tuple, list[list[list[int]]]] = {}
+# the same few shapes come back for every plan of a search
+@functools.lru_cache(maxsize=256)
+def _kept_stage_layers(layers: int, pp: int, vp: int, options: tuple) -> list[list[list[int]]]:
+    return _stage_layers(layers, pp, vp, dict(options))
 
 
 def _stage_layers(layers: int, pp: int, vp: int, split: dict | None) -> list[list[list[int]]]:
@@ -62,7 +60,13 @@ def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
     patterns, pattern_of_replica = straggler_patterns(placement, slow)
     layers = stage_layers(job.shape, plan.pp, plan.vp, split_options(job.parallelism))
     return Layout(placement, layers, placement.groups("pp"), patterns,
-                  pattern_of_replica.reshape(-1))
+                  pattern_of_replica.reshape(-1), layers_key(layers))
+
+
+def layers_key(layers: list[list[list[int]]]) -> tuple:
+    """Stage layers as a hashable value: per (stage, chunk) its first layer and count (each chunk
+    holds consecutive layers: _stage_layers), what a memo keys on instead of the lists' identity."""
+    return tuple((chunk[0] if chunk else -1, len(chunk)) for stage in layers for chunk in stage)
 
 
 def straggler_patterns(placement: Placement, slow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

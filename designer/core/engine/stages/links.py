@@ -220,16 +220,16 @@ def _link_rate_Bps(fabric: Fabric) -> np.ndarray:
     Kept on the fabric while its rates are the same arrays (a re-rating makes new ones) and
     shared, read-only, by the results: a new plan at 131k GPUs made three fabric-sized arrays
     and kept one more per result."""
-    memo = fabric.__dict__.get("_link_rate_memo")
-    if memo is not None and memo[0] is fabric.link_cap_Bps and memo[1] is fabric.nic_cap_Bps:
-        return memo[2]
+    return fabric.remembered("link_rate", (fabric.link_cap_Bps, fabric.nic_cap_Bps), lambda: _link_rate(fabric))
+
+
+def _link_rate(fabric: Fabric) -> np.ndarray:
     cap = np.asarray(fabric.link_cap_Bps, dtype=float).copy()
     has = fabric.nic_link >= 0
     if has.any():
         nic = np.bincount(fabric.nic_link[has], fabric.nic_cap_Bps[has], minlength=len(cap))
         cap = np.where(nic > 0, nic, cap)
     cap.flags.writeable = False
-    fabric.__dict__["_link_rate_memo"] = (fabric.link_cap_Bps, fabric.nic_cap_Bps, cap)
     return cap
 
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bounded_memo import remember
 from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
@@ -15,7 +14,7 @@ from ..moe import ep_overlap_share, wire_bytes
 from .job import Hardware, Job
 from .layout import Layout
 
-LAYER_COSTS_KEPT = 256  # layer costs of earlier plans kept per Hardware (engine/phase_memo.py)
+LAYER_COSTS_KEPT = 256  # layer costs of earlier plans kept per Hardware and constants (engine/cache.py)
 
 
 @dataclass(frozen=True)
@@ -147,10 +146,11 @@ def _same_answers(comm, calls) -> bool:
 
 
 def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn,
-                 memo: dict | None = None) -> LayerPhases:
-    """`memo`: the layer costs of earlier plans on the same hardware `hw` (engine/phase_memo.py keeps
-    one per Hardware): (constants, pace, shape, sharding, precision terms) -> (k, (dense, moe,
-    embedding, output, dense16, moe16), the collectives they asked for with the answers), read-only."""
+                 memo=None) -> LayerPhases:
+    """`memo`: the layer costs of earlier plans on the same hardware `hw` with the same constants `k`
+    (a BoundedMemo of engine/cache.py, one per such pair): (pace, shape, sharding, precision terms)
+    -> ((dense, moe, embedding, output, dense16, moe16), the collectives they asked for with the
+    answers); and the whole answer of a plan, by everything the phases read."""
     m, plan = job.shape, job.plan
     acc, ac = hw.acc, hw.ac
     sharding = sharding_of(job, hw, ep_domain_span(comm) if job.parallelism.moe_token_dispatcher_type == "flex"
@@ -169,14 +169,14 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     # the groups answer every collective it asked for as before, and those asked again
     whole_key = None
     if memo is not None:
-        whole_key = ("phases", id(k), m, sharding, peak, peak16, gemm_eff, cast_bytes, attn_peak,
+        whole_key = ("phases", m, sharding, peak, peak16, gemm_eff, cast_bytes, attn_peak,
                      tuple(sorted(high_precision)), gap, offload, plan.pp, plan.vp, plan.tp, plan.cp,
-                     id(layout.stage_layers), layout.patterns.shape, layout.patterns.tobytes())
+                     layout.layers_key, layout.patterns.shape, layout.patterns.tobytes())
         hit = memo.get(whole_key)
-        if hit is not None and hit[0] is k and hit[1] is layout.stage_layers and _same_answers(comm, hit[3]):
-            for dim, primitive, nbytes, _ in hit[3]:
+        if hit is not None and _same_answers(comm, hit[1]):
+            for dim, primitive, nbytes, _ in hit[1]:
                 comm(dim, primitive, nbytes)
-            return hit[2]
+            return hit[0]
         comm = whole_recording = RecordingComm(comm)
 
     def phases_for(slowdown: float):
@@ -185,15 +185,15 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         # collectives they asked for, and reused when every answer is the same again
         if memo is None:
             return layer_costs(slowdown, comm)
-        key = (id(k), slowdown, m, sharding, gemm_eff, cast_bytes, attn_peak, tuple(sorted(high_precision)))
+        key = (slowdown, m, sharding, gemm_eff, cast_bytes, attn_peak, tuple(sorted(high_precision)))
         hit = memo.get(key)
-        if hit is not None and hit[0] is k and _same_answers(comm, hit[2]):
-            for dim, primitive, nbytes, _ in hit[2]:  # ask again: the ledger records them as costing would
+        if hit is not None and _same_answers(comm, hit[1]):
+            for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
                 comm(dim, primitive, nbytes)
-            return hit[1]
+            return hit[0]
         recording = RecordingComm(comm)
         costs = layer_costs(slowdown, recording)
-        remember(memo, key, (k, costs, recording.calls), LAYER_COSTS_KEPT)
+        memo.put(key, (costs, recording.calls))
         return costs
 
     def layer_costs(slowdown: float, comm):
@@ -274,5 +274,5 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         chunk_phases.append(per_stage)
     phases = LayerPhases(sharding, peak, chunk_phases)
     if whole_key is not None:
-        remember(memo, whole_key, (k, layout.stage_layers, phases, whole_recording.calls), LAYER_COSTS_KEPT)
+        memo.put(whole_key, (phases, whole_recording.calls))
     return phases

@@ -92,7 +92,7 @@ class Evaluation:
     engine_time_s: float = 0.0
     constants: dict = field(default_factory=dict)
     slowest_rank_wait_s: float = 0.0  # the part of imbalance_wait that is the wait for the slowest of N GPUs
-    jobs: list = field(default_factory=list)  # every job of the design (engine/jobs.py JobResult), this one first
+    jobs: list = field(default_factory=list)  # every job of the design (stages/jobs.py JobResult), this one first
 
     @property
     def events(self) -> list[Event]:
@@ -172,7 +172,9 @@ def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe:
     ref = phases.chunks[bd.ref_pattern]
     ref_sched = pipe.schedules[bd.ref_pattern]
     ref_times = pipe.stage_times[bd.ref_pattern]  # backward: each chunk's b.total_s (stages/pipeline.py)
-    forward_of: dict[int, float] = {}  # chunks share their (forward, backward) pair: one sum per pair
+    # chunks share their (forward, backward) pair: one sum per pair, by the pair's id while `phases`
+    # holds every pair (so no id is reused while this map lives)
+    forward_of: dict[int, float] = {}
     result.stages = [{"stage": s, "layers": sum(len(ch) for ch in layout.stage_layers[s]),
                       "forward_s": sum([forward_of[id(f)] if id(f) in forward_of
                                         else forward_of.setdefault(id(f), f.total_s) for f, _ in ref[s]]),

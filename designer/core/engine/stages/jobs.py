@@ -1,8 +1,9 @@
-"""Several jobs on one fabric: each job costed with the others' traffic on the links they share.
+"""Stage for several jobs on one fabric: each job's demand on the links they share, and how much
+the others' traffic slows it (Engine.evaluate_jobs runs it between a job's two costings).
 
 The model (docs/jobs.md), at the speed of the analytical engine, not a packet simulation:
 
-1. Every job is evaluated alone on its own GPUs (engine.evaluate_job): its bytes per step on every
+1. Every job is evaluated alone on its own GPUs (Engine.evaluate_job): its bytes per step on every
    link, by traffic kind (DP, EP, PP, CP, TP), and how long each kind's phase lasts (exposed +
    hidden seconds of the breakdown).
 2. On a shared resource r (the up-links of a leaf, the spine-core links of a pod) job i's phase k
@@ -18,23 +19,16 @@ The model (docs/jobs.md), at the speed of the analytical engine, not a packet si
 """
 from __future__ import annotations
 
-import copy
-import dataclasses
-import time
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.document import Document
-from ..model.jobs import document_jobs
-from ..problems import DesignerError
-from .collectives import ethernet_tiers
-from .constants import engine_constants
-from .fabric import Fabric
-from .job_placement import PlacedJob, place_jobs
-from .stages.breakdown import HIDDEN_KEYS
-from .stages.result import Evaluation
+from ..collectives import ethernet_tiers
+from ..fabric import Fabric
+from ..job_placement import PlacedJob
+from .breakdown import HIDDEN_KEYS
+from .result import Evaluation
 
 TIERS = ("leaf up-links", "spine-core links")
 
@@ -92,79 +86,6 @@ def _deref(value):
     return value
 
 
-def evaluate_jobs(engine, doc: Document) -> Evaluation:
-    """The first job's evaluation, with `jobs` holding every job's JobResult."""
-    t0 = time.perf_counter()
-    k = engine_constants(doc.spec.calibration)
-    fabric = engine.fabric(doc, k)
-    if not doc.spec.jobs and bool(fabric.gpu_up.all()):  # one job on the first GPUs: today's path
-        spec = document_jobs(doc)[0]
-        placed = PlacedJob(0, spec, None, "spec")
-        result = engine.evaluate_job(doc, placed, fabric)
-        job = JobResult(spec.name, placed, result, result)
-        job.node_ids = []  # every server up to the job's size, in file order
-        result.jobs = [job]
-        job.hold_weakly(result)
-        return result
-    placement = _placement(engine, doc, fabric)
-    if placement.problems:
-        raise DesignerError(placement.problems)
-    placed = placement.jobs
-    cache = engine.__dict__.setdefault("_job_cache", {})
-    if cache.get("fabric") is not fabric:
-        cache.clear()  # rebuilt: nothing costed before holds
-        cache.update(fabric=fabric)
-    alone, problems = [], []
-    for p in placed:  # every job's problems at once: a leaf down may cut off several
-        # a re-rated fabric (a link's bandwidth, a part down) keeps the costing of every job whose
-        # NICs, leaves and pods kept their rates: a change re-costs the jobs it can reach
-        key = (p.spec, p.gpus.tobytes(), repr(doc.spec.calibration), engine.detail, rating_signature(fabric, p.gpus))
-        hit = cache.get(("alone", p.name))
-        if hit is not None and hit[0] == key:  # this job and its GPUs did not change: reuse its costing
-            alone.append(hit[1])
-            engine.reused.append(f"job {p.name}")
-            continue
-        try:  # with other jobs the link detail waits: the shared costing may replace this one
-            result = engine.evaluate_job(doc, p, defer_links=len(placed) > 1)
-        except DesignerError as exc:
-            problems += exc.problems
-            continue
-        result.jobs_gpus = p.gpus
-        cache[("alone", p.name)] = (copy.deepcopy(key), result)
-        alone.append(result)
-    if problems:
-        raise DesignerError(problems)
-    results = [JobResult(p.name, p, r, r) for p, r in zip(placed, alone)]
-    if len(placed) > 1 and engine.detail:
-        demands = [_demand(fabric, r) for r in alone]
-        tiers = _tier_rows(fabric, demands)
-        for j, p in enumerate(placed):
-            factors, blame = _contention(fabric, demands, j, tiers)
-            if factors is None:
-                continue
-            hit = cache.get(("shared", p.name))
-            if hit is not None and hit[0] is alone[j] and hit[1] == factors[2]:
-                shared = hit[2]  # the same job under the same contention
-            else:
-                view = engine.job_fabric(doc, k, p.gpus, shared=True)
-                engine.set_contention(view, factors)
-                shared = engine.evaluate_job(doc, p, view)
-                cache[("shared", p.name)] = (alone[j], factors[2], shared)
-            results[j].result = shared
-            results[j].interference = _interference(results[j], blame, [q.name for q in placed], fabric,
-                                                     demands[j].bytes)
-    for job in results:
-        if job.result is job.alone:  # nobody slows it: its alone costing is the answer, in full
-            engine.finish_links(job.result)
-        job.node_ids = job.nodes(fabric.node_ids, fabric.gpu_node)
-    first = results[0].result
-    first.jobs = results
-    for job in results:
-        job.hold_weakly(first)
-    first.engine_time_s = time.perf_counter() - t0
-    return first
-
-
 def rating_signature(fabric: Fabric, gpus: np.ndarray) -> bytes:
     """Every rate a job on `gpus` is costed with, as bytes: its GPUs' slowdowns, its NICs' rates,
     and the up-link capacity and cables of the leaves and pods its NICs hang from (the resources
@@ -182,22 +103,8 @@ def rating_signature(fabric: Fabric, gpus: np.ndarray) -> bytes:
     return b"|".join(np.ascontiguousarray(part).tobytes() for part in parts)
 
 
-def _placement(engine, doc: Document, fabric: Fabric):
-    """place_jobs, kept while the fabric (servers up and down) and the jobs' placements stay the same."""
-    key = [(j.name, j.placement, j.parallelism.num_gpus if j.parallelism else None) for j in document_jobs(doc)]
-    hit = engine.__dict__.get("_placement_hit")
-    if hit is not None and hit[0] is fabric and hit[1] == key:
-        specs = document_jobs(doc)  # the same GPUs; the jobs' workloads and plans as they are now
-        placement = hit[2]
-        jobs = [dataclasses.replace(pj, spec=specs[pj.index]) for pj in placement.jobs]
-        return dataclasses.replace(placement, jobs=jobs)
-    placement = place_jobs(doc, fabric, fabric.gpu_up)
-    engine._placement_hit = (fabric, copy.deepcopy(key), placement)
-    return placement
-
-
 @dataclass
-class _Demand:
+class Demand:
     """One job's use of the shared tiers, per phase kind: bytes per step, active share, rate."""
     share: dict[str, float]  # kind -> p: share of the step the phase is active
     rate: dict[str, list[np.ndarray]]  # kind -> [per leaf, per pod] bytes/s while active
@@ -217,7 +124,8 @@ def _capacities(fabric: Fabric) -> list[np.ndarray]:
     return [fabric.leaf_up_Bps, fabric.pod_up_Bps]
 
 
-def _demand(fabric: Fabric, result: Evaluation) -> _Demand:
+def demand(fabric: Fabric, result: Evaluation, gpus: np.ndarray | None) -> Demand:
+    """A job's use of the shared tiers: from its evaluation alone on `gpus` (its link loads)."""
     step = result.step_time_s
     caps = _capacities(fabric)
     share, rate = {}, {}
@@ -235,7 +143,7 @@ def _demand(fabric: Fabric, result: Evaluation) -> _Demand:
         for i in range(2):
             own[i] = np.maximum(own[i], rate[kind][i])
             total[i] += tiers[i]
-    nics = fabric.gpu_nic[np.asarray(result.jobs_gpus)] if getattr(result, "jobs_gpus", None) is not None else None
+    nics = fabric.gpu_nic[np.asarray(gpus)] if gpus is not None else None
     flows = [np.zeros_like(c) for c in caps]
     if nics is not None:
         nics = nics[nics >= 0]
@@ -245,10 +153,10 @@ def _demand(fabric: Fabric, result: Evaluation) -> _Demand:
         if len(caps[1]):
             pods = fabric.switch_pod[leaves]
             flows[1] = np.bincount(pods[pods >= 0], minlength=len(caps[1])).astype(float) * (total[1] > 0)
-    return _Demand(share, rate, own, total, flows)
+    return Demand(share, rate, own, total, flows)
 
 
-def _contention(fabric: Fabric, demands: list[_Demand], j: int, tiers: list["_TierRows"] | None = None):
+def contention(fabric: Fabric, demands: list[Demand], j: int, tiers: list["TierRows"] | None = None):
     """Job j's capacity divisors per leaf and per pod, and who causes what ({(job, tier): extra time
     share per leaf/pod}); None when no other job crosses a leaf or pod that j crosses.
 
@@ -259,7 +167,7 @@ def _contention(fabric: Fabric, demands: list[_Demand], j: int, tiers: list["_Ti
     even split would, for the share of time they run at a rate that fills their share of it.
     Every other job's phases are costed at once (one row per job and phase kind)."""
     if tiers is None:
-        tiers = _tier_rows(fabric, demands)
+        tiers = tier_rows(fabric, demands)
     mine = demands[j]
     extra = [np.zeros_like(c) for c in _capacities(fabric)]
     blame: dict[tuple[int, int], np.ndarray] = {}
@@ -300,7 +208,7 @@ def _contention(fabric: Fabric, demands: list[_Demand], j: int, tiers: list["_Ti
 
 
 @dataclass
-class _TierRows:
+class TierRows:
     """Every job's phases on one tier (leaf up-links or pod up-links), one row per (job, kind)."""
     owner: np.ndarray  # (rows,) job index
     share: np.ndarray  # (rows,) p: share of that job's step the phase is active
@@ -314,7 +222,7 @@ class _TierRows:
     ethernet: np.ndarray  # (places,) hashed (ECMP) rather than adaptively routed
 
 
-def _tier_rows(fabric: Fabric, demands: list[_Demand]) -> list[_TierRows]:
+def tier_rows(fabric: Fabric, demands: list[Demand]) -> list[TierRows]:
     caps = _capacities(fabric)
     ethernet = ethernet_tiers(fabric)
     all_cables = [np.maximum(fabric.leaf_up_cables.astype(float), 1), np.maximum(fabric.pod_up_cables.astype(float), 1)]
@@ -336,16 +244,16 @@ def _tier_rows(fabric: Fabric, demands: list[_Demand]) -> list[_TierRows]:
             with np.errstate(divide="ignore", invalid="ignore"):
                 excess = np.sqrt(2 * (flows_m / cables) * log_cables)
                 fill = np.where(cap > 0, np.minimum(1.0, rate_m / cap * cables / np.maximum(flows_m, 1)), 0.0)
-            out.append(_TierRows(np.array(owner), np.array(share), rate_m, np.array(crosses), excess, fill,
+            out.append(TierRows(np.array(owner), np.array(share), rate_m, np.array(crosses), excess, fill,
                                  cap, cables, log_cables, ethernet[t]))
         else:
             empty = np.zeros((0, n))
-            out.append(_TierRows(np.zeros(0, np.int64), np.zeros(0), empty, empty.astype(bool), empty, empty,
+            out.append(TierRows(np.zeros(0, np.int64), np.zeros(0), empty, empty.astype(bool), empty, empty,
                                  cap, cables, log_cables, ethernet[t]))
     return out
 
 
-def _interference(job: JobResult, blame: dict, names: list[str], fabric: Fabric,
+def interference(job: JobResult, blame: dict, names: list[str], fabric: Fabric,
                   own: list[np.ndarray]) -> list[dict]:
     """Who slows the job, on which tier: each other job's part of the slowdown, weighted by the job's
     own bytes on each leaf/pod (`own`: per leaf, per pod), so the parts add up to slowdown_vs_alone."""

@@ -1,0 +1,106 @@
+"""The engine's memos (engine/cache.py and the lru_caches of pure functions) never change an answer:
+not across threads that each own an engine, not in another order of plans, and a result keeps
+numbers, not the fabric and document it was costed on."""
+import gc
+import random
+import sys
+import types
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from designer.core.analysis import sweep
+from designer.core.analysis.space import enumerate_space
+from designer.core.engine.evaluate import Engine, resolve_job
+from designer.core.engine.fabric import Fabric
+from designer.core.io import dumps_document, load_document
+from designer.core.model.catalog import default_catalog
+from designer.core.model.document import Document
+from tests.conftest import EXAMPLES
+
+
+def _plans(doc, count: int, seed: int = 1):
+    catalog = default_catalog()
+    job = resolve_job(doc, catalog)
+    acc = catalog.accelerator(doc.nodes[0].accelerator)
+    candidates, _ = enumerate_space(job.workload, job.shape, job.plan.num_gpus, doc.nodes[0].accelerator_count,
+                                    acc.hbm_gib, doc.spec.calibration, None)
+    return random.Random(seed).sample(sorted(candidates, key=lambda p: p.label()), count)
+
+
+def _answers(rows):
+    return [(r["point"].label(), r.get("step_time_s"), r.get("breakdown_s"), r.get("memory_gib"), r.get("error"))
+            for r in rows]
+
+
+@pytest.fixture
+def forced_thread_switches():
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)
+
+
+def test_plans_on_four_threads_match_a_serial_run_under_forced_thread_switches(forced_thread_switches):
+    """As a Dask worker with four threads costs a sweep: each thread its own document and engine,
+    switched between every few bytecodes. A new pool each round, so the threads' documents,
+    engines, shapes and layouts die and new ones take their addresses (a memo keyed by id() of an
+    object that can die would hand a new plan an old plan's numbers)."""
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    text = dumps_document(doc)
+    plans = _plans(doc, 48)
+    sweep._THREAD_STATE.state = None
+    want = _answers(sweep.evaluate_points(text, plans))
+    assert sum(row[1] is not None for row in want) > 24  # most plans run: the check has teeth
+    for _ in range(12):
+        with ThreadPoolExecutor(4) as pool:
+            futures = [pool.submit(sweep.evaluate_points, text, plans[i:i + 3]) for i in range(0, len(plans), 3)]
+            got = _answers([row for f in futures for row in f.result()])
+        assert got == want
+
+
+def test_an_engine_answers_every_plan_as_a_fresh_one_in_any_order():
+    """The memos reused from earlier plans give each plan the numbers a new engine gives it."""
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    text = dumps_document(doc)
+    plans = _plans(doc, 24, seed=2)
+    fresh = {}
+    for plan in plans:
+        sweep._THREAD_STATE.state = None
+        fresh[plan.label()] = _answers(sweep.evaluate_points(text, [plan]))[0]
+    for seed in range(3):
+        order = plans[:]
+        random.Random(seed).shuffle(order)
+        sweep._THREAD_STATE.state = None
+        assert _answers(sweep.evaluate_points(text, order)) == [fresh[p.label()] for p in order]
+    sweep._THREAD_STATE.state = None
+
+
+def _reachable(root, kinds) -> list[str]:
+    """Paths from `root` to any object of `kinds`, through containers, objects and closures."""
+    seen, stack, found = set(), [(root, type(root).__name__)], []
+    while stack:
+        obj, path = stack.pop()
+        if id(obj) in seen or isinstance(obj, (type, types.ModuleType)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, kinds):
+            found.append(path)
+            continue
+        if isinstance(obj, types.FunctionType):  # what it closes over, not its module's globals
+            refs = [*(obj.__closure__ or ()), *(obj.__defaults__ or ())]
+        else:
+            refs = gc.get_referents(obj)
+        stack += [(ref, f"{path} > {type(ref).__name__}") for ref in refs]
+    return found
+
+
+@pytest.mark.parametrize("example", ["h100-64gpu-infiniband.yaml", "shared-roce-512gpu-3jobs.yaml"])
+def test_a_result_keeps_no_fabric_nor_document(example):
+    """A result (and every job's result in it) holds numbers: what it needs of the fabric and the
+    document is copied out, so dropping the engine and the document frees them."""
+    doc = load_document(EXAMPLES / example)
+    result = Engine().evaluate(doc)
+    assert len(result.jobs) == (3 if "3jobs" in example else 1)
+    assert result.link_utilization and result.events  # the detail made on demand still comes
+    assert _reachable(result, (Fabric, Document, Engine)) == []
