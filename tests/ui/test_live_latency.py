@@ -9,7 +9,6 @@ import pytest
 
 from designer.core.engine.evaluate import Engine
 from designer.core.io import load_document
-from designer.ui.panels.timeline_data import has_timeline_data
 from tests.conftest import EXAMPLES
 from tests.ui.test_live_edits import open_example
 from tests.ui.test_stale_panels import TP, type_like_a_user
@@ -35,7 +34,7 @@ def test_a_hidden_timeline_builds_no_events_until_it_is_shown(empty_window, monk
     monkeypatch.setattr(evaluate_module, "build_events", lambda *args: built.append(1) or real(*args))
     window = empty_window
     open_example(window, H100)
-    assert window.timeline_panel.result is window.result and has_timeline_data(window.result)
+    assert window.timeline_panel.result is window.result and window.timeline_panel.bar_count() > 0
 
     window.timeline_dock.toggleViewAction().trigger()  # View > Timeline: closed
     built.clear()
@@ -43,12 +42,12 @@ def test_a_hidden_timeline_builds_no_events_until_it_is_shown(empty_window, monk
     type_like_a_user(window, TP, "4")
     assert window.settle() and window.result is not None
     assert window.breakdown_panel.result is window.result  # the step time is shown
-    assert not has_timeline_data(window.result) and not built  # nothing built for it: not even its events
+    assert window.timeline_panel.result is not window.result and not built  # nothing built for it: not even its events
 
     window.timeline_dock.toggleViewAction().trigger()  # shown again: it asks for the events now
     assert window.timeline_panel.isVisible()
     assert window.settle()
-    assert window.timeline_panel.result is window.result and has_timeline_data(window.result)
+    assert window.timeline_panel.result is window.result and window.timeline_panel.bar_count() > 0
     assert built and window.timeline_panel.bar_count() > 0  # its events, built now
     assert window.timeline_panel.revision == window.breakdown_panel.revision == window.qdoc.doc.revision
     assert not window.timeline_panel.is_updating()

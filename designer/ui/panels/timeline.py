@@ -31,7 +31,7 @@ from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from .breakdown import TEXT, fit_legend, stale_banner, stale_text
-from .timeline_data import timeline_data
+from .timeline_data import TimelineData, timeline_data
 from .timeline_detail import HINT, DetailLine, device_name, event_text, title_text
 from .timeline_export import export_timeline
 from .timeline_items import BarItemsOnPlot, KindBars
@@ -50,6 +50,7 @@ class TimelinePanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.result = None
+        self.data: TimelineData | None = None  # the shown result's events as columns, with arrows
         self.lanes_merged = False  # one row per stage (all lanes of a device in one row)
         self.expanded: set[int] = set()  # devices opened into their lanes while the others are one row each
         self._lanes_by_user: bool | None = None  # one row per stage chosen by the user (None: fitted)
@@ -164,10 +165,12 @@ class TimelinePanel(QWidget):
 
     # ---- a result ---------------------------------------------------------------------------
 
-    def show_result(self, result) -> None:
+    def show_result(self, result, data: TimelineData | None = None) -> None:
+        """`data`: the result's timeline data when the engine worker built it; built here otherwise."""
         if result is None:
             self.clear("no result")
             return
+        self.data = data if data is not None else timeline_data(result)
         self.result = result
         self.stale_banner.hide()
         self.updating.hide()
@@ -187,6 +190,7 @@ class TimelinePanel(QWidget):
 
     def clear(self, message: str = "no result") -> None:
         self.result = None
+        self.data = None
         self.bar_items_on_plot.clear()
         self.layout_rows = RowLayout()
         self.bars = PlacedBars.empty()
@@ -233,7 +237,7 @@ class TimelinePanel(QWidget):
     def _lay_out(self, result) -> None:
         """Rows, bars and the bar lookup. The events were read into columns once per result (maybe
         off-thread, timeline_data.py), so one row per stage / Fit all only recompute the rows."""
-        columns = timeline_data(result).columns
+        columns = self.data.columns
         self.layout_rows = lay_out_rows(result.devices, result.critical_device, columns, self.lanes_merged,
                                         self.expanded)
         self.bars = place_bars(columns, self.layout_rows, self.lanes_merged)
@@ -339,8 +343,8 @@ class TimelinePanel(QWidget):
     def _build_arrows(self) -> None:
         """The pairs were found once per result (flows.py, as the trace; by the engine worker after
         the step time, or here), so Fit all and one row per stage only move them."""
-        data = timeline_data(self.result)
-        self.arrows.join(data.arrow_kinds, data.arrow_sources, data.arrow_targets, self.bars, len(self.result.events))
+        data = self.data
+        self.arrows.join(data.arrow_kinds, data.arrow_sources, data.arrow_targets, self.bars, len(data.events))
         self._arrows_of = self.result
 
     def show_critical_device(self) -> int | None:
@@ -390,7 +394,7 @@ class TimelinePanel(QWidget):
         if e.waited_for is None:
             return
         # on the device it waited for: the bar that ended last at or before the wait's end (flows.py)
-        self._related = timeline_data(self.result).waited_on.get(index)
+        self._related = self.data.waited_on.get(index)
         if self._related is not None:
             self.marks.outline(self.related_box, self.layout_rows, events[self._related])
 

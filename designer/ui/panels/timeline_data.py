@@ -2,8 +2,8 @@
 
 A long interleaved pipeline has ~73k events at 1,024 GPUs: reading them into columns and finding
 their arrows takes ~200 ms of Python. The engine worker builds this (worker.py) after the step time
-is on screen, so the UI thread only slices numpy arrays. It is kept on the result itself, once per
-result; the panel builds it on the spot for a result that has none (tests, exports, the compare dialog).
+is on screen and hands it to the panel with the result, so the UI thread only slices numpy arrays;
+the panel builds it on the spot for a result shown without it (tests, exports, the compare dialog).
 """
 from __future__ import annotations
 
@@ -12,9 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.export.flows import send_receive_arrows, wait_arrows
-
-ATTRIBUTE = "_timeline_data"  # on the Evaluation (a plain dataclass: it takes a new attribute)
-
 
 @dataclass(frozen=True)
 class EventColumns:
@@ -56,19 +53,14 @@ def event_columns(events) -> EventColumns:
 
 
 def timeline_data(result) -> TimelineData:
-    """The result's timeline data, built on first use (any thread) and kept on the result."""
-    data = result.__dict__.get(ATTRIBUTE)
-    if data is not None:
-        return data
-    events = result.events
+    """The result's events as columns, with their arrows (any thread)."""
+    return timeline_data_of(result.events, result.devices)
+
+
+def timeline_data_of(events, devices) -> TimelineData:
+    """`events` as columns, with the arrows of their waits and pipeline sends."""
     waits = wait_arrows(events)
-    sends = send_receive_arrows(events, result.devices)
+    sends = send_receive_arrows(events, devices)
     kinds = np.array([0] * len(waits) + [1] * len(sends), dtype=np.int64)
     pairs = np.array(waits + sends, dtype=np.int64).reshape(-1, 2)
-    data = TimelineData(events, event_columns(events), kinds, pairs[:, 0], pairs[:, 1], {b: a for a, b in waits})
-    result.__dict__[ATTRIBUTE] = data
-    return data
-
-
-def has_timeline_data(result) -> bool:
-    return result is not None and ATTRIBUTE in result.__dict__
+    return TimelineData(events, event_columns(events), kinds, pairs[:, 0], pairs[:, 1], {b: a for a, b in waits})

@@ -191,12 +191,12 @@ class ResultFlow(QObject):
             return first.message + (f" (and {more} more error{'s' if more > 1 else ''})" if more > 0 else "")
         return error.splitlines()[0]  # the engine's first problem, whole (its message and fix)
 
-    def on_timeline(self, number: int, result) -> None:
+    def on_timeline(self, number: int, result, data) -> None:
         """The events of the result whose step time is shown: the timeline follows it."""
         if self.closed or result is not self.shown_result():
             return  # a newer result (or none, or another job's) is shown meanwhile
         self._timeline_pending = False
-        self.window.timeline_panel.show_result(result)
+        self.window.timeline_panel.show_result(result, data)
         self.window.timeline_panel.revision = self.window.breakdown_panel.revision
 
     def _show_link_load(self) -> None:

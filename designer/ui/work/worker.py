@@ -18,7 +18,7 @@ from PySide6.QtCore import Signal
 from ...core.gc_pause import collector_paused
 from .latest_worker import LatestWorker, error_text
 from .malloc_arenas import give_back_free_memory
-from ..panels.timeline_data import timeline_data  # here, not in the thread: no import race
+from ..panels.timeline_data import timeline_data, timeline_data_of  # here, not in the thread: no import race
 
 
 class EvaluationWorker(LatestWorker):
@@ -31,7 +31,7 @@ class EvaluationWorker(LatestWorker):
     evaluated = Signal(int, object, object, float)  # request, Evaluation or None, error text or None, seconds
     # request, Evaluation whose timeline (events, their columns and arrows) is built: asked for by the
     # window after the step time is on screen, and only while the Timeline is visible (build_timeline)
-    timelineReady = Signal(int, object)
+    timelineReady = Signal(int, object, object)  # number, result, its TimelineData
     # request, Evaluation, its LinkLoad (classes made): a selected link's load, asked for by the window
     # once the step time is shown (build_link_load); ~30 ms of CPU at 16k GPUs, 0.3 s at 131k
     linkLoadReady = Signal(int, object, object)
@@ -120,11 +120,11 @@ class _ResultWorker(LatestWorker):
     def _timeline(self, number: int, result) -> None:
         try:
             with collector_paused():  # 73k acyclic objects: see gc_pause.py
-                timeline_data(result)  # events, columns and arrows: built here, not on the UI thread
+                data = timeline_data(result)  # events, columns and arrows: built here, not on the UI thread
         except Exception:  # noqa: BLE001 - the breakdown stands; the timeline says it has none
-            result._events = []
-        self.emit(self._evaluation.timelineReady, number, result)
-        del result
+            data = timeline_data_of([], result.devices)
+        self.emit(self._evaluation.timelineReady, number, result, data)
+        del result, data
         give_back_free_memory()
 
     def _link_load(self, number: int, result, snapshot) -> None:
