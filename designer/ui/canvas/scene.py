@@ -88,6 +88,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         self._layout_rect: QRectF | None = None  # what is drawn (itemsBoundingRect costs 0.3 s at 131k)
         self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
         self._far = False  # its racks are transparent, the box layer draws them
+        self._racks_front = False  # racks filled in front of bundled cables (scene_detail.py)
         self.setBackgroundBrush(style.BACKGROUND)
         self._effects: _EditEffects | None = None  # what the edit being mirrored needs redone (_after_edit)
         qdoc.racksChanged.connect(self._on_racks)
@@ -175,6 +176,8 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         item = RackItem(rack)
         if self._far:
             item.setOpacity(0.0)
+        if self._racks_front:
+            item.setBrush(style.brush(style.RACK_FILL))
         item.on_moved = self._rack_moved
         self.addItem(item)
         self.racks[rack.id] = item

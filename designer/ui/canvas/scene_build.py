@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QGraphicsScene
 
 from ...core.model.geometry import UNIT_HEIGHT_PX
-from . import staged_gc
+from . import staged_gc, style
 from .items import DeviceItem, RackItem
 
 MARGIN_PX = 400.0  # around the layout: room to scroll past its edge
@@ -76,6 +76,8 @@ class StagedBuild:
             item.setVisible(False)  # until its batch shows (_reveal), its servers and switches with it
             if self._far:
                 item.setOpacity(0.0)  # the box layer draws it (box_layer.py)
+            if self._racks_front:
+                item.setBrush(style.brush(style.RACK_FILL))  # in front of the bundled cables (scene_detail.py)
             shown = item.label_min_scale <= scale
             item.label.setVisible(shown)  # thousands of names unseen when zoomed out
             lod[7][0].append(shown)

@@ -46,24 +46,44 @@ class SceneGestures:
                 under[0].setSelected(not (event.modifiers() & Qt.ControlModifier and under[0].isSelected()))
                 event.accept()
                 return
-        under = [i for i in self.items(event.scenePos()) if i is not self.link_layer]
-        if not under and event.button() == Qt.LeftButton and self.link_layer.show_individual:
-            row = self.link_layer.row_at(event.scenePos(), self._tolerance())
-            if row is not None:
-                if not event.modifiers() & Qt.ControlModifier:
-                    self.clearSelection()
-                    self.link_layer.selected = set()
-                self.link_layer.selected.add(row)
-                self.link_layer.update()
-                self.selectionChanged.emit()
-                event.accept()
-                return
+        rows = self._cables_at(event.scenePos()) if event.button() == Qt.LeftButton else set()
+        if rows:
+            if not event.modifiers() & Qt.ControlModifier:
+                self.clearSelection()
+                self.link_layer.selected = set()
+            self.link_layer.selected |= rows
+            self.link_layer.update()
+            self.selectionChanged.emit()
+            event.accept()
+            return
         if self.link_layer.selected and not event.modifiers() & Qt.ControlModifier:
             self.link_layer.selected = set()
             self.link_layer.update()
         super().mousePressEvent(event)
         self._drag_start = {item.data(ID_ROLE): item.scenePos() for item in self.selectedItems()
                             if isinstance(item, (RackItem, DeviceItem))}
+
+    def _cables_at(self, pos: QPointF) -> set[int]:
+        """The bundle rows a click at `pos` picks: what the user sees there on top. A server or switch is
+        in front of every cable; a single cable is drawn over its rack's inside, so a click on it inside
+        a rack picks the cable, not the rack; a rack-to-rack bundle (cables too close to tell apart) is
+        behind the racks, so a click on it in an aisle picks all of its cables."""
+        layer = self.link_layer
+        for item in self.items(pos):
+            if item is layer:
+                continue
+            parent = item.parentItem()
+            if item.data(KIND_ROLE) in ("node", "switch") or (parent is not None
+                                                               and parent.data(KIND_ROLE) in ("node", "switch")):
+                return set()
+            if not layer.show_individual and isinstance(item, RackItem):
+                return set()
+        row = layer.row_at(pos, self._tolerance())
+        if row is None:
+            return set()
+        if layer.show_individual:
+            return {row}
+        return set(np.flatnonzero(layer.bundle_aggregate == row).tolist())
 
     def mouseReleaseEvent(self, event) -> None:
         super().mouseReleaseEvent(event)
