@@ -47,17 +47,18 @@ def _point_on(scene, a, b, wanted) -> QPointF | None:
 
 def test_at_150_percent_the_racks_cover_the_bundled_cables(empty_window, fabric_1k, qtbot):
     scene = _open_at(empty_window, fabric_1k, 1.5, qtbot)
-    assert scene.cable_spacing_px(1.5) < style.MIN_CABLE_SPACING_PX  # 1,536 cables: a wall at 150 %
+    assert scene.cable_spacing_px(1.5, empty_window.view.visible_rect()) < style.MIN_CABLE_SPACING_PX  # a wall
     assert not scene.link_layer.show_individual  # bundled rack to rack
     assert all(r.brush().style() != Qt.NoBrush for r in scene.racks.values())  # racks filled, in front
-    empty_window.view.zoom_to(4.0)
-    assert scene.cable_spacing_px(4.0) >= style.MIN_CABLE_SPACING_PX
-    assert scene.link_layer.show_individual  # told apart at 400 %: single cables, to their ports
+    view = empty_window.view
+    view.zoom_to(8.0)
+    assert scene.cable_spacing_px(8.0, view.visible_rect()) >= style.MIN_CABLE_SPACING_PX
+    assert scene.link_layer.show_individual  # told apart at 800 %: single cables, to their ports
     assert all(r.brush().style() == Qt.NoBrush for r in scene.racks.values())
 
 
 def test_a_click_on_a_cable_inside_a_rack_selects_the_cable(empty_window, fabric_1k, qtbot):
-    scene = _open_at(empty_window, fabric_1k, 4.0, qtbot)
+    scene = _open_at(empty_window, fabric_1k, 8.0, qtbot)
     layer = scene.link_layer
     assert layer.show_individual
     found = None
@@ -75,7 +76,7 @@ def test_a_click_on_a_cable_inside_a_rack_selects_the_cable(empty_window, fabric
 
 
 def test_a_click_on_a_server_over_a_cable_selects_the_server(empty_window, fabric_1k, qtbot):
-    scene = _open_at(empty_window, fabric_1k, 4.0, qtbot)
+    scene = _open_at(empty_window, fabric_1k, 8.0, qtbot)
     server = next(item for item in scene.devices.values() if item.kind == "node")
     point = server.mapToScene(server.rect().center())
     _click(empty_window, point, qtbot)
