@@ -14,6 +14,10 @@ MIME_PART = "application/x-designer-part"
 ZOOM_MIN, ZOOM_MAX = 0.005, 12.0
 
 
+EMPTY_HINT = ("An empty design. Drag a rack, server or switch from Parts onto the canvas, or start from "
+              "File > Open Example or Tools > Generate Fat-Tree (Ctrl+G).")
+
+
 class CanvasView(QGraphicsView):
     zoomChanged = Signal(float)
     partDropped = Signal(str, QPointF)  # part description, scene position
@@ -144,6 +148,26 @@ class CanvasView(QGraphicsView):
         if steps:
             self.zoom_by(math.pow(1.18, steps), event.position())
         event.accept()
+
+    # ---- an empty design ----
+    def empty_hint(self) -> str | None:
+        """What the empty canvas says (File > New): how to start; None while the design has anything."""
+        scene = self.scene()
+        if scene is None or scene.racks or scene.devices:
+            return None
+        return EMPTY_HINT
+
+    def drawForeground(self, painter, rect) -> None:
+        super().drawForeground(painter, rect)
+        text = self.empty_hint()
+        if text is None:
+            return
+        painter.save()
+        painter.resetTransform()  # in the viewport's pixels, centred, at any zoom
+        box = self.viewport().rect().adjusted(40, 40, -40, -40)
+        painter.setPen(style.MUTED)
+        painter.drawText(box, Qt.AlignCenter | Qt.TextWordWrap, text)
+        painter.restore()
 
     # ---- grid ----
     def drawBackground(self, painter, rect) -> None:
