@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-EXAMPLE ?= resources/examples/h100-64gpu-infiniband.yaml
+# `make run` opens the built-in example with the welcome hint; `make run FILE=my.yaml` opens a file.
+FILE ?=
 
 .PHONY: run test bench package clean check-qt-libs
 
@@ -15,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP) check-qt-libs
-	$(BIN)/designer-gui $(EXAMPLE)
+	$(BIN)/designer-gui $(FILE)
 
 # Qt's xcb platform plugin needs these system libraries; say the apt command instead of Qt's abort.
 check-qt-libs: $(STAMP)

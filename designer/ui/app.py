@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"wrote {args.screenshot}", file=sys.stderr)
         return 0
+    from .window.screen_fit import fit_shown
+
     _start_autosave(window)
     window.show()
     if error is not None:
@@ -138,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     QTimer.singleShot(0, window.fit_view)
 
     def start() -> None:
+        fit_shown(window)  # the window manager's frame known now: the whole window on screen
         if args.file and not args.screenshot:  # read off the UI thread, the window shown and answering meanwhile
             window.files.open_reporting(args.file)
         _when_idle(window, lambda: offer_recovery(window))  # after the file's open
@@ -192,9 +195,13 @@ def create_window(args, settings=None, background: bool = False):
     (in --screenshot mode too, even when the hint was dismissed before: the picture is a first run).
     """
     from .window.main_window import MainWindow
+    from .window.screen_fit import resize_within_screen
 
     window = MainWindow(settings, remember_layout=not args.screenshot)  # a screenshot: a first run's layout
-    window.resize(*args.size)
+    if args.screenshot:
+        window.resize(*args.size)  # the picture's size, whatever the screen
+    else:
+        resize_within_screen(window, *args.size)  # the status bar on screen (screen_fit.py)
     path = args.file or (str(DEFAULT_EXAMPLE) if DEFAULT_EXAMPLE.exists() else None)
     error = None
     if path and not (background and args.file):

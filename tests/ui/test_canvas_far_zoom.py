@@ -55,7 +55,7 @@ def test_far_out_one_layer_draws_the_boxes_as_the_items_would(empty_window, mid_
     qtbot.wait(50)
     drawn_by_layer = _pixels(view.viewport())
     # the same view with the items drawing themselves
-    monkeypatch.setattr("designer.ui.canvas.scene.LOD_BOXES", 0.0)
+    monkeypatch.setattr("designer.ui.canvas.scene_detail.LOD_BOXES", 0.0)
     view.zoom_by(1.0)
     assert not layer.isVisible() and all(rack.opacity() == 1.0 for rack in scene.racks.values())
     qtbot.wait(50)
@@ -122,7 +122,7 @@ def test_far_out_an_edit_moves_the_drawn_boxes_with_the_items(empty_window, mid_
     drawn_by_layer = _pixels(view.viewport())
     moved = scene.racks[rack.id].sceneBoundingRect()
     assert moved.left() < -500 and view.mapToScene(view.viewport().rect()).boundingRect().contains(moved)
-    monkeypatch.setattr("designer.ui.canvas.scene.LOD_BOXES", 0.0)
+    monkeypatch.setattr("designer.ui.canvas.scene_detail.LOD_BOXES", 0.0)
     view.zoom_by(1.0)
     qtbot.wait(50)
     drawn_by_items = _pixels(view.viewport())

@@ -17,6 +17,7 @@ def _window(qtbot, tmp_path, *argv):
     window, error = create_window(build_parser().parse_args(list(argv)), _settings(tmp_path))
     assert error is None
     qtbot.addWidget(window)
+    window.resize(1600, 1000)  # the default size (the offscreen screen is smaller: create_window clamps to it)
     window.show()
     qtbot.waitExposed(window)
     assert window.settle()

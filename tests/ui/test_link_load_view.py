@@ -7,7 +7,7 @@ from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QApplication
 
-import designer.ui.canvas.scene as scene_module
+import designer.ui.canvas.scene_gestures as scene_module
 
 from designer.core.analysis.link_load import link_load, seconds_text, share_text
 from tests.conftest import EXAMPLES

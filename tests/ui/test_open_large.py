@@ -174,7 +174,7 @@ def test_an_edit_during_the_staged_build_finds_every_item(empty_window, mid_file
 
     monkeypatch.setattr(scene_module, "STAGED_ITEMS", 10)
     monkeypatch.setattr(plan_module, "STAGED_ITEMS", 10)
-    monkeypatch.setattr(scene_module, "BUILD_SLICE_S", 0.0)  # one rack a slice: the build is surely under way
+    monkeypatch.setattr("designer.ui.canvas.scene_build.BUILD_SLICE_S", 0.0)  # one rack a slice: the build is surely under way
     _pick(monkeypatch, mid_file)
     window.act_open.trigger()
     qtbot.waitUntil(lambda: window.qdoc.path == str(mid_file), timeout=30_000)

@@ -59,6 +59,14 @@ class _Lines:
     kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     gbps: np.ndarray = field(default_factory=lambda: np.zeros(0))
     _boxes: tuple | None = None  # (x0, x1, y0, y1) per line, kept between paints (boxes())
+    _length: float | None = None  # all lines' length together (total_length())
+
+    def total_length(self) -> float:
+        """The lines' length together, in scene units (the level of detail's cable spacing)."""
+        if self._length is None:
+            d = self.b - self.a
+            self._length = float(np.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2).sum()) if len(d) else 0.0
+        return self._length
 
     def boxes(self) -> tuple:
         """Each line's bounding box as four arrays: made once, not at every paint (295k lines at 131k
@@ -106,7 +114,7 @@ class LinkLayer(QGraphicsItem):
     def set_ends(self, row: int, a: QPointF, b: QPointF) -> None:
         self.lines.a[row] = (a.x(), a.y())
         self.lines.b[row] = (b.x(), b.y())
-        self.lines._boxes = None
+        self.lines._boxes = self.lines._length = None
         self.update()
 
     def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: list[str], gbps: list[float], tips: list[str],
@@ -221,6 +229,13 @@ class LinkLayer(QGraphicsItem):
         scale = painter.worldTransform().m11()
         if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= style.MAX_LINK_LABELS:
             self._draw_labels(painter, rows, ax, ay, bx, by, rect)
+        if self.selected and aggregate:  # a selected cable's rack-to-rack bundle
+            rows_of = self.bundle_aggregate
+            chosen = {int(rows_of[i]) for i in self.selected if i < len(rows_of) and rows_of[i] >= 0}
+            made = self._aggregate_qlines()
+            for r in chosen:
+                painter.setPen(self._pen(int(lines.kind[r]), float(lines.gbps[r]) * 4, selected=True))
+                painter.drawLine(made[r])
         if self.selected and not aggregate:
             chosen = [i for i in self.selected if i < len(self.lines.a)]
             for i in chosen:

@@ -18,6 +18,9 @@ LOD_LINK_LABELS = 2.0  # "4x400G" beside each bundle, where it fits (links.py)
 MAX_LINK_LABELS = 400  # more cables than this on screen: no cable labels
 LINK_LABEL_PX = 8.0  # cable label letters, in screen pixels at any zoom
 MAX_DRAWN_BUNDLES = 1200  # above this many cables in view, draw rack-to-rack aggregates instead
+# Cables closer than this on screen cannot be told apart (a wall of colour over the racks): drawn as
+# rack-to-rack bundles, the racks in front. The spacing is the layout's area over its cables' length.
+MIN_CABLE_SPACING_PX = 2.0
 
 BACKGROUND = QColor("#fbfbfc")
 GRID = QColor("#e6e8ec")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QGraphicsView
 
@@ -12,6 +12,10 @@ from . import style
 
 MIME_PART = "application/x-designer-part"
 ZOOM_MIN, ZOOM_MAX = 0.005, 12.0
+
+
+EMPTY_HINT = ("An empty design. Drag a rack, server or switch from Parts onto the canvas, or start from "
+              "File > Open Example or Tools > Generate Fat-Tree (Ctrl+G).")
 
 
 class CanvasView(QGraphicsView):
@@ -41,6 +45,7 @@ class CanvasView(QGraphicsView):
         from .legend import CanvasLegend
 
         self.legend = CanvasLegend(self)  # what the colours mean (heat: View > Link Heat)
+        self._lod_timer = QTimer(self, singleShot=True, interval=150, timeout=self._scrolled)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -118,9 +123,23 @@ class CanvasView(QGraphicsView):
         area = layout.width() * layout.height()
         return (shown.width() * shown.height() / area) if area > 0 else 1.0
 
+    def visible_rect(self) -> QRectF:
+        return self.mapToScene(self.viewport().rect()).boundingRect()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        timer = getattr(self, "_lod_timer", None)  # (scrolled while it is made)
+        if timer is not None and not timer.isActive():
+            timer.start()  # cables or bundles by the density of the place scrolled to, once settled
+
+    def _scrolled(self) -> None:
+        scene = self.scene()
+        if scene is not None:
+            scene.apply_lod(self.scale_factor(), self.visible_fraction(), self.visible_rect())
+
     def _zoomed(self) -> None:
         self._layout_rect = self.scene().layout_rect()
-        self.scene().apply_lod(self.scale_factor(), self.visible_fraction())
+        self.scene().apply_lod(self.scale_factor(), self.visible_fraction(), self.visible_rect())
         self.resetCachedContent()
         self.zoomChanged.emit(self.scale_factor())
 
@@ -129,6 +148,26 @@ class CanvasView(QGraphicsView):
         if steps:
             self.zoom_by(math.pow(1.18, steps), event.position())
         event.accept()
+
+    # ---- an empty design ----
+    def empty_hint(self) -> str | None:
+        """What the empty canvas says (File > New): how to start; None while the design has anything."""
+        scene = self.scene()
+        if scene is None or scene.racks or scene.devices:
+            return None
+        return EMPTY_HINT
+
+    def drawForeground(self, painter, rect) -> None:
+        super().drawForeground(painter, rect)
+        text = self.empty_hint()
+        if text is None:
+            return
+        painter.save()
+        painter.resetTransform()  # in the viewport's pixels, centred, at any zoom
+        box = self.viewport().rect().adjusted(40, 40, -40, -40)
+        painter.setPen(style.MUTED)
+        painter.drawText(box, Qt.AlignCenter | Qt.TextWordWrap, text)
+        painter.restore()
 
     # ---- grid ----
     def drawBackground(self, painter, rect) -> None:

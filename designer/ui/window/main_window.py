@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QToolButton
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QScrollArea, QToolButton
 
 from ..common.action_guard import connect_action
 from ..canvas import heat as link_heat
@@ -16,6 +16,15 @@ from ..document.qt_document import QtDocument
 
 
 SIDE_DOCK_MAX_PX = 620  # a side dock's widest: the Jobs table's columns and the Job form, whole
+
+
+def _scrolled(widget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+    return area
 
 
 class MainWindow(QMainWindow):
@@ -37,7 +46,8 @@ class MainWindow(QMainWindow):
         self.palette = Palette()
         self.palette.follow_document(self.qdoc)  # new parts start as the open design's own
         self.inspector = Inspector(self.qdoc)
-        self._dock(self.palette, "Parts", Qt.LeftDockWidgetArea)
+        # scrolled: its list and form stand 530 px tall, more than a laptop's window leaves the left column
+        self._dock(_scrolled(self.palette), "Parts", Qt.LeftDockWidgetArea)
         self.inspector_dock = self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
         from ..canvas.minimap import Minimap
         from ..docks.job_panel import JobPanel

@@ -13,7 +13,9 @@ DISMISSED_KEY = "welcome/dismissed"
 
 HINT = ("<b>Welcome!</b> Try: select a cable and edit its bandwidth (<a href='dock:Inspector'>Inspector</a>)"
         " &nbsp;·&nbsp; change TP (<a href='dock:Job'>Job panel</a>)"
-        " &nbsp;·&nbsp; read the waits (<a href='dock:Timeline'>Timeline</a>)")
+        " &nbsp;·&nbsp; read the waits (<a href='dock:Timeline'>Timeline</a>)"
+        " &nbsp;·&nbsp; your own: <a href='act:new'>File &gt; New</a>, File &gt; Open Example,"
+        " <a href='act:generate'>Generate</a>")
 
 STYLE = """
 #welcome-banner { background: #eff6ff; border-bottom: 1px solid #bfdbfe; }
@@ -64,7 +66,7 @@ def show_welcome(window, force: bool = False) -> WelcomeBanner | None:
     if not force and window.settings.value(DISMISSED_KEY, False, type=bool):
         return None
     banner = WelcomeBanner()
-    banner.label.linkActivated.connect(lambda href: _raise_dock(window, href))
+    banner.label.linkActivated.connect(lambda href: _follow_link(window, href))
     if not force:
         banner.dismissed.connect(lambda: window.settings.setValue(DISMISSED_KEY, True))
     # Wrap whatever the central widget is (the canvas view) with the banner on top.
@@ -81,8 +83,11 @@ def show_welcome(window, force: bool = False) -> WelcomeBanner | None:
     return banner
 
 
-def _raise_dock(window, href: str) -> None:
-    name = href.partition(":")[2]
+def _follow_link(window, href: str) -> None:
+    kind, _, name = href.partition(":")
+    if kind == "act":  # a menu command: File > New, Tools > Generate Fat-Tree
+        getattr(window, f"act_{name}").trigger()
+        return
     dock = window.findChild(QDockWidget, name)
     if dock is not None:
         dock.show()
