@@ -116,3 +116,16 @@ def test_once_the_inspector_has_a_links_load_no_thread_keeps_that_result(window,
     window.timeline_dock.show()  # opened again: the result shown's own events
     assert window.settle() and window.timeline_panel.result is window.result
     assert window.timeline_panel.bar_count() > 0 and not window.timeline_panel.is_updating()
+
+
+def test_a_worded_link_load_leaves_the_result_without_its_document(window, tmp_path):
+    """The window keeps the shown result's link loads (LinkLoads) beside the result, not on it: a
+    result the Inspector worded a link of still holds numbers only."""
+    from designer.core.model.document import Document
+    from tests.core.test_engine_cache import _reachable
+
+    open_dp_bound(window, tmp_path)
+    window.scene.select_ids(["l7"])
+    assert window.settle() and "l7 among them" in window.inspector.load.text()
+    assert window.link_loads.ready(window.result, window.qdoc.doc)
+    assert _reachable(window.result, (Document,)) == []

@@ -453,10 +453,10 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
 
     # 9 links: by class (symmetric links loaded alike are one row with their count)
     lay.heading("Most utilized links", keep=80)
-    classes = link_load(result, doc).classes() if result.link_load else []
+    analysis = link_load(result, doc) if result.link_load else None
+    classes = analysis.classes() if analysis is not None else []
     busy = [c for c in classes if c.busy_share_of_step > 0][:10]
     if busy:
-        analysis = link_load(result, doc)
         rows = []
         for c in busy:
             answer = analysis.answer(c.members[0])

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
 
+from ...core.analysis.link_load import LinkLoads
 from ...core.model import Rack
 from ...core.model.geometry import RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from . import style
@@ -56,9 +57,10 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
     buildProgress = Signal(int, int)  # items made so far, of how many (a staged build)
     heatChanged = Signal()  # the link heat shown changed (its result or its view): the logical view follows
 
-    def __init__(self, qdoc, parent=None):
+    def __init__(self, qdoc, parent=None, link_loads: LinkLoads | None = None):
         super().__init__(parent)
         self.qdoc = qdoc
+        self.link_loads = link_loads if link_loads is not None else LinkLoads()  # a bundle's tooltip words its load
         self.racks: dict[str, RackItem] = {}
         self.devices: dict[str, DeviceItem] = {}
         self.bundles = BundlesByKey(self)  # bundle key -> Bundle (the link layer's rows, read by key)

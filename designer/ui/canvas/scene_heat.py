@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.analysis.link_load import bundle_text
 from . import heat as link_heat
 
 
@@ -66,7 +65,7 @@ class SceneHeat:
             if not rows_links[row]:
                 return ""
             busiest = max(rows_links[row], key=lambda i: float(util[i]))
-            text = link_heat.describe(result, mode, busiest) + "\n" + bundle_text(result, doc, rows_links[row])
+            text = link_heat.describe(result, mode, busiest) + "\n" + self.link_loads.bundle_text(result, doc, rows_links[row])
             if jobs:  # who uses the bundle's busiest cable
                 shares = [(name, float(u[busiest])) for name, u in jobs.items() if float(u[busiest]) > 0]
                 if shares:

@@ -13,7 +13,7 @@ import yaml
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QScrollArea, QVBoxLayout, QWidget
 
-from ...core.analysis.link_load import link_load_ready, link_text
+from ...core.analysis.link_load import LinkLoads
 from ...core.io.schema import Builder, _split_optional
 from ...core.model import Link
 from ...core.model.document import COLLECTION_OF
@@ -30,9 +30,10 @@ LINKS_WORDED_AT_ONCE = 8000
 class Inspector(QWidget):
     message = Signal(str)
 
-    def __init__(self, qdoc, parent=None):
+    def __init__(self, qdoc, link_loads: LinkLoads | None = None, parent=None):
         super().__init__(parent)
         self.qdoc = qdoc
+        self.link_loads = link_loads if link_loads is not None else LinkLoads()  # the window's, shared with the canvas
         self.ids: list[str] = []
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
@@ -83,6 +84,7 @@ class Inspector(QWidget):
         """The evaluation whose link loads a selected link shows (None: no current one). `now`: word
         it here even when it is not made yet (load_later's answer)."""
         self.result = result
+        self.link_loads.keep_only(result)
         self._show_load(now)
 
     def mark_updating(self) -> None:
@@ -102,12 +104,12 @@ class Inspector(QWidget):
         self.load.setEnabled(True)
         doc = self.qdoc.doc
         if (not now and getattr(self.result, "link_load", None) and self.load_later is not None
-                and len(doc.links) > LINKS_WORDED_AT_ONCE and not link_load_ready(self.result, doc)):
+                and len(doc.links) > LINKS_WORDED_AT_ONCE and not self.link_loads.ready(self.result, doc)):
             self.load.setText("Load: being worked out...")
             self.load.show()
             self.load_later(self.result)
             return
-        text = link_text(self.result, self.qdoc.doc, elements[0].id) if self.result is not None else ""
+        text = self.link_loads.link_text(self.result, self.qdoc.doc, elements[0].id) if self.result is not None else ""
         self.load.setText(text or "Load: no current evaluation of a job (it shows once the design evaluates).")
         self.load.show()
 

@@ -5,6 +5,7 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QScrollArea, QToolButton
 
+from ...core.analysis.link_load import LinkLoads
 from ..common.action_guard import connect_action
 from ..canvas import heat as link_heat
 from ..canvas.heat_menu import HEAT_BY_PHASE_SETTING
@@ -35,7 +36,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings or QSettings()
         self.qdoc = QtDocument(parent=self)
-        self.scene = CanvasScene(self.qdoc, self)
+        self.link_loads = LinkLoads()  # the shown result's link loads: the Inspector and the canvas ask them
+        self.scene = CanvasScene(self.qdoc, self, self.link_loads)
         self.view = CanvasView(self.scene)
         self.setCentralWidget(self.view)
         from .result_flow import ResultFlow
@@ -45,7 +47,7 @@ class MainWindow(QMainWindow):
 
         self.palette = Palette()
         self.palette.follow_document(self.qdoc)  # new parts start as the open design's own
-        self.inspector = Inspector(self.qdoc)
+        self.inspector = Inspector(self.qdoc, self.link_loads)
         # scrolled: its list and form stand 530 px tall, more than a laptop's window leaves the left column
         self._dock(_scrolled(self.palette), "Parts", Qt.LeftDockWidgetArea)
         self.inspector_dock = self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)

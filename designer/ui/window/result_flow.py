@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, QTimer
 
-from ...core.analysis.link_load import remember as remember_link_load
 from ..panels.breakdown import ShownBefore
 
 PROBLEM_TEXT_PX = 340  # the first problem's message in the status bar, elided to this width
@@ -248,7 +247,7 @@ class ResultFlow(QObject):
                 else:
                     self.worker.build_link_load(self.worker.latest, result, doc.snapshot())
                 return
-            remember_link_load(result, doc, analysis)  # the canvas may have placed boxes since: the same words
+            self.window.link_loads.take(result, doc, analysis)  # the canvas may have placed boxes since: the same words
         self._link_load_pending = False
         self.window.inspector.show_result(result, now=True)  # (analysis None: it failed; worded here)
 
