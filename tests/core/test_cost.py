@@ -190,3 +190,21 @@ def test_docs_cost_lists_every_shipped_price_with_its_date():
             assert f"| {section} | {part}" in docs, (section, part)
             row = next(line for line in docs.splitlines() if line.startswith(f"| {section} | {part}"))
             assert f"| {entry['price_usd']:,} |" in row and f"| {entry['date']} |" in row, row
+
+
+def test_a_catalog_switch_with_no_price_is_named_not_a_crash():
+    """A switch model the price book lacks (a catalog entry added without its price) is a located
+    error naming the part and the spec.prices key to add, never an internal error."""
+    import dataclasses
+
+    from designer.core.problems import DesignerError
+
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    book = shipped_prices()
+    used = {sw.model for sw in doc.switches if sw.model}
+    assert used
+    parts = {**book.parts, "switches": {k: v for k, v in book.parts["switches"].items() if k not in used}}
+    with pytest.raises(DesignerError) as caught:
+        estimate_cost(doc, prices=dataclasses.replace(book, parts=parts))
+    message = str(caught.value)
+    assert "no price for switch" in message and "spec.prices.switches" in message

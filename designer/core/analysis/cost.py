@@ -170,6 +170,8 @@ def _switches(doc: Document, book: PriceBook, catalog: Catalog, bom: _Bom) -> No
         exact = part is not None and (part.kind, part.port_gbps, part.radix) == (sw.fabric, sw.port_gbps, sw.radix)
         if exact:
             price = book.get("switches", model)
+            if price is None:
+                raise _missing("switches", model, f"switch {sw.id}")
             bom.add("switch", model, 1, price.price_usd, price.power_w, detail=sw.tier, source=price.source,
                     priced=price)
             continue
@@ -182,6 +184,8 @@ def _switches(doc: Document, book: PriceBook, catalog: Catalog, bom: _Bom) -> No
                 raise _missing("switches", sw.model or f"{sw.fabric} {sw.port_gbps:g}G", f"switch {sw.id}")
             like = min(same, key=lambda s: abs(math.log(s.port_gbps / sw.port_gbps)))
         price = book.get("switches", like.name)
+        if price is None:
+            raise _missing("switches", like.name, f"switch {sw.id} (priced per port as {like.name})")
         scale = sw.radix / like.radix * (sw.port_gbps / like.port_gbps)
         bom.add("switch", f"{sw.fabric} {sw.radix} x {sw.port_gbps:g}G switch", 1, price.price_usd * scale,
                 (price.power_w or 0.0) * scale, detail=f"{sw.tier}, per port as {like.name}", source=price.source,
