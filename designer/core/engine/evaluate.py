@@ -263,8 +263,9 @@ class Engine:
             doc_id, revision, old_constants = self._fabric_key
             if doc_id == doc.lineage and old_constants == constants:
                 changes = doc.changes_since(revision)
-                if changes is not None:  # the job and the canvas layout are not the fabric
-                    changes = [c for c in changes if c.collection not in ("workload", "parallelism", "jobs", "layout")]
+                if changes is not None:  # the job, the canvas layout and the prices are not the fabric
+                    changes = [c for c in changes
+                               if c.collection not in ("workload", "parallelism", "jobs", "layout", "prices")]
                 if changes == []:
                     self._fabric_key = (doc.lineage, doc.revision, constants)
                     return self._fabric
