@@ -88,6 +88,7 @@ def test_the_report_gives_each_design_its_pictures_plan_changes_and_assumptions(
     text, pictures = pdf_text_and_pictures(report.read_bytes())
     names = [d["name"] for d in data["designs"]]
     assert pictures == 2 * len(names)  # each design's racks and cables and its logical fabric view
+    assert "design review" not in text  # every page's header names the report a decision
     for d in data["designs"]:
         assert f"Design: {d['name']}" in text
         assert f"Best plan as Megatron-LM arguments ({d['plan']})" in text

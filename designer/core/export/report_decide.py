@@ -35,7 +35,7 @@ def write_decision_report(decision: Decision, path: str | os.PathLike, when: _dt
     title = f"Decision: {decision.tokens / 1e12:g}T tokens on {len(decision.answers)} designs"
     pdf = PdfDocument(title=title, producer=f"designer {__version__}", subject="Which design to buy",
                       creation_date=when)
-    lay = Layout(pdf, title)
+    lay = Layout(pdf, title, kind="decision")
     lay.new_page()
     lay.heading("The question", keep=80)
     names = ", ".join(a.name for a in decision.answers)

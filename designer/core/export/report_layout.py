@@ -199,9 +199,10 @@ class Column:
 class Layout:
     """A cursor that flows text, tables and charts down the pages, adding pages as needed."""
 
-    def __init__(self, pdf: PdfDocument, running_title: str):
+    def __init__(self, pdf: PdfDocument, running_title: str, kind: str = "design review"):
         self.pdf = pdf
         self.running_title = running_title
+        self.kind = kind  # what the report is, at the right of every page's header
         self.y = TOP
         self.section = 0
 
@@ -211,7 +212,7 @@ class Layout:
         self.y = TOP
         if len(self.pdf.pages) > 1:
             self.pdf.text(LEFT, HEADER_Y, fit(self.running_title, WIDTH * 0.7, 8), size=8, color=MUTED)
-            self.pdf.text(RIGHT, HEADER_Y, "design review", size=8, color=MUTED, align="right")
+            self.pdf.text(RIGHT, HEADER_Y, self.kind, size=8, color=MUTED, align="right")
             self.pdf.line(LEFT, HEADER_Y - 6, RIGHT, HEADER_Y - 6, width=0.5, color=RULE)
 
     def room(self) -> float:
