@@ -32,34 +32,27 @@ result would be stale) and marks the plans shown stale until Search plans is pre
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QSplitter,
-    QStackedLayout, QTabWidget, QVBoxLayout, QWidget,
+    QTabWidget, QVBoxLayout, QWidget,
 )
 
-from ...core.analysis.texts import evaluate_command
 from ..common.action_guard import guarded
+from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and scripts import them from here
+    COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
+)
 from .advisor_worker import AdvisorWorker
 from .analysis_state import AnalysisState, Answer
 from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
-    PCOL_APPLY, PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP, PLAN_COLUMNS, SEARCH_HINT, BestPlansPage,
+    PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP, SEARCH_HINT, BestPlansPage,
 )
-from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER
-from .cause_bar import CauseBar, cause_color, cause_tip, note_text, short_cause
+from .breakdown import MUTED
 from .megatron_copy import install_copy_megatron
 from .plan_search import SearchWorker
-from .results_table import GROUP_BG, NOFIT_BG, STALE_BG, STALE_FG, STALE_STYLE, Item, apply_button  # noqa: F401
-from .results_table import capital as _capital, escape as _escape, results_table
-from .scaling_plot import ScalingPlot, count_text, nice_log_ticks, rate_text  # noqa: F401
+from .results_table import NOFIT_BG  # noqa: F401 - as tests import it from here
+from .scaling_plot import ScalingPlot, count_text
 
-NO_GAIN = 0.01  # as designer.core.analysis.whatif: below 1% a change buys nothing
 AUTO_DELAY_MS = 700  # pause after the last edit before an automatic re-analysis
-ADVICE_CATEGORY_NAMES = {"hardware": "hardware", "parallelism": "parallelism", "software": "software setting",
-                         "scale": "another GPU count"}
-COLUMNS = ("", "Change", "Step (s)", "Speed-up", "MFU", "Tokens/$", "Note")
-COL_APPLY, COL_TITLE, COL_STEP, COL_SPEEDUP, COL_MFU, COL_COST, COL_NOTE = range(len(COLUMNS))
-ADVICE_ROLE = Qt.UserRole + 1
 SEARCH_TOP = 10  # plans listed
 SEARCH_NOTES = {  # why a search ended without a result: the page's message, the status line
     "stopped": ("Search stopped.", "plan search stopped"),
@@ -113,7 +106,6 @@ class AdvisorPanel(QWidget):
         self._dock = None  # the QDockWidget holding the panel, once shown
         self._closed = False
         self._last_applied: str | None = None
-        self._row_advice: list = []  # table row -> Advice (None for group rows)
         self.worker = AdvisorWorker(slowdown_s)  # not a Qt child: its thread may outlive the window
         self.worker.advised.connect(self._on_advised)
         self.worker.scaled.connect(self._on_scaled)
@@ -174,7 +166,10 @@ class AdvisorPanel(QWidget):
         self.status_label.setTextFormat(Qt.PlainText)
         self.status_label.setStyleSheet(f"color: {MUTED}")
         self.status_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        left = self._build_changes()
+        self.changes = ChangesPage(self.qdoc, self.apply, self._say)
+        for name in ("header_label", "cause_bar", "causes_label", "banner", "table", "message", "copy_change_megatron"):
+            setattr(self, name, getattr(self.changes, name))  # the names tests and scripts have always used
+        left = self.changes
 
         # the scaling curve (scaling_plot.py) under its mode and button
         self.mode_combo = QComboBox()
@@ -251,59 +246,6 @@ class AdvisorPanel(QWidget):
         outer.setContentsMargins(8, 4, 8, 4)
         outer.addWidget(self.splitter)
 
-    def _build_changes(self) -> QWidget:
-        """The "Changes" page: the attribution and the ranked changes (or a message instead)."""
-        self.header_label = QLabel()
-        self.header_label.setObjectName("header")
-        self.header_label.setTextFormat(Qt.RichText)
-        self.header_label.setWordWrap(True)
-        self.header_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.cause_bar = CauseBar()
-        self.causes_label = QLabel()
-        self.causes_label.setObjectName("causes")
-        self.causes_label.setTextFormat(Qt.RichText)
-        self.causes_label.setWordWrap(True)
-        self.causes_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.banner = QLabel()
-        self.banner.setObjectName("stale")
-        self.banner.setTextFormat(Qt.PlainText)
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(STALE_STYLE)
-        self.banner.hide()
-        self.table = results_table("advice", COLUMNS, COL_APPLY, COL_NOTE)
-        self.copy_change_megatron = install_copy_megatron(self.table, self._change_megatron_line, self._say)
-        for col, tip in ((COL_STEP, "predicted step time with the change"),
-                         (COL_SPEEDUP, "current step / new step - 1: +10% is 10% more steps per hour"),
-                         (COL_MFU, "model FLOPs utilisation with the change"),
-                         (COL_COST, "change of tokens per dollar (capex over 4 years + energy, docs/cost.md); "
-                                    "hover a row for the capex and fabric-cost change"),
-                         (COL_NOTE, "why it buys little or nothing, or does not fit; hover a row for the details")):
-            self.table.horizontalHeaderItem(col).setToolTip(tip)
-        self.table.cellDoubleClicked.connect(self._on_double_clicked)
-        content = QWidget()
-        body = QVBoxLayout(content)
-        body.setContentsMargins(0, 0, 0, 0)
-        body.setSpacing(3)
-        body.addWidget(self.header_label)
-        body.addWidget(self.cause_bar)
-        body.addWidget(self.causes_label)
-        body.addWidget(self.banner)
-        body.addWidget(self.table, 1)
-        self.message = QLabel("Analyse ranks changes of the hardware, the plan and the software settings by "
-                              "their predicted speed-up, and shows where more GPUs stop paying.")
-        self.message.setObjectName("message")
-        self.message.setTextFormat(Qt.PlainText)  # problems may hold "<"
-        self.message.setAlignment(Qt.AlignCenter)
-        self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.message.setStyleSheet(f"color: {MUTED}; font-size: 11pt")
-        left = QWidget()
-        self._stack = QStackedLayout(left)
-        self._stack.addWidget(self.message)
-        self._stack.addWidget(content)
-        return left
-
-    # A docked panel's size must not follow its content (a new result must not re-layout the window).
     def sizeHint(self) -> QSize:
         return QSize(640, 300)
 
@@ -517,9 +459,8 @@ class AdvisorPanel(QWidget):
         if running:
             what = "analysing" if self.advice_state.busy else f"scaling ({self.mode_combo.currentText()})"
             self.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
-            if self._stack.currentWidget() is self.message and self.report is None and self.error is None:
-                self.message.setText("analysing...")
-                self.message.setStyleSheet(f"color: {MUTED}; font-size: 11pt")
+            if self.report is None and self.error is None:
+                self.changes.show_analysing()
 
     # ---- answers ----
     def _on_advised(self, request: int, revision: int, report, error, seconds: float) -> None:
@@ -536,15 +477,11 @@ class AdvisorPanel(QWidget):
                 self._auto_timer.start()
             return
         if answer is Answer.ERROR:
-            self.table.setRowCount(0)
-            self._row_advice = []
-            self.message.setText("Cannot analyse this design:\n\n" + error)
+            self.changes.show_error(error)
             self.tabs.setTabText(0, "Changes")
-            self.message.setStyleSheet(f"color: {DOES_NOT_FIT}; font-size: 10pt")
-            self._stack.setCurrentWidget(self.message)
         else:
-            self._show_report(report)
-            self._stack.setCurrentIndex(1)
+            self.changes.show_report(report, can_apply=not self.stale)
+            self.tabs.setTabText(0, f"Changes ({len(report['ranked'])})")
         self.failures_part.analyse_moves()  # several jobs: then the moves that pay (one heavy analysis at a time)
         self._show_busy()
         self._finish_status()
@@ -631,14 +568,10 @@ class AdvisorPanel(QWidget):
                 text = then + "Analysing again shortly..."
             else:
                 text = then + "Press Analyse for advice on the design as it is now."
-            self.banner.setText(text)
         else:
+            text = None
             self._last_applied = None
-        self.banner.setVisible(stale)
-        for row, advice in enumerate(self._row_advice):
-            widget = self.table.cellWidget(row, COL_APPLY)
-            if widget is not None:
-                widget.setEnabled(not self.stale)
+        self.changes.set_stale(text, can_apply=not self.stale)
         # the best plans: stale after any edit until searched again (never automatically)
         text = None
         if self.search_stale:
@@ -653,140 +586,6 @@ class AdvisorPanel(QWidget):
         self.plans_page.set_stale(text)
 
     # ---- showing ----
-    def _show_report(self, report: dict) -> None:
-        why = report["attribution"]
-        cur = report["current"]
-        plan = cur.get("plan", {})
-        dims = "  ".join(f"{k.upper()} {plan[k]}" for k in ("tp", "pp", "cp", "ep", "dp") if k in plan)
-        fits = "" if cur.get("fits_in_memory", True) else \
-            f" &nbsp;<span style='color:{DOES_NOT_FIT}'><b>does not fit in memory</b></span>"
-        self.header_label.setText(
-            f"<b>{_escape(_capital(why.get('summary', '')))}</b>"
-            f"<br>Critical resource: <b>{_escape(why.get('critical_resource', ''))}</b>" + fits)
-        self.header_label.setToolTip(
-            f"now: step {cur['step_time_s']:.3f} s, MFU {cur['mfu'] * 100:.1f}%, {cur['tokens_per_s']:,.0f} "
-            f"tokens/s, {dims}")
-        causes = why.get("causes", [])
-        self.cause_bar.set_causes(causes)
-        shown = [c for c in causes if c.get("share", 0) >= 0.005]
-        def nbsp(text: str) -> str:  # a cause breaks onto the next line as a whole
-            return _escape(text).replace(" ", "&nbsp;")
-
-        parts = [f"<span style='color:{cause_color(c).name()}'>&#9632;</span>&nbsp;{nbsp(short_cause(c))}"
-                 f"&nbsp;<b>{c['share'] * 100:.1f}%</b>" for c in shown]
-        rest = len(causes) - len(shown)
-        if rest:
-            parts.append(f"<span style='color:{MUTED}'>{nbsp(f'+{rest} below 0.5%')}</span>")
-        self.causes_label.setText(" &nbsp;&nbsp; ".join(parts))
-        self.causes_label.setToolTip("\n".join(cause_tip(c) for c in causes))
-        self._fill_table(report)
-        self.tabs.setTabText(0, f"Changes ({len(report['ranked'])})")
-
-    def _fill_table(self, report: dict) -> None:
-        ranked = report["ranked"]
-        same = [a for a in ranked if a.fits_in_memory and a.category != "scale"]
-        more = [a for a in ranked if a.fits_in_memory and a.category == "scale"]
-        nofit = [a for a in ranked if not a.fits_in_memory]
-        na = list(report.get("not_applicable", []))
-        groups = [("Same GPUs, fastest first", same), ("Other GPU counts", more), ("Do not fit in memory", nofit),
-                  ("Not applicable here", na)]
-        table = self.table
-        table.setUpdatesEnabled(False)
-        table.clearSpans()
-        table.setRowCount(0)
-        self._row_advice = []
-        rows = sum(len(g) + 1 for _, g in groups if g)
-        table.setRowCount(rows)
-        row = 0
-        for title, group in groups:
-            if not group:
-                continue
-            hint = ""
-            if not row:
-                cur = report["current"]
-                hint = (f"   \u00b7   now {cur['step_time_s']:.3f} s, MFU {cur['mfu'] * 100:.1f}%"
-                        "   \u00b7   Apply: one undo step")
-            self._group_row(row, f"{title} ({len(group)}){hint}")
-            self._row_advice.append(None)
-            row += 1
-            for advice in group:
-                self._advice_row(row, advice, applicable=group is not na)
-                self._row_advice.append(advice)
-                row += 1
-        table.setUpdatesEnabled(True)
-
-    def _group_row(self, row: int, text: str) -> None:
-        item = Item(text)
-        item.setFlags(Qt.ItemIsEnabled)
-        font = QFont(item.font())
-        font.setBold(True)
-        item.setFont(font)
-        item.setForeground(QBrush(QColor(AXIS)))
-        item.setBackground(QBrush(QColor(GROUP_BG)))
-        self.table.setItem(row, 0, item)
-        self.table.setSpan(row, 0, 1, len(COLUMNS))
-
-    def _advice_row(self, row: int, a, applicable: bool) -> None:
-        right = Qt.AlignRight | Qt.AlignVCenter
-        if applicable:
-            cells = {COL_TITLE: Item(a.title), COL_STEP: Item(f"{a.step_time_s:.3f}", right),
-                     COL_SPEEDUP: Item(f"{a.speedup * 100:+.1f}%", right),
-                     COL_MFU: Item(f"{a.mfu * 100:.1f}%", right), COL_NOTE: Item(note_text(a.note)),
-                     COL_COST: Item("\u2013" if a.tokens_per_usd_change is None
-                                     else f"{a.tokens_per_usd_change * 100:+.1f}%", right)}
-        else:
-            cells = {COL_TITLE: Item(a.title), COL_NOTE: Item(note_text(a.error))}
-            for col in (COL_STEP, COL_SPEEDUP, COL_MFU, COL_COST):
-                cells[col] = Item("\u2013", right)
-        faint = not applicable or "not the bottleneck" in a.note
-        tip = [f"{a.title}  ({ADVICE_CATEGORY_NAMES.get(a.category, a.category)})"]
-        if a.description:
-            tip.append(a.description)
-        if a.note or a.error:
-            tip.append(a.note or a.error)
-        if applicable and a.cost_note:  # "-1.8% speed, -14% fabric cost, +3.0% tokens/$"
-            tip.append("cost: " + a.cost_note)
-        if applicable:
-            tip.append(f"memory per GPU {a.memory_gib:.1f} GiB" + ("" if a.fits_in_memory else ": does not fit"))
-        if a.set:
-            tip.append("CLI: " + evaluate_command(list(a.set)))
-        if applicable:
-            tip.append("Double-click or Apply: one undo step" + (" (a job edit)" if a.job_only
-                                                                 else " (the whole design)"))
-        tip_text = "\n".join(tip)
-        for col, item in cells.items():
-            item.setData(ADVICE_ROLE, a.id)
-            item.setToolTip(tip_text)
-            if faint:
-                item.setForeground(QBrush(QColor(MUTED)))
-                font = QFont(item.font())
-                font.setItalic(True)
-                item.setFont(font)
-            if applicable and not a.fits_in_memory:
-                item.setBackground(QBrush(QColor(NOFIT_BG)))
-            self.table.setItem(row, col, item)
-        if applicable and not faint:
-            if a.speedup >= NO_GAIN:
-                cells[COL_SPEEDUP].setForeground(QBrush(QColor(FASTER)))
-            elif a.speedup <= -NO_GAIN:
-                cells[COL_SPEEDUP].setForeground(QBrush(QColor(SLOWER)))
-            else:
-                cells[COL_SPEEDUP].setForeground(QBrush(QColor(MUTED)))
-        if applicable and not a.fits_in_memory:  # tinted row, the note in red
-            cells[COL_NOTE].setForeground(QBrush(QColor(DOES_NOT_FIT)))
-        if applicable:
-            holder = apply_button(f"apply:{a.id}", tip_text, lambda _=False, a=a: self.apply(a), not self.stale)
-            self.table.setCellWidget(row, COL_APPLY, holder)
-        else:
-            self.table.setItem(row, COL_APPLY, Item(""))
-
-    # ---- applying ----
-    def _on_double_clicked(self, row: int, _col: int) -> None:
-        if 0 <= row < len(self._row_advice) and self._row_advice[row] is not None:
-            advice = self._row_advice[row]
-            if not advice.error:
-                self.apply(advice)
-
     def plan_rows(self) -> list[dict]:
         """The best plans in table order (the search's rows: point, step_time_s, mfu, ...)."""
         return list(self.plans_page.rows)
@@ -806,19 +605,6 @@ class AdvisorPanel(QWidget):
         current = result.current if result.current is not None and "error" not in result.current else None
         point = rows[row]["point"] if row < len(rows) else current["point"] if current else None
         return None if point is None else plan_line(doc, point, default_catalog().presets()).one_line()
-
-    def _change_megatron_line(self, row: int) -> str | None:
-        """The Megatron-LM line of the job with an Advisor change made (None on a heading row)."""
-        from ...core.export.megatron_args import megatron_line
-        from ...core.io.overrides import apply_overrides
-        from ...core.model.catalog import default_catalog
-
-        advice = self._row_advice[row] if row < len(getattr(self, "_row_advice", [])) else None
-        if advice is None or getattr(advice, "error", None) or self.qdoc.doc.spec.workload is None:
-            return None
-        changed = self.qdoc.doc.copy()  # the job after the change's --set assignments
-        apply_overrides(changed, list(advice.set or []))
-        return megatron_line(changed.spec.workload, changed.spec.parallelism, default_catalog().presets()).one_line()
 
     def apply_plan(self, row: dict) -> bool:
         """Apply a plan of the search as one undo step (a job edit); False, and why in the status line,
@@ -861,13 +647,13 @@ class AdvisorPanel(QWidget):
 
     def advice_rows(self) -> list:
         """The advice in table order (group header rows left out)."""
-        return [a for a in self._row_advice if a is not None]
+        return self.changes.advice()
 
     def find_advice(self, prefix: str):
         return next((a for a in self.advice_rows() if a.id.startswith(prefix) and not a.error), None)
 
     def row_of(self, advice) -> int:
-        return self._row_advice.index(advice)
+        return self.changes.rows.index(advice)
 
     def _apply_to_job(self, advice, job_name: str, text: str) -> bool:
         self._last_applied = advice.title
