@@ -237,3 +237,35 @@ def test_read_again_with_the_gpus_the_file_does_not_name(window, monkeypatch):
     assert len(seen) == 2 and "B200" in seen[1]["Compute GPUs"]
     computing = [n for n in window.qdoc.doc.nodes if n.role == "compute"]
     assert computing and {(n.accelerator, n.accelerator_count) for n in computing} == {("B200", 4)}
+
+
+def test_read_again_with_the_gpu_servers_named_by_a_pattern(window, monkeypatch):
+    """The summary's name pattern is the CLI's --compute: hosts it does not match become service
+    hosts; a pattern that is not a regular expression is said in the dialog, which stays open."""
+    from designer.ui.dialogs.import_summary_dialog import ImportSummaryDialog
+
+    pick(monkeypatch, window, DATA / "ibnetdiscover" / "nvidia-ufm-lab-edr-fdr.topo")
+    seen, refused = [], []
+
+    def run(dialog):
+        seen.append(dict(dialog.summary.rows))
+        again = next(b for b in dialog.findChildren(type(dialog.accept_button)) if b.text() == "Read Again")
+        if len(seen) == 1:
+            dialog.compute_edit.setText("r-ufm9[")  # not a regular expression: said, nothing read
+            again.click()
+            refused.append((dialog.choice, dialog.compute_error.text()))
+            dialog.compute_edit.setText("^r-ufm9")
+            again.click()
+        else:
+            assert dialog.compute_edit.text() == "^r-ufm9"  # the pattern it was read with
+            dialog.accept_button.click()
+        return dialog.result()
+
+    monkeypatch.setattr(ImportSummaryDialog, "exec", run)
+    window.act_import_ibnetdiscover.trigger()
+    assert window.settle() and window.settle() and not window.errors, window.errors
+    assert refused and refused[0][0] is None and "not a regular expression" in refused[0][1]
+    assert len(seen) == 2 and seen[0]["GPU servers"] == "5"
+    computing = [n for n in window.qdoc.doc.nodes if n.role == "compute"]
+    assert computing and all(n.id.startswith("r-ufm9") or n.name.startswith("r-ufm9") for n in computing)
+    assert len(computing) < 5 and seen[1]["GPU servers"] == str(len(computing))

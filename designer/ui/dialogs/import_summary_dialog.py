@@ -3,9 +3,11 @@ GPUs, tiers and their oversubscription, the job), what was inferred or guessed, 
 the same figures `designer import` prints."""
 from __future__ import annotations
 
+import re
+
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QListWidget, QPushButton, QSpinBox,
-    QVBoxLayout, QWidget,
+    QComboBox, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton,
+    QSpinBox, QVBoxLayout, QWidget,
 )
 
 
@@ -14,14 +16,15 @@ class ImportSummaryDialog(QDialog):
     `other_text`: a second way to take it (a launch script as a new job); `choice` says which."""
 
     def __init__(self, parent: QWidget | None, title: str, summary, accept_text: str, other_text: str | None = None,
-                 servers: tuple[str, int | None] | None = None):
-        """`servers`: (accelerator, GPUs per server or None: one per HCA port) a fabric was read with;
-        the dialog then offers both, and Read Again (`choice` "again", `options()`)."""
+                 servers: tuple[str, int | None, str | None] | None = None):
+        """`servers`: (accelerator, GPUs per server or None: one per HCA port, the GPU servers' name
+        pattern or None) a fabric was read with; the dialog then offers them, and Read Again (`choice`
+        "again", `options()`)."""
         super().__init__(parent)
         self.setWindowTitle(title)
         self.summary = summary
         self.choice = None  # "accept", "other" or "again", once taken
-        self.gpu_combo = self.gpus_spin = None
+        self.gpu_combo = self.gpus_spin = self.compute_edit = self.compute_error = None
         layout = QVBoxLayout(self)
         source = QLabel(f"<b>{summary.source}</b>")
         source.setWordWrap(True)
@@ -47,8 +50,9 @@ class ImportSummaryDialog(QDialog):
         layout.addWidget(buttons)
         self.resize(720, 480)
 
-    def _server_options(self, layout, gpu: str, per_server: int | None) -> None:
-        """The file holds no GPUs: the accelerator and GPUs per server to read it with."""
+    def _server_options(self, layout, gpu: str, per_server: int | None, compute: str | None = None) -> None:
+        """The file holds no GPUs: the accelerator and GPUs per server to read it with, and which hosts
+        are GPU servers (by default those with the most common HCA count and no service-like name)."""
         from ...core.model.catalog import default_catalog
 
         row = QHBoxLayout()
@@ -65,13 +69,37 @@ class ImportSummaryDialog(QDialog):
         row.addWidget(self.gpu_combo, 1)
         again = QPushButton("Read Again")
         again.setToolTip("Read the file again with these GPUs (the file does not say which GPUs its servers hold)")
-        again.clicked.connect(lambda: self._take("again"))
+        again.clicked.connect(self._read_again)
         row.addWidget(again)
         layout.addLayout(row)
+        names = QHBoxLayout()
+        names.addWidget(QLabel("GPU servers are the hosts named:"))
+        self.compute_edit = QLineEdit(compute or "")
+        self.compute_edit.setPlaceholderText("by HCA count and name (a regular expression, e.g. ^gpu[0-9]+)")
+        self.compute_edit.setToolTip("A Python regular expression; hosts whose name it matches are GPU servers, "
+                                     "the others storage, login or service hosts (as designer import --compute)")
+        names.addWidget(self.compute_edit, 1)
+        layout.addLayout(names)
+        self.compute_error = QLabel()
+        self.compute_error.setStyleSheet("color: #c62828")
+        self.compute_error.hide()
+        layout.addWidget(self.compute_error)
+
+    def _read_again(self) -> None:
+        """Read Again, once the name pattern is a regular expression (else say why, here)."""
+        pattern = self.compute_edit.text().strip()
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            self.compute_error.setText(f"GPU servers' names: {pattern!r} is not a regular expression ({exc})")
+            self.compute_error.show()
+            return
+        self._take("again")
 
     def options(self) -> dict:
-        """gpu= and gpus_per_node= for a fabric importer, as set in the dialog."""
-        return {"gpu": self.gpu_combo.currentText(), "gpus_per_node": self.gpus_spin.value() or None}
+        """gpu=, gpus_per_node= and compute= for a fabric importer, as set in the dialog."""
+        return {"gpu": self.gpu_combo.currentText(), "gpus_per_node": self.gpus_spin.value() or None,
+                "compute": self.compute_edit.text().strip() or None}
 
     def _take(self, choice: str) -> None:
         self.choice = choice

@@ -29,7 +29,7 @@ class ImportActions:
         self.last_summary = None
 
     def import_file(self, key: str, path: str | None = None, options: dict | None = None) -> None:
-        """`options`: gpu= and gpus_per_node= of a fabric importer (Read Again); default the CLI's."""
+        """`options`: gpu=, gpus_per_node= and compute= of a fabric importer (Read Again); default the CLI's."""
         fmt = BY_KEY[key]
         options = options or {}
         w = self.window
@@ -82,7 +82,8 @@ class ImportActions:
             per_server = options.get("gpus_per_node")  # None: one per HCA port, as the CLI's default
             if per_server is None and fmt.key == "slurm-topology" and computing:
                 per_server = computing[0].accelerator_count  # topology.conf has no HCAs to count
-            servers = (computing[0].accelerator if computing else options.get("gpu", "H100"), per_server)
+            servers = (computing[0].accelerator if computing else options.get("gpu", "H100"), per_server,
+                       options.get("compute"))
         dialog = ImportSummaryDialog(w, f"Import {fmt.what}", result.summary, accept, other, servers)
         self.last_summary = dialog
         if dialog.exec() != QDialog.Accepted:

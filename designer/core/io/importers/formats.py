@@ -146,9 +146,11 @@ def summarize_fabric(doc: Document, messages: list[str], source: str) -> ImportS
     return ImportSummary(source, rows, notes, warnings)
 
 
-def import_fabric(key: str, path: str, *, gpu: str = "H100", gpus_per_node: int | None = None) -> FabricImport:
+def import_fabric(key: str, path: str, *, gpu: str = "H100", gpus_per_node: int | None = None,
+                  compute: str | None = None) -> FabricImport:
     """Read `path` with the fabric importer `key` (ibnetdiscover, iblinkinfo, slurm-topology) as the
-    CLI does with its defaults; DesignerError (located) on a bad file or one that would not validate."""
+    CLI does with its defaults; `compute`: the regular expression of the GPU servers' names (the CLI's
+    --compute). DesignerError (located) on a bad file or one that would not validate."""
     from .source import read_source
 
     fmt = BY_KEY[key]
@@ -164,7 +166,7 @@ def import_fabric(key: str, path: str, *, gpu: str = "H100", gpus_per_node: int 
             gpus_per_node = 8  # the CLI's default: topology.conf has no HCA counts to guess from
     else:
         raise ValueError(f"{key} is not a fabric importer")
-    doc, messages = run(text, path, gpu=gpu, gpus_per_node=gpus_per_node)
+    doc, messages = run(text, path, gpu=gpu, gpus_per_node=gpus_per_node, compute=compute)
     check_imported(doc, path)
     return FabricImport(doc, list(messages), summarize_fabric(doc, list(messages), path))
 
