@@ -54,11 +54,8 @@ def link_class_of(resource: str, doc: Document) -> str:
 
 
 def stragglers(doc: Document, num_gpus: int) -> list[str]:
-    out, seen = [], 0
-    for node in doc.nodes:
-        if seen >= num_gpus:
-            break
-        seen += node.accelerator_count
+    out = []
+    for node in doc.first_servers(num_gpus):
         if node.slowdown > 1:
             out.append(f"{node.id} ({node.slowdown:g}x slower)")
         for i, f in enumerate(node.gpu_slowdown or []):

@@ -73,17 +73,6 @@ def _domains(doc: Document, nodes: list[Node]) -> int:
     return max(sizes.values(), default=0)
 
 
-def job_nodes(doc: Document, num_gpus: int) -> list[Node]:
-    """The servers a job of `num_gpus` GPUs uses (the first ones, as the engine places it)."""
-    out, seen = [], 0
-    for node in doc.nodes:
-        if seen >= num_gpus:
-            break
-        out.append(node)
-        seen += node.accelerator_count
-    return out
-
-
 def _poisson_below(k: int, mean: float) -> float:
     """P(N < k) for N ~ Poisson(mean)."""
     if k <= 0:
@@ -108,7 +97,7 @@ def estimate_goodput(doc: Document, num_gpus: int, parameters: float, rc: Reliab
     """Goodput of a job of `num_gpus` GPUs training a model of `parameters` parameters on `doc`;
     `model_parallel_gpus`: the plan's TP x CP x EP group, which decides whether a fault inside an
     NVLink domain larger than a server takes the whole domain out."""
-    nodes = job_nodes(doc, num_gpus)
+    nodes = doc.first_servers(num_gpus)
     servers = len(nodes)
     per_server = max(1, min((n.accelerator_count for n in nodes), default=8))
     nics = sum(n.nic_count for n in nodes)

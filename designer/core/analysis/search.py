@@ -61,12 +61,7 @@ class SearchResult:
 
 
 def _cluster_facts(doc: Document, catalog: Catalog, num_gpus: int):
-    nodes, seen = [], 0
-    for node in doc.nodes:
-        if seen >= num_gpus:
-            break
-        nodes.append(node)
-        seen += node.accelerator_count
+    nodes = doc.first_servers(num_gpus)
     if not nodes:
         raise DesignerError([Problem("the cluster has no accelerators", "spec.nodes", fix="add servers")])
     acc = catalog.accelerator(nodes[0].accelerator)
