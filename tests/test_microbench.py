@@ -58,6 +58,21 @@ def test_predict_lists_the_layers_kernels_with_the_engines_times(h200):
     assert code == 0 and "attention0.bwd" in out and "engine ms" in out
 
 
+@pytest.mark.parametrize("precision, recipe, operand_bytes", [
+    ("bf16", None, 2.0),
+    ("fp8", "tensorwise", 1.0),  # E4M3 values, one fp32 scale per tensor
+    ("fp8", "blockwise", 1.0 + 4 / 128),  # an fp32 scale per 128 values
+])
+def test_a_gemm_reads_its_operands_at_the_precisions_element_size(h200, precision, recipe, operand_bytes):
+    sets = [*LLAMA8B_TP1, f"workload.precision={precision}"] + (
+        [f"parallelism.fp8_recipe={recipe}"] if recipe else [])
+    code, out, err = run_cli("microbench", h200, "--predict", "--json", *_sets(*sets))
+    assert code == 0, err
+    fc1 = {k["name"]: k for k in json.loads(out)}["fc1.fwd"]
+    m, n, k = (fc1["shape"][d] for d in "mnk")
+    assert fc1["bytes"] == pytest.approx((m * k + k * n) * operand_bytes + m * n * 2)
+
+
 def test_without_a_gpu_it_says_so_and_exits_69(h200):
     from designer.core.engine.microbench_torch import available
 

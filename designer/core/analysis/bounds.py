@@ -14,7 +14,7 @@ against every plan it costs in full and reports any plan that beats it.
 from __future__ import annotations
 
 from ..engine import flops as F
-from ..engine.compute import OpCoster, Sharding, layer_cost
+from ..engine.compute import OpCoster, Sharding, gemm_operand_bytes, layer_cost
 from ..engine.constants import AcceleratorConstants, EngineConstants
 from ..engine.schedule import ideal_bubble_s
 from .space import Point
@@ -38,7 +38,10 @@ class ComputeFloor:
         self.shape = shape
         self.k = k
         self.flash = flash
-        self.ops = OpCoster(acc.peak_for(shape.precision), acc.peak_for("bf16"), acc.hbm_tbps, ac, 1.0)
+        # the smallest operands the precision allows (no recipe's scales): a floor stays a floor
+        self.ops = OpCoster(acc.peak_for(shape.precision), acc.peak_for("bf16"), acc.hbm_tbps, ac, 1.0,
+                            operand_bytes=gemm_operand_bytes(shape.precision, "tensorwise" if shape.precision == "fp8"
+                                                             else "mxfp4" if shape.precision == "fp4" else None))
         self.gap = 1.0 + ac.kernel_gap_fraction
         self._layer: dict[tuple, tuple[float, float]] = {}
 

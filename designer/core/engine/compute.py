@@ -25,6 +25,29 @@ KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
 
 CommFn = Callable[[str, str, float], float]  # (dimension, primitive, bytes) -> seconds
 
+# Bytes per element of a low-precision GEMM operand as the kernel reads it from HBM: the value and
+# its share of the scales, as each format defines them (OCP Microscaling Formats (MX) v1.0: an E8M0
+# scale per 32 values; NVIDIA NVFP4: an E4M3 scale per 16 values; Transformer Engine's FP8
+# block scaling: an fp32 scale per 1 x 128 tile of activations and gradients, per 128 x 128 block
+# of weights; delayed and current scaling: one fp32 scale per tensor, nothing per element).
+GEMM_OPERAND_BYTES = {
+    ("fp8", "delayed"): 1.0,
+    ("fp8", "tensorwise"): 1.0,
+    ("fp8", "blockwise"): 1.0 + 4 / 128,
+    ("fp8", "mxfp8"): 1.0 + 1 / 32,
+    ("fp4", "nvfp4"): 0.5 + 1 / 16,
+    ("fp4", "mxfp4"): 0.5 + 1 / 32,
+}
+
+
+def gemm_operand_bytes(precision: str, recipe: str | None) -> float:
+    """HBM bytes per element of a GEMM's A and B operands at the job's precision and scaling recipe
+    (None: Megatron's default, delayed FP8 scaling / NVFP4). BF16 and FP16: 2."""
+    default = {"fp8": "delayed", "fp4": "nvfp4"}.get(precision)
+    if default is None:
+        return float(ACT_BYTES)
+    return GEMM_OPERAND_BYTES.get((precision, recipe or default), GEMM_OPERAND_BYTES[(precision, default)])
+
 
 @dataclass
 class Phase:
@@ -151,7 +174,7 @@ class OpCoster:
 
     def __init__(self, peak_tflops: float, peak16_tflops: float, hbm_tbps: float, ac: AcceleratorConstants,
                  slowdown: float = 1.0, gemm_efficiency: float | None = None, fp8_cast_bytes: float = 0.0,
-                 attention_peak_tflops: float | None = None):
+                 attention_peak_tflops: float | None = None, operand_bytes: float = ACT_BYTES):
         clock = ac.sustained_clock_factor
         # `gemm_efficiency`: measured best GEMM / peak at the job's precision (FP8 reaches a smaller
         # share of its peak than BF16 does); None keeps the BF16 calibration.
@@ -178,6 +201,9 @@ class OpCoster:
         # (a low-precision job is one with cast traffic; its LM head and BF16-kept layers use bf16())
         self._bf16: OpCoster | None = None
         self.wgrad_out_bytes = ac.wgrad_output_bytes
+        # bytes per element of a GEMM's A and B operands as the kernel reads them: BF16 2; FP8 1 and
+        # FP4 0.5, plus their block scales (gemm_operand_bytes); the output stays BF16
+        self.operand_bytes = operand_bytes
         self.bytes_per_s = hbm_tbps * 1e12 * ac.hbm_efficiency
         self.overhead_s = ac.gemm_overhead_us * 1e-6
         self.slowdown = slowdown  # a straggler's factor
@@ -189,7 +215,7 @@ class OpCoster:
         if m <= 0 or n <= 0 or k <= 0:
             return 0.0
         flops = 2.0 * m * n * k * batch
-        moved = ((m * k + k * n) * ACT_BYTES + m * n * out_bytes) * batch
+        moved = ((m * k + k * n) * self.operand_bytes + m * n * out_bytes) * batch
         t = math.hypot(flops / self.flops_per_s, moved / self.bytes_per_s) + self.overhead_s
         return t * self.slowdown
 

@@ -57,8 +57,8 @@ class AcceleratorConstants:
         unit="fraction", minimum=0.1, maximum=1.0)
     low_precision_sustained_gain: float = _c(
         1.0, "Sustained share of an FP8/FP4 GEMM's cold rate under the power limit / BF16's "
-        "(sustained_clock_factor): fewer joules per FLOP hold a higher clock. Hopper at 700 W: 1.034 "
-        "(tests/validation/data/h200-kernels.json layer GEMMs); 1 = as BF16",
+        "(sustained_clock_factor): fewer joules per FLOP hold a higher clock. Hopper at 700 W: 1.026 "
+        "(tests/validation/data/h200-kernels.json layer GEMMs, operands read at 1 byte); 1 = as BF16",
         unit="x", minimum=0.5, maximum=2.0)
     fp4_gemm_share_of_fp8: float = _c(
         1.0, "Best FP4 (NVFP4/MXFP4) GEMM's share of the FP4 dense peak / the best FP8 GEMM's share of the FP8 "

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compute import CommFn, OpCoster, Phase, Sharding, embedding_cost, layer_cost, mtp_cost, output_cost
+from ..compute import (CommFn, OpCoster, Phase, Sharding, embedding_cost, gemm_operand_bytes, layer_cost, mtp_cost,
+                       output_cost)
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
 from ..moe import ep_overlap_share, wire_bytes
@@ -95,6 +96,12 @@ def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple
     return cast, (peak if job.parallelism.fp8_dot_product_attention else peak16)
 
 
+def job_operand_bytes(job: Job) -> float:
+    """Bytes per element of the job's GEMM operands: its precision's, with its recipe's scales."""
+    par, precision = job.parallelism, job.shape.precision
+    return gemm_operand_bytes(precision, par.fp4_recipe if precision == "fp4" else par.fp8_recipe)
+
+
 def bf16_layers(job: Job) -> set[int]:
     """Decoder layers an FP8/FP4 run keeps in BF16 (Megatron --first-last-layers-bf16 with
     --num-layers-at-start-in-bf16 / --num-layers-at-end-in-bf16, 1 and 1 by default)."""
@@ -159,6 +166,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)
     cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
+    operand_bytes = job_operand_bytes(job)
 
     high_precision = bf16_layers(job)
     gap = 1.0 + ac.kernel_gap_fraction * launch_gap_share(job, k)
@@ -169,7 +177,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     # the groups answer every collective it asked for as before, and those asked again
     whole_key = None
     if memo is not None:
-        whole_key = ("phases", m, sharding, peak, peak16, gemm_eff, cast_bytes, attn_peak,
+        whole_key = ("phases", m, sharding, peak, peak16, gemm_eff, cast_bytes, operand_bytes, attn_peak,
                      tuple(sorted(high_precision)), gap, offload, plan.pp, plan.vp, plan.tp, plan.cp,
                      layout.layers_key, layout.patterns.shape, layout.patterns.tobytes())
         hit = memo.get(whole_key)
@@ -185,7 +193,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         # collectives they asked for, and reused when every answer is the same again
         if memo is None:
             return layer_costs(slowdown, comm)
-        key = (slowdown, m, sharding, gemm_eff, cast_bytes, attn_peak, tuple(sorted(high_precision)))
+        key = (slowdown, m, sharding, gemm_eff, cast_bytes, operand_bytes, attn_peak, tuple(sorted(high_precision)))
         hit = memo.get(key)
         if hit is not None and _same_answers(comm, hit[1]):
             for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
@@ -197,7 +205,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         return costs
 
     def layer_costs(slowdown: float, comm):
-        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak)
+        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak, operand_bytes)
         dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
         moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
         if high_precision:  # the layers kept in BF16 run at the BF16 rate, without casts
