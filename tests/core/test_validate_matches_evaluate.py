@@ -176,3 +176,28 @@ def test_a_one_server_job_still_runs_on_a_cut_off_server(tmp_path):
     path.write_text(six(8, down=("uAS", "uAT")))
     e_code, _, e_err = run_cli("evaluate", path)
     assert e_code == 0 and "skipped" not in e_err, e_err
+
+
+def test_the_windows_engine_follows_parts_going_down_and_up(tmp_path):
+    """One Engine across edits, as the window keeps it: the servers a job skips follow each state edit
+    (the placement it remembers is not reused once other cables are out of service)."""
+    from designer.core.engine.evaluate import Engine
+    from designer.core.io import load_document
+    from designer.core.problems import DesignerError
+
+    path = tmp_path / "live.yaml"
+    path.write_text(six(32))
+    doc, engine = load_document(path), Engine()
+    assert engine.evaluate(doc).warnings == []
+    for name in ("uAS", "uAT"):
+        doc.update(name, state="down")
+    result = engine.evaluate(doc)
+    assert any("skipped" in w and "node0, node1" in w for w in result.warnings)
+    assert result.jobs[0].node_ids == ["node2", "node3", "node4", "node5"]
+    for name in ("uAS", "uAT"):
+        doc.update(name, state="up")
+    engine.evaluate(doc)
+    for name in ("S", "uBT", "uCT"):
+        doc.update(name, state="down")
+    with pytest.raises(DesignerError, match="32 GPUs across servers but 16"):
+        engine.evaluate(doc)

@@ -159,6 +159,8 @@ class Engine:
     def place_jobs(self, doc: Document, fabric: Fabric):
         """place_jobs, kept while the fabric (servers up and down) and the jobs' placements stay the same."""
         key = [(j.name, j.placement, j.parallelism.num_gpus if j.parallelism else None) for j in document_jobs(doc)]
+        # which servers a job across servers can reach follows the cables and NICs out of service
+        key.append((np.flatnonzero(fabric.link_cap_Bps <= 0).tobytes(), np.flatnonzero(fabric.nic_cap_Bps <= 0).tobytes()))
         hit = self.cache.job_placement
         if hit is not None and hit[0] is fabric and hit[1] == key:
             specs = document_jobs(doc)  # the same GPUs; the jobs' workloads and plans as they are now

@@ -195,9 +195,10 @@ def _listed(doc, spec, path, node_index, node_start, fabric, owner, jobs, unusab
                 element=nid, fix=f"list another server for job {spec.name}, or mark {nid} up"))
             continue
         if nid in unusable:
+            fix = unusable_fix({nid: unusable[nid]}, fewer=False)
             problems.append(Problem(
                 f"job {spec.name} lists server {nid}, which it cannot reach: {unusable[nid]}", f"{path}.placement.nodes",
-                element=nid, fix=f"list another server for job {spec.name}, or {unusable_fix({nid: unusable[nid]}, fewer=False)}"))
+                element=nid, fix=f"list another server for job {spec.name}, or {fix}"))
             continue
         taken = span[owner[span] >= 0]
         if taken.size:
