@@ -201,3 +201,29 @@ def test_the_windows_engine_follows_parts_going_down_and_up(tmp_path):
         doc.update(name, state="down")
     with pytest.raises(DesignerError, match="32 GPUs across servers but 16"):
         engine.evaluate(doc)
+
+
+def _jobs(text: str, jobs: list[tuple[str, str]]) -> str:
+    """`six`'s design with spec.jobs (name, placement) in place of its one job."""
+    head = text[:text.index("  workload:")]
+    return head + "  jobs:\n" + "".join(
+        f"  - name: {name}\n    workload: {{preset: llama3-8b, global_batch_size: 96}}\n"
+        f"    parallelism: {{tensor_model_parallel_size: 8}}\n    placement: {placement}\n" for name, placement in jobs)
+
+
+@pytest.mark.parametrize("jobs, refusal", [
+    ([("a", "{gpus: 16}"), ("b", "{gpus: 16}")], None),  # both fit on B's and C's four servers
+    ([("a", "{gpus: 24}"), ("b", "{gpus: 16}")], "the jobs larger than one server need 40 GPUs but 32"),
+    ([("a", "{gpus: 16}"), ("c", "{nodes: [node0, node1]}")], "job c lists server node0, which it cannot reach"),
+])
+def test_several_jobs_around_a_leaf_cut_off(jobs, refusal, tmp_path):
+    path = tmp_path / "jobs.yaml"
+    path.write_text(_jobs(six(32, down=("uAS", "uAT")), jobs))
+    v_code, _, v_err = run_cli("validate", path)
+    e_code, _, e_err = run_cli("evaluate", path)
+    if refusal is None:
+        assert ": 0 error(s)" in v_err and e_code == 0, (v_err, e_err)
+        assert "skipped servers it cannot reach: node0, node1" in e_err
+    else:
+        assert v_code == 65 and e_code == 65 and refusal in v_err and refusal in e_err, (v_err, e_err)
+        assert f"{path}:" in v_err and "uAS, uAT" in v_err

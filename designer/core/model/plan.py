@@ -88,7 +88,8 @@ def jobs_reach_problems(doc) -> list[Problem]:
         if not servers:
             by_policy.append(gpus)
             continue
-        listed_gpus += gpus
+        gpu_count = {n.id: max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes}
+        listed_gpus += min(gpus, sum(gpu_count.get(n, 0) for n in servers if n not in unusable))  # theirs
         if gpus <= one_server:
             continue
         for nid in [n for n in servers if n in unusable][:3]:
@@ -115,9 +116,10 @@ def reach_problems(doc, asked: list[int], where: str, unusable: dict[str, str] |
                  if n.role == "compute" and n.state != "down" and n.id not in unusable) - taken
     if spanning <= usable:
         return []
-    whose = "the job needs" if len(asked) == 1 else "the jobs across servers need"
-    return [Problem(f"{whose} {spanning:,} GPUs across servers but {usable:,} are on servers they can reach "
-                    f"({describe_unusable(unusable)})", where, fix=unusable_fix(unusable))]
+    said = (f"the job needs {spanning:,} GPUs across servers but {usable:,} are on servers it can reach"
+            if len(asked) == 1 else
+            f"the jobs larger than one server need {spanning:,} GPUs but {usable:,} are on servers they can reach")
+    return [Problem(f"{said} ({describe_unusable(unusable)})", where, fix=unusable_fix(unusable))]
 
 
 def check_jobs(doc, catalog=None) -> list:
