@@ -46,11 +46,13 @@ spec:
       nic_count: 2
       rack: r0
       slot: 0
+      gpus_per_nic: 4
     - id: n1
       accelerator: H100
       nic_count: 2
       rack: r0
       slot: 4
+      gpus_per_nic: 4
   switches:
     - {id: leaf0, fabric: infiniband, tier: leaf, radix: 8, rack: net, slot: 0}
   links:

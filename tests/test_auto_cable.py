@@ -49,7 +49,7 @@ def test_copied_server_joins_its_rack_neighbours_rails_and_the_engine_runs_it(tm
     save_document(doc, uncabled)
     code, _, err = run_cli("evaluate", uncabled, "--set", "workload.preset=llama3-8b",
                            "--set", "parallelism.tensor_model_parallel_size=8")
-    assert code == 65 and "node15 has no connected NIC" in err, err  # what Connect to fabric fixes
+    assert code == 65 and "node15: GPU 0's NIC nic0 is not cabled" in err, err  # what Connect to fabric fixes
 
     cabling = plan_connection(doc, "node15")
     assert len(cabling.links) == neighbour.nic_count == 8

@@ -238,6 +238,27 @@ def test_iblinkinfo_of_a_real_edr_switch_with_a_management_host(tmp_path):
     assert "2 GPU servers + 1 service host(s)" in err and run_cli("validate", out)[0] == 0
 
 
+def test_iblinkinfo_of_a_qdr_infiniscale_switch_with_32_ports_polling(tmp_path):
+    # an InfiniScale IV (36 ports, QDR) with four single-HCA hosts at 4X 10.0 Gbps and 32 ports Down/Polling;
+    # the hosts' blocks print "Active/ LinkUp" with one space, the switch's with two
+    doc, err, out = _import(tmp_path, DATA / "iblinkinfo" / "infiniscale-iv-qdr-4host.txt", "iblinkinfo")
+    assert len(doc.switches) == 1 and doc.switches[0].radix == 36 and doc.switches[0].port_gbps == 40
+    assert sorted(n.id for n in doc.nodes) == ["centos-data-200", "centos-data-201", "centos-data-202",
+                                               "kube-node-100"]
+    assert len(doc.links) == 4 and {link.bandwidth_gbps for link in doc.links} == {40}
+    ports = sorted(e for link in doc.links for e in (link.a, link.b) if e.startswith(doc.switches[0].id))
+    assert ports == [f"{doc.switches[0].id}:p{k}" for k in range(4)]  # switch ports 1-4, numbered from 0
+    assert "1 switches, 4 hosts, 4 cables" in err and run_cli("validate", out)[0] == 0
+
+
+def test_a_site_topology_conf_whose_top_switch_names_other_switches_is_refused_at_its_line(tmp_path):
+    # a site's documented topology.conf: the core lists ibswitch0[1-2], the leaves are cf-ibswitch01/02
+    src = DATA / "slurm" / "site-howto-core-names-no-leaf.conf"
+    code, _, err = run_cli("import", "slurm-topology", src, "-o", tmp_path / "c.yaml")
+    assert code == 65 and not (tmp_path / "c.yaml").exists()
+    assert f"{src}:8:1: switch ibcore names switch 'ibswitch01'" in err and "did you mean cf-ibswitch01?" in err
+
+
 def test_iblinkinfo_garbled_lines_are_located(tmp_path):
     lines = (DATA / "iblinkinfo" / "edr-sb7700-hpl-2node.txt").read_text().splitlines()
     src = tmp_path / "links.txt"

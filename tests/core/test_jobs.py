@@ -352,3 +352,17 @@ def test_a_failure_that_stops_one_job_costs_the_others_without_it_on_their_serve
     a_down = next(f for f in servers if f["stopped"] == ["a"])
     assert a_down["slowdown"]["b"] < -0.01  # a's share of the up-links is b's again
     assert "job a" in a_down["reason"]
+
+
+def test_a_failure_stops_the_job_on_the_part_not_a_job_placed_again_around_it(tmp_path):
+    """`designer failures` on two jobs placed by policy: a leaf down stops both (their servers hang
+    from it), not one job moved around the leaf; a server down stops the job that has that server."""
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "shared-roce-256gpu-2jobs.yaml"
+    code, out, err = run_cli("failures", example, "--json")
+    assert code == 0, err
+    failures = json.loads(out)["failures"]
+    leaves = [f for f in failures if f["kind"] == "leaf switch"]
+    assert leaves and all(sorted(f["stopped"]) == ["llama3-8b-dp", "qwen3-30b-moe"] for f in leaves)
+    owner = {n: job.name for job in Engine().evaluate(load_document(example)).jobs for n in job.node_ids}
+    servers = [f for f in failures if f["kind"] == "server"]
+    assert len(servers) == 2 and all(f["stopped"] == [owner[f["element"]]] for f in servers), servers

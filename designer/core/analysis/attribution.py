@@ -18,6 +18,7 @@ from ..engine.constants import accelerator_constants, engine_constants, uses_fla
 from ..engine.evaluate import Evaluation, resolve_job
 from ..engine.memory import estimate_memory
 from ..engine.stages.layout import stage_layers
+from ..model.network_reach import job_servers
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
 from ..model.pipeline_split import split_options
@@ -55,7 +56,7 @@ def link_class_of(resource: str, doc: Document) -> str:
 
 def stragglers(doc: Document, num_gpus: int) -> list[str]:
     out = []
-    for node in doc.first_servers(num_gpus):
+    for node in job_servers(doc, num_gpus):
         if node.slowdown > 1:
             out.append(f"{node.id} ({node.slowdown:g}x slower)")
         for i, f in enumerate(node.gpu_slowdown or []):

@@ -50,6 +50,9 @@ LINK_CLASSES: dict[str, str] = {
 }
 LATENCY_TERMS = ("net_overhead_us",)
 UNEXPLAINED = 0.10  # a row still more than 10 % off after the fit is named as not explained
+# A fit that leaves a row further off than this does not describe the cluster the log ran on: refused
+# (a fitted set of values is kept only when it explains the rows it was fitted on)
+FAR_OFF = 0.25
 MIN_ELASTICITY = 0.05  # |d log t / d log eff| below this on every row: the rows cannot see the constant
 HUBER_DELTA = 0.05  # rows more than ~5 % off count linearly, not quadratically
 MAX_ITERATIONS = 40
@@ -278,6 +281,12 @@ def calibrate(doc: Document, runs: list[MeasuredRun], catalog: Catalog | None = 
         if abs(fit.error_after) > abs(fit.error_before) + tolerance:
             result.refusals.append(f"{fit.where} ({fit.run.op}, {fit.size_bytes} B) would get worse: "
                                    f"{fit.error_before:+.1%} before, {fit.error_after:+.1%} after")
+    far = [fit for fit in rows if abs(fit.error_after) > FAR_OFF]
+    if far:
+        result.refusals.append(f"{len(far)} row(s) stay more than {FAR_OFF:.0%} off after the fit ("
+                               + ", ".join(f"{f.size_bytes} B {f.error_after:+.1%}" for f in far[:4])
+                               + (" ..." if len(far) > 4 else "") + "): these values do not describe the cluster")
+    result.notes += _network_rate_notes(doc, predictor, runs, rows, visible)
     if dof <= 0:
         result.notes.append(f"{len(r)} rows for {len(x)} constants: no uncertainty can be given")
     result.notes += _uninformed_classes(visible)
@@ -285,6 +294,44 @@ def calibrate(doc: Document, runs: list[MeasuredRun], catalog: Catalog | None = 
         result.partial = _by_size_range(doc, predictor, runs, measured, before, visible, start, tolerance,
                                         sources or [])
     return result
+
+
+NIC_EFFICIENCIES = ("infiniband_nic_efficiency", "ethernet_nic_efficiency")
+
+
+def _network_rate_notes(doc: Document, predictor: Predictor, runs: list[MeasuredRun], rows: list[RowFit],
+                        visible: list[str]) -> list[str]:
+    """When the largest rows of a log across servers are far slower than the design's NICs give: the
+    rate per NIC that alone would explain the largest row (the NIC efficiency solved for it), against
+    the design's line rate. A cluster whose NICs deliver a fraction of their rate (NCCL using fewer
+    NICs, no GPUDirect RDMA, a PCIe setting) is a fact about the cluster, not an efficiency to fit."""
+    nic = [name for name in NIC_EFFICIENCIES if name in visible]
+    largest = max(rows, key=lambda f: f.size_bytes, default=None)
+    if not nic or largest is None or largest.error_before > -FAR_OFF:
+        return []
+    name, row = nic[0], rows.index(largest)
+    low, high = _range(name)
+
+    def error(value: float) -> float:
+        return float(np.log(predictor.times_us({name: value})[row] / largest.measured_us))
+
+    if error(low) < 0:  # even at the lowest efficiency the network is not what holds this row
+        return [f"the largest row ({largest.size_bytes} B) is {1 / (1 + largest.error_before):.1f}x slower than "
+                "the design gives, and no NIC rate explains it: check the design's servers and links against "
+                "the cluster the log ran on"]
+    for _ in range(30):  # the time falls as the efficiency rises: bisect on the log of the efficiency
+        mid = float(np.sqrt(low * high))
+        low, high = (mid, high) if error(mid) > 0 else (low, mid)
+    value = float(np.sqrt(low * high))
+    members = predictor.members[runs.index(largest.run)]
+    node = doc.nodes[int(np.searchsorted(np.cumsum([n.accelerator_count for n in doc.nodes]), members[0],
+                                         side="right"))]
+    line = node.nic_gbps
+    return [f"the largest row ({largest.size_bytes} B) is {1 / (1 + largest.error_before):.1f}x slower than the "
+            f"design's {node.nic_count} x {line:g} Gb/s NICs per server give; the network alone would explain it "
+            f"at {value * line:.0f} Gb/s per NIC ({name} {value:.3f}, {value:.0%} of the line rate): the "
+            "cluster's NICs did not run at their rate in this log (NCCL_DEBUG=INFO names the NICs NCCL used and "
+            "whether GPUDirect RDMA was on), or the design's NICs are not the cluster's"]
 
 
 def _uninformed_classes(visible: list[str]) -> list[str]:

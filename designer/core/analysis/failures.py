@@ -75,6 +75,9 @@ def rank_failures(doc: Document, engine: Engine | None = None, progress=None) ->
     total_gpus = sum(gpus.values()) or 1
     todo = candidates(doc, base)
     work = doc.copy()
+    if doc.spec.jobs:  # a failure does not move the jobs: each keeps its servers (a job placed by policy
+        # would otherwise be placed again around the part down, as a new job would)
+        work.set_jobs(_pinned(doc, base))
     out = []
     for n, (element, kind) in enumerate(todo):
         if progress is not None and progress(n, len(todo)) is False:
@@ -101,6 +104,14 @@ def rank_failures(doc: Document, engine: Engine | None = None, progress=None) ->
         out.append(failure)
     out.sort(key=lambda f: (-f.lost_gpu_share, f.element))
     return out
+
+
+def _pinned(doc: Document, base) -> list:
+    """The jobs of spec.jobs, each listing the servers it has in `base` (rank order) and its GPU count."""
+    where = {job.name: job for job in base.jobs}
+    return [dataclasses.replace(spec, placement=JobPlacement(nodes=list(where[spec.name].node_ids),
+                                                             gpus=where[spec.name].result.num_gpus))
+            for spec in doc.spec.jobs]
 
 
 def _without(engine: Engine, work: Document, base, stopped: list[str], today: dict[str, float]) -> dict[str, float]:

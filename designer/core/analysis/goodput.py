@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from ..model.network_reach import job_servers
 from ..model.document import Document
 from ..model.elements import Node
 from ..model.reliability import ReliabilityConstants
@@ -97,7 +98,7 @@ def estimate_goodput(doc: Document, num_gpus: int, parameters: float, rc: Reliab
     """Goodput of a job of `num_gpus` GPUs training a model of `parameters` parameters on `doc`;
     `model_parallel_gpus`: the plan's TP x CP x EP group, which decides whether a fault inside an
     NVLink domain larger than a server takes the whole domain out."""
-    nodes = doc.first_servers(num_gpus)
+    nodes = job_servers(doc, num_gpus)
     servers = len(nodes)
     per_server = max(1, min((n.accelerator_count for n in nodes), default=8))
     nics = sum(n.nic_count for n in nodes)

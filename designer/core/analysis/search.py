@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ..engine.constants import accelerator_constants, engine_constants, uses_flash_attention
 from ..engine.evaluate import Engine, resolve_job
 from ..io import dumps_document
+from ..model.network_reach import job_servers
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
 from ..model.plan import ResolvedPlan
@@ -61,7 +62,7 @@ class SearchResult:
 
 
 def _cluster_facts(doc: Document, catalog: Catalog, num_gpus: int):
-    nodes = doc.first_servers(num_gpus)
+    nodes = job_servers(doc, num_gpus)
     if not nodes:
         raise DesignerError([Problem("the cluster has no accelerators", "spec.nodes", fix="add servers")])
     acc = catalog.accelerator(nodes[0].accelerator)

@@ -25,7 +25,8 @@ from .collectives import CollectiveModel
 from .cache import EngineCache
 from .constants import EngineConstants, engine_constants
 from .fabric import Fabric, build_fabric, refresh_capacities, sync_view
-from .job_placement import PlacedJob, place_jobs
+from ..model.network_reach import describe_unusable
+from .job_placement import PlacedJob, maybe_unusable, place_jobs
 from .placement import Placement, place
 from .schedule import ScheduleResult, StageTimes, simulate_steady
 from .stages.breakdown import BREAKDOWN_KEYS, HIDDEN_KEYS, decompose_step
@@ -87,7 +88,7 @@ class Engine:
         t0 = time.perf_counter()
         k = engine_constants(doc.spec.calibration)
         fabric = self.fabric(doc, k)
-        if not doc.spec.jobs and bool(fabric.gpu_up.all()):  # one job on the first GPUs
+        if not doc.spec.jobs and bool(fabric.gpu_up.all()) and not maybe_unusable(fabric):  # one job, first GPUs
             spec = document_jobs(doc)[0]
             placed = PlacedJob(0, spec, None, "spec")
             result = self.evaluate_job(doc, placed, fabric)
@@ -143,6 +144,11 @@ class Engine:
                 while work:
                     work.pop().finish(job.result, doc)
             job.node_ids = job.nodes(fabric.node_ids, fabric.gpu_node)
+        if placement.skipped:  # say which servers the jobs across servers left out, and why
+            note = f"placement skipped servers it cannot reach: {describe_unusable(placement.skipped)}"
+            for job in results:
+                if len(job.placed.gpus) > int(fabric.node_gpus.max(initial=0)) and note not in job.result.warnings:
+                    job.result.warnings.append(note)
         first = results[0].result
         first.jobs = results
         for job in results:
@@ -153,6 +159,8 @@ class Engine:
     def place_jobs(self, doc: Document, fabric: Fabric):
         """place_jobs, kept while the fabric (servers up and down) and the jobs' placements stay the same."""
         key = [(j.name, j.placement, j.parallelism.num_gpus if j.parallelism else None) for j in document_jobs(doc)]
+        # which servers a job across servers can reach follows the cables and NICs out of service
+        key.append((np.flatnonzero(fabric.link_cap_Bps <= 0).tobytes(), np.flatnonzero(fabric.nic_cap_Bps <= 0).tobytes()))
         hit = self.cache.job_placement
         if hit is not None and hit[0] is fabric and hit[1] == key:
             specs = document_jobs(doc)  # the same GPUs; the jobs' workloads and plans as they are now

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..model.document import Document
 from ..model.jobs import JobSpec, document_jobs, job_path
+from ..model.network_reach import describe_unusable, unusable_fix, unusable_servers
 from ..model.plan import check_job
 from ..problems import Problem
 from .fabric import Fabric, gpus_up
@@ -45,6 +46,8 @@ class Placement:
     jobs: list[PlacedJob]
     problems: list[Problem]
     gpu_owner: np.ndarray  # job index of each GPU, -1 free
+    # servers up that a job across servers cannot use (network_reach.unusable_servers), with why
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def job_gpu_count(doc: Document, spec: JobSpec, single: bool) -> int | None:
@@ -58,11 +61,25 @@ def job_gpu_count(doc: Document, spec: JobSpec, single: bool) -> int | None:
     return None
 
 
+def maybe_unusable(fabric: Fabric) -> bool:
+    """Some server may be unusable for a job across servers (a cable or switch down, a GPU without a
+    cabled NIC): the fabric's arrays say when certainly not, without reading the design."""
+    nics = fabric.gpu_nic
+    return bool((fabric.link_cap_Bps <= 0).any() or (nics < 0).any() or (fabric.nic_cap_Bps <= 0).any())
+
+
 def place_jobs(doc: Document, fabric: Fabric, up: np.ndarray | None = None) -> Placement:
+    """Every job's GPUs. A job larger than one server skips the servers it could not reach
+    (unusable_servers): it runs on the others, and Placement.skipped says which and why."""
     jobs = document_jobs(doc)
     single = not doc.spec.jobs
     up = gpus_up(doc, fabric) if up is None else up
     owner = np.where(up, -1, -2)  # -2: down
+    unusable = unusable_servers(doc) if maybe_unusable(fabric) else {}
+    off_network = np.zeros(len(owner), dtype=bool)  # GPUs of those servers
+    if unusable:
+        off_network[np.isin(fabric.gpu_node, [i for i, n in enumerate(fabric.node_ids) if n in unusable])] = True
+    one_server = int(fabric.node_gpus.max(initial=0))
     problems: list[Problem] = []
     placed: dict[int, PlacedJob] = {}
     node_index = {n.id: i for i, n in enumerate(doc.nodes)}
@@ -79,8 +96,10 @@ def place_jobs(doc: Document, fabric: Fabric, up: np.ndarray | None = None) -> P
     for i in explicit + by_policy:
         spec, path = jobs[i], job_path(doc, i)
         want = job_gpu_count(doc, spec, single)
+        spans = want > one_server if want else len(spec.placement.nodes) + len(spec.placement.racks) > 1
         if i in explicit:
-            gpus, found = _listed(doc, spec, path, node_index, node_start, fabric, owner, jobs)
+            gpus, found = _listed(doc, spec, path, node_index, node_start, fabric, owner, jobs,
+                                  unusable if spans else {})
             problems += found
             if found:
                 continue
@@ -97,16 +116,27 @@ def place_jobs(doc: Document, fabric: Fabric, up: np.ndarray | None = None) -> P
                                         fix="set placement.gpus (or parallelism.num_gpus), or list its servers "
                                             "in placement.nodes"))
                 continue
-            free = int(np.sum(owner == -1))
+            reachable = np.where(off_network & (owner == -1), -3, owner) if spans and unusable else owner
+            free = int(np.sum(reachable == -1))
             if want > free:
-                problems.append(_no_room(doc, spec, path, want, free, owner, jobs, up, single))
+                lost = int(np.sum((owner == -1) & (reachable != -1)))
+                problems.append(_cut_off(spec, path, want, free, unusable, single) if lost and want <= free + lost
+                                else _no_room(doc, spec, path, want, free, owner, jobs, up, single))
                 continue
-            gpus = _by_policy(spec.placement.policy, want, owner, fabric)
+            gpus = _by_policy(spec.placement.policy, want, reachable, fabric)
         owner[gpus] = i
         placed[i] = PlacedJob(i, spec, gpus.astype(np.int64), path)
     by_path = sorted(((job_path(doc, i), j.name) for i, j in enumerate(jobs)), key=lambda pn: -len(pn[0]))
     problems = [_of_job(p, by_path) for p in problems]
-    return Placement([placed[i] for i in sorted(placed)], problems, owner)
+    return Placement([placed[i] for i in sorted(placed)], problems, owner, unusable)
+
+
+def _cut_off(spec, path, want, free, unusable, single) -> Problem:
+    """A job that would fit but for the servers it cannot reach."""
+    return Problem(f"job {spec.name} needs {want:,} GPUs across servers but {free:,} are on servers it can reach "
+                   f"({describe_unusable(unusable)})",
+                   f"{path}.parallelism.num_gpus" if single else f"{path}.placement.gpus",
+                   fix=unusable_fix(unusable))
 
 
 def _of_job(problem: Problem, by_path: list[tuple[str, str]]) -> Problem:
@@ -130,7 +160,7 @@ def check_jobs(doc: Document, fabric: Fabric, catalog=None) -> list[Problem]:
     return problems
 
 
-def _listed(doc, spec, path, node_index, node_start, fabric, owner, jobs):
+def _listed(doc, spec, path, node_index, node_start, fabric, owner, jobs, unusable):
     """The free GPUs of the servers (or racks) a job lists, in that order, or its problems."""
     problems = []
     ids = list(spec.placement.nodes)
@@ -163,6 +193,12 @@ def _listed(doc, spec, path, node_index, node_start, fabric, owner, jobs):
             problems.append(Problem(
                 f"job {spec.name} lost server {nid}: it is down ({len(span)} GPUs)", f"{path}.placement.nodes",
                 element=nid, fix=f"list another server for job {spec.name}, or mark {nid} up"))
+            continue
+        if nid in unusable:
+            fix = unusable_fix({nid: unusable[nid]}, fewer=False)
+            problems.append(Problem(
+                f"job {spec.name} lists server {nid}, which it cannot reach: {unusable[nid]}", f"{path}.placement.nodes",
+                element=nid, fix=f"list another server for job {spec.name}, or {fix}"))
             continue
         taken = span[owner[span] >= 0]
         if taken.size:

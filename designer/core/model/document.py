@@ -144,17 +144,6 @@ class Document:
         """GPUs jobs can run on: those of compute servers (storage, login and service hosts have none)."""
         return sum(n.accelerator_count for n in self.spec.nodes if n.role == "compute")
 
-    def first_servers(self, num_gpus: int) -> list[Node]:
-        """The servers, in file order, up to the one that brings their GPUs to `num_gpus`: those a job
-        of `num_gpus` GPUs runs on when placed from the first (the engine's packed placement)."""
-        out, seen = [], 0
-        for node in self.spec.nodes:
-            if seen >= num_gpus:
-                break
-            out.append(node)
-            seen += node.accelerator_count
-        return out
-
     def counts(self) -> dict[str, int]:
         return {
             "racks": len(self.racks),

@@ -74,16 +74,20 @@ class Island:
     pods_without_core: list[int]  # a switch of each of its pods that has no cable to a core switch, while
     # servers of other pods wait beyond the core tier
     core: list[int]  # the core switches it reaches, while another island reaches other ones
+    down: tuple[str, ...] = ()  # (operational islands) the elements marked down that cut it off
 
 
-def server_islands(doc: Document) -> list[Island]:
+def server_islands(doc: Document, operational: bool = False) -> list[Island]:
     """The groups of compute servers (servers with GPUs and role compute) that the engine's routes
     join: one group when every server reaches every other; the largest first. A server reaches
     another on a leaf they share (a rail-only fabric is one group); beyond it through its leaf's
     up-links to the leaf's pod; beyond the pod through the pod's cables to the core switches (and
-    cables between core switches)."""
+    cables between core switches). `operational`: as the design runs now, the servers marked down
+    left out and the cables marked down (or ending on a switch marked down) carrying nothing; the
+    cables keep the roles the whole design gives them, as in the engine's fabric."""
     links, nodes, switches = doc.links, doc.nodes, doc.switches
-    compute = [i for i, n in enumerate(nodes) if n.role == "compute" and n.accelerator_count > 0]
+    compute = [i for i, n in enumerate(nodes) if n.role == "compute" and n.accelerator_count > 0
+               and not (operational and n.state == "down")]
     if len(compute) < 2 or not switches:  # (servers with no switch at all: the NIC check names them)
         return [Island([nodes[i].id for i in compute], [], [], [])] if compute else []
     node_ids, switch_ids = list(map(attrgetter("id"), nodes)), list(map(attrgetter("id"), switches))
@@ -103,21 +107,27 @@ def server_islands(doc: Document) -> list[Island]:
     is_leaf[leaf_end] = True
     ss = np.flatnonzero(network & a_sw & b_sw & (a.index != b.index))
     routes = switch_links(tier, is_leaf, tray, ss, a.index[ss].astype(np.int64), b.index[ss].astype(np.int64))
+    carries = np.ones(len(links), dtype=bool)
+    if operational:
+        carries = cables_up(doc, a, b)
+        node_end, leaf_end = node_end[carries[nic]], leaf_end[carries[nic]]
+    up_cable = carries[routes.links]
     has_up = np.zeros(n_sw, dtype=bool)
-    has_up[routes.lower[routes.uplink]] = True
-    has_up[routes.upper[routes.upper_uplink]] = True
+    has_up[routes.lower[routes.uplink & up_cable]] = True
+    has_up[routes.upper[routes.upper_uplink & up_cable]] = True
+    to_core = routes.to_core & up_cable
     n_pods = int(routes.pod.max(initial=-1)) + 1
     pod_core = np.zeros(n_pods, dtype=bool)
-    pod_core[routes.pod[routes.lower[routes.to_core]]] = True
+    pod_core[routes.pod[routes.lower[to_core]]] = True
 
     # components over servers, switches and pods: a server joins its leaves; a leaf with up-links its
     # pod; a pod with core cables the cores it reaches; cores joined by cables join
     pod_node = n_nodes + n_sw
     up_leaves = np.flatnonzero(has_up & (routes.pod >= 0))
-    core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2)
-    u = np.concatenate([node_end, n_nodes + up_leaves, pod_node + routes.pod[routes.lower[routes.to_core]],
+    core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2) & up_cable
+    u = np.concatenate([node_end, n_nodes + up_leaves, pod_node + routes.pod[routes.lower[to_core]],
                         n_nodes + routes.lower[core_core]])
-    v = np.concatenate([n_nodes + leaf_end, pod_node + routes.pod[up_leaves], n_nodes + routes.upper[routes.to_core],
+    v = np.concatenate([n_nodes + leaf_end, pod_node + routes.pod[up_leaves], n_nodes + routes.upper[to_core],
                         n_nodes + routes.upper[core_core]])
     label = components(n_nodes + n_sw + n_pods, u.astype(np.int64), v.astype(np.int64))
     root = label.tolist().__getitem__
@@ -139,8 +149,138 @@ def server_islands(doc: Document) -> list[Island]:
     for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
         bare = [s for s in leaves_of.get(key, []) if not has_up[s]]
         no_core = [_top(routes.pod == p, tier) for p in routed[key] if not pod_core[p]] if several_pods else []
-        islands.append(Island([node_ids[i] for i in members], bare, no_core, cores[key] if several_cores else []))
+        down = _down_around(doc, members, nic, a, b, routes) if operational else ()
+        islands.append(Island([node_ids[i] for i in members], bare, no_core, cores[key] if several_cores else [],
+                              down))
     return islands
+
+
+def cables_up(doc: Document, a, b, states: list[str] | None = None) -> np.ndarray:
+    """Per link: it carries traffic (not marked down, and no end on a switch marked down)."""
+    states = list(map(attrgetter("state"), doc.links)) if states is None else states
+    up = np.fromiter(map("down".__ne__, states), bool, len(states))
+    switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
+    if switch_down.any():
+        for end in (a, b):
+            up &= ~((end.kind == 2) & switch_down[np.where(end.kind == 2, end.index, 0)])
+    return up
+
+
+def _down_around(doc: Document, members: list[int], nic: np.ndarray, a, b, routes: SwitchLinks) -> tuple[str, ...]:
+    """The elements marked down on the way out of these servers: their NIC cables and leaves, the
+    leaves' up-links and the switches those reach."""
+    links, switches = doc.links, doc.switches
+    mine = np.zeros(len(doc.nodes), dtype=bool)
+    mine[members] = True
+    node_end = np.where(a.kind == 1, a.index, b.index)
+    sw_end = np.where(a.kind == 1, b.index, a.index)
+    own = np.flatnonzero(nic & mine[np.where(nic, node_end, 0)])
+    leaves = np.unique(sw_end[own])
+    is_mine = np.zeros(len(switches), dtype=bool)
+    is_mine[leaves] = True
+    ups = routes.links[is_mine[routes.lower] & routes.uplink]
+    far = np.unique(routes.upper[is_mine[routes.lower] & routes.uplink])
+    found = [links[i].id for i in np.concatenate([own, ups]).tolist() if links[i].state == "down"]
+    found += [switches[s].id for s in np.concatenate([leaves, far]).tolist() if switches[s].state == "down"]
+    return tuple(dict.fromkeys(found))
+
+
+def _ends(doc: Document):
+    node_ids, switch_ids = [n.id for n in doc.nodes], [s.id for s in doc.switches]
+    return (parse_endpoints(list(map(attrgetter("a"), doc.links)), node_ids, switch_ids),
+            parse_endpoints(list(map(attrgetter("b"), doc.links)), node_ids, switch_ids))
+
+
+def _nic_cables(doc: Document, a, b) -> np.ndarray:
+    """Per NIC of every server (servers in file order, then NIC number): the link index of its cable
+    to a switch, -1 for none. As the engine's fabric: a cable names its NIC; bundles take the next
+    NICs, cables without a port the server's next free ones, in file order."""
+    nodes, links = doc.nodes, doc.links
+    nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
+    base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
+    nic_link = np.full(int(nic_counts.sum()), -1, dtype=np.int64)
+    count = np.fromiter(map(attrgetter("count"), links), np.int64, len(links))
+    swap = (a.kind == 2) & (b.kind == 1)
+    node = np.where(swap, b.index, a.index).astype(np.int64)
+    port = np.where(swap, b.nic, a.nic).astype(np.int64)
+    # a cable to a network switch (the switch's fabric, not the link's kind: a kind that does not match
+    # its switch is an error of its own)
+    network = np.fromiter((sw.fabric in NETWORK for sw in doc.switches), bool, len(doc.switches))
+    cable = ((a.kind == 1) & (b.kind == 2)) | swap
+    cable &= network[np.where(cable, np.where(swap, a.index, b.index), 0)] if len(network) else False
+    simple = cable & (count == 1) & (port >= 0)
+    simple &= port < nic_counts[np.where(cable, node, 0)] if len(nodes) else simple
+    li = np.flatnonzero(simple)
+    nic_link[base[node[li]] + port[li]] = li
+    for i in np.flatnonzero(cable & ~simple).tolist():
+        ni = int(node[i])
+        mine = nic_link[base[ni]: base[ni] + nic_counts[ni]]
+        for c in range(int(count[i])):
+            local = int(port[i]) + c if port[i] >= 0 else int(next(iter(np.flatnonzero(mine < 0)), nic_counts[ni]))
+            if local >= nic_counts[ni]:
+                break
+            mine[local] = i
+    return nic_link
+
+
+def gpu_nics(node) -> list[list[int]]:
+    """The NICs (local numbers) each GPU of `node` sends through, as the engine's fabric assigns them:
+    GPU l uses NIC l // gpus_per_nic, or its `gpu_nic_affinity`; with k NICs per GPU (p5en's 16 for
+    8 GPUs) NICs l*k .. l*k+k-1. [] for a GPU past the last NIC."""
+    gpus, nics, per = node.accelerator_count, node.nic_count, node.gpus_per_nic
+    k = nics // gpus if per == 1 and gpus and nics >= 2 * gpus else 1
+    first = [g // per * k for g in range(gpus)]
+    affinity = node.gpu_nic_affinity
+    if affinity and len(affinity) == gpus and k == 1:
+        first = list(affinity)
+    return [list(range(f, min(f + k, nics))) if f < nics else [] for f in first]
+
+
+def unusable_servers(doc: Document) -> dict[str, str]:
+    """The compute servers that are up but that a job across servers cannot run on, each with why:
+    servers that cables or switches marked down cut off from the largest group of servers that still
+    reach each other, and servers with a GPU whose NIC is missing, not cabled, or whose cable or
+    leaf is down. File order. {} when every server up is usable (the common case: nothing down and
+    every NIC a GPU uses cabled)."""
+    out: dict[str, str] = {}
+    nodes, links = doc.nodes, doc.links
+    states = list(map(attrgetter("state"), links))
+    any_down = "down" in states or any(s.state == "down" for s in doc.switches)
+    a, b = _ends(doc)
+    nic_link = _nic_cables(doc, a, b)
+    up = cables_up(doc, a, b, states) if any_down else np.ones(len(links), dtype=bool)
+    nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
+    nic_node = np.repeat(np.arange(len(nodes)), nic_counts)
+    dead = (nic_link < 0) | ~up[np.maximum(nic_link, 0)]
+    suspects = np.flatnonzero(np.bincount(nic_node[dead], minlength=len(nodes))).tolist() if dead.any() else []
+    # ... and servers with more GPUs than NICs reach
+    suspects += [i for i, n in enumerate(nodes) if n.accelerator_count > n.nic_count * n.gpus_per_nic]
+    base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
+    for ni in sorted(set(suspects)):
+        node = nodes[ni]
+        if node.role != "compute" or node.state == "down" or not node.accelerator_count:
+            continue
+        for g, used in enumerate(gpu_nics(node)):
+            if not used:
+                out[node.id] = f"GPU {g} has no NIC ({node.nic_count} NICs for {node.accelerator_count} GPUs)"
+                break
+            bad = [n for n in used if dead[base[ni] + n]]
+            if bad:
+                cable = int(nic_link[base[ni] + bad[0]])
+                out[node.id] = (f"GPU {g}'s NIC nic{bad[0]} is not cabled" if cable < 0 else
+                                f"GPU {g}'s NIC nic{bad[0]} is cut off: its cable {links[cable].id} or its leaf "
+                                "is marked down")
+                break
+    if any_down:
+        islands = server_islands(doc, operational=True)
+        for island in islands[1:]:
+            shown = ", ".join(island.down[:6]) + (" ..." if len(island.down) > 6 else "")
+            why = (f"cut off from the other servers by elements marked down ({shown})" if island.down
+                   else "cut off from the other servers")
+            for server in island.servers:
+                out.setdefault(server, why)
+    order = {n.id: i for i, n in enumerate(nodes)}
+    return dict(sorted(out.items(), key=lambda kv: order[kv[0]]))
 
 
 def _top(members: np.ndarray, tier: np.ndarray) -> int:
@@ -160,3 +300,47 @@ def components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         label = label[label]  # jump: a chain of labels shortens each round
         if np.array_equal(before, label):
             return label
+
+
+def job_servers(doc: Document, num_gpus: int) -> list:
+    """The servers a job of `num_gpus` GPUs runs on when placed from the first, as the engine's
+    placer does (engine/job_placement.py): compute servers that are up, in file order, their GPUs up
+    counted, and for a job larger than one server none that it cannot reach (unusable_servers)."""
+    nodes = doc.nodes
+    one_server = max((n.accelerator_count for n in nodes), default=0)
+    skip = unusable_servers(doc) if num_gpus > one_server else {}
+    out, seen = [], 0
+    for node in nodes:
+        if seen >= num_gpus:
+            break
+        if node.role != "compute" or node.state == "down" or node.id in skip:
+            continue
+        up = max(0, node.accelerator_count - node.gpus_down)
+        if up:
+            out.append(node)
+            seen += up
+    return out
+
+
+def describe_unusable(unusable: dict[str, str], limit: int = 4) -> str:
+    """`unusable_servers`' answer in a sentence: the servers of each reason, the reason once."""
+    by_reason: dict[str, list[str]] = {}
+    for server, why in unusable.items():
+        by_reason.setdefault(why, []).append(server)
+    parts = []
+    for why, servers in by_reason.items():
+        shown = ", ".join(servers[:limit]) + (f" and {len(servers) - limit} more" if len(servers) > limit else "")
+        parts.append(f"{shown}: {why}")
+    return "; ".join(parts)
+
+
+def unusable_fix(unusable: dict[str, str], fewer: bool = True) -> str:
+    """What makes those servers usable again (`fewer`: or a job that asks for fewer GPUs)."""
+    fixes = []
+    if any("marked down" in why for why in unusable.values()):
+        fixes.append("mark the elements named up")
+    if any("not cabled" in why for why in unusable.values()):
+        fixes.append("cable the NICs named to a leaf switch")
+    if any("has no NIC" in why for why in unusable.values()):
+        fixes.append("set gpus_per_nic (or nic_count) so that every GPU has a NIC")
+    return ", or ".join(fixes + (["ask for fewer GPUs"] if fewer else []))

@@ -16,6 +16,7 @@ from . import suggestions
 from .job import (MAX_MICROBATCHES, REQUIRED_WORKLOAD_KEYS, Parallelism, Workload, parse_rank_order,
                   resolve_workload)
 from .jobs import asked_gpus, with_job_path
+from .network_reach import describe_unusable, unusable_fix, unusable_servers
 from .suggestions import divisors
 from .pipeline_split import SplitError, split_layers, split_options
 
@@ -63,7 +64,62 @@ def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
     if spec.workload is None and spec.parallelism is None:
         return []
     problems = check_job(spec.workload, spec.parallelism, doc.num_gpus(), catalog)[1]
+    asked = (spec.parallelism.num_gpus if spec.parallelism is not None else 0) or doc.num_gpus()
+    where = "spec.parallelism.num_gpus" if spec.parallelism is not None and spec.parallelism.num_gpus \
+        else "spec.parallelism"
+    problems += reach_problems(doc, [asked], where)
     return problems + fp8_recipe_problems(doc, spec.parallelism, catalog or default_catalog())
+
+
+def jobs_reach_problems(doc) -> list[Problem]:
+    """reach_problems for spec.jobs: a job larger than one server that lists a server it cannot reach
+    is named with that server; the jobs placed by policy must fit on the servers left."""
+    one_server = max((n.accelerator_count for n in doc.nodes), default=0)
+    asked = [asked_gpus(doc, job) or 0 for job in doc.spec.jobs]
+    if not any(a > one_server for a in asked):
+        return []
+    unusable = unusable_servers(doc)
+    if not unusable:
+        return []
+    problems, listed_gpus, by_policy = [], 0, []
+    rack_of = {n.id: n.rack for n in doc.nodes}
+    for i, (job, gpus) in enumerate(zip(doc.spec.jobs, asked)):
+        servers = list(job.placement.nodes) + [n for n, r in rack_of.items() if r in set(job.placement.racks)]
+        if not servers:
+            by_policy.append(gpus)
+            continue
+        gpu_count = {n.id: max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes}
+        listed_gpus += min(gpus, sum(gpu_count.get(n, 0) for n in servers if n not in unusable))  # theirs
+        if gpus <= one_server:
+            continue
+        for nid in [n for n in servers if n in unusable][:3]:
+            problems.append(Problem(f"job {job.name} lists server {nid}, which it cannot reach: {unusable[nid]}",
+                                    f"spec.jobs[{i}].placement.nodes", element=nid, job=job.name,
+                                    fix=f"list another server for job {job.name}, or "
+                                        + unusable_fix({nid: unusable[nid]}, fewer=False)))
+    return problems + reach_problems(doc, by_policy, "spec.jobs", unusable, listed_gpus)
+
+
+def reach_problems(doc, asked: list[int], where: str, unusable: dict[str, str] | None = None,
+                   taken: int = 0) -> list[Problem]:
+    """The jobs larger than one server (GPU counts `asked`) do not fit on the servers they can reach:
+    the placer (engine/job_placement.py) skips servers that elements marked down cut off and servers
+    with a GPU whose NIC is not cabled (network_reach.unusable_servers), and refuses those jobs."""
+    one_server = max((n.accelerator_count for n in doc.nodes), default=0)
+    spanning = sum(a for a in asked if a > one_server)
+    if not spanning:
+        return []
+    unusable = unusable_servers(doc) if unusable is None else unusable
+    if not unusable:
+        return []
+    usable = sum(max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes
+                 if n.role == "compute" and n.state != "down" and n.id not in unusable) - taken
+    if spanning <= usable:
+        return []
+    said = (f"the job needs {spanning:,} GPUs across servers but {usable:,} are on servers it can reach"
+            if len(asked) == 1 else
+            f"the jobs larger than one server need {spanning:,} GPUs but {usable:,} are on servers they can reach")
+    return [Problem(f"{said} ({describe_unusable(unusable)})", where, fix=unusable_fix(unusable))]
 
 
 def check_jobs(doc, catalog=None) -> list:
@@ -105,6 +161,8 @@ def check_jobs(doc, catalog=None) -> list:
     if asked > up:
         problems.append(Problem(f"the jobs ask for {asked:,} GPUs but the design has {up:,} that are up",
                                 "spec.jobs", fix="shrink or remove a job, add servers, or mark servers up"))
+    else:
+        problems += jobs_reach_problems(doc)
     for i, node in enumerate(doc.nodes):
         if node.gpus_down > node.accelerator_count:
             problems.append(Problem(f"server {node.id} has {node.gpus_down} GPUs down but only "

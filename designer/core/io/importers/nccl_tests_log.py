@@ -101,9 +101,17 @@ def _bad(file: str, line: int, message: str, fix: str = FIX) -> DesignerError:
     return DesignerError([Problem(message, file=file, line=line, fix=fix)])
 
 
+# a wrapper that names the test instead of the binary: GCP's `run_nccl_tests.sh -t all_gather -b 1K ...`
+_WRAPPER_TEST = re.compile(r"nccl\S*\s.*?(?:^|\s)(?:-t|--test)[ =](all_reduce|all_gather|reduce_scatter|alltoall|"
+                           r"sendrecv|broadcast|reduce)\b")
+
+
 def _op_from_name(text: str) -> str | None:
     m = _BINARY.search(text)
-    return BINARY_OPS[m.group(1)] if m else None
+    if m:
+        return BINARY_OPS[m.group(1)]
+    wrapped = _WRAPPER_TEST.search(text)
+    return BINARY_OPS[wrapped.group(1) + "_perf"] if wrapped else None
 
 
 def parse_nccl_tests(text: str, file: str, op: str | None = None) -> list[MeasuredRun]:
