@@ -333,6 +333,32 @@ class EngineConstants:
         "backward; only with more than one local expert and EP > 1. Source: Megatron-LM "
         "megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher)",
         unit="bytes", minimum=0, maximum=1024)
+    deepep_num_sms: int = _c(
+        20, "SMs DeepEP's normal dispatch/combine kernels occupy while they run (deep_ep/buffer.py "
+        "Buffer.num_sms = 20; Megatron --moe-flex-dispatcher-num-sms, 'historical default 20'): taken from the "
+        "compute they overlap", unit="SMs", minimum=1, maximum=1024)
+    hybridep_num_sms: int = _c(
+        16, "SMs HybridEP's TMA dispatch/combine kernels occupy (DeepEP hybrid-ep branch, docs/Hybrid-EP.md: "
+        "its measurements on H100, B200 and GB200 run 16 SMs)", unit="SMs", minimum=1, maximum=1024)
+    deepep_dispatch_GBps_per_sm: float = _c(
+        20.5, "DeepEP normal-kernel dispatch rate per SM it occupies, GB/s of BF16 tokens (algorithm bandwidth): "
+        "B200, 8 ranks, 4096 tokens x 7168, top-8, 348/494/619 GB/s on 16/24/32 SMs (DeepEP hybrid-ep branch, "
+        "docs/Hybrid-EP.md, DeepEP Torch API rows); the kernels copy with SM load/store instructions, so the rate "
+        "grows with the SMs until the link is the limit", unit="GB/s", minimum=0.1, maximum=1000)
+    deepep_combine_GBps_per_sm: float = _c(
+        17.5, "The same for DeepEP's combine (302/420/524 GB/s on 16/24/32 SMs, same table)",
+        unit="GB/s", minimum=0.1, maximum=1000)
+    hybridep_dispatch_GBps_per_sm: float = _c(
+        33.5, "HybridEP dispatch rate per SM, GB/s of BF16 tokens: 535.94 GB/s on 16 SMs, B200, 8 ranks (same "
+        "document, HybridEP Torch API row); TMA copies need fewer SMs for the same rate",
+        unit="GB/s", minimum=0.1, maximum=1000)
+    hybridep_combine_GBps_per_sm: float = _c(
+        33.2, "The same for HybridEP's combine (530.86 GB/s on 16 SMs)", unit="GB/s", minimum=0.1, maximum=1000)
+    deepep_max_nvl_peers: int = _c(
+        8, "GPUs DeepEP's normal kernels reach over NVLink (csrc/kernels/configs.cuh NUM_MAX_NVL_PEERS 8; CUDA "
+        "IPC inside one server, no multi-node NVLink: Megatron's transformer_config.py 'only hybridep supports "
+        "the MNNVL case'): beyond them it sends over RDMA to the same-index GPU of each other server, which "
+        "forwards over NVLink", unit="GPUs", minimum=1, maximum=1024)
     moe_expert_load_cv_aux_loss: float = _c(
         0.31, "Per-expert coefficient of variation of a trained router's load beyond sampling noise, with an "
         "auxiliary load-balancing loss (Megatron --moe-router-load-balancing-type aux_loss, its default; also "

@@ -52,7 +52,7 @@ UNMODELLED_WORKLOAD_KEYS = ()  # MLA, MTP, qk_layernorm and sliding windows are 
 # moe_router_force_load_balancing is costed: the engine spreads tokens evenly over the experts, which is
 # what forcing gives (an unforced router is warned about: stages/job.py).
 # The dispatchers are costed too (engine/compute.py): allgather gathers the EP group's tokens, flex
-# (DeepEP or HybridEP alike) sends a token once per remote NVLink domain (compute.flex_dedup).
+# sends a token once per remote unit and destination GPU, per backend (engine/moe.py FlexPath).
 UNMODELLED_PARALLELISM_KEYS = ("use_megatron_fsdp", "data_parallel_sharding_strategy",
                                "fsdp_double_buffer")
 
