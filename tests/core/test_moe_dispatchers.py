@@ -58,3 +58,18 @@ def test_dedup_share_is_physical():
     assert flex_dedup(8, 1) == 1.0
     assert flex_dedup(1, 8) == pytest.approx(1.0)  # one expert per token: nothing to share
     assert flex_dedup(8, 64) < 1.0 and flex_dedup(8, 2) < flex_dedup(8, 8) < flex_dedup(8, 64)
+
+
+def test_all_to_all_sends_half_its_buffer_across_two_servers(tmp_path):
+    """nccl-tests' alltoall on 2 x 8 H100: each GPU sends 1/16 of its buffer to every rank, 8 of them
+    on the other server: half the buffer over its own 400G NIC (50 GB/s x infiniband_nic_efficiency
+    0.96), so algbw = size / time is at most twice the NIC rate, 96 GB/s."""
+    path = tmp_path / "h2.yaml"
+    code, _, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "2", "--gpu", "H100")
+    assert code == 0, err
+    code, out, err = run_cli("nccl", path, "--op", "all_to_all", "--num-gpus", "16",
+                             "--min-bytes", str(2**30), "--max-bytes", str(2**30), "--json")
+    assert code == 0, err
+    row = json.loads(out)["designer_rows"][-1]
+    assert row["algbw"] == pytest.approx(2 * 50 * 0.96, rel=0.03)
+    assert row["algbw"] <= 2 * 50 * 0.96

@@ -672,7 +672,8 @@ class CollectiveModel:
             src_gpu, dst_gpu = here.ravel(), nxt.ravel()
             if pattern == "a2a":
                 # Every member sends 1/n of its buffer to each member elsewhere; per NIC that is
-                # (N-1)/N of the buffer on its rail. Model it as N-1 ring shifts of 1/(N g).
+                # (N-1)/N of the buffer S on its rail. Model it as N-1 ring shifts of S/N each, per
+                # bus byte (S (n-1)/n) n/(n-1) / N.
                 srcs, dsts, gids = [], [], []
                 for shift in range(1, N):
                     other = np.roll(sh.by_node, -shift, axis=1).reshape(G, N * g)
@@ -680,7 +681,7 @@ class CollectiveModel:
                     dsts.append(other.ravel())
                     gids.append(gid)
                 src_gpu, dst_gpu, gid = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(gids)
-                per = np.full(src_gpu.size, 1.0 / N)
+                per = np.full(src_gpu.size, n / max(n - 1, 1) / N)
             else:
                 per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
             return self._pxn_nic(src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
