@@ -47,3 +47,16 @@ def test_tree_all_reduce_pays_the_release_latency(tmp_path):
     assert time_us("2.21") - time_us("2.27") == pytest.approx(355.6, abs=0.5)
     assert time_us("2.27") - time_us("2.18") == pytest.approx(8.4, abs=0.5)
 
+
+def test_one_node_tree_ll128_is_rated_at_seven_ninths(tmp_path):
+    """tuning.cc rates the tree's LL128 inside one node at 7/9 of its Simple (the ring's at 0.92): on 8
+    H100 at 16 MiB NCCL keeps the ring, even with NCCL's own larger ring LL128 step (1.9 us)."""
+    path = tmp_path / "d8.yaml"
+    code, _, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "1", "--gpu", "H100")
+    assert code == 0, err
+    code, out, err = run_cli("nccl", path, "--op", "all_reduce", "--num-gpus", "8", "--min-bytes", str(16 * 2**20),
+                             "--max-bytes", str(16 * 2**20), "--json",
+                             "--set", "calibration.nccl_nvlink_step_latency_us.ring.LL128=1.9")
+    assert code == 0, err
+    row = json.loads(out)["designer_rows"][-1]
+    assert (row["algorithm"], row["protocol"]) == ("ring", "LL128")

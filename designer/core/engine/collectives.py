@@ -32,6 +32,9 @@ NCCL_LL_CAP_HISTORY = ((2.21, 87.7), (2.25, 141.0))
 # LL128's data share of a network link's rate: 120 of each 128-byte line, less its flags (NCCL tuning.cc
 # rates the ring's LL128 at 0.92 of Simple)
 LL128_NETWORK_SHARE = 0.92
+# NCCL's estimate of the tree's LL128 bus bandwidth inside one node: 7/9 of the tree's Simple (tuning.cc,
+# ncclTopoTuneModel: busBw * (nNodes == 1 ? 7.0/9.0 : 120.0/128.0)), below the ring's 0.92
+TREE_LL128_ONE_NODE_SHARE = 7.0 / 9.0
 
 
 def bus_factor(primitive: str, n: int) -> float:
@@ -1001,8 +1004,10 @@ class CollectiveModel:
         if protocol == "Simple":
             return None if physics else simple_believed
         if protocol == "LL128":
+            if algorithm == "tree" and N == 1:  # tuning.cc: the tree's LL128 in one node is 7/9 of its Simple
+                return simple_believed / TREE_LL128_ONE_NODE_SHARE
             # NCCL's 0.92 (ring) or 120/128 (tree across servers) of Simple: the engine's own LL128 share of a
-            # network link; on NVLink the measured LL128 rate stands for both (the estimate is the physics)
+            # network link; on NVLink the measured LL128 rate stands for the ring's (the estimate is the physics)
             return None if physics else simple_believed / LL128_NETWORK_SHARE
         factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
         capped_bytes = bus_bytes if algorithm == "ring" else 2 * size
