@@ -124,3 +124,11 @@ def test_h100_servers_differ_by_the_sms_deepep_takes(clusters):
     lost_10 = eleven["breakdown_s"]["compute"] - one_sm["breakdown_s"]["compute"]
     assert lost_19 > 0
     assert lost_19 / lost_10 == pytest.approx(19 / 10, rel=0.02)
+
+
+def test_node_limited_routing_over_more_servers_than_groups():
+    """DeepSeek-V3's 8 expert groups over 32 servers (EP 256): a group spans 4 servers, a token's 4
+    groups 16 of them, so its 8 experts reach 16 (1 - (15/16)^8) = 6.1 servers, not free routing's 7.2."""
+    assert domains_reached(8, 32, 8, 4) == pytest.approx(16 * (1 - (15 / 16) ** 8))
+    assert domains_reached(8, 32, 8, 4) < domains_reached(8, 32) == pytest.approx(32 * (1 - (31 / 32) ** 8))
+    assert domains_reached(8, 8, 8, 4) <= 4  # one group per server: at most 4 servers

@@ -153,13 +153,17 @@ def domains_reached(topk: int, domains: float, groups: int = 0, group_topk: int 
     routing (DeepSeek-V3's node-limited routing, technical report section 2.1.2: each token's experts
     come from at most M of the G groups, one group per node; Megatron --moe-router-num-groups,
     --moe-router-group-topk): M distinct groups drawn from G, G/D of them per domain, reach
-    D (1 - C(G - G/D, M) / C(G, M)) domains; never more than free routing reaches."""
+    D (1 - C(G - G/D, M) / C(G, M)) domains; with more domains than groups (a group over D/G domains)
+    the k experts spread over the M D/G domains of the M groups; never more than free routing reaches."""
     if domains <= 1 or topk <= 0:
         return 1.0
     d = float(domains)
     free = d * (1.0 - (1.0 - 1.0 / d) ** topk)
-    if groups <= 1 or not group_topk or group_topk >= groups or groups < d:
+    if groups <= 1 or not group_topk or group_topk >= groups:
         return free
+    if groups < d:  # each group spans d / groups domains: the k experts spread over M of them
+        span = group_topk * d / groups
+        return min(free, span * (1.0 - (1.0 - 1.0 / span) ** topk))
     per_domain = groups / d
     miss = 1.0
     for i in range(group_topk):  # P(none of the M groups in a given domain), without replacement
