@@ -132,3 +132,30 @@ def test_node_limited_routing_over_more_servers_than_groups():
     assert domains_reached(8, 32, 8, 4) == pytest.approx(16 * (1 - (15 / 16) ** 8))
     assert domains_reached(8, 32, 8, 4) < domains_reached(8, 32) == pytest.approx(32 * (1 - (31 / 32) ** 8))
     assert domains_reached(8, 8, 8, 4) <= 4  # one group per server: at most 4 servers
+
+
+def test_the_jobs_sm_count_replaces_the_backends(clusters):
+    """parallelism.moe_flex_dispatcher_num_sms (Megatron --moe-flex-dispatcher-num-sms) sets the SMs the
+    kernels hold: more of them copy faster but take more from the compute they overlap."""
+    overlap = ("--set", "parallelism.overlap_moe_expert_parallel_comm=true")
+    default = _evaluate(clusters["h100"], "deepep", *overlap)
+    same = _evaluate(clusters["h100"], "deepep", *overlap, "--set", "parallelism.moe_flex_dispatcher_num_sms=20")
+    more = _evaluate(clusters["h100"], "deepep", *overlap, "--set", "parallelism.moe_flex_dispatcher_num_sms=40")
+    assert same["step_time_s"] == pytest.approx(default["step_time_s"], rel=1e-12)
+    assert more["breakdown_s"]["compute"] > default["breakdown_s"]["compute"]
+
+
+def test_a_launch_line_brings_its_dispatcher_sms(tmp_path):
+    design, script = tmp_path / "c.yaml", tmp_path / "train.sh"
+    code, _, err = run_cli("generate", "fat-tree", "-o", design, "--nodes", "1", "--gpu", "H100")
+    assert code == 0, err
+    script.write_text("torchrun pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+                      "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --num-experts 8 "
+                      "--moe-router-topk 2 --expert-model-parallel-size 8 --moe-token-dispatcher-type flex "
+                      "--moe-flex-dispatcher-backend hybridep --moe-flex-dispatcher-num-sms 24 --bf16 "
+                      "--vocab-size 32000\n")
+    code, _, err = run_cli("import", "megatron", script, "--into", design)
+    assert code == 0, err
+    from designer.core.io import load_document
+    p = load_document(design).spec.parallelism
+    assert (p.moe_flex_dispatcher_backend, p.moe_flex_dispatcher_num_sms) == ("hybridep", 24)

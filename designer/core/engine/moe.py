@@ -206,9 +206,12 @@ class FlexPath:
     rdma_inside_domain: bool = False  # DeepEP crossing the servers of one NVLink domain over the NICs
     nvlink_Bps: float = 0.0  # one GPU's NVLink rate per direction (after efficiency)
     nic_Bps: float = 0.0  # one GPU's NIC rate per direction (after efficiency)
+    num_sms: int | None = None  # the job's --moe-flex-dispatcher-num-sms (None: the backend's default)
 
     def sms(self, k) -> int:
         """SMs the backend's kernels occupy while they run."""
+        if self.num_sms:
+            return self.num_sms
         return k.hybridep_num_sms if self.backend == "hybridep" else k.deepep_num_sms
 
     def sm_rate_Bps(self, k, combine: bool) -> float:

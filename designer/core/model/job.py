@@ -205,6 +205,10 @@ class Parallelism:
     moe_flex_dispatcher_backend: str | None = spec_field(None, doc="Backend of the flex dispatcher: deepep or "
                                                          "hybridep (NVLink-domain-aware all-to-all)",
                                                          enum=MOE_FLEX_BACKENDS)
+    moe_flex_dispatcher_num_sms: int | None = spec_field(None, doc="SMs the flex dispatcher's kernels occupy "
+                                                         "(Megatron --moe-flex-dispatcher-num-sms; default the "
+                                                         "backend's own: calibration deepep_num_sms, hybridep_num_sms)",
+                                                         minimum=1, maximum=1024)
     moe_router_force_load_balancing: bool | None = spec_field(None, doc="Benchmark routing forced to an even "
                                                               "expert load (Megatron "
                                                               "--moe-router-force-load-balancing)")

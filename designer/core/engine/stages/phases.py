@@ -34,7 +34,8 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0, flex: FlexPath 
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
                     moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
-                    flex=flex or FlexPath(par.moe_flex_dispatcher_backend or "deepep"),
+                    flex=flex or FlexPath(par.moe_flex_dispatcher_backend or "deepep",
+                                          num_sms=par.moe_flex_dispatcher_num_sms),
                     framework=par.framework or "megatron", moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
                     moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity),
                     ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp, par.pipeline_schedule),
@@ -66,13 +67,13 @@ def ep_domain_span(comm) -> float:
     return float(np.mean(1 + np.count_nonzero(np.diff(domains, axis=1), axis=1)))
 
 
-def flex_path(comm, backend: str, k: EngineConstants) -> FlexPath:
+def flex_path(comm, backend: str, k: EngineConstants, num_sms: int | None = None) -> FlexPath:
     """The flex dispatcher's units and rates for the job's EP groups (engine/moe.py FlexPath): HybridEP
     dedups over NVLink domains; DeepEP over servers of at most `deepep_max_nvl_peers` GPUs, and crosses
     between servers over the NICs even inside one NVLink domain (no multi-node NVLink in its kernels)."""
     model = getattr(comm, "dims", {}).get("ep")
     if model is None or model.shape.members.size == 0 or model.shape.members.shape[1] < 2:
-        return FlexPath(backend)
+        return FlexPath(backend, num_sms=num_sms)
     f, members = model.fabric, model.shape.members
     ep = members.shape[1]
 
@@ -91,7 +92,7 @@ def flex_path(comm, backend: str, k: EngineConstants) -> FlexPath:
     nics = f.gpu_nic[members]
     nic = float((f.nic_cap_Bps[np.maximum(nics, 0)] * f.node_nics_per_gpu[nodes]).min()) \
         if len(f.nic_cap_Bps) and np.all(nics >= 0) else 0.0
-    return FlexPath(backend, units, ep / units, rdma_inside, nvlink, nic)
+    return FlexPath(backend, units, ep / units, rdma_inside, nvlink, nic, num_sms)
 
 
 def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
@@ -184,8 +185,8 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     acc, ac = hw.acc, hw.ac
     flex = job.parallelism.moe_token_dispatcher_type == "flex"
     sharding = sharding_of(job, hw, ep_domain_span(comm) if flex else 1.0,
-                           flex_path(comm, job.parallelism.moe_flex_dispatcher_backend or "deepep", k) if flex
-                           else None)
+                           flex_path(comm, job.parallelism.moe_flex_dispatcher_backend or "deepep", k,
+                                     job.parallelism.moe_flex_dispatcher_num_sms) if flex else None)
     peak = acc.peak_for(m.precision)
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)
