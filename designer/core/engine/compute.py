@@ -70,7 +70,6 @@ class Sharding:
     grouped_gemm: bool = True  # experts' GEMMs in one grouped kernel (else one launch per local expert)
     cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
     moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
-    ep_domains: float = 1.0  # scale-up domains (NVLink domains, else servers) one EP group spans
     flex: FlexPath = field(default_factory=FlexPath)  # the flex dispatcher's backend and paths (engine/moe.py)
     framework: str = "megatron"  # megatron | nemo (fused kernels) | torchtitan | deepspeed (eager elementwise)
     moe_balance: str = "forced"  # router balance: forced (benchmark), aux_loss, bias, none (engine/moe.py)

@@ -24,7 +24,7 @@ class LayerPhases:
     chunks: list[list[list[tuple[Phase, Phase]]]]  # [pattern][stage][chunk] -> (forward, backward)
 
 
-def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0, flex: FlexPath | None = None) -> Sharding:
+def sharding_of(job: Job, hw: Hardware, flex: FlexPath | None = None) -> Sharding:
     par, plan = job.parallelism, job.plan
     flash = uses_flash_attention(hw.ac, par.attention_backend)
     return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
@@ -33,7 +33,7 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0, flex: FlexPath 
                     ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm) or par.pipeline_schedule == "dualpipe",
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
-                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
+                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall",
                     flex=flex or FlexPath(par.moe_flex_dispatcher_backend or "deepep",
                                           num_sms=par.moe_flex_dispatcher_num_sms),
                     framework=par.framework or "megatron", moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
@@ -52,19 +52,6 @@ def router_balance(par) -> str:
     if par.moe_router_enable_expert_bias:
         return "bias"
     return "none" if par.moe_router_load_balancing_type == "none" else "aux_loss"
-
-
-def ep_domain_span(comm) -> float:
-    """Scale-up domains (NVLink domains, else servers) an EP group spans, on average over the groups:
-    what a domain-aware dispatcher deduplicates across (compute.flex_dedup)."""
-    model = getattr(comm, "dims", {}).get("ep")
-    if model is None:
-        return 1.0
-    members = model.shape.members
-    if members.size == 0 or members.shape[1] < 2:
-        return 1.0
-    domains = np.sort(model.fabric.gpu_domain[members], axis=1)
-    return float(np.mean(1 + np.count_nonzero(np.diff(domains, axis=1), axis=1)))
 
 
 def flex_path(comm, backend: str, k: EngineConstants, num_sms: int | None = None) -> FlexPath:
@@ -184,9 +171,9 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     m, plan = job.shape, job.plan
     acc, ac = hw.acc, hw.ac
     flex = job.parallelism.moe_token_dispatcher_type == "flex"
-    sharding = sharding_of(job, hw, ep_domain_span(comm) if flex else 1.0,
-                           flex_path(comm, job.parallelism.moe_flex_dispatcher_backend or "deepep", k,
-                                     job.parallelism.moe_flex_dispatcher_num_sms) if flex else None)
+    par = job.parallelism
+    sharding = sharding_of(job, hw, flex_path(comm, par.moe_flex_dispatcher_backend or "deepep", k,
+                                              par.moe_flex_dispatcher_num_sms) if flex else None)
     peak = acc.peak_for(m.precision)
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)
