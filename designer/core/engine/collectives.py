@@ -32,6 +32,9 @@ NCCL_LL_CAP_HISTORY = ((2.21, 87.7), (2.25, 141.0))
 # LL128's data share of a network link's rate: 120 of each 128-byte line, less its flags (NCCL tuning.cc
 # rates the ring's LL128 at 0.92 of Simple)
 LL128_NETWORK_SHARE = 0.92
+# NCCL's estimate of the tree's LL128 bus bandwidth inside one node: 7/9 of the tree's Simple (tuning.cc,
+# ncclTopoTuneModel: busBw * (nNodes == 1 ? 7.0/9.0 : 120.0/128.0)), below the ring's 0.92
+TREE_LL128_ONE_NODE_SHARE = 7.0 / 9.0
 
 
 def bus_factor(primitive: str, n: int) -> float:
@@ -672,7 +675,8 @@ class CollectiveModel:
             src_gpu, dst_gpu = here.ravel(), nxt.ravel()
             if pattern == "a2a":
                 # Every member sends 1/n of its buffer to each member elsewhere; per NIC that is
-                # (N-1)/N of the buffer on its rail. Model it as N-1 ring shifts of 1/(N g).
+                # (N-1)/N of the buffer S on its rail. Model it as N-1 ring shifts of S/N each, per
+                # bus byte (S (n-1)/n) n/(n-1) / N.
                 srcs, dsts, gids = [], [], []
                 for shift in range(1, N):
                     other = np.roll(sh.by_node, -shift, axis=1).reshape(G, N * g)
@@ -680,7 +684,7 @@ class CollectiveModel:
                     dsts.append(other.ravel())
                     gids.append(gid)
                 src_gpu, dst_gpu, gid = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(gids)
-                per = np.full(src_gpu.size, 1.0 / N)
+                per = np.full(src_gpu.size, n / max(n - 1, 1) / N)
             else:
                 per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
             return self._pxn_nic(src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
@@ -1000,8 +1004,10 @@ class CollectiveModel:
         if protocol == "Simple":
             return None if physics else simple_believed
         if protocol == "LL128":
+            if algorithm == "tree" and N == 1:  # tuning.cc: the tree's LL128 in one node is 7/9 of its Simple
+                return simple_believed / TREE_LL128_ONE_NODE_SHARE
             # NCCL's 0.92 (ring) or 120/128 (tree across servers) of Simple: the engine's own LL128 share of a
-            # network link; on NVLink the measured LL128 rate stands for both (the estimate is the physics)
+            # network link; on NVLink the measured LL128 rate stands for the ring's (the estimate is the physics)
             return None if physics else simple_believed / LL128_NETWORK_SHARE
         factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
         capped_bytes = bus_bytes if algorithm == "ring" else 2 * size

@@ -18,7 +18,7 @@ from typing import Callable
 from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape, core_attention_flops_per_token
-from .moe import ExpertLoad, domains_reached, expert_load
+from .moe import ExpertLoad, FlexPath, domains_reached, expert_load, flex_pass_s
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
 KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
@@ -93,7 +93,7 @@ class Sharding:
     grouped_gemm: bool = True  # experts' GEMMs in one grouped kernel (else one launch per local expert)
     cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
     moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
-    ep_domains: float = 1.0  # scale-up domains (NVLink domains, else servers) one EP group spans
+    flex: FlexPath = field(default_factory=FlexPath)  # the flex dispatcher's backend and paths (engine/moe.py)
     framework: str = "megatron"  # megatron | nemo (fused kernels) | torchtitan | deepspeed (eager elementwise)
     moe_balance: str = "forced"  # router balance: forced (benchmark), aux_loss, bias, none (engine/moe.py)
     moe_capacity_factor: float | None = None  # Megatron --moe-expert-capacity-factor (None: dropless)
@@ -364,15 +364,26 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             gathered = tokens * sh.ep * m.h * ACT_BYTES
             ep_f = ep_b = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
         else:
-            tokens_bytes = tokens * m.topk * m.h * ACT_BYTES * load.load_factor  # the busiest GPU's
-            if sh.moe_dispatcher == "flex":  # sent once per remote domain, forwarded inside it
-                tokens_bytes *= flex_dedup(m.topk, sh.ep_domains, *sh.router_groups)
-            a2a = comm("ep", "all_to_all", tokens_bytes)
-            # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
-            # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
-            wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
-            wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
-            ep_f, ep_b = wire_f + a2a, wire_b + a2a
+            copy_bytes = tokens * m.h * ACT_BYTES * load.load_factor  # one copy of the busiest GPU's tokens
+            if sh.moe_dispatcher == "flex":
+                # DeepEP / HybridEP: once per remote unit and per destination GPU (moe.flex_pass_s)
+                def one_pass(nbytes: float, combine: bool) -> float:
+                    return flex_pass_s(sh.flex, k, sh.ep, m.experts, m.topk, sh.router_groups, nbytes,
+                                       lambda b: comm("ep", "all_to_all", b), combine)
+                combine = one_pass(copy_bytes, True)
+                # forward: dispatch + combine; backward: the combine's gradient goes out to the experts
+                # as a dispatch (DeepEP's combine backward calls dispatch), the dispatch's comes back
+                # as a combine
+                ep_f = one_pass(copy_bytes * sh.dispatch_fwd_bytes / ACT_BYTES, False) + combine
+                ep_b = one_pass(copy_bytes * sh.combine_bwd_bytes / ACT_BYTES, False) + combine
+            else:
+                tokens_bytes = copy_bytes * m.topk  # one copy per expert
+                a2a = comm("ep", "all_to_all", tokens_bytes)
+                # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
+                # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
+                wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
+                wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
+                ep_f, ep_b = wire_f + a2a, wire_b + a2a
     cp_f = cp_b = 0.0
     cp_exposed_f = cp_exposed_b = 0.0  # CP traffic that cannot run under attention
     if c > 1:
@@ -422,10 +433,14 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         # backward of another: each dispatch/combine runs under the other's compute, so only the
         # first of its pieces and what the paired compute cannot cover stay exposed; the warm-up
         # forwards and cool-down backwards have no partner (ep_overlap_share).
+        # The flex backends' kernels hold SMs while they run: the compute under them runs on the rest,
+        # h x sms / num_sms longer (a compute of C under h seconds of them: C + h sms / num_sms).
+        sm_share = min(1.0, sh.flex.sms(k) / ops.ac.num_sms) if sh.moe_dispatcher == "flex" else 0.0
         for ph, comm_s, window in ((fwd, ep_f, bwd_compute), (bwd, ep_b, fwd_compute)):
             _, h = _overlapped(comm_s, window)
             h *= sh.ep_overlap_share
             ph.busy["ep_comm"], ph.hidden["ep_comm"] = comm_s - h, h
+            ph.busy["compute"] += h * sm_share
     else:
         fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
 

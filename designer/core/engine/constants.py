@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..model.spec import describe_range, range_problem
 from ..problems import Problem, did_you_mean
+from .nccl_tuning import CURRENT_NCCL, latency_constants
 
 FRACTION = dict(minimum=0.01, maximum=1.0, unit="fraction")  # an efficiency: 1% .. 100% of the rating
 
@@ -209,20 +210,17 @@ class EngineConstants:
     ecmp_qps_per_connection: int = _c(
         4, "Queue pairs (flows) per NCCL connection on RoCE (NCCL_IB_QPS_PER_CONNECTION); more flows, "
         "fewer ECMP hash collisions", unit="queue pairs", minimum=1, maximum=1024)
-    # ---- collective latency (NCCL src/graph/tuning.cc, Hopper tables) ----
-    nccl_base_latency_us: dict = _table(lambda: {
-        "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4},
-        "tree": {"LL": 6.8, "LL128": 14.0, "Simple": 0.0},
-        "nvls": {"Simple": 0.0}, "collnet": {"Simple": 0.0}, "pat": {"Simple": 8.0}},
-        "NCCL baseLat per algorithm and protocol, us (tuning.cc; PAT's 8 us base time as RCCL's port of it writes it)",
+    # ---- collective latency (NCCL src/graph/tuning.cc, the tables of the release nccl_version names) ----
+    nccl_base_latency_us: dict = _table(lambda: latency_constants(CURRENT_NCCL)["nccl_base_latency_us"],
+        "NCCL baseLat per algorithm and protocol, us: tuning.cc of the release named by nccl_version "
+        "(engine/nccl_tuning.py: tree Simple 0 before 2.23, 8.4 from it); PAT's 8 us base time as RCCL's port "
+        "of it writes it. A calibration entry overrides single values of the release's table",
         unit="us", minimum=0, maximum=100_000)
-    nccl_nvlink_step_latency_us: dict = _table(lambda: {
-        "ring": {"LL": 0.6, "LL128": 1.25, "Simple": 3.4},
-        "tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
-        "nvls": {"Simple": 25.0}, "collnet": {"Simple": 3.7}, "pat": {"Simple": 3.4}},
-        "NCCL hwLat[NVLINK] per step, us (tuning.cc). Fitted to the DGX H100 all_reduce "
-                  "curve: LL128 ring 1.25 (NCCL 1.9); NVLS 25 as NCCL 2.27's own figure, to which "
-                  "nvls_rank_latency_us adds a cost per rank of the NVLink domain", unit="us", minimum=0,
+    nccl_nvlink_step_latency_us: dict = _table(lambda: latency_constants(CURRENT_NCCL)["nccl_nvlink_step_latency_us"],
+        "NCCL hwLat[NVLINK] per step, us: tuning.cc of the release named by nccl_version (engine/nccl_tuning.py: "
+        "tree Simple 28 in 2.19-2.22, 4 otherwise; ring LL128 1.25, fitted on the DGX H100 all_reduce curve "
+        "(NCCL: 1.9); NVLS 23 before 2.21, 25 from it, to which nvls_rank_latency_us adds a cost per rank of "
+        "the NVLink domain)", unit="us", minimum=0,
         maximum=100_000)
     nvls_rank_latency_us: float = _c(
         6.875, "NVLS's fixed cost per call grows with the ranks it joins in one NVLink domain, us per rank (the "
@@ -231,14 +229,12 @@ class EngineConstants:
         "NVL72 rack (72 ranks) then carries 25 + 495 us, where its nccl-tests curve's intercept is 574 us "
         "(coreweave/nccl-tests README, 'Expected Performance', single rack, NCCL 2.26.2: 1806.7 us at 512 MiB "
         "to 20299 us at 8 GiB)", unit="us", minimum=0, maximum=10_000)
-    nccl_net_step_latency_us: dict = _table(lambda: {
-        "ring": {"LL": 2.7, "LL128": 4.0, "Simple": 14.0},
-        "tree": {"LL": 5.0, "LL128": 8.5, "Simple": 28.0},
-        "nvls": {"Simple": 18.0}, "collnet": {"Simple": 31.0}, "pat": {"Simple": 14.0}},
-        "NCCL hwLat[NET] per step, us (tuning.cc; PAT takes the ring's Simple figure); the switch hops are added on top",
-        unit="us", minimum=0, maximum=100_000)
+    nccl_net_step_latency_us: dict = _table(lambda: latency_constants(CURRENT_NCCL)["nccl_net_step_latency_us"],
+        "NCCL hwLat[NET] per step, us: tuning.cc of the release named by nccl_version (engine/nccl_tuning.py: "
+        "tree Simple 28 in 2.19-2.22, 14 otherwise; PAT takes the ring's Simple figure); the switch hops are "
+        "added on top", unit="us", minimum=0, maximum=100_000)
     nccl_version: float = _c(
-        2.27, "The NCCL release whose algorithms the engine offers, as major.minor (2.27 = 2.27.x, the current one "
+        CURRENT_NCCL, "The NCCL release whose algorithms the engine offers, as major.minor (2.27 = 2.27.x, the current one "
         "when written): NVLS from 2.17, NVLS_TREE from 2.18, PAT (all-gather and reduce-scatter with one GPU per "
         "server) from 2.23 (NCCL release notes)", unit="version", minimum=2.0, maximum=99.0)
     nccl_pat_rank_latency_us: float = _c(
@@ -333,6 +329,32 @@ class EngineConstants:
         "backward; only with more than one local expert and EP > 1. Source: Megatron-LM "
         "megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher)",
         unit="bytes", minimum=0, maximum=1024)
+    deepep_num_sms: int = _c(
+        20, "SMs DeepEP's normal dispatch/combine kernels occupy while they run (deep_ep/buffer.py "
+        "Buffer.num_sms = 20; Megatron --moe-flex-dispatcher-num-sms, 'historical default 20'): taken from the "
+        "compute they overlap", unit="SMs", minimum=1, maximum=1024)
+    hybridep_num_sms: int = _c(
+        16, "SMs HybridEP's TMA dispatch/combine kernels occupy (DeepEP hybrid-ep branch, docs/Hybrid-EP.md: "
+        "its measurements on H100, B200 and GB200 run 16 SMs)", unit="SMs", minimum=1, maximum=1024)
+    deepep_dispatch_GBps_per_sm: float = _c(
+        20.5, "DeepEP normal-kernel dispatch rate per SM it occupies, GB/s of BF16 tokens (algorithm bandwidth): "
+        "B200, 8 ranks, 4096 tokens x 7168, top-8, 348/494/619 GB/s on 16/24/32 SMs (DeepEP hybrid-ep branch, "
+        "docs/Hybrid-EP.md, DeepEP Torch API rows); the kernels copy with SM load/store instructions, so the rate "
+        "grows with the SMs until the link is the limit", unit="GB/s", minimum=0.1, maximum=1000)
+    deepep_combine_GBps_per_sm: float = _c(
+        17.5, "The same for DeepEP's combine (302/420/524 GB/s on 16/24/32 SMs, same table)",
+        unit="GB/s", minimum=0.1, maximum=1000)
+    hybridep_dispatch_GBps_per_sm: float = _c(
+        33.5, "HybridEP dispatch rate per SM, GB/s of BF16 tokens: 535.94 GB/s on 16 SMs, B200, 8 ranks (same "
+        "document, HybridEP Torch API row); TMA copies need fewer SMs for the same rate",
+        unit="GB/s", minimum=0.1, maximum=1000)
+    hybridep_combine_GBps_per_sm: float = _c(
+        33.2, "The same for HybridEP's combine (530.86 GB/s on 16 SMs)", unit="GB/s", minimum=0.1, maximum=1000)
+    deepep_max_nvl_peers: int = _c(
+        8, "GPUs DeepEP's normal kernels reach over NVLink (csrc/kernels/configs.cuh NUM_MAX_NVL_PEERS 8; CUDA "
+        "IPC inside one server, no multi-node NVLink: Megatron's transformer_config.py 'only hybridep supports "
+        "the MNNVL case'): beyond them it sends over RDMA to the same-index GPU of each other server, which "
+        "forwards over NVLink", unit="GPUs", minimum=1, maximum=1024)
     moe_expert_load_cv_aux_loss: float = _c(
         0.31, "Per-expert coefficient of variation of a trained router's load beyond sampling noise, with an "
         "auxiliary load-balancing loss (Megatron --moe-router-load-balancing-type aux_loss, its default; also "
@@ -598,6 +620,8 @@ _ENGINE_CONSTANTS: list[tuple] = []  # (repr of the calibration, EngineConstants
 def _engine_constants(calibration: dict | None) -> EngineConstants:
     values = {k: v for k, v in (calibration or {}).items() if k in ENGINE_FIELDS}
     base = EngineConstants()
+    if isinstance(values.get("nccl_version"), (int, float)):  # that release's latency tables, under the calibration's own entries
+        base = dataclasses.replace(base, **latency_constants(values["nccl_version"]))
     for k, v in list(values.items()):
         default = getattr(base, k)
         if isinstance(default, dict):  # merge nested tables

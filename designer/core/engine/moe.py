@@ -153,18 +153,100 @@ def domains_reached(topk: int, domains: float, groups: int = 0, group_topk: int 
     routing (DeepSeek-V3's node-limited routing, technical report section 2.1.2: each token's experts
     come from at most M of the G groups, one group per node; Megatron --moe-router-num-groups,
     --moe-router-group-topk): M distinct groups drawn from G, G/D of them per domain, reach
-    D (1 - C(G - G/D, M) / C(G, M)) domains; never more than free routing reaches."""
+    D (1 - C(G - G/D, M) / C(G, M)) domains; with more domains than groups (a group over D/G domains)
+    the k experts spread over the M D/G domains of the M groups; never more than free routing reaches."""
     if domains <= 1 or topk <= 0:
         return 1.0
     d = float(domains)
     free = d * (1.0 - (1.0 - 1.0 / d) ** topk)
-    if groups <= 1 or not group_topk or group_topk >= groups or groups < d:
+    if groups <= 1 or not group_topk or group_topk >= groups:
         return free
+    if groups < d:  # each group spans d / groups domains: the k experts spread over M of them
+        span = group_topk * d / groups
+        return min(free, span * (1.0 - (1.0 - 1.0 / span) ** topk))
     per_domain = groups / d
     miss = 1.0
     for i in range(group_topk):  # P(none of the M groups in a given domain), without replacement
         miss *= max(0.0, (groups - per_domain - i) / (groups - i))
     return min(free, d * (1.0 - miss))
+
+
+def ranks_reached(topk: int, experts: int, ranks: int) -> float:
+    """Expected distinct GPUs of an EP group of `ranks` holding one token's top-k experts, E/ranks
+    experts each: ranks (1 - C(E - E/ranks, k) / C(E, k)). DeepEP and HybridEP send a token once
+    to each such GPU (DeepEP's get_dispatch_layout: is_token_in_rank), which copies it to its local
+    experts; Megatron's alltoall dispatcher sends one copy per expert (k per token)."""
+    if ranks <= 1 or topk <= 0 or experts <= 0:
+        return 1.0
+    local = experts / ranks
+    miss = 1.0
+    for i in range(min(topk, experts)):
+        miss *= max(0.0, (experts - local - i) / (experts - i))
+    return ranks * (1.0 - miss)
+
+
+FLEX_BACKENDS = ("deepep", "hybridep")
+
+
+@dataclass(frozen=True)
+class FlexPath:
+    """Where Megatron's flex dispatcher sends one EP group's tokens, per backend.
+
+    DeepEP's normal kernels (github deepseek-ai/DeepEP) reach at most `deepep_max_nvl_peers` GPUs of
+    one server over NVLink and send everything else by RDMA to the same-index GPU of each other server,
+    which forwards it over NVLink: its units are servers of up to 8 GPUs, and inside an NVLink domain
+    larger than a server (GB200 NVL72) the traffic between servers still goes over the NICs. HybridEP
+    (DeepEP's hybrid-ep branch, Megatron fused_a2a.py) dedups over whole NVLink domains with TMA
+    copies: one NVL72 rack is one unit. Both send a token once per remote unit and once per
+    destination GPU inside it."""
+
+    backend: str = "deepep"
+    units: float = 1.0  # dedup units the EP group spans (DeepEP: RDMA ranks; HybridEP: NVLink domains)
+    gpus_per_unit: float = 1.0
+    rdma_inside_domain: bool = False  # DeepEP crossing the servers of one NVLink domain over the NICs
+    nvlink_Bps: float = 0.0  # one GPU's NVLink rate per direction (after efficiency)
+    nic_Bps: float = 0.0  # one GPU's NIC rate per direction (after efficiency)
+    num_sms: int | None = None  # the job's --moe-flex-dispatcher-num-sms (None: the backend's default)
+
+    def sms(self, k) -> int:
+        """SMs the backend's kernels occupy while they run."""
+        if self.num_sms:
+            return self.num_sms
+        return k.hybridep_num_sms if self.backend == "hybridep" else k.deepep_num_sms
+
+    def sm_rate_Bps(self, k, combine: bool) -> float:
+        """The most the backend's SMs copy per second (its kernels are SM-bound below the link rate)."""
+        per_sm = {("deepep", False): k.deepep_dispatch_GBps_per_sm, ("deepep", True): k.deepep_combine_GBps_per_sm,
+                  ("hybridep", False): k.hybridep_dispatch_GBps_per_sm,
+                  ("hybridep", True): k.hybridep_combine_GBps_per_sm}[(self.backend, combine)]
+        return self.sms(k) * per_sm * 1e9
+
+
+def flex_pass_s(path: FlexPath, k, ep: int, experts: int, topk: int, router_groups: tuple[int, int],
+                copy_bytes: float, a2a, combine: bool) -> float:
+    """Seconds of one flex dispatch (or combine) pass. `copy_bytes`: one copy of the busiest rank's
+    tokens on the wire; `a2a(bytes)`: the EP group's all-to-all of that many bytes per rank.
+
+    - across units, a token crosses the network once per remote unit it reaches (domains_reached),
+      then is forwarded over NVLink to each GPU there holding one of its experts;
+    - inside one unit it goes once to each destination GPU (ranks_reached);
+    - DeepEP inside an NVLink domain of several servers: the cross-server part over the NICs;
+    - never faster than the backend's SMs copy (sm_rate_Bps)."""
+    if ep <= 1 or copy_bytes <= 0:
+        return 0.0
+    ranks = ranks_reached(topk, experts, ep)
+    if path.units <= 1:
+        t = a2a(copy_bytes * ranks)
+    else:
+        reached = domains_reached(topk, path.units, *router_groups)
+        t = a2a(copy_bytes * reached)
+        g = max(1.0, path.gpus_per_unit)
+        if path.nvlink_Bps > 0:  # the forwarding leg: every copy but the rail GPU's own crosses NVLink
+            t = max(t, copy_bytes * ranks * (g - 1) / g / path.nvlink_Bps)
+        if path.rdma_inside_domain and path.nic_Bps > 0:
+            t = max(t, copy_bytes * reached * (path.units - 1) / path.units / path.nic_Bps)
+    # the backends' measured rates count every copy a GPU receives, its own included
+    return max(t, copy_bytes * ranks / path.sm_rate_Bps(k, combine))
 
 
 def wire_bytes(dtype: str | None) -> float:

@@ -52,7 +52,7 @@ UNMODELLED_WORKLOAD_KEYS = ()  # MLA, MTP, qk_layernorm and sliding windows are 
 # moe_router_force_load_balancing is costed: the engine spreads tokens evenly over the experts, which is
 # what forcing gives (an unforced router is warned about: stages/job.py).
 # The dispatchers are costed too (engine/compute.py): allgather gathers the EP group's tokens, flex
-# (DeepEP or HybridEP alike) sends a token once per remote NVLink domain (compute.flex_dedup).
+# sends a token once per remote unit and destination GPU, per backend (engine/moe.py FlexPath).
 UNMODELLED_PARALLELISM_KEYS = ("use_megatron_fsdp", "data_parallel_sharding_strategy",
                                "fsdp_double_buffer")
 
@@ -205,6 +205,10 @@ class Parallelism:
     moe_flex_dispatcher_backend: str | None = spec_field(None, doc="Backend of the flex dispatcher: deepep or "
                                                          "hybridep (NVLink-domain-aware all-to-all)",
                                                          enum=MOE_FLEX_BACKENDS)
+    moe_flex_dispatcher_num_sms: int | None = spec_field(None, doc="SMs the flex dispatcher's kernels occupy "
+                                                         "(Megatron --moe-flex-dispatcher-num-sms; default the "
+                                                         "backend's own: calibration deepep_num_sms, hybridep_num_sms)",
+                                                         minimum=1, maximum=1024)
     moe_router_force_load_balancing: bool | None = spec_field(None, doc="Benchmark routing forced to an even "
                                                               "expert load (Megatron "
                                                               "--moe-router-force-load-balancing)")

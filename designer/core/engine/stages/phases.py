@@ -11,7 +11,7 @@ from ..compute import (CommFn, OpCoster, Phase, Sharding, embedding_cost, gemm_o
                        output_cost)
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
-from ..moe import ep_overlap_share, wire_bytes
+from ..moe import FlexPath, ep_overlap_share, wire_bytes
 from .job import Hardware, Job
 from .layout import Layout
 
@@ -25,7 +25,7 @@ class LayerPhases:
     chunks: list[list[list[tuple[Phase, Phase]]]]  # [pattern][stage][chunk] -> (forward, backward)
 
 
-def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
+def sharding_of(job: Job, hw: Hardware, flex: FlexPath | None = None) -> Sharding:
     par, plan = job.parallelism, job.plan
     flash = uses_flash_attention(hw.ac, par.attention_backend)
     return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
@@ -34,7 +34,9 @@ def sharding_of(job: Job, hw: Hardware, ep_domains: float = 1.0) -> Sharding:
                     ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm) or par.pipeline_schedule == "dualpipe",
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),
                     grouped_gemm=bool(par.moe_grouped_gemm), cp_comm=par.cp_comm_type or "p2p",
-                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall", ep_domains=ep_domains,
+                    moe_dispatcher=par.moe_token_dispatcher_type or "alltoall",
+                    flex=flex or FlexPath(par.moe_flex_dispatcher_backend or "deepep",
+                                          num_sms=par.moe_flex_dispatcher_num_sms),
                     framework=par.framework or "megatron", moe_balance=router_balance(par), moe_capacity_factor=par.moe_expert_capacity_factor,
                     moe_pad_to_capacity=bool(par.moe_pad_expert_input_to_capacity),
                     ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp, par.pipeline_schedule),
@@ -53,17 +55,32 @@ def router_balance(par) -> str:
     return "none" if par.moe_router_load_balancing_type == "none" else "aux_loss"
 
 
-def ep_domain_span(comm) -> float:
-    """Scale-up domains (NVLink domains, else servers) an EP group spans, on average over the groups:
-    what a domain-aware dispatcher deduplicates across (compute.flex_dedup)."""
+def flex_path(comm, backend: str, k: EngineConstants, num_sms: int | None = None) -> FlexPath:
+    """The flex dispatcher's units and rates for the job's EP groups (engine/moe.py FlexPath): HybridEP
+    dedups over NVLink domains; DeepEP over servers of at most `deepep_max_nvl_peers` GPUs, and crosses
+    between servers over the NICs even inside one NVLink domain (no multi-node NVLink in its kernels)."""
     model = getattr(comm, "dims", {}).get("ep")
-    if model is None:
-        return 1.0
-    members = model.shape.members
-    if members.size == 0 or members.shape[1] < 2:
-        return 1.0
-    domains = np.sort(model.fabric.gpu_domain[members], axis=1)
-    return float(np.mean(1 + np.count_nonzero(np.diff(domains, axis=1), axis=1)))
+    if model is None or model.shape.members.size == 0 or model.shape.members.shape[1] < 2:
+        return FlexPath(backend, num_sms=num_sms)
+    f, members = model.fabric, model.shape.members
+    ep = members.shape[1]
+
+    def span(index: np.ndarray) -> float:
+        ordered = np.sort(index[members], axis=1)
+        return float(np.mean(1 + np.count_nonzero(np.diff(ordered, axis=1), axis=1)))
+
+    domains, servers = span(f.gpu_domain), span(f.gpu_node)
+    if backend == "hybridep":
+        units, rdma_inside = domains, False
+    else:
+        units = max(servers, ep / k.deepep_max_nvl_peers)
+        rdma_inside = units > domains + 1e-9
+    nodes = f.gpu_node[members]
+    nvlink = float(f.node_scale_up_Bps[nodes].min())
+    nics = f.gpu_nic[members]
+    nic = float((f.nic_cap_Bps[np.maximum(nics, 0)] * f.node_nics_per_gpu[nodes]).min()) \
+        if len(f.nic_cap_Bps) and np.all(nics >= 0) else 0.0
+    return FlexPath(backend, units, ep / units, rdma_inside, nvlink, nic, num_sms)
 
 
 def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
@@ -160,8 +177,10 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     answers); and the whole answer of a plan, by everything the phases read."""
     m, plan = job.shape, job.plan
     acc, ac = hw.acc, hw.ac
-    sharding = sharding_of(job, hw, ep_domain_span(comm) if job.parallelism.moe_token_dispatcher_type == "flex"
-                           else 1.0)
+    flex = job.parallelism.moe_token_dispatcher_type == "flex"
+    par = job.parallelism
+    sharding = sharding_of(job, hw, flex_path(comm, par.moe_flex_dispatcher_backend or "deepep", k,
+                                              par.moe_flex_dispatcher_num_sms) if flex else None)
     peak = acc.peak_for(m.precision)
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)

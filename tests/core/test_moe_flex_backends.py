@@ -1,0 +1,161 @@
+"""The flex dispatcher's two backends as they run (engine/moe.py FlexPath): DeepEP sends across
+servers of at most 8 GPUs by RDMA, even inside a GB200 NVL72 rack, and copies with 20 SMs; HybridEP
+dedups over whole NVLink domains with TMA copies on 16 SMs. Both send a token once per destination
+GPU, where Megatron's alltoall sends it once per expert."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from designer.core.engine.constants import engine_constants
+from designer.core.engine.moe import FlexPath, domains_reached, flex_pass_s, ranks_reached
+from tests.conftest import run_cli
+
+K = engine_constants(None)
+DSV3 = ("--set", "workload.preset=deepseek-v3", "--set", "workload.global_batch_size=1024",
+        "--set", "workload.micro_batch_size=1", "--set", "parallelism.pipeline_model_parallel_size=4",
+        "--set", "parallelism.virtual_pipeline_model_parallel_size=4",
+        "--set", "parallelism.pipeline_schedule=interleaved",
+        "--set", "parallelism.pipeline_model_parallel_layout=Et*4|(t*4|)*14tmL",
+        "--set", "parallelism.expert_model_parallel_size=64", "--set", "parallelism.tensor_model_parallel_size=1",
+        "--set", "parallelism.moe_token_dispatcher_type=flex", "--set", "parallelism.moe_router_force_load_balancing=true",
+        "--set", "parallelism.moe_grouped_gemm=true", "--set", "parallelism.recompute_granularity=selective",
+        "--set", "parallelism.recompute_modules=[mla_up_proj]", "--set", "parallelism.use_distributed_optimizer=true")
+
+
+@pytest.fixture(scope="module")
+def clusters(tmp_path_factory):
+    """256 GPUs each: 32 H100 servers, and GB200 in NVLink domains of 64 (4-GPU trays, 4 x 400G each)."""
+    tmp = tmp_path_factory.mktemp("flex")
+    h100, gb200 = tmp / "h100.yaml", tmp / "gb200.yaml"
+    code, _, err = run_cli("generate", "fat-tree", "-o", h100, "--nodes", "32", "--gpu", "H100")
+    assert code == 0, err
+    code, _, err = run_cli("generate", "fat-tree", "-o", gb200, "--gpu", "GB200", "--gpus-per-node", "4",
+                           "--nics-per-node", "4", "--nic-gbps", "400", "--fabric", "infiniband",
+                           "--switch-radix", "64", "--nodes", "64", "--nvlink-domain-gpus", "64")
+    assert code == 0, err
+    return {"h100": h100, "gb200": gb200}
+
+
+def _evaluate(path, backend: str, *extra: str) -> dict:
+    code, out, err = run_cli("evaluate", path, "--json", *DSV3,
+                             "--set", f"parallelism.moe_flex_dispatcher_backend={backend}", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _ep(data: dict) -> float:
+    return data["breakdown_s"]["ep_comm"] + data["hidden_comm_s"]["ep_comm"]
+
+
+def test_a_token_goes_once_to_each_destination_gpu():
+    # DeepSeek-V3: top-8 of 256 experts on 8 GPUs (32 each): 8 (1 - C(224, 8) / C(256, 8)) GPUs
+    exact = 8 * (1 - math.comb(224, 8) / math.comb(256, 8))
+    assert ranks_reached(8, 256, 8) == pytest.approx(exact)
+    assert ranks_reached(8, 256, 8) == pytest.approx(5.29, abs=0.01)  # of top-8
+    assert ranks_reached(1, 256, 8) == pytest.approx(1.0)
+    assert ranks_reached(8, 256, 256) == pytest.approx(8.0)  # one expert per GPU: no two share one
+    sent = []
+
+    def a2a(nbytes: float) -> float:
+        sent.append(nbytes)
+        return 0.0
+
+    # inside one NVLink domain the rank sends ranks_reached copies, not top-k
+    flex_pass_s(FlexPath("hybridep", 1.0, 8.0), K, 8, 256, 8, (0, 0), 1e6, a2a, combine=False)
+    assert sent[-1] == pytest.approx(1e6 * exact)
+    # across 8 servers: once per domain reached (at most 4 with node-limited routing, 8 groups)
+    flex_pass_s(FlexPath("deepep", 8.0, 8.0), K, 64, 256, 8, (8, 4), 1e6, a2a, combine=False)
+    assert sent[-1] == pytest.approx(1e6 * domains_reached(8, 8, 8, 4))
+    assert domains_reached(8, 8, 8, 4) <= 4
+
+
+def test_deepep_crosses_an_nvl72_rack_over_the_nics():
+    """DeepEP reaches 8 GPUs of one server by NVLink; between the 4-GPU trays of a GB200 rack it sends
+    by RDMA at the NIC rate, where HybridEP stays on NVLink."""
+    nic, nvlink = 50e9, 900e9
+    deepep = FlexPath("deepep", 16.0, 4.0, True, nvlink, nic)
+    hybridep = FlexPath("hybridep", 1.0, 64.0, False, nvlink, nic)
+    copy = 4096 * 7168 * 2.0
+
+    def nvlink_a2a(nbytes: float) -> float:
+        return nbytes * 63 / 64 / nvlink
+
+    t_deep = flex_pass_s(deepep, K, 64, 256, 8, (0, 0), copy, nvlink_a2a, combine=False)
+    t_hybrid = flex_pass_s(hybridep, K, 64, 256, 8, (0, 0), copy, nvlink_a2a, combine=False)
+    rdma = copy * domains_reached(8, 16) * 15 / 16 / nic
+    assert t_deep == pytest.approx(rdma)
+    assert t_deep > 5 * t_hybrid
+
+
+def test_the_backends_copy_no_faster_than_their_sms():
+    """DeepEP's SM copies: 20 SMs x 20.5 GB/s; HybridEP's TMA: 16 SMs x 33.5 GB/s (Hybrid-EP.md, B200)."""
+    assert FlexPath("deepep").sm_rate_Bps(K, combine=False) == pytest.approx(20 * 20.5e9)
+    assert FlexPath("hybridep").sm_rate_Bps(K, combine=False) == pytest.approx(16 * 33.5e9)
+    copy = 1e9
+    t = flex_pass_s(FlexPath("deepep", 1.0, 8.0), K, 8, 256, 8, (0, 0), copy, lambda b: 0.0, combine=True)
+    assert t == pytest.approx(copy * ranks_reached(8, 256, 8) / (20 * 17.5e9))
+
+
+def test_nvl72_deepep_is_slower_than_hybridep(clusters):
+    deepep, hybridep = _evaluate(clusters["gb200"], "deepep"), _evaluate(clusters["gb200"], "hybridep")
+    assert _ep(deepep) > 3 * _ep(hybridep)  # RDMA at 50 GB/s per GPU against NVLink at 900
+    assert deepep["step_time_s"] > hybridep["step_time_s"]
+
+
+def test_h100_servers_differ_by_the_sms_deepep_takes(clusters):
+    """On 32 H100 servers both backends cross between servers once per server reached; with the EP
+    overlap on, the 20 SMs DeepEP holds slow the compute under it more than HybridEP's 16."""
+    overlap = ("--set", "parallelism.overlap_moe_expert_parallel_comm=true")
+    deepep, hybridep = _evaluate(clusters["h100"], "deepep", *overlap), _evaluate(clusters["h100"], "hybridep", *overlap)
+    assert _ep(deepep) == pytest.approx(_ep(hybridep), rel=0.05)
+    assert deepep["breakdown_s"]["compute"] > hybridep["breakdown_s"]["compute"]
+    # SMs that copy so fast that the link is the limit on any count of them: only the share taken varies
+    fast = ("--set", "calibration.deepep_dispatch_GBps_per_sm=1000", "--set", "calibration.deepep_combine_GBps_per_sm=1000")
+    deepep = _evaluate(clusters["h100"], "deepep", *overlap, *fast)
+    one_sm = _evaluate(clusters["h100"], "deepep", *overlap, *fast, "--set", "calibration.deepep_num_sms=1")
+    eleven = _evaluate(clusters["h100"], "deepep", *overlap, *fast, "--set", "calibration.deepep_num_sms=11")
+    assert deepep["hidden_comm_s"]["ep_comm"] > 0
+    assert one_sm["hidden_comm_s"]["ep_comm"] == pytest.approx(deepep["hidden_comm_s"]["ep_comm"], rel=1e-9)
+    # the compute under the overlapped all-to-all loses sms / 132 of the SMs: linear in the SMs taken
+    lost_19 = deepep["breakdown_s"]["compute"] - one_sm["breakdown_s"]["compute"]
+    lost_10 = eleven["breakdown_s"]["compute"] - one_sm["breakdown_s"]["compute"]
+    assert lost_19 > 0
+    assert lost_19 / lost_10 == pytest.approx(19 / 10, rel=0.02)
+
+
+def test_node_limited_routing_over_more_servers_than_groups():
+    """DeepSeek-V3's 8 expert groups over 32 servers (EP 256): a group spans 4 servers, a token's 4
+    groups 16 of them, so its 8 experts reach 16 (1 - (15/16)^8) = 6.1 servers, not free routing's 7.2."""
+    assert domains_reached(8, 32, 8, 4) == pytest.approx(16 * (1 - (15 / 16) ** 8))
+    assert domains_reached(8, 32, 8, 4) < domains_reached(8, 32) == pytest.approx(32 * (1 - (31 / 32) ** 8))
+    assert domains_reached(8, 8, 8, 4) <= 4  # one group per server: at most 4 servers
+
+
+def test_the_jobs_sm_count_replaces_the_backends(clusters):
+    """parallelism.moe_flex_dispatcher_num_sms (Megatron --moe-flex-dispatcher-num-sms) sets the SMs the
+    kernels hold: more of them copy faster but take more from the compute they overlap."""
+    overlap = ("--set", "parallelism.overlap_moe_expert_parallel_comm=true")
+    default = _evaluate(clusters["h100"], "deepep", *overlap)
+    same = _evaluate(clusters["h100"], "deepep", *overlap, "--set", "parallelism.moe_flex_dispatcher_num_sms=20")
+    more = _evaluate(clusters["h100"], "deepep", *overlap, "--set", "parallelism.moe_flex_dispatcher_num_sms=40")
+    assert same["step_time_s"] == pytest.approx(default["step_time_s"], rel=1e-12)
+    assert more["breakdown_s"]["compute"] > default["breakdown_s"]["compute"]
+
+
+def test_a_launch_line_brings_its_dispatcher_sms(tmp_path):
+    design, script = tmp_path / "c.yaml", tmp_path / "train.sh"
+    code, _, err = run_cli("generate", "fat-tree", "-o", design, "--nodes", "1", "--gpu", "H100")
+    assert code == 0, err
+    script.write_text("torchrun pretrain_gpt.py --num-layers 4 --hidden-size 1024 --num-attention-heads 8 "
+                      "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --num-experts 8 "
+                      "--moe-router-topk 2 --expert-model-parallel-size 8 --moe-token-dispatcher-type flex "
+                      "--moe-flex-dispatcher-backend hybridep --moe-flex-dispatcher-num-sms 24 --bf16 "
+                      "--vocab-size 32000\n")
+    code, _, err = run_cli("import", "megatron", script, "--into", design)
+    assert code == 0, err
+    from designer.core.io import load_document
+    p = load_document(design).spec.parallelism
+    assert (p.moe_flex_dispatcher_backend, p.moe_flex_dispatcher_num_sms) == ("hybridep", 24)
