@@ -433,6 +433,15 @@ def ecmp_collision(flows: np.ndarray, cables: np.ndarray) -> np.ndarray:
         return np.where(flows > 0, np.maximum(1.0, busiest / np.maximum(load, 1.0)), 1.0)
 
 
+def _maximum(a, b):
+    """np.maximum, on two Python floats without numpy (a class of alike groups is costed on floats)."""
+    if type(a) is float and type(b) is float:
+        if a != a:  # NaN wins, as in np.maximum
+            return a
+        return b if b > a or b != b else a
+    return np.maximum(a, b)
+
+
 @dataclass
 class CollectiveCost:
     time_s: float
@@ -483,6 +492,8 @@ class CollectiveModel:
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
         self._latency: dict[tuple, float] = {}  # _latency_s
+        self._choices: dict[tuple, list] = {}  # _candidates
+        self._shares: dict[str, tuple[float, float]] | None = None  # _protocol_shares
         self._hierarchical_memo: bool | None = None  # _hierarchical
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
@@ -812,28 +823,29 @@ class CollectiveModel:
         sh = self.shape
         n = sh.members.shape[1]
         worst = None
-        for ((N, g, tier), groups), alike in zip(sh.classes.items(), uniform):
+        for class_index, (((N, g, tier), groups), alike) in enumerate(zip(sh.classes.items(), uniform)):
             best = None
             # a class whose groups all take the same time is costed on its first group's Python floats:
             # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
             # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
             scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
-            for algorithm_name in self._algorithms(primitive, N, groups, algorithm):
-                for protocol in self._protocols(algorithm_name, size_bytes):
-                    lat = self._latency_s(algorithm_name, protocol, primitive, n, N, tier, size_bytes)
-                    t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
-                                                               scale_in, net_in, size_bytes, bus_bytes)
-                    if alike is not None:
-                        i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
-                    else:
-                        both = np.maximum(t_scale, t_net)
-                        i = int(np.argmax(both))
-                        both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
-                    total = lat + both
-                    # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
-                    estimate = total if believed is None else lat + float(np.max(believed))
-                    if best is None or estimate < best[7]:
-                        best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
+            for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
+                                                                  groups, size_bytes):
+                t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
+                                                           scale_in, net_in, size_bytes, bus_bytes)
+                if alike is not None:
+                    i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
+                    believed_max = believed
+                else:
+                    both = np.maximum(t_scale, t_net)
+                    i = int(np.argmax(both))
+                    both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
+                    believed_max = None if believed is None else float(np.max(believed))
+                total = lat + both
+                # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
+                estimate = total if believed_max is None else lat + float(believed_max)
+                if best is None or estimate < best[7]:
+                    best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound, _ = worst
@@ -849,6 +861,22 @@ class CollectiveModel:
                                       algo) if loads is not None and self.keeps_link_bytes else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
+
+    def _candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
+                    groups: np.ndarray, size: float) -> list[tuple[str, str, float]]:
+        """The (algorithm, protocol, latency) pairs NCCL weighs for a class of groups: they depend on the
+        size only through LL's size limit and the ring's plateau, so a plan's collectives of one
+        dimension make them once per class (they were remade for every size)."""
+        k = self.k
+        key = (primitive, algorithm, class_index, size >= 64 * 2**20,
+               bool(k.nccl_ll_max_bytes) and size > k.nccl_ll_max_bytes)
+        hit = self._choices.get(key)
+        if hit is None:
+            hit = self._choices[key] = [
+                (name, protocol, self._latency_s(name, protocol, primitive, n, N, tier, size))
+                for name in self._algorithms(primitive, N, groups, algorithm)
+                for protocol in self._protocols(name, size)]
+        return hit
 
     def _resource_name(self, code: int, index: int) -> tuple[str, list[int]]:
         f = self.fabric
@@ -972,9 +1000,7 @@ class CollectiveModel:
             # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
             believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
             return t_scale, t_net, believed
-        proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
-                       "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency
-        proto_net = {"LL": 0.5, "LL128": LL128_NETWORK_SHARE, "Simple": 1.0}[protocol]
+        proto_scale, proto_net = self._protocol_shares()[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
             t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
             return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple_believed, bus_bytes, size)
@@ -985,7 +1011,7 @@ class CollectiveModel:
         if algorithm == "collnet":
             return t_scale, t_net * 0.5 * N / max(N - 1, 1), None  # each NIC sends and receives its share once
         # NCCL's estimate for this protocol from the algorithm's Simple time, which is the physics
-        simple = np.maximum(scale_t, net_t) * bus_bytes
+        simple = _maximum(scale_t, net_t) * bus_bytes
         if algorithm == "tree":
             t_scale = t_scale / k.nccl_tree_bandwidth_factor
             t_net = t_net / k.nccl_tree_bandwidth_factor
@@ -1005,7 +1031,18 @@ class CollectiveModel:
             return None if physics else simple_believed / LL128_NETWORK_SHARE
         factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
         capped_bytes = bus_bytes if algorithm == "ring" else 2 * size
-        return np.maximum(simple_believed / factor, capped_bytes / cap_Bps)
+        return _maximum(simple_believed / factor, capped_bytes / cap_Bps)
+
+    def _protocol_shares(self) -> dict[str, tuple[float, float]]:
+        """Per protocol: (its share of the scale-up links' Simple rate, its share of a network link's)."""
+        shares = self._shares
+        if shares is None:
+            k = self.k
+            shares = self._shares = {
+                "LL": (k.nvlink_ll_efficiency / k.nvlink_efficiency, 0.5),
+                "LL128": (k.nvlink_ll128_efficiency / k.nvlink_efficiency, LL128_NETWORK_SHARE),
+                "Simple": (k.nvlink_efficiency / k.nvlink_efficiency, 1.0)}
+        return shares
 
     def _tree_bandwidth(self, N, g, scale_t, net_t, size, proto_scale, proto_net):
         """NCCL's tree all-reduce across servers: a chain through the GPUs of each server (every GPU
