@@ -91,7 +91,11 @@ class GroupShape:
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     G, n = members.shape
     # GPU indices grow with the server index, so sorting members sorts them by server too
-    sorted_members = np.sort(members, axis=1) if n > 1 else members
+    if n == 2:  # pairs (the pipeline's neighbours): two elementwise passes, not a sort per row
+        sorted_members = np.stack((np.minimum(members[:, 0], members[:, 1]),
+                                   np.maximum(members[:, 0], members[:, 1])), axis=1)
+    else:
+        sorted_members = np.sort(members, axis=1) if n > 1 else members
     sorted_nodes = fabric.gpu_domain[sorted_members]  # scale-up islands: NVLink domains
     changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
     n_nodes = changes + 1
@@ -103,26 +107,30 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         cnodes = fabric.gpu_domain[candidate]
         if np.all(cnodes == cnodes[:, :, :1]):
             by_node, per_node = candidate, g
-    nics = fabric.gpu_nic[members]
-    if len(fabric.nic_leaf):
-        leaves = np.where(nics >= 0, fabric.nic_leaf[np.maximum(nics, 0)], -1)
-    else:  # a server with no NICs at all
-        leaves = np.full(members.shape, -1, dtype=np.int64)
-    if len(fabric.switch_pod):
-        pods = np.where(leaves >= 0, fabric.switch_pod[np.maximum(leaves, 0)], -1)
-    else:  # no switches: everything stays inside the servers
-        pods = np.full(members.shape, -1, dtype=np.int64)
     multi = n_nodes > 1
-    same_leaf = np.all(leaves == leaves[:, :1], axis=1)
-    same_pod = np.all(pods == pods[:, :1], axis=1)
-    max_tier = np.where(~multi, 0, np.where(same_leaf, 1, np.where(same_pod, 2, 3)))
+    if multi.any():
+        max_tier = np.where(~multi, 0, _network_tier(fabric, members))
+    else:  # every group inside one server: no NIC, leaf or pod to look at
+        max_tier = np.zeros(G, dtype=np.int64)
     shape = GroupShape(members, by_node, n_nodes, per_node, max_tier)
     keys = n_nodes.astype(np.int64) * 4 + max_tier
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    for ci, key in enumerate(uniq.tolist()):
-        shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(inverse == ci)
+    if G and keys.min() == keys.max():  # one class (the usual dimension of a regular layout)
+        key = int(keys[0])
+        shape.classes[(key // 4, per_node, key % 4)] = np.arange(G)
+        return shape
+    for key in np.unique(keys).tolist():
+        shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(keys == key)
     return shape
+
+
+def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
+    """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else."""
+    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1
+    leaves = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)[fabric.gpu_nic[members]]
+    pods = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)[leaves]
+    same_leaf = (leaves == leaves[:, :1]).all(axis=1)
+    same_pod = (pods == pods[:, :1]).all(axis=1)
+    return np.where(same_leaf, 1, np.where(same_pod, 2, 3))
 
 
 @dataclass
