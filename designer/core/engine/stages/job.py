@@ -59,7 +59,8 @@ def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None
 def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog) -> Hardware:
     """The hardware of a job on the first `num_gpus` GPUs of `fabric`."""
     used_nodes = sorted(set(fabric.gpu_node[:num_gpus].tolist()))
-    names = {catalog.accelerator(fabric.node_accelerator[i]).name for i in used_nodes}
+    # the catalog looked up once per accelerator model, not once per server
+    names = {catalog.accelerator(a).name for a in {fabric.node_accelerator[i] for i in used_nodes}}
     acc = catalog.accelerator(sorted(names)[0])
     ac = accelerator_constants(acc, calibration, catalog)
     nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
