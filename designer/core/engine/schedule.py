@@ -479,10 +479,10 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         table += [st.fwd[c] for c in range(v)]
         table += [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
         table += [st.wgrad[c] for c in range(v)] if zb else [0.0] * v  # W ops only in zero-bubble orders
-    # per op, in C: its duration (by position, for the stages' sums, and in visit order) and its
-    # input's transfer in visit order (the same floats, as Python floats)
+    # per op, in C: its duration (by position for the stages' sums; as Python floats in visit
+    # order for the loop) and its input's transfer in visit order
     durations = np.array(table)
-    dur = durations[flat_codes].tolist()
+    dur = durations[flat_codes]
     visit_dur = durations[visit_codes].tolist()
     visit_trans = np.where(visit_crosses, p2p_s, 0.0).tolist()
     n = len(dur)
@@ -502,7 +502,9 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     for s in range(p):
         a = offsets[s]
         b = a + sizes[s]
-        busy.append(sum(dur[a:b]))
+        # a stage's busy time: its durations added one after the other, as sum() adds them
+        # (np.add.accumulate is a running sum, never pairwise; 0.0 + as sum's start)
+        busy.append(0.0 + float(np.add.accumulate(dur[a:b])[-1]) if b > a else 0)
         ends_s = end[p + a:p + b]
         free.append(ends_s[-1] if b > a else end[s])
         ends.append(ends_s)
