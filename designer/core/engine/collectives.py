@@ -275,7 +275,8 @@ def _flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndar
     src_nic, dst_nic, sl, dl, sp, dp, cross_leaf, cross_pod = parts
     n_sw = len(fabric.switch_ids)
     n_pod = len(fabric.pod_up_Bps)
-    require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
+    if not _every_path_open(fabric, sp, dp, cross_pod):
+        require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
     # Each resource's time folded into the slowest so far as it is made: the six per-flow arrays
     # stacked (and a copy without NaN) were the peak of a new plan's evaluation at 131k GPUs (~25 MB).
     slowest = _Slowest()
@@ -318,6 +319,18 @@ class _Slowest:
             self.code[t > self.time] = self.count  # strictly: the first of equal times keeps it
             np.maximum(self.time, t, out=self.time)
         self.count += 1
+
+
+def _every_path_open(fabric: Fabric, src_pod, dst_pod, cross_pod) -> bool:
+    """Whether require_paths would find every flow a path without looking at each flow's leaves: every
+    leaf a NIC hangs from and every pod has up-link capacity, and no flow that crosses pods leaves one
+    of no pod. (Every flow starts and ends at a NIC: its leaves are among those.)"""
+    leaves = fabric.remembered("nic_leaves", (fabric.nic_leaf,), lambda: np.unique(fabric.nic_leaf))
+    if len(leaves) and (leaves[0] < 0 or fabric.leaf_up_Bps[leaves].min() <= 0):
+        return False  # (a NIC under no leaf, or a leaf with no way up: each flow looked at)
+    if not cross_pod.any():
+        return True
+    return bool(fabric.pod_up_Bps.min() > 0) and not ((src_pod < 0) | (dst_pod < 0))[cross_pod].any()
 
 
 def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
