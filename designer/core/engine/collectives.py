@@ -378,11 +378,12 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
     flows leaving each leaf (pod), from _tier_flows.
     """
     t = 1 if pod else 0
-    hashed, sprayed = ethernet_tiers(fabric)[t], sprayed_tiers(fabric)[t]
-    cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
+    hashed_by_tier, sprayed_by_tier, any_hashed = _tier_routing(fabric)
+    hashed, sprayed = hashed_by_tier[t], sprayed_by_tier[t]
     routed = np.where(sprayed, k.packet_spraying_efficiency, k.infiniband_adaptive_routing_efficiency)
-    if not hashed.any():
+    if not any_hashed[t]:
         return routed
+    cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
     # RoCE hashes each queue pair apart; InfiniBand's static tables route by destination, so all the
     # queue pairs of a connection take one path
     infiniband = kind_mask(fabric, "switch_fabric", "infiniband")
@@ -408,6 +409,17 @@ def slow_cable_drag(flows: np.ndarray, cables: np.ndarray, capacity_Bps: np.ndar
         ratio = np.where((slowest_Bps > 0) & np.isfinite(slowest_Bps), mean / slowest_Bps, 1.0)
         hit = 1.0 - np.power(1.0 - 1.0 / u, flows)
         return np.where(flows > 0, np.maximum(1.0, hit * ratio + (1.0 - hit)), 1.0)
+
+
+def _tier_routing(fabric: Fabric) -> tuple:
+    """(ethernet_tiers, sprayed_tiers, whether any leaf / any pod hashes), kept with the fabric while
+    the switch kinds and pods they are read from are the same objects (every pattern of every plan
+    asks, twice)."""
+    def make():
+        hashed = ethernet_tiers(fabric)
+        return hashed, sprayed_tiers(fabric), (bool(hashed[0].any()), bool(hashed[1].any()))
+    return fabric.remembered("tier_routing", (fabric.switch_hashes, fabric.switch_fabric, fabric.switch_pod,
+                                              fabric.pod_up_Bps), make)
 
 
 def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
