@@ -94,7 +94,11 @@ class GroupShape:
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     G, n = members.shape
     # GPU indices grow with the server index, so sorting members sorts them by server too
-    sorted_members = np.sort(members, axis=1) if n > 1 else members
+    if n == 2:  # pairs (the pipeline's neighbours): two elementwise passes, not a sort per row
+        sorted_members = np.stack((np.minimum(members[:, 0], members[:, 1]),
+                                   np.maximum(members[:, 0], members[:, 1])), axis=1)
+    else:
+        sorted_members = np.sort(members, axis=1) if n > 1 else members
     sorted_nodes = fabric.gpu_domain[sorted_members]  # scale-up islands: NVLink domains
     changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
     n_nodes = changes + 1
@@ -106,26 +110,42 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         cnodes = fabric.gpu_domain[candidate]
         if np.all(cnodes == cnodes[:, :, :1]):
             by_node, per_node = candidate, g
-    nics = fabric.gpu_nic[members]
-    if len(fabric.nic_leaf):
-        leaves = np.where(nics >= 0, fabric.nic_leaf[np.maximum(nics, 0)], -1)
-    else:  # a server with no NICs at all
-        leaves = np.full(members.shape, -1, dtype=np.int64)
-    if len(fabric.switch_pod):
-        pods = np.where(leaves >= 0, fabric.switch_pod[np.maximum(leaves, 0)], -1)
-    else:  # no switches: everything stays inside the servers
-        pods = np.full(members.shape, -1, dtype=np.int64)
     multi = n_nodes > 1
-    same_leaf = np.all(leaves == leaves[:, :1], axis=1)
-    same_pod = np.all(pods == pods[:, :1], axis=1)
-    max_tier = np.where(~multi, 0, np.where(same_leaf, 1, np.where(same_pod, 2, 3)))
+    if multi.any():
+        max_tier = np.where(~multi, 0, _network_tier(fabric, members))
+    else:  # every group inside one server: no NIC, leaf or pod to look at
+        max_tier = np.zeros(G, dtype=np.int64)
     shape = GroupShape(members, by_node, n_nodes, per_node, max_tier)
     keys = n_nodes.astype(np.int64) * 4 + max_tier
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    for ci, key in enumerate(uniq.tolist()):
-        shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(inverse == ci)
+    if G and keys.min() == keys.max():  # one class (the usual dimension of a regular layout)
+        key = int(keys[0])
+        shape.classes[(key // 4, per_node, key % 4)] = np.arange(G)
+        return shape
+    for key in np.unique(keys).tolist():
+        shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(keys == key)
     return shape
+
+
+def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
+    """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else."""
+    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1
+    leaves = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)[fabric.gpu_nic[members]]
+    pods = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)[leaves]
+    same_leaf = _rows_alike(leaves)
+    same_pod = _rows_alike(pods)
+    return np.where(same_leaf, 1, np.where(same_pod, 2, 3))
+
+
+# Reductions along rows of two (the pipeline's pairs): numpy runs a reduction over a 2-wide axis as a
+# loop per row, 15 times slower than one elementwise pass over the two columns.
+def _row_min(a: np.ndarray) -> np.ndarray:
+    """Per row, its smallest value (NaN if it holds one, as min)."""
+    return np.minimum(a[:, 0], a[:, 1]) if a.shape[1] == 2 else a.min(axis=1)
+
+
+def _rows_alike(a: np.ndarray) -> np.ndarray:
+    """Per row, whether every value equals its first."""
+    return a[:, 0] == a[:, 1] if a.shape[1] == 2 else (a == a[:, :1]).all(axis=1)
 
 
 @dataclass
@@ -270,7 +290,8 @@ def _flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndar
     src_nic, dst_nic, sl, dl, sp, dp, cross_leaf, cross_pod = parts
     n_sw = len(fabric.switch_ids)
     n_pod = len(fabric.pod_up_Bps)
-    require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
+    if not _every_path_open(fabric, sp, dp, cross_pod):
+        require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
     # Each resource's time folded into the slowest so far as it is made: the six per-flow arrays
     # stacked (and a copy without NaN) were the peak of a new plan's evaluation at 131k GPUs (~25 MB).
     slowest = _Slowest()
@@ -306,13 +327,25 @@ class _Slowest:
         self.count = 0
 
     def add(self, t: np.ndarray) -> None:
-        t = np.nan_to_num(t, copy=False, nan=np.inf, posinf=np.inf)  # (t is a temporary of the caller's)
+        np.copyto(t, np.inf, where=np.isnan(t))  # (t is a temporary of the caller's; +inf stays +inf)
         if self.time is None:
             self.time, self.code = t, np.zeros(len(t), dtype=np.int8)
         else:
             self.code[t > self.time] = self.count  # strictly: the first of equal times keeps it
             np.maximum(self.time, t, out=self.time)
         self.count += 1
+
+
+def _every_path_open(fabric: Fabric, src_pod, dst_pod, cross_pod) -> bool:
+    """Whether require_paths would find every flow a path without looking at each flow's leaves: every
+    leaf a NIC hangs from and every pod has up-link capacity, and no flow that crosses pods leaves one
+    of no pod. (Every flow starts and ends at a NIC: its leaves are among those.)"""
+    leaves = fabric.remembered("nic_leaves", (fabric.nic_leaf,), lambda: np.unique(fabric.nic_leaf))
+    if len(leaves) and (leaves[0] < 0 or fabric.leaf_up_Bps[leaves].min() <= 0):
+        return False  # (a NIC under no leaf, or a leaf with no way up: each flow looked at)
+    if not cross_pod.any():
+        return True
+    return bool(fabric.pod_up_Bps.min() > 0) and not ((src_pod < 0) | (dst_pod < 0))[cross_pod].any()
 
 
 def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
@@ -360,11 +393,12 @@ def _uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstant
     flows leaving each leaf (pod), from _tier_flows.
     """
     t = 1 if pod else 0
-    hashed, sprayed = ethernet_tiers(fabric)[t], sprayed_tiers(fabric)[t]
-    cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
+    hashed_by_tier, sprayed_by_tier, any_hashed = _tier_routing(fabric)
+    hashed, sprayed = hashed_by_tier[t], sprayed_by_tier[t]
     routed = np.where(sprayed, k.packet_spraying_efficiency, k.infiniband_adaptive_routing_efficiency)
-    if not hashed.any():
+    if not any_hashed[t]:
         return routed
+    cables = (fabric.pod_up_cables if pod else fabric.leaf_up_cables).astype(float)
     # RoCE hashes each queue pair apart; InfiniBand's static tables route by destination, so all the
     # queue pairs of a connection take one path
     infiniband = kind_mask(fabric, "switch_fabric", "infiniband")
@@ -390,6 +424,17 @@ def slow_cable_drag(flows: np.ndarray, cables: np.ndarray, capacity_Bps: np.ndar
         ratio = np.where((slowest_Bps > 0) & np.isfinite(slowest_Bps), mean / slowest_Bps, 1.0)
         hit = 1.0 - np.power(1.0 - 1.0 / u, flows)
         return np.where(flows > 0, np.maximum(1.0, hit * ratio + (1.0 - hit)), 1.0)
+
+
+def _tier_routing(fabric: Fabric) -> tuple:
+    """(ethernet_tiers, sprayed_tiers, whether any leaf / any pod hashes), kept with the fabric while
+    the switch kinds and pods they are read from are the same objects (every pattern of every plan
+    asks, twice)."""
+    def make():
+        hashed = ethernet_tiers(fabric)
+        return hashed, sprayed_tiers(fabric), (bool(hashed[0].any()), bool(hashed[1].any()))
+    return fabric.remembered("tier_routing", (fabric.switch_hashes, fabric.switch_fabric, fabric.switch_pod,
+                                              fabric.pod_up_Bps), make)
 
 
 def ethernet_tiers(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
@@ -434,6 +479,15 @@ def ecmp_collision(flows: np.ndarray, cables: np.ndarray) -> np.ndarray:
         load = flows / np.maximum(cables, 1)
         busiest = load + np.sqrt(2 * load * np.log(np.maximum(cables, 2)))
         return np.where(flows > 0, np.maximum(1.0, busiest / np.maximum(load, 1.0)), 1.0)
+
+
+def _maximum(a, b):
+    """np.maximum, on two Python floats without numpy (a class of alike groups is costed on floats)."""
+    if type(a) is float and type(b) is float:
+        if a != a:  # NaN wins, as in np.maximum
+            return a
+        return b if b > a or b != b else a
+    return np.maximum(a, b)
 
 
 @dataclass
@@ -486,6 +540,8 @@ class CollectiveModel:
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
         self._latency: dict[tuple, float] = {}  # _latency_s
+        self._choices: dict[tuple, list] = {}  # _candidates
+        self._shares: dict[str, tuple[float, float]] | None = None  # _protocol_shares
         self._hierarchical_memo: bool | None = None  # _hierarchical
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
@@ -633,7 +689,7 @@ class CollectiveModel:
             peers = np.maximum(f.node_gpus[first] - 1, 1)
             reach = np.clip((local - 1) / peers, 1.0 / peers, 1.0)
             scale_cap = scale_cap * np.where(mesh, reach, 1.0)[:, None]
-        scale = intra_share / scale_cap.min(axis=1)
+        scale = intra_share / _row_min(scale_cap)
         # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
         # (into host memory and out again) without GPUDirect RDMA.
         first_node = f.gpu_node[sh.members[:, 0]]
@@ -646,7 +702,7 @@ class CollectiveModel:
             elif pattern == "pairs":
                 nic_share = np.where(multi, 1.0, 0.0)
             crossings = np.where(gdr, 1.0, 2.0)
-            scale = np.where(pcie & multi, scale + nic_share * crossings / scale_cap.min(axis=1), scale)
+            scale = np.where(pcie & multi, scale + nic_share * crossings / _row_min(scale_cap), scale)
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
         out = (scale, net, code, res, loads if self.keeps_link_bytes else None)
         self._unit[pattern] = out
@@ -816,28 +872,29 @@ class CollectiveModel:
         sh = self.shape
         n = sh.members.shape[1]
         worst = None
-        for ((N, g, tier), groups), alike in zip(sh.classes.items(), uniform):
+        for class_index, (((N, g, tier), groups), alike) in enumerate(zip(sh.classes.items(), uniform)):
             best = None
             # a class whose groups all take the same time is costed on its first group's Python floats:
             # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
             # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
             scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
-            for algorithm_name in self._algorithms(primitive, N, groups, algorithm):
-                for protocol in self._protocols(algorithm_name, size_bytes):
-                    lat = self._latency_s(algorithm_name, protocol, primitive, n, N, tier, size_bytes)
-                    t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
-                                                               scale_in, net_in, size_bytes, bus_bytes)
-                    if alike is not None:
-                        i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
-                    else:
-                        both = np.maximum(t_scale, t_net)
-                        i = int(np.argmax(both))
-                        both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
-                    total = lat + both
-                    # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
-                    estimate = total if believed is None else lat + float(np.max(believed))
-                    if best is None or estimate < best[7]:
-                        best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
+            for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
+                                                                  groups, size_bytes):
+                t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
+                                                           scale_in, net_in, size_bytes, bus_bytes)
+                if alike is not None:
+                    i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
+                    believed_max = believed
+                else:
+                    both = np.maximum(t_scale, t_net)
+                    i = int(np.argmax(both))
+                    both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
+                    believed_max = None if believed is None else float(np.max(believed))
+                total = lat + both
+                # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
+                estimate = total if believed_max is None else lat + float(believed_max)
+                if best is None or estimate < best[7]:
+                    best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound, _ = worst
@@ -853,6 +910,22 @@ class CollectiveModel:
                                       algo) if loads is not None and self.keeps_link_bytes else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
+
+    def _candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
+                    groups: np.ndarray, size: float) -> list[tuple[str, str, float]]:
+        """The (algorithm, protocol, latency) pairs NCCL weighs for a class of groups: they depend on the
+        size only through LL's size limit and the ring's plateau, so a plan's collectives of one
+        dimension make them once per class (they were remade for every size)."""
+        k = self.k
+        key = (primitive, algorithm, class_index, size >= 64 * 2**20,
+               bool(k.nccl_ll_max_bytes) and size > k.nccl_ll_max_bytes)
+        hit = self._choices.get(key)
+        if hit is None:
+            hit = self._choices[key] = [
+                (name, protocol, self._latency_s(name, protocol, primitive, n, N, tier, size))
+                for name in self._algorithms(primitive, N, groups, algorithm)
+                for protocol in self._protocols(name, size)]
+        return hit
 
     def _resource_name(self, code: int, index: int) -> tuple[str, list[int]]:
         f = self.fabric
@@ -976,9 +1049,7 @@ class CollectiveModel:
             # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
             believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
             return t_scale, t_net, believed
-        proto_scale = {"LL": k.nvlink_ll_efficiency, "LL128": k.nvlink_ll128_efficiency,
-                       "Simple": k.nvlink_efficiency}[protocol] / k.nvlink_efficiency
-        proto_net = {"LL": 0.5, "LL128": LL128_NETWORK_SHARE, "Simple": 1.0}[protocol]
+        proto_scale, proto_net = self._protocol_shares()[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
             t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
             return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple_believed, bus_bytes, size)
@@ -989,7 +1060,7 @@ class CollectiveModel:
         if algorithm == "collnet":
             return t_scale, t_net * 0.5 * N / max(N - 1, 1), None  # each NIC sends and receives its share once
         # NCCL's estimate for this protocol from the algorithm's Simple time, which is the physics
-        simple = np.maximum(scale_t, net_t) * bus_bytes
+        simple = _maximum(scale_t, net_t) * bus_bytes
         if algorithm == "tree":
             t_scale = t_scale / k.nccl_tree_bandwidth_factor
             t_net = t_net / k.nccl_tree_bandwidth_factor
@@ -1011,7 +1082,18 @@ class CollectiveModel:
             return None if physics else simple_believed / LL128_NETWORK_SHARE
         factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
         capped_bytes = bus_bytes if algorithm == "ring" else 2 * size
-        return np.maximum(simple_believed / factor, capped_bytes / cap_Bps)
+        return _maximum(simple_believed / factor, capped_bytes / cap_Bps)
+
+    def _protocol_shares(self) -> dict[str, tuple[float, float]]:
+        """Per protocol: (its share of the scale-up links' Simple rate, its share of a network link's)."""
+        shares = self._shares
+        if shares is None:
+            k = self.k
+            shares = self._shares = {
+                "LL": (k.nvlink_ll_efficiency / k.nvlink_efficiency, 0.5),
+                "LL128": (k.nvlink_ll128_efficiency / k.nvlink_efficiency, LL128_NETWORK_SHARE),
+                "Simple": (k.nvlink_efficiency / k.nvlink_efficiency, 1.0)}
+        return shares
 
     def _tree_bandwidth(self, N, g, scale_t, net_t, size, proto_scale, proto_net):
         """NCCL's tree all-reduce across servers: a chain through the GPUs of each server (every GPU

@@ -190,8 +190,8 @@ class Engine:
             raise DesignerError(with_job_path(exc.problems, job.path, job.name if doc.spec.jobs else None)) from None
         plan = resolved.plan
         hw = self.hardware(fabric, plan.num_gpus, cal)
-        warnings = job_warnings(resolved, hw)
         placement = self.placement(plan)
+        warnings = job_warnings(resolved, hw, placement)
         try:
             require_network(fabric, hw, plan.num_gpus)
             dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))

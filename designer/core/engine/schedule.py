@@ -77,21 +77,21 @@ class ScheduleResult:
         at the later of its stage's previous end and its input's arrival."""
         hit = self._stage_timing.get(stage)
         if hit is None:
-            end, trans, prevs, deps, offsets, _, _ = self.timing
+            end, crosses, prevs, deps, offsets, _, p2p_s = self.timing
             a = offsets[stage]
             b = a + len(self.order[stage])
+            trans = np.where(crosses[a:b], p2p_s, 0.0).tolist()
             starts, ready = [], []
-            for g in range(a, b):
-                f = end[prevs[g]]
-                d = deps[g]
+            for f_slot, d, t in zip(prevs[a:b].tolist(), deps[a:b].tolist(), trans):
+                f = end[f_slot]
                 if d >= 0:
-                    r = end[d] + trans[g]
+                    r = end[d] + t
                     ready.append(r)
                     starts.append(r if r > f else f)
                 else:
                     ready.append(0.0)
                     starts.append(f)
-            hit = self._stage_timing[stage] = (starts, ready, trans[a:b])
+            hit = self._stage_timing[stage] = (starts, ready, trans)
         return hit
 
     def stage_waits_pp(self, stage: int) -> list[float]:
@@ -283,11 +283,12 @@ def _flat_plan(p, v, sizes, dep_ids, crosses, own_ids, codes, stage_of, ticks=No
 
     Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
     start offsets, one per op (slot p + g), and a last one that holds -inf (what an op with no
-    input waits for: -inf + transfer is never later than its stage is free). Returns (visit,
-    offsets, duration codes into a table of 3 v entries per stage (an array), per g the slot of
-    its stage's previous end, per g the slot of its input's end or -1 (lists), the
-    _StageArrays, crossings per g (bool array), and in visit order: the end slot, the slot of
-    the previous end on its stage and the slot of the end it waits for (lists)."""
+    input waits for: -inf + transfer is never later than its stage is free). Returns (offsets,
+    duration codes into a table of 3 v entries per stage, per g the slot of its stage's previous
+    end, per g the slot of its input's end or -1 (arrays: a stage's are read as lists when its
+    timing is asked for), the _StageArrays, crossings per g (bool array), and in visit order:
+    the end slot, the slot of the previous end on its stage and the slot of the end it waits for
+    (lists: the hot loop's), the duration codes and the crossings (arrays))."""
     offsets = [0] * p
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
@@ -311,8 +312,8 @@ def _flat_plan(p, v, sizes, dep_ids, crosses, own_ids, codes, stage_of, ticks=No
     flat_codes = 3 * v * stage_of + codes
     dep_slots = np.where(has_input, dep_slot, -1)
     arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p + n)
-    return (order.tolist(), offsets, flat_codes, prev_slot.tolist(), dep_slots.tolist(), arrays, crosses,
-            (order + p).tolist(), prev_slot[order].tolist(), dep_slot[order].tolist())
+    return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, (order + p).tolist(),
+            prev_slot[order].tolist(), dep_slot[order].tolist(), flat_codes[order], crosses[order])
 
 
 def _ticked_order(ticks, dep_at, has_input, first):
@@ -469,7 +470,8 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
     sizes, codes, backward_at, flat = _structure_of(_memo_key(schedule, p, m, v))
-    visit, offsets, flat_codes, prevs, dep_slots, arrays, crosses, slots, prev_slots, input_slots = flat
+    offsets, flat_codes, prevs, dep_slots, arrays, crosses, slots, prev_slots, input_slots, visit_codes, \
+        visit_crosses = flat
     table = []
     for s in range(p):
         st = times[s]
@@ -477,18 +479,21 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         table += [st.fwd[c] for c in range(v)]
         table += [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
         table += [st.wgrad[c] for c in range(v)] if zb else [0.0] * v  # W ops only in zero-bubble orders
-    # per op, in C: its duration and its input's transfer (the same floats, as Python floats)
-    dur = np.array(table)[flat_codes].tolist()
-    trans = np.where(crosses, p2p_s, 0.0).tolist()
+    # per op, in C: its duration (by position for the stages' sums; as Python floats in visit
+    # order for the loop) and its input's transfer in visit order
+    durations = np.array(table)
+    dur = durations[flat_codes]
+    visit_dur = durations[visit_codes].tolist()
+    visit_trans = np.where(visit_crosses, p2p_s, 0.0).tolist()
     n = len(dur)
     # end slots (see _flat_plan): the stages' start offsets, one per op, then -inf (no input)
     end = (list(start_offset) if start_offset else [0.0] * p) + [0.0] * n + [-math.inf]
     # zip of flat lists, not a list of step tuples: zip reuses its tuple, so a new shape makes
     # no 4,608 tuples (they cost more to make, and in garbage collections, than they save here)
-    for g, slot, prev, d in zip(visit, slots, prev_slots, input_slots):
+    for slot, prev, d, t, du in zip(slots, prev_slots, input_slots, visit_trans, visit_dur):
         f = end[prev]
-        r = end[d] + trans[g]
-        end[slot] = (r if r > f else f) + dur[g]  # starts when both its stage and its input are ready
+        r = end[d] + t
+        end[slot] = (r if r > f else f) + du  # starts when both its stage and its input are ready
     # With finite durations and transfers of 0 or more, each op of a stage ends no sooner than
     # the one before it: the last backward of a chunk is also its latest
     ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(x >= 0.0 and math.isfinite(x) for x in table)
@@ -497,7 +502,9 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     for s in range(p):
         a = offsets[s]
         b = a + sizes[s]
-        busy.append(sum(dur[a:b]))
+        # a stage's busy time: its durations added one after the other, as sum() adds them
+        # (np.add.accumulate is a running sum, never pairwise; 0.0 + as sum's start)
+        busy.append(0.0 + float(np.add.accumulate(dur[a:b])[-1]) if b > a else 0)
         ends_s = end[p + a:p + b]
         free.append(ends_s[-1] if b > a else end[s])
         ends.append(ends_s)
@@ -506,7 +513,7 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         else:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
             last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at[s]])
     return ScheduleResult(None, free, busy, last_b, orders, ends,
-                          (end, trans, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
+                          (end, crosses, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
 
 
 def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:

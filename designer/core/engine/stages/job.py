@@ -14,6 +14,7 @@ from ...problems import DesignerError, Problem
 from .. import flops as F
 from ..constants import AcceleratorConstants, accelerator_constants, check_calibration
 from ..fabric import Fabric, require_routes
+from ..placement import Placement
 
 
 @dataclass
@@ -59,7 +60,8 @@ def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None
 def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog) -> Hardware:
     """The hardware of a job on the first `num_gpus` GPUs of `fabric`."""
     used_nodes = sorted(set(fabric.gpu_node[:num_gpus].tolist()))
-    names = {catalog.accelerator(fabric.node_accelerator[i]).name for i in used_nodes}
+    # the catalog looked up once per accelerator model, not once per server
+    names = {catalog.accelerator(a).name for a in {fabric.node_accelerator[i] for i in used_nodes}}
     acc = catalog.accelerator(sorted(names)[0])
     ac = accelerator_constants(acc, calibration, catalog)
     nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
@@ -73,8 +75,9 @@ def require_network(fabric: Fabric, hw: Hardware, num_gpus: int) -> None:
         require_routes(fabric, np.arange(num_gpus), "this job")
 
 
-def job_warnings(job: Job, hw: Hardware) -> list[str]:
-    """What the prediction approximates for this job (the memory stage may add its reason)."""
+def job_warnings(job: Job, hw: Hardware, placement: Placement) -> list[str]:
+    """What the prediction approximates for this job (the memory stage may add its reason);
+    `placement`: the plan's (Engine.placement, kept per rank layout)."""
     warnings: list[str] = []
     acc = hw.acc
     if len(hw.accelerators) > 1:
@@ -90,7 +93,7 @@ def job_warnings(job: Job, hw: Hardware) -> list[str]:
     if job.parallelism.fp8_format and job.shape.precision != "fp8":
         warnings.append(f"parallelism.fp8_format is {job.parallelism.fp8_format} but the workload's precision is "
                         f"{job.shape.precision}: costed in {job.shape.precision} (set workload precision: fp8)")
-    warnings += _tp_domain_warnings(job, hw)
+    warnings += _tp_domain_warnings(job, hw, placement)
     warnings += _unmodelled_key_warnings(job)
     par = job.parallelism
     if job.shape.experts and not par.moe_router_force_load_balancing and par.moe_router_load_balancing_type == "none" \
@@ -118,13 +121,11 @@ def _unmodelled_key_warnings(job: Job) -> list[str]:
     return ["accepted, not modelled: " + ", ".join(keys)] if keys else []
 
 
-def _tp_domain_warnings(job: Job, hw: Hardware) -> list[str]:
+def _tp_domain_warnings(job: Job, hw: Hardware, placement: Placement) -> list[str]:
     """A TP group across NVLink domains is allowed, but its traffic goes over the NICs: say so."""
     if hw.gpu_domain is None or job.plan.tp < 2:
         return []
-    from ..placement import place  # placement is cheap: a few numpy reshapes
-
-    groups = place(job.plan).groups("tp")
+    groups = placement.groups("tp")
     domains = hw.gpu_domain[groups]
     spans = (np.diff(np.sort(domains, axis=1), axis=1) != 0).sum(axis=1) + 1
     most = int(spans.max())
