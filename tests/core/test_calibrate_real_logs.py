@@ -3,6 +3,7 @@ not name their binary, Designer's own `designer nccl` output, and real logs one 
 cannot fit (tests/data/nccl-tests/README.md names each file's source)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -127,7 +128,8 @@ def test_a_log_whose_nics_ran_at_a_fifth_of_their_rate_is_not_fitted_to_odd_effi
     save_document(generate_fat_tree(nodes=2, gpu="H100", nic_gbps=400, name="h100"), design)
     log = DATA / "h100-2node-srun-l-all_reduce.txt"
     code, table, stderr = run_cli("calibrate", design, log)
-    assert "refused: 4 row(s) stay more than 25% off after the fit" in stderr, stderr
+    refused = re.search(r"refused: (\d+) row\(s\) stay more than 25% off after the fit", stderr)
+    assert refused and int(refused[1]) >= 4, stderr  # at least the four rows from 1 GiB up
     assert "8 x 400 Gb/s NICs per server" in table and "3.1x slower" in table, table
     rate = float(table.split(" Gb/s per NIC (")[0].rsplit("at ", 1)[1])
     assert 75 < rate < 95, table
