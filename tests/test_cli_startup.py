@@ -1,5 +1,6 @@
 """`designer evaluate` starts by importing only what it uses: every module imported is paid by
 every run (a third of `designer evaluate` at 1,024 GPUs was the start-up)."""
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +10,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "resources" / "examples" / "a100-1024gpu-rail-infiniband.yaml"
 
-# What the command uses none of: the generator (and its systems file), ...
-NOT_IMPORTED = ("designer.core.generate",)
+# What the command uses none of: the generator (and its systems file), the other commands
+NOT_IMPORTED = ("designer.core.generate", "designer.cli.advise", "designer.cli.search", "designer.cli.import_export",
+                "designer.cli.calibrate", "designer.cli.generate")
 
 PROBE = r"""
 import contextlib, io, json, sys
@@ -35,3 +37,16 @@ def evaluate_modules() -> set[str]:
 @pytest.mark.parametrize("module", NOT_IMPORTED)
 def test_evaluate_does_not_import_what_it_does_not_use(evaluate_modules, module):
     assert not {m for m in evaluate_modules if m == module or m.startswith(module + ".")}
+
+
+def test_every_command_a_command_line_names_has_its_own_help(capsys):
+    from designer.cli import COMMAND_NAMES, main
+
+    for name in sorted(COMMAND_NAMES):
+        with pytest.raises(SystemExit) as exit_info:
+            main([name, "--help"])
+        assert exit_info.value.code == 0 and capsys.readouterr().out.startswith(f"usage: designer {name} ")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    assert all(re.search(rf"^    {name}(\s|$)", listed, re.M) for name in COMMAND_NAMES)
