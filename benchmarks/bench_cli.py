@@ -19,7 +19,7 @@ Each file prints one JSON line:
                  check, evaluate, link_classes, json (as_json + dumps)
   load_avg       the 1-minute load average before the runs (2 cores shared: above ~1 the figures are high)
 The children compile modules into a cache of their own (see child_env), as an installed package has
-them. Targets: wall_s <= 0.5 at 16,384 GPUs and <= 3 at 131,072.
+them. Targets: wall_s <= 0.2 at 1,024 GPUs, <= 0.4 at 16,384 and <= 2 at 131,072.
 """
 from __future__ import annotations
 

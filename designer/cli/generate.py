@@ -5,10 +5,17 @@ from ..core.problems import EXIT_DATAERR, EXIT_OK, EXIT_USAGE
 from .common import EPILOG, err, plural, positive_float, positive_int, save_validated
 
 
-def system_names() -> list[str]:
+def system_name(value: str) -> str:
+    """--system's value, checked against the systems file only when the option is given (reading
+    that file at every start cost each command, `designer evaluate` too, about 15 ms)."""
+    import argparse
+
     from ..core.generate.systems import default_systems
 
-    return list(default_systems())
+    if value not in default_systems():
+        raise argparse.ArgumentTypeError(f"unknown system {value!r} (choose from {', '.join(sorted(default_systems()))}; "
+                                         "designer catalog lists them)")
+    return value
 
 
 def register(subparsers) -> None:
@@ -17,7 +24,7 @@ def register(subparsers) -> None:
     g = generators.add_parser("fat-tree", help="folded-Clos (fat-tree) fabric, rail-optimized or not", epilog=EPILOG)
     g.add_argument("-o", "--output", required=True, help="the YAML file to write")
     g.add_argument("--nodes", required=True, type=positive_int, help="servers")
-    g.add_argument("--system", choices=sorted(system_names()), default=None,
+    g.add_argument("--system", type=system_name, default=None,
                    help="a vendor system (server, NVLink domain, NICs, switch) the other options start from; "
                         "designer catalog lists them")
     g.add_argument("--gpu", help="accelerator model (A100, H100, H200, B200, GB200, MI300X, ...); the options left "

@@ -79,3 +79,9 @@ def test_a_systems_nic_goes_only_with_its_own_fabric_and_speed():
     assert options_for({"gpu": "MI355X"})["nic_model"] == "AMD-Pollara-400"
     assert "nic_model" not in options_for({"gpu": "MI355X", "fabric": "infiniband"})
     assert "nic_model" not in options_for({"gpu": "MI355X", "nic_gbps": 800.0})
+
+
+def test_an_unknown_system_is_refused_with_the_names_to_choose_from(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli("generate", "fat-tree", "-o", tmp_path / "x.yaml", "--nodes", "4", "--system", "dgx-h1000")
+    assert exit_info.value.code == 2 and not (tmp_path / "x.yaml").exists()

@@ -406,11 +406,11 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     fabric._uplink = (np.concatenate([ss[routes.uplink], ss[routes.upper_uplink]]),
                       np.concatenate([lower[routes.uplink], routes.upper[routes.upper_uplink]]))
     switch_pod = fabric.switch_pod = routes.pod
-    roots = np.unique(switch_pod[switch_pod >= 0])
+    n_pods = int(switch_pod.max(initial=-1)) + 1  # numbered 0 .. n-1 (switch_links)
     fabric._podlink = (ss[to_core], switch_pod[lower[to_core]])
     fabric.has_core = bool(np.any(to_core))
     fabric.leaf_up_cables = np.bincount(fabric._uplink[1], count[fabric._uplink[0]], minlength=n_sw).astype(np.int64)
-    fabric.pod_up_cables = np.bincount(fabric._podlink[1], count[fabric._podlink[0]], minlength=len(roots)).astype(np.int64)
+    fabric.pod_up_cables = np.bincount(fabric._podlink[1], count[fabric._podlink[0]], minlength=n_pods).astype(np.int64)
     fabric._link_arrays = (bw, count.astype(float), slowdown)
     fabric._link_ends = (a_kind, a_idx, b_kind, b_idx)
     refresh_capacities(fabric, doc, arrays=fabric._link_arrays)
