@@ -16,7 +16,7 @@ from operator import attrgetter
 import numpy as np
 
 from .document import Document
-from .endpoints import PORT_NIC, PORT_NVL, PORT_P, PORT_PCIE, parse_endpoints
+from .endpoints import PORT_NIC, PORT_NVL, PORT_P, PORT_PCIE
 
 NETWORK = ("ethernet", "infiniband")
 PREFIX_CODE = {"p": PORT_P, "nic": PORT_NIC, "nvl": PORT_NVL, "pcie": PORT_PCIE}
@@ -67,7 +67,7 @@ def links_without_problems(doc: Document):
     nvlink, pcie = kind == vocab["nvlink"], kind == vocab["pcie"]
     sides = []
     for text in (list(map(attrgetter("a"), links)), list(map(attrgetter("b"), links))):
-        ends = parse_endpoints(text, node_ids, switch_ids)  # the fabric reuses this parse
+        ends = doc.link_ends.parse(text, node_ids, switch_ids)  # the fabric reuses this parse
         if (ends.kind == 0).any():
             return None  # an end that does not exist
         # 64-bit device numbers: the keys below shift them past 32 bits (the parse's are 32-bit)
