@@ -18,7 +18,7 @@ from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .document import Document
 from .elements import Node, Switch, split_endpoint
-from .non_finite import non_finite_problems
+from .non_finite import NonFiniteNumbers
 from .plan import check_plan
 
 
@@ -38,29 +38,30 @@ class CheckParts:
     kinds: dict[int, list[Problem]]  # link index -> its kind's and speed's problems (link_kind_problems)
     tail: list[Problem]  # the switches' and servers' problems that follow from their links
     after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity, leaves without uplinks
+    numbers: NonFiniteNumbers  # NaN / infinity: an API edit or a recovered design
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     duplicates = _duplicate_ids(doc)
     before_links = duplicates + _racks_and_slots(doc) + _parts(doc, catalog)
     per_link, kinds, tail = link_problems(doc)
-    return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog))
+    return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog),
+                      NonFiniteNumbers(doc))
 
 
 def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
-    """The check's list from its parts; the non-finite numbers (cheap: a sum per field) and the jobs'
-    plans are redone every time."""
-    problems = non_finite_problems(doc)  # NaN / infinity: an API edit or a recovered design
+    """The check's list from its parts; the jobs' plans are redone every time."""
+    problems = parts.numbers.problems(doc)
     problems += parts.before_links
     problems += join_link_problems(parts.per_link, parts.kinds, parts.tail)
     problems += parts.after_links
     return problems + check_plan(doc, catalog)
 
 
-def redo_link_kind(doc: Document, parts: CheckParts, position: int) -> None:
-    """The kind-and-speed part of the link at `position` again (after an edit of its values)."""
+def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) -> None:
+    """The kind-and-speed part of the link at `position` again (after an edit of its values); `ends`:
+    the devices of its two ends (None: no such device)."""
     link = doc.links[position]
-    ends = [doc.device(split_endpoint(end)[0]) for end in (link.a, link.b)]
     kind = link_kind_problems(link, ends, f"spec.links[{position}]")
     if kind:
         parts.kinds[position] = kind
