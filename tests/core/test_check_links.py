@@ -91,3 +91,16 @@ def test_an_edited_links_kind_rules_run_on_that_link_alone():
     assert [(p.path, p.message) for p in checker.check(doc.snapshot())] == [
         ("spec.links[2].bandwidth_gbps", "link l2 at 800 Gb/s is faster than the 400 Gb/s ports of leaf0")]
     assert checker.full_checks == 1
+
+
+def test_a_port_with_a_digit_that_is_no_number_is_named_not_a_crash(tmp_path, capsys):
+    """'nic\u00b2' reads as digits to Python but as no number: `designer validate` names the port (it
+    reported an internal error, ValueError, before)."""
+    from designer.cli import main
+
+    path = tmp_path / "superscript.yaml"
+    path.write_text(edit(SMALL, 'a: "n0:nic1"', 'a: "n0:nic\u00b2"'), encoding="utf-8")
+    assert main(["validate", str(path)]) != 0
+    out = capsys.readouterr()
+    assert "spec.links[1].a" in out.out + out.err and "is not a infiniband port" in out.out + out.err
+    assert "Traceback" not in out.out + out.err
