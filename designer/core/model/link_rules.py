@@ -316,8 +316,8 @@ def _taken_twice(cables: _Cables, capacity: np.ndarray) -> np.ndarray:
 
 def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twice: np.ndarray):
     """The rule that no port is used twice, in the walk's order: the first link to name a port keeps
-    it; a later one is named, and its end takes no further port. Returns {(link, end): message} and
-    which cables' ports stay free because of it."""
+    it; a later one is named, and its end takes no further port. Returns {(link, end): its problem}
+    and which cables' ports stay free because of it."""
     registered: dict[tuple[int, int], str] = {}
     stopped: dict[tuple[int, int], int] = {}  # (link, end) -> the port where it stopped
     said = {}
@@ -333,8 +333,8 @@ def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twi
             continue
         stopped[(i, side)] = port
         link, device, prefix = links.items[i], devices.items[group >> 2], PORT_PREFIXES[group & 3]
-        said[(i, side)] = (f"port {prefix}{port} of {device.id} is used by links {other} and {link.id}",
-                           "move one of them to a free port")
+        said[(i, side)] = _p(f"port {prefix}{port} of {device.id} is used by links {other} and {link.id}",
+                             f"spec.links[{i}].{'ab'[side]}", link.id, "move one of them to a free port")
     # the ports of a stopped end after the one in use stay free
     if not stopped:
         return said, np.zeros(len(cables.port), bool)
@@ -347,7 +347,7 @@ def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twi
     return said, (ends[k] == mine) & (cables.port > at[k])
 
 
-def link_problems(doc, positions=None) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
+def link_problems(doc) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
     """(link index -> its ends' problems, link index -> its kind's and speed's problems, the switches'
     and servers' problems that follow from the links)."""
     nodes, switches, items = doc.nodes, doc.switches, doc.links
@@ -361,8 +361,7 @@ def link_problems(doc, positions=None) -> tuple[dict[int, list[Problem]], dict[i
     dev = tuple(resolve(np.where(e.kind == 1, e.index, np.where(e.kind == 2, n_nodes + e.index, -1)).astype(np.int64))
                 for e in ends)
     links = Links.of(items, dev, codes)
-    positions = np.arange(len(items))
-    kinds = _kind_problems(links, devices, positions)
+    kinds = _kind_problems(links, devices, np.arange(len(items)))
 
     sides = [_side(links, devices, dev[k], ends[k], "ab"[k]) for k in (0, 1)]
     say = _Say(devices)
@@ -379,8 +378,7 @@ def link_problems(doc, positions=None) -> tuple[dict[int, list[Problem]], dict[i
     cables = _cables(links, sides, sound)
     capacity = np.maximum(np.stack([devices.radix, devices.nic_count, devices.gpus, devices.gpus], axis=1), 0)
     said, free_ports = _ports_used_twice(links, devices, cables, _taken_twice(cables, capacity.ravel()))
-    for (i, k), (message, fix) in said.items():
-        per_end.append((i, k, _p(message, f"spec.links[{i}].{'ab'[k]}", items[i].id, fix)))
+    per_end += [(i, k, problem) for (i, k), problem in said.items()]
     per_link: dict[int, list[Problem]] = {}
     for i, _, problem in sorted(per_end, key=lambda f: f[:2]):
         per_link.setdefault(i, []).append(problem)
