@@ -63,8 +63,7 @@ class Devices:
     and a last entry that is no device (an end that names none: -1)."""
     items: list  # the Node or Switch of each index
     is_switch: np.ndarray
-    fabric: np.ndarray  # a switch's fabric (code)
-    nic_kind: np.ndarray  # a server's NIC kind (code)
+    kind: np.ndarray  # the kind of link it takes (code): a switch's fabric, a server's NIC kind
     port_gbps: np.ndarray
     radix: np.ndarray
     nic_count: np.ndarray
@@ -76,8 +75,7 @@ class Devices:
         return cls(
             items=[*nodes, *switches, None],
             is_switch=np.arange(n + m + 1) >= n,
-            fabric=codes.of([""] * n + list(map(attrgetter("fabric"), switches)) + [""]),
-            nic_kind=codes.of(list(map(attrgetter("nic_kind"), nodes)) + [""] * (m + 1)),
+            kind=codes.of(list(map(attrgetter("nic_kind"), nodes)) + list(map(attrgetter("fabric"), switches)) + [""]),
             port_gbps=np.array([0.0] * n + list(map(attrgetter("port_gbps"), switches)) + [0.0], float),
             radix=np.array([0] * n + list(map(attrgetter("radix"), switches)) + [0], np.int64),
             nic_count=np.array(list(map(attrgetter("nic_count"), nodes)) + [0] * (m + 1), np.int64),
@@ -109,28 +107,41 @@ class Links:
 
 # ---- kind rules: one link's kind and speed on its two ends ---------------------------------------
 
-def _switch_of_another_fabric(links: Links, devices: Devices, side: int) -> np.ndarray:
-    d = links.dev[side]
-    return (d >= 0) & devices.is_switch[d] & (links.kind != devices.fabric[d])
+@dataclass
+class _Ends:
+    """The devices at the links' two ends, as columns per end (a side: 0 for `a`, 1 for `b`)."""
+    dev: tuple[np.ndarray, np.ndarray]
+    switch: list[np.ndarray]  # the end is a switch
+    server: list[np.ndarray]  # the end is a server
+    kind: list[np.ndarray]  # the kind of link the end's device takes
+    port_gbps: list[np.ndarray]
+
+    @classmethod
+    def of(cls, links: Links, devices: Devices) -> "_Ends":
+        there = [d >= 0 for d in links.dev]
+        switch = [devices.is_switch[d] for d in links.dev]
+        return cls(links.dev, [t & s for t, s in zip(there, switch)], [t & ~s for t, s in zip(there, switch)],
+                   [devices.kind[d] for d in links.dev], [devices.port_gbps[d] for d in links.dev])
 
 
-def _faster_than_the_switch(links: Links, devices: Devices, side: int) -> np.ndarray:
-    d = links.dev[side]
-    return (d >= 0) & devices.is_switch[d] & (links.kind == devices.fabric[d]) & (links.bw > devices.port_gbps[d])
+def _switch_of_another_fabric(links: Links, e: _Ends, side: int) -> np.ndarray:
+    return e.switch[side] & (links.kind != e.kind[side])
 
 
-def _nic_of_another_kind(links: Links, devices: Devices, side: int) -> np.ndarray:
-    d = links.dev[side]
-    return (d >= 0) & ~devices.is_switch[d] & links.network & (links.kind != devices.nic_kind[d])
+def _faster_than_the_switch(links: Links, e: _Ends, side: int) -> np.ndarray:
+    return e.switch[side] & (links.kind == e.kind[side]) & (links.bw > e.port_gbps[side])
 
 
-def _two_servers_joined(links: Links, devices: Devices, side: int) -> np.ndarray:
-    a, b = links.dev
-    return (a >= 0) & (b >= 0) & ~devices.is_switch[a] & ~devices.is_switch[b] & links.network
+def _nic_of_another_kind(links: Links, e: _Ends, side: int) -> np.ndarray:
+    return e.server[side] & links.network & (links.kind != e.kind[side])
 
 
-def _to_itself(links: Links, devices: Devices, side: int) -> np.ndarray:
-    a, b = links.dev
+def _two_servers_joined(links: Links, e: _Ends, side: int) -> np.ndarray:
+    return e.server[0] & e.server[1] & links.network
+
+
+def _to_itself(links: Links, e: _Ends, side: int) -> np.ndarray:
+    a, b = e.dev
     return (a >= 0) & (a == b)
 
 
@@ -176,8 +187,9 @@ KIND_RULES = (
 def _kind_problems(links: Links, devices: Devices, positions: np.ndarray) -> dict[int, list[Problem]]:
     """Link position -> its kind's and speed's problems, for every link breaking a kind rule."""
     found: list[tuple[int, int, Problem]] = []
+    ends = _Ends.of(links, devices)
     for rank, (condition, say, side) in enumerate(KIND_RULES):
-        for i in np.flatnonzero(condition(links, devices, side)).tolist():
+        for i in np.flatnonzero(condition(links, ends, side)).tolist():
             device = devices.items[int(links.dev[side][i])]
             found.append((i, rank, say(links.items[i], device, f"spec.links[{int(positions[i])}]")))
     out: dict[int, list[Problem]] = {}
@@ -279,24 +291,40 @@ END_RULES = ((_dangling, _Say.dangling), (_not_a_port, _Say.not_a_port),
 
 @dataclass
 class _Cables:
-    """Each port a sound end takes, in the order of the links, their ends and their ports."""
-    link: np.ndarray
-    side: np.ndarray
+    """Each port a sound end takes, in the order of the ends (all `a` ends, then all `b` ends), then
+    of the links, then of their ports."""
     port: np.ndarray
     group: np.ndarray  # device * 4 + port prefix
+    named: list[np.ndarray]  # per end: the links whose end takes ports
+    ends_at: list[np.ndarray]  # per end: where each of those links' cables end (a running sum)
+
+    def links_and_ends(self, cables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(link, end: 0 or 1) of each of these cables."""
+        a_total = int(self.ends_at[0][-1]) if len(self.ends_at[0]) else 0
+        side = (cables >= a_total).astype(np.int8)
+        link = np.empty(len(cables), np.int64)
+        for k, base in ((0, 0), (1, a_total)):
+            mine = side == k
+            link[mine] = self.named[k][np.searchsorted(self.ends_at[k], cables[mine] - base, "right")]
+        return link, side
 
 
 def _cables(links: Links, sides: list[_Side], sound: list[np.ndarray]) -> _Cables:
-    parts = []
-    for k, (s, ok) in enumerate(zip(sides, sound)):
-        named = np.flatnonzero(ok)
-        reps = np.maximum(links.count[named], 0)
-        offset = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
-        link = np.repeat(named, reps)
-        parts.append((link, np.full(len(link), k), np.repeat(s.first[named], reps) + offset,
-                      np.repeat(s.dev[named].astype(np.int64) * 4 + s.prefix[named], reps)))
-    link, side, port, group = (np.concatenate(column) for column in zip(*parts))
-    return _Cables(link, side, port, group)
+    ports, groups, named, ends_at = [], [], [], []
+    for s, ok in zip(sides, sound):
+        these = np.flatnonzero(ok)
+        group = s.dev[these].astype(np.int64) * 4 + s.prefix[these]
+        reps = np.maximum(links.count[these], 0)
+        named.append(these)
+        ends_at.append(np.cumsum(reps))
+        if (reps == 1).all():  # the usual case: one cable a link, one port an end
+            ports.append(s.first[these])
+            groups.append(group)
+            continue
+        offset = np.arange(int(reps.sum())) - np.repeat(ends_at[-1] - reps, reps)
+        ports.append(np.repeat(s.first[these], reps) + offset)
+        groups.append(np.repeat(group, reps))
+    return _Cables(np.concatenate(ports), np.concatenate(groups), named, ends_at)
 
 
 def _taken_twice(cables: _Cables, capacity: np.ndarray) -> np.ndarray:
@@ -315,16 +343,17 @@ def _taken_twice(cables: _Cables, capacity: np.ndarray) -> np.ndarray:
 
 
 def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twice: np.ndarray):
-    """The rule that no port is used twice, in the walk's order: the first link to name a port keeps
-    it; a later one is named, and its end takes no further port. Returns {(link, end): its problem}
-    and which cables' ports stay free because of it."""
+    """The rule that no port is used twice, in the order of the links: the first link to name a port
+    keeps it; a later one is named, and its end takes no further port. Returns {(link, end): its
+    problem} and which cables' ports stay free because of it."""
     registered: dict[tuple[int, int], str] = {}
     stopped: dict[tuple[int, int], int] = {}  # (link, end) -> the port where it stopped
     said = {}
     contested = np.flatnonzero(taken_twice)
-    contested = contested[np.lexsort((cables.port[contested], cables.side[contested], cables.link[contested]))]
-    for c in contested.tolist():  # in the order of the links, then their ends, then their ports
-        i, side, port, group = int(cables.link[c]), int(cables.side[c]), int(cables.port[c]), int(cables.group[c])
+    link_of, side_of = cables.links_and_ends(contested)
+    order = np.lexsort((cables.port[contested], side_of, link_of))  # the links, then their ends, then ports
+    for c, i, side in zip(contested[order].tolist(), link_of[order].tolist(), side_of[order].tolist()):
+        port, group = int(cables.port[c]), int(cables.group[c])
         if (i, side) in stopped:
             continue
         other = registered.get((group, port))
@@ -342,7 +371,8 @@ def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twi
     at = np.array(list(stopped.values()), np.int64)
     order = np.argsort(ends)
     ends, at = ends[order], at[order]
-    mine = cables.link * 2 + cables.side
+    link_of, side_of = cables.links_and_ends(np.arange(len(cables.port)))
+    mine = link_of * 2 + side_of
     k = np.minimum(np.searchsorted(ends, mine), len(ends) - 1)
     return said, (ends[k] == mine) & (cables.port > at[k])
 
