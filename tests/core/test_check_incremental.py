@@ -45,3 +45,50 @@ def test_a_new_design_gets_a_full_check():
     checker.check(a.snapshot())
     assert checker.check(b.snapshot()) == check_document(b)
     assert checker.full_checks == 2
+
+
+def test_a_nan_typed_into_a_link_is_caught_by_the_edits_own_check():
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    far, near = doc.links[5], doc.links[-7]
+    doc.update(near.id, latency_us=math.nan)
+    problems = checker.check(doc.snapshot())
+    assert problems == check_document(doc)
+    assert [p.path for p in problems if "not a finite number" in p.message] == [
+        f"spec.links[{len(doc.links) - 7}].latency_us"]
+    doc.update(far.id, slowdown=math.inf)  # a second one, before the first in the list
+    doc.update(near.id, latency_us=0.5)  # and the first one mended
+    problems = checker.check(doc.snapshot())
+    assert problems == check_document(doc)
+    assert [p.path for p in problems if "not a finite number" in p.message] == ["spec.links[5].slowdown"]
+    assert checker.full_checks == 1
+
+
+def test_an_edits_check_reads_the_edited_elements_not_the_whole_design():
+    """A NaN put into a link behind the document's back (no edit announced it) is not seen by the
+    check of a later edit of another link: that check reads the edited link, not every number of the
+    design. The full check (saving, `designer validate`) finds it."""
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    doc.links[100].bandwidth_gbps = math.nan  # in place: no change in the document's log
+    doc.update(doc.links[2000].id, latency_us=2.0)
+    assert not any("not a finite number" in p.message for p in checker.check(doc.snapshot()))
+    assert [p.path for p in check_document(doc) if "not a finite number" in p.message] == [
+        "spec.links[100].bandwidth_gbps"]
+
+
+def test_servers_marked_down_and_links_edited_keep_the_full_checks_list():
+    doc = load_document(EXAMPLES / "gb200-nvl72-144gpu.yaml")
+    checker = DesignChecker()
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    nic_links = [l for l in doc.links if l.kind in ("infiniband", "ethernet")]
+    edits = [(doc.nodes[3].id, {"state": "down"}), (nic_links[4].id, {"bandwidth_gbps": 10_000.0}),
+             (doc.nodes[3].id, {"gpus_down": [1, 2]}), (nic_links[9].id, {"slowdown": math.nan}),
+             (doc.switches[0].id, {"state": "down"}), (nic_links[4].id, {"bandwidth_gbps": 1.0}),
+             (nic_links[9].id, {"slowdown": 1.0}), (doc.nodes[3].id, {"state": "up", "gpus_down": []})]
+    for element_id, change in edits:
+        doc.update(element_id, **change)
+        assert checker.check(doc.snapshot()) == check_document(doc), change
+    assert checker.full_checks == 1

@@ -18,9 +18,9 @@ from designer.core.analysis import sweep
 from designer.core.analysis.space import Point
 from designer.core.engine import schedule as S
 from designer.core.engine.evaluate import Engine
-from designer.core.engine.fabric import _parse_endpoints
 from designer.core.io import dumps_document, load_document, loads_document
 from designer.core.model.elements import split_endpoint
+from designer.core.model.endpoints import LinkEnds
 from tests.conftest import EXAMPLES
 
 SCHEDULES = ["1f1b", "interleaved", "zb-h1", "dualpipe", "gpipe"]
@@ -273,7 +273,8 @@ def test_endpoint_arrays_equal_the_endpoint_strings():
     odd = ["ghost:nic0", node_ids[0], f"{node_ids[1]}:nicx", f"{node_ids[2]}:p3", f"{switch_ids[0]}:p7",
            f"{node_ids[3]}:nic12", "", ":", f"{switch_ids[1]}"]
     endpoints = [l.a for l in doc.links] + [l.b for l in doc.links] + odd
-    kind, index, port = _parse_endpoints(endpoints, node_ids, switch_ids)
+    ends = LinkEnds().parse(endpoints, node_ids, switch_ids)
+    kind, index, port = ends.kind, ends.index, ends.nic
     for e, k, i, pt in zip(endpoints, kind.tolist(), index.tolist(), port.tolist()):
         device, name = split_endpoint(e)
         if device in node_ids:

@@ -298,17 +298,15 @@ def test_the_program_ends_at_once_with_all_its_output(tmp_path):
 
 
 def test_a_port_used_twice_is_found_by_the_table_and_by_the_sort():
-    from designer.core.model.check_links_fast import _port_used_twice
+    """Ports are counted in a table of every port of the design, or sorted when that table would be far
+    larger than the ports in use (a switch of 4M ports): both find the port l0 and l1 share."""
+    from designer.core.design_check import check_document
 
-    def key(device, prefix, port):
-        return ((device * 4 + prefix) << 32) + port
-
-    nic, gpus = np.array([8, 0]), np.array([8, 0])
-    keys = np.array([key(1, PORT_P, 5), key(0, PORT_NIC, 5), key(1, PORT_P, 6), key(0, 2, 7)])
-    twice = np.append(keys, key(1, PORT_P, 5))
-    for radix in (np.array([0, 64]), np.array([0, 1 << 22])):  # a table far larger than the keys: the sort
-        assert not _port_used_twice(keys, radix, nic, gpus)
-        assert _port_used_twice(twice, radix, nic, gpus)
+    for radix in (8, 1 << 22):
+        doc = loads_document(SMALL.replace('b: "leaf0:p1"', 'b: "leaf0:p0"'), "twice.yaml")
+        doc.switches[0].radix = radix  # past what a file may say: an edit through the API
+        problems = [(p.path, p.message) for p in check_document(doc)]
+        assert problems == [("spec.links[1].b", "port p0 of leaf0 is used by links l0 and l1")], radix
 
 
 def test_a_long_run_is_decoded_in_parts_with_the_same_answers(monkeypatch):

@@ -215,16 +215,14 @@ class LinkLoad:
         Gb/s InfiniBand", x count) with their words, and the rate the engine costs it at (to tell
         slowed cables apart). Vectorised over the design's parsed endpoints (model/endpoints.py):
         words are made once per distinct (ends, cable), a few dozen even at 131k GPUs."""
-        from ..model.endpoints import parse_endpoints
-
         doc = self.doc
         links = self._links()
         if not all(map(is_not, links, repeat(None))):  # the document changed since the result: the slow, exact way
             return self._tiers_and_cables_by_link(links)
         node_ids = [n.id for n in doc.nodes]
         switch_ids = [s.id for s in doc.switches]
-        a = parse_endpoints(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the check's parse (memo)
-        b = parse_endpoints(list(map(attrgetter("b"), links)), node_ids, switch_ids)
+        a = doc.link_ends.parse(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the check's parse
+        b = doc.link_ends.parse(list(map(attrgetter("b"), links)), node_ids, switch_ids)
         tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
         # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
         switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)

@@ -21,7 +21,6 @@ import numpy as np
 
 from ..model.catalog import Catalog
 from ..model.document import Document
-from ..model.endpoints import parse_endpoints
 from ..model.network_reach import TIER_RANK, switch_links
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
@@ -180,14 +179,6 @@ def _scale_up(node, accelerator, k: EngineConstants, link_efficiency: float = 0.
     return gbps_to_bytes_per_s(gbps) * eff, kind
 
 
-def _parse_endpoints(endpoints: list[str], node_ids: list[str], switch_ids: list[str]):
-    """(device kind: 0 none, 1 node, 2 switch; device index; NIC port number or -1) per endpoint.
-
-    Parsed once per design (model/endpoints.py: the check has usually parsed them already)."""
-    parsed = parse_endpoints(endpoints, node_ids, switch_ids)
-    return parsed.kind, parsed.index, parsed.nic
-
-
 def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
     """Domain index of each GPU, numbered in file order (None: every server is its own domain).
 
@@ -310,11 +301,11 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_kind.append(kind)
 
     n_links = len(links)
-    node_ids = [n.id for n in nodes]
-    switch_ids = [s.id for s in switches]
+    # (device kind: 0 none, 1 node, 2 switch; device index; NIC number or -1) per end: the design's
+    # parse, which the check has usually made already (model/endpoints.py)
+    a, b = doc.link_ends.sides(doc)
+    (a_kind, a_idx, a_port), (b_kind, b_idx, b_port) = (a.kind, a.index, a.nic), (b.kind, b.index, b.nic)
     # map(attrgetter) reads a field of 300k links several times faster than a generator
-    a_kind, a_idx, a_port = _parse_endpoints(list(map(attrgetter("a"), links)), node_ids, switch_ids)
-    b_kind, b_idx, b_port = _parse_endpoints(list(map(attrgetter("b"), links)), node_ids, switch_ids)
     bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n_links)
     count = np.fromiter(map(attrgetter("count"), links), np.int64, n_links)
     slowdown = np.fromiter(map(attrgetter("slowdown"), links), float, n_links)

@@ -17,8 +17,8 @@ from operator import attrgetter
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .document import Document
-from .elements import Node, Switch, split_endpoint
-from .non_finite import non_finite_problems
+from .link_rules import link_kind_problems, link_problems
+from .non_finite import NonFiniteNumbers
 from .plan import check_plan
 
 
@@ -34,34 +34,35 @@ class CheckParts:
     """The cluster's problems in the parts an edit can leave alone or redo on its own."""
     duplicates: list[Problem]  # repeated ids
     before_links: list[Problem]  # repeated ids, racks and slots, parts from the catalog
-    per_link: dict[int, list[Problem]]  # link index -> its ends' and ports' problems
-    kinds: dict[int, list[Problem]]  # link index -> its kind's and speed's problems (link_kind_problems)
+    per_link: dict[int, list[Problem]]  # link index -> its ends' and ports' problems (link_rules.py)
+    kinds: dict[int, list[Problem]]  # link index -> its kind's and speed's problems
     tail: list[Problem]  # the switches' and servers' problems that follow from their links
     after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity, leaves without uplinks
+    numbers: NonFiniteNumbers  # NaN / infinity: an API edit or a recovered design
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     duplicates = _duplicate_ids(doc)
     before_links = duplicates + _racks_and_slots(doc) + _parts(doc, catalog)
     per_link, kinds, tail = link_problems(doc)
-    return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog))
+    return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog),
+                      NonFiniteNumbers(doc))
 
 
 def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
-    """The check's list from its parts; the non-finite numbers (cheap: a sum per field) and the jobs'
-    plans are redone every time."""
-    problems = non_finite_problems(doc)  # NaN / infinity: an API edit or a recovered design
+    """The check's list from its parts; the jobs' plans are redone every time."""
+    problems = parts.numbers.problems(doc)
     problems += parts.before_links
     problems += join_link_problems(parts.per_link, parts.kinds, parts.tail)
     problems += parts.after_links
     return problems + check_plan(doc, catalog)
 
 
-def redo_link_kind(doc: Document, parts: CheckParts, position: int) -> None:
-    """The kind-and-speed part of the link at `position` again (after an edit of its values)."""
+def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) -> None:
+    """The kind-and-speed part of the link at `position` again (after an edit of its values); `ends`:
+    the devices of its two ends (None: no such device)."""
     link = doc.links[position]
-    ends = [doc.device(split_endpoint(end)[0]) for end in (link.a, link.b)]
-    kind = link_kind_problems(link, ends, f"spec.links[{position}]")
+    kind = link_kind_problems(link, ends, position)
     if kind:
         parts.kinds[position] = kind
     else:
@@ -255,15 +256,6 @@ def _parts(doc: Document, catalog: Catalog) -> list[Problem]:
     return out
 
 
-def _valid_ports(device: Node | Switch, kind: str) -> tuple[str, int]:
-    """(port prefix, number of such ports) that a link of this kind may use on the device."""
-    if isinstance(device, Switch):
-        return "p", device.radix
-    if kind in ("nvlink", "pcie"):
-        return "nvl" if kind == "nvlink" else "pcie", device.accelerator_count
-    return "nic", device.nic_count
-
-
 def join_link_problems(per_link: dict[int, list[Problem]], kinds: dict[int, list[Problem]],
                        tail: list[Problem]) -> list[Problem]:
     """The links' problems in the order of the links, then the switches' and servers'."""
@@ -273,120 +265,15 @@ def join_link_problems(per_link: dict[int, list[Problem]], kinds: dict[int, list
     return out + tail
 
 
-def link_kind_problems(link, ends, where: str) -> list[Problem]:
-    """What a link's own values (kind, speed) make wrong on its two ends; [] in the common case."""
-    a_end, b_end = ends
-    if (a_end is not None and b_end is not None and type(a_end) is not type(b_end)
-            and link.kind == (a_end.fabric if type(a_end) is Switch else a_end.nic_kind)
-            == (b_end.fabric if type(b_end) is Switch else b_end.nic_kind)
-            and link.bandwidth_gbps <= (a_end if type(a_end) is Switch else b_end).port_gbps):
-        return []  # the common case: a NIC of the right kind on a switch of that kind
-    return _link_kind(link, ends, where)
-
-
-def link_problems(doc: Document) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
-    """(link index -> its ends' and ports' problems, link index -> its kind and speed problems, the
-    switches' and servers' problems): kept apart so that a speed edit redoes one link's part."""
-    from .check_links_fast import links_without_problems  # one job per module: the whole-array pass
-
-    fast = links_without_problems(doc)  # None: some link may have a problem, the walk below says which
-    if fast is not None:
-        return {}, {}, device_problems(doc, *fast)
-    per_link: dict[int, list[Problem]] = {}
-    kinds: dict[int, list[Problem]] = {}
-    used_ports: dict[tuple[str, str], str] = {}
-    cables_on: dict[str, int] = defaultdict(int)
-    anonymous_nic_cables: dict[str, int] = defaultdict(int)
-    nodes = {n.id: n for n in doc.nodes}
-    switches = {s.id: s for s in doc.switches}
-    for i, link in enumerate(doc.links):
-        where = f"spec.links[{i}]"
-        out: list[Problem] = []
-        ends = []
-        for side in ("a", "b"):
-            endpoint = getattr(link, side)
-            device_id, port = split_endpoint(endpoint)
-            device = nodes.get(device_id) or switches.get(device_id)
-            if device is None:
-                guess = _guess(device_id, list(nodes) + list(switches))
-                out.append(_p(f"link {link.id} ends at {device_id!r}, which does not exist (dangling)",
-                              f"{where}.{side}", link.id, guess or "connect it to an existing server or switch"))
-                ends.append(None)
-                continue
-            ends.append(device)
-            cables_on[device.id] += link.count
-            if port is None:
-                if isinstance(device, Node) and link.kind in ("ethernet", "infiniband"):
-                    anonymous_nic_cables[device.id] += link.count
-                continue
-            prefix, n_ports = _valid_ports(device, link.kind)
-            digits = port[len(prefix):] if port.startswith(prefix) else ""
-            if not digits.isdigit() or (len(digits) > 1 and digits[0] == "0"):
-                out.append(_p(f"port {port!r} of {device.id} is not a {link.kind} port", f"{where}.{side}", link.id,
-                              f"use {prefix}0..{prefix}{n_ports - 1}"))
-                continue
-            idx = int(digits)
-            if idx + link.count > n_ports:
-                out.append(_p(f"{link.count} cable(s) from port {port} go past the last port of {device.id} "
-                              f"({prefix}{n_ports - 1})", f"{where}.{side}", link.id,
-                              "start at a lower port or reduce count"))
-                continue
-            device_id = device.id
-            for k in range(idx, idx + link.count):
-                key = (device_id, k, prefix)
-                other = used_ports.get(key)
-                if other is not None:
-                    out.append(_p(f"port {prefix}{k} of {device_id} is used by links {other} and {link.id}",
-                                  f"{where}.{side}", link.id, "move one of them to a free port"))
-                    break
-                used_ports[key] = link.id
-        if out:
-            per_link[i] = out
-        kind = link_kind_problems(link, ends, where)
-        if kind:
-            kinds[i] = kind
-    return per_link, kinds, device_problems(doc, cables_on, used_ports, anonymous_nic_cables)
-
-
-def device_problems(doc: Document, cables_on: dict[str, int], used_ports, anonymous_nic_cables: dict[str, int],
-                    free_nics: dict[str, list[int]] | None = None) -> list[Problem]:
-    """The switches' and servers' part of link_problems: more cables than ports, NICs left free.
-    `free_nics` (the whole-array pass): each server's NICs no link names, for servers with any;
-    without it, the NICs that are not (server, k, "nic") keys of `used_ports`."""
-    out = []
-    for sw in doc.switches:
-        if cables_on[sw.id] > sw.radix:
-            out.append(_p(f"switch {sw.id} has {cables_on[sw.id]} cables but only {sw.radix} ports",
-                          f"spec.switches[{_index_of(doc.switches, sw)}]", sw.id,
-                          "remove links, or use a switch with a larger radix"))
-    for i, node in enumerate(doc.nodes):
-        if free_nics is not None:
-            ks = free_nics.get(node.id)
-            if not ks:
-                continue
-            free = [f"nic{k}" for k in ks]
-        else:
-            free = [f"nic{k}" for k in range(node.nic_count) if (node.id, k, "nic") not in used_ports]
-        free = free[anonymous_nic_cables[node.id]:]  # links without a port take free NICs in order
-        if free:
-            shown = ", ".join(free[:4]) + (", ..." if len(free) > 4 else "")
-            out.append(_p(f"{len(free)} NIC(s) of {node.id} not connected ({shown})", f"spec.nodes[{i}]", node.id,
-                          "connect them to a leaf switch, or lower nic_count", "warning"))
-    return out
-
-
 def _leaves_without_uplinks(doc: Document) -> list[Problem]:
     """Servers that no route of the engine joins to the other servers of the network (a step across
     them would never end): a switch with servers but no up-link (network_reach's rules: a cable to
     a higher tier, or to a switch without servers), a pod of leaves and spines with no cable to the
     core while other pods wait beyond it, core switches no cable joins. A rail-only fabric (every
     server on every rail switch) stays one network and passes."""
-    from .check_links_fast import every_leaf_has_uplinks
     from .network_reach import server_islands
 
-    if every_leaf_has_uplinks(doc):  # the common case, on whole arrays
-        return []
-    islands = server_islands(doc)
+    islands = server_islands(doc)  # on whole arrays
     if len(islands) < 2:
         return []
     switches = doc.switches
@@ -413,34 +300,4 @@ def _leaves_without_uplinks(doc: Document) -> list[Problem]:
                           switches[s].id, "connect the pods to the same core switches, or the core switches "
                                           "to each other"))
     out.sort(key=lambda p: int(p.path.split("[")[1].rstrip("]")))
-    return out
-
-
-def _index_of(items, element) -> int:
-    return next(i for i, e in enumerate(items) if e is element)
-
-
-def _link_kind(link, ends, where) -> list[Problem]:
-    out = []
-    for device in ends:
-        if device is None:
-            continue
-        if isinstance(device, Switch):
-            if link.kind != device.fabric:
-                out.append(_p(f"{link.kind} link {link.id} is plugged into {device.fabric} switch {device.id}",
-                              f"{where}.kind", link.id, f"use a {device.fabric} link or an {link.kind} switch"
-                              if link.kind in ("ethernet", "infiniband") else f"use a {device.fabric} link"))
-            elif link.bandwidth_gbps > device.port_gbps:
-                out.append(_p(f"link {link.id} at {link.bandwidth_gbps:g} Gb/s is faster than the "
-                              f"{device.port_gbps:g} Gb/s ports of {device.id}", f"{where}.bandwidth_gbps", link.id,
-                              f"set bandwidth_gbps to {device.port_gbps:g} or less", "warning"))
-        elif link.kind in ("ethernet", "infiniband"):
-            if link.kind != device.nic_kind:
-                out.append(_p(f"{link.kind} link {link.id} is plugged into an {device.nic_kind} NIC of {device.id}",
-                              f"{where}.kind", link.id, f"use an {device.nic_kind} link or change nic_kind"))
-    if len(ends) == 2 and all(isinstance(e, Node) for e in ends) and link.kind in ("ethernet", "infiniband"):
-        out.append(_p(f"{link.kind} link {link.id} joins two servers directly", f"{where}", link.id,
-                      "connect servers through a switch", "warning"))
-    if len(ends) == 2 and ends[0] is not None and ends[0] is ends[1]:
-        out.append(_p(f"link {link.id} connects {ends[0].id} to itself", where, link.id, "pick another endpoint"))
     return out

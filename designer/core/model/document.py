@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
+from .endpoints import LinkEnds
 from .events import Change, Events
 from .job import Parallelism, Workload
 from .jobs import JobSpec
@@ -75,6 +76,7 @@ class Document:
         # ids of the element copies `_own` made since the newest snapshot: no snapshot holds them
         self._owned: set[int] = set()
         self._positions: dict[str, tuple[list, np.ndarray]] = {}  # _position's arrays, per collection
+        self.link_ends = LinkEnds()  # the links' ends parsed, for the check, the fabric and the analyses
         self.events.connect(self._changes)
 
     CHANGE_LOG_LIMIT = 256
@@ -276,6 +278,7 @@ class Document:
         else:
             self._reindex()
         self.lineage = object()  # a different design: nothing cached about the old one applies
+        self.link_ends = LinkEnds()
         self._owned = set()
         self.events.emit(Change("replaced", "document"))
 
@@ -287,6 +290,7 @@ class Document:
         self._reindex()
         self._owned = set()
         self.lineage = object()
+        self.link_ends = LinkEnds()
         self.events.emit(Change("replaced", "document"))
         return old
 
@@ -313,6 +317,7 @@ class Document:
         snap._index = _IndexOnDemand(snap.spec)
         snap._changes = ChangeLog(self.revision, list(self.change_log))  # not listening: a snapshot is not edited
         snap.lineage = self.lineage
+        snap.link_ends = self.link_ends  # the same design: a parse made for either serves both
         snap._snapshots = []
         snap._owned = set()
         snap._positions = {}

@@ -3,20 +3,22 @@
 The check and the engine's fabric both need every link's two ends as device indices; a cold
 `designer evaluate` parsed the same 300k strings twice (a large share of its time). The parse
 is vectorised with numpy (ids by a sorted search, port names on their characters' codes, once per
-distinct name) and remembered for the last few designs: the memo is keyed on the endpoint strings
-themselves (list equality, which compares the very same string objects by identity first), so an
-edit made in place, outside the document's change log, is never served a stale parse.
+distinct name). A document owns a LinkEnds (shared with its snapshots) that remembers its last few
+parses: keyed on the endpoint strings themselves (list equality, which compares the very same string
+objects by identity first), so an edit made in place, outside the document's change log, is never
+served a stale parse.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
 MEMO_ENTRIES = 4
 PART_ENDPOINTS = 32768  # parsed at a time (_parse_in_parts)
-# The port prefixes by code (check_links_fast.PREFIX_CODE): a switch's p0.., a server's nic0..,
+# The port prefixes by code: a switch's p0.., a server's nic0..,
 # nvl0.. (its GPUs on NVLink) and pcie0..
 PORT_PREFIXES = ("p", "nic", "nvl", "pcie")
 PORT_P, PORT_NIC, PORT_NVL, PORT_PCIE = range(4)
@@ -34,21 +36,37 @@ class Endpoints:
     port_number: np.ndarray  # the port's number when port_code >= 0, else -1
 
 
-_memo: list[tuple[list[str], list[str], list[str], Endpoints]] = []
+class LinkEnds:
+    """A design's links' two ends, parsed, for the check, the fabric and the analyses that read the
+    same design (the document owns one; its snapshots share it). Remembers its last few parses."""
 
+    def __init__(self):
+        self._parses: tuple[tuple[list[str], list[str], list[str], Endpoints], ...] = ()
 
-def parse_endpoints(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
-    """Every endpoint as arrays (a repeated id means the first element of that id, servers before
-    switches: the check reports repeated ids). The memo keeps the `endpoints` list itself, not a copy
-    (2 x 2.4 MB at 131k GPUs): pass a list made for the call, that nothing changes afterwards."""
-    for i, (ends, nodes, switches, parsed) in enumerate(_memo):
-        if ends == endpoints and nodes == node_ids and switches == switch_ids:
-            return parsed
-    parsed = _parse_in_parts(endpoints, node_ids, switch_ids)
-    if len(_memo) >= MEMO_ENTRIES:
-        _memo.pop(0)
-    _memo.append((endpoints, list(node_ids), list(switch_ids), parsed))
-    return parsed
+    def sides(self, doc) -> tuple[Endpoints, Endpoints]:
+        """(the `a` ends, the `b` ends) of every link of `doc`."""
+        links = doc.links
+        node_ids, switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), doc.switches))
+        return (self.parse(list(map(attrgetter("a"), links)), node_ids, switch_ids),
+                self.parse(list(map(attrgetter("b"), links)), node_ids, switch_ids))
+
+    def parse(self, endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
+        """Every endpoint as arrays (a repeated id means the first element of that id, servers before
+        switches: the check reports repeated ids). The memo keeps the `endpoints` list itself, not a copy
+        (2 x 2.4 MB at 131k GPUs): pass a list made for the call, that nothing changes afterwards."""
+        for ends, nodes, switches, parsed in self._parses:
+            if ends == endpoints and nodes == node_ids and switches == switch_ids:
+                return parsed
+        parsed = _parse_in_parts(endpoints, node_ids, switch_ids)
+        # one assignment: a worker thread and the window's thread may both parse
+        self._parses = (*self._parses[1 - MEMO_ENTRIES:], (endpoints, list(node_ids), list(switch_ids), parsed))
+        return parsed
+
+    def __deepcopy__(self, memo) -> "LinkEnds":
+        return LinkEnds()  # a copy of a design parses its own (and may be edited apart)
+
+    def __getstate__(self):
+        return {"_parses": ()}
 
 
 def _parse_in_parts(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
@@ -104,7 +122,7 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], nam
             except ValueError:  # a digit that is no number (a superscript)
                 pass
     for array in (kind, index, nic, has_port, port_code, port_number):
-        array.flags.writeable = False  # shared by every caller of the memo
+        array.flags.writeable = False  # shared by every reader of the design's LinkEnds
     return Endpoints(kind, index, nic, has_port, port_code, port_number)
 
 

@@ -19,7 +19,6 @@ from typing import Callable
 import numpy as np
 
 from .document import Document
-from .endpoints import parse_endpoints
 
 TIERS_TOP_DOWN = ("core", "spine", "leaf", "compute")
 TIER_RANK = {"compute": 0, "leaf": 1, "spine": 2, "core": 3}
@@ -199,8 +198,9 @@ def build_logical_layout(doc: Document, max_blocks_per_tier: int = MAX_BLOCKS_PE
     device_ids = [n.id for n in nodes] + [s.id for s in switches]
 
     # Each link's two devices as indices (-1: not a device of the design).
-    ends = parse_endpoints([l.a for l in links] + [l.b for l in links], device_ids[:n_nodes], device_ids[n_nodes:])
-    device = np.where(ends.kind == 1, ends.index, np.where(ends.kind == 2, ends.index + n_nodes, -1))
+    a, b = doc.link_ends.sides(doc)  # the check's parse
+    kind, index = np.concatenate([a.kind, b.kind]), np.concatenate([a.index, b.index])
+    device = np.where(kind == 1, index, np.where(kind == 2, index + n_nodes, -1))
     n_links = len(links)
     dev_a, dev_b = device[:n_links], device[n_links:]
     cables = np.fromiter((l.count for l in links), dtype=np.int64, count=n_links)

@@ -14,7 +14,6 @@ from operator import attrgetter
 import numpy as np
 
 from .document import Document
-from .endpoints import parse_endpoints
 
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 NETWORK = ("ethernet", "infiniband")
@@ -92,8 +91,7 @@ def server_islands(doc: Document, operational: bool = False) -> list[Island]:
         return [Island([nodes[i].id for i in compute], [], [], [])] if compute else []
     node_ids, switch_ids = list(map(attrgetter("id"), nodes)), list(map(attrgetter("id"), switches))
     n_nodes, n_sw = len(node_ids), len(switch_ids)
-    a = parse_endpoints(list(map(attrgetter("a"), links)), node_ids, switch_ids)
-    b = parse_endpoints(list(map(attrgetter("b"), links)), node_ids, switch_ids)
+    a, b = doc.link_ends.sides(doc)
     network = np.fromiter(map(NETWORK.__contains__, map(attrgetter("kind"), links)), bool, len(links))
     tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
     tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)

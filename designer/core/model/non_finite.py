@@ -3,8 +3,9 @@
 The loader refuses non-finite numbers, so a file never brings one in; an edit through the
 API, or a recovery file written from such a state, can. Saving names them (nothing is written
 that loading refuses) and the checks list them like any other problem.
-The walk is linear in the elements; nested data (calibration, layout) is visited once per
-object, so shared (YAML alias) sub-trees cost nothing extra.
+The walk is linear in the elements (NonFiniteNumbers then follows edits element by element);
+nested data (calibration, layout) is visited once per object, so shared (YAML alias) sub-trees
+cost nothing extra.
 """
 from __future__ import annotations
 
@@ -38,35 +39,82 @@ def _bad(value) -> bool:
 
 def non_finite_problems(doc, limit: int = 50) -> list[Problem]:
     """Up to `limit` problems, one per NaN or infinity, naming the element and the field."""
-    found: list[Problem] = []
-    spec = doc.spec
-    for name in ("racks", "nodes", "switches", "links"):
-        items = getattr(spec, name)
-        keys = _number_fields(items)
+    return NonFiniteNumbers(doc).problems(doc, limit)
+
+
+COLLECTIONS = ("racks", "nodes", "switches", "links")
+
+
+class NonFiniteNumbers:
+    """Where a design's elements hold NaN or infinity, kept up to date element by element: the live
+    check redoes the elements an edit changed, not the whole design (0.1 s a check at 131k GPUs).
+    The nested sections (job, calibration, layout: small) are read each time `problems` is asked."""
+
+    def __init__(self, doc):
+        self._keys: dict[str, list[str]] = {}  # collection -> its number fields
+        # (collection, position) -> (field, place in a list field or -1, value) of each bad number
+        self._found: dict[tuple[str, int], list[tuple[str, int, float]]] = {}
+        for name in COLLECTIONS:
+            self._scan(name, getattr(doc.spec, name))
+
+    def _scan(self, name: str, items: list) -> None:
+        keys = self._keys[name] = _number_fields(items)
+        for place in [place for place in self._found if place[0] == name]:
+            del self._found[place]
         if len(keys) > 1 and _all_finite(list(chain.from_iterable(map(attrgetter(*keys), items)))):
-            continue  # every field at once, one pass over the elements: plain numbers, all finite
+            return  # every field at once, one pass over the elements: plain numbers, all finite
         for key in keys:
             values = list(map(attrgetter(key), items))
             if _all_finite(values):  # the usual case, in C
                 continue
             for i, value in enumerate(values):  # item by item: which ones
-                parts = value if value.__class__ is list else (value,)
-                for j, v in enumerate(parts):
-                    if _bad(v):
-                        element = items[i]
-                        where = f"spec.{name}[{i}].{key}" + (f"[{j}]" if parts is value else "")
-                        found.append(Problem(f"{element.id}.{key} is {v}, not a finite number", where,
-                                             element=element.id, fix=_FIXES[name]))
-                        if len(found) >= limit:
-                            return found
-    for section in ("workload", "parallelism", "calibration", "layout"):
-        for where, v in _nested(getattr(spec, section, None), f"spec.{section}"):
-            element = where.split(".")[2].split("[")[0] if section == "layout" and where.count(".") >= 2 else None
-            found.append(Problem(f"{where.removeprefix('spec.')} is {v}, not a finite number", where,
-                                 element=element, fix=_FIXES[section]))
-            if len(found) >= limit:
-                return found
-    return found
+                bad = _bad_in(key, value)
+                if bad:
+                    self._found.setdefault((name, i), []).extend(bad)
+
+    def redo(self, doc, name: str, position: int) -> None:
+        """The element at `position` of collection `name` again (after an edit of its values)."""
+        items = getattr(doc.spec, name)
+        if _number_fields(items) != self._keys[name]:  # a field now holds a number: all of them
+            self._scan(name, items)
+            return
+        element = items[position]
+        bad = [b for key in self._keys[name] for b in _bad_in(key, getattr(element, key))]
+        if bad:
+            self._found[(name, position)] = bad
+        else:
+            self._found.pop((name, position), None)
+
+    def problems(self, doc, limit: int = 50) -> list[Problem]:
+        """Up to `limit` problems: the elements' by collection, field, element and place, then the
+        nested sections'."""
+        spec = doc.spec
+        found: list[Problem] = []
+        rank = {name: r for r, name in enumerate(COLLECTIONS)}
+        order = sorted(((rank[name], key, i, j, value, name) for (name, i), bad in self._found.items()
+                        for key, j, value in bad), key=lambda f: f[:4])
+        for _, key, i, j, value, name in order[:limit]:
+            element = getattr(spec, name)[i]
+            where = f"spec.{name}[{i}].{key}" + (f"[{j}]" if j >= 0 else "")
+            found.append(Problem(f"{element.id}.{key} is {value}, not a finite number", where,
+                                 element=element.id, fix=_FIXES[name]))
+        if len(found) >= limit:
+            return found
+        for section in ("workload", "parallelism", "calibration", "layout"):
+            for where, v in _nested(getattr(spec, section, None), f"spec.{section}"):
+                element = where.split(".")[2].split("[")[0] if section == "layout" and where.count(".") >= 2 else None
+                found.append(Problem(f"{where.removeprefix('spec.')} is {v}, not a finite number", where,
+                                     element=element, fix=_FIXES[section]))
+                if len(found) >= limit:
+                    return found
+        return found
+
+
+def _bad_in(key: str, value) -> list[tuple[str, int, float]]:
+    """(key, place in the list or -1, value) of each NaN or infinity in one field's value."""
+    if value.__class__ is list:
+        return [(key, j, v) for j, v in enumerate(value) if _bad(v)]
+    return [(key, -1, value)] if _bad(value) else []
 
 
 _NUMBERS = {int, float, bool}
