@@ -183,12 +183,6 @@ def _down_around(doc: Document, members: list[int], nic: np.ndarray, a, b, route
     return tuple(dict.fromkeys(found))
 
 
-def _ends(doc: Document):
-    node_ids, switch_ids = [n.id for n in doc.nodes], [s.id for s in doc.switches]
-    return (parse_endpoints(list(map(attrgetter("a"), doc.links)), node_ids, switch_ids),
-            parse_endpoints(list(map(attrgetter("b"), doc.links)), node_ids, switch_ids))
-
-
 def _nic_cables(doc: Document, a, b) -> np.ndarray:
     """Per NIC of every server (servers in file order, then NIC number): the link index of its cable
     to a switch, -1 for none. As the engine's fabric: a cable names its NIC; bundles take the next
@@ -244,7 +238,7 @@ def unusable_servers(doc: Document) -> dict[str, str]:
     nodes, links = doc.nodes, doc.links
     states = list(map(attrgetter("state"), links))
     any_down = "down" in states or any(s.state == "down" for s in doc.switches)
-    a, b = _ends(doc)
+    a, b = doc.link_ends.sides(doc)
     nic_link = _nic_cables(doc, a, b)
     up = cables_up(doc, a, b, states) if any_down else np.ones(len(links), dtype=bool)
     nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
