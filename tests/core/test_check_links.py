@@ -25,6 +25,13 @@ def test_the_examples_links_are_sound(name):
     assert not [p for p in problems if p.path.startswith("spec.links")]
 
 
+def cut_off_n1(gpu: int, nic: str) -> tuple[str, str]:
+    """The job's own problem when a broken link leaves n1 with a GPU whose NIC has no cable: the
+    16-GPU job no longer fits on the servers it can reach (validate says what evaluate would)."""
+    return ("spec.parallelism", f"the job needs 16 GPUs across servers but 8 are on servers it can reach "
+                                f"(n1: GPU {gpu}'s NIC {nic} is not cabled)")
+
+
 BROKEN = {
     "port used twice": (('b: "leaf0:p1"', 'b: "leaf0:p0"'),
                         [("spec.links[1].b", "port p0 of leaf0 is used by links l0 and l1")]),
@@ -38,7 +45,8 @@ BROKEN = {
                       ("spec.nodes[0]", "1 NIC(s) of n0 not connected (nic1)")]),
     "dangling": (('a: "n1:nic0"', 'a: "n9:nic0"'),
                  [("spec.links[2].a", "link l2 ends at 'n9', which does not exist (dangling)"),
-                  ("spec.nodes[1]", "1 NIC(s) of n1 not connected (nic0)")]),
+                  ("spec.nodes[1]", "1 NIC(s) of n1 not connected (nic0)"),
+                  cut_off_n1(0, "nic0")]),
     "wrong kind": (('b: "leaf0:p0", kind: infiniband', 'b: "leaf0:p0", kind: ethernet'),
                    [("spec.links[0].kind", "ethernet link l0 is plugged into an infiniband NIC of n0"),
                     ("spec.links[0].kind", "ethernet link l0 is plugged into infiniband switch leaf0")]),
@@ -47,11 +55,12 @@ BROKEN = {
                               [("spec.links[2].bandwidth_gbps",
                                 "link l2 at 800 Gb/s is faster than the 400 Gb/s ports of leaf0")]),
     "a free NIC": (('    - {id: l3, a: "n1:nic1", b: "leaf0:p3", kind: infiniband, bandwidth_gbps: 400}\n', ""),
-                   [("spec.nodes[1]", "1 NIC(s) of n1 not connected (nic1)")]),
+                   [("spec.nodes[1]", "1 NIC(s) of n1 not connected (nic1)"), cut_off_n1(4, "nic1")]),
     "no port (sound)": (('a: "n1:nic1"', 'a: "n1"'), []),
     "two servers joined": (('b: "leaf0:p2"', 'b: "n0:nic5"'),
                            [("spec.links[2].b", "1 cable(s) from port nic5 go past the last port of n0 (nic1)"),
-                            ("spec.links[2]", "infiniband link l2 joins two servers directly")]),
+                            ("spec.links[2]", "infiniband link l2 joins two servers directly"),
+                            cut_off_n1(0, "nic0")]),
     "non-ASCII digits (sound: int() reads them)": (('a: "n0:nic1"', 'a: "n0:nic\u0661"'), []),
 }
 
