@@ -95,8 +95,8 @@ def test_a_nic_cable_edit_re_times_only_the_groups_crossing_it(design, monkeypat
     models = dict(engine._groups)
     costs_before = {key: dict(model._cache) for key, model in models.items()}
     timed = []
-    real = collectives._flow_times
-    monkeypatch.setattr(collectives, "_flow_times", lambda *a: _count(timed, real(*a)))
+    real = collectives.flow_times
+    monkeypatch.setattr(collectives, "flow_times", lambda *a: _count(timed, real(*a)))
 
     server_ids = {n.id for n in doc.nodes}
     cable = next(link for link in doc.links if link.a.split(":")[0] in server_ids)

@@ -388,8 +388,8 @@ def test_a_link_edit_keeps_the_flows_routes_and_times_them_again(monkeypatch):
     engine = Engine()
     engine.evaluate(doc)
     routed = []
-    real = collectives._route
-    monkeypatch.setattr(collectives, "_route", lambda *a: routed.append(1) or real(*a))
+    real = collectives.route_flows
+    monkeypatch.setattr(collectives, "route_flows", lambda *a: routed.append(1) or real(*a))
     cable = next(link for link in doc.links if link.a.split(":")[0] in {n.id for n in doc.nodes})
     doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)
     edited = engine.evaluate(doc)

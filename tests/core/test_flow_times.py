@@ -1,8 +1,8 @@
 """A flow's time is its slowest resource's, folded as each resource's times are made
-(collectives._Slowest), which is what an argmax over the stacked times gives."""
+(flows.Slowest), which is what an argmax over the stacked times gives."""
 import numpy as np
 
-from designer.core.engine.collectives import _Slowest
+from designer.core.engine.flows import Slowest
 
 
 def test_the_slowest_resource_is_the_first_of_the_largest_times_nan_and_infinity_the_largest():
@@ -13,7 +13,7 @@ def test_the_slowest_resource_is_the_first_of_the_largest_times_nan_and_infinity
     times[4][::11] = np.inf
     times[5][::13] = np.nan
     stacked = np.nan_to_num(np.stack(times), nan=np.inf, posinf=np.inf)
-    slowest = _Slowest()
+    slowest = Slowest()
     for t in times:
         slowest.add(t.copy())
     expected = np.argmax(stacked, axis=0)

@@ -57,7 +57,7 @@ def test_adaptive_routing_pays_only_the_slow_cables_share_of_the_capacity(fabric
 def test_the_drag_follows_the_expected_share_of_flows_on_the_slow_cable():
     import numpy as np
 
-    from designer.core.engine.collectives import slow_cable_drag
+    from designer.core.engine.flows import slow_cable_drag
 
     cables, capacity = np.array([32.0]), np.array([31 * 400.0 + 20.0])
     few, many = (slow_cable_drag(np.array([f]), cables, capacity, np.array([20.0]))[0] for f in (1.0, 256.0))

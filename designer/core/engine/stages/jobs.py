@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..collectives import ethernet_tiers
+from ..flows import ethernet_tiers
 from ..fabric import Fabric
 from ..job_placement import PlacedJob
 from .breakdown import HIDDEN_KEYS
@@ -89,7 +89,7 @@ def _deref(value):
 def rating_signature(fabric: Fabric, gpus: np.ndarray) -> bytes:
     """Every rate a job on `gpus` is costed with, as bytes: its GPUs' slowdowns, its NICs' rates,
     and the up-link capacity and cables of the leaves and pods its NICs hang from (the resources
-    its flows cross: engine/collectives.py _route). Equal signatures, equal costing."""
+    its flows cross: engine/flows.py route_flows). Equal signatures, equal costing."""
     nics = fabric.gpu_nic[gpus]
     nics = nics[nics >= 0]
     leaves = np.unique(fabric.nic_leaf[nics])

@@ -10,7 +10,8 @@ import numpy as np
 
 from ...model.document import Document
 from ...model.plan import ResolvedPlan
-from ..collectives import SPARSE_SHARE, CollectiveCost
+from ..collectives import CollectiveCost
+from ..flows import SPARSE_SHARE
 from ..fabric import Fabric
 from .result import Evaluation
 
