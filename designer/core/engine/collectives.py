@@ -122,7 +122,7 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         key = int(keys[0])
         shape.classes[(key // 4, per_node, key % 4)] = np.arange(G)
         return shape
-    for key in np.unique(keys).tolist():
+    for key in sorted(set(keys.tolist())):  # (np.unique imports numpy.ma: see flows._leaves_of_nics)
         shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(keys == key)
     return shape
 
