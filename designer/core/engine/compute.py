@@ -18,6 +18,7 @@ from typing import Callable
 from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
 from .flops import ModelShape, core_attention_flops_per_token
+from .memory import grad_bytes_per_param
 from .moe import ExpertLoad, domains_reached, expert_load
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
@@ -102,6 +103,7 @@ class Sharding:
     router_groups: tuple[int, int] = (0, 0)  # group-limited routing: (groups, groups per token)
     dispatch_fwd_bytes: float = ACT_BYTES  # bytes per element of the forward dispatch (moe.wire_bytes)
     combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
+    grad_reduce_in_bf16: bool = False  # gradients reduced in BF16, not as fp32 main grads (--grad-reduce-in-bf16)
 
     @property
     def eager(self) -> bool:
@@ -435,14 +437,15 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     if sh.zero3:
         weights = [N * K for _, N, K in gemms] + [N * K * b for _, N, K, b in expert_gemms]
         layer_params = sum(weights)
+        grad_bytes = grad_bytes_per_param(sh.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param)
         if sh.framework == "deepspeed":
             # DeepSpeed ZeRO-3 gathers and reduces parameter by parameter: one latency-bound call per
             # weight, each paying the ring's per-rank steps
             ag = sum(comm("dp", "all_gather", w * ACT_BYTES) for w in weights)
-            rs = sum(comm("dp", "reduce_scatter", w * k.grad_reduce_bytes_per_param) for w in weights)
+            rs = sum(comm("dp", "reduce_scatter", w * grad_bytes) for w in weights)
         else:
             ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
-            rs = comm("dp", "reduce_scatter", layer_params * k.grad_reduce_bytes_per_param)
+            rs = comm("dp", "reduce_scatter", layer_params * grad_bytes)
         if sh.framework == "torchtitan":  # FSDP2's copy-in / copy-out around each gather, copy-in of the grads
             copy = k.fsdp2_copy_bytes_per_param * layer_params
             fwd_compute += ops.memory(copy)

@@ -280,9 +280,10 @@ class EngineConstants:
     # ---- training framework ----
     dp_bucket_params: int = _c(
         40_000_000, "Megatron DDP bucket size in parameters: max(4e7, 1e6 x dp) "
-        "(DistributedDataParallelConfig.bucket_size)", unit="parameters", minimum=1, maximum=10**12)
+        "(DistributedDataParallelConfig.bucket_size), unless the plan gives ddp_bucket_size", unit="parameters", minimum=1, maximum=10**12)
     grad_reduce_bytes_per_param: int = _c(
-        4, "Gradient bytes per parameter in the DP reduction: fp32 main grads (Megatron default)",
+        4, "Gradient bytes per parameter in the DP reduction: fp32 main grads (Megatron default; "
+        "2 with the plan's grad_reduce_in_bf16)",
         unit="bytes", minimum=1, maximum=8)
     param_gather_bytes_per_param: int = _c(2, "Bytes per parameter in the distributed optimizer's all-gather (bf16)",
         unit="bytes", minimum=1, maximum=8)
@@ -292,7 +293,7 @@ class EngineConstants:
     zero_grad_bytes_per_param: float = _c(
         4.0, "HBM bytes written per parameter a GPU holds (all of them, not its optimizer shard) when Megatron "
         "zeroes the gradient buffer before each step (DistributedDataParallel.zero_grad_buffer: grad_data.zero_(); "
-        "fp32 main grads, as grad_reduce_bytes_per_param)", unit="bytes", minimum=0, maximum=64)
+        "fp32 main grads, as grad_reduce_bytes_per_param; half of it with the plan's grad_reduce_in_bf16)", unit="bytes", minimum=0, maximum=64)
     # FP8 quantization traffic per element of a GEMM input, by Transformer Engine recipe, beyond
     # what the BF16 run moves. TE fuses the cast into the kernel that produces the tensor
     # (LayerNorm, activation, dgrad) when the scale is known beforehand, so that kernel writes
