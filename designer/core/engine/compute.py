@@ -17,6 +17,7 @@ from typing import Callable
 
 from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
+from .cp_ring import cp_ring_fixed_s
 from .flops import ModelShape, core_attention_flops_per_token
 from .memory import grad_bytes_per_param
 from .moe import ExpertLoad, domains_reached, expert_load
@@ -328,8 +329,9 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     mem_bwd = 2 * mem_fwd
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
-        mem_fwd += ops.memory(merge_f)
-        mem_bwd += ops.memory(merge_b)
+        fixed_f, fixed_b = cp_ring_fixed_s(c, k, ops.ac.gemm_overhead_us)
+        mem_fwd += ops.memory(merge_f) + fixed_f
+        mem_bwd += ops.memory(merge_b) + fixed_b
     if moe:  # the alltoall dispatcher's chunk sorts: a pass each way in forward, mirrored in backward
         sort_s = ops.memory(moe_sort_bytes(m, sh, T, k) * load.load_factor)
         mem_fwd += sort_s

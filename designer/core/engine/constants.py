@@ -356,6 +356,16 @@ class EngineConstants:
         "Engine adds each ring step's partial output (forward) and dQ, dK/dV (backward) into the running result "
         "in a separate kernel, reading both and writing one 2-byte value (AttnFuncWithCPAndKVP2P: "
         "flash_attn_fwd_out_correction, dq.add_, dkv.add_)", unit="bytes", minimum=0, maximum=1024)
+    cp_ring_fwd_kernels_per_step: float = _c(
+        3.0, "Small kernels per context-parallel p2p ring step in the forward besides the attention: the KV "
+        "send/recv (one NCCL kernel), the softmax-LSE correction and the output correction (Transformer Engine "
+        "AttnFuncWithCPAndKVP2P.forward; engine/cp_ring.py), each at the kernel fixed cost gemm_overhead_us",
+        unit="kernels", minimum=0, maximum=100)
+    cp_ring_bwd_kernels_per_step: float = _c(
+        4.0, "Small kernels per context-parallel p2p ring step in the backward besides the attention: the KV and "
+        "dKV send/recv (one NCCL kernel) and the step's dQ, dK and dV written or added into the gradients "
+        "(copy_ / add_; Transformer Engine AttnFuncWithCPAndKVP2P.backward; engine/cp_ring.py)",
+        unit="kernels", minimum=0, maximum=100)
     tp_overlap_pipeline_splits: int = _c(
         4, "Pieces Transformer Engine's userbuffers split a GEMM + reduce-scatter into (the 'pipeline' method "
         "of the output projection and FC2; the last piece's scatter is exposed). The all-gathers feeding a "
