@@ -37,12 +37,7 @@ def test_every_modern_case_runs_and_its_breakdown_adds_up(modern_results):
 
 # Runs whose recipe sets something the case does not carry as an input, and which the memory model
 # therefore cannot see: they must fit the GPU, and may exceed only the headroom.
-FITS_WITHOUT_HEADROOM = {
-    # Megatron-Bridge recipes set grad_reduce_in_fp32 False (BF16 gradient buffers, 2 bytes a
-    # parameter); the case carries no such key, so its 16.5B local parameters are counted with fp32
-    # gradients (+30.7 GiB): 162.4 GiB against 161.2 with the headroom, 179 without
-    "MB2604-B200-GPTOSS-120B-BF16-64",
-}
+FITS_WITHOUT_HEADROOM: set[str] = set()
 
 
 def test_every_modern_case_fits_with_its_headroom(modern_results):

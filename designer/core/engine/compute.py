@@ -17,7 +17,9 @@ from typing import Callable
 
 from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
+from .cp_ring import cp_ring_fixed_s
 from .flops import ModelShape, core_attention_flops_per_token
+from .memory import grad_bytes_per_param
 from .moe import ExpertLoad, FlexPath, domains_reached, expert_load, flex_pass_s
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
@@ -102,6 +104,7 @@ class Sharding:
     router_groups: tuple[int, int] = (0, 0)  # group-limited routing: (groups, groups per token)
     dispatch_fwd_bytes: float = ACT_BYTES  # bytes per element of the forward dispatch (moe.wire_bytes)
     combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
+    grad_reduce_in_bf16: bool = False  # gradients reduced in BF16, not as fp32 main grads (--grad-reduce-in-bf16)
 
     @property
     def eager(self) -> bool:
@@ -326,8 +329,9 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     mem_bwd = 2 * mem_fwd
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
-        mem_fwd += ops.memory(merge_f)
-        mem_bwd += ops.memory(merge_b)
+        fixed_f, fixed_b = cp_ring_fixed_s(c, k, ops.ac.gemm_overhead_us)
+        mem_fwd += ops.memory(merge_f) + fixed_f
+        mem_bwd += ops.memory(merge_b) + fixed_b
     if moe:  # the alltoall dispatcher's chunk sorts: a pass each way in forward, mirrored in backward
         sort_s = ops.memory(moe_sort_bytes(m, sh, T, k) * load.load_factor)
         mem_fwd += sort_s
@@ -450,14 +454,15 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     if sh.zero3:
         weights = [N * K for _, N, K in gemms] + [N * K * b for _, N, K, b in expert_gemms]
         layer_params = sum(weights)
+        grad_bytes = grad_bytes_per_param(sh.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param)
         if sh.framework == "deepspeed":
             # DeepSpeed ZeRO-3 gathers and reduces parameter by parameter: one latency-bound call per
             # weight, each paying the ring's per-rank steps
             ag = sum(comm("dp", "all_gather", w * ACT_BYTES) for w in weights)
-            rs = sum(comm("dp", "reduce_scatter", w * k.grad_reduce_bytes_per_param) for w in weights)
+            rs = sum(comm("dp", "reduce_scatter", w * grad_bytes) for w in weights)
         else:
             ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
-            rs = comm("dp", "reduce_scatter", layer_params * k.grad_reduce_bytes_per_param)
+            rs = comm("dp", "reduce_scatter", layer_params * grad_bytes)
         if sh.framework == "torchtitan":  # FSDP2's copy-in / copy-out around each gather, copy-in of the grads
             copy = k.fsdp2_copy_bytes_per_param * layer_params
             fwd_compute += ops.memory(copy)

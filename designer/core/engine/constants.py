@@ -276,9 +276,10 @@ class EngineConstants:
     # ---- training framework ----
     dp_bucket_params: int = _c(
         40_000_000, "Megatron DDP bucket size in parameters: max(4e7, 1e6 x dp) "
-        "(DistributedDataParallelConfig.bucket_size)", unit="parameters", minimum=1, maximum=10**12)
+        "(DistributedDataParallelConfig.bucket_size), unless the plan gives ddp_bucket_size", unit="parameters", minimum=1, maximum=10**12)
     grad_reduce_bytes_per_param: int = _c(
-        4, "Gradient bytes per parameter in the DP reduction: fp32 main grads (Megatron default)",
+        4, "Gradient bytes per parameter in the DP reduction: fp32 main grads (Megatron default; "
+        "2 with the plan's grad_reduce_in_bf16)",
         unit="bytes", minimum=1, maximum=8)
     param_gather_bytes_per_param: int = _c(2, "Bytes per parameter in the distributed optimizer's all-gather (bf16)",
         unit="bytes", minimum=1, maximum=8)
@@ -288,7 +289,7 @@ class EngineConstants:
     zero_grad_bytes_per_param: float = _c(
         4.0, "HBM bytes written per parameter a GPU holds (all of them, not its optimizer shard) when Megatron "
         "zeroes the gradient buffer before each step (DistributedDataParallel.zero_grad_buffer: grad_data.zero_(); "
-        "fp32 main grads, as grad_reduce_bytes_per_param)", unit="bytes", minimum=0, maximum=64)
+        "fp32 main grads, as grad_reduce_bytes_per_param; half of it with the plan's grad_reduce_in_bf16)", unit="bytes", minimum=0, maximum=64)
     # FP8 quantization traffic per element of a GEMM input, by Transformer Engine recipe, beyond
     # what the BF16 run moves. TE fuses the cast into the kernel that produces the tensor
     # (LayerNorm, activation, dgrad) when the scale is known beforehand, so that kernel writes
@@ -377,6 +378,16 @@ class EngineConstants:
         "Engine adds each ring step's partial output (forward) and dQ, dK/dV (backward) into the running result "
         "in a separate kernel, reading both and writing one 2-byte value (AttnFuncWithCPAndKVP2P: "
         "flash_attn_fwd_out_correction, dq.add_, dkv.add_)", unit="bytes", minimum=0, maximum=1024)
+    cp_ring_fwd_kernels_per_step: float = _c(
+        3.0, "Small kernels per context-parallel p2p ring step in the forward besides the attention: the KV "
+        "send/recv (one NCCL kernel), the softmax-LSE correction and the output correction (Transformer Engine "
+        "AttnFuncWithCPAndKVP2P.forward; engine/cp_ring.py), each at the kernel fixed cost gemm_overhead_us",
+        unit="kernels", minimum=0, maximum=100)
+    cp_ring_bwd_kernels_per_step: float = _c(
+        4.0, "Small kernels per context-parallel p2p ring step in the backward besides the attention: the KV and "
+        "dKV send/recv (one NCCL kernel) and the step's dQ, dK and dV written or added into the gradients "
+        "(copy_ / add_; Transformer Engine AttnFuncWithCPAndKVP2P.backward; engine/cp_ring.py)",
+        unit="kernels", minimum=0, maximum=100)
     tp_overlap_pipeline_splits: int = _c(
         4, "Pieces Transformer Engine's userbuffers split a GEMM + reduce-scatter into (the 'pipeline' method "
         "of the output projection and FC2; the last piece's scatter is exposed). The all-gathers feeding a "

@@ -1,7 +1,7 @@
 """Memory per GPU: model states, activations of the micro-batches in flight, temporaries.
 
 Model states (Megatron theoretical_memory_usage.py): bf16 parameters (2 B), fp32 main
-gradients (4 B), fp32 master weights + Adam moments (12 B); the distributed optimizer
+gradients (4 B; 2 B in BF16 with --grad-reduce-in-bf16), fp32 master weights + Adam moments (12 B); the distributed optimizer
 shards the 12 B over DP (ZeRO-1), ZeRO-2 also the gradients, ZeRO-3 / FSDP everything.
 Activations per layer per micro-batch (Korthikanti et al. 2022, Table 2, with flash
 attention, so no s^2 term): s*b*h*(10 + (8 + 4f/h)/t) bytes without sequence parallelism,
@@ -23,6 +23,17 @@ from dataclasses import dataclass
 
 from ..units import GIB
 from .flops import ModelShape
+
+
+BF16_GRAD_BYTES = 2
+
+
+def grad_bytes_per_param(grad_reduce_in_bf16: bool | None, fp32_bytes: float = 4) -> float:
+    """Bytes per parameter of Megatron's gradient buffer, which the DP reduction sends and the step
+    zeroes: fp32 main grads by default (`fp32_bytes`), the parameters' BF16 with --grad-reduce-in-bf16
+    (Megatron-LM arguments.py: accumulate_allreduce_grads_in_fp32 off; the buffer takes the
+    parameters' dtype, param_and_grad_buffer.py)."""
+    return BF16_GRAD_BYTES if grad_reduce_in_bf16 else fp32_bytes
 
 
 @dataclass
@@ -131,6 +142,7 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
     # FP8 primary weights (--fp8-param-gather with FP8 training: Transformer Engine keeps the model's
     # parameters as FP8 tensors, 1 byte; the fp32 master copy is in the optimizer state)
     param_bytes = 1 if (par.fp8_param_gather and m.precision == "fp8") else 2
+    grad_bytes = grad_bytes_per_param(par.grad_reduce_in_bf16)
     full_recompute_act = (activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none",
                                                      m.micro_batch, flash)
                           if par.recompute_granularity == "full" else 0.0)
@@ -139,7 +151,7 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
         dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers)
         shard_dense, shard_expert = (dp_shard, edp)
         opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies
-        grads = 4 * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies
+        grads = grad_bytes * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies
         params = param_bytes * (dense / (shard_dense if zero >= 3 else 1)
                                 + expert / (shard_expert if zero >= 3 else 1)) * copies
         if zero >= 3:  # the gathered current and prefetched layer

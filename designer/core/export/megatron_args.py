@@ -232,7 +232,8 @@ BRIDGE_SECTION = {"global_batch_size": "train", "micro_batch_size": "train",
                   "fp8_recipe": "mixed_precision", "fp8_param_gather": "mixed_precision",
                   "fp8_dot_product_attention": "mixed_precision", "bf16": "mixed_precision",
                   "fp16": "mixed_precision", "fp8_format": "mixed_precision",
-                  "tokenizer_type": "tokenizer", "tokenizer_model": "tokenizer"}
+                  "tokenizer_type": "tokenizer", "tokenizer_model": "tokenizer",
+                  "grad_reduce_in_bf16": "mixed_precision", "ddp_bucket_size": "ddp"}
 # Megatron-LM flags whose TransformerConfig field has another name
 BRIDGE_RENAMED = {"num_experts": "num_moe_experts", "fp8_format": "fp8",
                   "decoder_first_pipeline_num_layers": "num_layers_in_first_pipeline_stage",
@@ -262,6 +263,10 @@ def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> lis
         value = "true" if not values else values[0] if len(values) == 1 else "[" + ",".join(values) + "]"
         if key == "untie_embeddings_and_output_weights":  # GPTModelProvider's name, the other way round
             key, value = "share_embeddings_and_output_weights", "false"
+        elif key == "grad_reduce_in_bf16":  # MixedPrecisionConfig's name, the other way round
+            key, value = "grad_reduce_in_fp32", "false"
+        elif key == "ddp_bucket_size":  # DistributedDataParallelConfig's name
+            key = "bucket_size"
         elif key == "disable_bias_linear":  # TransformerConfig's name, the other way round
             key, value = "add_bias_linear", "false"
         elif key == "window_size":

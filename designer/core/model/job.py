@@ -179,6 +179,13 @@ class Parallelism:
     overlap_grad_reduce: bool = spec_field(False, doc="Overlap the DP gradient reduction with backward")
     overlap_param_gather: bool = spec_field(False, doc="Overlap the parameter all-gather with forward")
     tp_comm_overlap: bool = spec_field(False, doc="Overlap TP communication with GEMMs")
+    grad_reduce_in_bf16: bool | None = spec_field(
+        None, doc="Gradients accumulated and reduced over DP in BF16, 2 bytes a parameter instead of the fp32 "
+        "main grads' 4 (Megatron --grad-reduce-in-bf16; Megatron-Bridge grad_reduce_in_fp32: false; default "
+        "fp32, Megatron-LM's)")
+    ddp_bucket_size: int | None = spec_field(
+        None, doc="Parameters per DP gradient bucket (Megatron --ddp-bucket-size; default max(4e7, 1e6 x DP))",
+        minimum=1, maximum=10**12)
     rank_order: str = spec_field("tp-cp-ep-dp-pp", doc="Order of the dimensions in the global rank, fastest first")
     attention_backend: str = spec_field(
         "auto", doc="Core attention kernel (Megatron --attention-backend): flash, unfused (softmax in HBM), "

@@ -9,7 +9,7 @@ from statistics import NormalDist
 
 from ..constants import EngineConstants
 from ..flops import parameter_count
-from ..memory import stage_parameters
+from ..memory import grad_bytes_per_param, stage_parameters
 from .comm import CommLedger
 from .job import Hardware, Job
 from .layout import Layout
@@ -84,6 +84,14 @@ FP8_BYTES = 1
 FP4_BYTES = 0.5 + 1 / 16  # 4-bit values and one 8-bit scale per 16 (NVFP4)
 
 
+def dp_bucket_params(job: Job, k: EngineConstants) -> float:
+    """Parameters per gradient bucket: the plan's --ddp-bucket-size, else Megatron's default
+    max(4e7, 1e6 x DP) (distributed_data_parallel.py: larger DP, larger buckets, so that the
+    collectives stay bandwidth-bound)."""
+    given = job.parallelism.ddp_bucket_size
+    return given if given else max(k.dp_bucket_params, 1_000_000 * job.plan.dp)
+
+
 def _buckets(params: dict[str, list[float]], chunk: int, bucket_params: float) -> int:
     dense = math.ceil(params["dense"][chunk] / bucket_params)
     expert = math.ceil(params["expert"][chunk] / bucket_params)
@@ -150,8 +158,8 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
     stage_dp = stage_params(job, layout, stage_params_memo)
     grad_prim = "reduce_scatter" if zero >= 1 else "all_reduce"
-    gb, pb = k.grad_reduce_bytes_per_param, param_gather_bytes(job, k)
-    bucket_params = max(k.dp_bucket_params, 1_000_000 * plan.dp)
+    gb, pb = grad_bytes_per_param(par.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param), param_gather_bytes(job, k)
+    bucket_params = dp_bucket_params(job, k)
 
     dp_memo: dict[tuple, float] = {}
     crossing = nic_crossing_dims(comm)
@@ -325,7 +333,9 @@ def per_step_pass_bytes(job: Job, k: EngineConstants, local_params: float, stage
     models with one or two micro-batches per step (the MLPerf Llama 3.1 8B runs)."""
     m, plan, par = job.shape, job.plan, job.parallelism
     local = local_params / (plan.dp * plan.cp) if zero3 else local_params  # ZeRO-3 keeps a shard only
-    zero_grad = local * k.zero_grad_bytes_per_param
+    # the buffer is as wide as the reduction's gradients: half the fp32 bytes in BF16
+    zero_grad = local * k.zero_grad_bytes_per_param * (
+        grad_bytes_per_param(par.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param) / k.grad_reduce_bytes_per_param)
     weights_low_precision = (par.fp8_param_gather and m.precision == "fp8") or (
         par.fp4_param_gather and m.precision == "fp4")
     if m.precision not in ("fp8", "fp4") or weights_low_precision:

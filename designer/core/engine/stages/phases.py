@@ -42,7 +42,8 @@ def sharding_of(job: Job, hw: Hardware, flex: FlexPath | None = None) -> Shardin
                     ep_overlap_share=ep_overlap_share(plan.num_microbatches, plan.pp, plan.vp, par.pipeline_schedule),
                     router_groups=(job.workload.moe_router_num_groups or 0, job.workload.moe_router_group_topk or 0),
                     dispatch_fwd_bytes=wire_bytes(par.moe_dispatch_fwd_dtype),
-                    combine_bwd_bytes=wire_bytes(par.moe_combine_bwd_dtype))
+                    combine_bwd_bytes=wire_bytes(par.moe_combine_bwd_dtype),
+                    grad_reduce_in_bf16=bool(par.grad_reduce_in_bf16))
 
 
 def router_balance(par) -> str:

@@ -25,7 +25,6 @@ WHAT_IT_CHANGES: dict[str, str] = {
     "--moe-router-dtype": "the router's precision (fp32 or fp64): a small extra pass",
     "--num-distributed-optimizer-instances": "the optimizer state sharded within groups: more memory per GPU "
                                              "and a second level of gradient reduction",
-    "--ddp-bucket-size": "the gradient buckets' size: how finely the DP reduction overlaps the backward",
     "--overlap-p2p-communication": "pipeline sends overlapped with the micro-batches' compute",
     "--microbatch-group-size-per-vp-stage": "the interleaved schedule's grouping of micro-batches: its "
                                             "bubble and the activations in flight",
