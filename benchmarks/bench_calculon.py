@@ -47,7 +47,7 @@ def cpu_ms(fn, repeat: int) -> float:
 def forget_plans(engine: Engine) -> None:
     """What an engine knows of plans, not of the fabric."""
     clear_caches()
-    engine._groups.clear()
+    engine.cache.groups.clear()
     engine.cache.clear()
 
 

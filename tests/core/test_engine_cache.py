@@ -104,3 +104,20 @@ def test_a_result_keeps_no_fabric_nor_document(example):
     assert len(result.jobs) == (3 if "3jobs" in example else 1)
     assert result.link_utilization and result.events  # the detail made on demand still comes
     assert _reachable(result, (Fabric, Document, Engine)) == []
+
+
+def test_collective_groups_and_job_views_are_kept_in_the_cache_and_go_with_their_fabric():
+    """The groups and the jobs' views of the fabric are memos of the engine's one cache: reused by
+    the next evaluation of the design, and forgotten when the fabric is built again."""
+    engine = Engine()
+    engine.evaluate(load_document(EXAMPLES / "shared-roce-256gpu-2jobs.yaml"))
+    groups, views = dict(engine.cache.groups), dict(engine.cache.job_views)
+    assert groups and views
+    first = next(iter(groups.values())).fabric
+    engine.evaluate(load_document(EXAMPLES / "shared-roce-256gpu-2jobs.yaml"))  # another document: rebuilt
+    views = list(engine.cache.job_views.values())
+    bases = {id(view._base) for view in views}
+    assert len(bases) == 1 and id(first) not in bases and id(first._base if first._base else first) not in bases
+    on = {id(view) for view in views} | bases
+    assert all(id(model.fabric) in on for model in engine.cache.groups.values())  # none on the old fabric
+    assert engine.cache.groups_in_use is None  # outside an evaluation nothing is pinned

@@ -92,7 +92,7 @@ def test_a_nic_cable_edit_re_times_only_the_groups_crossing_it(design, monkeypat
     doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml") if design == "a100-1024" else gpt3_on_16k()
     engine = Engine()
     engine.evaluate(doc)
-    models = dict(engine._groups)
+    models = dict(engine.cache.groups)
     costs_before = {key: dict(model._cache) for key, model in models.items()}
     timed = []
     real = collectives.flow_times
@@ -103,7 +103,7 @@ def test_a_nic_cable_edit_re_times_only_the_groups_crossing_it(design, monkeypat
     doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)
     edited = engine.evaluate(doc)
 
-    assert engine._groups.keys() == models.keys() and all(engine._groups[k] is m for k, m in models.items())
+    assert engine.cache.groups.keys() == models.keys() and all(engine.cache.groups[k] is m for k, m in models.items())
     cable_index = doc.links.index(cable)
     crossing, crossing_flows, multi_node_groups = {}, 0, 0  # model key -> pattern -> its groups on the cable
     for key, model in models.items():

@@ -312,13 +312,13 @@ def test_engine_without_detail_keeps_no_per_link_arrays():
     quick, full = Engine(detail=False), Engine()
     a, b = quick.evaluate(doc), full.evaluate(doc)
     assert a.step_time_s == b.step_time_s and a.breakdown_s == b.breakdown_s
-    costs = [c for model in quick._groups.values() for c in model._cache.values()]
+    costs = [c for model in quick.cache.groups.values() for c in model._cache.values()]
     assert costs and all(c.link_bytes is None for c in costs)
-    assert any(c.link_bytes is not None and c.link_bytes.bytes.size for m in full._groups.values() for c in m._cache.values())
+    assert any(c.link_bytes is not None and c.link_bytes.bytes.size for m in full.cache.groups.values() for c in m._cache.values())
     # nor the flows' loads per NIC, leaf and pod they were made from (only link bytes read them)
-    units = [u for model in quick._groups.values() for u in model._unit.values()]
+    units = [u for model in quick.cache.groups.values() for u in model._unit.values()]
     assert units and all(u[4] is None for u in units)
-    assert any(u[4] is not None for m in full._groups.values() for u in m._unit.values())
+    assert any(u[4] is not None for m in full.cache.groups.values() for u in m._unit.values())
     # the placements a search keeps: ranks as 32-bit integers (128 of them at 16k GPUs)
     assert all(p.dense_grid.dtype == np.int32 and p.expert_grid.dtype == np.int32 for p in quick.cache.placements.values())
 
@@ -337,11 +337,11 @@ def test_engine_caches_are_bounded_by_gpus_times_entries():
     import designer.core.engine.evaluate as ev
 
     limit = _cache_limit(1024, GROUP_BUDGET, fabric.num_gpus)
-    engine._groups.clear()  # the next call is a miss for sure
+    engine.cache.groups.clear()  # the next call is a miss for sure
     for i in range(limit + 5):  # distinct keys: the oldest quarter goes when full
-        engine._groups[("fake", i)] = None
+        engine.cache.groups[("fake", i)] = None
     engine.groups(fabric, placement, "tp", False, ev.engine_constants(doc.spec.calibration), False)
-    assert len(engine._groups) <= limit
+    assert len(engine.cache.groups) <= limit
 
 
 def test_the_windows_engine_keeps_one_plans_groups_at_131k_and_answers_as_a_fresh_one():
@@ -356,7 +356,7 @@ def test_the_windows_engine_keeps_one_plans_groups_at_131k_and_answers_as_a_fres
     for tp in (8, 4, 2, 8, 1, 4):  # each plan its own four groups
         doc.set_job(parallelism=dataclasses.replace(doc.spec.parallelism, tensor_model_parallel_size=tp))
         result = engine.evaluate(doc)
-        assert len(engine._groups) <= 4
+        assert len(engine.cache.groups) <= 4
         fresh = Engine().evaluate(doc)
         assert result.step_time_s == fresh.step_time_s and result.breakdown_s == fresh.breakdown_s
 
@@ -370,13 +370,13 @@ def test_an_evaluation_never_evicts_its_own_groups(monkeypatch):
     doc = load_document(EXAMPLES / "shared-roce-512gpu-3jobs.yaml")
     engine = Engine(group_budget=1)  # the least bound: LEAST_CACHED (4) groups, whatever the jobs' sizes
     first = engine.evaluate(doc)
-    assert len(engine._groups) > 4
+    assert len(engine.cache.groups) > 4
     built = []
     real = E.CollectiveModel
     monkeypatch.setattr(E, "CollectiveModel", lambda *a, **k: built.append(a) or real(*a, **k))
     again = engine.evaluate(doc)
     assert built == [] and again.step_time_s == first.step_time_s
-    assert engine._groups_in_use is None  # outside an evaluation: the recent ones only, as before
+    assert engine.cache.groups_in_use is None  # outside an evaluation: the recent ones only, as before
 
 
 def test_a_link_edit_keeps_the_flows_routes_and_times_them_again(monkeypatch):

@@ -18,10 +18,14 @@ is shared between engines: threads that each own an engine (a Dask worker's) sha
   every group (Engine.placement bounds it by GPUs x entries).
 - `schedules`: per (schedule, sizes, stage times, transfer time), the simulated pipeline.
 - `hardware`: per fabric object (the cluster's or a job's view), the Hardware of a job on it.
+- `groups`: per (view key, rank layout, dimension, expert, NVLS), the collective groups of a
+  plan with their routes and costs (Engine.groups bounds it; `groups_in_use`, those of the
+  evaluation under way, are never evicted).
+- `job_views`: per job GPU set (the hash of its GPU indices, checked against the view's own
+  GPUs), the job's view of the fabric (Engine.job_fabric).
 
-The engine's collective groups with their routes and the jobs' views of the fabric are the
-engine's own (Engine.groups, Engine.job_fabric): they depend on the fabric and are invalidated
-with it.
+`groups`, `job_views` and `hardware` depend on the fabric object: `forget_fabric` empties them
+when the engine builds a new one.
 """
 from __future__ import annotations
 
@@ -74,6 +78,9 @@ class EngineCache:
         self.placements: dict = {}  # ResolvedPlan (vp 1, no micro-batches) -> Placement
         self.schedules = BoundedMemo(SCHEDULES_KEPT)
         self.hardware: list[tuple] = []  # (fabric, num_gpus, calibration, Hardware), the latest first
+        self.groups: dict = {}  # (view key, plan, dim, expert, nvls) -> CollectiveModel
+        self.groups_in_use: set | None = None  # the groups of the evaluation under way (never evicted)
+        self.job_views: dict = {}  # hash of a job's GPU set -> its view of the fabric (Fabric.view)
 
     def clear(self) -> None:
         """Forget every memo (what a cold plan costs on a built fabric; benchmarks)."""
@@ -84,6 +91,12 @@ class EngineCache:
         self.schedules.clear()
         self.hardware.clear()
         self.forget_jobs()
+
+    def forget_fabric(self) -> None:
+        """Forget what was built on the engine's fabric (it has just been rebuilt)."""
+        self.groups.clear()
+        self.job_views.clear()
+        self.hardware.clear()
 
     def forget_jobs(self) -> None:
         self.jobs.clear()

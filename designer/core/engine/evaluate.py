@@ -58,10 +58,7 @@ class Engine:
         self.schedule_max_ops = schedule_max_ops
         self._fabric_key = None
         self._fabric: Fabric | None = None
-        self._groups: dict = {}
-        self._groups_in_use: set | None = None  # the groups of the evaluation under way (never evicted)
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
-        self._views: dict = {}  # a job's GPU set -> its view of the fabric (Fabric.view)
         self.cache = EngineCache()  # what the stages reuse between evaluations (engine/cache.py)
 
     # ---- the stages, in order -----------------------------------------------------------
@@ -69,16 +66,17 @@ class Engine:
         """The design's first job, with every job of the design in `result.jobs` (evaluate_jobs:
         the jobs share the fabric); or, given `job`, that one job as if it ran alone."""
         self.reused = []
-        outermost = self._groups_in_use is None
+        cache = self.cache
+        outermost = cache.groups_in_use is None
         if outermost:
-            self._groups_in_use = set()
+            cache.groups_in_use = set()
         try:
             if job is None:
                 return self.evaluate_jobs(doc)
             return self.evaluate_job(doc, job)
         finally:
             if outermost:
-                self._groups_in_use = None
+                cache.groups_in_use = None
 
     def evaluate_jobs(self, doc: Document) -> Evaluation:
         """The first job's evaluation, with `jobs` holding every job's JobResult: each job costed
@@ -242,11 +240,12 @@ class Engine:
                            and np.all(np.diff(gpus) == 1)):
             return fabric
         key = hash(gpus.tobytes())
-        view = self._views.get(key)
+        views = self.cache.job_views
+        view = views.get(key)
         if view is None or view._base is not fabric or not np.array_equal(view._gpus, gpus):
-            if len(self._views) > 64:
-                self._views.clear()
-            view = self._views[key] = fabric.view(gpus)
+            if len(views) > 64:
+                views.clear()
+            view = views[key] = fabric.view(gpus)
             view._view_key = key
         elif not shared and view._contention is not None:
             self.set_contention(view, None)
@@ -258,7 +257,7 @@ class Engine:
         view._contention = contention
         if sync_view(view):
             key = getattr(view, "_view_key", None)
-            for (vkey, *_), model in self._groups.items():
+            for (vkey, *_), model in self.cache.groups.items():
                 if vkey == key:
                     model.invalidate_capacities()
 
@@ -283,17 +282,15 @@ class Engine:
                         changed = [None]  # a switch down takes its links with it: re-read them all
                     refresh_capacities(self._fabric, doc, None if None in changed else changed)
                     self._fabric_key = (doc.lineage, doc.revision, constants)
-                    for model in self._groups.values():
+                    for model in self.cache.groups.values():
                         model.invalidate_capacities()
-                    for view in self._views.values():
+                    for view in self.cache.job_views.values():
                         sync_view(view)
                     self.reused.append("fabric, placement, groups and routes (re-rated links)")
                     return self._fabric
         self._fabric = build_fabric(doc, self.catalog, k)
         self._fabric_key = (doc.lineage, doc.revision, constants)
-        self._groups.clear()
-        self._views.clear()
-        self.cache.hardware.clear()
+        self.cache.forget_fabric()
         return self._fabric
 
     def placement(self, plan: ResolvedPlan) -> Placement:
@@ -311,23 +308,24 @@ class Engine:
     def groups(self, fabric: Fabric, placement: Placement, dim: str, expert: bool, k: EngineConstants,
                nvls: bool) -> CollectiveModel:
         key = (getattr(fabric, "_view_key", None), placement.plan, dim, expert, nvls)
-        in_use = self._groups_in_use
+        groups = self.cache.groups
+        in_use = self.cache.groups_in_use
         if in_use is not None:
             in_use.add(key)
-        model = self._groups.get(key)
+        model = groups.get(key)
         if model is None:
             limit = _cache_limit(1024, self.group_budget, fabric.num_gpus)
-            if len(self._groups) >= limit:  # a plan search visits many layouts: keep the recent ones
+            if len(groups) >= limit:  # a plan search visits many layouts: keep the recent ones
                 # never those of the evaluation under way: a plan (or several jobs) with more groups than
                 # the limit would otherwise build some of them again at every evaluation
-                stale = [old for old in self._groups if in_use is None or old not in in_use]
+                stale = [old for old in groups if in_use is None or old not in in_use]
                 for old in stale[:max(1, limit // 4)]:
-                    del self._groups[old]
+                    del groups[old]
             if dim == "pp-pair":
                 members = placement.pp_pairs()
             else:
                 members = placement.groups(dim, expert)
-            model = self._groups[key] = CollectiveModel(fabric, members, k, nvls, name=dim, link_bytes=self.detail)
+            model = groups[key] = CollectiveModel(fabric, members, k, nvls, name=dim, link_bytes=self.detail)
         return model
 
     def dimension_groups(self, fabric: Fabric, placement: Placement, k: EngineConstants, nvls: bool,
