@@ -195,7 +195,7 @@ class Engine:
             dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))
             comm = CommLedger(dims)
             layout = lay_out(resolved, fabric, placement)
-            phases = self.cache.layer_phases(getattr(fabric, "_view_key", None) if fabric is not self._fabric
+            phases = self.cache.layer_phases(fabric.view_key if fabric is not self._fabric
                                              else "cluster", resolved, hw, k, layout, comm)
             pipe = schedule_pipeline(resolved, k, phases, comm, self.simulate_schedule)
             # its groups may find no path
@@ -245,8 +245,7 @@ class Engine:
         if view is None or view._base is not fabric or not np.array_equal(view._gpus, gpus):
             if len(views) > 64:
                 views.clear()
-            view = views[key] = fabric.view(gpus)
-            view._view_key = key
+            view = views[key] = fabric.view(gpus, key)
         elif not shared and view._contention is not None:
             self.set_contention(view, None)
         return view
@@ -256,7 +255,7 @@ class Engine:
         the job's collective costs recomputed when it changed."""
         view._contention = contention
         if sync_view(view):
-            key = getattr(view, "_view_key", None)
+            key = view.view_key
             for (vkey, *_), model in self.cache.groups.items():
                 if vkey == key:
                     model.invalidate_capacities()
@@ -307,7 +306,7 @@ class Engine:
 
     def groups(self, fabric: Fabric, placement: Placement, dim: str, expert: bool, k: EngineConstants,
                nvls: bool) -> CollectiveModel:
-        key = (getattr(fabric, "_view_key", None), placement.plan, dim, expert, nvls)
+        key = (fabric.view_key, placement.plan, dim, expert, nvls)
         groups = self.cache.groups
         in_use = self.cache.groups_in_use
         if in_use is not None:

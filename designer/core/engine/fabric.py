@@ -96,6 +96,8 @@ class Fabric:
     node_message_latency_us: np.ndarray | None = None
     # per switch: some NIC under it hashes its flows onto one path each (RoCE ECMP); None: every Ethernet one
     switch_hashes: np.ndarray | None = None
+    # a job's view of the cluster (Fabric.view): the engine's key for its groups and phases; None: the cluster
+    view_key: int | None = field(default=None, compare=False)
     # values worked out from this fabric's arrays, each with the arrays it was made from (remembered)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -125,10 +127,12 @@ class Fabric:
             index = self._link_index = IdIndex(self.link_ids)
         return index.get(link_id)
 
-    def view(self, gpus: np.ndarray) -> "Fabric":
+    def view(self, gpus: np.ndarray, key: int | None = None) -> "Fabric":
         """This fabric as one job sees it: its GPU i is `gpus[i]` of the cluster (a job's ranks run on
-        its own GPUs, not on the cluster's first ones); NICs, switches and links stay the cluster's."""
+        its own GPUs, not on the cluster's first ones); NICs, switches and links stay the cluster's.
+        `key`: the view's `view_key`, under which the engine keeps what it costed on it."""
         v = copy.copy(self)
+        v.view_key = key
         v._base, v._gpus = self, np.asarray(gpus, dtype=np.int64)
         v._contention = None
         v._derived = {}  # its own: a view's rates differ from the cluster's under contention
@@ -145,7 +149,7 @@ class Fabric:
 
 
 GPU_FIELDS = ("gpu_node", "gpu_local", "gpu_nic", "gpu_slowdown", "gpu_domain_index")
-_VIEW_OWN = GPU_FIELDS + ("_base", "_gpus", "_contention", "_synced", "_derived")
+_VIEW_OWN = GPU_FIELDS + ("view_key", "_base", "_gpus", "_contention", "_synced", "_derived")
 
 
 def sync_view(view: Fabric) -> bool:
