@@ -98,3 +98,15 @@ def run_cli(*args: str):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main([str(a) for a in args])
     return code, out.getvalue(), err.getvalue()
+
+
+def evaluate_json(design, *sets: str) -> dict:
+    """`designer evaluate DESIGN --json --set KEY=VALUE ...` as a user runs it; its JSON answer."""
+    import json
+
+    args = ["evaluate", design, "--json"]
+    for kv in sets:
+        args += ["--set", kv]
+    code, out, err = run_cli(*args)
+    assert code == 0, err
+    return json.loads(out)

@@ -2,13 +2,11 @@
 kernels (Transformer Engine AttnFuncWithCPAndKVP2P: the KV send/recv, the softmax-LSE and output
 corrections forward; the send/recv and the dQ, dK, dV accumulations backward), each at the
 kernel fixed cost: a visible share of a short per-rank sequence's layer."""
-import json
-
 import pytest
 
 from designer.core.engine.constants import EngineConstants
 from designer.core.engine.cp_ring import cp_ring_kernels
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, evaluate_json
 
 CLUSTER = EXAMPLES / "h100-64gpu-infiniband.yaml"
 # Llama 3 8B, 8k tokens over CP 4 (2k a rank), DP 16: four micro-batches per step
@@ -19,12 +17,7 @@ PLAN = ["workload.preset=llama3-8b", "workload.seq_length=8192", "workload.globa
 
 
 def evaluate(*sets: str) -> dict:
-    args = ["evaluate", CLUSTER, "--json"]
-    for kv in PLAN + list(sets):
-        args += ["--set", kv]
-    code, out, err = run_cli(*args)
-    assert code == 0, err
-    return json.loads(out)
+    return evaluate_json(CLUSTER, *PLAN, *sets)
 
 
 def test_kernels_per_layer_follow_the_ring_steps():

@@ -2,14 +2,13 @@
 --grad-reduce-in-bf16, --ddp-bucket-size): BF16 gradients halve the bytes the DP reduction sends
 and the gradient buffer the step zeroes and holds; the bucket size sets how many collectives the
 reduction takes. Read from and written to Megatron launch lines."""
-import json
 
 import pytest
 
 from designer.core.io import load_document
 from designer.core.io.files import save_document
 from designer.core.io.overrides import apply_overrides
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, evaluate_json, run_cli
 from tests.core.test_per_step_passes import hbm_bytes_per_s, llama3_8b_params
 
 CLUSTER = EXAMPLES / "h100-64gpu-infiniband.yaml"  # 64 H100, 8 a server: DP 64 crosses the NICs
@@ -20,12 +19,7 @@ PLAN = ["workload.preset=llama3-8b", "workload.global_batch_size=64", "workload.
 
 
 def evaluate(*sets: str) -> dict:
-    args = ["evaluate", CLUSTER, "--json"]
-    for kv in PLAN + list(sets):
-        args += ["--set", kv]
-    code, out, err = run_cli(*args)
-    assert code == 0, err
-    return json.loads(out)
+    return evaluate_json(CLUSTER, *PLAN, *sets)
 
 
 def test_bf16_gradients_halve_the_reduction_and_the_zeroing_and_the_buffer():
