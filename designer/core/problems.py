@@ -18,6 +18,7 @@ EXIT_SOFTWARE = 70
 
 @dataclass
 class Problem:
+    """One thing wrong with a design (or a warning), with where it is in the file and how to fix it."""
     message: str
     path: str = ""  # dotted path into the document, e.g. spec.links[12].bandwidth_gbps
     element: str | None = None  # id of the rack, node, switch or link concerned

@@ -10,6 +10,7 @@ from ..model.document import Document
 
 @dataclass
 class Advice:
+    """One Advisor suggestion: the change, the design it gives, and its predicted step time and MFU."""
     id: str
     title: str
     category: str  # hardware | parallelism | software | scale

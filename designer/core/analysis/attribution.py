@@ -29,6 +29,7 @@ LINK_CLASSES = ("NVLink", "PCIe", "NIC", "leaf-spine", "spine-core")
 
 @dataclass
 class Cause:
+    """One cause of step time (a breakdown part on a link class), with its seconds and share."""
     cause: str  # what a user reads: "dp_comm over NIC (bandwidth)"
     kind: str  # breakdown key it comes from
     link_class: str  # NVLink | PCIe | NIC | leaf-spine | spine-core | "" (not a link)

@@ -61,6 +61,7 @@ DEFAULT_TOLERANCE = 0.01  # a row may move 1 point of relative error the wrong w
 
 @dataclass
 class FittedConstant:
+    """An engine constant fitted to measured runs: before, after and its uncertainty."""
     name: str
     link_class: str
     before: float
@@ -76,6 +77,7 @@ class FittedConstant:
 
 @dataclass
 class RowFit:
+    """One measured row with the engine's time before and after the fit."""
     run: MeasuredRun
     index: int  # the row's index in run.rows
     measured_us: float
@@ -101,6 +103,7 @@ class RowFit:
 
 @dataclass
 class CalibrationResult:
+    """What `designer calibrate` found: fitted constants, per-row errors and the calibration to write."""
     constants: list[FittedConstant]
     rows: list[RowFit]
     calibration: dict  # the file's calibration with the fitted values in it

@@ -159,6 +159,7 @@ class Side:
 
 @dataclass
 class Comparison:
+    """Two designs or plans side by side: headline figures, cost and step-time breakdown."""
     a: Side
     b: Side
     rows: list[Row]  # headline and cost figures

@@ -39,6 +39,7 @@ TIER_ORDER = {"nic": 0, "leaf": 1, "spine": 2, "core": 3}
 
 @dataclass(frozen=True)
 class BomLine:
+    """One line of the bill of materials: a part, how many, its price and power."""
     part: str
     kind: str  # accelerator | server | nic | switch | transceiver | cable | rack
     count: int
@@ -54,6 +55,7 @@ class BomLine:
 
 @dataclass(frozen=True)
 class CostEstimate:
+    """What a design costs to buy and run: bill of materials, capex, power and energy price."""
     bom: list[BomLine]
     capex_usd: float
     fabric_capex_usd: float

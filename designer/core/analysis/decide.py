@@ -23,6 +23,7 @@ from .search import search
 
 @dataclass
 class DesignAnswer:
+    """One candidate design's best plan with its cost, goodput and the cost of the training run."""
     name: str
     num_gpus: int
     accelerator: str
@@ -65,6 +66,7 @@ class DesignAnswer:
 
 @dataclass
 class Decision:
+    """Which design trains the token budget best, with every candidate's answer and the verdict."""
     tokens: float
     answers: list[DesignAnswer]
     verdict: str = ""

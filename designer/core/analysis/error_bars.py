@@ -19,6 +19,7 @@ LARGE_GPUS = 1024  # above it a run is "large" (the published runs split about e
 
 @dataclass(frozen=True)
 class StepRange:
+    """A step-time range from the model's error on published runs of the same class."""
     range_s: tuple[float, float]  # [low, high] step time, seconds
     error_class: str  # the class whose published runs gave the range
     runs: int  # how many published runs are in that class

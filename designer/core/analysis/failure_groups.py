@@ -11,6 +11,7 @@ _COLLECTION = {"switch": "switches", "server": "nodes", "link": "links"}
 
 @dataclass
 class FailureGroup:
+    """Failures of the same kind with the same effect on the jobs, listed as one line."""
     kind: str  # "spine switch", "server", "leaf-spine link", ...
     effect: str  # "stops a, b" or "a +16.9%, b +0.2%" or "costs nothing"
     lost_gpu_share: float  # of the first member (the others: the same to 0.01 %)

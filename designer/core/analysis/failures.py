@@ -23,6 +23,7 @@ Progress = "callable(done, total) -> bool (False: stop)"
 
 @dataclass
 class Failure:
+    """What losing one part (switch, server, link) does to the jobs: which stop and which slow down."""
     element: str  # the id marked down
     kind: str  # "spine switch", "leaf switch", "server", "up-link", ...
     stopped: list[str] = field(default_factory=list)  # jobs it cuts off
@@ -135,6 +136,7 @@ def _without(engine: Engine, work: Document, base, stopped: list[str], today: di
 
 @dataclass
 class JobMove:
+    """The effect of re-placing one job with another placement policy on every job's step time."""
     job: str
     policy: str  # the placement policy tried
     step_change: dict[str, float]  # job -> relative change of its step (negative: faster)

@@ -30,6 +30,7 @@ HARDWARE_PARTS = ("GPU", "HBM", "NIC", "switch or cable", "host")
 
 @dataclass(frozen=True)
 class PartRisk:
+    """How often one kind of part interrupts the job, and how many GPUs a fault of it takes out."""
     part: str  # GPU, HBM, NIC, switch or cable, host, software
     count: int  # of these parts in the job
     unit: str  # what the rate is per: GPU-hour, NIC-hour, ...
@@ -41,6 +42,7 @@ class PartRisk:
 
 @dataclass(frozen=True)
 class Goodput:
+    """The share of wall-clock time a job trains, from interruptions, checkpoints and restarts."""
     parts: list[PartRisk]
     interruptions_per_day: float
     mtti_h: float  # mean time to interruption

@@ -59,6 +59,7 @@ class LinkClass:
 
 @dataclass(frozen=True)
 class LinkAnswer:
+    """How busy one link is in a step: its bytes by traffic kind and its busiest phases."""
     index: int
     link_id: str
     ends: str  # "node0:nic0 - leaf0:p0"

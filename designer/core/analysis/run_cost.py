@@ -33,6 +33,7 @@ def parse_tokens(text: str, where: str = "--tokens") -> float:
 
 @dataclass(frozen=True)
 class RunCost:
+    """What training a token budget costs: hours, GPU-hours, energy and dollars."""
     tokens: float
     tokens_per_s: float
     ideal_hours: float  # at the predicted throughput, nothing interrupted

@@ -34,6 +34,7 @@ BOUNDS_PER_CHECKPOINT = 256  # lower bounds worked out between two checkpoint() 
 
 @dataclass
 class SearchResult:
+    """The plan search's best plans, how many it tried or cut, and how they compare with the file's plan."""
     top: list[dict]  # best first: point, step_time_s, mfu, tokens_per_s, memory_gib, breakdown_s
     counts: SpaceCounts
     evaluated: int

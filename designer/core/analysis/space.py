@@ -137,6 +137,7 @@ class SpaceCounts:
 
 @dataclass
 class SpaceOptions:
+    """The plan search's space: the TP, PP, CP, EP, micro-batch and schedule values it may try."""
     tp: list[int] | None = None
     pp: list[int] | None = None
     cp: list[int] | None = None

@@ -160,6 +160,7 @@ def _maximum(a, b):
 
 @dataclass
 class CollectiveCost:
+    """The time of one collective on its GPUs, split into latency and bandwidth, with what limits it."""
     time_s: float
     algorithm: str
     protocol: str

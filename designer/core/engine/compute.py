@@ -81,6 +81,7 @@ class Phase:
 
 @dataclass(frozen=True)
 class Sharding:
+    """How a layer's work is split on one GPU (TP, CP, EP, recompute, ...): what its compute cost depends on."""
     tp: int
     cp: int
     ep: int
@@ -249,6 +250,7 @@ class OpCoster:
 
 @dataclass
 class LayerCost:
+    """One layer's forward and backward phases on one GPU."""
     fwd: Phase
     bwd: Phase  # includes the recomputed forward when recompute is on
 

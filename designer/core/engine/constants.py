@@ -161,6 +161,7 @@ class AcceleratorConstants:
 
 @dataclass(frozen=True)
 class EngineConstants:
+    """The engine's named constants, each with its source; a design's `calibration` section overrides them."""
     # ---- scale-up (inside a server) ----
     nvlink_efficiency: float = _c(
         0.82, "NCCL ring busbw / NVLink line rate: ~370 of 450 GB/s on H100 (nccl-tests#212, nccl#1455)", **FRACTION)

@@ -31,6 +31,7 @@ LINK_KIND_CODE = {"infiniband": 0, "ethernet": 1, "nvlink": 2, "pcie": 3}
 
 @dataclass
 class Fabric:
+    """The design's network as arrays (GPUs, NICs, links, routes) that the collective model costs on."""
     node_ids: list[str]
     gpu_node: np.ndarray  # node index of each GPU (file order)
     gpu_local: np.ndarray

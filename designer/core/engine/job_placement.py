@@ -31,6 +31,7 @@ from .fabric import Fabric, gpus_up
 
 @dataclass(frozen=True)
 class PlacedJob:
+    """One job of the file with the GPUs it was given, in rank order."""
     index: int  # position in spec.jobs (0 for the one job of a file without jobs)
     spec: JobSpec
     gpus: np.ndarray  # global GPU indices, in rank order
@@ -43,6 +44,7 @@ class PlacedJob:
 
 @dataclass
 class Placement:
+    """The design's jobs on its GPUs: each job's GPUs, who owns each GPU, and what stopped a job."""
     jobs: list[PlacedJob]
     problems: list[Problem]
     gpu_owner: np.ndarray  # job index of each GPU, -1 free

@@ -38,6 +38,7 @@ def grad_bytes_per_param(grad_reduce_in_bf16: bool | None, fp32_bytes: float = 4
 
 @dataclass
 class MemoryEstimate:
+    """Bytes per GPU of the most loaded pipeline stage: parameters, gradients, optimizer, activations."""
     params: float
     grads: float
     optimizer: float

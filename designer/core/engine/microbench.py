@@ -33,6 +33,7 @@ CALIBRATED = {"gemm": "gemm_efficiency_best", "grouped_gemm": "gemm_efficiency_b
 
 @dataclass(frozen=True)
 class Kernel:
+    """One kernel of a layer (GEMM, attention, ...) with its shape, work and the engine's time."""
     name: str
     kind: str  # one of KINDS
     shape: dict
@@ -53,6 +54,7 @@ class Kernel:
 
 @dataclass(frozen=True)
 class JobKernels:
+    """One layer's kernels of the design's job on one of its GPUs, as `designer microbench` lists them."""
     accelerator: str  # catalog name of the GPUs the job runs on
     precision: str
     kernels: list[Kernel]

@@ -43,6 +43,7 @@ ITERATIONS = 20  # common.cu: int iters = 20; warmup_iters = 1; agg_iters = 1
 
 @dataclass(frozen=True)
 class NcclOp:
+    """How nccl-tests runs one collective (binary, reduction, root) and which engine primitive costs it."""
     binary: str  # nccl-tests' program name (src/Makefile: %_perf)
     redop: str  # what RunTest passes as opName ("none" for data movement)
     root: int  # what RunTest passes as root (-1: no root; 0: the default -r 0)
@@ -96,6 +97,7 @@ def algorithm_label(engine_algorithm: str, op: str, n_nodes: int) -> str:
 
 @dataclass
 class NcclRow:
+    """One row of a predicted nccl-tests table: size, time, algbw and busbw, algorithm and protocol."""
     requested_bytes: int  # the loop's size before alignment
     size_bytes: int  # what nccl-tests prints in the size column
     count: int  # elements per rank, nccl-tests' count column

@@ -31,6 +31,7 @@ RING_LL128_NVLINK_STEP_US = 1.25
 
 @dataclass(frozen=True)
 class LatencyTables:
+    """NCCL's latency tables (base, NVLink and network per step) of the releases from `first` on, in us."""
     first: float  # the first release (major.minor) with these values
     tags: str  # the NCCL tags they were read from
     base: dict  # baseLat, us

@@ -18,6 +18,7 @@ from ..model.plan import ResolvedPlan
 
 @dataclass(frozen=True)
 class Placement:
+    """A plan's ranks laid on GPUs: the dense and expert rank grids that communication groups come from."""
     plan: ResolvedPlan
     dense_grid: np.ndarray  # rank grid, axes in DENSE_AXES order
     dense_axes: tuple[str, ...]

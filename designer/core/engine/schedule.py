@@ -38,6 +38,7 @@ class StageTimes:
 
 @dataclass
 class OpRecord:
+    """One op (forward, backward or weight gradient) of a micro-batch on a pipeline stage: when it ran and its wait."""
     stage: int
     kind: int
     micro: int
@@ -50,6 +51,7 @@ class OpRecord:
 
 @dataclass
 class ScheduleResult:
+    """The simulated pipeline schedule of one step: when each stage's ops ended and how busy it was."""
     records: list[OpRecord] | None  # filled by the zero-bubble path; else built on demand
     stage_end: list[float]
     stage_busy: list[float]

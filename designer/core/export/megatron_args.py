@@ -35,6 +35,7 @@ DEFAULT_FP8_FORMAT = "hybrid"  # Megatron needs one; NVIDIA's recipes use hybrid
 
 @dataclass
 class MegatronLine:
+    """A Megatron-LM command line made from a design, with the keys it could not express and why."""
     args: list[list[str]] = field(default_factory=list)  # one flag with its values per item
     left_out: dict[str, str] = field(default_factory=dict)  # "parallelism.num_gpus" -> why
 

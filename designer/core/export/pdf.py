@@ -147,6 +147,7 @@ class Picture:
 
 @dataclass
 class Page:
+    """One PDF page: its size and what is drawn on it, in order."""
     width: float = A4_WIDTH
     height: float = A4_HEIGHT
     ops: list[tuple] = field(default_factory=list)  # ("text" | "line" | "rect" | "image", ...) in drawing order

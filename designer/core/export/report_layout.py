@@ -191,6 +191,7 @@ def _bytes(n: float) -> str:
 
 @dataclass
 class Column:
+    """One column of a report table: its title, width and alignment."""
     title: str
     width: float  # fraction of the table width
     align: str = "left"

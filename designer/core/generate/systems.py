@@ -23,6 +23,7 @@ SYSTEM_OPTIONS = ("gpu", "gpus_per_node", "nics_per_node", "nic_gbps", "fabric",
 
 @dataclass(frozen=True)
 class System:
+    """A built-in system (dgx-h100, gb200-nvl72, ...): the values it gives the fat-tree generator, with sources."""
     name: str
     description: str
     values: dict

@@ -31,6 +31,7 @@ SCHEMA_ID = "https://designer.invalid/schemas/designer-v1.json"
 
 @dataclasses.dataclass
 class ScenarioSpec:
+    """A scenario file's `spec`: a workload, parallelism and calibration without a cluster."""
     workload: Workload | None = None
     parallelism: Parallelism | None = None
     calibration: dict[str, Any] = dataclasses.field(default_factory=dict)

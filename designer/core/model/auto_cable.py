@@ -37,6 +37,7 @@ class CablingRefused(ValueError):
 
 @dataclass
 class Cabling:
+    """The cables auto-cabling proposes for one server, following the nearest server already cabled."""
     node: str
     links: list[Link]
     leaves: tuple[str, ...]  # leaf of each NIC, nic0 first

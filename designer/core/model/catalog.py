@@ -42,6 +42,7 @@ POWER_CLOCK_EXPONENT = 1 / 3
 
 @dataclass(frozen=True)
 class Accelerator:
+    """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
     vendor: str
     aliases: tuple[str, ...]
@@ -85,6 +86,7 @@ class Accelerator:
 
 @dataclass(frozen=True)
 class Nic:
+    """A network card model of the catalog: line rate, achievable bandwidth and transport, with sources."""
     name: str
     kind: str  # infiniband | ethernet
     gbps: float
@@ -106,6 +108,7 @@ NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 @dataclass(frozen=True)
 class SwitchModel:
+    """A switch model of the catalog (Ethernet, InfiniBand or NVLink tray): radix, port rate, latency."""
     name: str
     kind: str  # infiniband | ethernet | nvlink (a scale-up switch tray; not used by the fat-tree generator)
     radix: int
@@ -131,6 +134,7 @@ class SwitchModel:
 
 @dataclass(frozen=True)
 class ModelPreset:
+    """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
     description: str
     values: dict[str, Any]  # workload keys of docs/contract.md section 3
@@ -140,6 +144,7 @@ class ModelPreset:
 
 @dataclass
 class Catalog:
+    """The parts and models a design can name, looked up by name or alias."""
     accelerators: dict[str, Accelerator]
     nics: dict[str, Nic]
     switches: dict[str, SwitchModel]

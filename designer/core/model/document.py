@@ -28,6 +28,7 @@ COLLECTION_OF = {cls: name for name, cls in COLLECTIONS.items()}
 
 @dataclass
 class ClusterSpec:
+    """The `spec` section of a design: racks, servers, switches, cables, the job(s) and calibration."""
     racks: list[Rack] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     switches: list[Switch] = field(default_factory=list)

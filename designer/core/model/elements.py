@@ -59,6 +59,7 @@ def _by_fields(cls):
 
 @dataclass
 class Metadata:
+    """The `metadata` section of a design: its name and description."""
     name: str = spec_field("untitled", doc="Name of the design", omit_default=False)
     description: str = spec_field("", doc="Free text: purpose, assumptions, sources")
 
@@ -66,6 +67,7 @@ class Metadata:
 @_by_fields
 @dataclass(slots=True)
 class Rack:
+    """A rack on the canvas: its height in units and its position; servers and switches sit in it."""
     id: str = spec_field(doc="Unique id")
     name: str = spec_field("", doc="Display name (defaults to the id)")
     units: int = spec_field(42, doc="Height in rack units (slots)", minimum=1, maximum=MAX_RACK_UNITS, unit="U")
@@ -144,6 +146,7 @@ class Node:
 @_by_fields
 @dataclass(slots=True)
 class Switch:
+    """A network switch (leaf, spine, core) or NVLink switch tray, with its ports' rate and latency."""
     id: str = spec_field(doc="Unique id")
     fabric: str = spec_field(doc="ethernet or infiniband; nvlink for an NVLink switch tray", enum=SWITCH_FABRICS)
     tier: str = spec_field(doc="Place in the Clos: leaf, spine or core; nvlink for an NVLink switch tray",

@@ -26,6 +26,7 @@ PORT_P, PORT_NIC, PORT_NVL, PORT_PCIE = range(4)
 
 @dataclass(frozen=True)
 class Endpoints:
+    """The cables' ends resolved to devices and ports, one array entry per end, for fast checks."""
     kind: np.ndarray  # 0: no such device, 1: a server, 2: a switch
     # (the integers are 32-bit: two sides of 295k links are kept per design, 7 MB less at 131k GPUs)
     index: np.ndarray  # its index among the servers or among the switches (-1: none)

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Change:
+    """One edit of a design (added, removed, changed, replaced), as listeners are told of it."""
     action: str  # "added" | "removed" | "changed" | "replaced"
     collection: str  # "racks" | "nodes" | "switches" | "links" | "workload" | ... | "document"
     id: str | None = None

@@ -73,6 +73,7 @@ PARALLEL_DIMS = ("tp", "cp", "ep", "dp", "pp")
 
 @dataclass
 class Workload:
+    """The `workload` section: the model's shape, batch and precision that a training step runs."""
     preset: str | None = spec_field(None, doc="Built-in model whose values the explicit keys override")
     num_layers: int | None = spec_field(None, doc="Transformer layers", minimum=1, maximum=MAX_LAYERS)
     hidden_size: int | None = spec_field(None, doc="Model width h", minimum=1, maximum=MAX_WIDTH)
@@ -155,6 +156,7 @@ class Workload:
 
 @dataclass
 class Parallelism:
+    """The `parallelism` section: how the job splits over GPUs (TP, PP, CP, EP, DP) and its options."""
     tensor_model_parallel_size: int = spec_field(1, doc="TP: GPUs sharing each layer's matrices", minimum=1,
                                                  maximum=MAX_GPUS)
     pipeline_model_parallel_size: int = spec_field(1, doc="PP: pipeline stages", minimum=1, maximum=MAX_LAYERS)

@@ -22,6 +22,7 @@ PLACEMENT_POLICIES = ("packed", "spread", "rail-aligned", "domain-aligned")
 
 @dataclass
 class JobPlacement:
+    """Where one job of `spec.jobs` runs: listed servers or racks, or a placer policy and GPU count."""
     nodes: list[str] = spec_field(doc="Servers the job runs on, in rank order (ids)", factory=list)
     racks: list[str] = spec_field(doc="Racks whose servers the job runs on, in rank order (ids)", factory=list)
     policy: str = spec_field("packed", doc="How the placer picks GPUs when no servers or racks are listed",
@@ -32,6 +33,7 @@ class JobPlacement:
 
 @dataclass
 class JobSpec:
+    """One job of a cluster shared by several: its name, workload, parallelism and placement."""
     name: str = spec_field(doc="Name of the job (unique in the file)")
     workload: Workload | None = spec_field(None, doc="The model and batch, as spec.workload")
     parallelism: Parallelism | None = spec_field(None, doc="The plan, as spec.parallelism")

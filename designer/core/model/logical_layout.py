@@ -122,6 +122,7 @@ class Band:
 
 @dataclass
 class LogicalLayout:
+    """The logical view of a fabric: tiers as rows of blocks joined by cable bundles, with ratios."""
     tiers: list[str]  # present, top to bottom
     tier_y: dict[str, float]  # top edge of each row
     blocks: list[Block]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class VirtualStage:
+    """What one pipeline chunk holds: decoder and MTP layers, and the embedding or loss."""
     decoder_layers: int
     mtp_layers: int = 0
     embedding: bool = False

@@ -37,6 +37,7 @@ MAX_PUE = 3.0  # the worst data centres measured are near 2.5
 
 @dataclass(frozen=True)
 class Price:
+    """One part's price (and power) from the price book, with its source and date."""
     section: str
     part: str
     price_usd: float
@@ -50,6 +51,7 @@ class Price:
 
 @dataclass(frozen=True)
 class PriceBook:
+    """The prices the cost model uses: the built-in list with the design's overrides applied."""
     parts: dict[str, dict[str, Price]]  # section -> part -> price
     pue: float | None = None  # an override of the cost model's PUE, or None
     usd_per_kwh: float | None = None  # the design's energy price, or None (the cost model's default)

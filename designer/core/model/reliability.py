@@ -32,6 +32,8 @@ def _c(default, doc, *, unit, minimum=0.0, maximum=None):
 
 @dataclass(frozen=True)
 class ReliabilityConstants:
+    """Fault rates, checkpoint storage and restart times of the goodput model, each with its source;
+    a design's `calibration.reliability` overrides them."""
     gpu_failures_per_mh: float = _c(
         round(196 / GPU_HOURS, 3), "GPU faults per million GPU-hours (faulty GPU incl. NVLink 148, GPU SRAM 19, "
         "GPU system processor 17, thermal interface/sensor 6, silent data corruption 6 = 196). " + LLAMA3,

@@ -23,6 +23,7 @@ _HIDDEN_PER_OP = ("tp_comm", "cp_comm", "ep_comm", "dp_comm")  # what a layer's 
 
 @dataclass(frozen=True)
 class Breakdown:
+    """Where a step's time goes: the exposed seconds per category and the hidden (overlapped) ones."""
     seconds: dict[str, float]  # BREAKDOWN_KEYS: exposed on the critical path
     hidden: dict[str, float]  # HIDDEN_KEYS: overlapped with other work
     critical_stage: int  # the most loaded stage

@@ -28,6 +28,7 @@ class StageDP:
 
 @dataclass(frozen=True)
 class DataParallel:
+    """The gradient reduction, parameter all-gather and optimizer at the end of a step, and the step time."""
     per_pattern: list[list[StageDP]]  # [pattern][stage]
     step_end: float  # the last gradient reduction of any replica and stage
     ag_s: list[float]  # per stage: the parameter all-gather

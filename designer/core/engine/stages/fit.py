@@ -17,6 +17,7 @@ from .layout import Layout
 
 @dataclass(frozen=True)
 class MemoryFit:
+    """Whether a plan's memory fits the GPU's HBM (with and without headroom), and why not."""
     estimate: MemoryEstimate
     fits: bool  # within the GPU's HBM
     reason: str  # why it does not fit (or fits only without the headroom), with advice ("" when it fits)

@@ -19,6 +19,7 @@ from ..placement import Placement
 
 @dataclass
 class Job:
+    """The job the engine costs: its workload, model shape, parallelism and resolved plan."""
     workload: Workload
     shape: F.ModelShape
     parallelism: Parallelism

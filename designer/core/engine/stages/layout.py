@@ -16,6 +16,7 @@ from .job import Job
 
 @dataclass(frozen=True)
 class Layout:
+    """Which layers each pipeline stage holds and where each replica's stages run, with their slowdowns."""
     placement: Placement
     stage_layers: list[list[list[int]]]  # [stage][chunk] -> layer indices
     pipelines: np.ndarray  # (replicas, pp): rank of each stage in each replica

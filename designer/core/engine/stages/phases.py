@@ -20,6 +20,7 @@ LAYER_COSTS_KEPT = 256  # layer costs of earlier plans kept per Hardware and con
 
 @dataclass(frozen=True)
 class LayerPhases:
+    """Each stage's per-chunk forward and backward phases, per straggler pattern."""
     sharding: Sharding
     peak_tflops: float  # at the job's precision: what MFU is measured against
     chunks: list[list[list[tuple[Phase, Phase]]]]  # [pattern][stage][chunk] -> (forward, backward)

@@ -16,6 +16,7 @@ Simulator = Callable[[str, int, int, int, list[StageTimes], float], tuple[Schedu
 
 @dataclass(frozen=True)
 class PipelineRun:
+    """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message
     p2p_s: float  # its send/receive time (0 without pipelining)
     stage_times: list[list[StageTimes]]  # [pattern][stage]

@@ -19,6 +19,7 @@ from .pipeline import PipelineRun
 
 @dataclass
 class Event:
+    """One span on a GPU's timeline (compute, a communication, a wait), as `designer trace` shows it."""
     device: int  # GPU index
     stream: str  # compute | tp | cp | ep | pp | dp | wait
     start_s: float
@@ -51,6 +52,7 @@ class Event:
 
 @dataclass
 class Evaluation:
+    """The engine's answer for a design: step time, throughput, MFU, breakdown, memory and problems."""
     num_gpus: int
     step_time_s: float
     tokens_per_s: float

@@ -27,6 +27,7 @@ BLOCK_GAP_PX = 120.0
 
 @dataclass
 class FoundSwitch:
+    """A switch an importer found, under the source's handle, with a name for the user."""
     key: str  # the source's handle (a GUID, a Slurm switch name)
     name: str  # shown to the user
     radix: int = 0  # 0: as many ports as cables use
@@ -45,6 +46,7 @@ class FoundLink:
 
 @dataclass
 class FoundFabric:
+    """The switches, hosts and cables an importer read from a source, before it becomes a design."""
     switches: dict[str, FoundSwitch] = field(default_factory=dict)
     hosts: dict[str, int] = field(default_factory=dict)  # host name -> number of NICs
     links: list[FoundLink] = field(default_factory=list)

@@ -14,6 +14,7 @@ from ...problems import DesignerError, Problem
 
 @dataclass(frozen=True)
 class ImportFormat:
+    """A file format Designer imports: its CLI key, menu title and what it brings into a design."""
     key: str  # the CLI's `designer import KEY`
     title: str  # the menu's words
     what: str  # "ibnetdiscover output": what a message calls the file
@@ -108,6 +109,7 @@ class ImportSummary:
 
 @dataclass
 class FabricImport:
+    """An imported fabric: the new design, the importer's messages and their summary."""
     doc: Document
     messages: list[str]  # the importer's lines, as `designer import` prints them
     summary: ImportSummary
@@ -221,6 +223,7 @@ def import_servers(doc: Document, path: str) -> FabricImport:
 
 @dataclass
 class JobImport:
+    """An imported job: the workload and parallelism read from a launch script, and its summary."""
     workload: object  # Workload | None
     parallelism: object  # Parallelism
     summary: ImportSummary

@@ -75,6 +75,7 @@ _FIX = "give the whole output of `ibnetdiscover` (or `ibnetdiscover -p`), as the
 
 @dataclass
 class _Port:
+    """One connected port of an ibnetdiscover record: the peer it goes to and the link's width and speed."""
     port: int
     peer_kind: str  # S, H or R
     peer_guid: str
@@ -87,6 +88,7 @@ class _Port:
 
 @dataclass
 class _Record:
+    """One device of ibnetdiscover output (switch, HCA or router) with its connected ports."""
     kind: str  # Switch, Ca, Rt
     nports: int
     guid: str
@@ -99,6 +101,7 @@ class _Record:
 
 @dataclass
 class ParsedIb:
+    """ibnetdiscover output read into records by GUID, with the warnings reading it gave."""
     records: dict[str, _Record]
     warnings: list[str]
 
@@ -351,6 +354,7 @@ def _speed_text(width: str, speed: str, gbps: float) -> str:
 
 @dataclass
 class IbImport:
+    """The fabric built from ibnetdiscover records, with its warnings and degraded links."""
     fabric: FoundFabric
     warnings: list[str]
     degraded: list[int]  # indexes into fabric.links

@@ -23,12 +23,14 @@ _PROGRAM = re.compile(r"\.py$")
 
 @dataclass
 class Word:
+    """One shell word of a launch script, with the line it is on."""
     text: str
     line: int
 
 
 @dataclass
 class LaunchArgs:
+    """The training program's arguments found in a launch script, with what could not be resolved."""
     words: list[Word]  # the program's arguments, in order
     program: str | None = None  # pretrain_gpt.py, when the text runs one
     launcher: list[Word] = field(default_factory=list)  # torchrun's own arguments before it

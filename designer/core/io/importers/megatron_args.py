@@ -48,6 +48,7 @@ EXTRA_FLAGS = {"bf16", "fp16", "fp8_format", "num_layers_per_virtual_pipeline_st
 
 @dataclass
 class Imported:
+    """A job read from Megatron-LM arguments, with the flags it did not use and why."""
     workload: Workload | None
     parallelism: Parallelism
     unknown: list[str] = field(default_factory=list)  # "FILE:LINE: --flag: not a Megatron-LM argument"

@@ -19,6 +19,7 @@ from .launch_script import Word
 
 @dataclass(frozen=True)
 class OldFlag:
+    """A flag of an older Megatron-LM release and how to write it with today's flags."""
     takes_value: bool
     today: Callable[[str], list[str]]  # the value (or "") -> today's words
     releases: str  # where the flag came from, for the note

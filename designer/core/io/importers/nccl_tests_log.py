@@ -62,6 +62,7 @@ FIX = "give the stdout of an nccl-tests binary (all_reduce_perf ...) or its -J J
 
 @dataclass
 class MeasuredRow:
+    """One measured row of an nccl-tests log: size, time and bandwidth, with its line in the file."""
     size_bytes: int
     count: int
     time_us: float  # the mean of out-of-place and in-place (one of them when the other is missing)

@@ -61,6 +61,7 @@ MAX_NESTING = 64
 
 @dataclass
 class _Element:
+    """One XML element of an NCCL topology dump, with its line and parent."""
     tag: str
     attrs: dict
     line: int
@@ -77,6 +78,7 @@ class _Element:
 
 @dataclass
 class TopoGpu:
+    """A GPU of an NCCL topology dump: its NVLinks and its place in the PCIe tree."""
     dev: int
     busid: str
     numa: str
@@ -91,6 +93,7 @@ class TopoGpu:
 
 @dataclass
 class TopoNic:
+    """A NIC of an NCCL topology dump: its rate, PCIe slot and place in the PCIe tree."""
     dev: int
     name: str
     speed_gbps: float  # the port's line rate (<net speed>)
@@ -112,6 +115,7 @@ class TopoNic:
 
 @dataclass
 class NcclTopology:
+    """A server's GPUs and NICs as NCCL's topology dump (NCCL_TOPO_DUMP_FILE) describes them."""
     gpus: list[TopoGpu]  # by dev
     nics: list[TopoNic]  # by dev
     line: int  # of <system>
@@ -294,6 +298,7 @@ def parse_nccl_topo(text: str, file: str) -> NcclTopology:
 
 @dataclass
 class Applied:
+    """The servers an NCCL topology was written into, with the messages for the user."""
     node_ids: list[str]
     messages: list[str]
 

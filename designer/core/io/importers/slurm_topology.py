@@ -33,6 +33,7 @@ _FIX = "see topology.conf(5): SwitchName=NAME Nodes=HOSTLIST | Switches=HOSTLIST
 
 @dataclass
 class SlurmSwitch:
+    """One switch (or block) line of a Slurm topology.conf: its servers and switches below."""
     name: str
     line: int
     nodes: list[str] = field(default_factory=list)
@@ -42,6 +43,7 @@ class SlurmSwitch:
 
 @dataclass
 class SlurmTopology:
+    """A Slurm topology.conf read into switches and cables (tree) or blocks."""
     switches: dict[str, SlurmSwitch]
     block_sizes: list[int]
     form: str  # "tree" or "block"
