@@ -5,30 +5,18 @@ document's job, so a document shared between threads gave one plan another's ste
 (a search on a thread pool answers as a serial one). A tiny switch interval forces thread switches inside every evaluation.
 """
 import json
-import random
 import sys
 
 import pytest
 
-from designer.core.analysis.space import enumerate_space
 from designer.core.analysis.sweep import SerialRunner, make_runner
-from designer.core.engine.evaluate import resolve_job
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import dumps_document, load_document, save_document
 from designer.core.io.overrides import apply_overrides
-from designer.core.model.catalog import default_catalog
 from tests.conftest import EXAMPLES, run_cli
+from tests.core.test_engine_cache import _plans
 
 distributed = pytest.importorskip("distributed", reason="the Dask extra (distributed) is not installed")
-
-
-def _plans(doc, count: int, seed: int = 1):
-    catalog = default_catalog()
-    job = resolve_job(doc, catalog)
-    acc = catalog.accelerator(doc.nodes[0].accelerator)
-    candidates, _ = enumerate_space(job.workload, job.shape, job.plan.num_gpus, doc.nodes[0].accelerator_count,
-                                    acc.hbm_gib, doc.spec.calibration, None)
-    return random.Random(seed).sample(sorted(candidates, key=lambda p: p.label()), count)
 
 
 @pytest.fixture
