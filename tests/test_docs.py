@@ -105,3 +105,13 @@ def test_screenshots_are_regenerated_by_the_script(qapp, tmp_path):
 def test_ci_runs_the_readme_plain_way():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci and 'pip install --quiet -e ".[dev]"' in ci
+
+
+@pytest.mark.slow
+def test_review_shots_open_every_dialog_through_the_window(qapp, tmp_path):
+    review = _module("review_shots")
+    assert review.main([str(tmp_path), "--sizes", "64"]) == 0
+    names = {p.name for p in tmp_path.glob("*.png")}
+    assert {f"dialog-{d}.png" for d in review.DIALOGS} <= names
+    assert {f"64gpu-window-{v}.png" for v in ("fit", "150pct", "400pct", "heat", "logical")} <= names
+    assert {"dock-job.png", "dock-breakdown.png", "dock-timeline.png", "dock-advisor.png"} <= names
