@@ -5,6 +5,7 @@ import gc
 import random
 import sys
 import types
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -121,3 +122,21 @@ def test_collective_groups_and_job_views_are_kept_in_the_cache_and_go_with_their
     on = {id(view) for view in views} | bases
     assert all(id(model.fabric) in on for model in engine.cache.groups.values())  # none on the old fabric
     assert engine.cache.groups_in_use is None  # outside an evaluation nothing is pinned
+
+
+@pytest.mark.parametrize("example", ["h100-64gpu-infiniband.yaml", "shared-roce-512gpu-3jobs.yaml"])
+def test_dropping_the_document_and_engine_frees_them_and_their_fabric_while_the_result_lives(example):
+    """A result holds numbers: once the caller lets go of the document and the engine, the
+    document and the fabric are freed although the result is kept, and the detail it makes
+    on demand (the busiest links, the per-device events) still comes afterwards."""
+    doc = load_document(EXAMPLES / example)
+    engine = Engine()
+    result = engine.evaluate(doc)
+    fabrics = [weakref.ref(engine._fabric), *(weakref.ref(view) for view in engine.cache.job_views.values())]
+    document = weakref.ref(doc)
+    del doc, engine
+    gc.collect()
+    assert document() is None
+    assert [ref() for ref in fabrics] == [None] * len(fabrics)
+    assert result.step_time_s > 0 and result.link_utilization and result.events
+    assert all(job.result.step_time_s > 0 for job in result.jobs)
