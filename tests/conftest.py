@@ -31,6 +31,16 @@ except ImportError:  # hypothesis is a dev dependency
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
 
+
+def local_dask_cluster(**options):
+    """A Dask LocalCluster for a test. Its scheduler's web server takes a free port: with
+    dashboard_address=None it still asks for 8787, and while another test process (or anything
+    else on the machine) holds that port Dask warns, which the suite's warnings-as-errors turns
+    into "Cluster failed to start" and an unclosed socket."""
+    import distributed
+
+    return distributed.LocalCluster(dashboard_address=":0", **options)
+
 SMALL = """\
 apiVersion: designer/v1
 kind: Cluster

@@ -18,7 +18,7 @@ from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import load_document
 from designer.core.io.overrides import apply_overrides
 from designer.core.model.catalog import default_catalog
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, local_dask_cluster, run_cli
 
 
 def job(doc, *settings):
@@ -246,9 +246,9 @@ def test_search_with_an_unreachable_scheduler_is_a_clear_error():
 
 @pytest.mark.slow
 def test_search_on_a_dask_local_cluster():
-    distributed = pytest.importorskip("distributed")
+    pytest.importorskip("distributed")
     path = EXAMPLES / "h100-64gpu-infiniband.yaml"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+    with local_dask_cluster(n_workers=2, threads_per_worker=1, processes=True) as c:
         code, out, err = run_cli("search", path, "--top", "3", "--scheduler", c.scheduler_address, "--json")
     assert code == 0, err
     dask = json.loads(out)

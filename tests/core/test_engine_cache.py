@@ -5,6 +5,7 @@ import gc
 import random
 import sys
 import types
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -13,6 +14,9 @@ from designer.core.analysis import sweep
 from designer.core.analysis.space import enumerate_space
 from designer.core.engine.evaluate import Engine, resolve_job
 from designer.core.engine.fabric import Fabric
+from designer.core.engine.memory import stage_parameters
+from designer.core.engine.schedule import StageTimes, simulate
+from designer.core.engine.stages.layout import stage_layers
 from designer.core.io import dumps_document, load_document
 from designer.core.model.catalog import default_catalog
 from designer.core.model.document import Document
@@ -121,3 +125,47 @@ def test_collective_groups_and_job_views_are_kept_in_the_cache_and_go_with_their
     on = {id(view) for view in views} | bases
     assert all(id(model.fabric) in on for model in engine.cache.groups.values())  # none on the old fabric
     assert engine.cache.groups_in_use is None  # outside an evaluation nothing is pinned
+
+
+@pytest.mark.parametrize("example", ["h100-64gpu-infiniband.yaml", "shared-roce-512gpu-3jobs.yaml"])
+def test_dropping_the_document_and_engine_frees_them_and_their_fabric_while_the_result_lives(example):
+    """A result holds numbers: once the caller lets go of the document and the engine, the
+    document and the fabric are freed although the result is kept, and the detail it makes
+    on demand (the busiest links, the per-device events) still comes afterwards."""
+    doc = load_document(EXAMPLES / example)
+    engine = Engine()
+    result = engine.evaluate(doc)
+    fabrics = [weakref.ref(engine._fabric), *(weakref.ref(view) for view in engine.cache.job_views.values())]
+    document = weakref.ref(doc)
+    del doc, engine
+    gc.collect()
+    assert document() is None
+    assert [ref() for ref in fabrics] == [None] * len(fabrics)
+    assert result.step_time_s > 0 and result.link_utilization and result.events
+    assert all(job.result.step_time_s > 0 for job in result.jobs)
+
+
+def _shared_memo_answers(start: int) -> list:
+    """Stage layers, pipeline schedules and stage parameters of more shapes than their process-wide
+    memos keep (256 stage layers, 96 schedules), from `start` on, so every call also evicts."""
+    shape = resolve_job(load_document(EXAMPLES / "h100-64gpu-infiniband.yaml"), default_catalog()).shape
+    layer_counts = [(start + i) % 600 + 1 for i in range(600)]
+    sizes = [(p, m) for p in range(1, 9) for m in range(1, 17)]
+    sizes = sizes[start % len(sizes):] + sizes[:start % len(sizes)]
+    answers = [stage_layers(types.SimpleNamespace(layers=n), 1, 1) for n in layer_counts]
+    for p, m in sizes:
+        times = [StageTimes([1.0 + s], [2.0 + s], [0.0]) for s in range(p)]
+        answers.append((p, m, simulate("1f1b", p, m, 1, times, 0.25).stage_end))
+        answers.append(stage_parameters(shape, 1, 1, 1, p, 0, tuple(range(m))))
+    return sorted(answers, key=repr)
+
+
+def test_the_process_wide_memos_answer_four_threads_alike_while_they_evict(forced_thread_switches):
+    """The memos shared by every engine in a process (pure functions of values) stay right when
+    four threads fill them past their bound at once, switched between every few bytecodes: a
+    hand-made shared dict evicting the same oldest entry from two threads raised KeyError here."""
+    want = _shared_memo_answers(0)
+    for _ in range(4):  # the old dict failed about one such round in two
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(_shared_memo_answers, [0, 151, 302, 453]))
+        assert got == [want] * 4

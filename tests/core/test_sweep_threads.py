@@ -13,7 +13,7 @@ from designer.core.analysis.sweep import SerialRunner, make_runner
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import dumps_document, load_document, save_document
 from designer.core.io.overrides import apply_overrides
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, local_dask_cluster, run_cli
 from tests.core.test_engine_cache import _plans
 
 distributed = pytest.importorskip("distributed", reason="the Dask extra (distributed) is not installed")
@@ -34,8 +34,7 @@ def test_every_plan_on_a_four_thread_worker_matches_a_serial_evaluation(forced_t
     plans = _plans(doc, 96)
     expected = SerialRunner(text).submit(plans).result()
     assert sum("step_time_s" in r for r in expected) > 48  # most plans run: the check has teeth
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=4, processes=False,
-                                  dashboard_address=None) as cluster:
+    with local_dask_cluster(n_workers=1, threads_per_worker=4, processes=False) as cluster:
         runner = make_runner(text, scheduler=cluster.scheduler_address)
         try:
             assert runner.workers == 1  # one process, whatever its threads
@@ -57,8 +56,7 @@ def test_search_on_workers_with_several_threads_warns_and_agrees_with_local(tmp_
     apply_overrides(doc, ["workload.preset=llama3-8b", "workload.global_batch_size=64", "workload.micro_batch_size=1"])
     path = tmp_path / "two-servers.yaml"
     save_document(doc, path)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=4, processes=False,
-                                  dashboard_address=None) as cluster:
+    with local_dask_cluster(n_workers=1, threads_per_worker=4, processes=False) as cluster:
         code, out, err = run_cli("search", path, "--top", "5", "--scheduler", cluster.scheduler_address, "--json")
     assert code == 0, err
     assert "dask worker --nthreads 1 --nworkers N" in err
