@@ -88,3 +88,16 @@ def test_an_unknown_generation_is_refused_with_the_choices(h100):
     code, _, err = _evaluate(h100, "parallelism.attention_kernels=cudnn-8")
     assert code != 0
     assert "attention_kernels" in err and "cudnn-9.0" in err and "Traceback" not in err
+
+
+def test_a_plan_search_costs_every_plan_with_the_file_s_kernels(h100):
+    def best(kernels: str) -> dict:
+        code, out, err = run_cli("search", h100, "--set", "workload.preset=llama3-8b", "--set",
+                                 "workload.seq_length=32768", "--set", "workload.global_batch_size=8", "--set",
+                                 f"parallelism.attention_kernels={kernels}", "--top", "1", "--workers", "1", "--json")
+        assert code == 0, err
+        return json.loads(out)["top"][0]
+
+    current, older = best("current"), best("cudnn-9.0")
+    assert older["step_time_s"] > 1.05 * current["step_time_s"]
+    assert older["set"] and not any("attention_kernels" in s for s in older["set"])  # the file's own stays
