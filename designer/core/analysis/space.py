@@ -84,7 +84,7 @@ class Point:
         par = self.parallelism()
         out = [f"workload.micro_batch_size={self.micro_batch}"]
         for f in dataclasses.fields(Parallelism):
-            if f.name in ("data_parallel_size", "num_gpus", "attention_backend"):
+            if f.name in ("data_parallel_size", "num_gpus", "attention_backend", "attention_kernels"):
                 continue
             value = getattr(par, f.name)
             if f.name in SPLIT_KEYS and self.pp > 1:

@@ -178,7 +178,8 @@ class OpCoster:
 
     def __init__(self, peak_tflops: float, peak16_tflops: float, hbm_tbps: float, ac: AcceleratorConstants,
                  slowdown: float = 1.0, gemm_efficiency: float | None = None, fp8_cast_bytes: float = 0.0,
-                 attention_peak_tflops: float | None = None, operand_bytes: float = ACT_BYTES):
+                 attention_peak_tflops: float | None = None, operand_bytes: float = ACT_BYTES,
+                 attention_rate: float = 1.0):
         clock = ac.sustained_clock_factor
         # `gemm_efficiency`: measured best GEMM / peak at the job's precision (FP8 reaches a smaller
         # share of its peak than BF16 does); None keeps the BF16 calibration.
@@ -186,12 +187,14 @@ class OpCoster:
         self.flops_per_s = peak_tflops * 1e12 * efficiency * clock
         # core attention runs in BF16 unless FP8 attention kernels are asked for
         attn_peak = peak16_tflops if attention_peak_tflops is None else attention_peak_tflops
+        # `attention_rate`: the software's kernel generation against the current kernels the
+        # attention_* constants are fitted to (EngineConstants.attention_rate_*)
         # softmax exponentials per second (the SFUs run at the BF16 tensor rate / flops-per-exponential,
         # whatever precision the attention MMAs use); None where the part gives no figure
         fpe = ac.attention_flops_per_exponential
         self.attention_rates = tuple(
             AttentionRates(
-                mma_flops_per_s=attn_peak * 1e12 * eff * clock,
+                mma_flops_per_s=attn_peak * 1e12 * eff * clock * attention_rate,
                 exp_per_s=peak16_tflops * 1e12 * eff * clock / fpe if fpe else None,
                 sms=ac.num_sms, tile_q=ac.attention_tile_q, tile_k=ac.attention_tile_k,
                 tile_overhead_blocks=tile, kernel_overhead_s=launch_us * 1e-6, tail_share=ac.attention_tail_share)
@@ -201,7 +204,8 @@ class OpCoster:
                  ac.attention_backward_kernel_overhead_us)))
         # FP8: HBM bytes per element Transformer Engine moves to quantize a GEMM input (0 in BF16)
         self.fp8_cast_bytes = fp8_cast_bytes
-        self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown) if fp8_cast_bytes else None
+        self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown, None, 0.0, None, ACT_BYTES,
+                           attention_rate) if fp8_cast_bytes else None
         # (a low-precision job is one with cast traffic; its LM head and BF16-kept layers use bf16())
         self._bf16: OpCoster | None = None
         self.wgrad_out_bytes = ac.wgrad_output_bytes

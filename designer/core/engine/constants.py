@@ -319,6 +319,23 @@ class EngineConstants:
     fp4_cast_bytes_mxfp4: float = _c(
         1.1, "Extra HBM bytes per element quantized to MXFP4: both 4-bit copies and an E8M0 scale per 32 values",
         unit="bytes", minimum=0, maximum=64)
+    # ---- fused attention kernel generations (plan key attention_kernels) ----
+    # The accelerator's attention_* constants are fitted to current kernels (cuDNN 9.19,
+    # h200-kernels.json). Older software stacks ran slower kernels: each generation's share of that
+    # rate scales the kernels' MMA rate (tile work and tile fixed costs alike).
+    attention_rate_flash_attn_2: float = _c(
+        0.52, "FlashAttention-2 kernels' rate / the current cuDNN kernels' on Hopper: forward + backward time "
+        "of PyTorch's flash SDPA backend (FlashAttention-2) against cuDNN 9.19 on the same H200, causal, head dim "
+        "128, 2k-16k tokens, 8-64 heads: 0.50-0.54 (tests/validation/data/h200-kernels.json `attention`, "
+        "median 0.52)", **FRACTION)
+    attention_rate_cudnn_9_0: float = _c(
+        0.78, "cuDNN 9.0 fused attention's rate (Transformer Engine 1.4-1.7, NeMo and PyTorch containers of early "
+        "2024) / the current cuDNN kernels' on Hopper: Transformer Engine's attention guide (docs/examples/"
+        "attention/attention.ipynb, June 2024: 'As of Transformer Engine 1.7, cuDNN 9.0 and flash-attn 2.4.2') "
+        "measures cuDNN 1.38 x and 1.59 x faster than flash-attn forward + backward on H100 (causal, head dim "
+        "128, 2k tokens 16 heads and 8k tokens 32 heads); cuDNN 9.19 is 1.85 x and 1.96 x FlashAttention-2 on "
+        "the same shapes (h200-kernels.json): 1.38 / 1.85 = 0.75 and 1.59 / 1.96 = 0.81, mean 0.78",
+        **FRACTION)
     fp8_weight_read_bytes: float = _c(
         2.0, "HBM bytes per weight read when Transformer Engine quantizes an FP8/FP4 run's BF16 weights, once per "
         "step on the first micro-batch (the writes are the recipe's fp8_cast_bytes_*); 0 with --fp8-param-gather, "

@@ -20,7 +20,7 @@ from .attention import kernel_seconds
 from .compute import ACT_BYTES, OpCoster, attention_gemms, attention_kernels
 from .constants import AcceleratorConstants, constant_fields, engine_constants
 from .stages.job import hardware, resolve_job
-from .stages.phases import fp8_costs, job_operand_bytes, precision_gemm_efficiency, sharding_of
+from .stages.phases import attention_kernel_rate, fp8_costs, job_operand_bytes, precision_gemm_efficiency, sharding_of
 
 KINDS = ("gemm", "attention_fwd", "attention_bwd", "elementwise", "grouped_gemm", "permute")
 RECORD_FORMAT = "designer-microbench/1"
@@ -76,7 +76,7 @@ def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
     peak, peak16 = acc.peak_for(m.precision), acc.peak_for("bf16")
     cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
     ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, 1.0, precision_gemm_efficiency(acc, ac, m.precision), cast_bytes,
-                   attn_peak, job_operand_bytes(job))
+                   attn_peak, job_operand_bytes(job), attention_kernel_rate(job, k))
     t = sh.tp
     T = m.micro_batch * m.s / sh.cp  # tokens of this GPU's sequence chunk
     moe = bool(m.experts) and m.moe_layers > 0

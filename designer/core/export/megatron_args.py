@@ -169,6 +169,9 @@ def _parallel_args(p: Parallelism, w: Workload, line: MegatronLine) -> None:
                                                    f"{megatron_names.TP_PP_DP_ORDER}")
     if p.framework and p.framework not in ("megatron", "nemo"):
         line.left_out["parallelism.framework"] = f"a Designer key: the job runs on {p.framework}, not Megatron-LM"
+    if p.attention_kernels != "current":
+        line.left_out["parallelism.attention_kernels"] = (
+            f"a Designer key: {p.attention_kernels} names the software stack's attention kernels, no flag")
     if p.fp8_dot_product_attention:
         line.left_out["parallelism.fp8_dot_product_attention"] = (
             "a Megatron-Bridge setting (mixed_precision.fp8_dot_product_attention), no Megatron-LM flag")

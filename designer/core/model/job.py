@@ -27,6 +27,8 @@ TOKENIZERS = ("GPT2BPETokenizer", "SentencePieceTokenizer", "GPTSentencePieceTok
 # workload without a tokenizer means.
 NULL_TOKENIZER = "NullTokenizer"
 ATTENTION_BACKENDS = ("auto", "flash", "unfused")
+# generations of fused attention kernels (engine constants attention_rate_*)
+ATTENTION_KERNELS = ("current", "cudnn-9.0", "flash-attn-2")
 MOE_DISPATCHERS = ("allgather", "alltoall", "flex")
 MOE_FLEX_BACKENDS = ("deepep", "hybridep")
 # Megatron --moe-router-load-balancing-type
@@ -192,6 +194,11 @@ class Parallelism:
     attention_backend: str = spec_field(
         "auto", doc="Core attention kernel (Megatron --attention-backend): flash, unfused (softmax in HBM), "
         "or auto (the accelerator's calibrated default)", enum=ATTENTION_BACKENDS)
+    attention_kernels: str = spec_field(
+        "current", doc="Generation of the fused attention kernels the software stack runs: current (cuDNN 9.1x, "
+        "FlashAttention-3 class), cudnn-9.0 (Transformer Engine 1.4-1.7 with cuDNN 9.0, NeMo/PyTorch containers "
+        "of early 2024) or flash-attn-2 (FlashAttention-2, PyTorch's flash SDPA backend); each runs at its "
+        "engine constant attention_rate_* share of the current kernels' rate", enum=ATTENTION_KERNELS)
     # Megatron-LM's uneven pipeline splits (designer/core/model/pipeline_split.py).
     account_for_embedding_in_pipeline_split: bool = spec_field(
         False, doc="The embedding counts as one layer in the pipeline split (Megatron "

@@ -495,7 +495,8 @@ PARALLELISM_SPECIAL = ("zero_stage", "pipeline_schedule", "virtual_pipeline_mode
                        "data_parallel_size", "num_gpus", "fp8_dot_product_attention", "fp8_format",
                        "recompute_granularity", "use_distributed_optimizer", "use_megatron_fsdp",
                        "data_parallel_sharding_strategy", "decoder_first_pipeline_num_layers",
-                       "decoder_last_pipeline_num_layers", "framework")
+                       "decoder_last_pipeline_num_layers", "framework",
+                       "attention_kernels")
 
 def flag(key: str) -> str:
     """A job key's Megatron-LM flag: the same name with dashes."""

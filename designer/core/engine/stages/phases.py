@@ -115,6 +115,13 @@ def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple
     return cast, (peak if job.parallelism.fp8_dot_product_attention else peak16)
 
 
+def attention_kernel_rate(job: Job, k: EngineConstants) -> float:
+    """Rate of the job's fused attention kernel generation (plan key attention_kernels) as a share
+    of the current kernels' that the accelerator's attention constants are fitted to."""
+    kernels = job.parallelism.attention_kernels
+    return 1.0 if kernels == "current" else getattr(k, "attention_rate_" + kernels.replace("-", "_").replace(".", "_"))
+
+
 def job_operand_bytes(job: Job) -> float:
     """Bytes per element of the job's GEMM operands: its precision's, with its recipe's scales."""
     par, precision = job.parallelism, job.shape.precision
@@ -187,6 +194,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)
     cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
+    attn_rate = attention_kernel_rate(job, k)
     operand_bytes = job_operand_bytes(job)
 
     high_precision = bf16_layers(job)
@@ -199,7 +207,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     whole_key = None
     if memo is not None:
         whole_key = ("phases", m, sharding, peak, peak16, gemm_eff, cast_bytes, operand_bytes, attn_peak,
-                     tuple(sorted(high_precision)), gap, offload, plan.pp, plan.vp, plan.tp, plan.cp,
+                     attn_rate, tuple(sorted(high_precision)), gap, offload, plan.pp, plan.vp, plan.tp, plan.cp,
                      layout.layers_key, layout.patterns.shape, layout.patterns.tobytes())
         hit = memo.get(whole_key)
         if hit is not None and _same_answers(comm, hit[1]):
@@ -214,7 +222,8 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         # collectives they asked for, and reused when every answer is the same again
         if memo is None:
             return layer_costs(slowdown, comm)
-        key = (slowdown, m, sharding, gemm_eff, cast_bytes, operand_bytes, attn_peak, tuple(sorted(high_precision)))
+        key = (slowdown, m, sharding, gemm_eff, cast_bytes, operand_bytes, attn_peak, attn_rate,
+               tuple(sorted(high_precision)))
         hit = memo.get(key)
         if hit is not None and _same_answers(comm, hit[1]):
             for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
@@ -226,7 +235,8 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
         return costs
 
     def layer_costs(slowdown: float, comm):
-        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak, operand_bytes)
+        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak, operand_bytes,
+                       attn_rate)
         dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
         moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
         if high_precision:  # the layers kept in BF16 run at the BF16 rate, without casts

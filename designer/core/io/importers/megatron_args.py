@@ -439,6 +439,8 @@ def _keep_unsaid(p_data: dict, old: Parallelism, given: dict, out: Imported) -> 
         value = getattr(old, key)
         if value is not None:
             p_data.setdefault(key, value)
+    if old.attention_kernels != "current":  # the software stack's kernels: no Megatron-LM flag says them
+        p_data.setdefault("attention_kernels", old.attention_kernels)
     if "data_parallel_size" in p_data and old.data_parallel_size is not None:
         size = lambda d: (d.get("tensor_model_parallel_size", 1) * d.get("pipeline_model_parallel_size", 1)
                           * d.get("context_parallel_size", 1))
