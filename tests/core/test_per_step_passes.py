@@ -108,6 +108,45 @@ def test_the_alltoall_dispatcher_sorts_the_received_tokens_by_local_expert():
         assert same[0] == pytest.approx(same[1], rel=1e-9)
 
 
+def test_expert_biases_add_the_eager_fc2_bias_passes_and_kernels():
+    """Experts with biases (gpt-oss; disable_bias_linear: false) have their FC2 bias, scaled by the
+    router probability, added by eager per-expert PyTorch operations in FP32 (Megatron-Core
+    TEGroupedMLP._apply_bias): 28 bytes forward and 36 backward per routed element of h, and a few
+    kernels per local expert. Experts without biases (the default of these recipes) pay nothing."""
+    k, ops = EngineConstants(), _ops()
+    comm = lambda dim, primitive, nbytes: 0.0  # noqa: E731
+    sh = _sharding("flex")
+    plain, biased = _shape(), _shape(disable_bias_linear=False)
+    assert not plain.expert_bias and biased.expert_bias and not _shape(disable_bias_linear=True).expert_bias
+    without = layer_cost(plain, sh, 2, True, ops, comm, k)
+    with_bias = layer_cost(biased, sh, 2, True, ops, comm, k)
+    busiest = routed_load(biased, sh, 2 * biased.s, ops.ac.gemm_tile_m, k).load_factor
+    elements = 2 * biased.s * biased.topk * biased.h * busiest
+    local = biased.experts // sh.ep
+    fwd = ops.memory(elements * 28) + (local * 2 + 2) * ops.overhead_s
+    bwd = ops.memory(elements * 36) + (local * 5 + 1) * ops.overhead_s
+    assert with_bias.fwd.busy["compute"] - without.fwd.busy["compute"] == pytest.approx(fwd, rel=1e-6)
+    assert with_bias.bwd.busy["compute"] - without.bwd.busy["compute"] == pytest.approx(bwd, rel=1e-6)
+    # the calibration's constants are what is charged
+    off = EngineConstants(expert_bias_fwd_bytes_per_element=0, expert_bias_bwd_bytes_per_element=0,
+                          expert_bias_fwd_kernels_per_expert=0, expert_bias_bwd_kernels_per_expert=0)
+    zeroed = layer_cost(biased, sh, 2, True, ops, comm, off)
+    assert zeroed.fwd.busy["compute"] - without.fwd.busy["compute"] == pytest.approx(2 * ops.overhead_s, rel=1e-6)
+
+
+def test_the_expert_bias_passes_reach_the_step_through_the_cli():
+    """Through `designer evaluate`: a MoE job whose experts have biases takes longer by the bias passes."""
+    moe = ["workload.preset=", "workload.num_layers=4", "workload.hidden_size=2048", "workload.ffn_hidden_size=768",
+           "workload.num_attention_heads=32", "workload.num_query_groups=4", "workload.kv_channels=128",
+           "workload.seq_length=4096", "workload.vocab_size=151936", "workload.swiglu=true",
+           "workload.num_experts=128", "workload.moe_router_topk=8", "workload.moe_ffn_hidden_size=768",
+           "parallelism.expert_model_parallel_size=8"]
+    plain = evaluate(*moe)
+    biased = evaluate(*moe, "workload.disable_bias_linear=false")
+    assert biased["step_time_s"] > plain["step_time_s"] * 1.005
+    assert biased["breakdown_s"]["compute"] > plain["breakdown_s"]["compute"]
+
+
 def test_the_embedding_gradient_covers_the_whole_vocabulary_shard():
     """The lookup's backward writes a dense gradient of the table shard and the DDP hook adds it to
     the fp32 main_grad: 12 bytes per element of vocab / TP x h, however few tokens the micro-batch

@@ -140,6 +140,17 @@ def moe_sort_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstant
     return copies * m.h * k.moe_sort_bytes_per_element
 
 
+def expert_bias_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConstants) -> tuple[float, float]:
+    """HBM bytes (forward, backward) of adding the experts' FC2 bias in one MoE layer, where the
+    experts have biases. Megatron-Core adds it after the grouped GEMM, scaled by each row's router
+    probability, as eager PyTorch operations per local expert in FP32 (TEGroupedMLP._apply_bias):
+    several full passes over every routed token row of h, where a fused epilogue would take none."""
+    if not m.expert_bias:
+        return 0.0, 0.0
+    elements = tokens * m.topk / sh.tp * m.h  # routed token rows on this GPU, as the chunk sorts
+    return elements * k.expert_bias_fwd_bytes_per_element, elements * k.expert_bias_bwd_bytes_per_element
+
+
 def routed_load(m: ModelShape, sh: Sharding, tokens: float, tile_m: int, k: EngineConstants) -> ExpertLoad:
     """The busiest EP GPU's routed rows in one MoE layer (engine/moe.py): `tokens` of this GPU's
     micro-batch, each GPU of the EP group routing its own."""
@@ -340,8 +351,13 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         mem_bwd += ops.memory(merge_b) + fixed_b
     if moe:  # the alltoall dispatcher's chunk sorts: a pass each way in forward, mirrored in backward
         sort_s = ops.memory(moe_sort_bytes(m, sh, T, k) * load.load_factor)
-        mem_fwd += sort_s
-        mem_bwd += sort_s
+        bias_f, bias_b = expert_bias_bytes(m, sh, T, k)
+        mem_fwd += sort_s + ops.memory(bias_f * load.load_factor)
+        mem_bwd += sort_s + ops.memory(bias_b * load.load_factor)
+        if m.expert_bias:  # the eager bias add's kernels: a few per local expert, two (one) per layer
+            local = max(1, m.experts // sh.ep)
+            mem_fwd += (local * k.expert_bias_fwd_kernels_per_expert + 2) * ops.overhead_s
+            mem_bwd += (local * k.expert_bias_bwd_kernels_per_expert + 1) * ops.overhead_s
 
     fwd_compute = fwd_gemm + attn_fwd + mem_fwd + ops.fp8_cast(fp8_inputs)
     bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd + ops.fp8_cast(fp8_grads)

@@ -348,6 +348,29 @@ class EngineConstants:
         "backward; only with more than one local expert and EP > 1. Source: Megatron-LM "
         "megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher)",
         unit="bytes", minimum=0, maximum=1024)
+    expert_bias_fwd_bytes_per_element: float = _c(
+        28.0, "HBM bytes per element of the experts' FC2 output (tokens x top-k x hidden) for adding the FC2 "
+        "bias scaled by the router probability in forward, where the experts have biases (gpt-oss). Megatron-Core "
+        "0.17-0.18 TEGroupedMLP._apply_bias runs it eagerly per local expert: bias x prob writes an FP32 "
+        "tensor (4), the add reads the BF16 output and it and writes FP32 (10), torch.cat copies it (8), the cast "
+        "to BF16 reads and writes (6). Source: Megatron-LM megatron/core/transformer/moe/experts.py "
+        "(core_r0.17.0, core_r0.18.0); counted from the code, not fitted",
+        unit="bytes", minimum=0, maximum=1024)
+    expert_bias_bwd_bytes_per_element: float = _c(
+        36.0, "HBM bytes per element of the experts' FC2 output for the backward of the eager bias add above: "
+        "autograd casts the BF16 gradient to FP32 (6) and back for the output (6), and each side of bias x prob "
+        "multiplies the FP32 gradient into a new FP32 tensor and reduces it (12 each: the bias gradient over "
+        "the rows, the probability gradient over the hidden units). Same source, counted from the code",
+        unit="bytes", minimum=0, maximum=1024)
+    expert_bias_fwd_kernels_per_expert: float = _c(
+        2.0, "Kernels per local expert of the eager FC2 bias add in forward (bias x prob, the add; the final "
+        "torch.cat and cast are two more per layer), each at the kernel fixed cost gemm_overhead_us. Source: "
+        "Megatron-LM experts.py TEGroupedMLP._apply_bias (core_r0.17.0, core_r0.18.0)",
+        unit="kernels", minimum=0, maximum=100)
+    expert_bias_bwd_kernels_per_expert: float = _c(
+        5.0, "Kernels per local expert of that bias add's backward (the output gradient's cast, two multiplies "
+        "and two reductions for the bias and probability gradients; one more per layer for the cast). Same source",
+        unit="kernels", minimum=0, maximum=100)
     deepep_num_sms: int = _c(
         20, "SMs DeepEP's normal dispatch/combine kernels occupy while they run (deep_ep/buffer.py "
         "Buffer.num_sms = 20; Megatron --moe-flex-dispatcher-num-sms, 'historical default 20'): taken from the "

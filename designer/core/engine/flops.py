@@ -57,6 +57,7 @@ class ModelShape:
     qk_norm: bool = False
     window: int = -1  # sliding-window width in keys of the windowed layers (-1: none)
     full_share: float = 1.0  # share of the layers with full causal attention when some are windowed
+    expert_bias: bool = False  # the experts' linear layers carry biases (disable_bias_linear: false)
 
     @property
     def kv_comm_width(self) -> int:
@@ -112,6 +113,7 @@ class ModelShape:
             topk=w.moe_router_topk or 1 if experts else 0, s=w.seq_length, vocab=w.vocab_size,
             untied=bool(w.untie_embeddings_and_output_weights), global_batch=w.global_batch_size,
             micro_batch=w.micro_batch_size or 1, precision=w.precision or "bf16",
+            expert_bias=bool(experts) and w.disable_bias_linear is False,
         )
 
     def is_moe_layer(self, index: int, w: Workload | None = None) -> bool:
