@@ -67,11 +67,10 @@ class ModelChecker:
         tallies = self._parts.tallies
         for name, position, fields in places:
             self._parts.numbers.redo(doc, name, position)
+            edited_in = {"nodes": tallies.server_edited, "links": tallies.link_edited,
+                         "switches": tallies.switch_edited}[name]
             for field in fields:
-                if name == "nodes":
-                    tallies.server_edited(doc, position, field)
-                else:
-                    tallies.reach_edited(field)
+                edited_in(doc, position, field)
             if name == "links":
                 link = doc.links[position]
                 ends = [self._positions.device(doc, split_endpoint(end)[0]) for end in (link.a, link.b)]

@@ -2,17 +2,18 @@
 
 The jobs' check runs on every check, also after an edit of one link; at 131k GPUs reading every
 server for the GPU counts and finding the servers a job cannot reach (network_reach.unusable_servers:
-every link's ends, every NIC) took ~65 ms an edit. `DesignTallies.of` reads the design once; the live
+every link's ends, every NIC) took ~65 ms an edit. `DesignTallies` reads the design once; the live
 checker (check_incremental.py) tells it of each element an edit changed (`server_edited`,
-`reach_edited`), and it redoes only what that edit can change: one server's GPUs up, and the
-unusable servers only after an edit of what they follow from (a state). Every other edit that can
+`link_edited`, `switch_edited`), and it redoes only what that edit can change: one server's GPUs up;
+the unusable servers only after an edit of what they follow from (a state), from the cables and
+NICs read before (network_reach.ServerReach) and that one state. Every other edit that can
 change these figures (adds, removes, a server's GPU or NIC counts, a link's ends or kind) gets a
 full check, which makes new tallies.
 """
 from __future__ import annotations
 
 from .document import Document
-from .network_reach import unusable_servers
+from .network_reach import ServerReach
 
 
 def gpus_down(node) -> int:
@@ -35,7 +36,7 @@ class DesignTallies:
     that fits in one server's GPUs or none marked down), then kept up to date."""
 
     __slots__ = ("num_gpus", "one_server", "accelerators", "node_ids", "rack_ids", "_up", "_gpus_up",
-                 "_overdrawn", "_unusable")
+                 "_overdrawn", "_reach", "_unusable")
 
     def __init__(self, doc: Document):
         nodes = doc.nodes
@@ -47,7 +48,8 @@ class DesignTallies:
         self._up: list[int] | None = None  # gpus_up per server, by position
         self._gpus_up = 0
         self._overdrawn: dict[int, None] | None = None  # servers with more GPUs down than they have
-        self._unusable: dict[str, str] | None = None
+        self._reach: ServerReach | None = None  # the design's cables and NICs, read once, states kept
+        self._unusable: dict[str, str] | None = None  # its answer, until a state changes
 
     def up_per_node(self, doc: Document) -> list[int]:
         """gpus_up of each server, by position."""
@@ -70,7 +72,9 @@ class DesignTallies:
     def unusable(self, doc: Document) -> dict[str, str]:
         """network_reach.unusable_servers of the design, found again only after an edit that can change it."""
         if self._unusable is None:
-            self._unusable = unusable_servers(doc)
+            if self._reach is None:
+                self._reach = ServerReach(doc)
+            self._unusable = self._reach.unusable(doc)
         return self._unusable
 
     def server_edited(self, doc: Document, position: int, field: str) -> None:
@@ -88,7 +92,17 @@ class DesignTallies:
         if field == "state":  # a server marked down is skipped, and it can cut others off no more
             self._unusable = None
 
-    def reach_edited(self, field: str) -> None:
-        """A link or a switch had `field` edited: the unusable servers follow their states."""
+    def link_edited(self, doc: Document, position: int, field: str) -> None:
+        """The link at `position` had `field` (a value, not its ends or kind) edited: the unusable
+        servers follow its state."""
         if field == "state":
             self._unusable = None
+            if self._reach is not None:
+                self._reach.link_state(position, doc.links[position].state)
+
+    def switch_edited(self, doc: Document, position: int, field: str) -> None:
+        """The switch at `position` had `field` (its state) edited."""
+        if field == "state":
+            self._unusable = None
+            if self._reach is not None:
+                self._reach.switch_state(position, doc.switches[position].state)
