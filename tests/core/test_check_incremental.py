@@ -2,6 +2,9 @@
 in its order, while redoing only the parts an edit can change."""
 import dataclasses
 import math
+import random
+
+import pytest
 
 from designer.core.io import load_document
 from designer.core.design_check import check_document
@@ -92,3 +95,74 @@ def test_servers_marked_down_and_links_edited_keep_the_full_checks_list():
         doc.update(element_id, **change)
         assert checker.check(doc.snapshot()) == check_document(doc), change
     assert checker.full_checks == 1
+
+
+def _random_edits(doc, rng, count):
+    """Edits a user makes in the window without adding or removing anything: states of servers,
+    switches and cables, GPUs down, a cable's speed, the job's TP."""
+    network = [l for l in doc.links if l.kind in ("infiniband", "ethernet")]
+    for _ in range(count):
+        what = rng.randrange(6)
+        if what == 0:
+            yield rng.choice(network).id, {"state": rng.choice(["down", "up"])}
+        elif what == 1:
+            yield rng.choice(doc.switches).id, {"state": rng.choice(["down", "up", "up"])}
+        elif what == 2:
+            yield rng.choice(doc.nodes).id, {"state": rng.choice(["down", "up"])}
+        elif what == 3:
+            node = rng.choice(doc.nodes)
+            yield node.id, {"gpus_down": rng.choice([0, 1, node.accelerator_count, node.accelerator_count + 1])}
+        elif what == 4:
+            yield rng.choice(network).id, {"bandwidth_gbps": rng.choice([100.0, 400.0, 800.0])}
+        elif doc.spec.parallelism is not None:
+            yield None, {"tensor_model_parallel_size": rng.choice([1, 2, 4, 8])}
+
+
+@pytest.mark.parametrize("example", ["h100-64gpu-infiniband.yaml", "shared-roce-512gpu-3jobs.yaml",
+                                     "gb200-nvl72-144gpu.yaml"])
+def test_random_state_edits_keep_the_full_checks_list_without_a_full_check(example):
+    """Servers, switches and cables marked down and up, GPUs down, speeds and the job's TP in random
+    order: after each edit the live check's list is the full check's (the servers a job cannot reach,
+    the GPUs up, the servers with more GPUs down than they have), and no edit re-checks the design."""
+    doc = load_document(EXAMPLES / example)
+    checker = DesignChecker()
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    rng = random.Random(example)
+    reached = 0
+    for element_id, change in _random_edits(doc, rng, 60):
+        if element_id is None:
+            doc.set_job(parallelism=dataclasses.replace(doc.spec.parallelism, **change))
+        else:
+            doc.update(element_id, **change)
+        full = check_document(doc)
+        assert checker.check(doc.snapshot()) == full, change
+        reached += any("cannot reach" in p.message or "servers it can reach" in p.message
+                       or "servers they can reach" in p.message or "GPUs down but only" in p.message for p in full)
+    assert reached  # the edits did make the jobs' reach and GPU problems come and go
+    assert checker.full_checks == 1
+
+
+def test_an_edits_check_does_not_look_for_unreachable_servers_again_unless_a_state_changed():
+    """The servers a job across servers cannot reach follow from states and cables: an edit of a cable's
+    speed keeps the last answer, and an edit of a cable's state finds it again from that one state. A
+    cable cut behind the document's back (no edit announced it) stays unseen by both: the edits' checks
+    read the edited elements, not every cable. The full check sees it."""
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    assert doc.spec.parallelism.num_gpus in (0, None, doc.num_gpus())  # the job needs every GPU
+    checker = DesignChecker()
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    nic_cables = [l for l in doc.links if l.kind == "infiniband" and any(
+        end.split(":")[0] in {n.id for n in doc.nodes} for end in (l.a, l.b))]
+    nic_cables[0].state = "down"  # in place: no edit in the document's log
+    doc.update(nic_cables[5].id, bandwidth_gbps=200.0)
+
+    def reach(problems):
+        return [p for p in problems if "servers it can reach" in p.message]
+
+    assert not reach(checker.check(doc.snapshot()))
+    assert reach(check_document(doc))
+    doc.update(nic_cables[9].id, state="down")  # an announced state edit: the answer is found again
+    [live] = [p.message for p in reach(checker.check(doc.snapshot()))]
+    [full] = [p.message for p in reach(check_document(doc))]
+    assert f"its cable {nic_cables[9].id} " in live and f"its cable {nic_cables[0].id} " not in live
+    assert f"its cable {nic_cables[9].id} " in full and f"its cable {nic_cables[0].id} " in full

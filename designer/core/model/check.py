@@ -16,6 +16,7 @@ from operator import attrgetter
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
+from .design_tallies import DesignTallies
 from .document import Document
 from .link_rules import link_kind_problems, link_problems
 from .non_finite import NonFiniteNumbers
@@ -39,6 +40,7 @@ class CheckParts:
     tail: list[Problem]  # the switches' and servers' problems that follow from their links
     after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity, leaves without uplinks
     numbers: NonFiniteNumbers  # NaN / infinity: an API edit or a recovered design
+    tallies: DesignTallies  # what the jobs' check reads of the cluster (check_plan)
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
@@ -46,7 +48,7 @@ def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     before_links = duplicates + _racks_and_slots(doc) + _parts(doc, catalog)
     per_link, kinds, tail = link_problems(doc)
     return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog),
-                      NonFiniteNumbers(doc))
+                      NonFiniteNumbers(doc), DesignTallies(doc))
 
 
 def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
@@ -55,7 +57,7 @@ def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem
     problems += parts.before_links
     problems += join_link_problems(parts.per_link, parts.kinds, parts.tail)
     problems += parts.after_links
-    return problems + check_plan(doc, catalog)
+    return problems + check_plan(doc, catalog, parts.tallies)
 
 
 def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) -> None:

@@ -4,7 +4,9 @@ A full check of a 16,384-GPU design takes ~300 ms, most of it the links' ports; 
 link's speed or of the job changes a few of its problems at most. `ModelChecker.check` keeps
 the last full check's parts (check.CheckParts) and, when the document's change log says only such
 edits happened since, redoes just those parts with check.py's own rules, and reads only the edited elements (their
-numbers, their ends): the work of an edit follows the edit, not the design. Anything else (adds,
+numbers, their ends): the work of an edit follows the edit, not the design. The jobs' check, redone
+on every check, reads the cluster through the parts' tallies (design_tallies.py), which the edited
+elements update. Anything else (adds,
 removals, renames, moves, a new design) gets the full check. The list is joined as check_model
 joins it (check.assemble). Saving and `designer validate` run the full check.
 """
@@ -22,7 +24,7 @@ from .id_index import IdIndex
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: the full check
 JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of the cluster checks read them
 # A part marked down or up (or GPUs of a server out): no cluster check reads it; the jobs' check,
-# which does, runs on every check (check_plan)
+# which does, runs on every check (check_plan) and reads them through the tallies the edit updates
 STATE_FIELDS = frozenset({"state", "gpus_down"})
 
 
@@ -45,24 +47,30 @@ class ModelChecker:
 
     def _patch(self, doc: Document, changes) -> bool:
         """Redo the parts these changes can affect; False when only a full check will do."""
-        edited: dict[tuple[str, str], None] = {}  # (collection, id) of each element whose values changed
+        edited: dict[tuple[str, str], set[str]] = {}  # (collection, id) of each element changed -> its fields
         for c in changes:
             if c.collection in JOB_PARTS:
                 continue
             if c.action == "changed" and c.field in STATE_FIELDS and c.collection in ("nodes", "switches"):
-                edited[(c.collection, c.id)] = None
+                edited.setdefault((c.collection, c.id), set()).add(c.field)
                 continue
             if c.collection == "links" and c.action == "changed" and c.field not in LINK_SHAPE_FIELDS:
-                edited[(c.collection, c.id)] = None
+                edited.setdefault((c.collection, c.id), set()).add(c.field)
                 continue
             return False
         if edited and self._parts.duplicates:
             return False  # with repeated ids, which element a name means is the full check's call
-        places = [(name, self._positions.find(doc, name, element_id)) for name, element_id in edited]
-        if any(position is None for _, position in places):
+        places = [(name, self._positions.find(doc, name, element_id), fields)
+                  for (name, element_id), fields in edited.items()]
+        if any(position is None for _, position, _ in places):
             return False
-        for name, position in places:
+        tallies = self._parts.tallies
+        for name, position, fields in places:
             self._parts.numbers.redo(doc, name, position)
+            edited_in = {"nodes": tallies.server_edited, "links": tallies.link_edited,
+                         "switches": tallies.switch_edited}[name]
+            for field in fields:
+                edited_in(doc, position, field)
             if name == "links":
                 link = doc.links[position]
                 ends = [self._positions.device(doc, split_endpoint(end)[0]) for end in (link.a, link.b)]

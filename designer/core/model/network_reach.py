@@ -84,73 +84,94 @@ def server_islands(doc: Document, operational: bool = False) -> list[Island]:
     cables between core switches). `operational`: as the design runs now, the servers marked down
     left out and the cables marked down (or ending on a switch marked down) carrying nothing; the
     cables keep the roles the whole design gives them, as in the engine's fabric."""
-    links, nodes, switches = doc.links, doc.nodes, doc.switches
-    compute = [i for i, n in enumerate(nodes) if n.role == "compute" and n.accelerator_count > 0
+    compute = [i for i, n in enumerate(doc.nodes) if n.role == "compute" and n.accelerator_count > 0
                and not (operational and n.state == "down")]
-    if len(compute) < 2 or not switches:  # (servers with no switch at all: the NIC check names them)
-        return [Island([nodes[i].id for i in compute], [], [], [])] if compute else []
-    node_ids, switch_ids = list(map(attrgetter("id"), nodes)), list(map(attrgetter("id"), switches))
-    n_nodes, n_sw = len(node_ids), len(switch_ids)
+    if len(compute) < 2 or not doc.switches:  # (servers with no switch at all: the NIC check names them)
+        return [Island([doc.nodes[i].id for i in compute], [], [], [])] if compute else []
     a, b = doc.link_ends.sides(doc)
-    network = np.fromiter(map(NETWORK.__contains__, map(attrgetter("kind"), links)), bool, len(links))
-    tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
-    tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
-    a_sw, b_sw = a.kind == 2, b.kind == 2
-    on_tray = (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
-    network &= ~on_tray
-    nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
-    node_end = np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64)
-    leaf_end = np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
-    is_leaf = np.zeros(n_sw, dtype=bool)
-    is_leaf[leaf_end] = True
-    ss = np.flatnonzero(network & a_sw & b_sw & (a.index != b.index))
-    routes = switch_links(tier, is_leaf, tray, ss, a.index[ss].astype(np.int64), b.index[ss].astype(np.int64))
-    carries = np.ones(len(links), dtype=bool)
-    if operational:
-        carries = cables_up(doc, a, b)
-        node_end, leaf_end = node_end[carries[nic]], leaf_end[carries[nic]]
-    up_cable = carries[routes.links]
-    has_up = np.zeros(n_sw, dtype=bool)
-    has_up[routes.lower[routes.uplink & up_cable]] = True
-    has_up[routes.upper[routes.upper_uplink & up_cable]] = True
-    to_core = routes.to_core & up_cable
-    n_pods = int(routes.pod.max(initial=-1)) + 1
-    pod_core = np.zeros(n_pods, dtype=bool)
-    pod_core[routes.pod[routes.lower[to_core]]] = True
+    routes = NetworkRoutes(doc, a, b)
+    return routes.islands(doc, compute, cables_up(doc, a, b) if operational else None)
 
-    # components over servers, switches and pods: a server joins its leaves; a leaf with up-links its
-    # pod; a pod with core cables the cores it reaches; cores joined by cables join
-    pod_node = n_nodes + n_sw
-    up_leaves = np.flatnonzero(has_up & (routes.pod >= 0))
-    core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2) & up_cable
-    u = np.concatenate([node_end, n_nodes + up_leaves, pod_node + routes.pod[routes.lower[to_core]],
-                        n_nodes + routes.lower[core_core]])
-    v = np.concatenate([n_nodes + leaf_end, pod_node + routes.pod[up_leaves], n_nodes + routes.upper[to_core],
-                        n_nodes + routes.upper[core_core]])
-    label = components(n_nodes + n_sw + n_pods, u.astype(np.int64), v.astype(np.int64))
-    root = label.tolist().__getitem__
 
-    groups: dict[int, list[int]] = {}
-    for i in compute:
-        groups.setdefault(root(i), []).append(i)
-    if len(groups) == 1:
-        return [Island([node_ids[i] for i in compute], [], [], [])]
-    leaves_of: dict[int, list[int]] = {}
-    for leaf in np.unique(leaf_end).tolist():
-        leaves_of.setdefault(root(n_nodes + leaf), []).append(leaf)
-    routed = {key: sorted({int(routes.pod[s]) for s in leaves_of.get(key, []) if has_up[s] and routes.pod[s] >= 0})
-              for key in groups}
-    cores = {key: sorted(s for s in range(n_sw) if tier[s] == 2 and root(n_nodes + s) == key) for key in groups}
-    several_pods = sum(len(p) for p in routed.values()) > 1
-    several_cores = sum(bool(c) for c in cores.values()) > 1
-    islands = []
-    for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
-        bare = [s for s in leaves_of.get(key, []) if not has_up[s]]
-        no_core = [_top(routes.pod == p, tier) for p in routed[key] if not pod_core[p]] if several_pods else []
-        down = _down_around(doc, members, nic, a, b, routes) if operational else ()
-        islands.append(Island([node_ids[i] for i in members], bare, no_core, cores[key] if several_cores else [],
-                              down))
-    return islands
+class NetworkRoutes:
+    """The roles of a design's cables in the engine's routes (what server_islands joins by): NIC
+    cables and their leaves, the switch-to-switch cables, the pods. States play no part: a design
+    whose states alone change keeps these (ServerReach)."""
+
+    def __init__(self, doc: Document, a, b):
+        links, switches = doc.links, doc.switches
+        self.node_ids, self.switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), switches))
+        n_sw = len(self.switch_ids)
+        network = np.fromiter(map(NETWORK.__contains__, map(attrgetter("kind"), links)), bool, len(links))
+        tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
+        self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
+        a_sw, b_sw = a.kind == 2, b.kind == 2
+        on_tray = (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
+        network &= ~on_tray
+        self.nic = nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
+        self.node_end = np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64)
+        self.leaf_end = np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
+        is_leaf = np.zeros(n_sw, dtype=bool)
+        is_leaf[self.leaf_end] = True
+        ss = np.flatnonzero(network & a_sw & b_sw & (a.index != b.index))
+        self.routes = switch_links(tier, is_leaf, tray, ss, a.index[ss].astype(np.int64),
+                                   b.index[ss].astype(np.int64))
+        self.a, self.b = a, b
+
+    def islands(self, doc: Document, compute: list[int], carries: np.ndarray | None) -> list[Island]:
+        """server_islands of the servers `compute` (indices), over the cables that `carries` (per link;
+        None: all of them, and no elements marked down are named)."""
+        node_ids, routes, tier, a, b = self.node_ids, self.routes, self.tier, self.a, self.b
+        n_nodes, n_sw = len(node_ids), len(self.switch_ids)
+        node_end, leaf_end = self.node_end, self.leaf_end
+        operational = carries is not None
+        if operational:
+            node_end, leaf_end = node_end[carries[self.nic]], leaf_end[carries[self.nic]]
+        else:
+            carries = np.ones(len(a.kind), dtype=bool)
+        up_cable = carries[routes.links]
+        has_up = np.zeros(n_sw, dtype=bool)
+        has_up[routes.lower[routes.uplink & up_cable]] = True
+        has_up[routes.upper[routes.upper_uplink & up_cable]] = True
+        to_core = routes.to_core & up_cable
+        n_pods = int(routes.pod.max(initial=-1)) + 1
+        pod_core = np.zeros(n_pods, dtype=bool)
+        pod_core[routes.pod[routes.lower[to_core]]] = True
+
+        # components over servers, switches and pods: a server joins its leaves; a leaf with up-links its
+        # pod; a pod with core cables the cores it reaches; cores joined by cables join
+        pod_node = n_nodes + n_sw
+        up_leaves = np.flatnonzero(has_up & (routes.pod >= 0))
+        core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2) & up_cable
+        u = np.concatenate([node_end, n_nodes + up_leaves, pod_node + routes.pod[routes.lower[to_core]],
+                            n_nodes + routes.lower[core_core]])
+        v = np.concatenate([n_nodes + leaf_end, pod_node + routes.pod[up_leaves], n_nodes + routes.upper[to_core],
+                            n_nodes + routes.upper[core_core]])
+        label = components(n_nodes + n_sw + n_pods, u.astype(np.int64), v.astype(np.int64))
+        root = label.tolist().__getitem__
+
+        groups: dict[int, list[int]] = {}
+        for i in compute:
+            groups.setdefault(root(i), []).append(i)
+        if len(groups) == 1:
+            return [Island([node_ids[i] for i in compute], [], [], [])]
+        leaves_of: dict[int, list[int]] = {}
+        for leaf in np.unique(leaf_end).tolist():
+            leaves_of.setdefault(root(n_nodes + leaf), []).append(leaf)
+        routed = {key: sorted({int(routes.pod[s]) for s in leaves_of.get(key, [])
+                               if has_up[s] and routes.pod[s] >= 0})
+                  for key in groups}
+        cores = {key: sorted(s for s in range(n_sw) if tier[s] == 2 and root(n_nodes + s) == key) for key in groups}
+        several_pods = sum(len(p) for p in routed.values()) > 1
+        several_cores = sum(bool(c) for c in cores.values()) > 1
+        islands = []
+        for key, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
+            bare = [s for s in leaves_of.get(key, []) if not has_up[s]]
+            no_core = [_top(routes.pod == p, tier) for p in routed[key] if not pod_core[p]] if several_pods else []
+            down = _down_around(doc, members, self.nic, a, b, routes) if operational else ()
+            islands.append(Island([node_ids[i] for i in members], bare, no_core, cores[key] if several_cores else [],
+                                  down))
+        return islands
 
 
 def cables_up(doc: Document, a, b, states: list[str] | None = None) -> np.ndarray:
@@ -234,45 +255,86 @@ def unusable_servers(doc: Document) -> dict[str, str]:
     reach each other, and servers with a GPU whose NIC is missing, not cabled, or whose cable or
     leaf is down. File order. {} when every server up is usable (the common case: nothing down and
     every NIC a GPU uses cabled)."""
-    out: dict[str, str] = {}
-    nodes, links = doc.nodes, doc.links
-    states = list(map(attrgetter("state"), links))
-    any_down = "down" in states or any(s.state == "down" for s in doc.switches)
-    a, b = doc.link_ends.sides(doc)
-    nic_link = _nic_cables(doc, a, b)
-    up = cables_up(doc, a, b, states) if any_down else np.ones(len(links), dtype=bool)
-    nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
-    nic_node = np.repeat(np.arange(len(nodes)), nic_counts)
-    dead = (nic_link < 0) | ~up[np.maximum(nic_link, 0)]
-    suspects = np.flatnonzero(np.bincount(nic_node[dead], minlength=len(nodes))).tolist() if dead.any() else []
-    # ... and servers with more GPUs than NICs reach
-    suspects += [i for i, n in enumerate(nodes) if n.accelerator_count > n.nic_count * n.gpus_per_nic]
-    base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
-    for ni in sorted(set(suspects)):
-        node = nodes[ni]
-        if node.role != "compute" or node.state == "down" or not node.accelerator_count:
-            continue
-        for g, used in enumerate(gpu_nics(node)):
-            if not used:
-                out[node.id] = f"GPU {g} has no NIC ({node.nic_count} NICs for {node.accelerator_count} GPUs)"
-                break
-            bad = [n for n in used if dead[base[ni] + n]]
-            if bad:
-                cable = int(nic_link[base[ni] + bad[0]])
-                out[node.id] = (f"GPU {g}'s NIC nic{bad[0]} is not cabled" if cable < 0 else
-                                f"GPU {g}'s NIC nic{bad[0]} is cut off: its cable {links[cable].id} or its leaf "
-                                "is marked down")
-                break
-    if any_down:
-        islands = server_islands(doc, operational=True)
-        for island in islands[1:]:
-            shown = ", ".join(island.down[:6]) + (" ..." if len(island.down) > 6 else "")
-            why = (f"cut off from the other servers by elements marked down ({shown})" if island.down
-                   else "cut off from the other servers")
-            for server in island.servers:
-                out.setdefault(server, why)
-    order = {n.id: i for i, n in enumerate(nodes)}
-    return dict(sorted(out.items(), key=lambda kv: order[kv[0]]))
+    return ServerReach(doc).unusable(doc)
+
+
+class ServerReach:
+    """unusable_servers of one design, kept while only states change (the live check, as the user
+    marks cables, switches and servers down and up): the cables' ends, the NIC each cable serves and
+    the routes are read once; a state edit changes one entry (`link_state`, `switch_state`; a
+    server's state is read from the design) and `unusable` answers from the arrays. Any other edit
+    of the design needs a new ServerReach."""
+
+    def __init__(self, doc: Document):
+        nodes, links = doc.nodes, doc.links
+        self.a, self.b = a, b = doc.link_ends.sides(doc)
+        self.nic_link = _nic_cables(doc, a, b)
+        self.nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
+        self.base = np.concatenate([[0], np.cumsum(self.nic_counts)[:-1]]).astype(np.int64)
+        self.nic_node = np.repeat(np.arange(len(nodes)), self.nic_counts)
+        # servers with more GPUs than their NICs reach
+        self.short = [i for i, n in enumerate(nodes) if n.accelerator_count > n.nic_count * n.gpus_per_nic]
+        self.link_down = np.fromiter(("down" == s for s in map(attrgetter("state"), links)), bool, len(links))
+        self.switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
+        self._routes: NetworkRoutes | None = None  # made the first time something is down
+
+    def link_state(self, position: int, state: str) -> None:
+        self.link_down[position] = state == "down"
+
+    def switch_state(self, position: int, state: str) -> None:
+        self.switch_down[position] = state == "down"
+
+    def _cables_up(self) -> np.ndarray:
+        """cables_up from the kept states."""
+        up = ~self.link_down
+        if self.switch_down.any():
+            for end in (self.a, self.b):
+                up &= ~((end.kind == 2) & self.switch_down[np.where(end.kind == 2, end.index, 0)])
+        return up
+
+    def unusable(self, doc: Document) -> dict[str, str]:
+        """unusable_servers of `doc` (this design, its states as kept)."""
+        out: dict[str, str] = {}
+        nodes, links, nic_link, base = doc.nodes, doc.links, self.nic_link, self.base
+        any_down = bool(self.link_down.any() or self.switch_down.any())
+        up = self._cables_up() if any_down else np.ones(len(links), dtype=bool)
+        dead = (nic_link < 0) | ~up[np.maximum(nic_link, 0)]
+        suspects = np.flatnonzero(np.bincount(self.nic_node[dead], minlength=len(nodes))).tolist() \
+            if dead.any() else []
+        for ni in sorted(set(suspects + self.short)):
+            node = nodes[ni]
+            if node.role != "compute" or node.state == "down" or not node.accelerator_count:
+                continue
+            for g, used in enumerate(gpu_nics(node)):
+                if not used:
+                    out[node.id] = f"GPU {g} has no NIC ({node.nic_count} NICs for {node.accelerator_count} GPUs)"
+                    break
+                bad = [n for n in used if dead[base[ni] + n]]
+                if bad:
+                    cable = int(nic_link[base[ni] + bad[0]])
+                    out[node.id] = (f"GPU {g}'s NIC nic{bad[0]} is not cabled" if cable < 0 else
+                                    f"GPU {g}'s NIC nic{bad[0]} is cut off: its cable {links[cable].id} or its "
+                                    "leaf is marked down")
+                    break
+        if any_down:
+            for island in self._islands(doc, up)[1:]:
+                shown = ", ".join(island.down[:6]) + (" ..." if len(island.down) > 6 else "")
+                why = (f"cut off from the other servers by elements marked down ({shown})" if island.down
+                       else "cut off from the other servers")
+                for server in island.servers:
+                    out.setdefault(server, why)
+        order = {n.id: i for i, n in enumerate(nodes)}
+        return dict(sorted(out.items(), key=lambda kv: order[kv[0]]))
+
+    def _islands(self, doc: Document, up: np.ndarray) -> list[Island]:
+        """server_islands(doc, operational=True), from the kept routes and states."""
+        compute = [i for i, n in enumerate(doc.nodes) if n.role == "compute" and n.accelerator_count > 0
+                   and n.state != "down"]
+        if len(compute) < 2 or not doc.switches:
+            return [Island([doc.nodes[i].id for i in compute], [], [], [])] if compute else []
+        if self._routes is None:
+            self._routes = NetworkRoutes(doc, self.a, self.b)
+        return self._routes.islands(doc, compute, up)
 
 
 def _top(members: np.ndarray, tier: np.ndarray) -> int:

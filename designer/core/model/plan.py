@@ -16,7 +16,8 @@ from . import suggestions
 from .job import (MAX_MICROBATCHES, REQUIRED_WORKLOAD_KEYS, Parallelism, Workload, parse_rank_order,
                   resolve_workload)
 from .jobs import asked_gpus, with_job_path
-from .network_reach import describe_unusable, unusable_fix, unusable_servers
+from .design_tallies import DesignTallies
+from .network_reach import describe_unusable, unusable_fix
 from .suggestions import divisors
 from .pipeline_split import SplitError, split_layers, split_options
 
@@ -56,29 +57,31 @@ P = "spec.parallelism."
 W = "spec.workload."
 
 
-def check_plan(doc, catalog: Catalog | None = None) -> list[Problem]:
-    """Problems of the job on this cluster; [] when there is no job or it is consistent."""
+def check_plan(doc, catalog: Catalog | None = None, tallies: DesignTallies | None = None) -> list[Problem]:
+    """Problems of the job on this cluster; [] when there is no job or it is consistent. `tallies`: the
+    cluster's figures the check reads, kept up to date by the live checker (None: read the design)."""
     spec = doc.spec
-    if spec.jobs:  # several jobs: each checked on its own GPUs
-        return check_jobs(doc, catalog)
-    if spec.workload is None and spec.parallelism is None:
+    if not spec.jobs and spec.workload is None and spec.parallelism is None:
         return []
-    problems = check_job(spec.workload, spec.parallelism, doc.num_gpus(), catalog)[1]
-    asked = (spec.parallelism.num_gpus if spec.parallelism is not None else 0) or doc.num_gpus()
+    tallies = DesignTallies(doc) if tallies is None else tallies
+    if spec.jobs:  # several jobs: each checked on its own GPUs
+        return check_jobs(doc, catalog, tallies)
+    problems = check_job(spec.workload, spec.parallelism, tallies.num_gpus, catalog)[1]
+    asked = (spec.parallelism.num_gpus if spec.parallelism is not None else 0) or tallies.num_gpus
     where = "spec.parallelism.num_gpus" if spec.parallelism is not None and spec.parallelism.num_gpus \
         else "spec.parallelism"
-    problems += reach_problems(doc, [asked], where)
-    return problems + fp8_recipe_problems(doc, spec.parallelism, catalog or default_catalog())
+    problems += reach_problems(doc, tallies, [asked], where)
+    return problems + fp8_recipe_problems(doc, spec.parallelism, catalog or default_catalog(), tallies.accelerators)
 
 
-def jobs_reach_problems(doc) -> list[Problem]:
+def jobs_reach_problems(doc, tallies: DesignTallies) -> list[Problem]:
     """reach_problems for spec.jobs: a job larger than one server that lists a server it cannot reach
     is named with that server; the jobs placed by policy must fit on the servers left."""
-    one_server = max((n.accelerator_count for n in doc.nodes), default=0)
+    one_server = tallies.one_server
     asked = [asked_gpus(doc, job) or 0 for job in doc.spec.jobs]
     if not any(a > one_server for a in asked):
         return []
-    unusable = unusable_servers(doc)
+    unusable = tallies.unusable(doc)
     if not unusable:
         return []
     problems, listed_gpus, by_policy = [], 0, []
@@ -97,23 +100,21 @@ def jobs_reach_problems(doc) -> list[Problem]:
                                     f"spec.jobs[{i}].placement.nodes", element=nid, job=job.name,
                                     fix=f"list another server for job {job.name}, or "
                                         + unusable_fix({nid: unusable[nid]}, fewer=False)))
-    return problems + reach_problems(doc, by_policy, "spec.jobs", unusable, listed_gpus)
+    return problems + reach_problems(doc, tallies, by_policy, "spec.jobs", listed_gpus)
 
 
-def reach_problems(doc, asked: list[int], where: str, unusable: dict[str, str] | None = None,
-                   taken: int = 0) -> list[Problem]:
+def reach_problems(doc, tallies: DesignTallies, asked: list[int], where: str, taken: int = 0) -> list[Problem]:
     """The jobs larger than one server (GPU counts `asked`) do not fit on the servers they can reach:
     the placer (engine/job_placement.py) skips servers that elements marked down cut off and servers
     with a GPU whose NIC is not cabled (network_reach.unusable_servers), and refuses those jobs."""
-    one_server = max((n.accelerator_count for n in doc.nodes), default=0)
-    spanning = sum(a for a in asked if a > one_server)
+    spanning = sum(a for a in asked if a > tallies.one_server)
     if not spanning:
         return []
-    unusable = unusable_servers(doc) if unusable is None else unusable
+    unusable = tallies.unusable(doc)
     if not unusable:
         return []
-    usable = sum(max(0, n.accelerator_count - n.gpus_down) for n in doc.nodes
-                 if n.role == "compute" and n.state != "down" and n.id not in unusable) - taken
+    up_per_node = tallies.up_per_node(doc)
+    usable = tallies.gpus_up(doc) - sum(up for node, up in zip(doc.nodes, up_per_node) if node.id in unusable) - taken
     if spanning <= usable:
         return []
     said = (f"the job needs {spanning:,} GPUs across servers but {usable:,} are on servers it can reach"
@@ -122,13 +123,13 @@ def reach_problems(doc, asked: list[int], where: str, unusable: dict[str, str] |
     return [Problem(f"{said} ({describe_unusable(unusable)})", where, fix=unusable_fix(unusable))]
 
 
-def check_jobs(doc, catalog=None) -> list:
+def check_jobs(doc, catalog=None, tallies: DesignTallies | None = None) -> list:
     """The jobs of spec.jobs as a user can fix them without the engine: names, servers and racks that
     exist, a GPU count, each job's plan on its GPUs, and that the jobs fit in the GPUs that are up
     (which GPUs each gets is the placer's: engine/job_placement.py)."""
+    tallies = DesignTallies(doc) if tallies is None else tallies
     problems: list = []
-    nodes = {n.id: n for n in doc.nodes}
-    racks = {r.id for r in doc.racks}
+    nodes, racks = tallies.node_ids, tallies.rack_ids
     seen: dict[str, int] = {}
     asked = 0
     for i, job in enumerate(doc.spec.jobs):
@@ -156,18 +157,17 @@ def check_jobs(doc, catalog=None) -> list:
             continue
         _, found = check_job(job.workload, job.parallelism, gpus, catalog)
         problems += with_job_path(found, path, job.name)
-    up = sum(0 if n.state == "down" or n.role != "compute" else max(0, n.accelerator_count - n.gpus_down)
-             for n in doc.nodes)
+    up = tallies.gpus_up(doc)
     if asked > up:
         problems.append(Problem(f"the jobs ask for {asked:,} GPUs but the design has {up:,} that are up",
                                 "spec.jobs", fix="shrink or remove a job, add servers, or mark servers up"))
     else:
-        problems += jobs_reach_problems(doc)
-    for i, node in enumerate(doc.nodes):
-        if node.gpus_down > node.accelerator_count:
-            problems.append(Problem(f"server {node.id} has {node.gpus_down} GPUs down but only "
-                                    f"{node.accelerator_count}", f"spec.nodes[{i}].gpus_down", element=node.id,
-                                    fix=f"set gpus_down to at most {node.accelerator_count}"))
+        problems += jobs_reach_problems(doc, tallies)
+    for i in tallies.overdrawn(doc):
+        node = doc.nodes[i]
+        problems.append(Problem(f"server {node.id} has {node.gpus_down} GPUs down but only "
+                                f"{node.accelerator_count}", f"spec.nodes[{i}].gpus_down", element=node.id,
+                                fix=f"set gpus_down to at most {node.accelerator_count}"))
     return problems
 
 
@@ -182,10 +182,12 @@ RECIPE_FORMAT = {"delayed": "fp8", "tensorwise": "fp8", "blockwise": "fp8", "mxf
 FP4_RECIPE_FORMAT = {"nvfp4": "nvfp4", "mxfp4": "mxfp4"}
 
 
-def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog) -> list[Problem]:
+def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog,
+                        accelerators: frozenset[str] | None = None) -> list[Problem]:
     """An FP8 or FP4 recipe the job's accelerators cannot run (MXFP8 on H100, NVFP4 on anything
-    before Blackwell): refused, with what they can run."""
-    names = {n.accelerator for n in doc.nodes}
+    before Blackwell): refused, with what they can run. `accelerators`: the design's accelerator
+    names (None: read from its servers)."""
+    names = {n.accelerator for n in doc.nodes} if accelerators is None else accelerators
     problems = fp4_problems(doc, parallelism, catalog, names) + fp8_attention_problems(doc, parallelism, catalog, names)
     recipe = parallelism.fp8_recipe if parallelism else None
     if not recipe:
