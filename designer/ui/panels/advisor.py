@@ -42,25 +42,16 @@ from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and 
     COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
 )
 from .advisor_worker import AdvisorWorker
+from .advisor_search import PlanSearchPart
 from .analysis_state import AnalysisState, Answer
 from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
-    PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP, SEARCH_HINT, BestPlansPage,
+    PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP,
 )
 from .breakdown import MUTED
-from .megatron_copy import install_copy_megatron
-from .plan_search import SearchWorker
 from .results_table import NOFIT_BG  # noqa: F401 - as tests import it from here
 from .scaling_plot import ScalingPlot, count_text
 
 AUTO_DELAY_MS = 700  # pause after the last edit before an automatic re-analysis
-SEARCH_TOP = 10  # plans listed
-SEARCH_NOTES = {  # why a search ended without a result: the page's message, the status line
-    "stopped": ("Search stopped.", "plan search stopped"),
-    "changed": ("The search was stopped: the design changed while it ran.",
-                "plan search stopped: the design changed"),
-}
-SEARCH_TIP = ("Walk every plan of this cluster (TP, PP, CP, EP, schedule, micro-batch, recompute, ZeRO, overlaps, "
-              "rank order) and list the fastest that fit (a few seconds; press again to stop)")
 
 
 class _Split(QSplitter):
@@ -102,7 +93,6 @@ class AdvisorPanel(QWidget):
         self.job_index = 0  # with several jobs: the one analysed (the Jobs panel's current job)
         self.advice_state = AnalysisState("advise")
         self.scale_state = AnalysisState("scale")
-        self.search_state = AnalysisState("search")
         self._dock = None  # the QDockWidget holding the panel, once shown
         self._closed = False
         self._last_applied: str | None = None
@@ -110,13 +100,8 @@ class AdvisorPanel(QWidget):
         self.worker.advised.connect(self._on_advised)
         self.worker.scaled.connect(self._on_scaled)
         # the plan search: only on the button, its own thread (an analysis need not wait for it)
-        self.search_options = None  # a SpaceOptions to search a smaller space (tests); None: the whole space
-        self._search_costed = 0  # plans costed so far by the running search
-        self._search_note = ""  # why the last search ended without a result: "", "stopped" or "changed"
-        self._last_applied_plan: str | None = None
-        self.search_worker = SearchWorker()  # not a Qt child either
-        self.search_worker.progressed.connect(self._on_search_progress)
-        self.search_worker.searched.connect(self._on_searched)
+        self.plan_search = PlanSearchPart(self)
+        self.search_state = self.plan_search.state
         self._auto_timer = QTimer(self, singleShot=True, interval=AUTO_DELAY_MS, timeout=self._auto_analyse)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
@@ -135,15 +120,15 @@ class AdvisorPanel(QWidget):
     search_result = property(lambda self: self.search_state.result, doc="the SearchResult shown")
     search_revision = property(lambda self: self.search_state.revision)
     search_error = property(lambda self: self.search_state.error)
-    _search_request = property(lambda self: self.search_state.request)
 
     @property
-    def _searching(self) -> bool:
-        return self.search_state.busy
+    def search_options(self):
+        """A SpaceOptions to search a smaller space (tests); None: the whole space."""
+        return self.plan_search.options
 
-    @_searching.setter
-    def _searching(self, value: bool) -> None:
-        self.search_state.busy = value
+    @search_options.setter
+    def search_options(self, options) -> None:
+        self.plan_search.options = options
 
     # ---- layout ----
     def _build(self) -> None:
@@ -208,16 +193,10 @@ class AdvisorPanel(QWidget):
         column.addWidget(self.scaling_view, 1)
 
         # the best plans of the search (best_plans.py), on the button only
-        self.search_button = QPushButton("Search plans")
-        self.search_button.setObjectName("search")
-        self.search_button.setToolTip(SEARCH_TIP)
-        self.search_button.clicked.connect(guarded(self, "Plan search", self._on_search_button))
-        self.plans_page = BestPlansPage(self.apply_plan)
-        page = self.plans_page
+        self.search_button, self.copy_plan_megatron = self.plan_search.button, self.plan_search.copy_megatron
+        page = self.plans_page = self.plan_search.page
         self.search_page, self.plan_table, self.search_message = page, page.table, page.message
         self.search_verdict, self.search_counts, self.search_banner = page.verdict, page.counts, page.banner
-        self._search_stack = page.stack
-        self.copy_plan_megatron = install_copy_megatron(self.plan_table, self._plan_megatron_line, self._say)
 
         # the tabs: the ranked changes (with the attribution) and the best plans of the search
         self.tabs = QTabWidget()
@@ -305,8 +284,7 @@ class AdvisorPanel(QWidget):
         self._closed = True
         self._auto_timer.stop()
         self.worker.stop()
-        self.search_worker.stop()  # a running search stops at its next progress call
-        self.search_state.cancel()
+        self.plan_search.shutdown()
         self.failures_part.shutdown()
         self.busy.hide()
 
@@ -333,7 +311,7 @@ class AdvisorPanel(QWidget):
         self.revision += 1
         self.failures_part.document_changed()
         if self.search_state.busy:  # its result would be stale: stop it, free the CPU for the analysis
-            self._cancel_search("changed")
+            self.plan_search.cancel("changed")
         self._update_stale()
         if self.auto_check.isChecked() and self.shown:
             self._auto_timer.start()
@@ -390,72 +368,20 @@ class AdvisorPanel(QWidget):
 
     def search_plans(self) -> None:
         """Search the plans of the design as it is now (a running search is superseded)."""
-        if self._closed:
-            return
-        request = self.search_state.start()
-        self._search_costed = 0
-        self._search_note = ""
-        self.search_worker.submit(request, self.revision, self.qdoc.doc.snapshot(), SEARCH_TOP,
-                                  self.search_options, self.job_name())
-        self.tabs.setCurrentWidget(self.search_page)
-        self._search_state_changed()
+        if not self._closed:
+            self.plan_search.start()
 
     def stop_search(self) -> None:
         """Stop the running search (what was shown before stays)."""
         if self.search_state.busy:
-            self._cancel_search("stopped")
+            self.plan_search.cancel("stopped")
             self._update_stale()
-
-    def _on_search_button(self) -> None:
-        if self.search_state.busy:
-            self.stop_search()
-        else:
-            self.search_plans()
-
-    def _cancel_search(self, why: str) -> None:
-        self.search_worker.cancel()
-        self.search_state.cancel()
-        self._search_note = why
-        self._search_state_changed()
-
-    def _search_state_changed(self) -> None:
-        """The button, the busy bar, the status line and the page's message follow the search."""
-        searching = self.search_state.busy
-        self.search_button.setText("Stop search" if searching else "Search plans")
-        self.search_button.setToolTip("Stop the plan search" if searching else SEARCH_TIP)
-        if self.search_result is None:
-            if searching:
-                self.plans_page.show_message(self._search_progress_text() + "\n\nThe fastest plans that fit in "
-                                             "memory will be listed here.")
-            elif self.search_error is None:
-                note = SEARCH_NOTES.get(self._search_note, ("", ""))[0]
-                self.plans_page.show_message((note + "\n\n" if note else "") + SEARCH_HINT)
-        self._show_busy()
-        self._finish_status()
-        if not searching and not self.running:  # the status line says how the search ended
-            if self._search_note:
-                self.status_label.setText(SEARCH_NOTES[self._search_note][1])
-            elif self.search_state.current(self.revision) is not None:
-                r = self.search_result
-                self.status_label.setText(f"{r.evaluated:,} plans costed in {r.elapsed_s:.1f} s")
-
-    def _search_progress_text(self) -> str:
-        gpus = count_text(self.qdoc.doc.num_gpus())
-        if self._search_costed:
-            return f"Searching plans on {gpus} GPUs: costed {self._search_costed:,} plans..."
-        return f"Searching plans on {gpus} GPUs: enumerating the space..."
-
-    def _search_status_text(self) -> str:
-        """As short as the status line next to the busy bar wants it."""
-        if self._search_costed:
-            return f"searching plans: {self._search_costed:,} costed..."
-        return f"searching plans on {count_text(self.qdoc.doc.num_gpus())} GPUs..."
 
     def _show_busy(self) -> None:
         running, searching = self.running, self.search_state.busy
         self.busy.setVisible(running or searching)
         if not running and searching:
-            self.status_label.setText(self._search_status_text())
+            self.status_label.setText(self.plan_search.status_text())
         if running:
             what = "analysing" if self.advice_state.busy else f"scaling ({self.mode_combo.currentText()})"
             self.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
@@ -508,43 +434,11 @@ class AdvisorPanel(QWidget):
         if not error:
             self.scalingShown.emit()
 
-    def _on_search_progress(self, request: int, costed: int) -> None:
-        if self._closed or request != self.search_state.request or not self.search_state.busy:
-            return
-        self._search_costed = costed
-        if not self.running:
-            self.status_label.setText(self._search_status_text())
-        if self.search_result is None and self.search_error is None:
-            self._search_state_changed()
-
-    def _on_searched(self, request: int, revision: int, result, error, seconds: float) -> None:
-        if self._closed:
-            return
-        answer = self.search_state.receive(request, revision, self.revision, result, error)
-        if answer is Answer.SUPERSEDED:
-            return  # superseded, stopped
-        if answer is Answer.OUTDATED:  # the design changed while it ran: dropped
-            self._search_note = "changed"
-            self._search_state_changed()
-            self._update_stale()
-            return
-        self._search_note = ""
-        if answer is Answer.ERROR:
-            self.plans_page.show_error(error)
-            self.tabs.setTabText(1, "Best plans")
-        else:
-            self.plans_page.show_result(result, stale=False)
-            self.tabs.setTabText(1, f"Best plans ({len(result.top)})")
-        self._search_state_changed()
-        self._update_stale()
-        if not error:
-            self.searched.emit()
-
     def _finish_status(self) -> None:
         if self.running:
             return
         if self.search_state.busy:
-            self.status_label.setText(self._search_status_text())
+            self.status_label.setText(self.plan_search.status_text())
             return
         if self.report is not None:
             n = len(self.report["ranked"])
@@ -572,18 +466,7 @@ class AdvisorPanel(QWidget):
             text = None
             self._last_applied = None
         self.changes.set_stale(text, can_apply=not self.stale)
-        # the best plans: stale after any edit until searched again (never automatically)
-        text = None
-        if self.search_stale:
-            then = f"Applied \u201c{self._last_applied_plan}\u201d (Edit > Undo takes it back). " \
-                if self._last_applied_plan else "The design changed since this search. "
-            if self.search_state.busy:
-                text = then + "Searching again..."
-            else:
-                text = then + "Press Search plans for the best plans of the design as it is now."
-        else:
-            self._last_applied_plan = None
-        self.plans_page.set_stale(text)
+        self.plans_page.set_stale(self.plan_search.stale_text(self.revision))
 
     # ---- showing ----
     def plan_rows(self) -> list[dict]:
@@ -594,56 +477,9 @@ class AdvisorPanel(QWidget):
     def _say(self, text: str) -> None:
         self.status_label.setText(text)
 
-    def _plan_megatron_line(self, row: int) -> str | None:
-        """The Megatron-LM line of a search-table row's plan (the file's own plan below the best)."""
-        from ...core.export.megatron_args import plan_line
-        from ...core.model.catalog import default_catalog
-
-        result, rows, doc = self.search_result, self.plans_page.rows, self.qdoc.doc
-        if result is None or doc.spec.workload is None:
-            return None
-        current = result.current if result.current is not None and "error" not in result.current else None
-        point = rows[row]["point"] if row < len(rows) else current["point"] if current else None
-        return None if point is None else plan_line(doc, point, default_catalog().presets()).one_line()
-
     def apply_plan(self, row: dict) -> bool:
-        """Apply a plan of the search as one undo step (a job edit); False, and why in the status line,
-        when it cannot be."""
-        from ..document.commands import SetJob
-
-        if self._closed or row is None or self.search_result is None:
-            return False
-        if self.search_stale or self.search_revision != self.revision:
-            self.status_label.setText("the design changed since this search: search again first")
-            return False
-        current = self.search_result.current
-        if current is not None and row["point"] == current["point"]:
-            self.status_label.setText("this is the file's plan already")
-            return False
-        doc = self.qdoc.doc
-        point = row["point"]
-        label = point.label()
-        if doc.spec.jobs:  # several jobs: the plan is the searched job's
-            import copy
-
-            from ..document.job_commands import SetJobs
-
-            jobs = copy.deepcopy(list(doc.spec.jobs))
-            job = next(j for j in jobs if j.name == self.job_name())
-            job.workload, job.parallelism = point.workload(job.workload), point.parallelism(job.parallelism)
-            command = SetJobs(self.qdoc, jobs, f"Search: {label} ({job.name})")
-        elif doc.spec.workload is None:
-            self.status_label.setText("the design has no workload")
-            return False
-        else:
-            command = SetJob(self.qdoc, workload=point.workload(doc.spec.workload),
-                             parallelism=point.parallelism(doc.spec.parallelism), text=f"Search: {label}")
-        self._last_applied_plan = label
-        self._last_applied = f"Search: {label}"
-        self.qdoc.push(command)  # the document changes: the window re-evaluates, these plans go stale
-        self._update_stale()
-        self.planApplied.emit(label)
-        return True
+        """Apply a plan of the search as one undo step (advisor_search.py)."""
+        return self.plan_search.apply_plan(row)
 
     def advice_rows(self) -> list:
         """The advice in table order (group header rows left out)."""
