@@ -70,7 +70,8 @@ def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
 def test_analysis_fills_the_ranked_table(window, qtbot):
     from PySide6.QtGui import QColor
 
-    from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, MUTED, NOFIT_BG
+    from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, NOFIT_BG
+    from designer.ui.panels.breakdown import MUTED
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)

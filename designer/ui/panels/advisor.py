@@ -32,24 +32,21 @@ result would be stale) and marks the plans shown stale until Search plans is pre
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QSplitter,
-    QTabWidget, QVBoxLayout, QWidget,
-)
+from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from ..common.action_guard import guarded
 from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and scripts import them from here
     COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
 )
 from .advisor_worker import AdvisorWorker
+from .advisor_apply import advice_command
+from .advisor_controls import ControlColumn
 from .advisor_search import PlanSearchPart
 from .analysis_state import AnalysisState, Answer
 from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
     PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP,
 )
-from .breakdown import MUTED
 from .results_table import NOFIT_BG  # noqa: F401 - as tests import it from here
-from .scaling_plot import ScalingPlot, count_text
+from .scaling_plot import count_text
 
 AUTO_DELAY_MS = 700  # pause after the last edit before an automatic re-analysis
 
@@ -132,65 +129,17 @@ class AdvisorPanel(QWidget):
 
     # ---- layout ----
     def _build(self) -> None:
-        self.analyse_button = QPushButton("Analyse")
-        self.analyse_button.setObjectName("analyse")
-        self.analyse_button.setToolTip("Attribute the step, cost every candidate change and the scaling curve "
-                                       "(off the UI thread)")
-        self.analyse_button.clicked.connect(guarded(self, "Analyse", self.analyse))
-        self.auto_check = QCheckBox("Auto")
-        self.auto_check.setChecked(True)
-        self.auto_check.setToolTip(f"Analyse again {AUTO_DELAY_MS / 1000:.1f} s after each edit while this panel "
-                                   "is shown")
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)  # indeterminate
-        self.busy.setTextVisible(False)
-        self.busy.setFixedSize(56, 8)
-        self.busy.hide()
-        self.status_label = QLabel("")
-        self.status_label.setObjectName("status")
-        self.status_label.setTextFormat(Qt.PlainText)
-        self.status_label.setStyleSheet(f"color: {MUTED}")
-        self.status_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.changes = ChangesPage(self.qdoc, self.apply, self._say)
         for name in ("header_label", "cause_bar", "causes_label", "banner", "table", "message", "copy_change_megatron"):
             setattr(self, name, getattr(self.changes, name))  # the names tests and scripts have always used
         left = self.changes
-
-        # the scaling curve (scaling_plot.py) under its mode and button
-        self.mode_combo = QComboBox()
-        self.mode_combo.addItems(["strong", "weak"])
-        self.mode_combo.setToolTip("strong: the global batch stays, DP grows\n"
-                                   "weak: the batch per replica stays, the global batch grows with DP")
-        self.mode_combo.currentTextChanged.connect(lambda _m: self.run_scale())
-        self.scale_button = QPushButton("Scale")
-        self.scale_button.setObjectName("scale")
-        self.scale_button.setToolTip("Evaluate the design from 1/8 to 8x its GPU count (more servers: the same "
-                                     "fabric design generated larger)")
-        self.scale_button.clicked.connect(guarded(self, "Scaling", self.run_scale))
-        self.scaling_view = ScalingPlot()
+        # the right column: the buttons, the status, the scaling curve and its verdict (advisor_controls.py)
+        right = ControlColumn(self, self.analyse, self.run_scale, AUTO_DELAY_MS)
+        for name in ("analyse_button", "auto_check", "busy", "status_label", "mode_combo", "scale_button",
+                     "scaling_view"):
+            setattr(self, name, getattr(right, name))
         self.plot, self.key_label = self.scaling_view.plot, self.scaling_view.key_label
         self.verdict_label = self.scaling_view.verdict_label
-        # the right column: the buttons, the status, the scaling curve and its verdict
-        buttons = QHBoxLayout()
-        buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.setSpacing(6)
-        buttons.addWidget(self.analyse_button)
-        buttons.addWidget(self.auto_check)
-        buttons.addStretch(1)
-        buttons.addWidget(self.mode_combo)
-        buttons.addWidget(self.scale_button)
-        status = QHBoxLayout()
-        status.setContentsMargins(0, 0, 0, 0)
-        status.setSpacing(6)
-        status.addWidget(self.busy)
-        status.addWidget(self.status_label, 1)
-        right = QWidget()
-        column = QVBoxLayout(right)
-        column.setContentsMargins(6, 0, 0, 0)
-        column.setSpacing(3)
-        column.addLayout(buttons)
-        column.addLayout(status)
-        column.addWidget(self.scaling_view, 1)
 
         # the best plans of the search (best_plans.py), on the button only
         self.search_button, self.copy_plan_megatron = self.plan_search.button, self.plan_search.copy_megatron
@@ -253,31 +202,12 @@ class AdvisorPanel(QWidget):
 
     def wait_search(self, timeout_s: float = 120.0) -> bool:
         """Process events until the running plan search is in (scripts, screenshots)."""
-        import time
-
-        from PySide6.QtWidgets import QApplication
-
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            QApplication.processEvents()
-            if not self.search_state.busy:
-                return True
-            time.sleep(0.01)
-        return False
+        return _process_events_until(lambda: not self.search_state.busy, timeout_s)
 
     def wait_done(self, timeout_s: float = 60.0) -> bool:
         """Process events until the analysis and the scaling curve are in (scripts, screenshots)."""
-        import time
-
-        from PySide6.QtWidgets import QApplication
-
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            QApplication.processEvents()
-            if not self.running and (self.report is not None or self.error is not None):
-                return True
-            time.sleep(0.01)
-        return False
+        return _process_events_until(
+            lambda: not self.running and (self.report is not None or self.error is not None), timeout_s)
 
     def shutdown(self) -> None:
         """The window closes: no more requests, no late results (a running analysis is dropped)."""
@@ -491,17 +421,8 @@ class AdvisorPanel(QWidget):
     def row_of(self, advice) -> int:
         return self.changes.rows.index(advice)
 
-    def _apply_to_job(self, advice, job_name: str, text: str) -> bool:
-        self._last_applied = advice.title
-        self.qdoc.push(_job_edit(self.qdoc, advice, job_name, text))
-        self._update_stale()
-        self.applied.emit(advice.id)
-        return True
-
     def apply(self, advice) -> bool:
         """Apply one change as one undo step; False (and why, in the status line) when it cannot be."""
-        from ..document.commands import ReplaceDocument, SetJob
-
         if self._closed or advice is None:
             return False
         if advice.error or advice.document is None:
@@ -510,43 +431,28 @@ class AdvisorPanel(QWidget):
         if self.stale or self.report_revision != self.revision:
             self.status_label.setText("the design changed since this analysis: analyse again first")
             return False
-        doc = advice.document
-        text = f"Advisor: {advice.title}"
-        job_name = (self.report or {}).get("job_name") if isinstance(self.report, dict) else None
-        if job_name and self.qdoc.doc.spec.jobs:  # a design with several jobs: the change is to that job
-            return self._apply_to_job(advice, job_name, text)
-        if advice.job_only:
-            command = SetJob(self.qdoc, workload=doc.spec.workload, parallelism=doc.spec.parallelism, text=text)
-        else:
-            command = ReplaceDocument(self.qdoc, doc, text=text)
+        job_name = self.report.get("job_name") if isinstance(self.report, dict) else None
         self._last_applied = advice.title
-        self.qdoc.push(command)  # the document changes: the window re-evaluates, this advice goes stale
+        # the document changes: the window re-evaluates, this advice goes stale
+        self.qdoc.push(advice_command(self.qdoc, advice, job_name, f"Advisor: {advice.title}"))
         self._update_stale()
         self.applied.emit(advice.id)
         return True
 
 
+def _process_events_until(done, timeout_s: float) -> bool:
+    """Process Qt events until `done()` (True) or `timeout_s` passed (False)."""
+    import time
 
-def _job_edit(qdoc, advice, job_name: str, text: str):
-    """The undo command that applies `advice` (costed on job `job_name` alone) to that job of a
-    design with several jobs: its plan and workload for a job edit, else the changed hardware with
-    the design's jobs kept."""
-    import copy
+    from PySide6.QtWidgets import QApplication
 
-    from ..document.commands import ReplaceDocument
-    from ..document.job_commands import SetJobs
-
-    doc = advice.document
-    jobs = copy.deepcopy(qdoc.doc.spec.jobs)
-    if advice.job_only:
-        for job in jobs:
-            if job.name == job_name:
-                job.workload = copy.deepcopy(doc.spec.workload)
-                job.parallelism = copy.deepcopy(doc.spec.parallelism)
-        return SetJobs(qdoc, jobs, text)
-    changed = doc.copy()
-    changed.spec.workload, changed.spec.parallelism, changed.spec.jobs = None, None, jobs
-    return ReplaceDocument(qdoc, changed, text=text)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        QApplication.processEvents()
+        if done():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 class _TabifyOnShow(QObject):
