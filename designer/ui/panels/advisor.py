@@ -16,7 +16,9 @@
   applied as one job edit (commands.SetJob).
 
 The parts: each analysis's request, busy flag, result, error and revision are one AnalysisState
-(analysis_state.py); the worker (advisor_worker.py), the causes bar (cause_bar.py), the scaling
+(analysis_state.py); the plan search with its button, worker and page (advisor_search.py), the
+right column of buttons, status and curve (advisor_controls.py), the undo command that applies a
+change (advisor_apply.py), the worker (advisor_worker.py), the causes bar (cause_bar.py), the scaling
 curve (scaling_plot.py), the best-plans page (best_plans.py) and the "Job moves" and "What if it
 fails" tabs (failures_part.py, failures_page.py, failures_worker.py) are modules of their own; the texts
 the CLI prints too come from designer.core.analysis.texts. A new analysis adds a state and a part.
@@ -37,10 +39,10 @@ from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QSplitter, QTabWidget, Q
 from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and scripts import them from here
     COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
 )
-from .advisor_worker import AdvisorWorker
 from .advisor_apply import advice_command
 from .advisor_controls import ControlColumn
 from .advisor_search import PlanSearchPart
+from .advisor_worker import AdvisorWorker
 from .analysis_state import AnalysisState, Answer
 from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
     PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP,
