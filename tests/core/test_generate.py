@@ -8,7 +8,7 @@ import networkx as nx
 import pytest
 
 from designer.core.generate import FatTreeError, generate_fat_tree, plan_fat_tree
-from designer.core.generate import fat_tree
+from designer.core.generate import fat_tree_geometry
 from designer.core.io import load_document, save_document
 from designer.core.model.catalog import Accelerator, Catalog, Nic, SwitchModel
 from designer.core.model.elements import port_index, split_endpoint
@@ -397,7 +397,7 @@ def test_racks_metadata_and_positions(catalog):
         "3-tier rail-optimized InfiniBand fat-tree, 384 x 8 H100-SXM5-80GB, 1:1")
     compute = {r.id: r for r in doc.racks if r.id.startswith("rack")}
     per_rack = Counter(n.rack for n in doc.nodes)
-    assert set(per_rack) == set(compute) and max(per_rack.values()) == fat_tree.SERVERS_PER_RACK
+    assert set(per_rack) == set(compute) and max(per_rack.values()) == fat_tree_geometry.SERVERS_PER_RACK
     # racks do not mix pods: a pod of 38 or 39 servers fills 10 racks
     pod_of_node = {}
     w = Wiring(doc)

@@ -70,7 +70,8 @@ def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
 def test_analysis_fills_the_ranked_table(window, qtbot):
     from PySide6.QtGui import QColor
 
-    from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, MUTED, NOFIT_BG
+    from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, NOFIT_BG
+    from designer.ui.panels.breakdown import MUTED
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
@@ -320,7 +321,7 @@ def test_search_fills_the_best_plans(window, qtbot):
     assert panel.search_result is None and not panel.searching  # never automatic
     panel.search_options = small_space()
     progress = []
-    panel.search_worker.progressed.connect(lambda _r, n: progress.append(n))
+    panel.plan_search.worker.progressed.connect(lambda _r, n: progress.append(n))
     with qtbot.waitSignal(panel.searched, timeout=LONG):
         qtbot.mouseClick(panel.search_button, Qt.LeftButton)
         assert panel.searching and panel.search_button.text() == "Stop search"
@@ -407,12 +408,12 @@ def test_edit_during_a_search_drops_it(window, qtbot):
     shown = []
     panel.searched.connect(lambda: shown.append(panel.search_revision))
     panel.search_plans()  # the whole space: seconds, time enough to edit meanwhile
-    qtbot.waitUntil(lambda: panel.search_worker.running is not None, timeout=LONG)
+    qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
     link = window.qdoc.doc.links[0]
     window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))
     assert not panel.searching and panel.search_button.text() == "Search plans"
     assert "the design changed" in panel.search_message.text()
-    qtbot.waitUntil(lambda: panel.search_worker.running is None, timeout=10_000)  # stopped, not run to its end
+    qtbot.waitUntil(lambda: panel.plan_search.worker.running is None, timeout=10_000)  # stopped, not run to its end
     qtbot.wait(100)  # a late result would be delivered now
     assert shown == [] and panel.search_result is None
     # the analysis went on by itself (Auto), the search did not
@@ -429,13 +430,13 @@ def test_a_stale_result_is_dropped_and_a_newer_search_wins(window, qtbot):
     panel = raise_advisor(window, qtbot)
     panel.search_options = small_space()
     searched(panel, qtbot)
-    request = panel._search_request
+    request = panel.search_state.request
     old = panel.search_result
     # a result for an older revision, arriving late, is not shown
     panel.revision += 1
     panel._update_stale()
-    panel._searching = True
-    panel._on_searched(request, panel.revision - 1, old, None, 0.1)
+    panel.search_state.busy = True
+    panel.plan_search.on_searched(request, panel.revision - 1, old, None, 0.1)
     assert not panel.searching and panel.search_revision == panel.revision - 1 and panel.search_stale
     assert not panel.apply_plan(panel.plan_rows()[0])
     # a second search supersedes a running one: only the newest shows
@@ -454,11 +455,11 @@ def test_stop_search(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     panel.search_plans()
-    qtbot.waitUntil(lambda: panel.search_worker.running is not None, timeout=LONG)
+    qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
     qtbot.mouseClick(panel.search_button, Qt.LeftButton)  # "Stop search"
     assert not panel.searching and "stopped" in panel.search_message.text()
-    qtbot.waitUntil(lambda: panel.search_worker.running is None, timeout=10_000)
-    assert panel.search_worker.outcome["search"] == "cancelled" and panel.search_result is None
+    qtbot.waitUntil(lambda: panel.plan_search.worker.running is None, timeout=10_000)
+    assert panel.plan_search.worker.outcome["search"] == "cancelled" and panel.search_result is None
 
 
 @pytest.mark.slow
@@ -477,12 +478,12 @@ def test_close_while_searching(qtbot, tmp_path, monkeypatch):
     qtbot.waitExposed(window)
     panel = raise_advisor(window, qtbot)
     panel.search_plans()  # the whole space: ~5 s
-    qtbot.waitUntil(lambda: panel.search_worker.running is not None, timeout=LONG)
+    qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
     qtbot.wait(300)  # costing plans
     started = time.monotonic()
     window.close()
-    assert panel.search_worker.stopped and not panel.searching
-    thread = panel.search_worker.thread
+    assert panel.plan_search.worker.stopped and not panel.searching
+    thread = panel.plan_search.worker.thread
     thread.join(timeout=10)
     assert not thread.is_alive()
     assert time.monotonic() - started < 5  # it stopped, it did not run to its end
@@ -495,9 +496,9 @@ def test_close_while_searching(qtbot, tmp_path, monkeypatch):
 def test_search_errors_show_in_the_page(window, qtbot):
     panel = raise_advisor(window, qtbot)
     window.qdoc.new()  # no job: no plans to search
-    with qtbot.waitSignal(panel.search_worker.searched, timeout=LONG):
+    with qtbot.waitSignal(panel.plan_search.worker.searched, timeout=LONG):
         panel.search_plans()
     qtbot.waitUntil(lambda: not panel.searching, timeout=LONG)
-    assert panel.search_error and panel._search_stack.currentWidget() is panel.search_message
+    assert panel.search_error and panel.plans_page.stack.currentWidget() is panel.search_message
     assert "Cannot search plans" in panel.search_message.text() and "no workload" in panel.search_message.text()
     assert panel.plan_rows() == [] and panel.search_result is None

@@ -318,7 +318,6 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     acc = catalog.accelerator(result.plan["accelerator"])
     precision = result.plan["precision"]
     peak = acc.peak_tflops.get(precision, 0.0)
-    step = result.step_time_s
 
     _title_block(lay, doc, result, source_name, when, __version__)
 
@@ -338,18 +337,7 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     lay.kv_panels([("Size", size_rows), ("Servers and fabric", fabric_rows)])
     _pictures(lay, pictures, ("canvas", "logical"))
 
-    if len(result.jobs) > 1:  # several jobs share the fabric: each, alone and shared (docs/jobs.md)
-        lay.heading("Jobs on the shared fabric", keep=120)
-        rows = []
-        for job in result.jobs:
-            who = ", ".join(f"{r['job']} {r['share']:+.1%} ({r['resource']})" for r in job.interference
-                            if r["share"] >= 0.0005) or "-"
-            rows.append([job.name, f"{job.result.num_gpus:,}", _s3(job.alone.step_time_s), _s3(job.result.step_time_s),
-                         f"{job.slowdown_vs_alone:+.1%}", who])
-        lay.table([Column("job", 0.18), Column("GPUs", 0.08, "right"), Column("alone (s)", 0.11, "right"),
-                   Column("shared (s)", 0.11, "right"), Column("slower", 0.09, "right"),
-                   Column("slowed by", 0.43)], rows)
-        lay.paragraph("The sections below describe the first job.", size=8.5, color=MUTED)
+    _jobs_section(lay, result)
 
     # 3 job
     lay.heading("Job" if len(result.jobs) < 2 else f"Job {result.jobs[0].name}", keep=200)
@@ -357,6 +345,57 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     lay.kv_panels([("Model and batch (resolved)", model_rows), ("Parallelism plan", plan_rows)])
 
     # 4 breakdown
+    _breakdown_section(lay, result, pictures)
+
+    # 5 memory
+    _memory_section(lay, result, acc)
+
+    # 6 bottlenecks
+    _bottlenecks_section(lay, result)
+
+    # 7 collectives
+    _collectives_section(lay, result)
+
+    # 8 pipeline stages
+    _stages_section(lay, result)
+
+    # 9 links: by class (symmetric links loaded alike are one row with their count)
+    _links_section(lay, doc, result)
+
+    # 10 catalog figures
+    _catalog_section(lay, acc)
+
+    # 11 calibration
+    lay.heading("Calibration constants in force", keep=120)
+    _calibration(lay, doc, result, acc, catalog)
+
+    # 12 warnings
+    _warnings_section(lay, result)
+
+    _footers(pdf, name, __version__)
+    return pdf
+
+
+def _jobs_section(lay: Layout, result: Evaluation) -> None:
+    """The jobs sharing the fabric, each alone and shared (docs/jobs.md); only with several jobs."""
+    if len(result.jobs) < 2:
+        return
+    lay.heading("Jobs on the shared fabric", keep=120)
+    rows = []
+    for job in result.jobs:
+        who = ", ".join(f"{r['job']} {r['share']:+.1%} ({r['resource']})" for r in job.interference
+                        if r["share"] >= 0.0005) or "-"
+        rows.append([job.name, f"{job.result.num_gpus:,}", _s3(job.alone.step_time_s), _s3(job.result.step_time_s),
+                     f"{job.slowdown_vs_alone:+.1%}", who])
+    lay.table([Column("job", 0.18), Column("GPUs", 0.08, "right"), Column("alone (s)", 0.11, "right"),
+               Column("shared (s)", 0.11, "right"), Column("slower", 0.09, "right"),
+               Column("slowed by", 0.43)], rows)
+    lay.paragraph("The sections below describe the first job.", size=8.5, color=MUTED)
+
+
+def _breakdown_section(lay: Layout, result: Evaluation, pictures: ReportPictures) -> None:
+    """Where the step goes on the critical device, by category, and the timeline picture."""
+    step = result.step_time_s
     lay.heading("Step-time breakdown (critical path)", keep=200)
     lay.paragraph(f"Where the {_s3(step)} s of one step go on the critical device, by category; the shares "
                   f"add up to the step time. Communication hidden behind compute is listed apart and not "
@@ -381,7 +420,9 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
               bold_rows={len(rows) - 1})
     _pictures(lay, pictures, ("timeline",))
 
-    # 5 memory
+
+def _memory_section(lay: Layout, result: Evaluation, acc) -> None:
+    """Memory per GPU against the accelerator's HBM."""
     lay.heading("Memory per GPU", keep=170)
     mem = result.memory_gib_per_gpu
     hbm = acc.hbm_gib
@@ -409,7 +450,10 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     if not result.fits_in_memory and result.memory_reason:
         lay.paragraph(result.memory_reason, size=8.5, color=WARN)
 
-    # 6 bottlenecks
+
+def _bottlenecks_section(lay: Layout, result: Evaluation) -> None:
+    """The resources that add the most to the step."""
+    step = result.step_time_s
     lay.heading("Top bottlenecks", keep=80)
     if result.bottlenecks:
         rows = []
@@ -428,7 +472,9 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     else:
         lay.paragraph("No bottleneck was identified.", size=9)
 
-    # 7 collectives
+
+def _collectives_section(lay: Layout, result: Evaluation) -> None:
+    """One call of each collective as costed."""
     lay.heading("Collectives", keep=80)
     if result.collectives:
         rows = [[key, c["algorithm"], c["protocol"], f"{c['time_s'] * 1e3:.3f}", f"{c['latency_s'] * 1e3:.3f}",
@@ -442,16 +488,21 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     else:
         lay.paragraph("The job runs no collectives (a single GPU).", size=9)
 
-    # 8 pipeline stages
-    if len(result.stages) > 1:
-        lay.heading("Pipeline stages", keep=80)
-        rows = [[str(s["stage"]), str(s["layers"]), _s3(s["forward_s"]), _s3(s["backward_s"]), _s3(s["busy_s"]),
-                 _s3(s["end_s"])] for s in result.stages]
-        lay.table([Column("stage", 0.1, "right"), Column("layers", 0.1, "right"),
-                   Column("forward s per micro-batch", 0.2, "right"), Column("backward s per micro-batch", 0.2, "right"),
-                   Column("busy s", 0.2, "right"), Column("last compute ends s", 0.2, "right")], rows)
 
-    # 9 links: by class (symmetric links loaded alike are one row with their count)
+def _stages_section(lay: Layout, result: Evaluation) -> None:
+    """Each pipeline stage's compute (only with several stages)."""
+    if len(result.stages) < 2:
+        return
+    lay.heading("Pipeline stages", keep=80)
+    rows = [[str(s["stage"]), str(s["layers"]), _s3(s["forward_s"]), _s3(s["backward_s"]), _s3(s["busy_s"]),
+             _s3(s["end_s"])] for s in result.stages]
+    lay.table([Column("stage", 0.1, "right"), Column("layers", 0.1, "right"),
+               Column("forward s per micro-batch", 0.2, "right"), Column("backward s per micro-batch", 0.2, "right"),
+               Column("busy s", 0.2, "right"), Column("last compute ends s", 0.2, "right")], rows)
+
+
+def _links_section(lay: Layout, doc: Document, result: Evaluation) -> None:
+    """The busiest scale-out links, by class of links loaded alike."""
     lay.heading("Most utilized links", keep=80)
     analysis = link_load(result, doc) if result.link_load else None
     classes = analysis.classes() if analysis is not None else []
@@ -479,7 +530,9 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
     else:
         lay.paragraph("No traffic crosses the scale-out links.", size=9)
 
-    # 10 catalog figures
+
+def _catalog_section(lay: Layout, acc) -> None:
+    """The accelerator's catalog figures with their sources."""
     lay.heading(f"Catalog figures: {acc.name}", keep=120)
     src = acc.sources
     rows = []
@@ -498,19 +551,14 @@ def render_report(doc: Document, result: Evaluation, source_name: str = "", cata
               size=7.8)
     lay.paragraph("Full sources: designer catalog --json.", size=7.5, color=MUTED)
 
-    # 11 calibration
-    lay.heading("Calibration constants in force", keep=120)
-    _calibration(lay, doc, result, acc, catalog)
 
-    # 12 warnings
+def _warnings_section(lay: Layout, result: Evaluation) -> None:
+    """The evaluation's warnings."""
     lay.heading("Warnings", keep=30)
     if result.warnings:
         lay.bullets(result.warnings, color=WARN)
     else:
         lay.paragraph("None.", size=9)
-
-    _footers(pdf, name, __version__)
-    return pdf
 
 
 def _pictures(lay: Layout, pictures: ReportPictures, keys: tuple[str, ...]) -> None:

@@ -130,6 +130,25 @@ class GeneratorDialog(QDialog):
         self._error: str | None = None
         self.setWindowTitle("Generate fat-tree fabric")
 
+        self._build_server_fields()
+        self._build_network_fields()
+        self._build_texts()
+        self._lay_out()
+
+        self._updating = True
+        self.set_options(**self.defaults)
+        self._updating = False
+        self._show_system()
+        self._connect_fields()
+        from ..common.wheel_guard import guard_wheel
+
+        guard_wheel(self)  # the wheel never steps a field that was not clicked into
+        self._update()
+        self.servers.setFocus()
+        self.servers.selectAll()
+
+    def _build_server_fields(self) -> None:
+        """System, servers, accelerator, GPUs per server, NVLink domain and NICs per server."""
         self.system = QComboBox()
         self.system.setObjectName("system")
         self.system.addItem(CUSTOM_SYSTEM, None)
@@ -168,6 +187,8 @@ class GeneratorDialog(QDialog):
         self.nics_per_node.setToolTip("Scale-out NIC ports per server; each takes one cable to a leaf switch. "
                                       "Usually one per GPU. --nics-per-node")
 
+    def _build_network_fields(self) -> None:
+        """NIC speed, fabric, tiers, switch radix, oversubscription and rail optimization."""
         self.nic_gbps = QComboBox()
         self.nic_gbps.setEditable(True)
         self.nic_gbps.setInsertPolicy(QComboBox.NoInsert)
@@ -213,6 +234,8 @@ class GeneratorDialog(QDialog):
                                        "same index meet one hop away. Off: all NICs of a server go to one "
                                        "leaf. --rail-optimized / --no-rail-optimized")
 
+    def _build_texts(self) -> None:
+        """The parts line and the summary of what the options build."""
         self.summary = QLabel()
         self.summary.setObjectName("summary")
         self.summary.setWordWrap(True)
@@ -227,6 +250,8 @@ class GeneratorDialog(QDialog):
         self.parts.setTextFormat(Qt.PlainText)
         self.parts.setToolTip("The catalog parts these options build with")
 
+    def _lay_out(self) -> None:
+        """The form, the texts and the buttons, in tab order."""
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
         form.addRow("S&ystem:", self.system)
@@ -264,10 +289,8 @@ class GeneratorDialog(QDialog):
         for first, second in zip(order, order[1:]):
             self.setTabOrder(first, second)
 
-        self._updating = True
-        self.set_options(**self.defaults)
-        self._updating = False
-        self._show_system()
+    def _connect_fields(self) -> None:
+        """Every field updates the summary; a chosen system or accelerator brings its parts."""
         # a user's choice of system or accelerator brings that system's parts (after the form is set up)
         self.system.activated.connect(self._on_system_chosen)
         self.accelerator.activated.connect(self._on_accelerator_chosen)
@@ -280,12 +303,6 @@ class GeneratorDialog(QDialog):
         for combo in (self.nic_gbps, self.switch_radix):
             combo.currentTextChanged.connect(self._update)
         self.rail_optimized.toggled.connect(self._update)
-        from ..common.wheel_guard import guard_wheel
-
-        guard_wheel(self)  # the wheel never steps a field that was not clicked into
-        self._update()
-        self.servers.setFocus()
-        self.servers.selectAll()
 
     # ---- options ----
 

@@ -40,7 +40,17 @@ class JobsPanel(QWidget):
         self._loading = False
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
+        self._build_selector(outer)
+        self._build_table(outer)
+        self._build_buttons(outer)
+        self._build_placement(outer)
 
+        qdoc.changed.connect(self._on_doc_changed)
+        qdoc.replaced.connect(self._on_replaced)
+        self.load()
+
+    def _build_selector(self, outer: QVBoxLayout) -> None:
+        """The job the Breakdown and Timeline show."""
         shown = QHBoxLayout()
         shown.addWidget(QLabel("Breakdown and Timeline show"))
         self.selector = QComboBox()
@@ -50,6 +60,8 @@ class JobsPanel(QWidget):
         shown.addWidget(self.selector, 1)
         outer.addLayout(shown)
 
+    def _build_table(self, outer: QVBoxLayout) -> None:
+        """The jobs, one row each, with their figures."""
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
@@ -63,6 +75,8 @@ class JobsPanel(QWidget):
         self.table.itemChanged.connect(self._item_changed)
         outer.addWidget(self.table, 1)
 
+    def _build_buttons(self, outer: QVBoxLayout) -> None:
+        """Add, Remove, Rename and the Job panel's editor."""
         self.act_add = QAction("Add", self, toolTip="A new job: a copy of the current job's workload and plan, "
                                                     "placed packed on the free GPUs")
         self.act_remove = QAction("Remove", self, toolTip="Remove the current job")
@@ -82,6 +96,8 @@ class JobsPanel(QWidget):
         buttons.addWidget(self.edit_button)
         outer.addLayout(buttons)
 
+    def _build_placement(self, outer: QVBoxLayout) -> None:
+        """The current job's placement: policy, GPUs and servers."""
         box = QGroupBox("Placement of the current job")
         form = QFormLayout(box)
         self.policy = QComboBox()
@@ -114,10 +130,6 @@ class JobsPanel(QWidget):
         row.addStretch(1)
         form.addRow(row)
         outer.addWidget(box)
-
-        qdoc.changed.connect(self._on_doc_changed)
-        qdoc.replaced.connect(self._on_replaced)
-        self.load()
 
     # ---- the jobs ----
     def jobs(self) -> list[JobSpec]:

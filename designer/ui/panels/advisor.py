@@ -16,7 +16,9 @@
   applied as one job edit (commands.SetJob).
 
 The parts: each analysis's request, busy flag, result, error and revision are one AnalysisState
-(analysis_state.py); the worker (advisor_worker.py), the causes bar (cause_bar.py), the scaling
+(analysis_state.py); the plan search with its button, worker and page (advisor_search.py), the
+right column of buttons, status and curve (advisor_controls.py), the undo command that applies a
+change (advisor_apply.py), the worker (advisor_worker.py), the causes bar (cause_bar.py), the scaling
 curve (scaling_plot.py), the best-plans page (best_plans.py) and the "Job moves" and "What if it
 fails" tabs (failures_part.py, failures_page.py, failures_worker.py) are modules of their own; the texts
 the CLI prints too come from designer.core.analysis.texts. A new analysis adds a state and a part.
@@ -32,35 +34,23 @@ result would be stale) and marks the plans shown stale until Search plans is pre
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QSplitter,
-    QTabWidget, QVBoxLayout, QWidget,
-)
+from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from ..common.action_guard import guarded
 from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and scripts import them from here
     COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
 )
+from .advisor_apply import advice_command
+from .advisor_controls import ControlColumn
+from .advisor_search import PlanSearchPart
 from .advisor_worker import AdvisorWorker
 from .analysis_state import AnalysisState, Answer
 from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
-    PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP, SEARCH_HINT, BestPlansPage,
+    PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP,
 )
-from .breakdown import MUTED
-from .megatron_copy import install_copy_megatron
-from .plan_search import SearchWorker
 from .results_table import NOFIT_BG  # noqa: F401 - as tests import it from here
-from .scaling_plot import ScalingPlot, count_text
+from .scaling_plot import count_text
 
 AUTO_DELAY_MS = 700  # pause after the last edit before an automatic re-analysis
-SEARCH_TOP = 10  # plans listed
-SEARCH_NOTES = {  # why a search ended without a result: the page's message, the status line
-    "stopped": ("Search stopped.", "plan search stopped"),
-    "changed": ("The search was stopped: the design changed while it ran.",
-                "plan search stopped: the design changed"),
-}
-SEARCH_TIP = ("Walk every plan of this cluster (TP, PP, CP, EP, schedule, micro-batch, recompute, ZeRO, overlaps, "
-              "rank order) and list the fastest that fit (a few seconds; press again to stop)")
 
 
 class _Split(QSplitter):
@@ -102,7 +92,6 @@ class AdvisorPanel(QWidget):
         self.job_index = 0  # with several jobs: the one analysed (the Jobs panel's current job)
         self.advice_state = AnalysisState("advise")
         self.scale_state = AnalysisState("scale")
-        self.search_state = AnalysisState("search")
         self._dock = None  # the QDockWidget holding the panel, once shown
         self._closed = False
         self._last_applied: str | None = None
@@ -110,13 +99,8 @@ class AdvisorPanel(QWidget):
         self.worker.advised.connect(self._on_advised)
         self.worker.scaled.connect(self._on_scaled)
         # the plan search: only on the button, its own thread (an analysis need not wait for it)
-        self.search_options = None  # a SpaceOptions to search a smaller space (tests); None: the whole space
-        self._search_costed = 0  # plans costed so far by the running search
-        self._search_note = ""  # why the last search ended without a result: "", "stopped" or "changed"
-        self._last_applied_plan: str | None = None
-        self.search_worker = SearchWorker()  # not a Qt child either
-        self.search_worker.progressed.connect(self._on_search_progress)
-        self.search_worker.searched.connect(self._on_searched)
+        self.plan_search = PlanSearchPart(self)
+        self.search_state = self.plan_search.state
         self._auto_timer = QTimer(self, singleShot=True, interval=AUTO_DELAY_MS, timeout=self._auto_analyse)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
@@ -135,89 +119,35 @@ class AdvisorPanel(QWidget):
     search_result = property(lambda self: self.search_state.result, doc="the SearchResult shown")
     search_revision = property(lambda self: self.search_state.revision)
     search_error = property(lambda self: self.search_state.error)
-    _search_request = property(lambda self: self.search_state.request)
 
     @property
-    def _searching(self) -> bool:
-        return self.search_state.busy
+    def search_options(self):
+        """A SpaceOptions to search a smaller space (tests); None: the whole space."""
+        return self.plan_search.options
 
-    @_searching.setter
-    def _searching(self, value: bool) -> None:
-        self.search_state.busy = value
+    @search_options.setter
+    def search_options(self, options) -> None:
+        self.plan_search.options = options
 
     # ---- layout ----
     def _build(self) -> None:
-        self.analyse_button = QPushButton("Analyse")
-        self.analyse_button.setObjectName("analyse")
-        self.analyse_button.setToolTip("Attribute the step, cost every candidate change and the scaling curve "
-                                       "(off the UI thread)")
-        self.analyse_button.clicked.connect(guarded(self, "Analyse", self.analyse))
-        self.auto_check = QCheckBox("Auto")
-        self.auto_check.setChecked(True)
-        self.auto_check.setToolTip(f"Analyse again {AUTO_DELAY_MS / 1000:.1f} s after each edit while this panel "
-                                   "is shown")
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)  # indeterminate
-        self.busy.setTextVisible(False)
-        self.busy.setFixedSize(56, 8)
-        self.busy.hide()
-        self.status_label = QLabel("")
-        self.status_label.setObjectName("status")
-        self.status_label.setTextFormat(Qt.PlainText)
-        self.status_label.setStyleSheet(f"color: {MUTED}")
-        self.status_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.changes = ChangesPage(self.qdoc, self.apply, self._say)
         for name in ("header_label", "cause_bar", "causes_label", "banner", "table", "message", "copy_change_megatron"):
             setattr(self, name, getattr(self.changes, name))  # the names tests and scripts have always used
         left = self.changes
-
-        # the scaling curve (scaling_plot.py) under its mode and button
-        self.mode_combo = QComboBox()
-        self.mode_combo.addItems(["strong", "weak"])
-        self.mode_combo.setToolTip("strong: the global batch stays, DP grows\n"
-                                   "weak: the batch per replica stays, the global batch grows with DP")
-        self.mode_combo.currentTextChanged.connect(lambda _m: self.run_scale())
-        self.scale_button = QPushButton("Scale")
-        self.scale_button.setObjectName("scale")
-        self.scale_button.setToolTip("Evaluate the design from 1/8 to 8x its GPU count (more servers: the same "
-                                     "fabric design generated larger)")
-        self.scale_button.clicked.connect(guarded(self, "Scaling", self.run_scale))
-        self.scaling_view = ScalingPlot()
+        # the right column: the buttons, the status, the scaling curve and its verdict (advisor_controls.py)
+        right = ControlColumn(self, self.analyse, self.run_scale, AUTO_DELAY_MS)
+        for name in ("analyse_button", "auto_check", "busy", "status_label", "mode_combo", "scale_button",
+                     "scaling_view"):
+            setattr(self, name, getattr(right, name))
         self.plot, self.key_label = self.scaling_view.plot, self.scaling_view.key_label
         self.verdict_label = self.scaling_view.verdict_label
-        # the right column: the buttons, the status, the scaling curve and its verdict
-        buttons = QHBoxLayout()
-        buttons.setContentsMargins(0, 0, 0, 0)
-        buttons.setSpacing(6)
-        buttons.addWidget(self.analyse_button)
-        buttons.addWidget(self.auto_check)
-        buttons.addStretch(1)
-        buttons.addWidget(self.mode_combo)
-        buttons.addWidget(self.scale_button)
-        status = QHBoxLayout()
-        status.setContentsMargins(0, 0, 0, 0)
-        status.setSpacing(6)
-        status.addWidget(self.busy)
-        status.addWidget(self.status_label, 1)
-        right = QWidget()
-        column = QVBoxLayout(right)
-        column.setContentsMargins(6, 0, 0, 0)
-        column.setSpacing(3)
-        column.addLayout(buttons)
-        column.addLayout(status)
-        column.addWidget(self.scaling_view, 1)
 
         # the best plans of the search (best_plans.py), on the button only
-        self.search_button = QPushButton("Search plans")
-        self.search_button.setObjectName("search")
-        self.search_button.setToolTip(SEARCH_TIP)
-        self.search_button.clicked.connect(guarded(self, "Plan search", self._on_search_button))
-        self.plans_page = BestPlansPage(self.apply_plan)
-        page = self.plans_page
+        self.search_button, self.copy_plan_megatron = self.plan_search.button, self.plan_search.copy_megatron
+        page = self.plans_page = self.plan_search.page
         self.search_page, self.plan_table, self.search_message = page, page.table, page.message
         self.search_verdict, self.search_counts, self.search_banner = page.verdict, page.counts, page.banner
-        self._search_stack = page.stack
-        self.copy_plan_megatron = install_copy_megatron(self.plan_table, self._plan_megatron_line, self._say)
 
         # the tabs: the ranked changes (with the attribution) and the best plans of the search
         self.tabs = QTabWidget()
@@ -274,39 +204,19 @@ class AdvisorPanel(QWidget):
 
     def wait_search(self, timeout_s: float = 120.0) -> bool:
         """Process events until the running plan search is in (scripts, screenshots)."""
-        import time
-
-        from PySide6.QtWidgets import QApplication
-
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            QApplication.processEvents()
-            if not self.search_state.busy:
-                return True
-            time.sleep(0.01)
-        return False
+        return _process_events_until(lambda: not self.search_state.busy, timeout_s)
 
     def wait_done(self, timeout_s: float = 60.0) -> bool:
         """Process events until the analysis and the scaling curve are in (scripts, screenshots)."""
-        import time
-
-        from PySide6.QtWidgets import QApplication
-
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            QApplication.processEvents()
-            if not self.running and (self.report is not None or self.error is not None):
-                return True
-            time.sleep(0.01)
-        return False
+        return _process_events_until(
+            lambda: not self.running and (self.report is not None or self.error is not None), timeout_s)
 
     def shutdown(self) -> None:
         """The window closes: no more requests, no late results (a running analysis is dropped)."""
         self._closed = True
         self._auto_timer.stop()
         self.worker.stop()
-        self.search_worker.stop()  # a running search stops at its next progress call
-        self.search_state.cancel()
+        self.plan_search.shutdown()
         self.failures_part.shutdown()
         self.busy.hide()
 
@@ -333,7 +243,7 @@ class AdvisorPanel(QWidget):
         self.revision += 1
         self.failures_part.document_changed()
         if self.search_state.busy:  # its result would be stale: stop it, free the CPU for the analysis
-            self._cancel_search("changed")
+            self.plan_search.cancel("changed")
         self._update_stale()
         if self.auto_check.isChecked() and self.shown:
             self._auto_timer.start()
@@ -390,72 +300,20 @@ class AdvisorPanel(QWidget):
 
     def search_plans(self) -> None:
         """Search the plans of the design as it is now (a running search is superseded)."""
-        if self._closed:
-            return
-        request = self.search_state.start()
-        self._search_costed = 0
-        self._search_note = ""
-        self.search_worker.submit(request, self.revision, self.qdoc.doc.snapshot(), SEARCH_TOP,
-                                  self.search_options, self.job_name())
-        self.tabs.setCurrentWidget(self.search_page)
-        self._search_state_changed()
+        if not self._closed:
+            self.plan_search.start()
 
     def stop_search(self) -> None:
         """Stop the running search (what was shown before stays)."""
         if self.search_state.busy:
-            self._cancel_search("stopped")
+            self.plan_search.cancel("stopped")
             self._update_stale()
-
-    def _on_search_button(self) -> None:
-        if self.search_state.busy:
-            self.stop_search()
-        else:
-            self.search_plans()
-
-    def _cancel_search(self, why: str) -> None:
-        self.search_worker.cancel()
-        self.search_state.cancel()
-        self._search_note = why
-        self._search_state_changed()
-
-    def _search_state_changed(self) -> None:
-        """The button, the busy bar, the status line and the page's message follow the search."""
-        searching = self.search_state.busy
-        self.search_button.setText("Stop search" if searching else "Search plans")
-        self.search_button.setToolTip("Stop the plan search" if searching else SEARCH_TIP)
-        if self.search_result is None:
-            if searching:
-                self.plans_page.show_message(self._search_progress_text() + "\n\nThe fastest plans that fit in "
-                                             "memory will be listed here.")
-            elif self.search_error is None:
-                note = SEARCH_NOTES.get(self._search_note, ("", ""))[0]
-                self.plans_page.show_message((note + "\n\n" if note else "") + SEARCH_HINT)
-        self._show_busy()
-        self._finish_status()
-        if not searching and not self.running:  # the status line says how the search ended
-            if self._search_note:
-                self.status_label.setText(SEARCH_NOTES[self._search_note][1])
-            elif self.search_state.current(self.revision) is not None:
-                r = self.search_result
-                self.status_label.setText(f"{r.evaluated:,} plans costed in {r.elapsed_s:.1f} s")
-
-    def _search_progress_text(self) -> str:
-        gpus = count_text(self.qdoc.doc.num_gpus())
-        if self._search_costed:
-            return f"Searching plans on {gpus} GPUs: costed {self._search_costed:,} plans..."
-        return f"Searching plans on {gpus} GPUs: enumerating the space..."
-
-    def _search_status_text(self) -> str:
-        """As short as the status line next to the busy bar wants it."""
-        if self._search_costed:
-            return f"searching plans: {self._search_costed:,} costed..."
-        return f"searching plans on {count_text(self.qdoc.doc.num_gpus())} GPUs..."
 
     def _show_busy(self) -> None:
         running, searching = self.running, self.search_state.busy
         self.busy.setVisible(running or searching)
         if not running and searching:
-            self.status_label.setText(self._search_status_text())
+            self.status_label.setText(self.plan_search.status_text())
         if running:
             what = "analysing" if self.advice_state.busy else f"scaling ({self.mode_combo.currentText()})"
             self.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
@@ -508,43 +366,11 @@ class AdvisorPanel(QWidget):
         if not error:
             self.scalingShown.emit()
 
-    def _on_search_progress(self, request: int, costed: int) -> None:
-        if self._closed or request != self.search_state.request or not self.search_state.busy:
-            return
-        self._search_costed = costed
-        if not self.running:
-            self.status_label.setText(self._search_status_text())
-        if self.search_result is None and self.search_error is None:
-            self._search_state_changed()
-
-    def _on_searched(self, request: int, revision: int, result, error, seconds: float) -> None:
-        if self._closed:
-            return
-        answer = self.search_state.receive(request, revision, self.revision, result, error)
-        if answer is Answer.SUPERSEDED:
-            return  # superseded, stopped
-        if answer is Answer.OUTDATED:  # the design changed while it ran: dropped
-            self._search_note = "changed"
-            self._search_state_changed()
-            self._update_stale()
-            return
-        self._search_note = ""
-        if answer is Answer.ERROR:
-            self.plans_page.show_error(error)
-            self.tabs.setTabText(1, "Best plans")
-        else:
-            self.plans_page.show_result(result, stale=False)
-            self.tabs.setTabText(1, f"Best plans ({len(result.top)})")
-        self._search_state_changed()
-        self._update_stale()
-        if not error:
-            self.searched.emit()
-
     def _finish_status(self) -> None:
         if self.running:
             return
         if self.search_state.busy:
-            self.status_label.setText(self._search_status_text())
+            self.status_label.setText(self.plan_search.status_text())
             return
         if self.report is not None:
             n = len(self.report["ranked"])
@@ -572,18 +398,7 @@ class AdvisorPanel(QWidget):
             text = None
             self._last_applied = None
         self.changes.set_stale(text, can_apply=not self.stale)
-        # the best plans: stale after any edit until searched again (never automatically)
-        text = None
-        if self.search_stale:
-            then = f"Applied \u201c{self._last_applied_plan}\u201d (Edit > Undo takes it back). " \
-                if self._last_applied_plan else "The design changed since this search. "
-            if self.search_state.busy:
-                text = then + "Searching again..."
-            else:
-                text = then + "Press Search plans for the best plans of the design as it is now."
-        else:
-            self._last_applied_plan = None
-        self.plans_page.set_stale(text)
+        self.plans_page.set_stale(self.plan_search.stale_text(self.revision))
 
     # ---- showing ----
     def plan_rows(self) -> list[dict]:
@@ -594,56 +409,9 @@ class AdvisorPanel(QWidget):
     def _say(self, text: str) -> None:
         self.status_label.setText(text)
 
-    def _plan_megatron_line(self, row: int) -> str | None:
-        """The Megatron-LM line of a search-table row's plan (the file's own plan below the best)."""
-        from ...core.export.megatron_args import plan_line
-        from ...core.model.catalog import default_catalog
-
-        result, rows, doc = self.search_result, self.plans_page.rows, self.qdoc.doc
-        if result is None or doc.spec.workload is None:
-            return None
-        current = result.current if result.current is not None and "error" not in result.current else None
-        point = rows[row]["point"] if row < len(rows) else current["point"] if current else None
-        return None if point is None else plan_line(doc, point, default_catalog().presets()).one_line()
-
     def apply_plan(self, row: dict) -> bool:
-        """Apply a plan of the search as one undo step (a job edit); False, and why in the status line,
-        when it cannot be."""
-        from ..document.commands import SetJob
-
-        if self._closed or row is None or self.search_result is None:
-            return False
-        if self.search_stale or self.search_revision != self.revision:
-            self.status_label.setText("the design changed since this search: search again first")
-            return False
-        current = self.search_result.current
-        if current is not None and row["point"] == current["point"]:
-            self.status_label.setText("this is the file's plan already")
-            return False
-        doc = self.qdoc.doc
-        point = row["point"]
-        label = point.label()
-        if doc.spec.jobs:  # several jobs: the plan is the searched job's
-            import copy
-
-            from ..document.job_commands import SetJobs
-
-            jobs = copy.deepcopy(list(doc.spec.jobs))
-            job = next(j for j in jobs if j.name == self.job_name())
-            job.workload, job.parallelism = point.workload(job.workload), point.parallelism(job.parallelism)
-            command = SetJobs(self.qdoc, jobs, f"Search: {label} ({job.name})")
-        elif doc.spec.workload is None:
-            self.status_label.setText("the design has no workload")
-            return False
-        else:
-            command = SetJob(self.qdoc, workload=point.workload(doc.spec.workload),
-                             parallelism=point.parallelism(doc.spec.parallelism), text=f"Search: {label}")
-        self._last_applied_plan = label
-        self._last_applied = f"Search: {label}"
-        self.qdoc.push(command)  # the document changes: the window re-evaluates, these plans go stale
-        self._update_stale()
-        self.planApplied.emit(label)
-        return True
+        """Apply a plan of the search as one undo step (advisor_search.py)."""
+        return self.plan_search.apply_plan(row)
 
     def advice_rows(self) -> list:
         """The advice in table order (group header rows left out)."""
@@ -655,17 +423,8 @@ class AdvisorPanel(QWidget):
     def row_of(self, advice) -> int:
         return self.changes.rows.index(advice)
 
-    def _apply_to_job(self, advice, job_name: str, text: str) -> bool:
-        self._last_applied = advice.title
-        self.qdoc.push(_job_edit(self.qdoc, advice, job_name, text))
-        self._update_stale()
-        self.applied.emit(advice.id)
-        return True
-
     def apply(self, advice) -> bool:
         """Apply one change as one undo step; False (and why, in the status line) when it cannot be."""
-        from ..document.commands import ReplaceDocument, SetJob
-
         if self._closed or advice is None:
             return False
         if advice.error or advice.document is None:
@@ -674,43 +433,28 @@ class AdvisorPanel(QWidget):
         if self.stale or self.report_revision != self.revision:
             self.status_label.setText("the design changed since this analysis: analyse again first")
             return False
-        doc = advice.document
-        text = f"Advisor: {advice.title}"
-        job_name = (self.report or {}).get("job_name") if isinstance(self.report, dict) else None
-        if job_name and self.qdoc.doc.spec.jobs:  # a design with several jobs: the change is to that job
-            return self._apply_to_job(advice, job_name, text)
-        if advice.job_only:
-            command = SetJob(self.qdoc, workload=doc.spec.workload, parallelism=doc.spec.parallelism, text=text)
-        else:
-            command = ReplaceDocument(self.qdoc, doc, text=text)
+        job_name = self.report.get("job_name") if isinstance(self.report, dict) else None
         self._last_applied = advice.title
-        self.qdoc.push(command)  # the document changes: the window re-evaluates, this advice goes stale
+        # the document changes: the window re-evaluates, this advice goes stale
+        self.qdoc.push(advice_command(self.qdoc, advice, job_name, f"Advisor: {advice.title}"))
         self._update_stale()
         self.applied.emit(advice.id)
         return True
 
 
+def _process_events_until(done, timeout_s: float) -> bool:
+    """Process Qt events until `done()` (True) or `timeout_s` passed (False)."""
+    import time
 
-def _job_edit(qdoc, advice, job_name: str, text: str):
-    """The undo command that applies `advice` (costed on job `job_name` alone) to that job of a
-    design with several jobs: its plan and workload for a job edit, else the changed hardware with
-    the design's jobs kept."""
-    import copy
+    from PySide6.QtWidgets import QApplication
 
-    from ..document.commands import ReplaceDocument
-    from ..document.job_commands import SetJobs
-
-    doc = advice.document
-    jobs = copy.deepcopy(qdoc.doc.spec.jobs)
-    if advice.job_only:
-        for job in jobs:
-            if job.name == job_name:
-                job.workload = copy.deepcopy(doc.spec.workload)
-                job.parallelism = copy.deepcopy(doc.spec.parallelism)
-        return SetJobs(qdoc, jobs, text)
-    changed = doc.copy()
-    changed.spec.workload, changed.spec.parallelism, changed.spec.jobs = None, None, jobs
-    return ReplaceDocument(qdoc, changed, text=text)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        QApplication.processEvents()
+        if done():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 class _TabifyOnShow(QObject):

@@ -10,7 +10,7 @@ import re
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
-from ...generate.fat_tree import (
+from ...generate.fat_tree_geometry import (
     DEFAULT_SWITCH_LATENCY_US, LEAF_SPINE_CABLE_LATENCY_US, NIC_CABLE_LATENCY_US, RACK_PITCH_X_PX, RACK_UNITS,
     RACKS_PER_ROW, ROW_PITCH_Y_PX, SERVER_UNITS_PER_8_GPUS, SERVERS_PER_RACK, SPINE_CORE_CABLE_LATENCY_US,
     SWITCH_LARGE_RADIX, SWITCH_SLOT_PITCH_UNITS, SWITCH_UNITS_LARGE, SWITCH_UNITS_SMALL, SWITCHES_PER_NETWORK_RACK,
