@@ -21,20 +21,15 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from screenshots import _app, _window  # noqa: E402  the guide's pictures open the window the same way
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
 NCCL_LOG = ROOT / "tests" / "data" / "nccl-tests" / "h200-2node-all_reduce.txt"
-SIZE = (1600, 1000)
 # the dialogs it opens, each saved as dialog-NAME.png
 DIALOGS = ("generate", "parts-and-costs", "compare-clusters", "compare-with", "calibrate", "duplicate-many", "find",
            "quick-guide", "shortcuts", "about")
 DESIGNS = {64: EXAMPLES / "h100-64gpu-infiniband.yaml", 1024: EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"}
-
-
-def _app():
-    from PySide6.QtWidgets import QApplication
-
-    return QApplication.instance() or QApplication(["designer-review"])
 
 
 def _settle(ms: int = 200) -> None:
@@ -72,23 +67,6 @@ def _design(gpus: int, tmp: Path) -> Path:
                             sequence_parallel=True, use_distributed_optimizer=True))
     save_document(doc, out)
     return out
-
-
-def _window(path: Path):
-    from PySide6.QtCore import QSettings
-
-    from designer.ui.window.main_window import MainWindow
-
-    settings = QSettings(str(Path(tempfile.gettempdir()) / "designer-review.ini"), QSettings.IniFormat)
-    settings.clear()
-    w = MainWindow(settings=settings, remember_layout=False)
-    w.resize(*SIZE)
-    w.open_file(str(path))
-    w.show()
-    _app().processEvents()
-    w.fit_view()
-    w.settle()
-    return w
 
 
 def _modal(trigger, out: Path, tries: int = 50) -> Path:
