@@ -110,6 +110,7 @@ def time_phases() -> None:
     from designer.ui.canvas.job_colors import CanvasJobMarks
     from designer.ui.canvas.minimap import Minimap
     from designer.ui.canvas.scene import CanvasScene
+    from designer.ui.canvas.scene_heat import SceneHeat
     from designer.ui.canvas.view import CanvasView
     from designer.ui.docks.inspector import Inspector
     from designer.ui.window.main_window import MainWindow
@@ -118,8 +119,8 @@ def time_phases() -> None:
     from designer.ui.document.qt_document import QtDocument
 
     main = threading.main_thread()
-    for cls, names in ((QtDocument, ["take"]), (CanvasScene, ["rebuild", "_build_step", "_finish_staged", "paint", "show_heat",
-                                                                    "select_ids"]),
+    for cls, names in ((QtDocument, ["take"]), (CanvasScene, ["rebuild", "_build_step", "_finish_staged", "paint", "select_ids"]),
+                       (SceneHeat, ["show"]),
                        (Document, ["_reindex", "counts", "snapshot"]), (CanvasView, ["fit", "paintEvent"]),
                        (MainWindow, ["_after_edit", "_on_evaluated", "_on_checked", "_show_panels", "_on_replaced",
                                      "_on_timeline", "_on_link_load", "_toggle_heat", "_details_later"]),

@@ -62,7 +62,7 @@ class CanvasLegend(QWidget):
     def rows(self) -> list[tuple[str, str]]:
         """(what, text) per line: ("kind", ...), ("device", ...), ("heat", ...), for painting and tests."""
         if self.heat:  # which heat (View > Heat by Busiest Phase): share of the step, or busiest phase
-            mode = getattr(self.view.scene(), "heat_mode", link_heat.STEP)
+            mode = self.view.scene().heat.mode
             out = [("title", link_heat.LEGEND_TITLE[mode]), ("heat", link_heat.LEGEND_SCALE[mode]),
                    ("bottleneck", link_heat.LEGEND_OUTLINE[mode])]
         else:

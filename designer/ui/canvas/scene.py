@@ -47,7 +47,7 @@ class _EditEffects:
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
 
 
-class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGestures, QGraphicsScene):
+class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphicsScene):
     """The scene: its items and their mirroring of the document here; the staged build, the cables,
     the level of detail, the link heat and the gestures each in a module of its own (scene_*.py)."""
 
@@ -91,6 +91,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
         self._far = False  # its racks are transparent, the box layer draws them
         self._racks_front = False  # racks filled in front of bundled cables (scene_detail.py)
+        self.heat = SceneHeat(self)  # the link heat shown (scene_heat.py)
         self.setBackgroundBrush(style.BACKGROUND)
         self._effects: _EditEffects | None = None  # what the edit being mirrored needs redone (_after_edit)
         qdoc.racksChanged.connect(self._on_racks)

@@ -52,7 +52,7 @@ class CanvasView(QGraphicsView):
         self.legend.place()
 
     def set_heat(self, on: bool) -> None:
-        """Link heat on or off in the legend (the scene colours the cables: CanvasScene.show_heat)."""
+        """Link heat on or off in the legend (the scene colours the cables: scene.heat.show)."""
         self.legend.set_heat(on)
 
     # ---- interactions (tools) ----
