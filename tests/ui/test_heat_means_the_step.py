@@ -50,7 +50,7 @@ def test_a_cable_busy_a_few_percent_of_the_step_is_cold_and_the_phase_view_is_a_
     index, step, phase = _rail_cable(w)
     assert step < 0.06 and phase > 0.8  # busy all its short phase, idle most of the step
     scene, layer = w.scene, w.scene.link_layer
-    row = layer.index[scene._bundle_key(w.qdoc.doc.links[index])]
+    row = layer.index[scene.cables.bundle_key(w.qdoc.doc.links[index])]
     bundle = layer.bundles.link_ids(row)
     positions = {link.id: i for i, link in enumerate(w.qdoc.doc.links)}
     busiest_step = max(float(w.result.link_utilization_array[positions[i]]) for i in bundle)

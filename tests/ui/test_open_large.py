@@ -126,16 +126,16 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     _staged_open(window, mid_file, qtbot, monkeypatch)
     scene, layer = window.scene, window.scene.link_layer
     doc = window.qdoc.doc
-    assert len(scene.bundles) == len(layer.bundles) > 100
+    assert len(scene.cables.bundles) == len(layer.bundles) > 100
     # the key -> row look-up (a sorted search, no dict of every key) finds each bundle at its row
     assert [layer.index.get(bundle.key) for bundle in layer.bundles] == list(range(len(layer.bundles)))
     assert list(layer.index) == [bundle.key for bundle in layer.bundles]
     first = layer.bundles[0].key
     assert first[::-1] not in layer.index and (first[0], "no-such-device") not in layer.index
-    assert layer.index.get("not a key") is None and scene.bundles.get(first) == layer.bundles[0]
+    assert layer.index.get("not a key") is None and scene.cables.bundles.get(first) == layer.bundles[0]
     # every cable's line ends where the items say (items.DeviceItem.port_point / anchor, one at a time)
     for row, bundle in enumerate(layer.bundles):
-        pa, pb = scene._ends(bundle.key)
+        pa, pb = scene.cables.ends(bundle.key)
         assert np.allclose(layer.lines.a[row], (pa.x(), pa.y())) and np.allclose(layer.lines.b[row], (pb.x(), pb.y()))
     # the ports in use, from the cables
     from designer.ui.canvas.items import port_index
@@ -149,7 +149,7 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     assert all(set(item.ports.used) == used.get(i, set()) for i, item in scene.devices.items())
     # the rack-to-rack lines as an item-by-item pass over the racks finds them
     planned = (layer.aggregates.a.copy(), layer.aggregates.b.copy(), list(layer.aggregate_tips))
-    scene._rebuild_aggregates()
+    scene.cables.rebuild_aggregates()
     assert np.allclose(planned[0], layer.aggregates.a) and np.allclose(planned[1], layer.aggregates.b)
     assert planned[2] == layer.aggregate_tips
     # names and ports by zoom, as a fresh pass over the items sets them
@@ -159,7 +159,7 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
             for x, y in zip(staged, scene._lod_items)] == [True] * 7
     # and an edit after the staged build moves a cable's end with its device, as ever
     leaf = next(s for s in doc.switches if s.tier == "leaf")
-    key = next(iter(scene.device_bundles[leaf.id]))
+    key = next(iter(scene.cables.device_bundles[leaf.id]))
     row = layer.index[key]
     before = (layer.lines.a[row].copy(), layer.lines.b[row].copy())
     window.qdoc.push(commands.SetFields(window.qdoc, {leaf.rack: {"x": doc.find("racks", leaf.rack).x + 240.0}},

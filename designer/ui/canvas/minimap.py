@@ -61,8 +61,8 @@ class Minimap(QWidget):
         image.fill(style.BACKGROUND)
         layer = scene.link_layer
         saved = layer.show_individual
-        if scene._aggregates_stale:
-            scene._rebuild_aggregates()
+        if scene.cables.aggregates_stale:
+            scene.cables.rebuild_aggregates()
         layer.show_individual = False  # overview detail, whatever the main view shows
         painter = QPainter(image)
         painter.setRenderHint(QPainter.Antialiasing)

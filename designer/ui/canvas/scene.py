@@ -24,11 +24,11 @@ from .box_layer import BoxLayer
 from .items import ID_ROLE, DeviceItem, DetailLayer, RackItem
 from .links import LinkLayer
 from .scene_build import MARGIN_PX, StagedBuild
-from .scene_cables import BundlesByKey, SceneCables
+from .scene_cables import SceneCables
 from .scene_detail import SceneDetail
 from .scene_gestures import SceneGestures
 from .scene_heat import SceneHeat
-from .scene_plan import STAGED_ITEMS, DeviceBundles, plan_scene
+from .scene_plan import STAGED_ITEMS, plan_scene
 
 # fields of racks, servers and switches whose change moves a tray or changes which trays share NVLink
 DOMAIN_FIELDS = ("rack", "slot", "height_units", "nvlink_domain", "accelerator_count", "units")
@@ -47,7 +47,7 @@ class _EditEffects:
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
 
 
-class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphicsScene):
+class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
     """The scene: its items and their mirroring of the document here; the staged build, the cables,
     the level of detail, the link heat and the gestures each in a module of its own (scene_*.py)."""
 
@@ -63,11 +63,10 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
         self.link_loads = link_loads if link_loads is not None else LinkLoads()  # a bundle's tooltip words its load
         self.racks: dict[str, RackItem] = {}
         self.devices: dict[str, DeviceItem] = {}
-        self.bundles = BundlesByKey(self)  # bundle key -> Bundle (the link layer's rows, read by key)
         self.domain_bands: list = []  # NVLink domains (domains.py)
         self.link_layer = LinkLayer()
         self.detail_layer = DetailLayer()  # every device's name and port squares (items.py)
-        self.device_bundles = DeviceBundles()  # device id -> the keys of the bundles it ends
+        self.cables = SceneCables(self)  # the bundles of cables and the rack-to-rack aggregates (scene_cables.py)
         self.lod_links = True
         self.lod_labels = True
         self.lod_ports = False
@@ -75,11 +74,6 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
         self._lod_items = None  # (labels, their minimum zoom, shown, ports, ...) for apply_lod
         self._rack_fills = None  # scene rects of the racks, painted in the background
         self._drag_start: dict[str, QPointF] = {}
-        self._aggregates_stale = True
-        self._aggregate_row: dict[tuple[str, str], int] = {}
-        self._aggregate_gbps: dict[tuple[str, str], float] = {}
-        self._bundles_version = 0  # counts changes of which links the bundles hold
-        self._positions = None  # (bundles version, links, members, starts): each bundle's link positions
         self.building = False  # a staged build is making items (finish_build completes it at once)
         self._build_work = None
         self._staged_lod = None  # _lod_source's lists, gathered by a staged build as it makes the items
@@ -123,7 +117,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
         self.domain_bands = []  # deleted with the racks
         self.racks.clear()
         self.devices.clear()
-        self.device_bundles.clear()
+        self.cables.clear()
         self.link_layer = LinkLayer()
         self.addItem(self.link_layer)
         self.detail_layer = DetailLayer()
@@ -146,7 +140,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
             self._add_device(node, "node")
         for switch in doc.switches:
             self._add_device(switch, "switch")
-        self._rebuild_bundles()
+        self.cables.rebuild()
         self._rebuild_domains()
         if self.box_layer is not None:
             self.box_layer.devices_changed()
@@ -244,11 +238,6 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
             band.label.setVisible(band.label_fits and band.label_min_scale <= self._scale)
         self._lod_items = None
 
-    def _rack_of(self, device_id: str) -> str | None:
-        item = self.devices.get(device_id)
-        parent = item.parentItem() if item else None
-        return parent.data(ID_ROLE) if parent is not None else None
-
     def _update_scene_rect(self) -> None:
         rect = self.layout_rect()
         if rect.isNull():
@@ -298,7 +287,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
                 if rack is not None:
                     self.racks[rack.id].update_from(rack)
                     self._rack_moved(self.racks[rack.id])
-                self._aggregates_stale = True
+                self.cables.aggregates_stale = True
             if c.action != "changed" or c.field in DOMAIN_FIELDS:
                 effects.domains = True
 
@@ -328,18 +317,18 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
                     if c.field in ("rack", "slot", "height_units"):
                         self._place_device(item, element)
                         self._device_moved(item)
-                        self._aggregates_stale = True
+                        self.cables.aggregates_stale = True
 
     def _on_links(self, changes) -> None:
         effects = self._edit_effects()
         for c in changes:
             link = c.new if c.action == "added" else c.old if c.action == "removed" else self.doc.find("links", c.id)
             if c.action in ("added", "removed") and link is not None:
-                self._mark_ports(link, c.action == "added")
+                self.cables.mark_ports(link, c.action == "added")
             if c.action == "changed" and c.field in ("a", "b", "id"):
                 effects.rebuild_links = True
             elif link is not None:
-                key = self._bundle_key(link)
+                key = self.cables.bundle_key(link)
                 if key is not None:
                     (effects.values_touched if c.action == "changed" else effects.links_touched).add(key)
 
@@ -369,17 +358,17 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
             if self.box_layer is not None:
                 self.box_layer.devices_changed()
         if effects.rebuild_links:
-            self._rebuild_bundles()
+            self.cables.rebuild()
         else:
             for key in effects.links_touched:
-                self._refresh_bundle(key)
+                self.cables.refresh(key)
             for key in effects.values_touched - effects.links_touched:
-                self._refresh_bundle_values(key)
+                self.cables.refresh_values(key)
         if effects.rebuild_links or effects.links_touched or effects.items or effects.other:
             self._layout_rect = None
             self._update_scene_rect()  # (a cable's new speed moves nothing: the measure before stands)
-        if not self.lod_links and self._aggregates_stale:
-            self._rebuild_aggregates()
+        if not self.lod_links and self.cables.aggregates_stale:
+            self.cables.rebuild_aggregates()
 
     # ---- link heat ----------------------------------------------------------------------
 
@@ -424,9 +413,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneGestures, QGraphic
     def _device_moved(self, item: DeviceItem) -> None:
         if self.box_layer is not None:
             self.box_layer.devices_changed()
-        device_id = item.data(ID_ROLE)
-        for key in self.device_bundles.get(device_id, ()):
-            self._place_bundle(key)
+        self.cables.follow_device(item.data(ID_ROLE))
 
     # ---- gestures -> commands -----------------------------------------------------------
 

@@ -40,11 +40,8 @@ class StagedBuild:
         else:
             self.box_layer.devices_changed()
         lp = plan.links
-        self.device_bundles = lp.device_bundles
-        self.link_layer.set_bundles(lp.bundles, lp.a, lp.b, lp.row_of, lp.kinds, lp.gbps)
-        self._bundles_version += 1
-        self._positions = (self._bundles_version, len(doc.links), lp.members, lp.starts)
-        self._set_aggregates(plan.aggregates)
+        self.cables.use_plan(lp)
+        self.cables.set_aggregates(plan.aggregates)
         self.lod_links = False  # zoomed out until the view says otherwise (its fit follows)
         self.link_layer.show_individual = False
         self.setSceneRect(self._layout_rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))

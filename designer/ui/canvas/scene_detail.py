@@ -25,13 +25,13 @@ class SceneDetail:
         wide; a name sits below its device's ports, so the two never overlap."""
         if scale is not None:
             self._scale = scale
-        in_view = len(self.bundles) * min(1.0, visible_fraction)
+        in_view = len(self.cables.bundles) * min(1.0, visible_fraction)
         links = True if scale is None else (scale >= style.LOD_LINKS and in_view <= style.MAX_DRAWN_BUNDLES
                                             and self.cable_spacing_px(scale, visible) >= style.MIN_CABLE_SPACING_PX)
-        if links != self.lod_links or (not links and self._aggregates_stale):
+        if links != self.lod_links or (not links and self.cables.aggregates_stale):
             self.lod_links = links
-            if not links and self._aggregates_stale:
-                self._rebuild_aggregates()
+            if not links and self.cables.aggregates_stale:
+                self.cables.rebuild_aggregates()
             self.link_layer.show_individual = links
             self.link_layer.update()
         self._racks_in_front(not links)

@@ -209,7 +209,7 @@ class SceneGestures:
         layer, rows = self.link_layer, set()
         for element_id in ids:
             link = self.doc.find("links", element_id)
-            key = self._bundle_key(link) if link is not None else None
+            key = self.cables.bundle_key(link) if link is not None else None
             row = layer.index.get(key) if key is not None else None
             if row is not None and element_id in layer.bundles.link_ids(row):
                 rows.add(row)

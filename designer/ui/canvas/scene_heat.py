@@ -63,7 +63,7 @@ class SceneHeat:
         else:
             hot = {l for b in result.bottlenecks[:3] for l in b.get("links", [])}
             hot_links = [scene.doc.find("links", link) for link in hot]
-            hot_keys = {scene._bundle_key(link) for link in hot_links if link is not None}
+            hot_keys = {scene.cables.bundle_key(link) for link in hot_links if link is not None}
             layer.marked = {layer.index[k] for k in hot_keys if k in layer.index}
         doc = scene.doc
 
@@ -88,9 +88,9 @@ class SceneHeat:
         reuses them), flattened for numpy: (rows, flat positions, row starts, rows with links)."""
         scene = self._scene
         doc = scene.doc
-        key = (doc.lineage, scene._bundles_version, len(doc.links), n_util)
+        key = (doc.lineage, scene.cables.version, len(doc.links), n_util)
         if self._rows_key != key:
-            known = scene._positions
+            known = scene.cables.positions
             if known is not None and known[:2] == key[1:3]:  # as the last rebuild found them
                 members, starts = known[2], known[3]
             else:
