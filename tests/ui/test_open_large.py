@@ -153,10 +153,10 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     assert np.allclose(planned[0], layer.aggregates.a) and np.allclose(planned[1], layer.aggregates.b)
     assert planned[2] == layer.aggregate_tips
     # names and ports by zoom, as a fresh pass over the items sets them
-    staged = scene._lod_items
-    scene._lod_changed()
+    staged = scene.detail._items
+    scene.detail.changed()
     assert [np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
-            for x, y in zip(staged, scene._lod_items)] == [True] * 7
+            for x, y in zip(staged, scene.detail._items)] == [True] * 7
     # and an edit after the staged build moves a cable's end with its device, as ever
     leaf = next(s for s in doc.switches if s.tier == "leaf")
     key = next(iter(scene.cables.device_bundles[leaf.id]))

@@ -47,12 +47,12 @@ def _point_on(scene, a, b, wanted) -> QPointF | None:
 
 def test_at_150_percent_the_racks_cover_the_bundled_cables(empty_window, fabric_1k, qtbot):
     scene = _open_at(empty_window, fabric_1k, 1.5, qtbot)
-    assert scene.cable_spacing_px(1.5, empty_window.view.visible_rect()) < style.MIN_CABLE_SPACING_PX  # a wall
+    assert scene.detail.cable_spacing_px(1.5, empty_window.view.visible_rect()) < style.MIN_CABLE_SPACING_PX  # a wall
     assert not scene.link_layer.show_individual  # bundled rack to rack
     assert all(r.brush().style() != Qt.NoBrush for r in scene.racks.values())  # racks filled, in front
     view = empty_window.view
     view.zoom_to(8.0)
-    assert scene.cable_spacing_px(8.0, view.visible_rect()) >= style.MIN_CABLE_SPACING_PX
+    assert scene.detail.cable_spacing_px(8.0, view.visible_rect()) >= style.MIN_CABLE_SPACING_PX
     assert scene.link_layer.show_individual  # told apart at 800 %: single cables, to their ports
     assert all(r.brush().style() == Qt.NoBrush for r in scene.racks.values())
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
+from shiboken6 import isValid
 
 from ...core.analysis.link_load import LinkLoads
 from ...core.model import Rack
@@ -47,7 +48,7 @@ class _EditEffects:
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
 
 
-class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
+class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
     """The scene: its items and their mirroring of the document here; the staged build, the cables,
     the level of detail, the link heat and the gestures each in a module of its own (scene_*.py)."""
 
@@ -67,24 +68,17 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
         self.link_layer = LinkLayer()
         self.detail_layer = DetailLayer()  # every device's name and port squares (items.py)
         self.cables = SceneCables(self)  # the bundles of cables and the rack-to-rack aggregates (scene_cables.py)
-        self.lod_links = True
-        self.lod_labels = True
-        self.lod_ports = False
-        self._scale = 1.0  # the view's zoom, for the level of detail of items added later
-        self._lod_items = None  # (labels, their minimum zoom, shown, ports, ...) for apply_lod
+        self.detail = SceneDetail(self)  # what shows at the view's zoom (scene_detail.py)
         self._rack_fills = None  # scene rects of the racks, painted in the background
         self._drag_start: dict[str, QPointF] = {}
         self.building = False  # a staged build is making items (finish_build completes it at once)
         self._build_work = None
-        self._staged_lod = None  # _lod_source's lists, gathered by a staged build as it makes the items
         self._hidden: list = []  # items a staged build made and has not shown yet
         self._revealed_at = 0.0
         self._build_timer = QTimer(self, singleShot=True, interval=0, timeout=self._build_step)
         self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
         self._layout_rect: QRectF | None = None  # what is drawn (itemsBoundingRect costs 0.3 s at 131k)
         self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
-        self._far = False  # its racks are transparent, the box layer draws them
-        self._racks_front = False  # racks filled in front of bundled cables (scene_detail.py)
         self.heat = SceneHeat(self)  # the link heat shown (scene_heat.py)
         self.setBackgroundBrush(style.BACKGROUND)
         self._effects: _EditEffects | None = None  # what the edit being mirrored needs redone (_after_edit)
@@ -111,7 +105,7 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
         plan, self._plan_ready = self._plan_ready, None
         self._stop_build()
         self.aboutToRebuild.emit()
-        self.box_layer, self._far = None, False  # deleted with the items (clear() announces a selection change)
+        self.box_layer, self.detail.far = None, False  # deleted with the items (clear() announces a selection change)
         self.clear()
         self._layout_rect = None
         self.domain_bands = []  # deleted with the racks
@@ -122,7 +116,7 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
         self.addItem(self.link_layer)
         self.detail_layer = DetailLayer()
         self.addItem(self.detail_layer)
-        self._lod_items = None
+        self.detail.forget()
         self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
@@ -146,7 +140,7 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
             self.box_layer.devices_changed()
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self._update_scene_rect()
-        self.apply_lod(None)
+        self.detail.apply(None)
 
 
 
@@ -171,9 +165,9 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
 
     def _add_rack(self, rack: Rack) -> RackItem:
         item = RackItem(rack)
-        if self._far:
+        if self.detail.far:
             item.setOpacity(0.0)
-        if self._racks_front:
+        if self.detail.racks_in_front:
             item.setBrush(style.brush(style.RACK_FILL))
         item.on_moved = self._rack_moved
         self.addItem(item)
@@ -201,7 +195,7 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
                 item.setParentItem(None)
             if item.scene() is None:
                 self.addItem(item)
-            item.setOpacity(0.0 if self._far else 1.0)  # loose: drawn by the box layer when far out
+            item.setOpacity(0.0 if self.detail.far else 1.0)  # loose: drawn by the box layer when far out
             pos = self.doc.spec.layout.get("positions", {}).get(element.id)
             if pos is None:
                 pos = self._loose_position(element.id)
@@ -235,8 +229,8 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
         if self.box_layer is not None:
             self.box_layer.bands_changed()
         for band in self.domain_bands:
-            band.label.setVisible(band.label_fits and band.label_min_scale <= self._scale)
-        self._lod_items = None
+            band.label.setVisible(band.label_fits and band.label_min_scale <= self.detail.scale)
+        self.detail.forget()
 
     def _update_scene_rect(self) -> None:
         rect = self.layout_rect()
@@ -250,6 +244,11 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
 
 
 
+
+    def _selection_to_box_layer(self) -> None:
+        layer = self.box_layer
+        if layer is not None and isValid(layer):  # (a scene being deleted deletes its items first)
+            layer.selection_changed()
 
     # ---- mirroring the document ---------------------------------------------------------
     # One handler per kind of change (QtDocument emits racksChanged, devicesChanged, linksChanged
@@ -354,7 +353,7 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
         if effects.racks:
             self._racks_changed()
         if effects.items:
-            self._lod_changed()  # names, sizes or items changed: their zoom thresholds too
+            self.detail.changed()  # names, sizes or items changed: their zoom thresholds too
             if self.box_layer is not None:
                 self.box_layer.devices_changed()
         if effects.rebuild_links:
@@ -367,7 +366,7 @@ class CanvasScene(StagedBuild, SceneDetail, SceneGestures, QGraphicsScene):
         if effects.rebuild_links or effects.links_touched or effects.items or effects.other:
             self._layout_rect = None
             self._update_scene_rect()  # (a cable's new speed moves nothing: the measure before stands)
-        if not self.lod_links and self.cables.aggregates_stale:
+        if not self.detail.single_cables and self.cables.aggregates_stale:
             self.cables.rebuild_aggregates()
 
     # ---- link heat ----------------------------------------------------------------------

@@ -42,7 +42,7 @@ class StagedBuild:
         lp = plan.links
         self.cables.use_plan(lp)
         self.cables.set_aggregates(plan.aggregates)
-        self.lod_links = False  # zoomed out until the view says otherwise (its fit follows)
+        self.detail.single_cables = False  # zoomed out until the view says otherwise (its fit follows)
         self.link_layer.show_individual = False
         self.setSceneRect(self._layout_rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
         # Indexed from the start, at the depth the finished canvas needs: each slice's items join the
@@ -64,16 +64,17 @@ class StagedBuild:
             for e in elements:
                 (racked[e.rack] if e.rack in rack_ids else loose).append((e, kind))
         total, made = len(doc.racks) + len(doc.nodes) + len(doc.switches), 0
-        scale = self._scale
-        # what _apply_item_lod needs of each item, gathered as it is made (a pass over 26k items: 0.4 s)
+        scale = self.detail.scale
+        # what the level of detail needs of each item, gathered as it is made (a pass over 26k items: 0.4 s)
         # (+ whether each rack's and device's name was made shown: no isVisible() of 30k names at the end)
         lod = self._staged_lod = ([], [], [], [], [], [], [], ([], []))
+        self.detail.use_staged(lod)
         for rack in list(doc.racks):
             item = RackItem(rack)
             item.setVisible(False)  # until its batch shows (_reveal), its servers and switches with it
-            if self._far:
+            if self.detail.far:
                 item.setOpacity(0.0)  # the box layer draws it (box_layer.py)
-            if self._racks_front:
+            if self.detail.racks_in_front:
                 item.setBrush(style.brush(style.RACK_FILL))  # in front of the bundled cables (scene_detail.py)
             shown = item.label_min_scale <= scale
             item.label.setVisible(shown)  # thousands of names unseen when zoomed out
@@ -101,8 +102,9 @@ class StagedBuild:
         yield
         self._rebuild_domains()
         yield
-        self._lod_items = None
-        self._apply_item_lod(self._scale, made=True)  # every item's name and ports by the zoom now
+        self.detail.forget()
+        self.detail.apply_items(self.detail.scale, made=True)  # every item's name and ports by the zoom now
+        self.detail.use_staged(None)
         self._staged_lod = None
         yield
 
@@ -116,7 +118,7 @@ class StagedBuild:
         lod[6].append(item.ports_min_scale)
         if element.rack not in self.racks:
             item.setVisible(False)  # a loose one: until its batch shows
-            if self._far:
+            if self.detail.far:
                 item.setOpacity(0.0)
         shown = item.label_min_scale <= scale
         item.label.setVisible(shown)
@@ -173,6 +175,7 @@ class StagedBuild:
         self._build_timer.stop()
         self._build_work = None
         self._staged_lod = None
+        self.detail.use_staged(None)
         self._hidden = []
         self.building = False
 

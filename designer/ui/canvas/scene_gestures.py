@@ -20,7 +20,7 @@ class SceneGestures:
 
     def helpEvent(self, event) -> None:
         """Tooltips of cables (they are not items of their own)."""
-        if self._far:  # Qt does not find transparent items: the box layer's tooltips are the items'
+        if self.detail.far:  # Qt does not find transparent items: the box layer's tooltips are the items'
             under = self.box_layer.items_at(event.scenePos())
             if under:
                 QToolTip.showText(event.screenPos(), under[0].toolTip())
@@ -34,7 +34,7 @@ class SceneGestures:
         super().helpEvent(event)
 
     def mousePressEvent(self, event) -> None:
-        if self._far and event.button() == Qt.LeftButton:
+        if self.detail.far and event.button() == Qt.LeftButton:
             # far out the racks are transparent, which Qt's own hit tests skip: a click selects the box
             # (or rack) under it as Qt would; no drag from here (zoom in to move one)
             under = self.box_layer.items_at(event.scenePos())
@@ -169,7 +169,7 @@ class SceneGestures:
             item.setSelected(True)
 
     def item_at(self, pos: QPointF, kinds=("node", "switch")):
-        if self._far:
+        if self.detail.far:
             found = [i for i in self.box_layer.items_at(pos) if i.data(KIND_ROLE) in kinds]
             return found[0] if found else None
         for item in self.items(pos):
