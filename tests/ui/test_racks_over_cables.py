@@ -65,7 +65,7 @@ def test_a_click_on_a_cable_inside_a_rack_selects_the_cable(empty_window, fabric
     for row in range(len(layer.lines.a)):  # a cable's stretch over a rack's inside, off every server and switch
         p = _point_on(scene, layer.lines.a[row], layer.lines.b[row],
                       lambda under: len(under) == 1 and isinstance(under[0], RackItem))
-        if p is not None and layer.row_at(p, scene._tolerance()) == row:
+        if p is not None and layer.row_at(p, scene.gestures.tolerance()) == row:
             found = row, p
             break
     assert found is not None
@@ -90,7 +90,7 @@ def test_a_click_on_a_bundle_in_an_aisle_selects_its_cables(empty_window, fabric
     found = None
     for agg in range(len(layer.aggregates.a)):
         p = _point_on(scene, layer.aggregates.a[agg], layer.aggregates.b[agg], lambda under: not under)
-        if p is not None and layer.row_at(p, scene._tolerance()) == agg:
+        if p is not None and layer.row_at(p, scene.gestures.tolerance()) == agg:
             found = agg, p
             break
     assert found is not None

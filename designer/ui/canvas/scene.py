@@ -2,8 +2,8 @@
 bundle of cables between two devices, and rack-to-rack aggregates for the zoomed-out view.
 
 It listens to the document's changes and updates only what changed; a whole-document
-change (open, generate, undo of a generate) rebuilds it. Gestures come back as requests
-(`drop_part`, `request_link`, `finish_drag`) that turn into undo commands.
+change (open, generate, undo of a generate) rebuilds it. Gestures come back as undo commands: a
+drag's moves (scene_gestures.py); a dropped part or a drawn cable through the view's signals.
 
 One handler per kind of change: QtDocument emits racksChanged, devicesChanged, linksChanged and
 layoutChanged, then changed with all of them; each handler updates its items and notes what the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
 from shiboken6 import isValid
 
@@ -48,7 +48,7 @@ class _EditEffects:
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
 
 
-class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
+class CanvasScene(StagedBuild, QGraphicsScene):
     """The scene: its items and their mirroring of the document here; the staged build, the cables,
     the level of detail, the link heat and the gestures each in a module of its own (scene_*.py)."""
 
@@ -69,8 +69,8 @@ class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
         self.detail_layer = DetailLayer()  # every device's name and port squares (items.py)
         self.cables = SceneCables(self)  # the bundles of cables and the rack-to-rack aggregates (scene_cables.py)
         self.detail = SceneDetail(self)  # what shows at the view's zoom (scene_detail.py)
+        self.gestures = SceneGestures(self)  # clicks, drags, tooltips and the selection by id (scene_gestures.py)
         self._rack_fills = None  # scene rects of the racks, painted in the background
-        self._drag_start: dict[str, QPointF] = {}
         self.building = False  # a staged build is making items (finish_build completes it at once)
         self._build_work = None
         self._hidden: list = []  # items a staged build made and has not shown yet
@@ -178,10 +178,10 @@ class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
         item = DeviceItem(element, kind)
         item.on_moved = self._device_moved
         self.devices[element.id] = item
-        self._place_device(item, element)
+        self.place_device(item, element)
         return item
 
-    def _place_device(self, item: DeviceItem, element) -> None:
+    def place_device(self, item: DeviceItem, element) -> None:
         rack_item = self.racks.get(element.rack) if element.rack else None
         if rack_item is not None:
             if item.parentItem() is not rack_item:
@@ -268,7 +268,7 @@ class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
                 self._add_rack(c.new)
                 for e in list(self.doc.nodes) + list(self.doc.switches):
                     if e.rack == c.id and e.id in self.devices:
-                        self._place_device(self.devices[e.id], e)
+                        self.place_device(self.devices[e.id], e)
             elif c.action == "removed":
                 item = self.racks.pop(c.id, None)
                 if item is not None:
@@ -314,7 +314,7 @@ class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
                     item = self.devices[element.id]
                     item.update_from(element)
                     if c.field in ("rack", "slot", "height_units"):
-                        self._place_device(item, element)
+                        self.place_device(item, element)
                         self._device_moved(item)
                         self.cables.aggregates_stale = True
 
@@ -335,7 +335,7 @@ class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
         self._edit_effects().other = True
         for e in list(self.doc.nodes) + list(self.doc.switches):
             if e.rack is None and e.id in self.devices:
-                self._place_device(self.devices[e.id], e)
+                self.place_device(self.devices[e.id], e)
                 self._device_moved(self.devices[e.id])
 
     def _after_edit(self, changes) -> None:
@@ -414,25 +414,27 @@ class CanvasScene(StagedBuild, SceneGestures, QGraphicsScene):
             self.box_layer.devices_changed()
         self.cables.follow_device(item.data(ID_ROLE))
 
-    # ---- gestures -> commands -----------------------------------------------------------
+    # ---- gestures (scene_gestures.py) ------------------------------------------------------
+    def helpEvent(self, event) -> None:
+        if not self.gestures.tooltip(event):
+            super().helpEvent(event)
 
+    def mousePressEvent(self, event) -> None:
+        if self.gestures.press(event):
+            return
+        super().mousePressEvent(event)
+        self.gestures.pressed()
 
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        self.gestures.released()
 
+    # the selection by id: what the window's commands, panels and searches ask of the canvas
+    def selected_ids(self) -> list[str]:
+        return self.gestures.selected_ids()
 
+    def select_ids(self, ids) -> None:
+        self.gestures.select_ids(ids)
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+    def item_for(self, element_id: str):
+        return self.gestures.item_for(element_id)

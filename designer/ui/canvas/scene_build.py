@@ -127,7 +127,7 @@ class StagedBuild:
         if ports:
             item.ports.used = ports
         self.devices[element.id] = item
-        self._place_device(item, element)
+        self.place_device(item, element)
         item.on_moved = self._device_moved  # after placing: its cables' ends are planned already
 
     def _build_step(self) -> None:

@@ -211,7 +211,7 @@ class CanvasView(QGraphicsView):
         if band is not None and scene.detail.far:
             from PySide6.QtWidgets import QApplication
 
-            scene.select_in_rect(band, add=bool(QApplication.keyboardModifiers() & Qt.ControlModifier))
+            scene.gestures.select_in_rect(band, add=bool(QApplication.keyboardModifiers() & Qt.ControlModifier))
 
     # ---- pan with the middle button or space-drag; tools ----
     def _tool_wants(self, event) -> bool:
