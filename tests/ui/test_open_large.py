@@ -71,8 +71,8 @@ def test_a_big_file_opens_off_the_window_thread_and_the_window_keeps_answering(e
     dialog = window.findChild(QProgressDialog, "progress")
     assert dialog is not None and dialog.isVisible()
     qtbot.waitUntil(lambda: window.qdoc.path == str(big_file), timeout=60_000)
-    assert window.scene.building  # painted already; the boxes still coming, a slice at a time
-    qtbot.waitUntil(lambda: not window.scene.building, timeout=60_000)
+    assert window.scene.build.running  # painted already; the boxes still coming, a slice at a time
+    qtbot.waitUntil(lambda: not window.scene.build.running, timeout=60_000)
     ticks.timer.stop()
     doc = window.qdoc.doc
     assert doc.num_gpus() == 16384
@@ -101,7 +101,7 @@ def test_cancel_of_a_big_open_keeps_the_design_open_before(empty_window, big_fil
     assert window.settle()
     doc = window.qdoc.doc
     assert (len(doc.racks), len(doc.links), window.qdoc.path) == (racks, links, path)
-    assert window.qdoc.undo_stack.count() == steps and not window.scene.building
+    assert window.qdoc.undo_stack.count() == steps and not window.scene.build.running
     assert len(window.scene.racks) == racks
     assert "cancelled" in window.statusBar().currentMessage()
 
@@ -116,7 +116,7 @@ def _staged_open(window, path, qtbot, monkeypatch) -> None:
     _pick(monkeypatch, path)
     with qtbot.waitSignal(window.scene.built, timeout=30_000):  # the staged build ran and ended
         window.act_open.trigger()
-    assert window.qdoc.path == str(path) and not window.scene.building
+    assert window.qdoc.path == str(path) and not window.scene.build.running
 
 
 def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, monkeypatch):
@@ -178,10 +178,10 @@ def test_an_edit_during_the_staged_build_finds_every_item(empty_window, mid_file
     _pick(monkeypatch, mid_file)
     window.act_open.trigger()
     qtbot.waitUntil(lambda: window.qdoc.path == str(mid_file), timeout=30_000)
-    assert window.scene.building and len(window.scene.devices) < len(window.qdoc.doc.nodes)
+    assert window.scene.build.running and len(window.scene.devices) < len(window.qdoc.doc.nodes)
     last = window.qdoc.doc.nodes[-1].id
     window.scene.select_ids([last])  # the search of a user: the items it needs are made first
-    assert not window.scene.building and window.scene.selected_ids() == [last]
+    assert not window.scene.build.running and window.scene.selected_ids() == [last]
     assert len(window.scene.devices) == len(window.qdoc.doc.nodes) + len(window.qdoc.doc.switches)
 
 
@@ -228,7 +228,7 @@ def test_a_big_design_replaced_by_another_is_freed(empty_window, mid_file, tmp_p
     save_document(generate_fat_tree(nodes=4, gpu="H100", switch_radix=16), other)
     _pick(monkeypatch, other)
     window.act_open.trigger()
-    qtbot.waitUntil(lambda: window.qdoc.path == str(other) and not window.scene.building, timeout=30_000)
+    qtbot.waitUntil(lambda: window.qdoc.path == str(other) and not window.scene.build.running, timeout=30_000)
     assert window.settle(60)
     gc.collect()
     assert first_link() is None and first_node() is None

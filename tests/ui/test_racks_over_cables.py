@@ -22,7 +22,7 @@ def fabric_1k(tmp_path_factory):
 
 def _open_at(window, path, scale: float, qtbot):
     window.open_file(str(path))
-    window.scene.finish_build()
+    window.scene.build.finish()
     window.view.zoom_to(scale)
     qtbot.wait(10)
     return window.scene

@@ -49,7 +49,7 @@ class Minimap(QWidget):
 
     def render_overview(self) -> None:
         scene = self.view.scene()
-        if scene.building:
+        if scene.build.running:
             return  # its items are still coming: drawn once they are all there (scene.built)
         self.source = scene.layout_rect().adjusted(-20, -20, 20, 20)  # the design itself, not the margin
         if self.source.isEmpty() or self.width() < 10:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene
 from shiboken6 import isValid
 
@@ -48,9 +48,9 @@ class _EditEffects:
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
 
 
-class CanvasScene(StagedBuild, QGraphicsScene):
-    """The scene: its items and their mirroring of the document here; the staged build, the cables,
-    the level of detail, the link heat and the gestures each in a module of its own (scene_*.py)."""
+class CanvasScene(QGraphicsScene):
+    """The scene: its items and their mirroring of the document here. Its parts each own their state,
+    in a module of their own: `build` (scene_build.py), `cables`, `detail`, `heat` and `gestures`."""
 
     message = Signal(str)  # what a refused gesture should tell the user
     aboutToRebuild = Signal()  # every item is about to be deleted (a tool must let go of its own)
@@ -69,17 +69,12 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         self.detail_layer = DetailLayer()  # every device's name and port squares (items.py)
         self.cables = SceneCables(self)  # the bundles of cables and the rack-to-rack aggregates (scene_cables.py)
         self.detail = SceneDetail(self)  # what shows at the view's zoom (scene_detail.py)
+        self.build = StagedBuild(self)  # a big design's items made in slices (scene_build.py)
+        self.heat = SceneHeat(self)  # the link heat shown (scene_heat.py)
         self.gestures = SceneGestures(self)  # clicks, drags, tooltips and the selection by id (scene_gestures.py)
         self._rack_fills = None  # scene rects of the racks, painted in the background
-        self.building = False  # a staged build is making items (finish_build completes it at once)
-        self._build_work = None
-        self._hidden: list = []  # items a staged build made and has not shown yet
-        self._revealed_at = 0.0
-        self._build_timer = QTimer(self, singleShot=True, interval=0, timeout=self._build_step)
-        self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
         self._layout_rect: QRectF | None = None  # what is drawn (itemsBoundingRect costs 0.3 s at 131k)
         self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
-        self.heat = SceneHeat(self)  # the link heat shown (scene_heat.py)
         self.setBackgroundBrush(style.BACKGROUND)
         self._effects: _EditEffects | None = None  # what the edit being mirrored needs redone (_after_edit)
         qdoc.racksChanged.connect(self._on_racks)
@@ -96,14 +91,9 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         return self.qdoc.doc
 
     # ---- building -----------------------------------------------------------------------
-    def use_plan(self, plan) -> None:
-        """The plan of the design about to replace the open one (made off the UI thread); the next
-        rebuild uses it if it is for that design's very spec."""
-        self._plan_ready = plan
-
     def rebuild(self) -> None:
-        plan, self._plan_ready = self._plan_ready, None
-        self._stop_build()
+        plan = self.build.take_plan()
+        self.build.stop()
         self.aboutToRebuild.emit()
         self.box_layer, self.detail.far = None, False  # deleted with the items (clear() announces a selection change)
         self.clear()
@@ -126,7 +116,7 @@ class CanvasScene(StagedBuild, QGraphicsScene):
             if plan is None or plan.spec is not doc.spec:
                 plan = plan_scene(doc)
             if plan is not None:
-                self._start_staged(plan)
+                self.build.start(plan)
                 return
         for rack in doc.racks:
             self._add_rack(rack)
@@ -135,29 +125,21 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         for switch in doc.switches:
             self._add_device(switch, "switch")
         self.cables.rebuild()
-        self._rebuild_domains()
+        self.rebuild_domains()
         if self.box_layer is not None:
             self.box_layer.devices_changed()
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self._update_scene_rect()
         self.detail.apply(None)
 
-
-
-
-
-
-
-
-
     def layout_rect(self) -> QRectF:
         """What is drawn (the view's fit, the overview): kept until the next change."""
         if self._layout_rect is None:
             self.detail_layer.set_bounds(QRectF())  # not a measure of itself (the rect would never shrink)
-            self._set_layout_rect(self.itemsBoundingRect())
+            self.set_layout_rect(self.itemsBoundingRect())
         return QRectF(self._layout_rect)
 
-    def _set_layout_rect(self, rect: QRectF) -> None:
+    def set_layout_rect(self, rect: QRectF) -> None:
         self._layout_rect = rect
         # the layout itself: the layer adds nothing to what an export or a fit measures (a device dragged
         # out of it shows its name and ports again once dropped, when the layout is measured anew)
@@ -169,14 +151,14 @@ class CanvasScene(StagedBuild, QGraphicsScene):
             item.setOpacity(0.0)
         if self.detail.racks_in_front:
             item.setBrush(style.brush(style.RACK_FILL))
-        item.on_moved = self._rack_moved
+        item.on_moved = self.rack_moved
         self.addItem(item)
         self.racks[rack.id] = item
         return item
 
     def _add_device(self, element, kind: str) -> DeviceItem:
         item = DeviceItem(element, kind)
-        item.on_moved = self._device_moved
+        item.on_moved = self.device_moved
         self.devices[element.id] = item
         self.place_device(item, element)
         return item
@@ -206,19 +188,7 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         index = sum(1 for e in list(self.doc.nodes) + list(self.doc.switches) if e.rack is None)
         return (rect.left() + (index % 20) * (RACK_WIDTH_PX + 12), rect.bottom() + 60)
 
-
-
-
-
-
-
-
-
-
-
-
-
-    def _rebuild_domains(self) -> None:
+    def rebuild_domains(self) -> None:
         """The NVLink domain bands, from scratch (one pass over the servers and switches)."""
         from .domains import build_domain_bands
 
@@ -238,13 +208,6 @@ class CanvasScene(StagedBuild, QGraphicsScene):
             rect = QRectF(0, 0, 1600, 1000)
         self.setSceneRect(rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
 
-    # ---- level of detail ----------------------------------------------------------------
-
-
-
-
-
-
     def _selection_to_box_layer(self) -> None:
         layer = self.box_layer
         if layer is not None and isValid(layer):  # (a scene being deleted deletes its items first)
@@ -256,7 +219,7 @@ class CanvasScene(StagedBuild, QGraphicsScene):
     # notes what the edit as a whole needs redone, which _after_edit does once.
     def _edit_effects(self) -> _EditEffects:
         if self._effects is None:
-            self.finish_build()  # the items the changes apply to
+            self.build.finish()  # the items the changes apply to
             self._effects = _EditEffects()
         return self._effects
 
@@ -285,7 +248,7 @@ class CanvasScene(StagedBuild, QGraphicsScene):
                     rack = self.doc.find("racks", c.new)
                 if rack is not None:
                     self.racks[rack.id].update_from(rack)
-                    self._rack_moved(self.racks[rack.id])
+                    self.rack_moved(self.racks[rack.id])
                 self.cables.aggregates_stale = True
             if c.action != "changed" or c.field in DOMAIN_FIELDS:
                 effects.domains = True
@@ -315,7 +278,7 @@ class CanvasScene(StagedBuild, QGraphicsScene):
                     item.update_from(element)
                     if c.field in ("rack", "slot", "height_units"):
                         self.place_device(item, element)
-                        self._device_moved(item)
+                        self.device_moved(item)
                         self.cables.aggregates_stale = True
 
     def _on_links(self, changes) -> None:
@@ -336,7 +299,7 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         for e in list(self.doc.nodes) + list(self.doc.switches):
             if e.rack is None and e.id in self.devices:
                 self.place_device(self.devices[e.id], e)
-                self._device_moved(self.devices[e.id])
+                self.device_moved(self.devices[e.id])
 
     def _after_edit(self, changes) -> None:
         """What the edit as a whole needs redone, once: NVLink domains, rack fills, zoom thresholds,
@@ -346,10 +309,10 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         if effects is None:
             if all(c.collection in ("workload", "parallelism") for c in changes):
                 return
-            self.finish_build()
+            self.build.finish()
             effects = _EditEffects(other=True)  # jobs, calibration, ...: nothing drawn changes, measured again
         if effects.domains:
-            self._rebuild_domains()
+            self.rebuild_domains()
         if effects.racks:
             self._racks_changed()
         if effects.items:
@@ -369,12 +332,7 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         if not self.detail.single_cables and self.cables.aggregates_stale:
             self.cables.rebuild_aggregates()
 
-    # ---- link heat ----------------------------------------------------------------------
-
-
-
-
-    # ---- following moves ----------------------------------------------------------------
+    # ---- rack fills, following moves --------------------------------------------------
     def drawBackground(self, painter, rect) -> None:  # exports and the overview (the view draws its own grid)
         super().drawBackground(painter, rect)
         self.draw_rack_fills(painter, rect)
@@ -397,19 +355,23 @@ class CanvasScene(StagedBuild, QGraphicsScene):
         if self.box_layer is not None:
             self.box_layer.racks_changed()
 
+    def set_rack_rects(self, rects: list) -> None:
+        """The racks' rectangles as planned (a staged build's, before their items are made)."""
+        self._rack_fills = rects
+
     def rack_rects(self) -> list:
         """Every rack's rectangle in the scene (its fill, its outline in the box layer)."""
         if self._rack_fills is None:
             self._rack_fills = [item.mapRectToScene(item.rect()) for item in self.racks.values()]
         return self._rack_fills
 
-    def _rack_moved(self, rack_item: RackItem) -> None:
+    def rack_moved(self, rack_item: RackItem) -> None:
         self._racks_changed()  # its fill moves with it
         for child in rack_item.childItems():
             if isinstance(child, DeviceItem):
-                self._device_moved(child)
+                self.device_moved(child)
 
-    def _device_moved(self, item: DeviceItem) -> None:
+    def device_moved(self, item: DeviceItem) -> None:
         if self.box_layer is not None:
             self.box_layer.devices_changed()
         self.cables.follow_device(item.data(ID_ROLE))

@@ -104,7 +104,7 @@ class SceneDetail:
         """Names and ports on or off by each item's own threshold; only the ones that change are touched
         (a 16k-GPU canvas has thousands)."""
         scene = self._scene
-        if scene.building and not made:
+        if scene.build.running and not made:
             return  # each item got its names' and ports' visibility as it was made; all of them at the end
         lod = self._items
         if lod is None:

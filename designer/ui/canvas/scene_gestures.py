@@ -227,7 +227,7 @@ class SceneGestures:
 
     def select_ids(self, ids) -> None:
         scene = self._scene
-        scene.finish_build()
+        scene.build.finish()
         wanted = set(ids)
         scene.clearSelection()
         for element_id in wanted:
@@ -255,7 +255,7 @@ class SceneGestures:
     def item_for(self, element_id: str):
         """The item to centre the view on for an element: its rack's or device's, or its cable bundle's spot."""
         scene = self._scene
-        scene.finish_build()
+        scene.build.finish()
         item = scene.racks.get(element_id) or scene.devices.get(element_id)
         if item is None:
             layer = scene.link_layer

@@ -256,7 +256,7 @@ class MainWindow(QMainWindow):
         deadline = time.monotonic() + timeout_s
         app = QApplication.instance()
         def busy():
-            return (self.results.busy or self.scene.building
+            return (self.results.busy or self.scene.build.running
                     or self.minimap._timer.isActive() or (self.progress is not None and self.progress.active))
 
         while busy() and time.monotonic() < deadline:

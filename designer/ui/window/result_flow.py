@@ -87,7 +87,7 @@ class ResultFlow(QObject):
         # what is shown only (doc.counts also sums every link's cables: 0.1 s a call at 131k GPUs)
         self.window.counts_label.setText(f"{len(doc.racks)} racks   {len(doc.nodes)} servers   {doc.num_gpus()} GPUs   "
                                   f"{len(doc.switches)} switches   {len(doc.links)} links")
-        if self.window.scene.building:  # the engine's thread would slow the canvas's slices (they share the GIL)
+        if self.window.scene.build.running:  # the engine's thread would slow the canvas's slices (they share the GIL)
             self.window.result_label.setText("evaluating once the canvas is drawn...")
             return  # scene.built starts it
         self.evaluate()
