@@ -58,7 +58,7 @@ def main() -> int:
             zoom4 = repaint()
             window.view.zoom_by(3.0)
             zoom12 = repaint()
-            rows.append((nodes * 8, opened, fit, zoom4, zoom12, len(window.scene.bundles)))
+            rows.append((nodes * 8, opened, fit, zoom4, zoom12, len(window.scene.cables.bundles)))
             window.qdoc.undo_stack.setClean()
             window.close()
     print(f"{'GPUs':>7} {'bundles':>8} {'open+paint s':>13} {'repaint fit ms':>15} {'4x ms':>7} {'12x ms':>7}")

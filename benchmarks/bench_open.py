@@ -110,6 +110,8 @@ def time_phases() -> None:
     from designer.ui.canvas.job_colors import CanvasJobMarks
     from designer.ui.canvas.minimap import Minimap
     from designer.ui.canvas.scene import CanvasScene
+    from designer.ui.canvas.scene_build import StagedBuild
+    from designer.ui.canvas.scene_heat import SceneHeat
     from designer.ui.canvas.view import CanvasView
     from designer.ui.docks.inspector import Inspector
     from designer.ui.window.main_window import MainWindow
@@ -118,8 +120,8 @@ def time_phases() -> None:
     from designer.ui.document.qt_document import QtDocument
 
     main = threading.main_thread()
-    for cls, names in ((QtDocument, ["take"]), (CanvasScene, ["rebuild", "_build_step", "_finish_staged", "paint", "show_heat",
-                                                                    "select_ids"]),
+    for cls, names in ((QtDocument, ["take"]), (CanvasScene, ["rebuild", "paint", "select_ids"]),
+                       (StagedBuild, ["_step", "_finish"]), (SceneHeat, ["show"]),
                        (Document, ["_reindex", "counts", "snapshot"]), (CanvasView, ["fit", "paintEvent"]),
                        (MainWindow, ["_after_edit", "_on_evaluated", "_on_checked", "_show_panels", "_on_replaced",
                                      "_on_timeline", "_on_link_load", "_toggle_heat", "_details_later"]),
@@ -247,7 +249,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
     pump_until(lambda: watch.paints > painted_before)
     row["open_to_paint_ms"] = round((time.perf_counter() - t0) * 1000)
     row["rss_mb_at_paint"] = round(rss_mb())
-    pump_until(lambda: not getattr(window.scene, "building", False))
+    pump_until(lambda: not window.scene.build.running)
     row["items_done_ms"] = round((time.perf_counter() - t0) * 1000)
     row["rss_mb_at_items_done"] = round(rss_mb())
     progress = window.progress
@@ -255,7 +257,7 @@ def run_one(path: str, route: str, trace: bool, profile: str | None, stalls: boo
     row["gpus"] = window.qdoc.doc.num_gpus()
 
     def answered() -> bool:  # the worker's first answer for the opened design is on screen
-        return not (window.scene.building or window.results.check_timer.isActive() or window.evaluating)
+        return not (window.scene.build.running or window.results.check_timer.isActive() or window.evaluating)
 
     pump_until(answered)
     row["first_result_ms"] = round((time.perf_counter() - t0) * 1000)

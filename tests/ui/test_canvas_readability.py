@@ -104,7 +104,7 @@ def test_cable_ends_lie_on_their_ports_and_fan_out(qtbot, tmp_path, designs):
     scene, layer = w.scene, w.scene.link_layer
     leaf = scene.devices["leaf0"]
     ends = {}
-    for key in scene.device_bundles["leaf0"]:
+    for key in scene.cables.device_bundles["leaf0"]:
         row = layer.index[key]
         bundle = layer.bundles[row]
         side = 0 if key[0] == "leaf0" else 1

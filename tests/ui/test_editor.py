@@ -120,7 +120,7 @@ def test_a_drag_is_one_undo_step(window, tmp_path, qtbot):
     assert (r0.x, r0.y) != (0, 0) and r0.x % 12 == 0  # snapped to the grid
     assert window.qdoc.undo_stack.count() == count + 1
     # the cables followed the rack
-    key = next(k for k in scene.bundles if "n0" in k)
+    key = next(k for k in scene.cables.bundles if "n0" in k)
     row = scene.link_layer.index[key]
     assert max(scene.link_layer.lines.a[row][0], scene.link_layer.lines.b[row][0]) > 200
     window.qdoc.undo_stack.undo()

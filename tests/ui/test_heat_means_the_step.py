@@ -50,13 +50,13 @@ def test_a_cable_busy_a_few_percent_of_the_step_is_cold_and_the_phase_view_is_a_
     index, step, phase = _rail_cable(w)
     assert step < 0.06 and phase > 0.8  # busy all its short phase, idle most of the step
     scene, layer = w.scene, w.scene.link_layer
-    row = layer.index[scene._bundle_key(w.qdoc.doc.links[index])]
+    row = layer.index[scene.cables.bundle_key(w.qdoc.doc.links[index])]
     bundle = layer.bundles.link_ids(row)
     positions = {link.id: i for i, link in enumerate(w.qdoc.doc.links)}
     busiest_step = max(float(w.result.link_utilization_array[positions[i]]) for i in bundle)
 
     # share of the step (the default): the bundle's colour is its busiest cable's share of the step
-    assert scene.heat_mode == "step"
+    assert scene.heat.mode == "step"
     assert layer.heat[row] == round(busiest_step * 10) <= 1
     assert style.heat_color(layer.heat[row] / 10).green() > style.heat_color(1.0).green() + 60  # green, not red
     assert row not in layer.marked  # its phase exposes under 5 % of the step: not outlined
@@ -65,7 +65,7 @@ def test_a_cable_busy_a_few_percent_of_the_step_is_cold_and_the_phase_view_is_a_
 
     action = _menu_action(w, "Heat by Busiest Phase")
     action.trigger()  # View > Heat by Busiest Phase
-    assert scene.heat_mode == "phase" and action.isChecked()
+    assert scene.heat.mode == "phase" and action.isChecked()
     assert layer.heat[row] >= round(phase * 10) >= 8  # amber to red: busy most of its phase
     assert row in layer.marked  # the bottleneck of an exposed phase
     assert w.view.legend.rows()[0] == ("title", "Cables (heat: busiest phase)")
@@ -73,7 +73,7 @@ def test_a_cable_busy_a_few_percent_of_the_step_is_cold_and_the_phase_view_is_a_
     assert QSettings(w.settings.fileName(), QSettings.IniFormat).value("view/heat_by_phase", type=bool)
 
     action.trigger()  # back to the share of the step
-    assert scene.heat_mode == "step" and layer.heat[row] == round(busiest_step * 10)
+    assert scene.heat.mode == "step" and layer.heat[row] == round(busiest_step * 10)
 
 
 def test_the_logical_view_bundles_show_the_same_heat(window, qtbot):

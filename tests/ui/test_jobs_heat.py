@@ -28,7 +28,7 @@ def test_heat_adds_the_jobs_and_names_them(qtbot, tmp_path):
     assert only_moe.size
     layer, scene = w.scene.link_layer, w.scene
     link = w.qdoc.doc.links[int(only_moe[0])]
-    row = layer.index[scene._bundle_key(link)]
+    row = layer.index[scene.cables.bundle_key(link)]
     assert layer.heat[row] > 0  # the first job alone would leave it cold
     assert "by job: qwen3-30b-moe" in layer.heat_tip(row)
     w.close()
@@ -55,7 +55,7 @@ def test_the_outline_marks_every_bundle_holding_a_critical_link(qtbot, tmp_path)
         scene, layer, links = w.scene, w.scene.link_layer, w.qdoc.doc.links
         critical = np.flatnonzero(w.result.link_critical)
         assert critical.size, name
-        keys = {scene._bundle_key(links[i]) for i in critical.tolist()}
+        keys = {scene.cables.bundle_key(links[i]) for i in critical.tolist()}
         assert layer.marked == {layer.index[k] for k in keys if k in layer.index} and layer.marked, name
         w.qdoc.undo_stack.setClean()
     w.close()

@@ -174,7 +174,7 @@ def test_mark_a_cable_down_from_the_right_click_menu(open_design):
 
     window.view.zoom_to(2.0)
     on_cable = (QPointF(a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t) for t in (i / 40 for i in range(2, 39)))
-    spot = next(p for p in on_cable if window.scene.item_at(p) is None)  # off the boxes
+    spot = next(p for p in on_cable if window.scene.gestures.item_at(p) is None)  # off the boxes
     menu = _right_click(window, spot)
     ids = layer.bundles[row].link_ids
     assert set(window.scene.selected_ids()) == set(ids)

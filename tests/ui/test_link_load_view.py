@@ -57,10 +57,10 @@ def test_heat_tooltip_names_the_class_and_the_dp_phase_bottleneck(window, tmp_pa
     open_dp_bound(window, tmp_path)
     doc, result, scene = window.qdoc.doc, window.result, window.scene
     layer = scene.link_layer
-    row = layer.index[scene._bundle_key(doc.find("links", "l0"))]
+    row = layer.index[scene.cables.bundle_key(doc.find("links", "l0"))]
     util = result.link_utilization_array
     # the heat is the engine's load: the bundle's busiest cable, busy share of the step
-    cables = [i for i, link in enumerate(doc.links) if scene._bundle_key(link) == scene._bundle_key(doc.links[0])]
+    cables = [i for i, link in enumerate(doc.links) if scene.cables.bundle_key(link) == scene.cables.bundle_key(doc.links[0])]
     assert layer.heat[row] == int(np.clip(np.round(max(util[i] for i in cables) * 10), 0, 10))
     tip = hover_tooltip(window, open_point_on(window, row), monkeypatch)
     answer = link_load(result, doc).answer(0)

@@ -203,7 +203,7 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "View > Reset Layout": lambda before: (window.breakdown_dock.isVisible() and window.inspector_dock.isVisible()
                                                and "layout reset" in window.statusBar().currentMessage()),
         "View > Heat by Busiest Phase": lambda before: (window.act_heat_phase.isChecked() != before["checked"]
-                                                        and window.scene.heat_mode == ("phase" if not before["checked"]
+                                                        and window.scene.heat.mode == ("phase" if not before["checked"]
                                                                                         else "step")),
         "Tools > Generate Fat-Tree": lambda before: (
             dialog_opened("dialog")(before),

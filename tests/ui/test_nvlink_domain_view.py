@@ -106,9 +106,9 @@ def test_domain_band_surrounds_exactly_its_trays_and_is_labelled(nvl_window):
             assert area.contains(scene.devices[element_id].sceneBoundingRect())
         others = [e.id for e in doc.nodes if e.nvlink_domain not in (None, domain)]
         assert not any(area.intersects(scene.devices[i].sceneBoundingRect()) for i in others)
-    scene.apply_lod(0.2)  # zoomed far out: no label (it would not read)
+    scene.detail.apply(0.2)  # zoomed far out: no label (it would not read)
     assert not any(b.label.isVisible() for b in bands.values())
-    scene.apply_lod(1.0)
+    scene.detail.apply(1.0)
     assert all(b.label.isVisible() for b in bands.values())
 
 

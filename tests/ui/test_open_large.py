@@ -71,8 +71,8 @@ def test_a_big_file_opens_off_the_window_thread_and_the_window_keeps_answering(e
     dialog = window.findChild(QProgressDialog, "progress")
     assert dialog is not None and dialog.isVisible()
     qtbot.waitUntil(lambda: window.qdoc.path == str(big_file), timeout=60_000)
-    assert window.scene.building  # painted already; the boxes still coming, a slice at a time
-    qtbot.waitUntil(lambda: not window.scene.building, timeout=60_000)
+    assert window.scene.build.running  # painted already; the boxes still coming, a slice at a time
+    qtbot.waitUntil(lambda: not window.scene.build.running, timeout=60_000)
     ticks.timer.stop()
     doc = window.qdoc.doc
     assert doc.num_gpus() == 16384
@@ -101,7 +101,7 @@ def test_cancel_of_a_big_open_keeps_the_design_open_before(empty_window, big_fil
     assert window.settle()
     doc = window.qdoc.doc
     assert (len(doc.racks), len(doc.links), window.qdoc.path) == (racks, links, path)
-    assert window.qdoc.undo_stack.count() == steps and not window.scene.building
+    assert window.qdoc.undo_stack.count() == steps and not window.scene.build.running
     assert len(window.scene.racks) == racks
     assert "cancelled" in window.statusBar().currentMessage()
 
@@ -116,7 +116,7 @@ def _staged_open(window, path, qtbot, monkeypatch) -> None:
     _pick(monkeypatch, path)
     with qtbot.waitSignal(window.scene.built, timeout=30_000):  # the staged build ran and ended
         window.act_open.trigger()
-    assert window.qdoc.path == str(path) and not window.scene.building
+    assert window.qdoc.path == str(path) and not window.scene.build.running
 
 
 def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, monkeypatch):
@@ -126,16 +126,16 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     _staged_open(window, mid_file, qtbot, monkeypatch)
     scene, layer = window.scene, window.scene.link_layer
     doc = window.qdoc.doc
-    assert len(scene.bundles) == len(layer.bundles) > 100
+    assert len(scene.cables.bundles) == len(layer.bundles) > 100
     # the key -> row look-up (a sorted search, no dict of every key) finds each bundle at its row
     assert [layer.index.get(bundle.key) for bundle in layer.bundles] == list(range(len(layer.bundles)))
     assert list(layer.index) == [bundle.key for bundle in layer.bundles]
     first = layer.bundles[0].key
     assert first[::-1] not in layer.index and (first[0], "no-such-device") not in layer.index
-    assert layer.index.get("not a key") is None and scene.bundles.get(first) == layer.bundles[0]
+    assert layer.index.get("not a key") is None and scene.cables.bundles.get(first) == layer.bundles[0]
     # every cable's line ends where the items say (items.DeviceItem.port_point / anchor, one at a time)
     for row, bundle in enumerate(layer.bundles):
-        pa, pb = scene._ends(bundle.key)
+        pa, pb = scene.cables.ends(bundle.key)
         assert np.allclose(layer.lines.a[row], (pa.x(), pa.y())) and np.allclose(layer.lines.b[row], (pb.x(), pb.y()))
     # the ports in use, from the cables
     from designer.ui.canvas.items import port_index
@@ -149,17 +149,17 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     assert all(set(item.ports.used) == used.get(i, set()) for i, item in scene.devices.items())
     # the rack-to-rack lines as an item-by-item pass over the racks finds them
     planned = (layer.aggregates.a.copy(), layer.aggregates.b.copy(), list(layer.aggregate_tips))
-    scene._rebuild_aggregates()
+    scene.cables.rebuild_aggregates()
     assert np.allclose(planned[0], layer.aggregates.a) and np.allclose(planned[1], layer.aggregates.b)
     assert planned[2] == layer.aggregate_tips
     # names and ports by zoom, as a fresh pass over the items sets them
-    staged = scene._lod_items
-    scene._lod_changed()
+    staged = scene.detail._items
+    scene.detail.changed()
     assert [np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
-            for x, y in zip(staged, scene._lod_items)] == [True] * 7
+            for x, y in zip(staged, scene.detail._items)] == [True] * 7
     # and an edit after the staged build moves a cable's end with its device, as ever
     leaf = next(s for s in doc.switches if s.tier == "leaf")
-    key = next(iter(scene.device_bundles[leaf.id]))
+    key = next(iter(scene.cables.device_bundles[leaf.id]))
     row = layer.index[key]
     before = (layer.lines.a[row].copy(), layer.lines.b[row].copy())
     window.qdoc.push(commands.SetFields(window.qdoc, {leaf.rack: {"x": doc.find("racks", leaf.rack).x + 240.0}},
@@ -178,10 +178,10 @@ def test_an_edit_during_the_staged_build_finds_every_item(empty_window, mid_file
     _pick(monkeypatch, mid_file)
     window.act_open.trigger()
     qtbot.waitUntil(lambda: window.qdoc.path == str(mid_file), timeout=30_000)
-    assert window.scene.building and len(window.scene.devices) < len(window.qdoc.doc.nodes)
+    assert window.scene.build.running and len(window.scene.devices) < len(window.qdoc.doc.nodes)
     last = window.qdoc.doc.nodes[-1].id
     window.scene.select_ids([last])  # the search of a user: the items it needs are made first
-    assert not window.scene.building and window.scene.selected_ids() == [last]
+    assert not window.scene.build.running and window.scene.selected_ids() == [last]
     assert len(window.scene.devices) == len(window.qdoc.doc.nodes) + len(window.qdoc.doc.switches)
 
 
@@ -228,7 +228,7 @@ def test_a_big_design_replaced_by_another_is_freed(empty_window, mid_file, tmp_p
     save_document(generate_fat_tree(nodes=4, gpu="H100", switch_radix=16), other)
     _pick(monkeypatch, other)
     window.act_open.trigger()
-    qtbot.waitUntil(lambda: window.qdoc.path == str(other) and not window.scene.building, timeout=30_000)
+    qtbot.waitUntil(lambda: window.qdoc.path == str(other) and not window.scene.build.running, timeout=30_000)
     assert window.settle(60)
     gc.collect()
     assert first_link() is None and first_node() is None

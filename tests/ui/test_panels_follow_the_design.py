@@ -24,7 +24,7 @@ def _panels_show(window, result) -> None:
     assert timeline.result is None or timeline.result is result  # never the previous one
     assert f"step {result.step_time_s:.2f} s" in window.result_label.text()
     assert f"{result.num_gpus} GPUs" in window.counts_label.text()
-    assert window.scene.heat_result in (None, result)
+    assert window.scene.heat.result in (None, result)
     logical = window.logical_view
     assert logical.heat_result in (None, result)
 
@@ -47,7 +47,7 @@ def test_file_open_of_another_file_leaves_no_panel_on_the_first(window, qtbot, m
     second = window.result
     assert second is not first and second.num_gpus == 1024
     _panels_show(window, second)
-    assert window.scene.heat_result is second and window.logical_view.heat_result is second
+    assert window.scene.heat.result is second and window.logical_view.heat_result is second
     # the Advisor: the first file's advice never stands for the second
     analysed(panel, qtbot, start=False)
     assert panel.report["current"]["step_time_s"] == pytest.approx(second.step_time_s, rel=1e-6)
@@ -75,7 +75,7 @@ def test_undo_of_an_applied_plan_brings_every_panel_back(window, qtbot):
     after = window.result
     assert after.step_time_s == pytest.approx(before.step_time_s, rel=1e-9)
     _panels_show(window, after)
-    assert window.scene.heat_result is after and window.logical_view.heat_result is after
+    assert window.scene.heat.result is after and window.logical_view.heat_result is after
     assert _step(applied) not in window.breakdown_panel.headline["step"].text()
     # the Advisor: stale (its advice was for the applied plan) until it has analysed the design again
     assert panel.stale or panel.report["current"]["step_time_s"] == pytest.approx(after.step_time_s, rel=1e-6)

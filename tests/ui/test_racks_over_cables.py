@@ -22,7 +22,7 @@ def fabric_1k(tmp_path_factory):
 
 def _open_at(window, path, scale: float, qtbot):
     window.open_file(str(path))
-    window.scene.finish_build()
+    window.scene.build.finish()
     window.view.zoom_to(scale)
     qtbot.wait(10)
     return window.scene
@@ -47,12 +47,12 @@ def _point_on(scene, a, b, wanted) -> QPointF | None:
 
 def test_at_150_percent_the_racks_cover_the_bundled_cables(empty_window, fabric_1k, qtbot):
     scene = _open_at(empty_window, fabric_1k, 1.5, qtbot)
-    assert scene.cable_spacing_px(1.5, empty_window.view.visible_rect()) < style.MIN_CABLE_SPACING_PX  # a wall
+    assert scene.detail.cable_spacing_px(1.5, empty_window.view.visible_rect()) < style.MIN_CABLE_SPACING_PX  # a wall
     assert not scene.link_layer.show_individual  # bundled rack to rack
     assert all(r.brush().style() != Qt.NoBrush for r in scene.racks.values())  # racks filled, in front
     view = empty_window.view
     view.zoom_to(8.0)
-    assert scene.cable_spacing_px(8.0, view.visible_rect()) >= style.MIN_CABLE_SPACING_PX
+    assert scene.detail.cable_spacing_px(8.0, view.visible_rect()) >= style.MIN_CABLE_SPACING_PX
     assert scene.link_layer.show_individual  # told apart at 800 %: single cables, to their ports
     assert all(r.brush().style() == Qt.NoBrush for r in scene.racks.values())
 
@@ -65,7 +65,7 @@ def test_a_click_on_a_cable_inside_a_rack_selects_the_cable(empty_window, fabric
     for row in range(len(layer.lines.a)):  # a cable's stretch over a rack's inside, off every server and switch
         p = _point_on(scene, layer.lines.a[row], layer.lines.b[row],
                       lambda under: len(under) == 1 and isinstance(under[0], RackItem))
-        if p is not None and layer.row_at(p, scene._tolerance()) == row:
+        if p is not None and layer.row_at(p, scene.gestures.tolerance()) == row:
             found = row, p
             break
     assert found is not None
@@ -90,7 +90,7 @@ def test_a_click_on_a_bundle_in_an_aisle_selects_its_cables(empty_window, fabric
     found = None
     for agg in range(len(layer.aggregates.a)):
         p = _point_on(scene, layer.aggregates.a[agg], layer.aggregates.b[agg], lambda under: not under)
-        if p is not None and layer.row_at(p, scene._tolerance()) == agg:
+        if p is not None and layer.row_at(p, scene.gestures.tolerance()) == agg:
             found = agg, p
             break
     assert found is not None

@@ -23,7 +23,7 @@ def test_a_pasted_rack_comes_as_racks_then_devices_then_cables_and_is_drawn(wind
     new_rack = next(i for i in new_ids if d.find("racks", i) is not None)
     assert all(scene.devices[n.id].parentItem() is scene.racks[new_rack] for n in d.nodes if n.rack == new_rack)
     drawn = scene.link_layer.index
-    assert all(scene._bundle_key(link) in drawn for link in d.links)
+    assert all(scene.cables.bundle_key(link) in drawn for link in d.links)
     heard.clear()
     qdoc.undo_stack.undo()
     assert [name for name, _ in heard] == ["racksChanged", "devicesChanged", "linksChanged", "changed"]

@@ -117,7 +117,7 @@ class BoxLayer(QGraphicsItem):
     def _refresh(self, painting: bool = False) -> None:
         scene = self._scene
         if self._stale_devices:
-            boxes = scene._device_boxes()
+            boxes = scene.cables.device_boxes()
             doc = scene.doc
             keys = []
             for device_id in boxes.ids:

@@ -48,7 +48,7 @@ class BundleTable:
         self.totals = totals  # Gb/s per direction of each bundle
         self._cables = cables
         self._rates, self._rate_code = rates, rate_code
-        self._edited: dict[int, Bundle] = {}  # rows an edit replaced (scene._refresh_bundle)
+        self._edited: dict[int, Bundle] = {}  # rows an edit replaced (scene.cables.refresh)
         self._port_pairs: dict = {}  # (3, 17) once for all the bundles that end on those ports
 
     @classmethod

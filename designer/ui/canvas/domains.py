@@ -63,7 +63,7 @@ class DomainBand(QGraphicsPathItem):
         self.label.setScale(scale)
         self.label.setPos(band.left() + (band.width() - bounds.width() * scale) / 2,
                           band.top() - 1 - bounds.height() * scale)
-        # shown from the zoom where a line of it is MIN_TEXT_PX tall (scene.apply_lod); two lines
+        # shown from the zoom where a line of it is MIN_TEXT_PX tall (scene.detail.apply); two lines
         self.label_min_scale = style.MIN_TEXT_PX / max(bounds.height() * scale / 2, 1e-6)
         return True
 

@@ -83,7 +83,7 @@ class DeviceItem(QGraphicsRectItem):
         self.setFlags(QGraphicsItem.ItemIsSelectable | QGraphicsItem.ItemIsMovable
                       | QGraphicsItem.ItemSendsGeometryChanges)
         self.setZValue(2)
-        self.label = DeviceName(self)  # hidden until zoomed in, as the ports (scene.apply_lod)
+        self.label = DeviceName(self)  # hidden until zoomed in, as the ports (scene.detail.apply)
         self.ports = PortMarks(self)
         self.on_moved = None
         self.update_from(element)
@@ -113,7 +113,7 @@ class DeviceItem(QGraphicsRectItem):
     def _fit_label(self, text: str, height: float) -> None:
         """The name inside the box below its row of ports, scaled down until it fits (a long name never
         spills out, and never sits under a port). It shows from the zoom where it is MIN_TEXT_PX tall;
-        the ports from the zoom where a port is MIN_PORT_PX wide (scene.apply_lod)."""
+        the ports from the zoom where a port is MIN_PORT_PX wide (scene.detail.apply)."""
         self.label.setText(text)
         self.label.setScale(1.0)
         bounds = self.label.boundingRect()
@@ -334,7 +334,7 @@ DETAIL_Z = 2.5  # over the servers and switches (2, inside their racks at 0), un
 
 class DetailLayer(QGraphicsItem):
     """Every device's name and port squares, drawn by one item: those of the devices in the exposed part
-    of the view whose names or ports show at this zoom (scene.apply_lod shows them zoomed in, so a paint
+    of the view whose names or ports show at this zoom (scene.detail.apply shows them zoomed in, so a paint
     draws a few hundred devices' at most; the scene hides the layer when none shows). Never under the
     mouse: a click on a name or a port reaches its device."""
 

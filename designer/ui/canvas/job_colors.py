@@ -252,7 +252,7 @@ class CanvasJobMarks:
 
     def _on_replaced(self) -> None:
         self.jobs = []
-        if not self.scene.building:  # else once its boxes are all made (scene.built)
+        if not self.scene.build.running:  # else once its boxes are all made (scene.built)
             self.refresh()
 
     def _forget_items(self) -> None:

@@ -44,7 +44,7 @@ class CanvasLegend(QWidget):
     def kinds(self) -> tuple[str, ...]:
         """The cable kinds in the design, in a fixed order (read again when the cables change)."""
         scene = self.view.scene()
-        key = (id(scene), getattr(scene, "_bundles_version", None))
+        key = (id(scene), scene.cables.version)
         if key != self._kinds_of:
             present = scene.link_layer.bundles.kinds_present()
             self._kinds = tuple(k for k in style.LINK_LABEL if k in present)
@@ -62,7 +62,7 @@ class CanvasLegend(QWidget):
     def rows(self) -> list[tuple[str, str]]:
         """(what, text) per line: ("kind", ...), ("device", ...), ("heat", ...), for painting and tests."""
         if self.heat:  # which heat (View > Heat by Busiest Phase): share of the step, or busiest phase
-            mode = getattr(self.view.scene(), "heat_mode", link_heat.STEP)
+            mode = self.view.scene().heat.mode
             out = [("title", link_heat.LEGEND_TITLE[mode]), ("heat", link_heat.LEGEND_SCALE[mode]),
                    ("bottleneck", link_heat.LEGEND_OUTLINE[mode])]
         else:
@@ -85,7 +85,7 @@ class CanvasLegend(QWidget):
         self.move(viewport.left() + MARGIN_PX, viewport.bottom() - self.height() - MARGIN_PX)
 
     def paintEvent(self, _event) -> None:
-        if self._kinds_of is None or self._kinds_of[1] != getattr(self.view.scene(), "_bundles_version", None):
+        if self._kinds_of is None or self._kinds_of[1] != self.view.scene().cables.version:
             self.relayout()  # cables of other kinds came or went
         painter = QPainter(self)
         painter.setRenderHint(QPainter.Antialiasing, True)

@@ -81,7 +81,7 @@ class LinkTool(QObject):
         if not self.active or event.button() != Qt.LeftButton:
             return False
         scene = self.view.scene()
-        item = scene.item_at(self.view.mapToScene(event.position().toPoint()))
+        item = scene.gestures.item_at(self.view.mapToScene(event.position().toPoint()))
         if item is None:  # a press on empty canvas ends the tool, as Esc does
             self.cancel()
             event.accept()
@@ -110,7 +110,7 @@ class LinkTool(QObject):
             return False
         start = self._from
         self._drop_line()
-        target = self.view.scene().item_at(self.view.mapToScene(event.position().toPoint()))
+        target = self.view.scene().gestures.item_at(self.view.mapToScene(event.position().toPoint()))
         if target is not None and start:
             self.view.linkRequested.emit(start, target.data(ID_ROLE), self.kind)
         event.accept()

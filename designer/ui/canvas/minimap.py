@@ -49,7 +49,7 @@ class Minimap(QWidget):
 
     def render_overview(self) -> None:
         scene = self.view.scene()
-        if scene.building:
+        if scene.build.running:
             return  # its items are still coming: drawn once they are all there (scene.built)
         self.source = scene.layout_rect().adjusted(-20, -20, 20, 20)  # the design itself, not the margin
         if self.source.isEmpty() or self.width() < 10:
@@ -61,8 +61,8 @@ class Minimap(QWidget):
         image.fill(style.BACKGROUND)
         layer = scene.link_layer
         saved = layer.show_individual
-        if scene._aggregates_stale:
-            scene._rebuild_aggregates()
+        if scene.cables.aggregates_stale:
+            scene.cables.rebuild_aggregates()
         layer.show_individual = False  # overview detail, whatever the main view shows
         painter = QPainter(image)
         painter.setRenderHint(QPainter.Antialiasing)

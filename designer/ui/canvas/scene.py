@@ -2,8 +2,8 @@
 bundle of cables between two devices, and rack-to-rack aggregates for the zoomed-out view.
 
 It listens to the document's changes and updates only what changed; a whole-document
-change (open, generate, undo of a generate) rebuilds it. Gestures come back as requests
-(`drop_part`, `request_link`, `finish_drag`) that turn into undo commands.
+change (open, generate, undo of a generate) rebuilds it. Gestures come back as undo commands: a
+drag's moves (scene_gestures.py); a dropped part or a drawn cable through the view's signals.
 
 One handler per kind of change: QtDocument emits racksChanged, devicesChanged, linksChanged and
 layoutChanged, then changed with all of them; each handler updates its items and notes what the
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene
+from shiboken6 import isValid
 
 from ...core.analysis.link_load import LinkLoads
 from ...core.model import Rack
@@ -24,11 +25,11 @@ from .box_layer import BoxLayer
 from .items import ID_ROLE, DeviceItem, DetailLayer, RackItem
 from .links import LinkLayer
 from .scene_build import MARGIN_PX, StagedBuild
-from .scene_cables import BundlesByKey, SceneCables
+from .scene_cables import SceneCables
 from .scene_detail import SceneDetail
 from .scene_gestures import SceneGestures
 from .scene_heat import SceneHeat
-from .scene_plan import STAGED_ITEMS, DeviceBundles, plan_scene
+from .scene_plan import STAGED_ITEMS, plan_scene
 
 # fields of racks, servers and switches whose change moves a tray or changes which trays share NVLink
 DOMAIN_FIELDS = ("rack", "slot", "height_units", "nvlink_domain", "accelerator_count", "units")
@@ -47,9 +48,9 @@ class _EditEffects:
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
 
 
-class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGestures, QGraphicsScene):
-    """The scene: its items and their mirroring of the document here; the staged build, the cables,
-    the level of detail, the link heat and the gestures each in a module of its own (scene_*.py)."""
+class CanvasScene(QGraphicsScene):
+    """The scene: its items and their mirroring of the document here. Its parts each own their state,
+    in a module of their own: `build` (scene_build.py), `cables`, `detail`, `heat` and `gestures`."""
 
     message = Signal(str)  # what a refused gesture should tell the user
     aboutToRebuild = Signal()  # every item is about to be deleted (a tool must let go of its own)
@@ -63,34 +64,17 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         self.link_loads = link_loads if link_loads is not None else LinkLoads()  # a bundle's tooltip words its load
         self.racks: dict[str, RackItem] = {}
         self.devices: dict[str, DeviceItem] = {}
-        self.bundles = BundlesByKey(self)  # bundle key -> Bundle (the link layer's rows, read by key)
         self.domain_bands: list = []  # NVLink domains (domains.py)
         self.link_layer = LinkLayer()
         self.detail_layer = DetailLayer()  # every device's name and port squares (items.py)
-        self.device_bundles = DeviceBundles()  # device id -> the keys of the bundles it ends
-        self.lod_links = True
-        self.lod_labels = True
-        self.lod_ports = False
-        self._scale = 1.0  # the view's zoom, for the level of detail of items added later
-        self._lod_items = None  # (labels, their minimum zoom, shown, ports, ...) for apply_lod
+        self.cables = SceneCables(self)  # the bundles of cables and the rack-to-rack aggregates (scene_cables.py)
+        self.detail = SceneDetail(self)  # what shows at the view's zoom (scene_detail.py)
+        self.build = StagedBuild(self)  # a big design's items made in slices (scene_build.py)
+        self.heat = SceneHeat(self)  # the link heat shown (scene_heat.py)
+        self.gestures = SceneGestures(self)  # clicks, drags, tooltips and the selection by id (scene_gestures.py)
         self._rack_fills = None  # scene rects of the racks, painted in the background
-        self._drag_start: dict[str, QPointF] = {}
-        self._aggregates_stale = True
-        self._aggregate_row: dict[tuple[str, str], int] = {}
-        self._aggregate_gbps: dict[tuple[str, str], float] = {}
-        self._bundles_version = 0  # counts changes of which links the bundles hold
-        self._positions = None  # (bundles version, links, members, starts): each bundle's link positions
-        self.building = False  # a staged build is making items (finish_build completes it at once)
-        self._build_work = None
-        self._staged_lod = None  # _lod_source's lists, gathered by a staged build as it makes the items
-        self._hidden: list = []  # items a staged build made and has not shown yet
-        self._revealed_at = 0.0
-        self._build_timer = QTimer(self, singleShot=True, interval=0, timeout=self._build_step)
-        self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
         self._layout_rect: QRectF | None = None  # what is drawn (itemsBoundingRect costs 0.3 s at 131k)
         self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
-        self._far = False  # its racks are transparent, the box layer draws them
-        self._racks_front = False  # racks filled in front of bundled cables (scene_detail.py)
         self.setBackgroundBrush(style.BACKGROUND)
         self._effects: _EditEffects | None = None  # what the edit being mirrored needs redone (_after_edit)
         qdoc.racksChanged.connect(self._on_racks)
@@ -107,27 +91,22 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         return self.qdoc.doc
 
     # ---- building -----------------------------------------------------------------------
-    def use_plan(self, plan) -> None:
-        """The plan of the design about to replace the open one (made off the UI thread); the next
-        rebuild uses it if it is for that design's very spec."""
-        self._plan_ready = plan
-
     def rebuild(self) -> None:
-        plan, self._plan_ready = self._plan_ready, None
-        self._stop_build()
+        plan = self.build.take_plan()
+        self.build.stop()
         self.aboutToRebuild.emit()
-        self.box_layer, self._far = None, False  # deleted with the items (clear() announces a selection change)
+        self.box_layer, self.detail.far = None, False  # deleted with the items (clear() announces a selection change)
         self.clear()
         self._layout_rect = None
         self.domain_bands = []  # deleted with the racks
         self.racks.clear()
         self.devices.clear()
-        self.device_bundles.clear()
+        self.cables.clear()
         self.link_layer = LinkLayer()
         self.addItem(self.link_layer)
         self.detail_layer = DetailLayer()
         self.addItem(self.detail_layer)
-        self._lod_items = None
+        self.detail.forget()
         self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
@@ -137,7 +116,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
             if plan is None or plan.spec is not doc.spec:
                 plan = plan_scene(doc)
             if plan is not None:
-                self._start_staged(plan)
+                self.build.start(plan)
                 return
         for rack in doc.racks:
             self._add_rack(rack)
@@ -145,30 +124,22 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
             self._add_device(node, "node")
         for switch in doc.switches:
             self._add_device(switch, "switch")
-        self._rebuild_bundles()
-        self._rebuild_domains()
+        self.cables.rebuild()
+        self.rebuild_domains()
         if self.box_layer is not None:
             self.box_layer.devices_changed()
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self._update_scene_rect()
-        self.apply_lod(None)
-
-
-
-
-
-
-
-
+        self.detail.apply(None)
 
     def layout_rect(self) -> QRectF:
         """What is drawn (the view's fit, the overview): kept until the next change."""
         if self._layout_rect is None:
             self.detail_layer.set_bounds(QRectF())  # not a measure of itself (the rect would never shrink)
-            self._set_layout_rect(self.itemsBoundingRect())
+            self.set_layout_rect(self.itemsBoundingRect())
         return QRectF(self._layout_rect)
 
-    def _set_layout_rect(self, rect: QRectF) -> None:
+    def set_layout_rect(self, rect: QRectF) -> None:
         self._layout_rect = rect
         # the layout itself: the layer adds nothing to what an export or a fit measures (a device dragged
         # out of it shows its name and ports again once dropped, when the layout is measured anew)
@@ -176,23 +147,23 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
 
     def _add_rack(self, rack: Rack) -> RackItem:
         item = RackItem(rack)
-        if self._far:
+        if self.detail.far:
             item.setOpacity(0.0)
-        if self._racks_front:
+        if self.detail.racks_in_front:
             item.setBrush(style.brush(style.RACK_FILL))
-        item.on_moved = self._rack_moved
+        item.on_moved = self.rack_moved
         self.addItem(item)
         self.racks[rack.id] = item
         return item
 
     def _add_device(self, element, kind: str) -> DeviceItem:
         item = DeviceItem(element, kind)
-        item.on_moved = self._device_moved
+        item.on_moved = self.device_moved
         self.devices[element.id] = item
-        self._place_device(item, element)
+        self.place_device(item, element)
         return item
 
-    def _place_device(self, item: DeviceItem, element) -> None:
+    def place_device(self, item: DeviceItem, element) -> None:
         rack_item = self.racks.get(element.rack) if element.rack else None
         if rack_item is not None:
             if item.parentItem() is not rack_item:
@@ -206,7 +177,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
                 item.setParentItem(None)
             if item.scene() is None:
                 self.addItem(item)
-            item.setOpacity(0.0 if self._far else 1.0)  # loose: drawn by the box layer when far out
+            item.setOpacity(0.0 if self.detail.far else 1.0)  # loose: drawn by the box layer when far out
             pos = self.doc.spec.layout.get("positions", {}).get(element.id)
             if pos is None:
                 pos = self._loose_position(element.id)
@@ -217,19 +188,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         index = sum(1 for e in list(self.doc.nodes) + list(self.doc.switches) if e.rack is None)
         return (rect.left() + (index % 20) * (RACK_WIDTH_PX + 12), rect.bottom() + 60)
 
-
-
-
-
-
-
-
-
-
-
-
-
-    def _rebuild_domains(self) -> None:
+    def rebuild_domains(self) -> None:
         """The NVLink domain bands, from scratch (one pass over the servers and switches)."""
         from .domains import build_domain_bands
 
@@ -240,13 +199,8 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         if self.box_layer is not None:
             self.box_layer.bands_changed()
         for band in self.domain_bands:
-            band.label.setVisible(band.label_fits and band.label_min_scale <= self._scale)
-        self._lod_items = None
-
-    def _rack_of(self, device_id: str) -> str | None:
-        item = self.devices.get(device_id)
-        parent = item.parentItem() if item else None
-        return parent.data(ID_ROLE) if parent is not None else None
+            band.label.setVisible(band.label_fits and band.label_min_scale <= self.detail.scale)
+        self.detail.forget()
 
     def _update_scene_rect(self) -> None:
         rect = self.layout_rect()
@@ -254,12 +208,10 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
             rect = QRectF(0, 0, 1600, 1000)
         self.setSceneRect(rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
 
-    # ---- level of detail ----------------------------------------------------------------
-
-
-
-
-
+    def _selection_to_box_layer(self) -> None:
+        layer = self.box_layer
+        if layer is not None and isValid(layer):  # (a scene being deleted deletes its items first)
+            layer.selection_changed()
 
     # ---- mirroring the document ---------------------------------------------------------
     # One handler per kind of change (QtDocument emits racksChanged, devicesChanged, linksChanged
@@ -267,7 +219,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
     # notes what the edit as a whole needs redone, which _after_edit does once.
     def _edit_effects(self) -> _EditEffects:
         if self._effects is None:
-            self.finish_build()  # the items the changes apply to
+            self.build.finish()  # the items the changes apply to
             self._effects = _EditEffects()
         return self._effects
 
@@ -279,7 +231,7 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
                 self._add_rack(c.new)
                 for e in list(self.doc.nodes) + list(self.doc.switches):
                     if e.rack == c.id and e.id in self.devices:
-                        self._place_device(self.devices[e.id], e)
+                        self.place_device(self.devices[e.id], e)
             elif c.action == "removed":
                 item = self.racks.pop(c.id, None)
                 if item is not None:
@@ -296,8 +248,8 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
                     rack = self.doc.find("racks", c.new)
                 if rack is not None:
                     self.racks[rack.id].update_from(rack)
-                    self._rack_moved(self.racks[rack.id])
-                self._aggregates_stale = True
+                    self.rack_moved(self.racks[rack.id])
+                self.cables.aggregates_stale = True
             if c.action != "changed" or c.field in DOMAIN_FIELDS:
                 effects.domains = True
 
@@ -325,20 +277,20 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
                     item = self.devices[element.id]
                     item.update_from(element)
                     if c.field in ("rack", "slot", "height_units"):
-                        self._place_device(item, element)
-                        self._device_moved(item)
-                        self._aggregates_stale = True
+                        self.place_device(item, element)
+                        self.device_moved(item)
+                        self.cables.aggregates_stale = True
 
     def _on_links(self, changes) -> None:
         effects = self._edit_effects()
         for c in changes:
             link = c.new if c.action == "added" else c.old if c.action == "removed" else self.doc.find("links", c.id)
             if c.action in ("added", "removed") and link is not None:
-                self._mark_ports(link, c.action == "added")
+                self.cables.mark_ports(link, c.action == "added")
             if c.action == "changed" and c.field in ("a", "b", "id"):
                 effects.rebuild_links = True
             elif link is not None:
-                key = self._bundle_key(link)
+                key = self.cables.bundle_key(link)
                 if key is not None:
                     (effects.values_touched if c.action == "changed" else effects.links_touched).add(key)
 
@@ -346,8 +298,8 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         self._edit_effects().other = True
         for e in list(self.doc.nodes) + list(self.doc.switches):
             if e.rack is None and e.id in self.devices:
-                self._place_device(self.devices[e.id], e)
-                self._device_moved(self.devices[e.id])
+                self.place_device(self.devices[e.id], e)
+                self.device_moved(self.devices[e.id])
 
     def _after_edit(self, changes) -> None:
         """What the edit as a whole needs redone, once: NVLink domains, rack fills, zoom thresholds,
@@ -357,35 +309,30 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         if effects is None:
             if all(c.collection in ("workload", "parallelism") for c in changes):
                 return
-            self.finish_build()
+            self.build.finish()
             effects = _EditEffects(other=True)  # jobs, calibration, ...: nothing drawn changes, measured again
         if effects.domains:
-            self._rebuild_domains()
+            self.rebuild_domains()
         if effects.racks:
             self._racks_changed()
         if effects.items:
-            self._lod_changed()  # names, sizes or items changed: their zoom thresholds too
+            self.detail.changed()  # names, sizes or items changed: their zoom thresholds too
             if self.box_layer is not None:
                 self.box_layer.devices_changed()
         if effects.rebuild_links:
-            self._rebuild_bundles()
+            self.cables.rebuild()
         else:
             for key in effects.links_touched:
-                self._refresh_bundle(key)
+                self.cables.refresh(key)
             for key in effects.values_touched - effects.links_touched:
-                self._refresh_bundle_values(key)
+                self.cables.refresh_values(key)
         if effects.rebuild_links or effects.links_touched or effects.items or effects.other:
             self._layout_rect = None
             self._update_scene_rect()  # (a cable's new speed moves nothing: the measure before stands)
-        if not self.lod_links and self._aggregates_stale:
-            self._rebuild_aggregates()
+        if not self.detail.single_cables and self.cables.aggregates_stale:
+            self.cables.rebuild_aggregates()
 
-    # ---- link heat ----------------------------------------------------------------------
-
-
-
-
-    # ---- following moves ----------------------------------------------------------------
+    # ---- rack fills, following moves --------------------------------------------------
     def drawBackground(self, painter, rect) -> None:  # exports and the overview (the view draws its own grid)
         super().drawBackground(painter, rect)
         self.draw_rack_fills(painter, rect)
@@ -408,44 +355,48 @@ class CanvasScene(StagedBuild, SceneCables, SceneDetail, SceneHeat, SceneGesture
         if self.box_layer is not None:
             self.box_layer.racks_changed()
 
+    def set_rack_rects(self, rects: list) -> None:
+        """The racks' rectangles as planned (a staged build's, before their items are made)."""
+        self._rack_fills = rects
+
     def rack_rects(self) -> list:
         """Every rack's rectangle in the scene (its fill, its outline in the box layer)."""
         if self._rack_fills is None:
             self._rack_fills = [item.mapRectToScene(item.rect()) for item in self.racks.values()]
         return self._rack_fills
 
-    def _rack_moved(self, rack_item: RackItem) -> None:
+    def rack_moved(self, rack_item: RackItem) -> None:
         self._racks_changed()  # its fill moves with it
         for child in rack_item.childItems():
             if isinstance(child, DeviceItem):
-                self._device_moved(child)
+                self.device_moved(child)
 
-    def _device_moved(self, item: DeviceItem) -> None:
+    def device_moved(self, item: DeviceItem) -> None:
         if self.box_layer is not None:
             self.box_layer.devices_changed()
-        device_id = item.data(ID_ROLE)
-        for key in self.device_bundles.get(device_id, ()):
-            self._place_bundle(key)
+        self.cables.follow_device(item.data(ID_ROLE))
 
-    # ---- gestures -> commands -----------------------------------------------------------
+    # ---- gestures (scene_gestures.py) ------------------------------------------------------
+    def helpEvent(self, event) -> None:
+        if not self.gestures.tooltip(event):
+            super().helpEvent(event)
 
+    def mousePressEvent(self, event) -> None:
+        if self.gestures.press(event):
+            return
+        super().mousePressEvent(event)
+        self.gestures.pressed()
 
+    def mouseReleaseEvent(self, event) -> None:
+        super().mouseReleaseEvent(event)
+        self.gestures.released()
 
+    # the selection by id: what the window's commands, panels and searches ask of the canvas
+    def selected_ids(self) -> list[str]:
+        return self.gestures.selected_ids()
 
+    def select_ids(self, ids) -> None:
+        self.gestures.select_ids(ids)
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+    def item_for(self, element_id: str):
+        return self.gestures.item_for(element_id)

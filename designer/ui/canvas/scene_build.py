@@ -1,6 +1,6 @@
 """The staged build of a big design's canvas: its cables, aggregates and rack fills from a plan made
 off the UI thread at once (the first paint shows the design), its racks, servers and switches as items
-in slices between which the window paints and answers (a mixin of CanvasScene)."""
+in slices between which the window paints and answers (the scene's `build` part)."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import time
 from collections import defaultdict
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtWidgets import QGraphicsScene
 
 from ...core.model.geometry import UNIT_HEIGHT_PX
@@ -25,41 +25,63 @@ REVEAL_S = 0.5  # made items show a batch at a time: one repaint of the canvas p
 
 
 class StagedBuild:
-    def _start_staged(self, plan) -> None:
+    """scene.build: a big design's items being made in slices (`running`), the work left, the items made
+    and not shown yet, and a plan made off the UI thread for the design about to come."""
+
+    def __init__(self, scene):
+        self._scene = scene
+        self.running = False  # a staged build is making items (finish completes it at once)
+        self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
+        self._work = None  # the generator making the items (_make_items)
+        self._lod = None  # what the level of detail needs of each item, gathered as it is made
+        self._hidden: list = []  # items made and not shown yet
+        self._revealed_at = 0.0
+        self._made = (0, 0)  # items made so far, of how many
+        self._timer = QTimer(scene, singleShot=True, interval=0, timeout=self._step)
+
+    def use_plan(self, plan) -> None:
+        """The plan of the design about to replace the open one (made off the UI thread); the next
+        rebuild uses it if it is for that design's very spec."""
+        self._plan_ready = plan
+
+    def take_plan(self):
+        plan, self._plan_ready = self._plan_ready, None
+        return plan
+
+    def start(self, plan) -> None:
         """Cables, aggregates and rack fills from the plan now (the first paint shows the design);
-        racks, servers and switches as items in slices (_build_step)."""
-        doc = self.doc
-        self.building = True
+        racks, servers and switches as items in slices (_step)."""
+        scene = self._scene
+        doc = scene.doc
+        self.running = True
         left, top, right, bottom = plan.layout_rect
-        self._set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)))
-        self._rack_fills = [QRectF(*r) for r in plan.rack_rects]
+        scene.set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)))
+        scene.set_rack_rects([QRectF(*r) for r in plan.rack_rects])
         boxes = plan.boxes
         if boxes.keys is not None:  # the whole design at the first paint, when zoomed far out
-            self.box_layer.set_boxes(boxes.ids, np.column_stack([boxes.left, boxes.top, boxes.width, boxes.height]),
-                                     boxes.keys, boxes.grouped, boxes.index)
+            scene.box_layer.set_boxes(boxes.ids, np.column_stack([boxes.left, boxes.top, boxes.width, boxes.height]),
+                                      boxes.keys, boxes.grouped, boxes.index)
         else:
-            self.box_layer.devices_changed()
+            scene.box_layer.devices_changed()
         lp = plan.links
-        self.device_bundles = lp.device_bundles
-        self.link_layer.set_bundles(lp.bundles, lp.a, lp.b, lp.row_of, lp.kinds, lp.gbps)
-        self._bundles_version += 1
-        self._positions = (self._bundles_version, len(doc.links), lp.members, lp.starts)
-        self._set_aggregates(plan.aggregates)
-        self.lod_links = False  # zoomed out until the view says otherwise (its fit follows)
-        self.link_layer.show_individual = False
-        self.setSceneRect(self._layout_rect.adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
+        scene.cables.use_plan(lp)
+        scene.cables.set_aggregates(plan.aggregates)
+        scene.detail.single_cables = False  # zoomed out until the view says otherwise (its fit follows)
+        scene.link_layer.show_individual = False
+        scene.setSceneRect(scene.layout_rect().adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
         # Indexed from the start, at the depth the finished canvas needs: each slice's items join the
         # tree at the next paint, a few ms each, where indexing all ~70k at the end (or letting Qt
         # regrow the tree as the count doubles) held the window ~0.45 s at 131k GPUs.
-        self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
-        self.setBspTreeDepth(bsp_depth(_items_expected(doc)))
-        self._build_work = self._make_items(doc, lp.used_ports)
+        scene.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
+        scene.setBspTreeDepth(bsp_depth(_items_expected(doc)))
+        self._work = self._make_items(doc, lp.used_ports)
         self._hidden = []
         self._revealed_at = time.perf_counter()
-        self._build_timer.start()
+        self._timer.start()
 
     def _make_items(self, doc, used_ports: dict):
         """Rack by rack, its servers and switches with it; then the loose ones. Yields after each rack."""
+        scene, detail = self._scene, self._scene.detail
         racked: dict = defaultdict(list)
         rack_ids = {r.id for r in doc.racks}
         loose = []
@@ -67,59 +89,62 @@ class StagedBuild:
             for e in elements:
                 (racked[e.rack] if e.rack in rack_ids else loose).append((e, kind))
         total, made = len(doc.racks) + len(doc.nodes) + len(doc.switches), 0
-        scale = self._scale
-        # what _apply_item_lod needs of each item, gathered as it is made (a pass over 26k items: 0.4 s)
+        scale = detail.scale
+        # what the level of detail needs of each item, gathered as it is made (a pass over 26k items: 0.4 s)
         # (+ whether each rack's and device's name was made shown: no isVisible() of 30k names at the end)
-        lod = self._staged_lod = ([], [], [], [], [], [], [], ([], []))
+        lod = self._lod = ([], [], [], [], [], [], [], ([], []))
+        detail.use_staged(lod)
         for rack in list(doc.racks):
             item = RackItem(rack)
             item.setVisible(False)  # until its batch shows (_reveal), its servers and switches with it
-            if self._far:
+            if detail.far:
                 item.setOpacity(0.0)  # the box layer draws it (box_layer.py)
-            if self._racks_front:
+            if detail.racks_in_front:
                 item.setBrush(style.brush(style.RACK_FILL))  # in front of the bundled cables (scene_detail.py)
             shown = item.label_min_scale <= scale
             item.label.setVisible(shown)  # thousands of names unseen when zoomed out
             lod[7][0].append(shown)
             lod[0].append(item.label)
             lod[1].append(item.label_min_scale)
-            item.on_moved = self._rack_moved
-            self.addItem(item)
-            self.racks[rack.id] = item
+            item.on_moved = scene.rack_moved
+            scene.addItem(item)
+            scene.racks[rack.id] = item
             self._hidden.append(item)
             made += 1
             for element, kind in racked.get(rack.id, ()):
-                self._add_staged_device(element, kind, used_ports, scale)
+                self._add_device(element, kind, used_ports, scale)
                 made += 1
             self._made = (made, total)
             yield
         for element, kind in loose:
-            self._add_staged_device(element, kind, used_ports, scale)
-            self._hidden.append(self.devices[element.id])
+            self._add_device(element, kind, used_ports, scale)
+            self._hidden.append(scene.devices[element.id])
             made += 1
             self._made = (made, total)
             yield
         # the last steps, a slice each (each is ~50 ms at 131k GPUs)
         self._reveal()
         yield
-        self._rebuild_domains()
+        scene.rebuild_domains()
         yield
-        self._lod_items = None
-        self._apply_item_lod(self._scale, made=True)  # every item's name and ports by the zoom now
-        self._staged_lod = None
+        detail.forget()
+        detail.apply_items(detail.scale, made=True)  # every item's name and ports by the zoom now
+        detail.use_staged(None)
+        self._lod = None
         yield
 
-    def _add_staged_device(self, element, kind: str, used_ports: dict, scale: float) -> None:
+    def _add_device(self, element, kind: str, used_ports: dict, scale: float) -> None:
+        scene = self._scene
         item = DeviceItem(element, kind)
-        lod = self._staged_lod
+        lod = self._lod
         lod[2].append(item.label)
         lod[3].append(item.label_min_scale)
         lod[4].append((kind, round(element.height_units * UNIT_HEIGHT_PX - 0.8, 2)))  # the box's height
         lod[5].append(item.ports)
         lod[6].append(item.ports_min_scale)
-        if element.rack not in self.racks:
+        if element.rack not in scene.racks:
             item.setVisible(False)  # a loose one: until its batch shows
-            if self._far:
+            if scene.detail.far:
                 item.setOpacity(0.0)
         shown = item.label_min_scale <= scale
         item.label.setVisible(shown)
@@ -127,12 +152,12 @@ class StagedBuild:
         ports = used_ports.get(element.id)
         if ports:
             item.ports.used = ports
-        self.devices[element.id] = item
-        self._place_device(item, element)
-        item.on_moved = self._device_moved  # after placing: its cables' ends are planned already
+        scene.devices[element.id] = item
+        scene.place_device(item, element)
+        item.on_moved = scene.device_moved  # after placing: its cables' ends are planned already
 
-    def _build_step(self) -> None:
-        work = self._build_work
+    def _step(self) -> None:
+        work = self._work
         if work is None:
             return
         deadline = time.perf_counter() + BUILD_SLICE_S
@@ -143,11 +168,11 @@ class StagedBuild:
                     self._reveal()
                 # this slice's items into the index now (a query does it), not all ~70k at the next paint
                 # (0.3-0.5 s: zoomed far out nothing repaints while they come, see box_layer.py)
-                self.items(_NOWHERE)
-                self.buildProgress.emit(*self._made)
-                self._build_timer.start()
+                self._scene.items(_NOWHERE)
+                self._scene.buildProgress.emit(*self._made)
+                self._timer.start()
                 return
-        self._finish_staged()
+        self._finish()
 
     def _reveal(self) -> None:
         for item in self._hidden:
@@ -155,29 +180,31 @@ class StagedBuild:
         self._hidden = []
         self._revealed_at = time.perf_counter()
 
-    def finish_build(self) -> None:
+    def finish(self) -> None:
         """Make the items a staged build has not made yet, now (an edit, a search or a selection needs
         them all)."""
-        work = self._build_work
+        work = self._work
         if work is None:
             return
         for _ in work:
             pass
-        self._finish_staged()
+        self._finish()
 
-    def _finish_staged(self) -> None:
-        self._build_timer.stop()
-        self._build_work = None
-        self.building = False
-        self.buildProgress.emit(*getattr(self, "_made", (0, 0)))
-        self.built.emit()
+    def _finish(self) -> None:
+        self._timer.stop()
+        self._work = None
+        self.running = False
+        self._scene.buildProgress.emit(*self._made)
+        self._scene.built.emit()
 
-    def _stop_build(self) -> None:
-        self._build_timer.stop()
-        self._build_work = None
-        self._staged_lod = None
+    def stop(self) -> None:
+        """The items are about to go (a rebuild): no more of them made."""
+        self._timer.stop()
+        self._work = None
+        self._lod = None
+        self._scene.detail.use_staged(None)
         self._hidden = []
-        self.building = False
+        self.running = False
 
 
 def _items_expected(doc) -> int:

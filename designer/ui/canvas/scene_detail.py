@@ -1,6 +1,6 @@
 """The canvas's level of detail: what is legible at a zoom shows, the rest hides (hidden items cost
-nothing): single cables or rack-to-rack aggregates, names, ports, the box layer far out (a mixin of
-CanvasScene)."""
+nothing): single cables or rack-to-rack aggregates, names, ports, the box layer far out (the scene's
+`detail` part)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -8,14 +8,26 @@ from collections import defaultdict
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsItem
-from shiboken6 import isValid
 
 from . import style
 from .box_layer import LOD_BOXES
 
 
 class SceneDetail:
-    def apply_lod(self, scale: float | None, visible_fraction: float = 1.0, visible=None) -> None:
+    """scene.detail: the zoom the scene was last shown at and what shows at it."""
+
+    def __init__(self, scene):
+        self._scene = scene
+        self.scale = 1.0  # the view's zoom, for the level of detail of items added later
+        self.single_cables = True  # each bundle drawn (False: the rack-to-rack aggregates)
+        self.names_shown = True  # some name shows
+        self.ports_shown = False  # some device's ports show
+        self.far = False  # zoomed far out on a big design: its racks are transparent, the box layer draws them
+        self.racks_in_front = False  # racks filled in front of bundled cables (_racks_in_front)
+        self._items = None  # (labels, their minimum zoom, shown, ports, ...) for _apply_items
+        self._staged = None  # _source's lists, gathered by a staged build as it makes the items (use_staged)
+
+    def apply(self, scale: float | None, visible_fraction: float = 1.0, visible=None) -> None:
         """Show what is legible at this zoom; hide the rest (hidden items cost nothing).
 
         Individual cables are drawn only when few enough of them are in view (the scene's
@@ -23,33 +35,36 @@ class SceneDetail:
         rack-to-rack aggregates until one zooms into a pod. Each name shows from the zoom where
         its letters are MIN_TEXT_PX tall, each device's ports from where a port is MIN_PORT_PX
         wide; a name sits below its device's ports, so the two never overlap."""
+        scene = self._scene
+        cables = scene.cables
         if scale is not None:
-            self._scale = scale
-        in_view = len(self.bundles) * min(1.0, visible_fraction)
+            self.scale = scale
+        in_view = len(cables.bundles) * min(1.0, visible_fraction)
         links = True if scale is None else (scale >= style.LOD_LINKS and in_view <= style.MAX_DRAWN_BUNDLES
                                             and self.cable_spacing_px(scale, visible) >= style.MIN_CABLE_SPACING_PX)
-        if links != self.lod_links or (not links and self._aggregates_stale):
-            self.lod_links = links
-            if not links and self._aggregates_stale:
-                self._rebuild_aggregates()
-            self.link_layer.show_individual = links
-            self.link_layer.update()
+        if links != self.single_cables or (not links and cables.aggregates_stale):
+            self.single_cables = links
+            if not links and cables.aggregates_stale:
+                cables.rebuild_aggregates()
+            scene.link_layer.show_individual = links
+            scene.link_layer.update()
         self._racks_in_front(not links)
         self._apply_box_lod()
-        self._apply_item_lod(self._scale)
+        self.apply_items(self.scale)
 
     def cable_spacing_px(self, scale: float, visible=None) -> float:
         """The mean distance between cables on screen at this zoom: an area over the length of the cables
         in it; `visible` (a scene rect: the view's) or the whole layout. A 16k-GPU fat-tree's layout: 0.68 px
         at 100 %, its cables a wall of colour; 64 GPUs: 3.2 px. A cable longer than the view's mean chord
         (pi x area / perimeter, Cauchy-Crofton) counts as that chord: a long cable crosses it once."""
-        lines = self.link_layer.lines
-        rect = visible if visible is not None else self.layout_rect()
+        layer = self._scene.link_layer
+        lines = layer.lines
+        rect = visible if visible is not None else self._scene.layout_rect()
         area = rect.width() * rect.height()
         if visible is None:
             length = lines.total_length()
         else:
-            rows = self.link_layer.visible_rows(rect, lines)
+            rows = layer.visible_rows(rect, lines)
             d = lines.b[rows] - lines.a[rows]
             chord = np.pi * area / max(2 * (rect.width() + rect.height()), 1e-9)
             length = float(np.minimum(np.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2), chord).sum())
@@ -58,47 +73,44 @@ class SceneDetail:
     def _racks_in_front(self, front: bool) -> None:
         """Cables bundled rack to rack: the racks filled, in front of them (a bundle shows in the aisles,
         not as a wall over the servers); single cables: the racks see-through, each cable reaching its port."""
-        if front == self._racks_front:
+        if front == self.racks_in_front:
             return
-        self._racks_front = front
+        self.racks_in_front = front
         brush = style.brush(style.RACK_FILL) if front else Qt.NoBrush
-        for item in self.racks.values():
+        for item in self._scene.racks.values():
             item.setBrush(brush)
-
-    def _selection_to_box_layer(self) -> None:
-        layer = self.box_layer
-        if layer is not None and isValid(layer):  # (a scene being deleted deletes its items first)
-            layer.selection_changed()
 
     def _apply_box_lod(self) -> None:
         """Zoomed far out, a big design's racks (their servers and switches with them) turn transparent and
         the box layer draws them: Qt skips a transparent item and its children when painting (60-100 ms a
         repaint saved at 131k GPUs). Qt's hit tests skip them too, so a click, a rubber band, a tooltip,
         a drop or the link tool find them through the layer's boxes (box_layer.items_at, items_in)."""
-        far = self.box_layer is not None and self._scale < LOD_BOXES
-        if far == self._far:
+        scene = self._scene
+        far = scene.box_layer is not None and self.scale < LOD_BOXES
+        if far == self.far:
             return
-        self._far = far
+        self.far = far
         opacity = 0.0 if far else 1.0
-        for item in self.racks.values():
+        for item in scene.racks.values():
             item.setOpacity(opacity)
-        for item in self.devices.values():
+        for item in scene.devices.values():
             if item.parentItem() is None:
                 item.setOpacity(opacity)
-        self.box_layer.setVisible(far)
+        scene.box_layer.setVisible(far)
         # the rack-to-rack lines too, while far out (24k of them at 131k GPUs): redrawn when they change
-        self.link_layer.setCacheMode(QGraphicsItem.DeviceCoordinateCache if far else QGraphicsItem.NoCache)
+        scene.link_layer.setCacheMode(QGraphicsItem.DeviceCoordinateCache if far else QGraphicsItem.NoCache)
 
-    def _apply_item_lod(self, scale: float, made: bool = False) -> None:
+    def apply_items(self, scale: float, made: bool = False) -> None:
         """Names and ports on or off by each item's own threshold; only the ones that change are touched
         (a 16k-GPU canvas has thousands)."""
-        if self.building and not made:
+        scene = self._scene
+        if scene.build.running and not made:
             return  # each item got its names' and ports' visibility as it was made; all of them at the end
-        lod = self._lod_items
+        lod = self._items
         if lod is None:
-            source, self._staged_lod = self._staged_lod or self._lod_source(), None
+            source, self._staged = self._staged or self._source(), None
             rack_labels, rack_mins, device_labels, device_mins, groups, ports, ports_min = source[:7]
-            bands = [band for band in self.domain_bands if band.label_fits]
+            bands = [band for band in scene.domain_bands if band.label_fits]
             # Alike items show their names together: every rack, every server of one height, every
             # 1U switch... from the zoom where the smallest of them reads (not node0-node9 before node10).
             group_min: dict = defaultdict(float)
@@ -116,30 +128,40 @@ class SceneDetail:
                 label_shown = np.array([l.isVisible() for l in labels], bool)
                 ports_shown = np.array([p.isVisible() for p in ports], bool)
             names = slice(len(rack_labels), len(rack_labels) + len(device_labels))  # the devices' own
-            lod = self._lod_items = (labels, np.array(label_min, float), label_shown,
-                                     ports, np.array(ports_min, float), ports_shown, names)
+            lod = self._items = (labels, np.array(label_min, float), label_shown,
+                                 ports, np.array(ports_min, float), ports_shown, names)
         labels, label_min, label_shown, ports, ports_min, ports_shown, names = lod
         for items, minimum, shown in ((labels, label_min, label_shown), (ports, ports_min, ports_shown)):
             wanted = minimum <= scale
             for i in np.flatnonzero(wanted != shown).tolist():
                 items[i].setVisible(bool(wanted[i]))
             shown[:] = wanted
-        self.lod_labels = bool(label_shown.any())
-        self.lod_ports = bool(ports_shown.any())
+        self.names_shown = bool(label_shown.any())
+        self.ports_shown = bool(ports_shown.any())
         # the layer draws the devices' names and ports: hidden when none shows (its paint walks the racks in view)
-        self.detail_layer.setVisible(self.lod_ports or bool(label_shown[names].any()))
+        scene.detail_layer.setVisible(self.ports_shown or bool(label_shown[names].any()))
 
-    def _lod_source(self) -> tuple:
+    def _source(self) -> tuple:
         """(rack names, their zoom thresholds, device names, theirs, each device's group, ports, theirs)."""
-        racks, devices = self.racks.values(), self.devices.values()
+        racks, devices = self._scene.racks.values(), self._scene.devices.values()
         return ([item.label for item in racks], [item.label_min_scale for item in racks],
                 [item.label for item in devices], [item.label_min_scale for item in devices],
                 [(item.kind, round(item.rect().height(), 2)) for item in devices],
                 [item.ports for item in devices], [item.ports_min_scale for item in devices])
 
-    def _lod_changed(self) -> None:
+    def use_staged(self, lists) -> None:
+        """What _source would gather, gathered by a staged build as it makes the items (None: forget it):
+        (rack names, thresholds, device names, thresholds, groups, ports, thresholds,
+        (racks' names shown, devices' names shown))."""
+        self._staged = lists
+
+    def forget(self) -> None:
+        """Items came or went: the thresholds are gathered again at the next apply."""
+        self._items = None
+
+    def changed(self) -> None:
         """Items came, went or changed their names: thresholds again at the next zoom (and now)."""
-        self._lod_items = None
-        if self.views():
-            self._apply_item_lod(self._scale)
-        self._staged_lod = None  # used by now, or stale
+        self._items = None
+        if self._scene.views():
+            self.apply_items(self.scale)
+        self._staged = None  # used by now, or stale

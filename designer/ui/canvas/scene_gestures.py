@@ -1,6 +1,6 @@
 """The canvas's gestures and selection: clicks (on items, boxes far out, single cables), tooltips of
-cables, drags that become one undo step, a dropped device's free slot, selection by id (a mixin of
-CanvasScene)."""
+cables, a drag that becomes one undo step, a dropped device's free slot, selection by id (the scene's
+`gestures` part)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,92 +12,39 @@ from ..document import commands
 from .items import ID_ROLE, KIND_ROLE, DeviceItem, RackItem
 
 
-class SceneGestures:
-    def _tolerance(self) -> float:
-        views = self.views()
-        scale = views[0].transform().m11() if views else 1.0
-        return 4.0 / max(scale, 1e-6)
+def free_slot(doc, rack_id: str, height: int, wanted: int = 0, ignore: str | None = None) -> int | None:
+    """The free slot of `height` units in the rack nearest to `wanted` (None: the rack is full)."""
+    rack = doc.find("racks", rack_id)
+    if rack is None:
+        return None
+    used = [0] * rack.units
+    for e in list(doc.nodes) + list(doc.switches):
+        if e.rack == rack_id and e.id != ignore and e.slot is not None:
+            for u in range(e.slot, min(rack.units, e.slot + e.height_units)):
+                used[u] = 1
+    candidates = [s for s in range(0, rack.units - height + 1) if not any(used[s:s + height])]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda s: (abs(s - wanted), s))
 
-    def helpEvent(self, event) -> None:
-        """Tooltips of cables (they are not items of their own)."""
-        if self._far:  # Qt does not find transparent items: the box layer's tooltips are the items'
-            under = self.box_layer.items_at(event.scenePos())
-            if under:
-                QToolTip.showText(event.screenPos(), under[0].toolTip())
-                return
-        item = self.itemAt(event.scenePos(), self.views()[0].transform() if self.views() else None)
-        if item is None or item is self.link_layer:
-            tip = self.link_layer.tooltip_at(event.scenePos(), self._tolerance())
-            if tip:
-                QToolTip.showText(event.screenPos(), tip)
-                return
-        super().helpEvent(event)
 
-    def mousePressEvent(self, event) -> None:
-        if self._far and event.button() == Qt.LeftButton:
-            # far out the racks are transparent, which Qt's own hit tests skip: a click selects the box
-            # (or rack) under it as Qt would; no drag from here (zoom in to move one)
-            under = self.box_layer.items_at(event.scenePos())
-            if under:
-                if not event.modifiers() & Qt.ControlModifier:
-                    self.clearSelection()
-                    self.link_layer.selected = set()
-                    self.link_layer.update()
-                under[0].setSelected(not (event.modifiers() & Qt.ControlModifier and under[0].isSelected()))
-                event.accept()
-                return
-        rows = self._cables_at(event.scenePos()) if event.button() == Qt.LeftButton else set()
-        if rows:
-            if not event.modifiers() & Qt.ControlModifier:
-                self.clearSelection()
-                self.link_layer.selected = set()
-            self.link_layer.selected |= rows
-            self.link_layer.update()
-            self.selectionChanged.emit()
-            event.accept()
-            return
-        if self.link_layer.selected and not event.modifiers() & Qt.ControlModifier:
-            self.link_layer.selected = set()
-            self.link_layer.update()
-        super().mousePressEvent(event)
-        self._drag_start = {item.data(ID_ROLE): item.scenePos() for item in self.selectedItems()
-                            if isinstance(item, (RackItem, DeviceItem))}
+class MoveDrag:
+    """A drag of the selected racks, servers and switches: where each started; on release, one undo step
+    for everything it moved (pushed once, not per move)."""
 
-    def _cables_at(self, pos: QPointF) -> set[int]:
-        """The bundle rows a click at `pos` picks: what the user sees there on top. A server or switch is
-        in front of every cable; a single cable is drawn over its rack's inside, so a click on it inside
-        a rack picks the cable, not the rack; a rack-to-rack bundle (cables too close to tell apart) is
-        behind the racks, so a click on it in an aisle picks all of its cables."""
-        layer = self.link_layer
-        for item in self.items(pos):
-            if item is layer:
-                continue
-            parent = item.parentItem()
-            if item.data(KIND_ROLE) in ("node", "switch") or (parent is not None
-                                                               and parent.data(KIND_ROLE) in ("node", "switch")):
-                return set()
-            if not layer.show_individual and isinstance(item, RackItem):
-                return set()
-        row = layer.row_at(pos, self._tolerance())
-        if row is None:
-            return set()
-        if layer.show_individual:
-            return {row}
-        return set(np.flatnonzero(layer.bundle_aggregate == row).tolist())
+    def __init__(self, scene):
+        self._scene = scene
+        self.starts: dict[str, QPointF] = {item.data(ID_ROLE): item.scenePos() for item in scene.selectedItems()
+                                           if isinstance(item, (RackItem, DeviceItem))}
 
-    def mouseReleaseEvent(self, event) -> None:
-        super().mouseReleaseEvent(event)
-        if self._drag_start:
-            self.finish_drag()
-
-    def finish_drag(self) -> None:
-        """One undo step for everything the drag moved (pushed on release, not per move)."""
-        starts, self._drag_start = self._drag_start, {}
+    def finish(self) -> None:
+        scene = self._scene
+        doc = scene.doc
         rack_moves: dict[str, dict] = {}
         device_moves: dict[str, dict] = {}
         loose: dict[str, tuple[float, float]] = {}
-        for element_id, start in starts.items():
-            item = self.racks.get(element_id) or self.devices.get(element_id)
+        for element_id, start in self.starts.items():
+            item = scene.racks.get(element_id) or scene.devices.get(element_id)
             if item is None or item.scenePos() == start:
                 continue
             if isinstance(item, RackItem):
@@ -106,7 +53,7 @@ class SceneGestures:
                 if item.parentItem() is not None and item.parentItem().isSelected():
                     continue  # it moved with its rack
                 target = self._slot_for(item)
-                element = self.doc.device(element_id)
+                element = doc.device(element_id)
                 if target is None:
                     device_moves[element_id] = {"rack": None, "slot": None}
                     pos = item.scenePos()
@@ -116,63 +63,150 @@ class SceneGestures:
                     if (rack_id, slot) != (element.rack, element.slot):
                         device_moves[element_id] = {"rack": rack_id, "slot": slot}
                     else:
-                        self._place_device(item, element)  # back into its own slot
+                        scene.place_device(item, element)  # back into its own slot
         if not (rack_moves or device_moves):
             return
-        stack = self.qdoc.undo_stack
+        qdoc = scene.qdoc
+        stack = qdoc.undo_stack
         count = len(rack_moves) + len(device_moves)
         stack.beginMacro(f"Move {count} item{'s' if count != 1 else ''}")
         if rack_moves:
-            stack.push(commands.SetFields(self.qdoc, rack_moves, "Move racks"))
+            stack.push(commands.SetFields(qdoc, rack_moves, "Move racks"))
         if device_moves:
-            stack.push(commands.SetFields(self.qdoc, device_moves, "Move devices"))
+            stack.push(commands.SetFields(qdoc, device_moves, "Move devices"))
         if loose:
-            stack.push(commands.SetLayout(self.qdoc, loose))
+            stack.push(commands.SetLayout(qdoc, loose))
         stack.endMacro()
 
     def _slot_for(self, item: DeviceItem) -> tuple[str, int] | None:
         """The rack under the device's centre and the free slot nearest to where it was dropped."""
+        scene = self._scene
+        doc = scene.doc
         center = item.sceneBoundingRect().center()
-        element = self.doc.device(item.data(ID_ROLE))
-        for rack_id, rack_item in self.racks.items():
+        element = doc.device(item.data(ID_ROLE))
+        for rack_id, rack_item in scene.racks.items():
             r = rack_item.sceneBoundingRect()
             if r.contains(center):
-                rack = self.doc.find("racks", rack_id)
+                rack = doc.find("racks", rack_id)
                 units_from_bottom = (r.bottom() - item.sceneBoundingRect().bottom()) / UNIT_HEIGHT_PX
                 wanted = max(0, min(rack.units - element.height_units, round(units_from_bottom)))
-                slot = self.free_slot(rack_id, element.height_units, wanted, ignore=element.id)
+                slot = free_slot(doc, rack_id, element.height_units, wanted, ignore=element.id)
                 if slot is None:
-                    self.message.emit(f"rack {rack_id} has no {element.height_units}U free for {element.id}")
+                    scene.message.emit(f"rack {rack_id} has no {element.height_units}U free for {element.id}")
                     return (element.rack, element.slot) if element.rack else None
                 return rack_id, slot
         return None
 
-    def free_slot(self, rack_id: str, height: int, wanted: int = 0, ignore: str | None = None) -> int | None:
-        rack = self.doc.find("racks", rack_id)
-        if rack is None:
-            return None
-        used = [0] * rack.units
-        for e in list(self.doc.nodes) + list(self.doc.switches):
-            if e.rack == rack_id and e.id != ignore and e.slot is not None:
-                for u in range(e.slot, min(rack.units, e.slot + e.height_units)):
-                    used[u] = 1
-        candidates = [s for s in range(0, rack.units - height + 1) if not any(used[s:s + height])]
-        if not candidates:
-            return None
-        return min(candidates, key=lambda s: (abs(s - wanted), s))
+
+class SceneGestures:
+    """scene.gestures: what the pointer does on the canvas (the scene's mouse and help events hand their
+    events here) and the selection by id; `drag` is the move under way, if any."""
+
+    def __init__(self, scene):
+        self._scene = scene
+        self.drag: MoveDrag | None = None
+
+    def tolerance(self) -> float:
+        """How near a cable a click or a tooltip must be: 4 pixels at the view's zoom, in scene units."""
+        views = self._scene.views()
+        scale = views[0].transform().m11() if views else 1.0
+        return 4.0 / max(scale, 1e-6)
+
+    def tooltip(self, event) -> bool:
+        """Tooltips of cables (they are not items of their own), and of boxes far out; False: Qt's own."""
+        scene = self._scene
+        if scene.detail.far:  # Qt does not find transparent items: the box layer's tooltips are the items'
+            under = scene.box_layer.items_at(event.scenePos())
+            if under:
+                QToolTip.showText(event.screenPos(), under[0].toolTip())
+                return True
+        item = scene.itemAt(event.scenePos(), scene.views()[0].transform() if scene.views() else None)
+        if item is None or item is scene.link_layer:
+            tip = scene.link_layer.tooltip_at(event.scenePos(), self.tolerance())
+            if tip:
+                QToolTip.showText(event.screenPos(), tip)
+                return True
+        return False
+
+    def press(self, event) -> bool:
+        """A click on a box far out or on cables selects it; True: taken, Qt's own press must not follow."""
+        scene = self._scene
+        layer = scene.link_layer
+        if scene.detail.far and event.button() == Qt.LeftButton:
+            # far out the racks are transparent, which Qt's own hit tests skip: a click selects the box
+            # (or rack) under it as Qt would; no drag from here (zoom in to move one)
+            under = scene.box_layer.items_at(event.scenePos())
+            if under:
+                if not event.modifiers() & Qt.ControlModifier:
+                    scene.clearSelection()
+                    layer.selected = set()
+                    layer.update()
+                under[0].setSelected(not (event.modifiers() & Qt.ControlModifier and under[0].isSelected()))
+                event.accept()
+                return True
+        rows = self._cables_at(event.scenePos()) if event.button() == Qt.LeftButton else set()
+        if rows:
+            if not event.modifiers() & Qt.ControlModifier:
+                scene.clearSelection()
+                layer.selected = set()
+            layer.selected |= rows
+            layer.update()
+            scene.selectionChanged.emit()
+            event.accept()
+            return True
+        if layer.selected and not event.modifiers() & Qt.ControlModifier:
+            layer.selected = set()
+            layer.update()
+        return False
+
+    def pressed(self) -> None:
+        """Qt's own press is done (it selected what was under the pointer): a drag of the selection may start."""
+        drag = MoveDrag(self._scene)
+        self.drag = drag if drag.starts else None
+
+    def released(self) -> None:
+        drag, self.drag = self.drag, None
+        if drag is not None:
+            drag.finish()
+
+    def _cables_at(self, pos: QPointF) -> set[int]:
+        """The bundle rows a click at `pos` picks: what the user sees there on top. A server or switch is
+        in front of every cable; a single cable is drawn over its rack's inside, so a click on it inside
+        a rack picks the cable, not the rack; a rack-to-rack bundle (cables too close to tell apart) is
+        behind the racks, so a click on it in an aisle picks all of its cables."""
+        scene = self._scene
+        layer = scene.link_layer
+        for item in scene.items(pos):
+            if item is layer:
+                continue
+            parent = item.parentItem()
+            if item.data(KIND_ROLE) in ("node", "switch") or (parent is not None
+                                                               and parent.data(KIND_ROLE) in ("node", "switch")):
+                return set()
+            if not layer.show_individual and isinstance(item, RackItem):
+                return set()
+        row = layer.row_at(pos, self.tolerance())
+        if row is None:
+            return set()
+        if layer.show_individual:
+            return {row}
+        return set(np.flatnonzero(layer.bundle_aggregate == row).tolist())
 
     def select_in_rect(self, rect: QRectF, add: bool = False) -> None:
         """A rubber band's selection while zoomed far out (Qt's own finds no transparent item)."""
+        scene = self._scene
         if not add:
-            self.clearSelection()
-        for item in self.box_layer.items_in(rect):
+            scene.clearSelection()
+        for item in scene.box_layer.items_in(rect):
             item.setSelected(True)
 
     def item_at(self, pos: QPointF, kinds=("node", "switch")):
-        if self._far:
-            found = [i for i in self.box_layer.items_at(pos) if i.data(KIND_ROLE) in kinds]
+        """The server or switch (or the `kinds` asked for) under a scene point, far out too."""
+        scene = self._scene
+        if scene.detail.far:
+            found = [i for i in scene.box_layer.items_at(pos) if i.data(KIND_ROLE) in kinds]
             return found[0] if found else None
-        for item in self.items(pos):
+        for item in scene.items(pos):
             if item.data(KIND_ROLE) in kinds:
                 return item
             parent = item.parentItem()
@@ -185,43 +219,49 @@ class SceneGestures:
         return item if isinstance(item, RackItem) else None
 
     def selected_ids(self) -> list[str]:
-        out = [item.data(ID_ROLE) for item in self.selectedItems() if item.data(ID_ROLE)]
-        for row in sorted(self.link_layer.selected):
-            out.extend(self.link_layer.bundles.link_ids(row))
+        scene = self._scene
+        out = [item.data(ID_ROLE) for item in scene.selectedItems() if item.data(ID_ROLE)]
+        for row in sorted(scene.link_layer.selected):
+            out.extend(scene.link_layer.bundles.link_ids(row))
         return out
 
     def select_ids(self, ids) -> None:
-        self.finish_build()
+        scene = self._scene
+        scene.build.finish()
         wanted = set(ids)
-        self.clearSelection()
+        scene.clearSelection()
         for element_id in wanted:
-            item = self.racks.get(element_id) or self.devices.get(element_id)
+            item = scene.racks.get(element_id) or scene.devices.get(element_id)
             if item is not None:
                 item.setSelected(True)
-        self.link_layer.selected = self._bundle_rows(wanted)
-        self.link_layer.update()
-        if self.link_layer.selected:
-            self.selectionChanged.emit()
+        scene.link_layer.selected = self._bundle_rows(wanted)
+        scene.link_layer.update()
+        if scene.link_layer.selected:
+            scene.selectionChanged.emit()
 
     def _bundle_rows(self, ids: set) -> set[int]:
         """The rows of the bundles that hold these link ids, found by each link's two ends (its bundle's
         key), not by a pass over every bundle (295k at 131k GPUs: 50 ms of the window's thread)."""
-        layer, rows = self.link_layer, set()
+        scene = self._scene
+        layer, rows = scene.link_layer, set()
         for element_id in ids:
-            link = self.doc.find("links", element_id)
-            key = self._bundle_key(link) if link is not None else None
+            link = scene.doc.find("links", element_id)
+            key = scene.cables.bundle_key(link) if link is not None else None
             row = layer.index.get(key) if key is not None else None
             if row is not None and element_id in layer.bundles.link_ids(row):
                 rows.add(row)
         return rows
 
     def item_for(self, element_id: str):
-        self.finish_build()
-        item = self.racks.get(element_id) or self.devices.get(element_id)
+        """The item to centre the view on for an element: its rack's or device's, or its cable bundle's spot."""
+        scene = self._scene
+        scene.build.finish()
+        item = scene.racks.get(element_id) or scene.devices.get(element_id)
         if item is None:
-            i = self.link_layer.bundles.row_of_link(element_id)
+            layer = scene.link_layer
+            i = layer.bundles.row_of_link(element_id)
             if i is not None:
-                a, b = self.link_layer.lines.a[i], self.link_layer.lines.b[i]
+                a, b = layer.lines.a[i], layer.lines.b[i]
                 return _Spot(QRectF(QPointF(*np.minimum(a, b)), QPointF(*np.maximum(a, b))))
         return item
 

@@ -1,5 +1,5 @@
 """The link heat on the canvas: each bundle coloured by how busy its busiest cable was in the last
-evaluation, the critical path outlined, the load in the tooltips (a mixin of CanvasScene)."""
+evaluation, the critical path outlined, the load in the tooltips (the scene's `heat` part)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,40 +8,46 @@ from . import heat as link_heat
 
 
 class SceneHeat:
-    heat_mode = link_heat.STEP  # what the heat measures (canvas/heat.py): share of the step, or busiest phase
+    """scene.heat: which heat is shown (its view, its result, its value per link) and each bundle's link
+    positions it is worked out over."""
 
-    heat_result = None  # the result the heat shows
+    def __init__(self, scene):
+        self._scene = scene
+        self.mode = link_heat.STEP  # what the heat measures (canvas/heat.py): share of the step, or busiest phase
+        self.result = None  # the result the heat shows
+        self.values: np.ndarray | None = None  # per link (doc.links order): the heat shown, 0..1
+        self._rows_key = None  # what the bundle rows below were made for (_rows)
+        self._rows_cache = None
 
-    heat_values: np.ndarray | None = None  # per link (doc.links order): the heat shown, 0..1
-
-    def set_heat_mode(self, mode: str) -> None:
+    def set_mode(self, mode: str) -> None:
         """Colour by share of the step ("step") or by busiest phase ("phase"); the legend says which."""
         if mode not in link_heat.MODES:
             raise ValueError(f"unknown heat view {mode!r}: use one of {', '.join(link_heat.MODES)}")
-        if mode == self.heat_mode:
+        if mode == self.mode:
             return
-        self.heat_mode = mode
-        self.show_heat(self.heat_result)
-        for view in self.views():
+        self.mode = mode
+        self.show(self.result)
+        for view in self._scene.views():
             legend = getattr(view, "legend", None)
             if legend is not None:
                 legend.relayout()
 
-    def show_heat(self, result) -> None:
+    def show(self, result) -> None:
         """Colour every bundle by how busy its busiest cable was in the last evaluation (in the
         heat view chosen: share of the step, or of its busiest phase), outline the cables on the
         critical path, and add the load by traffic kind to the tooltips. None clears it."""
-        layer = self.link_layer
-        mode = self.heat_mode
+        scene = self._scene
+        layer = scene.link_layer
+        mode = self.mode
         util = link_heat.values(result, mode) if result is not None else None
         jobs = link_heat.by_job(result) if util is not None else {}
-        self.heat_result, self.heat_values = (result, util) if util is not None else (None, None)
+        self.result, self.values = (result, util) if util is not None else (None, None)
         if util is None:
             layer.heat, layer.marked, layer.heat_tip = None, set(), None
             layer.update()
-            self.heatChanged.emit()
+            scene.heatChanged.emit()
             return
-        rows_links, flat, starts, filled = self._heat_rows(len(util))
+        rows_links, flat, starts, filled = self._rows(len(util))
         heat = np.zeros(len(rows_links))
         if len(flat):  # the busiest cable of each bundle, in one numpy pass
             heat[filled] = np.maximum.reduceat(np.asarray(util, float)[flat], starts)
@@ -56,16 +62,16 @@ class SceneHeat:
             layer.marked = set(np.flatnonzero(marked).tolist())
         else:
             hot = {l for b in result.bottlenecks[:3] for l in b.get("links", [])}
-            hot_links = [self.doc.find("links", link) for link in hot]
-            hot_keys = {self._bundle_key(link) for link in hot_links if link is not None}
+            hot_links = [scene.doc.find("links", link) for link in hot]
+            hot_keys = {scene.cables.bundle_key(link) for link in hot_links if link is not None}
             layer.marked = {layer.index[k] for k in hot_keys if k in layer.index}
-        doc = self.doc
+        doc = scene.doc
 
         def tip(row: int) -> str:  # the busiest cable's load, worded for its class (core/analysis/link_load.py)
             if not rows_links[row]:
                 return ""
             busiest = max(rows_links[row], key=lambda i: float(util[i]))
-            text = link_heat.describe(result, mode, busiest) + "\n" + self.link_loads.bundle_text(result, doc, rows_links[row])
+            text = link_heat.describe(result, mode, busiest) + "\n" + scene.link_loads.bundle_text(result, doc, rows_links[row])
             if jobs:  # who uses the bundle's busiest cable
                 shares = [(name, float(u[busiest])) for name, u in jobs.items() if float(u[busiest]) > 0]
                 if shares:
@@ -75,19 +81,21 @@ class SceneHeat:
 
         layer.heat_tip = tip
         layer.update()
-        self.heatChanged.emit()
+        scene.heatChanged.emit()
 
-    def _heat_rows(self, n_util: int):
+    def _rows(self, n_util: int):
         """Each bundle's link positions (kept while the cables and their order stay: a speed edit
         reuses them), flattened for numpy: (rows, flat positions, row starts, rows with links)."""
-        key = (self.doc.lineage, self._bundles_version, len(self.doc.links), n_util)
-        if getattr(self, "_heat_cache_key", None) != key:
-            known = self._positions
+        scene = self._scene
+        doc = scene.doc
+        key = (doc.lineage, scene.cables.version, len(doc.links), n_util)
+        if self._rows_key != key:
+            known = scene.cables.positions
             if known is not None and known[:2] == key[1:3]:  # as the last rebuild found them
                 members, starts = known[2], known[3]
             else:
-                position = {l.id: i for i, l in enumerate(self.doc.links)}
-                bundles = self.link_layer.bundles
+                position = {l.id: i for i, l in enumerate(doc.links)}
+                bundles = scene.link_layer.bundles
                 rows = [[position[i] for i in bundles.link_ids(r) if i in position] for r in range(len(bundles))]
                 members = np.array([p for r in rows for p in r], dtype=np.int64)
                 starts = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
@@ -97,9 +105,9 @@ class SceneHeat:
                 starts = kept.astype(np.int64)
             lengths = np.diff(starts)
             filled = np.flatnonzero(lengths)
-            self._heat_cache = (_BundleRows(members, starts), members, starts[:-1][filled], filled)
-            self._heat_cache_key = key
-        return self._heat_cache
+            self._rows_cache = (_BundleRows(members, starts), members, starts[:-1][filled], filled)
+            self._rows_key = key
+        return self._rows_cache
 
 
 class _BundleRows:

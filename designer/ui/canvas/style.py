@@ -11,7 +11,7 @@ GRID_PX = 12.0  # snap grid of the canvas (rack width 48 = 4 cells)
 # Scale (view zoom) above which each detail is drawn.
 LOD_LINKS = 0.22  # individual cable bundles; below it, rack-to-rack aggregates
 LOD_GRID = 0.35
-# Names and ports show per item, from the zoom where they read (scene.apply_lod):
+# Names and ports show per item, from the zoom where they read (scene.detail.apply):
 MIN_TEXT_PX = 6.0  # a name shows once its letters are this tall on screen
 MIN_PORT_PX = 2.5  # a device's ports show once a port is this wide on screen
 LOD_LINK_LABELS = 2.0  # "4x400G" beside each bundle, where it fits (links.py)

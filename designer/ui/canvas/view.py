@@ -52,7 +52,7 @@ class CanvasView(QGraphicsView):
         self.legend.place()
 
     def set_heat(self, on: bool) -> None:
-        """Link heat on or off in the legend (the scene colours the cables: CanvasScene.show_heat)."""
+        """Link heat on or off in the legend (the scene colours the cables: scene.heat.show)."""
         self.legend.set_heat(on)
 
     # ---- interactions (tools) ----
@@ -135,11 +135,11 @@ class CanvasView(QGraphicsView):
     def _scrolled(self) -> None:
         scene = self.scene()
         if scene is not None:
-            scene.apply_lod(self.scale_factor(), self.visible_fraction(), self.visible_rect())
+            scene.detail.apply(self.scale_factor(), self.visible_fraction(), self.visible_rect())
 
     def _zoomed(self) -> None:
         self._layout_rect = self.scene().layout_rect()
-        self.scene().apply_lod(self.scale_factor(), self.visible_fraction(), self.visible_rect())
+        self.scene().detail.apply(self.scale_factor(), self.visible_fraction(), self.visible_rect())
         self.resetCachedContent()
         self.zoomChanged.emit(self.scale_factor())
 
@@ -208,10 +208,10 @@ class CanvasView(QGraphicsView):
             return
         band, self._band_rect = self._band_rect, None
         scene = self.scene()
-        if band is not None and getattr(scene, "_far", False):
+        if band is not None and scene.detail.far:
             from PySide6.QtWidgets import QApplication
 
-            scene.select_in_rect(band, add=bool(QApplication.keyboardModifiers() & Qt.ControlModifier))
+            scene.gestures.select_in_rect(band, add=bool(QApplication.keyboardModifiers() & Qt.ControlModifier))
 
     # ---- pan with the middle button or space-drag; tools ----
     def _tool_wants(self, event) -> bool:

@@ -67,8 +67,8 @@ def _canvas(doc, result, design_name, scene) -> Figure:
     if own:
         scene = CanvasScene(_qdoc(doc))
     try:
-        scene.finish_build()  # a big design's items are made in slices: all of them now
-        scene.show_heat(result)
+        scene.build.finish()  # a big design's items are made in slices: all of them now
+        scene.heat.show(result)
         source = default_source(scene)
         scale = min(2.0, CANVAS_PX / max(source.width(), source.height(), 1.0))
         png = _png_of(lambda path: export_scene(scene, path, scale=scale, source=source))

@@ -76,7 +76,7 @@ def canvas_menu(window, pos: QPoint) -> QMenu | None:
     """The menu for a right-click at `pos` (viewport coordinates): on a server, that server is
     selected (unless it already is) and Connect to Fabric is offered; elsewhere no menu."""
     scene_pos = window.view.mapToScene(pos)
-    item = window.scene.item_at(scene_pos, ("node",))
+    item = window.scene.gestures.item_at(scene_pos, ("node",))
     if item is None:
         from .mark_down import state_menu
 

@@ -74,13 +74,13 @@ def state_menu(window, pos: QPoint) -> QMenu | None:
     is selected unless it is already, and Mark Down / Up offered. None elsewhere."""
     scene = window.scene
     scene_pos = window.view.mapToScene(pos)
-    item = scene.item_at(scene_pos, ("switch",))
+    item = scene.gestures.item_at(scene_pos, ("switch",))
     if item is not None:
         if not item.isSelected():
             scene.select_ids([item.data(ID_ROLE)])
     else:
         layer = scene.link_layer
-        row = layer.row_at(scene_pos, scene._tolerance()) if layer.show_individual else None
+        row = layer.row_at(scene_pos, scene.gestures.tolerance()) if layer.show_individual else None
         if row is None:
             return None
         if row not in layer.selected:

@@ -58,7 +58,7 @@ def logical_view_dock(window) -> tuple[LogicalView, QDockWidget]:
 
     def follow_heat() -> None:  # the canvas's link heat, in the same view (share of the step or phase)
         if shiboken6.isValid(scene) and shiboken6.isValid(view):
-            view.show_heat(scene.heat_values, scene.heat_mode, scene.heat_result)
+            view.show_heat(scene.heat.values, scene.heat.mode, scene.heat.result)
 
     scene.heatChanged.connect(follow_heat)
     follow_heat()

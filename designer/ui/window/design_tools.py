@@ -48,7 +48,7 @@ class DesignTools:
             from ...core.io.bundled import untitled_title
 
             new, plan = made
-            w.scene.use_plan(plan)  # used if the next rebuild is of this very design
+            w.scene.build.use_plan(plan)  # used if the next rebuild is of this very design
             if self.qdoc.doc.spec.workload is not None:
                 new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
             # A new design with no file: Save asks where, so it never overwrites the design it replaced.

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication, QInputDialog
 from ...core.model.geometry import RACK_WIDTH_PX
 from ..document import commands, editing
 from ..canvas.items import ID_ROLE
+from ..canvas.scene_gestures import free_slot
 from ..canvas.style import GRID_PX
 from ..docks.palette import parse_part
 
@@ -65,7 +66,7 @@ class EditActions:
                     if params.get("model"):  # the palette's model and radix (the design's own by default)
                         element.model = params["model"]
                         element.radix = int(params.get("radix", element.radix))
-                rack_item = self.window.scene.rack_at(pos)
+                rack_item = self.window.scene.gestures.rack_at(pos)
                 if rack_item is None:
                     self.qdoc.undo_stack.beginMacro(f"Add {element.id}")
                     self.qdoc.push(commands.AddElements(self.qdoc, [element]))
@@ -79,7 +80,7 @@ class EditActions:
 
                     from_bottom = (rack_item.sceneBoundingRect().bottom() - pos.y()) / UNIT_HEIGHT_PX
                     wanted = max(0, min(rack.units - element.height_units, int(from_bottom - element.height_units / 2)))
-                    slot = self.window.scene.free_slot(rack_id, element.height_units, wanted)
+                    slot = free_slot(doc, rack_id, element.height_units, wanted)
                     if slot is None:
                         raise editing.Refused(f"rack {rack_id} has no {element.height_units}U free: use another rack")
                     element.rack, element.slot = rack_id, slot
@@ -87,7 +88,7 @@ class EditActions:
                 self.window.scene.select_ids([element.id])
                 return True
             if kind in ("accelerator", "nic"):
-                item = self.window.scene.item_at(pos, ("node",))
+                item = self.window.scene.gestures.item_at(pos, ("node",))
                 if item is None:
                     raise editing.Refused(f"drop the {kind} onto a server")
                 node = doc.find("nodes", item.data(ID_ROLE))

@@ -31,7 +31,7 @@ class FileActions:
         """Open a design on the UI thread; a file that fails leaves the open design as it was."""
         w = self.window
         self.qdoc.open(path)
-        w.scene.finish_build()  # this call returns with the canvas whole (File > Open does not wait)
+        w.scene.build.finish()  # this call returns with the canvas whole (File > Open does not wait)
         self.add_recent(path)
         w.view.fit()
 
@@ -73,7 +73,7 @@ class FileActions:
 
             new, plan, parts = loaded
             with collector_paused():  # the canvas makes an item per element, no cyclic garbage (10-20 %)
-                w.scene.use_plan(plan)
+                w.scene.build.use_plan(plan)
                 w.palette.expect_parts(new.spec, parts)
                 self.qdoc.take(new, path)
                 self.add_recent(path)

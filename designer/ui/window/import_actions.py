@@ -110,7 +110,7 @@ class ImportActions:
         from ...core.io.bundled import untitled_title
 
         w = self.window
-        w.scene.use_plan(plan)
+        w.scene.build.use_plan(plan)
         if self.qdoc.doc.spec.workload is not None:
             new.set_job(self.qdoc.doc.spec.workload, self.qdoc.doc.spec.parallelism)
         with collector_paused():

@@ -197,7 +197,7 @@ class MainWindow(QMainWindow):
         self.view.set_heat(self.act_heat.isChecked())
         by_phase = self.settings.value(HEAT_BY_PHASE_SETTING, False, type=bool)  # remembered
         self.act_heat_phase.setChecked(by_phase)
-        self.scene.set_heat_mode(link_heat.PHASE if by_phase else link_heat.STEP)
+        self.scene.heat.set_mode(link_heat.PHASE if by_phase else link_heat.STEP)
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("main-toolbar")
         for key in menus.TOOLBAR:
@@ -256,7 +256,7 @@ class MainWindow(QMainWindow):
         deadline = time.monotonic() + timeout_s
         app = QApplication.instance()
         def busy():
-            return (self.results.busy or self.scene.building
+            return (self.results.busy or self.scene.build.running
                     or self.minimap._timer.isActive() or (self.progress is not None and self.progress.active))
 
         while busy() and time.monotonic() < deadline:

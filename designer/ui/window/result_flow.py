@@ -87,7 +87,7 @@ class ResultFlow(QObject):
         # what is shown only (doc.counts also sums every link's cables: 0.1 s a call at 131k GPUs)
         self.window.counts_label.setText(f"{len(doc.racks)} racks   {len(doc.nodes)} servers   {doc.num_gpus()} GPUs   "
                                   f"{len(doc.switches)} switches   {len(doc.links)} links")
-        if self.window.scene.building:  # the engine's thread would slow the canvas's slices (they share the GIL)
+        if self.window.scene.build.running:  # the engine's thread would slow the canvas's slices (they share the GIL)
             self.window.result_label.setText("evaluating once the canvas is drawn...")
             return  # scene.built starts it
         self.evaluate()
@@ -261,7 +261,7 @@ class ResultFlow(QObject):
             return
         if self.window.act_heat.isChecked() and self._heat_of is not self.result:
             self._heat_of = self.result
-            self.window.scene.show_heat(self.result)
+            self.window.scene.heat.show(self.result)
         self._request_timeline()
 
     def timeline_shown(self, _visible: bool) -> None:
@@ -327,7 +327,7 @@ class ResultFlow(QObject):
         self._timeline_pending = False
         self.window.timeline_panel.updating.hide()
         self._heat_of = None
-        self.window.scene.show_heat(None)
+        self.window.scene.heat.show(None)
         if self.stale_reason:  # keep the last valid result, marked, so the user can still compare
             details = ("\n".join(p.format() for p in self.problems if p.severity == "error")
                        or self._stale_details or self.stale_reason)
@@ -343,13 +343,13 @@ class ResultFlow(QObject):
         from ..canvas import heat as link_heat
         from ..canvas.heat_menu import HEAT_BY_PHASE_SETTING
 
-        self.window.scene.set_heat_mode(link_heat.PHASE if on else link_heat.STEP)
+        self.window.scene.heat.set_mode(link_heat.PHASE if on else link_heat.STEP)
         self.window.settings.setValue(HEAT_BY_PHASE_SETTING, bool(on))
 
     def toggle_heat(self, on: bool) -> None:
         """View > Link Heat."""
         self._heat_of = self.result if on else None
-        self.window.scene.show_heat(self._heat_of)
+        self.window.scene.heat.show(self._heat_of)
         self.window.view.set_heat(on)
         self.window.settings.setValue("view/link_heat", on)
 
