@@ -14,6 +14,7 @@ import heapq
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..engine.constants import accelerator_constants, engine_constants, uses_flash_attention
 from ..engine.evaluate import Engine, resolve_job
@@ -21,12 +22,16 @@ from ..io import dumps_document
 from ..model.network_reach import job_servers
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
+from ..model.job import Workload
 from ..model.plan import ResolvedPlan
 from ..problems import DesignerError, Problem
 from .bounds import ComputeFloor
 from .fabric_edits import detached_copy
 from .space import Point, SpaceCounts, SpaceOptions, enumerate_space
 from .sweep import make_runner
+
+if TYPE_CHECKING:
+    from ..engine.flops import ModelShape
 
 CHUNK = 24  # plans per task: large enough to amortise a task, small enough to stop early
 BOUNDS_PER_CHECKPOINT = 256  # lower bounds worked out between two checkpoint() calls (~10 ms)
@@ -71,6 +76,39 @@ def _cluster_facts(doc: Document, catalog: Catalog, num_gpus: int):
     return acc, gpus_per_node
 
 
+@dataclass
+class _SearchJob:
+    """What the search plans for: the workload, its shape, the GPUs, and the file's own plan (None
+    when that plan is impossible: the search then starts from the workload alone)."""
+
+    workload: Workload
+    shape: ModelShape
+    num_gpus: int
+    current_point: Point | None
+
+
+@dataclass
+class _OrderedSpace:
+    """The candidate plans in the order they are costed (the file's own first, then by lower bound),
+    each plan's lower bound on its step time, and the counts of the space."""
+
+    order: list[Point]
+    bounds: dict[Point, float]
+    counts: SpaceCounts
+
+
+@dataclass
+class _Costed:
+    """What costing the ordered space found."""
+
+    ranked: list[dict]  # the top plans that fit, best first
+    evaluated: int
+    failed: int
+    violations: int  # plans that ran faster than their lower bound
+    stopped_at: int  # where in the order the bound cut the rest (the order's length: nothing cut)
+    current_row: dict | None  # the file's own plan, costed
+
+
 def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: str | None = None,
            opts: SpaceOptions | None = None, catalog: Catalog | None = None, progress=None,
            checkpoint=None) -> SearchResult:
@@ -84,19 +122,43 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
         raise DesignerError([Problem("no workload to search plans for", "spec.workload",
                                      fix="add workload: {preset: ...} (or pass --scenario)")])
     base = detached_copy(doc)
-    current_point = None
+    job = _search_job(base, catalog)
+    space = _ordered_space(base, catalog, job, opts, checkpoint)
+    runner = make_runner(dumps_document(base), workers, scheduler)
+    try:
+        costed = _cost_in_bound_order(runner, space, job.current_point, top, progress, checkpoint)
+    finally:
+        runner.close()
+    order = space.order
+    cut = max(0, len(order) - costed.evaluated) if costed.stopped_at < len(order) else 0
+    verdict = _verdict(costed.ranked, costed.current_row, job.current_point, doc)
+    warnings = list(runner.warnings)
+    if costed.violations:
+        warnings.append(f"{costed.violations} plans ran faster than their lower bound: the search may have cut good "
+                        "plans; please report this")
+    return SearchResult(costed.ranked, space.counts, costed.evaluated, cut, costed.failed, time.perf_counter() - t0,
+                        runner.name, costed.current_row, verdict, costed.violations, warnings)
+
+
+def _search_job(base: Document, catalog: Catalog) -> _SearchJob:
     try:
         job = resolve_job(base, catalog)
         current_point = Point.of(job.workload, job.parallelism, job.plan)
-        w, shape, num_gpus = job.workload, job.shape, job.plan.num_gpus
+        return _SearchJob(job.workload, job.shape, job.plan.num_gpus, current_point)
     except DesignerError:
         # the file's plan is impossible: search anyway, from the workload alone
         from ..engine import flops as F
         from ..model.job import Parallelism, resolve_workload
 
         w = resolve_workload(base.spec.workload, catalog.presets())
-        shape = F.ModelShape.of(w)
         num_gpus = (base.spec.parallelism or Parallelism()).num_gpus or base.num_gpus()
+        return _SearchJob(w, F.ModelShape.of(w), num_gpus, None)
+
+
+def _ordered_space(base: Document, catalog: Catalog, job: _SearchJob, opts: SpaceOptions | None,
+                   checkpoint) -> _OrderedSpace:
+    """The space's candidates (the file's own plan kept) with their lower bounds, in costing order."""
+    num_gpus, current_point = job.num_gpus, job.current_point
     acc, gpus_per_node = _cluster_facts(base, catalog, num_gpus)
     cal = base.spec.calibration
     # every plan keeps the file's other settings (attention backend, num_gpus)
@@ -104,7 +166,7 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
     ac = accelerator_constants(acc, cal, catalog)
     par0 = base.spec.parallelism
     flash = uses_flash_attention(ac, par0.attention_backend if par0 else "auto")
-    candidates, counts = enumerate_space(w, shape, num_gpus, gpus_per_node, acc.hbm_gib, cal, opts,
+    candidates, counts = enumerate_space(job.workload, job.shape, num_gpus, gpus_per_node, acc.hbm_gib, cal, opts,
                                          keep=[current_point] if current_point else None, flash=flash,
                                          checkpoint=checkpoint)
     engine = Engine(catalog, detail=False)
@@ -118,7 +180,7 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
             comm_cache[key] = engine.layer_comm(base, layout)
         return comm_cache[key]
 
-    floor = ComputeFloor(shape, acc, ac, k, flash, comm_for)
+    floor = ComputeFloor(job.shape, acc, ac, k, flash, comm_for)
     bounds = {}
     for n, p in enumerate(candidates):
         if checkpoint is not None and n % BOUNDS_PER_CHECKPOINT == 0:
@@ -128,73 +190,84 @@ def search(doc: Document, top: int = 10, workers: int | None = None, scheduler: 
     if current_point is not None:  # cost the file's own plan first: it seeds the cut-off
         order.remove(current_point)
         order.insert(0, current_point)
+    return _OrderedSpace(order, bounds, counts)
 
-    text = dumps_document(base)
-    runner = make_runner(text, workers, scheduler)
-    best: list[tuple[float, int, dict]] = []  # max-heap on step time (negated) of the top plans
+
+def _cost_in_bound_order(runner, space: _OrderedSpace, current_point: Point | None, top: int, progress,
+                         checkpoint) -> _Costed:
+    """Cost the plans chunk by chunk in bound order, keeping twice the runner's workers busy, until
+    the next plan's lower bound is no faster than the `top`-th best plan that fits."""
+    order, bounds = space.order, space.bounds
+    best = _TopPlans(top)
     current_row = None
     evaluated = failed = violations = 0
-    serial = 0
-    twins: dict[Point, dict] = {}
     pending: deque = deque()
     i = 0
     stopped_at = len(order)
-    try:
-        while i < len(order) or pending:
-            threshold = -best[0][0] if len(best) >= top else float("inf")
-            while i < len(order) and len(pending) < 2 * runner.workers:
-                if bounds[order[i]] >= threshold and order[i] is not current_point:
-                    stopped_at = i
-                    i = len(order)
-                    break
-                if checkpoint is not None:
-                    checkpoint()
-                chunk = order[i:i + CHUNK]
-                i += len(chunk)
-                pending.append(runner.submit(chunk))
-            if not pending:
+    while i < len(order) or pending:
+        threshold = best.threshold()
+        while i < len(order) and len(pending) < 2 * runner.workers:
+            if bounds[order[i]] >= threshold and order[i] is not current_point:
+                stopped_at = i
+                i = len(order)
                 break
-            rows = pending.popleft().result()
-            for r in rows:
-                evaluated += 1
-                if "error" in r:
-                    failed += 1
-                    continue
-                p = r["point"]
-                if r["step_time_s"] < bounds[p] * (1 - 1e-9):
-                    violations += 1
-                if p == current_point:
-                    current_row = r
-                if not r["fits_with_headroom"]:  # a plan one would run keeps the memory headroom
-                    continue
-                # Twins that differ only in rank order and cost the same are one answer: the
-                # first listed stands for both (its "also" names the other orders).
-                twin = twins.get(_without_order(p))
-                if twin is not None and abs(twin["step_time_s"] - r["step_time_s"]) <= 1e-9 * r["step_time_s"]:
-                    twin.setdefault("same_time_orders", []).append(p.rank_order)
-                    continue
-                serial += 1
-                item = (-r["step_time_s"], -serial, r)
-                if len(best) < top:
-                    heapq.heappush(best, item)
-                elif r["step_time_s"] < -best[0][0]:
-                    heapq.heapreplace(best, item)
-                else:
-                    continue
-                twins[_without_order(p)] = r
-            if progress:
-                progress(evaluated, len(order))
-    finally:
-        runner.close()
-    ranked = [r for _, _, r in sorted(best, key=lambda t: (-t[0], -t[1]))]
-    cut = max(0, len(order) - evaluated) if stopped_at < len(order) else 0
-    verdict = _verdict(ranked, current_row, current_point, doc)
-    warnings = list(runner.warnings)
-    if violations:
-        warnings.append(f"{violations} plans ran faster than their lower bound: the search may have cut good "
-                        "plans; please report this")
-    return SearchResult(ranked, counts, evaluated, cut, failed, time.perf_counter() - t0, runner.name, current_row,
-                        verdict, violations, warnings)
+            if checkpoint is not None:
+                checkpoint()
+            chunk = order[i:i + CHUNK]
+            i += len(chunk)
+            pending.append(runner.submit(chunk))
+        if not pending:
+            break
+        for r in pending.popleft().result():
+            evaluated += 1
+            if "error" in r:
+                failed += 1
+                continue
+            p = r["point"]
+            if r["step_time_s"] < bounds[p] * (1 - 1e-9):
+                violations += 1
+            if p == current_point:
+                current_row = r
+            if r["fits_with_headroom"]:  # a plan one would run keeps the memory headroom
+                best.offer(r)
+        if progress:
+            progress(evaluated, len(order))
+    return _Costed(best.ranked(), evaluated, failed, violations, stopped_at, current_row)
+
+
+class _TopPlans:
+    """The `top` fastest costed plans: a max-heap on step time (negated), ties kept in arrival order."""
+
+    def __init__(self, top: int):
+        self.top = top
+        self.heap: list[tuple[float, int, dict]] = []
+        self.serial = 0
+        self.twins: dict[Point, dict] = {}  # a kept plan by its point without rank order
+
+    def threshold(self) -> float:
+        """The step time a plan must beat to enter (infinite until `top` plans are kept)."""
+        return -self.heap[0][0] if len(self.heap) >= self.top else float("inf")
+
+    def offer(self, r: dict) -> None:
+        p = r["point"]
+        # Twins that differ only in rank order and cost the same are one answer: the
+        # first listed stands for both (its "also" names the other orders).
+        twin = self.twins.get(_without_order(p))
+        if twin is not None and abs(twin["step_time_s"] - r["step_time_s"]) <= 1e-9 * r["step_time_s"]:
+            twin.setdefault("same_time_orders", []).append(p.rank_order)
+            return
+        self.serial += 1
+        item = (-r["step_time_s"], -self.serial, r)
+        if len(self.heap) < self.top:
+            heapq.heappush(self.heap, item)
+        elif r["step_time_s"] < -self.heap[0][0]:
+            heapq.heapreplace(self.heap, item)
+        else:
+            return
+        self.twins[_without_order(p)] = r
+
+    def ranked(self) -> list[dict]:
+        return [r for _, _, r in sorted(self.heap, key=lambda t: (-t[0], -t[1]))]
 
 
 def _without_order(p: Point) -> Point:

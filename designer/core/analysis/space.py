@@ -196,102 +196,162 @@ def enumerate_space(workload: Workload, shape: F.ModelShape, num_gpus: int, gpus
     before each layout (TP, PP, CP, EP) is enumerated; it may raise to stop (a search nobody waits for)."""
     opts = opts or SpaceOptions()
     k = engine_constants(calibration or {})
-    counts = SpaceCounts()
-    w = workload
-    heads = w.num_attention_heads
-    groups = w.num_query_groups or heads
-    layers = w.num_layers
-    experts = w.num_experts or 0
     hbm = hbm_gib * GIB * (1 - k.memory_headroom) * opts.memory_share
-    tps = opts.tp or [t for t in divisors(gpus_per_node) if t <= gpus_per_node]
-    # PP: the divisors of the layers (even splits) and the divisors of the GPU count that leave
-    # two layers or more per stage (uneven splits, splits.py)
-    pps = opts.pp or sorted({p for p in divisors(layers) if p <= min(layers, num_gpus)}
-                            | {p for p in divisors(num_gpus) if p <= layers // 2})
-    loss_layers = loss_stage_extra_chunks(shape)
-    cps = opts.cp or [c for c in (1, 2, 4, 8) if c == 1 or w.seq_length % (2 * c) == 0]
-    eps = opts.ep or ([e for e in divisors(experts) if e <= num_gpus] if experts else [1])
-    n_mbs = len(opts.micro_batch)
+    walk = _SpaceWalk(workload, shape, num_gpus, hbm, k, opts, flash)
     out: list[Point] = []
-    stage_cache: dict[tuple, list[list[int]]] = {}
-    mshapes: dict[int, F.ModelShape] = {}
-
-    for tp, pp, cp, ep in itertools.product(tps, pps, cps, eps):
+    for tp, pp, cp, ep in itertools.product(*_layout_axes(workload, num_gpus, gpus_per_node, opts)):
         if checkpoint is not None:
             checkpoint()
-        etps = sorted({1, tp}) if experts else [tp]
-        scheds = _schedule_choices(pp, layers, opts, loss_layers) if pp > 1 else [("1f1b", 1, EVEN)]
-        n_sched = len(scheds) if pp > 1 else 1
-        sps = [False, True] if tp > 1 else [False]
-        per_layout = n_sched * n_mbs * len(RECOMPUTES) * len(sps) * len(ZERO_CHOICES) * OVERLAP_VARIANTS \
-            * len(opts.rank_orders)
-        for etp in etps:
-            counts.total += per_layout
-            mp = tp * pp * cp
-            bad = (num_gpus % mp or heads % tp or (groups % tp and tp % groups)
-                   or (cp > 1 and w.seq_length % (2 * cp)))
-            dp = num_gpus // mp if not bad else 0
-            if not bad and experts:
-                bad = experts % ep or (tp * cp * dp) % (ep * etp)
-            elif not bad:
-                bad = ep != 1
-            if bad:
-                counts.invalid += per_layout
-                continue
-            per_sched = n_mbs * len(RECOMPUTES) * len(sps) * len(ZERO_CHOICES) * OVERLAP_VARIANTS * len(opts.rank_orders)
-            orders, same_orders = _orders(tp, pp, cp, ep, dp, opts)
-            for (schedule, vp, split), mbs in itertools.product(scheds, opts.micro_batch):
-                per_mbs = per_sched // n_mbs
-                if split is None or w.global_batch_size % (mbs * dp):
-                    counts.invalid += per_mbs
-                    continue
-                n_micro = w.global_batch_size // (mbs * dp)
-                if schedule == "interleaved" and n_micro % pp:
-                    counts.invalid += per_mbs
-                    continue
-                key = (pp, vp, split)
-                if key not in stage_cache:
-                    stage_cache[key] = [[i for chunk in st for i in chunk]
-                                        for st in layout_stage_layers(shape, pp, vp, split.kwargs())]
-                stage_layers = stage_cache[key]
-                plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(RANK_ORDERS[0].split("-")))
-                if mbs not in mshapes:  # one object per micro-batch size: the memory memos know it by identity
-                    mshapes[mbs] = dataclasses.replace(shape, micro_batch=mbs) if shape.micro_batch != mbs else shape
-                mshape = mshapes[mbs]
-                if experts:
-                    stages = _representative_stages(stage_layers, shape.dense_layers)
-                elif split.even:
-                    stages = sorted({0, pp - 1})
-                else:  # the ends are lighter: a middle stage may hold the most
-                    per_stage = stage_layer_counts(layers, pp, vp, split)
-                    stages = sorted({0, pp - 1, per_stage.index(max(per_stage))})
-                for recompute, sp, zero in itertools.product(RECOMPUTES, sps, ZERO_CHOICES):
-                    per_mem = OVERLAP_VARIANTS * len(opts.rank_orders)
-                    if sp and w.seq_length % tp:
-                        counts.invalid += per_mem
-                        continue
-                    par = Parallelism(pipeline_schedule=schedule, sequence_parallel=sp,
-                                      recompute_granularity=recompute, use_distributed_optimizer=zero == 1,
-                                      zero_stage=3 if zero == 3 else 0)
-                    mem = estimate_memory(mshape, plan, par, stage_layers, k, stages, flash)
-                    if mem.total > hbm:
-                        counts.no_memory += per_mem
-                        continue
-                    if schedule == "dualpipe":  # zb-h1's time with more memory
-                        counts.dominated += per_mem
-                        continue
-                    # overlaps that apply: grad reduce with DP, param gather with the distributed
-                    # optimizer, TP overlap with TP > 1 and SP
-                    og = dp * cp > 1
-                    op = zero == 1 and dp * cp > 1
-                    ot = tp > 1 and sp
-                    for order in orders:
-                        out.append(Point(tp, pp, cp, ep, etp, dp, schedule, vp, mbs, recompute, sp, zero,
-                                         og, op, ot, order, n_micro, split))
-                    counts.candidates += len(orders)
-                    counts.dominated += per_mem - len(orders)
+        out += walk.layout(tp, pp, cp, ep)
+    counts = walk.counts
     for point in keep or []:
         if point not in out:
             out.append(point)
             counts.candidates += 1
     return out, counts
+
+
+def _layout_axes(w: Workload, num_gpus: int, gpus_per_node: int,
+                 opts: SpaceOptions) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The TP, PP, CP and EP values tried (the options', else those that can divide)."""
+    layers = w.num_layers
+    experts = w.num_experts or 0
+    tps = opts.tp or [t for t in divisors(gpus_per_node) if t <= gpus_per_node]
+    # PP: the divisors of the layers (even splits) and the divisors of the GPU count that leave
+    # two layers or more per stage (uneven splits, splits.py)
+    pps = opts.pp or sorted({p for p in divisors(layers) if p <= min(layers, num_gpus)}
+                            | {p for p in divisors(num_gpus) if p <= layers // 2})
+    cps = opts.cp or [c for c in (1, 2, 4, 8) if c == 1 or w.seq_length % (2 * c) == 0]
+    eps = opts.ep or ([e for e in divisors(experts) if e <= num_gpus] if experts else [1])
+    return tps, pps, cps, eps
+
+
+class _SpaceWalk:
+    """One walk of the space, level by level (module docstring): the model, the cluster, the memory
+    a plan may use, the counts so far and the memos the levels share."""
+
+    def __init__(self, workload: Workload, shape: F.ModelShape, num_gpus: int, hbm: float, k, opts: SpaceOptions,
+                 flash: bool):
+        self.workload, self.shape, self.num_gpus, self.hbm, self.k, self.opts, self.flash = \
+            workload, shape, num_gpus, hbm, k, opts, flash
+        self.heads = workload.num_attention_heads
+        self.groups = workload.num_query_groups or self.heads
+        self.layers = workload.num_layers
+        self.experts = workload.num_experts or 0
+        self.loss_layers = loss_stage_extra_chunks(shape)
+        self.counts = SpaceCounts()
+        self.stage_cache: dict[tuple, list[list[int]]] = {}
+        self.mshapes: dict[int, F.ModelShape] = {}
+
+    def layout(self, tp: int, pp: int, cp: int, ep: int) -> list[Point]:
+        """Level 1: the plans of one layout, for each expert-TP; an impossible one counted whole."""
+        opts = self.opts
+        etps = sorted({1, tp}) if self.experts else [tp]
+        scheds = _schedule_choices(pp, self.layers, opts, self.loss_layers) if pp > 1 else [("1f1b", 1, EVEN)]
+        n_sched = len(scheds) if pp > 1 else 1
+        sps = [False, True] if tp > 1 else [False]
+        per_mbs = len(RECOMPUTES) * len(sps) * len(ZERO_CHOICES) * OVERLAP_VARIANTS * len(opts.rank_orders)
+        per_layout = n_sched * len(opts.micro_batch) * per_mbs
+        out: list[Point] = []
+        for etp in etps:
+            self.counts.total += per_layout
+            dp = self._data_parallel(tp, pp, cp, ep, etp)
+            if dp is None:
+                self.counts.invalid += per_layout
+                continue
+            orders, _ = _orders(tp, pp, cp, ep, dp, opts)
+            for (schedule, vp, split), mbs in itertools.product(scheds, opts.micro_batch):
+                n_micro = self._microbatches(schedule, split, mbs, pp, dp)
+                if n_micro is None:
+                    self.counts.invalid += per_mbs
+                    continue
+                plan = ResolvedPlan(self.num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro,
+                                    tuple(RANK_ORDERS[0].split("-")))
+                out += self.settings(plan, schedule, split, mbs, sps, orders)
+        return out
+
+    def _data_parallel(self, tp: int, pp: int, cp: int, ep: int, etp: int) -> int | None:
+        """DP of the layout; None when it does not divide (GPUs, heads, KV groups, sequence, experts)."""
+        mp = tp * pp * cp
+        if (self.num_gpus % mp or self.heads % tp or (self.groups % tp and tp % self.groups)
+                or (cp > 1 and self.workload.seq_length % (2 * cp))):
+            return None
+        dp = self.num_gpus // mp
+        if self.experts:
+            return None if self.experts % ep or (tp * cp * dp) % (ep * etp) else dp
+        return None if ep != 1 else dp
+
+    def _microbatches(self, schedule: str, split: Split | None, mbs: int, pp: int, dp: int) -> int | None:
+        """Level 2: micro-batches per step of a schedule and micro-batch size; None when the layers
+        have no split or the batch does not divide (by PP too when interleaved)."""
+        gbs = self.workload.global_batch_size
+        if split is None or gbs % (mbs * dp):
+            return None
+        n_micro = gbs // (mbs * dp)
+        if schedule == "interleaved" and n_micro % pp:
+            return None
+        return n_micro
+
+    def settings(self, plan: ResolvedPlan, schedule: str, split: Split, mbs: int, sps: list[bool],
+                 orders: list[str]) -> list[Point]:
+        """Levels 3 and 4: recompute, sequence parallelism and optimizer sharding that fit in memory,
+        each with the overlaps that apply all on, once per distinct rank order."""
+        counts = self.counts
+        tp, pp, cp, ep, etp, dp, vp, n_micro = (plan.tp, plan.pp, plan.cp, plan.ep, plan.etp, plan.dp, plan.vp,
+                                                plan.num_microbatches)
+        stage_layers = self._stage_layers(pp, vp, split)
+        stages = self._memory_stages(stage_layers, pp, vp, split)
+        mshape = self._shape_for(mbs)
+        per_mem = OVERLAP_VARIANTS * len(self.opts.rank_orders)
+        out: list[Point] = []
+        for recompute, sp, zero in itertools.product(RECOMPUTES, sps, ZERO_CHOICES):
+            if sp and self.workload.seq_length % tp:
+                counts.invalid += per_mem
+                continue
+            par = Parallelism(pipeline_schedule=schedule, sequence_parallel=sp,
+                              recompute_granularity=recompute, use_distributed_optimizer=zero == 1,
+                              zero_stage=3 if zero == 3 else 0)
+            mem = estimate_memory(mshape, plan, par, stage_layers, self.k, stages, self.flash)
+            if mem.total > self.hbm:
+                counts.no_memory += per_mem
+                continue
+            if schedule == "dualpipe":  # zb-h1's time with more memory
+                counts.dominated += per_mem
+                continue
+            # overlaps that apply: grad reduce with DP, param gather with the distributed
+            # optimizer, TP overlap with TP > 1 and SP
+            og = dp * cp > 1
+            op = zero == 1 and dp * cp > 1
+            ot = tp > 1 and sp
+            for order in orders:
+                out.append(Point(tp, pp, cp, ep, etp, dp, schedule, vp, mbs, recompute, sp, zero,
+                                 og, op, ot, order, n_micro, split))
+            counts.candidates += len(orders)
+            counts.dominated += per_mem - len(orders)
+        return out
+
+    def _stage_layers(self, pp: int, vp: int, split: Split) -> list[list[int]]:
+        """The layers each pipeline stage holds (its chunks flattened)."""
+        key = (pp, vp, split)
+        if key not in self.stage_cache:
+            self.stage_cache[key] = [[i for chunk in st for i in chunk]
+                                     for st in layout_stage_layers(self.shape, pp, vp, split.kwargs())]
+        return self.stage_cache[key]
+
+    def _memory_stages(self, stage_layers: list[list[int]], pp: int, vp: int, split: Split) -> list[int]:
+        """The stages whose memory is estimated: those that may hold the most."""
+        if self.experts:
+            return _representative_stages(stage_layers, self.shape.dense_layers)
+        if split.even:
+            return sorted({0, pp - 1})
+        # the ends are lighter: a middle stage may hold the most
+        per_stage = stage_layer_counts(self.layers, pp, vp, split)
+        return sorted({0, pp - 1, per_stage.index(max(per_stage))})
+
+    def _shape_for(self, mbs: int) -> F.ModelShape:
+        """The model's shape at this micro-batch size: one object per size, as the memory memos
+        know it by identity."""
+        if mbs not in self.mshapes:
+            shape = self.shape
+            self.mshapes[mbs] = dataclasses.replace(shape, micro_batch=mbs) if shape.micro_batch != mbs else shape
+        return self.mshapes[mbs]

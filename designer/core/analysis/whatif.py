@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from dataclasses import dataclass
 
 from ..engine.evaluate import Engine, Evaluation
 from ..model.catalog import Catalog, default_catalog
 from ..model.document import Document
-from ..model.job import SCHEDULES, Parallelism
+from ..model.job import SCHEDULES, Parallelism, Workload
 from ..problems import DesignerError
 from . import fabric_edits as fx
 from .advice import Advice
@@ -46,21 +47,45 @@ def _par_change(par: Parallelism, label: str, **changes) -> tuple[str, Paralleli
     return label, new, sets
 
 
+@dataclass
+class _PlanChange:
+    """A candidate change of the job: its advice id, title and category, the new parallelism, the
+    `--set` arguments that make it, and the new workload (None: the file's)."""
+
+    id: str
+    title: str
+    category: str
+    parallelism: Parallelism
+    sets: list[str]
+    workload: Workload | None = None
+
+
 def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
     w, par = doc.spec.workload, doc.spec.parallelism or Parallelism()
     p = result.plan
-    tp, pp, cp, ep, vp = p["tp"], p["pp"], p["cp"], p["ep"], p["vp"]
-    out: list[tuple[str, str, str, Parallelism, list[str], object]] = []  # id, title, category, par, sets, workload
+    changes = (_size_changes(doc, par, p) + _pipeline_changes(doc, par, p) + _batch_changes(w, par)
+               + _switch_changes(par) + _rank_order_changes(par, p))
+    advices = []
+    for c in changes:
+        # the design with another job: the elements are shared with `doc` (a private copy that
+        # nobody edits), so a candidate costs a few dicts, not a copy of 16k servers
+        spec = dataclasses.replace(doc.spec, workload=c.workload or doc.spec.workload, parallelism=c.parallelism)
+        advices.append(Advice(c.id, c.title, c.category, "", Document(spec, doc.metadata), True, set=c.sets))
+    from .advice_design import split_candidates  # Megatron's uneven pipeline splits
 
-    def add(id_, category, title, new_par, sets, workload=None):
-        out.append((id_, title, category, new_par, sets, workload))
+    return advices + split_candidates(doc, p)
 
-    from .advice_design import split_change, vp_choices
 
+def _size_changes(doc: Document, par: Parallelism, p: dict) -> list[_PlanChange]:
+    """TP, PP, CP and EP (MoE only) doubled and halved, the virtual stages kept."""
+    from .advice_design import split_change
+
+    out = []
     keep_vp = {"virtual_pipeline_model_parallel_size": par.virtual_pipeline_model_parallel_size}
     moe = _is_moe(doc)
-    for name, key, value in (("TP", "tensor_model_parallel_size", tp), ("PP", "pipeline_model_parallel_size", pp),
-                             ("CP", "context_parallel_size", cp), ("EP", "expert_model_parallel_size", ep)):
+    for name, key, value in (("TP", "tensor_model_parallel_size", p["tp"]),
+                             ("PP", "pipeline_model_parallel_size", p["pp"]),
+                             ("CP", "context_parallel_size", p["cp"]), ("EP", "expert_model_parallel_size", p["ep"])):
         if name == "EP" and not moe:
             continue
         for factor, word in ((2, "x2"), (0.5, "/2")):
@@ -68,33 +93,58 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
             if new < 1 or new == value:
                 continue
             # a PP the layers do not divide takes one of Megatron's uneven splits (advice_design.py)
-            split = (split_change(doc, new, vp) or {}) if name == "PP" else {}
+            split = (split_change(doc, new, p["vp"]) or {}) if name == "PP" else {}
             label, np_, sets = _par_change(par, f"{name} {value} -> {new}", **{key: new}, **keep_vp, **split)
-            add(f"{name.lower()}-{new}", "parallelism", label, np_, sets[:1] + sets[len(sets) - len(split):])
-    if pp > 1:
-        for v in vp_choices(doc, pp):  # every VP with a split Megatron accepts
-            if par.pipeline_schedule == "interleaved" and v == vp:
-                continue
-            split = split_change(doc, pp, v) or {}
-            label, np_, sets = _par_change(par, f"interleaved, {v} virtual stages" + (f" (was {vp})" if vp > 1 else "")
-                                           + "".join(f", {k}={v_}" for k, v_ in split.items() if v_ not in (None, False)),
-                                           pipeline_schedule="interleaved", virtual_pipeline_model_parallel_size=v, **split)
-            add(f"vp-{v}", "parallelism", label, np_, sets)
-        for s in SCHEDULES:
-            if s == par.pipeline_schedule or s == "interleaved":
-                continue
-            label, np_, sets = _par_change(par, f"schedule {s}", pipeline_schedule=s,
-                                           virtual_pipeline_model_parallel_size=None)
-            add(f"schedule-{s}", "software", label, np_, sets)
+            out.append(_PlanChange(f"{name.lower()}-{new}", label, "parallelism", np_,
+                                   sets[:1] + sets[len(sets) - len(split):]))
+    return out
+
+
+def _pipeline_changes(doc: Document, par: Parallelism, p: dict) -> list[_PlanChange]:
+    """With PP > 1: every other number of virtual stages Megatron can split, and every other schedule."""
+    from .advice_design import split_change, vp_choices
+
+    pp, vp = p["pp"], p["vp"]
+    if pp <= 1:
+        return []
+    out = []
+    for v in vp_choices(doc, pp):  # every VP with a split Megatron accepts
+        if par.pipeline_schedule == "interleaved" and v == vp:
+            continue
+        split = split_change(doc, pp, v) or {}
+        label, np_, sets = _par_change(par, f"interleaved, {v} virtual stages" + (f" (was {vp})" if vp > 1 else "")
+                                       + "".join(f", {k}={v_}" for k, v_ in split.items() if v_ not in (None, False)),
+                                       pipeline_schedule="interleaved", virtual_pipeline_model_parallel_size=v, **split)
+        out.append(_PlanChange(f"vp-{v}", label, "parallelism", np_, sets))
+    for s in SCHEDULES:
+        if s == par.pipeline_schedule or s == "interleaved":
+            continue
+        label, np_, sets = _par_change(par, f"schedule {s}", pipeline_schedule=s,
+                                       virtual_pipeline_model_parallel_size=None)
+        out.append(_PlanChange(f"schedule-{s}", label, "software", np_, sets))
+    return out
+
+
+def _batch_changes(w: Workload | None, par: Parallelism) -> list[_PlanChange]:
+    """The micro-batch doubled and halved, and the other recompute granularities."""
+    out = []
     mbs = w.micro_batch_size if w and w.micro_batch_size else 1
     for new in (mbs * 2, mbs // 2):
         if new >= 1 and new != mbs:
-            add(f"mbs-{new}", "software", f"micro-batch {mbs} -> {new}", dataclasses.replace(par),
-                [f"workload.micro_batch_size={new}"], dataclasses.replace(w, micro_batch_size=new))
+            out.append(_PlanChange(f"mbs-{new}", f"micro-batch {mbs} -> {new}", "software", dataclasses.replace(par),
+                                   [f"workload.micro_batch_size={new}"], dataclasses.replace(w, micro_batch_size=new)))
     for r in ("none", "selective", "full"):
         if r != par.recompute_granularity:
-            label, np_, sets = _par_change(par, f"recompute {par.recompute_granularity} -> {r}", recompute_granularity=r)
-            add(f"recompute-{r}", "software", label, np_, sets)
+            label, np_, sets = _par_change(par, f"recompute {par.recompute_granularity} -> {r}",
+                                           recompute_granularity=r)
+            out.append(_PlanChange(f"recompute-{r}", label, "software", np_, sets))
+    return out
+
+
+def _switch_changes(par: Parallelism) -> list[_PlanChange]:
+    """Each overlap, sequence parallelism and the distributed optimizer turned the other way (with
+    what it needs turned on), and FSDP."""
+    out = []
     toggles = [("overlap_grad_reduce", "DP gradient-reduction overlap"),
                ("overlap_param_gather", "parameter all-gather overlap"),
                ("tp_comm_overlap", "TP communication overlap (with GEMMs)"),
@@ -111,30 +161,28 @@ def _plan_candidates(doc: Document, result: Evaluation) -> list[Advice]:
             continue
         label, np_, sets = _par_change(par, text + (" on" if not value else " off"), **{key: not value},
                                        **extra)
-        add(f"{key}-{'on' if not value else 'off'}", "software", label, np_, sets)
+        out.append(_PlanChange(f"{key}-{'on' if not value else 'off'}", label, "software", np_, sets))
     if par.zero_stage < 3:
         label, np_, sets = _par_change(par, "FSDP (ZeRO-3)", zero_stage=3, use_distributed_optimizer=False)
-        add("zero-3", "software", label, np_, sets)
-    sizes = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "dp": p["dp"]}
+        out.append(_PlanChange("zero-3", label, "software", np_, sets))
+    return out
+
+
+def _rank_order_changes(par: Parallelism, p: dict) -> list[_PlanChange]:
+    """The rank orders that place the ranks differently from the file's."""
+    sizes = {"tp": p["tp"], "pp": p["pp"], "cp": p["cp"], "ep": p["ep"], "dp": p["dp"]}
 
     def placement_of(order: str) -> tuple:  # only dimensions above 1 move ranks
         return tuple(d for d in order.split("-") if sizes.get(d, 1) > 1)
 
+    out = []
     seen = {placement_of(par.rank_order)}
     for order in RANK_ORDER_CHOICES:
         if placement_of(order) not in seen:
             seen.add(placement_of(order))
             label, np_, sets = _par_change(par, f"rank order {order}", rank_order=order)
-            add(f"order-{order}", "parallelism", label, np_, sets)
-    advices = []
-    for id_, title, category, new_par, sets, workload in out:
-        # the design with another job: the elements are shared with `doc` (a private copy that
-        # nobody edits), so a candidate costs a few dicts, not a copy of 16k servers
-        spec = dataclasses.replace(doc.spec, workload=workload or doc.spec.workload, parallelism=new_par)
-        advices.append(Advice(id_, title, category, "", Document(spec, doc.metadata), True, set=sets))
-    from .advice_design import split_candidates  # Megatron's uneven pipeline splits
-
-    return advices + split_candidates(doc, p)
+            out.append(_PlanChange(f"order-{order}", label, "parallelism", np_, sets))
+    return out
 
 
 def _hardware_candidates(doc: Document, catalog: Catalog) -> list[Advice]:

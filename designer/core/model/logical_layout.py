@@ -192,13 +192,84 @@ class _Unit:
     name: str
 
 
+@dataclass
+class _LinkColumns:
+    """The links as columns: each one's two devices as indices (-1: not a device of the design),
+    cables, rate and kind, and which ones join two devices through the scale-out fabric."""
+
+    dev_a: np.ndarray
+    dev_b: np.ndarray
+    cables: np.ndarray
+    rate: np.ndarray
+    kinds: list[str]
+    capacity: np.ndarray  # cables x rate
+    valid: np.ndarray  # two different devices of the design
+    scale_up: np.ndarray  # inside a server or an NVLink domain (not drawn as a bundle)
+    fabric: np.ndarray  # valid and not scale-up
+
+
+@dataclass
+class _Neighbours:
+    """Who each device connects to through the scale-out fabric, a tier up and a tier down."""
+
+    up: dict[int, set[int]]
+    down: dict[int, set[int]]
+
+
+@dataclass
+class _Rows:
+    """The blocks of the rows, top down, each with the devices it holds, and which rows were aggregated."""
+
+    blocks: list[Block] = field(default_factory=list)
+    devices: list[list[int]] = field(default_factory=list)
+    aggregated: dict[str, bool] = field(default_factory=dict)
+
+
 def build_logical_layout(doc: Document, max_blocks_per_tier: int = MAX_BLOCKS_PER_TIER) -> LogicalLayout:
     nodes, switches, links = doc.nodes, doc.switches, doc.links
     n_nodes = len(nodes)
     n_dev = n_nodes + len(switches)
     device_ids = [n.id for n in nodes] + [s.id for s in switches]
+    cols = _link_columns(doc)
+    tier_of = _device_tiers(doc)
+    rank = np.fromiter((TIER_RANK[t] for t in tier_of), dtype=np.int64, count=n_dev)
+    units = _compute_units(doc, cols.dev_a, cols.dev_b, cols.valid & cols.scale_up)
+    near = _fabric_neighbours(cols, rank)
 
-    # Each link's two devices as indices (-1: not a device of the design).
+    # ---- rows of blocks, aggregated where a row holds too many ----
+    rows = _switch_rows(doc, tier_of, near, device_ids, max_blocks_per_tier)
+    compute = _compute_row(doc, units, near, device_ids, max_blocks_per_tier)
+    rows.blocks += compute.blocks
+    rows.devices += compute.devices
+    rows.aggregated.update(compute.aggregated)
+    blocks = rows.blocks
+    block_of_device = np.full(n_dev, -1, dtype=np.int64)
+    for i, devs in enumerate(rows.devices):
+        block_of_device[devs] = i
+
+    # ---- bundles: every link between two blocks, summed ----
+    dev_a, dev_b, valid = cols.dev_a, cols.dev_b, cols.valid
+    ba = np.where(dev_a >= 0, block_of_device[np.maximum(dev_a, 0)], -1)
+    bb = np.where(dev_b >= 0, block_of_device[np.maximum(dev_b, 0)], -1)
+    drawn = valid & (ba >= 0) & (bb >= 0) & (ba != bb)
+    internal = int(np.count_nonzero(valid & (ba == bb)))
+    bundles = _bundles(blocks, ba, bb, drawn, cols.cables, cols.rate, cols.capacity, cols.kinds)
+
+    ratios = _ratios(tier_of, device_ids, rank, dev_a, dev_b, cols.fabric, cols.capacity)
+
+    tiers = [t for t in TIERS_TOP_DOWN if any(b.tier == t for b in blocks)]
+    tier_y, bands, width, height = _place(blocks, tiers, rows.aggregated)
+
+    block_of = {device_ids[d]: int(block_of_device[d]) for d in range(n_dev) if block_of_device[d] >= 0}
+    return LogicalLayout(
+        tiers=tiers, tier_y=tier_y, blocks=blocks, bundles=bundles, ratios=ratios, bands=bands,
+        aggregated=rows.aggregated, block_of=block_of, link_ids=[l.id for l in links], width=width, height=height,
+        gpus=doc.num_gpus(), internal_links=internal, blocks_of_rack=_blocks_of_rack(doc, block_of))
+
+
+def _link_columns(doc: Document) -> _LinkColumns:
+    links = doc.links
+    n_nodes = len(doc.nodes)
     a, b = doc.link_ends.sides(doc)  # the check's parse
     kind, index = np.concatenate([a.kind, b.kind]), np.concatenate([a.index, b.index])
     device = np.where(kind == 1, index, np.where(kind == 2, index + n_nodes, -1))
@@ -208,49 +279,48 @@ def build_logical_layout(doc: Document, max_blocks_per_tier: int = MAX_BLOCKS_PE
     rate = np.fromiter((l.bandwidth_gbps for l in links), dtype=np.float64, count=n_links)
     kinds = [l.kind for l in links]
     scale_up = np.fromiter((k in SCALE_UP_LINK_KINDS for k in kinds), dtype=bool, count=n_links)
-    capacity = cables * rate
     valid = (dev_a >= 0) & (dev_b >= 0) & (dev_a != dev_b)
+    return _LinkColumns(dev_a, dev_b, cables, rate, kinds, cables * rate, valid, scale_up, valid & ~scale_up)
 
-    # Tier of every device; NVLink trays belong to the compute row (inside their domain).
-    tier_of = ["compute"] * n_nodes
-    for s in switches:
+
+def _device_tiers(doc: Document) -> list[str]:
+    """Tier of every device (servers, then switches); NVLink trays belong to the compute row (inside
+    their domain)."""
+    tier_of = ["compute"] * len(doc.nodes)
+    for s in doc.switches:
         tier_of.append("compute" if s.is_nvlink_tray or s.tier not in TIER_RANK else s.tier)
-    rank = np.fromiter((TIER_RANK[t] for t in tier_of), dtype=np.int64, count=n_dev)
+    return tier_of
 
-    units = _compute_units(doc, dev_a, dev_b, valid & scale_up)
 
-    # Neighbours through the scale-out fabric, for grouping by "who they connect to".
-    fabric = valid & ~scale_up
+def _fabric_neighbours(cols: _LinkColumns, rank: np.ndarray) -> _Neighbours:
+    """Neighbours through the scale-out fabric, for grouping by "who they connect to"."""
     up_neighbours: dict[int, set[int]] = defaultdict(set)
     down_neighbours: dict[int, set[int]] = defaultdict(set)
-    fa, fb = dev_a[fabric], dev_b[fabric]
+    fa, fb = cols.dev_a[cols.fabric], cols.dev_b[cols.fabric]
     ra, rb = rank[fa], rank[fb]
     for lo, hi in ((fa[ra < rb], fb[ra < rb]), (fb[rb < ra], fa[rb < ra])):
         for x, y in zip(lo.tolist(), hi.tolist()):
             up_neighbours[x].add(y)
             down_neighbours[y].add(x)
+    return _Neighbours(up_neighbours, down_neighbours)
 
-    pod_of_device = [None] * n_nodes + [s.pod for s in switches]
-    rail_of_device = [None] * n_nodes + [s.rail for s in switches]
 
-    # ---- rows of blocks, aggregated where a row holds too many ----
-    blocks: list[Block] = []
-    block_of_device = np.full(n_dev, -1, dtype=np.int64)
-    aggregated: dict[str, bool] = {}
-
-    def leaf_pod(devs: list[int]) -> int | None:
-        pods = Counter(pod_of_device[y] for d in devs for y in up_neighbours.get(d, ())
-                       if pod_of_device[y] is not None)
-        return pods.most_common(1)[0][0] if pods else None
-
+def _switch_rows(doc: Document, tier_of: list[str], near: _Neighbours, device_ids: list[str],
+                 max_blocks_per_tier: int) -> _Rows:
+    """The core, spine and leaf rows: one block per switch, or groups of them when a row holds too
+    many (leaves by pod and rail, spines by pod or what they serve, cores by what they serve)."""
+    n_nodes, n_dev = len(doc.nodes), len(tier_of)
+    pod_of_device = [None] * n_nodes + [s.pod for s in doc.switches]
+    rail_of_device = [None] * n_nodes + [s.rail for s in doc.switches]
+    rows = _Rows()
     for tier in ("core", "spine", "leaf"):
         members = [d for d in range(n_nodes, n_dev) if tier_of[d] == tier]
         if not members:
             continue
         pods = [pod_of_device[d] for d in members]
         rails = [rail_of_device[d] for d in members]
-        ups = [frozenset(up_neighbours.get(d, ())) for d in members]
-        downs = [frozenset(down_neighbours.get(d, ())) for d in members]
+        ups = [frozenset(near.up.get(d, ())) for d in members]
+        downs = [frozenset(near.down.get(d, ())) for d in members]
         keys: list[tuple[str, Callable[[int], object]]] = []
         if tier == "leaf":
             keys = [("pod-rail", lambda i: (pods[i], rails[i])), ("pod", lambda i: pods[i]),
@@ -260,48 +330,50 @@ def build_logical_layout(doc: Document, max_blocks_per_tier: int = MAX_BLOCKS_PE
         else:
             keys = [("below", lambda i: downs[i]), ("above", lambda i: ups[i])]
         groups, how = _group(len(members), keys, max_blocks_per_tier, pods if tier != "core" else None)
-        aggregated[tier] = how is not None
+        rows.aggregated[tier] = how is not None
         for ordinal, group in enumerate(groups):
             devs = [members[i] for i in group]
-            blocks.append(_switch_block(doc, tier, devs, how, device_ids, pods, rails, group, n_nodes, ordinal,
-                                        len(groups) == 1))
-            block_of_device[devs] = len(blocks) - 1
+            rows.blocks.append(_switch_block(doc, tier, devs, how, device_ids, pods, rails, group, n_nodes, ordinal,
+                                             len(groups) == 1))
+            rows.devices.append(devs)
+    return rows
 
-    if units:
-        unit_pods = [leaf_pod(u.devices) for u in units]
-        unit_leaves = [frozenset(y for d in u.devices for y in up_neighbours.get(d, ())) for u in units]
-        keys = [("leaves", lambda i: unit_leaves[i]), ("pod", lambda i: unit_pods[i])]
-        groups, how = _group(len(units), keys, max_blocks_per_tier, unit_pods)
-        aggregated["compute"] = how is not None
-        for group in groups:
-            group_units = [units[i] for i in group]
-            pod = unit_pods[group[0]] if how != "chunk" else None  # the pod of its leaves (pod frames)
-            blocks.append(_compute_block(doc, group_units, how, pod, n_nodes, device_ids))
-            for u in group_units:
-                block_of_device[u.devices] = len(blocks) - 1
 
-    # ---- bundles: every link between two blocks, summed ----
-    ba = np.where(dev_a >= 0, block_of_device[np.maximum(dev_a, 0)], -1)
-    bb = np.where(dev_b >= 0, block_of_device[np.maximum(dev_b, 0)], -1)
-    drawn = valid & (ba >= 0) & (bb >= 0) & (ba != bb)
-    internal = int(np.count_nonzero(valid & (ba == bb)))
-    bundles = _bundles(blocks, ba, bb, drawn, cables, rate, capacity, kinds)
+def _compute_row(doc: Document, units: list[_Unit], near: _Neighbours, device_ids: list[str],
+                 max_blocks_per_tier: int) -> _Rows:
+    """The compute row: one block per server or NVLink domain, or groups of them by the leaves they
+    share or by pod when the row holds too many."""
+    rows = _Rows()
+    if not units:
+        return rows
+    n_nodes = len(doc.nodes)
+    pod_of_device = [None] * n_nodes + [s.pod for s in doc.switches]
 
-    ratios = _ratios(tier_of, device_ids, rank, dev_a, dev_b, fabric, capacity)
+    def leaf_pod(devs: list[int]) -> int | None:
+        pods = Counter(pod_of_device[y] for d in devs for y in near.up.get(d, ())
+                       if pod_of_device[y] is not None)
+        return pods.most_common(1)[0][0] if pods else None
 
-    tiers = [t for t in TIERS_TOP_DOWN if any(b.tier == t for b in blocks)]
-    tier_y, bands, width, height = _place(blocks, tiers, aggregated)
+    unit_pods = [leaf_pod(u.devices) for u in units]
+    unit_leaves = [frozenset(y for d in u.devices for y in near.up.get(d, ())) for u in units]
+    keys = [("leaves", lambda i: unit_leaves[i]), ("pod", lambda i: unit_pods[i])]
+    groups, how = _group(len(units), keys, max_blocks_per_tier, unit_pods)
+    rows.aggregated["compute"] = how is not None
+    for group in groups:
+        group_units = [units[i] for i in group]
+        pod = unit_pods[group[0]] if how != "chunk" else None  # the pod of its leaves (pod frames)
+        rows.blocks.append(_compute_block(doc, group_units, how, pod, n_nodes, device_ids))
+        rows.devices.append([d for u in group_units for d in u.devices])
+    return rows
 
-    block_of = {device_ids[d]: int(block_of_device[d]) for d in range(n_dev) if block_of_device[d] >= 0}
+
+def _blocks_of_rack(doc: Document, block_of: dict[str, int]) -> dict[str, list[int]]:
+    """The blocks that hold each rack's servers and switches."""
     blocks_of_rack: dict[str, set[int]] = defaultdict(set)
-    for element in list(nodes) + list(switches):
+    for element in list(doc.nodes) + list(doc.switches):
         if element.rack is not None and element.id in block_of:
             blocks_of_rack[element.rack].add(block_of[element.id])
-    return LogicalLayout(
-        tiers=tiers, tier_y=tier_y, blocks=blocks, bundles=bundles, ratios=ratios, bands=bands,
-        aggregated=aggregated, block_of=block_of, link_ids=[l.id for l in links], width=width, height=height,
-        gpus=doc.num_gpus(), internal_links=internal,
-        blocks_of_rack={k: sorted(v) for k, v in blocks_of_rack.items()})
+    return {k: sorted(v) for k, v in blocks_of_rack.items()}
 
 
 def _compute_units(doc: Document, dev_a, dev_b, scale_up_links) -> list[_Unit]:

@@ -257,6 +257,44 @@ def fp4_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: 
     return problems
 
 
+Vary = dict[str, tuple[int, list[int]]]  # field: (its value, the values a suggestion tries)
+
+
+@dataclass
+class _Finding:
+    """A problem of the plan; `rule` and `vary` when other values of some fields could fix it (the
+    suggestions try them, see _suggested_fix)."""
+
+    problem: Problem
+    rule: str | None = None
+    vary: Vary | None = None
+
+
+def _bad(path: str, message: str, fix: str | None = None, rule: str | None = None,
+         vary: Vary | None = None) -> _Finding:
+    return _Finding(Problem(message, path, fix=fix), rule, vary)
+
+
+@dataclass(slots=True)
+class _Sizes:
+    """The plan's dimensions as given; DP derived (None when TP x PP x CP does not divide the GPUs)."""
+
+    num_gpus: int
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    etp: int
+    dp: int | None
+    # Rules that depend on the GPU count can also be met by running the job on fewer GPUs than the
+    # cluster has: the fix after a server was added to a design sized for 1024 GPUs.
+    whole_cluster: Vary
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tp * self.pp * self.cp
+
+
 def check_job(workload: Workload | None, parallelism: Parallelism | None, cluster_gpus: int,
               catalog: Catalog | None = None, suggest: bool = True) -> tuple[ResolvedPlan | None, list[Problem]]:
     """The resolved plan (None when impossible) and its problems.
@@ -265,53 +303,76 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
     (see suggestions.py); without it (the tries themselves) the fix is the bare rule.
     """
     catalog = catalog or default_catalog()
-    out: list[Problem] = []
-    # (problem, rule, fields whose values could fix it, their candidate values, fallback)
-    to_suggest: list[tuple[Problem, str, dict[str, tuple[int, list[int]]], str]] = []
-
-    def bad(path, message, fix=None, rule=None, vary=None):
-        problem = Problem(message, path, fix=fix)
-        out.append(problem)
-        if rule and vary:
-            to_suggest.append((problem, rule, vary, fix))
-
-    for module in (parallelism.recompute_modules or []) if parallelism else []:
-        if module not in RECOMPUTE_MODULES:
-            bad("spec.parallelism.recompute_modules", f"{module!r} is not a module Megatron recomputes",
-                fix="use some of " + ", ".join(RECOMPUTE_MODULES))
-
+    found = _recompute_findings(parallelism)
     par = parallelism or Parallelism()
-    if workload is None:
-        bad("spec.workload", "a plan without a workload", "add workload: with a preset or the model's keys")
-        return None, out
-    if workload.preset and catalog.resolve("models", workload.preset) is None:
-        bad(W + "preset", f"unknown model preset {workload.preset!r}", catalog.suggest("models", workload.preset))
-        return None, out
-    w = resolve_workload(workload, catalog.presets())
-    missing = [k for k in REQUIRED_WORKLOAD_KEYS if getattr(w, k) is None]
-    for key in missing:
-        bad(W + key, "missing", "set it, or name a preset (e.g. preset: llama3-8b)")
-    if missing:
-        return None, out
-
+    w, workload_found = _complete_workload(workload, catalog)
+    found += workload_found
+    if w is None:
+        return None, [f.problem for f in found]
     order = parse_rank_order(par.rank_order)
     if order is None:
-        bad(P + "rank_order", f"{par.rank_order!r} is not an order of tp, cp, ep, dp, pp",
-            "e.g. tp-cp-ep-dp-pp (Megatron's default)")
+        found.append(_bad(P + "rank_order", f"{par.rank_order!r} is not an order of tp, cp, ep, dp, pp",
+                          "e.g. tp-cp-ep-dp-pp (Megatron's default)"))
+    sizes, sizes_found = _plan_sizes(par, cluster_gpus)
+    found += sizes_found
+    if sizes is None:
+        return None, [f.problem for f in found]
+    found += _head_findings(w, sizes.tp)
+    vp, pipeline_found = _pipeline_findings(w, par, sizes.pp)
+    found += pipeline_found
+    found += _sequence_findings(w, par, sizes.tp, sizes.cp)
+    found += _expert_findings(w, sizes)
+    if par.zero_stage and par.use_distributed_optimizer:
+        found.append(_bad(P + "zero_stage", "ZeRO stage and the distributed optimizer both shard optimizer states",
+                          "use one of them (the distributed optimizer is ZeRO-1)"))
+    n_micro, batch_found = _batch_findings(w, par, sizes)
+    found += batch_found
+    problems = [f.problem for f in found]
+    if suggest:
+        for f in found:
+            if f.rule and f.vary:
+                f.problem.fix = _suggested_fix(workload, par, cluster_gpus, catalog, len(problems), f.rule, f.vary,
+                                               sizes.model_parallel, f.problem.fix)
+    if problems or sizes.dp is None:
+        return None, problems
+    s = sizes
+    return ResolvedPlan(s.num_gpus, s.tp, s.pp, s.cp, s.ep, s.etp, s.dp, vp, n_micro, tuple(order)), problems
 
+
+def _recompute_findings(parallelism: Parallelism | None) -> list[_Finding]:
+    return [_bad("spec.parallelism.recompute_modules", f"{module!r} is not a module Megatron recomputes",
+                 fix="use some of " + ", ".join(RECOMPUTE_MODULES))
+            for module in ((parallelism.recompute_modules or []) if parallelism else [])
+            if module not in RECOMPUTE_MODULES]
+
+
+def _complete_workload(workload: Workload | None, catalog: Catalog) -> tuple[Workload | None, list[_Finding]]:
+    """The workload with its preset's values filled in; None when there is none, its preset is
+    unknown or a key the engine needs is missing."""
+    if workload is None:
+        return None, [_bad("spec.workload", "a plan without a workload",
+                           "add workload: with a preset or the model's keys")]
+    if workload.preset and catalog.resolve("models", workload.preset) is None:
+        return None, [_bad(W + "preset", f"unknown model preset {workload.preset!r}",
+                           catalog.suggest("models", workload.preset))]
+    w = resolve_workload(workload, catalog.presets())
+    missing = [_bad(W + key, "missing", "set it, or name a preset (e.g. preset: llama3-8b)")
+               for key in REQUIRED_WORKLOAD_KEYS if getattr(w, key) is None]
+    return (None if missing else w), missing
+
+
+def _plan_sizes(par: Parallelism, cluster_gpus: int) -> tuple[_Sizes | None, list[_Finding]]:
+    """The GPU count and the dimensions, DP derived from them; None when there are no GPUs."""
+    found = []
     num_gpus = par.num_gpus or cluster_gpus
     if par.num_gpus and par.num_gpus > cluster_gpus:
-        bad(P + "num_gpus", f"{par.num_gpus} GPUs asked, the cluster has {cluster_gpus}",
-            f"use at most {cluster_gpus}, or add servers")
+        found.append(_bad(P + "num_gpus", f"{par.num_gpus} GPUs asked, the cluster has {cluster_gpus}",
+                          f"use at most {cluster_gpus}, or add servers"))
     if num_gpus <= 0:
-        bad(P + "num_gpus", "the cluster has no accelerators", "add servers")
-        return None, out
-    # Rules that depend on the GPU count can also be met by running the job on fewer GPUs than the
-    # cluster has: the fix after a server was added to a design sized for 1024 GPUs.
+        found.append(_bad(P + "num_gpus", "the cluster has no accelerators", "add servers"))
+        return None, found
     whole_cluster = {"num_gpus": (num_gpus, [])} if not par.num_gpus or par.num_gpus == cluster_gpus else {}
     tp, pp, cp = par.tensor_model_parallel_size, par.pipeline_model_parallel_size, par.context_parallel_size
-    ep = par.expert_model_parallel_size
-    etp = par.expert_tensor_parallel_size or tp
     model_parallel = tp * pp * cp
     dp = None
     if num_gpus % model_parallel:
@@ -320,41 +381,57 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
         if cp > 1:
             vary["context_parallel_size"] = (cp, gpus)
         vary.update(whole_cluster)
-        bad(P + "tensor_model_parallel_size",
-            f"TP x PP x CP = {tp} x {pp} x {cp} = {model_parallel} does not divide the {num_gpus} GPUs",
-            f"TP × PP × CP must divide {num_gpus}: {_alts(model_parallel, divisors(num_gpus))}",
-            rule=f"TP × PP × CP must divide {num_gpus}", vary=vary)
+        found.append(_bad(P + "tensor_model_parallel_size",
+                          f"TP x PP x CP = {tp} x {pp} x {cp} = {model_parallel} does not divide the {num_gpus} GPUs",
+                          f"TP × PP × CP must divide {num_gpus}: {_alts(model_parallel, divisors(num_gpus))}",
+                          rule=f"TP × PP × CP must divide {num_gpus}", vary=vary))
     else:
         dp = num_gpus // model_parallel
         if par.data_parallel_size is not None and par.data_parallel_size != dp:
-            bad(P + "data_parallel_size",
-                f"{par.data_parallel_size} given, but {num_gpus} GPUs / (TP {tp} x PP {pp} x CP {cp}) = {dp}",
-                f"set it to {dp} or leave it out")
+            found.append(_bad(P + "data_parallel_size",
+                              f"{par.data_parallel_size} given, but {num_gpus} GPUs / (TP {tp} x PP {pp} x CP {cp}) "
+                              f"= {dp}", f"set it to {dp} or leave it out"))
+    etp = par.expert_tensor_parallel_size or tp
+    return _Sizes(num_gpus, tp, pp, cp, par.expert_model_parallel_size, etp, dp, whole_cluster), found
 
+
+def _head_findings(w: Workload, tp: int) -> list[_Finding]:
+    """TP splits the attention heads and the KV groups; the head size comes from the hidden size."""
+    found = []
     heads, groups = w.num_attention_heads, w.num_query_groups or w.num_attention_heads
     if heads % tp:
-        bad(P + "tensor_model_parallel_size", f"TP {tp} does not divide the {heads} attention heads",
-            _alts(tp, divisors(heads)), rule=f"TP must divide the {heads} heads",
-            vary={"tensor_model_parallel_size": (tp, divisors(heads))})
+        found.append(_bad(P + "tensor_model_parallel_size", f"TP {tp} does not divide the {heads} attention heads",
+                          _alts(tp, divisors(heads)), rule=f"TP must divide the {heads} heads",
+                          vary={"tensor_model_parallel_size": (tp, divisors(heads))}))
     elif groups % tp and tp % groups:
-        bad(P + "tensor_model_parallel_size", f"TP {tp} and the {groups} KV groups (num_query_groups) do not divide",
-            _alts(tp, divisors(groups)), rule=f"TP and the {groups} KV groups must divide one another",
-            vary={"tensor_model_parallel_size": (tp, divisors(groups) + [groups * k for k in (2, 4, 8)])})
+        found.append(_bad(P + "tensor_model_parallel_size",
+                          f"TP {tp} and the {groups} KV groups (num_query_groups) do not divide",
+                          _alts(tp, divisors(groups)), rule=f"TP and the {groups} KV groups must divide one another",
+                          vary={"tensor_model_parallel_size": (tp, divisors(groups) + [groups * k
+                                                                                for k in (2, 4, 8)])}))
     if w.hidden_size % heads and w.kv_channels is None:
-        bad(W + "hidden_size", f"{w.hidden_size} is not a multiple of the {heads} heads", "set kv_channels")
+        found.append(_bad(W + "hidden_size", f"{w.hidden_size} is not a multiple of the {heads} heads",
+                          "set kv_channels"))
+    return found
 
+
+def _pipeline_findings(w: Workload, par: Parallelism, pp: int) -> tuple[int, list[_Finding]]:
+    """The model chunks per stage (VP) and the problems of the schedule and of the layers' split."""
+    found = []
     vp = 1
     if par.pipeline_schedule == "interleaved":
         vp = par.virtual_pipeline_model_parallel_size or 1
         if pp == 1:
-            bad(P + "pipeline_schedule", "the interleaved schedule needs PP > 1", "use 1f1b, or raise PP")
+            found.append(_bad(P + "pipeline_schedule", "the interleaved schedule needs PP > 1",
+                              "use 1f1b, or raise PP"))
         if vp < 2:
-            bad(P + "virtual_pipeline_model_parallel_size", "the interleaved schedule needs 2 or more model chunks",
-                "set virtual_pipeline_model_parallel_size: 2 (or more)")
+            found.append(_bad(P + "virtual_pipeline_model_parallel_size",
+                              "the interleaved schedule needs 2 or more model chunks",
+                              "set virtual_pipeline_model_parallel_size: 2 (or more)"))
     elif par.virtual_pipeline_model_parallel_size not in (None, 1):
-        bad(P + "virtual_pipeline_model_parallel_size",
-            f"virtual stages are only used by the interleaved schedule, not {par.pipeline_schedule}",
-            "set pipeline_schedule: interleaved, or remove it")
+        found.append(_bad(P + "virtual_pipeline_model_parallel_size",
+                          f"virtual stages are only used by the interleaved schedule, not {par.pipeline_schedule}",
+                          "set pipeline_schedule: interleaved, or remove it"))
     uneven = (par.account_for_embedding_in_pipeline_split or par.account_for_loss_in_pipeline_split
               or par.decoder_first_pipeline_num_layers is not None
               or par.decoder_last_pipeline_num_layers is not None or par.pipeline_model_parallel_layout)
@@ -362,88 +439,104 @@ def check_job(workload: Workload | None, parallelism: Parallelism | None, cluste
         try:
             split_layers(w.num_layers, pp, vp, **split_options(par))
         except SplitError as e:
-            bad(P + e.key, e.reason, e.fix)
+            found.append(_bad(P + e.key, e.reason, e.fix))
     elif w.num_layers % (pp * vp):
-        alt = (f"; or set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split "
-               f"({w.num_layers} + 2 layers)" if (w.num_layers + 2) % (pp * vp) == 0 else "")
-        if vp == 1:
-            bad(P + "pipeline_model_parallel_size", f"PP {pp} does not divide the {w.num_layers} layers{alt}",
-                _alts(pp, divisors(w.num_layers)), rule=f"PP must divide the {w.num_layers} layers",
-                vary={"pipeline_model_parallel_size": (pp, divisors(w.num_layers))})
-        else:
-            bad(P + "virtual_pipeline_model_parallel_size",
-                f"PP {pp} x {vp} virtual stages = {pp * vp} does not divide the {w.num_layers} layers{alt}",
-                f"PP x virtual must divide {w.num_layers}: {_alts(pp * vp, divisors(w.num_layers))}",
-                rule=f"PP × virtual stages must divide the {w.num_layers} layers",
-                vary={"virtual_pipeline_model_parallel_size": (vp, [d for d in divisors(w.num_layers) if d > 1]),
-                      "pipeline_model_parallel_size": (pp, divisors(w.num_layers))})
+        found.append(_even_split_finding(w.num_layers, pp, vp))
+    return vp, found
 
+
+def _even_split_finding(layers: int, pp: int, vp: int) -> _Finding:
+    """PP x VP stages that do not divide the layers (an even split)."""
+    alt = (f"; or set account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split "
+           f"({layers} + 2 layers)" if (layers + 2) % (pp * vp) == 0 else "")
+    if vp == 1:
+        return _bad(P + "pipeline_model_parallel_size", f"PP {pp} does not divide the {layers} layers{alt}",
+                    _alts(pp, divisors(layers)), rule=f"PP must divide the {layers} layers",
+                    vary={"pipeline_model_parallel_size": (pp, divisors(layers))})
+    return _bad(P + "virtual_pipeline_model_parallel_size",
+                f"PP {pp} x {vp} virtual stages = {pp * vp} does not divide the {layers} layers{alt}",
+                f"PP x virtual must divide {layers}: {_alts(pp * vp, divisors(layers))}",
+                rule=f"PP × virtual stages must divide the {layers} layers",
+                vary={"virtual_pipeline_model_parallel_size": (vp, [d for d in divisors(layers) if d > 1]),
+                      "pipeline_model_parallel_size": (pp, divisors(layers))})
+
+
+def _sequence_findings(w: Workload, par: Parallelism, tp: int, cp: int) -> list[_Finding]:
+    """Context parallelism and sequence parallelism split the sequence."""
+    found = []
     if cp > 1 and w.seq_length % (2 * cp):
-        bad(P + "context_parallel_size", f"CP {cp} needs the sequence ({w.seq_length}) to divide by 2 x CP",
-            _alts(cp, [d for d in divisors(w.seq_length // 2 or 1)]), rule=f"2 × CP must divide {w.seq_length}",
-            vary={"context_parallel_size": (cp, divisors(w.seq_length // 2 or 1))})
+        found.append(_bad(P + "context_parallel_size",
+                          f"CP {cp} needs the sequence ({w.seq_length}) to divide by 2 x CP",
+                          _alts(cp, [d for d in divisors(w.seq_length // 2 or 1)]),
+                          rule=f"2 × CP must divide {w.seq_length}",
+                          vary={"context_parallel_size": (cp, divisors(w.seq_length // 2 or 1))}))
     if cp > 1 and (w.softmax_type or "vanilla") != "vanilla" and (par.cp_comm_type or "p2p") != "a2a":
         # Transformer Engine's context-parallel attention merges the ring's partial softmaxes without the
         # sink term: a non-vanilla softmax runs only with the all-to-all (Ulysses) layout
-        bad(P + "cp_comm_type", f"softmax_type {w.softmax_type} with CP {cp} runs in Transformer Engine only with "
-            f"cp_comm_type a2a (not {par.cp_comm_type or 'p2p'})", "use cp_comm_type: a2a, or context_parallel_size: 1")
+        found.append(_bad(P + "cp_comm_type",
+                          f"softmax_type {w.softmax_type} with CP {cp} runs in Transformer Engine only with "
+                          f"cp_comm_type a2a (not {par.cp_comm_type or 'p2p'})",
+                          "use cp_comm_type: a2a, or context_parallel_size: 1"))
     if par.sequence_parallel and tp > 1 and w.seq_length % tp:
-        bad(P + "sequence_parallel", f"sequence parallelism needs TP {tp} to divide the sequence {w.seq_length}")
+        found.append(_bad(P + "sequence_parallel",
+                          f"sequence parallelism needs TP {tp} to divide the sequence {w.seq_length}"))
+    return found
 
+
+def _expert_findings(w: Workload, s: _Sizes) -> list[_Finding]:
+    """EP splits the experts, and EP x expert-TP the ranks of TP x CP x DP; top-k within the experts."""
+    found = []
+    ep, etp = s.ep, s.etp
     if ep > 1 and not w.num_experts:
-        bad(P + "expert_model_parallel_size", f"EP {ep} on a dense model (no num_experts)",
-            "set expert_model_parallel_size: 1, or pick an MoE model")
+        found.append(_bad(P + "expert_model_parallel_size", f"EP {ep} on a dense model (no num_experts)",
+                          "set expert_model_parallel_size: 1, or pick an MoE model"))
     elif w.num_experts and w.num_experts % ep:
-        bad(P + "expert_model_parallel_size", f"EP {ep} does not divide the {w.num_experts} experts",
-            _alts(ep, divisors(w.num_experts)), rule=f"EP must divide the {w.num_experts} experts",
-            vary={"expert_model_parallel_size": (ep, divisors(w.num_experts))})
-    if dp is not None and (tp * cp * dp) % (ep * etp):
-        bad(P + "expert_model_parallel_size",
-            f"EP x expert-TP = {ep} x {etp} must divide TP x CP x DP = {tp * cp * dp}",
-            _alts(ep, [d for d in divisors(tp * cp * dp) if (tp * cp * dp) % (d * etp) == 0]),
-            rule=f"EP × expert-TP must divide {tp * cp * dp}",
-            vary={"expert_model_parallel_size": (ep, divisors(tp * cp * dp)), **whole_cluster})
+        found.append(_bad(P + "expert_model_parallel_size", f"EP {ep} does not divide the {w.num_experts} experts",
+                          _alts(ep, divisors(w.num_experts)), rule=f"EP must divide the {w.num_experts} experts",
+                          vary={"expert_model_parallel_size": (ep, divisors(w.num_experts))}))
+    if s.dp is not None and (s.tp * s.cp * s.dp) % (ep * etp):
+        ranks = s.tp * s.cp * s.dp
+        found.append(_bad(P + "expert_model_parallel_size",
+                          f"EP x expert-TP = {ep} x {etp} must divide TP x CP x DP = {ranks}",
+                          _alts(ep, [d for d in divisors(ranks) if ranks % (d * etp) == 0]),
+                          rule=f"EP × expert-TP must divide {ranks}",
+                          vary={"expert_model_parallel_size": (ep, divisors(ranks)), **s.whole_cluster}))
     if w.num_experts and w.moe_router_topk and w.moe_router_topk > w.num_experts:
-        bad(W + "moe_router_topk", f"top-{w.moe_router_topk} routing with only {w.num_experts} experts",
-            f"use at most {w.num_experts}")
+        found.append(_bad(W + "moe_router_topk", f"top-{w.moe_router_topk} routing with only {w.num_experts} experts",
+                          f"use at most {w.num_experts}"))
+    return found
 
-    if par.zero_stage and par.use_distributed_optimizer:
-        bad(P + "zero_stage", "ZeRO stage and the distributed optimizer both shard optimizer states",
-            "use one of them (the distributed optimizer is ZeRO-1)")
 
-    n_micro = 0
-    mbs, gbs = w.micro_batch_size, w.global_batch_size
-    if dp is not None:
-        if gbs % (mbs * dp):
-            candidates = _multiples_near(gbs, mbs * dp)
-            bad(W + "global_batch_size",
-                f"{gbs} does not divide by micro_batch_size x DP = {mbs} x {dp} = {mbs * dp}",
-                f"{_alts(gbs, candidates)}, or change micro_batch_size",
-                rule=f"global_batch_size must be a multiple of micro_batch_size × DP = {mbs * dp}",
-                vary={"global_batch_size": (gbs, candidates), "micro_batch_size": (mbs, divisors(gbs)),
-                      **whole_cluster})
-        else:
-            n_micro = gbs // (mbs * dp)
-            if n_micro > MAX_MICROBATCHES:  # the schedule and the trace grow with them: refuse before any work
-                bad(W + "global_batch_size",
-                    f"global_batch_size {gbs:,} with micro_batch_size {mbs} × DP {dp} means {n_micro:,} "
-                    f"micro-batches per step: at most {MAX_MICROBATCHES:,}",
-                    f"use a global_batch_size of at most {MAX_MICROBATCHES * mbs * dp:,}, or a larger "
-                    "micro_batch_size")
-            elif par.pipeline_schedule == "interleaved" and pp > 1 and n_micro % pp:
-                bad(W + "global_batch_size",
-                    f"the interleaved schedule needs the {n_micro} micro-batches to be a multiple of PP {pp}",
-                    _alts(gbs, _multiples_near(gbs, pp * mbs * dp)),
-                    rule=f"global_batch_size must be a multiple of PP × micro_batch_size × DP = {pp * mbs * dp}",
-                    vary={"global_batch_size": (gbs, _multiples_near(gbs, pp * mbs * dp)), **whole_cluster})
-    if suggest and to_suggest:
-        for problem, rule, vary, fallback in to_suggest:
-            problem.fix = _suggested_fix(workload, par, cluster_gpus, catalog, len(out), rule, vary, model_parallel,
-                                         fallback)
-    if out or dp is None:
-        return None, out
-    plan = ResolvedPlan(num_gpus, tp, pp, cp, ep, etp, dp, vp, n_micro, tuple(order))
-    return plan, out
+def _batch_findings(w: Workload, par: Parallelism, s: _Sizes) -> tuple[int, list[_Finding]]:
+    """The micro-batches per step (0 when unknown) and the problems of the batch sizes: the global
+    batch splits into micro-batches over DP, a bounded number, a multiple of PP when interleaved."""
+    mbs, gbs, dp, pp = w.micro_batch_size, w.global_batch_size, s.dp, s.pp
+    if dp is None:
+        return 0, []
+    if gbs % (mbs * dp):
+        candidates = _multiples_near(gbs, mbs * dp)
+        return 0, [_bad(W + "global_batch_size",
+                        f"{gbs} does not divide by micro_batch_size x DP = {mbs} x {dp} = {mbs * dp}",
+                        f"{_alts(gbs, candidates)}, or change micro_batch_size",
+                        rule=f"global_batch_size must be a multiple of micro_batch_size × DP = {mbs * dp}",
+                        vary={"global_batch_size": (gbs, candidates), "micro_batch_size": (mbs, divisors(gbs)),
+                              **s.whole_cluster})]
+    n_micro = gbs // (mbs * dp)
+    if n_micro > MAX_MICROBATCHES:  # the schedule and the trace grow with them: refuse before any work
+        return n_micro, [_bad(W + "global_batch_size",
+                              f"global_batch_size {gbs:,} with micro_batch_size {mbs} × DP {dp} means {n_micro:,} "
+                              f"micro-batches per step: at most {MAX_MICROBATCHES:,}",
+                              f"use a global_batch_size of at most {MAX_MICROBATCHES * mbs * dp:,}, or a larger "
+                              "micro_batch_size")]
+    if par.pipeline_schedule == "interleaved" and pp > 1 and n_micro % pp:
+        return n_micro, [_bad(W + "global_batch_size",
+                              f"the interleaved schedule needs the {n_micro} micro-batches to be a multiple of PP {pp}",
+                              _alts(gbs, _multiples_near(gbs, pp * mbs * dp)),
+                              rule=f"global_batch_size must be a multiple of PP × micro_batch_size × DP = "
+                                   f"{pp * mbs * dp}",
+                              vary={"global_batch_size": (gbs, _multiples_near(gbs, pp * mbs * dp)),
+                                    **s.whole_cluster})]
+    return n_micro, []
 
 
 def _multiples_near(value: int, step: int) -> list[int]:

@@ -15,7 +15,7 @@ from ...generate.fat_tree_geometry import (
     RACKS_PER_ROW, ROW_PITCH_Y_PX, SERVER_UNITS_PER_8_GPUS, SERVERS_PER_RACK, SPINE_CORE_CABLE_LATENCY_US,
     SWITCH_LARGE_RADIX, SWITCH_SLOT_PITCH_UNITS, SWITCH_UNITS_LARGE, SWITCH_UNITS_SMALL, SWITCHES_PER_NETWORK_RACK,
 )
-from ...model.catalog import Catalog, default_catalog
+from ...model.catalog import Accelerator, Catalog, default_catalog
 from ...model.document import ClusterSpec, Document
 from ...model.elements import MAX_PORTS, SCALE_UP_KINDS, Link, Metadata, Node, Rack, Switch
 from ...problems import DesignerError, Problem
@@ -156,6 +156,17 @@ def _server_units(gpus: int) -> int:
     return max(1, -(-gpus * SERVER_UNITS_PER_8_GPUS // 8))
 
 
+@dataclass
+class _PortFacts:
+    """What the cables say about the ports: each switch's highest port used and fastest cable, each
+    host's fastest cable, and the speed most cables run at."""
+
+    top_port: dict[str, int]
+    switch_gbps: dict[str, float]
+    host_gbps: dict[str, float]
+    usual_gbps: float
+
+
 def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, name: str, description: str,
                    catalog: Catalog | None = None, source: str = "",
                    roles: dict[str, str] | None = None) -> tuple[Document, list[str]]:
@@ -164,6 +175,28 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
     roles = roles or {}
     catalog = catalog or default_catalog()
     said: list[str] = []
+    acc = _accelerator(catalog, gpu, gpus_per_node)
+    tiers = infer_tiers(found, roles)
+    apart = islands(found, roles)
+    if apart:
+        shown = ", ".join(found.switches[k].name for k in apart[:6]) + (" ..." if len(apart) > 6 else "")
+        said.append(f"{len(apart)} switch(es) no GPU server reaches (a management network?): {shown}; "
+                    "kept apart from the tiers above the GPU servers")
+    switch_id = _switch_ids(found, tiers)
+    ports = _port_facts(found)
+    switches = _switches(found, tiers, switch_id, ports, catalog)
+    host_names = sorted(found.hosts, key=lambda h: (roles.get(h, "compute") != "compute", natural_key(h)))
+    node_id = _node_ids(host_names, set(switch_id.values()))
+    said.append(_gpus_assumed(found, host_names, roles, acc, gpus_per_node))
+    nodes = _nodes(found, host_names, node_id, roles, acc, gpus_per_node, ports, catalog)
+    links = _links(found, tiers, switch_id, node_id)
+    racks = _racks(found, nodes, node_id, switches, switch_id, said)
+    spec = ClusterSpec(racks=racks, nodes=nodes, switches=switches, links=links)
+    return Document(spec, Metadata(name=name, description=description)), said
+
+
+def _accelerator(catalog: Catalog, gpu: str, gpus_per_node: int | None) -> Accelerator:
+    """The catalog's accelerator `gpu`, refused when unknown or when a server cannot hold `gpus_per_node`."""
     canonical = catalog.resolve("accelerators", gpu)
     if canonical is None:
         raise DesignerError([Problem(f"unknown accelerator {gpu!r}", fix=f"{catalog.suggest('accelerators', gpu)} "
@@ -172,14 +205,12 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
     if gpus_per_node is not None and acc.max_per_node and gpus_per_node > acc.max_per_node:
         raise DesignerError([Problem(f"a {acc.name} server holds at most {acc.max_per_node} accelerators, not "
                                      f"{gpus_per_node}", fix=f"use --gpus-per-node {acc.max_per_node} or less")])
-    tiers = infer_tiers(found, roles)
-    apart = islands(found, roles)
-    if apart:
-        shown = ", ".join(found.switches[k].name for k in apart[:6]) + (" ..." if len(apart) > 6 else "")
-        said.append(f"{len(apart)} switch(es) no GPU server reaches (a management network?): {shown}; "
-                    "kept apart from the tiers above the GPU servers")
+    return acc
 
-    # ---- switches: readable unique ids, ports and speed from the cables on them
+
+def _switch_ids(found: FoundFabric, tiers: dict[str, str]) -> dict[str, str]:
+    """Each switch's id, in the order the switches are written (core, spine, leaf; by name): the
+    source's own when it is unique, else tier and number (leaf0, leaf1, ...)."""
     used_ids: set[str] = set()
     switch_id: dict[str, str] = {}
     counters: dict[str, int] = defaultdict(int)
@@ -197,22 +228,31 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
             switch_id[key] = f"{tiers[key]}{counters[tiers[key]]}"
             counters[tiers[key]] += 1
         used_ids.add(switch_id[key])
+    return switch_id
+
+
+def _port_facts(found: FoundFabric) -> _PortFacts:
     top_port: dict[str, int] = defaultdict(lambda: -1)
-    best_gbps: dict[str, float] = defaultdict(float)
+    switch_gbps: dict[str, float] = defaultdict(float)
     host_gbps: dict[str, float] = defaultdict(float)
     for link in found.links:
         for kind, key, port in (link.a, link.b):
             if kind == "switch":
                 top_port[key] = max(top_port[key], port)
-                best_gbps[key] = max(best_gbps[key], link.gbps)
+                switch_gbps[key] = max(switch_gbps[key], link.gbps)
             else:
                 host_gbps[key] = max(host_gbps[key], link.gbps)
-    usual = _usual_gbps(found)
+    return _PortFacts(top_port, switch_gbps, host_gbps, _usual_gbps(found))
+
+
+def _switches(found: FoundFabric, tiers: dict[str, str], switch_id: dict[str, str], ports: _PortFacts,
+              catalog: Catalog) -> list[Switch]:
+    """The switches, ports and speed from the cables on them; the catalog's model when one matches."""
     switches = []
-    for key in switch_keys:
+    for key in switch_id:
         fs = found.switches[key]
-        radix = min(MAX_PORTS, max(fs.radix, top_port[key] + 1, 1))
-        gbps = best_gbps[key] or usual
+        radix = min(MAX_PORTS, max(fs.radix, ports.top_port[key] + 1, 1))
+        gbps = ports.switch_gbps[key] or ports.usual_gbps
         exact = [s for s in catalog.switches.values()
                  if s.kind == found.fabric and s.port_gbps == gbps and s.radix == radix]
         near = catalog.switch_for(found.fabric, gbps)
@@ -221,9 +261,12 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
         switches.append(Switch(id=switch_id[key], fabric=found.fabric, tier=tiers[key], radix=radix, port_gbps=gbps,
                                latency_us=latency, model=exact[0].name if exact else "",
                                name=fs.name if fs.name != switch_id[key] else ""))
+    return switches
 
-    # ---- servers
-    host_names = sorted(found.hosts, key=lambda h: (roles.get(h, "compute") != "compute", natural_key(h)))
+
+def _node_ids(host_names: list[str], used_ids: set[str]) -> dict[str, str]:
+    """Each host's id: its name made safe, '-host' added while a switch or another host has it."""
+    used_ids = set(used_ids)
     node_id: dict[str, str] = {}
     for host in host_names:
         nid = safe_id(host)
@@ -231,15 +274,25 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
             nid += "-host"
         node_id[host] = nid
         used_ids.add(nid)
+    return node_id
+
+
+def _gpus_assumed(found: FoundFabric, host_names: list[str], roles: dict[str, str], acc: Accelerator,
+                  gpus_per_node: int | None) -> str:
+    """What the user is told of the GPUs per server, which the input does not hold."""
+    if gpus_per_node is not None:
+        return (f"GPUs are not in the input: assumed {gpus_per_node} x {acc.name} per server "
+                f"(from --gpu and --gpus-per-node)")
     computing = [h for h in host_names if roles.get(h, "compute") == "compute"]
-    if gpus_per_node is None:
-        counts = {min(max(found.hosts[h], 1), MAX_GUESSED_GPUS_PER_NODE) for h in computing}
-        shown = "/".join(str(c) for c in sorted(counts)) or "1"
-        said.append(f"GPUs are not in the input: assumed {acc.name} servers with one GPU per HCA port "
-                    f"(at most {MAX_GUESSED_GPUS_PER_NODE}): {shown} per server (set --gpu and --gpus-per-node)")
-    else:
-        said.append(f"GPUs are not in the input: assumed {gpus_per_node} x {acc.name} per server "
-                    f"(from --gpu and --gpus-per-node)")
+    counts = {min(max(found.hosts[h], 1), MAX_GUESSED_GPUS_PER_NODE) for h in computing}
+    shown = "/".join(str(c) for c in sorted(counts)) or "1"
+    return (f"GPUs are not in the input: assumed {acc.name} servers with one GPU per HCA port "
+            f"(at most {MAX_GUESSED_GPUS_PER_NODE}): {shown} per server (set --gpu and --gpus-per-node)")
+
+
+def _nodes(found: FoundFabric, host_names: list[str], node_id: dict[str, str], roles: dict[str, str],
+           acc: Accelerator, gpus_per_node: int | None, ports: _PortFacts, catalog: Catalog) -> list[Node]:
+    """The servers: GPUs as given (or one per HCA port), a NIC of the catalog at their cables' speed."""
     scale_up = acc.scale_up if acc.scale_up in SCALE_UP_KINDS else "nvlink"
     nodes = []
     for host in host_names:
@@ -250,15 +303,20 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
             gpus = min(gpus, acc.max_per_node)
         if role != "compute":
             gpus = 1  # the schema's least; a non-compute host's GPUs are neither counted nor used
-        gbps = host_gbps[host] or usual
+        gbps = ports.host_gbps[host] or ports.usual_gbps
         nic = catalog.nic_for(found.fabric, gbps)
         nodes.append(Node(id=node_id[host], accelerator=acc.name, accelerator_count=gpus, scale_up=scale_up,
                           nic_count=nics, nic_model=nic.name if nic else "", nic_gbps=gbps, nic_kind=found.fabric,
                           gpus_per_nic=max(1, -(-gpus // nics)) if nics else 1,
                           height_units=_server_units(gpus), name=host if host != node_id[host] else "",
                           role=role))
+    return nodes
 
-    # ---- cables
+
+def _links(found: FoundFabric, tiers: dict[str, str], switch_id: dict[str, str],
+           node_id: dict[str, str]) -> list[Link]:
+    """The cables, servers' ends first, with the latency of their tier."""
+    used_ids = set(switch_id.values()) | set(node_id.values())
     tier_of = {switch_id[k]: tiers[k] for k in found.switches}
     # cables are l0, l1, ... unless a switch or host already has such a name (a site's leaf "l1")
     prefix = next(p for p in ("l", "link", "cable", "link-") if not any(re.fullmatch(rf"{re.escape(p)}\d+", x)
@@ -277,10 +335,7 @@ def build_document(found: FoundFabric, *, gpu: str, gpus_per_node: int | None, n
             latency = SPINE_CORE_CABLE_LATENCY_US if "core" in up else LEAF_SPINE_CABLE_LATENCY_US
         links.append(Link(id=f"{prefix}{i}", a=ends[0], b=ends[1], kind=found.fabric, bandwidth_gbps=fl.gbps,
                           latency_us=latency, note=fl.note))
-
-    racks = _racks(found, nodes, node_id, switches, switch_id, said)
-    spec = ClusterSpec(racks=racks, nodes=nodes, switches=switches, links=links)
-    return Document(spec, Metadata(name=name, description=description)), said
+    return links
 
 
 def _usual_gbps(found: FoundFabric) -> float:

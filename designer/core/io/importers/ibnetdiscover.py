@@ -361,19 +361,62 @@ class IbImport:
     host_guids: dict[str, list[str]] = field(default_factory=dict)  # host -> its HCAs' node GUIDs
 
 
+@dataclass
+class _HostNics:
+    """The HCA ports of each host, numbered nic0.. in a stable order."""
+
+    ports: dict[str, list[tuple[str, int]]]  # host -> its (HCA GUID, port) cable ends, as met
+    nic_of: dict[tuple[str, int], tuple[str, int]]  # (HCA GUID, port) -> (host, NIC number)
+    count: dict[str, int]  # host -> its NICs
+
+
+@dataclass
+class _IbLinks:
+    """The cables between kept devices, as found links, with what the degraded check reads."""
+
+    links: list[FoundLink]
+    meta: list[tuple[_Record, _Port, tuple[str, str]]]  # each link's reporting end and its width and speed
+    unspeeded: int  # links that show no width and speed
+    loops: int  # loopback cables left out
+
+
 def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_GBPS) -> IbImport:
     records, warnings = parsed.records, list(parsed.warnings)
+    skip = _left_out(records)
+    if skip:
+        warnings.append(f"{file}: left out {len(skip)} router(s) and SHARP aggregation node(s)")
+    cables = _unique_cables(records)
+    nics = _host_nics(records, cables, skip)
     found = FoundFabric()
+    found.hosts.update(nics.count)
+    found.switches.update(_found_switches(records))
+    ib = _ib_links(records, cables, skip, nics, link_gbps)
+    found.links += ib.links
+    if ib.unspeeded:
+        warnings.append(f"{file}: {ib.unspeeded} link(s) show no width and speed (an old ibnetdiscover); "
+                        f"taken as {link_gbps:g} Gb/s (set --link-gbps)")
+    if ib.loops:
+        warnings.append(f"{file}: left out {ib.loops} loopback cable(s) between two ports of one switch")
+    at_best: list[str] = []
+    degraded = _flag_degraded(found, ib.meta, records, at_best)
+    warnings += _device_rates_note(records, skip, file) + [f"{file}: {line}" for line in at_best]
+    host_guids = {host: sorted({guid for guid, _ in ports}) for host, ports in nics.ports.items()}
+    return IbImport(found, warnings, degraded, host_guids)
+
+
+def _left_out(records: dict[str, _Record]) -> set[str]:
+    """The GUIDs of routers and SHARP aggregation nodes: neither servers nor switches of the fabric."""
     skip: set[str] = set()
     for rec in records.values():
         if rec.kind == "Rt":
             skip.add(rec.guid)
         elif rec.kind == "Ca" and "Aggregation Node" in rec.desc:
             skip.add(rec.guid)  # the SHARP aggregation node inside a Quantum switch, not a server
-    if skip:
-        warnings.append(f"{file}: left out {len(skip)} router(s) and SHARP aggregation node(s)")
+    return skip
 
-    # every cable once: by its two (guid, port) ends
+
+def _unique_cables(records: dict[str, _Record]) -> dict[tuple, tuple[_Record, _Port]]:
+    """Every cable once, by its two (guid, port) ends, with the end that reports it."""
     cables: dict[tuple, tuple[_Record, _Port]] = {}
     for rec in records.values():
         for p in rec.ports:
@@ -382,7 +425,10 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
             # slower one is what the cable carries
             if key not in cables or _slower(p, cables[key][1]):
                 cables[key] = (rec, p)
-    # HCA ports of each host, numbered nic0.. in a stable order
+    return cables
+
+
+def _host_nics(records: dict[str, _Record], cables: dict[tuple, tuple[_Record, _Port]], skip: set[str]) -> _HostNics:
     host_ports: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for (rec, p) in cables.values():
         for guid, port in ((rec.guid, p.port), (p.peer_guid, p.peer_port)):
@@ -390,16 +436,23 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
             if r is not None and r.kind == "Ca" and guid not in skip:
                 host_ports[_host_of(r)].append((guid, port))
     nic_index: dict[tuple[str, int], tuple[str, int]] = {}
+    count: dict[str, int] = {}
     for host, ports in host_ports.items():
         ordered = sorted(set(ports), key=lambda gp: (records[gp[0]].desc, gp[0], gp[1]))
         for i, gp in enumerate(ordered):
             nic_index[gp] = (host, i)
-        found.hosts[host] = len(ordered)
+        count[host] = len(ordered)
+    return _HostNics(host_ports, nic_index, count)
 
-    names = defaultdict(int)
+
+def _found_switches(records: dict[str, _Record]) -> dict[str, FoundSwitch]:
+    """The switches by GUID: named by their description (with the GUID when two share it), their
+    id from the description when it reads as one."""
+    names: dict[str, int] = defaultdict(int)
     for rec in records.values():
         if rec.kind == "Switch":
             names[rec.desc] += 1
+    switches: dict[str, FoundSwitch] = {}
     for rec in records.values():
         if rec.kind != "Switch":
             continue
@@ -407,16 +460,19 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
         preferred = safe_id(m.group(1)) if m else (safe_id(rec.desc) if re.fullmatch(r"[\w.\-]{1,40}", rec.desc)
                                                    else None)
         shown = rec.desc if rec.desc and names[rec.desc] == 1 else f"{rec.desc or 'switch'} S-{rec.guid}"
-        found.switches[rec.guid] = FoundSwitch(key=rec.guid, name=shown, radix=rec.nports, preferred_id=preferred)
+        switches[rec.guid] = FoundSwitch(key=rec.guid, name=shown, radix=rec.nports, preferred_id=preferred)
+    return switches
 
-    unspeeded = 0
-    loops = 0
-    meta: list[tuple[_Record, _Port, tuple[str, str]]] = []
+
+def _ib_links(records: dict[str, _Record], cables: dict[tuple, tuple[_Record, _Port]], skip: set[str],
+              nics: _HostNics, link_gbps: float) -> _IbLinks:
+    """The cables between kept devices (loopbacks left out); a cable without a speed runs at `link_gbps`."""
+    out = _IbLinks([], [], 0, 0)
     for (rec, p) in cables.values():
         if rec.guid in skip or p.peer_guid in skip:
             continue
         if rec.guid == p.peer_guid:
-            loops += 1  # a loopback plug between two ports of one switch: no path for traffic
+            out.loops += 1  # a loopback plug between two ports of one switch: no path for traffic
             continue
         ends = []
         for guid, port in ((rec.guid, p.port), (p.peer_guid, p.peer_port)):
@@ -424,24 +480,15 @@ def fabric_from_ib(parsed: ParsedIb, file: str, link_gbps: float = DEFAULT_LINK_
             if r.kind == "Switch":
                 ends.append(("switch", guid, max(port - 1, 0)))  # IB ports count from 1, Designer's p0..
             else:
-                host, nic = nic_index[(guid, port)]
+                host, nic = nics.nic_of[(guid, port)]
                 ends.append(("host", host, nic))
         gbps = _gbps(p.width, p.speed)
         if gbps is None:
-            unspeeded += 1
+            out.unspeeded += 1
             gbps = link_gbps
-        found.links.append(FoundLink(a=ends[0], b=ends[1], gbps=gbps))
-        meta.append((rec, p, (p.width, p.speed)))
-    if unspeeded:
-        warnings.append(f"{file}: {unspeeded} link(s) show no width and speed (an old ibnetdiscover); "
-                        f"taken as {link_gbps:g} Gb/s (set --link-gbps)")
-    if loops:
-        warnings.append(f"{file}: left out {loops} loopback cable(s) between two ports of one switch")
-    at_best: list[str] = []
-    degraded = _flag_degraded(found, meta, records, at_best)
-    warnings += _device_rates_note(records, skip, file) + [f"{file}: {line}" for line in at_best]
-    host_guids = {host: sorted({guid for guid, _ in ports}) for host, ports in host_ports.items()}
-    return IbImport(found, warnings, degraded, host_guids)
+        out.links.append(FoundLink(a=ends[0], b=ends[1], gbps=gbps))
+        out.meta.append((rec, p, (p.width, p.speed)))
+    return out
 
 
 def _device_rates_note(records: dict[str, _Record], skip: set[str], file: str) -> list[str]:

@@ -54,74 +54,107 @@ class SlurmTopology:
 
 def parse_topology_conf(text: str, file: str = "<text>") -> SlurmTopology:
     """DesignerError (FILE:LINE, with the fix) for anything Slurm would not read either."""
-    switches: dict[str, SlurmSwitch] = {}
-    block_sizes: list[int] = []
-    problems: list[Problem] = []
-    forms: set[str] = set()
-
-    def bad(line: int, message: str, fix: str = _FIX):
-        problems.append(Problem(message, file=file, line=line, fix=fix))
-
+    lines = _ConfLines(file)
     for number, raw in enumerate(text.split("\n"), 1):
+        lines.read(number, raw)
+    problems = lines.problems + _file_problems(lines)
+    if problems:
+        raise DesignerError(problems)
+    topo = SlurmTopology(lines.switches, lines.block_sizes, "block" if "block" in lines.forms else "tree")
+    topo.cables, topo.not_a_tree = _cables(lines.switches, file)
+    return topo
+
+
+class _ConfLines:
+    """The lines of a topology.conf read one by one: the switches (or blocks) by name, BlockSizes,
+    the forms met (tree, block), and the problems of each line."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.switches: dict[str, SlurmSwitch] = {}
+        self.block_sizes: list[int] = []
+        self.forms: set[str] = set()
+        self.problems: list[Problem] = []
+
+    def bad(self, line: int, message: str, fix: str = _FIX) -> None:
+        self.problems.append(Problem(message, file=self.file, line=line, fix=fix))
+
+    def read(self, number: int, raw: str) -> None:
         line = raw.split("#", 1)[0].strip()
         if not line:
-            continue
+            return
+        pairs = self._pairs(number, line)
+        if pairs is None:
+            return
+        try:
+            self._entry(number, pairs)
+        except HostlistError as exc:
+            self.bad(number, f"cannot read the host list: {exc}", "write ranges like node[001-128] or node[01-04,07]")
+
+    def _pairs(self, number: int, line: str) -> dict[str, str] | None:
+        """The line's KEY=VALUE pairs, keys in lower case; None (a problem said) at the first bad token."""
         pairs: dict[str, str] = {}
         for token in line.split():
             key, eq, value = token.partition("=")
             if not eq or not key:
-                bad(number, f"{token!r} is not KEY=VALUE")
-                break
+                self.bad(number, f"{token!r} is not KEY=VALUE")
+                return None
             low = key.lower()
             if low not in _KEYS:
                 guess = did_you_mean(low, _KEYS)
-                bad(number, f"unknown key {key!r}" + (f" (did you mean {guess}?)" if guess else ""),
-                    "topology.conf knows SwitchName, Switches, Nodes, LinkSpeed, BlockName, BlockSizes "
-                    "(RingName and torus layouts are not imported)")
-                break
+                self.bad(number, f"unknown key {key!r}" + (f" (did you mean {guess}?)" if guess else ""),
+                         "topology.conf knows SwitchName, Switches, Nodes, LinkSpeed, BlockName, BlockSizes "
+                         "(RingName and torus layouts are not imported)")
+                return None
             pairs[low] = value
-        else:
-            try:
-                if "blocksizes" in pairs:
-                    sizes = [s for s in pairs["blocksizes"].split(",") if s]
-                    if not sizes or not all(s.isdigit() and int(s) > 0 for s in sizes):
-                        bad(number, f"BlockSizes={pairs['blocksizes']} is not a list of whole numbers",
-                            "write e.g. BlockSizes=18,72")
-                    else:
-                        block_sizes = [int(s) for s in sizes]
-                    forms.add("block")
-                    continue
-                name_key = "switchname" if "switchname" in pairs else ("blockname" if "blockname" in pairs else None)
-                if name_key is None:
-                    bad(number, "a line without SwitchName= or BlockName=")
-                    continue
-                name = pairs[name_key]
-                if not name:
-                    bad(number, f"{name_key} is empty")
-                    continue
-                if name in switches:
-                    bad(number, f"{name!r} is defined twice (also at line {switches[name].line})",
-                        "give each switch or block one line")
-                    continue
-                sw = SlurmSwitch(name, number, block=name_key == "blockname")
-                forms.add("block" if sw.block else "tree")
-                if "nodes" in pairs:
-                    sw.nodes = expand(pairs["nodes"])
-                if "switches" in pairs:
-                    if sw.block:
-                        bad(number, "a block has Nodes=, not Switches=")
-                        continue
-                    sw.switches = expand(pairs["switches"])
-                if not sw.nodes and not sw.switches:
-                    bad(number, f"{name!r} has neither Nodes= nor Switches=",
-                        f"add Nodes=... or Switches=... to {name}")
-                switches[name] = sw
-            except HostlistError as exc:
-                bad(number, f"cannot read the host list: {exc}", "write ranges like node[001-128] or node[01-04,07]")
-    if not problems and not switches:
+        return pairs
+
+    def _entry(self, number: int, pairs: dict[str, str]) -> None:
+        """A BlockSizes= line, or a switch or block with its servers and switches below."""
+        if "blocksizes" in pairs:
+            sizes = [s for s in pairs["blocksizes"].split(",") if s]
+            if not sizes or not all(s.isdigit() and int(s) > 0 for s in sizes):
+                self.bad(number, f"BlockSizes={pairs['blocksizes']} is not a list of whole numbers",
+                         "write e.g. BlockSizes=18,72")
+            else:
+                self.block_sizes = [int(s) for s in sizes]
+            self.forms.add("block")
+            return
+        name_key = "switchname" if "switchname" in pairs else ("blockname" if "blockname" in pairs else None)
+        if name_key is None:
+            self.bad(number, "a line without SwitchName= or BlockName=")
+            return
+        name = pairs[name_key]
+        if not name:
+            self.bad(number, f"{name_key} is empty")
+            return
+        if name in self.switches:
+            self.bad(number, f"{name!r} is defined twice (also at line {self.switches[name].line})",
+                     "give each switch or block one line")
+            return
+        sw = SlurmSwitch(name, number, block=name_key == "blockname")
+        self.forms.add("block" if sw.block else "tree")
+        if "nodes" in pairs:
+            sw.nodes = expand(pairs["nodes"])
+        if "switches" in pairs:
+            if sw.block:
+                self.bad(number, "a block has Nodes=, not Switches=")
+                return
+            sw.switches = expand(pairs["switches"])
+        if not sw.nodes and not sw.switches:
+            self.bad(number, f"{name!r} has neither Nodes= nor Switches=", f"add Nodes=... or Switches=... to {name}")
+        self.switches[name] = sw
+
+
+def _file_problems(lines: _ConfLines) -> list[Problem]:
+    """What is wrong with the file as a whole: no switch, both forms, a switch named but not defined,
+    a switch under itself."""
+    file, switches = lines.file, lines.switches
+    problems: list[Problem] = []
+    if not lines.problems and not switches:
         problems.append(Problem("no SwitchName= or BlockName= line: this is not a topology.conf", file=file, line=1,
                                 fix=_FIX))
-    if len(forms) > 1 and not problems:
+    if len(lines.forms) > 1 and not lines.problems and not problems:
         first = min(switches.values(), key=lambda s: s.line)
         problems.append(Problem("the file mixes SwitchName= (topology/tree) and BlockName= (topology/block) lines",
                                 file=file, line=first.line, fix="keep one of the two forms"))
@@ -137,11 +170,7 @@ def parse_topology_conf(text: str, file: str = "<text>") -> SlurmTopology:
         if sw.name in sw.switches:
             problems.append(Problem(f"switch {sw.name} lists itself under Switches=", file=file, line=sw.line,
                                     fix=f"remove {sw.name} from its own Switches= list"))
-    if problems:
-        raise DesignerError(problems)
-    topo = SlurmTopology(switches, block_sizes, "block" if "block" in forms else "tree")
-    topo.cables, topo.not_a_tree = _cables(switches, file)
-    return topo
+    return problems
 
 
 def _cables(switches: dict[str, SlurmSwitch], file: str) -> tuple[list[tuple[str, str]], list[str]]:
