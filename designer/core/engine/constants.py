@@ -311,10 +311,22 @@ class EngineConstants:
     fp8_cast_bytes_mxfp8: float = _c(
         2.1, "Extra HBM bytes per element with MXFP8 (one E8M0 scale per 32 values, row- and column-wise copies)",
         unit="bytes", minimum=0, maximum=64)
+    # NVFP4 (Transformer Engine NVFP4Quantizer::quantize_impl, pytorch/csrc/quantizer.cpp): the
+    # second-level scale is per tensor, so the whole tensor's amax comes first, in its own pass
+    # (nvte_compute_amax, or nvte_hadamard_transform_amax giving the row-wise amax and the
+    # column-wise one after the Hadamard transform in one read); then the cast. Stochastic
+    # rounding of the gradients happens inside the cast (Blackwell's cvt.rs conversion): the
+    # pass stays HBM-bound and adds no bytes.
     fp4_cast_bytes_nvfp4: float = _c(
-        1.6, "Extra HBM bytes per element quantized to NVFP4: both 4-bit copies (0.5 + 0.5), an E4M3 scale per "
-        "16 values, and the random Hadamard transform NVIDIA's recipe applies to the weight-gradient "
-        "inputs (about half a pass); Transformer Engine NVFP4 recipe documentation",
+        5.125, "Extra HBM bytes per element quantized to NVFP4: the amax pass reads the BF16 tensor (2), the cast "
+        "reads it again (2) and writes both 4-bit copies (0.5 + 0.5) with an E4M3 scale per 16 values each "
+        "(2 / 16); Transformer Engine NVFP4Quantizer (nvte_compute_amax, then nvte_quantize_v2)",
+        unit="bytes", minimum=0, maximum=64)
+    nvfp4_rht_cast_bytes: float = _c(
+        2.0, "Extra HBM bytes per element NVIDIA's NVFP4 recipe adds for the random Hadamard transform of the "
+        "weight-gradient GEMM's inputs (activations and output gradients): their column-wise copy is cast by "
+        "its own kernel (nvte_hadamard_transform_cast_fusion_columnwise), which reads the BF16 tensor once "
+        "more; the amax after the transform shares the amax pass. 0: a recipe without the transform",
         unit="bytes", minimum=0, maximum=64)
     fp4_cast_bytes_mxfp4: float = _c(
         1.1, "Extra HBM bytes per element quantized to MXFP4: both 4-bit copies and an E8M0 scale per 32 values",

@@ -81,8 +81,12 @@ def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
     T = m.micro_batch * m.s / sh.cp  # tokens of this GPU's sequence chunk
     moe = bool(m.experts) and m.moe_layers > 0
     out: list[Kernel] = []
+    quantized = {"inputs": 0.0, "grads": 0.0}  # elements Transformer Engine quantizes (FP8/FP4 jobs)
 
     def gemm(name: str, M: float, N: float, K: float, kind: str = "gemm", groups: float = 1.0):
+        if name != "router":  # the router stays in BF16
+            quantized["inputs"] += M * K * groups
+            quantized["grads"] += M * N * groups
         for direction, (a, b, c), out_bytes in (("fwd", (M, N, K), ACT_BYTES), ("dgrad", (M, K, N), ACT_BYTES),
                                                 ("wgrad", (K, N, M), ops.wgrad_out_bytes)):
             moved = ((a * c + c * b) * ops.operand_bytes + a * b * out_bytes) * groups
@@ -133,6 +137,10 @@ def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
             ("swiglu" if m.phi == 3 else "gelu", (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t,
              {"tokens": round(T), "width": round(width / t)})):
         out.append(Kernel(name, "elementwise", shape, 0.0, nbytes, ops.memory(nbytes) * 1e3))
+    if ops.fp8_cast_bytes:  # the recipe's quantization passes: forward GEMM inputs, backward output gradients
+        for which, elements in quantized.items():
+            out.append(Kernel(f"quantize.{which}", "elementwise", {"elements": round(elements)}, 0.0,
+                              elements * ops.fp8_cast_bytes, ops.fp8_cast(elements) * 1e3))
     return JobKernels(acc.name, m.precision, out, ac)
 
 

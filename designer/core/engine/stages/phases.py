@@ -106,7 +106,8 @@ def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple
     traffic (Megatron's default recipe is delayed scaling), and attention at the FP8 peak only
     with FP8 attention kernels. A BF16 job: (0, BF16 peak)."""
     if job.shape.precision == "fp4":  # attention stays BF16 (or FP8 kernels when asked)
-        cast = getattr(k, f"fp4_cast_bytes_{job.parallelism.fp4_recipe or 'nvfp4'}")
+        recipe = job.parallelism.fp4_recipe or "nvfp4"
+        cast = getattr(k, f"fp4_cast_bytes_{recipe}") + (k.nvfp4_rht_cast_bytes if recipe == "nvfp4" else 0.0)
         return cast, (peak / 2 if job.parallelism.fp8_dot_product_attention else peak16)
     if job.shape.precision != "fp8":
         return 0.0, peak16
