@@ -106,6 +106,7 @@ class Sharding:
     dispatch_fwd_bytes: float = ACT_BYTES  # bytes per element of the forward dispatch (moe.wire_bytes)
     combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
     grad_reduce_in_bf16: bool = False  # gradients reduced in BF16, not as fp32 main grads (--grad-reduce-in-bf16)
+    moe_host_sync: bool = False  # the dispatcher waits for the GPU's token counts each MoE forward (dropless, eager)
 
     @property
     def eager(self) -> bool:
@@ -358,6 +359,8 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             local = max(1, m.experts // sh.ep)
             mem_fwd += (local * k.expert_bias_fwd_kernels_per_expert + 2) * ops.overhead_s
             mem_bwd += (local * k.expert_bias_bwd_kernels_per_expert + 1) * ops.overhead_s
+        if sh.moe_host_sync:  # the GPU drains and idles while the host sizes the dispatch (host time: no slowdown)
+            mem_fwd += k.moe_host_syncs_per_layer * k.host_sync_gap_us * 1e-6
 
     fwd_compute = fwd_gemm + attn_fwd + mem_fwd + ops.fp8_cast(fp8_inputs)
     bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd + ops.fp8_cast(fp8_grads)
