@@ -185,3 +185,19 @@ def test_mla_shrinks_the_attention_weights_and_refuses_unknown_recompute_modules
     code, _, err = run_cli("evaluate", cluster, *_base_sets(), "--set", "parallelism.recompute_granularity=selective",
                            "--set", "parallelism.recompute_modules=[attention]")
     assert code == 65 and "recompute_modules" in err and "core_attn" in err
+
+
+def test_gpt_oss_preset_has_the_checkpoints_linear_biases(cluster):
+    """gpt-oss-120b's attention and expert layers carry biases (its config.json attention_bias, the
+    experts' gate_up_proj_bias / down_proj_bias; Megatron-Bridge GPTOSSProvider add_bias_linear): the
+    preset costs the experts' eager bias passes as a job that spells the biases out does."""
+    def run(*extra):
+        code, out, err = run_cli("evaluate", cluster, "--set", "workload.preset=gpt-oss-120b",
+                                 "--set", "workload.num_layers=2", "--set", "parallelism.expert_model_parallel_size=16",
+                                 *extra, "--json")
+        assert code == 0, err
+        return json.loads(out)["step_time_s"]
+    preset, spelled, unbiased = run(), run("--set", "workload.disable_bias_linear=false"), run(
+        "--set", "workload.disable_bias_linear=true")
+    assert preset == spelled
+    assert preset > unbiased

@@ -106,6 +106,7 @@ class Sharding:
     dispatch_fwd_bytes: float = ACT_BYTES  # bytes per element of the forward dispatch (moe.wire_bytes)
     combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
     grad_reduce_in_bf16: bool = False  # gradients reduced in BF16, not as fp32 main grads (--grad-reduce-in-bf16)
+    moe_host_sync: bool = False  # the dispatcher waits for the GPU's token counts each MoE forward (dropless, eager)
 
     @property
     def eager(self) -> bool:
@@ -284,15 +285,94 @@ def _overlapped(comm_s: float, window_s: float, chunks: int = 4, first: float | 
     return first + rest - hidden, hidden
 
 
+@dataclass(frozen=True)
+class LayerGemms:
+    """A layer's GEMMs on one GPU as (M, N, K): attention's first, then the router and shared experts
+    (MoE) or the MLP; the routed experts' grouped GEMMs as (rows per expert, N, K, local experts)."""
+    gemms: list[tuple[float, float, float]]
+    n_attn: int  # how many of `gemms` are attention's
+    router: int  # 1 when gemms[n_attn] is the router (kept in BF16: no FP8 casts)
+    experts: list[tuple[float, float, float, float]]
+    load: ExpertLoad  # the busiest EP GPU's routed rows
+
+    @property
+    def mlp(self) -> list[tuple[float, float, float]]:
+        """The dense MLP's GEMMs, or the shared experts' in a MoE layer."""
+        return self.gemms[self.n_attn + self.router:]
+
+
+@dataclass(frozen=True)
+class GemmTimes:
+    """Seconds of a layer's GEMMs in each pass, their forward FLOPs, and the elements Transformer
+    Engine quantizes for FP8 GEMMs (activation inputs in forward, output gradients in backward)."""
+    fwd: float
+    dgrad: float
+    wgrad: float
+    flops: float
+    fp8_inputs: float
+    fp8_grads: float
+
+
+@dataclass(frozen=True)
+class LayerPasses:
+    """Seconds of a layer's HBM-bound passes (norms, activation, residuals, MoE sorts and bias adds),
+    and the activation's bytes (what recomputing it re-reads)."""
+    fwd: float
+    bwd: float
+    act_bytes: float
+
+
+@dataclass(frozen=True)
+class LayerTraffic:
+    """Seconds of a layer's TP, EP and CP communication in forward and backward, before overlap."""
+    tp_f: float
+    tp_b: float
+    tp_first_f: float | None  # the part of the TP traffic no GEMM can hide (None: a quarter)
+    tp_first_b: float | None
+    ep_f: float
+    ep_b: float
+    cp_f: float  # the p2p ring's steps, which run under attention
+    cp_b: float
+    cp_exposed_f: float  # CP traffic that cannot run under attention
+    cp_exposed_b: float
+
+
 def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: OpCoster, comm: CommFn,
                k: EngineConstants) -> LayerCost:
     """Forward and backward of one transformer layer for one micro-batch on one GPU."""
-    t, c = sh.tp, sh.cp
-    T = micro_batch * m.s / c  # tokens of this GPU's sequence chunk
+    T = micro_batch * m.s / sh.cp  # tokens of this GPU's sequence chunk
     X = T * m.h * ACT_BYTES  # one activation tensor, all hidden units
-    X_sp = X / t if sh.sequence_parallel else X
+    X_sp = X / sh.tp if sh.sequence_parallel else X
 
-    # ---- forward GEMMs (M, N, K) and their backward pairs ----
+    g = layer_gemms(m, sh, T, moe, ops, k)
+    gt = gemm_times(g, sh, ops)
+    attn_fwd, attn_bwd, attn_flops = attention_times(m, sh, micro_batch, T, ops)
+    passes = layer_passes(m, sh, T, X_sp, moe, g.load, ops, k)
+    fwd_compute = gt.fwd + attn_fwd + passes.fwd + ops.fp8_cast(gt.fp8_inputs)
+    bwd_compute = gt.dgrad + gt.wgrad + attn_bwd + passes.bwd + ops.fp8_cast(gt.fp8_grads)
+    traffic = layer_traffic(m, sh, T, X, moe, g.load, comm, k)
+
+    fwd = Phase()
+    bwd = Phase()
+    fwd.busy["compute"] = fwd_compute
+    fwd.flops = gt.flops + attn_flops
+    bwd.flops = 2 * gt.flops + attn_flops * ops.ac.attention_backward_flops_factor
+    bwd.busy["compute"] = bwd_compute
+    bwd.wgrad_s = gt.wgrad
+    overlap_layer_comm(fwd, bwd, traffic, sh, gt, attn_fwd, attn_bwd, fwd_compute, bwd_compute, ops, k)
+    if sh.zero3:
+        gather_layer_params(fwd, bwd, g, sh, fwd_compute, bwd_compute, ops, comm, k)
+
+    # Hidden communication still takes SMs and HBM from the compute it hides behind.
+    for ph in (fwd, bwd):
+        ph.busy["compute"] += k_slowdown(ops) * sum(ph.hidden.values())
+    add_recompute(fwd, bwd, m, sh, g, X_sp, attn_fwd, attn_flops, passes.act_bytes, moe, ops)
+    return LayerCost(fwd, bwd)
+
+
+def layer_gemms(m: ModelShape, sh: Sharding, T: float, moe: bool, ops: OpCoster, k: EngineConstants) -> LayerGemms:
+    """The forward GEMMs of a layer of T tokens on one GPU (each has a dgrad and a wgrad pair)."""
+    t = sh.tp
     gemms = attention_gemms(m, T, t)  # QKV (or MLA's down/up projections), output projection
     n_attn = len(gemms)
     expert_gemms: list[tuple[float, float, float, float]] = []  # (M, N, K, count)
@@ -308,11 +388,15 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
                         (tokens_per_expert, m.h, m.f_expert / sh.etp, local_experts)]
     else:
         gemms += [(T, m.f * (m.phi - 1) / t, m.h), (T, m.h, m.f / t)]
+    return LayerGemms(gemms, n_attn, 1 if moe else 0, expert_gemms, load)
 
+
+def gemm_times(g: LayerGemms, sh: Sharding, ops: OpCoster) -> GemmTimes:
+    """Forward, dgrad and wgrad seconds of the layer's GEMMs, and what FP8 quantizes."""
+    gemms, expert_gemms = g.gemms, g.experts
     # FP8: Transformer Engine quantizes each GEMM's activation input in forward and its output
     # gradient in backward (weights once per step: not charged); the router stays in BF16.
-    router = 1 if moe else 0
-    fp8_gemms = gemms[:n_attn] + gemms[n_attn + router:]
+    fp8_gemms = gemms[:g.n_attn] + gemms[g.n_attn + g.router:]
     fp8_inputs = sum(M * K for M, _, K in fp8_gemms) + sum(M * K * b for M, _, K, b in expert_gemms)
     fp8_grads = sum(M * N for M, N, _ in fp8_gemms) + sum(M * N * b for M, N, _, b in expert_gemms)
 
@@ -328,15 +412,26 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     wgrad = per_expert_launch + sum(ops.gemm(K, N, M, out_bytes=ops.wgrad_out_bytes) for M, N, K in gemms) + sum(
         ops.gemm(K, N, M, batch, out_bytes=ops.wgrad_out_bytes) for M, N, K, batch in expert_gemms)
     gemm_flops = sum(2 * M * N * K for M, N, K in gemms) + sum(2 * M * N * K * b for M, N, K, b in expert_gemms)
+    return GemmTimes(fwd_gemm, dgrad, wgrad, gemm_flops, fp8_inputs, fp8_grads)
 
-    attn_flops = T * core_attention_flops_per_token(m) / t  # CP balances the causal halves
+
+def attention_times(m: ModelShape, sh: Sharding, micro_batch: int, T: float,
+                    ops: OpCoster) -> tuple[float, float, float]:
+    """(forward s, backward s, forward FLOPs) of the layer's core attention on one GPU."""
+    attn_flops = T * core_attention_flops_per_token(m) / sh.tp  # CP balances the causal halves
     if sh.flash_attention:
         kernels = attention_kernels(m, sh, micro_batch)
         attn_fwd = ops.attention(kernels)
         attn_bwd = ops.attention(kernels, backward=True)
     else:
         attn_fwd, attn_bwd = unfused_attention(m, sh, micro_batch, ops)
+    return attn_fwd, attn_bwd, attn_flops
 
+
+def layer_passes(m: ModelShape, sh: Sharding, T: float, X_sp: float, moe: bool, load: ExpertLoad,
+                 ops: OpCoster, k: EngineConstants) -> LayerPasses:
+    """The layer's HBM-bound passes and the fixed costs that ride with them."""
+    t, c = sh.tp, sh.cp
     width = (m.f_shared + m.f_expert * m.topk * sh.etp / t * load.load_factor) if moe else m.f
     act_bytes = (3 if m.phi == 3 else 2) * T * width * ACT_BYTES / t
     qk_norm = 2 * T * (m.heads * m.qk_dim + m.groups * m.qk_dim) * ACT_BYTES / t if m.qk_norm else 0.0
@@ -358,102 +453,117 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
             local = max(1, m.experts // sh.ep)
             mem_fwd += (local * k.expert_bias_fwd_kernels_per_expert + 2) * ops.overhead_s
             mem_bwd += (local * k.expert_bias_bwd_kernels_per_expert + 1) * ops.overhead_s
+        if sh.moe_host_sync:  # the GPU drains and idles while the host sizes the dispatch (host time: no slowdown)
+            mem_fwd += k.moe_host_syncs_per_layer * k.host_sync_gap_us * 1e-6
+    return LayerPasses(mem_fwd, mem_bwd, act_bytes)
 
-    fwd_compute = fwd_gemm + attn_fwd + mem_fwd + ops.fp8_cast(fp8_inputs)
-    bwd_compute = dgrad + wgrad + attn_bwd + mem_bwd + ops.fp8_cast(fp8_grads)
 
-    # ---- communication of the layer ----
-    tp_f = tp_b = 0.0
-    tp_first_f = tp_first_b = None  # the part of the TP traffic no GEMM can hide (None: a quarter)
-    if t > 1:
-        points = 1 if moe else 2  # attention block and (dense) MLP block
-        if sh.sequence_parallel:
-            ag, rs = comm("tp", "all_gather", X), comm("tp", "reduce_scatter", X)
-            tp_f = points * (ag + rs)
-            tp_b = points * (ag + rs) + points * ag  # + the re-gather of inputs for wgrad
-            # Transformer Engine's userbuffers (initialize_ub defaults): an all-gather feeding a GEMM
-            # runs as a ring exchange in tp steps (its first step exposed), a GEMM's reduce-scatter is
-            # pipelined in 4 splits (the last exposed); in backward the input re-gather and the dgrad
-            # reduce-scatter of QKV/FC1 are bulk overlaps under the other GEMM, so only the
-            # ring-exchanged gathers of the output-projection and FC2 dgrads have a first step.
-            tp_first_f = points * (ag / t + rs / k.tp_overlap_pipeline_splits)
-            tp_first_b = points * ag / t
-        else:
-            ar = comm("tp", "all_reduce", X)
-            tp_f, tp_b = points * ar, points * ar
-    ep_f = ep_b = 0.0
-    if moe and sh.ep > 1:
-        tokens = T / t if sh.sequence_parallel else T
-        if sh.moe_dispatcher == "allgather":
-            # every rank gathers the whole EP group's tokens and keeps its experts' (dispatch), then
-            # reduce-scatters the results (combine); backward is the same pair the other way round
-            gathered = tokens * sh.ep * m.h * ACT_BYTES
-            ep_f = ep_b = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
-        else:
-            copy_bytes = tokens * m.h * ACT_BYTES * load.load_factor  # one copy of the busiest GPU's tokens
-            if sh.moe_dispatcher == "flex":
-                # DeepEP / HybridEP: once per remote unit and per destination GPU (moe.flex_pass_s)
-                def one_pass(nbytes: float, combine: bool) -> float:
-                    return flex_pass_s(sh.flex, k, sh.ep, m.experts, m.topk, sh.router_groups, nbytes,
-                                       lambda b: comm("ep", "all_to_all", b), combine)
-                combine = one_pass(copy_bytes, True)
-                # forward: dispatch + combine; backward: the combine's gradient goes out to the experts
-                # as a dispatch (DeepEP's combine backward calls dispatch), the dispatch's comes back
-                # as a combine
-                ep_f = one_pass(copy_bytes * sh.dispatch_fwd_bytes / ACT_BYTES, False) + combine
-                ep_b = one_pass(copy_bytes * sh.combine_bwd_bytes / ACT_BYTES, False) + combine
-            else:
-                tokens_bytes = copy_bytes * m.topk  # one copy per expert
-                a2a = comm("ep", "all_to_all", tokens_bytes)
-                # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
-                # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
-                wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
-                wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
-                ep_f, ep_b = wire_f + a2a, wire_b + a2a
-    cp_f = cp_b = 0.0
-    cp_exposed_f = cp_exposed_b = 0.0  # CP traffic that cannot run under attention
-    if c > 1:
-        kv_block = T * m.kv_comm_width * ACT_BYTES / t
-        if sh.cp_comm == "a2a":
-            # Ulysses: all-to-all Q, K, V to head-sharded full sequences and the output back
-            qkv = T * (m.heads * m.qk_dim / t) * ACT_BYTES + kv_block
-            out_bytes = T * m.heads * m.v_dim / t * ACT_BYTES
-            cp_exposed_f = comm("cp", "all_to_all", qkv) + comm("cp", "all_to_all", out_bytes)
-            cp_exposed_b = cp_exposed_f
-        elif sh.cp_comm == "allgather":
-            # gather every rank's K and V before attention; reduce-scatter their gradients after
-            cp_exposed_f = comm("cp", "all_gather", kv_block * c)
-            cp_exposed_b = cp_exposed_f + comm("cp", "reduce_scatter", kv_block * c)
-        else:  # p2p ring (and a2a+p2p, costed as its ring across the groups)
-            step = comm("cp", "send_recv", kv_block)
-            cp_f, cp_b = (c - 1) * step, 2 * (c - 1) * step
+def layer_traffic(m: ModelShape, sh: Sharding, T: float, X: float, moe: bool, load: ExpertLoad, comm: CommFn,
+                  k: EngineConstants) -> LayerTraffic:
+    """The layer's TP, EP and CP communication, asked of `comm` in that order."""
+    tp_f, tp_b, tp_first_f, tp_first_b = tp_traffic(sh, X, moe, comm, k)
+    ep_f, ep_b = ep_traffic(m, sh, T, load, comm, k) if moe and sh.ep > 1 else (0.0, 0.0)
+    cp_f, cp_b, cp_exposed_f, cp_exposed_b = cp_traffic(m, sh, T, comm) if sh.cp > 1 else (0.0, 0.0, 0.0, 0.0)
+    return LayerTraffic(tp_f, tp_b, tp_first_f, tp_first_b, ep_f, ep_b, cp_f, cp_b, cp_exposed_f, cp_exposed_b)
 
-    fwd = Phase()
-    bwd = Phase()
-    fwd.busy["compute"] = fwd_compute
-    fwd.flops = gemm_flops + attn_flops
-    bwd.flops = 2 * gemm_flops + attn_flops * ops.ac.attention_backward_flops_factor
-    bwd.busy["compute"] = bwd_compute
-    bwd.wgrad_s = wgrad
 
+def tp_traffic(sh: Sharding, X: float, moe: bool, comm: CommFn,
+               k: EngineConstants) -> tuple[float, float, float | None, float | None]:
+    """(forward, backward, first forward step, first backward step) of the layer's TP collectives."""
+    t = sh.tp
+    if t <= 1:
+        return 0.0, 0.0, None, None
+    points = 1 if moe else 2  # attention block and (dense) MLP block
+    if not sh.sequence_parallel:
+        ar = comm("tp", "all_reduce", X)
+        return points * ar, points * ar, None, None
+    ag, rs = comm("tp", "all_gather", X), comm("tp", "reduce_scatter", X)
+    tp_f = points * (ag + rs)
+    tp_b = points * (ag + rs) + points * ag  # + the re-gather of inputs for wgrad
+    # Transformer Engine's userbuffers (initialize_ub defaults): an all-gather feeding a GEMM
+    # runs as a ring exchange in tp steps (its first step exposed), a GEMM's reduce-scatter is
+    # pipelined in 4 splits (the last exposed); in backward the input re-gather and the dgrad
+    # reduce-scatter of QKV/FC1 are bulk overlaps under the other GEMM, so only the
+    # ring-exchanged gathers of the output-projection and FC2 dgrads have a first step.
+    tp_first_f = points * (ag / t + rs / k.tp_overlap_pipeline_splits)
+    tp_first_b = points * ag / t
+    return tp_f, tp_b, tp_first_f, tp_first_b
+
+
+def ep_traffic(m: ModelShape, sh: Sharding, T: float, load: ExpertLoad, comm: CommFn,
+               k: EngineConstants) -> tuple[float, float]:
+    """(forward, backward) seconds of a MoE layer's token dispatch and combine over the EP group."""
+    tokens = T / sh.tp if sh.sequence_parallel else T
+    if sh.moe_dispatcher == "allgather":
+        # every rank gathers the whole EP group's tokens and keeps its experts' (dispatch), then
+        # reduce-scatters the results (combine); backward is the same pair the other way round
+        gathered = tokens * sh.ep * m.h * ACT_BYTES
+        ep = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
+        return ep, ep
+    copy_bytes = tokens * m.h * ACT_BYTES * load.load_factor  # one copy of the busiest GPU's tokens
+    if sh.moe_dispatcher == "flex":
+        # DeepEP / HybridEP: once per remote unit and per destination GPU (moe.flex_pass_s)
+        def one_pass(nbytes: float, combine: bool) -> float:
+            return flex_pass_s(sh.flex, k, sh.ep, m.experts, m.topk, sh.router_groups, nbytes,
+                               lambda b: comm("ep", "all_to_all", b), combine)
+        combine = one_pass(copy_bytes, True)
+        # forward: dispatch + combine; backward: the combine's gradient goes out to the experts
+        # as a dispatch (DeepEP's combine backward calls dispatch), the dispatch's comes back
+        # as a combine
+        ep_f = one_pass(copy_bytes * sh.dispatch_fwd_bytes / ACT_BYTES, False) + combine
+        ep_b = one_pass(copy_bytes * sh.combine_bwd_bytes / ACT_BYTES, False) + combine
+        return ep_f, ep_b
+    tokens_bytes = copy_bytes * m.topk  # one copy per expert
+    a2a = comm("ep", "all_to_all", tokens_bytes)
+    # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
+    # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
+    wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
+    wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
+    return wire_f + a2a, wire_b + a2a
+
+
+def cp_traffic(m: ModelShape, sh: Sharding, T: float, comm: CommFn) -> tuple[float, float, float, float]:
+    """(ring forward, ring backward, exposed forward, exposed backward) of the CP exchange."""
+    c = sh.cp
+    kv_block = T * m.kv_comm_width * ACT_BYTES / sh.tp
+    if sh.cp_comm == "a2a":
+        # Ulysses: all-to-all Q, K, V to head-sharded full sequences and the output back
+        qkv = T * (m.heads * m.qk_dim / sh.tp) * ACT_BYTES + kv_block
+        out_bytes = T * m.heads * m.v_dim / sh.tp * ACT_BYTES
+        exposed = comm("cp", "all_to_all", qkv) + comm("cp", "all_to_all", out_bytes)
+        return 0.0, 0.0, exposed, exposed
+    if sh.cp_comm == "allgather":
+        # gather every rank's K and V before attention; reduce-scatter their gradients after
+        exposed_f = comm("cp", "all_gather", kv_block * c)
+        return 0.0, 0.0, exposed_f, exposed_f + comm("cp", "reduce_scatter", kv_block * c)
+    # p2p ring (and a2a+p2p, costed as its ring across the groups)
+    step = comm("cp", "send_recv", kv_block)
+    return (c - 1) * step, 2 * (c - 1) * step, 0.0, 0.0
+
+
+def overlap_layer_comm(fwd: Phase, bwd: Phase, tr: LayerTraffic, sh: Sharding, gt: GemmTimes, attn_fwd: float,
+                       attn_bwd: float, fwd_compute: float, bwd_compute: float, ops: OpCoster,
+                       k: EngineConstants) -> None:
+    """Split the layer's TP, CP and EP traffic into what its phases wait for and what runs hidden."""
+    c = sh.cp
     # TP: blocking in forward; in backward the dgrad all-reduce (or SP reduce-scatter) runs under
     # the wgrad GEMM and the SP re-gather under dgrad (Megatron's async TP backward).
     if sh.tp_comm_overlap:
-        e, h = _overlapped(tp_f, fwd_gemm, first=tp_first_f)
+        e, h = _overlapped(tr.tp_f, gt.fwd, first=tr.tp_first_f)
         fwd.busy["tp_comm"], fwd.hidden["tp_comm"] = e, h
-        e, h = _overlapped(tp_b, dgrad + wgrad, first=tp_first_b)
+        e, h = _overlapped(tr.tp_b, gt.dgrad + gt.wgrad, first=tr.tp_first_b)
         bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
     else:
-        fwd.busy["tp_comm"] = tp_f
-        e, h = _overlapped(tp_b, wgrad, chunks=2)
+        fwd.busy["tp_comm"] = tr.tp_f
+        e, h = _overlapped(tr.tp_b, gt.wgrad, chunks=2)
         bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
     # CP ring attention: each KV step hides behind the attention of the previous block.
-    e, h = _overlapped(cp_f, attn_fwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
+    e, h = _overlapped(tr.cp_f, attn_fwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
     fwd.busy["cp_comm"], fwd.hidden["cp_comm"] = e, h
-    e, h = _overlapped(cp_b, attn_bwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
+    e, h = _overlapped(tr.cp_b, attn_bwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
     bwd.busy["cp_comm"], bwd.hidden["cp_comm"] = e, h
-    fwd.busy["cp_comm"] += cp_exposed_f
-    bwd.busy["cp_comm"] += cp_exposed_b
+    fwd.busy["cp_comm"] += tr.cp_exposed_f
+    bwd.busy["cp_comm"] += tr.cp_exposed_b
     if sh.ep_comm_overlap:
         # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
         # backward of another: each dispatch/combine runs under the other's compute, so only the
@@ -462,50 +572,51 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         # The flex backends' kernels hold SMs while they run: the compute under them runs on the rest,
         # h x sms / num_sms longer (a compute of C under h seconds of them: C + h sms / num_sms).
         sm_share = min(1.0, sh.flex.sms(k) / ops.ac.num_sms) if sh.moe_dispatcher == "flex" else 0.0
-        for ph, comm_s, window in ((fwd, ep_f, bwd_compute), (bwd, ep_b, fwd_compute)):
+        for ph, comm_s, window in ((fwd, tr.ep_f, bwd_compute), (bwd, tr.ep_b, fwd_compute)):
             _, h = _overlapped(comm_s, window)
             h *= sh.ep_overlap_share
             ph.busy["ep_comm"], ph.hidden["ep_comm"] = comm_s - h, h
             ph.busy["compute"] += h * sm_share
     else:
-        fwd.busy["ep_comm"], bwd.busy["ep_comm"] = ep_f, ep_b  # token dispatch is on the critical path
+        fwd.busy["ep_comm"], bwd.busy["ep_comm"] = tr.ep_f, tr.ep_b  # token dispatch is on the critical path
 
-    # ZeRO-3 / FSDP: all-gather the layer's parameters before its forward and again before its
-    # backward, reduce-scatter its gradients after; prefetched one layer ahead, so only what
-    # the layer's own compute cannot cover is exposed.
-    if sh.zero3:
-        weights = [N * K for _, N, K in gemms] + [N * K * b for _, N, K, b in expert_gemms]
-        layer_params = sum(weights)
-        grad_bytes = grad_bytes_per_param(sh.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param)
-        if sh.framework == "deepspeed":
-            # DeepSpeed ZeRO-3 gathers and reduces parameter by parameter: one latency-bound call per
-            # weight, each paying the ring's per-rank steps
-            ag = sum(comm("dp", "all_gather", w * ACT_BYTES) for w in weights)
-            rs = sum(comm("dp", "reduce_scatter", w * grad_bytes) for w in weights)
-        else:
-            ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
-            rs = comm("dp", "reduce_scatter", layer_params * grad_bytes)
-        if sh.framework == "torchtitan":  # FSDP2's copy-in / copy-out around each gather, copy-in of the grads
-            copy = k.fsdp2_copy_bytes_per_param * layer_params
-            fwd_compute += ops.memory(copy)
-            bwd_compute += ops.memory(copy * 1.5)
-            fwd.busy["compute"] = fwd_compute
-            bwd.busy["compute"] = bwd_compute
-        # the prefetch runs on its own stream through the whole layer: under its compute and under
-        # the TP / CP / EP communication the layer waits for. Hiding it behind the compute alone
-        # counted the window of an overlapped collective twice, so a slower GPU (longer windows)
-        # came out faster.
-        exposed_f = max(0.0, ag - fwd_compute - _exposed_comm(fwd))
-        exposed_b = max(0.0, ag + rs - bwd_compute - _exposed_comm(bwd))
-        fwd.busy["dp_comm"], fwd.hidden["dp_comm"] = exposed_f, ag - exposed_f
-        bwd.busy["dp_comm"], bwd.hidden["dp_comm"] = exposed_b, ag + rs - exposed_b
 
-    # Hidden communication still takes SMs and HBM from the compute it hides behind.
-    for ph in (fwd, bwd):
-        ph.busy["compute"] += k_slowdown(ops) * sum(ph.hidden.values())
+def gather_layer_params(fwd: Phase, bwd: Phase, g: LayerGemms, sh: Sharding, fwd_compute: float,
+                        bwd_compute: float, ops: OpCoster, comm: CommFn, k: EngineConstants) -> None:
+    """ZeRO-3 / FSDP: all-gather the layer's parameters before its forward and again before its
+    backward, reduce-scatter its gradients after; prefetched one layer ahead, so only what the
+    layer's own compute cannot cover is exposed."""
+    weights = [N * K for _, N, K in g.gemms] + [N * K * b for _, N, K, b in g.experts]
+    layer_params = sum(weights)
+    grad_bytes = grad_bytes_per_param(sh.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param)
+    if sh.framework == "deepspeed":
+        # DeepSpeed ZeRO-3 gathers and reduces parameter by parameter: one latency-bound call per
+        # weight, each paying the ring's per-rank steps
+        ag = sum(comm("dp", "all_gather", w * ACT_BYTES) for w in weights)
+        rs = sum(comm("dp", "reduce_scatter", w * grad_bytes) for w in weights)
+    else:
+        ag = comm("dp", "all_gather", layer_params * ACT_BYTES)
+        rs = comm("dp", "reduce_scatter", layer_params * grad_bytes)
+    if sh.framework == "torchtitan":  # FSDP2's copy-in / copy-out around each gather, copy-in of the grads
+        copy = k.fsdp2_copy_bytes_per_param * layer_params
+        fwd_compute += ops.memory(copy)
+        bwd_compute += ops.memory(copy * 1.5)
+        fwd.busy["compute"] = fwd_compute
+        bwd.busy["compute"] = bwd_compute
+    # the prefetch runs on its own stream through the whole layer: under its compute and under
+    # the TP / CP / EP communication the layer waits for. Hiding it behind the compute alone
+    # counted the window of an overlapped collective twice, so a slower GPU (longer windows)
+    # came out faster.
+    exposed_f = max(0.0, ag - fwd_compute - _exposed_comm(fwd))
+    exposed_b = max(0.0, ag + rs - bwd_compute - _exposed_comm(bwd))
+    fwd.busy["dp_comm"], fwd.hidden["dp_comm"] = exposed_f, ag - exposed_f
+    bwd.busy["dp_comm"], bwd.hidden["dp_comm"] = exposed_b, ag + rs - exposed_b
 
-    # Recomputation: full re-runs the layer's forward (with its TP comm); selective only the
-    # core attention.
+
+def add_recompute(fwd: Phase, bwd: Phase, m: ModelShape, sh: Sharding, g: LayerGemms, X_sp: float,
+                  attn_fwd: float, attn_flops: float, act_bytes: float, moe: bool, ops: OpCoster) -> None:
+    """Recomputation in backward: full re-runs the layer's forward (with its TP comm); selective the
+    modules Megatron's --recompute-modules lists (the core attention by default)."""
     if sh.recompute == "full":
         bwd.busy["recompute"] = fwd.busy["compute"]
         bwd.busy["tp_comm"] += fwd.busy["tp_comm"]
@@ -513,27 +624,28 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
         bwd.busy["ep_comm"] += fwd.busy["ep_comm"]
         bwd.busy["dp_comm"] += fwd.busy["dp_comm"]
         bwd.flops += fwd.flops
-    elif sh.recompute == "selective":
-        # Megatron --recompute-modules: each listed module's forward runs again in backward
-        up_proj = [g for g, (_, k_in, shard) in zip(gemms, m.attn_weights) if shard == "col" and k_in != m.h]
-        mlp_gemms = gemms[n_attn + router:]
-        module_s = {
-            "core_attn": (attn_fwd, attn_flops),
-            "layernorm": (ops.memory(2 * 2 * X_sp), 0.0),  # two norms: read and write the hidden state
-            "moe_act": (ops.memory(act_bytes) if moe else 0.0, 0.0),
-            "mla_up_proj": (sum(ops.gemm(*g) for g in up_proj), sum(2 * M * N * K for M, N, K in up_proj)),
-            "mlp": (0.0 if moe else sum(ops.gemm(*g) for g in mlp_gemms) + ops.memory(act_bytes),
-                    0.0 if moe else sum(2 * M * N * K for M, N, K in mlp_gemms)),
-            "moe": (sum(ops.gemm(M, N, K, b) for M, N, K, b in expert_gemms) + ops.memory(act_bytes) if moe else 0.0,
-                    sum(2 * M * N * K * b for M, N, K, b in expert_gemms)),
-            "shared_experts": (sum(ops.gemm(*g) for g in mlp_gemms) if moe else 0.0,
-                               sum(2 * M * N * K for M, N, K in mlp_gemms) if moe else 0.0),
-        }
-        for name in sh.recompute_modules:
-            seconds, flops = module_s.get(name, (0.0, 0.0))
-            bwd.busy["recompute"] += seconds
-            bwd.flops += flops
-    return LayerCost(fwd, bwd)
+        return
+    if sh.recompute != "selective":
+        return
+    gemms, expert_gemms = g.gemms, g.experts
+    up_proj = [gm for gm, (_, k_in, shard) in zip(gemms, m.attn_weights) if shard == "col" and k_in != m.h]
+    mlp_gemms = g.mlp
+    module_s = {
+        "core_attn": (attn_fwd, attn_flops),
+        "layernorm": (ops.memory(2 * 2 * X_sp), 0.0),  # two norms: read and write the hidden state
+        "moe_act": (ops.memory(act_bytes) if moe else 0.0, 0.0),
+        "mla_up_proj": (sum(ops.gemm(*gm) for gm in up_proj), sum(2 * M * N * K for M, N, K in up_proj)),
+        "mlp": (0.0 if moe else sum(ops.gemm(*gm) for gm in mlp_gemms) + ops.memory(act_bytes),
+                0.0 if moe else sum(2 * M * N * K for M, N, K in mlp_gemms)),
+        "moe": (sum(ops.gemm(M, N, K, b) for M, N, K, b in expert_gemms) + ops.memory(act_bytes) if moe else 0.0,
+                sum(2 * M * N * K * b for M, N, K, b in expert_gemms)),
+        "shared_experts": (sum(ops.gemm(*gm) for gm in mlp_gemms) if moe else 0.0,
+                           sum(2 * M * N * K for M, N, K in mlp_gemms) if moe else 0.0),
+    }
+    for name in sh.recompute_modules:
+        seconds, flops = module_s.get(name, (0.0, 0.0))
+        bwd.busy["recompute"] += seconds
+        bwd.flops += flops
 
 
 def attention_kernels(m: ModelShape, sh: Sharding, micro_batch: int) -> list[tuple[AttentionKernel, float]]:

@@ -484,6 +484,15 @@ class EngineConstants:
         30.0, "GPU idle per host synchronisation: the host wakes from cudaStreamSynchronize and issues the next "
         "kernels through PyTorch's eager dispatch (10-20 us per op, a few ops before the GPU is busy again); "
         "an estimate, no public measurement", unit="us", minimum=0, maximum=1_000_000)
+    moe_host_syncs_per_layer: float = _c(
+        1.0, "Host synchronisations per MoE layer forward of a dropless Megatron token dispatcher: the host needs "
+        "the routed token counts to size the all-to-all and the grouped GEMM's m_splits, so it waits for the GPU "
+        "once per layer (alltoall: _maybe_dtoh_and_synchronize at cuda_sync_point 'before_ep_alltoall'; allgather: "
+        "tokens_per_expert .cpu(); flex: HybridEP sizes its buffers with a CPU sync, DeepEP's tokens_per_expert "
+        ".item()). Each costs host_sync_gap_us; none with --moe-pad-expert-input-to-capacity or a graph that "
+        "captures the MoE layer (full-iteration CUDA graph). Source: Megatron-LM "
+        "megatron/core/transformer/moe/token_dispatcher.py, counted from the code",
+        unit="syncs", minimum=0, maximum=100)
     tensors_per_layer: int = _c(
         6, "Parameter tensors of a dense transformer layer (QKV, projection, FC1, FC2 and two norms), what the "
         "optimizer's fused launches count; an MoE layer adds two per local expert and the router",

@@ -44,7 +44,22 @@ def sharding_of(job: Job, hw: Hardware, flex: FlexPath | None = None) -> Shardin
                     router_groups=(job.workload.moe_router_num_groups or 0, job.workload.moe_router_group_topk or 0),
                     dispatch_fwd_bytes=wire_bytes(par.moe_dispatch_fwd_dtype),
                     combine_bwd_bytes=wire_bytes(par.moe_combine_bwd_dtype),
-                    grad_reduce_in_bf16=bool(par.grad_reduce_in_bf16))
+                    grad_reduce_in_bf16=bool(par.grad_reduce_in_bf16),
+                    moe_host_sync=moe_host_sync(job))
+
+
+def moe_host_sync(job: Job) -> bool:
+    """Whether each MoE layer's forward waits on the host for its routed token counts: Megatron's
+    dropless dispatchers copy them to the host to size the all-to-all and the grouped GEMM. Padding
+    every expert to its capacity fixes the sizes, and a CUDA graph that captures the MoE layer (a
+    full-iteration or whole-layer graph, or the `moe` scope) replays without the host."""
+    par = job.parallelism
+    if not job.shape.experts or par.moe_pad_expert_input_to_capacity:
+        return False
+    impl, scope = par.cuda_graph_impl, par.cuda_graph_scope
+    if impl in (None, "none"):
+        return True
+    return not (impl == "full_iteration" or not scope or "full" in scope or "moe" in scope)
 
 
 def router_balance(par) -> str:
