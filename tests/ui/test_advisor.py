@@ -71,7 +71,7 @@ def test_analysis_fills_the_ranked_table(window, qtbot):
     from PySide6.QtGui import QColor
 
     from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, NOFIT_BG
-    from designer.ui.panels.breakdown import MUTED
+    from designer.ui.panels.plot_style import MUTED
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)

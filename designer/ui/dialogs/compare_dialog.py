@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from ..panels.breakdown import (
+from ..panels.plot_style import (
     CATEGORY_NAMES, FASTER, MUTED, SLOWER, TEXT, WAIT_CATEGORIES, category_color, hatch_brush, light,
 )
 from ..work.latest_worker import CallWorker, error_text

@@ -14,9 +14,9 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStackedLayout, QVBoxLayout, QWidget
 
 from ...core.analysis.texts import evaluate_command
-from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER
 from .cause_bar import CauseBar, cause_color, cause_tip, note_text, short_cause
 from .megatron_copy import install_copy_megatron
+from .plot_style import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER
 from .results_table import GROUP_BG, NOFIT_BG, STALE_STYLE, Item, apply_button, results_table
 from .results_table import capital as _capital, escape as _escape
 
