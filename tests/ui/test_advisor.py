@@ -303,9 +303,10 @@ def plain(text: str) -> str:
 
 
 def searched(panel, qtbot, start: bool = True):
+    search = panel.plan_search
     if start:
-        panel.search_plans()
-    qtbot.waitUntil(lambda: not panel.searching and panel.search_result is not None and not panel.search_stale,
+        search.start()
+    qtbot.waitUntil(lambda: not search.state.busy and search.result is not None and not search.stale(panel.revision),
                     timeout=LONG)
     return panel
 
@@ -318,27 +319,27 @@ def test_search_fills_the_best_plans(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    assert panel.search_result is None and not panel.searching  # never automatic
-    panel.search_options = small_space()
+    assert panel.plan_search.result is None and not panel.plan_search.state.busy  # never automatic
+    panel.plan_search.options = small_space()
     progress = []
     panel.plan_search.worker.progressed.connect(lambda _r, n: progress.append(n))
     with qtbot.waitSignal(panel.searched, timeout=LONG):
-        qtbot.mouseClick(panel.search_button, Qt.LeftButton)
-        assert panel.searching and panel.search_button.text() == "Stop search"
-        assert panel.tabs.currentWidget() is panel.search_page
-    result = panel.search_result
+        qtbot.mouseClick(panel.plan_search.button, Qt.LeftButton)
+        assert panel.plan_search.state.busy and panel.plan_search.button.text() == "Stop search"
+        assert panel.tabs.currentWidget() is panel.plan_search.page
+    result = panel.plan_search.result
     assert result.counts.total > 0 and result.evaluated > 0 and result.current is not None
     assert progress == sorted(progress) and progress  # "costed N plans" as it went
-    assert panel.search_button.text() == "Search plans" and not panel.busy.isVisible()
+    assert panel.plan_search.button.text() == "Search plans" and not panel.busy.isVisible()
     assert f"{result.evaluated:,} plans costed" in panel.status_label.text()
 
-    rows = panel.plan_rows()
+    rows = panel.plan_search.rows()
     assert 1 <= len(rows) <= 10 and [r["point"] for r in rows] == [r["point"] for r in result.top]
     steps = [r["step_time_s"] for r in rows]
     assert steps == sorted(steps)
     current = result.current
     assert steps[0] <= current["step_time_s"] * (1 + 1e-9)  # the best is at least as fast as the file's plan
-    table = panel.plan_table
+    table = panel.plan_search.page.table
     for i, r in enumerate(rows):
         assert plain(table.item(i, PCOL_PLAN).text()).startswith(r["point"].label())
         assert table.item(i, PCOL_STEP).text() == f"{r['step_time_s']:.3f}"
@@ -353,9 +354,9 @@ def test_search_fills_the_best_plans(window, qtbot):
     assert table.rowCount() == len(rows) + 1
     assert plain(table.item(len(rows), PCOL_PLAN).text()).startswith(current["point"].label())
     # the verdict and how the space was cut down
-    assert result.verdict[:30].lower() in panel.search_verdict.text().lower()
+    assert result.verdict[:30].lower() in panel.plan_search.page.verdict.text().lower()
     c = result.counts
-    counts = panel.search_counts.text()
+    counts = panel.plan_search.page.counts.text()
     for part in (f"{c.total:,} plans", f"{c.invalid:,} impossible", f"{c.no_memory:,} out of memory",
                  f"{c.dominated:,} dominated", f"{result.evaluated:,} costed",
                  f"{result.cut_by_bound:,} cut by the lower bound"):
@@ -371,32 +372,32 @@ def test_apply_best_plan_is_one_undo_step(window, qtbot):
     from designer.core.io import dumps_document
 
     panel = raise_advisor(window, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
     doc = window.qdoc.doc
     before_text = dumps_document(doc)
     before_par = copy.deepcopy(doc.spec.parallelism)
-    best = panel.plan_rows()[0]
+    best = panel.plan_search.rows()[0]
     point = best["point"]
-    assert point != panel.search_result.current["point"]  # the example's plan is not the fastest
+    assert point != panel.plan_search.result.current["point"]  # the example's plan is not the fastest
     stack = window.qdoc.undo_stack
     count = stack.count()
-    qtbot.mouseClick(panel.plan_table.findChild(QToolButton, "apply-plan:0"), Qt.LeftButton)
+    qtbot.mouseClick(panel.plan_search.page.table.findChild(QToolButton, "apply-plan:0"), Qt.LeftButton)
     assert stack.count() == count + 1 and stack.undoText() == f"Search: {point.label()}"
     assert doc.spec.parallelism == point.parallelism(before_par) != before_par
     assert doc.spec.workload.micro_batch_size == point.micro_batch
     # stale now: the buttons are off, a second apply is refused, and no search starts by itself
-    assert panel.search_stale and panel.search_banner.isVisibleTo(panel)
-    assert point.label() in panel.search_banner.text()
-    assert not panel.plan_table.cellWidget(0, 0).isEnabled()
-    assert not panel.apply_plan(best) and stack.count() == count + 1
+    assert panel.plan_search.stale(panel.revision) and panel.plan_search.page.banner.isVisibleTo(panel)
+    assert point.label() in panel.plan_search.page.banner.text()
+    assert not panel.plan_search.page.table.cellWidget(0, 0).isEnabled()
+    assert not panel.plan_search.apply_plan(best) and stack.count() == count + 1
     assert window.settle()
     assert window.result.step_time_s == pytest.approx(best["step_time_s"], rel=1e-3)
-    assert not panel.searching
+    assert not panel.plan_search.state.busy
 
     stack.undo()
     assert dumps_document(doc) == before_text and doc.spec.parallelism == before_par
-    assert panel.search_stale
+    assert panel.plan_search.stale(panel.revision)
 
 
 @pytest.mark.slow
@@ -406,46 +407,47 @@ def test_edit_during_a_search_drops_it(window, qtbot):
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
     shown = []
-    panel.searched.connect(lambda: shown.append(panel.search_revision))
-    panel.search_plans()  # the whole space: seconds, time enough to edit meanwhile
+    panel.searched.connect(lambda: shown.append(panel.plan_search.state.revision))
+    panel.plan_search.start()  # the whole space: seconds, time enough to edit meanwhile
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
     link = window.qdoc.doc.links[0]
     window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))
-    assert not panel.searching and panel.search_button.text() == "Search plans"
-    assert "the design changed" in panel.search_message.text()
+    assert not panel.plan_search.state.busy and panel.plan_search.button.text() == "Search plans"
+    assert "the design changed" in panel.plan_search.page.message.text()
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is None, timeout=10_000)  # stopped, not run to its end
     qtbot.wait(100)  # a late result would be delivered now
-    assert shown == [] and panel.search_result is None
+    assert shown == [] and panel.plan_search.result is None
     # the analysis went on by itself (Auto), the search did not
     analysed(panel, qtbot, start=False)
-    assert not panel.searching and panel.search_result is None
+    assert not panel.plan_search.state.busy and panel.plan_search.result is None
 
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    assert shown == [panel.revision] and panel.search_revision == panel.revision
+    assert shown == [panel.revision] and panel.plan_search.state.revision == panel.revision
 
 
 @pytest.mark.slow
 def test_a_stale_result_is_dropped_and_a_newer_search_wins(window, qtbot):
     panel = raise_advisor(window, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    request = panel.search_state.request
-    old = panel.search_result
+    request = panel.plan_search.state.request
+    old = panel.plan_search.result
     # a result for an older revision, arriving late, is not shown
     panel.revision += 1
     panel._update_stale()
-    panel.search_state.busy = True
+    panel.plan_search.state.busy = True
     panel.plan_search.on_searched(request, panel.revision - 1, old, None, 0.1)
-    assert not panel.searching and panel.search_revision == panel.revision - 1 and panel.search_stale
-    assert not panel.apply_plan(panel.plan_rows()[0])
+    search = panel.plan_search
+    assert not search.state.busy and search.state.revision == panel.revision - 1 and search.stale(panel.revision)
+    assert not panel.plan_search.apply_plan(panel.plan_search.rows()[0])
     # a second search supersedes a running one: only the newest shows
-    panel.search_options = None
-    panel.search_plans()
-    panel.search_options = small_space()
-    panel.search_plans()
+    panel.plan_search.options = None
+    panel.plan_search.start()
+    panel.plan_search.options = small_space()
+    panel.plan_search.start()
     searched(panel, qtbot, start=False)
-    assert panel.search_result.counts.total == old.counts.total  # the small space's, not the whole one
+    assert panel.plan_search.result.counts.total == old.counts.total  # the small space's, not the whole one
 
 
 def test_stop_search(window, qtbot):
@@ -454,12 +456,12 @@ def test_stop_search(window, qtbot):
     from PySide6.QtCore import Qt
 
     panel = raise_advisor(window, qtbot)
-    panel.search_plans()
+    panel.plan_search.start()
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
-    qtbot.mouseClick(panel.search_button, Qt.LeftButton)  # "Stop search"
-    assert not panel.searching and "stopped" in panel.search_message.text()
+    qtbot.mouseClick(panel.plan_search.button, Qt.LeftButton)  # "Stop search"
+    assert not panel.plan_search.state.busy and "stopped" in panel.plan_search.page.message.text()
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is None, timeout=10_000)
-    assert panel.plan_search.worker.outcome["search"] == "cancelled" and panel.search_result is None
+    assert panel.plan_search.worker.outcome["search"] == "cancelled" and panel.plan_search.result is None
 
 
 @pytest.mark.slow
@@ -477,28 +479,29 @@ def test_close_while_searching(qtbot, tmp_path, monkeypatch):
     window.show()
     qtbot.waitExposed(window)
     panel = raise_advisor(window, qtbot)
-    panel.search_plans()  # the whole space: ~5 s
+    panel.plan_search.start()  # the whole space: ~5 s
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
     qtbot.wait(300)  # costing plans
     started = time.monotonic()
     window.close()
-    assert panel.plan_search.worker.stopped and not panel.searching
+    assert panel.plan_search.worker.stopped and not panel.plan_search.state.busy
     thread = panel.plan_search.worker.thread
     thread.join(timeout=10)
     assert not thread.is_alive()
     assert time.monotonic() - started < 5  # it stopped, it did not run to its end
     qtbot.wait(50)  # any late signal would be delivered now
-    assert panel.search_result is None
-    panel.search_plans()  # after close: ignored
-    assert not panel.searching and not thread.is_alive()
+    assert panel.plan_search.result is None
+    panel.plan_search.start()  # after close: ignored
+    assert not panel.plan_search.state.busy and not thread.is_alive()
 
 
 def test_search_errors_show_in_the_page(window, qtbot):
     panel = raise_advisor(window, qtbot)
     window.qdoc.new()  # no job: no plans to search
     with qtbot.waitSignal(panel.plan_search.worker.searched, timeout=LONG):
-        panel.search_plans()
-    qtbot.waitUntil(lambda: not panel.searching, timeout=LONG)
-    assert panel.search_error and panel.plans_page.stack.currentWidget() is panel.search_message
-    assert "Cannot search plans" in panel.search_message.text() and "no workload" in panel.search_message.text()
-    assert panel.plan_rows() == [] and panel.search_result is None
+        panel.plan_search.start()
+    qtbot.waitUntil(lambda: not panel.plan_search.state.busy, timeout=LONG)
+    page = panel.plan_search.page
+    assert panel.plan_search.state.error and page.stack.currentWidget() is page.message
+    assert "Cannot search plans" in page.message.text() and "no workload" in page.message.text()
+    assert panel.plan_search.rows() == [] and panel.plan_search.result is None

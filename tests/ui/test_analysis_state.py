@@ -66,12 +66,12 @@ def test_the_best_plans_counts_are_the_cli_words(window, qtbot):
     from designer.core.analysis.texts import search_counts_text
 
     panel = raise_advisor(window, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    result = panel.search_result
+    result = panel.plan_search.result
     line = search_counts_text(result, with_runner=False)
     assert f"{result.counts.candidates:,} candidates" in line
-    assert line in panel.search_counts.text()
+    assert line in panel.plan_search.page.counts.text()
     assert search_counts_text(result) == line + f" on {result.runner}"  # what `designer search` prints
 
 

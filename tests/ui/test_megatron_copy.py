@@ -39,20 +39,21 @@ def test_copy_a_searched_plan_as_megatron_arguments(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    action = panel.copy_plan_megatron
+    action = panel.plan_search.copy_megatron
     assert action.text() == "Copy as Megatron arguments"
-    assert action in panel.plan_table.actions() and panel.plan_table.contextMenuPolicy() == Qt.ActionsContextMenu
+    table = panel.plan_search.page.table
+    assert action in table.actions() and table.contextMenuPolicy() == Qt.ActionsContextMenu
     QApplication.clipboard().setText("before")
-    rows = panel.search_result.top
+    rows = panel.plan_search.result.top
     assert len(rows) >= 2
     # the second plan: the row the user clicked
-    rect = panel.plan_table.visualItemRect(panel.plan_table.item(1, 1))
+    rect = table.visualItemRect(table.item(1, 1))
     from PySide6.QtTest import QTest
 
-    QTest.mouseClick(panel.plan_table.viewport(), Qt.LeftButton, pos=rect.center())
-    assert panel.plan_table.currentRow() == 1
+    QTest.mouseClick(table.viewport(), Qt.LeftButton, pos=rect.center())
+    assert table.currentRow() == 1
     action.trigger()
     text = QApplication.clipboard().text()
     expected = plan_line(window.qdoc.doc, rows[1]["point"], default_catalog().presets()).one_line()

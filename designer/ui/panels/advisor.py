@@ -36,6 +36,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
+from ..common.wait import process_events_until
 from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and scripts import them from here
     COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
 )
@@ -100,7 +101,6 @@ class AdvisorPanel(QWidget):
         self.worker.scaled.connect(self._on_scaled)
         # the plan search: only on the button, its own thread (an analysis need not wait for it)
         self.plan_search = PlanSearchPart(self)
-        self.search_state = self.plan_search.state
         self._auto_timer = QTimer(self, singleShot=True, interval=AUTO_DELAY_MS, timeout=self._auto_analyse)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
@@ -116,18 +116,6 @@ class AdvisorPanel(QWidget):
     error_revision = property(lambda self: self.advice_state.error_revision)
     scaling = property(lambda self: self.scale_state.result, doc="the scaling report shown")
     scaling_revision = property(lambda self: self.scale_state.revision)
-    search_result = property(lambda self: self.search_state.result, doc="the SearchResult shown")
-    search_revision = property(lambda self: self.search_state.revision)
-    search_error = property(lambda self: self.search_state.error)
-
-    @property
-    def search_options(self):
-        """A SpaceOptions to search a smaller space (tests); None: the whole space."""
-        return self.plan_search.options
-
-    @search_options.setter
-    def search_options(self, options) -> None:
-        self.plan_search.options = options
 
     # ---- layout ----
     def _build(self) -> None:
@@ -143,18 +131,12 @@ class AdvisorPanel(QWidget):
         self.plot, self.key_label = self.scaling_view.plot, self.scaling_view.key_label
         self.verdict_label = self.scaling_view.verdict_label
 
-        # the best plans of the search (best_plans.py), on the button only
-        self.search_button, self.copy_plan_megatron = self.plan_search.button, self.plan_search.copy_megatron
-        page = self.plans_page = self.plan_search.page
-        self.search_page, self.plan_table, self.search_message = page, page.table, page.message
-        self.search_verdict, self.search_counts, self.search_banner = page.verdict, page.counts, page.banner
-
         # the tabs: the ranked changes (with the attribution) and the best plans of the search
         self.tabs = QTabWidget()
         self.tabs.setObjectName("advisor_tabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(left, "Changes")
-        self.tabs.addTab(self.search_page, "Best plans")
+        self.tabs.addTab(self.plan_search.page, "Best plans")  # the best plans of the search (best_plans.py)
         self.tabs.setTabToolTip(0, "What limits the step and every candidate change, ranked (Analyse)")
         self.tabs.setTabToolTip(1, "The fastest plans of the whole space that fit in memory (Search plans)")
         from .failures_part import FailuresPart
@@ -163,7 +145,7 @@ class AdvisorPanel(QWidget):
         corner = QWidget()
         corner_lay = QHBoxLayout(corner)
         corner_lay.setContentsMargins(0, 0, 4, 2)
-        corner_lay.addWidget(self.search_button)
+        corner_lay.addWidget(self.plan_search.button)
         self.tabs.setCornerWidget(corner, Qt.TopRightCorner)
 
         self.splitter = _Split(300)
@@ -192,23 +174,9 @@ class AdvisorPanel(QWidget):
     def running(self) -> bool:
         return self.advice_state.busy or self.scale_state.busy
 
-    @property
-    def searching(self) -> bool:
-        """A plan search is running (for the design as it is now: an edit stops it)."""
-        return self.search_state.busy
-
-    @property
-    def search_stale(self) -> bool:
-        """The best plans shown were searched for an older version of the design."""
-        return self.search_state.stale(self.revision)
-
-    def wait_search(self, timeout_s: float = 120.0) -> bool:
-        """Process events until the running plan search is in (scripts, screenshots)."""
-        return _process_events_until(lambda: not self.search_state.busy, timeout_s)
-
     def wait_done(self, timeout_s: float = 60.0) -> bool:
         """Process events until the analysis and the scaling curve are in (scripts, screenshots)."""
-        return _process_events_until(
+        return process_events_until(
             lambda: not self.running and (self.report is not None or self.error is not None), timeout_s)
 
     def shutdown(self) -> None:
@@ -242,7 +210,7 @@ class AdvisorPanel(QWidget):
             return
         self.revision += 1
         self.failures_part.document_changed()
-        if self.search_state.busy:  # its result would be stale: stop it, free the CPU for the analysis
+        if self.plan_search.state.busy:  # its result would be stale: stop it, free the CPU for the analysis
             self.plan_search.cancel("changed")
         self._update_stale()
         if self.auto_check.isChecked() and self.shown:
@@ -298,19 +266,8 @@ class AdvisorPanel(QWidget):
                            self.mode_combo.currentText(), self.job_name())
         self._show_busy()
 
-    def search_plans(self) -> None:
-        """Search the plans of the design as it is now (a running search is superseded)."""
-        if not self._closed:
-            self.plan_search.start()
-
-    def stop_search(self) -> None:
-        """Stop the running search (what was shown before stays)."""
-        if self.search_state.busy:
-            self.plan_search.cancel("stopped")
-            self._update_stale()
-
     def _show_busy(self) -> None:
-        running, searching = self.running, self.search_state.busy
+        running, searching = self.running, self.plan_search.state.busy
         self.busy.setVisible(running or searching)
         if not running and searching:
             self.status_label.setText(self.plan_search.status_text())
@@ -369,7 +326,7 @@ class AdvisorPanel(QWidget):
     def _finish_status(self) -> None:
         if self.running:
             return
-        if self.search_state.busy:
+        if self.plan_search.state.busy:
             self.status_label.setText(self.plan_search.status_text())
             return
         if self.report is not None:
@@ -398,20 +355,11 @@ class AdvisorPanel(QWidget):
             text = None
             self._last_applied = None
         self.changes.set_stale(text, can_apply=not self.stale)
-        self.plans_page.set_stale(self.plan_search.stale_text(self.revision))
-
-    # ---- showing ----
-    def plan_rows(self) -> list[dict]:
-        """The best plans in table order (the search's rows: point, step_time_s, mfu, ...)."""
-        return list(self.plans_page.rows)
+        self.plan_search.page.set_stale(self.plan_search.stale_text(self.revision))
 
     # ---- "Copy as Megatron arguments" (megatron_copy.py) -----------------------------------
     def _say(self, text: str) -> None:
         self.status_label.setText(text)
-
-    def apply_plan(self, row: dict) -> bool:
-        """Apply a plan of the search as one undo step (advisor_search.py)."""
-        return self.plan_search.apply_plan(row)
 
     def advice_rows(self) -> list:
         """The advice in table order (group header rows left out)."""
@@ -440,21 +388,6 @@ class AdvisorPanel(QWidget):
         self._update_stale()
         self.applied.emit(advice.id)
         return True
-
-
-def _process_events_until(done, timeout_s: float) -> bool:
-    """Process Qt events until `done()` (True) or `timeout_s` passed (False)."""
-    import time
-
-    from PySide6.QtWidgets import QApplication
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        QApplication.processEvents()
-        if done():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 class _TabifyOnShow(QObject):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QPushButton
 
 from ..common.action_guard import guarded
+from ..common.wait import process_events_until
 from .analysis_state import AnalysisState, Answer
 from .best_plans import SEARCH_HINT, BestPlansPage
 from .megatron_copy import install_copy_megatron
@@ -91,6 +92,8 @@ class PlanSearchPart:
     def start(self) -> None:
         """Search the plans of the design as it is now (a running search is superseded)."""
         panel = self.panel
+        if panel._closed:
+            return
         request = self.state.start()
         self.costed = 0
         self.note = ""
@@ -101,9 +104,19 @@ class PlanSearchPart:
 
     def toggle(self) -> None:
         if self.state.busy:
-            self.panel.stop_search()
+            self.stop()
         else:
-            self.panel.search_plans()
+            self.start()
+
+    def stop(self) -> None:
+        """Stop the running search (what was shown before stays)."""
+        if self.state.busy:
+            self.cancel("stopped")
+            self.panel._update_stale()
+
+    def wait(self, timeout_s: float = 120.0) -> bool:
+        """Process events until the running search is in (scripts, screenshots)."""
+        return process_events_until(lambda: not self.state.busy, timeout_s)
 
     def cancel(self, why: str) -> None:
         self.worker.cancel()
@@ -170,6 +183,10 @@ class PlanSearchPart:
             panel.searched.emit()
 
     # ---- plans ----
+    def rows(self) -> list[dict]:
+        """The best plans in table order (the search's rows: point, step_time_s, mfu, ...)."""
+        return list(self.page.rows)
+
     def megatron_line(self, row: int) -> str | None:
         """The Megatron-LM line of a search-table row's plan (the file's own plan below the best)."""
         from ...core.export.megatron_args import plan_line
