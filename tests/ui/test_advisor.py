@@ -49,7 +49,7 @@ def analysed(panel, qtbot, start: bool = True):
 def speedup_cell(panel, advice) -> float:
     from designer.ui.panels.advisor import COL_SPEEDUP
 
-    return float(panel.table.item(panel.row_of(advice), COL_SPEEDUP).text().rstrip("%"))
+    return float(panel.changes.table.item(panel.changes.row_of(advice), COL_SPEEDUP).text().rstrip("%"))
 
 
 def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
@@ -77,46 +77,47 @@ def test_analysis_fills_the_ranked_table(window, qtbot):
     analysed(panel, qtbot)
     report = panel.report
     why = report["attribution"]
-    assert why["critical_resource"] and why["critical_resource"] in panel.header_label.text()
-    assert "Critical resource" in panel.header_label.text()
+    assert why["critical_resource"] and why["critical_resource"] in panel.changes.header_label.text()
+    assert "Critical resource" in panel.changes.header_label.text()
     # the summary names the largest cause with its share of the step, as the engine found it
     top = max(why["causes"], key=lambda c: c["share"])
-    assert f"{top['share'] * 100:.0f}%" in panel.header_label.text()
-    assert panel.cause_bar.causes and f"{top['share'] * 100:.1f}%" in panel.causes_label.text()
+    assert f"{top['share'] * 100:.0f}%" in panel.changes.header_label.text()
+    assert panel.changes.cause_bar.causes and f"{top['share'] * 100:.1f}%" in panel.changes.causes_label.text()
 
-    rows = panel.advice_rows()
+    rows = panel.changes.advice()
     assert len(rows) == len(report["ranked"]) + len(report["not_applicable"]) > 10
     same = [a for a in rows if a.fits_in_memory and a.category != "scale" and not a.error]
     assert len(same) >= 10
     shown = [speedup_cell(panel, a) for a in same]
     assert shown == sorted(shown, reverse=True) and shown[0] > 0
-    assert [panel.table.item(panel.row_of(a), COL_TITLE).text() for a in same] == [a.title for a in same]
+    changes = panel.changes
+    assert [changes.table.item(changes.row_of(a), COL_TITLE).text() for a in same] == [a.title for a in same]
     for a in same[:3]:
-        assert panel.table.item(panel.row_of(a), COL_STEP).text() == f"{a.step_time_s:.3f}"
+        assert changes.table.item(changes.row_of(a), COL_STEP).text() == f"{a.step_time_s:.3f}"
         assert speedup_cell(panel, a) == round(a.speedup * 100, 1)
     # every applicable row has its Apply button, enabled
     for a in rows:
-        holder = panel.table.cellWidget(panel.row_of(a), 0)
+        holder = panel.changes.table.cellWidget(panel.changes.row_of(a), 0)
         assert (holder is not None and holder.isEnabled()) == (not a.error)
 
     nofit = [a for a in rows if not a.fits_in_memory and not a.error]
     assert nofit
     for a in nofit:
-        row = panel.row_of(a)
-        assert panel.table.item(row, COL_TITLE).background().color() == QColor(NOFIT_BG)
-        assert panel.table.item(row, COL_NOTE).text() == f"needs {a.memory_gib:.1f} GiB/GPU"
-        assert "does not fit" in panel.table.item(row, COL_TITLE).toolTip()
+        row = panel.changes.row_of(a)
+        assert panel.changes.table.item(row, COL_TITLE).background().color() == QColor(NOFIT_BG)
+        assert panel.changes.table.item(row, COL_NOTE).text() == f"needs {a.memory_gib:.1f} GiB/GPU"
+        assert "does not fit" in panel.changes.table.item(row, COL_TITLE).toolTip()
     faint = [a for a in rows if "not the bottleneck" in a.note]
     assert faint
     for a in faint:
-        item = panel.table.item(panel.row_of(a), COL_TITLE)
+        item = panel.changes.table.item(panel.changes.row_of(a), COL_TITLE)
         assert item.font().italic() and item.foreground().color() == QColor(MUTED)
         assert "not the bottleneck" in item.toolTip()
     na = [a for a in rows if a.error]
-    assert na and all(panel.row_of(a) > panel.row_of(rows[-len(na) - 1]) for a in na)  # listed last
+    assert na and all(panel.changes.row_of(a) > panel.changes.row_of(rows[-len(na) - 1]) for a in na)  # listed last
     for a in na:
-        assert panel.table.item(panel.row_of(a), COL_NOTE).text()
-        assert a.error in panel.table.item(panel.row_of(a), COL_TITLE).toolTip()
+        assert panel.changes.table.item(panel.changes.row_of(a), COL_NOTE).text()
+        assert a.error in panel.changes.table.item(panel.changes.row_of(a), COL_TITLE).toolTip()
     assert "changes costed" in panel.status_label.text()
 
 
@@ -131,19 +132,19 @@ def test_apply_job_change_is_one_undo_step(window, qtbot):
     doc = window.qdoc.doc
     before_text = dumps_document(doc)
     before_par = copy.deepcopy(doc.spec.parallelism)
-    advice = panel.find_advice("recompute-")
+    advice = panel.changes.find("recompute-")
     assert advice is not None and advice.job_only
     stack = window.qdoc.undo_stack
     count = stack.count()
-    button = panel.table.findChild(QToolButton, f"apply:{advice.id}")
+    button = panel.changes.table.findChild(QToolButton, f"apply:{advice.id}")
     qtbot.mouseClick(button, Qt.LeftButton)
     assert stack.count() == count + 1 and stack.undoText() == f"Advisor: {advice.title}"
     assert doc.spec.parallelism == advice.document.spec.parallelism != before_par
     assert doc.spec.workload == advice.document.spec.workload
     assert dumps_document(doc) != before_text
     # what is shown is stale now: its buttons are off and a second apply is refused
-    assert panel.stale and panel.banner.isVisibleTo(panel) and advice.title in panel.banner.text()
-    assert not panel.table.cellWidget(panel.row_of(advice), 0).isEnabled()
+    assert panel.stale and panel.changes.banner.isVisibleTo(panel) and advice.title in panel.changes.banner.text()
+    assert not panel.changes.table.cellWidget(panel.changes.row_of(advice), 0).isEnabled()
     assert not panel.apply(advice) and stack.count() == count + 1
     # the window re-evaluates the changed design: the step the advice predicted
     assert window.settle()
@@ -165,17 +166,17 @@ def test_apply_hardware_change_replaces_the_document(window, qtbot):
     doc = window.qdoc.doc
     before_text = dumps_document(doc)
     nics = {n.id: n.nic_gbps for n in doc.nodes}
-    advice = panel.find_advice("nic-2x")
+    advice = panel.changes.find("nic-2x")
     assert advice is not None and not advice.job_only
     # a double-click on the row applies it
-    row = panel.row_of(advice)
-    panel.table.scrollToItem(panel.table.item(row, 1))
-    rect = panel.table.visualItemRect(panel.table.item(row, 1))
+    row = panel.changes.row_of(advice)
+    panel.changes.table.scrollToItem(panel.changes.table.item(row, 1))
+    rect = panel.changes.table.visualItemRect(panel.changes.table.item(row, 1))
     from PySide6.QtCore import Qt
 
-    assert rect.isValid() and panel.table.viewport().rect().contains(rect.center())
-    qtbot.mouseClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())  # QTest: a press first
-    qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+    assert rect.isValid() and panel.changes.table.viewport().rect().contains(rect.center())
+    qtbot.mouseClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())  # QTest: a press first
+    qtbot.mouseDClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
     assert window.qdoc.undo_stack.undoText() == f"Advisor: {advice.title}"
     assert {n.id: n.nic_gbps for n in doc.nodes} == {i: 2 * g for i, g in nics.items()}
     assert doc == advice.document
@@ -228,10 +229,10 @@ def test_errors_show_in_the_panel(window, qtbot):
     analysed(panel, qtbot)
     window.qdoc.new()  # no job: nothing to advise on
     qtbot.waitUntil(lambda: panel.error is not None and not panel.running, timeout=LONG)
-    assert panel.message.isVisibleTo(panel)  # the message in place of the changes
-    assert "Cannot analyse" in panel.message.text() and "no workload" in panel.message.text()
+    assert panel.changes.message.isVisibleTo(panel)  # the message in place of the changes
+    assert "Cannot analyse" in panel.changes.message.text() and "no workload" in panel.changes.message.text()
     assert "no workload" in panel.verdict_label.text()
-    assert panel.advice_rows() == [] and panel.report is None
+    assert panel.changes.advice() == [] and panel.report is None
 
 
 def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
@@ -284,10 +285,10 @@ def test_stale_while_hidden_or_manual(window, qtbot):
     panel.auto_check.setChecked(False)  # manual: stale until Analyse
     edit(100.0)
     qtbot.wait(AUTO_DELAY_MS + 300)
-    assert panel.stale and not panel.running and "Press Analyse" in panel.banner.text()
+    assert panel.stale and not panel.running and "Press Analyse" in panel.changes.banner.text()
     qtbot.mouseClick(panel.analyse_button, Qt.LeftButton)
     analysed(panel, qtbot, start=False)
-    assert not panel.banner.isVisibleTo(panel)
+    assert not panel.changes.banner.isVisibleTo(panel)
 
 
 # ---- the plan search ----------------------------------------------------------------------------

@@ -196,11 +196,11 @@ def test_an_edit_stops_the_job_moves(window, qtbot):
 
 
 def _double_click_advice(panel, qtbot, advice):
-    row = panel.row_of(advice)
-    panel.table.scrollToItem(panel.table.item(row, 1))
-    rect = panel.table.visualItemRect(panel.table.item(row, 1))
-    qtbot.mouseClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
-    qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+    row = panel.changes.row_of(advice)
+    panel.changes.table.scrollToItem(panel.changes.table.item(row, 1))
+    rect = panel.changes.table.visualItemRect(panel.changes.table.item(row, 1))
+    qtbot.mouseClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
 
 
 @pytest.mark.slow
@@ -214,7 +214,7 @@ def test_changes_on_a_multi_job_design_are_the_first_jobs_and_apply_to_that_job(
     assert "for job llama3-70b alone" in panel.status_label.text()
     doc = window.qdoc.doc
     before = copy.deepcopy(doc.spec.jobs)
-    job_change = next(a for a in panel.advice_rows() if a.job_only and not a.error and a.document is not None)
+    job_change = next(a for a in panel.changes.advice() if a.job_only and not a.error and a.document is not None)
     _double_click_advice(panel, qtbot, job_change)
     assert window.qdoc.undo_stack.undoText() == f"Advisor: {job_change.title}"
     assert doc.spec.workload is None and len(doc.spec.jobs) == 3  # the jobs stay; the first one changed

@@ -73,14 +73,14 @@ def test_copy_an_advisor_change_as_megatron_arguments(window, qtbot):
                   if a.set and any(s.startswith("parallelism.tensor_model_parallel_size=") for s in a.set))
     tp = next(s for s in advice.set if s.startswith("parallelism.tensor_model_parallel_size=")).split("=")[1]
     QApplication.clipboard().setText("before")
-    panel.table.setCurrentCell(panel.row_of(advice), 0)
-    panel.copy_change_megatron.trigger()
+    panel.changes.table.setCurrentCell(panel.changes.row_of(advice), 0)
+    panel.changes.copy_change_megatron.trigger()
     text = QApplication.clipboard().text()
     assert text.startswith("--num-layers 32 ") and "--bf16" in text
     assert (f"--tensor-model-parallel-size {tp}" in text) == (tp != "1"), (advice.set, text)
     # a heading row holds no plan: nothing copied, and the status says why
     QApplication.clipboard().setText("before")
-    panel.table.setCurrentCell(0, 0)
-    panel.copy_change_megatron.trigger()
+    panel.changes.table.setCurrentCell(0, 0)
+    panel.changes.copy_change_megatron.trigger()
     assert QApplication.clipboard().text() == "before" and "select a plan" in panel.status_label.text()
     assert not window.failures

@@ -61,9 +61,9 @@ def test_undo_of_an_applied_plan_brings_every_panel_back(window, qtbot):
     if not window.logical_dock.isVisible():
         window.act_logical.trigger()
     before = window.result
-    advice = panel.find_advice("recompute-")
+    advice = panel.changes.find("recompute-")
     assert advice is not None and advice.job_only
-    qtbot.mouseClick(panel.table.findChild(QToolButton, f"apply:{advice.id}"), Qt.LeftButton)
+    qtbot.mouseClick(panel.changes.table.findChild(QToolButton, f"apply:{advice.id}"), Qt.LeftButton)
     assert window.settle()
     applied = window.result
     assert applied.step_time_s != pytest.approx(before.step_time_s, rel=1e-6)

@@ -120,8 +120,6 @@ class AdvisorPanel(QWidget):
     # ---- layout ----
     def _build(self) -> None:
         self.changes = ChangesPage(self.qdoc, self.apply, self._say)
-        for name in ("header_label", "cause_bar", "causes_label", "banner", "table", "message", "copy_change_megatron"):
-            setattr(self, name, getattr(self.changes, name))  # the names tests and scripts have always used
         left = self.changes
         # the right column: the buttons, the status, the scaling curve and its verdict (advisor_controls.py)
         right = ControlColumn(self, self.analyse, self.run_scale, AUTO_DELAY_MS)
@@ -360,16 +358,6 @@ class AdvisorPanel(QWidget):
     # ---- "Copy as Megatron arguments" (megatron_copy.py) -----------------------------------
     def _say(self, text: str) -> None:
         self.status_label.setText(text)
-
-    def advice_rows(self) -> list:
-        """The advice in table order (group header rows left out)."""
-        return self.changes.advice()
-
-    def find_advice(self, prefix: str):
-        return next((a for a in self.advice_rows() if a.id.startswith(prefix) and not a.error), None)
-
-    def row_of(self, advice) -> int:
-        return self.changes.rows.index(advice)
 
     def apply(self, advice) -> bool:
         """Apply one change as one undo step; False (and why, in the status line) when it cannot be."""

@@ -134,6 +134,14 @@ class ChangesPage(QWidget):
         """The advice in table order (group header rows left out)."""
         return [a for a in self.rows if a is not None]
 
+    def find(self, prefix: str):
+        """The first applicable advice whose id starts with `prefix` (None: there is none)."""
+        return next((a for a in self.advice() if a.id.startswith(prefix) and not a.error), None)
+
+    def row_of(self, advice) -> int:
+        """The table row of `advice`."""
+        return self.rows.index(advice)
+
     # ---- the table ----
     def _fill_table(self, report: dict, can_apply: bool) -> None:
         ranked = report["ranked"]
