@@ -118,7 +118,7 @@ def test_analysis_fills_the_ranked_table(window, qtbot):
     for a in na:
         assert panel.changes.table.item(panel.changes.row_of(a), COL_NOTE).text()
         assert a.error in panel.changes.table.item(panel.changes.row_of(a), COL_TITLE).toolTip()
-    assert "changes costed" in panel.status_label.text()
+    assert "changes costed" in panel.controls.status_label.text()
 
 
 def test_apply_job_change_is_one_undo_step(window, qtbot):
@@ -194,18 +194,18 @@ def test_scaling_plot_and_verdict(window, qtbot):
     analysed(panel, qtbot)
     good = [r for r in panel.scaling["rows"] if "error" not in r]
     assert len(good) >= 4
-    items = panel.plot.getPlotItem().items
+    items = panel.controls.scaling_view.plot.getPlotItem().items
     scatter = [i for i in items if isinstance(i, pg.ScatterPlotItem)]
     assert scatter and len(scatter[0].points()) == len(good)
     curves = [i for i in items if isinstance(i, pg.PlotDataItem)]
     assert len(curves) >= 2  # tokens/s and the linear ideal
-    assert panel.verdict_label.text().strip()
-    assert panel.verdict_label.text().lower().startswith(panel.scaling["verdict"][:20].lower())
+    assert panel.controls.scaling_view.verdict_label.text().strip()
+    assert panel.controls.scaling_view.verdict_label.text().lower().startswith(panel.scaling["verdict"][:20].lower())
     assert "strong" in panel.scaling["mode"]
 
     with qtbot.waitSignal(panel.scalingShown, timeout=LONG):
-        panel.mode_combo.setCurrentText("weak")  # a new curve, without a new advice
-    assert panel.scaling["mode"] == "weak" and "weak" in panel.verdict_label.text()
+        panel.controls.mode_combo.setCurrentText("weak")  # a new curve, without a new advice
+    assert panel.scaling["mode"] == "weak" and "weak" in panel.controls.scaling_view.verdict_label.text()
 
 
 def test_result_for_an_older_design_is_dropped(window, qtbot):
@@ -231,7 +231,7 @@ def test_errors_show_in_the_panel(window, qtbot):
     qtbot.waitUntil(lambda: panel.error is not None and not panel.running, timeout=LONG)
     assert panel.changes.message.isVisibleTo(panel)  # the message in place of the changes
     assert "Cannot analyse" in panel.changes.message.text() and "no workload" in panel.changes.message.text()
-    assert "no workload" in panel.verdict_label.text()
+    assert "no workload" in panel.controls.scaling_view.verdict_label.text()
     assert panel.changes.advice() == [] and panel.report is None
 
 
@@ -282,11 +282,11 @@ def test_stale_while_hidden_or_manual(window, qtbot):
     window.advisor_dock.raise_()  # shown again: analysed again by itself
     analysed(panel, qtbot, start=False)
 
-    panel.auto_check.setChecked(False)  # manual: stale until Analyse
+    panel.controls.auto_check.setChecked(False)  # manual: stale until Analyse
     edit(100.0)
     qtbot.wait(AUTO_DELAY_MS + 300)
     assert panel.stale and not panel.running and "Press Analyse" in panel.changes.banner.text()
-    qtbot.mouseClick(panel.analyse_button, Qt.LeftButton)
+    qtbot.mouseClick(panel.controls.analyse_button, Qt.LeftButton)
     analysed(panel, qtbot, start=False)
     assert not panel.changes.banner.isVisibleTo(panel)
 
@@ -331,8 +331,8 @@ def test_search_fills_the_best_plans(window, qtbot):
     result = panel.plan_search.result
     assert result.counts.total > 0 and result.evaluated > 0 and result.current is not None
     assert progress == sorted(progress) and progress  # "costed N plans" as it went
-    assert panel.plan_search.button.text() == "Search plans" and not panel.busy.isVisible()
-    assert f"{result.evaluated:,} plans costed" in panel.status_label.text()
+    assert panel.plan_search.button.text() == "Search plans" and not panel.controls.busy.isVisible()
+    assert f"{result.evaluated:,} plans costed" in panel.controls.status_label.text()
 
     rows = panel.plan_search.rows()
     assert 1 <= len(rows) <= 10 and [r["point"] for r in rows] == [r["point"] for r in result.top]

@@ -184,9 +184,9 @@ def test_an_edit_stops_the_job_moves(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     part = panel.failures_part
-    QTest.mouseClick(panel.auto_check, Qt.LeftButton)  # Auto off: nothing starts again by itself
-    assert not panel.auto_check.isChecked()
-    QTest.mouseClick(panel.analyse_button, Qt.LeftButton)
+    QTest.mouseClick(panel.controls.auto_check, Qt.LeftButton)  # Auto off: nothing starts again by itself
+    assert not panel.controls.auto_check.isChecked()
+    QTest.mouseClick(panel.controls.analyse_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: part.worker.running == "moves", timeout=LONG)  # after the advice
     link = window.qdoc.doc.links[0]
     window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))
@@ -211,7 +211,7 @@ def test_changes_on_a_multi_job_design_are_the_first_jobs_and_apply_to_that_job(
     panel.analyse()
     qtbot.waitUntil(lambda: not panel.running and panel.report is not None and not panel.stale, timeout=LONG)
     assert panel.error is None
-    assert "for job llama3-70b alone" in panel.status_label.text()
+    assert "for job llama3-70b alone" in panel.controls.status_label.text()
     doc = window.qdoc.doc
     before = copy.deepcopy(doc.spec.jobs)
     job_change = next(a for a in panel.changes.advice() if a.job_only and not a.error and a.document is not None)

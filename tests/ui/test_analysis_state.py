@@ -52,11 +52,11 @@ def test_a_scaling_error_clears_the_busy_bar(window, qtbot):
     panel = raise_advisor(window, qtbot)
     qtbot.waitUntil(lambda: not panel.running, timeout=60_000)
     panel.run_scale()
-    assert panel.running and panel.busy.isVisibleTo(panel)
+    assert panel.running and panel.controls.busy.isVisibleTo(panel)
     request = panel.scale_state.request
     panel.worker.scaled.emit(request, panel.revision, None, "cannot scale: no servers to add", 0.0)
     assert not panel.scale_state.busy and panel.scaling is None
-    assert panel.verdict_label.text() == "cannot scale: no servers to add"
+    assert panel.controls.scaling_view.verdict_label.text() == "cannot scale: no servers to add"
 
 
 @pytest.mark.slow

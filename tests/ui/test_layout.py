@@ -82,7 +82,7 @@ def test_the_advisor_table_shows_its_rows_at_1600x1000(qtbot, tmp_path, monkeypa
     w.advisor_dock.raise_()  # the Advisor tab, as a user clicks it
     panel = w.advisor_panel
     qtbot.waitUntil(lambda: panel.shown, timeout=5000)
-    panel.analyse_button.click()
+    panel.controls.analyse_button.click()
     qtbot.waitUntil(lambda: panel.report is not None and not panel.running, timeout=60_000)
     QTest.qWait(50)
     assert len(panel.changes.advice()) >= 10

@@ -61,7 +61,7 @@ def test_copy_a_searched_plan_as_megatron_arguments(window, qtbot):
     p = rows[1]["point"]
     assert (f"--tensor-model-parallel-size {p.tp}" in text) == (p.tp > 1)
     assert f"--micro-batch-size {p.micro_batch}" in text
-    assert "copied" in panel.status_label.text() and not window.failures
+    assert "copied" in panel.controls.status_label.text() and not window.failures
 
 
 def test_copy_an_advisor_change_as_megatron_arguments(window, qtbot):
@@ -82,5 +82,5 @@ def test_copy_an_advisor_change_as_megatron_arguments(window, qtbot):
     QApplication.clipboard().setText("before")
     panel.changes.table.setCurrentCell(0, 0)
     panel.changes.copy_change_megatron.trigger()
-    assert QApplication.clipboard().text() == "before" and "select a plan" in panel.status_label.text()
+    assert QApplication.clipboard().text() == "before" and "select a plan" in panel.controls.status_label.text()
     assert not window.failures

@@ -85,4 +85,4 @@ def test_every_panel_follows_the_selected_job(empty_window):
     assert advisor.wait_done(120)
     assert advisor.error is None, advisor.error
     assert advisor.report["job_name"] == "llama3-8b-dp"
-    assert "for job llama3-8b-dp alone" in advisor.status_label.text()
+    assert "for job llama3-8b-dp alone" in advisor.controls.status_label.text()

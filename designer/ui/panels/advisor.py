@@ -122,12 +122,7 @@ class AdvisorPanel(QWidget):
         self.changes = ChangesPage(self.qdoc, self.apply, self._say)
         left = self.changes
         # the right column: the buttons, the status, the scaling curve and its verdict (advisor_controls.py)
-        right = ControlColumn(self, self.analyse, self.run_scale, AUTO_DELAY_MS)
-        for name in ("analyse_button", "auto_check", "busy", "status_label", "mode_combo", "scale_button",
-                     "scaling_view"):
-            setattr(self, name, getattr(right, name))
-        self.plot, self.key_label = self.scaling_view.plot, self.scaling_view.key_label
-        self.verdict_label = self.scaling_view.verdict_label
+        right = self.controls = ControlColumn(self, self.analyse, self.run_scale, AUTO_DELAY_MS)
 
         # the tabs: the ranked changes (with the attribution) and the best plans of the search
         self.tabs = QTabWidget()
@@ -184,7 +179,7 @@ class AdvisorPanel(QWidget):
         self.worker.stop()
         self.plan_search.shutdown()
         self.failures_part.shutdown()
-        self.busy.hide()
+        self.controls.busy.hide()
 
     def set_job(self, index: int) -> None:
         """The Jobs panel's current job: the one the analyses, the search and Apply are of."""
@@ -211,7 +206,7 @@ class AdvisorPanel(QWidget):
         if self.plan_search.state.busy:  # its result would be stale: stop it, free the CPU for the analysis
             self.plan_search.cancel("changed")
         self._update_stale()
-        if self.auto_check.isChecked() and self.shown:
+        if self.controls.auto_check.isChecked() and self.shown:
             self._auto_timer.start()
 
     @property
@@ -236,13 +231,13 @@ class AdvisorPanel(QWidget):
         self._update_stale()
 
     def _auto_start(self, delay_ms: int) -> None:
-        if self._closed or not self.auto_check.isChecked() or self.advice_state.busy:
+        if self._closed or not self.controls.auto_check.isChecked() or self.advice_state.busy:
             return
         if not self.advice_state.settled(self.revision):
             self._auto_timer.start(delay_ms)
 
     def _auto_analyse(self) -> None:
-        if not self._closed and self.shown and self.auto_check.isChecked():
+        if not self._closed and self.shown and self.controls.auto_check.isChecked():
             self.analyse()
 
     # ---- requests ----
@@ -251,27 +246,26 @@ class AdvisorPanel(QWidget):
         if self._closed:
             return
         self._auto_timer.stop()
-        snapshot = self.qdoc.doc.snapshot()
+        snapshot, mode = self.qdoc.doc.snapshot(), self.controls.mode_combo.currentText()
         for state in (self.advice_state, self.scale_state):
-            self.worker.submit(state.name, state.start(), self.revision, snapshot, self.mode_combo.currentText(),
-                               self.job_name())
+            self.worker.submit(state.name, state.start(), self.revision, snapshot, mode, self.job_name())
         self._show_busy()
 
     def run_scale(self) -> None:
         if self._closed:
             return
         self.worker.submit("scale", self.scale_state.start(), self.revision, self.qdoc.doc.snapshot(),
-                           self.mode_combo.currentText(), self.job_name())
+                           self.controls.mode_combo.currentText(), self.job_name())
         self._show_busy()
 
     def _show_busy(self) -> None:
         running, searching = self.running, self.plan_search.state.busy
-        self.busy.setVisible(running or searching)
+        self.controls.busy.setVisible(running or searching)
         if not running and searching:
-            self.status_label.setText(self.plan_search.status_text())
+            self.controls.status_label.setText(self.plan_search.status_text())
         if running:
-            what = "analysing" if self.advice_state.busy else f"scaling ({self.mode_combo.currentText()})"
-            self.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
+            what = "analysing" if self.advice_state.busy else f"scaling ({self.controls.mode_combo.currentText()})"
+            self.controls.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
             if self.report is None and self.error is None:
                 self.changes.show_analysing()
 
@@ -286,7 +280,7 @@ class AdvisorPanel(QWidget):
             self._show_busy()
             self._finish_status()
             self._update_stale()
-            if self.auto_check.isChecked() and self.shown and not self._auto_timer.isActive():
+            if self.controls.auto_check.isChecked() and self.shown and not self._auto_timer.isActive():
                 self._auto_timer.start()
             return
         if answer is Answer.ERROR:
@@ -313,9 +307,9 @@ class AdvisorPanel(QWidget):
             self._finish_status()
             return
         if answer is Answer.ERROR:
-            self.scaling_view.show_error(error)
+            self.controls.scaling_view.show_error(error)
         else:
-            self.scaling_view.show_report(report)
+            self.controls.scaling_view.show_report(report)
         self._finish_status()
         self._update_stale()
         if not error:
@@ -325,18 +319,18 @@ class AdvisorPanel(QWidget):
         if self.running:
             return
         if self.plan_search.state.busy:
-            self.status_label.setText(self.plan_search.status_text())
+            self.controls.status_label.setText(self.plan_search.status_text())
             return
         if self.report is not None:
             n = len(self.report["ranked"])
             job = self.report.get("job_name")
-            self.status_label.setText(f"{n} changes costed on {count_text(self.qdoc.doc.num_gpus())} GPUs "
+            self.controls.status_label.setText(f"{n} changes costed on {count_text(self.qdoc.doc.num_gpus())} GPUs "
                                       f"in {self.report.get('elapsed_s', 0.0):.2f} s"
                                       + (f" for job {job} alone" if job else ""))
         elif self.error:
-            self.status_label.setText("the design cannot be analysed")
+            self.controls.status_label.setText("the design cannot be analysed")
         else:
-            self.status_label.setText("")
+            self.controls.status_label.setText("")
 
     def _update_stale(self) -> None:
         stale = self.stale or self.scale_state.stale(self.revision)
@@ -345,7 +339,7 @@ class AdvisorPanel(QWidget):
                 else "The design changed since this analysis. "
             if self.advice_state.busy or self._auto_timer.isActive():
                 text = then + "Analysing again..."
-            elif self.auto_check.isChecked() and self.shown:
+            elif self.controls.auto_check.isChecked() and self.shown:
                 text = then + "Analysing again shortly..."
             else:
                 text = then + "Press Analyse for advice on the design as it is now."
@@ -357,17 +351,17 @@ class AdvisorPanel(QWidget):
 
     # ---- "Copy as Megatron arguments" (megatron_copy.py) -----------------------------------
     def _say(self, text: str) -> None:
-        self.status_label.setText(text)
+        self.controls.status_label.setText(text)
 
     def apply(self, advice) -> bool:
         """Apply one change as one undo step; False (and why, in the status line) when it cannot be."""
         if self._closed or advice is None:
             return False
         if advice.error or advice.document is None:
-            self.status_label.setText(f"{advice.title}: not applicable ({advice.error})")
+            self.controls.status_label.setText(f"{advice.title}: not applicable ({advice.error})")
             return False
         if self.stale or self.report_revision != self.revision:
-            self.status_label.setText("the design changed since this analysis: analyse again first")
+            self.controls.status_label.setText("the design changed since this analysis: analyse again first")
             return False
         job_name = self.report.get("job_name") if isinstance(self.report, dict) else None
         self._last_applied = advice.title

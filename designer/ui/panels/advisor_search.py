@@ -145,7 +145,7 @@ class PlanSearchPart:
         if not searching and not panel.running:  # the status line says how the search ended
             text = self.ended_text()
             if text is not None:
-                panel.status_label.setText(text)
+                panel._say(text)
 
     # ---- answers ----
     def on_progress(self, request: int, costed: int) -> None:
@@ -154,7 +154,7 @@ class PlanSearchPart:
             return
         self.costed = costed
         if not panel.running:
-            panel.status_label.setText(self.status_text())
+            panel._say(self.status_text())
         if self.result is None and self.state.error is None:
             self.refresh()
 
@@ -206,16 +206,16 @@ class PlanSearchPart:
         if panel._closed or row is None or self.result is None:
             return False
         if self.stale(panel.revision) or self.state.revision != panel.revision:
-            panel.status_label.setText("the design changed since this search: search again first")
+            panel._say("the design changed since this search: search again first")
             return False
         current = self.result.current
         if current is not None and row["point"] == current["point"]:
-            panel.status_label.setText("this is the file's plan already")
+            panel._say("this is the file's plan already")
             return False
         point = row["point"]
         command = self._plan_command(point)
         if command is None:
-            panel.status_label.setText("the design has no workload")
+            panel._say("the design has no workload")
             return False
         label = point.label()
         self.last_applied = label
