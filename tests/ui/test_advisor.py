@@ -41,13 +41,14 @@ def raise_advisor(window, qtbot):
 def analysed(panel, qtbot, start: bool = True):
     if start:
         panel.analyse()
-    qtbot.waitUntil(lambda: not panel.running and panel.report is not None and not panel.stale
-                    and panel.scaling is not None and panel.scaling_revision == panel.revision, timeout=LONG)
+    advice, scale = panel.advice_state, panel.scale_state
+    qtbot.waitUntil(lambda: not panel.running and advice.result is not None and not panel.stale
+                    and scale.result is not None and scale.revision == panel.revision, timeout=LONG)
     return panel
 
 
 def speedup_cell(panel, advice) -> float:
-    from designer.ui.panels.advisor import COL_SPEEDUP
+    from designer.ui.panels.advisor_changes import COL_SPEEDUP
 
     return float(panel.changes.table.item(panel.changes.row_of(advice), COL_SPEEDUP).text().rstrip("%"))
 
@@ -64,18 +65,19 @@ def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
     bars = [b for b in window.findChildren(QTabBar) if b.isVisible() and b.parent() is window]
     assert sorted(tuple(b.tabText(i) for i in range(b.count())) for b in bars) == [
         ("Parts", "Job", "Jobs"), ("Timeline", "Advisor")]
-    assert window.advisor_panel.report is None and not window.advisor_panel.running  # hidden: no analysis
+    assert window.advisor_panel.advice_state.result is None and not window.advisor_panel.running  # hidden: no analysis
 
 
 def test_analysis_fills_the_ranked_table(window, qtbot):
     from PySide6.QtGui import QColor
 
-    from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, NOFIT_BG
+    from designer.ui.panels.advisor_changes import COL_NOTE, COL_STEP, COL_TITLE
+    from designer.ui.panels.results_table import NOFIT_BG
     from designer.ui.panels.plot_style import MUTED
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    report = panel.report
+    report = panel.advice_state.result
     why = report["attribution"]
     assert why["critical_resource"] and why["critical_resource"] in panel.changes.header_label.text()
     assert "Critical resource" in panel.changes.header_label.text()
@@ -151,7 +153,7 @@ def test_apply_job_change_is_one_undo_step(window, qtbot):
     assert window.result.step_time_s == pytest.approx(advice.step_time_s, rel=1e-6)
     # auto: the panel analysed the new design by itself
     analysed(panel, qtbot, start=False)
-    assert panel.report["current"]["step_time_s"] == pytest.approx(advice.step_time_s, rel=1e-6)
+    assert panel.advice_state.result["current"]["step_time_s"] == pytest.approx(advice.step_time_s, rel=1e-6)
 
     stack.undo()
     assert dumps_document(doc) == before_text and doc.spec.parallelism == before_par
@@ -192,20 +194,21 @@ def test_scaling_plot_and_verdict(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    good = [r for r in panel.scaling["rows"] if "error" not in r]
+    good = [r for r in panel.scale_state.result["rows"] if "error" not in r]
     assert len(good) >= 4
     items = panel.controls.scaling_view.plot.getPlotItem().items
     scatter = [i for i in items if isinstance(i, pg.ScatterPlotItem)]
     assert scatter and len(scatter[0].points()) == len(good)
     curves = [i for i in items if isinstance(i, pg.PlotDataItem)]
     assert len(curves) >= 2  # tokens/s and the linear ideal
-    assert panel.controls.scaling_view.verdict_label.text().strip()
-    assert panel.controls.scaling_view.verdict_label.text().lower().startswith(panel.scaling["verdict"][:20].lower())
-    assert "strong" in panel.scaling["mode"]
+    verdict = panel.controls.scaling_view.verdict_label
+    assert verdict.text().strip()
+    assert verdict.text().lower().startswith(panel.scale_state.result["verdict"][:20].lower())
+    assert "strong" in panel.scale_state.result["mode"]
 
     with qtbot.waitSignal(panel.scalingShown, timeout=LONG):
         panel.controls.mode_combo.setCurrentText("weak")  # a new curve, without a new advice
-    assert panel.scaling["mode"] == "weak" and "weak" in panel.controls.scaling_view.verdict_label.text()
+    assert panel.scale_state.result["mode"] == "weak" and "weak" in panel.controls.scaling_view.verdict_label.text()
 
 
 def test_result_for_an_older_design_is_dropped(window, qtbot):
@@ -214,7 +217,7 @@ def test_result_for_an_older_design_is_dropped(window, qtbot):
     panel = raise_advisor(window, qtbot)
     panel.worker.slowdown_s = 0.6
     shown = []
-    panel.analysed.connect(lambda: shown.append(panel.report_revision))
+    panel.analysed.connect(lambda: shown.append(panel.advice_state.revision))
     panel.analyse()
     qtbot.waitUntil(lambda: panel.worker.running == "advise", timeout=LONG)
     link = window.qdoc.doc.links[0]
@@ -228,11 +231,11 @@ def test_errors_show_in_the_panel(window, qtbot):
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
     window.qdoc.new()  # no job: nothing to advise on
-    qtbot.waitUntil(lambda: panel.error is not None and not panel.running, timeout=LONG)
+    qtbot.waitUntil(lambda: panel.advice_state.error is not None and not panel.running, timeout=LONG)
     assert panel.changes.message.isVisibleTo(panel)  # the message in place of the changes
     assert "Cannot analyse" in panel.changes.message.text() and "no workload" in panel.changes.message.text()
     assert "no workload" in panel.controls.scaling_view.verdict_label.text()
-    assert panel.changes.advice() == [] and panel.report is None
+    assert panel.changes.advice() == [] and panel.advice_state.result is None
 
 
 def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
@@ -255,7 +258,7 @@ def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
     panel.worker.thread.join(timeout=60)
     assert not panel.worker.thread.is_alive()
     qtbot.wait(50)  # any late signal would be delivered now
-    assert panel.report is None
+    assert panel.advice_state.result is None
     panel.analyse()  # after close: ignored, no new thread
     assert not panel.worker.thread.is_alive()
 
@@ -316,7 +319,7 @@ def searched(panel, qtbot, start: bool = True):
 def test_search_fills_the_best_plans(window, qtbot):
     from PySide6.QtCore import Qt
 
-    from designer.ui.panels.advisor import PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP
+    from designer.ui.panels.best_plans import PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)

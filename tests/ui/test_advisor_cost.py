@@ -4,7 +4,7 @@ from tests.ui.test_advisor import analysed, raise_advisor, window  # noqa: F401 
 
 
 def test_advisor_rows_show_the_tokens_per_dollar_column(window, qtbot):  # noqa: F811
-    from designer.ui.panels.advisor import COL_COST, COLUMNS
+    from designer.ui.panels.advisor_changes import COL_COST, COLUMNS
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)

@@ -160,7 +160,7 @@ def test_one_job_has_no_moves_tab(qtbot, tmp_path, monkeypatch):
         part = panel.failures_part
         assert not panel.tabs.isTabVisible(panel.tabs.indexOf(part.moves_page))
         assert panel.tabs.isTabVisible(panel.tabs.indexOf(part.page))
-        qtbot.waitUntil(lambda: panel.report is not None, timeout=LONG)
+        qtbot.waitUntil(lambda: panel.advice_state.result is not None, timeout=LONG)
         assert part.moves_state.result is None and not part.moves_state.busy
     finally:
         w.close()
@@ -209,8 +209,9 @@ def test_changes_on_a_multi_job_design_are_the_first_jobs_and_apply_to_that_job(
 
     panel = raise_advisor(window, qtbot)
     panel.analyse()
-    qtbot.waitUntil(lambda: not panel.running and panel.report is not None and not panel.stale, timeout=LONG)
-    assert panel.error is None
+    qtbot.waitUntil(lambda: not panel.running and panel.advice_state.result is not None and not panel.stale,
+                    timeout=LONG)
+    assert panel.advice_state.error is None
     assert "for job llama3-70b alone" in panel.controls.status_label.text()
     doc = window.qdoc.doc
     before = copy.deepcopy(doc.spec.jobs)

@@ -55,7 +55,7 @@ def test_a_scaling_error_clears_the_busy_bar(window, qtbot):
     assert panel.running and panel.controls.busy.isVisibleTo(panel)
     request = panel.scale_state.request
     panel.worker.scaled.emit(request, panel.revision, None, "cannot scale: no servers to add", 0.0)
-    assert not panel.scale_state.busy and panel.scaling is None
+    assert not panel.scale_state.busy and panel.scale_state.result is None
     assert panel.controls.scaling_view.verdict_label.text() == "cannot scale: no servers to add"
 
 

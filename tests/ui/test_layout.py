@@ -83,7 +83,7 @@ def test_the_advisor_table_shows_its_rows_at_1600x1000(qtbot, tmp_path, monkeypa
     panel = w.advisor_panel
     qtbot.waitUntil(lambda: panel.shown, timeout=5000)
     panel.controls.analyse_button.click()
-    qtbot.waitUntil(lambda: panel.report is not None and not panel.running, timeout=60_000)
+    qtbot.waitUntil(lambda: panel.advice_state.result is not None and not panel.running, timeout=60_000)
     QTest.qWait(50)
     assert len(panel.changes.advice()) >= 10
     assert rows_shown(panel.changes.table) >= 6, (panel.changes.table.height(), w.advisor_dock.height())

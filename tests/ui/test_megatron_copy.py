@@ -69,7 +69,7 @@ def test_copy_an_advisor_change_as_megatron_arguments(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    advice = next(a for a in panel.report["ranked"]
+    advice = next(a for a in panel.advice_state.result["ranked"]
                   if a.set and any(s.startswith("parallelism.tensor_model_parallel_size=") for s in a.set))
     tp = next(s for s in advice.set if s.startswith("parallelism.tensor_model_parallel_size=")).split("=")[1]
     QApplication.clipboard().setText("before")

@@ -83,6 +83,6 @@ def test_every_panel_follows_the_selected_job(empty_window):
     advisor = window.advisor_panel
     advisor.analyse()
     assert advisor.wait_done(120)
-    assert advisor.error is None, advisor.error
-    assert advisor.report["job_name"] == "llama3-8b-dp"
+    assert advisor.advice_state.error is None, advisor.advice_state.error
+    assert advisor.advice_state.result["job_name"] == "llama3-8b-dp"
     assert "for job llama3-8b-dp alone" in advisor.controls.status_label.text()

@@ -37,18 +37,12 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from ..common.wait import process_events_until
-from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and scripts import them from here
-    COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
-)
+from .advisor_changes import ChangesPage
 from .advisor_apply import advice_command
 from .advisor_controls import ControlColumn
 from .advisor_search import PlanSearchPart
 from .advisor_worker import AdvisorWorker
 from .analysis_state import AnalysisState, Answer
-from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
-    PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP,
-)
-from .results_table import NOFIT_BG  # noqa: F401 - as tests import it from here
 from .scaling_plot import count_text
 
 AUTO_DELAY_MS = 700  # pause after the last edit before an automatic re-analysis
@@ -109,14 +103,6 @@ class AdvisorPanel(QWidget):
 
         guard_wheel(self)  # scrolling past the scaling mode never switches it
 
-    # ---- each analysis's state, by the names the panel has always had (tests, scripts) ----
-    report = property(lambda self: self.advice_state.result, doc="the advice shown")
-    report_revision = property(lambda self: self.advice_state.revision)
-    error = property(lambda self: self.advice_state.error, doc="why the design cannot be analysed")
-    error_revision = property(lambda self: self.advice_state.error_revision)
-    scaling = property(lambda self: self.scale_state.result, doc="the scaling report shown")
-    scaling_revision = property(lambda self: self.scale_state.revision)
-
     # ---- layout ----
     def _build(self) -> None:
         self.changes = ChangesPage(self.qdoc, self.apply, self._say)
@@ -169,8 +155,9 @@ class AdvisorPanel(QWidget):
 
     def wait_done(self, timeout_s: float = 60.0) -> bool:
         """Process events until the analysis and the scaling curve are in (scripts, screenshots)."""
+        advice = self.advice_state
         return process_events_until(
-            lambda: not self.running and (self.report is not None or self.error is not None), timeout_s)
+            lambda: not self.running and (advice.result is not None or advice.error is not None), timeout_s)
 
     def shutdown(self) -> None:
         """The window closes: no more requests, no late results (a running analysis is dropped)."""
@@ -266,7 +253,7 @@ class AdvisorPanel(QWidget):
         if running:
             what = "analysing" if self.advice_state.busy else f"scaling ({self.controls.mode_combo.currentText()})"
             self.controls.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
-            if self.report is None and self.error is None:
+            if self.advice_state.result is None and self.advice_state.error is None:
                 self.changes.show_analysing()
 
     # ---- answers ----
@@ -321,13 +308,13 @@ class AdvisorPanel(QWidget):
         if self.plan_search.state.busy:
             self.controls.status_label.setText(self.plan_search.status_text())
             return
-        if self.report is not None:
-            n = len(self.report["ranked"])
-            job = self.report.get("job_name")
+        if self.advice_state.result is not None:
+            n = len(self.advice_state.result["ranked"])
+            job = self.advice_state.result.get("job_name")
             self.controls.status_label.setText(f"{n} changes costed on {count_text(self.qdoc.doc.num_gpus())} GPUs "
-                                      f"in {self.report.get('elapsed_s', 0.0):.2f} s"
+                                      f"in {self.advice_state.result.get('elapsed_s', 0.0):.2f} s"
                                       + (f" for job {job} alone" if job else ""))
-        elif self.error:
+        elif self.advice_state.error:
             self.controls.status_label.setText("the design cannot be analysed")
         else:
             self.controls.status_label.setText("")
@@ -360,10 +347,10 @@ class AdvisorPanel(QWidget):
         if advice.error or advice.document is None:
             self.controls.status_label.setText(f"{advice.title}: not applicable ({advice.error})")
             return False
-        if self.stale or self.report_revision != self.revision:
+        if self.stale or self.advice_state.revision != self.revision:
             self.controls.status_label.setText("the design changed since this analysis: analyse again first")
             return False
-        job_name = self.report.get("job_name") if isinstance(self.report, dict) else None
+        job_name = self.advice_state.result.get("job_name") if isinstance(self.advice_state.result, dict) else None
         self._last_applied = advice.title
         # the document changes: the window re-evaluates, this advice goes stale
         self.qdoc.push(advice_command(self.qdoc, advice, job_name, f"Advisor: {advice.title}"))
