@@ -124,8 +124,8 @@ def _advisor(w, out: Path) -> Path:
 
 def _search(w, out: Path) -> Path:
     panel = w.advisor_panel
-    panel.search_plans()
-    if not panel.wait_search(300.0):
+    panel.plan_search.start()
+    if not panel.plan_search.wait(300.0):
         raise RuntimeError("the plan search did not finish")
     panel.tabs.setCurrentIndex(1)
     _app().processEvents()

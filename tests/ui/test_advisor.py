@@ -41,15 +41,16 @@ def raise_advisor(window, qtbot):
 def analysed(panel, qtbot, start: bool = True):
     if start:
         panel.analyse()
-    qtbot.waitUntil(lambda: not panel.running and panel.report is not None and not panel.stale
-                    and panel.scaling is not None and panel.scaling_revision == panel.revision, timeout=LONG)
+    advice, scale = panel.advice_state, panel.scale_state
+    qtbot.waitUntil(lambda: not panel.running and advice.result is not None and not panel.stale
+                    and scale.result is not None and scale.revision == panel.revision, timeout=LONG)
     return panel
 
 
 def speedup_cell(panel, advice) -> float:
-    from designer.ui.panels.advisor import COL_SPEEDUP
+    from designer.ui.panels.advisor_changes import COL_SPEEDUP
 
-    return float(panel.table.item(panel.row_of(advice), COL_SPEEDUP).text().rstrip("%"))
+    return float(panel.changes.table.item(panel.changes.row_of(advice), COL_SPEEDUP).text().rstrip("%"))
 
 
 def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
@@ -64,60 +65,62 @@ def test_dock_is_in_the_view_menu_behind_the_timeline_and_idle(window, qtbot):
     bars = [b for b in window.findChildren(QTabBar) if b.isVisible() and b.parent() is window]
     assert sorted(tuple(b.tabText(i) for i in range(b.count())) for b in bars) == [
         ("Parts", "Job", "Jobs"), ("Timeline", "Advisor")]
-    assert window.advisor_panel.report is None and not window.advisor_panel.running  # hidden: no analysis
+    assert window.advisor_panel.advice_state.result is None and not window.advisor_panel.running  # hidden: no analysis
 
 
 def test_analysis_fills_the_ranked_table(window, qtbot):
     from PySide6.QtGui import QColor
 
-    from designer.ui.panels.advisor import COL_NOTE, COL_STEP, COL_TITLE, NOFIT_BG
-    from designer.ui.panels.breakdown import MUTED
+    from designer.ui.panels.advisor_changes import COL_NOTE, COL_STEP, COL_TITLE
+    from designer.ui.panels.results_table import NOFIT_BG
+    from designer.ui.panels.plot_style import MUTED
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    report = panel.report
+    report = panel.advice_state.result
     why = report["attribution"]
-    assert why["critical_resource"] and why["critical_resource"] in panel.header_label.text()
-    assert "Critical resource" in panel.header_label.text()
+    assert why["critical_resource"] and why["critical_resource"] in panel.changes.header_label.text()
+    assert "Critical resource" in panel.changes.header_label.text()
     # the summary names the largest cause with its share of the step, as the engine found it
     top = max(why["causes"], key=lambda c: c["share"])
-    assert f"{top['share'] * 100:.0f}%" in panel.header_label.text()
-    assert panel.cause_bar.causes and f"{top['share'] * 100:.1f}%" in panel.causes_label.text()
+    assert f"{top['share'] * 100:.0f}%" in panel.changes.header_label.text()
+    assert panel.changes.cause_bar.causes and f"{top['share'] * 100:.1f}%" in panel.changes.causes_label.text()
 
-    rows = panel.advice_rows()
+    rows = panel.changes.advice()
     assert len(rows) == len(report["ranked"]) + len(report["not_applicable"]) > 10
     same = [a for a in rows if a.fits_in_memory and a.category != "scale" and not a.error]
     assert len(same) >= 10
     shown = [speedup_cell(panel, a) for a in same]
     assert shown == sorted(shown, reverse=True) and shown[0] > 0
-    assert [panel.table.item(panel.row_of(a), COL_TITLE).text() for a in same] == [a.title for a in same]
+    changes = panel.changes
+    assert [changes.table.item(changes.row_of(a), COL_TITLE).text() for a in same] == [a.title for a in same]
     for a in same[:3]:
-        assert panel.table.item(panel.row_of(a), COL_STEP).text() == f"{a.step_time_s:.3f}"
+        assert changes.table.item(changes.row_of(a), COL_STEP).text() == f"{a.step_time_s:.3f}"
         assert speedup_cell(panel, a) == round(a.speedup * 100, 1)
     # every applicable row has its Apply button, enabled
     for a in rows:
-        holder = panel.table.cellWidget(panel.row_of(a), 0)
+        holder = panel.changes.table.cellWidget(panel.changes.row_of(a), 0)
         assert (holder is not None and holder.isEnabled()) == (not a.error)
 
     nofit = [a for a in rows if not a.fits_in_memory and not a.error]
     assert nofit
     for a in nofit:
-        row = panel.row_of(a)
-        assert panel.table.item(row, COL_TITLE).background().color() == QColor(NOFIT_BG)
-        assert panel.table.item(row, COL_NOTE).text() == f"needs {a.memory_gib:.1f} GiB/GPU"
-        assert "does not fit" in panel.table.item(row, COL_TITLE).toolTip()
+        row = panel.changes.row_of(a)
+        assert panel.changes.table.item(row, COL_TITLE).background().color() == QColor(NOFIT_BG)
+        assert panel.changes.table.item(row, COL_NOTE).text() == f"needs {a.memory_gib:.1f} GiB/GPU"
+        assert "does not fit" in panel.changes.table.item(row, COL_TITLE).toolTip()
     faint = [a for a in rows if "not the bottleneck" in a.note]
     assert faint
     for a in faint:
-        item = panel.table.item(panel.row_of(a), COL_TITLE)
+        item = panel.changes.table.item(panel.changes.row_of(a), COL_TITLE)
         assert item.font().italic() and item.foreground().color() == QColor(MUTED)
         assert "not the bottleneck" in item.toolTip()
     na = [a for a in rows if a.error]
-    assert na and all(panel.row_of(a) > panel.row_of(rows[-len(na) - 1]) for a in na)  # listed last
+    assert na and all(panel.changes.row_of(a) > panel.changes.row_of(rows[-len(na) - 1]) for a in na)  # listed last
     for a in na:
-        assert panel.table.item(panel.row_of(a), COL_NOTE).text()
-        assert a.error in panel.table.item(panel.row_of(a), COL_TITLE).toolTip()
-    assert "changes costed" in panel.status_label.text()
+        assert panel.changes.table.item(panel.changes.row_of(a), COL_NOTE).text()
+        assert a.error in panel.changes.table.item(panel.changes.row_of(a), COL_TITLE).toolTip()
+    assert "changes costed" in panel.controls.status_label.text()
 
 
 def test_apply_job_change_is_one_undo_step(window, qtbot):
@@ -131,26 +134,26 @@ def test_apply_job_change_is_one_undo_step(window, qtbot):
     doc = window.qdoc.doc
     before_text = dumps_document(doc)
     before_par = copy.deepcopy(doc.spec.parallelism)
-    advice = panel.find_advice("recompute-")
+    advice = panel.changes.find("recompute-")
     assert advice is not None and advice.job_only
     stack = window.qdoc.undo_stack
     count = stack.count()
-    button = panel.table.findChild(QToolButton, f"apply:{advice.id}")
+    button = panel.changes.table.findChild(QToolButton, f"apply:{advice.id}")
     qtbot.mouseClick(button, Qt.LeftButton)
     assert stack.count() == count + 1 and stack.undoText() == f"Advisor: {advice.title}"
     assert doc.spec.parallelism == advice.document.spec.parallelism != before_par
     assert doc.spec.workload == advice.document.spec.workload
     assert dumps_document(doc) != before_text
     # what is shown is stale now: its buttons are off and a second apply is refused
-    assert panel.stale and panel.banner.isVisibleTo(panel) and advice.title in panel.banner.text()
-    assert not panel.table.cellWidget(panel.row_of(advice), 0).isEnabled()
+    assert panel.stale and panel.changes.banner.isVisibleTo(panel) and advice.title in panel.changes.banner.text()
+    assert not panel.changes.table.cellWidget(panel.changes.row_of(advice), 0).isEnabled()
     assert not panel.apply(advice) and stack.count() == count + 1
     # the window re-evaluates the changed design: the step the advice predicted
     assert window.settle()
     assert window.result.step_time_s == pytest.approx(advice.step_time_s, rel=1e-6)
     # auto: the panel analysed the new design by itself
     analysed(panel, qtbot, start=False)
-    assert panel.report["current"]["step_time_s"] == pytest.approx(advice.step_time_s, rel=1e-6)
+    assert panel.advice_state.result["current"]["step_time_s"] == pytest.approx(advice.step_time_s, rel=1e-6)
 
     stack.undo()
     assert dumps_document(doc) == before_text and doc.spec.parallelism == before_par
@@ -165,17 +168,17 @@ def test_apply_hardware_change_replaces_the_document(window, qtbot):
     doc = window.qdoc.doc
     before_text = dumps_document(doc)
     nics = {n.id: n.nic_gbps for n in doc.nodes}
-    advice = panel.find_advice("nic-2x")
+    advice = panel.changes.find("nic-2x")
     assert advice is not None and not advice.job_only
     # a double-click on the row applies it
-    row = panel.row_of(advice)
-    panel.table.scrollToItem(panel.table.item(row, 1))
-    rect = panel.table.visualItemRect(panel.table.item(row, 1))
+    row = panel.changes.row_of(advice)
+    panel.changes.table.scrollToItem(panel.changes.table.item(row, 1))
+    rect = panel.changes.table.visualItemRect(panel.changes.table.item(row, 1))
     from PySide6.QtCore import Qt
 
-    assert rect.isValid() and panel.table.viewport().rect().contains(rect.center())
-    qtbot.mouseClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())  # QTest: a press first
-    qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+    assert rect.isValid() and panel.changes.table.viewport().rect().contains(rect.center())
+    qtbot.mouseClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())  # QTest: a press first
+    qtbot.mouseDClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
     assert window.qdoc.undo_stack.undoText() == f"Advisor: {advice.title}"
     assert {n.id: n.nic_gbps for n in doc.nodes} == {i: 2 * g for i, g in nics.items()}
     assert doc == advice.document
@@ -191,20 +194,21 @@ def test_scaling_plot_and_verdict(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    good = [r for r in panel.scaling["rows"] if "error" not in r]
+    good = [r for r in panel.scale_state.result["rows"] if "error" not in r]
     assert len(good) >= 4
-    items = panel.plot.getPlotItem().items
+    items = panel.controls.scaling_view.plot.getPlotItem().items
     scatter = [i for i in items if isinstance(i, pg.ScatterPlotItem)]
     assert scatter and len(scatter[0].points()) == len(good)
     curves = [i for i in items if isinstance(i, pg.PlotDataItem)]
     assert len(curves) >= 2  # tokens/s and the linear ideal
-    assert panel.verdict_label.text().strip()
-    assert panel.verdict_label.text().lower().startswith(panel.scaling["verdict"][:20].lower())
-    assert "strong" in panel.scaling["mode"]
+    verdict = panel.controls.scaling_view.verdict_label
+    assert verdict.text().strip()
+    assert verdict.text().lower().startswith(panel.scale_state.result["verdict"][:20].lower())
+    assert "strong" in panel.scale_state.result["mode"]
 
     with qtbot.waitSignal(panel.scalingShown, timeout=LONG):
-        panel.mode_combo.setCurrentText("weak")  # a new curve, without a new advice
-    assert panel.scaling["mode"] == "weak" and "weak" in panel.verdict_label.text()
+        panel.controls.mode_combo.setCurrentText("weak")  # a new curve, without a new advice
+    assert panel.scale_state.result["mode"] == "weak" and "weak" in panel.controls.scaling_view.verdict_label.text()
 
 
 def test_result_for_an_older_design_is_dropped(window, qtbot):
@@ -213,7 +217,7 @@ def test_result_for_an_older_design_is_dropped(window, qtbot):
     panel = raise_advisor(window, qtbot)
     panel.worker.slowdown_s = 0.6
     shown = []
-    panel.analysed.connect(lambda: shown.append(panel.report_revision))
+    panel.analysed.connect(lambda: shown.append(panel.advice_state.revision))
     panel.analyse()
     qtbot.waitUntil(lambda: panel.worker.running == "advise", timeout=LONG)
     link = window.qdoc.doc.links[0]
@@ -227,11 +231,11 @@ def test_errors_show_in_the_panel(window, qtbot):
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
     window.qdoc.new()  # no job: nothing to advise on
-    qtbot.waitUntil(lambda: panel.error is not None and not panel.running, timeout=LONG)
-    assert panel.message.isVisibleTo(panel)  # the message in place of the changes
-    assert "Cannot analyse" in panel.message.text() and "no workload" in panel.message.text()
-    assert "no workload" in panel.verdict_label.text()
-    assert panel.advice_rows() == [] and panel.report is None
+    qtbot.waitUntil(lambda: panel.advice_state.error is not None and not panel.running, timeout=LONG)
+    assert panel.changes.message.isVisibleTo(panel)  # the message in place of the changes
+    assert "Cannot analyse" in panel.changes.message.text() and "no workload" in panel.changes.message.text()
+    assert "no workload" in panel.controls.scaling_view.verdict_label.text()
+    assert panel.changes.advice() == [] and panel.advice_state.result is None
 
 
 def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
@@ -254,7 +258,7 @@ def test_close_while_analysing(qtbot, tmp_path, monkeypatch):
     panel.worker.thread.join(timeout=60)
     assert not panel.worker.thread.is_alive()
     qtbot.wait(50)  # any late signal would be delivered now
-    assert panel.report is None
+    assert panel.advice_state.result is None
     panel.analyse()  # after close: ignored, no new thread
     assert not panel.worker.thread.is_alive()
 
@@ -281,13 +285,13 @@ def test_stale_while_hidden_or_manual(window, qtbot):
     window.advisor_dock.raise_()  # shown again: analysed again by itself
     analysed(panel, qtbot, start=False)
 
-    panel.auto_check.setChecked(False)  # manual: stale until Analyse
+    panel.controls.auto_check.setChecked(False)  # manual: stale until Analyse
     edit(100.0)
     qtbot.wait(AUTO_DELAY_MS + 300)
-    assert panel.stale and not panel.running and "Press Analyse" in panel.banner.text()
-    qtbot.mouseClick(panel.analyse_button, Qt.LeftButton)
+    assert panel.stale and not panel.running and "Press Analyse" in panel.changes.banner.text()
+    qtbot.mouseClick(panel.controls.analyse_button, Qt.LeftButton)
     analysed(panel, qtbot, start=False)
-    assert not panel.banner.isVisibleTo(panel)
+    assert not panel.changes.banner.isVisibleTo(panel)
 
 
 # ---- the plan search ----------------------------------------------------------------------------
@@ -303,9 +307,10 @@ def plain(text: str) -> str:
 
 
 def searched(panel, qtbot, start: bool = True):
+    search = panel.plan_search
     if start:
-        panel.search_plans()
-    qtbot.waitUntil(lambda: not panel.searching and panel.search_result is not None and not panel.search_stale,
+        search.start()
+    qtbot.waitUntil(lambda: not search.state.busy and search.result is not None and not search.stale(panel.revision),
                     timeout=LONG)
     return panel
 
@@ -314,31 +319,31 @@ def searched(panel, qtbot, start: bool = True):
 def test_search_fills_the_best_plans(window, qtbot):
     from PySide6.QtCore import Qt
 
-    from designer.ui.panels.advisor import PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP
+    from designer.ui.panels.best_plans import PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    assert panel.search_result is None and not panel.searching  # never automatic
-    panel.search_options = small_space()
+    assert panel.plan_search.result is None and not panel.plan_search.state.busy  # never automatic
+    panel.plan_search.options = small_space()
     progress = []
     panel.plan_search.worker.progressed.connect(lambda _r, n: progress.append(n))
     with qtbot.waitSignal(panel.searched, timeout=LONG):
-        qtbot.mouseClick(panel.search_button, Qt.LeftButton)
-        assert panel.searching and panel.search_button.text() == "Stop search"
-        assert panel.tabs.currentWidget() is panel.search_page
-    result = panel.search_result
+        qtbot.mouseClick(panel.plan_search.button, Qt.LeftButton)
+        assert panel.plan_search.state.busy and panel.plan_search.button.text() == "Stop search"
+        assert panel.tabs.currentWidget() is panel.plan_search.page
+    result = panel.plan_search.result
     assert result.counts.total > 0 and result.evaluated > 0 and result.current is not None
     assert progress == sorted(progress) and progress  # "costed N plans" as it went
-    assert panel.search_button.text() == "Search plans" and not panel.busy.isVisible()
-    assert f"{result.evaluated:,} plans costed" in panel.status_label.text()
+    assert panel.plan_search.button.text() == "Search plans" and not panel.controls.busy.isVisible()
+    assert f"{result.evaluated:,} plans costed" in panel.controls.status_label.text()
 
-    rows = panel.plan_rows()
+    rows = panel.plan_search.rows()
     assert 1 <= len(rows) <= 10 and [r["point"] for r in rows] == [r["point"] for r in result.top]
     steps = [r["step_time_s"] for r in rows]
     assert steps == sorted(steps)
     current = result.current
     assert steps[0] <= current["step_time_s"] * (1 + 1e-9)  # the best is at least as fast as the file's plan
-    table = panel.plan_table
+    table = panel.plan_search.page.table
     for i, r in enumerate(rows):
         assert plain(table.item(i, PCOL_PLAN).text()).startswith(r["point"].label())
         assert table.item(i, PCOL_STEP).text() == f"{r['step_time_s']:.3f}"
@@ -353,9 +358,9 @@ def test_search_fills_the_best_plans(window, qtbot):
     assert table.rowCount() == len(rows) + 1
     assert plain(table.item(len(rows), PCOL_PLAN).text()).startswith(current["point"].label())
     # the verdict and how the space was cut down
-    assert result.verdict[:30].lower() in panel.search_verdict.text().lower()
+    assert result.verdict[:30].lower() in panel.plan_search.page.verdict.text().lower()
     c = result.counts
-    counts = panel.search_counts.text()
+    counts = panel.plan_search.page.counts.text()
     for part in (f"{c.total:,} plans", f"{c.invalid:,} impossible", f"{c.no_memory:,} out of memory",
                  f"{c.dominated:,} dominated", f"{result.evaluated:,} costed",
                  f"{result.cut_by_bound:,} cut by the lower bound"):
@@ -371,32 +376,32 @@ def test_apply_best_plan_is_one_undo_step(window, qtbot):
     from designer.core.io import dumps_document
 
     panel = raise_advisor(window, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
     doc = window.qdoc.doc
     before_text = dumps_document(doc)
     before_par = copy.deepcopy(doc.spec.parallelism)
-    best = panel.plan_rows()[0]
+    best = panel.plan_search.rows()[0]
     point = best["point"]
-    assert point != panel.search_result.current["point"]  # the example's plan is not the fastest
+    assert point != panel.plan_search.result.current["point"]  # the example's plan is not the fastest
     stack = window.qdoc.undo_stack
     count = stack.count()
-    qtbot.mouseClick(panel.plan_table.findChild(QToolButton, "apply-plan:0"), Qt.LeftButton)
+    qtbot.mouseClick(panel.plan_search.page.table.findChild(QToolButton, "apply-plan:0"), Qt.LeftButton)
     assert stack.count() == count + 1 and stack.undoText() == f"Search: {point.label()}"
     assert doc.spec.parallelism == point.parallelism(before_par) != before_par
     assert doc.spec.workload.micro_batch_size == point.micro_batch
     # stale now: the buttons are off, a second apply is refused, and no search starts by itself
-    assert panel.search_stale and panel.search_banner.isVisibleTo(panel)
-    assert point.label() in panel.search_banner.text()
-    assert not panel.plan_table.cellWidget(0, 0).isEnabled()
-    assert not panel.apply_plan(best) and stack.count() == count + 1
+    assert panel.plan_search.stale(panel.revision) and panel.plan_search.page.banner.isVisibleTo(panel)
+    assert point.label() in panel.plan_search.page.banner.text()
+    assert not panel.plan_search.page.table.cellWidget(0, 0).isEnabled()
+    assert not panel.plan_search.apply_plan(best) and stack.count() == count + 1
     assert window.settle()
     assert window.result.step_time_s == pytest.approx(best["step_time_s"], rel=1e-3)
-    assert not panel.searching
+    assert not panel.plan_search.state.busy
 
     stack.undo()
     assert dumps_document(doc) == before_text and doc.spec.parallelism == before_par
-    assert panel.search_stale
+    assert panel.plan_search.stale(panel.revision)
 
 
 @pytest.mark.slow
@@ -406,46 +411,47 @@ def test_edit_during_a_search_drops_it(window, qtbot):
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
     shown = []
-    panel.searched.connect(lambda: shown.append(panel.search_revision))
-    panel.search_plans()  # the whole space: seconds, time enough to edit meanwhile
+    panel.searched.connect(lambda: shown.append(panel.plan_search.state.revision))
+    panel.plan_search.start()  # the whole space: seconds, time enough to edit meanwhile
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
     link = window.qdoc.doc.links[0]
     window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))
-    assert not panel.searching and panel.search_button.text() == "Search plans"
-    assert "the design changed" in panel.search_message.text()
+    assert not panel.plan_search.state.busy and panel.plan_search.button.text() == "Search plans"
+    assert "the design changed" in panel.plan_search.page.message.text()
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is None, timeout=10_000)  # stopped, not run to its end
     qtbot.wait(100)  # a late result would be delivered now
-    assert shown == [] and panel.search_result is None
+    assert shown == [] and panel.plan_search.result is None
     # the analysis went on by itself (Auto), the search did not
     analysed(panel, qtbot, start=False)
-    assert not panel.searching and panel.search_result is None
+    assert not panel.plan_search.state.busy and panel.plan_search.result is None
 
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    assert shown == [panel.revision] and panel.search_revision == panel.revision
+    assert shown == [panel.revision] and panel.plan_search.state.revision == panel.revision
 
 
 @pytest.mark.slow
 def test_a_stale_result_is_dropped_and_a_newer_search_wins(window, qtbot):
     panel = raise_advisor(window, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    request = panel.search_state.request
-    old = panel.search_result
+    request = panel.plan_search.state.request
+    old = panel.plan_search.result
     # a result for an older revision, arriving late, is not shown
     panel.revision += 1
     panel._update_stale()
-    panel.search_state.busy = True
+    panel.plan_search.state.busy = True
     panel.plan_search.on_searched(request, panel.revision - 1, old, None, 0.1)
-    assert not panel.searching and panel.search_revision == panel.revision - 1 and panel.search_stale
-    assert not panel.apply_plan(panel.plan_rows()[0])
+    search = panel.plan_search
+    assert not search.state.busy and search.state.revision == panel.revision - 1 and search.stale(panel.revision)
+    assert not panel.plan_search.apply_plan(panel.plan_search.rows()[0])
     # a second search supersedes a running one: only the newest shows
-    panel.search_options = None
-    panel.search_plans()
-    panel.search_options = small_space()
-    panel.search_plans()
+    panel.plan_search.options = None
+    panel.plan_search.start()
+    panel.plan_search.options = small_space()
+    panel.plan_search.start()
     searched(panel, qtbot, start=False)
-    assert panel.search_result.counts.total == old.counts.total  # the small space's, not the whole one
+    assert panel.plan_search.result.counts.total == old.counts.total  # the small space's, not the whole one
 
 
 def test_stop_search(window, qtbot):
@@ -454,12 +460,12 @@ def test_stop_search(window, qtbot):
     from PySide6.QtCore import Qt
 
     panel = raise_advisor(window, qtbot)
-    panel.search_plans()
+    panel.plan_search.start()
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
-    qtbot.mouseClick(panel.search_button, Qt.LeftButton)  # "Stop search"
-    assert not panel.searching and "stopped" in panel.search_message.text()
+    qtbot.mouseClick(panel.plan_search.button, Qt.LeftButton)  # "Stop search"
+    assert not panel.plan_search.state.busy and "stopped" in panel.plan_search.page.message.text()
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is None, timeout=10_000)
-    assert panel.plan_search.worker.outcome["search"] == "cancelled" and panel.search_result is None
+    assert panel.plan_search.worker.outcome["search"] == "cancelled" and panel.plan_search.result is None
 
 
 @pytest.mark.slow
@@ -477,28 +483,29 @@ def test_close_while_searching(qtbot, tmp_path, monkeypatch):
     window.show()
     qtbot.waitExposed(window)
     panel = raise_advisor(window, qtbot)
-    panel.search_plans()  # the whole space: ~5 s
+    panel.plan_search.start()  # the whole space: ~5 s
     qtbot.waitUntil(lambda: panel.plan_search.worker.running is not None, timeout=LONG)
     qtbot.wait(300)  # costing plans
     started = time.monotonic()
     window.close()
-    assert panel.plan_search.worker.stopped and not panel.searching
+    assert panel.plan_search.worker.stopped and not panel.plan_search.state.busy
     thread = panel.plan_search.worker.thread
     thread.join(timeout=10)
     assert not thread.is_alive()
     assert time.monotonic() - started < 5  # it stopped, it did not run to its end
     qtbot.wait(50)  # any late signal would be delivered now
-    assert panel.search_result is None
-    panel.search_plans()  # after close: ignored
-    assert not panel.searching and not thread.is_alive()
+    assert panel.plan_search.result is None
+    panel.plan_search.start()  # after close: ignored
+    assert not panel.plan_search.state.busy and not thread.is_alive()
 
 
 def test_search_errors_show_in_the_page(window, qtbot):
     panel = raise_advisor(window, qtbot)
     window.qdoc.new()  # no job: no plans to search
     with qtbot.waitSignal(panel.plan_search.worker.searched, timeout=LONG):
-        panel.search_plans()
-    qtbot.waitUntil(lambda: not panel.searching, timeout=LONG)
-    assert panel.search_error and panel.plans_page.stack.currentWidget() is panel.search_message
-    assert "Cannot search plans" in panel.search_message.text() and "no workload" in panel.search_message.text()
-    assert panel.plan_rows() == [] and panel.search_result is None
+        panel.plan_search.start()
+    qtbot.waitUntil(lambda: not panel.plan_search.state.busy, timeout=LONG)
+    page = panel.plan_search.page
+    assert panel.plan_search.state.error and page.stack.currentWidget() is page.message
+    assert "Cannot search plans" in page.message.text() and "no workload" in page.message.text()
+    assert panel.plan_search.rows() == [] and panel.plan_search.result is None

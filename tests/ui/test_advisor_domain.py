@@ -41,14 +41,14 @@ def test_nvl72_advice_applies_saves_and_reopens(gb200_window, qtbot):
     window, path = gb200_window
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    advice = panel.find_advice("nvlink-domain-72")
+    advice = panel.changes.find("nvlink-domain-72")
     assert advice is not None and advice.title == "NVL72 instead of 4-GPU servers" and advice.speedup > 0
     step_before = window.result.step_time_s
-    row = panel.row_of(advice)
-    panel.table.scrollToItem(panel.table.item(row, 1))
-    rect = panel.table.visualItemRect(panel.table.item(row, 1))
-    qtbot.mouseClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
-    qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+    row = panel.changes.row_of(advice)
+    panel.changes.table.scrollToItem(panel.changes.table.item(row, 1))
+    rect = panel.changes.table.visualItemRect(panel.changes.table.item(row, 1))
+    qtbot.mouseClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
     assert window.qdoc.undo_stack.undoText() == f"Advisor: {advice.title}"
     doc = window.qdoc.doc
     assert [n.nvlink_domain for n in doc.nodes[:19]] == ["nvl0"] * 18 + ["nvl1"]

@@ -160,7 +160,7 @@ def test_one_job_has_no_moves_tab(qtbot, tmp_path, monkeypatch):
         part = panel.failures_part
         assert not panel.tabs.isTabVisible(panel.tabs.indexOf(part.moves_page))
         assert panel.tabs.isTabVisible(panel.tabs.indexOf(part.page))
-        qtbot.waitUntil(lambda: panel.report is not None, timeout=LONG)
+        qtbot.waitUntil(lambda: panel.advice_state.result is not None, timeout=LONG)
         assert part.moves_state.result is None and not part.moves_state.busy
     finally:
         w.close()
@@ -184,9 +184,9 @@ def test_an_edit_stops_the_job_moves(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     part = panel.failures_part
-    QTest.mouseClick(panel.auto_check, Qt.LeftButton)  # Auto off: nothing starts again by itself
-    assert not panel.auto_check.isChecked()
-    QTest.mouseClick(panel.analyse_button, Qt.LeftButton)
+    QTest.mouseClick(panel.controls.auto_check, Qt.LeftButton)  # Auto off: nothing starts again by itself
+    assert not panel.controls.auto_check.isChecked()
+    QTest.mouseClick(panel.controls.analyse_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: part.worker.running == "moves", timeout=LONG)  # after the advice
     link = window.qdoc.doc.links[0]
     window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))
@@ -196,11 +196,11 @@ def test_an_edit_stops_the_job_moves(window, qtbot):
 
 
 def _double_click_advice(panel, qtbot, advice):
-    row = panel.row_of(advice)
-    panel.table.scrollToItem(panel.table.item(row, 1))
-    rect = panel.table.visualItemRect(panel.table.item(row, 1))
-    qtbot.mouseClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
-    qtbot.mouseDClick(panel.table.viewport(), Qt.LeftButton, pos=rect.center())
+    row = panel.changes.row_of(advice)
+    panel.changes.table.scrollToItem(panel.changes.table.item(row, 1))
+    rect = panel.changes.table.visualItemRect(panel.changes.table.item(row, 1))
+    qtbot.mouseClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(panel.changes.table.viewport(), Qt.LeftButton, pos=rect.center())
 
 
 @pytest.mark.slow
@@ -209,12 +209,13 @@ def test_changes_on_a_multi_job_design_are_the_first_jobs_and_apply_to_that_job(
 
     panel = raise_advisor(window, qtbot)
     panel.analyse()
-    qtbot.waitUntil(lambda: not panel.running and panel.report is not None and not panel.stale, timeout=LONG)
-    assert panel.error is None
-    assert "for job llama3-70b alone" in panel.status_label.text()
+    qtbot.waitUntil(lambda: not panel.running and panel.advice_state.result is not None and not panel.stale,
+                    timeout=LONG)
+    assert panel.advice_state.error is None
+    assert "for job llama3-70b alone" in panel.controls.status_label.text()
     doc = window.qdoc.doc
     before = copy.deepcopy(doc.spec.jobs)
-    job_change = next(a for a in panel.advice_rows() if a.job_only and not a.error and a.document is not None)
+    job_change = next(a for a in panel.changes.advice() if a.job_only and not a.error and a.document is not None)
     _double_click_advice(panel, qtbot, job_change)
     assert window.qdoc.undo_stack.undoText() == f"Advisor: {job_change.title}"
     assert doc.spec.workload is None and len(doc.spec.jobs) == 3  # the jobs stay; the first one changed

@@ -52,11 +52,11 @@ def test_a_scaling_error_clears_the_busy_bar(window, qtbot):
     panel = raise_advisor(window, qtbot)
     qtbot.waitUntil(lambda: not panel.running, timeout=60_000)
     panel.run_scale()
-    assert panel.running and panel.busy.isVisibleTo(panel)
+    assert panel.running and panel.controls.busy.isVisibleTo(panel)
     request = panel.scale_state.request
     panel.worker.scaled.emit(request, panel.revision, None, "cannot scale: no servers to add", 0.0)
-    assert not panel.scale_state.busy and panel.scaling is None
-    assert panel.verdict_label.text() == "cannot scale: no servers to add"
+    assert not panel.scale_state.busy and panel.scale_state.result is None
+    assert panel.controls.scaling_view.verdict_label.text() == "cannot scale: no servers to add"
 
 
 @pytest.mark.slow
@@ -66,12 +66,12 @@ def test_the_best_plans_counts_are_the_cli_words(window, qtbot):
     from designer.core.analysis.texts import search_counts_text
 
     panel = raise_advisor(window, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    result = panel.search_result
+    result = panel.plan_search.result
     line = search_counts_text(result, with_runner=False)
     assert f"{result.counts.candidates:,} candidates" in line
-    assert line in panel.search_counts.text()
+    assert line in panel.plan_search.page.counts.text()
     assert search_counts_text(result) == line + f" on {result.runner}"  # what `designer search` prints
 
 

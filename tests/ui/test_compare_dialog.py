@@ -38,7 +38,7 @@ def cells(dialog, label):
 def test_compare_with_shows_both_columns_and_the_differences(compare):
     from PySide6.QtGui import QColor
 
-    from designer.ui.panels.breakdown import SLOWER
+    from designer.ui.panels.plot_style import SLOWER
 
     window, run, one, four = compare
     dialog = run(four)

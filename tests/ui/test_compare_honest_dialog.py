@@ -8,7 +8,7 @@ def test_a_side_that_does_not_fit_turns_the_headline_red(compare, tmp_path):  # 
     from PySide6.QtGui import QColor
 
     from designer.core.io import load_document, save_document
-    from designer.ui.panels.breakdown import SLOWER
+    from designer.ui.panels.plot_style import SLOWER
 
     window, run, one, four = compare
     doc = load_document(four)

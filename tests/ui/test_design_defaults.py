@@ -42,12 +42,13 @@ def test_generate_dialog_starts_from_the_a100_design(window, tmp_path, monkeypat
     dialog = generate_dialog(window, monkeypatch)
     options = dialog.options()
     assert {k: options[k] for k in A100_PARTS} == A100_PARTS
-    assert dialog.accelerator.currentText() == "A100-SXM4-80GB" and dialog.nic_gbps.currentText() == "200"
+    assert dialog.server.accelerator.currentText() == "A100-SXM4-80GB"
+    assert dialog.network.nic_gbps.currentText() == "200"
     assert "ConnectX-6-HDR-200G" in dialog.parts.text() and "QM8700-HDR" in dialog.parts.text()
     assert dialog.is_valid()
     # Restore Defaults goes back to the design's parts, not to the CLI's H100 / 400G / 64
-    dialog.nic_gbps.setCurrentText("800")
-    dialog.accelerator.setCurrentText("H100-SXM5-80GB")
+    dialog.network.nic_gbps.setCurrentText("800")
+    dialog.server.accelerator.setCurrentText("H100-SXM5-80GB")
     dialog.buttons.button(QDialogButtonBox.RestoreDefaults).click()
     assert {k: dialog.options()[k] for k in A100_PARTS} == A100_PARTS
     # a fabric generated from these defaults is built of the design's parts

@@ -29,19 +29,20 @@ def test_defaults_match_the_cli(dialog):
     assert opts["gpu"] == "H100-SXM5-80GB"
     assert opts["rail_optimized"] is True and opts["tiers"] is None
     assert dialog.windowTitle() == "Generate fat-tree fabric"
-    assert dialog.oversubscription.text() == "1:1"
+    assert dialog.network.oversubscription.text() == "1:1"
     assert dialog.is_valid() and dialog.ok_button.isEnabled()
-    for w in (dialog.servers, dialog.accelerator, dialog.gpus_per_node, dialog.nics_per_node, dialog.nic_gbps,
-              dialog.fabric, dialog.tiers, dialog.switch_radix, dialog.oversubscription, dialog.rail_optimized):
+    server, network = dialog.server, dialog.network
+    for w in (server.servers, server.accelerator, server.gpus_per_node, server.nics_per_node, network.nic_gbps,
+              network.fabric, network.tiers, network.switch_radix, network.oversubscription, network.rail_optimized):
         assert w.toolTip()
-    assert "leaf down:up" in dialog.oversubscription.toolTip().lower()
+    assert "leaf down:up" in dialog.network.oversubscription.toolTip().lower()
 
 
 def test_summary_follows_the_servers(dialog):
     from designer.ui.dialogs.generator_dialog import DEFAULTS
 
     for servers in (4, 200, 1024):
-        dialog.servers.setValue(servers)
+        dialog.server.servers.setValue(servers)
         plan = plan_fat_tree(**{**DEFAULTS, "nodes": servers})
         assert dialog.plan() == plan
         text = dialog.summary.text()
@@ -52,16 +53,16 @@ def test_summary_follows_the_servers(dialog):
 
 def test_every_field_updates_the_summary(dialog):
     before = dialog.summary_text()
-    dialog.oversubscription.setValue(2.0)
-    assert dialog.oversubscription.text() == "2:1"
+    dialog.network.oversubscription.setValue(2.0)
+    assert dialog.network.oversubscription.text() == "2:1"
     assert dialog.summary_text() != before and "2:1" in dialog.summary_text()
-    dialog.switch_radix.setCurrentText("128")
+    dialog.network.switch_radix.setCurrentText("128")
     assert dialog.plan().switch_radix == 128
-    dialog.nic_gbps.setCurrentText("800")
+    dialog.network.nic_gbps.setCurrentText("800")
     assert dialog.options()["nic_gbps"] == 800.0
-    dialog.rail_optimized.setChecked(False)
+    dialog.network.rail_optimized.setChecked(False)
     assert dialog.plan().rail_optimized is False
-    dialog.tiers.setCurrentIndex(dialog.tiers.findData(3))
+    dialog.network.tiers.setCurrentIndex(dialog.network.tiers.findData(3))
     assert dialog.plan().tiers == 3
 
 
@@ -86,12 +87,12 @@ def test_impossible_request_disables_ok(dialog):
 
 
 def test_bad_typed_values_are_reported(dialog):
-    dialog.nics_per_node.setValue(0)
+    dialog.server.nics_per_node.setValue(0)
     assert not dialog.is_valid() and "nics per node" in dialog.summary_text()
-    dialog.nics_per_node.setValue(8)
-    dialog.switch_radix.setCurrentText("")
+    dialog.server.nics_per_node.setValue(8)
+    dialog.network.switch_radix.setCurrentText("")
     assert not dialog.is_valid() and "radix" in dialog.summary_text()
-    dialog.switch_radix.setCurrentText("64")
+    dialog.network.switch_radix.setCurrentText("64")
     dialog.set_options(gpu="GB200", gpus_per_node=8)
     assert not dialog.is_valid() and "at most 4" in dialog.summary_text()
     dialog.set_options(gpus_per_node=4)
@@ -103,8 +104,8 @@ def test_options_round_trip(dialog):
                   tiers=2, switch_radix=144, oversubscription=1.5, rail_optimized=False)
     dialog.set_options(**wanted)
     assert dialog.options() == wanted
-    assert dialog.fabric.currentText() == "Ethernet"
-    assert dialog.oversubscription.text() == "1.5:1"
+    assert dialog.network.fabric.currentText() == "Ethernet"
+    assert dialog.network.oversubscription.text() == "1.5:1"
     dialog.set_options(tiers=None, gpu="h100")  # an alias resolves to the catalog's name
     assert dialog.options()["tiers"] is None and dialog.options()["gpu"] == "H100-SXM5-80GB"
     with pytest.raises(ValueError, match="unknown option"):
@@ -152,13 +153,13 @@ def choose(combo, data) -> None:
 def test_an_accelerator_chosen_brings_its_system(dialog):
     """GB200 comes in 4-GPU trays of a 72-GPU NVLink domain; an H100 after an A100 gets NDR 400G and
     radix 64, not the A100's HDR 200G and radix 40."""
-    choose(dialog.accelerator, "GB200")
+    choose(dialog.server.accelerator, "GB200")
     o = dialog.options()
     assert (o["gpus_per_node"], o["nics_per_node"], o["nic_gbps"], o.get("nvlink_domain_gpus")) == (4, 4, 400, 72)
     assert dialog.is_valid() and dialog.system.currentData() == "gb200-nvl72"
-    choose(dialog.accelerator, "A100-SXM4-80GB")
+    choose(dialog.server.accelerator, "A100-SXM4-80GB")
     assert (dialog.options()["nic_gbps"], dialog.options()["switch_radix"]) == (200, 40)
-    choose(dialog.accelerator, "H100-SXM5-80GB")
+    choose(dialog.server.accelerator, "H100-SXM5-80GB")
     o = dialog.options()
     assert (o["gpus_per_node"], o["nic_gbps"], o["switch_radix"], o.get("nvlink_domain_gpus")) == (8, 400, 64, None)
     assert dialog.system.currentData() == "dgx-h100"
@@ -170,13 +171,13 @@ def test_a_system_chosen_sets_every_field_and_a_field_changed_makes_it_custom(di
     assert (o["gpu"], o["gpus_per_node"], o["nic_gbps"], o["switch_radix"], o["nvlink_domain_gpus"]) == \
         ("GB300", 4, 800, 144, 72)
     assert dialog.is_valid()
-    dialog.nic_gbps.setCurrentText("400")
+    dialog.network.nic_gbps.setCurrentText("400")
     assert dialog.system.currentData() is None and dialog.system.currentText() == "(custom)"
 
 
 def test_a_gb200_on_eight_gpu_servers_is_refused_in_the_dialogs_words(dialog):
-    choose(dialog.accelerator, "GB200")
-    dialog.gpus_per_node.setValue(8)
+    choose(dialog.server.accelerator, "GB200")
+    dialog.server.gpus_per_node.setValue(8)
     assert not dialog.is_valid()
     assert dialog.error() == ("a GB200 server holds at most 4 accelerators, not 8; use GPUs per server = 4 or less")
 
@@ -186,6 +187,6 @@ def test_a_system_that_names_its_nic_builds_with_it(dialog):
     assert dialog.is_valid() and dialog.system.currentData() == "mi355x"
     doc = dialog.build_document()
     assert {n.nic_model for n in doc.nodes} == {"AMD-Pollara-400"}
-    dialog.nic_gbps.setCurrentText("800")  # another NIC speed: not the system's NIC any more
+    dialog.network.nic_gbps.setCurrentText("800")  # another NIC speed: not the system's NIC any more
     assert dialog.system.currentData() is None
     assert {n.nic_model for n in dialog.build_document().nodes} != {"AMD-Pollara-400"}

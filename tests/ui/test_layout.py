@@ -82,17 +82,17 @@ def test_the_advisor_table_shows_its_rows_at_1600x1000(qtbot, tmp_path, monkeypa
     w.advisor_dock.raise_()  # the Advisor tab, as a user clicks it
     panel = w.advisor_panel
     qtbot.waitUntil(lambda: panel.shown, timeout=5000)
-    panel.analyse_button.click()
-    qtbot.waitUntil(lambda: panel.report is not None and not panel.running, timeout=60_000)
+    panel.controls.analyse_button.click()
+    qtbot.waitUntil(lambda: panel.advice_state.result is not None and not panel.running, timeout=60_000)
     QTest.qWait(50)
-    assert len(panel.advice_rows()) >= 10
-    assert rows_shown(panel.table) >= 6, (panel.table.height(), w.advisor_dock.height())
+    assert len(panel.changes.advice()) >= 10
+    assert rows_shown(panel.changes.table) >= 6, (panel.changes.table.height(), w.advisor_dock.height())
     w.close()
 
 
 def test_the_advisor_table_keeps_a_few_rows_in_a_squeezed_dock(qtbot, tmp_path, monkeypatch):
     w = open_window(qtbot, tmp_path, monkeypatch)
-    table = w.advisor_panel.table
+    table = w.advisor_panel.changes.table
     header = table.horizontalHeader().sizeHint().height()
     assert table.minimumHeight() >= header + 4 * 24  # never one squeezed line
 

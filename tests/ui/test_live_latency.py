@@ -122,7 +122,7 @@ def test_a_result_of_the_same_categories_moves_the_breakdown_bars(qtbot):
     import pyqtgraph as pg
 
     def drawn(panel, kind):
-        return [item for item in panel.step_plot.items if isinstance(item, kind)]
+        return [item for item in panel.plots.step.plot.items if isinstance(item, kind)]
 
     def labels(panel):
         return sorted((round(item.pos().x(), 9), item.textItem.toPlainText()) for item in drawn(panel, pg.TextItem))
@@ -133,8 +133,8 @@ def test_a_result_of_the_same_categories_moves_the_breakdown_bars(qtbot):
     assert drawn(moved, pg.BarGraphItem) == bars  # the same items, moved: not drawn anew
     # and what they show is what a panel that only ever showed the second result shows
     assert moved.segments() == fresh.segments() and moved.memory_segments() == fresh.memory_segments()
-    assert ([label.text for _, label in moved.step_legend.items]
-            == [label.text for _, label in fresh.step_legend.items])
+    assert ([label.text for _, label in moved.plots.step.legend.items]
+            == [label.text for _, label in fresh.plots.step.legend.items])
     assert len(bars) == len(drawn(fresh, pg.BarGraphItem))
     for a, b in zip(bars, drawn(fresh, pg.BarGraphItem)):
         assert a.opts["x0"] == b.opts["x0"] and a.opts["width"] == b.opts["width"]

@@ -39,20 +39,21 @@ def test_copy_a_searched_plan_as_megatron_arguments(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    panel.search_options = small_space()
+    panel.plan_search.options = small_space()
     searched(panel, qtbot)
-    action = panel.copy_plan_megatron
+    action = panel.plan_search.copy_megatron
     assert action.text() == "Copy as Megatron arguments"
-    assert action in panel.plan_table.actions() and panel.plan_table.contextMenuPolicy() == Qt.ActionsContextMenu
+    table = panel.plan_search.page.table
+    assert action in table.actions() and table.contextMenuPolicy() == Qt.ActionsContextMenu
     QApplication.clipboard().setText("before")
-    rows = panel.search_result.top
+    rows = panel.plan_search.result.top
     assert len(rows) >= 2
     # the second plan: the row the user clicked
-    rect = panel.plan_table.visualItemRect(panel.plan_table.item(1, 1))
+    rect = table.visualItemRect(table.item(1, 1))
     from PySide6.QtTest import QTest
 
-    QTest.mouseClick(panel.plan_table.viewport(), Qt.LeftButton, pos=rect.center())
-    assert panel.plan_table.currentRow() == 1
+    QTest.mouseClick(table.viewport(), Qt.LeftButton, pos=rect.center())
+    assert table.currentRow() == 1
     action.trigger()
     text = QApplication.clipboard().text()
     expected = plan_line(window.qdoc.doc, rows[1]["point"], default_catalog().presets()).one_line()
@@ -60,7 +61,7 @@ def test_copy_a_searched_plan_as_megatron_arguments(window, qtbot):
     p = rows[1]["point"]
     assert (f"--tensor-model-parallel-size {p.tp}" in text) == (p.tp > 1)
     assert f"--micro-batch-size {p.micro_batch}" in text
-    assert "copied" in panel.status_label.text() and not window.failures
+    assert "copied" in panel.controls.status_label.text() and not window.failures
 
 
 def test_copy_an_advisor_change_as_megatron_arguments(window, qtbot):
@@ -68,18 +69,18 @@ def test_copy_an_advisor_change_as_megatron_arguments(window, qtbot):
 
     panel = raise_advisor(window, qtbot)
     analysed(panel, qtbot)
-    advice = next(a for a in panel.report["ranked"]
+    advice = next(a for a in panel.advice_state.result["ranked"]
                   if a.set and any(s.startswith("parallelism.tensor_model_parallel_size=") for s in a.set))
     tp = next(s for s in advice.set if s.startswith("parallelism.tensor_model_parallel_size=")).split("=")[1]
     QApplication.clipboard().setText("before")
-    panel.table.setCurrentCell(panel.row_of(advice), 0)
-    panel.copy_change_megatron.trigger()
+    panel.changes.table.setCurrentCell(panel.changes.row_of(advice), 0)
+    panel.changes.copy_change_megatron.trigger()
     text = QApplication.clipboard().text()
     assert text.startswith("--num-layers 32 ") and "--bf16" in text
     assert (f"--tensor-model-parallel-size {tp}" in text) == (tp != "1"), (advice.set, text)
     # a heading row holds no plan: nothing copied, and the status says why
     QApplication.clipboard().setText("before")
-    panel.table.setCurrentCell(0, 0)
-    panel.copy_change_megatron.trigger()
-    assert QApplication.clipboard().text() == "before" and "select a plan" in panel.status_label.text()
+    panel.changes.table.setCurrentCell(0, 0)
+    panel.changes.copy_change_megatron.trigger()
+    assert QApplication.clipboard().text() == "before" and "select a plan" in panel.controls.status_label.text()
     assert not window.failures

@@ -25,7 +25,7 @@ def dialog(qtbot):
 
 
 def test_domain_choices_follow_the_accelerator_and_server_size(dialog):
-    combo = dialog.nvlink_domain
+    combo = dialog.server.nvlink_domain
     assert not combo.isEnabled() and combo.count() == 1 and combo.currentData() == 8  # H100: one server
     assert "nvlink_domain_gpus" not in dialog.options()
     dialog.set_options(gpu="GB200", gpus_per_node=4, nics_per_node=4)
@@ -63,7 +63,7 @@ def test_generate_an_nvl72_design_with_keys_and_the_generate_button(empty_window
         dialog = QApplication.activeModalWidget()
         seen["dialog"] = dialog
         dialog.set_options(gpu="GB200", gpus_per_node=4, nics_per_node=4, nodes=36)
-        combo = dialog.nvlink_domain
+        combo = dialog.server.nvlink_domain
         wheel(combo, -1)  # the wheel over the unfocused field steps nothing
         seen["after_wheel"] = combo.currentData()
         click_into(qtbot, combo)

@@ -83,7 +83,7 @@ def test_category_colors_cover_the_breakdown():
 
 
 def test_breakdown_shows_result(breakdown, h100):
-    from designer.ui.panels.breakdown import CATEGORY_COLORS
+    from designer.ui.panels.plot_style import CATEGORY_COLORS
 
     assert breakdown.diff_text() == "first evaluation"
     breakdown.show_result(h100)
@@ -106,12 +106,12 @@ def test_breakdown_shows_result(breakdown, h100):
     # each segment is a bar in its category's colour
     import pyqtgraph as pg
 
-    brushes = [item.opts["brush"] for item in breakdown.step_plot.items if isinstance(item, pg.BarGraphItem)]
+    brushes = [item.opts["brush"] for item in breakdown.plots.step.plot.items if isinstance(item, pg.BarGraphItem)]
     for key in segments:
         if key not in ("bubble", "imbalance_wait"):  # those are hatched over a light fill
             assert any(pg.mkBrush(b).color().name() == CATEGORY_COLORS[key] for b in brushes)
     # the biggest segment is labelled with its seconds and share
-    labels = [item.textItem.toPlainText() for item, *_ in breakdown._labels if item.isVisible()]
+    labels = [item.textItem.toPlainText() for item, *_ in breakdown.plots.step.labels if item.isVisible()]
     assert any("compute" in t and f"{h100.breakdown_s['compute'] / h100.step_time_s:.1%}" in t for t in labels)
 
 
@@ -122,14 +122,14 @@ def test_breakdown_memory_against_hbm(breakdown, h100):
     hbm = default_catalog().accelerator(h100.plan["accelerator"]).hbm_gib
     mem = h100.memory_gib_per_gpu
     assert sum(w for _, w in breakdown.memory_segments().values()) == pytest.approx(mem["total"], rel=1e-6)
-    assert breakdown.hbm_line is not None and breakdown.hbm_line.value() == pytest.approx(hbm)
+    assert breakdown.plots.hbm_line is not None and breakdown.plots.hbm_line.value() == pytest.approx(hbm)
     assert h100.fits_in_memory
-    assert breakdown.hbm_line.pen.color().name() != "#dc2626"
+    assert breakdown.plots.hbm_line.pen.color().name() != "#dc2626"
 
     too_big = dataclasses.replace(h100, fits_in_memory=False,
                                   memory_gib_per_gpu={**mem, "activations": 90.0, "total": mem["total"] + 90.0})
     breakdown.show_result(too_big)
-    assert breakdown.hbm_line.pen.color().name() == "#dc2626"
+    assert breakdown.plots.hbm_line.pen.color().name() == "#dc2626"
     assert "does not fit" in breakdown.headline["memory"].text()
 
 
@@ -178,34 +178,34 @@ def test_breakdown_hover_names_the_segment(breakdown, h100):
 
     breakdown.show_result(h100)
     x0, width = breakdown.segments()["tp_comm"]
-    breakdown._on_mouse_moved(breakdown.step_plot.vb.mapViewToScene(QPointF(x0 + width / 2, 0.0)))
-    tip = breakdown.graphics.toolTip()
+    breakdown.plots.on_mouse_moved(breakdown.plots.step.plot.vb.mapViewToScene(QPointF(x0 + width / 2, 0.0)))
+    tip = breakdown.plots.toolTip()
     assert tip.startswith(f"TP comm: {h100.breakdown_s['tp_comm']:.3f} s") and "overlapped" in tip
     x0, width = breakdown.memory_segments()["activations"]
-    breakdown._on_mouse_moved(breakdown.memory_plot.vb.mapViewToScene(QPointF(x0 + width / 2, 0.0)))
-    assert breakdown.graphics.toolTip().startswith("activations:")
+    breakdown.plots.on_mouse_moved(breakdown.plots.memory.plot.vb.mapViewToScene(QPointF(x0 + width / 2, 0.0)))
+    assert breakdown.plots.toolTip().startswith("activations:")
 
 
 def test_breakdown_compact_when_docked_small(breakdown, h100, qtbot):
     breakdown.show_result(h100)
-    assert not breakdown._compact and breakdown.memory_legend.isVisible()
+    assert not breakdown._compact and breakdown.plots.memory.legend.isVisible()
     hint = breakdown.sizeHint()
     breakdown.resize(520, 300)
     qtbot.waitUntil(lambda: breakdown._compact)
-    assert not breakdown.memory_legend.isVisible() and not breakdown.title.isVisible()
-    assert breakdown._headline_columns < len(breakdown.headline)
+    assert not breakdown.plots.memory.legend.isVisible() and not breakdown.plots.title.isVisible()
+    assert breakdown.figures.columns < len(breakdown.headline)
     step_text = breakdown.headline["step"].text()
     assert "step" in step_text and f"{h100.step_time_s:.3f} s" in step_text
     assert breakdown.sizeHint() == hint  # a result or a resize never changes what the panel asks for
     breakdown.resize(1400, 500)
     qtbot.waitUntil(lambda: not breakdown._compact)
-    assert breakdown.memory_legend.isVisible() and breakdown._headline_columns == len(breakdown.headline)
+    assert breakdown.plots.memory.legend.isVisible() and breakdown.figures.columns == len(breakdown.headline)
 
 
 def test_breakdown_exports(breakdown, h100, tmp_path):
     breakdown.show_result(h100)
     image = _check_png(breakdown.export(tmp_path / "breakdown.png"))
-    assert abs(image.width() - 2 * breakdown.graphics.ci.sceneBoundingRect().width()) <= 2
+    assert abs(image.width() - 2 * breakdown.plots.ci.sceneBoundingRect().width()) <= 2
     _check_svg(breakdown.export(tmp_path / "breakdown.svg"))
     assert breakdown.export(tmp_path / "breakdown.pdf").read_bytes()[:5] == b"%PDF-"
 

@@ -50,8 +50,8 @@ def test_file_open_of_another_file_leaves_no_panel_on_the_first(window, qtbot, m
     assert window.scene.heat.result is second and window.logical_view.heat_result is second
     # the Advisor: the first file's advice never stands for the second
     analysed(panel, qtbot, start=False)
-    assert panel.report["current"]["step_time_s"] == pytest.approx(second.step_time_s, rel=1e-6)
-    assert panel.report["current"]["step_time_s"] != pytest.approx(first.step_time_s, rel=1e-3)
+    assert panel.advice_state.result["current"]["step_time_s"] == pytest.approx(second.step_time_s, rel=1e-6)
+    assert panel.advice_state.result["current"]["step_time_s"] != pytest.approx(first.step_time_s, rel=1e-3)
 
 
 def test_undo_of_an_applied_plan_brings_every_panel_back(window, qtbot):
@@ -61,9 +61,9 @@ def test_undo_of_an_applied_plan_brings_every_panel_back(window, qtbot):
     if not window.logical_dock.isVisible():
         window.act_logical.trigger()
     before = window.result
-    advice = panel.find_advice("recompute-")
+    advice = panel.changes.find("recompute-")
     assert advice is not None and advice.job_only
-    qtbot.mouseClick(panel.table.findChild(QToolButton, f"apply:{advice.id}"), Qt.LeftButton)
+    qtbot.mouseClick(panel.changes.table.findChild(QToolButton, f"apply:{advice.id}"), Qt.LeftButton)
     assert window.settle()
     applied = window.result
     assert applied.step_time_s != pytest.approx(before.step_time_s, rel=1e-6)
@@ -78,6 +78,7 @@ def test_undo_of_an_applied_plan_brings_every_panel_back(window, qtbot):
     assert window.scene.heat.result is after and window.logical_view.heat_result is after
     assert _step(applied) not in window.breakdown_panel.headline["step"].text()
     # the Advisor: stale (its advice was for the applied plan) until it has analysed the design again
-    assert panel.stale or panel.report["current"]["step_time_s"] == pytest.approx(after.step_time_s, rel=1e-6)
+    shown = panel.advice_state.result
+    assert panel.stale or shown["current"]["step_time_s"] == pytest.approx(after.step_time_s, rel=1e-6)
     analysed(panel, qtbot, start=False)
-    assert panel.report["current"]["step_time_s"] == pytest.approx(after.step_time_s, rel=1e-6)
+    assert panel.advice_state.result["current"]["step_time_s"] == pytest.approx(after.step_time_s, rel=1e-6)

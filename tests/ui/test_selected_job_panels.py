@@ -58,9 +58,9 @@ def test_every_panel_follows_the_selected_job(empty_window):
         assert dock.windowTitle() == f"{title}: llama3-8b-dp"
     panel = window.breakdown_panel
     assert panel.result is second.result and panel.job == "llama3-8b-dp"
-    assert panel.title.text.startswith("Job llama3-8b-dp: Step time"), panel.title.text
+    assert panel.plots.title.text.startswith("Job llama3-8b-dp: Step time"), panel.plots.title.text
     assert window.results.shown_result() is second.result
-    assert "job llama3-8b-dp" in panel.memory_plot.getAxis("bottom").labelText
+    assert "job llama3-8b-dp" in panel.plots.memory.plot.getAxis("bottom").labelText
     window.timeline_dock.raise_()
     assert window.settle()
     assert window.timeline_panel.result is second.result
@@ -83,6 +83,6 @@ def test_every_panel_follows_the_selected_job(empty_window):
     advisor = window.advisor_panel
     advisor.analyse()
     assert advisor.wait_done(120)
-    assert advisor.error is None, advisor.error
-    assert advisor.report["job_name"] == "llama3-8b-dp"
-    assert "for job llama3-8b-dp alone" in advisor.status_label.text()
+    assert advisor.advice_state.error is None, advisor.advice_state.error
+    assert advisor.advice_state.result["job_name"] == "llama3-8b-dp"
+    assert "for job llama3-8b-dp alone" in advisor.controls.status_label.text()

@@ -115,17 +115,17 @@ def test_the_wheel_over_unfocused_generate_dialog_fields_changes_nothing(window,
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
-    qtbot.waitUntil(dialog.servers.hasFocus)  # the dialog opens with the focus in Servers
+    qtbot.waitUntil(dialog.server.servers.hasFocus)  # the dialog opens with the focus in Servers
     before = dialog.options()
-    for field in (dialog.gpus_per_node, dialog.nics_per_node, dialog.accelerator, dialog.tiers, dialog.switch_radix,
-                  dialog.oversubscription):
+    for field in (dialog.server.gpus_per_node, dialog.server.nics_per_node, dialog.server.accelerator,
+                  dialog.network.tiers, dialog.network.switch_radix, dialog.network.oversubscription):
         wheel(field, 1)
         wheel(field, -1)
         wheel(field, -1)
     assert dialog.options() == before
 
-    click_into(qtbot, dialog.gpus_per_node)
-    wheel(dialog.gpus_per_node, -1)
+    click_into(qtbot, dialog.server.gpus_per_node)
+    wheel(dialog.server.gpus_per_node, -1)
     assert dialog.options()["gpus_per_node"] == before["gpus_per_node"] - 1
 
 

@@ -14,6 +14,7 @@ picture (.png at 2x, .svg, .pdf).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
     QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from ..panels.breakdown import (
+from ..panels.plot_style import (
     CATEGORY_NAMES, FASTER, MUTED, SLOWER, TEXT, WAIT_CATEGORIES, category_color, hatch_brush, light,
 )
 from ..work.latest_worker import CallWorker, error_text
@@ -55,6 +56,37 @@ def nice_step(span: float, ticks: int = 5) -> float:
     return next(m * base for m in (1, 2, 5, 10) if m * base >= raw)
 
 
+@dataclass(frozen=True)
+class _ChartFrame:
+    """Where a chart is drawn: its fonts, the plot (axis and columns) and the seconds scale."""
+
+    font: QFont
+    bold: QFont
+    fm: QFontMetricsF
+    line: float  # the height of a line of text
+    plot: QRectF  # the axis labels and the columns
+    area: QRectF  # the columns: 0 s at its bottom, top_value at its top
+    top_value: float
+    step: float  # between two ticks
+    axis_w: float
+
+    def y_of(self, v: float) -> float:
+        return self.area.bottom() - v / self.top_value * self.area.height()
+
+
+@dataclass(frozen=True)
+class _LegendTable:
+    """The legend's rows (category key, comparison row, name) and its column widths."""
+
+    rows: list
+    name_w: float
+    num_w: float
+
+    @property
+    def width(self) -> float:
+        return 18 + self.name_w + 12 + 2 * (self.num_w + 10)
+
+
 class BreakdownPairChart(QWidget):
     """Both breakdowns as one plot: a stacked column per design on one seconds axis, the step time
     above each, and a legend giving each category's seconds in A and B."""
@@ -80,6 +112,7 @@ class BreakdownPairChart(QWidget):
         painter.end()
 
     def paint(self, p: QPainter, box: QRectF) -> None:
+        """Title, seconds grid, the two columns, the step difference under them, the legend."""
         c = self.comparison
         if c is None:
             return
@@ -87,103 +120,131 @@ class BreakdownPairChart(QWidget):
         font.setPointSizeF(9.5)
         p.setFont(font)
         fm = QFontMetricsF(font)
-        line = fm.height()
         bold = QFont(font)
         bold.setBold(True)
+        legend = self._legend_table(c, fm)
+        self._draw_title(p, box, font, bold, fm.height())
+        frame = self._frame(c, box, font, bold, fm, legend.width)
+        if frame is None:  # too small to draw a plot in
+            return
+        self._draw_grid(p, frame)
+        for i, side in enumerate((c.a, c.b)):
+            self._draw_column(p, frame, i, side)
+        self._draw_step_difference(p, frame, c)
+        self._draw_legend(p, box, frame, legend)
 
+    @staticmethod
+    def _legend_table(c, fm: QFontMetricsF) -> _LegendTable:
         parts, _ = c.shown(c.breakdown)
-        legend_rows = [(r.key.split(".", 1)[1], r) for r in parts]
-        names = [CATEGORY_NAMES.get(k, k) for k, _ in legend_rows]
+        rows = [(r.key.split(".", 1)[1], r) for r in parts]
+        names = [CATEGORY_NAMES.get(k, k) for k, _ in rows]
         name_w = max([fm.horizontalAdvance(n) for n in names] + [fm.horizontalAdvance("category")])
-        num_w = max([fm.horizontalAdvance(f"{v:.3f}") for _, r in legend_rows for v in (r.a, r.b)]
+        num_w = max([fm.horizontalAdvance(f"{v:.3f}") for _, r in rows for v in (r.a, r.b)]
                     + [fm.horizontalAdvance("B s")])
-        legend_w = 18 + name_w + 12 + 2 * (num_w + 10)
+        return _LegendTable([(key, r, name) for (key, r), name in zip(rows, names)], name_w, num_w)
 
-        # title
+    @staticmethod
+    def _draw_title(p: QPainter, box: QRectF, font: QFont, bold: QFont, line: float) -> None:
         p.setFont(bold)
         p.setPen(QColor(TEXT))
         title = "Step-time breakdown, side by side (critical path, one scale)"
         p.drawText(QRectF(box.left() + 8, box.top() + 6, box.width() - 16, line), Qt.AlignLeft, title)
         p.setFont(font)
 
+    @staticmethod
+    def _frame(c, box: QRectF, font: QFont, bold: QFont, fm: QFontMetricsF, legend_w: float) -> _ChartFrame | None:
+        """The plot left of the legend, its seconds scale rounded up past the longer step."""
+        line = fm.height()
         plot = QRectF(box.left() + 8, box.top() + 6 + line * 2.2, box.width() - 16 - legend_w - 16,
                       box.height() - 6 - line * 2.2 - line * 2.6)
         if plot.width() < 160 or plot.height() < 80:
-            return
+            return None
         longest = max(c.a.step_time_s, c.b.step_time_s) or 1.0
         step = nice_step(longest)
         top_value = math.ceil(longest * 1.08 / step) * step
         axis_w = fm.horizontalAdvance(f"{top_value:g} s") + 10
         area = QRectF(plot.left() + axis_w, plot.top(), plot.width() - axis_w, plot.height())
+        return _ChartFrame(font, bold, fm, line, plot, area, top_value, step, axis_w)
 
-        def y_of(v: float) -> float:
-            return area.bottom() - v / top_value * area.height()
-
-        # grid and axis
+    @staticmethod
+    def _draw_grid(p: QPainter, f: _ChartFrame) -> None:
+        """A line and a label per tick of seconds, and the axis under the columns."""
         p.setPen(QPen(QColor("#e5e7eb"), 1))
         v = 0.0
-        while v <= top_value + 1e-9:
-            y = y_of(v)
+        while v <= f.top_value + 1e-9:
+            y = f.y_of(v)
             p.setPen(QPen(QColor("#e5e7eb"), 1))
-            p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y))
+            p.drawLine(QPointF(f.area.left(), y), QPointF(f.area.right(), y))
             p.setPen(QColor(MUTED))
-            p.drawText(QRectF(plot.left(), y - line / 2, axis_w - 6, line), Qt.AlignRight | Qt.AlignVCenter,
+            p.drawText(QRectF(f.plot.left(), y - f.line / 2, f.axis_w - 6, f.line), Qt.AlignRight | Qt.AlignVCenter,
                        f"{v:g} s")
-            v += step
+            v += f.step
         p.setPen(QPen(QColor("#4b5563"), 1))
-        p.drawLine(QPointF(area.left(), area.bottom()), QPointF(area.right(), area.bottom()))
+        p.drawLine(QPointF(f.area.left(), f.area.bottom()), QPointF(f.area.right(), f.area.bottom()))
 
-        # the two columns
-        col_w = min(area.width() / 4.2, 150.0)
-        gap = (area.width() - 2 * col_w) / 3
-        for i, side in enumerate((c.a, c.b)):
-            x = area.left() + gap + i * (col_w + gap)
-            y = area.bottom()
-            for key, value in side.breakdown_s.items():
-                if value <= 0:
-                    continue
-                h = value / top_value * area.height()
-                rect = QRectF(x, y - h, col_w, h)
-                color = category_color(key)
-                if key in WAIT_CATEGORIES:
-                    p.fillRect(rect, light(color))
-                    p.fillRect(rect, hatch_brush(color))
-                else:
-                    p.fillRect(rect, color)
-                if h >= line * 1.1:
-                    share = value / side.step_time_s if side.step_time_s else 0.0
-                    label = f"{CATEGORY_NAMES.get(key, key)} {value:.3f} s ({share:.0%})"
-                    if fm.horizontalAdvance(label) > col_w - 6:
-                        label = f"{value:.3f} s"
-                    p.setPen(QColor("white") if color.lightnessF() < 0.6 else QColor(TEXT))
-                    p.drawText(rect, Qt.AlignCenter, label)
-                y -= h
-            p.setPen(QColor(TEXT))
-            p.setFont(bold)
-            p.drawText(QRectF(x - gap / 2, y - line * 1.3, col_w + gap, line), Qt.AlignCenter,
-                       f"{side.step_time_s:.3f} s")
-            p.setFont(font)
-            label = fm.elidedText(f"{'AB'[i]}: {side.label}", Qt.ElideMiddle, col_w + gap - 8)
-            p.drawText(QRectF(x - gap / 2, area.bottom() + 4, col_w + gap, line), Qt.AlignCenter, label)
+    @staticmethod
+    def _column_geometry(f: _ChartFrame) -> tuple[float, float]:
+        col_w = min(f.area.width() / 4.2, 150.0)
+        return col_w, (f.area.width() - 2 * col_w) / 3
 
+    def _draw_column(self, p: QPainter, f: _ChartFrame, i: int, side) -> None:
+        """Side `i` (A or B): its categories stacked, labelled where tall enough, the step time on
+        top and the side's name under it."""
+        col_w, gap = self._column_geometry(f)
+        x = f.area.left() + gap + i * (col_w + gap)
+        y = f.area.bottom()
+        for key, value in side.breakdown_s.items():
+            if value <= 0:
+                continue
+            h = value / f.top_value * f.area.height()
+            rect = QRectF(x, y - h, col_w, h)
+            color = category_color(key)
+            if key in WAIT_CATEGORIES:
+                p.fillRect(rect, light(color))
+                p.fillRect(rect, hatch_brush(color))
+            else:
+                p.fillRect(rect, color)
+            if h >= f.line * 1.1:
+                share = value / side.step_time_s if side.step_time_s else 0.0
+                label = f"{CATEGORY_NAMES.get(key, key)} {value:.3f} s ({share:.0%})"
+                if f.fm.horizontalAdvance(label) > col_w - 6:
+                    label = f"{value:.3f} s"
+                p.setPen(QColor("white") if color.lightnessF() < 0.6 else QColor(TEXT))
+                p.drawText(rect, Qt.AlignCenter, label)
+            y -= h
+        p.setPen(QColor(TEXT))
+        p.setFont(f.bold)
+        p.drawText(QRectF(x - gap / 2, y - f.line * 1.3, col_w + gap, f.line), Qt.AlignCenter,
+                   f"{side.step_time_s:.3f} s")
+        p.setFont(f.font)
+        label = f.fm.elidedText(f"{'AB'[i]}: {side.label}", Qt.ElideMiddle, col_w + gap - 8)
+        p.drawText(QRectF(x - gap / 2, f.area.bottom() + 4, col_w + gap, f.line), Qt.AlignCenter, label)
+
+    @staticmethod
+    def _draw_step_difference(p: QPainter, f: _ChartFrame, c) -> None:
+        """B - A of the step time under the columns, green when B is faster, red when slower."""
         step_row = c.row("step_time_s")
         color = {"better": FASTER, "worse": SLOWER}.get(step_row.verdict, TEXT)
         p.setPen(QColor(color))
         diff = "no difference" if c.identical else f"B - A: {step_row.text_delta} s ({step_row.text_pct})"
-        p.drawText(QRectF(area.left(), area.bottom() + 4 + line * 1.2, area.width(), line), Qt.AlignCenter, diff)
+        p.drawText(QRectF(f.area.left(), f.area.bottom() + 4 + f.line * 1.2, f.area.width(), f.line),
+                   Qt.AlignCenter, diff)
 
-        # legend: colour, category, A s, B s
-        lx = box.right() - 8 - legend_w
-        ly = plot.top()
-        p.setFont(bold)
+    @staticmethod
+    def _draw_legend(p: QPainter, box: QRectF, f: _ChartFrame, legend: _LegendTable) -> None:
+        """Colour, category, A s, B s; B's figure coloured by its verdict."""
+        line, name_w, num_w = f.line, legend.name_w, legend.num_w
+        lx = box.right() - 8 - legend.width
+        ly = f.plot.top()
+        p.setFont(f.bold)
         p.setPen(QColor(MUTED))
         p.drawText(QRectF(lx + 18, ly, name_w, line), Qt.AlignLeft | Qt.AlignVCenter, "category")
         for j, head in enumerate(("A s", "B s")):
             p.drawText(QRectF(lx + 18 + name_w + 12 + j * (num_w + 10), ly, num_w, line),
                        Qt.AlignRight | Qt.AlignVCenter, head)
-        p.setFont(font)
+        p.setFont(f.font)
         ly += line * 1.4
-        for (key, r), name in zip(legend_rows, names):
+        for key, r, name in legend.rows:
             color = category_color(key)
             swatch = QRectF(lx, ly + line / 2 - 6, 12, 12)
             if key in WAIT_CATEGORIES:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.analysis.decide import ANSWER_ROWS
-from ..panels.breakdown import MUTED, SLOWER, TEXT
+from ..panels.plot_style import MUTED, SLOWER, TEXT
 from ..work.latest_worker import LatestWorker, error_text
 
 FILE_FILTER = "Designer files (*.yaml *.yml);;All files (*)"

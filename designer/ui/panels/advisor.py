@@ -36,18 +36,13 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from .advisor_changes import (  # noqa: F401 - the advice columns, as tests and scripts import them from here
-    COL_COST, COL_NOTE, COL_SPEEDUP, COL_STEP, COL_TITLE, COLUMNS, ChangesPage,
-)
+from ..common.wait import process_events_until
+from .advisor_changes import ChangesPage
 from .advisor_apply import advice_command
 from .advisor_controls import ControlColumn
 from .advisor_search import PlanSearchPart
 from .advisor_worker import AdvisorWorker
 from .analysis_state import AnalysisState, Answer
-from .best_plans import (  # noqa: F401 - the plan columns, as tests and scripts import them from here
-    PCOL_MEMORY, PCOL_MFU, PCOL_PLAN, PCOL_SPEEDUP, PCOL_STEP,
-)
-from .results_table import NOFIT_BG  # noqa: F401 - as tests import it from here
 from .scaling_plot import count_text
 
 AUTO_DELAY_MS = 700  # pause after the last edit before an automatic re-analysis
@@ -100,7 +95,6 @@ class AdvisorPanel(QWidget):
         self.worker.scaled.connect(self._on_scaled)
         # the plan search: only on the button, its own thread (an analysis need not wait for it)
         self.plan_search = PlanSearchPart(self)
-        self.search_state = self.plan_search.state
         self._auto_timer = QTimer(self, singleShot=True, interval=AUTO_DELAY_MS, timeout=self._auto_analyse)
         qdoc.changed.connect(self._on_changed)
         qdoc.replaced.connect(self._on_replaced)
@@ -109,52 +103,19 @@ class AdvisorPanel(QWidget):
 
         guard_wheel(self)  # scrolling past the scaling mode never switches it
 
-    # ---- each analysis's state, by the names the panel has always had (tests, scripts) ----
-    report = property(lambda self: self.advice_state.result, doc="the advice shown")
-    report_revision = property(lambda self: self.advice_state.revision)
-    error = property(lambda self: self.advice_state.error, doc="why the design cannot be analysed")
-    error_revision = property(lambda self: self.advice_state.error_revision)
-    scaling = property(lambda self: self.scale_state.result, doc="the scaling report shown")
-    scaling_revision = property(lambda self: self.scale_state.revision)
-    search_result = property(lambda self: self.search_state.result, doc="the SearchResult shown")
-    search_revision = property(lambda self: self.search_state.revision)
-    search_error = property(lambda self: self.search_state.error)
-
-    @property
-    def search_options(self):
-        """A SpaceOptions to search a smaller space (tests); None: the whole space."""
-        return self.plan_search.options
-
-    @search_options.setter
-    def search_options(self, options) -> None:
-        self.plan_search.options = options
-
     # ---- layout ----
     def _build(self) -> None:
         self.changes = ChangesPage(self.qdoc, self.apply, self._say)
-        for name in ("header_label", "cause_bar", "causes_label", "banner", "table", "message", "copy_change_megatron"):
-            setattr(self, name, getattr(self.changes, name))  # the names tests and scripts have always used
         left = self.changes
         # the right column: the buttons, the status, the scaling curve and its verdict (advisor_controls.py)
-        right = ControlColumn(self, self.analyse, self.run_scale, AUTO_DELAY_MS)
-        for name in ("analyse_button", "auto_check", "busy", "status_label", "mode_combo", "scale_button",
-                     "scaling_view"):
-            setattr(self, name, getattr(right, name))
-        self.plot, self.key_label = self.scaling_view.plot, self.scaling_view.key_label
-        self.verdict_label = self.scaling_view.verdict_label
-
-        # the best plans of the search (best_plans.py), on the button only
-        self.search_button, self.copy_plan_megatron = self.plan_search.button, self.plan_search.copy_megatron
-        page = self.plans_page = self.plan_search.page
-        self.search_page, self.plan_table, self.search_message = page, page.table, page.message
-        self.search_verdict, self.search_counts, self.search_banner = page.verdict, page.counts, page.banner
+        right = self.controls = ControlColumn(self, self.analyse, self.run_scale, AUTO_DELAY_MS)
 
         # the tabs: the ranked changes (with the attribution) and the best plans of the search
         self.tabs = QTabWidget()
         self.tabs.setObjectName("advisor_tabs")
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(left, "Changes")
-        self.tabs.addTab(self.search_page, "Best plans")
+        self.tabs.addTab(self.plan_search.page, "Best plans")  # the best plans of the search (best_plans.py)
         self.tabs.setTabToolTip(0, "What limits the step and every candidate change, ranked (Analyse)")
         self.tabs.setTabToolTip(1, "The fastest plans of the whole space that fit in memory (Search plans)")
         from .failures_part import FailuresPart
@@ -163,7 +124,7 @@ class AdvisorPanel(QWidget):
         corner = QWidget()
         corner_lay = QHBoxLayout(corner)
         corner_lay.setContentsMargins(0, 0, 4, 2)
-        corner_lay.addWidget(self.search_button)
+        corner_lay.addWidget(self.plan_search.button)
         self.tabs.setCornerWidget(corner, Qt.TopRightCorner)
 
         self.splitter = _Split(300)
@@ -192,24 +153,11 @@ class AdvisorPanel(QWidget):
     def running(self) -> bool:
         return self.advice_state.busy or self.scale_state.busy
 
-    @property
-    def searching(self) -> bool:
-        """A plan search is running (for the design as it is now: an edit stops it)."""
-        return self.search_state.busy
-
-    @property
-    def search_stale(self) -> bool:
-        """The best plans shown were searched for an older version of the design."""
-        return self.search_state.stale(self.revision)
-
-    def wait_search(self, timeout_s: float = 120.0) -> bool:
-        """Process events until the running plan search is in (scripts, screenshots)."""
-        return _process_events_until(lambda: not self.search_state.busy, timeout_s)
-
     def wait_done(self, timeout_s: float = 60.0) -> bool:
         """Process events until the analysis and the scaling curve are in (scripts, screenshots)."""
-        return _process_events_until(
-            lambda: not self.running and (self.report is not None or self.error is not None), timeout_s)
+        advice = self.advice_state
+        return process_events_until(
+            lambda: not self.running and (advice.result is not None or advice.error is not None), timeout_s)
 
     def shutdown(self) -> None:
         """The window closes: no more requests, no late results (a running analysis is dropped)."""
@@ -218,7 +166,7 @@ class AdvisorPanel(QWidget):
         self.worker.stop()
         self.plan_search.shutdown()
         self.failures_part.shutdown()
-        self.busy.hide()
+        self.controls.busy.hide()
 
     def set_job(self, index: int) -> None:
         """The Jobs panel's current job: the one the analyses, the search and Apply are of."""
@@ -242,10 +190,10 @@ class AdvisorPanel(QWidget):
             return
         self.revision += 1
         self.failures_part.document_changed()
-        if self.search_state.busy:  # its result would be stale: stop it, free the CPU for the analysis
+        if self.plan_search.state.busy:  # its result would be stale: stop it, free the CPU for the analysis
             self.plan_search.cancel("changed")
         self._update_stale()
-        if self.auto_check.isChecked() and self.shown:
+        if self.controls.auto_check.isChecked() and self.shown:
             self._auto_timer.start()
 
     @property
@@ -270,13 +218,13 @@ class AdvisorPanel(QWidget):
         self._update_stale()
 
     def _auto_start(self, delay_ms: int) -> None:
-        if self._closed or not self.auto_check.isChecked() or self.advice_state.busy:
+        if self._closed or not self.controls.auto_check.isChecked() or self.advice_state.busy:
             return
         if not self.advice_state.settled(self.revision):
             self._auto_timer.start(delay_ms)
 
     def _auto_analyse(self) -> None:
-        if not self._closed and self.shown and self.auto_check.isChecked():
+        if not self._closed and self.shown and self.controls.auto_check.isChecked():
             self.analyse()
 
     # ---- requests ----
@@ -285,39 +233,27 @@ class AdvisorPanel(QWidget):
         if self._closed:
             return
         self._auto_timer.stop()
-        snapshot = self.qdoc.doc.snapshot()
+        snapshot, mode = self.qdoc.doc.snapshot(), self.controls.mode_combo.currentText()
         for state in (self.advice_state, self.scale_state):
-            self.worker.submit(state.name, state.start(), self.revision, snapshot, self.mode_combo.currentText(),
-                               self.job_name())
+            self.worker.submit(state.name, state.start(), self.revision, snapshot, mode, self.job_name())
         self._show_busy()
 
     def run_scale(self) -> None:
         if self._closed:
             return
         self.worker.submit("scale", self.scale_state.start(), self.revision, self.qdoc.doc.snapshot(),
-                           self.mode_combo.currentText(), self.job_name())
+                           self.controls.mode_combo.currentText(), self.job_name())
         self._show_busy()
 
-    def search_plans(self) -> None:
-        """Search the plans of the design as it is now (a running search is superseded)."""
-        if not self._closed:
-            self.plan_search.start()
-
-    def stop_search(self) -> None:
-        """Stop the running search (what was shown before stays)."""
-        if self.search_state.busy:
-            self.plan_search.cancel("stopped")
-            self._update_stale()
-
     def _show_busy(self) -> None:
-        running, searching = self.running, self.search_state.busy
-        self.busy.setVisible(running or searching)
+        running, searching = self.running, self.plan_search.state.busy
+        self.controls.busy.setVisible(running or searching)
         if not running and searching:
-            self.status_label.setText(self.plan_search.status_text())
+            self.controls.status_label.setText(self.plan_search.status_text())
         if running:
-            what = "analysing" if self.advice_state.busy else f"scaling ({self.mode_combo.currentText()})"
-            self.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
-            if self.report is None and self.error is None:
+            what = "analysing" if self.advice_state.busy else f"scaling ({self.controls.mode_combo.currentText()})"
+            self.controls.status_label.setText(f"{what} {count_text(self.qdoc.doc.num_gpus())} GPUs...")
+            if self.advice_state.result is None and self.advice_state.error is None:
                 self.changes.show_analysing()
 
     # ---- answers ----
@@ -331,7 +267,7 @@ class AdvisorPanel(QWidget):
             self._show_busy()
             self._finish_status()
             self._update_stale()
-            if self.auto_check.isChecked() and self.shown and not self._auto_timer.isActive():
+            if self.controls.auto_check.isChecked() and self.shown and not self._auto_timer.isActive():
                 self._auto_timer.start()
             return
         if answer is Answer.ERROR:
@@ -358,9 +294,9 @@ class AdvisorPanel(QWidget):
             self._finish_status()
             return
         if answer is Answer.ERROR:
-            self.scaling_view.show_error(error)
+            self.controls.scaling_view.show_error(error)
         else:
-            self.scaling_view.show_report(report)
+            self.controls.scaling_view.show_report(report)
         self._finish_status()
         self._update_stale()
         if not error:
@@ -369,19 +305,19 @@ class AdvisorPanel(QWidget):
     def _finish_status(self) -> None:
         if self.running:
             return
-        if self.search_state.busy:
-            self.status_label.setText(self.plan_search.status_text())
+        if self.plan_search.state.busy:
+            self.controls.status_label.setText(self.plan_search.status_text())
             return
-        if self.report is not None:
-            n = len(self.report["ranked"])
-            job = self.report.get("job_name")
-            self.status_label.setText(f"{n} changes costed on {count_text(self.qdoc.doc.num_gpus())} GPUs "
-                                      f"in {self.report.get('elapsed_s', 0.0):.2f} s"
+        if self.advice_state.result is not None:
+            n = len(self.advice_state.result["ranked"])
+            job = self.advice_state.result.get("job_name")
+            self.controls.status_label.setText(f"{n} changes costed on {count_text(self.qdoc.doc.num_gpus())} GPUs "
+                                      f"in {self.advice_state.result.get('elapsed_s', 0.0):.2f} s"
                                       + (f" for job {job} alone" if job else ""))
-        elif self.error:
-            self.status_label.setText("the design cannot be analysed")
+        elif self.advice_state.error:
+            self.controls.status_label.setText("the design cannot be analysed")
         else:
-            self.status_label.setText("")
+            self.controls.status_label.setText("")
 
     def _update_stale(self) -> None:
         stale = self.stale or self.scale_state.stale(self.revision)
@@ -390,7 +326,7 @@ class AdvisorPanel(QWidget):
                 else "The design changed since this analysis. "
             if self.advice_state.busy or self._auto_timer.isActive():
                 text = then + "Analysing again..."
-            elif self.auto_check.isChecked() and self.shown:
+            elif self.controls.auto_check.isChecked() and self.shown:
                 text = then + "Analysing again shortly..."
             else:
                 text = then + "Press Analyse for advice on the design as it is now."
@@ -398,63 +334,29 @@ class AdvisorPanel(QWidget):
             text = None
             self._last_applied = None
         self.changes.set_stale(text, can_apply=not self.stale)
-        self.plans_page.set_stale(self.plan_search.stale_text(self.revision))
-
-    # ---- showing ----
-    def plan_rows(self) -> list[dict]:
-        """The best plans in table order (the search's rows: point, step_time_s, mfu, ...)."""
-        return list(self.plans_page.rows)
+        self.plan_search.page.set_stale(self.plan_search.stale_text(self.revision))
 
     # ---- "Copy as Megatron arguments" (megatron_copy.py) -----------------------------------
     def _say(self, text: str) -> None:
-        self.status_label.setText(text)
-
-    def apply_plan(self, row: dict) -> bool:
-        """Apply a plan of the search as one undo step (advisor_search.py)."""
-        return self.plan_search.apply_plan(row)
-
-    def advice_rows(self) -> list:
-        """The advice in table order (group header rows left out)."""
-        return self.changes.advice()
-
-    def find_advice(self, prefix: str):
-        return next((a for a in self.advice_rows() if a.id.startswith(prefix) and not a.error), None)
-
-    def row_of(self, advice) -> int:
-        return self.changes.rows.index(advice)
+        self.controls.status_label.setText(text)
 
     def apply(self, advice) -> bool:
         """Apply one change as one undo step; False (and why, in the status line) when it cannot be."""
         if self._closed or advice is None:
             return False
         if advice.error or advice.document is None:
-            self.status_label.setText(f"{advice.title}: not applicable ({advice.error})")
+            self.controls.status_label.setText(f"{advice.title}: not applicable ({advice.error})")
             return False
-        if self.stale or self.report_revision != self.revision:
-            self.status_label.setText("the design changed since this analysis: analyse again first")
+        if self.stale or self.advice_state.revision != self.revision:
+            self.controls.status_label.setText("the design changed since this analysis: analyse again first")
             return False
-        job_name = self.report.get("job_name") if isinstance(self.report, dict) else None
+        job_name = self.advice_state.result.get("job_name") if isinstance(self.advice_state.result, dict) else None
         self._last_applied = advice.title
         # the document changes: the window re-evaluates, this advice goes stale
         self.qdoc.push(advice_command(self.qdoc, advice, job_name, f"Advisor: {advice.title}"))
         self._update_stale()
         self.applied.emit(advice.id)
         return True
-
-
-def _process_events_until(done, timeout_s: float) -> bool:
-    """Process Qt events until `done()` (True) or `timeout_s` passed (False)."""
-    import time
-
-    from PySide6.QtWidgets import QApplication
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        QApplication.processEvents()
-        if done():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 class _TabifyOnShow(QObject):

@@ -14,9 +14,9 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStackedLayout, QVBoxLayout, QWidget
 
 from ...core.analysis.texts import evaluate_command
-from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER
 from .cause_bar import CauseBar, cause_color, cause_tip, note_text, short_cause
 from .megatron_copy import install_copy_megatron
+from .plot_style import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER
 from .results_table import GROUP_BG, NOFIT_BG, STALE_STYLE, Item, apply_button, results_table
 from .results_table import capital as _capital, escape as _escape
 
@@ -133,6 +133,14 @@ class ChangesPage(QWidget):
     def advice(self) -> list:
         """The advice in table order (group header rows left out)."""
         return [a for a in self.rows if a is not None]
+
+    def find(self, prefix: str):
+        """The first applicable advice whose id starts with `prefix` (None: there is none)."""
+        return next((a for a in self.advice() if a.id.startswith(prefix) and not a.error), None)
+
+    def row_of(self, advice) -> int:
+        """The table row of `advice`."""
+        return self.rows.index(advice)
 
     # ---- the table ----
     def _fill_table(self, report: dict, can_apply: bool) -> None:

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..common.action_guard import guarded
-from .breakdown import MUTED
+from .plot_style import MUTED
 from .scaling_plot import ScalingPlot
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QPushButton
 
 from ..common.action_guard import guarded
+from ..common.wait import process_events_until
 from .analysis_state import AnalysisState, Answer
 from .best_plans import SEARCH_HINT, BestPlansPage
 from .megatron_copy import install_copy_megatron
@@ -91,6 +92,8 @@ class PlanSearchPart:
     def start(self) -> None:
         """Search the plans of the design as it is now (a running search is superseded)."""
         panel = self.panel
+        if panel._closed:
+            return
         request = self.state.start()
         self.costed = 0
         self.note = ""
@@ -101,9 +104,19 @@ class PlanSearchPart:
 
     def toggle(self) -> None:
         if self.state.busy:
-            self.panel.stop_search()
+            self.stop()
         else:
-            self.panel.search_plans()
+            self.start()
+
+    def stop(self) -> None:
+        """Stop the running search (what was shown before stays)."""
+        if self.state.busy:
+            self.cancel("stopped")
+            self.panel._update_stale()
+
+    def wait(self, timeout_s: float = 120.0) -> bool:
+        """Process events until the running search is in (scripts, screenshots)."""
+        return process_events_until(lambda: not self.state.busy, timeout_s)
 
     def cancel(self, why: str) -> None:
         self.worker.cancel()
@@ -132,7 +145,7 @@ class PlanSearchPart:
         if not searching and not panel.running:  # the status line says how the search ended
             text = self.ended_text()
             if text is not None:
-                panel.status_label.setText(text)
+                panel._say(text)
 
     # ---- answers ----
     def on_progress(self, request: int, costed: int) -> None:
@@ -141,7 +154,7 @@ class PlanSearchPart:
             return
         self.costed = costed
         if not panel.running:
-            panel.status_label.setText(self.status_text())
+            panel._say(self.status_text())
         if self.result is None and self.state.error is None:
             self.refresh()
 
@@ -170,6 +183,10 @@ class PlanSearchPart:
             panel.searched.emit()
 
     # ---- plans ----
+    def rows(self) -> list[dict]:
+        """The best plans in table order (the search's rows: point, step_time_s, mfu, ...)."""
+        return list(self.page.rows)
+
     def megatron_line(self, row: int) -> str | None:
         """The Megatron-LM line of a search-table row's plan (the file's own plan below the best)."""
         from ...core.export.megatron_args import plan_line
@@ -189,16 +206,16 @@ class PlanSearchPart:
         if panel._closed or row is None or self.result is None:
             return False
         if self.stale(panel.revision) or self.state.revision != panel.revision:
-            panel.status_label.setText("the design changed since this search: search again first")
+            panel._say("the design changed since this search: search again first")
             return False
         current = self.result.current
         if current is not None and row["point"] == current["point"]:
-            panel.status_label.setText("this is the file's plan already")
+            panel._say("this is the file's plan already")
             return False
         point = row["point"]
         command = self._plan_command(point)
         if command is None:
-            panel.status_label.setText("the design has no workload")
+            panel._say("the design has no workload")
             return False
         label = point.label()
         self.last_applied = label

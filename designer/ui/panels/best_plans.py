@@ -13,7 +13,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStackedLayout, QVBoxLayout, QWidget
 
 from ...core.analysis.texts import search_counts_text
-from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER
+from .plot_style import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER
 from .plan_search import row_tip, speedup_of
 from .results_table import GROUP_BG, STALE_STYLE, Item, apply_button, capital, escape, plan_cell_text, results_table
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from .breakdown import category_color
+from .plot_style import category_color
 
 
 def cause_color(cause: dict) -> QColor:

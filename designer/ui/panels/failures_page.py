@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.analysis.texts import evaluate_command
-from .breakdown import DOES_NOT_FIT, MUTED, SLOWER
+from .plot_style import DOES_NOT_FIT, MUTED, SLOWER
 from .results_table import STALE_STYLE, Item, plain_table
 
 FAILURE_COLUMNS = ("Lost share", "Element(s)", "What it does")

@@ -17,7 +17,7 @@ import time
 from PySide6.QtCore import Signal
 
 from ..work.latest_worker import Cancelled, LatestWorker, error_text
-from .breakdown import CATEGORY_NAMES
+from .plot_style import CATEGORY_NAMES
 
 PROGRESS_EVERY_S = 0.1  # at most ten progress signals a second
 

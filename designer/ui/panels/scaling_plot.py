@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from .breakdown import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER, style_axis
+from .plot_style import AXIS, DOES_NOT_FIT, FASTER, MUTED, SLOWER, style_axis
 from .results_table import capital, escape
 
 ACCENT = "#2563eb"

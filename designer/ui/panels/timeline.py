@@ -30,7 +30,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from .breakdown import TEXT, fit_legend, stale_banner, stale_text
+from .plot_style import TEXT, fit_legend, stale_banner, stale_text
 from .timeline_data import TimelineData, timeline_data
 from .timeline_detail import HINT, DetailLine, device_name, event_text, title_text
 from .timeline_export import export_timeline

@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QApplication
 
-from .breakdown import TEXT, FlexibleLabel, Swatch, fit_legend, make_legend, style_axis
 from .plot_export import PLOT_FORMATS, export_plot, fmt_float, write_csv
+from .plot_style import TEXT, FlexibleLabel, Swatch, fit_legend, make_legend, style_axis
 from .timeline_arrows import TimelineArrows
 from .timeline_detail import device_name
 from .timeline_items import KindBars, RowBands, kind_name

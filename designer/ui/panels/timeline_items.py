@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
-from .breakdown import CATEGORY_COLORS, Swatch, category_color, fit_legend, hatch_brush, light
+from .plot_style import CATEGORY_COLORS, Swatch, category_color, fit_legend, hatch_brush, light
 
 try:  # pyqtgraph's contiguous QRectF array: drawRects without building 50k Python objects
     from pyqtgraph.Qt.internals import PrimitiveArray

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollBar, QToolButton, QWidget
 
-from .breakdown import TEXT, FlexibleLabel, make_legend, style_axis
+from .plot_style import TEXT, FlexibleLabel, make_legend, style_axis
 from .timeline_arrows import TimelineArrows
 from .timeline_items import RowBands
 

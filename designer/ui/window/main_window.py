@@ -37,14 +37,39 @@ class MainWindow(QMainWindow):
         self.settings = settings or QSettings()
         self.qdoc = QtDocument(parent=self)
         self.link_loads = LinkLoads()  # the shown result's link loads: the Inspector and the canvas ask them
-        self.scene = CanvasScene(self.qdoc, self, self.link_loads)
-        self.view = CanvasView(self.scene)
-        self.setCentralWidget(self.view)
+        self._build_canvas()
         from .result_flow import ResultFlow
 
         self.results = ResultFlow(self, engine_slowdown_s)  # the engine's results to the status bar and panels
         self.progress = None  # the running (or last) BackgroundJob: generate, open, recovery
+        self._build_design_docks()
+        self._build_result_docks()
+        self._build_status_bar()
+        self.autosaver = None  # the crash-recovery autosave (use_autosaver), once the window is shown
+        self.remember_layout = remember_layout  # the docks as the user left them (layout_memory.py)
+        self.welcome_banner = None  # the first-run hint above the canvas (show_welcome)
+        self._build_controllers()
+        self._build_logical_dock()
+        from ..docks.jobs_control import JobsControl
 
+        self.jobs = JobsControl(self)  # the Jobs dock, the jobs' colours on the canvas
+        self.jobs_panel, self.jobs_dock, self.job_marks = self.jobs.panel, self.jobs.dock, self.jobs.marks
+        self._build_menus()
+        self._build_canvas_menus()
+        self._connect()
+        self.jobs.connect()
+        self.results.connect()
+        self.qdoc.replaced.connect(self._update_title)
+        self._refresh_all()
+
+    # ---- what the window is made of (in the order __init__ builds it) ----
+    def _build_canvas(self) -> None:
+        self.scene = CanvasScene(self.qdoc, self, self.link_loads)
+        self.view = CanvasView(self.scene)
+        self.setCentralWidget(self.view)
+
+    def _build_design_docks(self) -> None:
+        """Parts and Job (tabbed, left); Inspector and Overview (right)."""
         self.palette = Palette()
         self.palette.follow_document(self.qdoc)  # new parts start as the open design's own
         self.inspector = Inspector(self.qdoc, self.link_loads)
@@ -60,6 +85,10 @@ class MainWindow(QMainWindow):
 
         self.minimap = Minimap(self.view, self.qdoc)
         self._dock(self.minimap, "Overview", Qt.RightDockWidgetArea)
+
+    def _build_result_docks(self) -> None:
+        """Breakdown beside Timeline (bottom), the Advisor a tab behind the Timeline; then the docks
+        as the user left them."""
         from ..panels.breakdown import BreakdownPanel
         from ..panels.timeline import TimelinePanel
 
@@ -84,6 +113,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.breakdown_dock, self.timeline_dock], [520, 900], Qt.Horizontal)
         self.resizeDocks([self.breakdown_dock], [300], Qt.Vertical)
 
+    def _build_status_bar(self) -> None:
+        """Counts of the design; the result, the problems and the zoom on the right."""
         self.counts_label = QLabel()
         # One list of problems per revision (the worker's check: design + plan), shown the same way by
         # this button (count + first message), its popup (every message, wrapped) and the Job panel.
@@ -103,10 +134,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.problems_button)
         self.statusBar().addPermanentWidget(self.zoom_label)
 
-        self.autosaver = None  # the crash-recovery autosave (use_autosaver), once the window is shown
-        self.remember_layout = remember_layout  # the docks as the user left them (layout_memory.py)
-        self.welcome_banner = None  # the first-run hint above the canvas (show_welcome)
-        # the window's commands, one controller per job; the menus (menus.py) call into them
+    def _build_controllers(self) -> None:
+        """The window's commands, one controller per job; the menus (menus.py) call into them."""
         from .design_tools import DesignTools
         from .import_actions import ImportActions
         from .edit_actions import EditActions
@@ -119,27 +148,21 @@ class MainWindow(QMainWindow):
         self.imports = ImportActions(self)
         self.edits = EditActions(self)
         self.help_dialogs: dict = {}  # Help's dialogs by kind, kept while the window lives (help.py)
+
+    def _build_logical_dock(self) -> None:
+        """View > Logical Fabric View: a dock sharing the canvas's selection, closed at first."""
         from ..logical.install import logical_view_dock
 
-        # View > Logical Fabric View: a dock sharing the canvas's selection, closed at first
         self.logical_view, self.logical_dock = logical_view_dock(self)
         self.act_logical = self.logical_dock.toggleViewAction()
-        from ..docks.jobs_control import JobsControl
 
-        self.jobs = JobsControl(self)  # the Jobs dock, the jobs' colours on the canvas
-        self.jobs_panel, self.jobs_dock, self.job_marks = self.jobs.panel, self.jobs.dock, self.jobs.marks
-        self._build_menus()
+    def _build_canvas_menus(self) -> None:
+        """The canvas's right-click menu; Edit > Mark Down / Up enabled for the selection."""
         from ..document.connect_to_fabric import enable_canvas_menu
-
-        enable_canvas_menu(self)  # the canvas's right-click menu
         from ..document.mark_down import follow_selection
 
-        follow_selection(self)  # Edit > Mark Down / Up enabled for the selection
-        self._connect()
-        self.jobs.connect()
-        self.results.connect()
-        self.qdoc.replaced.connect(self._update_title)
-        self._refresh_all()
+        enable_canvas_menu(self)
+        follow_selection(self)
 
     # ---- layout ----
     def _dock(self, widget, title: str, area) -> QDockWidget:
