@@ -54,7 +54,70 @@ class LinkGroups:
             links = [doc.find("links", link_id) for link_id in ids]  # the document changed since: by id
             if any(link is None for link in links):
                 return None
-        return _read(doc, links, ids)
+        return cls.read(doc, links, ids)
+
+    @classmethod
+    def read(cls, doc, links: list, ids: list[str]) -> "LinkGroups":
+        """Every link's tier and cable, vectorised over the design's parsed endpoints (model/endpoints.py):
+        words are made once per distinct (ends, cable), a few dozen even at 131k GPUs. `links`: the
+        document's link of each id."""
+        n = len(links)
+        node_ids = [node.id for node in doc.nodes]
+        switch_ids = [switch.id for switch in doc.switches]
+        a = doc.link_ends.parse(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the check's parse
+        b = doc.link_ends.parse(list(map(attrgetter("b"), links)), node_ids, switch_ids)
+        tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
+        # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
+        switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
+        kind_code = {name: i for i, name in enumerate(CABLE_KINDS)}  # in C per link: 0.15 s at 131k GPUs by a generator
+        kind = np.fromiter(map(kind_code.get, map(attrgetter("kind"), links), repeat(0)), np.int8, n)
+        a_node, b_node = a.kind == 1, b.kind == 1
+        ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
+        tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
+        # rail-optimized: each server's NICs go to different leaves
+        nic = (kind != 2) & (a_node ^ b_node) & ((a.kind == 2) | (b.kind == 2))
+        server = np.where(a_node, a.index, b.index)[nic]
+        leaf = np.where(a_node, b.index, a.index)[nic]
+        rails = False
+        if server.size:
+            # the distinct (server, leaf) pairs as one integer each: np.unique of rows (axis=0) sorted them
+            # as records, ~80 ms at 131k GPUs in one call that holds the interpreter from the window's thread
+            # (return_index: np.unique without one imports numpy.ma, 7 ms of a 16k-GPU `evaluate --json`)
+            width = int(leaf.max()) + 1
+            pairs = np.unique(server.astype(np.int64) * width + leaf, return_index=True)[0]
+            per_server = np.bincount(server, minlength=len(node_ids))
+            distinct = np.bincount(pairs // width, minlength=len(node_ids))
+            rails = bool(np.all(per_server == distinct)) and int(per_server.max()) > 1
+        key = ((((kind == 2).astype(np.int16) * 2 + a_node) * 2 + b_node) * 10 + ta) * 10 + tb  # below 800
+        uniq, tier_code = small_codes(key, 800)
+        names = {v: k for k, v in tier_rank.items()}
+        tier_words = []
+        for packed in uniq.tolist():
+            packed, xb = divmod(packed, 10)
+            packed, xa = divmod(packed, 10)
+            packed, bn = divmod(packed, 2)
+            nvlink, an = divmod(packed, 2)
+            if nvlink:
+                tier_words.append("NVLink links")
+            elif an != bn:
+                other = names.get(xb if an else xa)
+                tier_words.append("rail links" if rails else f"server-{other or 'switch'} links")
+            elif an:
+                tier_words.append("server-to-server links")
+            else:
+                low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
+                tier_words.append(f"{low}-{high} links")
+        bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
+        count = np.fromiter(map(attrgetter("count"), links), np.int64, n)
+        cable_code = combined_codes([codes(bw), codes(count), kind], n)
+        first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
+        first_of[cable_code[::-1]] = np.arange(n)[::-1]  # a link of each cable code
+        cables = list(zip(bw[first_of].tolist(), count[first_of].tolist(), kind[first_of].tolist()))
+        tier_code, cable_code = tier_code.reshape(-1), cable_code.reshape(-1)
+        for array in (tier_code, cable_code):
+            array.flags.writeable = False
+        return cls(doc.lineage, doc.revision, ids, IdIndex(ids), tier_code, tuple(tier_words), cable_code,
+                          tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
 
     def _carried_to(self, doc) -> "LinkGroups | None":
         """These groups at `doc`'s revision, or None when an edit since may move a link to another tier."""
@@ -97,69 +160,6 @@ def _cable_words(gbps: float, count: int, kind: int) -> str:
     name = CABLE_KINDS[kind]
     words = f"{gbps:g} Gb/s {KIND_NAMES.get(name, name)}"
     return f"{count} x {words}" if count > 1 else words
-
-
-def _read(doc, links: list, ids: list[str]) -> LinkGroups:
-    """Every link's tier and cable, vectorised over the design's parsed endpoints (model/endpoints.py):
-    words are made once per distinct (ends, cable), a few dozen even at 131k GPUs. `links`: the
-    document's link of each id."""
-    n = len(links)
-    node_ids = [node.id for node in doc.nodes]
-    switch_ids = [switch.id for switch in doc.switches]
-    a = doc.link_ends.parse(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the check's parse
-    b = doc.link_ends.parse(list(map(attrgetter("b"), links)), node_ids, switch_ids)
-    tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
-    # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
-    switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
-    kind_code = {name: i for i, name in enumerate(CABLE_KINDS)}  # in C per link: 0.15 s at 131k GPUs by a generator
-    kind = np.fromiter(map(kind_code.get, map(attrgetter("kind"), links), repeat(0)), np.int8, n)
-    a_node, b_node = a.kind == 1, b.kind == 1
-    ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
-    tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
-    # rail-optimized: each server's NICs go to different leaves
-    nic = (kind != 2) & (a_node ^ b_node) & ((a.kind == 2) | (b.kind == 2))
-    server = np.where(a_node, a.index, b.index)[nic]
-    leaf = np.where(a_node, b.index, a.index)[nic]
-    rails = False
-    if server.size:
-        # the distinct (server, leaf) pairs as one integer each: np.unique of rows (axis=0) sorted them
-        # as records, ~80 ms at 131k GPUs in one call that holds the interpreter from the window's thread
-        # (return_index: np.unique without one imports numpy.ma, 7 ms of a 16k-GPU `evaluate --json`)
-        width = int(leaf.max()) + 1
-        pairs = np.unique(server.astype(np.int64) * width + leaf, return_index=True)[0]
-        per_server = np.bincount(server, minlength=len(node_ids))
-        distinct = np.bincount(pairs // width, minlength=len(node_ids))
-        rails = bool(np.all(per_server == distinct)) and int(per_server.max()) > 1
-    key = ((((kind == 2).astype(np.int16) * 2 + a_node) * 2 + b_node) * 10 + ta) * 10 + tb  # below 800
-    uniq, tier_code = small_codes(key, 800)
-    names = {v: k for k, v in tier_rank.items()}
-    tier_words = []
-    for packed in uniq.tolist():
-        packed, xb = divmod(packed, 10)
-        packed, xa = divmod(packed, 10)
-        packed, bn = divmod(packed, 2)
-        nvlink, an = divmod(packed, 2)
-        if nvlink:
-            tier_words.append("NVLink links")
-        elif an != bn:
-            other = names.get(xb if an else xa)
-            tier_words.append("rail links" if rails else f"server-{other or 'switch'} links")
-        elif an:
-            tier_words.append("server-to-server links")
-        else:
-            low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
-            tier_words.append(f"{low}-{high} links")
-    bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
-    count = np.fromiter(map(attrgetter("count"), links), np.int64, n)
-    cable_code = combined_codes([codes(bw), codes(count), kind], n)
-    first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
-    first_of[cable_code[::-1]] = np.arange(n)[::-1]  # a link of each cable code
-    cables = list(zip(bw[first_of].tolist(), count[first_of].tolist(), kind[first_of].tolist()))
-    tier_code, cable_code = tier_code.reshape(-1), cable_code.reshape(-1)
-    for array in (tier_code, cable_code):
-        array.flags.writeable = False
-    return LinkGroups(doc.lineage, doc.revision, ids, IdIndex(ids), tier_code, tuple(tier_words), cable_code,
-                      tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
 
 
 def small_codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -140,6 +140,11 @@ class LinkLoad:
     def prepared(self) -> bool:
         return self._position is not None
 
+    @property
+    def made_groups(self) -> LinkGroups | None:
+        """The links' tiers and cables if made already (a later analysis of the design carries them)."""
+        return self._groups or None
+
     def groups(self) -> LinkGroups | None:
         """The links' tiers and cables (link_groups.py) for this document at its revision; None when
         it no longer holds every link of the evaluation."""
@@ -371,11 +376,23 @@ def link_load(result, doc) -> LinkLoad:
 class LinkLoads:
     """The LinkLoad of the result the window shows, for its document at one revision: made once and
     reused by every question about it (the Inspector, a bundle's tooltip); one for another result or
-    revision replaces it, so a result the window moved on from is not kept alive (~30 MB at 131k GPUs)."""
+    revision replaces it, so a result the window moved on from is not kept alive (~30 MB at 131k GPUs).
+    The links' tiers and cables (LinkGroups, of the design, not of a result) go on to the next one."""
 
     def __init__(self):
         self._made_for: tuple | None = None  # (result, doc, revision)
         self._analysis: LinkLoad | None = None
+        self._groups: LinkGroups | None = None  # the newest made, for an analysis let go of
+
+    @property
+    def groups(self) -> LinkGroups | None:
+        """The newest links' tiers and cables made for the window's design (for the next analysis)."""
+        made = self._analysis.made_groups if self._analysis is not None else None
+        return made if made is not None else self._groups
+
+    def _let_go(self) -> None:
+        self._groups = self.groups
+        self._made_for = self._analysis = None
 
     def _holds(self, result, doc) -> bool:
         made = self._made_for
@@ -383,7 +400,7 @@ class LinkLoads:
 
     def of(self, result, doc) -> LinkLoad:
         if not self._holds(result, doc):
-            self.take(result, doc, LinkLoad(result, doc))
+            self.take(result, doc, LinkLoad(result, doc, self.groups))
         return self._analysis
 
     def ready(self, result, doc) -> bool:
@@ -394,13 +411,14 @@ class LinkLoads:
         """Take `analysis` (maybe made on a snapshot of `doc` at its revision, off the window's thread)
         as the LinkLoad of this result and document."""
         analysis.doc = doc  # the same links at this revision; the snapshot can go
+        self._let_go()
         self._made_for = (result, doc, doc.revision)
         self._analysis = analysis
 
     def keep_only(self, result) -> None:
         """Let go of an analysis made for another result than `result` (the one now shown)."""
         if self._made_for is not None and self._made_for[0] is not result:
-            self._made_for = self._analysis = None
+            self._let_go()
 
     def link_text(self, result, doc, link_id: str) -> str:
         """The answer for one link id ('' when the result has no such link)."""
