@@ -24,6 +24,9 @@ OTHER_LINK_FIELDS = ("latency_us", "slowdown", "note", "state")
 # What a server's or switch's edit can change of its links' tiers: its id (the links' ends find it by
 # it) and a switch's tier; a box placed on the canvas or renamed in words changes nothing
 DEVICE_FIELDS = ("id", "tier")
+# Links read at a time: one C loop over 295k links (a 131k-GPU design) holds the interpreter 10-40 ms,
+# and the window's thread waits that long for it; between parts it gets its turn (at its switch interval)
+PART_LINKS = 16384
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +53,7 @@ class LinkGroups:
             if carried is not None:
                 return carried
         links = doc.links
-        if len(links) != len(ids) or list(map(attrgetter("id"), links)) != ids:
+        if len(links) != len(ids) or _listed(links, attrgetter("id")) != ids:
             links = [doc.find("links", link_id) for link_id in ids]  # the document changed since: by id
             if any(link is None for link in links):
                 return None
@@ -64,13 +67,13 @@ class LinkGroups:
         n = len(links)
         node_ids = [node.id for node in doc.nodes]
         switch_ids = [switch.id for switch in doc.switches]
-        a = doc.link_ends.parse(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the check's parse
-        b = doc.link_ends.parse(list(map(attrgetter("b"), links)), node_ids, switch_ids)
+        a = doc.link_ends.parse(_listed(links, attrgetter("a")), node_ids, switch_ids)  # the check's parse
+        b = doc.link_ends.parse(_listed(links, attrgetter("b")), node_ids, switch_ids)
         tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
         # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
         switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
         kind_code = {name: i for i, name in enumerate(CABLE_KINDS)}  # in C per link: 0.15 s at 131k GPUs by a generator
-        kind = np.fromiter(map(kind_code.get, map(attrgetter("kind"), links), repeat(0)), np.int8, n)
+        kind = _column(links, lambda part: map(kind_code.get, map(attrgetter("kind"), part), repeat(0)), np.int8)
         a_node, b_node = a.kind == 1, b.kind == 1
         ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
         tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
@@ -107,8 +110,8 @@ class LinkGroups:
             else:
                 low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
                 tier_words.append(f"{low}-{high} links")
-        bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
-        count = np.fromiter(map(attrgetter("count"), links), np.int64, n)
+        bw = _column(links, lambda part: map(attrgetter("bandwidth_gbps"), part), float)
+        count = _column(links, lambda part: map(attrgetter("count"), part), np.int64)
         cable_code = combined_codes([codes(bw), codes(count), kind], n)
         first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
         first_of[cable_code[::-1]] = np.arange(n)[::-1]  # a link of each cable code
@@ -150,6 +153,23 @@ class LinkGroups:
         cable_code.flags.writeable = False
         return replace(self, revision=doc.revision, cable_code=cable_code, cable_words=tuple(cable_words),
                        cable_of=cable_of)
+
+
+def _listed(links: list, field) -> list:
+    """[field(link) for link in links], PART_LINKS at a time."""
+    out: list = []
+    for start in range(0, len(links), PART_LINKS):
+        out.extend(map(field, links[start:start + PART_LINKS]))
+    return out
+
+
+def _column(links: list, values, dtype) -> np.ndarray:
+    """An array of values(part) over the links, PART_LINKS at a time."""
+    out = np.empty(len(links), dtype=dtype)
+    for start in range(0, len(links), PART_LINKS):
+        part = links[start:start + PART_LINKS]
+        out[start:start + len(part)] = np.fromiter(values(part), dtype, len(part))
+    return out
 
 
 def _kind_code(kind: str) -> int:
