@@ -202,9 +202,14 @@ class ResultFlow(QObject):
         if not self.closed:
             self.window.inspector.show_result(self.result, now=True)
 
+    def _wants_link_load(self) -> bool:
+        """A view words link loads: the Inspector a selected link's, or the link heat's tooltips a bundle's
+        busiest cable's (prepared by the worker, so that a first tooltip reads no link on this thread)."""
+        return self.window.inspector.shows_one_link() or self.window.act_heat.isChecked()
+
     def link_load_later(self, _result) -> None:
-        self._link_load_pending = self.window.inspector.shows_one_link()  # (settle() waits for it)
-        if self._link_load_pending:
+        self._link_load_pending = self._wants_link_load()  # (settle() waits for it)
+        if self.window.inspector.shows_one_link():
             self.window.inspector.mark_updating()
         QTimer.singleShot(0, self, lambda: self.closed or self._request_link_load(self.result))
 
@@ -229,7 +234,7 @@ class ResultFlow(QObject):
         prepared by the worker off the UI thread (the links' tiers and cables read once per design, ~0.15 s
         at 131k GPUs, then carried across cables' speed edits); the Inspector shows what it showed until
         it comes."""
-        if result is None or not self.window.inspector.shows_one_link() or not getattr(result, "link_load", None):
+        if result is None or not self._wants_link_load() or not getattr(result, "link_load", None):
             self._link_load_pending = False
             QTimer.singleShot(0, self, self._show_link_load)  # nothing to word, or no link loads: cheap
             return
@@ -354,6 +359,8 @@ class ResultFlow(QObject):
         self.window.scene.show_heat(self._heat_of)
         self.window.view.set_heat(on)
         self.window.settings.setValue("view/link_heat", on)
+        if on and self.result is not None and not self.window.link_loads.ready(self.result, self.qdoc.doc):
+            self._request_link_load(self.result)  # for its tooltips
 
 
 def memory_problem(result):
