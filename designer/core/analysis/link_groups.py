@@ -36,7 +36,7 @@ class LinkGroups:
     lineage: object  # the document's (Document.lineage)
     revision: int
     ids: list[str]  # the links' ids in the document's order
-    index: IdIndex  # id -> position among `ids`
+    index: IdIndex | None  # id -> position among `ids` (made by with_index: `evaluate --json` needs none)
     tier_code: np.ndarray  # per link: its tier, an index into tier_words
     tier_words: tuple[str, ...]
     cable_code: np.ndarray  # per link: its cable, an index into cable_words
@@ -119,8 +119,20 @@ class LinkGroups:
         tier_code, cable_code = tier_code.reshape(-1), cable_code.reshape(-1)
         for array in (tier_code, cable_code):
             array.flags.writeable = False
-        return cls(doc.lineage, doc.revision, ids, IdIndex(ids), tier_code, tuple(tier_words), cable_code,
+        return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), cable_code,
                           tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
+
+    def with_index(self) -> "LinkGroups":
+        """These groups with their id table (kept by the groups carried from them)."""
+        return self if self.index is not None else replace(self, index=IdIndex(self.ids))
+
+    def _position(self, link_id: str) -> int | None:
+        if self.index is not None:
+            return self.index.get(link_id)
+        try:
+            return self.ids.index(link_id)
+        except ValueError:
+            return None
 
     def _carried_to(self, doc) -> "LinkGroups | None":
         """These groups at `doc`'s revision, or None when an edit since may move a link to another tier."""
@@ -143,7 +155,7 @@ class LinkGroups:
         cable_words, cable_of = list(self.cable_words), dict(self.cable_of)
         links = doc.links
         for link_id in recabled:
-            position = self.index.get(link_id)
+            position = self._position(link_id)
             if position is None:
                 return None
             # by its place (a snapshot's first find by id indexes all its links: 0.27 s at 131k GPUs)

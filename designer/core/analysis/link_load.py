@@ -128,7 +128,11 @@ class LinkLoad:
     def index_of(self, link_id: str) -> int | None:
         if self._position is None:
             groups = self.groups()
-            self._position = groups.index if groups is not None else IdIndex(self.ids)
+            if groups is not None:  # kept with the groups: the next result's analysis carries it
+                self._groups = groups = groups.with_index()
+                self._position = groups.index
+            else:
+                self._position = IdIndex(self.ids)
         return self._position.get(link_id)
 
     def prepare(self) -> None:
