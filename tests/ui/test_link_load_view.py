@@ -148,3 +148,16 @@ def test_the_heats_tooltips_read_no_link_on_the_windows_thread(window, tmp_path,
     tip = hover_tooltip(window, open_point_on(window, row), monkeypatch)
     assert "63 rail links (25 Gb/s InfiniBand) loaded alike" in tip
     assert reads and "MainThread" not in reads and grouped == []
+
+
+def test_opening_another_design_lets_go_of_the_links_read_for_the_one_before(window, tmp_path):
+    """The links' tiers, cables and ids read to word a cable's load (tens of MB at 131k GPUs) go with
+    their design: File > Open of another keeps none of them."""
+    open_dp_bound(window, tmp_path)
+    window.scene.select_ids(["l7"])
+    assert window.settle() and "l7 among them" in window.inspector.load.text()
+    assert window.link_loads.groups is not None
+    window.act_heat.trigger()  # Link Heat off: no view of the next design words a load
+    window.open_file(str(EXAMPLES / "gb200-nvl72-144gpu.yaml"))
+    assert window.settle() and window.result is not None
+    assert window.link_loads.groups is None

@@ -116,7 +116,8 @@ class LinkGroups:
         first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
         first_of[cable_code[::-1]] = np.arange(n)[::-1]  # a link of each cable code
         cables = list(zip(bw[first_of].tolist(), count[first_of].tolist(), kind[first_of].tolist()))
-        tier_code, cable_code = tier_code.reshape(-1), cable_code.reshape(-1)
+        # (small integers: kept from one edit to the next beside a 131k-GPU design)
+        tier_code, cable_code = tier_code.reshape(-1).astype(np.int16), cable_code.reshape(-1).astype(np.int32)
         for array in (tier_code, cable_code):
             array.flags.writeable = False
         return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), cable_code,

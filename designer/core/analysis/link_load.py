@@ -394,6 +394,10 @@ class LinkLoads:
         made = self._analysis.made_groups if self._analysis is not None else None
         return made if made is not None else self._groups
 
+    def forget(self) -> None:
+        """Another design: let go of everything made for the one before (its links' ids with them)."""
+        self._made_for = self._analysis = self._groups = None
+
     def _let_go(self) -> None:
         self._groups = self.groups
         self._made_for = self._analysis = None

@@ -133,6 +133,7 @@ class ResultFlow(QObject):
         self.stale_reason = None
         self._timeline_pending = False
         self._timeline_requested = None
+        self.window.link_loads.forget()  # the links of the design before, read for its loads
         self.window.breakdown_panel.forget("evaluating...")
         self.window.timeline_panel.forget("evaluating...")
 
