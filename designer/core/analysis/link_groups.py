@@ -1,8 +1,8 @@
 """Which links of a design may share a class of alike loads: per link its tier ("rail links",
 "leaf-spine links", ...) and its cable ("400 Gb/s InfiniBand"), as small integer codes with their words.
 
-They belong to the design, not to an evaluation: made once (every link's ends and cable read, ~0.1 s
-at 131k GPUs) and carried across the edits that only change cables' speeds or counts, which re-read the
+They belong to the design, not to an evaluation: made once (every link's ends and cable read, ~0.15 s
+of CPU at 131k GPUs) and carried across the edits that only change cables' speeds or counts, which re-read the
 changed links alone. The link-load analysis (link_load.py) reads them for one selected link or for all.
 Pure: no Qt, no engine imports.
 """
@@ -35,7 +35,7 @@ class LinkGroups:
     new LinkGroups, so a thread may read one while another carries it forward)."""
     lineage: object  # the document's (Document.lineage)
     revision: int
-    ids: list[str]  # the links' ids in the document's order
+    ids: list[str]  # the links' ids in the evaluation's order (the document's, unless it changed since)
     index: IdIndex | None  # id -> position among `ids` (made by with_index: `evaluate --json` needs none)
     tier_code: np.ndarray  # per link: its tier, an index into tier_words
     tier_words: tuple[str, ...]
@@ -121,7 +121,7 @@ class LinkGroups:
         for array in (tier_code, cable_code):
             array.flags.writeable = False
         return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), cable_code,
-                          tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
+                   tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
 
     def with_index(self) -> "LinkGroups":
         """These groups with their id table (kept by the groups carried from them)."""
