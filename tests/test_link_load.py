@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from designer.core.analysis.link_load import link_load, seconds_text
+from designer.core.analysis.link_load import LinkLoad, link_load, seconds_text
 from designer.core.engine.evaluate import Engine
 from tests.pdf_text import text_lines
 from designer.core.export.report import render_report
@@ -121,6 +121,9 @@ def test_the_id_index_finds_each_id_as_a_dict_would():
     assert all(index.get(lid) == i for lid, i in wanted.items())  # a repeated id: its last place
     assert index.get("l3000") is None and index.get("nowhere") is None
     assert IdIndex([]).get("l0") is None
+    many = [f"link{i}" for i in range(40000)]  # hashed in parts (PART_IDS at a time)
+    index = IdIndex(many)
+    assert all(index.get(lid) == i for i, lid in enumerate(many)) and index.get("link40000") is None
 
 
 def test_the_busiest_link_rows_agree_with_the_per_link_arrays_and_keep_the_names_of_their_evaluation():
@@ -143,3 +146,77 @@ def test_the_busiest_link_rows_agree_with_the_per_link_arrays_and_keep_the_names
         assert set(r["by_kind"]) == {kind for kind, v in result.link_load.items() if v[i] > 0}
     assert [r.get("phase", "") for r in rows] == [result.link_phase[i] for i in busiest.tolist()]
     assert result.as_json(links=7)["link_utilization"] == rows[:7]
+
+
+def _same_class(alone, grouped) -> bool:
+    return (np.array_equal(alone.members, grouped.members) and alone.tier == grouped.tier
+            and alone.cable == grouped.cable and alone.busy_share_of_step == grouped.busy_share_of_step
+            and alone.phase == grouped.phase)
+
+
+def _saved_16k(tmp_path):
+    """A 16,384-GPU fat-tree with GPT-3 175B on it (TP 8, PP 8), saved and read back as a user opens it."""
+    from designer.core.generate import generate_fat_tree
+    from designer.core.io import save_document
+    from designer.core.model.job import Parallelism, Workload
+
+    doc = generate_fat_tree(nodes=2048, gpu="H100", switch_radix=64)
+    doc.set_job(Workload(preset="gpt3-175b", global_batch_size=4096, micro_batch_size=1),
+                Parallelism(tensor_model_parallel_size=8, pipeline_model_parallel_size=8))
+    path = tmp_path / "fat-tree-16k.yaml"
+    save_document(doc, path)
+    return path
+
+
+def test_a_selected_links_class_found_alone_is_the_one_all_links_grouped_give(tmp_path):
+    """The Inspector and the heat's tooltips word one link without grouping every link of the design:
+    the same class and the same words as grouping all, on the examples (every link), a slowed cable, a
+    spine down, and a saved 16k-GPU fat-tree (a sample of links, each class's first and last)."""
+    designs = sorted(EXAMPLES.glob("*.yaml")) + [_saved_16k(tmp_path)]
+    checked = 0
+    for path in designs:
+        doc = load_document(path)
+        if path == A100:
+            doc.update(doc.links[5].id, slowdown=2.0)  # one rail of a class of alike rails made slower
+        result = Engine().evaluate(doc)
+        if not result.link_load:
+            continue
+        grouped, alone = link_load(result, doc), link_load(result, doc)
+        grouped.classes()
+        alone.classes = lambda: pytest.fail("every link grouped to word one")
+        if grouped.n <= 5000:
+            links = range(grouped.n)
+        else:
+            ends = [int(c.members[k]) for c in grouped.classes() for k in (0, -1)]
+            links = sorted(set(np.random.default_rng(1).integers(0, grouped.n, 200).tolist() + ends))
+        for i in links:
+            assert _same_class(alone.class_of(i), grouped.class_of(i)), (path.name, i)
+            assert alone.text(i) == grouped.text(i)
+            checked += 1
+    assert checked > 4000
+
+
+def test_a_cables_new_speed_carries_the_links_tiers_and_cables_forward():
+    """After a cable's speed changes, the next evaluation's analysis re-reads that cable alone (the id
+    table and every other link's tier and cable carried over) and words every link as a fresh analysis."""
+    doc = load_document(A100)
+    before = link_load(Engine().evaluate(doc), doc)
+    before.prepare()  # as the window's worker does: the groups and the id table
+    before_groups = before.made_groups
+    doc.update(doc.links[5].id, bandwidth_gbps=200.0)
+    doc.update(doc.links[9].id, note="reseated")
+    result = Engine().evaluate(doc)
+    carried, fresh = LinkLoad(result, doc, before_groups), LinkLoad(result, doc)
+    carried.prepare()
+    fresh.prepare()
+    assert carried.made_groups.index is before_groups.index  # carried, not read again
+    assert fresh.made_groups.index is not before_groups.index
+    assert carried.groups().cable_words[carried.groups().cable_code[5]] == "200 Gb/s InfiniBand"
+    for i in range(carried.n):
+        assert carried.text(i) == fresh.text(i)
+    assert [(c.label, c.cable, c.members.tolist()) for c in carried.classes()] == \
+        [(c.label, c.cable, c.members.tolist()) for c in fresh.classes()]
+    doc.update(doc.links[5].id, b=doc.links[7].b)  # a cable moved to another port: read anew
+    moved = LinkLoad(Engine().evaluate(doc), doc, carried.made_groups)
+    moved.prepare()
+    assert moved.made_groups.index is not before_groups.index

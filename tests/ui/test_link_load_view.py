@@ -129,3 +129,35 @@ def test_a_worded_link_load_leaves_the_result_without_its_document(window, tmp_p
     assert window.settle() and "l7 among them" in window.inspector.load.text()
     assert window.link_loads.ready(window.result, window.qdoc.doc)
     assert _reachable(window.result, (Document,)) == []
+
+
+@pytest.mark.slow
+def test_the_heats_tooltips_read_no_link_on_the_windows_thread(window, tmp_path, monkeypatch):
+    """With Link Heat on and no cable selected, the worker prepares each result's link loads, so a
+    tooltip words its bundle's busiest cable without reading every link (~0.15 s at 131k GPUs) or
+    grouping them all on the window's thread; after a cable's new speed too."""
+    from designer.ui.document import commands
+    from tests.ui.test_live_latency import _record_link_reading
+
+    reads, grouped = _record_link_reading(monkeypatch)
+    open_dp_bound(window, tmp_path)
+    doc, scene = window.qdoc.doc, window.scene
+    window.qdoc.push(commands.SetFields(window.qdoc, {"l9": {"bandwidth_gbps": 50.0}}))
+    assert window.settle()
+    row = scene.link_layer.index[scene._bundle_key(doc.find("links", "l0"))]
+    tip = hover_tooltip(window, open_point_on(window, row), monkeypatch)
+    assert "63 rail links (25 Gb/s InfiniBand) loaded alike" in tip
+    assert reads and "MainThread" not in reads and grouped == []
+
+
+def test_opening_another_design_lets_go_of_the_links_read_for_the_one_before(window, tmp_path):
+    """The links' tiers, cables and ids read to word a cable's load (tens of MB at 131k GPUs) go with
+    their design: File > Open of another keeps none of them."""
+    open_dp_bound(window, tmp_path)
+    window.scene.select_ids(["l7"])
+    assert window.settle() and "l7 among them" in window.inspector.load.text()
+    assert window.link_loads.groups is not None
+    window.act_heat.trigger()  # Link Heat off: no view of the next design words a load
+    window.open_file(str(EXAMPLES / "gb200-nvl72-144gpu.yaml"))
+    assert window.settle() and window.result is not None
+    assert window.link_loads.groups is None

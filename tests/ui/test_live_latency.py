@@ -209,38 +209,53 @@ def test_a_result_of_the_same_kinds_gives_the_timeline_new_bars_in_the_same_item
     assert moved.vb.viewRange() == fresh.vb.viewRange()
 
 
-def test_a_selected_links_load_is_worded_off_the_ui_thread(empty_window, monkeypatch):
-    """Grouping every link of the design into classes (~30 ms of CPU at 16k GPUs, 0.3 s at 131k) runs in
-    the worker's thread; the Inspector words the selected link from it, on every edit."""
+def _record_link_reading(monkeypatch) -> tuple[list, list]:
+    """(the threads that read every link's tier and cable, the analyses that grouped every link)."""
+    import designer.core.analysis.link_groups as link_groups_module
+    import designer.core.analysis.link_load as link_load_module
+
+    reads, grouped = [], []
+    real_read, real_classes = link_groups_module.LinkGroups.read.__func__, link_load_module.LinkLoad.classes
+
+    def reading(cls, *args):
+        reads.append(threading.current_thread().name)
+        return real_read(cls, *args)
+
+    def grouping(self):
+        grouped.append(self)
+        return real_classes(self)
+
+    monkeypatch.setattr(link_groups_module.LinkGroups, "read", classmethod(reading))
+    monkeypatch.setattr(link_load_module.LinkLoad, "classes", grouping)
+    return reads, grouped
+
+
+def test_a_selected_links_load_is_worded_without_grouping_every_link(empty_window, monkeypatch):
+    """A selected cable's load follows every edit without grouping every link of the design into
+    classes (~0.12 s of CPU at 131k GPUs, the window's stalls while editing): its class is found alone,
+    in the worker's thread, and the links' tiers and cables read at the selection are carried across
+    the cable's speed edits."""
     import designer.core.analysis.link_load as link_load_module
     from tests.ui.test_live_edits import spine_link, type_into_inspector
 
-    threads, grouped = [], []  # a load's first call groups its links; later calls reuse the groups
-    real = link_load_module.LinkLoad.classes
-
-    def recording(self):
-        if not any(load is self for load in grouped):
-            grouped.append(self)
-            threads.append(threading.current_thread().name)
-        return real(self)
-
-    monkeypatch.setattr(link_load_module.LinkLoad, "classes", recording)
+    reads, grouped = _record_link_reading(monkeypatch)
     window = empty_window
     open_example(window, H100)
     link = spine_link(window.qdoc.doc)
     window.scene.select_ids([link.id])
-    assert window.settle()
+    assert window.settle() and len(reads) == 1
     greyed = []  # the load of the result before, greyed while the step time of the new one is shown
     window.resultChanged.connect(lambda _r: greyed.append(window.inspector.load.isEnabled()))
     for value in (link.bandwidth_gbps / 2, link.bandwidth_gbps):
-        threads.clear()
+        reads.clear()
         type_into_inspector(window, "bandwidth_gbps", f"{value:g}")
         assert window.settle() and window.inspector.result is window.result
         assert greyed[-1] is False and window.inspector.load.isEnabled()
-        assert threads == ["designer-timeline"]  # the worker's thread for what follows the step time
+        assert reads == [] and grouped == []  # the edited cable re-read alone; no link grouped
         text = window.inspector.load.text()
         fresh = link_load_module.LinkLoad(window.result, window.qdoc.doc)
         assert text == fresh.text(fresh.index_of(link.id))  # the words of this result
+    assert window.inspector.load.text().startswith("8 leaf-spine links")
 
 
 def test_selecting_a_link_of_a_big_design_words_its_load_off_the_ui_thread(empty_window, monkeypatch):
@@ -249,27 +264,18 @@ def test_selecting_a_link_of_a_big_design_words_its_load_off_the_ui_thread(empty
     from tests.ui.test_live_edits import spine_link
 
     monkeypatch.setattr(inspector_module, "LINKS_WORDED_AT_ONCE", 0, raising=False)  # as big as 16k GPUs
-    threads, grouped = [], []  # a load's first call groups its links; later calls reuse the groups
-    real = link_load_module.LinkLoad.classes
-
-    def recording(self):
-        if not any(load is self for load in grouped):
-            grouped.append(self)
-            threads.append(threading.current_thread().name)
-        return real(self)
-
-    monkeypatch.setattr(link_load_module.LinkLoad, "classes", recording)
+    reads, grouped = _record_link_reading(monkeypatch)
     window = empty_window
     open_example(window, H100)
     link = spine_link(window.qdoc.doc)
-    threads.clear()
+    reads.clear()
     window.scene.select_ids([link.id])
     assert window.inspector.load.text() == "Load: being worked out..."  # the click returns at once
     assert window.settle()
-    assert threads == ["designer-timeline"]
+    assert reads == ["designer-timeline"] and grouped == []
     shown = window.inspector.load.text()
     window.scene.select_ids([window.qdoc.doc.links[0].id])  # another link of the same result: no new work
-    assert threads == ["designer-timeline"] and window.inspector.load.text().startswith("64 rail links")
+    assert reads == ["designer-timeline"] and window.inspector.load.text().startswith("64 rail links")
     fresh = link_load_module.LinkLoad(window.result, window.qdoc.doc)
     assert shown == fresh.text(fresh.index_of(link.id))
 
@@ -357,7 +363,8 @@ def test_a_link_selected_and_edited_at_once_words_only_the_new_results_load(empt
     open_example(window, H100)
     asked = []
     real = window.worker.build_link_load
-    monkeypatch.setattr(window.worker, "build_link_load", lambda n, result, doc: asked.append(result) or real(n, result, doc))
+    monkeypatch.setattr(window.worker, "build_link_load",
+                        lambda n, result, *rest: asked.append(result) or real(n, result, *rest))
     link = spine_link(window.qdoc.doc)
     old = window.result
     window.scene.select_ids([link.id])

@@ -12,16 +12,13 @@ groups and words them. Pure: no Qt, no engine imports.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter, is_not
-
 import numpy as np
 
 from ..model.id_index import IdIndex
+from .link_groups import KIND_NAMES, LinkGroups, codes, combined_codes
 
 ALIKE = 0.01  # loads within 1 % of a class's busiest member belong to it
 PHASE_NAMES = {"tp_comm": "TP", "cp_comm": "CP", "ep_comm": "EP", "pp_comm": "PP", "dp_comm": "DP"}
-KIND_NAMES = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "nvlink": "NVLink", "pcie": "PCIe"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +96,9 @@ class LinkAnswer:
 class LinkLoad:
     """The link loads of one evaluation of one document (built once, asked per link)."""
 
-    def __init__(self, result, doc):
+    def __init__(self, result, doc, groups: LinkGroups | None = None):
+        """`groups`: the links' tiers and cables of an earlier revision of `doc` (or of a snapshot of
+        it), carried forward when only cables' speeds changed since instead of read anew."""
         self.doc = doc  # (not the result: the result keeps its analysis, see link_load())
         self.step_s = float(result.step_time_s)
         self.loads: dict[str, np.ndarray] = dict(result.link_load or {})
@@ -119,14 +118,44 @@ class LinkLoad:
         self.phase_names: tuple[str, ...] = tuple(getattr(result, "link_phase_names", ()) or ())
         self.link_capacity_Bps = getattr(result, "link_capacity_Bps", None)
         self._position: IdIndex | None = None  # built on the first lookup by id
+        self._groups_before = groups
+        self._groups: LinkGroups | None | bool = False  # False: not made yet; None: the document lost links
         self._classes: list[LinkClass] | None = None
         self._class_of: np.ndarray | None = None
+        self._one_class: dict[int, LinkClass] = {}  # a link's class found alone (while all are not made)
 
     # ---- one link -----------------------------------------------------------------------
     def index_of(self, link_id: str) -> int | None:
         if self._position is None:
-            self._position = IdIndex(self.ids)
+            groups = self.groups()
+            if groups is not None:  # kept with the groups: the next result's analysis carries it
+                self._groups = groups = groups.with_index()
+                self._position = groups.index
+            else:
+                self._position = IdIndex(self.ids)
         return self._position.get(link_id)
+
+    def prepare(self) -> None:
+        """Make what a question about any one link needs (the links' tiers and cables, the id table),
+        so that it then costs ~3 ms at 131k GPUs: off the window's thread."""
+        self.index_of("")
+
+    @property
+    def prepared(self) -> bool:
+        return self._position is not None
+
+    @property
+    def made_groups(self) -> LinkGroups | None:
+        """The links' tiers and cables if made already (a later analysis of the design carries them)."""
+        return self._groups or None
+
+    def groups(self) -> LinkGroups | None:
+        """The links' tiers and cables (link_groups.py) for this document at its revision; None when
+        it no longer holds every link of the evaluation."""
+        if self._groups is False:
+            self._groups = LinkGroups.of(self.doc, self.ids, self._groups_before)
+            self._groups_before = None
+        return self._groups
 
     def answer(self, index: int, with_class: bool = True) -> LinkAnswer:
         index = int(index)  # (a class's members are numpy integers)
@@ -162,8 +191,40 @@ class LinkLoad:
 
     # ---- classes ------------------------------------------------------------------------
     def class_of(self, index: int) -> LinkClass:
-        self.classes()
-        return self._classes[int(self._class_of[index])]
+        """The class of one link: read from all classes once they are made, else found alone (among the
+        links of its tier, cable, rate and phase loaded about as much or more), the same class."""
+        index = int(index)
+        if self._classes is not None:
+            return self._classes[int(self._class_of[index])]
+        if index not in self._one_class:
+            self._one_class[index] = self._class_alone(index)
+        return self._one_class[index]
+
+    def _class_alone(self, index: int) -> LinkClass:
+        """classes()'s class of link `index`, without grouping every link: its group's members loaded
+        at least (1 - ALIKE) times as much as it are all that can share its class or bound the classes
+        above it (each class takes the members within ALIKE of its busiest, the busiest first)."""
+        tier_code, tier_words, cable_code, cable_words, rates = self._tiers_and_cables()
+        main, phase_words = self._main_phase()
+        load = self.total_busy
+        mine = float(load[index])
+        same = ((tier_code == tier_code[index]) & (cable_code == cable_code[index]) & (rates == rates[index])
+                & (main == main[index]))
+        if mine > 0:
+            same &= load >= mine * (1 - ALIKE)
+        members = np.flatnonzero(same)  # in link order, as classes() holds a group
+        order = members[np.argsort(-load[members], kind="stable")]
+        ascending = np.sort(load[members])
+        place = int(np.flatnonzero(order == index)[0])
+        start = 0
+        while True:  # classes() walk down the group, to the class that takes this link
+            top = ascending[len(order) - 1 - start]
+            end = len(order) if top <= 0 else len(order) - int(np.searchsorted(ascending, top * (1 - ALIKE)))
+            if place < end:
+                chosen = order[start:end]
+                return LinkClass(chosen, tier_words[tier_code[index]], cable_words[cable_code[index]],
+                                 float(self.util[chosen[0]]), phase_words[main[index]])
+            start = end
 
     def classes(self) -> list[LinkClass]:
         """Every link in one class, the busiest classes first (then the larger)."""
@@ -171,7 +232,7 @@ class LinkLoad:
             return self._classes
         tier_code, tier_words, cable_code, cable_words, rates = self._tiers_and_cables()
         main, phase_words = self._main_phase()
-        group_of = _combined_codes([tier_code, cable_code, _codes(rates), main], self.n)
+        group_of = combined_codes([tier_code, cable_code, codes(rates), main], self.n)
         classes: list[LinkClass] = []
         class_of = np.zeros(self.n, dtype=np.int64)
         by_group = np.argsort(group_of, kind="stable")
@@ -212,126 +273,34 @@ class LinkLoad:
         return np.array([rank[name] for name in names], dtype=np.int64)[codes], words
 
     def _tiers_and_cables(self):
-        """Per link: a code of its tier (rail, server-leaf, leaf-spine, ...) and of its cable ("400
-        Gb/s InfiniBand", x count) with their words, and the rate the engine costs it at (to tell
-        slowed cables apart). Vectorised over the design's parsed endpoints (model/endpoints.py):
-        words are made once per distinct (ends, cable), a few dozen even at 131k GPUs."""
-        doc = self.doc
-        links = self._links()
-        if not all(map(is_not, links, repeat(None))):  # the document changed since the result: the slow, exact way
-            return self._tiers_and_cables_by_link(links)
-        node_ids = [n.id for n in doc.nodes]
-        switch_ids = [s.id for s in doc.switches]
-        a = doc.link_ends.parse(list(map(attrgetter("a"), links)), node_ids, switch_ids)  # the check's parse
-        b = doc.link_ends.parse(list(map(attrgetter("b"), links)), node_ids, switch_ids)
-        tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
-        # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
-        switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
-        kinds = ("infiniband", "ethernet", "nvlink", "pcie")
-        kind_code = {name: i for i, name in enumerate(kinds)}  # in C per link: 0.15 s at 131k GPUs by a generator
-        kind = np.fromiter(map(kind_code.get, map(attrgetter("kind"), links), repeat(0)), np.int8, self.n)
-        a_node, b_node = a.kind == 1, b.kind == 1
-        ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
-        tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
-        # rail-optimized: each server's NICs go to different leaves
-        nic = (kind != 2) & (a_node ^ b_node) & ((a.kind == 2) | (b.kind == 2))
-        server = np.where(a_node, a.index, b.index)[nic]
-        leaf = np.where(a_node, b.index, a.index)[nic]
-        rails = False
-        if server.size:
-            # the distinct (server, leaf) pairs as one integer each: np.unique of rows (axis=0) sorted them
-            # as records, ~80 ms at 131k GPUs in one call that holds the interpreter from the window's thread
-            # (return_index: np.unique without one imports numpy.ma, 7 ms of a 16k-GPU `evaluate --json`)
-            width = int(leaf.max()) + 1
-            pairs = np.unique(server.astype(np.int64) * width + leaf, return_index=True)[0]
-            per_server = np.bincount(server, minlength=len(node_ids))
-            distinct = np.bincount(pairs // width, minlength=len(node_ids))
-            rails = bool(np.all(per_server == distinct)) and int(per_server.max()) > 1
-        key = ((((kind == 2).astype(np.int16) * 2 + a_node) * 2 + b_node) * 10 + ta) * 10 + tb  # below 800
-        uniq, tier_code = _small_codes(key, 800)
-        names = {v: k for k, v in tier_rank.items()}
-        tier_words = []
-        for packed in uniq.tolist():
-            packed, xb = divmod(packed, 10)
-            packed, xa = divmod(packed, 10)
-            packed, bn = divmod(packed, 2)
-            nvlink, an = divmod(packed, 2)
-            if nvlink:
-                tier_words.append("NVLink links")
-            elif an != bn:
-                other = names.get(xb if an else xa)
-                tier_words.append("rail links" if rails else f"server-{other or 'switch'} links")
-            elif an:
-                tier_words.append("server-to-server links")
-            else:
-                low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
-                tier_words.append(f"{low}-{high} links")
-        bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, self.n)
-        count = np.fromiter(map(attrgetter("count"), links), np.int64, self.n)
-        cable_code = _combined_codes([_codes(bw), _codes(count), kind], self.n)
-        first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
-        first_of[cable_code[::-1]] = np.arange(self.n)[::-1]  # a link of each cable code
-        cable_words = []
-        for g, c, k in zip(bw[first_of].tolist(), count[first_of].tolist(), kind[first_of].tolist()):
-            gbps = f"{g:g} Gb/s {KIND_NAMES.get(kinds[int(k)], kinds[int(k)])}"
-            cable_words.append(f"{int(c)} x {gbps}" if c > 1 else gbps)
+        """Per link: a code of its tier and of its cable with their words (link_groups.py), and the rate
+        the engine costs it at (to tell slowed cables apart)."""
+        groups = self.groups()
+        if groups is not None:
+            tier_code, tier_words, cable_code, cable_words = (groups.tier_code, list(groups.tier_words),
+                                                              groups.cable_code, list(groups.cable_words))
+        else:
+            tier_code, tier_words, cable_code, cable_words = self._tiers_and_cables_by_link()
         cap = self.link_capacity_Bps
         rates = (np.round(np.asarray(cap, dtype=float), -6) if cap is not None and len(cap) == self.n
                  else np.zeros(self.n))
-        return tier_code.reshape(-1), tier_words, cable_code.reshape(-1), cable_words, rates
+        return tier_code, tier_words, cable_code, cable_words, rates
 
-    def _tiers_and_cables_by_link(self, links):
-        """As _tiers_and_cables, link by link: when the document no longer holds every link."""
+    def _tiers_and_cables_by_link(self):
+        """As LinkGroups, link by link: when the document no longer holds every link."""
         tiers, cables = [], []
-        for link in links:
+        for link in (self.doc.find("links", lid) for lid in self.ids):
             tiers.append("links" if link is None else f"{link.kind} links")
             cables.append("" if link is None else f"{link.bandwidth_gbps:g} Gb/s {KIND_NAMES.get(link.kind, link.kind)}")
         tw, tc = np.unique(np.asarray(tiers), return_inverse=True)
         cw, cc = np.unique(np.asarray(cables), return_inverse=True)
-        return tc.reshape(-1), list(tw), cc.reshape(-1), list(cw), np.zeros(self.n)
-
-    def _links(self) -> list:
-        """The document's link of each index (by id when the document changed since)."""
-        links = self.doc.links
-        if len(links) == self.n and list(map(attrgetter("id"), links)) == self.ids:
-            return list(links)
-        return [self.doc.find("links", lid) for lid in self.ids]
+        return tc.reshape(-1), list(tw), cc.reshape(-1), list(cw)
 
     def _link(self, index: int):
         links = self.doc.links
         if index < len(links) and links[index].id == self.ids[index]:
             return links[index]
         return self.doc.find("links", self.ids[index])  # the document changed since: by id
-
-
-def _small_codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(values, return_inverse=True) of integers in 0..size-1, by a table instead of a sort
-    (its copies of 295k values at 131k GPUs were most of the analysis's peak)."""
-    present = np.zeros(size, dtype=bool)
-    present[values] = True
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
-
-
-def _codes(values: np.ndarray) -> np.ndarray:
-    """0, 1, 2, ... for the distinct values (in sorted order), per item: np.unique's inverse, found by a
-    search among the few distinct values (np.unique(return_inverse=True) keeps several copies of all
-    295k values at once at 131k GPUs)."""
-    if not len(values):
-        return np.zeros(0, dtype=np.int64)
-    values = np.asarray(values).reshape(-1)
-    distinct = np.unique(values, return_index=True)[0]  # return_index: plain np.unique imports numpy.ma
-    return np.searchsorted(distinct, values).astype(np.int64, copy=False)
-
-
-def _combined_codes(codes: list[np.ndarray], n: int) -> np.ndarray:
-    """One code per distinct combination of several per-item codes (numbered in sorted order)."""
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    key = np.zeros(n, dtype=np.int64)
-    for c in codes:
-        c = np.asarray(c, dtype=np.int64).reshape(-1)
-        key = key * (int(c.max(initial=0)) + 1) + c
-    return _codes(key)
 
 
 # ---- words ----------------------------------------------------------------------------------
@@ -411,11 +380,27 @@ def link_load(result, doc) -> LinkLoad:
 class LinkLoads:
     """The LinkLoad of the result the window shows, for its document at one revision: made once and
     reused by every question about it (the Inspector, a bundle's tooltip); one for another result or
-    revision replaces it, so a result the window moved on from is not kept alive (~30 MB at 131k GPUs)."""
+    revision replaces it, so a result the window moved on from is not kept alive (~30 MB at 131k GPUs).
+    The links' tiers and cables (LinkGroups, of the design, not of a result) go on to the next one."""
 
     def __init__(self):
         self._made_for: tuple | None = None  # (result, doc, revision)
         self._analysis: LinkLoad | None = None
+        self._groups: LinkGroups | None = None  # the newest made, for an analysis let go of
+
+    @property
+    def groups(self) -> LinkGroups | None:
+        """The newest links' tiers and cables made for the window's design (for the next analysis)."""
+        made = self._analysis.made_groups if self._analysis is not None else None
+        return made if made is not None else self._groups
+
+    def forget(self) -> None:
+        """Another design: let go of everything made for the one before (its links' ids with them)."""
+        self._made_for = self._analysis = self._groups = None
+
+    def _let_go(self) -> None:
+        self._groups = self.groups
+        self._made_for = self._analysis = None
 
     def _holds(self, result, doc) -> bool:
         made = self._made_for
@@ -423,24 +408,25 @@ class LinkLoads:
 
     def of(self, result, doc) -> LinkLoad:
         if not self._holds(result, doc):
-            self.take(result, doc, LinkLoad(result, doc))
+            self.take(result, doc, LinkLoad(result, doc, self.groups))
         return self._analysis
 
     def ready(self, result, doc) -> bool:
-        """Whether `of(result, doc)` is made, its classes too (a question then costs next to nothing)."""
-        return self._holds(result, doc) and self._analysis._classes is not None
+        """Whether `of(result, doc)` is made and prepared (a question then costs next to nothing)."""
+        return self._holds(result, doc) and self._analysis.prepared
 
     def take(self, result, doc, analysis: LinkLoad) -> None:
         """Take `analysis` (maybe made on a snapshot of `doc` at its revision, off the window's thread)
         as the LinkLoad of this result and document."""
         analysis.doc = doc  # the same links at this revision; the snapshot can go
+        self._let_go()
         self._made_for = (result, doc, doc.revision)
         self._analysis = analysis
 
     def keep_only(self, result) -> None:
         """Let go of an analysis made for another result than `result` (the one now shown)."""
         if self._made_for is not None and self._made_for[0] is not result:
-            self._made_for = self._analysis = None
+            self._let_go()
 
     def link_text(self, result, doc, link_id: str) -> str:
         """The answer for one link id ('' when the result has no such link)."""

@@ -66,8 +66,8 @@ class ResultFlow(QObject):
         w.scene.built.connect(lambda: self.check_timer.start(0))  # a big design's boxes are all made
         self.qdoc.replaced.connect(self.on_replaced)
         w.resultChanged.connect(self.show_panels)  # the breakdown now; timeline and heat when ready
-        # a selected link's load (~30 ms of CPU at 16k GPUs): made by the worker once the step time is
-        # painted (not competing with the Breakdown for the interpreter), shown when it is done
+        # a selected link's load: prepared by the worker once the step time is painted (not competing
+        # with the Breakdown for the interpreter), shown when it is done
         w.resultChanged.connect(self.link_load_later)
         w.timeline_dock.visibilityChanged.connect(self.timeline_shown)
         w.inspector.load_later = self.link_load_soon  # a big design's link load: off the UI thread
@@ -133,6 +133,7 @@ class ResultFlow(QObject):
         self.stale_reason = None
         self._timeline_pending = False
         self._timeline_requested = None
+        self.window.link_loads.forget()  # the links of the design before, read for its loads
         self.window.breakdown_panel.forget("evaluating...")
         self.window.timeline_panel.forget("evaluating...")
 
@@ -202,9 +203,14 @@ class ResultFlow(QObject):
         if not self.closed:
             self.window.inspector.show_result(self.result, now=True)
 
+    def _wants_link_load(self) -> bool:
+        """A view words link loads: the Inspector a selected link's, or the link heat's tooltips a bundle's
+        busiest cable's (prepared by the worker, so that a first tooltip reads no link on this thread)."""
+        return self.window.inspector.shows_one_link() or self.window.act_heat.isChecked()
+
     def link_load_later(self, _result) -> None:
-        self._link_load_pending = self.window.inspector.shows_one_link()  # (settle() waits for it)
-        if self._link_load_pending:
+        self._link_load_pending = self._wants_link_load()  # (settle() waits for it)
+        if self.window.inspector.shows_one_link():
             self.window.inspector.mark_updating()
         QTimer.singleShot(0, self, lambda: self.closed or self._request_link_load(self.result))
 
@@ -225,15 +231,17 @@ class ResultFlow(QObject):
         self._request_link_load(self.result)
 
     def _request_link_load(self, result) -> None:
-        """A new result (or a link selected, for a big design): the selected link's load with it. Its
-        classes (every link of the design grouped, ~30 ms of CPU at 16k GPUs, 0.3 s at 131k) are made
-        by the worker, off the UI thread; the Inspector shows what it showed until they come."""
-        if result is None or not self.window.inspector.shows_one_link() or not getattr(result, "link_load", None):
+        """A new result (or a link selected, for a big design): the selected link's load with it,
+        prepared by the worker off the UI thread (the links' tiers and cables read once per design, ~0.15 s
+        at 131k GPUs, then carried across cables' speed edits); the Inspector shows what it showed until
+        it comes."""
+        if result is None or not self._wants_link_load() or not getattr(result, "link_load", None):
             self._link_load_pending = False
             QTimer.singleShot(0, self, self._show_link_load)  # nothing to word, or no link loads: cheap
             return
         self._link_load_pending = True
-        self.worker.build_link_load(self.worker.latest, result, self.qdoc.doc.snapshot())
+        self.worker.build_link_load(self.worker.latest, result, self.qdoc.doc.snapshot(),
+                                    self.window.link_loads.groups)
 
     def on_link_load(self, _number: int, result, analysis) -> None:
         if self.closed or result is not self.result:
@@ -245,7 +253,7 @@ class ResultFlow(QObject):
                 if self.evaluating or self.check_timer.isActive():
                     self._link_load_pending = False  # the edit's own result asks again
                 else:
-                    self.worker.build_link_load(self.worker.latest, result, doc.snapshot())
+                    self.worker.build_link_load(self.worker.latest, result, doc.snapshot(), self.window.link_loads.groups)
                 return
             self.window.link_loads.take(result, doc, analysis)  # the canvas may have placed boxes since: the same words
         self._link_load_pending = False
@@ -352,6 +360,8 @@ class ResultFlow(QObject):
         self.window.scene.heat.show(self._heat_of)
         self.window.view.set_heat(on)
         self.window.settings.setValue("view/link_heat", on)
+        if on and self.result is not None and not self.window.link_loads.ready(self.result, self.qdoc.doc):
+            self._request_link_load(self.result)  # for its tooltips
 
 
 def memory_problem(result):

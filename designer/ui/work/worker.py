@@ -32,8 +32,9 @@ class EvaluationWorker(LatestWorker):
     # request, Evaluation whose timeline (events, their columns and arrows) is built: asked for by the
     # window after the step time is on screen, and only while the Timeline is visible (build_timeline)
     timelineReady = Signal(int, object, object)  # number, result, its TimelineData
-    # request, Evaluation, its LinkLoad (classes made): a selected link's load, asked for by the window
-    # once the step time is shown (build_link_load); ~30 ms of CPU at 16k GPUs, 0.3 s at 131k
+    # request, Evaluation, its LinkLoad (prepared): a selected link's load, asked for by the window once
+    # the step time is shown (build_link_load); the links' tiers and cables are read once per design
+    # (~0.15 s at 131k GPUs) and carried across cables' speed edits (a few ms)
     linkLoadReady = Signal(int, object, object)
 
     def __init__(self, slowdown_s: float = 0.0, parent=None):
@@ -59,10 +60,11 @@ class EvaluationWorker(LatestWorker):
         costs nothing and the events never compete with the step time's way to the screen for the GIL."""
         self.result_worker.submit("timeline", number, result)
 
-    def build_link_load(self, number: int, result, snapshot) -> None:
-        """The link loads of request `number`'s result, their classes made, off the UI thread (the
-        Inspector then words one link of them at once); linkLoadReady follows. Newest wins."""
-        self.result_worker.submit("links", number, result, snapshot)
+    def build_link_load(self, number: int, result, snapshot, groups=None) -> None:
+        """The link loads of request `number`'s result, prepared off the UI thread (the Inspector then
+        words one link of them at once), carrying `groups` (the links' tiers and cables of an earlier
+        revision: LinkGroups) forward; linkLoadReady follows. Newest wins."""
+        self.result_worker.submit("links", number, result, snapshot, groups)
 
     def prepare(self) -> None:
         from ...core.engine.evaluate import WINDOW_GROUP_BUDGET, Engine
@@ -109,11 +111,11 @@ class _ResultWorker(LatestWorker):
         super().__init__()
         self._evaluation = evaluation
 
-    def work(self, kind: str, number: int, result, snapshot=None) -> None:
+    def work(self, kind: str, number: int, result, snapshot=None, groups=None) -> None:
         if number != self._evaluation.latest:
             return
         if kind == "links":
-            self._link_load(number, result, snapshot)
+            self._link_load(number, result, snapshot, groups)
         else:
             self._timeline(number, result)
 
@@ -127,14 +129,13 @@ class _ResultWorker(LatestWorker):
         del result, data
         give_back_free_memory()
 
-    def _link_load(self, number: int, result, snapshot) -> None:
+    def _link_load(self, number: int, result, snapshot, groups) -> None:
         from ...core.analysis.link_load import LinkLoad
 
         try:
             with collector_paused():
-                analysis = LinkLoad(result, snapshot)
-                analysis.classes()
-                analysis.index_of("")  # the id -> index table
+                analysis = LinkLoad(result, snapshot, groups)
+                analysis.prepare()  # one link's class is then found alone, not by grouping every link
         except Exception:  # noqa: BLE001 - None: the window words the link on its own thread instead
             analysis = None
         self.emit(self._evaluation.linkLoadReady, number, result, analysis)

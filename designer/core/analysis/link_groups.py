@@ -1,0 +1,232 @@
+"""Which links of a design may share a class of alike loads: per link its tier ("rail links",
+"leaf-spine links", ...) and its cable ("400 Gb/s InfiniBand"), as small integer codes with their words.
+
+They belong to the design, not to an evaluation: made once (every link's ends and cable read, ~0.15 s
+of CPU at 131k GPUs) and carried across the edits that only change cables' speeds or counts, which re-read the
+changed links alone. The link-load analysis (link_load.py) reads them for one selected link or for all.
+Pure: no Qt, no engine imports.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from itertools import repeat
+from operator import attrgetter
+
+import numpy as np
+
+from ..model.id_index import IdIndex
+
+KIND_NAMES = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "nvlink": "NVLink", "pcie": "PCIe"}
+CABLE_KINDS = ("infiniband", "ethernet", "nvlink", "pcie")  # a cable's kind code is its place here
+CABLE_FIELDS = ("bandwidth_gbps", "count")  # a link's fields that change its cable, not its tier
+# A link's fields that change neither its tier nor its cable (the engine's rate of it is in the result)
+OTHER_LINK_FIELDS = ("latency_us", "slowdown", "note", "state")
+# What a server's or switch's edit can change of its links' tiers: its id (the links' ends find it by
+# it) and a switch's tier; a box placed on the canvas or renamed in words changes nothing
+DEVICE_FIELDS = ("id", "tier")
+# Links read at a time: one C loop over 295k links (a 131k-GPU design) holds the interpreter 10-40 ms,
+# and the window's thread waits that long for it; between parts it gets its turn (at its switch interval)
+PART_LINKS = 16384
+
+
+@dataclass(frozen=True, eq=False)
+class LinkGroups:
+    """Every link's tier and cable of one document at one revision (read-only arrays; an edit makes a
+    new LinkGroups, so a thread may read one while another carries it forward)."""
+    lineage: object  # the document's (Document.lineage)
+    revision: int
+    ids: list[str]  # the links' ids in the evaluation's order (the document's, unless it changed since)
+    index: IdIndex | None  # id -> position among `ids` (made by with_index: `evaluate --json` needs none)
+    tier_code: np.ndarray  # per link: its tier, an index into tier_words
+    tier_words: tuple[str, ...]
+    cable_code: np.ndarray  # per link: its cable, an index into cable_words
+    cable_words: tuple[str, ...]
+    cable_of: dict  # (bandwidth Gb/s, count, kind code) -> its cable code
+
+    @classmethod
+    def of(cls, doc, ids: list[str], before: "LinkGroups | None" = None) -> "LinkGroups | None":
+        """The groups of `doc` at its revision for links `ids` (the evaluation's order): `before` carried
+        forward when only cables' speeds or counts changed since it, else read anew; None when the
+        document no longer holds every link of `ids` (removed or renamed since the evaluation)."""
+        if before is not None and before.lineage is doc.lineage and (before.ids is ids or before.ids == ids):
+            carried = before._carried_to(doc)
+            if carried is not None:
+                return carried
+        links = doc.links
+        if len(links) != len(ids) or _listed(links, attrgetter("id")) != ids:
+            links = [doc.find("links", link_id) for link_id in ids]  # the document changed since: by id
+            if any(link is None for link in links):
+                return None
+        return cls.read(doc, links, ids)
+
+    @classmethod
+    def read(cls, doc, links: list, ids: list[str]) -> "LinkGroups":
+        """Every link's tier and cable, vectorised over the design's parsed endpoints (model/endpoints.py):
+        words are made once per distinct (ends, cable), a few dozen even at 131k GPUs. `links`: the
+        document's link of each id."""
+        n = len(links)
+        node_ids = [node.id for node in doc.nodes]
+        switch_ids = [switch.id for switch in doc.switches]
+        a = doc.link_ends.parse(_listed(links, attrgetter("a")), node_ids, switch_ids)  # the check's parse
+        b = doc.link_ends.parse(_listed(links, attrgetter("b")), node_ids, switch_ids)
+        tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
+        # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
+        switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
+        kind_code = {name: i for i, name in enumerate(CABLE_KINDS)}  # in C per link: 0.15 s at 131k GPUs by a generator
+        kind = _column(links, lambda part: map(kind_code.get, map(attrgetter("kind"), part), repeat(0)), np.int8)
+        a_node, b_node = a.kind == 1, b.kind == 1
+        ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
+        tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
+        # rail-optimized: each server's NICs go to different leaves
+        nic = (kind != 2) & (a_node ^ b_node) & ((a.kind == 2) | (b.kind == 2))
+        server = np.where(a_node, a.index, b.index)[nic]
+        leaf = np.where(a_node, b.index, a.index)[nic]
+        rails = False
+        if server.size:
+            # the distinct (server, leaf) pairs as one integer each: np.unique of rows (axis=0) sorted them
+            # as records, ~80 ms at 131k GPUs in one call that holds the interpreter from the window's thread
+            # (return_index: np.unique without one imports numpy.ma, 7 ms of a 16k-GPU `evaluate --json`)
+            width = int(leaf.max()) + 1
+            pairs = np.unique(server.astype(np.int64) * width + leaf, return_index=True)[0]
+            per_server = np.bincount(server, minlength=len(node_ids))
+            distinct = np.bincount(pairs // width, minlength=len(node_ids))
+            rails = bool(np.all(per_server == distinct)) and int(per_server.max()) > 1
+        key = ((((kind == 2).astype(np.int16) * 2 + a_node) * 2 + b_node) * 10 + ta) * 10 + tb  # below 800
+        uniq, tier_code = small_codes(key, 800)
+        names = {v: k for k, v in tier_rank.items()}
+        tier_words = []
+        for packed in uniq.tolist():
+            packed, xb = divmod(packed, 10)
+            packed, xa = divmod(packed, 10)
+            packed, bn = divmod(packed, 2)
+            nvlink, an = divmod(packed, 2)
+            if nvlink:
+                tier_words.append("NVLink links")
+            elif an != bn:
+                other = names.get(xb if an else xa)
+                tier_words.append("rail links" if rails else f"server-{other or 'switch'} links")
+            elif an:
+                tier_words.append("server-to-server links")
+            else:
+                low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
+                tier_words.append(f"{low}-{high} links")
+        bw = _column(links, lambda part: map(attrgetter("bandwidth_gbps"), part), float)
+        count = _column(links, lambda part: map(attrgetter("count"), part), np.int64)
+        cable_code = combined_codes([codes(bw), codes(count), kind], n)
+        first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
+        first_of[cable_code[::-1]] = np.arange(n)[::-1]  # a link of each cable code
+        cables = list(zip(bw[first_of].tolist(), count[first_of].tolist(), kind[first_of].tolist()))
+        # (small integers: kept from one edit to the next beside a 131k-GPU design)
+        tier_code, cable_code = tier_code.reshape(-1).astype(np.int16), cable_code.reshape(-1).astype(np.int32)
+        for array in (tier_code, cable_code):
+            array.flags.writeable = False
+        return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), cable_code,
+                   tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
+
+    def with_index(self) -> "LinkGroups":
+        """These groups with their id table (kept by the groups carried from them)."""
+        return self if self.index is not None else replace(self, index=IdIndex(self.ids))
+
+    def _position(self, link_id: str) -> int | None:
+        if self.index is not None:
+            return self.index.get(link_id)
+        try:
+            return self.ids.index(link_id)
+        except ValueError:
+            return None
+
+    def _carried_to(self, doc) -> "LinkGroups | None":
+        """These groups at `doc`'s revision, or None when an edit since may move a link to another tier."""
+        changes = doc.changes_since(self.revision)
+        if changes is None:
+            return None
+        recabled: set[str] = set()
+        for change in changes:
+            if change.collection == "links":
+                if change.action != "changed" or change.field not in CABLE_FIELDS + OTHER_LINK_FIELDS:
+                    return None
+                if change.field in CABLE_FIELDS:
+                    recabled.add(change.id)
+            elif change.collection in ("nodes", "switches"):
+                if change.action != "changed" or change.field in DEVICE_FIELDS:
+                    return None
+        if not recabled:
+            return replace(self, revision=doc.revision)
+        cable_code = self.cable_code.copy()
+        cable_words, cable_of = list(self.cable_words), dict(self.cable_of)
+        links = doc.links
+        for link_id in recabled:
+            position = self._position(link_id)
+            if position is None:
+                return None
+            # by its place (a snapshot's first find by id indexes all its links: 0.27 s at 131k GPUs)
+            link = links[position] if position < len(links) and links[position].id == link_id else None
+            if link is None:
+                link = doc.find("links", link_id)  # the groups follow an evaluation's order, not the document's
+            if link is None:
+                return None
+            key = (float(link.bandwidth_gbps), int(link.count), _kind_code(link.kind))
+            if key not in cable_of:
+                cable_of[key] = len(cable_words)
+                cable_words.append(_cable_words(*key))
+            cable_code[position] = cable_of[key]
+        cable_code.flags.writeable = False
+        return replace(self, revision=doc.revision, cable_code=cable_code, cable_words=tuple(cable_words),
+                       cable_of=cable_of)
+
+
+def _listed(links: list, field) -> list:
+    """[field(link) for link in links], PART_LINKS at a time."""
+    out: list = []
+    for start in range(0, len(links), PART_LINKS):
+        out.extend(map(field, links[start:start + PART_LINKS]))
+    return out
+
+
+def _column(links: list, values, dtype) -> np.ndarray:
+    """An array of values(part) over the links, PART_LINKS at a time."""
+    out = np.empty(len(links), dtype=dtype)
+    for start in range(0, len(links), PART_LINKS):
+        part = links[start:start + PART_LINKS]
+        out[start:start + len(part)] = np.fromiter(values(part), dtype, len(part))
+    return out
+
+
+def _kind_code(kind: str) -> int:
+    return CABLE_KINDS.index(kind) if kind in CABLE_KINDS else 0
+
+
+def _cable_words(gbps: float, count: int, kind: int) -> str:
+    name = CABLE_KINDS[kind]
+    words = f"{gbps:g} Gb/s {KIND_NAMES.get(name, name)}"
+    return f"{count} x {words}" if count > 1 else words
+
+
+def small_codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) of integers in 0..size-1, by a table instead of a sort
+    (its copies of 295k values at 131k GPUs were most of the analysis's peak)."""
+    present = np.zeros(size, dtype=bool)
+    present[values] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[values]
+
+
+def codes(values: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... for the distinct values (in sorted order), per item: np.unique's inverse, found by a
+    search among the few distinct values (np.unique(return_inverse=True) keeps several copies of all
+    295k values at once at 131k GPUs)."""
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    values = np.asarray(values).reshape(-1)
+    distinct = np.unique(values, return_index=True)[0]  # return_index: plain np.unique imports numpy.ma
+    return np.searchsorted(distinct, values).astype(np.int64, copy=False)
+
+
+def combined_codes(per_item: list[np.ndarray], n: int) -> np.ndarray:
+    """One code per distinct combination of several per-item codes (numbered in sorted order)."""
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    for c in per_item:
+        c = np.asarray(c, dtype=np.int64).reshape(-1)
+        key = key * (int(c.max(initial=0)) + 1) + c
+    return codes(key)
