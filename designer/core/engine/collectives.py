@@ -36,6 +36,9 @@ LL128_NETWORK_SHARE = 0.92
 # NCCL's estimate of the tree's LL128 bus bandwidth inside one node: 7/9 of the tree's Simple (tuning.cc,
 # ncclTopoTuneModel: busBw * (nNodes == 1 ? 7.0/9.0 : 120.0/128.0)), below the ring's 0.92
 TREE_LL128_ONE_NODE_SHARE = 7.0 / 9.0
+# switches a message crosses between two servers, by the group's network tier (same leaf: 1; same
+# pod: leaf, spine, leaf; across pods: through the core as well)
+SWITCH_HOPS = (0, 1, 3, 5)
 
 
 def bus_factor(primitive: str, n: int) -> float:
@@ -212,6 +215,8 @@ class CollectiveModel:
         self._choices: dict[tuple, list] = {}  # _candidates
         self._shares: dict[str, tuple[float, float]] | None = None  # _protocol_shares
         self._hierarchical_memo: bool | None = None  # _hierarchical
+        self._fabric_us: tuple[float, float, float] | None = None  # _fabric_latencies_us
+        self._ll_cap: dict[int, float] = {}  # server count -> _nccl_ll_cap_gbps
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -434,26 +439,20 @@ class CollectiveModel:
         return f.node_nic_base[src_node] + local
 
     # ---- latency ----
-    def _library_latency_us(self) -> float:
-        if not hasattr(self, "_library_us"):
-            nodes = self.fabric.gpu_node[self.shape.members.ravel()]
-            self._library_us = float(self.fabric.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
-        return self._library_us
-
-    def _message_latency_us(self) -> float:
-        """What the group's NICs add per network step beyond NCCL's InfiniBand figures (EFA's SRD)."""
-        if not hasattr(self, "_message_us"):
+    def _fabric_latencies_us(self) -> tuple[float, float, float]:
+        """(the slowest member server's library latency, what its NICs add per network step beyond
+        NCCL's InfiniBand figures (EFA's SRD), the fabric's slowest switch): fixed by the fabric's
+        shape, so worked out once per model, not once per latency."""
+        hit = self._fabric_us
+        if hit is None:
             f = self.fabric
             nodes = f.gpu_node[self.shape.members.ravel()]
+            library = float(f.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
             extra = f.node_message_latency_us
-            self._message_us = float(extra[nodes].max()) if extra is not None and nodes.size else 0.0
-        return self._message_us
-
-    def _switch_latency_us(self) -> float:
-        if not hasattr(self, "_switch_us"):  # a switch's latency is part of the fabric's shape
-            f = self.fabric
-            self._switch_us = float(np.max(f.switch_latency_us)) if len(f.switch_ids) else 0.0
-        return self._switch_us
+            message = float(extra[nodes].max()) if extra is not None and nodes.size else 0.0
+            switch = float(np.max(f.switch_latency_us)) if len(f.switch_ids) else 0.0
+            hit = self._fabric_us = (library, message, switch)
+        return hit
 
     def _latency_s(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
                    size: float) -> float:
@@ -472,11 +471,9 @@ class CollectiveModel:
         net = k.nccl_net_step_latency_us.get(algorithm, {}).get(protocol)
         if base is None or intra is None or net is None:
             return math.inf
-        hops = {0: 0, 1: 1, 2: 3, 3: 5}[tier]
-        library_us = self._library_latency_us()
-        switch_us = self._switch_latency_us()
-        inter = (net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
-                 + self._message_latency_us())
+        hops = SWITCH_HOPS[tier]
+        library_us, message_us, switch_us = self._fabric_latencies_us()
+        inter = net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us + message_us
         if primitive == "all_reduce":
             steps = 2 * (n - 1)
             inter_steps = 2 * N if N > 1 else 0
@@ -549,6 +546,8 @@ class CollectiveModel:
             scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
             for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
                                                                   groups, size_bytes):
+                if best is not None and lat >= best[7]:
+                    continue  # its estimate, lat + a bandwidth time of 0 or more, cannot be below the best's
                 t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
                                                            scale_in, net_in, size_bytes, bus_bytes)
                 if alike is not None:
@@ -685,7 +684,14 @@ class CollectiveModel:
 
     def _nccl_ll_cap_gbps(self, N: int) -> float:
         """NCCL's cap on LL's estimated bus bandwidth (tuning.cc llMaxBws): across servers by their count,
-        inside one by the GPU architecture, as the release named by nccl_version has it."""
+        inside one by the GPU architecture, as the release named by nccl_version has it. Fixed by the
+        constants and the servers' parts: kept per server count (every LL candidate asks)."""
+        hit = self._ll_cap.get(N)
+        if hit is None:
+            hit = self._ll_cap[N] = self._ll_cap_of(N)
+        return hit
+
+    def _ll_cap_of(self, N: int) -> float:
         k = self.k
         if N == 2:
             return k.nccl_ll_max_bus_gbps_two_servers
