@@ -61,7 +61,7 @@ class ScheduleResult:
     # what the starts, arrivals and transfers of a stage's ops are worked out from when asked
     # (see stage_timing): only the breakdown's critical stage needs them in a plan search
     timing: tuple | None = field(default=None, repr=False, compare=False)
-    codes: list[list[int]] = field(default_factory=list, repr=False)  # per stage, per op: kind * chunks + chunk
+    codes: Sequence[list[int]] = field(default_factory=list, repr=False)  # per stage, per op: kind * chunks + chunk
     chunks: int = 1  # model chunks per stage the schedule ran (v of an interleaved one, else 1)
     # stage -> its OpRecords: a plan search re-reads the critical stage of a reused schedule
     _stage_ops: dict = field(default_factory=dict, repr=False, compare=False)
@@ -203,8 +203,8 @@ def _structure_of(key: tuple):
     stage, chunk c < v - 1: stage 0, chunk c + 1; else its own forward, no transfer); a W, its B.
 
     Returns the number of ops per stage, per stage the duration index of each op in the stage's
-    (F per chunk, B per chunk, W per chunk) table and, per chunk, the positions of its backward
-    ops (for last_backward_end), and the flat plan of `_flat_plan`."""
+    (F per chunk, B per chunk, W per chunk) table (_StageLists) and, per chunk, the positions of
+    its backward ops (_BackwardPositions, for last_backward_end), and the flat plan of `_flat_plan`."""
     _, p, m, v = key
     orders = _orders_of(key)
     # The rule above on the ops of all stages at once, stage after stage (a loop over stages
@@ -226,18 +226,65 @@ def _structure_of(key: tuple):
     dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
     crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
     code = kind * v + c
-    codes = _per_stage(code.tolist(), sizes)
-    # per stage and chunk, the positions of its backward ops in the stage, in order: the backward
-    # ops sorted (stably) by stage and chunk, cut by their counts
-    backward = np.flatnonzero(kind != F)
-    group = s[backward] * v + c[backward]
-    by_group = backward[np.argsort(group, kind="stable")]
-    starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
-    counts = np.bincount(group, minlength=p * v)
-    within = (by_group - np.repeat(starts, counts)).tolist()
-    backward_at = _per_stage(_per_stage(within, counts.tolist()), [v] * p)
+    codes = _StageLists(code, sizes)
+    backward_at = _BackwardPositions(kind, s, c, sizes, p, v)
     flat = _flat_plan(p, v, sizes, dep, crosses, _oid(kind, s, i, c, p, m, v), code, s, ticks)
     return sizes, codes, backward_at, flat
+
+
+class _StageLists(Sequence):
+    """Per stage, a list of its ops' values (all stages' in one array, stage after stage), made when
+    a stage is first read: a plan's costing reads one stage's (the breakdown's critical stage)."""
+
+    def __init__(self, values: np.ndarray, sizes: list[int]):
+        self._values = values
+        self._starts = [0]
+        for size in sizes:
+            self._starts.append(self._starts[-1] + size)
+        self._lists: list[list | None] = [None] * len(sizes)
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def __getitem__(self, s):
+        if isinstance(s, slice):
+            return [self[i] for i in range(len(self))[s]]
+        s = range(len(self))[s]  # an IndexError past the last stage, as a list
+        hit = self._lists[s]
+        if hit is None:
+            hit = self._lists[s] = self._values[self._starts[s]:self._starts[s + 1]].tolist()
+        return hit
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+
+class _BackwardPositions:
+    """Per stage and chunk, the positions in the stage of its backward ops (W ops included), in
+    order. Each simulation reads only the last of each (`last`, -1 for none): its ops end in
+    order when every time is finite and 0 or more; all of them (`all`) only when not."""
+
+    def __init__(self, kind: np.ndarray, stage_of: np.ndarray, chunk: np.ndarray, sizes: list[int], p: int,
+                 v: int):
+        backward = np.flatnonzero(kind != F)
+        group = stage_of[backward] * v + chunk[backward]
+        starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
+        last = np.full(p * v, -1, np.int64)
+        np.maximum.at(last, group, backward)  # positions grow along the array: the largest is the last
+        self.last = _per_stage(np.where(last >= 0, last - starts, -1).tolist(), [v] * p)
+        self._args = (backward, group, starts, p, v)
+        self._all: list[list[list[int]]] | None = None
+
+    @property
+    def all(self) -> list[list[list[int]]]:
+        if self._all is None:
+            backward, group, starts, p, v = self._args
+            # the backward ops sorted (stably) by stage and chunk, cut by their counts
+            by_group = backward[np.argsort(group, kind="stable")]
+            counts = np.bincount(group, minlength=p * v)
+            within = (by_group - np.repeat(starts, counts)).tolist()
+            self._all = _per_stage(_per_stage(within, counts.tolist()), [v] * p)
+        return self._all
 
 
 def _per_stage(items: list, sizes: list[int]) -> list[list]:
@@ -511,9 +558,10 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         free.append(ends_s[-1] if b > a else end[s])
         ends.append(ends_s)
         if ordered:
-            last_b.append([(ends_s[at[-1]] if ends_s[at[-1]] > 0.0 else 0.0) if at else 0.0 for at in backward_at[s]])
+            last_b.append([(ends_s[at] if ends_s[at] > 0.0 else 0.0) if at >= 0 else 0.0
+                           for at in backward_at.last[s]])
         else:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
-            last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at[s]])
+            last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at.all[s]])
     return ScheduleResult(None, free, busy, last_b, orders, ends,
                           (end, crosses, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
 
