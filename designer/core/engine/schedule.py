@@ -12,6 +12,7 @@ Each op is visited once, so the cost is linear in the number of ops.
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -568,85 +569,105 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
 
 def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:
     """ZB-H1 run by its greedy rule, only to derive the fixed order (see _zero_bubble_orders)."""
-    v = 1
-    orders = [op_order("zb-h1", p, s, m, v) for s in range(p)]
-    size = 3 * p * m * v
-    end = [-1.0] * size
+    return _GreedyZeroBubble(p, m, times, p2p_s).run()
 
-    def oid(kind: int, s: int, i: int, c: int) -> int:
-        return ((kind * p + s) * m + i) * v + c
 
-    def dependency(kind: int, s: int, i: int, c: int) -> tuple[int, float]:
-        if kind == F:
-            return (oid(F, s - 1, i, c), p2p_s) if s > 0 else (-1, 0.0)
+class _GreedyZeroBubble:
+    """ZB-H1's greedy rule, stage by stage in the order they become free: a stage runs its next F or B
+    when its input has arrived, and a deferred weight gradient (W) instead when that input is late,
+    when it holds more deferred W ops than its warm-up, or when its F and B ops are all done."""
+
+    def __init__(self, p: int, m: int, times: list[StageTimes], p2p_s: float):
+        self.p, self.m, self.times, self.p2p_s = p, m, times, p2p_s
+        self.orders = [op_order("zb-h1", p, s, m, 1) for s in range(p)]
+        self.end = [-1.0] * (3 * p * m)  # per op id: when it ended (-1: not run yet)
+        self.free = [0.0] * p  # when each stage is next free
+        self.ptr = [0] * p  # each stage's next F or B in its order
+        self.waiting: dict[int, int] = {}  # op id -> the stage stopped until it ends
+        self.pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]  # deferred W ops (micro, chunk)
+        self.defer = [min(p - s - 1, m) for s in range(p)]  # ZB-H1 keeps the warm-up's W ops for the cool-down
+        self.records: list[OpRecord] = []
+        self.heap: list[tuple[float, int]] = []  # (free at, stage): the stage to move next
+
+    def run(self) -> list[OpRecord]:
+        # Event order matters here: a stage with nothing ready runs a deferred W instead of idling.
+        self.heap = [(self.free[s], s) for s in range(self.p)]
+        heapq.heapify(self.heap)
+        while self.heap:
+            _, s = heapq.heappop(self.heap)
+            self._step(s)
+        if any(self.ptr[s] < len(self.orders[s]) or self.pending_w[s] for s in range(self.p)):  # pragma: no cover
+            raise RuntimeError("pipeline schedule deadlocked")
+        return self.records
+
+    def _step(self, s: int) -> None:
+        """Stage s is free: run a deferred W, its next F or B, or wait for that op's input."""
+        order = self.orders[s]
+        if self.ptr[s] >= len(order):  # only deferred W ops left
+            if self.pending_w[s]:
+                self._run_deferred_w(s)
+            return
+        kind, i, c = order[self.ptr[s]]
+        dep, transfer = self._dependency(kind, s, i, c)
+        end = self.end
+        blocked = dep >= 0 and (end[dep] < 0 or end[dep] + transfer > self.free[s])
+        if self.pending_w[s] and (blocked or len(self.pending_w[s]) > self.defer[s]):
+            self._run_deferred_w(s)
+            return
+        if dep >= 0 and end[dep] < 0:  # its input has not been computed: wake s when it has
+            self.waiting[dep] = s
+            return
+        self._run_next(s, kind, i, c, dep, transfer)
+
+    def _run_deferred_w(self, s: int) -> None:
+        i, c = self.pending_w[s].pop(0)
+        self._record(s, W, i, c, self.free[s], self._duration(s, W, c), 0.0, 0.0)
+        heapq.heappush(self.heap, (self.free[s], s))
+
+    def _run_next(self, s: int, kind: int, i: int, c: int, dep: int, transfer: float) -> None:
+        """Stage s runs its next F or B once its input has arrived; a B defers its W."""
+        free = self.free[s]
+        ready = self.end[dep] + transfer if dep >= 0 else 0.0
+        start = max(free, ready)
+        wait = start - free
+        wait_pp = min(wait, transfer) if dep >= 0 and ready > free else 0.0
+        me = self._record(s, kind, i, c, start, self._duration(s, kind, c), wait, wait_pp)
         if kind == B:
-            return (oid(B, s + 1, i, c), p2p_s) if s < p - 1 else (oid(F, s, i, c), 0.0)
-        return oid(B, s, i, c), 0.0
+            self.pending_w[s].append((i, c))
+        self.ptr[s] += 1
+        heapq.heappush(self.heap, (self.free[s], s))
+        nxt = self.waiting.pop(me, None)
+        if nxt is not None:
+            heapq.heappush(self.heap, (self.free[nxt], nxt))
 
-    free = [0.0] * p
-    ptr = [0] * p
-    waiting: dict[int, int] = {}
-    records: list[OpRecord] = []
-    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]
-    defer = [min(p - s - 1, m) for s in range(p)]  # ZB-H1 keeps the warm-up's W ops for the cool-down
-
-    def run(s: int, kind: int, i: int, c: int, start: float, duration: float, wait: float, wait_pp: float):
+    def _record(self, s: int, kind: int, i: int, c: int, start: float, duration: float, wait: float,
+                wait_pp: float) -> int:
         finish = start + duration
-        records.append(OpRecord(s, kind, i, c, start, finish, wait, wait_pp))
-        me = oid(kind, s, i, c)
-        end[me] = finish
-        free[s] = finish
+        self.records.append(OpRecord(s, kind, i, c, start, finish, wait, wait_pp))
+        me = self._oid(kind, s, i, c)
+        self.end[me] = finish
+        self.free[s] = finish
         return me
 
-    def duration_of(s: int, kind: int, c: int) -> float:
-        st = times[s]
+    def _oid(self, kind: int, s: int, i: int, c: int) -> int:
+        return ((kind * self.p + s) * self.m + i) + c  # one chunk (v = 1)
+
+    def _dependency(self, kind: int, s: int, i: int, c: int) -> tuple[int, float]:
+        """The op this one waits for (-1: none) and the transfer after it."""
+        p, p2p_s = self.p, self.p2p_s
+        if kind == F:
+            return (self._oid(F, s - 1, i, c), p2p_s) if s > 0 else (-1, 0.0)
+        if kind == B:
+            return (self._oid(B, s + 1, i, c), p2p_s) if s < p - 1 else (self._oid(F, s, i, c), 0.0)
+        return self._oid(B, s, i, c), 0.0
+
+    def _duration(self, s: int, kind: int, c: int) -> float:
+        st = self.times[s]
         if kind == F:
             return st.fwd[c]
         if kind == B:
             return st.bwd[c] - st.wgrad[c]
         return st.wgrad[c]
-
-    if True:
-        # Event order matters here: a stage with nothing ready runs a deferred W instead of idling.
-        import heapq
-
-        heap = [(free[s], s) for s in range(p)]
-        heapq.heapify(heap)
-        while heap:
-            _, s = heapq.heappop(heap)
-            order = orders[s]
-            if ptr[s] >= len(order):
-                if pending_w[s]:
-                    i, c = pending_w[s].pop(0)
-                    run(s, W, i, c, free[s], duration_of(s, W, c), 0.0, 0.0)
-                    heapq.heappush(heap, (free[s], s))
-                continue
-            kind, i, c = order[ptr[s]]
-            dep, transfer = dependency(kind, s, i, c)
-            blocked = dep >= 0 and (end[dep] < 0 or end[dep] + transfer > free[s])
-            if pending_w[s] and (blocked or len(pending_w[s]) > defer[s]):
-                wi, wc = pending_w[s].pop(0)
-                run(s, W, wi, wc, free[s], duration_of(s, W, wc), 0.0, 0.0)
-                heapq.heappush(heap, (free[s], s))
-                continue
-            if dep >= 0 and end[dep] < 0:
-                waiting[dep] = s
-                continue
-            ready = end[dep] + transfer if dep >= 0 else 0.0
-            start = max(free[s], ready)
-            wait = start - free[s]
-            wait_pp = min(wait, transfer) if dep >= 0 and ready > free[s] else 0.0
-            me = run(s, kind, i, c, start, duration_of(s, kind, c), wait, wait_pp)
-            if kind == B:
-                pending_w[s].append((i, c))
-            ptr[s] += 1
-            heapq.heappush(heap, (free[s], s))
-            nxt = waiting.pop(me, None)
-            if nxt is not None:
-                heapq.heappush(heap, (free[nxt], nxt))
-    if any(ptr[s] < len(orders[s]) or pending_w[s] for s in range(p)):  # pragma: no cover - a bug
-        raise RuntimeError("pipeline schedule deadlocked")
-    return records
 
 
 def ideal_bubble_s(schedule: str, p: int, m: int, v: int, f: float, b: float, w: float) -> float:
