@@ -12,7 +12,8 @@ of the group has it). Sizes follow nccl-tests: all_reduce S per rank; all_gather
 reduce_scatter S = the whole gathered buffer; all_to_all S = what one rank sends in all.
 
 This module keeps the groups, their routes and their seconds per byte and makes the choice; the
-latency is collective_latency.py's, the bandwidth term and NCCL's estimate collective_bandwidth.py's.
+latency is collective_latency.py's, the bandwidth term and NCCL's estimate collective_bandwidth.py's,
+the flows each traffic pattern sends between servers group_flows.py's.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from .constants import EngineConstants
 from .fabric import Fabric
 from .flows import (SPARSE_SHARE, LinkBytes, Loads, RateChange, Route, ScaledLinkBytes, flow_times, kind_mask, rate_change,
                     rates_of, route_flows)
+from .group_flows import pattern_flows
 
 PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
 ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
@@ -135,7 +137,7 @@ def _pattern_of(primitive: str) -> str:
 
 def _tier_shares_changed(fabric: Fabric, loads: Loads, change: RateChange) -> bool:
     """Whether a cable's share of the up-link bytes of a tier these loads use changed (its own
-    rate, or its leaf's or pod's total): the bytes per cable then change (_link_bytes_per_bus_byte).
+    rate, or its leaf's or pod's total): the bytes per cable then change (link_bytes_per_bus_byte).
     A NIC's cable carries its NIC's bytes whatever its rate."""
     for (links, owner), changed_owner, load in ((fabric._uplink, change.leaves, (loads.leaf_up, loads.leaf_down)),
                                                 (fabric._podlink, change.pods, (loads.pod_up, loads.pod_down))):
@@ -279,7 +281,7 @@ class CollectiveModel:
         code = np.zeros(G, dtype=np.int64)
         res = np.zeros(G, dtype=np.int64)
         if pattern not in self._routes:
-            src, dst, nbytes, gid = f.spread_over_nics(*self._flows(pattern))
+            src, dst, nbytes, gid = f.spread_over_nics(*pattern_flows(f, self.shape, pattern))
             self._routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
         route, gid = self._routes[pattern]
         loads = None
@@ -330,62 +332,6 @@ class CollectiveModel:
         out = (scale, net, code, res, loads if self.keeps_link_bytes else None)
         self._unit[pattern] = out
         return out
-
-    def _flows(self, pattern: str):
-        """Inter-node flows for a bus volume of 1 byte per rank, over all groups at once."""
-        f, sh = self.fabric, self.shape
-        G, n = sh.members.shape
-        empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
-        if not np.any(sh.n_nodes > 1):
-            return empty
-        if pattern == "pairs":  # send/recv: member 0 -> member 1 and back
-            a, b = sh.members[:, 0], sh.members[:, 1]
-            cross = f.gpu_domain[a] != f.gpu_domain[b]
-            a, b = a[cross], b[cross]
-            gid = np.flatnonzero(cross)
-            src = np.concatenate([self._pxn_nic(a, b), self._pxn_nic(b, a)])
-            dst = np.concatenate([f.gpu_nic[b], f.gpu_nic[a]])
-            return src, dst, np.ones(src.size), np.concatenate([gid, gid])
-        if sh.by_node is not None:
-            G, N, g = sh.by_node.shape
-            here = sh.by_node.reshape(G, N * g)
-            nxt = np.roll(sh.by_node, -1, axis=1).reshape(G, N * g)
-            gid = np.repeat(np.arange(G), N * g)
-            src_gpu, dst_gpu = here.ravel(), nxt.ravel()
-            if pattern == "a2a":
-                # Every member sends 1/n of its buffer to each member elsewhere; per NIC that is
-                # (N-1)/N of the buffer S on its rail. Model it as N-1 ring shifts of S/N each, per
-                # bus byte (S (n-1)/n) n/(n-1) / N.
-                srcs, dsts, gids = [], [], []
-                for shift in range(1, N):
-                    other = np.roll(sh.by_node, -shift, axis=1).reshape(G, N * g)
-                    srcs.append(here.ravel())
-                    dsts.append(other.ravel())
-                    gids.append(gid)
-                src_gpu, dst_gpu, gid = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(gids)
-                per = np.full(src_gpu.size, n / max(n - 1, 1) / N)
-            else:
-                per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
-            return self._pxn_nic(src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
-        # Uneven groups: a ring through the members in node order, one flow per hop.
-        ring = np.sort(sh.members, axis=1)
-        nxt = np.roll(ring, -1, axis=1)
-        cross = f.gpu_domain[ring] != f.gpu_domain[nxt]
-        gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]
-        s, d = ring[cross], nxt[cross]
-        hops = np.maximum(cross.sum(axis=1), 1)
-        per = (sh.n_nodes / hops)[gid] / np.maximum(n / sh.n_nodes, 1)[gid]
-        return self._pxn_nic(s, d), f.gpu_nic[d], per, gid
-
-    def _pxn_nic(self, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
-        """NIC on the source node that sits on the destination GPU's rail (PXN)."""
-        f = self.fabric
-        dst_nic = f.gpu_nic[dst_gpu]
-        local = dst_nic - f.node_nic_base[f.gpu_node[dst_gpu]]
-        src_node = f.gpu_node[src_gpu]
-        count = f.node_nic_count[src_node]
-        local = np.where(local < count, local, f.gpu_nic[src_gpu] - f.node_nic_base[src_node])
-        return f.node_nic_base[src_node] + local
 
     # ---- the cost ----
     def cost(self, primitive: str, size_bytes: float, algorithm: str = "auto") -> CollectiveCost:
@@ -458,7 +404,7 @@ class CollectiveModel:
         total, algo, proto, lat, bw, group, net_bound, _ = worst
         f = self.fabric
         if net_bound and code[group] > 0:
-            resource, links = self._resource_name(int(code[group]), int(res[group]))
+            resource, links = resource_name(self.fabric, int(code[group]), int(res[group]))
         else:
             node = f.gpu_node[sh.members[group, 0]]
             resource = f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})"
@@ -485,48 +431,13 @@ class CollectiveModel:
                 for protocol in self._protocols(name, size)]
         return hit
 
-    def _resource_name(self, code: int, index: int) -> tuple[str, list[int]]:
-        f = self.fabric
-        if code in (1, 2):
-            node = f.node_ids[f.nic_node[index]]
-            local = index - f.node_nic_base[f.nic_node[index]]
-            link = int(f.nic_link[index])
-            return f"NIC {node}:nic{local} {'send' if code == 1 else 'receive'}", [link] if link >= 0 else []
-        if code in (3, 4):
-            return (f"up-links of {f.switch_ids[index]} ({'up' if code == 3 else 'down'})",
-                    f.uplinks_of(index))
-        return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", f.pod_links_of(index)
-
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> "LinkBytes":
         """Bytes each cable carries (busiest direction) for this collective, all groups at once:
         the pattern's bytes per cable for one bus byte (kept with its loads), times the size."""
         if loads.per_link is None:
-            loads.per_link = self._link_bytes_per_bus_byte(loads)
+            loads.per_link = link_bytes_per_bus_byte(self.fabric, loads)
         unit = loads.per_link
         return ScaledLinkBytes(unit, bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
-
-    def _link_bytes_per_bus_byte(self, loads: "Loads") -> "LinkBytes":
-        """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
-        touches a small part of its cables."""
-        f = self.fabric
-        nic_b = np.maximum(loads.nic_up, loads.nic_down)
-        nics = np.flatnonzero(nic_b)
-        nics = nics[f.nic_link[nics] >= 0]
-        index, values = [f.nic_link[nics]], [nic_b[nics]]
-        for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
-                                                   (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
-            if len(links) and len(tier_load):
-                loaded = tier_load[owner] > 0
-                links, owner = links[loaded], owner[loaded]
-                index.append(links)
-                values.append(tier_load[owner] * f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30))
-        # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
-        # where sorting the indices would cost more on a big job)
-        per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
-        cables = np.flatnonzero(per_cable)
-        if cables.size >= SPARSE_SHARE * per_cable.size:
-            return LinkBytes(None, per_cable)
-        return LinkBytes(cables, per_cable[cables])
 
     def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
         if primitive in ("send_recv", "all_to_all", "broadcast"):
@@ -560,3 +471,39 @@ class CollectiveModel:
         if self.k.nccl_ll_max_bytes and size > self.k.nccl_ll_max_bytes:
             return ["LL128", "Simple"]
         return ["LL", "LL128", "Simple"]
+
+
+def resource_name(f: Fabric, code: int, index: int) -> tuple[str, list[int]]:
+    """The name of a bottleneck (flows.flow_times's resource code and index) and its cables."""
+    if code in (1, 2):
+        node = f.node_ids[f.nic_node[index]]
+        local = index - f.node_nic_base[f.nic_node[index]]
+        link = int(f.nic_link[index])
+        return f"NIC {node}:nic{local} {'send' if code == 1 else 'receive'}", [link] if link >= 0 else []
+    if code in (3, 4):
+        return (f"up-links of {f.switch_ids[index]} ({'up' if code == 3 else 'down'})",
+                f.uplinks_of(index))
+    return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", f.pod_links_of(index)
+
+
+def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
+    """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
+    touches a small part of its cables."""
+    nic_b = np.maximum(loads.nic_up, loads.nic_down)
+    nics = np.flatnonzero(nic_b)
+    nics = nics[f.nic_link[nics] >= 0]
+    index, values = [f.nic_link[nics]], [nic_b[nics]]
+    for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
+                                               (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
+        if len(links) and len(tier_load):
+            loaded = tier_load[owner] > 0
+            links, owner = links[loaded], owner[loaded]
+            index.append(links)
+            values.append(tier_load[owner] * f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30))
+    # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
+    # where sorting the indices would cost more on a big job)
+    per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
+    cables = np.flatnonzero(per_cable)
+    if cables.size >= SPARSE_SHARE * per_cable.size:
+        return LinkBytes(None, per_cable)
+    return LinkBytes(cables, per_cable[cables])
