@@ -60,6 +60,10 @@ class GroupShape:
 
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     G, n = members.shape
+    if n == 1 and G:  # a dimension of size 1 (CP 1, say): every group one GPU, one class, nothing to look up
+        shape = GroupShape(members, members.reshape(G, 1, 1), np.ones(G, np.int64), 1, np.zeros(G, np.int64))
+        shape.classes[(1, 1, 0)] = np.arange(G)
+        return shape
     # GPU indices grow with the server index, so sorting members sorts them by server too
     if n == 2:  # pairs (the pipeline's neighbours): two elementwise passes, not a sort per row
         sorted_members = np.stack((np.minimum(members[:, 0], members[:, 1]),
