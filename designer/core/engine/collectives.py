@@ -134,6 +134,13 @@ class CollectiveCost:
     link_bytes: "LinkBytes | None" = None  # the cables it loads and their bytes
 
 
+def cannot_win(latency_s: float, best_estimate_s: float) -> bool:
+    """Whether an algorithm and protocol of this latency cannot beat the best NCCL estimate so far: its
+    estimate is the latency plus a bandwidth time of 0 or more, and only a lower one replaces the best.
+    Its bandwidth is then not costed (most pairs, for a small collective)."""
+    return latency_s >= best_estimate_s
+
+
 def _pattern_of(primitive: str) -> str:
     """The flows a primitive makes: send/recv pairs, all-to-all shifts, or a ring."""
     return "pairs" if primitive == "send_recv" else "a2a" if primitive == "all_to_all" else "ring"
@@ -386,8 +393,8 @@ class CollectiveModel:
             scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
             for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
                                                                   groups, size_bytes):
-                if best is not None and lat >= best[7]:
-                    continue  # its estimate, lat + a bandwidth time of 0 or more, cannot be below the best's
+                if best is not None and cannot_win(lat, best[7]):
+                    continue
                 t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
                                                            scale_in, net_in, size_bytes, bus_bytes)
                 if alike is not None:
