@@ -397,3 +397,34 @@ def test_a_link_edit_keeps_the_flows_routes_and_times_them_again(monkeypatch):
     fresh = Engine().evaluate(doc)
     assert edited.step_time_s == fresh.step_time_s and edited.breakdown_s == fresh.breakdown_s
     assert np.array_equal(edited.link_utilization_array, fresh.link_utilization_array)
+
+
+def test_nccl_pairs_skipped_by_their_latency_choose_as_costing_every_pair(monkeypatch):
+    """An algorithm and protocol whose latency alone is not below the best estimate so far is not
+    costed: every collective of every example is chosen and costed as when every pair is."""
+    from designer.core.engine import collectives as C
+    from designer.core.engine.collective_bandwidth import GroupBandwidth
+
+    def costs(skip: bool) -> tuple[list, int]:
+        seen, costed = [], []
+        times = GroupBandwidth.times
+
+        def counted(self, *args):
+            costed.append(1)
+            return times(self, *args)
+
+        monkeypatch.setattr(GroupBandwidth, "times", counted)
+        monkeypatch.setattr(C, "cannot_win", C.cannot_win if skip else (lambda latency_s, best_s: False))
+        for path in sorted(EXAMPLES.glob("*.yaml")):
+            engine = Engine()
+            engine.evaluate(load_document(path))
+            for model in engine.cache.groups.values():
+                seen += [(key, c.time_s, c.algorithm, c.protocol, c.latency_s, c.bandwidth_s, c.bottleneck)
+                         for key, c in model._cache.items()]
+        monkeypatch.undo()
+        return seen, len(costed)
+
+    skipping, costed_skipping = costs(True)
+    every, costed_every = costs(False)
+    assert skipping == every and len(every) > 50
+    assert costed_skipping < costed_every  # pairs were skipped

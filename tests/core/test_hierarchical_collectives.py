@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from designer.core.engine.collectives import dtree_max_edges
+from designer.core.engine.collective_bandwidth import dtree_max_edges
 from designer.core.io.importers.nccl_tests_log import parse_nccl_tests
 from tests.conftest import run_cli
 

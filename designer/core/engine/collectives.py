@@ -10,32 +10,29 @@ Algorithms: ring, tree (double binary tree between nodes), nvls (NVSwitch reduct
 Hopper and later, NVLS-tree across nodes), collnet (SHARP in the switches, when every leaf
 of the group has it). Sizes follow nccl-tests: all_reduce S per rank; all_gather and
 reduce_scatter S = the whole gathered buffer; all_to_all S = what one rank sends in all.
+
+This module keeps the groups, their routes and their seconds per byte and makes the choice; the
+latency is collective_latency.py's, the bandwidth term and NCCL's estimate collective_bandwidth.py's,
+the flows each traffic pattern sends between servers group_flows.py's.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .collective_bandwidth import GroupBandwidth
+from .collective_latency import GroupLatency
 from .constants import EngineConstants
 from .fabric import Fabric
 from .flows import (SPARSE_SHARE, LinkBytes, Loads, RateChange, Route, ScaledLinkBytes, flow_times, kind_mask, rate_change,
                     rates_of, route_flows)
+from .group_flows import pattern_flows
 
 PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
 ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 PROTOCOLS = ("LL", "LL128", "Simple")
-# NCCL's LL caps inside one server before the releases that raised them (tuning.cc llMaxBws): Hopper took
-# Ampere's 87.7 GB/s until 2.21 (141 from it), Blackwell took Hopper's 141 until 2.25 (282 from it).
-NCCL_LL_CAP_HISTORY = ((2.21, 87.7), (2.25, 141.0))
-# LL128's data share of a network link's rate: 120 of each 128-byte line, less its flags (NCCL tuning.cc
-# rates the ring's LL128 at 0.92 of Simple)
-LL128_NETWORK_SHARE = 0.92
-# NCCL's estimate of the tree's LL128 bus bandwidth inside one node: 7/9 of the tree's Simple (tuning.cc,
-# ncclTopoTuneModel: busBw * (nNodes == 1 ? 7.0/9.0 : 120.0/128.0)), below the ring's 0.92
-TREE_LL128_ONE_NODE_SHARE = 7.0 / 9.0
 
 
 def bus_factor(primitive: str, n: int) -> float:
@@ -47,37 +44,6 @@ def bus_factor(primitive: str, n: int) -> float:
     if primitive in ("all_gather", "reduce_scatter", "all_to_all"):
         return (n - 1) / n
     return 1.0
-
-
-def _btree_parent(rank: int, nranks: int) -> int:
-    """Parent of `rank` in NCCL's binary tree (src/graph/trees.cc, ncclGetBtree): -1 for the root 0."""
-    if rank == 0:
-        return -1
-    bit = 1
-    while bit < nranks and not bit & rank:
-        bit <<= 1
-    up = (rank ^ bit) | (bit << 1)
-    return up if up < nranks else rank ^ bit
-
-
-@functools.lru_cache(maxsize=256)
-def dtree_max_edges(n_nodes: int) -> int:
-    """The most tree edges one node has over NCCL's double binary tree between `n_nodes` servers.
-
-    Each of the two trees carries half the buffer, and a node sends (and receives) its half once per
-    edge: to its parent (reduce) and to each child (broadcast). So the busiest node's NICs carry
-    S x edges / 2 each way: S on 2 nodes, 1.5 S on 3, 2 S on 4 or more, where a ring carries
-    2 (n-1)/n S. The second tree mirrors the first (rank N-1-r) for an even count and shifts it by
-    one for an odd count (trees.cc, ncclGetDtree)."""
-    if n_nodes <= 1:
-        return 0
-    degree = [0] * n_nodes
-    for r in range(1, n_nodes):
-        degree[r] += 1
-        degree[_btree_parent(r, n_nodes)] += 1
-    if n_nodes % 2:
-        return max(degree[r] + degree[(r - 1) % n_nodes] for r in range(n_nodes))
-    return max(degree[r] + degree[n_nodes - 1 - r] for r in range(n_nodes))
 
 
 @dataclass
@@ -94,6 +60,10 @@ class GroupShape:
 
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     G, n = members.shape
+    if n == 1 and G:  # a dimension of size 1 (CP 1, say): every group one GPU, one class, nothing to look up
+        shape = GroupShape(members, members.reshape(G, 1, 1), np.ones(G, np.int64), 1, np.zeros(G, np.int64))
+        shape.classes[(1, 1, 0)] = np.arange(G)
+        return shape
     # GPU indices grow with the server index, so sorting members sorts them by server too
     if n == 2:  # pairs (the pipeline's neighbours): two elementwise passes, not a sort per row
         sorted_members = np.stack((np.minimum(members[:, 0], members[:, 1]),
@@ -149,15 +119,6 @@ def _rows_alike(a: np.ndarray) -> np.ndarray:
     return a[:, 0] == a[:, 1] if a.shape[1] == 2 else (a == a[:, :1]).all(axis=1)
 
 
-def _maximum(a, b):
-    """np.maximum, on two Python floats without numpy (a class of alike groups is costed on floats)."""
-    if type(a) is float and type(b) is float:
-        if a != a:  # NaN wins, as in np.maximum
-            return a
-        return b if b > a or b != b else a
-    return np.maximum(a, b)
-
-
 @dataclass
 class CollectiveCost:
     """The time of one collective on its GPUs, split into latency and bandwidth, with what limits it."""
@@ -173,6 +134,13 @@ class CollectiveCost:
     link_bytes: "LinkBytes | None" = None  # the cables it loads and their bytes
 
 
+def cannot_win(latency_s: float, best_estimate_s: float) -> bool:
+    """Whether an algorithm and protocol of this latency cannot beat the best NCCL estimate so far: its
+    estimate is the latency plus a bandwidth time of 0 or more, and only a lower one replaces the best.
+    Its bandwidth is then not costed (most pairs, for a small collective)."""
+    return latency_s >= best_estimate_s
+
+
 def _pattern_of(primitive: str) -> str:
     """The flows a primitive makes: send/recv pairs, all-to-all shifts, or a ring."""
     return "pairs" if primitive == "send_recv" else "a2a" if primitive == "all_to_all" else "ring"
@@ -180,7 +148,7 @@ def _pattern_of(primitive: str) -> str:
 
 def _tier_shares_changed(fabric: Fabric, loads: Loads, change: RateChange) -> bool:
     """Whether a cable's share of the up-link bytes of a tier these loads use changed (its own
-    rate, or its leaf's or pod's total): the bytes per cable then change (_link_bytes_per_bus_byte).
+    rate, or its leaf's or pod's total): the bytes per cable then change (link_bytes_per_bus_byte).
     A NIC's cable carries its NIC's bytes whatever its rate."""
     for (links, owner), changed_owner, load in ((fabric._uplink, change.leaves, (loads.leaf_up, loads.leaf_down)),
                                                 (fabric._podlink, change.pods, (loads.pod_up, loads.pod_down))):
@@ -205,13 +173,12 @@ class CollectiveModel:
         self.name = name
         self.keeps_link_bytes = link_bytes
         self.shape = group_shape(fabric, members)
+        self.latency = GroupLatency(fabric, self.shape.members, k)  # NCCL's latency per algorithm and protocol
+        self.bandwidth = GroupBandwidth(fabric, self.shape, k)  # the bandwidth term and NCCL's estimate of it
         self._cache: dict[tuple, CollectiveCost] = {}
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
-        self._latency: dict[tuple, float] = {}  # _latency_s
         self._choices: dict[tuple, list] = {}  # _candidates
-        self._shares: dict[str, tuple[float, float]] | None = None  # _protocol_shares
-        self._hierarchical_memo: bool | None = None  # _hierarchical
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -325,7 +292,7 @@ class CollectiveModel:
         code = np.zeros(G, dtype=np.int64)
         res = np.zeros(G, dtype=np.int64)
         if pattern not in self._routes:
-            src, dst, nbytes, gid = f.spread_over_nics(*self._flows(pattern))
+            src, dst, nbytes, gid = f.spread_over_nics(*pattern_flows(f, self.shape, pattern))
             self._routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
         route, gid = self._routes[pattern]
         loads = None
@@ -377,129 +344,6 @@ class CollectiveModel:
         self._unit[pattern] = out
         return out
 
-    def _flows(self, pattern: str):
-        """Inter-node flows for a bus volume of 1 byte per rank, over all groups at once."""
-        f, sh = self.fabric, self.shape
-        G, n = sh.members.shape
-        empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
-        if not np.any(sh.n_nodes > 1):
-            return empty
-        if pattern == "pairs":  # send/recv: member 0 -> member 1 and back
-            a, b = sh.members[:, 0], sh.members[:, 1]
-            cross = f.gpu_domain[a] != f.gpu_domain[b]
-            a, b = a[cross], b[cross]
-            gid = np.flatnonzero(cross)
-            src = np.concatenate([self._pxn_nic(a, b), self._pxn_nic(b, a)])
-            dst = np.concatenate([f.gpu_nic[b], f.gpu_nic[a]])
-            return src, dst, np.ones(src.size), np.concatenate([gid, gid])
-        if sh.by_node is not None:
-            G, N, g = sh.by_node.shape
-            here = sh.by_node.reshape(G, N * g)
-            nxt = np.roll(sh.by_node, -1, axis=1).reshape(G, N * g)
-            gid = np.repeat(np.arange(G), N * g)
-            src_gpu, dst_gpu = here.ravel(), nxt.ravel()
-            if pattern == "a2a":
-                # Every member sends 1/n of its buffer to each member elsewhere; per NIC that is
-                # (N-1)/N of the buffer S on its rail. Model it as N-1 ring shifts of S/N each, per
-                # bus byte (S (n-1)/n) n/(n-1) / N.
-                srcs, dsts, gids = [], [], []
-                for shift in range(1, N):
-                    other = np.roll(sh.by_node, -shift, axis=1).reshape(G, N * g)
-                    srcs.append(here.ravel())
-                    dsts.append(other.ravel())
-                    gids.append(gid)
-                src_gpu, dst_gpu, gid = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(gids)
-                per = np.full(src_gpu.size, n / max(n - 1, 1) / N)
-            else:
-                per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
-            return self._pxn_nic(src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
-        # Uneven groups: a ring through the members in node order, one flow per hop.
-        ring = np.sort(sh.members, axis=1)
-        nxt = np.roll(ring, -1, axis=1)
-        cross = f.gpu_domain[ring] != f.gpu_domain[nxt]
-        gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]
-        s, d = ring[cross], nxt[cross]
-        hops = np.maximum(cross.sum(axis=1), 1)
-        per = (sh.n_nodes / hops)[gid] / np.maximum(n / sh.n_nodes, 1)[gid]
-        return self._pxn_nic(s, d), f.gpu_nic[d], per, gid
-
-    def _pxn_nic(self, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
-        """NIC on the source node that sits on the destination GPU's rail (PXN)."""
-        f = self.fabric
-        dst_nic = f.gpu_nic[dst_gpu]
-        local = dst_nic - f.node_nic_base[f.gpu_node[dst_gpu]]
-        src_node = f.gpu_node[src_gpu]
-        count = f.node_nic_count[src_node]
-        local = np.where(local < count, local, f.gpu_nic[src_gpu] - f.node_nic_base[src_node])
-        return f.node_nic_base[src_node] + local
-
-    # ---- latency ----
-    def _library_latency_us(self) -> float:
-        if not hasattr(self, "_library_us"):
-            nodes = self.fabric.gpu_node[self.shape.members.ravel()]
-            self._library_us = float(self.fabric.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
-        return self._library_us
-
-    def _message_latency_us(self) -> float:
-        """What the group's NICs add per network step beyond NCCL's InfiniBand figures (EFA's SRD)."""
-        if not hasattr(self, "_message_us"):
-            f = self.fabric
-            nodes = f.gpu_node[self.shape.members.ravel()]
-            extra = f.node_message_latency_us
-            self._message_us = float(extra[nodes].max()) if extra is not None and nodes.size else 0.0
-        return self._message_us
-
-    def _switch_latency_us(self) -> float:
-        if not hasattr(self, "_switch_us"):  # a switch's latency is part of the fabric's shape
-            f = self.fabric
-            self._switch_us = float(np.max(f.switch_latency_us)) if len(f.switch_ids) else 0.0
-        return self._switch_us
-
-    def _latency_s(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
-                   size: float) -> float:
-        # the size counts only for the ring's plateau: kept per model (a plan's collectives ask ~80 times)
-        key = (algorithm, protocol, primitive, n, N, tier, size >= 64 * 2**20)
-        hit = self._latency.get(key)
-        if hit is None:
-            hit = self._latency[key] = self._latency_of(algorithm, protocol, primitive, n, N, tier, size)
-        return hit
-
-    def _latency_of(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
-                    size: float) -> float:
-        k = self.k
-        base = k.nccl_base_latency_us.get(algorithm, {}).get(protocol)
-        intra = k.nccl_nvlink_step_latency_us.get(algorithm, {}).get(protocol)
-        net = k.nccl_net_step_latency_us.get(algorithm, {}).get(protocol)
-        if base is None or intra is None or net is None:
-            return math.inf
-        hops = {0: 0, 1: 1, 2: 3, 3: 5}[tier]
-        library_us = self._library_latency_us()
-        switch_us = self._switch_latency_us()
-        inter = (net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us
-                 + self._message_latency_us())
-        if primitive == "all_reduce":
-            steps = 2 * (n - 1)
-            inter_steps = 2 * N if N > 1 else 0
-        elif primitive in ("all_gather", "reduce_scatter", "broadcast"):
-            steps, inter_steps = n - 1, (N - 1 if N > 1 else 0)
-        elif primitive == "all_to_all":
-            steps, inter_steps = n - 1, (n - n // max(N, 1)) if N > 1 else 0
-        else:  # send_recv
-            steps, inter_steps = 1, (1 if N > 1 else 0)
-        if algorithm == "ring":
-            lat = base + (steps - inter_steps) * intra + inter_steps * inter
-            if N > 1 and protocol == "Simple" and size >= 64 * 2**20:
-                lat *= k.nccl_ring_plateau_factor
-        elif algorithm == "tree":
-            lat = base + 2 * ((n / max(N, 1) - 1) * intra + math.log2(max(N, 1)) * inter)
-        elif algorithm == "nvls":  # NCCL's figure, and a cost per rank of the domain it joins (constants)
-            lat = base + intra + k.nvls_rank_latency_us * n / max(N, 1) + (2 * math.log2(N) * inter if N > 1 else 0)
-        elif algorithm == "pat":  # tuning.cc (2.23+): log2(nNodes) x interLat / 3.5 + nRanks x 2.8
-            lat = base + math.log2(max(N, 1)) * inter / 3.5 + n * k.nccl_pat_rank_latency_us
-        else:  # collnet
-            lat = base + 2 * (n / max(N, 1) - 1) * k.nccl_nvlink_step_latency_us["ring"]["LL128"] + inter
-        return (lat + library_us) * 1e-6
-
     # ---- the cost ----
     def cost(self, primitive: str, size_bytes: float, algorithm: str = "auto") -> CollectiveCost:
         self._up_to_date()
@@ -549,7 +393,9 @@ class CollectiveModel:
             scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
             for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
                                                                   groups, size_bytes):
-                t_scale, t_net, believed = self._bandwidth(algorithm_name, protocol, primitive, N, n,
+                if best is not None and cannot_win(lat, best[7]):
+                    continue
+                t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
                                                            scale_in, net_in, size_bytes, bus_bytes)
                 if alike is not None:
                     i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
@@ -569,7 +415,7 @@ class CollectiveModel:
         total, algo, proto, lat, bw, group, net_bound, _ = worst
         f = self.fabric
         if net_bound and code[group] > 0:
-            resource, links = self._resource_name(int(code[group]), int(res[group]))
+            resource, links = resource_name(self.fabric, int(code[group]), int(res[group]))
         else:
             node = f.gpu_node[sh.members[group, 0]]
             resource = f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})"
@@ -591,53 +437,18 @@ class CollectiveModel:
         hit = self._choices.get(key)
         if hit is None:
             hit = self._choices[key] = [
-                (name, protocol, self._latency_s(name, protocol, primitive, n, N, tier, size))
+                (name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
                 for name in self._algorithms(primitive, N, groups, algorithm)
                 for protocol in self._protocols(name, size)]
         return hit
-
-    def _resource_name(self, code: int, index: int) -> tuple[str, list[int]]:
-        f = self.fabric
-        if code in (1, 2):
-            node = f.node_ids[f.nic_node[index]]
-            local = index - f.node_nic_base[f.nic_node[index]]
-            link = int(f.nic_link[index])
-            return f"NIC {node}:nic{local} {'send' if code == 1 else 'receive'}", [link] if link >= 0 else []
-        if code in (3, 4):
-            return (f"up-links of {f.switch_ids[index]} ({'up' if code == 3 else 'down'})",
-                    f.uplinks_of(index))
-        return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", f.pod_links_of(index)
 
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> "LinkBytes":
         """Bytes each cable carries (busiest direction) for this collective, all groups at once:
         the pattern's bytes per cable for one bus byte (kept with its loads), times the size."""
         if loads.per_link is None:
-            loads.per_link = self._link_bytes_per_bus_byte(loads)
+            loads.per_link = link_bytes_per_bus_byte(self.fabric, loads)
         unit = loads.per_link
         return ScaledLinkBytes(unit, bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
-
-    def _link_bytes_per_bus_byte(self, loads: "Loads") -> "LinkBytes":
-        """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
-        touches a small part of its cables."""
-        f = self.fabric
-        nic_b = np.maximum(loads.nic_up, loads.nic_down)
-        nics = np.flatnonzero(nic_b)
-        nics = nics[f.nic_link[nics] >= 0]
-        index, values = [f.nic_link[nics]], [nic_b[nics]]
-        for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
-                                                   (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
-            if len(links) and len(tier_load):
-                loaded = tier_load[owner] > 0
-                links, owner = links[loaded], owner[loaded]
-                index.append(links)
-                values.append(tier_load[owner] * f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30))
-        # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
-        # where sorting the indices would cost more on a big job)
-        per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
-        cables = np.flatnonzero(per_cable)
-        if cables.size >= SPARSE_SHARE * per_cable.size:
-            return LinkBytes(None, per_cable)
-        return LinkBytes(cables, per_cable[cables])
 
     def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
         if primitive in ("send_recv", "all_to_all", "broadcast"):
@@ -672,131 +483,38 @@ class CollectiveModel:
             return ["LL128", "Simple"]
         return ["LL", "LL128", "Simple"]
 
-    def _nccl_protocol_rate(self, algorithm: str, protocol: str, N: int) -> tuple[float, float]:
-        """NCCL's estimate of the LL protocol's bus bandwidth (tuning.cc, ncclTopoTuneModel) as (share of
-        the algorithm's Simple bus bandwidth, cap in B/s): LL moves 4 data bytes per 8-byte line and is
-        capped per GPU architecture inside a server and per server count across."""
-        k = self.k
-        if algorithm == "tree":
-            factor = k.nccl_tree_ll_bus_factor
-        else:
-            factor = k.nccl_ll_bus_factor if k.nccl_version >= 2.21 else k.nccl_ll_bus_factor_legacy
-        return factor, self._nccl_ll_cap_gbps(N) * 1e9
 
-    def _nccl_ll_cap_gbps(self, N: int) -> float:
-        """NCCL's cap on LL's estimated bus bandwidth (tuning.cc llMaxBws): across servers by their count,
-        inside one by the GPU architecture, as the release named by nccl_version has it."""
-        k = self.k
-        if N == 2:
-            return k.nccl_ll_max_bus_gbps_two_servers
-        if N > 2:
-            return k.nccl_ll_max_bus_gbps_more_servers
-        f = self.fabric
-        caps = f.node_nccl_ll_max_bus_gbps
-        cap = float(np.min(caps[f.gpu_node[self.shape.members[:, 0]]])) if caps is not None else 141.0
-        for release, ceiling in NCCL_LL_CAP_HISTORY:
-            if k.nccl_version < release:
-                return min(cap, ceiling)
-        return cap
+def resource_name(f: Fabric, code: int, index: int) -> tuple[str, list[int]]:
+    """The name of a bottleneck (flows.flow_times's resource code and index) and its cables."""
+    if code in (1, 2):
+        node = f.node_ids[f.nic_node[index]]
+        local = index - f.node_nic_base[f.nic_node[index]]
+        link = int(f.nic_link[index])
+        return f"NIC {node}:nic{local} {'send' if code == 1 else 'receive'}", [link] if link >= 0 else []
+    if code in (3, 4):
+        return (f"up-links of {f.switch_ids[index]} ({'up' if code == 3 else 'down'})",
+                f.uplinks_of(index))
+    return f"pod {index} spine-core links ({'up' if code == 5 else 'down'})", f.pod_links_of(index)
 
-    def _bandwidth(self, algorithm, protocol, primitive, N, n, scale_t, net_t, size, bus_bytes):
-        """(scale-up seconds, network seconds, NCCL's own estimate of the larger of them or None when
-        it is the same) per group for this algorithm and protocol. NCCL chooses by its estimate
-        (src/graph/tuning.cc); the collective then takes the physical time."""
-        k = self.k
-        g = max(n // max(N, 1), 1)  # members per server (NVLink domain)
-        if algorithm == "nvls":
-            # Each GPU moves (1 + 1/g) S through the switch at its NVLS rate (constants: nvls_efficiency).
-            t_scale = size * (1 + 1 / g) / self._nvls_rate()  # a float for a class of alike groups
-            if isinstance(scale_t, np.ndarray):
-                t_scale = np.full_like(scale_t, t_scale)
-            if N == 1:
-                return t_scale, net_t * 0.0, None
-            # NVLS_TREE: the servers' reduced shards go over NCCL's double binary tree of NICs.
-            t_scale = t_scale / k.nvls_tree_efficiency
-            t_net = net_t * size * dtree_max_edges(N) / 2
-            # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
-            believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
-            return t_scale, t_net, believed
-        proto_scale, proto_net = self._protocol_shares()[protocol]
-        if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
-            t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
-            return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple_believed, bus_bytes, size)
-        t_scale = scale_t * bus_bytes / proto_scale
-        t_net = net_t * bus_bytes / proto_net
-        if algorithm == "pat":  # the ring's bytes, in log2 steps of ever larger pieces, at 0.75 of its rate
-            return t_scale / k.nccl_pat_bandwidth_factor, t_net / k.nccl_pat_bandwidth_factor, None
-        if algorithm == "collnet":
-            return t_scale, t_net * 0.5 * N / max(N - 1, 1), None  # each NIC sends and receives its share once
-        # NCCL's estimate for this protocol from the algorithm's Simple time, which is the physics
-        simple = _maximum(scale_t, net_t) * bus_bytes
-        if algorithm == "tree":
-            t_scale = t_scale / k.nccl_tree_bandwidth_factor
-            t_net = t_net / k.nccl_tree_bandwidth_factor
-            simple = simple / k.nccl_tree_bandwidth_factor
-        return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple, bus_bytes, size)
 
-    def _protocol_believed(self, algorithm, protocol, N, simple_believed, bus_bytes, size):
-        """NCCL's estimated bandwidth time of `protocol` from its estimate for Simple (None: the physics).
-        The cap is on NCCL's bus bandwidth, whose algbw is busBw x n / steps for the ring (the bus bytes'
-        time) and busBw / 2 for the tree."""
-        physics = algorithm == "ring" or (algorithm == "tree" and N == 1)
-        if protocol == "Simple":
-            return None if physics else simple_believed
-        if protocol == "LL128":
-            if algorithm == "tree" and N == 1:  # tuning.cc: the tree's LL128 in one node is 7/9 of its Simple
-                return simple_believed / TREE_LL128_ONE_NODE_SHARE
-            # NCCL's 0.92 (ring) or 120/128 (tree across servers) of Simple: the engine's own LL128 share of a
-            # network link; on NVLink the measured LL128 rate stands for the ring's (the estimate is the physics)
-            return None if physics else simple_believed / LL128_NETWORK_SHARE
-        factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
-        capped_bytes = bus_bytes if algorithm == "ring" else 2 * size
-        return _maximum(simple_believed / factor, capped_bytes / cap_Bps)
-
-    def _protocol_shares(self) -> dict[str, tuple[float, float]]:
-        """Per protocol: (its share of the scale-up links' Simple rate, its share of a network link's)."""
-        shares = self._shares
-        if shares is None:
-            k = self.k
-            shares = self._shares = {
-                "LL": (k.nvlink_ll_efficiency / k.nvlink_efficiency, 0.5),
-                "LL128": (k.nvlink_ll128_efficiency / k.nvlink_efficiency, LL128_NETWORK_SHARE),
-                "Simple": (k.nvlink_efficiency / k.nvlink_efficiency, 1.0)}
-        return shares
-
-    def _tree_bandwidth(self, N, g, scale_t, net_t, size, proto_scale, proto_net):
-        """NCCL's tree all-reduce across servers: a chain through the GPUs of each server (every GPU
-        inside the chain receives and sends the buffer once up, reducing, and once down, broadcasting:
-        2 S each way; S with 2 GPUs), and the double binary tree between servers, whose busiest node's
-        NICs carry S x edges / 2 each way (dtree_max_edges), against the ring's 2 (n-1)/n S. Both at the
-        links' own efficiencies: NCCL's 0.92 for the tree is its estimate (tuning.cc), which only chooses."""
-        k = self.k
-        intra_share = (g - 1) / g  # the ring's share of its bus bytes on the scale-up links (_unit_times)
-        chain_bytes = 0.0 if g == 1 else size * (2.0 if g > 2 else 1.0)
-        per_byte = scale_t / intra_share if g > 1 else scale_t * 0.0  # seconds per byte through one GPU's links
-        t_scale = per_byte * chain_bytes / proto_scale
-        t_net = net_t * size * dtree_max_edges(N) / 2 / proto_net
-        # tuning.cc: tree busBw = nChannels x (nNodes <= 2 ? bwIntra : bwInter) x 0.92, and algbw = busBw / 2
-        ring_bus_rate = per_byte if N <= 2 and g > 1 else np.maximum(scale_t, net_t)
-        believed = size * ring_bus_rate / (0.5 * k.nccl_tree_bandwidth_factor)  # Simple's; the protocols' from it
-        return t_scale, t_net, believed
-
-    def _hierarchical(self) -> bool:
-        """Whether every group holds the same number of GPUs on each server, joined by a switch
-        (NVSwitch or NVLink trays): NCCL's tree then chains them inside each server."""
-        hit = self._hierarchical_memo
-        if hit is None:
-            f, sh = self.fabric, self.shape
-            first = f.gpu_node[sh.members[:, 0]]
-            hit = self._hierarchical_memo = bool(sh.per_node > 0 and np.all(
-                kind_mask(f, "node_scale_up_kind", "nvswitch")[first]))
-        return hit
-
-    def _nvls_rate(self) -> float:
-        """Per GPU, the rate NVLS moves its bytes at: the line rate times its board's (or its NVLink
-        domain's) NVLS efficiency; the slowest of the groups' servers."""
-        f = self.fabric
-        nodes = f.gpu_node[self.shape.members[:, 0]]
-        line = f.node_scale_up_Bps[nodes] / f.node_scale_up_efficiency[nodes]
-        eff = f.node_nvls_efficiency[nodes] if f.node_nvls_efficiency is not None else self.k.nvls_efficiency
-        return float(np.min(line * eff))
+def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
+    """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
+    touches a small part of its cables."""
+    nic_b = np.maximum(loads.nic_up, loads.nic_down)
+    nics = np.flatnonzero(nic_b)
+    nics = nics[f.nic_link[nics] >= 0]
+    index, values = [f.nic_link[nics]], [nic_b[nics]]
+    for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
+                                               (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
+        if len(links) and len(tier_load):
+            loaded = tier_load[owner] > 0
+            links, owner = links[loaded], owner[loaded]
+            index.append(links)
+            values.append(tier_load[owner] * f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30))
+    # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
+    # where sorting the indices would cost more on a big job)
+    per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
+    cables = np.flatnonzero(per_cable)
+    if cables.size >= SPARSE_SHARE * per_cable.size:
+        return LinkBytes(None, per_cable)
+    return LinkBytes(cables, per_cable[cables])

@@ -12,6 +12,7 @@ Each op is visited once, so the cost is linear in the number of ops.
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,7 +62,7 @@ class ScheduleResult:
     # what the starts, arrivals and transfers of a stage's ops are worked out from when asked
     # (see stage_timing): only the breakdown's critical stage needs them in a plan search
     timing: tuple | None = field(default=None, repr=False, compare=False)
-    codes: list[list[int]] = field(default_factory=list, repr=False)  # per stage, per op: kind * chunks + chunk
+    codes: Sequence[list[int]] = field(default_factory=list, repr=False)  # per stage, per op: kind * chunks + chunk
     chunks: int = 1  # model chunks per stage the schedule ran (v of an interleaved one, else 1)
     # stage -> its OpRecords: a plan search re-reads the critical stage of a reused schedule
     _stage_ops: dict = field(default_factory=dict, repr=False, compare=False)
@@ -203,8 +204,8 @@ def _structure_of(key: tuple):
     stage, chunk c < v - 1: stage 0, chunk c + 1; else its own forward, no transfer); a W, its B.
 
     Returns the number of ops per stage, per stage the duration index of each op in the stage's
-    (F per chunk, B per chunk, W per chunk) table and, per chunk, the positions of its backward
-    ops (for last_backward_end), and the flat plan of `_flat_plan`."""
+    (F per chunk, B per chunk, W per chunk) table (_StageLists) and, per chunk, the positions of
+    its backward ops (_BackwardPositions, for last_backward_end), and the flat plan of `_flat_plan`."""
     _, p, m, v = key
     orders = _orders_of(key)
     # The rule above on the ops of all stages at once, stage after stage (a loop over stages
@@ -226,18 +227,65 @@ def _structure_of(key: tuple):
     dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
     crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
     code = kind * v + c
-    codes = _per_stage(code.tolist(), sizes)
-    # per stage and chunk, the positions of its backward ops in the stage, in order: the backward
-    # ops sorted (stably) by stage and chunk, cut by their counts
-    backward = np.flatnonzero(kind != F)
-    group = s[backward] * v + c[backward]
-    by_group = backward[np.argsort(group, kind="stable")]
-    starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
-    counts = np.bincount(group, minlength=p * v)
-    within = (by_group - np.repeat(starts, counts)).tolist()
-    backward_at = _per_stage(_per_stage(within, counts.tolist()), [v] * p)
+    codes = _StageLists(code, sizes)
+    backward_at = _BackwardPositions(kind, s, c, sizes, p, v)
     flat = _flat_plan(p, v, sizes, dep, crosses, _oid(kind, s, i, c, p, m, v), code, s, ticks)
     return sizes, codes, backward_at, flat
+
+
+class _StageLists(Sequence):
+    """Per stage, a list of its ops' values (all stages' in one array, stage after stage), made when
+    a stage is first read: a plan's costing reads one stage's (the breakdown's critical stage)."""
+
+    def __init__(self, values: np.ndarray, sizes: list[int]):
+        self._values = values
+        self._starts = [0]
+        for size in sizes:
+            self._starts.append(self._starts[-1] + size)
+        self._lists: list[list | None] = [None] * len(sizes)
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def __getitem__(self, s):
+        if isinstance(s, slice):
+            return [self[i] for i in range(len(self))[s]]
+        s = range(len(self))[s]  # an IndexError past the last stage, as a list
+        hit = self._lists[s]
+        if hit is None:
+            hit = self._lists[s] = self._values[self._starts[s]:self._starts[s + 1]].tolist()
+        return hit
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+
+class _BackwardPositions:
+    """Per stage and chunk, the positions in the stage of its backward ops (W ops included), in
+    order. Each simulation reads only the last of each (`last`, -1 for none): its ops end in
+    order when every time is finite and 0 or more; all of them (`all`) only when not."""
+
+    def __init__(self, kind: np.ndarray, stage_of: np.ndarray, chunk: np.ndarray, sizes: list[int], p: int,
+                 v: int):
+        backward = np.flatnonzero(kind != F)
+        group = stage_of[backward] * v + chunk[backward]
+        starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
+        last = np.full(p * v, -1, np.int64)
+        np.maximum.at(last, group, backward)  # positions grow along the array: the largest is the last
+        self.last = _per_stage(np.where(last >= 0, last - starts, -1).tolist(), [v] * p)
+        self._args = (backward, group, starts, p, v)
+        self._all: list[list[list[int]]] | None = None
+
+    @property
+    def all(self) -> list[list[list[int]]]:
+        if self._all is None:
+            backward, group, starts, p, v = self._args
+            # the backward ops sorted (stably) by stage and chunk, cut by their counts
+            by_group = backward[np.argsort(group, kind="stable")]
+            counts = np.bincount(group, minlength=p * v)
+            within = (by_group - np.repeat(starts, counts)).tolist()
+            self._all = _per_stage(_per_stage(within, counts.tolist()), [v] * p)
+        return self._all
 
 
 def _per_stage(items: list, sizes: list[int]) -> list[list]:
@@ -511,94 +559,115 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         free.append(ends_s[-1] if b > a else end[s])
         ends.append(ends_s)
         if ordered:
-            last_b.append([(ends_s[at[-1]] if ends_s[at[-1]] > 0.0 else 0.0) if at else 0.0 for at in backward_at[s]])
+            last_b.append([(ends_s[at] if ends_s[at] > 0.0 else 0.0) if at >= 0 else 0.0
+                           for at in backward_at.last[s]])
         else:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
-            last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at[s]])
+            last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at.all[s]])
     return ScheduleResult(None, free, busy, last_b, orders, ends,
                           (end, crosses, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
 
 
 def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:
     """ZB-H1 run by its greedy rule, only to derive the fixed order (see _zero_bubble_orders)."""
-    v = 1
-    orders = [op_order("zb-h1", p, s, m, v) for s in range(p)]
-    size = 3 * p * m * v
-    end = [-1.0] * size
+    return _GreedyZeroBubble(p, m, times, p2p_s).run()
 
-    def oid(kind: int, s: int, i: int, c: int) -> int:
-        return ((kind * p + s) * m + i) * v + c
 
-    def dependency(kind: int, s: int, i: int, c: int) -> tuple[int, float]:
-        if kind == F:
-            return (oid(F, s - 1, i, c), p2p_s) if s > 0 else (-1, 0.0)
+class _GreedyZeroBubble:
+    """ZB-H1's greedy rule, stage by stage in the order they become free: a stage runs its next F or B
+    when its input has arrived, and a deferred weight gradient (W) instead when that input is late,
+    when it holds more deferred W ops than its warm-up, or when its F and B ops are all done."""
+
+    def __init__(self, p: int, m: int, times: list[StageTimes], p2p_s: float):
+        self.p, self.m, self.times, self.p2p_s = p, m, times, p2p_s
+        self.orders = [op_order("zb-h1", p, s, m, 1) for s in range(p)]
+        self.end = [-1.0] * (3 * p * m)  # per op id: when it ended (-1: not run yet)
+        self.free = [0.0] * p  # when each stage is next free
+        self.ptr = [0] * p  # each stage's next F or B in its order
+        self.waiting: dict[int, int] = {}  # op id -> the stage stopped until it ends
+        self.pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]  # deferred W ops (micro, chunk)
+        self.defer = [min(p - s - 1, m) for s in range(p)]  # ZB-H1 keeps the warm-up's W ops for the cool-down
+        self.records: list[OpRecord] = []
+        self.heap: list[tuple[float, int]] = []  # (free at, stage): the stage to move next
+
+    def run(self) -> list[OpRecord]:
+        # Event order matters here: a stage with nothing ready runs a deferred W instead of idling.
+        self.heap = [(self.free[s], s) for s in range(self.p)]
+        heapq.heapify(self.heap)
+        while self.heap:
+            _, s = heapq.heappop(self.heap)
+            self._step(s)
+        if any(self.ptr[s] < len(self.orders[s]) or self.pending_w[s] for s in range(self.p)):  # pragma: no cover
+            raise RuntimeError("pipeline schedule deadlocked")
+        return self.records
+
+    def _step(self, s: int) -> None:
+        """Stage s is free: run a deferred W, its next F or B, or wait for that op's input."""
+        order = self.orders[s]
+        if self.ptr[s] >= len(order):  # only deferred W ops left
+            if self.pending_w[s]:
+                self._run_deferred_w(s)
+            return
+        kind, i, c = order[self.ptr[s]]
+        dep, transfer = self._dependency(kind, s, i, c)
+        end = self.end
+        blocked = dep >= 0 and (end[dep] < 0 or end[dep] + transfer > self.free[s])
+        if self.pending_w[s] and (blocked or len(self.pending_w[s]) > self.defer[s]):
+            self._run_deferred_w(s)
+            return
+        if dep >= 0 and end[dep] < 0:  # its input has not been computed: wake s when it has
+            self.waiting[dep] = s
+            return
+        self._run_next(s, kind, i, c, dep, transfer)
+
+    def _run_deferred_w(self, s: int) -> None:
+        i, c = self.pending_w[s].pop(0)
+        self._record(s, W, i, c, self.free[s], self._duration(s, W, c), 0.0, 0.0)
+        heapq.heappush(self.heap, (self.free[s], s))
+
+    def _run_next(self, s: int, kind: int, i: int, c: int, dep: int, transfer: float) -> None:
+        """Stage s runs its next F or B once its input has arrived; a B defers its W."""
+        free = self.free[s]
+        ready = self.end[dep] + transfer if dep >= 0 else 0.0
+        start = max(free, ready)
+        wait = start - free
+        wait_pp = min(wait, transfer) if dep >= 0 and ready > free else 0.0
+        me = self._record(s, kind, i, c, start, self._duration(s, kind, c), wait, wait_pp)
         if kind == B:
-            return (oid(B, s + 1, i, c), p2p_s) if s < p - 1 else (oid(F, s, i, c), 0.0)
-        return oid(B, s, i, c), 0.0
+            self.pending_w[s].append((i, c))
+        self.ptr[s] += 1
+        heapq.heappush(self.heap, (self.free[s], s))
+        nxt = self.waiting.pop(me, None)
+        if nxt is not None:
+            heapq.heappush(self.heap, (self.free[nxt], nxt))
 
-    free = [0.0] * p
-    ptr = [0] * p
-    waiting: dict[int, int] = {}
-    records: list[OpRecord] = []
-    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(p)]
-    defer = [min(p - s - 1, m) for s in range(p)]  # ZB-H1 keeps the warm-up's W ops for the cool-down
-
-    def run(s: int, kind: int, i: int, c: int, start: float, duration: float, wait: float, wait_pp: float):
+    def _record(self, s: int, kind: int, i: int, c: int, start: float, duration: float, wait: float,
+                wait_pp: float) -> int:
         finish = start + duration
-        records.append(OpRecord(s, kind, i, c, start, finish, wait, wait_pp))
-        me = oid(kind, s, i, c)
-        end[me] = finish
-        free[s] = finish
+        self.records.append(OpRecord(s, kind, i, c, start, finish, wait, wait_pp))
+        me = self._oid(kind, s, i, c)
+        self.end[me] = finish
+        self.free[s] = finish
         return me
 
-    def duration_of(s: int, kind: int, c: int) -> float:
-        st = times[s]
+    def _oid(self, kind: int, s: int, i: int, c: int) -> int:
+        return ((kind * self.p + s) * self.m + i) + c  # one chunk (v = 1)
+
+    def _dependency(self, kind: int, s: int, i: int, c: int) -> tuple[int, float]:
+        """The op this one waits for (-1: none) and the transfer after it."""
+        p, p2p_s = self.p, self.p2p_s
+        if kind == F:
+            return (self._oid(F, s - 1, i, c), p2p_s) if s > 0 else (-1, 0.0)
+        if kind == B:
+            return (self._oid(B, s + 1, i, c), p2p_s) if s < p - 1 else (self._oid(F, s, i, c), 0.0)
+        return self._oid(B, s, i, c), 0.0
+
+    def _duration(self, s: int, kind: int, c: int) -> float:
+        st = self.times[s]
         if kind == F:
             return st.fwd[c]
         if kind == B:
             return st.bwd[c] - st.wgrad[c]
         return st.wgrad[c]
-
-    if True:
-        # Event order matters here: a stage with nothing ready runs a deferred W instead of idling.
-        import heapq
-
-        heap = [(free[s], s) for s in range(p)]
-        heapq.heapify(heap)
-        while heap:
-            _, s = heapq.heappop(heap)
-            order = orders[s]
-            if ptr[s] >= len(order):
-                if pending_w[s]:
-                    i, c = pending_w[s].pop(0)
-                    run(s, W, i, c, free[s], duration_of(s, W, c), 0.0, 0.0)
-                    heapq.heappush(heap, (free[s], s))
-                continue
-            kind, i, c = order[ptr[s]]
-            dep, transfer = dependency(kind, s, i, c)
-            blocked = dep >= 0 and (end[dep] < 0 or end[dep] + transfer > free[s])
-            if pending_w[s] and (blocked or len(pending_w[s]) > defer[s]):
-                wi, wc = pending_w[s].pop(0)
-                run(s, W, wi, wc, free[s], duration_of(s, W, wc), 0.0, 0.0)
-                heapq.heappush(heap, (free[s], s))
-                continue
-            if dep >= 0 and end[dep] < 0:
-                waiting[dep] = s
-                continue
-            ready = end[dep] + transfer if dep >= 0 else 0.0
-            start = max(free[s], ready)
-            wait = start - free[s]
-            wait_pp = min(wait, transfer) if dep >= 0 and ready > free[s] else 0.0
-            me = run(s, kind, i, c, start, duration_of(s, kind, c), wait, wait_pp)
-            if kind == B:
-                pending_w[s].append((i, c))
-            ptr[s] += 1
-            heapq.heappush(heap, (free[s], s))
-            nxt = waiting.pop(me, None)
-            if nxt is not None:
-                heapq.heappush(heap, (free[nxt], nxt))
-    if any(ptr[s] < len(orders[s]) or pending_w[s] for s in range(p)):  # pragma: no cover - a bug
-        raise RuntimeError("pipeline schedule deadlocked")
-    return records
 
 
 def ideal_bubble_s(schedule: str, p: int, m: int, v: int, f: float, b: float, w: float) -> float:

@@ -1,0 +1,71 @@
+"""The flows a dimension's groups send between servers, per traffic pattern, for one byte of bus
+volume per rank: a ring through each group's servers (its GPUs on one rail each), all-to-all as
+ring shifts, or the pipeline's pairs. Each flow leaves from the NIC on the destination GPU's rail
+(PXN) and is spread over the servers' NICs by Fabric.spread_over_nics."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .fabric import Fabric
+
+if TYPE_CHECKING:
+    from .collectives import GroupShape
+
+
+def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
+    """Inter-node flows of a dimension's groups for a bus volume of 1 byte per rank, over all groups at
+    once: (source NIC, destination NIC, bytes, group index) per flow."""
+    G, n = sh.members.shape
+    empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
+    if not np.any(sh.n_nodes > 1):
+        return empty
+    if pattern == "pairs":  # send/recv: member 0 -> member 1 and back
+        a, b = sh.members[:, 0], sh.members[:, 1]
+        cross = f.gpu_domain[a] != f.gpu_domain[b]
+        a, b = a[cross], b[cross]
+        gid = np.flatnonzero(cross)
+        src = np.concatenate([pxn_nic(f, a, b), pxn_nic(f, b, a)])
+        dst = np.concatenate([f.gpu_nic[b], f.gpu_nic[a]])
+        return src, dst, np.ones(src.size), np.concatenate([gid, gid])
+    if sh.by_node is not None:
+        G, N, g = sh.by_node.shape
+        here = sh.by_node.reshape(G, N * g)
+        nxt = np.roll(sh.by_node, -1, axis=1).reshape(G, N * g)
+        gid = np.repeat(np.arange(G), N * g)
+        src_gpu, dst_gpu = here.ravel(), nxt.ravel()
+        if pattern == "a2a":
+            # Every member sends 1/n of its buffer to each member elsewhere; per NIC that is
+            # (N-1)/N of the buffer S on its rail. Model it as N-1 ring shifts of S/N each, per
+            # bus byte (S (n-1)/n) n/(n-1) / N.
+            srcs, dsts, gids = [], [], []
+            for shift in range(1, N):
+                other = np.roll(sh.by_node, -shift, axis=1).reshape(G, N * g)
+                srcs.append(here.ravel())
+                dsts.append(other.ravel())
+                gids.append(gid)
+            src_gpu, dst_gpu, gid = np.concatenate(srcs), np.concatenate(dsts), np.concatenate(gids)
+            per = np.full(src_gpu.size, n / max(n - 1, 1) / N)
+        else:
+            per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
+        return pxn_nic(f, src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
+    # Uneven groups: a ring through the members in node order, one flow per hop.
+    ring = np.sort(sh.members, axis=1)
+    nxt = np.roll(ring, -1, axis=1)
+    cross = f.gpu_domain[ring] != f.gpu_domain[nxt]
+    gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]
+    s, d = ring[cross], nxt[cross]
+    hops = np.maximum(cross.sum(axis=1), 1)
+    per = (sh.n_nodes / hops)[gid] / np.maximum(n / sh.n_nodes, 1)[gid]
+    return pxn_nic(f, s, d), f.gpu_nic[d], per, gid
+
+
+def pxn_nic(f: Fabric, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
+    """NIC on the source node that sits on the destination GPU's rail (PXN)."""
+    dst_nic = f.gpu_nic[dst_gpu]
+    local = dst_nic - f.node_nic_base[f.gpu_node[dst_gpu]]
+    src_node = f.gpu_node[src_gpu]
+    count = f.node_nic_count[src_node]
+    local = np.where(local < count, local, f.gpu_nic[src_gpu] - f.node_nic_base[src_node])
+    return f.node_nic_base[src_node] + local
