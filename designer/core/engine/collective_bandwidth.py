@@ -68,7 +68,7 @@ class GroupBandwidth:
 
     def __init__(self, fabric: Fabric, shape, k: EngineConstants):
         self.fabric = fabric
-        self.shape = shape  # the groups' GroupShape (collectives.py)
+        self.shape = shape  # the groups' GroupShape (group_shape.py)
         self.k = k
         self._shares: dict[str, tuple[float, float]] | None = None  # _protocol_shares
         self._hierarchical_memo: bool | None = None  # _hierarchical

@@ -13,12 +13,13 @@ reduce_scatter S = the whole gathered buffer; all_to_all S = what one rank sends
 
 This module keeps the groups, their routes and their seconds per byte and makes the choice; the
 latency is collective_latency.py's, the bandwidth term and NCCL's estimate collective_bandwidth.py's,
-the flows each traffic pattern sends between servers group_flows.py's.
+the flows each traffic pattern sends between servers group_flows.py's, where a dimension's groups sit
+on the fabric group_shape.py's.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from .fabric import Fabric
 from .flows import (SPARSE_SHARE, LinkBytes, Loads, RateChange, Route, ScaledLinkBytes, flow_times, kind_mask, rate_change,
                     rates_of, route_flows)
 from .group_flows import pattern_flows
+from .group_shape import group_shape
 
 PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
 ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
@@ -46,77 +48,11 @@ def bus_factor(primitive: str, n: int) -> float:
     return 1.0
 
 
-@dataclass
-class GroupShape:
-    """How the groups of one dimension sit on the fabric, vectorised over groups."""
-
-    members: np.ndarray  # (G, n) GPU indices
-    by_node: np.ndarray | None  # (G, N, g) members sorted by node, when every node holds g of them
-    n_nodes: np.ndarray  # (G,)
-    per_node: int  # g, or 0 when groups are uneven
-    max_tier: np.ndarray  # (G,) 0 inside a server, 1 same leaf, 2 same pod, 3 across pods
-    classes: dict[tuple, np.ndarray] = field(default_factory=dict)  # class key -> group indices
-
-
-def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
-    G, n = members.shape
-    if n == 1 and G:  # a dimension of size 1 (CP 1, say): every group one GPU, one class, nothing to look up
-        shape = GroupShape(members, members.reshape(G, 1, 1), np.ones(G, np.int64), 1, np.zeros(G, np.int64))
-        shape.classes[(1, 1, 0)] = np.arange(G)
-        return shape
-    # GPU indices grow with the server index, so sorting members sorts them by server too
-    if n == 2:  # pairs (the pipeline's neighbours): two elementwise passes, not a sort per row
-        sorted_members = np.stack((np.minimum(members[:, 0], members[:, 1]),
-                                   np.maximum(members[:, 0], members[:, 1])), axis=1)
-    else:
-        sorted_members = np.sort(members, axis=1) if n > 1 else members
-    sorted_nodes = fabric.gpu_domain[sorted_members]  # scale-up islands: NVLink domains
-    changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
-    n_nodes = changes + 1
-    by_node, per_node = None, 0
-    if G and np.all(n_nodes == n_nodes[0]) and n % int(n_nodes[0]) == 0:
-        N = int(n_nodes[0])
-        g = n // N
-        candidate = sorted_members.reshape(G, N, g)
-        cnodes = fabric.gpu_domain[candidate]
-        if np.all(cnodes == cnodes[:, :, :1]):
-            by_node, per_node = candidate, g
-    multi = n_nodes > 1
-    if multi.any():
-        max_tier = np.where(~multi, 0, _network_tier(fabric, members))
-    else:  # every group inside one server: no NIC, leaf or pod to look at
-        max_tier = np.zeros(G, dtype=np.int64)
-    shape = GroupShape(members, by_node, n_nodes, per_node, max_tier)
-    keys = n_nodes.astype(np.int64) * 4 + max_tier
-    if G and keys.min() == keys.max():  # one class (the usual dimension of a regular layout)
-        key = int(keys[0])
-        shape.classes[(key // 4, per_node, key % 4)] = np.arange(G)
-        return shape
-    for key in sorted(set(keys.tolist())):  # (np.unique imports numpy.ma: see flows._leaves_of_nics)
-        shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(keys == key)
-    return shape
-
-
-def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
-    """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else."""
-    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1
-    leaves = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)[fabric.gpu_nic[members]]
-    pods = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)[leaves]
-    same_leaf = _rows_alike(leaves)
-    same_pod = _rows_alike(pods)
-    return np.where(same_leaf, 1, np.where(same_pod, 2, 3))
-
-
 # Reductions along rows of two (the pipeline's pairs): numpy runs a reduction over a 2-wide axis as a
 # loop per row, 15 times slower than one elementwise pass over the two columns.
 def _row_min(a: np.ndarray) -> np.ndarray:
     """Per row, its smallest value (NaN if it holds one, as min)."""
     return np.minimum(a[:, 0], a[:, 1]) if a.shape[1] == 2 else a.min(axis=1)
-
-
-def _rows_alike(a: np.ndarray) -> np.ndarray:
-    """Per row, whether every value equals its first."""
-    return a[:, 0] == a[:, 1] if a.shape[1] == 2 else (a == a[:, :1]).all(axis=1)
 
 
 @dataclass

@@ -4,14 +4,10 @@ ring shifts, or the pipeline's pairs. Each flow leaves from the NIC on the desti
 (PXN) and is spread over the servers' NICs by Fabric.spread_over_nics."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from .fabric import Fabric
-
-if TYPE_CHECKING:
-    from .collectives import GroupShape
+from .group_shape import GroupShape
 
 
 def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
