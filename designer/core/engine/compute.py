@@ -7,25 +7,21 @@ max() roofline is 20% optimistic for thin GEMMs. Core attention runs as flash ke
 their tiles (attention.py: sequence, heads per GPU, head dims, mask); norms, activations and
 dropout are HBM-bound (slower as eager kernels: torchtitan, deepspeed). TP, CP and EP communication of the
 layer is costed by the caller's `comm` function and split into exposed and hidden parts by
-Megatron's overlap rules (docs/engine-model.md, "Overlap").
+Megatron's overlap rules (layer_traffic.py; docs/engine-model.md, "Overlap").
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 from .attention import AttentionKernel, AttentionRates, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
 from .cp_ring import cp_ring_fixed_s
 from .flops import ModelShape, core_attention_flops_per_token
+from .layer_traffic import layer_traffic, overlap_layer_comm
 from .memory import grad_bytes_per_param
-from .moe import ExpertLoad, FlexPath, domains_reached, expert_load, flex_pass_s
-
-ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
-KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
-
-CommFn = Callable[[str, str, float], float]  # (dimension, primitive, bytes) -> seconds
+from .moe import ExpertLoad, domains_reached, expert_load
+from .phase import ACT_BYTES, CommFn, GemmTimes, Phase, Sharding
 
 # Bytes per element of a low-precision GEMM operand as the kernel reads it from HBM: the value and
 # its share of the scales, as each format defines them (OCP Microscaling Formats (MX) v1.0: an E8M0
@@ -49,69 +45,6 @@ def gemm_operand_bytes(precision: str, recipe: str | None) -> float:
     if default is None:
         return float(ACT_BYTES)
     return GEMM_OPERAND_BYTES.get((precision, recipe or default), GEMM_OPERAND_BYTES[(precision, default)])
-
-
-@dataclass
-class Phase:
-    """Seconds of one direction (forward or backward) of a micro-batch through a chunk."""
-
-    busy: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))  # on the critical path
-    hidden: dict[str, float] = field(default_factory=lambda: {"tp_comm": 0.0, "cp_comm": 0.0, "ep_comm": 0.0,
-                                                              "dp_comm": 0.0})
-    wgrad_s: float = 0.0  # weight-gradient GEMMs (what a zero-bubble schedule may defer)
-    flops: float = 0.0  # hardware FLOPs executed
-
-    @property
-    def total_s(self) -> float:
-        return sum(self.busy.values())
-
-    def add(self, other: "Phase", times: float = 1.0) -> None:
-        for k, v in other.busy.items():
-            self.busy[k] += v * times
-        for k, v in other.hidden.items():
-            self.hidden[k] += v * times
-        self.wgrad_s += other.wgrad_s * times
-        self.flops += other.flops * times
-
-    def scaled(self, factor: float) -> "Phase":
-        p = Phase()
-        p.add(self, factor)
-        return p
-
-
-@dataclass(frozen=True)
-class Sharding:
-    """How a layer's work is split on one GPU (TP, CP, EP, recompute, ...): what its compute cost depends on."""
-    tp: int
-    cp: int
-    ep: int
-    etp: int
-    sequence_parallel: bool
-    recompute: str  # none | selective | full
-    tp_comm_overlap: bool
-    flash_attention: bool = True
-    zero3: bool = False  # ZeRO-3 / FSDP: gather each layer's parameters before using them
-    ep_comm_overlap: bool = False  # EP all-to-all hidden behind another micro-batch's compute
-    recompute_modules: tuple = ("core_attn",)  # what selective recompute re-runs (Megatron's default)
-    grouped_gemm: bool = True  # experts' GEMMs in one grouped kernel (else one launch per local expert)
-    cp_comm: str = "p2p"  # context-parallel exchange: p2p ring, a2a (Ulysses), allgather, a2a+p2p
-    moe_dispatcher: str = "alltoall"  # Megatron --moe-token-dispatcher-type: allgather, alltoall, flex
-    flex: FlexPath = field(default_factory=FlexPath)  # the flex dispatcher's backend and paths (engine/moe.py)
-    framework: str = "megatron"  # megatron | nemo (fused kernels) | torchtitan | deepspeed (eager elementwise)
-    moe_balance: str = "forced"  # router balance: forced (benchmark), aux_loss, bias, none (engine/moe.py)
-    moe_capacity_factor: float | None = None  # Megatron --moe-expert-capacity-factor (None: dropless)
-    moe_pad_to_capacity: bool = False  # Megatron --moe-pad-expert-input-to-capacity
-    ep_overlap_share: float = 1.0  # forwards the EP overlap pairs with a backward (moe.ep_overlap_share)
-    router_groups: tuple[int, int] = (0, 0)  # group-limited routing: (groups, groups per token)
-    dispatch_fwd_bytes: float = ACT_BYTES  # bytes per element of the forward dispatch (moe.wire_bytes)
-    combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
-    grad_reduce_in_bf16: bool = False  # gradients reduced in BF16, not as fp32 main grads (--grad-reduce-in-bf16)
-    moe_host_sync: bool = False  # the dispatcher waits for the GPU's token counts each MoE forward (dropless, eager)
-
-    @property
-    def eager(self) -> bool:
-        """Elementwise passes as eager PyTorch kernels (no Transformer Engine / Megatron fusions)."""
-        return self.framework in ("torchtitan", "deepspeed")
 
 
 def flex_dedup(topk: int, domains: float, groups: int = 0, group_topk: int = 0) -> float:
@@ -271,20 +204,6 @@ class LayerCost:
     bwd: Phase  # includes the recomputed forward when recompute is on
 
 
-def _overlapped(comm_s: float, window_s: float, chunks: int = 4, first: float | None = None) -> tuple[float, float]:
-    """(exposed, hidden) of a communication pipelined against `window_s` of compute.
-
-    The first chunk cannot overlap (Calculon's tile model; `first` when the pipeline's own chunking
-    is known); the rest hides up to the window.
-    """
-    if comm_s <= 0:
-        return 0.0, 0.0
-    first = comm_s / chunks if first is None else min(first, comm_s)
-    rest = comm_s - first
-    hidden = min(rest, window_s)
-    return first + rest - hidden, hidden
-
-
 @dataclass(frozen=True)
 class LayerGemms:
     """A layer's GEMMs on one GPU as (M, N, K): attention's first, then the router and shared experts
@@ -302,39 +221,12 @@ class LayerGemms:
 
 
 @dataclass(frozen=True)
-class GemmTimes:
-    """Seconds of a layer's GEMMs in each pass, their forward FLOPs, and the elements Transformer
-    Engine quantizes for FP8 GEMMs (activation inputs in forward, output gradients in backward)."""
-    fwd: float
-    dgrad: float
-    wgrad: float
-    flops: float
-    fp8_inputs: float
-    fp8_grads: float
-
-
-@dataclass(frozen=True)
 class LayerPasses:
     """Seconds of a layer's HBM-bound passes (norms, activation, residuals, MoE sorts and bias adds),
     and the activation's bytes (what recomputing it re-reads)."""
     fwd: float
     bwd: float
     act_bytes: float
-
-
-@dataclass(frozen=True)
-class LayerTraffic:
-    """Seconds of a layer's TP, EP and CP communication in forward and backward, before overlap."""
-    tp_f: float
-    tp_b: float
-    tp_first_f: float | None  # the part of the TP traffic no GEMM can hide (None: a quarter)
-    tp_first_b: float | None
-    ep_f: float
-    ep_b: float
-    cp_f: float  # the p2p ring's steps, which run under attention
-    cp_b: float
-    cp_exposed_f: float  # CP traffic that cannot run under attention
-    cp_exposed_b: float
 
 
 def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: OpCoster, comm: CommFn,
@@ -359,7 +251,8 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     bwd.flops = 2 * gt.flops + attn_flops * ops.ac.attention_backward_flops_factor
     bwd.busy["compute"] = bwd_compute
     bwd.wgrad_s = gt.wgrad
-    overlap_layer_comm(fwd, bwd, traffic, sh, gt, attn_fwd, attn_bwd, fwd_compute, bwd_compute, ops, k)
+    overlap_layer_comm(fwd, bwd, traffic, sh, gt, attn_fwd, attn_bwd, fwd_compute, bwd_compute, ops.ac.num_sms,
+                       k)
     if sh.zero3:
         gather_layer_params(fwd, bwd, g, sh, fwd_compute, bwd_compute, ops, comm, k)
 
@@ -456,129 +349,6 @@ def layer_passes(m: ModelShape, sh: Sharding, T: float, X_sp: float, moe: bool, 
         if sh.moe_host_sync:  # the GPU drains and idles while the host sizes the dispatch (host time: no slowdown)
             mem_fwd += k.moe_host_syncs_per_layer * k.host_sync_gap_us * 1e-6
     return LayerPasses(mem_fwd, mem_bwd, act_bytes)
-
-
-def layer_traffic(m: ModelShape, sh: Sharding, T: float, X: float, moe: bool, load: ExpertLoad, comm: CommFn,
-                  k: EngineConstants) -> LayerTraffic:
-    """The layer's TP, EP and CP communication, asked of `comm` in that order."""
-    tp_f, tp_b, tp_first_f, tp_first_b = tp_traffic(sh, X, moe, comm, k)
-    ep_f, ep_b = ep_traffic(m, sh, T, load, comm, k) if moe and sh.ep > 1 else (0.0, 0.0)
-    cp_f, cp_b, cp_exposed_f, cp_exposed_b = cp_traffic(m, sh, T, comm) if sh.cp > 1 else (0.0, 0.0, 0.0, 0.0)
-    return LayerTraffic(tp_f, tp_b, tp_first_f, tp_first_b, ep_f, ep_b, cp_f, cp_b, cp_exposed_f, cp_exposed_b)
-
-
-def tp_traffic(sh: Sharding, X: float, moe: bool, comm: CommFn,
-               k: EngineConstants) -> tuple[float, float, float | None, float | None]:
-    """(forward, backward, first forward step, first backward step) of the layer's TP collectives."""
-    t = sh.tp
-    if t <= 1:
-        return 0.0, 0.0, None, None
-    points = 1 if moe else 2  # attention block and (dense) MLP block
-    if not sh.sequence_parallel:
-        ar = comm("tp", "all_reduce", X)
-        return points * ar, points * ar, None, None
-    ag, rs = comm("tp", "all_gather", X), comm("tp", "reduce_scatter", X)
-    tp_f = points * (ag + rs)
-    tp_b = points * (ag + rs) + points * ag  # + the re-gather of inputs for wgrad
-    # Transformer Engine's userbuffers (initialize_ub defaults): an all-gather feeding a GEMM
-    # runs as a ring exchange in tp steps (its first step exposed), a GEMM's reduce-scatter is
-    # pipelined in 4 splits (the last exposed); in backward the input re-gather and the dgrad
-    # reduce-scatter of QKV/FC1 are bulk overlaps under the other GEMM, so only the
-    # ring-exchanged gathers of the output-projection and FC2 dgrads have a first step.
-    tp_first_f = points * (ag / t + rs / k.tp_overlap_pipeline_splits)
-    tp_first_b = points * ag / t
-    return tp_f, tp_b, tp_first_f, tp_first_b
-
-
-def ep_traffic(m: ModelShape, sh: Sharding, T: float, load: ExpertLoad, comm: CommFn,
-               k: EngineConstants) -> tuple[float, float]:
-    """(forward, backward) seconds of a MoE layer's token dispatch and combine over the EP group."""
-    tokens = T / sh.tp if sh.sequence_parallel else T
-    if sh.moe_dispatcher == "allgather":
-        # every rank gathers the whole EP group's tokens and keeps its experts' (dispatch), then
-        # reduce-scatters the results (combine); backward is the same pair the other way round
-        gathered = tokens * sh.ep * m.h * ACT_BYTES
-        ep = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
-        return ep, ep
-    copy_bytes = tokens * m.h * ACT_BYTES * load.load_factor  # one copy of the busiest GPU's tokens
-    if sh.moe_dispatcher == "flex":
-        # DeepEP / HybridEP: once per remote unit and per destination GPU (moe.flex_pass_s)
-        def one_pass(nbytes: float, combine: bool) -> float:
-            return flex_pass_s(sh.flex, k, sh.ep, m.experts, m.topk, sh.router_groups, nbytes,
-                               lambda b: comm("ep", "all_to_all", b), combine)
-        combine = one_pass(copy_bytes, True)
-        # forward: dispatch + combine; backward: the combine's gradient goes out to the experts
-        # as a dispatch (DeepEP's combine backward calls dispatch), the dispatch's comes back
-        # as a combine
-        ep_f = one_pass(copy_bytes * sh.dispatch_fwd_bytes / ACT_BYTES, False) + combine
-        ep_b = one_pass(copy_bytes * sh.combine_bwd_bytes / ACT_BYTES, False) + combine
-        return ep_f, ep_b
-    tokens_bytes = copy_bytes * m.topk  # one copy per expert
-    a2a = comm("ep", "all_to_all", tokens_bytes)
-    # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
-    # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
-    wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
-    wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
-    return wire_f + a2a, wire_b + a2a
-
-
-def cp_traffic(m: ModelShape, sh: Sharding, T: float, comm: CommFn) -> tuple[float, float, float, float]:
-    """(ring forward, ring backward, exposed forward, exposed backward) of the CP exchange."""
-    c = sh.cp
-    kv_block = T * m.kv_comm_width * ACT_BYTES / sh.tp
-    if sh.cp_comm == "a2a":
-        # Ulysses: all-to-all Q, K, V to head-sharded full sequences and the output back
-        qkv = T * (m.heads * m.qk_dim / sh.tp) * ACT_BYTES + kv_block
-        out_bytes = T * m.heads * m.v_dim / sh.tp * ACT_BYTES
-        exposed = comm("cp", "all_to_all", qkv) + comm("cp", "all_to_all", out_bytes)
-        return 0.0, 0.0, exposed, exposed
-    if sh.cp_comm == "allgather":
-        # gather every rank's K and V before attention; reduce-scatter their gradients after
-        exposed_f = comm("cp", "all_gather", kv_block * c)
-        return 0.0, 0.0, exposed_f, exposed_f + comm("cp", "reduce_scatter", kv_block * c)
-    # p2p ring (and a2a+p2p, costed as its ring across the groups)
-    step = comm("cp", "send_recv", kv_block)
-    return (c - 1) * step, 2 * (c - 1) * step, 0.0, 0.0
-
-
-def overlap_layer_comm(fwd: Phase, bwd: Phase, tr: LayerTraffic, sh: Sharding, gt: GemmTimes, attn_fwd: float,
-                       attn_bwd: float, fwd_compute: float, bwd_compute: float, ops: OpCoster,
-                       k: EngineConstants) -> None:
-    """Split the layer's TP, CP and EP traffic into what its phases wait for and what runs hidden."""
-    c = sh.cp
-    # TP: blocking in forward; in backward the dgrad all-reduce (or SP reduce-scatter) runs under
-    # the wgrad GEMM and the SP re-gather under dgrad (Megatron's async TP backward).
-    if sh.tp_comm_overlap:
-        e, h = _overlapped(tr.tp_f, gt.fwd, first=tr.tp_first_f)
-        fwd.busy["tp_comm"], fwd.hidden["tp_comm"] = e, h
-        e, h = _overlapped(tr.tp_b, gt.dgrad + gt.wgrad, first=tr.tp_first_b)
-        bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
-    else:
-        fwd.busy["tp_comm"] = tr.tp_f
-        e, h = _overlapped(tr.tp_b, gt.wgrad, chunks=2)
-        bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
-    # CP ring attention: each KV step hides behind the attention of the previous block.
-    e, h = _overlapped(tr.cp_f, attn_fwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
-    fwd.busy["cp_comm"], fwd.hidden["cp_comm"] = e, h
-    e, h = _overlapped(tr.cp_b, attn_bwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
-    bwd.busy["cp_comm"], bwd.hidden["cp_comm"] = e, h
-    fwd.busy["cp_comm"] += tr.cp_exposed_f
-    bwd.busy["cp_comm"] += tr.cp_exposed_b
-    if sh.ep_comm_overlap:
-        # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
-        # backward of another: each dispatch/combine runs under the other's compute, so only the
-        # first of its pieces and what the paired compute cannot cover stay exposed; the warm-up
-        # forwards and cool-down backwards have no partner (ep_overlap_share).
-        # The flex backends' kernels hold SMs while they run: the compute under them runs on the rest,
-        # h x sms / num_sms longer (a compute of C under h seconds of them: C + h sms / num_sms).
-        sm_share = min(1.0, sh.flex.sms(k) / ops.ac.num_sms) if sh.moe_dispatcher == "flex" else 0.0
-        for ph, comm_s, window in ((fwd, tr.ep_f, bwd_compute), (bwd, tr.ep_b, fwd_compute)):
-            _, h = _overlapped(comm_s, window)
-            h *= sh.ep_overlap_share
-            ph.busy["ep_comm"], ph.hidden["ep_comm"] = comm_s - h, h
-            ph.busy["compute"] += h * sm_share
-    else:
-        fwd.busy["ep_comm"], bwd.busy["ep_comm"] = tr.ep_f, tr.ep_b  # token dispatch is on the critical path
 
 
 def gather_layer_params(fwd: Phase, bwd: Phase, g: LayerGemms, sh: Sharding, fwd_compute: float,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..compute import KINDS
+from ..phase import KINDS
 from ..constants import EngineConstants
 from ..schedule import B, F as FWD, ideal_bubble_s
 from .dp import DataParallel

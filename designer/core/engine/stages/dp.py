@@ -150,39 +150,47 @@ def nic_share_of_other_dims(backward, p2p_s: float, crossing: set[str]) -> float
     return min(MAX_NIC_SHARE, busy / backward.total_s)
 
 
-def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, phases: LayerPhases,
-                    pipe: PipelineRun, comm: CommLedger, stage_params_memo=None) -> DataParallel:
-    """`stage_params_memo`: EngineCache.stage_params (see stage_params)."""
-    m, plan, par = job.shape, job.plan, job.parallelism
-    acc, ac = hw.acc, hw.ac
-    zero3 = phases.sharding.zero3
-    zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
-    stage_dp = stage_params(job, layout, stage_params_memo)
-    grad_prim = "reduce_scatter" if zero >= 1 else "all_reduce"
-    gb, pb = grad_bytes_per_param(par.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param), param_gather_bytes(job, k)
-    bucket_params = dp_bucket_params(job, k)
+class BucketedDP:
+    """The seconds of one chunk's bucketed DP collective: ceil(params / bucket) collectives of one
+    bucket each, over a dimension's groups (dp: the dense gradient group, edp: the expert one);
+    each question answered once."""
 
-    dp_memo: dict[tuple, float] = {}
+    def __init__(self, comm: CommLedger, bucket_params: float):
+        self._comm = comm
+        self._bucket_params = bucket_params
+        self._known: dict[tuple, float] = {}
+
+    def __call__(self, params: float, dim: str, primitive: str, nbytes_per_param: float) -> float:
+        key = (params, dim, primitive, nbytes_per_param)
+        hit = self._known.get(key)
+        if hit is not None:
+            return hit
+        if params <= 0 or self._comm.dims[dim].shape.members.shape[1] <= 1:
+            value = 0.0
+        else:
+            buckets = max(1, math.ceil(params / self._bucket_params))
+            size = params / buckets * nbytes_per_param
+            value = buckets * self._comm(dim, primitive, size)
+        self._known[key] = value
+        return value
+
+
+@dataclass(frozen=True)
+class GradientReduction:
+    """When each stage of each straggler pattern finished reducing its gradients."""
+    per_pattern: list[list[StageDP]]  # [pattern][stage]
+    step_end: float  # the last gradient reduction of any replica and stage
+
+
+def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: PipelineRun, comm: CommLedger,
+                       stage_dp: list[dict[str, list[float]]], dp_time: BucketedDP, bucket_params: float,
+                       grad_prim: str, gb: float) -> GradientReduction:
+    m, plan, par, ac = job.shape, job.plan, job.parallelism, hw.ac
+    zero3 = phases.sharding.zero3
     crossing = nic_crossing_dims(comm)
     # chunks of equal slowdown and layers share one backward Phase (stages/phases.py): its NIC
     # share worked out once per object (they live as long as `phases`, so their ids stay theirs)
     share_of: dict[int, float] = {}
-
-    def dp_time(params: float, dim: str, primitive: str, nbytes_per_param: float) -> float:
-        """Bucketed: ceil(params / bucket) collectives of one bucket each, over `dim`'s groups
-        (dp: the dense gradient group, edp: the expert one)."""
-        key = (params, dim, primitive, nbytes_per_param)
-        hit = dp_memo.get(key)
-        if hit is not None:
-            return hit
-        if params <= 0 or comm.dims[dim].shape.members.shape[1] <= 1:
-            value = 0.0
-        else:
-            buckets = max(1, math.ceil(params / bucket_params))
-            size = params / buckets * nbytes_per_param
-            value = buckets * comm(dim, primitive, size)
-        dp_memo[key] = value
-        return value
 
     # the input embedding's gradient comes last in the backward and fills the last bucket, its own
     # when it is larger than a bucket (first_bucket_gather_bytes): its reduction follows the backward
@@ -190,7 +198,6 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     if not zero3 and comm.dims["dp"].shape.members.shape[1] > 1:
         embedding_bucket_s = comm("dp", grad_prim, embedding_bucket_params(job, bucket_params, stage_dp) * gb)
 
-    # gradient reduction, per pattern and stage
     step_end = 0.0
     per_pattern: list[list[StageDP]] = []
     for pattern, sched in enumerate(pipe.schedules):
@@ -223,8 +230,19 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
                                       dp_busy))
         per_pattern.append(stage_info)
         step_end = max(step_end, max(si.dp_end for si in stage_info))
+    return GradientReduction(per_pattern, step_end)
 
-    # optimizer (the sharded part) and the parameter all-gather
+
+@dataclass(frozen=True)
+class OptimizerStep:
+    """Per stage, the optimizer's pass over its (sharded) parameters and the parameter all-gather."""
+    opt_s: list[float]
+    ag_s: list[float]
+
+
+def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[dict[str, list[float]]],
+                   dp_time: BucketedDP, zero: int, zero3: bool, pb: float) -> OptimizerStep:
+    plan, acc, ac = job.plan, hw.acc, hw.ac
     opt_s = []
     ag_s = []
     for s in range(plan.pp):
@@ -240,24 +258,50 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
             for c in range(plan.vp):
                 ag += dp_time(stage_dp[s]["dense"][c], "dp", "all_gather", pb)
         ag_s.append(ag)
+    return OptimizerStep(opt_s, ag_s)
+
+
+def exposed_param_gather(job: Job, hw: Hardware, k: EngineConstants, comm: CommLedger, ag_s: list[float],
+                         stage_dp: list[dict[str, list[float]]], zero: int, bucket_params: float, pb: float) -> float:
+    """The seconds of the parameter all-gather the step waits for. overlap_param_gather hides the
+    gather behind the next step's forward, except the first chunk's first bucket; without it the
+    gather follows the optimizer."""
+    plan = job.plan
+    if not (zero >= 1 and job.parallelism.overlap_param_gather):
+        return max(ag_s)
+    first = [ag_s[s] / max(1, plan.vp) / max(1, math.ceil(sum(stage_dp[s]["dense"]) / plan.vp / bucket_params))
+             for s in range(plan.pp)]
+    if ag_s[0] > 0:  # the first stage's first bucket holds the input embedding
+        first[0] = max(first[0], comm("dp", "all_gather",
+                                      first_bucket_gather_bytes(job, k, bucket_params, pb, stage_dp)))
+    ag_exposed = max(first)
+    # the hidden rest slows the forward it runs under, as hidden TP/EP traffic does
+    ag_exposed += hw.ac.comm_compute_slowdown * max(a - first[s] for s, a in enumerate(ag_s))
+    return ag_exposed
+
+
+def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, phases: LayerPhases,
+                    pipe: PipelineRun, comm: CommLedger, stage_params_memo=None) -> DataParallel:
+    """`stage_params_memo`: EngineCache.stage_params (see stage_params)."""
+    plan, par = job.plan, job.parallelism
+    zero3 = phases.sharding.zero3
+    zero = par.zero_stage or (1 if par.use_distributed_optimizer else 0)
+    stage_dp = stage_params(job, layout, stage_params_memo)
+    grad_prim = "reduce_scatter" if zero >= 1 else "all_reduce"
+    gb, pb = grad_bytes_per_param(par.grad_reduce_in_bf16, k.grad_reduce_bytes_per_param), param_gather_bytes(job, k)
+    bucket_params = dp_bucket_params(job, k)
+    dp_time = BucketedDP(comm, bucket_params)
+
+    reduction = gradient_reduction(job, hw, phases, pipe, comm, stage_dp, dp_time, bucket_params, grad_prim, gb)
+    opt = optimizer_step(job, hw, k, stage_dp, dp_time, zero, zero3, pb)
     grad_norm_s = comm("dp", "all_reduce", 8.0) + (comm("pp", "send_recv", 8.0) if plan.pp > 1 else 0.0)
-    optimizer_s = max(opt_s) + grad_norm_s + k.step_overhead_s + per_step_fixed_s(job, hw, k, comm, layout, zero)
-    # overlap_param_gather hides the gather behind the next step's forward, except the first
-    # chunk's first bucket; without it the gather follows the optimizer.
-    if zero >= 1 and par.overlap_param_gather:
-        first = [ag_s[s] / max(1, plan.vp) / max(1, math.ceil(sum(stage_dp[s]["dense"]) / plan.vp / bucket_params))
-                 for s in range(plan.pp)]
-        if ag_s[0] > 0:  # the first stage's first bucket holds the input embedding
-            first[0] = max(first[0], comm("dp", "all_gather",
-                                          first_bucket_gather_bytes(job, k, bucket_params, pb, stage_dp)))
-        ag_exposed = max(first)
-        # the hidden rest slows the forward it runs under, as hidden TP/EP traffic does
-        ag_exposed += ac.comm_compute_slowdown * max(a - first[s] for s, a in enumerate(ag_s))
-    else:
-        ag_exposed = max(ag_s)
-    tail_s = slowest_rank_tail_s(plan.num_gpus, max(si.last_compute for info in per_pattern for si in info), k)
-    step_time = step_end + optimizer_s + ag_exposed + tail_s
-    return DataParallel(per_pattern, step_end, ag_s, optimizer_s, ag_exposed, step_time, tail_s)
+    optimizer_s = max(opt.opt_s) + grad_norm_s + k.step_overhead_s + per_step_fixed_s(job, hw, k, comm, layout, zero)
+    ag_exposed = exposed_param_gather(job, hw, k, comm, opt.ag_s, stage_dp, zero, bucket_params, pb)
+    last_compute = max(si.last_compute for info in reduction.per_pattern for si in info)
+    tail_s = slowest_rank_tail_s(plan.num_gpus, last_compute, k)
+    step_time = reduction.step_end + optimizer_s + ag_exposed + tail_s
+    return DataParallel(reduction.per_pattern, reduction.step_end, opt.ag_s, optimizer_s, ag_exposed, step_time,
+                        tail_s)
 
 
 def per_step_fixed_s(job: Job, hw: Hardware, k: EngineConstants, comm: CommLedger, layout: Layout,

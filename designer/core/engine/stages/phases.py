@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from ..compute import (CommFn, OpCoster, Phase, Sharding, embedding_cost, gemm_operand_bytes, layer_cost, mtp_cost,
-                       output_cost)
+from ..compute import (CommFn, LayerCost, OpCoster, Phase, Sharding, embedding_cost, gemm_operand_bytes, layer_cost,
+                       mtp_cost, output_cost)
 from ..constants import EngineConstants, uses_flash_attention
 from ..memory import activation_bytes_per_layer
 from ..moe import FlexPath, ep_overlap_share, wire_bytes
@@ -194,6 +195,155 @@ def _same_answers(comm, calls) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class PhaseInputs:
+    """What every layer cost of a job reads besides the model shape: the sharding and the rates."""
+    sharding: Sharding
+    peak: float  # at the job's precision
+    peak16: float
+    gemm_eff: float | None
+    cast_bytes: float
+    attn_peak: float
+    attn_rate: float
+    operand_bytes: float
+    high_precision: set[int]  # the layers kept in BF16
+    gap: float  # the kernel launch gaps' stretch of compute
+    offload: int | None  # the layers whose activations go to host memory
+
+
+def phase_inputs(job: Job, hw: Hardware, k: EngineConstants, comm: CommFn) -> PhaseInputs:
+    acc, ac, par = hw.acc, hw.ac, job.parallelism
+    flex = par.moe_token_dispatcher_type == "flex"
+    sharding = sharding_of(job, hw, flex_path(comm, par.moe_flex_dispatcher_backend or "deepep", k,
+                                              par.moe_flex_dispatcher_num_sms) if flex else None)
+    peak = acc.peak_for(job.shape.precision)
+    peak16 = acc.peak_for("bf16")
+    gemm_eff = precision_gemm_efficiency(acc, ac, job.shape.precision)
+    cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
+    return PhaseInputs(sharding, peak, peak16, gemm_eff, cast_bytes, attn_peak, attention_kernel_rate(job, k),
+                       job_operand_bytes(job), bf16_layers(job),
+                       1.0 + ac.kernel_gap_fraction * launch_gap_share(job, k),
+                       par.cpu_offloading_num_layers)
+
+
+class LayerCosts(NamedTuple):
+    """One micro-batch's layer costs at one slowdown; the BF16 ones only when some layers keep BF16."""
+    dense: LayerCost
+    moe: LayerCost | None
+    embedding: LayerCost
+    output: LayerCost
+    dense16: LayerCost | None
+    moe16: LayerCost | None
+
+
+def layer_costs(job: Job, hw: Hardware, k: EngineConstants, inputs: PhaseInputs, slowdown: float,
+                comm: CommFn) -> LayerCosts:
+    m, ac, sharding = job.shape, hw.ac, inputs.sharding
+    ops = OpCoster(inputs.peak, inputs.peak16, hw.acc.hbm_tbps, ac, slowdown, inputs.gemm_eff, inputs.cast_bytes,
+                   inputs.attn_peak, inputs.operand_bytes, inputs.attn_rate)
+    dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
+    moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
+    if inputs.high_precision:  # the layers kept in BF16 run at the BF16 rate, without casts
+        ops16 = ops.bf16()
+        dense16 = layer_cost(m, sharding, m.micro_batch, False, ops16, comm, k)
+        moe16 = layer_cost(m, sharding, m.micro_batch, True, ops16, comm, k) if m.experts else None
+    else:
+        dense16 = moe16 = None
+    emb = embedding_cost(m, sharding, m.micro_batch, ops, comm, k)
+    out = output_cost(m, sharding, m.micro_batch, ops, comm)
+    if m.mtp_layers:  # Megatron places the MTP modules with the loss, on the last stage
+        mtp = mtp_cost(m, sharding, m.micro_batch, ops, comm, k)
+        out.fwd.add(mtp.fwd, m.mtp_layers)
+        out.bwd.add(mtp.bwd, m.mtp_layers)
+    return LayerCosts(dense, moe, emb, out, dense16, moe16)
+
+
+def memoized_layer_costs(job: Job, hw: Hardware, k: EngineConstants, inputs: PhaseInputs, slowdown: float,
+                         comm: CommFn, memo) -> LayerCosts:
+    """The same layer costs for every plan of a search that shares the sharding, micro-batch and
+    pace (most differ only in PP, VP, DP or the overlaps of the gradients): kept with the
+    collectives they asked for, and reused when every answer is the same again."""
+    if memo is None:
+        return layer_costs(job, hw, k, inputs, slowdown, comm)
+    key = (slowdown, job.shape, inputs.sharding, inputs.gemm_eff, inputs.cast_bytes, inputs.operand_bytes,
+           inputs.attn_peak, inputs.attn_rate, tuple(sorted(inputs.high_precision)))
+    hit = memo.get(key)
+    if hit is not None and _same_answers(comm, hit[1]):
+        for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
+            comm(dim, primitive, nbytes)
+        return hit[0]
+    recording = RecordingComm(comm)
+    costs = layer_costs(job, hw, k, inputs, slowdown, recording)
+    memo.put(key, (costs, recording.calls))
+    return costs
+
+
+def chunk_phase(job: Job, hw: Hardware, inputs: PhaseInputs, costs: LayerCosts, kinds, n_layers: int,
+                first: bool, last: bool) -> tuple[Phase, Phase]:
+    """One chunk's (forward, backward): its layers by (MoE, kept in BF16), with the embedding on the
+    first chunk, the output on the last, the offload stalls and the launch gaps."""
+    m, plan, ac, sharding = job.shape, job.plan, hw.ac, inputs.sharding
+    fwd, bwd = Phase(), Phase()
+    for kind_moe in (False, True):
+        for kept16 in (False, True):
+            n = kinds.get((kind_moe, kept16), 0)
+            if not n:
+                continue
+            cost = ((costs.moe16 if kind_moe else costs.dense16) if kept16
+                    else (costs.moe if kind_moe else costs.dense))
+            fwd.add(cost.fwd, n)
+            bwd.add(cost.bwd, n)
+    if first:
+        fwd.add(costs.embedding.fwd)
+        bwd.add(costs.embedding.bwd)
+    if last:
+        fwd.add(costs.output.fwd)
+        bwd.add(costs.output.bwd)
+    offloaded = min(inputs.offload or 0, max(0, n_layers - 1))
+    if offloaded:
+        # each offloaded layer's activations go to host memory during the next layer's
+        # forward and come back during the previous layer's backward: only what that
+        # layer's compute cannot cover stalls it
+        xfer = activation_bytes_per_layer(m, plan.tp, plan.cp, sharding.sequence_parallel,
+                                          sharding.recompute, m.micro_batch, sharding.flash_attention)
+        xfer_s = xfer / (ac.host_link_gbps * 1e9 / 8)
+        fwd.busy["compute"] += offloaded * max(0.0, xfer_s - costs.dense.fwd.total_s)
+        bwd.busy["compute"] += offloaded * max(0.0, xfer_s - costs.dense.bwd.total_s)
+    for ph in (fwd, bwd):
+        ph.busy["compute"] *= inputs.gap
+        ph.busy["recompute"] *= inputs.gap
+    return fwd, bwd
+
+
+def pattern_chunks(job: Job, hw: Hardware, inputs: PhaseInputs, layout: Layout, pattern,
+                   costs_at, cache_chunk: dict) -> list[list[tuple[Phase, Phase]]]:
+    """One straggler pattern's [stage][chunk] -> (forward, backward). Chunks of equal slowdown and
+    layers cost the same: one pair each in `cache_chunk` (the later stages only read them), not one
+    per chunk (96 per stage pattern at PP 8 x VP 12)."""
+    m, plan, high_precision = job.shape, job.plan, inputs.high_precision
+    per_stage = []
+    for s in range(plan.pp):
+        f = float(pattern[s])
+        costs = costs_at(f)
+        chunks = []
+        for c, layers in enumerate(layout.stage_layers[s]):
+            first, last = s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1
+            if m.experts or high_precision:  # the chunk's layers by (MoE, kept in BF16), counted once
+                kinds = Counter(((bool(m.experts) and i >= m.dense_layers), i in high_precision) for i in layers)
+                key = (f, tuple(sorted(kinds.items())), first, last)
+            else:  # all dense, none kept in BF16: the layer count says it all
+                kinds = None
+                key = (f, len(layers), first, last)
+            pair = cache_chunk.get(key)
+            if pair is None:
+                if kinds is None:
+                    kinds = {(False, False): len(layers)}
+                pair = cache_chunk[key] = chunk_phase(job, hw, inputs, costs, kinds, len(layers), first, last)
+            chunks.append(pair)
+        per_stage.append(chunks)
+    return per_stage
+
+
 def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, comm: CommFn,
                  memo=None) -> LayerPhases:
     """`memo`: the layer costs of earlier plans on the same hardware `hw` with the same constants `k`
@@ -201,29 +351,16 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     -> ((dense, moe, embedding, output, dense16, moe16), the collectives they asked for with the
     answers); and the whole answer of a plan, by everything the phases read."""
     m, plan = job.shape, job.plan
-    acc, ac = hw.acc, hw.ac
-    flex = job.parallelism.moe_token_dispatcher_type == "flex"
-    par = job.parallelism
-    sharding = sharding_of(job, hw, flex_path(comm, par.moe_flex_dispatcher_backend or "deepep", k,
-                                              par.moe_flex_dispatcher_num_sms) if flex else None)
-    peak = acc.peak_for(m.precision)
-    peak16 = acc.peak_for("bf16")
-    gemm_eff = precision_gemm_efficiency(acc, ac, m.precision)
-    cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
-    attn_rate = attention_kernel_rate(job, k)
-    operand_bytes = job_operand_bytes(job)
-
-    high_precision = bf16_layers(job)
-    gap = 1.0 + ac.kernel_gap_fraction * launch_gap_share(job, k)
-    offload = job.parallelism.cpu_offloading_num_layers
+    inputs = phase_inputs(job, hw, k, comm)
 
     # The whole answer for a plan of a search that differs from an earlier one only in what the
     # phases do not read (DP, ZeRO-1 or not, the gradient overlaps, the rank order): reused when
     # the groups answer every collective it asked for as before, and those asked again
     whole_key = None
     if memo is not None:
-        whole_key = ("phases", m, sharding, peak, peak16, gemm_eff, cast_bytes, operand_bytes, attn_peak,
-                     attn_rate, tuple(sorted(high_precision)), gap, offload, plan.pp, plan.vp, plan.tp, plan.cp,
+        whole_key = ("phases", m, inputs.sharding, inputs.peak, inputs.peak16, inputs.gemm_eff, inputs.cast_bytes,
+                     inputs.operand_bytes, inputs.attn_peak, inputs.attn_rate, tuple(sorted(inputs.high_precision)),
+                     inputs.gap, inputs.offload, plan.pp, plan.vp, plan.tp, plan.cp,
                      layout.layers_key, layout.patterns.shape, layout.patterns.tobytes())
         hit = memo.get(whole_key)
         if hit is not None and _same_answers(comm, hit[1]):
@@ -232,102 +369,16 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
             return hit[0]
         comm = whole_recording = RecordingComm(comm)
 
-    def phases_for(slowdown: float):
-        # the same layer costs for every plan of a search that shares the sharding, micro-batch and
-        # pace (most differ only in PP, VP, DP or the overlaps of the gradients): kept with the
-        # collectives they asked for, and reused when every answer is the same again
-        if memo is None:
-            return layer_costs(slowdown, comm)
-        key = (slowdown, m, sharding, gemm_eff, cast_bytes, operand_bytes, attn_peak, attn_rate,
-               tuple(sorted(high_precision)))
-        hit = memo.get(key)
-        if hit is not None and _same_answers(comm, hit[1]):
-            for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
-                comm(dim, primitive, nbytes)
-            return hit[0]
-        recording = RecordingComm(comm)
-        costs = layer_costs(slowdown, recording)
-        memo.put(key, (costs, recording.calls))
-        return costs
+    costs_by_slowdown: dict[float, LayerCosts] = {}  # stages of equal slowdown cost the same
 
-    def layer_costs(slowdown: float, comm):
-        ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, slowdown, gemm_eff, cast_bytes, attn_peak, operand_bytes,
-                       attn_rate)
-        dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
-        moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
-        if high_precision:  # the layers kept in BF16 run at the BF16 rate, without casts
-            ops16 = ops.bf16()
-            dense16 = layer_cost(m, sharding, m.micro_batch, False, ops16, comm, k)
-            moe16 = layer_cost(m, sharding, m.micro_batch, True, ops16, comm, k) if m.experts else None
-        else:
-            dense16 = moe16 = None
-        emb = embedding_cost(m, sharding, m.micro_batch, ops, comm, k)
-        out = output_cost(m, sharding, m.micro_batch, ops, comm)
-        if m.mtp_layers:  # Megatron places the MTP modules with the loss, on the last stage
-            mtp = mtp_cost(m, sharding, m.micro_batch, ops, comm, k)
-            out.fwd.add(mtp.fwd, m.mtp_layers)
-            out.bwd.add(mtp.bwd, m.mtp_layers)
-        return dense, moe, emb, out, dense16, moe16
+    def costs_at(slowdown: float) -> LayerCosts:
+        if slowdown not in costs_by_slowdown:
+            costs_by_slowdown[slowdown] = memoized_layer_costs(job, hw, k, inputs, slowdown, comm, memo)
+        return costs_by_slowdown[slowdown]
 
-    cache_phase: dict[float, tuple] = {}  # stages of equal slowdown cost the same
-    # chunks of equal slowdown and layers cost the same: one (forward, backward) pair each (the later
-    # stages only read them), not one per chunk (96 per stage pattern at PP 8 x VP 12)
     cache_chunk: dict[tuple, tuple[Phase, Phase]] = {}
-    chunk_phases: list[list[list[tuple[Phase, Phase]]]] = []
-    for pat in layout.patterns:
-        per_stage = []
-        for s in range(plan.pp):
-            f = float(pat[s])
-            if f not in cache_phase:
-                cache_phase[f] = phases_for(f)
-            dense, moe, emb, out, dense16, moe16 = cache_phase[f]
-            chunks = []
-            for c, layers in enumerate(layout.stage_layers[s]):
-                if m.experts or high_precision:  # the chunk's layers by (MoE, kept in BF16), counted once
-                    kinds = Counter(((bool(m.experts) and i >= m.dense_layers), i in high_precision) for i in layers)
-                    key = (f, tuple(sorted(kinds.items())), s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1)
-                else:  # all dense, none kept in BF16: the layer count says it all
-                    kinds = None
-                    key = (f, len(layers), s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1)
-                hit = cache_chunk.get(key)
-                if hit is not None:
-                    chunks.append(hit)
-                    continue
-                if kinds is None:
-                    kinds = {(False, False): len(layers)}
-                fwd, bwd = Phase(), Phase()
-                for kind_moe in (False, True):
-                    for kept16 in (False, True):
-                        n = kinds.get((kind_moe, kept16), 0)
-                        if not n:
-                            continue
-                        cost = (moe16 if kind_moe else dense16) if kept16 else (moe if kind_moe else dense)
-                        fwd.add(cost.fwd, n)
-                        bwd.add(cost.bwd, n)
-                if s == 0 and c == 0:
-                    fwd.add(emb.fwd)
-                    bwd.add(emb.bwd)
-                if s == plan.pp - 1 and c == plan.vp - 1:
-                    fwd.add(out.fwd)
-                    bwd.add(out.bwd)
-                offloaded = min(offload or 0, max(0, len(layers) - 1))
-                if offloaded:
-                    # each offloaded layer's activations go to host memory during the next layer's
-                    # forward and come back during the previous layer's backward: only what that
-                    # layer's compute cannot cover stalls it
-                    xfer = activation_bytes_per_layer(m, plan.tp, plan.cp, sharding.sequence_parallel,
-                                                      sharding.recompute, m.micro_batch, sharding.flash_attention)
-                    xfer_s = xfer / (ac.host_link_gbps * 1e9 / 8)
-                    fwd.busy["compute"] += offloaded * max(0.0, xfer_s - dense.fwd.total_s)
-                    bwd.busy["compute"] += offloaded * max(0.0, xfer_s - dense.bwd.total_s)
-                for ph in (fwd, bwd):
-                    ph.busy["compute"] *= gap
-                    ph.busy["recompute"] *= gap
-                cache_chunk[key] = (fwd, bwd)
-                chunks.append((fwd, bwd))
-            per_stage.append(chunks)
-        chunk_phases.append(per_stage)
-    phases = LayerPhases(sharding, peak, chunk_phases)
+    chunk_phases = [pattern_chunks(job, hw, inputs, layout, pat, costs_at, cache_chunk) for pat in layout.patterns]
+    phases = LayerPhases(inputs.sharding, inputs.peak, chunk_phases)
     if whole_key is not None:
         memo.put(whole_key, (phases, whole_recording.calls))
     return phases
