@@ -24,7 +24,7 @@ def run(args) -> int:
         locate([too_big], args.file)
         raise DesignerError([too_big])
     with writing_output(args.output):
-        count = write_trace(result, engine._fabric, args.output)
+        count = write_trace(result, engine.built_fabric, args.output)
     err(f"wrote {args.output}: {count} trace events, step {result.step_time_s:.3f} s "
         f"(open it in ui.perfetto.dev or chrome://tracing)")
     return EXIT_OK

@@ -117,12 +117,11 @@ def test_collective_groups_and_job_views_are_kept_in_the_cache_and_go_with_their
     engine.evaluate(load_document(EXAMPLES / "shared-roce-256gpu-2jobs.yaml"))
     groups, views = dict(engine.cache.groups), dict(engine.cache.job_views)
     assert groups and views
-    first = next(iter(groups.values())).fabric
+    old = [engine.built_fabric, *views.values()]  # held: their ids stay theirs
     engine.evaluate(load_document(EXAMPLES / "shared-roce-256gpu-2jobs.yaml"))  # another document: rebuilt
-    views = list(engine.cache.job_views.values())
-    bases = {id(view._base) for view in views}
-    assert len(bases) == 1 and id(first) not in bases and id(first._base if first._base else first) not in bases
-    on = {id(view) for view in views} | bases
+    fabric, views = engine.built_fabric, list(engine.cache.job_views.values())
+    assert views and not any(new is o for new in [fabric, *views] for o in old)  # no view of the old fabric
+    on = {id(view) for view in views} | {id(fabric)}
     assert all(id(model.fabric) in on for model in engine.cache.groups.values())  # none on the old fabric
     assert engine.cache.groups_in_use is None  # outside an evaluation nothing is pinned
 
@@ -135,7 +134,7 @@ def test_dropping_the_document_and_engine_frees_them_and_their_fabric_while_the_
     doc = load_document(EXAMPLES / example)
     engine = Engine()
     result = engine.evaluate(doc)
-    fabrics = [weakref.ref(engine._fabric), *(weakref.ref(view) for view in engine.cache.job_views.values())]
+    fabrics = [weakref.ref(engine.built_fabric), *(weakref.ref(view) for view in engine.cache.job_views.values())]
     document = weakref.ref(doc)
     del doc, engine
     gc.collect()

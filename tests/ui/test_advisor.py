@@ -438,8 +438,10 @@ def test_a_stale_result_is_dropped_and_a_newer_search_wins(window, qtbot):
     request = panel.plan_search.state.request
     old = panel.plan_search.result
     # a result for an older revision, arriving late, is not shown
-    panel.revision += 1
-    panel._update_stale()
+    from designer.ui.document import commands
+
+    link = window.qdoc.doc.links[0]
+    window.qdoc.push(commands.SetFields(window.qdoc, {link.id: {"bandwidth_gbps": link.bandwidth_gbps / 2}}))  # an edit
     panel.plan_search.state.busy = True
     panel.plan_search.on_searched(request, panel.revision - 1, old, None, 0.1)
     search = panel.plan_search

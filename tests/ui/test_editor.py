@@ -1,8 +1,9 @@
 """The editor through its widgets: drops, drags, links, undo, copy/paste, files, recovery."""
 import pytest
-from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt
 from PySide6.QtGui import QDropEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication
+from PySide6.QtTest import QTest
 
 from designer.core.io import dumps_document, load_document
 from designer.core.model import Document, Link, Node, Rack, Switch
@@ -328,8 +329,8 @@ def test_find_by_id_or_name_and_the_overview(window, tmp_path, qtbot):
     assert window.edits.find_element("nothing") is None and "no element" in window.statusBar().currentMessage()
     window.minimap.render_overview()
     assert window.minimap.image is not None and not window.minimap.image.isNull()
-    before = window.view.mapToScene(window.view.viewport().rect().center())
     window.view.zoom_by(4.0)
-    window.minimap._go(QPointF(5, 5))  # a click in the overview's corner moves the view there
+    before = window.view.mapToScene(window.view.viewport().rect().center())
+    QTest.mouseClick(window.minimap, Qt.LeftButton, Qt.NoModifier, QPoint(5, 5))  # a click in the overview's corner
     after = window.view.mapToScene(window.view.viewport().rect().center())
     assert after != before

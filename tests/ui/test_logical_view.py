@@ -34,7 +34,7 @@ def _labels(view) -> set[str]:
 
 
 def _wait_rebuilt(qtbot, view):
-    qtbot.waitUntil(lambda: not view._timer.isActive() and not view._stale, timeout=5000)
+    qtbot.waitUntil(lambda: not view.is_stale(), timeout=5000)
 
 
 def test_the_menu_opens_a_view_of_tiers_with_ratios(empty_window, qtbot, tmp_path):
@@ -133,7 +133,7 @@ def test_edits_while_closed_show_when_it_opens(empty_window, qtbot, tmp_path):
     window.act_logical.trigger()  # closed
     window.scene.select_ids(["leaf1"])
     window.edits.delete_selection()
-    assert view._stale  # nothing rebuilt while nobody looks
+    assert view.is_stale() and "leaf1" in _labels(view)  # nothing rebuilt while nobody looks
     window.act_logical.trigger()  # opened again
     _wait_rebuilt(qtbot, view)
     assert "leaf1" not in _labels(view)
@@ -166,6 +166,6 @@ def test_an_empty_design_says_what_to_do(empty_window, qtbot):
     window.qdoc.new()
     window.act_logical.trigger()
     view = window.logical_view
-    qtbot.waitUntil(lambda: view.layout_model is not None and not view._stale, timeout=3000)
+    qtbot.waitUntil(lambda: view.layout_model is not None and not view.is_stale(), timeout=3000)
     assert view.layout_model.blocks == []
     assert not view.grab().isNull()  # the hint paints, nothing raises

@@ -87,7 +87,7 @@ def test_breakdown_shows_result(breakdown, h100):
 
     assert breakdown.diff_text() == "first evaluation"
     breakdown.show_result(h100)
-    assert breakdown._stack.currentWidget() is not breakdown.message
+    assert breakdown.message.isHidden()  # the result page shows instead of the message
     assert f"{h100.step_time_s:.3f} s" in breakdown.headline["step"].text()
     assert f"{h100.tokens_per_s:,.0f}" in breakdown.headline["tokens"].text()
     assert f"{h100.model_tflops_per_gpu:.1f}" in breakdown.headline["tflops"].text()
@@ -168,7 +168,7 @@ def test_breakdown_clear_keeps_previous(breakdown, h100):
     breakdown.show_result(h100)
     breakdown.clear("fix the errors to evaluate")
     assert breakdown.message.text() == "fix the errors to evaluate"
-    assert breakdown._stack.currentWidget() is breakdown.message
+    assert not breakdown.message.isHidden()
     breakdown.show_result(h100)
     assert breakdown.diff_text().endswith("no category changed")
 
@@ -188,17 +188,17 @@ def test_breakdown_hover_names_the_segment(breakdown, h100):
 
 def test_breakdown_compact_when_docked_small(breakdown, h100, qtbot):
     breakdown.show_result(h100)
-    assert not breakdown._compact and breakdown.plots.memory.legend.isVisible()
+    assert breakdown.plots.memory.legend.isVisible() and breakdown.figures.columns == len(breakdown.headline)
     hint = breakdown.sizeHint()
     breakdown.resize(520, 300)
-    qtbot.waitUntil(lambda: breakdown._compact)
+    qtbot.waitUntil(lambda: not breakdown.plots.memory.legend.isVisible())
     assert not breakdown.plots.memory.legend.isVisible() and not breakdown.plots.title.isVisible()
     assert breakdown.figures.columns < len(breakdown.headline)
     step_text = breakdown.headline["step"].text()
     assert "step" in step_text and f"{h100.step_time_s:.3f} s" in step_text
     assert breakdown.sizeHint() == hint  # a result or a resize never changes what the panel asks for
     breakdown.resize(1400, 500)
-    qtbot.waitUntil(lambda: not breakdown._compact)
+    qtbot.waitUntil(lambda: breakdown.plots.memory.legend.isVisible())
     assert breakdown.plots.memory.legend.isVisible() and breakdown.figures.columns == len(breakdown.headline)
 
 

@@ -20,7 +20,7 @@ def _evaluate(*overrides):
     engine = Engine()
     result = engine.evaluate(doc)
     result.events
-    return result, engine._fabric
+    return result, engine.built_fabric
 
 
 @pytest.fixture(scope="module")

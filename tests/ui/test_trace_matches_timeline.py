@@ -17,7 +17,7 @@ def evaluated():
     engine = Engine()
     result = engine.evaluate(doc)
     result.events
-    return result, engine._fabric
+    return result, engine.built_fabric
 
 
 def test_each_wait_in_the_trace_matches_the_timeline(qtbot, evaluated):

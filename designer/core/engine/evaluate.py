@@ -61,6 +61,12 @@ class Engine:
         self.reused: list[str] = []  # what the last evaluation could reuse (for tests and the UI)
         self.cache = EngineCache()  # what the stages reuse between evaluations (engine/cache.py)
 
+    @property
+    def built_fabric(self) -> Fabric | None:
+        """The fabric of the design last evaluated (None before the first evaluation): the GPUs,
+        NICs and links a trace of that result names its devices by."""
+        return self._fabric
+
     # ---- the stages, in order -----------------------------------------------------------
     def evaluate(self, doc: Document, job: PlacedJob | None = None) -> Evaluation:
         """The design's first job, with every job of the design in `result.jobs` (evaluate_jobs:

@@ -342,6 +342,11 @@ class LogicalView(QGraphicsView):
         if self.isVisible():
             self._timer.start()
 
+    def is_stale(self) -> bool:
+        """Whether the picture lags the document: an edit's rebuild waits for its short delay, or,
+        while the view is closed, for the view to show again."""
+        return self._stale
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._stale:
