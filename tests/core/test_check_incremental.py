@@ -9,6 +9,7 @@ import pytest
 from designer.core.io import load_document
 from designer.core.design_check import check_document
 from designer.core.design_check import DesignChecker
+from designer.core.model.document import COLLECTION_OF
 from tests.conftest import EXAMPLES
 
 
@@ -199,6 +200,14 @@ def _apply_an_edit_that_breaks_or_mends(doc, rng) -> str:
             else:
                 doc.remove(element_id)
             return "mended"
+    if roll < 0.6:  # a number of an element whose id another has too: which one is meant is the full check's call
+        ids = [e.id for name in ("links", "nodes", "switches") for e in getattr(doc, name)]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            element = doc.get(rng.choice(repeated))
+            field = rng.choice(NUMBER_FIELDS[COLLECTION_OF[type(element)]])
+            doc.update(element.id, **{field: rng.choice([math.nan, FINITE[field]])})
+            return "not finite"
     broken = [(e, field) for name, fields in NUMBER_FIELDS.items() for e in getattr(doc, name) for field in fields
               if not math.isfinite(getattr(e, field)) and doc.get(e.id) is e]
     if broken and rng.random() < 0.5:
