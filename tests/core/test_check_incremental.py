@@ -9,6 +9,7 @@ import pytest
 from designer.core.io import load_document
 from designer.core.design_check import check_document
 from designer.core.design_check import DesignChecker
+from designer.core.model.document import COLLECTION_OF
 from tests.conftest import EXAMPLES
 
 
@@ -166,3 +167,73 @@ def test_an_edits_check_does_not_look_for_unreachable_servers_again_unless_a_sta
     [full] = [p.message for p in reach(check_document(doc))]
     assert f"its cable {nic_cables[9].id} " in live and f"its cable {nic_cables[0].id} " not in live
     assert f"its cable {nic_cables[9].id} " in full and f"its cable {nic_cables[0].id} " in full
+
+
+
+NUMBER_FIELDS = {"links": ("bandwidth_gbps", "latency_us", "slowdown"), "nodes": ("nic_gbps", "slowdown"),
+                 "switches": ("port_gbps", "latency_us")}
+FINITE = {"bandwidth_gbps": 400.0, "nic_gbps": 400.0, "port_gbps": 400.0, "latency_us": 0.5, "slowdown": 1.0}
+
+
+def _apply_an_edit_that_breaks_or_mends(doc, rng) -> str:
+    """One random edit: NaN / infinity typed into a server's, switch's or cable's number, or a
+    finite number back; a cable renamed to another's id (a duplicate) or renamed away from it; a
+    server or switch copied under its own id (a duplicate) and the first of them removed."""
+    roll = rng.random()
+    if roll < 0.08:
+        a, b = rng.sample(doc.links, 2)
+        doc.update(a.id, id=b.id)  # (the index names the first of a repeated id: a is renamed)
+        return "duplicate"
+    if roll < 0.12:
+        name = rng.choice(["nodes", "switches"])
+        doc.add(dataclasses.replace(rng.choice(getattr(doc, name))))
+        return "duplicate"
+    if roll < 0.5:
+        ids = [e.id for name in ("links", "nodes", "switches") for e in getattr(doc, name)]
+        seen, repeated = set(), []
+        for element_id in ids:
+            (repeated.append if element_id in seen else seen.add)(element_id)
+        if repeated:
+            element_id = rng.choice(repeated)
+            if doc.find("links", element_id) is not None:
+                doc.update(element_id, id=f"{element_id}-renamed-{rng.randrange(10**9)}")
+            else:
+                doc.remove(element_id)
+            return "mended"
+    if roll < 0.6:  # a number of an element whose id another has too: which one is meant is the full check's call
+        ids = [e.id for name in ("links", "nodes", "switches") for e in getattr(doc, name)]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            element = doc.get(rng.choice(repeated))
+            field = rng.choice(NUMBER_FIELDS[COLLECTION_OF[type(element)]])
+            doc.update(element.id, **{field: rng.choice([math.nan, FINITE[field]])})
+            return "not finite"
+    broken = [(e, field) for name, fields in NUMBER_FIELDS.items() for e in getattr(doc, name) for field in fields
+              if not math.isfinite(getattr(e, field)) and doc.get(e.id) is e]
+    if broken and rng.random() < 0.5:
+        element, field = rng.choice(broken)
+        doc.update(element.id, **{field: FINITE[field]})
+        return "finite"
+    name = rng.choice(["links", "links", "nodes", "switches"])
+    element = rng.choice(getattr(doc, name))
+    doc.update(element.id, **{rng.choice(NUMBER_FIELDS[name]): rng.choice([math.nan, math.inf, -math.inf])})
+    return "not finite"
+
+
+@pytest.mark.parametrize("example", ["h100-64gpu-infiniband.yaml", "gb200-nvl72-144gpu.yaml"])
+def test_random_duplicate_ids_and_non_finite_numbers_keep_the_full_checks_list(example):
+    """Duplicate ids and NaN / infinity put in and taken out in random order: after each edit the
+    live check's list is the full check's, and the problems did come and go."""
+    doc = load_document(EXAMPLES / example)
+    checker = DesignChecker()
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    rng = random.Random(example)
+    seen = {"duplicate": 0, "not finite": 0}
+    for _ in range(80):
+        what = _apply_an_edit_that_breaks_or_mends(doc, rng)
+        full = check_document(doc)
+        assert checker.check(doc.snapshot()) == full, what
+        seen["duplicate"] += any(p.message.startswith("duplicate id") for p in full)
+        seen["not finite"] += any("not a finite number" in p.message for p in full)
+    assert 0 < seen["duplicate"] < 80 and 0 < seen["not finite"] < 80  # they came and went
+    assert checker.full_checks < 60  # most cables' numbers were checked by the edit's own check

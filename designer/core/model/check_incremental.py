@@ -16,7 +16,7 @@ from operator import attrgetter
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
-from .check import CheckParts, assemble, check_parts, redo_link_kind
+from .check import MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, redo_link_kind
 from .document import Document
 from .elements import split_endpoint
 from .id_index import IdIndex
@@ -58,8 +58,8 @@ class ModelChecker:
                 edited.setdefault((c.collection, c.id), set()).add(c.field)
                 continue
             return False
-        if edited and self._parts.duplicates:
-            return False  # with repeated ids, which element a name means is the full check's call
+        if edited and self._names_a_repeated_id(doc, edited):
+            return False  # which element a repeated id means is the full check's call
         places = [(name, self._positions.find(doc, name, element_id), fields)
                   for (name, element_id), fields in edited.items()]
         if any(position is None for _, position, _ in places):
@@ -76,6 +76,27 @@ class ModelChecker:
                 ends = [self._positions.device(doc, split_endpoint(end)[0]) for end in (link.a, link.b)]
                 redo_link_kind(doc, self._parts, position, ends)
         return True
+
+    def _names_a_repeated_id(self, doc: Document, edited) -> bool:
+        """Whether an edited element, or a device at an edited cable's ends, has an id that another
+        element has too (True too when the check listed only the first of many repeats)."""
+        duplicates = self._parts.duplicates
+        if not duplicates:
+            return False
+        if len(duplicates) > MAX_LISTED_DUPLICATES:
+            return True
+        repeated = {p.element for p in duplicates}
+        for name, element_id in edited:
+            if element_id in repeated:
+                return True
+            if name == "links":
+                position = self._positions.find(doc, name, element_id)
+                if position is None:
+                    return True
+                link = doc.links[position]
+                if split_endpoint(link.a)[0] in repeated or split_endpoint(link.b)[0] in repeated:
+                    return True
+        return False
 
 
 class ElementPositions:

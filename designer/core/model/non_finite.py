@@ -127,7 +127,7 @@ def _all_finite(values: list) -> bool:
     looks value by value)."""
     try:
         return math.isfinite(math.fsum(values))  # the usual case: numbers only
-    except (TypeError, OverflowError):
+    except (TypeError, OverflowError, ValueError):  # ValueError: inf and -inf in one sum
         pass
     kinds = set(map(type, values))
     try:
@@ -136,7 +136,7 @@ def _all_finite(values: list) -> bool:
         if kinds == {list}:
             flat = list(chain.from_iterable(values))
             return set(map(type, flat)) <= _NUMBERS and math.isfinite(math.fsum(flat))
-    except (TypeError, OverflowError):  # huge numbers: value by value
+    except (TypeError, OverflowError, ValueError):  # huge numbers, inf and -inf: value by value
         pass
     return False
 
