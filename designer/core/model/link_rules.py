@@ -377,14 +377,15 @@ def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twi
     return said, (ends[k] == mine) & (cables.port > at[k])
 
 
-def link_problems(doc) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
+def link_problems(doc, ends=None) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
     """(link index -> its ends' problems, link index -> its kind's and speed's problems, the switches'
-    and servers' problems that follow from the links)."""
+    and servers' problems that follow from the links). `ends`: the links' ends as
+    `doc.link_ends.sides(doc)` gives them, when the caller has them."""
     nodes, switches, items = doc.nodes, doc.switches, doc.links
     codes = _Codes()
     devices = Devices.of(nodes, switches, codes)
     n_nodes = len(nodes)
-    ends = doc.link_ends.sides(doc)
+    ends = ends or doc.link_ends.sides(doc)
     ids = list(map(attrgetter("id"), nodes)) + list(map(attrgetter("id"), switches))
     meant = None if len(set(ids)) == len(ids) else _meant_by_id(ids, n_nodes)
     resolve = _resolver(ids, n_nodes, meant)

@@ -76,19 +76,20 @@ class Island:
     down: tuple[str, ...] = ()  # (operational islands) the elements marked down that cut it off
 
 
-def server_islands(doc: Document, operational: bool = False) -> list[Island]:
+def server_islands(doc: Document, operational: bool = False, ends=None) -> list[Island]:
     """The groups of compute servers (servers with GPUs and role compute) that the engine's routes
     join: one group when every server reaches every other; the largest first. A server reaches
     another on a leaf they share (a rail-only fabric is one group); beyond it through its leaf's
     up-links to the leaf's pod; beyond the pod through the pod's cables to the core switches (and
     cables between core switches). `operational`: as the design runs now, the servers marked down
     left out and the cables marked down (or ending on a switch marked down) carrying nothing; the
-    cables keep the roles the whole design gives them, as in the engine's fabric."""
+    cables keep the roles the whole design gives them, as in the engine's fabric. `ends`: the links'
+    ends as `doc.link_ends.sides(doc)` gives them, when the caller has them."""
     compute = [i for i, n in enumerate(doc.nodes) if n.role == "compute" and n.accelerator_count > 0
                and not (operational and n.state == "down")]
     if len(compute) < 2 or not doc.switches:  # (servers with no switch at all: the NIC check names them)
         return [Island([doc.nodes[i].id for i in compute], [], [], [])] if compute else []
-    a, b = doc.link_ends.sides(doc)
+    a, b = ends or doc.link_ends.sides(doc)
     routes = NetworkRoutes(doc, a, b)
     return routes.islands(doc, compute, cables_up(doc, a, b) if operational else None)
 
@@ -265,9 +266,9 @@ class ServerReach:
     server's state is read from the design) and `unusable` answers from the arrays. Any other edit
     of the design needs a new ServerReach."""
 
-    def __init__(self, doc: Document):
+    def __init__(self, doc: Document, ends=None):
         nodes, links = doc.nodes, doc.links
-        self.a, self.b = a, b = doc.link_ends.sides(doc)
+        self.a, self.b = a, b = ends or doc.link_ends.sides(doc)
         self.nic_link = _nic_cables(doc, a, b)
         self.nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
         self.base = np.concatenate([[0], np.cumsum(self.nic_counts)[:-1]]).astype(np.int64)
