@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 import numpy as np
 
@@ -255,25 +254,25 @@ def _spans_servers(nodes) -> np.ndarray:
 
 
 class LinkColumns:
-    """The fields of every link the fabric reads, as arrays: each read once from the link objects."""
+    """The fields of every link the fabric reads, as arrays (Document.link_values: read once from the
+    link objects, or taken from the reading the check made of a design held still)."""
 
     __slots__ = ("ids", "kind", "bandwidth_gbps", "count", "slowdown")
 
-    def __init__(self, links: list):
-        n = len(links)
-        # map(attrgetter) reads a field of 300k links several times faster than a generator
-        self.ids = list(map(attrgetter("id"), links))
-        self.kind = np.fromiter(map(LINK_KIND_CODE.__getitem__, map(attrgetter("kind"), links)), np.int8, n)
-        self.bandwidth_gbps = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
-        self.count = np.fromiter(map(attrgetter("count"), links), np.int64, n)
-        self.slowdown = np.fromiter(map(attrgetter("slowdown"), links), float, n)
+    def __init__(self, doc: Document):
+        n = len(doc.links)
+        self.ids = doc.link_list("id")
+        self.kind = np.fromiter(map(LINK_KIND_CODE.__getitem__, doc.link_values("kind")), np.int8, n)
+        self.bandwidth_gbps = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
+        self.count = np.fromiter(doc.link_values("count"), np.int64, n)
+        self.slowdown = np.fromiter(doc.link_values("slowdown"), float, n)
 
 
 def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     """The design's fabric: its servers' GPUs and NICs, their scale-up rates, the NIC cables and
     the switches' up-links, rated (refresh_capacities)."""
     nodes, switches = doc.nodes, doc.switches
-    links = LinkColumns(doc.links)
+    links = LinkColumns(doc)
     # (device kind: 0 none, 1 node, 2 switch; device index; NIC number or -1) per end: the design's
     # parse, which the check has usually made already (model/endpoints.py)
     a, b = doc.link_ends.sides(doc)
@@ -453,9 +452,9 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = fabric._link_arrays
         todo = range(n) if changed_links is None else changed_links
         if changed_links is None:
-            bw[:] = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
-            count[:] = np.fromiter(map(attrgetter("count"), links), float, n)
-            slowdown[:] = np.fromiter(map(attrgetter("slowdown"), links), float, n)
+            bw[:] = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
+            count[:] = np.fromiter(doc.link_values("count"), float, n)
+            slowdown[:] = np.fromiter(doc.link_values("slowdown"), float, n)
         else:
             for i in todo:
                 bw[i], count[i], slowdown[i] = links[i].bandwidth_gbps, links[i].count, links[i].slowdown
@@ -526,7 +525,7 @@ def _usable_links(fabric: Fabric, doc: Document, changed_links: list[int] | None
     """1.0 for a link that carries traffic, 0.0 for one that is down or ends on a switch that is down."""
     links = doc.links
     if changed_links is None:
-        fabric._link_up = np.fromiter(map("down".__ne__, map(attrgetter("state"), links)), bool, len(links))
+        fabric._link_up = np.fromiter(map("down".__ne__, doc.link_values("state")), bool, len(links))
     else:
         for i in changed_links:
             fabric._link_up[i] = links[i].state != "down"

@@ -95,12 +95,14 @@ class Links:
     pcie: np.ndarray
 
     @classmethod
-    def of(cls, links: list, dev: tuple[np.ndarray, np.ndarray], codes: _Codes) -> "Links":
+    def of(cls, links: list, dev: tuple[np.ndarray, np.ndarray], codes: _Codes, doc=None) -> "Links":
+        """`doc`: the document whose links `links` are, all of them in order (its link_values read them)."""
         n = len(links)
-        kind = codes.of(list(map(attrgetter("kind"), links)))
+        values = doc.link_values if doc is not None else lambda name: map(attrgetter(name), links)
+        kind = codes.of(list(values("kind")))
         vocab = codes.vocab
-        return cls(links, kind, np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n),
-                   np.fromiter(map(attrgetter("count"), links), np.int64, n), dev,
+        return cls(links, kind, np.fromiter(values("bandwidth_gbps"), float, n),
+                   np.fromiter(values("count"), np.int64, n), dev,
                    (kind == vocab["ethernet"]) | (kind == vocab["infiniband"]),
                    kind == vocab["nvlink"], kind == vocab["pcie"])
 
@@ -391,7 +393,7 @@ def link_problems(doc, ends=None) -> tuple[dict[int, list[Problem]], dict[int, l
     resolve = _resolver(ids, n_nodes, meant)
     dev = tuple(resolve(np.where(e.kind == 1, e.index, np.where(e.kind == 2, n_nodes + e.index, -1)).astype(np.int64))
                 for e in ends)
-    links = Links.of(items, dev, codes)
+    links = Links.of(items, dev, codes, doc)
     kinds = _kind_problems(links, devices, np.arange(len(items)))
 
     sides = [_side(links, devices, dev[k], ends[k], "ab"[k]) for k in (0, 1)]

@@ -9,7 +9,8 @@ so that what `designer validate` accepts the engine can cost, and what it refuse
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, eq
 
 import numpy as np
 
@@ -103,7 +104,7 @@ class NetworkRoutes:
         links, switches = doc.links, doc.switches
         self.node_ids, self.switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), switches))
         n_sw = len(self.switch_ids)
-        network = np.fromiter(map(NETWORK.__contains__, map(attrgetter("kind"), links)), bool, len(links))
+        network = np.fromiter(map(NETWORK.__contains__, doc.link_values("kind")), bool, len(links))
         tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
         self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
         a_sw, b_sw = a.kind == 2, b.kind == 2
@@ -177,7 +178,7 @@ class NetworkRoutes:
 
 def cables_up(doc: Document, a, b, states: list[str] | None = None) -> np.ndarray:
     """Per link: it carries traffic (not marked down, and no end on a switch marked down)."""
-    states = list(map(attrgetter("state"), doc.links)) if states is None else states
+    states = doc.link_list("state") if states is None else states
     up = np.fromiter(map("down".__ne__, states), bool, len(states))
     switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
     if switch_down.any():
@@ -213,7 +214,7 @@ def _nic_cables(doc: Document, a, b) -> np.ndarray:
     nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
     base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
     nic_link = np.full(int(nic_counts.sum()), -1, dtype=np.int64)
-    count = np.fromiter(map(attrgetter("count"), links), np.int64, len(links))
+    count = np.fromiter(doc.link_values("count"), np.int64, len(links))
     swap = (a.kind == 2) & (b.kind == 1)
     node = np.where(swap, b.index, a.index).astype(np.int64)
     port = np.where(swap, b.nic, a.nic).astype(np.int64)
@@ -275,7 +276,7 @@ class ServerReach:
         self.nic_node = np.repeat(np.arange(len(nodes)), self.nic_counts)
         # servers with more GPUs than their NICs reach
         self.short = [i for i, n in enumerate(nodes) if n.accelerator_count > n.nic_count * n.gpus_per_nic]
-        self.link_down = np.fromiter(("down" == s for s in map(attrgetter("state"), links)), bool, len(links))
+        self.link_down = np.fromiter(map(eq, repeat("down"), doc.link_values("state")), bool, len(links))
         self.switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
         self._routes: NetworkRoutes | None = None  # made the first time something is down
 
