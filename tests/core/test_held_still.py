@@ -1,6 +1,7 @@
 """A design held still (Document.held_still): its links' fields read once and shared by the check,
 the engine and the link classes, as `designer evaluate` reads a design; the same answers as reading
 each afresh, and an edit through the document seen at once."""
+import math
 from pathlib import Path
 
 import numpy as np
@@ -52,3 +53,12 @@ def test_the_shared_reading_ends_with_its_block():
         assert doc.link_values("bandwidth_gbps") is doc.link_values("bandwidth_gbps")  # read once
     doc.links[0].bandwidth_gbps = 1.0  # in place, after the block: read afresh
     assert next(iter(doc.link_values("bandwidth_gbps"))) == 1.0
+
+
+def test_the_check_of_a_design_held_still_names_a_number_that_is_not_finite():
+    doc = load_document(RAIL_1K)
+    doc.links[100].latency_us = math.nan  # before the block: its reading sees it
+    with doc.held_still():
+        doc.link_values("bandwidth_gbps")  # a field another reader asked for first
+        paths = [p.path for p in check_document(doc) if "not a finite number" in p.message]
+    assert paths == ["spec.links[100].latency_us"]
