@@ -53,7 +53,7 @@ class LinkGroups:
             if carried is not None:
                 return carried
         links = doc.links
-        if len(links) != len(ids) or _listed(links, attrgetter("id")) != ids:
+        if len(links) != len(ids) or _field(doc, links, "id") != ids:
             links = [doc.find("links", link_id) for link_id in ids]  # the document changed since: by id
             if any(link is None for link in links):
                 return None
@@ -67,13 +67,13 @@ class LinkGroups:
         n = len(links)
         node_ids = [node.id for node in doc.nodes]
         switch_ids = [switch.id for switch in doc.switches]
-        a = doc.link_ends.parse(_listed(links, attrgetter("a")), node_ids, switch_ids)  # the check's parse
-        b = doc.link_ends.parse(_listed(links, attrgetter("b")), node_ids, switch_ids)
+        a = doc.link_ends.parse(_field(doc, links, "a"), node_ids, switch_ids)  # the check's parse
+        b = doc.link_ends.parse(_field(doc, links, "b"), node_ids, switch_ids)
         tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
         # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
         switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
         kind_code = {name: i for i, name in enumerate(CABLE_KINDS)}  # in C per link: 0.15 s at 131k GPUs by a generator
-        kind = _column(links, lambda part: map(kind_code.get, map(attrgetter("kind"), part), repeat(0)), np.int8)
+        kind = _column(doc, links, "kind", lambda values: map(kind_code.get, values, repeat(0)), np.int8)
         a_node, b_node = a.kind == 1, b.kind == 1
         ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
         tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
@@ -110,8 +110,8 @@ class LinkGroups:
             else:
                 low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
                 tier_words.append(f"{low}-{high} links")
-        bw = _column(links, lambda part: map(attrgetter("bandwidth_gbps"), part), float)
-        count = _column(links, lambda part: map(attrgetter("count"), part), np.int64)
+        bw = _column(doc, links, "bandwidth_gbps", iter, float)
+        count = _column(doc, links, "count", iter, np.int64)
         cable_code = combined_codes([codes(bw), codes(count), kind], n)
         first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
         first_of[cable_code[::-1]] = np.arange(n)[::-1]  # a link of each cable code
@@ -175,20 +175,34 @@ class LinkGroups:
                        cable_of=cable_of)
 
 
-def _listed(links: list, field) -> list:
-    """[field(link) for link in links], PART_LINKS at a time."""
-    out: list = []
+def _held(doc, links: list, name: str) -> list | None:
+    """The links' field `name` as a design held still has read it (Document.held_still), when `links`
+    are the document's own; else None."""
+    values = doc.link_values(name) if links is doc.links else None
+    return values if isinstance(values, list) else None
+
+
+def _field(doc, links: list, name: str) -> list:
+    """[link.name for link in links]: the design's held reading, else read PART_LINKS at a time."""
+    out = _held(doc, links, name)
+    if out is not None:
+        return out
+    out = []
     for start in range(0, len(links), PART_LINKS):
-        out.extend(map(field, links[start:start + PART_LINKS]))
+        out.extend(map(attrgetter(name), links[start:start + PART_LINKS]))
     return out
 
 
-def _column(links: list, values, dtype) -> np.ndarray:
-    """An array of values(part) over the links, PART_LINKS at a time."""
+def _column(doc, links: list, name: str, values, dtype) -> np.ndarray:
+    """An array of values(the links' field `name`): over the design's held reading, else read
+    PART_LINKS at a time."""
+    held = _held(doc, links, name)
+    if held is not None:
+        return np.fromiter(values(held), dtype, len(held))
     out = np.empty(len(links), dtype=dtype)
     for start in range(0, len(links), PART_LINKS):
         part = links[start:start + PART_LINKS]
-        out[start:start + len(part)] = np.fromiter(values(part), dtype, len(part))
+        out[start:start + len(part)] = np.fromiter(values(map(attrgetter(name), part)), dtype, len(part))
     return out
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 import numpy as np
 
@@ -254,11 +253,75 @@ def _spans_servers(nodes) -> np.ndarray:
     return np.array([servers.get(n.nvlink_domain, 0) > 1 if n.nvlink_domain else False for n in nodes], dtype=bool)
 
 
-def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
-    nodes = doc.nodes
-    switches = doc.switches
-    links = doc.links
+class LinkColumns:
+    """The fields of every link the fabric reads, as arrays (Document.link_values: read once from the
+    link objects, or taken from the reading the check made of a design held still)."""
 
+    __slots__ = ("ids", "kind", "bandwidth_gbps", "count", "slowdown")
+
+    def __init__(self, doc: Document):
+        n = len(doc.links)
+        self.ids = doc.link_list("id")
+        self.kind = np.fromiter(map(LINK_KIND_CODE.__getitem__, doc.link_values("kind")), np.int8, n)
+        self.bandwidth_gbps = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
+        self.count = np.fromiter(doc.link_values("count"), np.int64, n)
+        self.slowdown = np.fromiter(doc.link_values("slowdown"), float, n)
+
+
+def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
+    """The design's fabric: its servers' GPUs and NICs, their scale-up rates, the NIC cables and
+    the switches' up-links, rated (refresh_capacities)."""
+    nodes, switches = doc.nodes, doc.switches
+    links = LinkColumns(doc)
+    # (device kind: 0 none, 1 node, 2 switch; device index; NIC number or -1) per end: the design's
+    # parse, which the check has usually made already (model/endpoints.py)
+    a, b = doc.link_ends.sides(doc)
+    layout = _gpu_layout(nodes)
+    # NVLink switch trays (fabric "nvlink") join the GPUs of a domain; the domain's bandwidth is the
+    # servers' scale-up figure (gpu_domain). They are no part of the scale-out network: no NIC cable,
+    # up-link, pod, latency or SHARP of theirs may enter it, so a design evaluates the same with or
+    # without its trays. They keep their index (switch positions match spec.switches).
+    tray = np.array([s.fabric == "nvlink" for s in switches], dtype=bool)
+    on_tray = _on_trays(tray, a, b)
+    network = (links.kind <= 1) & ~on_tray
+    nic_leaf, nic_link = _nic_cables(a, b, links.count, network, layout["node_nic_base"], layout["node_nic_count"])
+    transport = node_transports(nodes, catalog)
+    srd = np.array([t == "srd" for t in transport], dtype=bool)
+    fabric = Fabric(
+        node_ids=[n.id for n in nodes], **layout, **_scale_up_rates(nodes, catalog, doc.spec.calibration, k),
+        node_slowdown=np.array([n.slowdown for n in nodes], dtype=float), node_accelerator=[n.accelerator for n in nodes],
+        nic_cap_Bps=np.zeros(len(nic_leaf)), nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
+        switch_ids=[s.id for s in switches],
+        switch_latency_us=np.where(tray, 0.0, np.array([s.latency_us for s in switches], dtype=float)),  # trays: 0
+        switch_fabric=[s.fabric for s in switches],
+        switch_sharp=np.array([s.sharp for s in switches], dtype=bool) & ~tray,
+        leaf_up_Bps=np.zeros(len(switches)), leaf_up_cables=np.zeros(len(switches), dtype=np.int64),
+        leaf_up_links=None, switch_pod=np.full(len(switches), -1, dtype=np.int32), pod_up_Bps=np.zeros(0),
+        pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=None, link_ids=links.ids,
+        link_cap_Bps=links.bandwidth_gbps * 1e9 / 8 * links.count / links.slowdown, has_core=False,
+        node_transport=transport, node_message_latency_us=np.where(srd, k.srd_message_latency_us, 0.0),
+    )
+    fabric.gpu_domain_index = _gpu_domains(nodes, fabric.gpu_node)
+    fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
+    fabric.switch_hashes = _hashing_switches(switches, catalog, transport, fabric.nic_node, nic_leaf)
+    # the NIC's own efficiency where its transport has one (SRD), else its cable kind's
+    eff_by_kind = {"infiniband": k.infiniband_nic_efficiency, "ethernet": k.ethernet_nic_efficiency}
+    link_eff = np.array([eff_by_kind["infiniband"], eff_by_kind["ethernet"], 1.0, 1.0])[links.kind]
+    fabric._nic_line = (np.array([n.nic_gbps for n in nodes], dtype=float),
+                        np.array([n.gpudirect_rdma for n in nodes], dtype=bool),
+                        np.array([s.port_gbps for s in switches], dtype=float) if switches else np.zeros(0),
+                        link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
+    fabric._host_bounce = k.host_bounce_efficiency
+    _switch_routes(fabric, switches, tray, on_tray, a, b, links.count)
+    fabric._link_arrays = (links.bandwidth_gbps, links.count.astype(float), links.slowdown)
+    fabric._link_ends = (a.kind, a.index, b.kind, b.index)
+    refresh_capacities(fabric, doc, arrays=fabric._link_arrays)
+    return fabric
+
+
+def _gpu_layout(nodes) -> dict:
+    """The Fabric's fields of where GPUs and NICs sit: each GPU's server, its place in it and its own
+    NIC; each server's GPUs and NICs; each NIC's server."""
     gpus = np.array([n.accelerator_count for n in nodes], dtype=np.int64)
     gpu_node = np.repeat(np.arange(len(nodes)), gpus)
     starts = np.concatenate([[0], np.cumsum(gpus)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
@@ -266,8 +329,6 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
 
     nic_counts = np.array([n.nic_count for n in nodes], dtype=np.int64)
     nic_base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
-    total_nics = int(nic_counts.sum())
-    nic_node = np.repeat(np.arange(len(nodes)), nic_counts)
     per_nic = np.array([n.gpus_per_nic for n in nodes], dtype=np.int64)
     # Several NICs per GPU (p5en: 16 x 200G for 8 GPUs): GPU l owns NICs l*k .. l*k+k-1 and NCCL
     # spreads its traffic over all k (nics_per_gpu); one NIC per GPU or fewer: k = 1.
@@ -280,7 +341,15 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
             local_nic[gpu_node == i] = np.asarray(affinity, dtype=np.int64)
     has_nic = local_nic < nic_counts[gpu_node]
     gpu_nic = np.where(has_nic, nic_base[gpu_node] + np.minimum(local_nic, np.maximum(nic_counts[gpu_node] - 1, 0)), -1)
+    return dict(gpu_node=gpu_node, gpu_local=gpu_local, gpu_nic=gpu_nic, node_nic_base=nic_base,
+                node_nic_count=nic_counts, node_gpus=gpus, node_nics_per_gpu=nics_per_gpu,
+                nic_node=np.repeat(np.arange(len(nodes)), nic_counts))
 
+
+def _scale_up_rates(nodes, catalog: Catalog, calibration: dict, k: EngineConstants) -> dict:
+    """The Fabric's fields of each server's scale-up network: its rate per GPU after efficiency, that
+    efficiency, its kind, the collective library's fixed cost per call, NVLS's efficiency and NCCL's
+    LL cap, from the server's accelerator (its catalog entry and calibration)."""
     accel_cache: dict[str, tuple] = {}
     node_bw = np.zeros(len(nodes))
     node_eff = np.zeros(len(nodes))  # the efficiency node_bw carries (its line rate is node_bw / it)
@@ -293,8 +362,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         hit = accel_cache.get(n.accelerator)
         if hit is None:
             acc = catalog.accelerator(n.accelerator)
-            ac = accelerator_constants(acc, doc.spec.calibration, catalog)
-            hit = accel_cache[n.accelerator] = (acc, ac)
+            hit = accel_cache[n.accelerator] = (acc, accelerator_constants(acc, calibration, catalog))
         acc, ac = hit
         bw, kind = _scale_up(n, acc, k, ac.scale_up_efficiency)
         node_bw[i] = bw
@@ -304,45 +372,38 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_nvls_domain[i] = ac.nvls_domain_efficiency or node_nvls[i]
         node_ll_cap[i] = ac.nccl_ll_max_bus_gbps
         node_kind.append(kind)
+    return dict(node_scale_up_Bps=node_bw, node_scale_up_efficiency=node_eff, node_collective_latency_us=node_latency,
+                node_scale_up_kind=node_kind, node_nccl_ll_max_bus_gbps=node_ll_cap,
+                node_nvls_efficiency=np.where(_spans_servers(nodes), node_nvls_domain, node_nvls))
 
-    n_links = len(links)
-    # (device kind: 0 none, 1 node, 2 switch; device index; NIC number or -1) per end: the design's
-    # parse, which the check has usually made already (model/endpoints.py)
-    a, b = doc.link_ends.sides(doc)
-    (a_kind, a_idx, a_port), (b_kind, b_idx, b_port) = (a.kind, a.index, a.nic), (b.kind, b.index, b.nic)
-    # map(attrgetter) reads a field of 300k links several times faster than a generator
-    bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n_links)
-    count = np.fromiter(map(attrgetter("count"), links), np.int64, n_links)
-    slowdown = np.fromiter(map(attrgetter("slowdown"), links), float, n_links)
-    kind_code = np.fromiter(map(LINK_KIND_CODE.__getitem__, map(attrgetter("kind"), links)), np.int8, n_links)
-    network = kind_code <= 1
-    # NVLink switch trays (fabric "nvlink") join the GPUs of a domain; the domain's bandwidth is the
-    # servers' scale-up figure (gpu_domain). They are no part of the scale-out network: no NIC cable,
-    # up-link, pod, latency or SHARP of theirs may enter it, so a design evaluates the same with or
-    # without its trays. They keep their index (switch positions match spec.switches).
-    tray = np.array([s.fabric == "nvlink" for s in switches], dtype=bool)
-    on_tray = np.zeros(n_links, dtype=bool)
-    if tray.any():
-        on_tray = (((a_kind == 2) & tray[np.where(a_kind == 2, a_idx, 0)])
-                   | ((b_kind == 2) & tray[np.where(b_kind == 2, b_idx, 0)]))
-        network &= ~on_tray
-    link_cap = bw * 1e9 / 8 * count / slowdown if n_links else np.zeros(0)
 
-    # ---- NIC cables: a node on one end, a switch on the other ----
-    swap = (a_kind == 2) & (b_kind == 1)
-    n_idx = np.where(swap, b_idx, a_idx)
-    n_port = np.where(swap, b_port, a_port)
-    s_idx = np.where(swap, a_idx, b_idx)
-    nic_mask = network & (((a_kind == 1) & (b_kind == 2)) | swap)
+def _on_trays(tray: np.ndarray, a, b) -> np.ndarray:
+    """Per link: whether it ends on an NVLink switch tray (`tray`, per switch)."""
+    if not tray.any():
+        return np.zeros(len(a.kind), dtype=bool)
+    return (((a.kind == 2) & tray[np.where(a.kind == 2, a.index, 0)])
+            | ((b.kind == 2) & tray[np.where(b.kind == 2, b.index, 0)]))
+
+
+def _nic_cables(a, b, count: np.ndarray, network: np.ndarray, nic_base: np.ndarray,
+                nic_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(leaf switch, link) of each NIC (-1: not cabled): the network links with a server on one end and
+    a switch on the other. A cable naming its NIC takes that one; bundles and port-less cables take the
+    server's next free NICs, in file order."""
+    swap = (a.kind == 2) & (b.kind == 1)
+    n_idx = np.where(swap, b.index, a.index)
+    n_port = np.where(swap, b.nic, a.nic)
+    s_idx = np.where(swap, a.index, b.index)
+    nic_mask = network & (((a.kind == 1) & (b.kind == 2)) | swap)
+    total_nics = int(nic_counts.sum())
     nic_leaf = np.full(total_nics, -1, dtype=np.int32)  # 32-bit: read into every flow's route
     nic_link = np.full(total_nics, -1, dtype=np.int64)
     simple = nic_mask & (count == 1) & (n_port >= 0)
-    simple &= n_port < nic_counts[np.where(nic_mask, n_idx, 0)] if len(nodes) else simple
+    simple &= n_port < nic_counts[np.where(nic_mask, n_idx, 0)] if len(nic_counts) else simple
     li = np.flatnonzero(simple)
     g = nic_base[n_idx[li]] + n_port[li]
     nic_leaf[g] = s_idx[li]
     nic_link[g] = li
-    # bundles and port-less cables take the node's next free NICs, in file order
     for l in np.flatnonzero(nic_mask & ~simple):
         ni, si = int(n_idx[l]), int(s_idx[l])
         for c in range(int(count[l])):
@@ -357,47 +418,18 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
                 break
             nic_leaf[nic_base[ni] + local] = si
             nic_link[nic_base[ni] + local] = l
-    node_gbps = np.array([n.nic_gbps for n in nodes], dtype=float)
-    node_gdr = np.array([n.gpudirect_rdma for n in nodes], dtype=bool)
-    sw_gbps = np.array([s.port_gbps for s in switches], dtype=float) if switches else np.zeros(0)
-    eff_by_kind = {"infiniband": k.infiniband_nic_efficiency, "ethernet": k.ethernet_nic_efficiency}
-    link_eff = np.array([eff_by_kind["infiniband"], eff_by_kind["ethernet"], 1.0, 1.0])[kind_code]
-    fabric = Fabric(
-        node_ids=[n.id for n in nodes], gpu_node=gpu_node, gpu_local=gpu_local, gpu_nic=gpu_nic,
-        node_nic_base=nic_base, node_nic_count=nic_counts, node_gpus=gpus, node_scale_up_Bps=node_bw,
-        node_scale_up_efficiency=node_eff, node_collective_latency_us=node_latency, node_nics_per_gpu=nics_per_gpu,
-        node_scale_up_kind=node_kind, node_slowdown=np.array([n.slowdown for n in nodes], dtype=float),
-        node_accelerator=[n.accelerator for n in nodes], nic_node=nic_node, nic_cap_Bps=np.zeros(total_nics),
-        nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
-        switch_ids=[s.id for s in switches],
-        switch_latency_us=np.where(tray, 0.0, np.array([s.latency_us for s in switches], dtype=float)),  # trays: 0
-        switch_fabric=[s.fabric for s in switches],
-        switch_sharp=np.array([s.sharp for s in switches], dtype=bool) & ~tray,
-        leaf_up_Bps=np.zeros(len(switches)), leaf_up_cables=np.zeros(len(switches), dtype=np.int64),
-        leaf_up_links=None, switch_pod=np.full(len(switches), -1, dtype=np.int32), pod_up_Bps=np.zeros(0),
-        pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=None, link_ids=[l.id for l in links],
-        link_cap_Bps=link_cap, has_core=False,
-    )
-    fabric.gpu_domain_index = _gpu_domains(nodes, gpu_node)
-    fabric.node_nvls_efficiency = np.where(_spans_servers(nodes), node_nvls_domain, node_nvls)
-    fabric.node_nccl_ll_max_bus_gbps = node_ll_cap
-    fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
-    transport = node_transports(nodes, catalog)
-    srd = np.array([t == "srd" for t in transport], dtype=bool)
-    fabric.node_transport = transport
-    fabric.node_message_latency_us = np.where(srd, k.srd_message_latency_us, 0.0)
-    fabric.switch_hashes = _hashing_switches(switches, catalog, transport, nic_node, nic_leaf)
-    # the NIC's own efficiency where its transport has one (SRD), else its cable kind's
-    fabric._nic_line = (node_gbps, node_gdr, sw_gbps, link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
-    fabric._host_bounce = k.host_bounce_efficiency
+    return nic_leaf, nic_link
 
-    # ---- switch-to-switch links: up-links of leaves, pods, pod up-links ----
+
+def _switch_routes(fabric: Fabric, switches, tray: np.ndarray, on_tray: np.ndarray, a, b, count: np.ndarray) -> None:
+    """The switch-to-switch links' roles in the routes (network_reach.switch_links, the design check's
+    rules too): each leaf's up-links, the pods, each pod's links to the core."""
     n_sw = len(switches)
     tier = np.array([TIER_RANK.get(s.tier, 0) for s in switches], dtype=np.int64)
-    ss = np.flatnonzero((a_kind == 2) & (b_kind == 2) & (a_idx != b_idx) & ~on_tray)
+    ss = np.flatnonzero((a.kind == 2) & (b.kind == 2) & (a.index != b.index) & ~on_tray)
     is_leaf = np.zeros(n_sw, dtype=bool)
-    is_leaf[nic_leaf[nic_leaf >= 0]] = True
-    routes = switch_links(tier, is_leaf, tray, ss, a_idx[ss], b_idx[ss])  # the design check's rules too
+    is_leaf[fabric.nic_leaf[fabric.nic_leaf >= 0]] = True
+    routes = switch_links(tier, is_leaf, tray, ss, a.index[ss], b.index[ss])
     lower, to_core = routes.lower, routes.to_core
     fabric._uplink = (np.concatenate([ss[routes.uplink], ss[routes.upper_uplink]]),
                       np.concatenate([lower[routes.uplink], routes.upper[routes.upper_uplink]]))
@@ -407,10 +439,6 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     fabric.has_core = bool(np.any(to_core))
     fabric.leaf_up_cables = np.bincount(fabric._uplink[1], count[fabric._uplink[0]], minlength=n_sw).astype(np.int64)
     fabric.pod_up_cables = np.bincount(fabric._podlink[1], count[fabric._podlink[0]], minlength=n_pods).astype(np.int64)
-    fabric._link_arrays = (bw, count.astype(float), slowdown)
-    fabric._link_ends = (a_kind, a_idx, b_kind, b_idx)
-    refresh_capacities(fabric, doc, arrays=fabric._link_arrays)
-    return fabric
 
 
 def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] | None = None,
@@ -424,9 +452,9 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = fabric._link_arrays
         todo = range(n) if changed_links is None else changed_links
         if changed_links is None:
-            bw[:] = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
-            count[:] = np.fromiter(map(attrgetter("count"), links), float, n)
-            slowdown[:] = np.fromiter(map(attrgetter("slowdown"), links), float, n)
+            bw[:] = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
+            count[:] = np.fromiter(doc.link_values("count"), float, n)
+            slowdown[:] = np.fromiter(doc.link_values("slowdown"), float, n)
         else:
             for i in todo:
                 bw[i], count[i], slowdown[i] = links[i].bandwidth_gbps, links[i].count, links[i].slowdown
@@ -497,7 +525,7 @@ def _usable_links(fabric: Fabric, doc: Document, changed_links: list[int] | None
     """1.0 for a link that carries traffic, 0.0 for one that is down or ends on a switch that is down."""
     links = doc.links
     if changed_links is None:
-        fabric._link_up = np.fromiter(map("down".__ne__, map(attrgetter("state"), links)), bool, len(links))
+        fabric._link_up = np.fromiter(map("down".__ne__, doc.link_values("state")), bool, len(links))
     else:
         for i in changed_links:
             fabric._link_up[i] = links[i].state != "down"

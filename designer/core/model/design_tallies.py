@@ -36,9 +36,11 @@ class DesignTallies:
     that fits in one server's GPUs or none marked down), then kept up to date."""
 
     __slots__ = ("num_gpus", "one_server", "accelerators", "node_ids", "rack_ids", "_up", "_gpus_up",
-                 "_overdrawn", "_reach", "_unusable")
+                 "_overdrawn", "_ends", "_reach", "_unusable")
 
-    def __init__(self, doc: Document):
+    def __init__(self, doc: Document, ends=None):
+        """`ends`: the links' ends as `doc.link_ends.sides(doc)` gives them, when the caller has them (the
+        tallies are of one shape of the design: an edit of a link's ends or kind makes new ones)."""
         nodes = doc.nodes
         self.num_gpus = sum(n.accelerator_count for n in nodes if n.role == "compute")  # Document.num_gpus
         self.one_server = max((n.accelerator_count for n in nodes), default=0)  # the largest server's GPUs
@@ -48,6 +50,7 @@ class DesignTallies:
         self._up: list[int] | None = None  # gpus_up per server, by position
         self._gpus_up = 0
         self._overdrawn: dict[int, None] | None = None  # servers with more GPUs down than they have
+        self._ends = ends
         self._reach: ServerReach | None = None  # the design's cables and NICs, read once, states kept
         self._unusable: dict[str, str] | None = None  # its answer, until a state changes
 
@@ -73,7 +76,8 @@ class DesignTallies:
         """network_reach.unusable_servers of the design, found again only after an edit that can change it."""
         if self._unusable is None:
             if self._reach is None:
-                self._reach = ServerReach(doc)
+                self._reach = ServerReach(doc, self._ends)
+                self._ends = None  # the reach keeps them
             self._unusable = self._reach.unusable(doc)
         return self._unusable
 

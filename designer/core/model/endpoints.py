@@ -46,17 +46,16 @@ class LinkEnds:
 
     def sides(self, doc) -> tuple[Endpoints, Endpoints]:
         """(the `a` ends, the `b` ends) of every link of `doc`."""
-        links = doc.links
         node_ids, switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), doc.switches))
-        return (self.parse(list(map(attrgetter("a"), links)), node_ids, switch_ids),
-                self.parse(list(map(attrgetter("b"), links)), node_ids, switch_ids))
+        return (self.parse(doc.link_list("a"), node_ids, switch_ids),
+                self.parse(doc.link_list("b"), node_ids, switch_ids))
 
     def parse(self, endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
         """Every endpoint as arrays (a repeated id means the first element of that id, servers before
         switches: the check reports repeated ids). The memo keeps the `endpoints` list itself, not a copy
         (2 x 2.4 MB at 131k GPUs): pass a list made for the call, that nothing changes afterwards."""
         for ends, nodes, switches, parsed in self._parses:
-            if ends == endpoints and nodes == node_ids and switches == switch_ids:
+            if (ends is endpoints or ends == endpoints) and nodes == node_ids and switches == switch_ids:
                 return parsed
         parsed = _parse_in_parts(endpoints, node_ids, switch_ids)
         # one assignment: a worker thread and the window's thread may both parse

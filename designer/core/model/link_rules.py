@@ -95,12 +95,14 @@ class Links:
     pcie: np.ndarray
 
     @classmethod
-    def of(cls, links: list, dev: tuple[np.ndarray, np.ndarray], codes: _Codes) -> "Links":
+    def of(cls, links: list, dev: tuple[np.ndarray, np.ndarray], codes: _Codes, doc=None) -> "Links":
+        """`doc`: the document whose links `links` are, all of them in order (its link_values read them)."""
         n = len(links)
-        kind = codes.of(list(map(attrgetter("kind"), links)))
+        values = doc.link_values if doc is not None else lambda name: map(attrgetter(name), links)
+        kind = codes.of(list(values("kind")))
         vocab = codes.vocab
-        return cls(links, kind, np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n),
-                   np.fromiter(map(attrgetter("count"), links), np.int64, n), dev,
+        return cls(links, kind, np.fromiter(values("bandwidth_gbps"), float, n),
+                   np.fromiter(values("count"), np.int64, n), dev,
                    (kind == vocab["ethernet"]) | (kind == vocab["infiniband"]),
                    kind == vocab["nvlink"], kind == vocab["pcie"])
 
@@ -377,20 +379,21 @@ def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twi
     return said, (ends[k] == mine) & (cables.port > at[k])
 
 
-def link_problems(doc) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
+def link_problems(doc, ends=None) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
     """(link index -> its ends' problems, link index -> its kind's and speed's problems, the switches'
-    and servers' problems that follow from the links)."""
+    and servers' problems that follow from the links). `ends`: the links' ends as
+    `doc.link_ends.sides(doc)` gives them, when the caller has them."""
     nodes, switches, items = doc.nodes, doc.switches, doc.links
     codes = _Codes()
     devices = Devices.of(nodes, switches, codes)
     n_nodes = len(nodes)
-    ends = doc.link_ends.sides(doc)
+    ends = ends or doc.link_ends.sides(doc)
     ids = list(map(attrgetter("id"), nodes)) + list(map(attrgetter("id"), switches))
     meant = None if len(set(ids)) == len(ids) else _meant_by_id(ids, n_nodes)
     resolve = _resolver(ids, n_nodes, meant)
     dev = tuple(resolve(np.where(e.kind == 1, e.index, np.where(e.kind == 2, n_nodes + e.index, -1)).astype(np.int64))
                 for e in ends)
-    links = Links.of(items, dev, codes)
+    links = Links.of(items, dev, codes, doc)
     kinds = _kind_problems(links, devices, np.arange(len(items)))
 
     sides = [_side(links, devices, dev[k], ends[k], "ab"[k]) for k in (0, 1)]

@@ -9,7 +9,8 @@ so that what `designer validate` accepts the engine can cost, and what it refuse
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, eq
 
 import numpy as np
 
@@ -76,19 +77,20 @@ class Island:
     down: tuple[str, ...] = ()  # (operational islands) the elements marked down that cut it off
 
 
-def server_islands(doc: Document, operational: bool = False) -> list[Island]:
+def server_islands(doc: Document, operational: bool = False, ends=None) -> list[Island]:
     """The groups of compute servers (servers with GPUs and role compute) that the engine's routes
     join: one group when every server reaches every other; the largest first. A server reaches
     another on a leaf they share (a rail-only fabric is one group); beyond it through its leaf's
     up-links to the leaf's pod; beyond the pod through the pod's cables to the core switches (and
     cables between core switches). `operational`: as the design runs now, the servers marked down
     left out and the cables marked down (or ending on a switch marked down) carrying nothing; the
-    cables keep the roles the whole design gives them, as in the engine's fabric."""
+    cables keep the roles the whole design gives them, as in the engine's fabric. `ends`: the links'
+    ends as `doc.link_ends.sides(doc)` gives them, when the caller has them."""
     compute = [i for i, n in enumerate(doc.nodes) if n.role == "compute" and n.accelerator_count > 0
                and not (operational and n.state == "down")]
     if len(compute) < 2 or not doc.switches:  # (servers with no switch at all: the NIC check names them)
         return [Island([doc.nodes[i].id for i in compute], [], [], [])] if compute else []
-    a, b = doc.link_ends.sides(doc)
+    a, b = ends or doc.link_ends.sides(doc)
     routes = NetworkRoutes(doc, a, b)
     return routes.islands(doc, compute, cables_up(doc, a, b) if operational else None)
 
@@ -102,7 +104,7 @@ class NetworkRoutes:
         links, switches = doc.links, doc.switches
         self.node_ids, self.switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), switches))
         n_sw = len(self.switch_ids)
-        network = np.fromiter(map(NETWORK.__contains__, map(attrgetter("kind"), links)), bool, len(links))
+        network = np.fromiter(map(NETWORK.__contains__, doc.link_values("kind")), bool, len(links))
         tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
         self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
         a_sw, b_sw = a.kind == 2, b.kind == 2
@@ -176,7 +178,7 @@ class NetworkRoutes:
 
 def cables_up(doc: Document, a, b, states: list[str] | None = None) -> np.ndarray:
     """Per link: it carries traffic (not marked down, and no end on a switch marked down)."""
-    states = list(map(attrgetter("state"), doc.links)) if states is None else states
+    states = doc.link_list("state") if states is None else states
     up = np.fromiter(map("down".__ne__, states), bool, len(states))
     switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
     if switch_down.any():
@@ -212,7 +214,7 @@ def _nic_cables(doc: Document, a, b) -> np.ndarray:
     nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
     base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
     nic_link = np.full(int(nic_counts.sum()), -1, dtype=np.int64)
-    count = np.fromiter(map(attrgetter("count"), links), np.int64, len(links))
+    count = np.fromiter(doc.link_values("count"), np.int64, len(links))
     swap = (a.kind == 2) & (b.kind == 1)
     node = np.where(swap, b.index, a.index).astype(np.int64)
     port = np.where(swap, b.nic, a.nic).astype(np.int64)
@@ -265,16 +267,16 @@ class ServerReach:
     server's state is read from the design) and `unusable` answers from the arrays. Any other edit
     of the design needs a new ServerReach."""
 
-    def __init__(self, doc: Document):
+    def __init__(self, doc: Document, ends=None):
         nodes, links = doc.nodes, doc.links
-        self.a, self.b = a, b = doc.link_ends.sides(doc)
+        self.a, self.b = a, b = ends or doc.link_ends.sides(doc)
         self.nic_link = _nic_cables(doc, a, b)
         self.nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
         self.base = np.concatenate([[0], np.cumsum(self.nic_counts)[:-1]]).astype(np.int64)
         self.nic_node = np.repeat(np.arange(len(nodes)), self.nic_counts)
         # servers with more GPUs than their NICs reach
         self.short = [i for i, n in enumerate(nodes) if n.accelerator_count > n.nic_count * n.gpus_per_nic]
-        self.link_down = np.fromiter(("down" == s for s in map(attrgetter("state"), links)), bool, len(links))
+        self.link_down = np.fromiter(map(eq, repeat("down"), doc.link_values("state")), bool, len(links))
         self.switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
         self._routes: NetworkRoutes | None = None  # made the first time something is down
 

@@ -55,16 +55,21 @@ class NonFiniteNumbers:
         # (collection, position) -> (field, place in a list field or -1, value) of each bad number
         self._found: dict[tuple[str, int], list[tuple[str, int, float]]] = {}
         for name in COLLECTIONS:
-            self._scan(name, getattr(doc.spec, name))
+            self._scan(name, getattr(doc.spec, name), doc.link_values if name == "links" else None)
 
-    def _scan(self, name: str, items: list) -> None:
+    def _scan(self, name: str, items: list, fields=None) -> None:
+        """`fields`: a field's values of every item by its name (the document's link_values: a design held
+        still reads each once for every reader), else read here."""
         keys = self._keys[name] = _number_fields(items)
         for place in [place for place in self._found if place[0] == name]:
             del self._found[place]
-        if len(keys) > 1 and _all_finite(list(chain.from_iterable(map(attrgetter(*keys), items)))):
+        if fields is not None:
+            if len(keys) > 1 and _all_finite(list(chain.from_iterable(map(fields, keys)))):
+                return  # every field at once: plain numbers, all finite
+        elif len(keys) > 1 and _all_finite(list(chain.from_iterable(map(attrgetter(*keys), items)))):
             return  # every field at once, one pass over the elements: plain numbers, all finite
         for key in keys:
-            values = list(map(attrgetter(key), items))
+            values = list(map(attrgetter(key), items) if fields is None else fields(key))
             if _all_finite(values):  # the usual case, in C
                 continue
             for i, value in enumerate(values):  # item by item: which ones

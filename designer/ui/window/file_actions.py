@@ -60,6 +60,7 @@ class FileActions:
 
             with collector_paused():  # a full collection walks the growing design: seconds of stalls at 131k
                 new = load_document(path)
+                new.make_index()  # the editor looks elements up by id: made here, not on the UI thread
                 if w.progress is not None:
                     w.progress.say(f"Laying out {Path(path).name}...")
                 plan = plan_if_large(new)  # a big design's cables and boxes, worked out here too
