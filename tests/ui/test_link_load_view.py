@@ -144,7 +144,7 @@ def test_the_heats_tooltips_read_no_link_on_the_windows_thread(window, tmp_path,
     doc, scene = window.qdoc.doc, window.scene
     window.qdoc.push(commands.SetFields(window.qdoc, {"l9": {"bandwidth_gbps": 50.0}}))
     assert window.settle()
-    row = scene.link_layer.index[scene._bundle_key(doc.find("links", "l0"))]
+    row = scene.link_layer.index[scene.cables.bundle_key(doc.find("links", "l0"))]
     tip = hover_tooltip(window, open_point_on(window, row), monkeypatch)
     assert "63 rail links (25 Gb/s InfiniBand) loaded alike" in tip
     assert reads and "MainThread" not in reads and grouped == []
