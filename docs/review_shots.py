@@ -104,10 +104,10 @@ def _window_shots(w, gpus: int, out: Path) -> None:
         _settle()
         _save(w, out / f"{name}-window-{int(zoom * 100)}pct.png")
     w.fit_view()
-    w.act_heat.setChecked(True)
+    w.act_heat.trigger()  # as a click on View > Link Heat: checks it and colours the cables
     _settle()
     _save(w, out / f"{name}-window-heat.png")
-    w.act_heat.setChecked(False)
+    w.act_heat.trigger()
     logical = next((a for a in w.findChildren(type(w.act_heat)) if "Logical" in a.text().replace("&", "")), None)
     if logical is not None:
         logical.setChecked(True)

@@ -98,7 +98,7 @@ def render_all(out_dir: Path) -> list[Path]:
     dialog.close()
 
     w = _window(EXAMPLES / "h100-roce-2to1-ethernet.yaml")
-    w.act_heat.setChecked(True)
+    w.act_heat.trigger()  # as a click on View > Link Heat: checks it and colours the cables
     app.processEvents()
     written.append(_save(w, out_dir / "generated-roce.png"))
     _raise(w.timeline_dock)  # four pipeline stages: bubbles and waits to read
