@@ -1,6 +1,6 @@
 """The flows a dimension's groups send between servers, per traffic pattern, for one byte of bus
 volume per rank: a ring through each group's servers (its GPUs on one rail each), all-to-all as
-ring shifts, or the pipeline's pairs. Each flow leaves from the NIC on the destination GPU's rail
+ring shifts, the pipeline's pairs, or a p2p ring's step. Each flow leaves from the NIC on the destination GPU's rail
 (PXN) and is spread over the servers' NICs by Fabric.spread_over_nics."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
     empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
     if not np.any(sh.n_nodes > 1):
         return empty
-    if pattern == "pairs":  # send/recv: member 0 -> member 1 and back
+    if pattern == "pairs" and n == 2:  # send/recv: member 0 -> member 1 and back (the pipeline's pairs)
         a, b = sh.members[:, 0], sh.members[:, 1]
         cross = f.gpu_domain[a] != f.gpu_domain[b]
         a, b = a[cross], b[cross]
@@ -25,6 +25,12 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
         src = np.concatenate([pxn_nic(f, a, b), pxn_nic(f, b, a)])
         dst = np.concatenate([f.gpu_nic[b], f.gpu_nic[a]])
         return src, dst, np.ones(src.size), np.concatenate([gid, gid])
+    if pattern == "pairs":  # a p2p ring's step (context parallelism): every member sends to the next at once
+        nxt = np.roll(sh.members, -1, axis=1)
+        cross = f.gpu_domain[sh.members] != f.gpu_domain[nxt]
+        gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]
+        a, b = sh.members[cross], nxt[cross]
+        return pxn_nic(f, a, b), f.gpu_nic[b], np.ones(a.size), gid
     if sh.by_node is not None:
         G, N, g = sh.by_node.shape
         here = sh.by_node.reshape(G, N * g)
