@@ -405,17 +405,18 @@ def prebuild_items(section: str, items: list) -> list:
 SHARE_SAMPLE = 64  # a column whose first values repeat this much is worth sharing (below)
 
 
-def _shared_values(col: list, kinds: set) -> list:
+def _shared_values(col: list, kinds: set, distinct: set | None = None) -> list:
     """The column with equal strings or floats as one object each: the reader makes a new object per
     value, so 295k links' "infiniband", 400.0 and 0.01 were ~31 MB of copies at 131k GPUs. Only a
     column of `kinds` str or float whose first SHARE_SAMPLE values repeat (a kind, a speed; not ids
     or ends) is looked at; floats with a zero (0.0 and -0.0 are one dict key, not one value) or a NaN
-    (no dict key) stay as they are."""
+    (no dict key) stay as they are. `distinct`: the column's set of values, when already made."""
     if len(col) < SHARE_SAMPLE or (kinds != {str} and kinds != {float}):
         return col
-    if len(set(col[:SHARE_SAMPLE])) * 2 > SHARE_SAMPLE:
-        return col
-    distinct = set(col)
+    if distinct is None:
+        if len(set(col[:SHARE_SAMPLE])) * 2 > SHARE_SAMPLE:
+            return col
+        distinct = set(col)
     if len(distinct) * 2 > len(col):
         return col
     if kinds == {float} and (0.0 in distinct or any(v != v for v in distinct)):
@@ -488,7 +489,8 @@ def _make_bulk(cls):
                     return None
                 if bounds is not None and not in_bounds(set(values), bounds):
                     return None
-            elif bounds is not None:
+            distinct = None  # the column's values, when a bound makes them (the sharing takes them too)
+            if bounds is not None and not is_list:
                 distinct = set(col)
                 distinct.discard(None)
                 distinct.discard(_ABSENT)
@@ -498,11 +500,13 @@ def _make_bulk(cls):
                 col = ([factory() if v is _ABSENT else v for v in col] if factory
                        else list(map(dict.get, items, repeat(name), repeat(default))))
                 kinds.add(list if factory else type(default))
+                distinct = None
             if is_float and int in kinds:
                 col = list(map(float, col)) if not kinds - {int, float} else [
                     float(v) if type(v) is int else v for v in col]
                 kinds = set(map(type, col)) if kinds - {int, float} else {float}
-            args.append(_shared_values(col, kinds))
+                distinct = set(map(float, distinct)) if distinct is not None and kinds == {float} else None
+            args.append(_shared_values(col, kinds, distinct))
         return args
 
     return columns_of
