@@ -108,16 +108,13 @@ class _LayoutReader:
         any other line, and a run where some line is not a plain item, line by line."""
         lines = text.split("\n")
         starts = list(map(str.startswith, lines, repeat("  - {")))
-        # A line nests deeper than MAX_DEPTH only with that many brackets more than its item's own "{":
-        # when the whole text has fewer spare brackets, no run needs counting them line by line.
-        may_nest = text.count("[") + text.count("{") - sum(starts) >= MAX_DEPTH
         start = 0
         for looks_like_item, run in groupby(starts):
             count = len(list(run))
             chunk = lines[start:start + count]
             start += count
             if looks_like_item and self.in_items():
-                chunk = self._read_run(chunk, may_nest)
+                chunk = self._read_run(chunk)
             for line in chunk:
                 if not self._read_line(line):
                     return False
@@ -126,14 +123,14 @@ class _LayoutReader:
     def in_items(self) -> bool:
         return self.top == "spec" and self.spec_key in FAST_SECTIONS
 
-    def _read_run(self, lines: list[str], may_nest: bool) -> list[str]:
+    def _read_run(self, lines: list[str]) -> list[str]:
         """A run of item lines of the current section, a slice at a time: each map over a slice is one
         call that holds the interpreter's lock, and a file read in a thread must leave the window's
         thread its turns (131k GPUs: 0.5 s). The lines left to read one by one: all from the first
         slice that is not plain items."""
         items_of = self.sections[self.spec_key]
         for first in range(0, len(lines), RUN_LINES):
-            items = _scan_run(lines[first:first + RUN_LINES], self.scan, may_nest)
+            items = _scan_run(lines[first:first + RUN_LINES], self.scan)
             if items is None:
                 return lines[first:]
             items_of += items if self.build_items is None else self.build_items(self.spec_key, items)
@@ -223,7 +220,7 @@ _scan_joined = json.JSONDecoder(parse_constant=_reject_constant).scan_once
 _scan_joined_nan = json.JSONDecoder(parse_constant=_separator_constant).scan_once
 
 
-def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | None:
+def _scan_run(lines: list[str], scan) -> list[dict] | None:
     """The items of lines that all start with "  - {": each line one JSON object and nothing else
     but trailing white space (what _ITEM matches and `scan` reads whole), none nested deeper than
     MAX_DEPTH. None when some line is otherwise: then the lines are read one by one, which decides.
@@ -239,7 +236,7 @@ def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | Non
     if len(lines) > RUN_LINES:
         items: list[dict] = []
         for start in range(0, len(lines), RUN_LINES):
-            part = _scan_run(lines[start:start + RUN_LINES], scan, may_nest)
+            part = _scan_run(lines[start:start + RUN_LINES], scan)
             if part is None:
                 return None
             items += part
@@ -247,14 +244,15 @@ def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | Non
     objects = list(map(_AFTER_DASH, lines))  # each line's "{...}" (a slice each: cheaper than a replace)
     text = "\n".join(objects)
     # [] or null: read in C (NaN calls back into Python per item); a "[" is found faster than a "null"
-    if "[" not in text:
+    square = "[" in text
+    if not square:
         separator, word, decode = [], ",[],", _scan_joined
     elif "null" not in text:
         separator, word, decode = None, ",null,", _scan_joined
     elif "NaN" not in text:
         separator, word, decode = _SEPARATOR, ",NaN,", _scan_joined_nan
     else:
-        return _scan_lines(lines, scan, may_nest)
+        return _scan_lines(lines, scan)
     joined = "[" + word.join(objects) + "]"
     try:
         values, end = decode(joined, 0)
@@ -265,14 +263,14 @@ def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | Non
     if (end != len(joined) or len(values) != 2 * n - 1 or values[1::2].count(separator) != n - 1
             or set(map(type, items)) != {dict}):
         return None
-    if may_nest:  # no line can nest deeper than MAX_DEPTH unless the run holds that many more brackets than items
-        extra = text.count("[") + text.count("{") - n
-        if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
-            return None
+    # no line nests deeper than MAX_DEPTH unless the run holds that many more brackets than items
+    extra = (text.count("[") if square else 0) + text.count("{") - n
+    if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
+        return None
     return items
 
 
-def _scan_lines(lines: list[str], scan, may_nest: bool = True) -> list[dict] | None:
+def _scan_lines(lines: list[str], scan) -> list[dict] | None:
     """_scan_run line by line (a run whose text holds NaN somewhere, e.g. in a name)."""
     stripped = list(map(str.rstrip, lines))
     if not all(map(str.endswith, stripped, repeat("}"))):
@@ -283,10 +281,10 @@ def _scan_lines(lines: list[str], scan, may_nest: bool = True) -> list[dict] | N
         return None
     if list(ends) != list(map(len, stripped)):
         return None  # text after the object
-    if may_nest:  # no line can nest deeper than MAX_DEPTH unless the run holds that many more brackets than items
-        extra = sum(map(str.count, stripped, repeat("["))) + sum(map(str.count, stripped, repeat("{"))) - len(lines)
-        if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
-            return None
+    # no line nests deeper than MAX_DEPTH unless the run holds that many more brackets than items
+    extra = sum(map(str.count, stripped, repeat("["))) + sum(map(str.count, stripped, repeat("{"))) - len(lines)
+    if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
+        return None
     return list(items)
 
 
