@@ -107,3 +107,21 @@ def test_load_document_keeps_the_link_fields_only_when_asked():
     doc = load_document(RAIL_1K, keep_link_fields=True)
     with doc.held_still():
         assert doc.link_values("a") == [link.a for link in doc.links]
+
+
+def test_evaluate_with_a_link_set_on_the_command_line_sees_the_new_value(capsys):
+    """designer evaluate reads the links' fields once for its held block: a --set on a link (an edit
+    through the document) must reach the engine, as evaluating the edited design afresh."""
+    import json
+
+    from designer.cli import main
+
+    doc = load_document(RAIL_1K)
+    busiest = doc.links[int(np.argmax(Engine().evaluate(doc).link_utilization_array))]
+    link_id, slower = busiest.id, busiest.bandwidth_gbps / 8
+    doc.update(link_id, bandwidth_gbps=slower)
+    fresh = Engine().evaluate(doc).as_json()["step_time_s"]
+    assert main(["evaluate", str(RAIL_1K), "--json", "--set", f"links[{link_id}].bandwidth_gbps={slower}"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["step_time_s"] == fresh
+    assert out["step_time_s"] != Engine().evaluate(load_document(RAIL_1K)).as_json()["step_time_s"]
