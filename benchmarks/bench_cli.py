@@ -15,8 +15,9 @@ Each file prints one JSON line:
   max_rss_mb     the peak resident memory of the fastest run
   phases_ms      in --reps more fresh processes, the command's steps each timed (best of the runs):
                  python (the interpreter's own start, measured apart), imports, read (the file's text),
-                 parse (YAML to plain data), build (plain data to the element classes and the Document),
-                 check, evaluate, link_classes, json (as_json + dumps)
+                 parse (YAML to plain data, each part of a one-line section built into its elements as it
+                 is read, the links' fields kept, as the command reads), build (the rest to the element
+                 classes and the Document), check, evaluate, link_classes, json (as_json + dumps)
   load_avg       the 1-minute load average before the runs (2 cores shared: above ~1 the figures are high)
 The children compile modules into a cache of their own (see child_env), as an installed package has
 them. Targets: wall_s <= 0.2 at 1,024 GPUs, <= 0.4 at 16,384 and <= 2 at 131,072.
@@ -44,6 +45,7 @@ t0 = time.perf_counter()
 from designer.cli import build_parser
 from designer.core.gc_pause import collector_paused
 from designer.core.io import files
+from designer.core.io.files import LinkFieldsKept
 from designer.core.io.schema import build_document
 from designer.core.io import yaml_source
 from designer.core.model.document import Document
@@ -53,9 +55,10 @@ from designer.core.analysis.link_load import classes_json
 t1 = time.perf_counter()
 with collector_paused():
     text = files.read_text(sys.argv[1]); t2 = time.perf_counter()
-    data = yaml_source.parse_fast(text); t3 = time.perf_counter()
+    reader = LinkFieldsKept()  # as load_document(keep_link_fields=True)
+    data = yaml_source.parse_fast(text, reader); t3 = time.perf_counter()
     kind, meta, spec, problems = build_document(data)
-    doc = Document(spec, meta); t4 = time.perf_counter()
+    doc = Document(spec, meta, link_fields=reader.fields); t4 = time.perf_counter()
     with doc.held_still():  # as the command: each link field read once, by whichever step asks first
         errors = [p for p in check_document(doc) if p.severity == "error"]; t5 = time.perf_counter()
         result = Engine().evaluate(doc); t6 = time.perf_counter()

@@ -29,7 +29,7 @@ def run(args) -> int:
 def _print_evaluation(args) -> int:
     from ..core.engine.evaluate import Engine
 
-    doc = load_job(args, check=False)
+    doc = load_job(args, check=False, keep_link_fields=True)
     # nothing edits the design from here: the check, the engine and the link classes share one reading
     # of each field of its links (Document.held_still)
     with doc.held_still():

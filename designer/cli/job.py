@@ -22,17 +22,19 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="with spec.jobs: the job advise, search, scale and cost work on (default: the first)")
 
 
-def load_job(args, plan_may_be_wrong: bool = False, progress=None, check: bool = True):
+def load_job(args, plan_may_be_wrong: bool = False, progress=None, check: bool = True,
+             keep_link_fields: bool = False):
     """The cluster with --scenario and --set applied. `plan_may_be_wrong`: the plan's own
     problems are warnings (a plan search looks for a valid plan; the cluster must be sound).
     `progress`: a progress.Progress told each phase. `check`: False leaves the check to the
-    caller (check_errors, raise_check_errors)."""
+    caller (check_errors, raise_check_errors). `keep_link_fields`: for a caller that holds the design
+    still at once (load_document)."""
     from ..core.io import load_document, load_scenario
     from ..core.io.overrides import apply_overrides
 
     if progress:
         progress.phase(f"loading {args.file}")
-    doc = load_document(args.file)
+    doc = load_document(args.file, keep_link_fields)
     if getattr(args, "scenario", None):
         scenario = load_scenario(args.scenario)
         doc.set_job(scenario.workload, scenario.parallelism)

@@ -203,6 +203,12 @@ def test_a_run_read_as_one_array_still_proves_each_line_one_item():
     assert _scan_run(spread + ['  - {"rack": null}'], scan) is None
     assert _scan_run(['  - {"id": "r0"}, null, {"id": "r1"}', '  - {"rack": null}'], scan) is None
     assert _scan_run(['  - {"rack": null}', '  - {"x": Infinity}'], scan) is None
+    # with no "[" in the text the separator is []: two items on a line, or none, still tell
+    assert _scan_run(['  - {"id": "r0", "at": {"x": 1}}', '  - {"id": "r1"}'], scan) == [
+        {"id": "r0", "at": {"x": 1}}, {"id": "r1"}]
+    assert _scan_run(['  - {"id": "r0"}, {"id": "r1"}', '  - {"id": "r2"}'], scan) is None
+    assert _scan_run(['  - {"id": "r0"}, {"id": "r1"}', '  - {"id": "r2"}]'], scan) is None
+    assert _scan_run(['  - {"id": "r0", "at": {"x": 1}', '  - {"y": 2}}'], scan) is None
 
 
 def test_a_name_holding_nan_reads_the_same(tmp_path):
@@ -323,10 +329,10 @@ def test_a_long_run_is_decoded_in_parts_with_the_same_answers(monkeypatch):
     lines = [f'  - {{"id": "l{i}", "a": "n{i}:p1", "rack": {rack}}}' for i, rack in enumerate(racks)]
     whole = _scan_run(lines, scan)
     calls = []
-    real = yaml_source._scan_joined_null, yaml_source._scan_joined_nan
+    real = yaml_source._scan_joined, yaml_source._scan_joined_nan
     monkeypatch.setattr(yaml_source, "RUN_LINES", 8)
     monkeypatch.setattr(yaml_source, "_scan_joined_nan", lambda *a: calls.append(1) or real[1](*a))
-    monkeypatch.setattr(yaml_source, "_scan_joined_null", lambda *a: calls.append(1) or real[0](*a))
+    monkeypatch.setattr(yaml_source, "_scan_joined", lambda *a: calls.append(1) or real[0](*a))
     assert _scan_run(lines, scan) == whole and len(whole) == 50
     assert len(calls) == 7  # 50 lines in parts of 8
     spread = ['  - {"id": "r0", "x": [{}', '  - {}]}', '  - {"id": "r1"}, {"id": "r2"}']

@@ -10,6 +10,7 @@ import dataclasses
 import math
 import types
 import typing
+from functools import partial
 from itertools import chain, repeat
 from typing import Any, Union
 
@@ -363,13 +364,26 @@ def _bulk_builder(cls):
     Python call per value checked made the build 1.1 s of a 131k-GPU load; this is ~0.45 s, a third
     of it making the objects.
     """
+    columns_of = bulk_columns(cls)
+    return None if columns_of is None else partial(_build_from_columns, cls, columns_of)
+
+
+def _build_from_columns(cls, columns_of, items: list):
+    columns = columns_of(items)
+    return None if columns is None else list(map(cls, *columns))
+
+
+def bulk_columns(cls):
+    """For a flat dataclass (see _bulk_builder): a function from a list of mappings to the constructor's
+    arguments as columns, one list per field in the fields' order, or None when some item is not plainly
+    valid."""
     if cls in _bulk_cache:
         return _bulk_cache[cls]
-    builder = None
+    columns_of = None
     if _fast_builder(cls) is not None and all(f.init and not f.kw_only for f in _fields(cls)):
-        builder = _make_bulk(cls)
-    _bulk_cache[cls] = builder
-    return builder
+        columns_of = _make_bulk(cls)
+    _bulk_cache[cls] = columns_of
+    return columns_of
 
 
 # spec's one-line sections (yaml_source.FAST_SECTIONS) and their elements: what prebuild_items builds,
@@ -391,17 +405,18 @@ def prebuild_items(section: str, items: list) -> list:
 SHARE_SAMPLE = 64  # a column whose first values repeat this much is worth sharing (below)
 
 
-def _shared_values(col: list, kinds: set) -> list:
+def _shared_values(col: list, kinds: set, distinct: set | None = None) -> list:
     """The column with equal strings or floats as one object each: the reader makes a new object per
     value, so 295k links' "infiniband", 400.0 and 0.01 were ~31 MB of copies at 131k GPUs. Only a
     column of `kinds` str or float whose first SHARE_SAMPLE values repeat (a kind, a speed; not ids
     or ends) is looked at; floats with a zero (0.0 and -0.0 are one dict key, not one value) or a NaN
-    (no dict key) stay as they are."""
+    (no dict key) stay as they are. `distinct`: the column's set of values, when already made."""
     if len(col) < SHARE_SAMPLE or (kinds != {str} and kinds != {float}):
         return col
-    if len(set(col[:SHARE_SAMPLE])) * 2 > SHARE_SAMPLE:
-        return col
-    distinct = set(col)
+    if distinct is None:
+        if len(set(col[:SHARE_SAMPLE])) * 2 > SHARE_SAMPLE:
+            return col
+        distinct = set(col)
     if len(distinct) * 2 > len(col):
         return col
     if kinds == {float} and (0.0 in distinct or any(v != v for v in distinct)):
@@ -443,10 +458,10 @@ def _make_bulk(cls):
                 return False
         return True
 
-    def build_all(items: list):
+    def columns_of(items: list) -> list[list] | None:
         n = len(items)
         if not n:
-            return []
+            return [[] for _ in columns]
         if set(map(type, items)) != {dict}:
             return None
         present = set().union(*items)  # every key of every item (no tuple of keys per item: 0.1 s at 131k GPUs)
@@ -457,7 +472,7 @@ def _make_bulk(cls):
             if name not in present:
                 if required:
                     return None
-                args.append([factory() for _ in range(n)] if factory else repeat(default, n))
+                args.append([factory() for _ in range(n)] if factory else [default] * n)
                 continue
             col = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
             kinds = set(map(type, col))
@@ -474,7 +489,8 @@ def _make_bulk(cls):
                     return None
                 if bounds is not None and not in_bounds(set(values), bounds):
                     return None
-            elif bounds is not None:
+            distinct = None  # the column's values, when a bound makes them (the sharing takes them too)
+            if bounds is not None and not is_list:
                 distinct = set(col)
                 distinct.discard(None)
                 distinct.discard(_ABSENT)
@@ -484,14 +500,16 @@ def _make_bulk(cls):
                 col = ([factory() if v is _ABSENT else v for v in col] if factory
                        else list(map(dict.get, items, repeat(name), repeat(default))))
                 kinds.add(list if factory else type(default))
+                distinct = None
             if is_float and int in kinds:
                 col = list(map(float, col)) if not kinds - {int, float} else [
                     float(v) if type(v) is int else v for v in col]
                 kinds = set(map(type, col)) if kinds - {int, float} else {float}
-            args.append(_shared_values(col, kinds))
-        return list(map(cls, *args))
+                distinct = set(map(float, distinct)) if distinct is not None and kinds == {float} else None
+            args.append(_shared_values(col, kinds, distinct))
+        return args
 
-    return build_all
+    return columns_of
 
 
 class _Missing:

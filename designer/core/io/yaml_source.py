@@ -18,6 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from itertools import groupby, repeat
+from operator import itemgetter
 
 import yaml
 
@@ -70,7 +71,7 @@ def _reject_constant(name: str):
     raise ValueError(name)
 
 
-RUN_LINES = 5000  # item lines decoded per call (about 5 ms)
+RUN_LINES = 2048  # lines decoded per call (~3 ms each): the window's thread waits at most that long
 
 
 def parse_fast(text: str, build_items=None) -> object | None:
@@ -79,74 +80,110 @@ def parse_fast(text: str, build_items=None) -> object | None:
     `build_items(section, items)`, when given, turns each part of a section's one-line items into
     what the section's list then holds (schema.prebuild_items: the elements themselves), so that
     the mappings of 295k links never all exist at once (~150 MB at 131k GPUs, most of a load's peak)."""
-    lines = text.split("\n")
-    skeleton: list[str] = []
-    sections: dict[str, list] = {}
-    top = spec_key = None
-    # The decoder's C scanner on each item: what `decode` does (the item starts with "{" and ends
-    # with "}", so there is no white space to skip) without its Python wrapper, a third of the time.
-    scan = json.JSONDecoder(parse_constant=_reject_constant).scan_once
-    # Runs of lines that start like an item are read a run at a time (map in C, no Python per line);
-    # any other line, and a run where some line is not a plain item, line by line as before.
-    # A line nests deeper than MAX_DEPTH only with that many brackets more than its item's own "{":
-    # when the whole text has fewer spare brackets, no run needs counting them line by line.
-    starts = list(map(str.startswith, lines, repeat("  - {")))
-    spare = text.count("[") + text.count("{") - sum(starts)
-    start = 0
-    for looks_like_item, run in groupby(starts):
-        count = len(list(run))
-        chunk = lines[start:start + count]
-        start += count
-        if looks_like_item and top == "spec" and spec_key in FAST_SECTIONS:
-            # a slice at a time: each map over a slice is one call that holds the interpreter's lock,
-            # and a file read in a thread must leave the window's thread its turns (131k GPUs: 0.5 s)
-            rest = []
-            for first in range(0, count, RUN_LINES):
-                piece = chunk[first:first + RUN_LINES]
-                items = None if rest else _scan_run(piece, scan, spare >= MAX_DEPTH)
-                if items is None:
-                    rest += piece
-                    continue
-                sections[spec_key] += items if build_items is None else build_items(spec_key, items)
-                skeleton += repeat("", len(piece))
-            if not rest:
-                continue
-            chunk = rest
-        for line in chunk:
-            m = _ITEM.match(line) if top == "spec" and spec_key in FAST_SECTIONS else None
-            if m:
-                text_item = m.group(1)
-                try:
-                    item, end = scan(text_item, 0)
-                except (StopIteration, ValueError, RecursionError):
-                    return None  # the full parser reports it with its position
-                if end != len(text_item) or not isinstance(item, dict):
-                    return None
-                if line.count("[") + line.count("{") > MAX_DEPTH and _depth(item) > MAX_DEPTH:
-                    return None  # nested too deeply: the full parser says where
-                sections[spec_key].append(item)
-                skeleton.append("")
-                continue
-            t = _TOP_KEY.match(line)
-            if t:
-                top, spec_key = t.group(1), None
-            elif top == "spec":
-                s = _SPEC_KEY.match(line)
-                if s:
-                    spec_key = s.group(1)
-                    if spec_key in FAST_SECTIONS:
-                        if spec_key in sections:
-                            return None  # the same section twice: let the full parser report it
-                        sections[spec_key] = []
-            skeleton.append(line)
-    if not sections:
+    reader = _LayoutReader(build_items)
+    if not reader.read(text):
         return None
+    return _with_sections(reader.skeleton, reader.sections)
+
+
+class _LayoutReader:
+    """parse_fast's pass over the lines: the one-line items of spec's FAST_SECTIONS into their lists,
+    every other line into the skeleton PyYAML reads (the items' lines left out: their section's value
+    there must be empty, so they do not change what the rest means)."""
+
+    def __init__(self, build_items):
+        self.build_items = build_items
+        self.skeleton: list[str] = []
+        self.sections: dict[str, list] = {}
+        self.top: str | None = None  # the top-level key being read
+        self.spec_key: str | None = None  # the key under spec being read
+        # The decoder's C scanner on each item: what `decode` does (the item starts with "{" and ends
+        # with "}", so there is no white space to skip) without its Python wrapper, a third of the time.
+        self.scan = json.JSONDecoder(parse_constant=_reject_constant).scan_once
+
+    def read(self, text: str) -> bool:
+        """Reads every line; False when the text is not in the layout.
+
+        Runs of lines that start like an item are read a run at a time (map in C, no Python per line);
+        any other line, and a run where some line is not a plain item, line by line."""
+        lines = text.split("\n")
+        starts = list(map(str.startswith, lines, repeat("  - {")))
+        start = 0
+        for looks_like_item, run in groupby(starts):
+            count = len(list(run))
+            chunk = lines[start:start + count]
+            start += count
+            if looks_like_item and self.in_items():
+                chunk = self._read_run(chunk)
+            for line in chunk:
+                if not self._read_line(line):
+                    return False
+        return bool(self.sections)
+
+    def in_items(self) -> bool:
+        return self.top == "spec" and self.spec_key in FAST_SECTIONS
+
+    def _read_run(self, lines: list[str]) -> list[str]:
+        """A run of item lines of the current section, a slice at a time: each map over a slice is one
+        call that holds the interpreter's lock, and a file read in a thread must leave the window's
+        thread its turns (131k GPUs: 0.5 s). The lines left to read one by one: all from the first
+        slice that is not plain items."""
+        items_of = self.sections[self.spec_key]
+        for first in range(0, len(lines), RUN_LINES):
+            items = _scan_run(lines[first:first + RUN_LINES], self.scan)
+            if items is None:
+                return lines[first:]
+            items_of += items if self.build_items is None else self.build_items(self.spec_key, items)
+        return []
+
+    def _read_line(self, line: str) -> bool:
+        """One line: an item of the section being read, or a skeleton line, which may open a section.
+        False when the text is not in the layout (the full parser reports any problem at its place)."""
+        m = _ITEM.match(line) if self.in_items() else None
+        if m:
+            item = _one_item(m.group(1), self.scan, line)
+            if item is None:
+                return False
+            self.sections[self.spec_key].append(item)
+            return True
+        t = _TOP_KEY.match(line)
+        if t:
+            self.top, self.spec_key = t.group(1), None
+        elif self.top == "spec":
+            s = _SPEC_KEY.match(line)
+            if s:
+                self.spec_key = s.group(1)
+                if self.spec_key in FAST_SECTIONS:
+                    if self.spec_key in self.sections:
+                        return False  # the same section twice: let the full parser report it
+                    self.sections[self.spec_key] = []
+        self.skeleton.append(line)
+        return True
+
+
+def _one_item(text_item: str, scan, line: str) -> dict | None:
+    """The mapping of one item line's "{...}", or None when it is not exactly one JSON object nested at
+    most MAX_DEPTH deep."""
+    try:
+        item, end = scan(text_item, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if end != len(text_item) or not isinstance(item, dict):
+        return None
+    if line.count("[") + line.count("{") > MAX_DEPTH and _depth(item) > MAX_DEPTH:
+        return None
+    return item
+
+
+def _with_sections(skeleton: list[str], sections: dict[str, list]) -> object | None:
+    """The skeleton's data with each section's items in its place; None when PyYAML, the bounds or the
+    layout refuse it (the full parser then says why and where)."""
     try:
         node = yaml.compose("\n".join(skeleton), Loader=SafeLoader)
     except (yaml.YAMLError, RecursionError):
         return None
     if node is None or bound_problem(node) is not None:
-        return None  # the full parser reports the problem with its position
+        return None
     try:
         data = yaml.constructor.SafeConstructor().construct_document(node)
     except yaml.YAMLError:
@@ -175,43 +212,48 @@ def _separator_constant(name: str):
     raise ValueError(name)
 
 
-# The decoders of a whole run: "null" or "NaN" (which no item holds, see _scan_run) stands between
+_AFTER_DASH = itemgetter(slice(4, None))  # an item line's text after its "  - "
+
+# The decoders of a whole run: "[]", "null" or "NaN" (which no item holds, see _scan_run) stands between
 # the items; either refuses the other constants, as `parse_fast` does.
-_scan_joined_null = json.JSONDecoder(parse_constant=_reject_constant).scan_once
+_scan_joined = json.JSONDecoder(parse_constant=_reject_constant).scan_once
 _scan_joined_nan = json.JSONDecoder(parse_constant=_separator_constant).scan_once
 
 
-RUN_LINES = 2048  # lines decoded per call (~3 ms each): the window's thread waits at most that long
-
-
-def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | None:
+def _scan_run(lines: list[str], scan) -> list[dict] | None:
     """The items of lines that all start with "  - {": each line one JSON object and nothing else
     but trailing white space (what _ITEM matches and `scan` reads whole), none nested deeper than
     MAX_DEPTH. None when some line is otherwise: then the lines are read one by one, which decides.
 
-    The run is decoded as one JSON array, the items' "  - " turned into a separator that only we
-    can have put there (null, or NaN, when the text holds none): one call, and each key made once for the
-    whole run rather than once per item (a tenth of the reading at 131k GPUs). Exactly one item
-    between each two separators, each a mapping, proves each line one object.
+    The run is decoded as one JSON array, the items' "  - " made a separator that only we can have
+    put there ([], null or NaN: the first the text cannot hold, having no "[", "null" or "NaN"): one
+    call, and each key made once for the whole run rather than once per item (a tenth of the reading
+    at 131k GPUs). Exactly one item between each two separators, each a mapping, proves each line one
+    object.
 
     A long run goes in parts of RUN_LINES: one decode call holds the interpreter throughout, and a
     whole 16k-GPU links section (37k lines) held a window's thread waiting 100 ms while a file opened."""
     if len(lines) > RUN_LINES:
         items: list[dict] = []
         for start in range(0, len(lines), RUN_LINES):
-            part = _scan_run(lines[start:start + RUN_LINES], scan, may_nest)
+            part = _scan_run(lines[start:start + RUN_LINES], scan)
             if part is None:
                 return None
             items += part
         return items
-    text = "\n".join(lines)
-    if "null" not in text:  # null: read in C (NaN calls back into Python per item)
-        separator, word, decode = None, ",null,{", _scan_joined_null
+    objects = list(map(_AFTER_DASH, lines))  # each line's "{...}" (a slice each: cheaper than a replace)
+    text = "\n".join(objects)
+    # [] or null: read in C (NaN calls back into Python per item); a "[" is found faster than a "null"
+    square = "[" in text
+    if not square:
+        separator, word, decode = [], ",[],", _scan_joined
+    elif "null" not in text:
+        separator, word, decode = None, ",null,", _scan_joined
     elif "NaN" not in text:
-        separator, word, decode = _SEPARATOR, ",NaN,{", _scan_joined_nan
+        separator, word, decode = _SEPARATOR, ",NaN,", _scan_joined_nan
     else:
-        return _scan_lines(lines, scan, may_nest)
-    joined = "[" + text[4:].replace("\n  - {", word) + "]"
+        return _scan_lines(lines, scan)
+    joined = "[" + word.join(objects) + "]"
     try:
         values, end = decode(joined, 0)
     except (StopIteration, ValueError, RecursionError):
@@ -221,14 +263,14 @@ def _scan_run(lines: list[str], scan, may_nest: bool = True) -> list[dict] | Non
     if (end != len(joined) or len(values) != 2 * n - 1 or values[1::2].count(separator) != n - 1
             or set(map(type, items)) != {dict}):
         return None
-    if may_nest:  # no line can nest deeper than MAX_DEPTH unless the run holds that many more brackets than items
-        extra = text.count("[") + text.count("{") - n
-        if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
-            return None
+    # no line nests deeper than MAX_DEPTH unless the run holds that many more brackets than items
+    extra = (text.count("[") if square else 0) + text.count("{") - n
+    if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
+        return None
     return items
 
 
-def _scan_lines(lines: list[str], scan, may_nest: bool = True) -> list[dict] | None:
+def _scan_lines(lines: list[str], scan) -> list[dict] | None:
     """_scan_run line by line (a run whose text holds NaN somewhere, e.g. in a name)."""
     stripped = list(map(str.rstrip, lines))
     if not all(map(str.endswith, stripped, repeat("}"))):
@@ -239,10 +281,10 @@ def _scan_lines(lines: list[str], scan, may_nest: bool = True) -> list[dict] | N
         return None
     if list(ends) != list(map(len, stripped)):
         return None  # text after the object
-    if may_nest:  # no line can nest deeper than MAX_DEPTH unless the run holds that many more brackets than items
-        extra = sum(map(str.count, stripped, repeat("["))) + sum(map(str.count, stripped, repeat("{"))) - len(lines)
-        if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
-            return None
+    # no line nests deeper than MAX_DEPTH unless the run holds that many more brackets than items
+    extra = sum(map(str.count, stripped, repeat("["))) + sum(map(str.count, stripped, repeat("{"))) - len(lines)
+    if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
+        return None
     return list(items)
 
 

@@ -65,7 +65,10 @@ class ChangeLog:
 
 
 class Document:
-    def __init__(self, spec: ClusterSpec | None = None, metadata: Metadata | None = None):
+    def __init__(self, spec: ClusterSpec | None = None, metadata: Metadata | None = None,
+                 link_fields: dict[str, list] | None = None):
+        """`link_fields`: every field of the links as one list each, as the reader made the links from
+        them (files.LinkFieldsKept): the first held_still block takes them as its reading of the links."""
         self.metadata = metadata or Metadata()
         self.spec = spec or ClusterSpec()
         self.events = Events()
@@ -79,6 +82,8 @@ class Document:
         self._positions: dict[str, tuple[list, np.ndarray]] = {}  # _position's arrays, per collection
         self.link_ends = LinkEnds()  # the links' ends parsed, for the check, the fabric and the analyses
         self._held: _LinkFields | None = None  # the links' fields read once, while the design is held still
+        # the reader's columns of the links' fields and the list they made, until an edit or held_still
+        self._read_fields = None if link_fields is None else (self.spec.links, link_fields)
         self.events.connect(self._changes)
 
     CHANGE_LOG_LIMIT = 256
@@ -192,12 +197,23 @@ class Document:
         from the link objects once and shared by every reader, as the check, the engine's fabric and
         the link classes of `designer evaluate` read the same ~10 fields (at 131k GPUs a read of one
         field of 295k links is ~17 ms). An edit through the document ends the sharing; a link changed
-        in place (no edit of the document) is not seen in the block: the caller edits nothing."""
-        self._held = _LinkFields(self.spec.links)
+        in place (no edit of the document) is not seen in the block: the caller edits nothing.
+
+        The first block of a document read with its links' fields kept (files.load_document) starts from
+        the reader's lists, when nothing has edited the links through the document since."""
+        self._held = _LinkFields(self.spec.links, self._take_read_fields())
         try:
             yield self
         finally:
             self._held = None
+
+    def _take_read_fields(self) -> dict[str, list]:
+        """The reader's lists of the links' fields (once), while the links are still the list they made."""
+        kept, self._read_fields = self._read_fields, None
+        if kept is None or kept[0] is not self.spec.links:
+            return {}
+        links, fields = kept
+        return {name: values for name, values in fields.items() if len(values) == len(links)}
 
     # ---- editing -------------------------------------------------------------
     @contextlib.contextmanager
@@ -213,7 +229,7 @@ class Document:
         """Add an element; UnknownChoice (nothing changes) when a field is outside its choices."""
         name = COLLECTION_OF[type(element)]
         refuse_unknown_choices(element)
-        self._held = None
+        self._held = self._read_fields = None
         items = getattr(self.spec, name)
         if index is None:
             items.append(element)
@@ -228,7 +244,7 @@ class Document:
             element = self._index[name].get(element_id)
             if element is not None:
                 items = getattr(self.spec, name)
-                self._held = None
+                self._held = self._read_fields = None
                 position = next(i for i, e in enumerate(items) if e is element)
                 del items[position]
                 self._reindex_collection(name)
@@ -247,7 +263,7 @@ class Document:
         if unknown:
             raise KeyError(f"{name} have no field {unknown[0]!r}")
         refuse_unknown_choices(element, changes)  # before any change: all or nothing
-        self._held = None
+        self._held = self._read_fields = None
         element = self._own(name, element)  # a snapshot a worker reads keeps the values it had
         old = {}
         with self.batch():
@@ -309,7 +325,7 @@ class Document:
             self._reindex()
         self.lineage = object()  # a different design: nothing cached about the old one applies
         self.link_ends = LinkEnds()
-        self._held = None
+        self._held = self._read_fields = None
         self._owned = set()
         self.events.emit(Change("replaced", "document"))
 
@@ -322,7 +338,7 @@ class Document:
         self._owned = set()
         self.lineage = object()
         self.link_ends = LinkEnds()
-        self._held = None
+        self._held = self._read_fields = None
         self.events.emit(Change("replaced", "document"))
         return old
 
@@ -350,7 +366,7 @@ class Document:
         snap._changes = ChangeLog(self.revision, list(self.change_log))  # not listening: a snapshot is not edited
         snap.lineage = self.lineage
         snap.link_ends = self.link_ends  # the same design: a parse made for either serves both
-        snap._held = None
+        snap._held = snap._read_fields = None
         snap._snapshots = []
         snap._owned = set()
         snap._positions = {}
@@ -411,9 +427,9 @@ class _LinkFields:
 
     __slots__ = ("links", "lists")
 
-    def __init__(self, links: list):
+    def __init__(self, links: list, lists: dict[str, list]):
         self.links = links
-        self.lists: dict[str, list] = {}
+        self.lists = lists
 
     def values(self, name: str) -> list:
         values = self.lists.get(name)
