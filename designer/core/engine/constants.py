@@ -68,7 +68,7 @@ class AcceleratorConstants:
     static_power_fraction: float = _c(
         0.112, "Share of the power limit that does not scale with the clock (leakage, HBM, links): the "
         "H200's 78.35 W idle at its 700 W limit (tests/validation/data/h200-kernels.json meta.smi_start)",
-        **FRACTION)
+        unit="fraction", minimum=0, maximum=0.9)
     low_precision_sustained_gain: float = _c(
         1.0, "Sustained share of an FP8/FP4 GEMM's cold rate under the power limit / BF16's "
         "(sustained_clock_factor): fewer joules per FLOP hold a higher clock. Hopper at 700 W: 1.026 "
@@ -730,16 +730,16 @@ def accelerator_constants(accelerator, calibration: dict | None, catalog) -> Acc
         if catalog.resolve("accelerators", name) == accelerator.name:
             mine.update({k: v for k, v in overrides.items() if k in ACCEL_FIELDS})
     values.update(mine)
-    ac = dataclasses.replace(AcceleratorConstants(), **values)
     # the sustained clock follows from the power model unless a factor is given in the same layer
     # as the model's constants or a later one (a file's power constants recompute a catalog factor)
     given = "sustained_clock_factor" in mine or (
         "sustained_clock_factor" in values and not POWER_MODEL_FIELDS & mine.keys())
-    if ac.gemm_power_w_per_pflops3 > 0 and accelerator.tdp_w and not given:
-        factor = power_capped_clock(accelerator.tdp_w, accelerator.measured_gemm_tflops["bf16"],
-                                    ac.gemm_power_w_per_pflops3, ac.static_power_fraction)
-        ac = dataclasses.replace(ac, sustained_clock_factor=factor)
-    return ac
+    kappa = values.get("gemm_power_w_per_pflops3", 0)
+    if kappa > 0 and accelerator.tdp_w and not given:
+        values["sustained_clock_factor"] = power_capped_clock(
+            accelerator.tdp_w, accelerator.measured_gemm_tflops["bf16"], kappa,
+            values.get("static_power_fraction", AcceleratorConstants.static_power_fraction))
+    return dataclasses.replace(AcceleratorConstants(), **values)
 
 
 POWER_MODEL_FIELDS = {"gemm_power_w_per_pflops3", "static_power_fraction"}
