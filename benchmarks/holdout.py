@@ -13,9 +13,10 @@ refitted (its value rests on the other half alone); one with no half-B run has n
 checks the two paired fits: the slowest-rank wait (rank_speed_cv) with every clock factor raised
 x1.09 for it, against both turned off; the engine-wide kernel_gap_fraction, refitted on every
 half-A dense run; and A100's unfused attention with its clock factor, against
-FlashAttention with the clock refitted on half A. Last, the power law between parts of one die
-(catalog `sustained_clock_from`): each part's dense runs costed with the other part's clock carried
-to its power limit.
+FlashAttention with the clock refitted on half A. Last, the power model of the Blackwell die
+(calibration gemm_power_w_per_pflops3, engine/power.py): refitted on the half-A dense runs of the parts
+that carry it, checked on their half-B dense runs against the per-part clock fits it replaced, and
+what it would give GB300, whose clock is still a per-part fit.
 """
 from __future__ import annotations
 
@@ -31,18 +32,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.accuracy import run_cli  # noqa: E402
-from designer.core.model.catalog import POWER_CLOCK_EXPONENT, default_catalog  # noqa: E402
+from designer.core.engine.constants import accelerator_constants  # noqa: E402
+from designer.core.model.catalog import default_catalog  # noqa: E402
 from tests.validation.cases import CASES_FILE, MODERN_CASES_FILE, generate_args, load_cases, set_args  # noqa: E402
 
 CLOCK_FITTED = {  # accelerator: the runs its sustained_clock_factor was fitted to (catalog comments)
     "A100-SXM4-80GB": "the 18 A100 runs of published-cases.yaml (Megatron SC'21, Korthikanti 2022)",
-    "GB200": "GB200 dense Llama 3.1 405B runs of published-cases-modern.yaml",
     "GB300": "GB300 dense Llama runs of published-cases-modern.yaml",
-    "B300": "one B300 run (MLPerf v5.1 Llama 3.1 8B on 8)",
 }
-# Same-die pairs: the part's clock as the other's at its own power limit (catalog sustained_clock_from),
-# checked on the part's dense runs, which that other part's fit never saw
-POWER_SCALED = (("B200", "GB200"), ("B300", "GB300"), ("GB300", "B300"))
+# The parts whose clock follows from the Blackwell die's power model (one gemm_power_w_per_pflops3), and
+# the per-part clock factors that model replaced (B200's was GB200's carried by the cube root of the limits)
+POWER_MODEL_PARTS = ("B200", "GB200", "B300")
+FORMER_FITS = {"B200": 0.687, "GB200": 0.73, "B300": 0.78}
 RAISE = 1.09  # the factor every fitted clock was raised by when rank_speed_cv was introduced
 
 
@@ -97,6 +98,23 @@ def fit_clock(runs: Runs, cases: list[dict], name: str, base: list[str]) -> floa
         else:
             hi = mid
     return round((lo + hi) / 2, 4)
+
+
+def fit_power(runs: Runs, cases: list[dict], names: tuple[str, ...]) -> float:
+    """The gemm_power_w_per_pflops3, set on every part of `names`, whose median signed error on `cases` is
+    zero (step time rises with it)."""
+    lo, hi = 100.0, 2000.0
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        if statistics.median(runs.errors(cases, power_sets(names, mid))) > 0:  # too slow: less power per rate
+            hi = mid
+        else:
+            lo = mid
+    return round((lo + hi) / 2, 1)
+
+
+def power_sets(names, value: float) -> list[str]:
+    return [f"calibration.accelerators.{n}.gemm_power_w_per_pflops3={value:.2f}" for n in names]
 
 
 def fit_gap(runs: Runs, cases: list[dict]) -> float:
@@ -162,27 +180,36 @@ def main() -> int:
         print(f"{'kernel_gap_fraction':44} {0.03:8.3f} {gap:8} {len(dense_a):4} {len(dense_b):4} {pct(b_now):>16} "
               f"{pct(b_gap):>14}  engine-wide, every dense run")
 
-        # the power law between two parts of one die: one part's clock carried to the other's runs
-        print(f"\n{'part <- same die at its power limit':44} {'catalog':>8} {'power':>8} {'runs':>4} "
-              f"{'|err| catalog':>14} {'|err| power':>12}")
-        for name, ref in POWER_SCALED:
-            part, other = catalog.accelerator(name), catalog.accelerator(ref)
-            derived = other.calibration["sustained_clock_factor"] * (part.tdp_w / other.tdp_w) ** POWER_CLOCK_EXPONENT
-            mine = [c for c in runs.cases if c["accelerator"] == name and c["dense"]]
-            now = median_abs(runs.errors(mine, []))
-            law = median_abs(runs.errors(mine, [f"calibration.accelerators.{name}.sustained_clock_factor={derived:.4f}"]))
-            report.append({"constant": f"{name}.sustained_clock_factor from {ref} by the power limits",
-                           "catalog": part.calibration["sustained_clock_factor"], "power_law": derived,
-                           "n": len(mine), "error_catalog": now, "error_power_law": law})
-            print(f"{name + ' <- ' + ref:44} {part.calibration['sustained_clock_factor']:8.3f} {derived:8.3f} "
-                  f"{len(mine):4} {pct(now):>14} {pct(law):>12}")
+        # the Blackwell die's power model against the per-part fits it replaced
+        mine = [c for c in runs.cases if c["accelerator"] in POWER_MODEL_PARTS and c["dense"]]
+        on_a, on_b = [c for c in mine if c["half"] == "A"], [c for c in mine if c["half"] == "B"]
+        kappa = catalog.accelerator("GB200").calibration["gemm_power_w_per_pflops3"]
+        fitted = fit_power(runs, on_a, POWER_MODEL_PARTS)
+        former = [f"calibration.accelerators.{n}.sustained_clock_factor={v}" for n, v in FORMER_FITS.items()]
+        b_former, b_model = median_abs(runs.errors(on_b, former)), median_abs(runs.errors(on_b, []))
+        b_fit = median_abs(runs.errors(on_b, power_sets(POWER_MODEL_PARTS, fitted)))
+        report.append({"constant": "Blackwell gemm_power_w_per_pflops3", "catalog": kappa, "fit_on_a": fitted,
+                       "n_a": len(on_a), "n_b": len(on_b), "b_error_per_part_fits": b_former,
+                       "b_error_catalog": b_model, "b_error_fit_on_a": b_fit, "parts": list(POWER_MODEL_PARTS)})
+        print(f"\nBlackwell power model ({', '.join(POWER_MODEL_PARTS)}): gemm_power_w_per_pflops3 {kappa} "
+              f"(refit on {len(on_a)} half-A dense runs: {fitted}); half B, {len(on_b)} dense runs, median |error|: "
+              f"per-part fits {pct(b_former)}, power model {pct(b_model)}, refit {pct(b_fit)}")
+        for c in on_b:
+            print(f"  {c['id']:44} per-part fit {runs.error(c, former):+6.1%}  power model {runs.error(c, []):+6.1%}")
+        gb300 = [c for c in runs.cases if c["accelerator"] == "GB300" and c["dense"]]
+        model_gb300 = runs.errors(gb300, power_sets(("GB300",), kappa))
+        report.append({"constant": "GB300 by the Blackwell power model", "errors_fit": runs.errors(gb300, []),
+                       "errors_power_model": model_gb300})
+        print("  GB300 (still a per-part fit) by the power model: " + ", ".join(
+            f"{c['id']} {e:+.1%}" for c, e in zip(gb300, model_gb300)))
 
         # the paired fit: the slowest-rank wait and the x1.09 on every fitted clock (and the clocks derived from them)
         b_all = [c for c in runs.cases if c["half"] == "B" and c["dense"]]
-        raised = list(CLOCK_FITTED) + [a.name for a in catalog.accelerators.values() if a.sustained_clock_from]
+        raised = list(CLOCK_FITTED) + list(POWER_MODEL_PARTS)
         off = ["calibration.rank_speed_cv=0"] + [
             f"calibration.accelerators.{name}.sustained_clock_factor="
-            f"{catalog.accelerator(name).calibration['sustained_clock_factor'] / RAISE:.4f}" for name in raised]
+            f"{accelerator_constants(catalog.accelerator(name), None, catalog).sustained_clock_factor / RAISE:.4f}"
+            for name in raised]
         with_cv, without = median_abs(runs.errors(b_all, [])), median_abs(runs.errors(b_all, off))
         report.append({"constant": "rank_speed_cv with clocks x1.09", "b_error_catalog": with_cv,
                        "b_error_both_off": without, "n_b": len(b_all)})

@@ -19,6 +19,10 @@ def test_catalog_table_and_json():
     data = json.loads(out)
     h100 = data["accelerators"]["H100-SXM5-80GB"]
     assert round(h100["peak_tflops"]["bf16"]) == 989 and "H100" in h100["aliases"]
+    # the sustained clock each part holds under its power limit, from the die's power model
+    b200, gb200 = data["accelerators"]["B200"], data["accelerators"]["GB200"]
+    assert b200["sustained_clock_factor"] * b200["best_gemm_tflops"] == pytest.approx(
+        gb200["sustained_clock_factor"] * gb200["best_gemm_tflops"] * (1000 / 1200) ** (1 / 3), rel=1e-3)
     for kind in ("accelerators", "nics", "switches", "models"):
         assert data[kind]
         for name, item in data[kind].items():

@@ -19,20 +19,28 @@ def run(args) -> int:
     from ..core.io.files import as_plain
     from ..core.model.catalog import default_catalog
 
+    from ..core.engine.constants import accelerator_constants
+
     cat = default_catalog()
+    # the share of the best GEMM each part holds under its power limit (the engine's, from the die's power model)
+    clocks = {name: accelerator_constants(a, None, cat).sustained_clock_factor for name, a in cat.accelerators.items()}
     if args.json:
         out = {kind: {name: as_plain(item) for name, item in getattr(cat, kind).items()}
                for kind in ("accelerators", "nics", "switches", "models")}
+        for name, item in out["accelerators"].items():
+            item["sustained_clock_factor"] = round(clocks[name], 4)
         out["systems"] = {name: as_plain(item) for name, item in default_systems().items()}
         json.dump(out, sys.stdout, indent=2)
         print()
         return EXIT_OK
-    print("Accelerators (dense TFLOP/s; scale-up per GPU per direction)")
-    print(f"  {'name':18} {'aliases':16} {'bf16':>6} {'fp8':>6} {'best GEMM':>9} {'HBM GiB':>8} "
-          f"{'HBM TB/s':>8} {'scale-up':>14}")
+    print("Accelerators (dense TFLOP/s; sustained: the BF16 GEMM rate held under the power limit; "
+          "scale-up per GPU per direction)")
+    print(f"  {'name':18} {'aliases':16} {'bf16':>6} {'fp8':>6} {'best GEMM':>9} {'TDP W':>6} {'sustained':>9} "
+          f"{'HBM GiB':>8} {'HBM TB/s':>8} {'scale-up':>14}")
     for a in cat.accelerators.values():
         print(f"  {a.name:18} {','.join(a.aliases)[:16]:16} {a.peak_tflops.get('bf16', 0):>6g} "
-              f"{a.peak_tflops.get('fp8', 0):>6g} {a.best_gemm_tflops:>9g} {a.hbm_gib:>8g} {a.hbm_tbps:>8g} "
+              f"{a.peak_tflops.get('fp8', 0):>6g} {a.best_gemm_tflops:>9g} {a.tdp_w or 0:>6g} "
+              f"{clocks[a.name] * a.best_gemm_tflops:>9.0f} {a.hbm_gib:>8g} {a.hbm_tbps:>8g} "
               f"{a.scale_up_gbps:>7g} Gb/s {a.scale_up}")
     print("\nNICs")
     for n in cat.nics.values():

@@ -8,6 +8,7 @@ import math
 import pytest
 import yaml
 
+from designer.core.engine.constants import accelerator_constants
 from designer.core.model.catalog import CATALOG_DIR, load_catalog
 from designer.core.model.catalog_checks import (ACCELERATOR_FIGURES, NIC_FIGURES, SWITCH_FIGURES,
                                                 TENSOR_FORMATS)
@@ -129,20 +130,19 @@ def test_the_figures_the_old_cases_were_fitted_on_are_unchanged(catalog):
     # the clock factors were refitted x1.09 when the engine began to charge the slowest-rank tail
     before = {
         "A100-SXM4-80GB": (312, 312, 271.2, 80.0, 2.039, 2400, 0.869, 0.905),
-        # Hopper's clock factor is measured under the 700 W cap (h200-kernels.json layer GEMMs), not fitted
-        "H100-SXM5-80GB": (989.4, 1978.9, 794.5, 79.6, 3.35, 3600, 0.803, 0.883),
-        "H200-SXM5-141GB": (989.4, 1978.9, 794.5, 140.4, 4.8, 3600, 0.803, 0.883),
-        # GB200's clock factor is fitted on its runs (published-cases-modern.yaml); B200's is GB200's at
-        # its 1000 W power limit (its own fit on its runs was 0.688)
-        "B200": (2250, 4500, 1745.0, 179.1, 8.0, 7200, 0.776, pytest.approx(0.687, abs=5e-4)),
-        "GB200": (2500, 5000, 1822.0, 185.0, 8.0, 7200, 0.729, 0.73),
+        # Hopper's clock follows from its power model, measured under the 700 W cap (h200-kernels.json
+        # layer GEMMs), not fitted; B200's and GB200's from the Blackwell power model (fitted on half A)
+        "H100-SXM5-80GB": (989.4, 1978.9, 794.5, 79.6, 3.35, 3600, 0.803, pytest.approx(0.883, abs=5e-4)),
+        "H200-SXM5-141GB": (989.4, 1978.9, 794.5, 140.4, 4.8, 3600, 0.803, pytest.approx(0.883, abs=5e-4)),
+        "B200": (2250, 4500, 1745.0, 179.1, 8.0, 7200, 0.776, pytest.approx(0.727, abs=5e-4)),
+        "GB200": (2500, 5000, 1822.0, 185.0, 8.0, 7200, 0.729, pytest.approx(0.740, abs=5e-4)),
         "MI300X": (1307.4, 2614.9, 668.4, 192.0, 5.3, 3584, 0.511, 0.872),
     }
     for name, figures in before.items():
         a = catalog.accelerator(name)
         assert (a.peak_tflops["bf16"], a.peak_tflops["fp8"], a.best_gemm_tflops, a.hbm_gib, a.hbm_tbps,
                 a.scale_up_gbps, a.calibration["gemm_efficiency_best"],
-                a.calibration["sustained_clock_factor"]) == figures, name
+                accelerator_constants(a, None, catalog).sustained_clock_factor) == figures, name
 
 
 def test_nics_efa_is_never_the_generators_default(catalog):
@@ -264,45 +264,13 @@ def test_catalog_json_carries_the_new_fields():
     assert data["nics"]["EFA-v4-400G"]["default"] is False
 
 
-def test_a_same_die_part_holds_the_clock_its_power_limit_allows(catalog):
-    """B200 is the GB200's die at 1000 W instead of 1200 W, the 96 GB H100 the H100's at 500 W instead
-    of 700 W: their sustained clocks are the other's times the cube root of the power ratio (a
-    GEMM stream's power goes as f^3 along the DVFS curve), not fitted or borrowed."""
-    b200, gb200 = catalog.accelerator("B200"), catalog.accelerator("GB200")
-    assert b200.sustained_clock_from == "GB200"
-    assert b200.calibration["sustained_clock_factor"] == pytest.approx(
-        gb200.calibration["sustained_clock_factor"] * (1000 / 1200) ** (1 / 3))
-    assert b200.calibration["sustained_clock_factor"] == pytest.approx(0.688, abs=0.002)  # B200's own fit
-    h100_500w = catalog.accelerator("H100-SXM5-96GB").calibration["sustained_clock_factor"]
-    assert h100_500w == pytest.approx(0.883 * (500 / 700) ** (1 / 3)) and h100_500w < 0.8
-
-
-def test_the_derived_clock_follows_the_part_it_comes_from(tmp_path):
-    two = GOOD_ACCELERATOR.replace("    sources: {peak_tflops: a,", "    tdp_w: 1000\n    calibration: {sustained_clock_factor: 0.8}\n"
-                                   "    sources: {tdp_w: g, peak_tflops: a,") + GOOD_ACCELERATOR.split("accelerators:")[1] \
-        .replace("X1", "X2").replace("    sources: {peak_tflops: a,",
-                                     "    tdp_w: 500\n    sustained_clock_from: X1\n    sources: {tdp_w: g, peak_tflops: a,")
-    derived = load_catalog(_write(tmp_path, "accelerators", two)).accelerator("X2")
-    assert derived.calibration["sustained_clock_factor"] == pytest.approx(0.8 * 0.5 ** (1 / 3))
-
-
-@pytest.mark.parametrize("change, words", [
-    (("sustained_clock_from: X1", "sustained_clock_from: X9"), ["X2: sustained_clock_from 'X9' is not an accelerator",
-                                                                 "accelerators.X2.sustained_clock_from"]),
-    (("    tdp_w: 500\n", ""), ["sustained_clock_from needs tdp_w"]),
-    (("sustained_clock_from: X1", "sustained_clock_from: X1\n    calibration: {sustained_clock_factor: 0.7}"),
-     ["gives both sustained_clock_from and calibration.sustained_clock_factor"]),
-])
-def test_a_bad_sustained_clock_from_is_refused_naming_the_place(tmp_path, change, words):
-    two = GOOD_ACCELERATOR.replace("    sources: {peak_tflops: a,", "    tdp_w: 1000\n    calibration: {sustained_clock_factor: 0.8}\n"
-                                   "    sources: {tdp_w: g, peak_tflops: a,") + GOOD_ACCELERATOR.split("accelerators:")[1] \
-        .replace("X1", "X2").replace("    sources: {peak_tflops: a,",
-                                     "    tdp_w: 500\n    sustained_clock_from: X1\n    sources: {tdp_w: g, peak_tflops: a,")
-    _write(tmp_path, "accelerators", two.replace(*change))
+def test_a_catalog_entry_with_sustained_clock_from_is_refused_naming_the_fix(tmp_path):
+    """The same-die power law gave way to the die's power model: an old entry is refused, not ignored."""
+    text = GOOD_ACCELERATOR.replace("    sources: {peak_tflops: a,", "    tdp_w: 500\n    sustained_clock_from: X0\n"
+                                    "    sources: {tdp_w: g, peak_tflops: a,")
+    _write(tmp_path, "accelerators", text)
     with pytest.raises(DesignerError) as err:
         load_catalog(tmp_path)
     text = "\n".join(p.format() for p in err.value.problems)
-    assert "accelerators.yaml" in text
-    for word in words:
-        assert word in text
-    assert all(p.fix for p in err.value.problems)
+    assert "accelerators.yaml" in text and "accelerators[0].sustained_clock_from" in text
+    assert "sustained_clock_from is no longer read" in text and "gemm_power_w_per_pflops3" in text

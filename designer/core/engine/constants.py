@@ -21,6 +21,7 @@ from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..model.spec import describe_range, range_problem
 from ..problems import Problem, did_you_mean
 from .nccl_tuning import CURRENT_NCCL, latency_constants
+from .power import power_capped_clock
 
 FRACTION = dict(minimum=0.01, maximum=1.0, unit="fraction")  # an efficiency: 1% .. 100% of the rating
 
@@ -54,8 +55,20 @@ class AcceleratorConstants:
         unit="SMs", minimum=1, maximum=4096)
     sustained_clock_factor: float = _c(
         1.0, "Tensor-core throughput under sustained training load / in a short GEMM benchmark (power and "
-        "thermal limits lower the clock in a long run); fitted per accelerator",
+        "thermal limits lower the clock in a long run). Derived from the power model (gemm_power_w_per_pflops3) "
+        "where the part has one; given here, it overrides the model",
         unit="fraction", minimum=0.1, maximum=1.0)
+    gemm_power_w_per_pflops3: float = _c(
+        0.0, "Dynamic power of one die design's training GEMMs per (PFLOP/s)^3: P = static + this x R^3 "
+        "(f V^2 with V ~ f near the top of the DVFS curve), so a part sustains ((tdp_w x (1 - "
+        "static_power_fraction)) / this)^(1/3) PFLOP/s, as a share of best_gemm_tflops its "
+        "sustained_clock_factor. Hopper 1798: the layer GEMMs of tests/validation/data/h200-kernels.json "
+        "hold 701.8 TFLOP/s at the 700 W cap. 0: no power model, sustained_clock_factor as given",
+        unit="W/(PFLOP/s)^3", minimum=0, maximum=1e6)
+    static_power_fraction: float = _c(
+        0.112, "Share of the power limit that does not scale with the clock (leakage, HBM, links): the "
+        "H200's 78.35 W idle at its 700 W limit (tests/validation/data/h200-kernels.json meta.smi_start)",
+        unit="fraction", minimum=0, maximum=0.9)
     low_precision_sustained_gain: float = _c(
         1.0, "Sustained share of an FP8/FP4 GEMM's cold rate under the power limit / BF16's "
         "(sustained_clock_factor): fewer joules per FLOP hold a higher clock. Hopper at 700 W: 1.026 "
@@ -712,10 +725,24 @@ def uses_flash_attention(ac: "AcceleratorConstants", attention_backend: str) -> 
 
 def accelerator_constants(accelerator, calibration: dict | None, catalog) -> AcceleratorConstants:
     values = {k: v for k, v in accelerator.calibration.items() if k in ACCEL_FIELDS}
+    mine: dict = {}
     for name, overrides in ((calibration or {}).get("accelerators") or {}).items():
         if catalog.resolve("accelerators", name) == accelerator.name:
-            values.update({k: v for k, v in overrides.items() if k in ACCEL_FIELDS})
+            mine.update({k: v for k, v in overrides.items() if k in ACCEL_FIELDS})
+    values.update(mine)
+    # the sustained clock follows from the power model unless a factor is given in the same layer
+    # as the model's constants or a later one (a file's power constants recompute a catalog factor)
+    given = "sustained_clock_factor" in mine or (
+        "sustained_clock_factor" in values and not POWER_MODEL_FIELDS & mine.keys())
+    kappa = values.get("gemm_power_w_per_pflops3", 0)
+    if kappa > 0 and accelerator.tdp_w and not given:
+        values["sustained_clock_factor"] = power_capped_clock(
+            accelerator.tdp_w, accelerator.measured_gemm_tflops["bf16"], kappa,
+            values.get("static_power_fraction", AcceleratorConstants.static_power_fraction))
     return dataclasses.replace(AcceleratorConstants(), **values)
+
+
+POWER_MODEL_FIELDS = {"gemm_power_w_per_pflops3", "static_power_fraction"}
 
 
 def describe_constants() -> list[tuple[str, str, object, str]]:

@@ -5,7 +5,6 @@ Read from resources/catalog/*.yaml (shipped with the package). Every entry carri
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,12 +32,6 @@ def _resources() -> Path:
 RESOURCES = _resources()
 CATALOG_DIR = RESOURCES / "catalog"
 
-# A power-capped clock against the power limit: dynamic power is C V^2 f and along the DVFS curve
-# the voltage rises with the clock, so a GEMM stream's power grows as f^3 and the clock a cap holds
-# as the cap's cube root. Two parts of one die at different power limits (an accelerator entry's
-# `sustained_clock_from`) hold sustained clocks in the ratio (tdp / other's tdp) ** (1/3).
-POWER_CLOCK_EXPONENT = 1 / 3
-
 
 @dataclass(frozen=True)
 class Accelerator:
@@ -62,8 +55,6 @@ class Accelerator:
     measured_gemm_tflops: dict[str, float] = field(default_factory=dict)
     scale_up_generation: str = ""  # e.g. "NVLink 5", "Infinity Fabric 4"
     max_scale_up_domain: int = 0  # most GPUs one scale-up domain holds (72 for NVL72); 0 = max_per_node
-    # the part of the same die whose sustained_clock_factor this one's is derived from by the power limits
-    sustained_clock_from: str = ""
 
     def peak_for(self, precision: str) -> float:
         """Dense peak for a precision or a tensor format (mxfp8 runs at the fp8 rate, nvfp4 at fp4)."""
@@ -259,29 +250,7 @@ def _accelerator(e: dict) -> Accelerator:
                               **{k: float(v) for k, v in (e.get("measured_gemm_tflops") or {}).items()}},
         scale_up_generation=str(e.get("scale_up_generation", "")),
         max_scale_up_domain=int(e.get("max_scale_up_domain", 0)),
-        sustained_clock_from=str(e.get("sustained_clock_from", "")),
     )
-
-
-def _power_scaled_clocks(accelerators: dict[str, Accelerator], path: Path) -> dict[str, Accelerator]:
-    """Each entry with `sustained_clock_from` gets the named same-die part's sustained_clock_factor
-    times (its tdp_w / that part's) ** POWER_CLOCK_EXPONENT."""
-    out = dict(accelerators)
-    for name, a in accelerators.items():
-        if not a.sustained_clock_from:
-            continue
-        ref = next((r for r in accelerators.values() if a.sustained_clock_from in (r.name, *r.aliases)), None)
-        where = dict(path="accelerators." + name + ".sustained_clock_from", file=str(path))
-        if ref is None or ref.sustained_clock_from or "sustained_clock_factor" not in ref.calibration:
-            raise DesignerError([Problem(f"{name}: sustained_clock_from {a.sustained_clock_from!r} is not an "
-                                         "accelerator with a sustained_clock_factor of its own", **where,
-                                         fix="name a catalog accelerator of the same die whose clock is given")])
-        if not a.tdp_w or not ref.tdp_w:
-            raise DesignerError([Problem(f"{name}: sustained_clock_from needs tdp_w on both parts", **where,
-                                         fix="add tdp_w to both entries")])
-        factor = ref.calibration["sustained_clock_factor"] * (a.tdp_w / ref.tdp_w) ** POWER_CLOCK_EXPONENT
-        out[name] = dataclasses.replace(a, calibration={**a.calibration, "sustained_clock_factor": factor})
-    return out
 
 
 def _transport(e: dict) -> str:
@@ -291,7 +260,6 @@ def _transport(e: dict) -> str:
 
 def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
     accelerators = {e["name"]: _accelerator(e) for e in _entries(directory / "accelerators.yaml", "accelerators")}
-    accelerators = _power_scaled_clocks(accelerators, directory / "accelerators.yaml")
     nics = {}
     for e in _entries(directory / "nics.yaml", "nics"):
         achievable = e.get("achievable_gBps")

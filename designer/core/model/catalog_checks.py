@@ -138,12 +138,10 @@ def _accelerator(e: _Entry) -> None:
             e.number(key, a[key], integer=True)
     if "tdp_w" in a:
         e.number("tdp_w", a["tdp_w"])
-    if "sustained_clock_from" in a:
-        if "sustained_clock_factor" in (a.get("calibration") or {}):
-            e.add("sustained_clock_from", "gives both sustained_clock_from and calibration.sustained_clock_factor",
-                  "keep one: the derived clock or the given one")
-        if "tdp_w" not in a:
-            e.add("sustained_clock_from", "sustained_clock_from needs tdp_w", "add tdp_w (the part's power limit)")
+    if "sustained_clock_from" in a:  # the sustained clock now comes from the die's power model
+        e.add("sustained_clock_from", "sustained_clock_from is no longer read: the sustained clock follows from "
+              "the die's power model and the part's tdp_w",
+              "give calibration.gemm_power_w_per_pflops3 of the same die (as the other part's entry) instead")
     if a["scale_up"] not in SCALE_UP_KINDS:
         e.add("scale_up", f"unknown scale-up fabric {a['scale_up']!r}", f"use one of {', '.join(SCALE_UP_KINDS)}")
     domain, per_node = a.get("max_scale_up_domain"), a.get("max_per_node", 8)
