@@ -11,9 +11,10 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "resources" / "examples" / "a100-1024gpu-rail-infiniband.yaml"
 
 # What the command uses none of: the generator (and its systems file), the other commands, numpy's
-# masked arrays (np.unique imports them unless asked for indices)
+# masked arrays (np.unique imports them unless asked for indices), statistics (only MoE layers and a
+# screened job use its normal distribution)
 NOT_IMPORTED = ("numpy.ma", "designer.core.generate", "designer.cli.advise", "designer.cli.search", "designer.cli.import_export",
-                "designer.cli.calibrate", "designer.cli.generate")
+                "designer.cli.calibrate", "designer.cli.generate", "statistics")
 
 PROBE = r"""
 import contextlib, io, json, sys
