@@ -18,7 +18,6 @@ from ..model.elements import Link, Metadata, Node, Rack, Switch
 from ..model import megatron_names
 from ..model.job import Parallelism, Workload
 from ..model.jobs import JobSpec
-from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..engine.constants import (TABLE_ALGORITHMS, TABLE_PROTOCOLS, AcceleratorConstants, EngineConstants,
                                 check_calibration)
 from ..model.spec import describe_range, has_range, range_problem
@@ -652,6 +651,8 @@ def _constant_schema(f) -> dict:
 
 def _calibration_schema(defs: dict) -> dict:
     """`calibration`: every engine constant, and accelerators.NAME.KEY for the accelerator ones."""
+    from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY  # here: loading a design needs neither
+
     if "Calibration" not in defs:
         accel = {f.name: _constant_schema(f) for f in dataclasses.fields(AcceleratorConstants)}
         defs["AcceleratorCalibration"] = {
