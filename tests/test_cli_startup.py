@@ -11,9 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "resources" / "examples" / "a100-1024gpu-rail-infiniband.yaml"
 
 # What the command uses none of: the generator (and its systems file), the other commands, numpy's
-# masked arrays (np.unique imports them unless asked for indices)
+# masked arrays (np.unique imports them unless asked for indices), statistics (only MoE layers and a
+# screened job use its normal distribution), the reliability constants (a file without
+# calibration.reliability), the --set parser (a command line without --set)
 NOT_IMPORTED = ("numpy.ma", "designer.core.generate", "designer.cli.advise", "designer.cli.search", "designer.cli.import_export",
-                "designer.cli.calibrate", "designer.cli.generate")
+                "designer.cli.calibrate", "designer.cli.generate", "statistics", "designer.core.model.reliability",
+                "designer.core.io.overrides")
 
 PROBE = r"""
 import contextlib, io, json, sys
@@ -51,3 +54,19 @@ def test_every_command_a_command_line_names_has_its_own_help(capsys):
         main(["--help"])
     listed = capsys.readouterr().out
     assert all(re.search(rf"^    {name}(\s|$)", listed, re.M) for name in COMMAND_NAMES)
+
+
+def test_what_is_imported_on_demand_still_checks_its_part(tmp_path, capsys):
+    """The reliability constants and the --set parser, no longer imported at start, still check a
+    file's calibration.reliability and a --set."""
+    from designer.cli import main
+
+    text = EXAMPLE.read_text().replace("  workload:\n", "  calibration:\n    reliability: {hot_sparez: 2}\n  workload:\n", 1)
+    design = tmp_path / "design.yaml"
+    design.write_text(text)
+    assert main(["evaluate", str(design), "--json"]) == 65
+    line = text.splitlines().index("    reliability: {hot_sparez: 2}") + 1
+    assert (f"{design}:{line}:19: spec.calibration.reliability.hot_sparez: unknown reliability constant "
+            "(did you mean hot_spares?)") in capsys.readouterr().err
+    assert main(["evaluate", str(EXAMPLE), "--json", "--set", "parallelism.tensor_model_parallel_size=3"]) == 65
+    assert "tensor_model_parallel_size" in capsys.readouterr().err

@@ -30,7 +30,6 @@ def load_job(args, plan_may_be_wrong: bool = False, progress=None, check: bool =
     caller (check_errors, raise_check_errors). `keep_link_fields`: for a caller that holds the design
     still at once (load_document)."""
     from ..core.io import load_document, load_scenario
-    from ..core.io.overrides import apply_overrides
 
     if progress:
         progress.phase(f"loading {args.file}")
@@ -40,7 +39,11 @@ def load_job(args, plan_may_be_wrong: bool = False, progress=None, check: bool =
         doc.set_job(scenario.workload, scenario.parallelism)
         if scenario.calibration:
             doc.spec.calibration = {**doc.spec.calibration, **scenario.calibration}
-    apply_overrides(doc, getattr(args, "set", None) or [])
+    assignments = getattr(args, "set", None) or []
+    if assignments:
+        from ..core.io.overrides import apply_overrides  # here: a command line without --set needs none of it
+
+        apply_overrides(doc, assignments)
     if doc.spec.jobs and getattr(args, "command", None) in JOB_ALONE_COMMANDS:
         from ..core.model.jobs import job_alone
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..model.spec import describe_range, range_problem
 from ..problems import Problem, did_you_mean
 from .nccl_tuning import CURRENT_NCCL, latency_constants
@@ -551,6 +550,7 @@ ACCEL_FIELDS = {f.name for f in dataclasses.fields(AcceleratorConstants)}
 TABLE_ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 TABLE_PROTOCOLS = ("LL", "LL128", "Simple")
 CALIBRATION_PATH = ("spec", "calibration")
+RELIABILITY_SECTION = "reliability"  # calibration.reliability: model/reliability.py's constants (RELIABILITY_KEY)
 
 
 def constant_fields(cls) -> dict[str, dataclasses.Field]:
@@ -669,14 +669,16 @@ def check_calibration(calibration, catalog=None, base: tuple = CALIBRATION_PATH)
                 if values is not None:
                     out += _constants_problems(values, where, accel, "accelerator constant",
                                                "e.g. {gemm_efficiency_best: 0.78}")
-        elif key == RELIABILITY_KEY:  # failure rates, checkpoint and restart of a run (model/reliability.py)
+        elif key == RELIABILITY_SECTION:  # failure rates, checkpoint and restart of a run
+            from ..model.reliability import RELIABILITY_FIELDS  # here: a file with this section alone needs them
+
             out += _constants_problems(value, path, RELIABILITY_FIELDS, "reliability constant",
                                        "e.g. reliability: {storage_write_tbps: 0.5, hot_spares: 2}")
         elif key in accel:
             out.append(_problem(path, f"{key} is a constant of one accelerator kind",
                                 f"put it under accelerators, e.g. accelerators: {{H100: {{{key}: ...}}}}", at_key=True))
         elif key not in engine:
-            out.append(_unknown(path, "engine constant", set(engine) | {"accelerators", RELIABILITY_KEY}))
+            out.append(_unknown(path, "engine constant", set(engine) | {"accelerators", RELIABILITY_SECTION}))
         elif engine[key].metadata.get("table"):
             out += _check_table(engine[key], value, path)
         else:

@@ -13,7 +13,7 @@ import numpy as np
 from .fabric import Fabric
 
 
-@dataclass
+@dataclass(eq=False)
 class GroupShape:
     """How the groups of one dimension sit on the fabric, vectorised over groups."""
 

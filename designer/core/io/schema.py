@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import types
 import typing
 from functools import partial
@@ -19,7 +20,6 @@ from ..model.elements import Link, Metadata, Node, Rack, Switch
 from ..model import megatron_names
 from ..model.job import Parallelism, Workload
 from ..model.jobs import JobSpec
-from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY
 from ..engine.constants import (TABLE_ALGORITHMS, TABLE_PROTOCOLS, AcceleratorConstants, EngineConstants,
                                 check_calibration)
 from ..model.spec import describe_range, has_range, range_problem
@@ -39,13 +39,33 @@ class ScenarioSpec:
 
 
 _hints_cache: dict[type, dict[str, Any]] = {}
+_annotation_types: dict[tuple[str, str], Any] = {}  # (module, annotation text) -> the type it names
 
 
 def _hints(cls) -> dict[str, Any]:
+    """The types of a dataclass's fields, as typing.get_type_hints gives them. Each distinct annotation
+    text is evaluated once per module: the eight classes a design holds have ~160 fields but ~26
+    texts, and get_type_hints compiles each field's text apart (~2 ms of every load)."""
     hints = _hints_cache.get(cls)
     if hints is None:
-        hints = _hints_cache[cls] = typing.get_type_hints(cls)
+        hints = {}
+        for klass in reversed(cls.__mro__):
+            for name, text in vars(klass).get("__annotations__", {}).items():
+                hints[name] = _annotation_type(text, klass.__module__)
+        _hints_cache[cls] = hints
     return hints
+
+
+def _annotation_type(text, module: str):
+    if not isinstance(text, str):
+        return text
+    key = (module, text)
+    if key not in _annotation_types:
+        value = eval(text, vars(sys.modules[module]))  # the annotation, as written in its module
+        if isinstance(value, str):  # written quoted: a forward reference
+            value = _annotation_type(value, module)
+        _annotation_types[key] = type(None) if value is None else value
+    return _annotation_types[key]
 
 
 def _fields(cls):
@@ -670,6 +690,8 @@ def _constant_schema(f) -> dict:
 
 def _calibration_schema(defs: dict) -> dict:
     """`calibration`: every engine constant, and accelerators.NAME.KEY for the accelerator ones."""
+    from ..model.reliability import RELIABILITY_FIELDS, RELIABILITY_KEY  # here: loading a design needs neither
+
     if "Calibration" not in defs:
         accel = {f.name: _constant_schema(f) for f in dataclasses.fields(AcceleratorConstants)}
         defs["AcceleratorCalibration"] = {

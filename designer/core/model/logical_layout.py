@@ -59,7 +59,7 @@ class Block:
         return self.x + self.width / 2, self.y + self.height / 2
 
 
-@dataclass
+@dataclass(eq=False)
 class Bundle:
     """Every cable between two blocks, as one line."""
 
@@ -192,7 +192,7 @@ class _Unit:
     name: str
 
 
-@dataclass
+@dataclass(eq=False)
 class _LinkColumns:
     """The links as columns: each one's two devices as indices (-1: not a device of the design),
     cables, rate and kind, and which ones join two devices through the scale-out fabric."""

@@ -20,7 +20,7 @@ TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 NETWORK = ("ethernet", "infiniband")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SwitchLinks:
     """The switch-to-switch network cables of a design (NVLink trays left out), as the engine routes."""
     links: np.ndarray  # link index of each cable

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
 from ..constants import EngineConstants
 from ..flops import parameter_count
@@ -413,5 +412,7 @@ def slowest_of(num_gpus: int, screened_share: float = 0.0) -> float:
     `screened_share` of the population taken out beforehand."""
     z = math.sqrt(2.0 * math.log(num_gpus)) if num_gpus > 1 else 0.0
     if screened_share > 0:
+        from statistics import NormalDist  # here: a screened job alone needs it (see moe._standard_normal)
+
         z = min(z, NormalDist().inv_cdf(1.0 - screened_share))
     return max(0.0, z)

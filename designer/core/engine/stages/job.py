@@ -26,7 +26,7 @@ class Job:
     plan: ResolvedPlan
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Hardware:
     """What the job's GPUs are: a mixed cluster is costed as its first kind by name."""
 

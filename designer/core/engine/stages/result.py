@@ -50,7 +50,7 @@ class Event:
         return d
 
 
-@dataclass
+@dataclass(eq=False)
 class Evaluation:
     """The engine's answer for a design: step time, throughput, MFU, breakdown, memory and problems."""
     num_gpus: int
