@@ -49,19 +49,34 @@ def test_without_a_live_snapshot_an_edit_changes_the_element_itself():
     assert doc.links[0] is link
 
 
-def test_a_snapshot_index_is_made_when_first_read_and_holds_its_own_elements():
-    doc = load_document(EXAMPLE)
-    snap = doc.snapshot()
-    assert dict.__len__(snap._index) == 0  # nothing made on the window's thread
+def test_a_snapshot_costs_the_window_only_its_lists_and_holds_its_own_elements():
+    """The window's thread pays for a snapshot's lists (a pointer an element); the id index (three
+    times that) is made when a worker first looks an element up."""
     import copy
+    import tracemalloc
+
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    elements = sum(len(getattr(doc, name)) for name in ("racks", "nodes", "switches", "links"))
+    tracemalloc.start()
+    try:
+        snap = doc.snapshot()
+        taken_by_snapshot = tracemalloc.get_traced_memory()[0]
+        snap.find("links", doc.links[0].id)  # the first look-up, on the worker's thread
+        taken_with_index = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert taken_by_snapshot < 16 * elements  # its lists and little more: no index of every id
+    assert taken_with_index - taken_by_snapshot > 16 * len(doc.links)  # the index, made when first read
 
     extra = copy.copy(doc.nodes[0])
     extra.id = "added-later"
     doc.add(extra)
     assert snap.find("nodes", "added-later") is None and doc.find("nodes", "added-later") is extra
     assert snap.get(doc.links[0].id) is doc.links[0]
-    assert snap.new_id("added-later") == "added-later0"  # every collection made for it
-    assert set(dict(snap._index.items())) == {"racks", "nodes", "switches", "links"}
+    assert snap.new_id("added-later") == "added-later0"
+    # a fresh id is fresh in every collection (the racks' "net8", the links' "l0", ...)
+    for prefix in ("net", "node", "leaf", "l"):
+        assert snap.new_id(prefix) != prefix + "0" and snap.get(snap.new_id(prefix)) is None
 
 
 def test_the_copy_replaces_the_element_where_it_is_after_the_list_changed():

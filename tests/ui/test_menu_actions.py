@@ -45,6 +45,7 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QInputDialog, QMessageBox
 
     from designer.ui.dialogs.generator_dialog import GeneratorDialog
+    from designer.ui.window.layout_memory import LAYOUT_KEY
     from designer.ui.window.main_window import MainWindow
 
     design = tmp_path / "design.yaml"
@@ -178,7 +179,8 @@ def test_every_menu_action_does_what_it_says(qtbot, tmp_path, monkeypatch):
         "File > Calibrate from nccl-tests": lambda before: (  # the fit shown in its dialog (Cancel here)
             asked[-2] == ("open", "Calibrate from nccl-tests logs") and asked[-1] == ("modal", "CalibrationDialog")
             and window.tools.calibration_dialog.constants.rowCount() >= 1),
-        "File > Quit": lambda before: not window.isVisible() and getattr(window, "_closed", False),
+        # closed for real, not hidden: the close saved the docks' layout for the next run
+        "File > Quit": lambda before: not window.isVisible() and window.settings.value(LAYOUT_KEY) is not None,
         "Edit > Undo": lambda before: window.qdoc.undo_stack.index() == before["index"] - 1,
         "Edit > Redo": lambda before: window.qdoc.undo_stack.index() == before["index"] + 1,
         "Edit > Cut": lambda before: nodes() < before["nodes"] and before["selected"] in QApplication.clipboard().text(),

@@ -351,7 +351,7 @@ def test_timeline_zoom_is_time_only(timeline, h100):
 
 
 def test_timeline_small_view_shows_fewer_rows(timeline, a100, qtbot):
-    from designer.ui.panels.timeline import MIN_ROW_PIXELS
+    from designer.ui.panels.timeline_rows_in_view import MIN_ROW_PIXELS
 
     timeline.show_result(a100)
     assert len(timeline.rows) == 40

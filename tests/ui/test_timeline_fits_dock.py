@@ -39,7 +39,7 @@ def _open_in_a_real_size_window(window, qtbot):
 
 
 def test_every_stage_of_eight_has_its_lane_in_the_dock_without_scrolling(window, qtbot):
-    from designer.ui.panels.timeline import MIN_ROW_PIXELS
+    from designer.ui.panels.timeline_rows_in_view import MIN_ROW_PIXELS
 
     timeline = _open_in_a_real_size_window(window, qtbot)
     stages = {info["stage"] for info in timeline.result.devices.values()}

@@ -230,7 +230,7 @@ def test_critical_device_after_fit_all_of_many_stages_is_readable(timeline, qtbo
     from types import SimpleNamespace
 
     from designer.core.engine.evaluate import Event
-    from designer.ui.panels.timeline import MIN_ROW_PIXELS
+    from designer.ui.panels.timeline_rows_in_view import MIN_ROW_PIXELS
 
     events = [Event(d, lane, k * 1e-3, k * 1e-3 + 8e-4, kind, f"{kind} {k}", k, 0)
               for d in range(128) for k, (lane, kind) in enumerate([("compute", "forward"), ("tp", "tp_comm")] * 4)]

@@ -13,11 +13,12 @@ import dataclasses
 import statistics
 from dataclasses import dataclass, field
 
-from ..model.catalog import Catalog
+from ..model.catalog import Accelerator, Catalog
 from ..model.document import Document
 from ..problems import DesignerError, Problem
 from .attention import kernel_seconds
-from .compute import ACT_BYTES, OpCoster, attention_gemms, attention_kernels
+from . import flops as F
+from .compute import ACT_BYTES, OpCoster, Sharding, attention_gemms, attention_kernels
 from .constants import AcceleratorConstants, constant_fields, engine_constants
 from .stages.job import hardware, resolve_job
 from .stages.phases import attention_kernel_rate, fp8_costs, job_operand_bytes, precision_gemm_efficiency, sharding_of
@@ -63,6 +64,27 @@ class JobKernels:
 
 def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
     """One layer's kernels of the design's job on one of its GPUs, with the engine's times."""
+    layer = _layer_on_one_gpu(doc, catalog)
+    gemms, quantized = _gemm_kernels(layer)
+    kernels = gemms + _attention_kernels(layer) + _elementwise_kernels(layer, quantized)
+    return JobKernels(layer.acc.name, layer.m.precision, kernels, layer.ac)
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """What the kernels of one layer on one GPU are made from: the job's shape and sharding, the
+    accelerator, the engine's op coster, the tokens of this GPU's sequence chunk."""
+    m: F.ModelShape
+    sh: Sharding
+    acc: Accelerator
+    ac: AcceleratorConstants
+    ops: OpCoster
+    tokens: float  # T: tokens of this GPU's sequence chunk
+    moe: bool  # the layer is an MoE layer
+
+
+def _layer_on_one_gpu(doc: Document, catalog: Catalog) -> _Layer:
+    """The job resolved on the design's fabric, and the engine's coster of its ops on one GPU."""
     from .evaluate import Engine
 
     engine = Engine(catalog)
@@ -77,11 +99,15 @@ def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
     cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
     ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, 1.0, precision_gemm_efficiency(acc, ac, m.precision), cast_bytes,
                    attn_peak, job_operand_bytes(job), attention_kernel_rate(job, k))
-    t = sh.tp
-    T = m.micro_batch * m.s / sh.cp  # tokens of this GPU's sequence chunk
-    moe = bool(m.experts) and m.moe_layers > 0
+    return _Layer(m, sh, acc, ac, ops, m.micro_batch * m.s / sh.cp, bool(m.experts) and m.moe_layers > 0)
+
+
+def _gemm_kernels(layer: _Layer) -> tuple[list[Kernel], dict[str, float]]:
+    """The layer's GEMMs (forward, dgrad, wgrad each; the MoE layer's router, grouped expert GEMMs and
+    token permutation), and the elements Transformer Engine quantizes for them (FP8/FP4 jobs)."""
+    m, sh, ops, T, t = layer.m, layer.sh, layer.ops, layer.tokens, layer.sh.tp
     out: list[Kernel] = []
-    quantized = {"inputs": 0.0, "grads": 0.0}  # elements Transformer Engine quantizes (FP8/FP4 jobs)
+    quantized = {"inputs": 0.0, "grads": 0.0}
 
     def gemm(name: str, M: float, N: float, K: float, kind: str = "gemm", groups: float = 1.0):
         if name != "router":  # the router stays in BF16
@@ -99,7 +125,7 @@ def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
     names = ["qkv", "proj"] if len(m.attn_weights) == 2 else [f"attn{i}" for i in range(len(m.attn_weights))]
     for name, (M, N, K) in zip(names, attention_gemms(m, T, t)):
         gemm(name, M, N, K)
-    if moe:
+    if layer.moe:
         gemm("router", T, m.experts, m.h)
         local = max(1, m.experts // sh.ep)
         per_expert = T * m.topk * sh.etp * sh.ep / (t * m.experts)
@@ -114,23 +140,38 @@ def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
     else:
         gemm("fc1", T, m.f * (m.phi - 1) / t, m.h)
         gemm("fc2", T, m.h, m.f / t)
+    return out, quantized
 
-    if sh.flash_attention:
-        for i, (kern, launches) in enumerate(attention_kernels(m, sh, m.micro_batch)):
-            shape = {"batch": _whole(kern.batch), "heads": _whole(kern.heads), "s_q": round(kern.s_q), "s_k": round(kern.s_k),
-                     "qk_dim": kern.qk_dim, "v_dim": kern.v_dim, "mask": kern.mask, "window": kern.window}
-            qkvo = kern.batch * kern.heads * (kern.s_q * (kern.qk_dim + kern.v_dim) +
-                                              kern.s_k * (kern.qk_dim + kern.v_dim)) * ACT_BYTES
-            for backward, kind, factor in ((False, "attention_fwd", 1.0), (True, "attention_bwd", 2.5)):
-                rates = ops.attention_rates[1 if backward else 0]
-                out.append(Kernel(f"attention{i}.{'bwd' if backward else 'fwd'}", kind, shape, kern.flops * factor,
-                                  qkvo * (2 if backward else 1), kernel_seconds(kern, rates, backward) * 1e3,
-                                  launches=launches))
 
+def _attention_kernels(layer: _Layer) -> list[Kernel]:
+    """Flash attention forward and backward, each kernel with its launches (one per ring step under
+    context parallelism); none without flash attention (its GEMMs and softmax cost elsewhere)."""
+    m, sh, ops = layer.m, layer.sh, layer.ops
+    if not sh.flash_attention:
+        return []
+    out: list[Kernel] = []
+    for i, (kern, launches) in enumerate(attention_kernels(m, sh, m.micro_batch)):
+        shape = {"batch": _whole(kern.batch), "heads": _whole(kern.heads), "s_q": round(kern.s_q),
+                 "s_k": round(kern.s_k), "qk_dim": kern.qk_dim, "v_dim": kern.v_dim, "mask": kern.mask, "window": kern.window}
+        qkvo = kern.batch * kern.heads * (kern.s_q * (kern.qk_dim + kern.v_dim) +
+                                          kern.s_k * (kern.qk_dim + kern.v_dim)) * ACT_BYTES
+        for backward, kind, factor in ((False, "attention_fwd", 1.0), (True, "attention_bwd", 2.5)):
+            rates = ops.attention_rates[1 if backward else 0]
+            out.append(Kernel(f"attention{i}.{'bwd' if backward else 'fwd'}", kind, shape, kern.flops * factor,
+                              qkvo * (2 if backward else 1), kernel_seconds(kern, rates, backward) * 1e3,
+                              launches=launches))
+    return out
+
+
+def _elementwise_kernels(layer: _Layer, quantized: dict[str, float]) -> list[Kernel]:
+    """The memory-bound passes: norm, residual add, the MLP's activation and, for FP8/FP4 jobs, the
+    recipe's quantization of the GEMMs' inputs and output gradients."""
+    m, sh, ops, T, t = layer.m, layer.sh, layer.ops, layer.tokens, layer.sh.tp
     X = T * m.h * ACT_BYTES
     X_sp = X / t if sh.sequence_parallel else X
-    width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if moe else m.f
+    width = (m.f_shared + m.f_expert * m.topk * sh.etp / t) if layer.moe else m.f
     tokens_sp = T / t if sh.sequence_parallel else T
+    out: list[Kernel] = []
     for name, nbytes, shape in (
             ("rmsnorm", 2 * X_sp, {"tokens": round(tokens_sp), "h": m.h}),
             ("residual_add", 3 * X_sp, {"tokens": round(tokens_sp), "h": m.h}),
@@ -141,7 +182,7 @@ def job_kernels(doc: Document, catalog: Catalog) -> JobKernels:
         for which, elements in quantized.items():
             out.append(Kernel(f"quantize.{which}", "elementwise", {"elements": round(elements)}, 0.0,
                               elements * ops.fp8_cast_bytes, ops.fp8_cast(elements) * 1e3))
-    return JobKernels(acc.name, m.precision, out, ac)
+    return out
 
 
 def _whole(x: float) -> float | int:

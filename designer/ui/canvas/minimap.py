@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from . import style
 
@@ -31,6 +31,8 @@ class Minimap(QWidget):
         # a staged build's last items: drawn at once, before the engine's thread starts on the design
         # (the window's check timer, started after this one: sharing the GIL with it, 50 ms became 0.45 s)
         view.scene().built.connect(lambda: self._timer.start(0))
+        self.heat_drawn = None  # the link heat (the link layer's per-bundle buckets) the picture shows
+        view.scene().heatChanged.connect(self._on_heat)
         view.horizontalScrollBar().valueChanged.connect(self.update)
         view.verticalScrollBar().valueChanged.connect(self.update)
         view.zoomChanged.connect(lambda _s: self.update())
@@ -42,6 +44,12 @@ class Minimap(QWidget):
         if any(c.collection not in ("links", "workload", "parallelism")
                or (c.collection == "links" and (c.action != "changed" or c.field in ("kind", "a", "b", "id")))
                for c in changes):
+            self._timer.start()
+
+    def _on_heat(self) -> None:
+        # the rack-to-rack lines coloured by the heat shown, as on the canvas; a heat cleared that was
+        # never drawn (a result that failed its check, heat off) costs no redraw
+        if self.view.scene().link_layer.heat is not self.heat_drawn:
             self._timer.start()
 
     def sizeHint(self) -> QSize:
@@ -64,6 +72,7 @@ class Minimap(QWidget):
         if scene.cables.aggregates_stale:
             scene.cables.rebuild_aggregates()
         layer.show_individual = False  # overview detail, whatever the main view shows
+        self.heat_drawn = layer.heat
         painter = QPainter(image)
         painter.setRenderHint(QPainter.Antialiasing)
         scale, offset = self._transform()
@@ -73,7 +82,13 @@ class Minimap(QWidget):
         if len(scene.racks) + len(scene.devices) > OUTLINE_ITEMS:
             self._render_outline(painter, scene, target)
         else:
+            # the lines drawn now, not from the cache the canvas keeps of them far out (scene_detail.py): Qt
+            # marks a changed item's cache stale once for every view, and the canvas's repaint after a heat
+            # or kind change clears that mark before this picture is drawn
+            cache = layer.cacheMode()
+            layer.setCacheMode(QGraphicsItem.NoCache)
             scene.render(painter, target, self.source, Qt.IgnoreAspectRatio)
+            layer.setCacheMode(cache)
         painter.end()
         layer.show_individual = saved
         self.image = image

@@ -373,7 +373,6 @@ class MainWindow(QMainWindow):
         if self.files.maybe_save():
             if self.autosaver is not None:
                 self.autosaver.discard()
-            self._closed = True
             from .layout_memory import save_layout
 
             save_layout(self)  # the docks' sizes and places, for the next run
