@@ -215,12 +215,14 @@ class Document:
         refuse_unknown_choices(element)
         self._held = None
         items = getattr(self.spec, name)
-        if index is None:
+        if index is None or index >= len(items):
+            index = len(items)
             items.append(element)
         else:
+            index = max(0, index + len(items) if index < 0 else index)
             items.insert(index, element)
         self._index[name].setdefault(element.id, element)
-        self.events.emit(Change("added", name, element.id, new=element))
+        self.events.emit(Change("added", name, element.id, new=element, position=index))
 
     def remove(self, element_id: str) -> tuple[str, int, Any]:
         """Remove an element; returns (collection, position, element) for undo."""
@@ -232,7 +234,7 @@ class Document:
                 position = next(i for i, e in enumerate(items) if e is element)
                 del items[position]
                 self._reindex_collection(name)
-                self.events.emit(Change("removed", name, element_id, old=element))
+                self.events.emit(Change("removed", name, element_id, old=element, position=position))
                 return name, position, element
         raise KeyError(f"no element with id {element_id!r}")
 
