@@ -75,6 +75,36 @@ def test_an_edit_gives_the_full_re_evaluation_without_a_full_check(empty_window)
     assert_matches_full_evaluation(window)
 
 
+@pytest.mark.slow
+def test_a_cable_deleted_undone_and_redone_from_the_edit_menu_is_checked_without_a_full_check(empty_window):
+    """Edit > Delete of a selected server cable, then Edit > Undo and Edit > Redo: after each, the
+    status bar's problems are the full check's (the server's NIC left free and the job that can no
+    longer reach its GPUs are named, then gone, then named again), the step time after the undo is a
+    fresh engine's, and the design was not checked whole again."""
+    window = empty_window
+    open_example(window)
+    checker = window.worker.checker
+    full_before = checker.full_checks
+    doc = window.qdoc.doc
+    servers = {n.id for n in doc.nodes}
+    cable = next(l for l in doc.links if l.a.split(":")[0] in servers or l.b.split(":")[0] in servers)
+    server = next(end.split(":")[0] for end in (cable.a, cable.b) if end.split(":")[0] in servers)
+    window.scene.select_ids([cable.id])
+    assert window.scene.selected_ids() == [cable.id]
+
+    for action, gone in (("delete", True), ("undo", False), ("redo", True)):
+        window.actions[action].trigger()
+        assert window.settle()
+        doc = window.qdoc.doc
+        assert (doc.find("links", cable.id) is None) == gone, action
+        assert window.problems == check_document(doc), action  # same problems, same order
+        assert any(p.element == server and "not connected" in p.message for p in window.problems) == gone
+        assert any("servers it can reach" in p.message for p in window.problems) == gone
+        if not gone:
+            assert_matches_full_evaluation(window)
+    assert checker.full_checks == full_before
+
+
 def test_a_snapshot_never_sees_a_later_edit(empty_window):
     window = empty_window
     open_example(window, EXAMPLES / "h100-64gpu-infiniband.yaml")

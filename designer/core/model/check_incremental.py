@@ -66,6 +66,9 @@ class ModelChecker:
                 continue
             if c.collection == "links" and c.action in ("added", "removed", "changed"):
                 reshaped.append(c)
+                fields = edited.pop((c.collection, c.id), None)  # values edited before: found by the id now
+                if fields is not None and c.action == "changed":
+                    edited[(c.collection, c.new if c.field == "id" else c.id)] = fields
                 continue
             return False
         if reshaped and not self._reshape_links(doc, reshaped):
