@@ -96,3 +96,16 @@ def test_a_server_added_removed_or_renamed_gets_the_full_check():
     doc.remove("renamed-server")
     _check(checker, doc)
     assert checker.full_checks == 3
+
+
+def test_removing_an_element_whose_id_repeats_leaves_the_other_one_found():
+    doc = _design()
+    twin = dataclasses.replace(doc.links[10])  # the same id, later in the list
+    doc.add(twin)
+    assert doc.find("links", twin.id) is doc.links[10]  # the first of a repeated id
+    _, position, removed = doc.remove(twin.id)
+    assert position == 10 and removed is not twin
+    assert doc.find("links", twin.id) is twin
+    doc.remove(twin.id)
+    assert doc.find("links", twin.id) is None
+    assert [l.id for l in doc.links].count(twin.id) == 0
