@@ -131,8 +131,17 @@ class SceneCables:
         """A bundle gained or lost cables."""
         scene = self._scene
         layer = scene.link_layer
-        links = [l for l in scene.doc.links if self.bundle_key(l) == key]
         row = layer.index.get(key)
+        old = self.bundles.get(key)
+        doc = scene.doc
+        if row is None or old is None or all(doc.find("links", i) is None for i in old.link_ids):
+            # a bundle that comes or goes (a cable added to no bundle, a bundle's last cable removed):
+            # every bundle anew, without first looking for its cables among every cable (0.7 s at 131k GPUs)
+            self.version += 1
+            self.rebuild()
+            self.aggregates_stale = True
+            return
+        links = [l for l in doc.links if self.bundle_key(l) == key]
         self.version += 1
         if links and row is not None:  # the same bundle, other cables: update in place
             bundle = self._make_bundle_data(key, links)
