@@ -223,7 +223,8 @@ class ElementPositions:
         self._indexes: dict[str, IdIndex] = {}
         self.link_ids = link_ids  # the links' ids now, in order (check.CheckParts.link_ids)
         self._moves: list[tuple[int, int]] = []  # (place, +1 a link put there | -1 the one there taken)
-        self._since: dict[str, list[tuple[int, int]]] = {}  # id -> (place, moves before) of each link put or renamed to it
+        # id -> (place, moves before) of each link put there or renamed to it since the index was made
+        self._since: dict[str, list[tuple[int, int]]] = {}
 
     def find(self, doc: Document, name: str, element_id: str) -> int | None:
         items = getattr(doc.spec, name)

@@ -163,7 +163,8 @@ def parse_endpoint(endpoint: str, kind: int, index: int) -> Endpoints:
     switch, 0 none; `index` among those): no table of every device's name is made for it."""
     device = endpoint.partition(":")[0]
     parsed = _parse([endpoint], [device] if kind == 1 else [], [device] if kind == 2 else [])
-    return dataclasses.replace(parsed, kind=np.array([kind], np.int8), index=np.array([index if kind else -1], np.int32),
+    return dataclasses.replace(parsed, kind=np.array([kind], np.int8),
+                               index=np.array([index if kind else -1], np.int32),
                                nic=parsed.nic if kind == 1 else np.array([-1], np.int32))
 
 
