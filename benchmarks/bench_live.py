@@ -14,9 +14,12 @@ Each case runs in its own process (so that peak RSS is the case's own) and print
   link_edit_ms       a link's bandwidth typed into the Inspector (Return) until the Breakdown shows
                      the new step time, one figure per repetition
   tp_edit_ms         TP typed into the Job panel (Return) until the Breakdown shows the new step time
+  delete_undo_ms     Edit > Delete of that link, then Edit > Undo, each until the Breakdown shows the new
+                     step time (delete, undo, delete, undo, ...)
   max_late_open_ms   the worst lateness of a 10 ms QTimer from File > Open to the first result (the
                      UI thread's longest stall)
-  max_late_ms        the same during the edits (generate-16k: during the whole generate)
+  max_late_ms        the same during the link and TP edits (generate-16k: during the whole generate)
+  max_late_delete_ms the same during the deletes and undos
   peak_rss_mb        the process's peak resident memory
   rss_mb_after_open, rss_mb_after_link_edits, rss_mb_after_tp_edits  resident memory at each rest
 Targets: edit <= 100 ms at 1k, <= 250 ms at 16k, <= 2 s at 131k; never late > 100 ms;
@@ -241,6 +244,23 @@ def run_case(name: str, reps: int) -> dict:
         at_rest(window)
     row["tp_edit_ms"] = tp_ms
     row["rss_mb_after_tp_edits"] = round(rss_mb())
+    edits_late_s = late.worst_s
+
+    # Edit > Delete of the selected cable, then Edit > Undo: the design's shape changes (a structural edit)
+    late.worst_s, late._last = 0.0, time.perf_counter()
+    structural_ms = []
+    for i in range(reps):
+        for action in ("delete", "undo"):
+            window.scene.select_ids([link.id])  # (undo leaves the cable unselected; a user clicks it again)
+            new_result = shown_new_result(window, window.breakdown_panel.result)
+            t = time.perf_counter()
+            window.actions[action].trigger()
+            pump_until(new_result)
+            structural_ms.append(round((time.perf_counter() - t) * 1000))
+            at_rest(window)
+    row["delete_undo_ms"] = structural_ms
+    row["max_late_delete_ms"] = round(late.worst_s * 1000)
+    late.worst_s = edits_late_s  # max_late_ms: the speed and TP edits, as before
     row["link_edit_ms_median"] = statistics.median(link_ms)
     row["tp_edit_ms_median"] = statistics.median(tp_ms)
     finish(window, late, row)

@@ -4,6 +4,8 @@ with a working Cancel; the undo history is bounded. Driven as a user does: typin
 Inspector and the Job panel, Tools > Generate, the progress dialog's Cancel button, Edit > Undo."""
 import threading
 
+import numpy as np
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
@@ -73,6 +75,65 @@ def test_an_edit_gives_the_full_re_evaluation_without_a_full_check(empty_window)
     window.act_undo.trigger()  # undo of the TP edit: again the full evaluation's result
     assert window.settle()
     assert_matches_full_evaluation(window)
+
+
+@pytest.mark.slow
+def test_a_cable_deleted_undone_and_redone_from_the_edit_menu_is_checked_without_a_full_check(empty_window):
+    """Edit > Delete of a selected server cable, then Edit > Undo and Edit > Redo: after each, the
+    status bar's problems are the full check's (the server's NIC left free and the job that can no
+    longer reach its GPUs are named, then gone, then named again), the step time after the undo is a
+    fresh engine's, and the design was not checked whole again."""
+    window = empty_window
+    open_example(window)
+    checker = window.worker.checker
+    full_before = checker.full_checks
+    doc = window.qdoc.doc
+    servers = {n.id for n in doc.nodes}
+    cable = next(l for l in doc.links if l.a.split(":")[0] in servers or l.b.split(":")[0] in servers)
+    server = next(end.split(":")[0] for end in (cable.a, cable.b) if end.split(":")[0] in servers)
+    window.scene.select_ids([cable.id])
+    assert window.scene.selected_ids() == [cable.id]
+
+    for action, gone in (("delete", True), ("undo", False), ("redo", True)):
+        window.actions[action].trigger()
+        assert window.settle()
+        doc = window.qdoc.doc
+        assert (doc.find("links", cable.id) is None) == gone, action
+        assert window.problems == check_document(doc), action  # same problems, same order
+        assert any(p.element == server and "not connected" in p.message for p in window.problems) == gone
+        assert any("servers it can reach" in p.message for p in window.problems) == gone
+        if not gone:
+            assert_matches_full_evaluation(window)
+    assert checker.full_checks == full_before
+
+
+def _drawn_cables(scene):
+    """What the canvas draws of the cables: each bundle's cables and line, and the rack-to-rack lines."""
+    layer = scene.link_layer
+    bundles = {b.key: (b.link_ids, b.total_gbps, tuple(np.round(layer.lines.a[r], 3)),
+                       tuple(np.round(layer.lines.b[r], 3))) for r, b in enumerate(layer.bundles)}
+    return bundles, sorted(zip(layer.aggregate_tips, map(tuple, np.round(layer.aggregates.a, 3))))
+
+
+def test_cables_deleted_and_undone_from_the_edit_menu_draw_as_a_fresh_canvas(empty_window):
+    """Edit > Delete of cables of several bundles at once (each its bundle's only cable), then Edit >
+    Undo: the canvas's bundles, their lines and the rack-to-rack lines are those planned anew from the
+    design as it then is, each time (the edit plans the bundles once, and the rack-to-rack lines from
+    the same boxes)."""
+    window = empty_window
+    open_example(window)
+    doc = window.qdoc.doc
+    singles = [b.link_ids[0] for b in window.scene.link_layer.bundles if len(b.link_ids) == 1][:: 97][:4]
+    assert len(singles) == 4
+    window.scene.select_ids(singles)
+    for action in ("delete", "undo"):
+        window.actions[action].trigger()
+        assert window.settle()
+        drawn = _drawn_cables(window.scene)
+        window.scene.cables.rebuild()  # a canvas planned from the design as it is now
+        window.scene.cables.rebuild_aggregates()
+        assert _drawn_cables(window.scene) == drawn, action
+        assert (doc.find("links", singles[0]) is None) == (action == "delete")
 
 
 def test_a_snapshot_never_sees_a_later_edit(empty_window):

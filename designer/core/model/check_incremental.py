@@ -6,9 +6,12 @@ the last full check's parts (check.CheckParts) and, when the document's change l
 edits happened since, redoes just those parts with check.py's own rules, and reads only the edited elements (their
 numbers, their ends): the work of an edit follows the edit, not the design. The jobs' check, redone
 on every check, reads the cluster through the parts' tallies (design_tallies.py), which the edited
-elements update. Anything else (adds,
-removals, renames, moves, a new design) gets the full check. The list is joined as check_model
-joins it (check.assemble). Saving and `designer validate` run the full check.
+elements update. Cables added, removed, renamed or re-pointed keep the parts too: the links' ids and
+ends are kept current edit by edit (ElementPositions, the parts' `ends`), the NaN table and the
+links' problems move with the list, and the link rules are redone at the devices those cables end at
+(link_edits.py). Anything else (a server, switch or rack added, removed or renamed, moves, a new
+design, an edit while ids repeat) gets the full check. The list is joined as check_model joins it
+(check.assemble). Saving and `designer validate` run the full check.
 """
 from __future__ import annotations
 
@@ -16,12 +19,15 @@ from operator import attrgetter
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
-from .check import MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, redo_link_kind
+from .check import MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, problems_after_links, redo_link_kind
+from .design_tallies import DesignTallies
 from .document import Document
 from .elements import split_endpoint
+from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint
 from .id_index import IdIndex
+from .link_edits import SERVER, SWITCH, moved_links, redo_links_at
 
-LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: the full check
+LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
 JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of the cluster checks read them
 # A part marked down or up (or GPUs of a server out): no cluster check reads it; the jobs' check,
 # which does, runs on every check (check_plan) and reads them through the tallies the edit updates
@@ -41,13 +47,14 @@ class ModelChecker:
         if changes is None or not self._patch(doc, changes):
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
-            self._positions = ElementPositions()
+            self._positions = ElementPositions(self._parts.link_ids)
         self._key = (doc.lineage, doc.revision)
         return assemble(doc, self._parts, self.catalog)
 
     def _patch(self, doc: Document, changes) -> bool:
         """Redo the parts these changes can affect; False when only a full check will do."""
         edited: dict[tuple[str, str], set[str]] = {}  # (collection, id) of each element changed -> its fields
+        reshaped = []  # cables added, removed, renamed or re-pointed, in order
         for c in changes:
             if c.collection in JOB_PARTS:
                 continue
@@ -57,6 +64,14 @@ class ModelChecker:
             if c.collection == "links" and c.action == "changed" and c.field not in LINK_SHAPE_FIELDS:
                 edited.setdefault((c.collection, c.id), set()).add(c.field)
                 continue
+            if c.collection == "links" and c.action in ("added", "removed", "changed"):
+                reshaped.append(c)
+                fields = edited.pop((c.collection, c.id), None)  # values edited before: found by the id now
+                if fields is not None and c.action == "changed":
+                    edited[(c.collection, c.new if c.field == "id" else c.id)] = fields
+                continue
+            return False
+        if reshaped and not self._reshape_links(doc, reshaped):
             return False
         if edited and self._names_a_repeated_id(doc, edited):
             return False  # which element a repeated id means is the full check's call
@@ -75,6 +90,101 @@ class ModelChecker:
                 link = doc.links[position]
                 ends = [self._positions.device(doc, split_endpoint(end)[0]) for end in (link.a, link.b)]
                 redo_link_kind(doc, self._parts, position, ends)
+        return True
+
+    def _reshape_links(self, doc: Document, changes) -> bool:
+        """Follow cables added, removed, renamed or re-pointed (`changes`, in order) in the kept parts:
+        the links' ids and ends, the NaN table and the links' problems move with the list; the link
+        rules are redone at the devices at their ends, before and after; the checks that follow the
+        whole network's shape (servers cut off, the jobs' reach) are redone from the kept ends.
+        False when only the full check will do (the parts are then left half-moved: it replaces them)."""
+        parts, positions = self._parts, self._positions
+        if parts.duplicates:
+            return False  # which element a repeated id means is the full check's call
+        devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
+        touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
+
+        def devices_at(position: int) -> None:
+            for side in parts.ends:
+                if side.kind[position]:
+                    devices.add((int(side.kind[position]), int(side.index[position])))
+
+        for c in changes:
+            if c.action == "added":
+                link, position = c.new, c.position
+                if position is None or not isinstance(link.a, str) or not isinstance(link.b, str):
+                    return False
+                parts.ends = tuple(ends_inserted(side, position, self._parse_end(doc, end))
+                                   for side, end in zip(parts.ends, (link.a, link.b)))
+                positions.link_inserted(position, c.id)
+                parts.numbers.inserted("links", position)
+                parts.per_link = moved_links(parts.per_link, position, 1)
+                parts.kinds = moved_links(parts.kinds, position, 1)
+                devices_at(position)
+                touched.add(c.id)
+                continue
+            if c.action == "removed":
+                position = c.position
+                if position is None or positions.link_ids[position] != c.id:
+                    return False
+                devices_at(position)
+                parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
+                positions.link_removed(position)
+                parts.numbers.removed("links", position)
+                parts.per_link = moved_links(parts.per_link, position, -1)
+                parts.kinds = moved_links(parts.kinds, position, -1)
+                continue
+            found = positions.link_places(c.id)  # a cable's id, ends, kind or cable count changed
+            if len(found) != 1:
+                return False
+            position = found[0]
+            devices_at(position)
+            if c.field == "id":
+                if not isinstance(c.new, str):
+                    return False
+                positions.link_renamed(position, c.new)
+                touched.add(c.new)
+            elif c.field in ("a", "b"):
+                if not isinstance(c.new, str):
+                    return False
+                side = "ab".index(c.field)
+                ends = list(parts.ends)
+                ends[side] = ends_replaced(ends[side], position, self._parse_end(doc, c.new))
+                parts.ends = tuple(ends)
+                devices_at(position)
+                touched.add(c.id)
+            else:
+                touched.add(c.id)
+        if len(positions.link_ids) != len(doc.links) or not self._ids_still_unique(doc, touched):
+            return False
+        for element_id in touched:
+            found = positions.link_places(element_id)
+            if found and doc.links[found[0]].id != element_id:
+                return False  # the kept ids went astray: the full check makes them again
+            if found:
+                parts.numbers.redo(doc, "links", found[0])
+        if not redo_links_at(doc, parts, devices):
+            return False
+        parts.after_links = problems_after_links(doc, self.catalog, parts.ends)
+        parts.tallies = DesignTallies(doc, parts.ends)
+        return True
+
+    def _parse_end(self, doc: Document, end: str):
+        """One cable end as the links' ends read it, its device found through the kept indexes."""
+        device = end.partition(":")[0]
+        for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
+            position = self._positions.find(doc, name, device)
+            if position is not None:
+                return parse_endpoint(end, kind, position)
+        return parse_endpoint(end, 0, -1)
+
+    def _ids_still_unique(self, doc: Document, link_ids: set[str]) -> bool:
+        """Whether each of these links' ids (new ones: added or renamed to) is still no other element's."""
+        for element_id in link_ids:
+            if len(self._positions.link_places(element_id)) > 1:
+                return False
+            if any(self._positions.find(doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
+                return False
         return True
 
     def _names_a_repeated_id(self, doc: Document, edited) -> bool:
@@ -101,22 +211,71 @@ class ModelChecker:
 
 class ElementPositions:
     """Id -> position in each collection, made the first time an edit asks and kept while the checked
-    parts are: the edits patched in place (values, not ids, adds or removes) leave every position as it
-    was. A snapshot's own id index would be made again for every snapshot (a dict of 295k links: 0.15 s
-    an edit at 131k GPUs)."""
+    parts are. A snapshot's own id index would be made again for every snapshot (a dict of 295k links:
+    0.15 s an edit at 131k GPUs). The links' index follows cables added, removed and renamed: it keeps
+    the links' ids now (`link_ids`, moved edit by edit), an index of them as they were when it was
+    made, and the moves since (a link put at or taken from a place shifts those after it), so a link
+    is found by its old place moved along; after REMAKE_AFTER moves the index is made again."""
 
-    def __init__(self):
+    REMAKE_AFTER = 256
+
+    def __init__(self, link_ids: list[str] | None = None):
         self._indexes: dict[str, IdIndex] = {}
+        self.link_ids = link_ids  # the links' ids now, in order (check.CheckParts.link_ids)
+        self._moves: list[tuple[int, int]] = []  # (place, +1 a link put there | -1 the one there taken)
+        # id -> (place, moves before) of each link put there or renamed to it since the index was made
+        self._since: dict[str, list[tuple[int, int]]] = {}
 
     def find(self, doc: Document, name: str, element_id: str) -> int | None:
         items = getattr(doc.spec, name)
-        index = self._indexes.get(name)
-        if index is None:
-            index = self._indexes[name] = IdIndex(list(map(attrgetter("id"), items)))
-        position = index.get(element_id)
+        if name == "links" and self.link_ids is not None:
+            found = self.link_places(element_id)
+            position = found[-1] if found else None
+        else:
+            index = self._indexes.get(name)
+            if index is None:
+                index = self._indexes[name] = IdIndex(list(map(attrgetter("id"), items)))
+            position = index.get(element_id)
         if position is None or position >= len(items) or items[position].id != element_id:
             return None
         return position
+
+    def link_places(self, element_id: str) -> list[int]:
+        """Every place in `link_ids` that holds this id, in order."""
+        ids = self.link_ids
+        index = self._indexes.get("links")
+        if index is None:
+            index = self._indexes["links"] = IdIndex(list(ids))
+            self._moves, self._since = [], {}
+        candidates = list(self._since.get(element_id, ()))
+        original = index.get(element_id)
+        if original is not None:
+            candidates.append((original, 0))
+        found = set()
+        for place, since in candidates:
+            place = _moved(place, self._moves[since:])
+            if place is not None and place < len(ids) and ids[place] == element_id:
+                found.add(place)
+        return sorted(found)
+
+    def link_inserted(self, position: int, element_id: str) -> None:
+        self.link_ids.insert(position, element_id)
+        self._moves.append((position, 1))
+        self._since.setdefault(element_id, []).append((position, len(self._moves)))
+        self._remake_when_long()
+
+    def link_removed(self, position: int) -> None:
+        del self.link_ids[position]
+        self._moves.append((position, -1))
+        self._remake_when_long()
+
+    def link_renamed(self, position: int, new_id: str) -> None:
+        self.link_ids[position] = new_id
+        self._since.setdefault(new_id, []).append((position, len(self._moves)))
+
+    def _remake_when_long(self) -> None:
+        if len(self._moves) > self.REMAKE_AFTER:
+            self._indexes.pop("links", None)  # made again from link_ids when next asked
 
     def device(self, doc: Document, device_id: str):
         """The server or switch of that id (None: none), as Document.device says."""
@@ -125,3 +284,16 @@ class ElementPositions:
             if position is not None:
                 return getattr(doc.spec, name)[position]
         return None
+
+
+def _moved(place: int, moves: list[tuple[int, int]]) -> int | None:
+    """Where the element at `place` is after these moves (None: it was taken)."""
+    for at, step in moves:
+        if step > 0:
+            if at <= place:
+                place += 1
+        elif at == place:
+            return None
+        elif at < place:
+            place -= 1
+    return place

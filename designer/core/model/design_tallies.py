@@ -7,8 +7,8 @@ checker (check_incremental.py) tells it of each element an edit changed (`server
 `link_edited`, `switch_edited`), and it redoes only what that edit can change: one server's GPUs up;
 the unusable servers only after an edit of what they follow from (a state), from the cables and
 NICs read before (network_reach.ServerReach) and that one state. Every other edit that can
-change these figures (adds, removes, a server's GPU or NIC counts, a link's ends or kind) gets a
-full check, which makes new tallies.
+change these figures gets new tallies: a cable added, removed or re-pointed (from the ends the live
+check keeps), anything else (a server's GPU or NIC counts, a server added) a full check.
 """
 from __future__ import annotations
 

@@ -156,3 +156,29 @@ def _port_codes(port: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     place = np.power(10, np.clip(length[:, None] - 1 - column, 0, MAX_PORT_DIGITS), dtype=np.int64)
     number = np.where(in_number & is_digit, (c.astype(np.int64) - ord("0")) * place, 0).sum(axis=1)
     return np.where(plain, code, -1).astype(np.int8), np.where(plain, number, -1).astype(np.int32)
+
+
+def parse_endpoint(endpoint: str, kind: int, index: int) -> Endpoints:
+    """One endpoint as `_parse` reads it, its device found by the caller (`kind`: 1 a server, 2 a
+    switch, 0 none; `index` among those): no table of every device's name is made for it."""
+    device = endpoint.partition(":")[0]
+    parsed = _parse([endpoint], [device] if kind == 1 else [], [device] if kind == 2 else [])
+    return dataclasses.replace(parsed, kind=np.array([kind], np.int8),
+                               index=np.array([index if kind else -1], np.int32),
+                               nic=parsed.nic if kind == 1 else np.array([-1], np.int32))
+
+
+def ends_inserted(ends: Endpoints, position: int, one: Endpoints) -> Endpoints:
+    """`ends` with the endpoint `one` put at `position` (a link added there)."""
+    return Endpoints(*(np.insert(getattr(ends, f.name), position, getattr(one, f.name)[0])
+                       for f in dataclasses.fields(Endpoints)))
+
+
+def ends_removed(ends: Endpoints, position: int) -> Endpoints:
+    """`ends` without the endpoint at `position` (a link removed there)."""
+    return Endpoints(*(np.delete(getattr(ends, f.name), position) for f in dataclasses.fields(Endpoints)))
+
+
+def ends_replaced(ends: Endpoints, position: int, one: Endpoints) -> Endpoints:
+    """`ends` with the endpoint at `position` replaced by `one` (a link re-pointed)."""
+    return ends_inserted(ends_removed(ends, position), position, one)

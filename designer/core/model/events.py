@@ -18,6 +18,9 @@ class Change:
     field: str | None = None
     old: Any = None
     new: Any = None
+    # where an added element now is, or where a removed one was, in its list (a listener that keeps
+    # something per position follows the list's order without searching it)
+    position: int | None = None
 
 
 Listener = Callable[[list[Change]], None]

@@ -90,6 +90,16 @@ class NonFiniteNumbers:
         else:
             self._found.pop((name, position), None)
 
+    def inserted(self, name: str, position: int) -> None:
+        """An element was put at `position` of collection `name`: the ones from there on move up one
+        (the new one is read by `redo`)."""
+        self._found = {(n, i + (n == name and i >= position)): bad for (n, i), bad in self._found.items()}
+
+    def removed(self, name: str, position: int) -> None:
+        """The element at `position` of collection `name` was removed: the ones after it move down one."""
+        self._found = {(n, i - (n == name and i > position)): bad for (n, i), bad in self._found.items()
+                       if (n, i) != (name, position)}
+
     def problems(self, doc, limit: int = 50) -> list[Problem]:
         """Up to `limit` problems: the elements' by collection, field, element and place, then the
         nested sections'."""

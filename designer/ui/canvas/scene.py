@@ -319,18 +319,20 @@ class CanvasScene(QGraphicsScene):
             self.detail.changed()  # names, sizes or items changed: their zoom thresholds too
             if self.box_layer is not None:
                 self.box_layer.devices_changed()
-        if effects.rebuild_links:
-            self.cables.rebuild()
+        rebuild = effects.rebuild_links
+        for key in () if rebuild else effects.links_touched:
+            rebuild = not self.cables.refresh_in_place(key) or rebuild
+        boxes = None
+        if rebuild:  # once for the edit, however many bundles came or went
+            boxes = self.cables.rebuild()
         else:
-            for key in effects.links_touched:
-                self.cables.refresh(key)
             for key in effects.values_touched - effects.links_touched:
                 self.cables.refresh_values(key)
         if effects.rebuild_links or effects.links_touched or effects.items or effects.other:
             self._layout_rect = None
             self._update_scene_rect()  # (a cable's new speed moves nothing: the measure before stands)
         if not self.detail.single_cables and self.cables.aggregates_stale:
-            self.cables.rebuild_aggregates()
+            self.cables.rebuild_aggregates(boxes)  # (the scene's rect above moves no device)
 
     # ---- rack fills, following moves --------------------------------------------------
     def drawBackground(self, painter, rect) -> None:  # exports and the overview (the view draws its own grid)

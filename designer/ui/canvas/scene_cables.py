@@ -67,16 +67,19 @@ class SceneCables:
         self.positions = (self.version, len(scene.doc.links), lp.members, lp.starts)
         self.aggregates_stale = True
 
-    def rebuild(self) -> None:
-        """Every bundle anew, planned from the device items."""
+    def rebuild(self) -> DeviceBoxes:
+        """Every bundle anew, planned from the device items; returns their boxes (the aggregates of the
+        same edit are planned from them: reading 17k items' boxes again cost 0.2 s at 131k GPUs)."""
         scene = self._scene
-        lp = plan_bundles(scene.doc.links, self.device_boxes())
+        boxes = self.device_boxes()
+        lp = plan_bundles(scene.doc.links, boxes)
         self.use_plan(lp)
         for device_id, item in scene.devices.items():  # each device's ports with a cable (drawn filled)
             ports = lp.used_ports.get(device_id, frozenset())
             if ports != item.ports.used:
                 item.ports.used = ports
                 item.ports.update()
+        return boxes
 
     @staticmethod
     def _make_bundle_data(key, links) -> Bundle:
@@ -129,20 +132,32 @@ class SceneCables:
 
     def refresh(self, key) -> None:
         """A bundle gained or lost cables."""
+        if not self.refresh_in_place(key):
+            self.rebuild()
+
+    def refresh_in_place(self, key) -> bool:
+        """A bundle gained or lost cables: updated in its row when it keeps one; False when every bundle
+        must be planned anew (a bundle that comes or goes: a cable added where no bundle was, a
+        bundle's last cable removed), which is left to the caller, once for the whole edit. Such a
+        bundle is not first looked for among every cable (0.7 s at 131k GPUs)."""
         scene = self._scene
         layer = scene.link_layer
-        links = [l for l in scene.doc.links if self.bundle_key(l) == key]
         row = layer.index.get(key)
+        old = self.bundles.get(key)
+        doc = scene.doc
         self.version += 1
-        if links and row is not None:  # the same bundle, other cables: update in place
-            bundle = self._make_bundle_data(key, links)
-            self.bundles[key] = bundle
-            layer.bundles[row] = bundle
-            layer.lines.gbps[row] = bundle.total_gbps
-            layer.update()
-        else:
-            self.rebuild()
         self.aggregates_stale = True
+        if row is None or old is None or all(doc.find("links", i) is None for i in old.link_ids):
+            return False
+        links = [l for l in doc.links if self.bundle_key(l) == key]
+        if not links:
+            return False
+        bundle = self._make_bundle_data(key, links)  # the same bundle, other cables: updated in place
+        self.bundles[key] = bundle
+        layer.bundles[row] = bundle
+        layer.lines.gbps[row] = bundle.total_gbps
+        layer.update()
+        return True
 
     def refresh_values(self, key) -> None:
         """A bundle's cables changed values, not membership: its own links only (not a scan of all),
@@ -187,11 +202,12 @@ class SceneCables:
         layer.aggregate_tips[row] = f"racks {pair[0]} - {pair[1]}: {total / 1000:g} Tb/s (zoom in for the cables)"
         layer.update()
 
-    def rebuild_aggregates(self) -> None:
-        """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables."""
+    def rebuild_aggregates(self, boxes: DeviceBoxes | None = None) -> None:
+        """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables. `boxes`:
+        the device items' boxes, when the caller has them (nothing moved since)."""
         scene = self._scene
         rects = [item.mapRectToScene(item.rect()) for item in scene.racks.values()]
-        self.set_aggregates(plan_aggregates(scene.link_layer.bundles, self.device_boxes(),
+        self.set_aggregates(plan_aggregates(scene.link_layer.bundles, boxes or self.device_boxes(),
                                             [(r.x(), r.y(), r.width(), r.height()) for r in rects]))
 
     def set_aggregates(self, plan) -> None:

@@ -1,0 +1,107 @@
+"""The links' part of the check (link_rules.py) redone after cables were added, removed, renamed or
+re-pointed, for the devices those cables end at and nothing else.
+
+A link's end problems follow from the links at that end's device (which port each takes, in the
+order of the links); a link's kind problems from the link and its two devices; a device's problems
+(more cables than ports, NICs left free) from the links at it. So after an edit of some cables, the
+rules give new answers only at the devices at their ends (before and after the edit). The rules are
+run, as they are, on a small design made of those devices, every link that ends at one of them and
+the devices at those links' other ends; their answers at the edited devices replace the kept ones,
+and every other kept answer stands (its place in the list moved with the links added or removed).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..problems import Problem
+from .link_rules import link_problems
+
+SERVER, SWITCH = 1, 2  # an end's device kind, as endpoints.Endpoints numbers them
+
+
+def at_index(problem: Problem, collection: str, index: int) -> Problem:
+    """`problem` with its path's place in `collection` set to `index` ("spec.links[7].a")."""
+    head = f"spec.{collection}["
+    old, _, rest = problem.path[len(head):].partition("]")
+    if not problem.path.startswith(head) or old == str(index):
+        return problem
+    return dataclasses.replace(problem, path=f"{head}{index}]{rest}")
+
+
+def _device_of_path(path: str) -> tuple[int, int]:
+    """(kind, index) of the device a device problem names ("spec.switches[3]")."""
+    kind = SWITCH if path.startswith("spec.switches[") else SERVER
+    return kind, int(path.split("[", 1)[1].split("]", 1)[0])
+
+
+def links_at(ends, devices: set[tuple[int, int]]) -> np.ndarray:
+    """Positions of the links with an end at one of `devices` ((kind, index) pairs), in order."""
+    a, b = ends
+    mask = np.zeros(len(a.kind), bool)
+    for side in (a, b):
+        for kind in (SERVER, SWITCH):
+            chosen = [i for k, i in devices if k == kind]
+            if chosen:
+                mask |= (side.kind == kind) & np.isin(side.index, chosen)
+    return np.flatnonzero(mask)
+
+
+def redo_links_at(doc, parts, devices: set[tuple[int, int]]) -> bool:
+    """Redo `parts`' link problems (check.CheckParts: per_link, kinds, tail) at `devices`, whose
+    links changed; `parts.ends` is the links' ends now. False (nothing changed) when only the full
+    check will do: a link there that ends at no device (its did-you-mean reads every name)."""
+    from .document import ClusterSpec, Document
+
+    a, b = parts.ends
+    positions = links_at(parts.ends, devices).tolist()
+    if any(a.kind[i] == 0 or b.kind[i] == 0 for i in positions):
+        return False
+    ends_at = [(int(e.kind[i]), int(e.index[i])) for i in positions for e in (a, b)]
+    nodes = sorted({i for k, i in ends_at if k == SERVER} | {i for k, i in devices if k == SERVER})
+    switches = sorted({i for k, i in ends_at if k == SWITCH} | {i for k, i in devices if k == SWITCH})
+    small = Document(ClusterSpec(nodes=[doc.nodes[i] for i in nodes], switches=[doc.switches[j] for j in switches],
+                                 links=[doc.links[i] for i in positions]))
+    per_link, kinds, tail = link_problems(small)
+    for k, real in enumerate(positions):
+        mine = {"ab".index(p.path[-1]): p for p in parts.per_link.get(real, [])}
+        at = [(int(a.kind[real]), int(a.index[real])) in devices, (int(b.kind[real]), int(b.index[real])) in devices]
+        for side in (0, 1):
+            if at[side]:
+                mine.pop(side, None)
+        for p in per_link.get(k, []):
+            side = "ab".index(p.path[-1])
+            if at[side]:
+                mine[side] = at_index(p, "links", real)
+        _put(parts.per_link, real, [mine[side] for side in sorted(mine)])
+        _put(parts.kinds, real, [at_index(p, "links", real) for p in kinds.get(k, [])])
+    real_of = {SERVER: nodes, SWITCH: switches}
+    kept = [p for p in parts.tail if _device_of_path(p.path) not in devices]
+    for p in tail:
+        kind, k = _device_of_path(p.path)
+        if (kind, real_of[kind][k]) in devices:
+            kept.append(at_index(p, "switches" if kind == SWITCH else "nodes", real_of[kind][k]))
+    kept.sort(key=lambda p: (0, _device_of_path(p.path)[1]) if p.path.startswith("spec.switches[")
+              else (1, _device_of_path(p.path)[1]))
+    parts.tail = kept
+    return True
+
+
+def _put(table: dict[int, list[Problem]], position: int, problems: list[Problem]) -> None:
+    if problems:
+        table[position] = problems
+    else:
+        table.pop(position, None)
+
+
+def moved_links(table: dict[int, list[Problem]], position: int, step: int) -> dict[int, list[Problem]]:
+    """`table` (link position -> its problems) after a link was put at `position` (step 1) or the one
+    there removed (step -1): the entries after it move, and their paths say their new places."""
+    out = {}
+    for i, problems in table.items():
+        if step < 0 and i == position:
+            continue
+        j = i + step if (i >= position if step > 0 else i > position) else i
+        out[j] = problems if j == i else [at_index(p, "links", j) for p in problems]
+    return out
