@@ -246,6 +246,22 @@ def test_endpoints_name_devices_and_nics_as_before():
     assert ends.has_port.tolist() == [True, True, True, False, True, True, True]
 
 
+def test_endpoints_split_at_their_first_colon_whatever_their_characters():
+    """The parse reads all the texts joined into one: a text with a line break of its own, several
+    ':'s, none, no characters at all or characters past ASCII still splits as str.partition(":")."""
+    nodes, switches = ["n0", "n\n1", "né", ""], ["s:0", "s0"]
+    ends = ["n0:nic1", "n\n1:nic2", "n\n1", "né:nic3", ":nic4", "", "s0:p1:p2", "s0:", "s:0:p5", "n0:nic\n5"]
+    parsed = _parse(ends, nodes, switches)
+    ids = {name: i for i, name in reversed(list(enumerate(nodes + switches)))}
+    for end, kind, index, nic, has_port in zip(ends, parsed.kind.tolist(), parsed.index.tolist(),
+                                               parsed.nic.tolist(), parsed.has_port.tolist()):
+        device, sep, port = end.partition(":")
+        which = ids.get(device, -1)
+        assert (kind, has_port) == (0 if which < 0 else 1 if which < len(nodes) else 2, sep == ":"), end
+        assert index == (which if kind == 1 else which - len(nodes) if kind == 2 else -1), end
+        assert nic == (int(port[3:]) if kind == 1 and port[3:].isdigit() and port.startswith("nic") else -1), end
+
+
 def test_a_nic_number_past_32_bits_is_no_nic_of_the_server_and_no_crash():
     """The parse keeps 32-bit integers: a NIC written with 30 digits is past every server's NICs (no
     overflow), and the check names the link."""
