@@ -262,6 +262,16 @@ def test_endpoints_split_at_their_first_colon_whatever_their_characters():
         assert nic == (int(port[3:]) if kind == 1 and port[3:].isdigit() and port.startswith("nic") else -1), end
 
 
+@pytest.mark.parametrize("names", [["p1", "nic0", "p1", "", "pcie12", "nic0", "p10"],  # short ASCII: keyed
+                                   ["p1", "nic\u0663", "p1", "nic\u0663"],  # past ASCII: as strings
+                                   ["p1234567890", "p1", "p1234567890"]])  # past 9 characters
+def test_distinct_port_names_are_each_name_once(names):
+    from designer.core.model.endpoints import _distinct
+
+    distinct, position = _distinct(np.array(names))
+    assert sorted(distinct.tolist()) == sorted(set(names)) and distinct[position].tolist() == names
+
+
 def test_a_nic_number_past_32_bits_is_no_nic_of_the_server_and_no_crash():
     """The parse keeps 32-bit integers: a NIC written with 30 digits is past every server's NICs (no
     overflow), and the check names the link."""

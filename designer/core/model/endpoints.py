@@ -120,6 +120,19 @@ def _texts(codes: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarr
     return table.view(f"<U{width}").reshape(len(start))
 
 
+def _distinct(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct texts, the place of each text among them). Texts of at most 9 ASCII characters
+    (port names as written) are told apart by one integer each, 7 bits a character: sorting those
+    took 0.6 ms per 32k ends, sorting the strings 1.5 ms."""
+    width = texts.dtype.itemsize // 4
+    table = texts.view(np.uint32).reshape(len(texts), width)
+    if width > 9 or (table >= 128).any():
+        return np.unique(texts, return_inverse=True)
+    key = table.astype(np.int64) @ (np.int64(128) ** np.arange(width - 1, -1, -1))
+    _, first, position = np.unique(key, return_index=True, return_inverse=True)
+    return texts[first], position
+
+
 def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], names=None) -> Endpoints:
     n = len(endpoints)
     if n == 0:
@@ -145,7 +158,7 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], nam
     # on the distinct port names (a few hundred even at 131k GPUs), then spread: the table of every
     # endpoint's characters took 0.12 s at 131k GPUs
     port = _texts(codes, colon + 1, np.where(has_port, end - colon - 1, 0))
-    distinct, position = np.unique(port, return_inverse=True)
+    distinct, position = _distinct(port)
     port_code, port_number = _port_codes(distinct)
     port_code, port_number = port_code[position], port_number[position]
     nic = np.where((kind == 1) & (port_code == PORT_NIC), port_number, -1)
