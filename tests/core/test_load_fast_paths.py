@@ -272,6 +272,15 @@ def test_distinct_port_names_are_each_name_once(names):
     assert sorted(distinct.tolist()) == sorted(set(names)) and distinct[position].tolist() == names
 
 
+def test_ids_of_any_length_are_found():
+    """Ids of up to 9 ASCII characters are searched as integers, others as strings: both find the same."""
+    ends = ["n0:nic1", "leaf12345:p1", "leaf123456789:p2", "leaf1234:p3", ":p4"]
+    short = _parse(ends, ["n0"], ["leaf12345", "leaf1234"])
+    assert short.kind.tolist() == [1, 2, 0, 2, 0] and short.index.tolist() == [0, 0, -1, 1, -1]
+    long = _parse(ends, ["n0"], ["leaf12345", "leaf123456789", "leaf1234"])
+    assert long.kind.tolist() == [1, 2, 2, 2, 0] and long.index.tolist() == [0, 0, 1, 2, -1]
+
+
 def test_a_nic_number_past_32_bits_is_no_nic_of_the_server_and_no_crash():
     """The parse keeps 32-bit integers: a NIC written with 30 digits is past every server's NICs (no
     overflow), and the check names the link."""
