@@ -259,7 +259,8 @@ def test_endpoints_split_at_their_first_colon_whatever_their_characters():
         which = ids.get(device, -1)
         assert (kind, has_port) == (0 if which < 0 else 1 if which < len(nodes) else 2, sep == ":"), end
         assert index == (which if kind == 1 else which - len(nodes) if kind == 2 else -1), end
-        assert nic == (int(port[3:]) if kind == 1 and port[3:].isdigit() and port.startswith("nic") else -1), end
+        numbered_nic = kind == 1 and port.startswith("nic") and port[3:].isdigit()
+        assert nic == (int(port[3:]) if numbered_nic else -1), end
 
 
 @pytest.mark.parametrize("names", [["p1", "nic0", "p1", "", "pcie12", "nic0", "p10"],  # short ASCII: keyed
