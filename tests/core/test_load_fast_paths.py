@@ -246,6 +246,42 @@ def test_endpoints_name_devices_and_nics_as_before():
     assert ends.has_port.tolist() == [True, True, True, False, True, True, True]
 
 
+def test_endpoints_split_at_their_first_colon_whatever_their_characters():
+    """The parse reads all the texts joined into one: a text with a line break of its own, several
+    ':'s, none, no characters at all or characters past ASCII still splits as str.partition(":")."""
+    nodes, switches = ["n0", "n\n1", "né", ""], ["s:0", "s0"]
+    ends = ["n0:nic1", "n\n1:nic2", "n\n1", "né:nic3", ":nic4", "", "s0:p1:p2", "s0:", "s:0:p5", "n0:nic\n5"]
+    parsed = _parse(ends, nodes, switches)
+    ids = {name: i for i, name in reversed(list(enumerate(nodes + switches)))}
+    for end, kind, index, nic, has_port in zip(ends, parsed.kind.tolist(), parsed.index.tolist(),
+                                               parsed.nic.tolist(), parsed.has_port.tolist()):
+        device, sep, port = end.partition(":")
+        which = ids.get(device, -1)
+        assert (kind, has_port) == (0 if which < 0 else 1 if which < len(nodes) else 2, sep == ":"), end
+        assert index == (which if kind == 1 else which - len(nodes) if kind == 2 else -1), end
+        numbered_nic = kind == 1 and port.startswith("nic") and port[3:].isdigit()
+        assert nic == (int(port[3:]) if numbered_nic else -1), end
+
+
+@pytest.mark.parametrize("names", [["p1", "nic0", "p1", "", "pcie12", "nic0", "p10"],  # short ASCII: keyed
+                                   ["p1", "nic\u0663", "p1", "nic\u0663"],  # past ASCII: as strings
+                                   ["p1234567890", "p1", "p1234567890"]])  # past 9 characters
+def test_distinct_port_names_are_each_name_once(names):
+    from designer.core.model.endpoints import _distinct
+
+    distinct, position = _distinct(np.array(names))
+    assert sorted(distinct.tolist()) == sorted(set(names)) and distinct[position].tolist() == names
+
+
+def test_ids_of_any_length_are_found():
+    """Ids of up to 9 ASCII characters are searched as integers, others as strings: both find the same."""
+    ends = ["n0:nic1", "leaf12345:p1", "leaf123456789:p2", "leaf1234:p3", ":p4"]
+    short = _parse(ends, ["n0"], ["leaf12345", "leaf1234"])
+    assert short.kind.tolist() == [1, 2, 0, 2, 0] and short.index.tolist() == [0, 0, -1, 1, -1]
+    long = _parse(ends, ["n0"], ["leaf12345", "leaf123456789", "leaf1234"])
+    assert long.kind.tolist() == [1, 2, 2, 2, 0] and long.index.tolist() == [0, 0, 1, 2, -1]
+
+
 def test_a_nic_number_past_32_bits_is_no_nic_of_the_server_and_no_crash():
     """The parse keeps 32-bit integers: a NIC written with 30 digits is past every server's NICs (no
     overflow), and the check names the link."""
