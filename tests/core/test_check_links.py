@@ -38,10 +38,10 @@ BROKEN = {
     "port past the last": (('b: "leaf0:p3"', 'b: "leaf0:p9"'),
                            [("spec.links[3].b", "1 cable(s) from port p9 go past the last port of leaf0 (p7)")]),
     "not a port": (('a: "n0:nic1"', 'a: "n0:nik1"'),
-                   [("spec.links[1].a", "port 'nik1' of n0 is not a infiniband port"),
+                   [("spec.links[1].a", "port 'nik1' of n0 is not an infiniband port"),
                     ("spec.nodes[0]", "1 NIC(s) of n0 not connected (nic1)")]),
     "leading zero": (('a: "n0:nic1"', 'a: "n0:nic01"'),
-                     [("spec.links[1].a", "port 'nic01' of n0 is not a infiniband port"),
+                     [("spec.links[1].a", "port 'nic01' of n0 is not an infiniband port"),
                       ("spec.nodes[0]", "1 NIC(s) of n0 not connected (nic1)")]),
     "dangling": (('a: "n1:nic0"', 'a: "n9:nic0"'),
                  [("spec.links[2].a", "link l2 ends at 'n9', which does not exist (dangling)"),
@@ -111,5 +111,5 @@ def test_a_port_with_a_digit_that_is_no_number_is_named_not_a_crash(tmp_path, ca
     path.write_text(edit(SMALL, 'a: "n0:nic1"', 'a: "n0:nic\u00b2"'), encoding="utf-8")
     assert main(["validate", str(path)]) != 0
     out = capsys.readouterr()
-    assert "spec.links[1].a" in out.out + out.err and "is not a infiniband port" in out.out + out.err
+    assert "spec.links[1].a" in out.out + out.err and "is not an infiniband port" in out.out + out.err
     assert "Traceback" not in out.out + out.err

@@ -277,7 +277,7 @@ class _Say:
 
     def not_a_port(self, link, side: str, s: _Side, i: int, where: str) -> Problem:
         port, prefix, n_ports = split_endpoint(getattr(link, side))[1], PORT_PREFIXES[s.prefix[i]], int(s.limit[i])
-        return _p(f"port {port!r} of {self.devices.items[s.dev[i]].id} is not a {link.kind} port", f"{where}.{side}",
+        return _p(f"port {port!r} of {self.devices.items[s.dev[i]].id} is not {_article(link.kind)} {link.kind} port", f"{where}.{side}",
                   link.id, f"use {prefix}0..{prefix}{n_ports - 1}")
 
     def past_the_last_port(self, link, side: str, s: _Side, i: int, where: str) -> Problem:
@@ -470,3 +470,8 @@ def _meant_by_id(ids: list[str], n_nodes: int) -> dict[str, int]:
     meant = {x: n_nodes + j for j, x in enumerate(ids[n_nodes:])}
     meant.update((x, i) for i, x in enumerate(ids[:n_nodes]))
     return meant
+
+
+def _article(word: str) -> str:
+    """"an" before a vowel (an ethernet port, an infiniband port), else "a"."""
+    return "an" if word[:1] in tuple("aeiou") else "a"
