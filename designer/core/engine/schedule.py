@@ -210,26 +210,32 @@ def _structure_of(key: tuple):
     orders = _orders_of(key)
     # The rule above on the ops of all stages at once, stage after stage (a loop over stages
     # and a plain loop over ops were most of a cold evaluation)
+    inputs = None
     if isinstance(orders, _StageOrders):  # the arrays it makes its tuples from
         sizes = [orders.per_stage] * p
         kind, i, c = orders.arrays
         ticks = orders.ticks
+        if orders.grid is not None:
+            inputs = _grid_inputs(orders.grid, p, v)
     else:  # zero-bubble orders: lists of tuples
         sizes = [len(o) for o in orders]
         ticks = None
         ops = np.fromiter(chain.from_iterable(chain.from_iterable(orders)), np.int64, 3 * sum(sizes)).reshape(-1, 3)
         kind, i, c = ops[:, 0], ops[:, 1], ops[:, 2]
     s = np.repeat(np.arange(p), sizes)
+    code = kind * v + c
+    codes = _StageLists(code, sizes)
+    backward_at = _BackwardPositions(kind, s, c, sizes, p, v)
+    if inputs is not None:
+        dep_at, crosses = inputs
+        return sizes, codes, backward_at, _flat_plan(p, v, sizes, dep_at, crosses, code, s, ticks)
     f_dep = np.where(s > 0, _oid(F, s - 1, i, c, p, m, v),
                      np.where(c > 0, _oid(F, p - 1, i, c - 1, p, m, v), -1))
     b_dep = np.where(s < p - 1, _oid(B, s + 1, i, c, p, m, v),
                      np.where(c < v - 1, _oid(B, 0, i, c + 1, p, m, v), _oid(F, s, i, c, p, m, v)))
     dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
     crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
-    code = kind * v + c
-    codes = _StageLists(code, sizes)
-    backward_at = _BackwardPositions(kind, s, c, sizes, p, v)
-    flat = _flat_plan(p, v, sizes, dep, crosses, _oid(kind, s, i, c, p, m, v), code, s, ticks)
+    flat = _flat_plan(p, v, sizes, _positions_of(dep, _oid(kind, s, i, c, p, m, v)), crosses, code, s, ticks)
     return sizes, codes, backward_at, flat
 
 
@@ -321,15 +327,28 @@ class _StageArrays:
         return self._made[s]
 
 
-def _flat_plan(p, v, sizes, dep_ids, crosses, own_ids, codes, stage_of, ticks=None):
+def _positions_of(dep_ids: np.ndarray, own_ids: np.ndarray) -> np.ndarray:
+    """Per op (stage after stage), the position of the op it waits for (-1: none), from op ids, by
+    an array from op id to position (a dict of 4,608 ids cost a cold evaluation 1 ms)."""
+    n = len(own_ids)
+    position_of = np.full(max(int(own_ids.max()) if n else 0, int(dep_ids.max()) if n else 0) + 1, -1, np.int64)
+    position_of[own_ids] = np.arange(n)
+    has_input = dep_ids >= 0
+    dep_at = np.where(has_input, position_of[np.where(has_input, dep_ids, 0)], -1)
+    if (dep_at[has_input] < 0).any():  # pragma: no cover - a schedule bug: an op waits for one no stage runs
+        raise RuntimeError("pipeline schedule waits for an op it does not run")
+    return dep_at
+
+
+def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     """The ops of all stages in one list, in an order where every op comes after the op it
     waits for and after the previous op of its stage: `simulate`'s hot loop then runs straight
     through, with no waiting list. An op's end is a max of sums fixed by the op order per stage,
     so any such order gives the same floats.
 
-    Takes, per op of all stages (stage after stage): the id of the op it waits for (-1: none),
-    whether that crosses a stage boundary, its own id, its kind * v + chunk, its stage and its
-    tick (_ticks; None: the ops are visited one by one).
+    Takes, per op of all stages (stage after stage): the position of the op it waits for (-1:
+    none), whether that crosses a stage boundary, its kind * v + chunk, its stage and its tick
+    (_ticks; None: the ops are visited one by one).
 
     Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
     start offsets, one per op (slot p + g), and a last one that holds -inf (what an op with no
@@ -343,15 +362,9 @@ def _flat_plan(p, v, sizes, dep_ids, crosses, own_ids, codes, stage_of, ticks=No
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
     n = sum(sizes)
-    # per global position g: the position of the op it waits for (-1: none), by an array from op id
-    # to position (a dict of 4,608 ids cost a cold evaluation 1 ms); its previous end's slot (its
-    # stage's start offset for a first op) and its input's end slot do not depend on the visit order
-    position_of = np.full(max(int(own_ids.max()) if n else 0, int(dep_ids.max()) if n else 0) + 1, -1, np.int64)
-    position_of[own_ids] = np.arange(n)
-    has_input = dep_ids >= 0
-    dep_at = np.where(has_input, position_of[np.where(has_input, dep_ids, 0)], -1)
-    if (dep_at[has_input] < 0).any():  # pragma: no cover - a schedule bug: an op waits for one no stage runs
-        raise RuntimeError("pipeline schedule waits for an op it does not run")
+    # per global position g: its previous end's slot (its stage's start offset for a first op) and its
+    # input's end slot do not depend on the visit order
+    has_input = dep_at >= 0
     first = np.zeros(n, bool)
     first[[o for o, size in zip(offsets, sizes) if size]] = True
     prev_slot = np.where(first, stage_of, p + np.arange(n) - 1)
@@ -429,9 +442,11 @@ class _StageOrders(Sequence):
     arrays of all stages when a stage is first read: an evaluation reads them only for its
     timeline, and tuples for every op cost a new plan 0.3 ms (much of it in garbage collections)."""
 
-    def __init__(self, kind: np.ndarray, micro: np.ndarray, chunk: np.ndarray, ticks: np.ndarray, p: int):
+    def __init__(self, kind: np.ndarray, micro: np.ndarray, chunk: np.ndarray, ticks: np.ndarray,
+                 grid: _Grid | None, p: int):
         self.arrays = (kind, micro, chunk)  # all stages, stage after stage: `_structure` reads these
         self.ticks = ticks  # and these (_ticks)
+        self.grid = grid  # and this (_grid_inputs; None: the inputs are found by op id)
         self.per_stage = len(kind) // p if p else 0
         self._stages: list[list[tuple[int, int, int]] | None] = [None] * p
 
@@ -452,10 +467,11 @@ class _StageOrders(Sequence):
         return isinstance(other, Sequence) and list(self) == list(other)
 
 
-def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
     """op_order of every stage at once, stage after stage, as (kind, micro-batch, chunk) arrays:
     each stage runs 2 * (micro-batches * chunks) ops, so one (p, ops) grid holds them all. The
-    fourth array is each op's tick (see _ticks)."""
+    fourth array is each op's tick (see _ticks), the fifth the _Grid the closed form of each
+    op's input is worked out from (_grid_inputs)."""
     interleaved = schedule == "interleaved" and v > 1
     total = m * v if interleaved else m
     s = np.arange(p)[:, None]
@@ -473,7 +489,51 @@ def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple[np.ndarray, np.nd
     kind = np.where(k < warmup, F, np.where(in_steady, odd, B))
     index = np.where(k < warmup, k, np.where(in_steady, np.where(odd == 1, turn, warmup + turn), k - total))
     micro, chunk = _micro_and_chunk(kind, index, p, v, interleaved)
-    return kind.ravel(), micro.ravel(), chunk.ravel(), _ticks(p, total, interleaved, s, warmup, kind, index).ravel()
+    # the closed form needs whole groups of p micro-batches (what the interleaved schedule requires)
+    grid = _Grid(kind, index, chunk, warmup[:, 0], total) if not interleaved or m % p == 0 else None
+    return (kind.ravel(), micro.ravel(), chunk.ravel(), _ticks(p, total, interleaved, s, warmup, kind, index).ravel(),
+            grid)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The ops of 1F1B, interleaved 1F1B or GPipe as a (stage, position) grid: each op's kind, its
+    index among its stage's forwards (or backwards), its chunk, and per stage its warm-up forwards.
+    The k-th forward of a stage runs at position k during the warm-up and at 2 k - w after it;
+    the k-th backward at 2 k + w + 1 in the steady state and at k + total in the cool-down."""
+    kind: np.ndarray  # (p, 2 total)
+    index: np.ndarray
+    chunk: np.ndarray
+    warmup: np.ndarray  # (p,)
+    total: int  # forwards (and backwards) per stage
+
+
+def _grid_inputs(grid: _Grid, p: int, v: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """_structure_of's rule in closed form: per op, stage after stage, the position of the op it
+    waits for (-1: none) and whether that is on another stage. The micro-batch and chunk of the
+    k-th forward (backward) are the same on every stage, so an input is found by its index:
+    a forward waits for the same forward of the stage before (stage 0, chunk c > 0: the last
+    stage's forward p indices earlier, chunk c - 1); a backward for the same backward of the stage
+    after (the last stage, chunk c < v - 1: stage 0's backward p indices earlier, chunk c + 1;
+    chunk v - 1: its own micro-batch's forward of chunk v - 1, (v - 1) p indices later). None when
+    an input falls outside the grid (the generic path then says so)."""
+    kind, index, chunk, total = grid.kind, grid.index, grid.chunk, grid.total
+    s = np.arange(p)[:, None]
+    forward = kind == F
+    first, last = s == 0, s == p - 1
+    to_forward = forward | (last & (chunk == v - 1))  # the op waited for is a forward
+    dep_stage = np.where(forward, np.where(first, p - 1, s - 1), np.where(last, np.where(chunk < v - 1, 0, p - 1), s + 1))
+    dep_index = np.where(forward, np.where(first, index - p, index),
+                         np.where(last, np.where(chunk < v - 1, index - p, index + (v - 1) * p), index))
+    has_input = ~(forward & first & (chunk == 0))
+    w = grid.warmup[dep_stage]
+    position = np.where(to_forward, np.where(dep_index < w, dep_index, 2 * dep_index - w),
+                        np.where(dep_index < total - w, 2 * dep_index + w + 1, dep_index + total))
+    known = dep_index[has_input]
+    if known.size and (known.min() < 0 or known.max() >= total):
+        return None
+    dep_at = np.where(has_input, dep_stage * (2 * total) + position, -1)
+    return dep_at.ravel(), (has_input & (dep_stage != s)).ravel()
 
 
 def _ticks(p, total, interleaved, s, warmup, kind, index):
