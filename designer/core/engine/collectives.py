@@ -321,6 +321,9 @@ class CollectiveModel:
         sh = self.shape
         n = sh.members.shape[1]
         worst = None
+        # classes of alike groups that differ only in their tier (the DP groups under one leaf, one pod,
+        # across pods) share each candidate's bandwidth terms: worked out once per call
+        alike_times: dict[tuple, tuple] = {}
         for class_index, (((N, g, tier), groups), alike) in enumerate(zip(sh.classes.items(), uniform)):
             best = None
             # a class whose groups all take the same time is costed on its first group's Python floats:
@@ -331,8 +334,16 @@ class CollectiveModel:
                                                                   groups, size_bytes):
                 if best is not None and cannot_win(lat, best[7]):
                     continue
-                t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
-                                                           scale_in, net_in, size_bytes, bus_bytes)
+                if alike is not None:
+                    shared = (algorithm_name, protocol, N, alike)
+                    terms = alike_times.get(shared)
+                    if terms is None:
+                        terms = alike_times[shared] = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
+                                                                           scale_in, net_in, size_bytes, bus_bytes)
+                    t_scale, t_net, believed = terms
+                else:
+                    t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
+                                                                    scale_in, net_in, size_bytes, bus_bytes)
                 if alike is not None:
                     i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
                     believed_max = believed
