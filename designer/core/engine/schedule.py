@@ -281,6 +281,14 @@ class _BackwardPositions:
         self.last = _per_stage(np.where(last >= 0, last - starts, -1).tolist(), [v] * p)
         self._args = (backward, group, starts, p, v)
         self._all: list[list[list[int]]] | None = None
+        self._last_slots: dict[int, list[int]] = {}
+
+    def last_slots(self, s: int, offset: int, op_slots: np.ndarray) -> list[int]:
+        """`last` of stage s as end slots (op_slots: per op of all stages, its end's slot; -1 for none)."""
+        hit = self._last_slots.get(s)
+        if hit is None:
+            hit = self._last_slots[s] = [int(op_slots[offset + at]) if at >= 0 else -1 for at in self.last[s]]
+        return hit
 
     @property
     def all(self) -> list[list[list[int]]]:
@@ -351,42 +359,48 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     (_ticks; None: the ops are visited one by one).
 
     Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
-    start offsets, one per op (slot p + g), and a last one that holds -inf (what an op with no
-    input waits for: -inf + transfer is never later than its stage is free). Returns (offsets,
-    duration codes into a table of 3 v entries per stage, per g the slot of its stage's previous
-    end, per g the slot of its input's end or -1 (arrays: a stage's are read as lists when its
-    timing is asked for), the _StageArrays, crossings per g (bool array), and in visit order:
-    the end slot, the slot of the previous end on its stage and the slot of the end it waits for
-    (lists: the hot loop's), the duration codes and the crossings (arrays))."""
+    start offsets, one that holds -inf (what an op with no input waits for: -inf + transfer is
+    never later than its stage is free), then one per op in visit order (the hot loop appends
+    each end). Returns (offsets, duration codes into a table of 3 v entries per stage, per g the
+    slot of its stage's previous end, per g the slot of its input's end or -1 (arrays: a stage's
+    are read as lists when its timing is asked for), the _StageArrays, crossings per g (bool
+    array), per g the slot of its own end, per stage the slot of its last end (its start
+    offset's for a stage without ops), and in visit order: the slot of the previous end on its
+    stage and the slot of the end it waits for (lists: the hot loop's), the duration codes and
+    the crossings (arrays))."""
     offsets = [0] * p
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
     n = sum(sizes)
-    # per global position g: its previous end's slot (its stage's start offset for a first op) and its
-    # input's end slot do not depend on the visit order
     has_input = dep_at >= 0
     first = np.zeros(n, bool)
     first[[o for o, size in zip(offsets, sizes) if size]] = True
-    prev_slot = np.where(first, stage_of, p + np.arange(n) - 1)
-    dep_slot = np.where(has_input, p + dep_at, p + n)
-    order = _ticked_order(ticks, dep_at, has_input, first) if ticks is not None else None
-    if order is None:
+    ranked = _ticked_order(ticks, dep_at, has_input, first) if ticks is not None else None
+    if ranked is None:
         order = np.array(_visit_order(p, sizes, offsets, dep_at.tolist()), np.int64)
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+    else:
+        order, rank = ranked
+    op_slot = p + 1 + rank
+    prev_slot = np.where(first, stage_of, np.concatenate(([0], op_slot[:-1])))
+    dep_slot = np.where(has_input, op_slot[np.where(has_input, dep_at, 0)], p)
     flat_codes = 3 * v * stage_of + codes
     dep_slots = np.where(has_input, dep_slot, -1)
-    arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p + n)
-    return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, (order + p).tolist(),
+    arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p)
+    last_slots = [int(op_slot[o + size - 1]) if size else s for s, (o, size) in enumerate(zip(offsets, sizes))]
+    return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, op_slot, last_slots,
             prev_slot[order].tolist(), dep_slot[order].tolist(), flat_codes[order], crosses[order])
 
 
 def _ticked_order(ticks, dep_at, has_input, first):
     """The ops sorted by tick, when that puts every op after the op it waits for and after the
-    previous op of its stage (checked: else None)."""
+    previous op of its stage (checked: else None), with each op's place in that order."""
     order = np.argsort(ticks, kind="stable")
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
     if (rank[dep_at[has_input]] < rank[has_input]).all() and (rank[1:] > rank[:-1])[~first[1:]].all():
-        return order
+        return order, rank
     return None
 
 
@@ -580,8 +594,8 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
     sizes, codes, backward_at, flat = _structure_of(_memo_key(schedule, p, m, v))
-    offsets, flat_codes, prevs, dep_slots, arrays, crosses, slots, prev_slots, input_slots, visit_codes, \
-        visit_crosses = flat
+    offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, input_slots, \
+        visit_codes, visit_crosses = flat
     table = []
     for s in range(p):
         st = times[s]
@@ -595,36 +609,65 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     dur = durations[flat_codes]
     visit_dur = durations[visit_codes].tolist()
     visit_trans = np.where(visit_crosses, p2p_s, 0.0).tolist()
-    n = len(dur)
-    # end slots (see _flat_plan): the stages' start offsets, one per op, then -inf (no input)
-    end = (list(start_offset) if start_offset else [0.0] * p) + [0.0] * n + [-math.inf]
+    # end slots (see _flat_plan): the stages' start offsets, -inf (no input), then each op's end as it is
+    # worked out (visit order)
+    end = (list(start_offset) if start_offset else [0.0] * p) + [-math.inf]
+    append = end.append
     # zip of flat lists, not a list of step tuples: zip reuses its tuple, so a new shape makes
     # no 4,608 tuples (they cost more to make, and in garbage collections, than they save here)
-    for slot, prev, d, t, du in zip(slots, prev_slots, input_slots, visit_trans, visit_dur):
+    for prev, d, t, du in zip(prev_slots, input_slots, visit_trans, visit_dur):
         f = end[prev]
         r = end[d] + t
-        end[slot] = (r if r > f else f) + du  # starts when both its stage and its input are ready
+        append((r if r > f else f) + du)  # starts when both its stage and its input are ready
     # With finite durations and transfers of 0 or more, each op of a stage ends no sooner than
     # the one before it: the last backward of a chunk is also its latest
     ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(x >= 0.0 and math.isfinite(x) for x in table)
                and all(map(math.isfinite, end[:p])))
-    busy, free, last_b, ends = [], [], [], []
+    busy, last_b = [], []
     for s in range(p):
         a = offsets[s]
         b = a + sizes[s]
         # a stage's busy time: its durations added one after the other, as sum() adds them
         # (np.add.accumulate is a running sum, never pairwise; 0.0 + as sum's start)
         busy.append(0.0 + float(np.add.accumulate(dur[a:b])[-1]) if b > a else 0)
-        ends_s = end[p + a:p + b]
-        free.append(ends_s[-1] if b > a else end[s])
-        ends.append(ends_s)
         if ordered:
-            last_b.append([(ends_s[at] if ends_s[at] > 0.0 else 0.0) if at >= 0 else 0.0
-                           for at in backward_at.last[s]])
+            last_b.append([(end[slot] if end[slot] > 0.0 else 0.0) if slot >= 0 else 0.0
+                           for slot in backward_at.last_slots(s, a, op_slots)])
         else:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
-            last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at.all[s]])
-    return ScheduleResult(None, free, busy, last_b, orders, ends,
+            last_b.append([max(chain((0.0,), (end[slot] for slot in op_slots[a + np.array(at, np.int64)].tolist())))
+                           if at else 0.0 for at in backward_at.all[s]])
+    return ScheduleResult(None, [end[slot] for slot in last_slots], busy, last_b, orders,
+                          _StageEnds(end, op_slots, offsets, sizes),
                           (end, crosses, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
+
+
+class _StageEnds(Sequence):
+    """Per stage, the ends of its ops in its order, read out of the simulation's ends (kept in
+    visit order) when a stage is first asked for: a plan's costing reads one stage's."""
+
+    def __init__(self, end: list[float], op_slots: np.ndarray, offsets: list[int], sizes: list[int]):
+        self._end, self._op_slots, self._offsets, self._sizes = end, op_slots, offsets, sizes
+        self._lists: list[list[float] | None] = [None] * len(sizes)
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def __getitem__(self, s):
+        if isinstance(s, slice):
+            return [self[i] for i in range(len(self))[s]]
+        s = range(len(self))[s]  # an IndexError past the last stage, as a list
+        hit = self._lists[s]
+        if hit is None:
+            a = self._offsets[s]
+            end = self._end
+            hit = self._lists[s] = [end[slot] for slot in self._op_slots[a:a + self._sizes[s]].tolist()]
+        return hit
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:
