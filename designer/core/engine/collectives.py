@@ -115,6 +115,7 @@ class CollectiveModel:
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
         self._choices: dict[tuple, list] = {}  # _candidates
+        self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> _algorithms
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -383,10 +384,14 @@ class CollectiveModel:
                bool(k.nccl_ll_max_bytes) and size > k.nccl_ll_max_bytes)
         hit = self._choices.get(key)
         if hit is None:
+            # the algorithms do not depend on the size: found once per class (SHARP looks at its leaves)
+            names = self._offered.get((primitive, algorithm, class_index))
+            if names is None:
+                names = self._offered[(primitive, algorithm, class_index)] = self._algorithms(primitive, N, groups,
+                                                                                             algorithm)
             hit = self._choices[key] = [
                 (name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
-                for name in self._algorithms(primitive, N, groups, algorithm)
-                for protocol in self._protocols(name, size)]
+                for name in names for protocol in self._protocols(name, size)]
         return hit
 
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> "LinkBytes":

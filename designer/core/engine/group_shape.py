@@ -38,15 +38,18 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     else:
         sorted_members = np.sort(members, axis=1) if n > 1 else members
     sorted_nodes = fabric.gpu_domain[sorted_members]  # scale-up islands: NVLink domains
-    changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
-    n_nodes = changes + 1
+    if n == 2:
+        n_nodes = (sorted_nodes[:, 0] != sorted_nodes[:, 1]).astype(np.int64) + 1
+    else:
+        n_nodes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) + 1 if n > 1 else np.ones(G, dtype=np.int64)
     by_node, per_node = None, 0
     if G and np.all(n_nodes == n_nodes[0]) and n % int(n_nodes[0]) == 0:
         N = int(n_nodes[0])
         g = n // N
         candidate = sorted_members.reshape(G, N, g)
-        cnodes = fabric.gpu_domain[candidate]
-        if np.all(cnodes == cnodes[:, :, :1]):
+        # one server per group, or one GPU per server: every server holds g of each group's GPUs
+        cnodes = sorted_nodes.reshape(G, N, g)
+        if N == 1 or g == 1 or np.all(cnodes == cnodes[:, :, :1]):
             by_node, per_node = candidate, g
     multi = n_nodes > 1
     if multi.any():
