@@ -256,8 +256,9 @@ class CollectiveModel:
         # bandwidth evenly over its links to the other GPUs of the server: a group that holds g
         # of them reaches only (g - 1) of those links; a switch (NVSwitch) gives any group all of it.
         first = f.gpu_node[sh.members[:, 0]]
-        mesh = kind_mask(f, "node_scale_up_kind", "nvlink")[first]
-        if np.any(mesh):
+        mesh_nodes = kind_mask(f, "node_scale_up_kind", "nvlink")
+        mesh = mesh_nodes[first] if mesh_nodes.any() else None
+        if mesh is not None and np.any(mesh):
             local = np.where(multi, g, n)
             peers = np.maximum(f.node_gpus[first] - 1, 1)
             reach = np.clip((local - 1) / peers, 1.0 / peers, 1.0)
@@ -265,9 +266,10 @@ class CollectiveModel:
         scale = intra_share / _row_min(scale_cap)
         # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
         # (into host memory and out again) without GPUDirect RDMA.
-        first_node = f.gpu_node[sh.members[:, 0]]
-        pcie = kind_mask(f, "node_scale_up_kind", "pcie")[first_node]
-        if np.any(pcie & multi):
+        first_node = first
+        pcie_nodes = kind_mask(f, "node_scale_up_kind", "pcie")
+        pcie = pcie_nodes[first_node] if sh.spans_servers and pcie_nodes.any() else None
+        if pcie is not None and np.any(pcie & multi):
             gdr = f._nic_line[1][first_node]
             nic_share = np.where(multi, 1.0 / g, 0.0)
             if pattern == "a2a":

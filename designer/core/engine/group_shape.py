@@ -23,6 +23,7 @@ class GroupShape:
     per_node: int  # g, or 0 when groups are uneven
     max_tier: np.ndarray  # (G,) 0 inside a server, 1 same leaf, 2 same pod, 3 across pods
     classes: dict[tuple, np.ndarray] = field(default_factory=dict)  # class key -> group indices
+    spans_servers: bool = False  # some group spans more than one server (NVLink domain): it uses the NICs
 
 
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
@@ -52,11 +53,12 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         if N == 1 or g == 1 or np.all(cnodes == cnodes[:, :, :1]):
             by_node, per_node = candidate, g
     multi = n_nodes > 1
-    if multi.any():
+    spans = bool(multi.any())
+    if spans:
         max_tier = np.where(~multi, 0, _network_tier(fabric, members))
     else:  # every group inside one server: no NIC, leaf or pod to look at
         max_tier = np.zeros(G, dtype=np.int64)
-    shape = GroupShape(members, by_node, n_nodes, per_node, max_tier)
+    shape = GroupShape(members, by_node, n_nodes, per_node, max_tier, spans_servers=spans)
     keys = n_nodes.astype(np.int64) * 4 + max_tier
     if G and keys.min() == keys.max():  # one class (the usual dimension of a regular layout)
         key = int(keys[0])
