@@ -22,9 +22,9 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
         cross = f.gpu_domain[a] != f.gpu_domain[b]
         a, b = a[cross], b[cross]
         gid = np.flatnonzero(cross)
-        src = np.concatenate([pxn_nic(f, a, b), pxn_nic(f, b, a)])
-        dst = np.concatenate([f.gpu_nic[b], f.gpu_nic[a]])
-        return src, dst, np.ones(src.size), np.concatenate([gid, gid])
+        senders, receivers = np.concatenate([a, b]), np.concatenate([b, a])
+        src = pxn_nic(f, senders, receivers)
+        return src, f.gpu_nic[receivers], np.ones(src.size), np.concatenate([gid, gid])
     if sh.by_node is not None:
         G, N, g = sh.by_node.shape
         here = sh.by_node.reshape(G, N * g)

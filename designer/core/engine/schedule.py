@@ -623,13 +623,16 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # the one before it: the last backward of a chunk is also its latest
     ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(x >= 0.0 and math.isfinite(x) for x in table)
                and all(map(math.isfinite, end[:p])))
-    busy, last_b = [], []
+    # a stage's busy time: its durations added one after the other, as sum() adds them
+    # (np.add.accumulate is a running sum, never pairwise, along each row too; 0.0 + as sum's start)
+    if p and sizes[0] and sizes.count(sizes[0]) == p:  # stages of as many ops: one pass over all rows
+        busy = (0.0 + np.add.accumulate(dur.reshape(p, sizes[0]), axis=1)[:, -1]).tolist()
+    else:
+        busy = [0.0 + float(np.add.accumulate(dur[a:a + size])[-1]) if size else 0
+                for a, size in zip(offsets, sizes)]
+    last_b = []
     for s in range(p):
         a = offsets[s]
-        b = a + sizes[s]
-        # a stage's busy time: its durations added one after the other, as sum() adds them
-        # (np.add.accumulate is a running sum, never pairwise; 0.0 + as sum's start)
-        busy.append(0.0 + float(np.add.accumulate(dur[a:b])[-1]) if b > a else 0)
         if ordered:
             last_b.append([(end[slot] if end[slot] > 0.0 else 0.0) if slot >= 0 else 0.0
                            for slot in backward_at.last_slots(s, a, op_slots)])
