@@ -71,9 +71,14 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
 
 def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
     """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else."""
-    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1
-    leaves = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)[fabric.gpu_nic[members]]
-    pods = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)[leaves]
+    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1 (the tables
+    # kept with the fabric: every dimension of every plan reads them)
+    leaf_of = fabric.remembered("nic_leaf_or_none", (fabric.nic_leaf,),
+                                lambda: np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1))
+    pod_of = fabric.remembered("switch_pod_or_none", (fabric.switch_pod,),
+                               lambda: np.append(fabric.switch_pod.astype(np.int64, copy=False), -1))
+    leaves = leaf_of[fabric.gpu_nic[members]]
+    pods = pod_of[leaves]
     same_leaf = _rows_alike(leaves)
     same_pod = _rows_alike(pods)
     return np.where(same_leaf, 1, np.where(same_pod, 2, 3))
