@@ -168,7 +168,8 @@ def test_ticks_that_miss_a_dependency_fall_back_to_the_visit(monkeypatch):
     monkeypatch.setattr(S, "_visit_order", counted)
     for bad in (lambda t: -t, lambda t: np.zeros_like(t)):  # against every dependency; ties the stages' own order
         arrays = S._op_arrays
-        monkeypatch.setattr(S, "_op_arrays", lambda *a, bad=bad, arrays=arrays: (*arrays(*a)[:3], bad(arrays(*a)[3])))
+        monkeypatch.setattr(S, "_op_arrays", lambda *a, bad=bad, arrays=arrays: (*arrays(*a)[:3], bad(arrays(*a)[3]),
+                                                                               *arrays(*a)[4:]))
         S._orders_of.cache_clear()
         S._structure_of.cache_clear()
         fallen = S.simulate("interleaved", 4, 8, 2, times, 0.01)

@@ -115,6 +115,7 @@ class CollectiveModel:
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
         self._choices: dict[tuple, list] = {}  # _candidates
+        self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> _algorithms
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -255,8 +256,9 @@ class CollectiveModel:
         # bandwidth evenly over its links to the other GPUs of the server: a group that holds g
         # of them reaches only (g - 1) of those links; a switch (NVSwitch) gives any group all of it.
         first = f.gpu_node[sh.members[:, 0]]
-        mesh = kind_mask(f, "node_scale_up_kind", "nvlink")[first]
-        if np.any(mesh):
+        mesh_nodes = kind_mask(f, "node_scale_up_kind", "nvlink")
+        mesh = mesh_nodes[first] if mesh_nodes.any() else None
+        if mesh is not None and np.any(mesh):
             local = np.where(multi, g, n)
             peers = np.maximum(f.node_gpus[first] - 1, 1)
             reach = np.clip((local - 1) / peers, 1.0 / peers, 1.0)
@@ -264,9 +266,10 @@ class CollectiveModel:
         scale = intra_share / _row_min(scale_cap)
         # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
         # (into host memory and out again) without GPUDirect RDMA.
-        first_node = f.gpu_node[sh.members[:, 0]]
-        pcie = kind_mask(f, "node_scale_up_kind", "pcie")[first_node]
-        if np.any(pcie & multi):
+        first_node = first
+        pcie_nodes = kind_mask(f, "node_scale_up_kind", "pcie")
+        pcie = pcie_nodes[first_node] if sh.spans_servers and pcie_nodes.any() else None
+        if pcie is not None and np.any(pcie & multi):
             gdr = f._nic_line[1][first_node]
             nic_share = np.where(multi, 1.0 / g, 0.0)
             if pattern == "a2a":
@@ -321,6 +324,9 @@ class CollectiveModel:
         sh = self.shape
         n = sh.members.shape[1]
         worst = None
+        # classes of alike groups that differ only in their tier (the DP groups under one leaf, one pod,
+        # across pods) share each candidate's bandwidth terms: worked out once per call
+        alike_times: dict[tuple, tuple] = {}
         for class_index, (((N, g, tier), groups), alike) in enumerate(zip(sh.classes.items(), uniform)):
             best = None
             # a class whose groups all take the same time is costed on its first group's Python floats:
@@ -331,8 +337,16 @@ class CollectiveModel:
                                                                   groups, size_bytes):
                 if best is not None and cannot_win(lat, best[7]):
                     continue
-                t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
-                                                           scale_in, net_in, size_bytes, bus_bytes)
+                if alike is not None:
+                    shared = (algorithm_name, protocol, N, alike)
+                    terms = alike_times.get(shared)
+                    if terms is None:
+                        terms = alike_times[shared] = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
+                                                                           scale_in, net_in, size_bytes, bus_bytes)
+                    t_scale, t_net, believed = terms
+                else:
+                    t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
+                                                                    scale_in, net_in, size_bytes, bus_bytes)
                 if alike is not None:
                     i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
                     believed_max = believed
@@ -372,10 +386,14 @@ class CollectiveModel:
                bool(k.nccl_ll_max_bytes) and size > k.nccl_ll_max_bytes)
         hit = self._choices.get(key)
         if hit is None:
+            # the algorithms do not depend on the size: found once per class (SHARP looks at its leaves)
+            names = self._offered.get((primitive, algorithm, class_index))
+            if names is None:
+                names = self._offered[(primitive, algorithm, class_index)] = self._algorithms(primitive, N, groups,
+                                                                                             algorithm)
             hit = self._choices[key] = [
                 (name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
-                for name in self._algorithms(primitive, N, groups, algorithm)
-                for protocol in self._protocols(name, size)]
+                for name in names for protocol in self._protocols(name, size)]
         return hit
 
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> "LinkBytes":

@@ -15,16 +15,16 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
     once: (source NIC, destination NIC, bytes, group index) per flow."""
     G, n = sh.members.shape
     empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
-    if not np.any(sh.n_nodes > 1):
+    if not sh.spans_servers:
         return empty
     if pattern == "pairs" and n == 2:  # send/recv: member 0 -> member 1 and back (the pipeline's pairs)
         a, b = sh.members[:, 0], sh.members[:, 1]
         cross = f.gpu_domain[a] != f.gpu_domain[b]
         a, b = a[cross], b[cross]
         gid = np.flatnonzero(cross)
-        src = np.concatenate([pxn_nic(f, a, b), pxn_nic(f, b, a)])
-        dst = np.concatenate([f.gpu_nic[b], f.gpu_nic[a]])
-        return src, dst, np.ones(src.size), np.concatenate([gid, gid])
+        senders, receivers = np.concatenate([a, b]), np.concatenate([b, a])
+        src = pxn_nic(f, senders, receivers)
+        return src, f.gpu_nic[receivers], np.ones(src.size), np.concatenate([gid, gid])
     if pattern == "pairs":  # a p2p ring's step (context parallelism): every member sends to the next at once
         nxt = np.roll(sh.members, -1, axis=1)
         cross = f.gpu_domain[sh.members] != f.gpu_domain[nxt]
@@ -34,7 +34,7 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
     if sh.by_node is not None:
         G, N, g = sh.by_node.shape
         here = sh.by_node.reshape(G, N * g)
-        nxt = np.roll(sh.by_node, -1, axis=1).reshape(G, N * g)
+        nxt = _next_server(sh.by_node, 1).reshape(G, N * g)
         gid = np.repeat(np.arange(G), N * g)
         src_gpu, dst_gpu = here.ravel(), nxt.ravel()
         if pattern == "a2a":
@@ -43,7 +43,7 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
             # bus byte (S (n-1)/n) n/(n-1) / N.
             srcs, dsts, gids = [], [], []
             for shift in range(1, N):
-                other = np.roll(sh.by_node, -shift, axis=1).reshape(G, N * g)
+                other = _next_server(sh.by_node, shift).reshape(G, N * g)
                 srcs.append(here.ravel())
                 dsts.append(other.ravel())
                 gids.append(gid)
@@ -61,6 +61,13 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
     hops = np.maximum(cross.sum(axis=1), 1)
     per = (sh.n_nodes / hops)[gid] / np.maximum(n / sh.n_nodes, 1)[gid]
     return pxn_nic(f, s, d), f.gpu_nic[d], per, gid
+
+
+def _next_server(by_node: np.ndarray, shift: int) -> np.ndarray:
+    """Each group's GPUs on the server `shift` places further round its ring (np.roll along the
+    servers, without its generic bookkeeping)."""
+    shift %= by_node.shape[1]
+    return np.concatenate((by_node[:, shift:], by_node[:, :shift]), axis=1) if shift else by_node
 
 
 def pxn_nic(f: Fabric, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ class GroupShape:
     per_node: int  # g, or 0 when groups are uneven
     max_tier: np.ndarray  # (G,) 0 inside a server, 1 same leaf, 2 same pod, 3 across pods
     classes: dict[tuple, np.ndarray] = field(default_factory=dict)  # class key -> group indices
+    spans_servers: bool = False  # some group spans more than one server (NVLink domain): it uses the NICs
 
 
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
@@ -38,22 +39,26 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     else:
         sorted_members = np.sort(members, axis=1) if n > 1 else members
     sorted_nodes = fabric.gpu_domain[sorted_members]  # scale-up islands: NVLink domains
-    changes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) if n > 1 else np.zeros(G, dtype=np.int64)
-    n_nodes = changes + 1
+    if n == 2:
+        n_nodes = (sorted_nodes[:, 0] != sorted_nodes[:, 1]).astype(np.int64) + 1
+    else:
+        n_nodes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) + 1 if n > 1 else np.ones(G, dtype=np.int64)
     by_node, per_node = None, 0
     if G and np.all(n_nodes == n_nodes[0]) and n % int(n_nodes[0]) == 0:
         N = int(n_nodes[0])
         g = n // N
         candidate = sorted_members.reshape(G, N, g)
-        cnodes = fabric.gpu_domain[candidate]
-        if np.all(cnodes == cnodes[:, :, :1]):
+        # one server per group, or one GPU per server: every server holds g of each group's GPUs
+        cnodes = sorted_nodes.reshape(G, N, g)
+        if N == 1 or g == 1 or np.all(cnodes == cnodes[:, :, :1]):
             by_node, per_node = candidate, g
     multi = n_nodes > 1
-    if multi.any():
+    spans = bool(multi.any())
+    if spans:
         max_tier = np.where(~multi, 0, _network_tier(fabric, members))
     else:  # every group inside one server: no NIC, leaf or pod to look at
         max_tier = np.zeros(G, dtype=np.int64)
-    shape = GroupShape(members, by_node, n_nodes, per_node, max_tier)
+    shape = GroupShape(members, by_node, n_nodes, per_node, max_tier, spans_servers=spans)
     keys = n_nodes.astype(np.int64) * 4 + max_tier
     if G and keys.min() == keys.max():  # one class (the usual dimension of a regular layout)
         key = int(keys[0])
@@ -66,9 +71,14 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
 
 def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
     """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else."""
-    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1
-    leaves = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)[fabric.gpu_nic[members]]
-    pods = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)[leaves]
+    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1 (the tables
+    # kept with the fabric: every dimension of every plan reads them)
+    leaf_of = fabric.remembered("nic_leaf_or_none", (fabric.nic_leaf,),
+                                lambda: np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1))
+    pod_of = fabric.remembered("switch_pod_or_none", (fabric.switch_pod,),
+                               lambda: np.append(fabric.switch_pod.astype(np.int64, copy=False), -1))
+    leaves = leaf_of[fabric.gpu_nic[members]]
+    pods = pod_of[leaves]
     same_leaf = _rows_alike(leaves)
     same_pod = _rows_alike(pods)
     return np.where(same_leaf, 1, np.where(same_pod, 2, 3))

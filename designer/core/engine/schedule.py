@@ -210,26 +210,32 @@ def _structure_of(key: tuple):
     orders = _orders_of(key)
     # The rule above on the ops of all stages at once, stage after stage (a loop over stages
     # and a plain loop over ops were most of a cold evaluation)
+    inputs = None
     if isinstance(orders, _StageOrders):  # the arrays it makes its tuples from
         sizes = [orders.per_stage] * p
         kind, i, c = orders.arrays
         ticks = orders.ticks
+        if orders.grid is not None:
+            inputs = _grid_inputs(orders.grid, p, v)
     else:  # zero-bubble orders: lists of tuples
         sizes = [len(o) for o in orders]
         ticks = None
         ops = np.fromiter(chain.from_iterable(chain.from_iterable(orders)), np.int64, 3 * sum(sizes)).reshape(-1, 3)
         kind, i, c = ops[:, 0], ops[:, 1], ops[:, 2]
     s = np.repeat(np.arange(p), sizes)
+    code = kind * v + c
+    codes = _StageLists(code, sizes)
+    backward_at = _BackwardPositions(kind, s, c, sizes, p, v)
+    if inputs is not None:
+        dep_at, crosses = inputs
+        return sizes, codes, backward_at, _flat_plan(p, v, sizes, dep_at, crosses, code, s, ticks)
     f_dep = np.where(s > 0, _oid(F, s - 1, i, c, p, m, v),
                      np.where(c > 0, _oid(F, p - 1, i, c - 1, p, m, v), -1))
     b_dep = np.where(s < p - 1, _oid(B, s + 1, i, c, p, m, v),
                      np.where(c < v - 1, _oid(B, 0, i, c + 1, p, m, v), _oid(F, s, i, c, p, m, v)))
     dep = np.where(kind == F, f_dep, np.where(kind == B, b_dep, _oid(B, s, i, c, p, m, v)))
     crosses = (dep >= 0) & ((dep // (m * v)) % p != s)  # crosses a stage boundary
-    code = kind * v + c
-    codes = _StageLists(code, sizes)
-    backward_at = _BackwardPositions(kind, s, c, sizes, p, v)
-    flat = _flat_plan(p, v, sizes, dep, crosses, _oid(kind, s, i, c, p, m, v), code, s, ticks)
+    flat = _flat_plan(p, v, sizes, _positions_of(dep, _oid(kind, s, i, c, p, m, v)), crosses, code, s, ticks)
     return sizes, codes, backward_at, flat
 
 
@@ -275,6 +281,14 @@ class _BackwardPositions:
         self.last = _per_stage(np.where(last >= 0, last - starts, -1).tolist(), [v] * p)
         self._args = (backward, group, starts, p, v)
         self._all: list[list[list[int]]] | None = None
+        self._last_slots: dict[int, list[int]] = {}
+
+    def last_slots(self, s: int, offset: int, op_slots: np.ndarray) -> list[int]:
+        """`last` of stage s as end slots (op_slots: per op of all stages, its end's slot; -1 for none)."""
+        hit = self._last_slots.get(s)
+        if hit is None:
+            hit = self._last_slots[s] = [int(op_slots[offset + at]) if at >= 0 else -1 for at in self.last[s]]
+        return hit
 
     @property
     def all(self) -> list[list[list[int]]]:
@@ -321,59 +335,72 @@ class _StageArrays:
         return self._made[s]
 
 
-def _flat_plan(p, v, sizes, dep_ids, crosses, own_ids, codes, stage_of, ticks=None):
-    """The ops of all stages in one list, in an order where every op comes after the op it
-    waits for and after the previous op of its stage: `simulate`'s hot loop then runs straight
-    through, with no waiting list. An op's end is a max of sums fixed by the op order per stage,
-    so any such order gives the same floats.
-
-    Takes, per op of all stages (stage after stage): the id of the op it waits for (-1: none),
-    whether that crosses a stage boundary, its own id, its kind * v + chunk, its stage and its
-    tick (_ticks; None: the ops are visited one by one).
-
-    Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
-    start offsets, one per op (slot p + g), and a last one that holds -inf (what an op with no
-    input waits for: -inf + transfer is never later than its stage is free). Returns (offsets,
-    duration codes into a table of 3 v entries per stage, per g the slot of its stage's previous
-    end, per g the slot of its input's end or -1 (arrays: a stage's are read as lists when its
-    timing is asked for), the _StageArrays, crossings per g (bool array), and in visit order:
-    the end slot, the slot of the previous end on its stage and the slot of the end it waits for
-    (lists: the hot loop's), the duration codes and the crossings (arrays))."""
-    offsets = [0] * p
-    for s in range(1, p):
-        offsets[s] = offsets[s - 1] + sizes[s - 1]
-    n = sum(sizes)
-    # per global position g: the position of the op it waits for (-1: none), by an array from op id
-    # to position (a dict of 4,608 ids cost a cold evaluation 1 ms); its previous end's slot (its
-    # stage's start offset for a first op) and its input's end slot do not depend on the visit order
+def _positions_of(dep_ids: np.ndarray, own_ids: np.ndarray) -> np.ndarray:
+    """Per op (stage after stage), the position of the op it waits for (-1: none), from op ids, by
+    an array from op id to position (a dict of 4,608 ids cost a cold evaluation 1 ms)."""
+    n = len(own_ids)
     position_of = np.full(max(int(own_ids.max()) if n else 0, int(dep_ids.max()) if n else 0) + 1, -1, np.int64)
     position_of[own_ids] = np.arange(n)
     has_input = dep_ids >= 0
     dep_at = np.where(has_input, position_of[np.where(has_input, dep_ids, 0)], -1)
     if (dep_at[has_input] < 0).any():  # pragma: no cover - a schedule bug: an op waits for one no stage runs
         raise RuntimeError("pipeline schedule waits for an op it does not run")
+    return dep_at
+
+
+def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
+    """The ops of all stages in one list, in an order where every op comes after the op it
+    waits for and after the previous op of its stage: `simulate`'s hot loop then runs straight
+    through, with no waiting list. An op's end is a max of sums fixed by the op order per stage,
+    so any such order gives the same floats.
+
+    Takes, per op of all stages (stage after stage): the position of the op it waits for (-1:
+    none), whether that crosses a stage boundary, its kind * v + chunk, its stage and its tick
+    (_ticks; None: the ops are visited one by one).
+
+    Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
+    start offsets, one that holds -inf (what an op with no input waits for: -inf + transfer is
+    never later than its stage is free), then one per op in visit order (the hot loop appends
+    each end). Returns (offsets, duration codes into a table of 3 v entries per stage, per g the
+    slot of its stage's previous end, per g the slot of its input's end or -1 (arrays: a stage's
+    are read as lists when its timing is asked for), the _StageArrays, crossings per g (bool
+    array), per g the slot of its own end, per stage the slot of its last end (its start
+    offset's for a stage without ops), and in visit order: the slot of the previous end on its
+    stage and the slot of the end it waits for (lists: the hot loop's), the duration codes and
+    the crossings (arrays))."""
+    offsets = [0] * p
+    for s in range(1, p):
+        offsets[s] = offsets[s - 1] + sizes[s - 1]
+    n = sum(sizes)
+    has_input = dep_at >= 0
     first = np.zeros(n, bool)
     first[[o for o, size in zip(offsets, sizes) if size]] = True
-    prev_slot = np.where(first, stage_of, p + np.arange(n) - 1)
-    dep_slot = np.where(has_input, p + dep_at, p + n)
-    order = _ticked_order(ticks, dep_at, has_input, first) if ticks is not None else None
-    if order is None:
+    ranked = _ticked_order(ticks, dep_at, has_input, first) if ticks is not None else None
+    if ranked is None:
         order = np.array(_visit_order(p, sizes, offsets, dep_at.tolist()), np.int64)
+        rank = np.empty(n, np.int64)
+        rank[order] = np.arange(n)
+    else:
+        order, rank = ranked
+    op_slot = p + 1 + rank
+    prev_slot = np.where(first, stage_of, np.concatenate(([0], op_slot[:-1])))
+    dep_slot = np.where(has_input, op_slot[np.where(has_input, dep_at, 0)], p)
     flat_codes = 3 * v * stage_of + codes
     dep_slots = np.where(has_input, dep_slot, -1)
-    arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p + n)
-    return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, (order + p).tolist(),
+    arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p)
+    last_slots = [int(op_slot[o + size - 1]) if size else s for s, (o, size) in enumerate(zip(offsets, sizes))]
+    return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, op_slot, last_slots,
             prev_slot[order].tolist(), dep_slot[order].tolist(), flat_codes[order], crosses[order])
 
 
 def _ticked_order(ticks, dep_at, has_input, first):
     """The ops sorted by tick, when that puts every op after the op it waits for and after the
-    previous op of its stage (checked: else None)."""
+    previous op of its stage (checked: else None), with each op's place in that order."""
     order = np.argsort(ticks, kind="stable")
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
     if (rank[dep_at[has_input]] < rank[has_input]).all() and (rank[1:] > rank[:-1])[~first[1:]].all():
-        return order
+        return order, rank
     return None
 
 
@@ -429,9 +456,11 @@ class _StageOrders(Sequence):
     arrays of all stages when a stage is first read: an evaluation reads them only for its
     timeline, and tuples for every op cost a new plan 0.3 ms (much of it in garbage collections)."""
 
-    def __init__(self, kind: np.ndarray, micro: np.ndarray, chunk: np.ndarray, ticks: np.ndarray, p: int):
+    def __init__(self, kind: np.ndarray, micro: np.ndarray, chunk: np.ndarray, ticks: np.ndarray,
+                 grid: _Grid | None, p: int):
         self.arrays = (kind, micro, chunk)  # all stages, stage after stage: `_structure` reads these
         self.ticks = ticks  # and these (_ticks)
+        self.grid = grid  # and this (_grid_inputs; None: the inputs are found by op id)
         self.per_stage = len(kind) // p if p else 0
         self._stages: list[list[tuple[int, int, int]] | None] = [None] * p
 
@@ -452,10 +481,11 @@ class _StageOrders(Sequence):
         return isinstance(other, Sequence) and list(self) == list(other)
 
 
-def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
     """op_order of every stage at once, stage after stage, as (kind, micro-batch, chunk) arrays:
     each stage runs 2 * (micro-batches * chunks) ops, so one (p, ops) grid holds them all. The
-    fourth array is each op's tick (see _ticks)."""
+    fourth array is each op's tick (see _ticks), the fifth the _Grid the closed form of each
+    op's input is worked out from (_grid_inputs)."""
     interleaved = schedule == "interleaved" and v > 1
     total = m * v if interleaved else m
     s = np.arange(p)[:, None]
@@ -473,7 +503,51 @@ def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple[np.ndarray, np.nd
     kind = np.where(k < warmup, F, np.where(in_steady, odd, B))
     index = np.where(k < warmup, k, np.where(in_steady, np.where(odd == 1, turn, warmup + turn), k - total))
     micro, chunk = _micro_and_chunk(kind, index, p, v, interleaved)
-    return kind.ravel(), micro.ravel(), chunk.ravel(), _ticks(p, total, interleaved, s, warmup, kind, index).ravel()
+    # the closed form needs whole groups of p micro-batches (what the interleaved schedule requires)
+    grid = _Grid(kind, index, chunk, warmup[:, 0], total) if not interleaved or m % p == 0 else None
+    return (kind.ravel(), micro.ravel(), chunk.ravel(), _ticks(p, total, interleaved, s, warmup, kind, index).ravel(),
+            grid)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The ops of 1F1B, interleaved 1F1B or GPipe as a (stage, position) grid: each op's kind, its
+    index among its stage's forwards (or backwards), its chunk, and per stage its warm-up forwards.
+    The k-th forward of a stage runs at position k during the warm-up and at 2 k - w after it;
+    the k-th backward at 2 k + w + 1 in the steady state and at k + total in the cool-down."""
+    kind: np.ndarray  # (p, 2 total)
+    index: np.ndarray
+    chunk: np.ndarray
+    warmup: np.ndarray  # (p,)
+    total: int  # forwards (and backwards) per stage
+
+
+def _grid_inputs(grid: _Grid, p: int, v: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """_structure_of's rule in closed form: per op, stage after stage, the position of the op it
+    waits for (-1: none) and whether that is on another stage. The micro-batch and chunk of the
+    k-th forward (backward) are the same on every stage, so an input is found by its index:
+    a forward waits for the same forward of the stage before (stage 0, chunk c > 0: the last
+    stage's forward p indices earlier, chunk c - 1); a backward for the same backward of the stage
+    after (the last stage, chunk c < v - 1: stage 0's backward p indices earlier, chunk c + 1;
+    chunk v - 1: its own micro-batch's forward of chunk v - 1, (v - 1) p indices later). None when
+    an input falls outside the grid (the generic path then says so)."""
+    kind, index, chunk, total = grid.kind, grid.index, grid.chunk, grid.total
+    s = np.arange(p)[:, None]
+    forward = kind == F
+    first, last = s == 0, s == p - 1
+    to_forward = forward | (last & (chunk == v - 1))  # the op waited for is a forward
+    dep_stage = np.where(forward, np.where(first, p - 1, s - 1), np.where(last, np.where(chunk < v - 1, 0, p - 1), s + 1))
+    dep_index = np.where(forward, np.where(first, index - p, index),
+                         np.where(last, np.where(chunk < v - 1, index - p, index + (v - 1) * p), index))
+    has_input = ~(forward & first & (chunk == 0))
+    w = grid.warmup[dep_stage]
+    position = np.where(to_forward, np.where(dep_index < w, dep_index, 2 * dep_index - w),
+                        np.where(dep_index < total - w, 2 * dep_index + w + 1, dep_index + total))
+    known = dep_index[has_input]
+    if known.size and (known.min() < 0 or known.max() >= total):
+        return None
+    dep_at = np.where(has_input, dep_stage * (2 * total) + position, -1)
+    return dep_at.ravel(), (has_input & (dep_stage != s)).ravel()
 
 
 def _ticks(p, total, interleaved, s, warmup, kind, index):
@@ -520,8 +594,8 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
     sizes, codes, backward_at, flat = _structure_of(_memo_key(schedule, p, m, v))
-    offsets, flat_codes, prevs, dep_slots, arrays, crosses, slots, prev_slots, input_slots, visit_codes, \
-        visit_crosses = flat
+    offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, input_slots, \
+        visit_codes, visit_crosses = flat
     table = []
     for s in range(p):
         st = times[s]
@@ -535,36 +609,68 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     dur = durations[flat_codes]
     visit_dur = durations[visit_codes].tolist()
     visit_trans = np.where(visit_crosses, p2p_s, 0.0).tolist()
-    n = len(dur)
-    # end slots (see _flat_plan): the stages' start offsets, one per op, then -inf (no input)
-    end = (list(start_offset) if start_offset else [0.0] * p) + [0.0] * n + [-math.inf]
+    # end slots (see _flat_plan): the stages' start offsets, -inf (no input), then each op's end as it is
+    # worked out (visit order)
+    end = (list(start_offset) if start_offset else [0.0] * p) + [-math.inf]
+    append = end.append
     # zip of flat lists, not a list of step tuples: zip reuses its tuple, so a new shape makes
     # no 4,608 tuples (they cost more to make, and in garbage collections, than they save here)
-    for slot, prev, d, t, du in zip(slots, prev_slots, input_slots, visit_trans, visit_dur):
+    for prev, d, t, du in zip(prev_slots, input_slots, visit_trans, visit_dur):
         f = end[prev]
         r = end[d] + t
-        end[slot] = (r if r > f else f) + du  # starts when both its stage and its input are ready
+        append((r if r > f else f) + du)  # starts when both its stage and its input are ready
     # With finite durations and transfers of 0 or more, each op of a stage ends no sooner than
     # the one before it: the last backward of a chunk is also its latest
     ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(x >= 0.0 and math.isfinite(x) for x in table)
                and all(map(math.isfinite, end[:p])))
-    busy, free, last_b, ends = [], [], [], []
+    # a stage's busy time: its durations added one after the other, as sum() adds them
+    # (np.add.accumulate is a running sum, never pairwise, along each row too; 0.0 + as sum's start)
+    if p and sizes[0] and sizes.count(sizes[0]) == p:  # stages of as many ops: one pass over all rows
+        busy = (0.0 + np.add.accumulate(dur.reshape(p, sizes[0]), axis=1)[:, -1]).tolist()
+    else:
+        busy = [0.0 + float(np.add.accumulate(dur[a:a + size])[-1]) if size else 0
+                for a, size in zip(offsets, sizes)]
+    last_b = []
     for s in range(p):
         a = offsets[s]
-        b = a + sizes[s]
-        # a stage's busy time: its durations added one after the other, as sum() adds them
-        # (np.add.accumulate is a running sum, never pairwise; 0.0 + as sum's start)
-        busy.append(0.0 + float(np.add.accumulate(dur[a:b])[-1]) if b > a else 0)
-        ends_s = end[p + a:p + b]
-        free.append(ends_s[-1] if b > a else end[s])
-        ends.append(ends_s)
         if ordered:
-            last_b.append([(ends_s[at] if ends_s[at] > 0.0 else 0.0) if at >= 0 else 0.0
-                           for at in backward_at.last[s]])
+            last_b.append([(end[slot] if end[slot] > 0.0 else 0.0) if slot >= 0 else 0.0
+                           for slot in backward_at.last_slots(s, a, op_slots)])
         else:  # max keeps the first of equals and never takes a NaN over 0.0, as `if e > best` did
-            last_b.append([max(chain((0.0,), map(ends_s.__getitem__, at))) if at else 0.0 for at in backward_at.all[s]])
-    return ScheduleResult(None, free, busy, last_b, orders, ends,
+            last_b.append([max(chain((0.0,), (end[slot] for slot in op_slots[a + np.array(at, np.int64)].tolist())))
+                           if at else 0.0 for at in backward_at.all[s]])
+    return ScheduleResult(None, [end[slot] for slot in last_slots], busy, last_b, orders,
+                          _StageEnds(end, op_slots, offsets, sizes),
                           (end, crosses, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
+
+
+class _StageEnds(Sequence):
+    """Per stage, the ends of its ops in its order, read out of the simulation's ends (kept in
+    visit order) when a stage is first asked for: a plan's costing reads one stage's."""
+
+    def __init__(self, end: list[float], op_slots: np.ndarray, offsets: list[int], sizes: list[int]):
+        self._end, self._op_slots, self._offsets, self._sizes = end, op_slots, offsets, sizes
+        self._lists: list[list[float] | None] = [None] * len(sizes)
+
+    def __len__(self) -> int:
+        return len(self._lists)
+
+    def __getitem__(self, s):
+        if isinstance(s, slice):
+            return [self[i] for i in range(len(self))[s]]
+        s = range(len(self))[s]  # an IndexError past the last stage, as a list
+        hit = self._lists[s]
+        if hit is None:
+            a = self._offsets[s]
+            end = self._end
+            hit = self._lists[s] = [end[slot] for slot in self._op_slots[a:a + self._sizes[s]].tolist()]
+        return hit
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:

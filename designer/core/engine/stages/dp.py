@@ -130,7 +130,7 @@ def nic_crossing_dims(comm: CommLedger) -> set[str]:
     when the gradient reduction itself stays inside the domain: nothing to share."""
     def crosses(dim: str) -> bool:
         model = comm.dims.get(dim)
-        return model is not None and bool((model.shape.n_nodes > 1).any())
+        return model is not None and model.shape.spans_servers
     if not (crosses("dp") or crosses("edp")):
         return set()
     return {dim for dim in ("ep", "cp", "pp", "tp") if crosses(dim)}
