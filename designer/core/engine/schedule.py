@@ -509,7 +509,7 @@ def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
             grid)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Grid:
     """The ops of 1F1B, interleaved 1F1B or GPipe as a (stage, position) grid: each op's kind, its
     index among its stage's forwards (or backwards), its chunk, and per stage its warm-up forwards.
