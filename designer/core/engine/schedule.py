@@ -109,16 +109,16 @@ def _structure_of(key: tuple):
     return sizes, codes, backward_at, flat
 
 
-class _StageLists(Sequence):
-    """Per stage, a list of its ops' values (all stages' in one array, stage after stage), made when
-    a stage is first read: a plan's costing reads one stage's (the breakdown's critical stage)."""
+class _PerStage(Sequence):
+    """A list of one list per stage, each made (by `_make`) when that stage is first read: a plan's
+    costing reads one stage (the breakdown's critical stage), the timeline all of them. Reads,
+    compares and prints as the list of lists it stands for."""
 
-    def __init__(self, values: np.ndarray, sizes: list[int]):
-        self._values = values
-        self._starts = [0]
-        for size in sizes:
-            self._starts.append(self._starts[-1] + size)
-        self._lists: list[list | None] = [None] * len(sizes)
+    def __init__(self, stages: int):
+        self._lists: list[list | None] = [None] * stages
+
+    def _make(self, s: int) -> list:
+        raise NotImplementedError
 
     def __len__(self) -> int:
         return len(self._lists)
@@ -129,11 +129,29 @@ class _StageLists(Sequence):
         s = range(len(self))[s]  # an IndexError past the last stage, as a list
         hit = self._lists[s]
         if hit is None:
-            hit = self._lists[s] = self._values[self._starts[s]:self._starts[s + 1]].tolist()
+            hit = self._lists[s] = self._make(s)
         return hit
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class _StageLists(_PerStage):
+    """Per stage, a list of its ops' values (all stages' in one array, stage after stage), made when
+    a stage is first read: a plan's costing reads one stage's (the breakdown's critical stage)."""
+
+    def __init__(self, values: np.ndarray, sizes: list[int]):
+        self._values = values
+        self._starts = [0]
+        for size in sizes:
+            self._starts.append(self._starts[-1] + size)
+        super().__init__(len(sizes))
+
+    def _make(self, s: int) -> list:
+        return self._values[self._starts[s]:self._starts[s + 1]].tolist()
 
 
 class _BackwardPositions:
@@ -321,7 +339,7 @@ def _orders_of(key: tuple) -> list[list[tuple[int, int, int]]]:
     return _StageOrders(*_op_arrays(schedule, p, m, v), p)
 
 
-class _StageOrders(Sequence):
+class _StageOrders(_PerStage):
     """Per stage, the (kind, micro-batch, chunk) of its ops in order (op_order), made from the
     arrays of all stages when a stage is first read: an evaluation reads them only for its
     timeline, and tuples for every op cost a new plan 0.3 ms (much of it in garbage collections)."""
@@ -332,23 +350,11 @@ class _StageOrders(Sequence):
         self.ticks = ticks  # and these (_ticks)
         self.grid = grid  # and this (_grid_inputs; None: the inputs are found by op id)
         self.per_stage = len(kind) // p if p else 0
-        self._stages: list[list[tuple[int, int, int]] | None] = [None] * p
+        super().__init__(p)
 
-    def __len__(self) -> int:
-        return len(self._stages)
-
-    def __getitem__(self, s):
-        if isinstance(s, slice):
-            return [self[i] for i in range(len(self))[s]]
-        s = range(len(self))[s]  # an IndexError past the last stage, as a list
-        hit = self._stages[s]
-        if hit is None:
-            a, b = s * self.per_stage, (s + 1) * self.per_stage
-            hit = self._stages[s] = list(zip(*(x[a:b].tolist() for x in self.arrays)))
-        return hit
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
+    def _make(self, s: int) -> list[tuple[int, int, int]]:
+        a, b = s * self.per_stage, (s + 1) * self.per_stage
+        return list(zip(*(x[a:b].tolist() for x in self.arrays)))
 
 
 def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
@@ -514,33 +520,17 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
                           (end, crosses, prevs, dep_slots, offsets, arrays, p2p_s), codes, v)
 
 
-class _StageEnds(Sequence):
+class _StageEnds(_PerStage):
     """Per stage, the ends of its ops in its order, read out of the simulation's ends (kept in
     visit order) when a stage is first asked for: a plan's costing reads one stage's."""
 
     def __init__(self, end: list[float], op_slots: np.ndarray, offsets: list[int], sizes: list[int]):
         self._end, self._op_slots, self._offsets, self._sizes = end, op_slots, offsets, sizes
-        self._lists: list[list[float] | None] = [None] * len(sizes)
+        super().__init__(len(sizes))
 
-    def __len__(self) -> int:
-        return len(self._lists)
-
-    def __getitem__(self, s):
-        if isinstance(s, slice):
-            return [self[i] for i in range(len(self))[s]]
-        s = range(len(self))[s]  # an IndexError past the last stage, as a list
-        hit = self._lists[s]
-        if hit is None:
-            a = self._offsets[s]
-            end = self._end
-            hit = self._lists[s] = [end[slot] for slot in self._op_slots[a:a + self._sizes[s]].tolist()]
-        return hit
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    def __repr__(self) -> str:
-        return repr(list(self))
+    def _make(self, s: int) -> list[float]:
+        a, end = self._offsets[s], self._end
+        return [end[slot] for slot in self._op_slots[a:a + self._sizes[s]].tolist()]
 
 
 def _greedy_zero_bubble(p: int, m: int, times: list[StageTimes], p2p_s: float) -> list[OpRecord]:
