@@ -24,7 +24,7 @@ one rate (the former model) misses them by up to 44 %.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 BACKWARD_FLOPS_FACTOR = 2.5  # backward / forward MMA FLOPs (dQ, dK, dV, dP and the recomputed S)
 
@@ -97,6 +97,17 @@ def tile_blocks(k: AttentionKernel, tile_q: int, tile_k: int) -> tuple[float, fl
     total = sum_min_linear(tq, a, cap)
     longest = min(cap, tq - 1 + a)
     return tq, total, longest
+
+
+def fp8_backward_kernel(k: AttentionKernel) -> AttentionKernel:
+    """The kernel cuDNN's FP8 (and MXFP8) attention backward runs for `k`: it does not skip the key
+    blocks left of a sliding window, so a window kernel costs as an unmasked one (its forward does
+    skip them). cudnn-frontend benchmark/sdpa_benchmark_training/results/gpt_oss (GB200, GB300; cuDNN
+    9.22 and 9.26; head dim 64, window 128): the FP8 backward grows with the square of the sequence
+    (1.49, 5.20, 19.4, 74.9 ms at 4k-32k) while the BF16 one grows linearly (0.44 to 3.45 ms), and at
+    4k it takes what the unmasked FP8 backward of the same FLOPs takes (results/llama3.1 GB300, head
+    dim 128, no_mask: 1.50 ms FP8, 1.91 ms MXFP8; the window kernel 1.49 and 1.84 ms)."""
+    return replace(k, mask="full", window=-1) if k.mask == "window" and k.window >= 0 else k
 
 
 def kernel_seconds(k: AttentionKernel, rates: AttentionRates, backward: bool = False) -> float:

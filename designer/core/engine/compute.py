@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .attention import AttentionKernel, AttentionRates, kernel_seconds
+from .attention import AttentionKernel, AttentionRates, fp8_backward_kernel, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
 from .cp_ring import cp_ring_fixed_s
 from .flops import ModelShape, core_attention_flops_per_token
@@ -132,6 +132,7 @@ class OpCoster:
         self.flops_per_s = peak_tflops * 1e12 * efficiency * clock
         # core attention runs in BF16 unless FP8 attention kernels are asked for
         attn_peak = peak16_tflops if attention_peak_tflops is None else attention_peak_tflops
+        self.fp8_attention = attn_peak > peak16_tflops  # FP8 attention kernels (fp8_dot_product_attention)
         # `attention_rate`: the software's kernel generation against the current kernels the
         # attention_* constants are fitted to (EngineConstants.attention_rate_*)
         # softmax exponentials per second (the SFUs run at the BF16 tensor rate / flops-per-exponential,
@@ -190,8 +191,14 @@ class OpCoster:
         """Fused attention kernels, each (shape, launches): engine/attention.py's tile model at this
         accelerator's attention constants (tensor cores and softmax exponentials in the same tiles:
         the slower sets a block's pace, FlashAttention-4)."""
-        rates = self.attention_rates[1 if backward else 0]
-        return sum(kernel_seconds(kern, rates, backward) * n for kern, n in kernels) * self.slowdown
+        return sum(self.attention_kernel_seconds(kern, backward) * n for kern, n in kernels) * self.slowdown
+
+    def attention_kernel_seconds(self, kern: AttentionKernel, backward: bool = False) -> float:
+        """One fused attention kernel at this accelerator's constants; FP8 attention's backward runs
+        the kernel cuDNN runs for it (engine/attention.py fp8_backward_kernel)."""
+        if backward and self.fp8_attention:
+            kern = fp8_backward_kernel(kern)
+        return kernel_seconds(kern, self.attention_rates[1 if backward else 0], backward)
 
     def memory(self, nbytes: float) -> float:
         return nbytes / self.bytes_per_s * self.slowdown

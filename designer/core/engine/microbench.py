@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from ..model.catalog import Accelerator, Catalog
 from ..model.document import Document
 from ..problems import DesignerError, Problem
-from .attention import kernel_seconds
 from . import flops as F
 from .compute import ACT_BYTES, OpCoster, Sharding, attention_gemms, attention_kernels
 from .constants import AcceleratorConstants, constant_fields, engine_constants
@@ -156,9 +155,8 @@ def _attention_kernels(layer: _Layer) -> list[Kernel]:
         qkvo = kern.batch * kern.heads * (kern.s_q * (kern.qk_dim + kern.v_dim) +
                                           kern.s_k * (kern.qk_dim + kern.v_dim)) * ACT_BYTES
         for backward, kind, factor in ((False, "attention_fwd", 1.0), (True, "attention_bwd", 2.5)):
-            rates = ops.attention_rates[1 if backward else 0]
             out.append(Kernel(f"attention{i}.{'bwd' if backward else 'fwd'}", kind, shape, kern.flops * factor,
-                              qkvo * (2 if backward else 1), kernel_seconds(kern, rates, backward) * 1e3,
+                              qkvo * (2 if backward else 1), ops.attention_kernel_seconds(kern, backward) * 1e3,
                               launches=launches))
     return out
 
