@@ -1,11 +1,12 @@
 """The engine's fast paths give the answers of the plain ones.
 
-- every schedule, zero-bubble and DualPipe included, runs the hot loop of `simulate` on a fixed
-  op order: it equals a plain reference simulation of that order on random stage times;
-- `Engine.hardware` is cached, and the cache goes when the cluster or the calibration changes;
+- every schedule, zero-bubble and DualPipe included, runs a fixed op order per stage: its ends
+  equal a plain reference simulation of that order on random stage times;
+- an engine that evaluated a design answers as a fresh one after the cluster or calibration changed;
 - the link endpoints parsed into integer arrays equal the endpoint strings;
+- the float path of alike collective groups and the NCCL latency skip change no number;
 - a plan search's pool sends the design once per worker, not with every chunk;
-- an engine without detail keeps no per-link arrays in its cached collective costs.
+- an engine without detail keeps less memory, and every engine no more groups than its budget.
 """
 from __future__ import annotations
 
