@@ -67,7 +67,8 @@ def test_last_backward_with_negative_or_missing_durations_equals_the_plain_simul
         if trial == 0:
             times[0].fwd[0] = math.nan
         r = S.simulate(schedule, p, m, v, times, 0.05)
-        stage_end, last_b, ends = reference_simulation(schedule, p, m, v, times, 0.05)
+        orders = [list(r.order[s]) for s in range(p)]
+        stage_end, last_b, ends, _ = reference_simulation(schedule, p, m, v, times, 0.05, orders)
         same = [[a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(x, y)] for x, y in
                 zip(r.last_backward_end, last_b)]
         assert all(map(all, same))

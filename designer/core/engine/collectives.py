@@ -113,7 +113,7 @@ class CollectiveModel:
         self.bandwidth = GroupBandwidth(fabric, self.shape, k)  # the bandwidth term and NCCL's estimate of it
         self._cache: dict[tuple, CollectiveCost] = {}
         self._unit: dict[str, tuple] = {}
-        self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, _uniform_classes)
+        self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, uniform_classes)
         self._choices: dict[tuple, list] = {}  # _candidates
         self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> _algorithms
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
@@ -300,11 +300,11 @@ class CollectiveModel:
         scale_t, net_t, code, res, loads = self._unit_times(pattern)
         bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
         result = self._slowest_class(primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes,
-                                     self._uniform_classes(pattern, scale_t, net_t))
+                                     self.uniform_classes(pattern, scale_t, net_t))
         self._cache[key] = result
         return result
 
-    def _uniform_classes(self, pattern: str, scale_t: np.ndarray, net_t: np.ndarray) -> list[tuple | None]:
+    def uniform_classes(self, pattern: str, scale_t: np.ndarray, net_t: np.ndarray) -> list[tuple | None]:
         """Per class of groups: (scale-up, network seconds per byte) when all its groups have the same
         finite pair (a symmetric fabric's usual case), else None. Kept per pattern while its unit
         times are the same arrays (a re-rating or a new costing makes new ones)."""
