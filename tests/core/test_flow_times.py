@@ -1,22 +1,47 @@
-"""A flow's time is its slowest resource's, folded as each resource's times are made
-(flows.Slowest), which is what an argmax over the stacked times gives."""
+"""Each flow's time is its busiest resource's load over its capacity, whether the quotients are
+taken per resource (more flows than resources) or per flow (a few flows on a big fabric)."""
+from __future__ import annotations
+
 import numpy as np
 
-from designer.core.engine.flows import Slowest
+from designer.core.engine import flows
+from designer.core.engine.evaluate import Engine
+from designer.core.io import load_document
+from tests.conftest import EXAMPLES
 
 
-def test_the_slowest_resource_is_the_first_of_the_largest_times_nan_and_infinity_the_largest():
-    rng = np.random.default_rng(3)
-    n = 4000
-    times = [rng.integers(0, 4, n) / 4.0 for _ in range(6)]  # many equal times
-    times[2][::7] = np.nan
-    times[4][::11] = np.inf
-    times[5][::13] = np.nan
-    stacked = np.nan_to_num(np.stack(times), nan=np.inf, posinf=np.inf)
-    slowest = Slowest()
-    for t in times:
-        slowest.add(t.copy())
-    expected = np.argmax(stacked, axis=0)
-    assert slowest.count == 6
-    assert np.array_equal(slowest.code, expected)
-    assert np.array_equal(slowest.time, stacked[expected, np.arange(n)])
+def _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked):
+    """Per flow of `picked`: the largest of its six resource times (NaN counted as infinite)."""
+    loads = route.loads
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = [loads.nic_up[route.src] / fabric.nic_cap_Bps[route.src],
+                loads.nic_down[route.dst] / fabric.nic_cap_Bps[route.dst],
+                np.where(route.cross_leaf, loads.leaf_up[route.sl] / leaf_cap[route.sl], 0.0),
+                np.where(route.cross_leaf, loads.leaf_down[route.dl] / leaf_cap[route.dl], 0.0),
+                np.where(route.cross_pod, loads.pod_up[route.sp] / pod_cap[route.sp], 0.0),
+                np.where(route.cross_pod, loads.pod_down[route.dp] / pod_cap[route.dp], 0.0)]
+    stacked = np.stack(rows)
+    stacked = np.where(np.isnan(stacked), np.inf, stacked)[:, picked]
+    return stacked.max(axis=0)
+
+
+def test_flow_times_per_resource_and_per_flow_agree_with_a_dead_nic():
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    engine = Engine()
+    engine.evaluate(doc)
+    model = next(m for key, m in engine.cache.groups.items() if key[2] == "pp-pair")
+    route, _ = model._routes["pairs"]
+    fabric, k = model.fabric, model.k
+    fabric.nic_cap_Bps = fabric.nic_cap_Bps.copy()
+    fabric.nic_cap_Bps[route.src[0]] = 0.0  # a NIC out of service: its flows never finish
+    leaf_cap = fabric.leaf_up_Bps * flows.uplink_efficiency(fabric, flows.tier_flows(fabric, route.sl, route.cross_leaf), k)
+    pod_cap = fabric.pod_up_Bps * flows.uplink_efficiency(
+        fabric, flows.tier_flows(fabric, route.sl, route.cross_pod, pod=True), k, pod=True)
+    every = np.arange(len(route.src))
+    assert len(every) >= len(fabric.nic_cap_Bps)  # the per-resource quotients
+    few = np.array([0, 1, len(every) - 1])  # the per-flow quotients
+    for picked in (every, few):
+        t, code, _ = flows.flow_times(fabric, route, k, None if picked is every else picked)
+        expected = _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked)
+        assert np.array_equal(t, expected)
+        assert np.isinf(t[0]) and code[0] == 1  # the dead NIC's send side holds the flow

@@ -33,11 +33,14 @@ class GroupLatency:
         hit = self._fabric_us
         if hit is None:
             f = self.fabric
-            nodes = f.gpu_node[self.members.ravel()]
-            library = float(f.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
-            extra = f.node_message_latency_us
-            message = float(extra[nodes].max()) if extra is not None and nodes.size else 0.0
-            switch = float(np.max(f.switch_latency_us)) if len(f.switch_ids) else 0.0
+            library, message = _alike_server_latencies(f)
+            if library is None or message is None or not self.members.size:  # servers differ: the members' slowest
+                nodes = f.gpu_node[self.members.ravel()]
+                library = float(f.node_collective_latency_us[nodes].max()) if nodes.size else 0.0
+                extra = f.node_message_latency_us
+                message = float(extra[nodes].max()) if extra is not None and nodes.size else 0.0
+            switch = f.remembered("slowest_switch_us", (f.switch_latency_us,),
+                                  lambda: float(np.max(f.switch_latency_us)) if len(f.switch_ids) else 0.0)
             hit = self._fabric_us = (library, message, switch)
         return hit
 
@@ -84,3 +87,20 @@ class GroupLatency:
         else:  # collnet
             lat = base + 2 * (n / max(N, 1) - 1) * k.nccl_nvlink_step_latency_us["ring"]["LL128"] + inter
         return (lat + library_us) * 1e-6
+
+
+def _alike_server_latencies(f: Fabric) -> tuple[float | None, float | None]:
+    """(library latency, NIC message latency) when every server has the same one (any group's slowest
+    member then has it), None for one that differs; kept with the fabric: every dimension of every
+    plan asks."""
+    def make():
+        out = []
+        for values in (f.node_collective_latency_us, f.node_message_latency_us):
+            if values is None:
+                out.append(0.0)
+            elif len(values) and values.min() == values.max():
+                out.append(float(values.max()))
+            else:
+                out.append(None)
+        return tuple(out)
+    return f.remembered("alike_server_latencies", (f.node_collective_latency_us, f.node_message_latency_us), make)

@@ -425,7 +425,13 @@ class CollectiveModel:
         return options
 
     def _sharp(self, groups: np.ndarray) -> bool:
+        """Whether every leaf the groups' NICs hang from reduces in the switch (SHARP)."""
         f = self.fabric
+        # no switch has SHARP and every NIC hangs from a leaf (most fabrics): no group's leaves all
+        # have it, found once per fabric rather than from each class's NICs
+        if not f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
+                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any())):
+            return False
         nics = f.gpu_nic[self.shape.members[groups].ravel()]
         leaves = f.nic_leaf[nics[nics >= 0]]
         return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))

@@ -167,27 +167,41 @@ def flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarr
     slowest = Slowest()
     with np.errstate(divide="ignore", invalid="ignore"):
         cap = fabric.nic_cap_Bps
-        slowest.add(loads.nic_up[src_nic] / cap[src_nic])
-        slowest.add(loads.nic_down[dst_nic] / cap[dst_nic])
+        slowest.add(_resource_time(loads.nic_up, cap, src_nic), nan_free=True)
+        slowest.add(_resource_time(loads.nic_down, cap, dst_nic), nan_free=True)
         if n_sw:
             if route.leaf_flows is None:
                 route.leaf_flows = tier_flows(fabric, route.sl, route.cross_leaf)
             up_eff = uplink_efficiency(fabric, route.leaf_flows, k)
             leaf_cap = fabric.leaf_up_Bps * up_eff
-            slowest.add(np.where(cross_leaf, loads.leaf_up[sl] / leaf_cap[sl], 0.0))
-            slowest.add(np.where(cross_leaf, loads.leaf_down[dl] / leaf_cap[dl], 0.0))
+            slowest.add(np.where(cross_leaf, _resource_time(loads.leaf_up, leaf_cap, sl), 0.0), nan_free=True)
+            slowest.add(np.where(cross_leaf, _resource_time(loads.leaf_down, leaf_cap, dl), 0.0), nan_free=True)
             if n_pod:
                 if route.pod_flows is None:
                     route.pod_flows = tier_flows(fabric, route.sl, route.cross_pod, pod=True)
                 pod_eff = uplink_efficiency(fabric, route.pod_flows, k, pod=True)
                 pcap = fabric.pod_up_Bps * pod_eff
-                slowest.add(np.where(cross_pod, loads.pod_up[sp] / pcap[sp], 0.0))
-                slowest.add(np.where(cross_pod, loads.pod_down[dp] / pcap[dp], 0.0))
+                slowest.add(np.where(cross_pod, _resource_time(loads.pod_up, pcap, sp), 0.0), nan_free=True)
+                slowest.add(np.where(cross_pod, _resource_time(loads.pod_down, pcap, dp), 0.0), nan_free=True)
     # each flow's resource: the row of its code in the stacked ends (what np.choose gives, in half its time)
     n = len(src_nic)
     ends = np.stack([src_nic, dst_nic, sl, dl, sp, dp][: slowest.count])
     index = ends.ravel()[slowest.code.astype(np.intp) * n + np.arange(n)]
     return slowest.time, (slowest.code + 1).astype(np.int8), index.astype(np.int32, copy=False)
+
+
+def _resource_time(load: np.ndarray, cap: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Per flow, the seconds of its resource `at` (load over capacity, NaN made infinite), a new array.
+    Divided per resource when there are no more resources than flows (a leaf or pod tier, the NICs
+    of a dimension's many flows): one division and NaN check per resource, one gather per flow; per
+    flow otherwise (a small job's few flows on a big fabric). The same quotients either way."""
+    if len(cap) <= len(at):
+        t = load / cap
+        np.copyto(t, np.inf, where=np.isnan(t))
+        return t[at]
+    t = load[at] / cap[at]
+    np.copyto(t, np.inf, where=np.isnan(t))
+    return t
 
 
 class Slowest:
@@ -199,8 +213,10 @@ class Slowest:
         self.code: np.ndarray | None = None
         self.count = 0
 
-    def add(self, t: np.ndarray) -> None:
-        np.copyto(t, np.inf, where=np.isnan(t))  # (t is a temporary of the caller's; +inf stays +inf)
+    def add(self, t: np.ndarray, nan_free: bool = False) -> None:
+        """`nan_free`: t holds no NaN (_resource_time made them infinite)."""
+        if not nan_free:
+            np.copyto(t, np.inf, where=np.isnan(t))  # (t is a temporary of the caller's; +inf stays +inf)
         if self.time is None:
             self.time, self.code = t, np.zeros(len(t), dtype=np.int8)
         else:

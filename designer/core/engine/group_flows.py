@@ -75,6 +75,8 @@ def pxn_nic(f: Fabric, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
     dst_nic = f.gpu_nic[dst_gpu]
     local = dst_nic - f.node_nic_base[f.gpu_node[dst_gpu]]
     src_node = f.gpu_node[src_gpu]
-    count = f.node_nic_count[src_node]
-    local = np.where(local < count, local, f.gpu_nic[src_gpu] - f.node_nic_base[src_node])
-    return f.node_nic_base[src_node] + local
+    base = f.node_nic_base[src_node]
+    has_rail = local < f.node_nic_count[src_node]
+    if has_rail.all():  # every source server has the rail (servers alike): no flow falls back
+        return base + local
+    return base + np.where(has_rail, local, f.gpu_nic[src_gpu] - base)  # else the source GPU's own NIC

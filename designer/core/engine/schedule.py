@@ -254,8 +254,9 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     are read as lists when its timing is asked for), the _StageArrays, crossings per g (bool
     array), per g the slot of its own end, per stage the slot of its last end (its start
     offset's for a stage without ops), and in visit order: the slot of the previous end on its
-    stage and the slot of the end it waits for (lists: the hot loop's), the duration codes and
-    the crossings (arrays))."""
+    stage (a list: the hot loop's), the slot of the end it waits from another stage (a list, the
+    -inf slot for an input on its own stage: see `simulate`), the slot of the end it waits for
+    (an array), the duration codes and the crossings (arrays))."""
     offsets = [0] * p
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
@@ -277,8 +278,10 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     dep_slots = np.where(has_input, dep_slot, -1)
     arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p)
     last_slots = [int(op_slot[o + size - 1]) if size else s for s, (o, size) in enumerate(zip(offsets, sizes))]
+    visit_inputs, visit_crosses = dep_slot[order], crosses[order]
+    from_other_stage = np.where(visit_crosses, visit_inputs, p).tolist()  # (p: the -inf slot)
     return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, op_slot, last_slots,
-            prev_slot[order].tolist(), dep_slot[order].tolist(), flat_codes[order], crosses[order])
+            prev_slot[order].tolist(), from_other_stage, visit_inputs, flat_codes[order], visit_crosses)
 
 
 def _ticked_order(ticks, dep_at, has_input, first):
@@ -470,8 +473,8 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
     sizes, codes, backward_at, flat = _structure_of(_memo_key(schedule, p, m, v))
-    offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, input_slots, \
-        visit_codes, visit_crosses = flat
+    offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, from_other_stage, \
+        visit_inputs, visit_codes, visit_crosses = flat
     table = []
     for s in range(p):
         st = times[s]
@@ -480,25 +483,34 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         table += [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
         table += [st.wgrad[c] for c in range(v)] if zb else [0.0] * v  # W ops only in zero-bubble orders
     # per op, in C: its duration (by position for the stages' sums; as Python floats in visit
-    # order for the loop) and its input's transfer in visit order
+    # order for the loop)
     durations = np.array(table)
     dur = durations[flat_codes]
     visit_dur = durations[visit_codes].tolist()
-    visit_trans = np.where(visit_crosses, p2p_s, 0.0).tolist()
     # end slots (see _flat_plan): the stages' start offsets, -inf (no input), then each op's end as it is
     # worked out (visit order)
     end = (list(start_offset) if start_offset else [0.0] * p) + [-math.inf]
     append = end.append
-    # zip of flat lists, not a list of step tuples: zip reuses its tuple, so a new shape makes
-    # no 4,608 tuples (they cost more to make, and in garbage collections, than they save here)
-    for prev, d, t, du in zip(prev_slots, input_slots, visit_trans, visit_dur):
-        f = end[prev]
-        r = end[d] + t
-        append((r if r > f else f) + du)  # starts when both its stage and its input are ready
     # With finite durations and transfers of 0 or more, each op of a stage ends no sooner than
     # the one before it: the last backward of a chunk is also its latest
     ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(x >= 0.0 and math.isfinite(x) for x in table)
                and all(map(math.isfinite, end[:p])))
+    # zip of flat lists, not a list of step tuples: zip reuses its tuple, so a new shape makes
+    # no 4,608 tuples (they cost more to make, and in garbage collections, than they save here)
+    if ordered:
+        # An input on the op's own stage (the last stage's backward after its forward, a W after its
+        # B) ended no later than the stage's previous op: it never decides the start, so it waits
+        # for the -inf slot, and every input pays the transfer (-inf + a finite transfer is -inf).
+        for prev, d, du in zip(prev_slots, from_other_stage, visit_dur):
+            f = end[prev]
+            r = end[d] + p2p_s
+            append((r if r > f else f) + du)  # starts when both its stage and its input are ready
+    else:  # each input as it is: with its transfer when it crosses a stage boundary, none else
+        visit_trans = np.where(visit_crosses, p2p_s, 0.0).tolist()
+        for prev, d, t, du in zip(prev_slots, visit_inputs.tolist(), visit_trans, visit_dur):
+            f = end[prev]
+            r = end[d] + t
+            append((r if r > f else f) + du)
     # a stage's busy time: its durations added one after the other, as sum() adds them
     # (np.add.accumulate is a running sum, never pairwise, along each row too; 0.0 + as sum's start)
     if p and sizes[0] and sizes.count(sizes[0]) == p:  # stages of as many ops: one pass over all rows
