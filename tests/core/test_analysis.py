@@ -76,8 +76,9 @@ def test_oversubscribed_dp_ranks_no_oversubscription_or_rank_order_first():
     top = report["ranked"][0]
     assert top.id in ("no-oversubscription",) or top.id.startswith("order-"), [a.id for a in report["ranked"][:5]]
     assert top.speedup > 0.1
-    ids = [a.id for a in report["ranked"][:3]]
-    assert "no-oversubscription" in ids and any(i.startswith("order-") for i in ids)
+    assert "no-oversubscription" in [a.id for a in report["ranked"][:3]]
+    # putting DP inside the servers moves PP onto the NICs, where 1F1B waits on each exchange
+    assert any(a.id.startswith("order-") and a.speedup > 0.1 for a in report["ranked"][:5])
 
 
 def test_nic_upgrade_is_no_gain_where_tp_over_nvlink_dominates():

@@ -523,6 +523,13 @@ class EngineConstants:
         "local shards into the gather buffer and copy-out into the per-parameter tensors, each a BF16 read and "
         "write (PyTorch FSDP2 foreach_all_gather / foreach_all_gather_copy_out); the reduce-scatter's copy-in "
         "of the gradients is half of it", unit="bytes", minimum=0, maximum=1024)
+    pp_p2p_blocking_share_1f1b: float = _c(
+        1.0, "Share of each stage-to-stage send/receive that the compute stream of a non-interleaved 1F1B "
+        "pipeline waits for: Megatron-LM runs the forward's send_forward_recv_backward and the backward's "
+        "send_backward_recv_forward synchronously (megatron/core/pipeline_parallel/p2p_communication.py "
+        "_communicate waits on its requests; schedules.py forward_backward_pipelining_without_interleaving "
+        "refuses overlap_p2p_comm). The interleaved schedule overlaps them with compute. 0: fully hidden",
+        unit="fraction", minimum=0, maximum=1)
     microbatch_overhead_s: float = _c(
         0.0, "Host-side cost per micro-batch per stage (data loader, Python), seconds", unit="s", minimum=0, maximum=60)
     step_overhead_s: float = _c(

@@ -82,7 +82,9 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
     breakdown["dp_comm"] += dp_exposed + dp.ag_exposed
     hidden["dp_comm"] += max(0.0, ref_info.dp_busy - dp_exposed) + max(0.0, dp.ag_s[crit_stage] - dp.ag_exposed)
     breakdown["optimizer"] = dp.optimizer_s
-    breakdown["pp_comm"] = waits_pp
+    # a 1F1B stage waits on its exchanges with its neighbours (stages/pipeline.py blocking_exchange_s)
+    blocked = pipe.exchange_s * plan.num_microbatches * ((crit_stage < plan.pp - 1) + (crit_stage > 0))
+    breakdown["pp_comm"] = waits_pp + blocked
     accounted = sum(breakdown.values())
     idle = max(0.0, step_time - accounted)
     f_stage = sum(f.total_s for f, _ in chunks)
@@ -96,5 +98,6 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
     drift = step_time - sum(breakdown.values())
     if abs(drift) > 1e-12:
         breakdown["compute"] += drift
-    hidden["pp_comm"] = max(0.0, pipe.p2p_s * 2 * plan.num_microbatches * plan.vp - waits_pp) if plan.pp > 1 else 0.0
+    hidden["pp_comm"] = max(0.0, pipe.p2p_s * 2 * plan.num_microbatches * plan.vp - waits_pp - blocked) \
+        if plan.pp > 1 else 0.0
     return Breakdown(breakdown, hidden, crit_stage, ref_pattern)

@@ -19,6 +19,7 @@ class PipelineRun:
     """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message
     p2p_s: float  # its send/receive time (0 without pipelining)
+    exchange_s: float  # what each stage-to-stage exchange holds a stage's compute stream (blocking_exchange_s)
     stage_times: list[list[StageTimes]]  # [pattern][stage]
     schedules: list[ScheduleResult]  # [pattern]
     simulated_micro: int  # micro-batches the simulation ran (the steady state repeats them)
@@ -35,6 +36,7 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
     # chunks of equal slowdown and layers share one (forward, backward) pair (stages/phases.py):
     # its times worked out once per pair
     of_pair: dict[int, tuple[float, float, float]] = {}
+    exchange_s = blocking_exchange_s(job, k, comm, pp_bytes)
     for per_stage in phases.chunks:
         times = []
         for s in range(plan.pp):
@@ -44,12 +46,28 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
                 if hit is None:
                     f, b = pair
                     hit = of_pair[id(pair)] = (f.total_s + k.microbatch_overhead_s, b.total_s, b.wgrad_s)
-                fwd.append(hit[0])
-                bwd.append(hit[1])
+                fwd.append(hit[0] + (exchange_s if s < plan.pp - 1 else 0.0))  # sends on, receives a gradient
+                bwd.append(hit[1] + (exchange_s if s > 0 else 0.0))  # sends a gradient back, receives an input
                 wgrad.append(hit[2])
             times.append(StageTimes(fwd, bwd, wgrad))
         stage_times.append(times)
         sched, simulated_micro = simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times,
                                           p2p_s)
         schedules.append(sched)
-    return PipelineRun(pp_bytes, p2p_s, stage_times, schedules, simulated_micro)
+    return PipelineRun(pp_bytes, p2p_s, exchange_s, stage_times, schedules, simulated_micro)
+
+
+def blocking_exchange_s(job: Job, k: EngineConstants, comm: CommFn, pp_bytes: float) -> float:
+    """Seconds each stage-to-stage exchange of a non-interleaved 1F1B pipeline holds the stage's
+    compute stream (constant pp_p2p_blocking_share_1f1b): Megatron ends each forward with
+    send_forward_recv_backward and each backward with send_backward_recv_forward and waits for them
+    before the next micro-batch. An exchange sends one activation (or gradient) each way between
+    two neighbours; the pipeline's send/recv cost has every stage sending to both neighbours at once
+    (the interleaved schedule's batched exchanges), twice the load on a stage's NIC, so an exchange
+    between stages on different servers costs half its bytes."""
+    plan, par = job.plan, job.parallelism
+    share = k.pp_p2p_blocking_share_1f1b
+    megatron = (par.framework or "megatron") in ("megatron", "nemo")  # torchtitan posts its sends asynchronously
+    if par.pipeline_schedule != "1f1b" or plan.pp < 2 or share <= 0.0 or not megatron:
+        return 0.0
+    return share * comm("pp", "send_recv", pp_bytes * (0.5 if plan.pp > 2 else 1.0))
