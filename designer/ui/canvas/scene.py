@@ -46,6 +46,7 @@ class _EditEffects:
     rebuild_links: bool = False  # which devices the cables join changed: every bundle anew
     links_touched: set = field(default_factory=set)  # bundles that gained or lost cables
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
+    link_edits: list = field(default_factory=list)  # cables added and removed: (action, link, position, key)
 
 
 class CanvasScene(QGraphicsScene):
@@ -291,6 +292,8 @@ class CanvasScene(QGraphicsScene):
                 effects.rebuild_links = True
             elif link is not None:
                 key = self.cables.bundle_key(link)
+                if c.action in ("added", "removed"):
+                    effects.link_edits.append((c.action, link, c.position, key))
                 if key is not None:
                     (effects.values_touched if c.action == "changed" else effects.links_touched).add(key)
 
@@ -320,8 +323,8 @@ class CanvasScene(QGraphicsScene):
             if self.box_layer is not None:
                 self.box_layer.devices_changed()
         rebuild = effects.rebuild_links
-        for key in () if rebuild else effects.links_touched:
-            rebuild = not self.cables.refresh_in_place(key) or rebuild
+        if not rebuild and effects.link_edits:  # each bundle in its row, one that comes or goes too
+            rebuild = not self.cables.apply_link_edits(effects.link_edits)
         boxes = None
         if rebuild:  # once for the edit, however many bundles came or went
             boxes = self.cables.rebuild()
