@@ -108,10 +108,11 @@ def test_a_cable_deleted_undone_and_redone_from_the_edit_menu_is_checked_without
 
 
 def _drawn_cables(scene):
-    """What the canvas draws of the cables: each bundle's cables and line, and the rack-to-rack lines."""
+    """What the canvas draws of the cables: each bundle's cables and line, and the rack-to-rack lines (a
+    row an edit emptied draws nothing)."""
     layer = scene.link_layer
     bundles = {b.key: (b.link_ids, b.total_gbps, tuple(np.round(layer.lines.a[r], 3)),
-                       tuple(np.round(layer.lines.b[r], 3))) for r, b in enumerate(layer.bundles)}
+                       tuple(np.round(layer.lines.b[r], 3))) for r, b in enumerate(layer.bundles) if b.link_ids}
     return bundles, sorted(zip(layer.aggregate_tips, map(tuple, np.round(layer.aggregates.a, 3))))
 
 

@@ -49,6 +49,8 @@ class BundleTable:
         self._cables = cables
         self._rates, self._rate_code = rates, rate_code
         self._edited: dict[int, Bundle] = {}  # rows an edit replaced (scene.cables.refresh)
+        self.empty: set[int] = set()  # rows whose last cable an edit removed: kept for an undo, drawn as nothing
+        self._device_row: dict | None = None  # device id -> its row in device_ids (append)
         self._port_pairs: dict = {}  # (3, 17) once for all the bundles that end on those ports
 
     @classmethod
@@ -105,7 +107,47 @@ class BundleTable:
         return tuple(self._member_ids[self._starts[row]:self._starts[row + 1]])
 
     def kinds_present(self) -> set[str]:
-        return {self._kinds[c] for c in np.unique(self._kind_code).tolist()}
+        codes = self._kind_code[self.filled()] if self.empty else self._kind_code
+        return {self._kinds[c] for c in np.unique(codes).tolist()}
+
+    def filled(self) -> np.ndarray:
+        """Per row: it holds cables (not a row an edit emptied)."""
+        out = np.ones(len(self.ends), bool)
+        out[list(self.empty)] = False
+        return out
+
+    def empty_row(self, row: int) -> None:
+        """The row's last cable went: it stays (its key too, for an undo to fill it again), holding nothing."""
+        old = self[row]
+        self[row] = Bundle(old.key, (), old.kind, 0.0, 0, old.rate)
+        self.empty.add(row)
+
+    def fill_row(self, row: int, bundle: Bundle) -> None:
+        self[row] = bundle
+        self.empty.discard(row)
+
+    def device_row(self) -> dict:
+        """Device id -> its number in device_ids (what `ends` hold)."""
+        if self._device_row is None:
+            self._device_row = {d: i for i, d in enumerate(self.device_ids)}
+        return self._device_row
+
+    def append(self, bundle: Bundle) -> int:
+        """A bundle between two devices that had none: one more row (a column grows by one: a copy of
+        each, ~1 ms at 295k rows, once per edit). Its devices are among device_ids (a device added to the
+        design plans every bundle anew)."""
+        row = len(self.ends)
+        ends = [self.device_row()[bundle.key[0]], self.device_row()[bundle.key[1]]]
+        ports = [-1 if p is None else p for p in bundle.ports]
+        self.ends = np.concatenate([self.ends, np.array([ends], self.ends.dtype)])
+        self._ports = np.concatenate([self._ports, np.array([ports], self._ports.dtype)])
+        self._starts = np.append(self._starts, self._starts[-1])
+        self._kind_code = np.append(self._kind_code, 0).astype(self._kind_code.dtype)
+        self._rate_code = np.append(self._rate_code, 0).astype(self._rate_code.dtype)
+        self.totals = np.append(self.totals, 0.0)
+        self._cables = np.append(self._cables, 0).astype(self._cables.dtype)
+        self[row] = bundle
+        return row
 
     def kind_index(self) -> np.ndarray:
         """Each bundle's kind as its row in links.KINDS (an unknown kind: the first), as bundle_kinds."""

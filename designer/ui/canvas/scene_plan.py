@@ -241,10 +241,16 @@ class BundleIndex:
         code = bundles.ends[:, 0] * self._devices + bundles.ends[:, 1]  # unique: one bundle per ordered pair of devices
         self._order = np.argsort(code)
         self._code = code[self._order]
+        self._added: dict = {}  # key -> row of a bundle an edit appended (the sorted codes stay as planned)
+
+    def add(self, key, row: int) -> None:
+        self._added[key] = row
 
     def get(self, key, default=None):
         if type(key) is not tuple or len(key) != 2:
             return default
+        if key in self._added:
+            return self._added[key]
         a, b = self._device_row.get(key[0]), self._device_row.get(key[1])
         if a is None or b is None:
             return default
@@ -262,7 +268,7 @@ class BundleIndex:
         return self.get(key) is not None
 
     def __len__(self) -> int:
-        return len(self._code)
+        return len(self._code) + len(self._added)
 
     def __iter__(self):
         return (self._bundles.key(r) for r in range(len(self._bundles)))
@@ -348,7 +354,7 @@ def plan_aggregates(bundles: BundleTable, boxes: DeviceBoxes, rack_rects: list) 
     kind = bundles.kind_index().astype(np.int64)
     rank = np.empty(len(rack_ids), np.int64)
     rank[np.argsort(np.array(rack_ids, dtype=object), kind="stable")] = np.arange(len(rack_ids))
-    ok = (ra >= 0) & (rb >= 0) & (ra != rb)
+    ok = (ra >= 0) & (rb >= 0) & (ra != rb) & bundles.filled()  # (an emptied row: in no pair)
     swap = ok & (rank[np.maximum(ra, 0)] > rank[np.maximum(rb, 0)])
     lo, hi = np.where(swap, rb, ra), np.where(swap, ra, rb)
     code = lo * len(rack_ids) + hi

@@ -1,0 +1,174 @@
+"""A cable bundle that comes or goes with an edit (Edit > Delete of its only cable, Edit > Undo, a link
+drawn between two devices that had none) changes its own row of the canvas, not every bundle: what
+the canvas then draws, hit-tests and colours with link heat is what a fresh open of the saved design
+shows."""
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+
+from designer.ui.canvas import scene_cables
+from tests.ui.test_live_edits import A100, open_example
+
+from designer.ui.window.main_window import MainWindow
+
+
+def drawn(scene):
+    """Per bundle key: its cables, speed, line, heat bucket and heat tooltip (rows an edit
+    emptied draw nothing)."""
+    layer = scene.link_layer
+    heat = layer.heat
+    out = {}
+    for row, bundle in enumerate(layer.bundles):
+        if bundle.link_ids:
+            out[bundle.key] = (bundle.link_ids, bundle.total_gbps, bundle.kind, bundle.ports,
+                               tuple(np.round(layer.lines.a[row], 3)), tuple(np.round(layer.lines.b[row], 3)),
+                               None if heat is None else int(heat[row]), row in layer.marked,
+                               # the heat's own words: its busiest cable's share, found by link position
+                               layer.heat_tip(row) if layer.heat_tip is not None else None)
+    return out
+
+
+def aggregates(scene):
+    layer = scene.cables
+    if layer.aggregates_stale:
+        layer.rebuild_aggregates()
+    layer = scene.link_layer
+    return sorted(zip(layer.aggregate_tips, map(tuple, np.round(layer.aggregates.a, 3)),
+                      layer.aggregates.kind.tolist()))
+
+
+def fresh_open(window, qtbot, tmp_path, name):
+    """The window's design saved, and opened in a new window (heat on when it is on in `window`)."""
+    from PySide6.QtCore import QSettings
+
+    path = tmp_path / f"{name}.yaml"
+    assert window.files.save_to(str(path))
+    other = MainWindow(QSettings(str(tmp_path / f"{name}.ini"), QSettings.IniFormat))
+    qtbot.addWidget(other)
+    other.resize(1200, 800)
+    other.show()
+    if window.act_heat.isChecked():
+        other.act_heat.trigger()
+    other.open_file(str(path))
+    assert other.settle()
+    return other
+
+
+def heat_caught_up(window, qtbot):
+    """The link heat shows the window's last result (it follows the step time on screen)."""
+    qtbot.waitUntil(lambda: window.scene.heat.result is window.result, timeout=60_000)
+
+
+def assert_as_fresh(window, qtbot, tmp_path, name):
+    other = fresh_open(window, qtbot, tmp_path, name)
+    heat_caught_up(window, qtbot)
+    heat_caught_up(other, qtbot)
+    mine = drawn(window.scene)
+    assert mine == drawn(other.scene), name
+    assert window.result is not None, window.problems[:3]
+    assert any("of the step" in (v[-1] or "") for v in mine.values())  # the heat is shown, in words too
+    assert aggregates(window.scene) == aggregates(other.scene), name
+    assert window.scene.link_layer.bundles.kinds_present() == other.scene.link_layer.bundles.kinds_present()
+    other.close()
+
+
+def midpoint(layer, row) -> QPointF:
+    a, b = layer.lines.a[row], layer.lines.b[row]
+    return QPointF((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+
+
+def tip(layer, at: QPointF, tolerance: float) -> str:
+    """The tooltip of the cable under a point as the zoomed-in canvas gives it (single cables drawn)."""
+    shown = layer.show_individual
+    layer.show_individual = True
+    try:
+        return layer.tooltip_at(at, tolerance) or ""
+    finally:
+        layer.show_individual = shown
+
+
+@pytest.fixture
+def plans(monkeypatch):
+    """How many times the bundles were all planned anew."""
+    calls = []
+    real = scene_cables.plan_bundles
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scene_cables, "plan_bundles", counted)
+    return calls
+
+
+def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_window, qtbot, tmp_path, plans):
+    """Edit > Delete of the only cable between two devices: its line is no longer drawn nor under the
+    mouse, every other bundle and the link heat are a fresh open's; Edit > Undo brings it back in
+    the same row; neither plans every bundle again."""
+    window = empty_window
+    window.act_heat.trigger()
+    open_example(window)
+    assert window.act_heat.isChecked() and window.scene.link_layer.heat is not None
+    layer = window.scene.link_layer
+    switches = {s.id for s in window.qdoc.doc.switches}  # a switch-to-switch cable: the design stays valid
+    row = [r for r, b in enumerate(layer.bundles) if len(b.link_ids) == 1 and set(b.key) <= switches][3]
+    bundle = layer.bundles[row]
+    cable = bundle.link_ids[0]
+    mid = midpoint(layer, row)
+    tolerance = window.scene.gestures.tolerance()
+    assert cable in tip(layer, mid, tolerance)
+    rows = len(layer.bundles)
+    window.scene.select_ids([cable])
+    plans.clear()
+
+    window.actions["delete"].trigger()
+    assert window.settle()
+    assert window.qdoc.doc.find("links", cable) is None
+    assert cable not in tip(layer, mid, tolerance)
+    assert bundle.key in layer.index and layer.index[bundle.key] == row and len(layer.bundles) == rows
+    assert not plans  # the bundle went in its own row
+    assert_as_fresh(window, qtbot, tmp_path, "deleted")
+    plans.clear()  # (the fresh window's own)
+
+    window.actions["undo"].trigger()
+    assert window.settle()
+    assert layer.index[bundle.key] == row and layer.bundles[row].link_ids == (cable,)
+    assert cable in tip(layer, mid, tolerance)
+    assert not plans
+    assert_as_fresh(window, qtbot, tmp_path, "undone")
+
+
+def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_window, qtbot, tmp_path, plans):
+    """A link drawn (the canvas's link gesture) between a server and a switch with no cable between
+    them: one more bundle, drawn and under the mouse, and the canvas and its heat are a fresh open's;
+    undone, it is gone again."""
+    window = empty_window
+    window.act_heat.trigger()
+    open_example(window)
+    doc = window.qdoc.doc
+    layer = window.scene.link_layer
+    cabled = {}
+    for l in doc.links:
+        for end in (l.a, l.b):
+            cabled[end.split(":")[0]] = cabled.get(end.split(":")[0], 0) + 1
+    free = [s for s in doc.switches if cabled.get(s.id, 0) < s.radix]  # switches with a free port
+    server, switch = next((a, b) for a in free for b in free if a.id < b.id and a.fabric == b.fabric
+                          and (a.id, b.id) not in layer.index)
+    key = (server.id, switch.id)
+    rows = len(layer.bundles)
+    plans.clear()
+    window.view.linkRequested.emit(server.id, switch.id, server.fabric)
+    assert window.settle()
+    assert key in layer.index and layer.index[key] == rows  # appended
+    assert not plans
+    row = layer.index[key]
+    link = layer.bundles[row].link_ids[0]
+    assert link in tip(layer, midpoint(layer, row), window.scene.gestures.tolerance())
+    assert_as_fresh(window, qtbot, tmp_path, "added")
+    plans.clear()
+
+    window.actions["undo"].trigger()
+    assert window.settle()
+    assert doc.find("links", link) is None and not layer.bundles[row].link_ids
+    assert not plans
+    assert_as_fresh(window, qtbot, tmp_path, "added-undone")
