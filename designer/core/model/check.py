@@ -18,6 +18,7 @@ from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .design_tallies import DesignTallies
 from .document import Document
+from .link_columns import LinkColumns
 from .link_rules import link_kind_problems, link_problems
 from .non_finite import NonFiniteNumbers
 from .plan import check_plan
@@ -38,11 +39,13 @@ class CheckParts:
     per_link: dict[int, list[Problem]]  # link index -> its ends' and ports' problems (link_rules.py)
     kinds: dict[int, list[Problem]]  # link index -> its kind's and speed's problems
     tail: list[Problem]  # the switches' and servers' problems that follow from their links
-    after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity, leaves without uplinks
+    after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity
+    network: list[Problem]  # servers cut off from the others (leaves without up-links, ...)
     numbers: NonFiniteNumbers  # NaN / infinity: an API edit or a recovered design
     tallies: DesignTallies  # what the jobs' check reads of the cluster (check_plan)
     ends: tuple  # the links' ends (doc.link_ends.sides), kept current by the live check's link edits
     link_ids: list[str]  # the links' ids in order, kept current likewise
+    columns: LinkColumns  # the links' kinds, counts and states that the network checks read, likewise
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
@@ -53,8 +56,10 @@ def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     # reads every link's two ends to prove its parse current: ~35 ms a time at 131k GPUs)
     ends = doc.link_ends.sides(doc)
     per_link, kinds, tail = link_problems(doc, ends)
-    return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog, ends),
-                      NonFiniteNumbers(doc), DesignTallies(doc, ends), ends, list(link_ids))
+    columns = LinkColumns.of(doc)
+    return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog),
+                      network_problems(doc, ends, columns), NonFiniteNumbers(doc), DesignTallies(doc, ends, columns),
+                      ends, list(link_ids), columns)
 
 
 def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
@@ -63,6 +68,7 @@ def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem
     problems += parts.before_links
     problems += join_link_problems(parts.per_link, parts.kinds, parts.tail)
     problems += parts.after_links
+    problems += parts.network
     return problems + check_plan(doc, catalog, parts.tallies)
 
 
@@ -77,16 +83,26 @@ def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) 
         parts.kinds.pop(position, None)
 
 
-def problems_after_links(doc: Document, catalog: Catalog, ends=None) -> list[Problem]:
-    """The cluster checks that follow the links' (one part of CheckParts). `ends`: the links' ends as
-    `doc.link_ends.sides(doc)` gives them, when the caller has them."""
+def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
+    """The cluster checks that follow the links' but the network's (one part of CheckParts). Only the
+    trays' check reads links, and only when there are NVLink switch trays (has_trays)."""
     problems = _nvlink_domains(doc, catalog)
     from .check_nvlink_trays import nvlink_tray_problems  # one job per module: the trays of a domain
 
     problems += nvlink_tray_problems(doc)
     problems += _gpu_nic_affinity(doc)
-    problems += _leaves_without_uplinks(doc, ends)
     return problems
+
+
+def has_trays(doc: Document) -> bool:
+    """Whether a switch is an NVLink switch tray (problems_after_links then reads the links)."""
+    return any(s.fabric == "nvlink" for s in doc.switches)
+
+
+def network_problems(doc: Document, ends=None, columns: LinkColumns | None = None) -> list[Problem]:
+    """The checks of the whole network's shape, the last of the cluster's (one part of CheckParts).
+    `ends`, `columns`: the links' ends and kinds, when the caller has them."""
+    return _leaves_without_uplinks(doc, ends, columns)
 
 
 def _p(message, path, element=None, fix=None, severity="error") -> Problem:
@@ -275,7 +291,7 @@ def join_link_problems(per_link: dict[int, list[Problem]], kinds: dict[int, list
     return out + tail
 
 
-def _leaves_without_uplinks(doc: Document, ends=None) -> list[Problem]:
+def _leaves_without_uplinks(doc: Document, ends=None, columns: LinkColumns | None = None) -> list[Problem]:
     """Servers that no route of the engine joins to the other servers of the network (a step across
     them would never end): a switch with servers but no up-link (network_reach's rules: a cable to
     a higher tier, or to a switch without servers), a pod of leaves and spines with no cable to the
@@ -283,7 +299,7 @@ def _leaves_without_uplinks(doc: Document, ends=None) -> list[Problem]:
     server on every rail switch) stays one network and passes."""
     from .network_reach import server_islands
 
-    islands = server_islands(doc, ends=ends)  # on whole arrays
+    islands = server_islands(doc, ends=ends, columns=columns)  # on whole arrays
     if len(islands) < 2:
         return []
     switches = doc.switches

@@ -9,7 +9,9 @@ on every check, reads the cluster through the parts' tallies (design_tallies.py)
 elements update. Cables added, removed, renamed or re-pointed keep the parts too: the links' ids and
 ends are kept current edit by edit (ElementPositions, the parts' `ends`), the NaN table and the
 links' problems move with the list, and the link rules are redone at the devices those cables end at
-(link_edits.py). Anything else (a server, switch or rack added, removed or renamed, moves, a new
+(link_edits.py); the whole network's checks (servers cut off, the jobs' reach) are redone from the
+kept ends and the links' kinds, counts and states kept as arrays (link_columns.py), and not at all
+after cables were only renamed. Anything else (a server, switch or rack added, removed or renamed, moves, a new
 design, an edit while ids repeat) gets the full check. The list is joined as check_model joins it
 (check.assemble). Saving and `designer validate` run the full check.
 """
@@ -19,8 +21,8 @@ from operator import attrgetter
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
-from .check import MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, problems_after_links, redo_link_kind
-from .design_tallies import DesignTallies
+from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_problems,
+                    problems_after_links, redo_link_kind)
 from .document import Document
 from .elements import split_endpoint
 from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint
@@ -88,6 +90,8 @@ class ModelChecker:
                 edited_in(doc, position, field)
             if name == "links":
                 link = doc.links[position]
+                if "state" in fields:
+                    self._parts.columns.redo(position, link)
                 ends = [self._positions.device(doc, split_endpoint(end)[0]) for end in (link.a, link.b)]
                 redo_link_kind(doc, self._parts, position, ends)
         return True
@@ -103,6 +107,7 @@ class ModelChecker:
             return False  # which element a repeated id means is the full check's call
         devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
         touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
+        reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
 
         def devices_at(position: int) -> None:
             for side in parts.ends:
@@ -116,6 +121,11 @@ class ModelChecker:
                     return False
                 parts.ends = tuple(ends_inserted(side, position, self._parse_end(doc, end))
                                    for side, end in zip(parts.ends, (link.a, link.b)))
+                try:
+                    parts.columns.inserted(position, link)
+                except (TypeError, ValueError):
+                    return False  # a count that is no whole number: the full check says what it says
+                reshaped = True
                 positions.link_inserted(position, c.id)
                 parts.numbers.inserted("links", position)
                 parts.per_link = moved_links(parts.per_link, position, 1)
@@ -129,6 +139,8 @@ class ModelChecker:
                     return False
                 devices_at(position)
                 parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
+                parts.columns.removed(position)
+                reshaped = True
                 positions.link_removed(position)
                 parts.numbers.removed("links", position)
                 parts.per_link = moved_links(parts.per_link, position, -1)
@@ -153,8 +165,10 @@ class ModelChecker:
                 parts.ends = tuple(ends)
                 devices_at(position)
                 touched.add(c.id)
+                reshaped = True
             else:
                 touched.add(c.id)
+                reshaped = True
         if len(positions.link_ids) != len(doc.links) or not self._ids_still_unique(doc, touched):
             return False
         for element_id in touched:
@@ -163,10 +177,19 @@ class ModelChecker:
                 return False  # the kept ids went astray: the full check makes them again
             if found:
                 parts.numbers.redo(doc, "links", found[0])
+                try:
+                    parts.columns.redo(found[0], doc.links[found[0]])
+                except (TypeError, ValueError):
+                    return False
         if not redo_links_at(doc, parts, devices):
             return False
-        parts.after_links = problems_after_links(doc, self.catalog, parts.ends)
-        parts.tallies = DesignTallies(doc, parts.ends)
+        if not reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
+            parts.tallies.link_renamed()
+            return True
+        if has_trays(doc):  # the trays' check reads the links
+            parts.after_links = problems_after_links(doc, self.catalog)
+        parts.network = network_problems(doc, parts.ends, parts.columns)
+        parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
 
     def _parse_end(self, doc: Document, end: str):

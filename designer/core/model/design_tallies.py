@@ -6,13 +6,15 @@ every link's ends, every NIC) took ~65 ms an edit. `DesignTallies` reads the des
 checker (check_incremental.py) tells it of each element an edit changed (`server_edited`,
 `link_edited`, `switch_edited`), and it redoes only what that edit can change: one server's GPUs up;
 the unusable servers only after an edit of what they follow from (a state), from the cables and
-NICs read before (network_reach.ServerReach) and that one state. Every other edit that can
-change these figures gets new tallies: a cable added, removed or re-pointed (from the ends the live
-check keeps), anything else (a server's GPU or NIC counts, a server added) a full check.
+NICs read before (network_reach.ServerReach) and that one state; after cables added, removed or
+re-pointed, from the ends and columns the live check keeps (`links_reshaped`), the servers' figures
+kept. Every other edit that can change these figures (a server's GPU or NIC counts, a server added)
+gets new tallies.
 """
 from __future__ import annotations
 
 from .document import Document
+from .link_columns import LinkColumns
 from .network_reach import ServerReach
 
 
@@ -36,11 +38,12 @@ class DesignTallies:
     that fits in one server's GPUs or none marked down), then kept up to date."""
 
     __slots__ = ("num_gpus", "one_server", "accelerators", "node_ids", "rack_ids", "_up", "_gpus_up",
-                 "_overdrawn", "_ends", "_reach", "_unusable")
+                 "_overdrawn", "_ends", "_columns", "_reach", "_unusable")
 
-    def __init__(self, doc: Document, ends=None):
-        """`ends`: the links' ends as `doc.link_ends.sides(doc)` gives them, when the caller has them (the
-        tallies are of one shape of the design: an edit of a link's ends or kind makes new ones)."""
+    def __init__(self, doc: Document, ends=None, columns: LinkColumns | None = None):
+        """`ends`: the links' ends as `doc.link_ends.sides(doc)` gives them, and `columns` their kinds,
+        counts and states, when the caller has them (the tallies are of one shape of the design: an edit
+        of a link's ends, kind or count makes new ones)."""
         nodes = doc.nodes
         self.num_gpus = sum(n.accelerator_count for n in nodes if n.role == "compute")  # Document.num_gpus
         self.one_server = max((n.accelerator_count for n in nodes), default=0)  # the largest server's GPUs
@@ -51,6 +54,7 @@ class DesignTallies:
         self._gpus_up = 0
         self._overdrawn: dict[int, None] | None = None  # servers with more GPUs down than they have
         self._ends = ends
+        self._columns = columns
         self._reach: ServerReach | None = None  # the design's cables and NICs, read once, states kept
         self._unusable: dict[str, str] | None = None  # its answer, until a state changes
 
@@ -76,8 +80,8 @@ class DesignTallies:
         """network_reach.unusable_servers of the design, found again only after an edit that can change it."""
         if self._unusable is None:
             if self._reach is None:
-                self._reach = ServerReach(doc, self._ends)
-                self._ends = None  # the reach keeps them
+                self._reach = ServerReach(doc, self._ends, self._columns)
+                self._ends = self._columns = None  # the reach keeps them
             self._unusable = self._reach.unusable(doc)
         return self._unusable
 
@@ -103,6 +107,16 @@ class DesignTallies:
             self._unusable = None
             if self._reach is not None:
                 self._reach.link_state(position, doc.links[position].state)
+
+    def links_reshaped(self, ends, columns: LinkColumns) -> None:
+        """Links were added, removed, re-pointed or given another kind or count: the unusable servers are
+        found again, from these ends and columns (the servers' figures stand)."""
+        self._ends, self._columns = ends, columns
+        self._reach = self._unusable = None
+
+    def link_renamed(self) -> None:
+        """A link's id changed: the unusable servers' reasons name cables by id."""
+        self._unusable = None
 
     def switch_edited(self, doc: Document, position: int, field: str) -> None:
         """The switch at `position` had `field` (its state) edited."""

@@ -15,9 +15,9 @@ from operator import attrgetter, eq
 import numpy as np
 
 from .document import Document
+from .link_columns import NETWORK, LinkColumns
 
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
-NETWORK = ("ethernet", "infiniband")
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,7 +77,8 @@ class Island:
     down: tuple[str, ...] = ()  # (operational islands) the elements marked down that cut it off
 
 
-def server_islands(doc: Document, operational: bool = False, ends=None) -> list[Island]:
+def server_islands(doc: Document, operational: bool = False, ends=None,
+                   columns: LinkColumns | None = None) -> list[Island]:
     """The groups of compute servers (servers with GPUs and role compute) that the engine's routes
     join: one group when every server reaches every other; the largest first. A server reaches
     another on a leaf they share (a rail-only fabric is one group); beyond it through its leaf's
@@ -85,13 +86,14 @@ def server_islands(doc: Document, operational: bool = False, ends=None) -> list[
     cables between core switches). `operational`: as the design runs now, the servers marked down
     left out and the cables marked down (or ending on a switch marked down) carrying nothing; the
     cables keep the roles the whole design gives them, as in the engine's fabric. `ends`: the links'
-    ends as `doc.link_ends.sides(doc)` gives them, when the caller has them."""
+    ends as `doc.link_ends.sides(doc)` gives them, and `columns` the links' kinds, counts and states
+    (link_columns.py), when the caller has them."""
     compute = [i for i, n in enumerate(doc.nodes) if n.role == "compute" and n.accelerator_count > 0
                and not (operational and n.state == "down")]
     if len(compute) < 2 or not doc.switches:  # (servers with no switch at all: the NIC check names them)
         return [Island([doc.nodes[i].id for i in compute], [], [], [])] if compute else []
     a, b = ends or doc.link_ends.sides(doc)
-    routes = NetworkRoutes(doc, a, b)
+    routes = NetworkRoutes(doc, a, b, None if columns is None else columns.network)
     return routes.islands(doc, compute, cables_up(doc, a, b) if operational else None)
 
 
@@ -100,11 +102,13 @@ class NetworkRoutes:
     cables and their leaves, the switch-to-switch cables, the pods. States play no part: a design
     whose states alone change keeps these (ServerReach)."""
 
-    def __init__(self, doc: Document, a, b):
+    def __init__(self, doc: Document, a, b, network: np.ndarray | None = None):
+        """`network`: per link, its kind is a network's (LinkColumns.network), when the caller has it."""
         links, switches = doc.links, doc.switches
         self.node_ids, self.switch_ids = list(map(attrgetter("id"), doc.nodes)), list(map(attrgetter("id"), switches))
         n_sw = len(self.switch_ids)
-        network = np.fromiter(map(NETWORK.__contains__, doc.link_values("kind")), bool, len(links))
+        if network is None:
+            network = np.fromiter(map(NETWORK.__contains__, doc.link_values("kind")), bool, len(links))
         tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
         self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
         a_sw, b_sw = a.kind == 2, b.kind == 2
@@ -206,7 +210,7 @@ def _down_around(doc: Document, members: list[int], nic: np.ndarray, a, b, route
     return tuple(dict.fromkeys(found))
 
 
-def _nic_cables(doc: Document, a, b) -> np.ndarray:
+def _nic_cables(doc: Document, a, b, count: np.ndarray | None = None) -> np.ndarray:
     """Per NIC of every server (servers in file order, then NIC number): the link index of its cable
     to a switch, -1 for none. As the engine's fabric: a cable names its NIC; bundles take the next
     NICs, cables without a port the server's next free ones, in file order."""
@@ -214,7 +218,8 @@ def _nic_cables(doc: Document, a, b) -> np.ndarray:
     nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
     base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
     nic_link = np.full(int(nic_counts.sum()), -1, dtype=np.int64)
-    count = np.fromiter(doc.link_values("count"), np.int64, len(links))
+    if count is None:
+        count = np.fromiter(doc.link_values("count"), np.int64, len(links))
     swap = (a.kind == 2) & (b.kind == 1)
     node = np.where(swap, b.index, a.index).astype(np.int64)
     port = np.where(swap, b.nic, a.nic).astype(np.int64)
@@ -267,18 +272,21 @@ class ServerReach:
     server's state is read from the design) and `unusable` answers from the arrays. Any other edit
     of the design needs a new ServerReach."""
 
-    def __init__(self, doc: Document, ends=None):
+    def __init__(self, doc: Document, ends=None, columns: LinkColumns | None = None):
+        """`ends`, `columns`: the links' ends and their kinds, counts and states, when the caller has them."""
         nodes, links = doc.nodes, doc.links
         self.a, self.b = a, b = ends or doc.link_ends.sides(doc)
-        self.nic_link = _nic_cables(doc, a, b)
+        self.nic_link = _nic_cables(doc, a, b, None if columns is None else columns.count)
         self.nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
         self.base = np.concatenate([[0], np.cumsum(self.nic_counts)[:-1]]).astype(np.int64)
         self.nic_node = np.repeat(np.arange(len(nodes)), self.nic_counts)
         # servers with more GPUs than their NICs reach
         self.short = [i for i, n in enumerate(nodes) if n.accelerator_count > n.nic_count * n.gpus_per_nic]
-        self.link_down = np.fromiter(map(eq, repeat("down"), doc.link_values("state")), bool, len(links))
+        self.link_down = (np.fromiter(map(eq, repeat("down"), doc.link_values("state")), bool, len(links))
+                          if columns is None else columns.down.copy())  # (link_state edits this one)
         self.switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
         self._routes: NetworkRoutes | None = None  # made the first time something is down
+        self._network = None if columns is None else columns.network
 
     def link_state(self, position: int, state: str) -> None:
         self.link_down[position] = state == "down"
@@ -335,7 +343,7 @@ class ServerReach:
         if len(compute) < 2 or not doc.switches:
             return [Island([doc.nodes[i].id for i in compute], [], [], [])] if compute else []
         if self._routes is None:
-            self._routes = NetworkRoutes(doc, self.a, self.b)
+            self._routes = NetworkRoutes(doc, self.a, self.b, self._network)
         return self._routes.islands(doc, compute, up)
 
 
