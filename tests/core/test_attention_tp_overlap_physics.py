@@ -3,7 +3,7 @@
 Softmax exponentials: a flash-attention kernel evaluates one exponential per score on the
 special-function units, whose rate did not grow with Blackwell's tensor cores (FlashAttention-4;
 Blackwell Ultra doubles it again). Where a score needs fewer MMA FLOPs than the SFUs allow (head
-dimension 64, FP8 attention on B200/GB200), attention waits on the exponentials.
+dimension 64 on B200/GB200), attention waits on the exponentials.
 
 Tensor-parallel overlap: Transformer Engine's userbuffers run an all-gather feeding a GEMM as a
 ring exchange in tp steps and a GEMM's reduce-scatter in 4 pipelined splits; in backward the
@@ -14,7 +14,6 @@ import json
 
 import pytest
 
-from designer.core.engine.attention import AttentionKernel
 from designer.core.engine.compute import OpCoster, Sharding, layer_cost
 from designer.core.engine.constants import AcceleratorConstants, EngineConstants
 from designer.core.engine.flops import ModelShape
@@ -62,28 +61,15 @@ def test_small_heads_on_b200_wait_on_the_exponentials(tmp_path):
     assert d64["step_time_s"] > 1.10 * d64_free["step_time_s"]
 
 
-def test_fp8_attention_forward_gains_nothing_where_the_sfus_are_the_limit():
-    # B200/GB200: 8192 BF16 FLOPs per SM clock, 16 exponentials; a head-dim-128 score is 512 MMA FLOPs
-    blackwell = AcceleratorConstants(attention_flops_per_exponential=512)
-    bf16 = OpCoster(5000, 2500, 8.0, blackwell, attention_peak_tflops=2500)
-    fp8 = OpCoster(5000, 2500, 8.0, blackwell, attention_peak_tflops=5000)
-    kernels = [(AttentionKernel(1, 32, 32768, 32768), 1.0)]
-    assert fp8.attention(kernels) == pytest.approx(bf16.attention(kernels), rel=1e-2)
-    # the backward does 2.5x the MMA work per exponential: there FP8 still pays
-    assert fp8.attention(kernels, backward=True) < 0.7 * bf16.attention(kernels, backward=True)
-    # Blackwell Ultra's doubled SFUs leave the FP8 forward balanced, about twice as fast as BF16
-    ultra = AcceleratorConstants(attention_flops_per_exponential=256)
-    assert OpCoster(5000, 2500, 8.0, ultra, attention_peak_tflops=5000).attention(kernels) == pytest.approx(
-        0.5 * OpCoster(5000, 2500, 8.0, ultra, attention_peak_tflops=2500).attention(kernels), rel=2e-2)
-
-
 def test_fp8_attention_pays_less_on_gb200_than_on_b300(tmp_path):
     fp8_attention = "parallelism.fp8_dot_product_attention=true"
     gains = {}
     for gpu, per_node in (("GB200", 4), ("B300", 8)):
         cluster = _cluster(tmp_path, gpu, per_node)
         gains[gpu] = 1 - _evaluate(cluster, fp8_attention)["step_time_s"] / _evaluate(cluster)["step_time_s"]
-    assert 0 < gains["GB200"] < gains["B300"] - 0.05
+    # cuDNN's FP8 attention gains more on Blackwell Ultra (its doubled SFUs): GB300 forward 1.57 x,
+    # backward 1.32 x over BF16 against GB200's 1.31 x and 1.20 x (cudnn-frontend results/llama3.1)
+    assert 0 < gains["GB200"] < gains["B300"] - 0.03
 
 
 def test_a_calibration_can_set_the_exponential_rate_and_a_bad_value_is_refused(tmp_path):

@@ -118,21 +118,31 @@ def cp_ring_merge_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineCon
     return tokens * fwd, tokens * bwd
 
 
+def fp8_attention_speedup(ac: AcceleratorConstants, fmt: str, head_dim: int, backward: bool) -> float:
+    """BF16 / FP8 time of cuDNN's fused attention (format "fp8" or "mxfp8") at a query.key head dim:
+    the accelerator's measured speed-ups at 128 and 192, linear between, the nearer one outside."""
+    prefix = f"attention_{fmt}_speedup_{'backward' if backward else 'forward'}"
+    at128, at192 = getattr(ac, prefix), getattr(ac, prefix + "_192")
+    share = min(1.0, max(0.0, (head_dim - 128) / 64))
+    return at128 + share * (at192 - at128)
+
+
 class OpCoster:
     """Roofline times of GEMMs, attention and memory-bound kernels on one accelerator."""
 
     def __init__(self, peak_tflops: float, peak16_tflops: float, hbm_tbps: float, ac: AcceleratorConstants,
                  slowdown: float = 1.0, gemm_efficiency: float | None = None, fp8_cast_bytes: float = 0.0,
-                 attention_peak_tflops: float | None = None, operand_bytes: float = ACT_BYTES,
+                 fp8_attention: str | None = None, operand_bytes: float = ACT_BYTES,
                  attention_rate: float = 1.0):
         clock = ac.sustained_clock_factor
         # `gemm_efficiency`: measured best GEMM / peak at the job's precision (FP8 reaches a smaller
         # share of its peak than BF16 does); None keeps the BF16 calibration.
         efficiency = ac.gemm_efficiency_best if gemm_efficiency is None else gemm_efficiency
         self.flops_per_s = peak_tflops * 1e12 * efficiency * clock
-        # core attention runs in BF16 unless FP8 attention kernels are asked for
-        attn_peak = peak16_tflops if attention_peak_tflops is None else attention_peak_tflops
-        self.fp8_attention = attn_peak > peak16_tflops  # FP8 attention kernels (fp8_dot_product_attention)
+        # core attention runs in BF16 unless FP8 attention kernels are asked for (fp8_dot_product_attention):
+        # `fp8_attention` "fp8" (per-tensor scales) or "mxfp8" (block scales); they run the BF16 kernel's
+        # tiles faster by cuDNN's measured FP8 speed-up (attention_fp8_speedup_*), not by the FP8 peak
+        self.fp8_attention = fp8_attention
         # `attention_rate`: the software's kernel generation against the current kernels the
         # attention_* constants are fitted to (EngineConstants.attention_rate_*)
         # softmax exponentials per second (the SFUs run at the BF16 tensor rate / flops-per-exponential,
@@ -140,7 +150,7 @@ class OpCoster:
         fpe = ac.attention_flops_per_exponential
         self.attention_rates = tuple(
             AttentionRates(
-                mma_flops_per_s=attn_peak * 1e12 * eff * clock * attention_rate,
+                mma_flops_per_s=peak16_tflops * 1e12 * eff * clock * attention_rate,
                 exp_per_s=peak16_tflops * 1e12 * eff * clock / fpe if fpe else None,
                 sms=ac.num_sms, tile_q=ac.attention_tile_q, tile_k=ac.attention_tile_k,
                 tile_overhead_blocks=tile, kernel_overhead_s=launch_us * 1e-6, tail_share=ac.attention_tail_share)
@@ -194,11 +204,15 @@ class OpCoster:
         return sum(self.attention_kernel_seconds(kern, backward) * n for kern, n in kernels) * self.slowdown
 
     def attention_kernel_seconds(self, kern: AttentionKernel, backward: bool = False) -> float:
-        """One fused attention kernel at this accelerator's constants; FP8 attention's backward runs
-        the kernel cuDNN runs for it (engine/attention.py fp8_backward_kernel)."""
-        if backward and self.fp8_attention:
+        """One fused attention kernel at this accelerator's constants; FP8 attention takes the BF16
+        kernel's time over the measured speed-up, its backward for the kernel cuDNN runs for it
+        (engine/attention.py fp8_backward_kernel)."""
+        if not self.fp8_attention:
+            return kernel_seconds(kern, self.attention_rates[1 if backward else 0], backward)
+        if backward:
             kern = fp8_backward_kernel(kern)
-        return kernel_seconds(kern, self.attention_rates[1 if backward else 0], backward)
+        return kernel_seconds(kern, self.attention_rates[1 if backward else 0], backward) / \
+            fp8_attention_speedup(self.ac, self.fp8_attention, kern.qk_dim, backward)
 
     def memory(self, nbytes: float) -> float:
         return nbytes / self.bytes_per_s * self.slowdown

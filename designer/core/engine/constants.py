@@ -123,6 +123,39 @@ class AcceleratorConstants:
         "Zadouri, Dao et al. 2026: tensor cores doubled, SFU unchanged), Blackwell Ultra B300/GB300 256 "
         "(NVIDIA, 'Making Softmax More Efficient with NVIDIA Blackwell Ultra': SFU throughput doubled); "
         "0 = not limiting (no published figure)", unit="FLOPs per exponential", minimum=0, maximum=100_000)
+    # ---- FP8 attention kernels (fp8_dot_product_attention): measured time of cuDNN's fused attention
+    # in BF16 / in FP8, same shape and GPU. Source: cudnn-frontend benchmark/sdpa_benchmark_training/
+    # results (cuDNN 9.22, April 2026), median over causal and unmasked, 2k-32k tokens, forward and
+    # non-deterministic backward apart: llama3.1 (head dim 128, 64 query / 8 KV heads, batch 2) and dsv3
+    # (query.key dim 192, value dim 128, 128 heads, batch 2). These defaults are the GB200 rows (B200
+    # has the same die and SFUs); the catalog gives GB300/B300 (GB300 rows) and Hopper (H200 rows).
+    # Between head dims 128 and 192 the engine interpolates; outside it holds the nearer one.
+    attention_fp8_speedup_forward: float = _c(
+        1.31, "FP8 attention forward at head dim 128 (per-tensor scaled FP8, the delayed/tensorwise/blockwise "
+        "recipes): BF16 kernel time / FP8 kernel time of cuDNN's fused attention. GB200 median 1.31 (1.26-1.36 "
+        "over 10 shapes; cudnn-frontend sdpa_benchmark_training results/llama3.1/gb200)",
+        unit="x", minimum=0.1, maximum=4.0)
+    attention_fp8_speedup_backward: float = _c(
+        1.20, "FP8 attention backward at head dim 128: BF16 / FP8 kernel time. GB200 median 1.20 (0.94-1.45; "
+        "results/llama3.1/gb200)", unit="x", minimum=0.1, maximum=4.0)
+    attention_fp8_speedup_forward_192: float = _c(
+        1.48, "FP8 attention forward at query.key head dim 192 (value 128): BF16 / FP8 kernel time. GB200 "
+        "median 1.48 (1.40-1.55 over 20 shapes; results/dsv3/gb200)", unit="x", minimum=0.1, maximum=4.0)
+    attention_fp8_speedup_backward_192: float = _c(
+        1.74, "FP8 attention backward at query.key head dim 192: BF16 / FP8 kernel time. GB200 median 1.74 "
+        "(1.51-1.89; results/dsv3/gb200)", unit="x", minimum=0.1, maximum=4.0)
+    attention_mxfp8_speedup_forward: float = _c(
+        1.22, "MXFP8 attention forward at head dim 128 (the mxfp8 recipe: E8M0 scales per 32 values): BF16 / "
+        "MXFP8 kernel time. GB200 median 1.22 (1.17-1.27; results/llama3.1/gb200)", unit="x", minimum=0.1, maximum=4.0)
+    attention_mxfp8_speedup_backward: float = _c(
+        1.03, "MXFP8 attention backward at head dim 128: BF16 / MXFP8 kernel time. GB200 median 1.03 (0.84-1.17; "
+        "results/llama3.1/gb200)", unit="x", minimum=0.1, maximum=4.0)
+    attention_mxfp8_speedup_forward_192: float = _c(
+        1.37, "MXFP8 attention forward at query.key head dim 192: BF16 / MXFP8 kernel time. GB200 median 1.37 "
+        "(1.33-1.43; results/dsv3/gb200)", unit="x", minimum=0.1, maximum=4.0)
+    attention_mxfp8_speedup_backward_192: float = _c(
+        1.43, "MXFP8 attention backward at query.key head dim 192: BF16 / MXFP8 kernel time. GB200 median 1.43 "
+        "(1.21-1.51; results/dsv3/gb200)", unit="x", minimum=0.1, maximum=4.0)
     attention_backward_flops_factor: float = _c(
         2.5, "Backward / forward FLOPs of flash attention counted in hardware FLOPs (recomputes QK^T in "
         "backward; FlashAttention-2 paper); its time is engine/attention.py's",

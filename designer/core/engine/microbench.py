@@ -95,9 +95,9 @@ def _layer_on_one_gpu(doc: Document, catalog: Catalog) -> _Layer:
     m, acc, ac = job.shape, hw.acc, hw.ac
     sh = sharding_of(job, hw)
     peak, peak16 = acc.peak_for(m.precision), acc.peak_for("bf16")
-    cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
+    cast_bytes, attn_fp8 = fp8_costs(job, k)
     ops = OpCoster(peak, peak16, acc.hbm_tbps, ac, 1.0, precision_gemm_efficiency(acc, ac, m.precision), cast_bytes,
-                   attn_peak, job_operand_bytes(job), attention_kernel_rate(job, k))
+                   attn_fp8, job_operand_bytes(job), attention_kernel_rate(job, k))
     return _Layer(m, sh, acc, ac, ops, m.micro_batch * m.s / sh.cp, bool(m.experts) and m.moe_layers > 0)
 
 

@@ -390,7 +390,7 @@ def per_step_pass_bytes(job: Job, k: EngineConstants, local_params: float, stage
         linear -= m.vocab * m.h / plan.tp
     if stage == plan.pp - 1 and (m.untied or plan.pp > 1):
         linear -= m.vocab * m.h / plan.tp
-    cast_bytes = fp8_costs(job, k, 0.0, 0.0)[0]
+    cast_bytes = fp8_costs(job, k)[0]
     return zero_grad + max(0.0, linear) * (k.fp8_weight_read_bytes + cast_bytes)
 
 

@@ -117,19 +117,21 @@ def precision_gemm_efficiency(acc, ac, precision: str) -> float | None:
     return ac.gemm_efficiency_best * measured / measured16 * ac.low_precision_sustained_gain
 
 
-def fp8_costs(job: Job, k: EngineConstants, peak: float, peak16: float) -> tuple[float, float]:
-    """(HBM bytes per quantized element, core-attention peak) of an FP8 job: the recipe's cast
-    traffic (Megatron's default recipe is delayed scaling), and attention at the FP8 peak only
-    with FP8 attention kernels. A BF16 job: (0, BF16 peak)."""
+def fp8_costs(job: Job, k: EngineConstants) -> tuple[float, str | None]:
+    """(HBM bytes per quantized element, FP8 attention format) of a low-precision job: the recipe's
+    cast traffic (Megatron's default recipe is delayed scaling), and with FP8 attention kernels
+    (fp8_dot_product_attention) "mxfp8" under the mxfp8 recipe, else "fp8" (per-tensor scales).
+    A BF16 job, or attention kept in BF16: None."""
+    par = job.parallelism
     if job.shape.precision == "fp4":  # attention stays BF16 (or FP8 kernels when asked)
-        recipe = job.parallelism.fp4_recipe or "nvfp4"
+        recipe = par.fp4_recipe or "nvfp4"
         cast = getattr(k, f"fp4_cast_bytes_{recipe}") + (k.nvfp4_rht_cast_bytes if recipe == "nvfp4" else 0.0)
-        return cast, (peak / 2 if job.parallelism.fp8_dot_product_attention else peak16)
+        return cast, ("fp8" if par.fp8_dot_product_attention else None)
     if job.shape.precision != "fp8":
-        return 0.0, peak16
-    recipe = job.parallelism.fp8_recipe or "delayed"
+        return 0.0, None
+    recipe = par.fp8_recipe or "delayed"
     cast = getattr(k, f"fp8_cast_bytes_{recipe}")
-    return cast, (peak if job.parallelism.fp8_dot_product_attention else peak16)
+    return cast, (("mxfp8" if recipe == "mxfp8" else "fp8") if par.fp8_dot_product_attention else None)
 
 
 def attention_kernel_rate(job: Job, k: EngineConstants) -> float:
@@ -203,7 +205,7 @@ class PhaseInputs:
     peak16: float
     gemm_eff: float | None
     cast_bytes: float
-    attn_peak: float
+    attn_fp8: str | None  # FP8 attention kernels' format, None in BF16
     attn_rate: float
     operand_bytes: float
     high_precision: set[int]  # the layers kept in BF16
@@ -219,8 +221,8 @@ def phase_inputs(job: Job, hw: Hardware, k: EngineConstants, comm: CommFn) -> Ph
     peak = acc.peak_for(job.shape.precision)
     peak16 = acc.peak_for("bf16")
     gemm_eff = precision_gemm_efficiency(acc, ac, job.shape.precision)
-    cast_bytes, attn_peak = fp8_costs(job, k, peak, peak16)
-    return PhaseInputs(sharding, peak, peak16, gemm_eff, cast_bytes, attn_peak, attention_kernel_rate(job, k),
+    cast_bytes, attn_fp8 = fp8_costs(job, k)
+    return PhaseInputs(sharding, peak, peak16, gemm_eff, cast_bytes, attn_fp8, attention_kernel_rate(job, k),
                        job_operand_bytes(job), bf16_layers(job),
                        1.0 + ac.kernel_gap_fraction * launch_gap_share(job, k),
                        par.cpu_offloading_num_layers)
@@ -240,7 +242,7 @@ def layer_costs(job: Job, hw: Hardware, k: EngineConstants, inputs: PhaseInputs,
                 comm: CommFn) -> LayerCosts:
     m, ac, sharding = job.shape, hw.ac, inputs.sharding
     ops = OpCoster(inputs.peak, inputs.peak16, hw.acc.hbm_tbps, ac, slowdown, inputs.gemm_eff, inputs.cast_bytes,
-                   inputs.attn_peak, inputs.operand_bytes, inputs.attn_rate)
+                   inputs.attn_fp8, inputs.operand_bytes, inputs.attn_rate)
     dense = layer_cost(m, sharding, m.micro_batch, False, ops, comm, k)
     moe = layer_cost(m, sharding, m.micro_batch, True, ops, comm, k) if m.experts else None
     if inputs.high_precision:  # the layers kept in BF16 run at the BF16 rate, without casts
@@ -266,7 +268,7 @@ def memoized_layer_costs(job: Job, hw: Hardware, k: EngineConstants, inputs: Pha
     if memo is None:
         return layer_costs(job, hw, k, inputs, slowdown, comm)
     key = (slowdown, job.shape, inputs.sharding, inputs.gemm_eff, inputs.cast_bytes, inputs.operand_bytes,
-           inputs.attn_peak, inputs.attn_rate, tuple(sorted(inputs.high_precision)))
+           inputs.attn_fp8, inputs.attn_rate, tuple(sorted(inputs.high_precision)))
     hit = memo.get(key)
     if hit is not None and _same_answers(comm, hit[1]):
         for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
@@ -359,7 +361,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     whole_key = None
     if memo is not None:
         whole_key = ("phases", m, inputs.sharding, inputs.peak, inputs.peak16, inputs.gemm_eff, inputs.cast_bytes,
-                     inputs.operand_bytes, inputs.attn_peak, inputs.attn_rate, tuple(sorted(inputs.high_precision)),
+                     inputs.operand_bytes, inputs.attn_fp8, inputs.attn_rate, tuple(sorted(inputs.high_precision)),
                      inputs.gap, inputs.offload, plan.pp, plan.vp, plan.tp, plan.cp,
                      layout.layers_key, layout.patterns.shape, layout.patterns.tobytes())
         hit = memo.get(whole_key)
