@@ -222,6 +222,9 @@ class CanvasJobMarks:
         self.bands: dict[str, JobBand] = {}
         self.down_marks: dict[str, DownMark] = {}
         self.links = None
+        # the ids of what is down, per collection: counted from the whole design after an open or a
+        # build, then kept from each edit's changes (a cable deleted at 131k GPUs does not walk 600k cables)
+        self.down: dict[str, set[str]] = {name: set() for name in DOWN_COLLECTIONS}
         self.legend = JobLegend(view)
         scene.aboutToRebuild.connect(self._forget_items)
         scene.qdoc.changed.connect(self._on_changed)
@@ -235,7 +238,7 @@ class CanvasJobMarks:
         if jobs == self.jobs:
             return  # the same placement (most edits): nothing to redo (46 ms at 16k GPUs)
         self.jobs = jobs
-        self.refresh()
+        self._draw()  # the same parts down
 
     def set_result(self, result) -> None:
         if result is None:
@@ -248,7 +251,31 @@ class CanvasJobMarks:
         or size (a 16k-GPU design is not walked on every drag)."""
         if any(c.field in ("state", "id", "a", "b", "height_units") or c.action in ("added", "removed")
                for c in changes):
-            self.refresh()
+            self._follow_down(changes)
+            self._draw()
+
+    def _follow_down(self, changes) -> None:
+        """What is down after `changes`: an element added or set down joins it; one that was down and
+        went (removed, set up, renamed) has its collection counted again, as another element may
+        share its id (a broken file)."""
+        recount = set()
+        for c in changes:
+            if c.collection not in self.down:
+                continue
+            if c.action == "added" and c.new.state == "down":
+                self.down[c.collection].add(c.id)
+            elif c.action == "removed" and c.old.state == "down":
+                recount.add(c.collection)
+            elif c.action == "changed" and c.field == "state":
+                if c.new == "down":
+                    self.down[c.collection].add(c.id)
+                if c.old == "down":
+                    recount.add(c.collection)
+            elif c.action == "changed" and c.field == "id" and (c.old in self.down[c.collection]
+                                                                  or c.new in self.down[c.collection]):
+                recount.add(c.collection)
+        for name in recount:
+            self.down[name] = {e.id for e in _down(getattr(self.scene.doc, name))}
 
     def _on_replaced(self) -> None:
         self.jobs = []
@@ -264,7 +291,12 @@ class CanvasJobMarks:
             self.scene.removeItem(self.links)
 
     def refresh(self) -> None:
+        """Everything again from the whole design (an open, a build)."""
         doc = self.scene.doc
+        self.down = {name: {e.id for e in _down(getattr(doc, name))} for name in DOWN_COLLECTIONS}
+        self._draw()
+
+    def _draw(self) -> None:
         devices = self.scene.devices
         # job bands
         wanted: dict[str, tuple[str, QColor]] = {}
@@ -285,7 +317,7 @@ class CanvasJobMarks:
             else:
                 self.bands[node_id] = JobBand(item, color, name)
         # servers and switches down
-        down = {e.id for e in _down(doc.nodes) + _down(doc.switches)}
+        down = self.down["nodes"] | self.down["switches"]
         for element_id in list(self.down_marks):
             mark = self.down_marks[element_id]
             if element_id not in down or devices.get(element_id) is not mark.parentItem():
@@ -297,7 +329,7 @@ class CanvasJobMarks:
             elif item is not None:
                 self.down_marks[element_id].update()
         # cables down
-        down_links = {l.id for l in _down(doc.links)}
+        down_links = self.down["links"]
         rows = self.scene.link_layer.bundles.rows_holding(down_links) if down_links else {}
         if self.links is None:
             self.links = DownLinks(self.scene)
@@ -317,6 +349,7 @@ class CanvasJobMarks:
 
 
 _STATE = attrgetter("state")
+DOWN_COLLECTIONS = ("nodes", "switches", "links")
 
 
 def _down(elements) -> list:
