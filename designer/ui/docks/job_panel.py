@@ -22,6 +22,7 @@ from ...core.model import Parallelism, Workload, default_catalog
 from ...core.model.job import resolve_workload
 from ...core.model.plan import check_job
 from ...core.problems import count_text
+from ..common.gpu_count import GpuCount
 from ..document import commands
 
 WORKLOAD_KEYS = [f.name for f in dataclasses.fields(Workload) if f.name != "preset"]
@@ -43,6 +44,7 @@ class JobPanel(QWidget):
         self.errors: dict[str, QLabel] = {}
         self._loading = False
         self.problems: list = []  # the design's problems, as the window last checked them
+        self.gpus = GpuCount()  # the design's GPUs: the plan's size when the job names none
         self.job_index = 0  # with spec.jobs: the job edited (the Jobs panel's current job)
         self._input_errors: dict[str, str] = {}  # field path -> why its text does not parse
         # the fields the user's last edit changed, and the job it made (a joint rule is said at such a
@@ -296,9 +298,10 @@ class JobPanel(QWidget):
             self.summary.setToolTip("")
         workload, parallelism = self._job_values()
         job = self._job()
-        gpus = self.qdoc.doc.num_gpus()
+        gpus = None
         if job is not None:
-            gpus = job.placement.gpus or (parallelism.num_gpus if parallelism else None) or gpus
+            gpus = job.placement.gpus or (parallelism.num_gpus if parallelism else None)
+        gpus = gpus or self.gpus.of(self.qdoc.doc)
         plan = None
         if workload is not None:
             plan, _ = check_job(workload, parallelism, gpus, self.catalog, suggest=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, QTimer
 
+from ..common.gpu_count import GpuCount
 from ..panels.breakdown import ShownBefore
 
 PROBLEM_TEXT_PX = 340  # the first problem's message in the status bar, elided to this width
@@ -57,6 +58,7 @@ class ResultFlow(QObject):
         # Live recompute: a snapshot (copy-on-write: cheap) goes to the worker 16 ms after the last
         # edit, one frame, so that a burst of edits (a key held down) sends one request, not many.
         self.check_timer = QTimer(self, singleShot=True, interval=16, timeout=self.after_edit)
+        self.gpus = GpuCount()  # for the status bar's counts
 
     def connect(self) -> None:
         """Follow the document, the canvas and the Timeline's dock (once the window has them all)."""
@@ -85,7 +87,7 @@ class ResultFlow(QObject):
     def after_edit(self) -> None:
         doc = self.qdoc.doc
         # what is shown only (doc.counts also sums every link's cables: 0.1 s a call at 131k GPUs)
-        self.window.counts_label.setText(f"{len(doc.racks)} racks   {len(doc.nodes)} servers   {doc.num_gpus()} GPUs   "
+        self.window.counts_label.setText(f"{len(doc.racks)} racks   {len(doc.nodes)} servers   {self.gpus.of(doc)} GPUs   "
                                   f"{len(doc.switches)} switches   {len(doc.links)} links")
         if self.window.scene.build.running:  # the engine's thread would slow the canvas's slices (they share the GIL)
             self.window.result_label.setText("evaluating once the canvas is drawn...")
