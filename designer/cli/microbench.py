@@ -127,7 +127,7 @@ def run(args) -> int:
         print("designer microbench: no kernel was measured; nothing to calibrate", file=sys.stderr)
         return EXIT_OK
     if args.output:
-        from ..core.engine.constants import check_calibration
+        from ..core.engine.calibration_check import check_calibration
         from ..core.io import save_document
 
         doc.spec.calibration = merged_calibration(doc.spec.calibration, calibration)

@@ -4,7 +4,7 @@ model/check_incremental.py), and its calibration against the constants the engin
 `designer validate`, the commands that load a design, and the window (DesignChecker) check here."""
 from __future__ import annotations
 
-from .engine.constants import check_calibration
+from .engine.calibration_check import check_calibration
 from .model.catalog import Catalog, default_catalog
 from .model.check import check_model
 from .model.check_incremental import ModelChecker

@@ -145,7 +145,7 @@ def _apply(doc: Document, key: str, value) -> dict | None:
             raise _bad(key, "name a constant", "e.g. calibration.nvlink_efficiency=0.8")
         import copy
 
-        from ..engine.constants import check_calibration
+        from ..engine.calibration_check import check_calibration
 
         calibration = copy.deepcopy(doc.spec.calibration)
         table = calibration

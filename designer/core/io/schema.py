@@ -20,8 +20,8 @@ from ..model.elements import Link, Metadata, Node, Rack, Switch
 from ..model import megatron_names
 from ..model.job import Parallelism, Workload
 from ..model.jobs import JobSpec
-from ..engine.constants import (TABLE_ALGORITHMS, TABLE_PROTOCOLS, AcceleratorConstants, EngineConstants,
-                                check_calibration)
+from ..engine.calibration_check import TABLE_ALGORITHMS, TABLE_PROTOCOLS, check_calibration
+from ..engine.constants import AcceleratorConstants, EngineConstants
 from ..model.spec import describe_range, has_range, range_problem
 from ..problems import Problem, did_you_mean
 

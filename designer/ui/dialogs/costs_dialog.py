@@ -220,7 +220,7 @@ class CostsDialog(QDialog):
 
     def set_figure(self, key: tuple, value: float) -> bool:
         """Write one figure into the document as one undo step (checked first); False when refused."""
-        from ...core.engine.constants import check_calibration
+        from ...core.engine.calibration_check import check_calibration
         from ...core.model.prices import check_prices
         from ..document.commands import SetOverrides
 

@@ -12,7 +12,8 @@ from ...model.job import (SHARDING_ZERO_STAGE, UNMODELLED_PARALLELISM_KEYS, UNMO
 from ...model.plan import ResolvedPlan, check_job, fp8_recipe_problems
 from ...problems import DesignerError, Problem
 from .. import flops as F
-from ..constants import AcceleratorConstants, accelerator_constants, check_calibration
+from ..calibration_check import check_calibration
+from ..constants import AcceleratorConstants, accelerator_constants
 from ..fabric import Fabric, require_routes
 from ..placement import Placement
 
