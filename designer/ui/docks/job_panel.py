@@ -36,7 +36,7 @@ SHORT = {"tensor_model_parallel_size": "TP", "pipeline_model_parallel_size": "PP
 class JobPanel(QWidget):
     showProblemsRequested = Signal()  # "see all" in the summary: the window opens its problem list
 
-    def __init__(self, qdoc, parent=None):
+    def __init__(self, qdoc, parent=None, gpus: GpuCount | None = None):
         super().__init__(parent)
         self.qdoc = qdoc
         self.catalog = default_catalog()
@@ -44,7 +44,8 @@ class JobPanel(QWidget):
         self.errors: dict[str, QLabel] = {}
         self._loading = False
         self.problems: list = []  # the design's problems, as the window last checked them
-        self.gpus = GpuCount()  # the design's GPUs: the plan's size when the job names none
+        # the design's GPUs (the window's kept count): the plan's size when the job names none
+        self.gpus = gpus if gpus is not None else GpuCount()
         self.job_index = 0  # with spec.jobs: the job edited (the Jobs panel's current job)
         self._input_errors: dict[str, str] = {}  # field path -> why its text does not parse
         # the fields the user's last edit changed, and the job it made (a joint rule is said at such a
