@@ -139,3 +139,27 @@ def test_a_delete_and_its_undo_read_no_other_element():
         doc.add(element, position)
     assert _PassesCounted.passes == 0
     _same_as_fresh(doc)
+
+
+def test_after_another_design_is_taken_and_given_back_deletes_find_what_a_fresh_open_finds():
+    """A generate and its undo swap designs (exchange), an open takes a design read elsewhere
+    (replace_all): the index and positions are the new design's, made where it was read or anew."""
+    doc = _design([f"l{k}" for k in range(8)])
+    _remove_and_check(doc, "l2")
+    other = _design(["x0", "x1", "x2", "x3"])
+    other.make_index()  # as an open makes it off the window's thread
+    doc.replace_all(other, adopt=True)
+    for element_id in ("x3", "x0"):
+        name, position, element = _remove_and_check(doc, element_id)
+        _same_as_fresh(doc, {"l2", element_id})
+        doc.add(element, position)
+        _same_as_fresh(doc, {"l2"})
+    spec, metadata = doc.exchange(_design(["y0", "y1"]).spec, doc.metadata)
+    _remove_and_check(doc, "y0")
+    _same_as_fresh(doc, {"y0", "x0"})
+    doc.exchange(spec, metadata)  # the undo of that generate
+    _remove_and_check(doc, "x1")
+    _same_as_fresh(doc, {"x1", "y1"})
+    doc.replace_all(_design(["z0", "z1", "z2"]))  # a copy taken
+    _remove_and_check(doc, "z1")
+    _same_as_fresh(doc, {"z1", "x0"})

@@ -334,6 +334,7 @@ class Document:
             self._positions, other._positions = other._positions, {}
         else:
             self._reindex()
+            self._positions = {}
         self.lineage = object()  # a different design: nothing cached about the old one applies
         self.link_ends = LinkEnds()
         self._held = self._read_fields = None
@@ -346,6 +347,7 @@ class Document:
         old = self.spec, self.metadata
         self.spec, self.metadata = spec, metadata
         self._reindex()
+        self._positions = {}
         self._owned = set()
         self.lineage = object()
         self.link_ends = LinkEnds()
