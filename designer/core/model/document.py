@@ -241,7 +241,7 @@ class Document:
         if kept is not None and kept[0] is items and len(kept[1]) + 1 == len(items):
             # the identity array follows the list (made again it cost each undo's add ~12 ms at 131k GPUs)
             self._positions[name] = (items, np.insert(kept[1], index, np.uint64(id(element))))
-        self._index_learn(name, items, element)
+        self._index[name].learn(items, element)
         self.events.emit(Change("added", name, element.id, new=element, position=index))
 
     def remove(self, element_id: str) -> tuple[str, int, Any]:
@@ -255,7 +255,7 @@ class Document:
                 position = self._position(name, items, element)
                 del items[position]
                 self._positions[name] = (items, np.delete(self._positions[name][1], position))
-                self._index_forget(name, items, element_id)
+                index.forget(items, element_id)
                 self.events.emit(Change("removed", name, element_id, old=element, position=position))
                 return name, position, element
         raise KeyError(f"no element with id {element_id!r}")
@@ -281,9 +281,9 @@ class Document:
                 old[key] = getattr(element, key)
                 setattr(element, key, value)
                 if key == "id" and value != old[key]:
-                    items = getattr(self.spec, name)
-                    self._index_forget(name, items, old[key])
-                    self._index_learn(name, items, element)
+                    items, index = getattr(self.spec, name), self._index[name]
+                    index.forget(items, old[key])
+                    index.learn(items, element)
                 self.events.emit(Change("changed", name, element_id, key, old[key], value))
         return old
 
@@ -435,27 +435,6 @@ class Document:
             items = getattr(self.spec, name)
             self._positions[name] = (items, _identities(items))
 
-    def _index_learn(self, name: str, items: list, element) -> None:
-        """The index after `element` joined `items` (added, or given a new id): it stands for its id
-        unless an element before it in `items` holds the same id."""
-        index = self._index[name]
-        if index.setdefault(element.id, element) is not element:
-            index.repeated.add(element.id)
-            index[element.id] = next(e for e in items if e.id == element.id)
-
-    def _index_forget(self, name: str, items: list, element_id: str) -> None:
-        """The index after an element of id `element_id` left `items` (removed, or given another id):
-        only an id the index knows to repeat is looked for among the others (a pass over 295k links'
-        ids on every remove held the window ~18 ms at 131k GPUs)."""
-        index = self._index[name]
-        index.pop(element_id, None)
-        if element_id in index.repeated:
-            holders = [e for e in items if e.id == element_id]
-            if holders:
-                index[element_id] = holders[0]
-            if len(holders) < 2:
-                index.repeated.discard(element_id)
-
 
 # elements whose identities are read in one C call: the call holds the interpreter, and a window's
 # thread that wants it meanwhile (a repaint) gets its turn between parts
@@ -497,6 +476,25 @@ class _IdIndex(dict):
     def __init__(self):
         super().__init__()
         self.repeated: set[str] = set()
+
+    def learn(self, items: list, element) -> None:
+        """`element` joined `items` (added, or given a new id): it stands for its id unless an element
+        before it in `items` holds the same id."""
+        if self.setdefault(element.id, element) is not element:
+            self.repeated.add(element.id)
+            self[element.id] = next(e for e in items if e.id == element.id)
+
+    def forget(self, items: list, element_id: str) -> None:
+        """An element of id `element_id` left `items` (removed, or given another id): only an id known
+        to repeat is looked for among the others (a pass over 295k links' ids on every remove held the
+        window ~18 ms at 131k GPUs)."""
+        self.pop(element_id, None)
+        if element_id in self.repeated:
+            holders = [e for e in items if e.id == element_id]
+            if holders:
+                self[element_id] = holders[0]
+            if len(holders) < 2:
+                self.repeated.discard(element_id)
 
 
 def _index_of(elements: list) -> _IdIndex:

@@ -31,7 +31,8 @@ LINKS_WORDED_AT_ONCE = 8000
 class Inspector(QWidget):
     message = Signal(str)
 
-    def __init__(self, qdoc, link_loads: LinkLoads | None = None, parent=None, gpus: GpuCount | None = None):
+    def __init__(self, qdoc, link_loads: LinkLoads | None = None, parent=None,
+                 gpus: GpuCount | None = None):
         super().__init__(parent)
         self.qdoc = qdoc
         # the design's GPUs for the title with nothing selected: the window's kept count, counted again
@@ -153,7 +154,8 @@ class Inspector(QWidget):
         if not elements:
             doc = self.qdoc.doc  # what is shown only (doc.counts also sums every link's cables: 0.1 s at 131k)
             self.title.setText(f"<b>{doc.metadata.name}</b><br>{len(doc.racks)} racks, {len(doc.nodes)} "
-                               f"servers, {self.gpus.of(doc)} GPUs, {len(doc.switches)} switches, {len(doc.links)} links")
+                               f"servers, {self.gpus.of(doc)} GPUs, {len(doc.switches)} switches, "
+                               f"{len(doc.links)} links")
             return
         types = {type(e) for e in elements}
         if len(types) > 1:
