@@ -168,3 +168,25 @@ def test_the_process_wide_memos_answer_four_threads_alike_while_they_evict(force
         with ThreadPoolExecutor(4) as pool:
             got = list(pool.map(_shared_memo_answers, [0, 151, 302, 453]))
         assert got == [want] * 4
+
+
+def test_a_fabric_built_again_is_built_after_the_old_one_and_its_views_are_let_go(monkeypatch):
+    """A cable's delete changes the network's shape: the fabric is built again, and the old one with
+    the jobs' views of it is let go first, not held beside the new one while it is built (~17 MB
+    less at the peak of a delete at 131k GPUs)."""
+    import designer.core.engine.evaluate as evaluate
+
+    doc = load_document(EXAMPLES / "shared-roce-256gpu-2jobs.yaml")
+    engine = Engine()
+    engine.evaluate(doc)
+    old = [weakref.ref(engine.built_fabric), *(weakref.ref(view) for view in engine.cache.job_views.values())]
+    alive_while_building = []
+    build = evaluate.build_fabric
+    monkeypatch.setattr(evaluate, "build_fabric",
+                        lambda *a: alive_while_building.append(sum(r() is not None for r in old)) or build(*a))
+    switches = {s.id for s in doc.switches}
+    cable = next(link for link in doc.links if {link.a.split(":")[0], link.b.split(":")[0]} <= switches)
+    doc.remove(cable.id)
+    result = engine.evaluate(doc)
+    assert alive_while_building == [0]
+    assert result.step_time_s == Engine().evaluate(doc.copy()).step_time_s  # as a new engine costs it

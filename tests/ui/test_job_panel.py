@@ -173,3 +173,34 @@ def test_every_export_of_the_analysis_parses(window, tmp_path):
     from tests.pdf_text import text_lines
     text = "\n".join(text_lines(Path(pdf).read_bytes()))
     assert f"{window.result.step_time_s:.3f}" in text
+
+
+def test_the_summary_checks_the_plan_again_only_when_the_job_or_its_gpus_change(window, monkeypatch):
+    """A cable's delete and undo change neither the job nor the GPUs it is sized by: the summary keeps
+    its plan (no check of the plan on the window's thread); a server's delete and a TP edit check it
+    again, and the summary says what follows."""
+    import designer.ui.docks.job_panel as job_panel
+
+    checked = []
+    check_job = job_panel.check_job
+    monkeypatch.setattr(job_panel, "check_job", lambda *a, **k: checked.append(a[2]) or check_job(*a, **k))
+    window.open_file(str(EXAMPLES / "h100-64gpu-infiniband.yaml"))
+    assert window.settle()
+    panel, doc = window.job_panel, window.qdoc.doc
+    summary = panel.summary.text()
+    assert "<b>64 GPUs</b> = TP 2 x PP" in summary
+    cable = next(link for link in doc.links if link.b.startswith("spine")).id  # a leaf-spine cable
+    checked.clear()
+    for action in (window.act_delete, window.act_undo):
+        window.scene.select_ids([cable])
+        action.trigger()
+        assert window.settle() and panel.summary.text() == summary
+    assert checked == [] and doc.get(cable) is not None
+    window.scene.select_ids([doc.nodes[0].id])
+    window.act_delete.trigger()
+    assert window.settle() and checked == [56]  # (a batch of 56 GPUs does not divide: "1 error")
+    assert "1 error" in panel.summary.text()
+    window.act_undo.trigger()
+    assert window.settle() and panel.summary.text() == summary
+    type_into(panel, "parallelism.tensor_model_parallel_size", "4")
+    assert window.settle() and "<b>64 GPUs</b> = TP 4 x PP" in panel.summary.text()

@@ -24,8 +24,8 @@ is shared between engines: threads that each own an engine (a Dask worker's) sha
 - `job_views`: per job GPU set (the hash of its GPU indices, checked against the view's own
   GPUs), the job's view of the fabric (Engine.job_fabric).
 
-`groups`, `job_views` and `hardware` depend on the fabric object: `forget_fabric` empties them
-when the engine builds a new one.
+`groups`, `job_views`, `hardware`, `jobs` and `job_placement` depend on the fabric object:
+`forget_fabric` empties them when the engine builds a new one.
 """
 from __future__ import annotations
 
@@ -93,10 +93,12 @@ class EngineCache:
         self.forget_jobs()
 
     def forget_fabric(self) -> None:
-        """Forget what was built on the engine's fabric (it has just been rebuilt)."""
+        """Forget what was built on the engine's fabric (it is about to be built again): with the
+        fabric let go first, none of it is held beside the new one while that is built."""
         self.groups.clear()
         self.job_views.clear()
         self.hardware.clear()
+        self.forget_jobs()
 
     def forget_jobs(self) -> None:
         self.jobs.clear()

@@ -293,9 +293,11 @@ class Engine:
                         sync_view(view)
                     self.reused.append("fabric, placement, groups and routes (re-rated links)")
                     return self._fabric
+        # the old fabric and what the cache made of it let go before the new one is built, not beside it
+        self._fabric = self._fabric_key = None
+        self.cache.forget_fabric()
         self._fabric = build_fabric(doc, self.catalog, k)
         self._fabric_key = (doc.lineage, doc.revision, constants)
-        self.cache.forget_fabric()
         return self._fabric
 
     def placement(self, plan: ResolvedPlan) -> Placement:

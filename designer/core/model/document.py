@@ -237,7 +237,11 @@ class Document:
         else:
             index = max(0, index + len(items) if index < 0 else index)
             items.insert(index, element)
-        self._index[name].setdefault(element.id, element)
+        kept = self._positions.get(name)
+        if kept is not None and kept[0] is items and len(kept[1]) + 1 == len(items):
+            # the identity array follows the list (made again it cost each undo's add ~12 ms at 131k GPUs)
+            self._positions[name] = (items, np.insert(kept[1], index, np.uint64(id(element))))
+        self._index[name].learn(items, element)
         self.events.emit(Change("added", name, element.id, new=element, position=index))
 
     def remove(self, element_id: str) -> tuple[str, int, Any]:
@@ -251,11 +255,7 @@ class Document:
                 position = self._position(name, items, element)
                 del items[position]
                 self._positions[name] = (items, np.delete(self._positions[name][1], position))
-                # the index again for this id alone (remaking it for 295k links held the window ~0.1 s):
-                # the first other element of that id, if the id repeats, now stands for it
-                del index[element_id]
-                if element_id in map(attrgetter("id"), items):
-                    index[element_id] = next(e for e in items if e.id == element_id)
+                index.forget(items, element_id)
                 self.events.emit(Change("removed", name, element_id, old=element, position=position))
                 return name, position, element
         raise KeyError(f"no element with id {element_id!r}")
@@ -280,8 +280,10 @@ class Document:
                     raise KeyError(f"{name} have no field {key!r}")
                 old[key] = getattr(element, key)
                 setattr(element, key, value)
-                if key == "id":
-                    self._reindex_collection(name)
+                if key == "id" and value != old[key]:
+                    items, index = getattr(self.spec, name), self._index[name]
+                    index.forget(items, old[key])
+                    index.learn(items, element)
                 self.events.emit(Change("changed", name, element_id, key, old[key], value))
         return old
 
@@ -328,9 +330,11 @@ class Document:
         self.metadata = other.metadata if adopt else copy.deepcopy(other.metadata)
         self.spec = other.spec if adopt else copy.deepcopy(other.spec)
         if adopt:  # its index too, built where it was read (off the UI thread): 0.1-0.3 s at 131k GPUs
-            self._index, other._index = other._index, {name: {} for name in COLLECTIONS}
+            self._index, other._index = other._index, _IndexOnDemand(other.spec)
+            self._positions, other._positions = other._positions, {}
         else:
             self._reindex()
+            self._positions = {}
         self.lineage = object()  # a different design: nothing cached about the old one applies
         self.link_ends = LinkEnds()
         self._held = self._read_fields = None
@@ -343,6 +347,7 @@ class Document:
         old = self.spec, self.metadata
         self.spec, self.metadata = spec, metadata
         self._reindex()
+        self._positions = {}
         self._owned = set()
         self.lineage = object()
         self.link_ends = LinkEnds()
@@ -407,7 +412,7 @@ class Document:
             for position in np.flatnonzero(kept[1] == id(element)).tolist():
                 if items[position] is element:
                     return position
-        ids = np.fromiter(map(id, items), np.uint64, len(items))  # identity, in C (== would compare fields)
+        ids = _identities(items)
         self._positions[name] = (items, ids)
         return int(np.flatnonzero(ids == id(element))[0])
 
@@ -423,11 +428,26 @@ class Document:
         self._index = _IndexOnDemand(self.spec)
 
     def make_index(self) -> None:
-        """Make every collection's id index now (a design read off the window's thread: there, not on it)."""
+        """Make every collection's id index and positions now (a design read off the window's thread:
+        there, not on it; the positions of 295k links cost the first delete ~13 ms at 131k GPUs)."""
         self._index._complete()
+        for name in COLLECTIONS:
+            items = getattr(self.spec, name)
+            self._positions[name] = (items, _identities(items))
 
-    def _reindex_collection(self, name: str) -> None:
-        self._index[name] = _index_of(getattr(self.spec, name))
+
+# elements whose identities are read in one C call: the call holds the interpreter, and a window's
+# thread that wants it meanwhile (a repaint) gets its turn between parts
+PART_ELEMENTS = 32768
+
+
+def _identities(items: list) -> np.ndarray:
+    """The elements' object ids, in order: where each element is, by identity (== would compare fields)."""
+    ids = np.empty(len(items), np.uint64)
+    for start in range(0, len(items), PART_ELEMENTS):
+        part = items[start:start + PART_ELEMENTS]
+        ids[start:start + len(part)] = np.fromiter(map(id, part), np.uint64, len(part))
+    return ids
 
 
 class _LinkFields:
@@ -446,11 +466,45 @@ class _LinkFields:
         return values
 
 
-def _index_of(elements) -> dict[str, Any]:
-    """Id -> element; the first of a repeated id (the check names the repeats)."""
-    index: dict[str, Any] = {}
+class _IdIndex(dict):
+    """Id -> element of one collection: the first of a repeated id (the check names the repeats), and
+    in `repeated` the ids that more than one element holds, so that a remove or an add looks among
+    the other elements only for those."""
+
+    __slots__ = ("repeated",)
+
+    def __init__(self):
+        super().__init__()
+        self.repeated: set[str] = set()
+
+    def learn(self, items: list, element) -> None:
+        """`element` joined `items` (added, or given a new id): it stands for its id unless an element
+        before it in `items` holds the same id."""
+        if self.setdefault(element.id, element) is not element:
+            self.repeated.add(element.id)
+            self[element.id] = next(e for e in items if e.id == element.id)
+
+    def forget(self, items: list, element_id: str) -> None:
+        """An element of id `element_id` left `items` (removed, or given another id): only an id known
+        to repeat is looked for among the others (a pass over 295k links' ids on every remove held the
+        window ~18 ms at 131k GPUs)."""
+        self.pop(element_id, None)
+        if element_id in self.repeated:
+            holders = [e for e in items if e.id == element_id]
+            if holders:
+                self[element_id] = holders[0]
+            if len(holders) < 2:
+                self.repeated.discard(element_id)
+
+
+def _index_of(elements: list) -> _IdIndex:
+    index = _IdIndex()
     for element in elements:
         index.setdefault(element.id, element)
+    if len(index) != len(elements):  # a broken file: a second pass names the repeated ids
+        seen: set[str] = set()
+        for element in elements:
+            (index.repeated if element.id in seen else seen).add(element.id)
     return index
 
 

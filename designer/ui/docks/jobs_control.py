@@ -16,7 +16,7 @@ class JobsControl:
         from .jobs_panel import JobsPanel
 
         self.window = window
-        self.panel = JobsPanel(window.qdoc, self.selected_servers)
+        self.panel = JobsPanel(window.qdoc, self.selected_servers, gpus=window.results.gpus)
         self.dock = window._dock(self.panel, "Jobs", Qt.LeftDockWidgetArea)
         window.tabifyDockWidget(window.job_dock, self.dock)
         self.marks = CanvasJobMarks(window.scene, window.view)

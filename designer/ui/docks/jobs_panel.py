@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.model.jobs import PLACEMENT_POLICIES, JobPlacement, JobSpec
+from ..common.gpu_count import GpuCount
 from ..document.job_commands import SetJobs, current_jobs, unique_name
 
 COLUMNS = ("Job", "GPUs", "Step", "vs alone", "Slowed by")
@@ -30,10 +31,12 @@ class JobsPanel(QWidget):
     editWorkloadRequested = Signal()  # "Workload and plan...": the window brings the Job panel up
     message = Signal(str)  # a refusal, for the status bar
 
-    def __init__(self, qdoc, selected_servers, parent=None):
-        """`selected_servers`: callable -> the ids of the servers selected on the canvas."""
+    def __init__(self, qdoc, selected_servers, parent=None, gpus: GpuCount | None = None):
+        """`selected_servers`: callable -> the ids of the servers selected on the canvas; `gpus`: the
+        window's kept GPU count (the size of a job that names none, before a result says it)."""
         super().__init__(parent)
         self.qdoc = qdoc
+        self.design_gpus = gpus if gpus is not None else GpuCount()
         self.selected_servers = selected_servers
         self.result = None  # the last evaluation (its .jobs), for the figures of the rows
         self.current = 0
@@ -133,7 +136,8 @@ class JobsPanel(QWidget):
 
     # ---- the jobs ----
     def jobs(self) -> list[JobSpec]:
-        return current_jobs(self.qdoc.doc, self._gpus_in_use())
+        doc = self.qdoc.doc
+        return current_jobs(doc, None if doc.spec.jobs else self._gpus_in_use() or self.design_gpus.of(doc))
 
     def _gpus_in_use(self) -> int | None:
         return self.result.num_gpus if self.result is not None and not self.qdoc.doc.spec.jobs else None

@@ -59,7 +59,8 @@ class SetJobs(QUndoCommand):
 
 def current_jobs(doc, gpus_in_use: int | None = None) -> list[JobSpec]:
     """The design's jobs as a list to edit (copies). A file without spec.jobs gives its one job,
-    named after the design, asking for the GPUs it uses now (`gpus_in_use`: the last result's)."""
+    named after the design, asking for the GPUs it uses now (`gpus_in_use`: the last result's, or
+    the design's count)."""
     if doc.spec.jobs:
         return copy.deepcopy(list(doc.spec.jobs))
     from ...core.model import Parallelism

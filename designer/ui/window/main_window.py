@@ -72,14 +72,14 @@ class MainWindow(QMainWindow):
         """Parts and Job (tabbed, left); Inspector and Overview (right)."""
         self.palette = Palette()
         self.palette.follow_document(self.qdoc)  # new parts start as the open design's own
-        self.inspector = Inspector(self.qdoc, self.link_loads)
+        self.inspector = Inspector(self.qdoc, self.link_loads, gpus=self.results.gpus)
         # scrolled: its list and form stand 530 px tall, more than a laptop's window leaves the left column
         self._dock(_scrolled(self.palette), "Parts", Qt.LeftDockWidgetArea)
         self.inspector_dock = self._dock(self.inspector, "Inspector", Qt.RightDockWidgetArea)
         from ..canvas.minimap import Minimap
         from ..docks.job_panel import JobPanel
 
-        self.job_panel = JobPanel(self.qdoc)
+        self.job_panel = JobPanel(self.qdoc, gpus=self.results.gpus)
         self.job_dock = self._dock(self.job_panel, "Job", Qt.LeftDockWidgetArea)
         self.tabifyDockWidget(self.findChild(QDockWidget, "Parts"), self.job_dock)
 

@@ -58,7 +58,8 @@ class ResultFlow(QObject):
         # Live recompute: a snapshot (copy-on-write: cheap) goes to the worker 16 ms after the last
         # edit, one frame, so that a burst of edits (a key held down) sends one request, not many.
         self.check_timer = QTimer(self, singleShot=True, interval=16, timeout=self.after_edit)
-        self.gpus = GpuCount()  # for the status bar's counts
+        # the window's kept GPU count: the status bar, the Inspector, the Job panel and the Jobs panel read it
+        self.gpus = GpuCount()
 
     def connect(self) -> None:
         """Follow the document, the canvas and the Timeline's dock (once the window has them all)."""
