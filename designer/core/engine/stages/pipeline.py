@@ -61,13 +61,13 @@ def blocking_exchange_s(job: Job, k: EngineConstants, comm: CommFn, pp_bytes: fl
     """Seconds each stage-to-stage exchange of a non-interleaved 1F1B pipeline holds the stage's
     compute stream (constant pp_p2p_blocking_share_1f1b): Megatron ends each forward with
     send_forward_recv_backward and each backward with send_backward_recv_forward and waits for them
-    before the next micro-batch. An exchange sends one activation (or gradient) each way between
-    two neighbours; the pipeline's send/recv cost has every stage sending to both neighbours at once
-    (the interleaved schedule's batched exchanges), twice the load on a stage's NIC, so an exchange
-    between stages on different servers costs half its bytes."""
+    before the next micro-batch. An exchange moves one activation from a stage to the next and one
+    gradient back, the two directions of full-duplex links, and a stage takes part in one exchange at
+    a time: each direction of its NIC (or NVLink) carries one message. That is the one-way `send`
+    of every stage to the next at once; the gradient's way back is its mirror on the same links."""
     plan, par = job.plan, job.parallelism
     share = k.pp_p2p_blocking_share_1f1b
     megatron = (par.framework or "megatron") in ("megatron", "nemo")  # torchtitan posts its sends asynchronously
     if par.pipeline_schedule != "1f1b" or plan.pp < 2 or share <= 0.0 or not megatron:
         return 0.0
-    return share * comm("pp", "send_recv", pp_bytes * (0.5 if plan.pp > 2 else 1.0))
+    return share * comm("pp", "send", pp_bytes)
