@@ -13,12 +13,23 @@ from .phases import LayerPhases
 # (schedule, pp, micro-batches, vp, per-stage times, p2p seconds) -> (result, micro-batches simulated)
 Simulator = Callable[[str, int, int, int, list[StageTimes], float], tuple[ScheduleResult, int]]
 
+# Schedules whose stages send to both neighbours at once: Megatron's interleaved steady state batches
+# send_forward_backward_recv_forward_backward, DualPipe runs its two directions together. The others
+# (1F1B, GPipe, zero-bubble) send to one neighbour at a time: one message on each direction of a link.
+TWO_NEIGHBOUR_SCHEDULES = ("interleaved", "dualpipe")
+
+
+def p2p_primitive(schedule: str) -> str:
+    """The collective a schedule's stage-to-stage transfers are costed as (collectives.py)."""
+    return "send_recv" if schedule in TWO_NEIGHBOUR_SCHEDULES else "send"
+
 
 @dataclass(frozen=True)
 class PipelineRun:
     """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message
     p2p_s: float  # its send/receive time (0 without pipelining)
+    p2p_primitive: str  # what it is costed as: a one-way send or both neighbours at once (p2p_primitive)
     exchange_s: float  # what each stage-to-stage exchange holds a stage's compute stream (blocking_exchange_s)
     stage_times: list[list[StageTimes]]  # [pattern][stage]
     schedules: list[ScheduleResult]  # [pattern]
@@ -29,7 +40,8 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
                       simulate: Simulator) -> PipelineRun:
     m, plan, par = job.shape, job.plan, job.parallelism
     pp_bytes = pp_message_bytes(m, phases.sharding, m.micro_batch)
-    p2p_s = comm("pp", "send_recv", pp_bytes) if plan.pp > 1 else 0.0
+    primitive = p2p_primitive(par.pipeline_schedule)
+    p2p_s = comm("pp", primitive, pp_bytes) if plan.pp > 1 else 0.0
     schedules: list[ScheduleResult] = []
     stage_times: list[list[StageTimes]] = []
     simulated_micro = plan.num_microbatches
@@ -54,7 +66,7 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
         sched, simulated_micro = simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times,
                                           p2p_s)
         schedules.append(sched)
-    return PipelineRun(pp_bytes, p2p_s, exchange_s, stage_times, schedules, simulated_micro)
+    return PipelineRun(pp_bytes, p2p_s, primitive, exchange_s, stage_times, schedules, simulated_micro)
 
 
 def blocking_exchange_s(job: Job, k: EngineConstants, comm: CommFn, pp_bytes: float) -> float:
