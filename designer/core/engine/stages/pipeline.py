@@ -14,9 +14,10 @@ from .phases import LayerPhases
 Simulator = Callable[[str, int, int, int, list[StageTimes], float], tuple[ScheduleResult, int]]
 
 # Schedules whose stages send to both neighbours at once: Megatron's interleaved steady state batches
-# send_forward_backward_recv_forward_backward, DualPipe runs its two directions together. The others
-# (1F1B, GPipe, zero-bubble) send to one neighbour at a time: one message on each direction of a link.
-TWO_NEIGHBOUR_SCHEDULES = ("interleaved", "dualpipe")
+# send_forward_backward_recv_forward_backward. The others (1F1B, GPipe, ZB-H1, and DualPipe, which the
+# engine costs as ZB-H1: engine/schedule.py) send to one neighbour at a time: one message on each
+# direction of a link.
+TWO_NEIGHBOUR_SCHEDULES = ("interleaved",)
 
 
 def p2p_primitive(schedule: str) -> str:
