@@ -52,9 +52,11 @@ def test_a_dp_bound_design_says_its_rails_are_the_bottleneck_of_the_dp_phase(dp_
 
 def test_a_phase_hidden_behind_compute_is_a_bottleneck_off_the_critical_path():
     """The 2:1 Ethernet example with its PP sends overlapped (a framework that posts them
-    asynchronously: no stage waits on its exchanges): its rails bottleneck that phase, but the step
-    does not wait for it; they are on the critical path through the exposed DP phase."""
-    out = evaluate_json(EXAMPLES / "h100-roce-2to1-ethernet.yaml", "--set", "calibration.pp_p2p_blocking_share_1f1b=0")
+    asynchronously: no stage waits on its exchanges) and spread evenly over the spine (many queue
+    pairs per connection, so its ECMP hashing does not bound them): its rails bottleneck that phase,
+    but the step does not wait for it; they are on the critical path through the exposed DP phase."""
+    out = evaluate_json(EXAMPLES / "h100-roce-2to1-ethernet.yaml", "--set", "calibration.pp_p2p_blocking_share_1f1b=0",
+                        "--set", "calibration.ecmp_qps_per_connection=1024")
     top = out["link_classes"][0]
     pp = next(p for p in top["phases"] if p["phase"] == "pp_comm")
     assert pp["bottleneck_of_phase"] and not pp["critical_path"]

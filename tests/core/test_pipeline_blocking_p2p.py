@@ -40,11 +40,12 @@ def test_1f1b_stage_waits_on_each_exchange(cluster):
     m = blocking["plan"]["num_microbatches"]
     assert blocking["plan"]["schedule"] == "1f1b" and m == 32
     # one exchange: an 8192 x 4096 BF16 activation one way and its gradient the other, through one
-    # 400 Gb/s NIC per GPU: about 67 MB / 47.5 GB/s = 1.4 ms (the pipeline's pairs all at once, each
-    # middle stage sending to both neighbours, take twice that)
+    # 400 Gb/s NIC per GPU: about 67 MB / 47.5 GB/s = 1.4 ms, one message on each direction of a NIC
     exchange = 8192 * 4096 * 2 / (400e9 / 8 * 0.95)
-    pair_cost = blocking["collectives"]["pp:send_recv"]["time_s"]
-    assert pair_cost == pytest.approx(2 * exchange, rel=0.05)
+    assert blocking["collectives"]["pp:send"]["time_s"] == pytest.approx(exchange, rel=0.05)
+    # 1F1B never sends to both neighbours at once: whether it waits or not, its transfers are one-way
+    assert hidden["collectives"]["pp:send"]["time_s"] == pytest.approx(exchange, rel=0.05)
+    assert "pp:send_recv" not in blocking["collectives"] and "pp:send_recv" not in hidden["collectives"]
     # each stage holds its compute stream for every exchange: one per micro-batch at either end of
     # the pipeline, two in the middle
     added = [a["busy_s"] - b["busy_s"] for a, b in zip(blocking["stages"], hidden["stages"])]
@@ -59,3 +60,8 @@ def test_interleaved_schedule_overlaps_its_exchanges(cluster):
     on = _evaluate(cluster, *interleaved)
     off = _evaluate(cluster, *interleaved, "calibration.pp_p2p_blocking_share_1f1b=0")
     assert on["step_time_s"] == off["step_time_s"]
+    # its steady state batches a stage's sends to both neighbours (send_forward_backward_recv_forward_backward):
+    # each middle stage's NIC carries two messages a direction, twice a one-way exchange's time
+    assert on["collectives"]["pp:send_recv"]["time_s"] == pytest.approx(2 * 8192 * 4096 * 2 / (400e9 / 8 * 0.95),
+                                                                         rel=0.05)
+    assert "pp:send" not in on["collectives"]

@@ -72,7 +72,7 @@ class GroupLatency:
             steps, inter_steps = n - 1, (N - 1 if N > 1 else 0)
         elif primitive == "all_to_all":
             steps, inter_steps = n - 1, (n - n // max(N, 1)) if N > 1 else 0
-        else:  # send_recv
+        else:  # send_recv, send: one message
             steps, inter_steps = 1, (1 if N > 1 else 0)
         if algorithm == "ring":
             lat = base + (steps - inter_steps) * intra + inter_steps * inter

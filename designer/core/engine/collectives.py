@@ -32,7 +32,9 @@ from .flows import (SPARSE_SHARE, LinkBytes, Loads, RateChange, Route, ScaledLin
 from .group_flows import pattern_flows
 from .group_shape import group_shape
 
-PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "broadcast")
+# send_recv: each pair's members send to each other (and a pipeline's pairs all at once, every stage to
+# both neighbours); send: each group's member 0 sends to member 1, every group at once (one direction)
+PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv", "send", "broadcast")
 ALGORITHMS = ("ring", "tree", "nvls", "collnet", "pat")
 PROTOCOLS = ("LL", "LL128", "Simple")
 
@@ -78,8 +80,8 @@ def cannot_win(latency_s: float, best_estimate_s: float) -> bool:
 
 
 def _pattern_of(primitive: str) -> str:
-    """The flows a primitive makes: send/recv pairs, all-to-all shifts, or a ring."""
-    return "pairs" if primitive == "send_recv" else "a2a" if primitive == "all_to_all" else "ring"
+    """The flows a primitive makes: send/recv pairs, one-way sends, all-to-all shifts, or a ring."""
+    return {"send_recv": "pairs", "send": "one_way", "all_to_all": "a2a"}.get(primitive, "ring")
 
 
 def _tier_shares_changed(fabric: Fabric, loads: Loads, change: RateChange) -> bool:
@@ -248,7 +250,7 @@ class CollectiveModel:
         multi = sh.n_nodes > 1
         g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
         intra_share = np.where(multi, (g - 1) / np.maximum(g, 1), 1.0)
-        if pattern == "pairs":
+        if pattern in ("pairs", "one_way"):
             intra_share = np.where(multi, 0.0, 1.0)
         if pattern == "a2a":
             intra_share = np.where(multi, (g - 1) / np.maximum(n - 1, 1), 1.0)
@@ -274,7 +276,7 @@ class CollectiveModel:
             nic_share = np.where(multi, 1.0 / g, 0.0)
             if pattern == "a2a":
                 nic_share = np.where(multi, (n - g) / np.maximum(n - 1, 1), 0.0)
-            elif pattern == "pairs":
+            elif pattern in ("pairs", "one_way"):
                 nic_share = np.where(multi, 1.0, 0.0)
             crossings = np.where(gdr, 1.0, 2.0)
             scale = np.where(pcie & multi, scale + nic_share * crossings / _row_min(scale_cap), scale)
@@ -405,7 +407,7 @@ class CollectiveModel:
         return ScaledLinkBytes(unit, bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
 
     def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
-        if primitive in ("send_recv", "all_to_all", "broadcast"):
+        if primitive in ("send_recv", "send", "all_to_all", "broadcast"):
             return ["ring"]
         options = ["ring"]
         version = self.k.nccl_version

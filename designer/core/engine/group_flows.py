@@ -1,6 +1,6 @@
 """The flows a dimension's groups send between servers, per traffic pattern, for one byte of bus
 volume per rank: a ring through each group's servers (its GPUs on one rail each), all-to-all as
-ring shifts, the pipeline's pairs, or a p2p ring's step. Each flow leaves from the NIC on the destination GPU's rail
+ring shifts, the pipeline's pairs both ways or one way, or a p2p ring's step. Each flow leaves from the NIC on the destination GPU's rail
 (PXN) and is spread over the servers' NICs by Fabric.spread_over_nics."""
 from __future__ import annotations
 
@@ -17,15 +17,17 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
     empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
     if not sh.spans_servers:
         return empty
-    if pattern == "pairs" and n == 2:  # send/recv: member 0 -> member 1 and back (the pipeline's pairs)
+    if pattern in ("pairs", "one_way") and n == 2:  # member 0 -> member 1, and back unless one way
         a, b = sh.members[:, 0], sh.members[:, 1]
         cross = f.gpu_domain[a] != f.gpu_domain[b]
         a, b = a[cross], b[cross]
         gid = np.flatnonzero(cross)
+        if pattern == "one_way":  # every stage sends to the next at once (a 1F1B exchange's one direction)
+            return pxn_nic(f, a, b), f.gpu_nic[b], np.ones(a.size), gid
         senders, receivers = np.concatenate([a, b]), np.concatenate([b, a])
         src = pxn_nic(f, senders, receivers)
         return src, f.gpu_nic[receivers], np.ones(src.size), np.concatenate([gid, gid])
-    if pattern == "pairs":  # a p2p ring's step (context parallelism): every member sends to the next at once
+    if pattern in ("pairs", "one_way"):  # a p2p ring's step (context parallelism): every member sends to the next at once
         nxt = np.roll(sh.members, -1, axis=1)
         cross = f.gpu_domain[sh.members] != f.gpu_domain[nxt]
         gid = np.repeat(np.arange(G), n).reshape(G, n)[cross]

@@ -293,7 +293,7 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
 
     reduction = gradient_reduction(job, hw, phases, pipe, comm, stage_dp, dp_time, bucket_params, grad_prim, gb)
     opt = optimizer_step(job, hw, k, stage_dp, dp_time, zero, zero3, pb)
-    grad_norm_s = comm("dp", "all_reduce", 8.0) + (comm("pp", "send_recv", 8.0) if plan.pp > 1 else 0.0)
+    grad_norm_s = comm("dp", "all_reduce", 8.0) + (comm("pp", pipe.p2p_primitive, 8.0) if plan.pp > 1 else 0.0)
     optimizer_s = max(opt.opt_s) + grad_norm_s + k.step_overhead_s + per_step_fixed_s(job, hw, k, comm, layout, zero)
     ag_exposed = exposed_param_gather(job, hw, k, comm, opt.ag_s, stage_dp, zero, bucket_params, pb)
     last_compute = max(si.last_compute for info in reduction.per_pattern for si in info)

@@ -13,12 +13,24 @@ from .phases import LayerPhases
 # (schedule, pp, micro-batches, vp, per-stage times, p2p seconds) -> (result, micro-batches simulated)
 Simulator = Callable[[str, int, int, int, list[StageTimes], float], tuple[ScheduleResult, int]]
 
+# Schedules whose stages send to both neighbours at once: Megatron's interleaved steady state batches
+# send_forward_backward_recv_forward_backward. The others (1F1B, GPipe, ZB-H1, and DualPipe, which the
+# engine costs as ZB-H1: engine/schedule.py) send to one neighbour at a time: one message on each
+# direction of a link.
+TWO_NEIGHBOUR_SCHEDULES = ("interleaved",)
+
+
+def p2p_primitive(schedule: str) -> str:
+    """The collective a schedule's stage-to-stage transfers are costed as (collectives.py)."""
+    return "send_recv" if schedule in TWO_NEIGHBOUR_SCHEDULES else "send"
+
 
 @dataclass(frozen=True)
 class PipelineRun:
     """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message
     p2p_s: float  # its send/receive time (0 without pipelining)
+    p2p_primitive: str  # what it is costed as: a one-way send or both neighbours at once (p2p_primitive)
     exchange_s: float  # what each stage-to-stage exchange holds a stage's compute stream (blocking_exchange_s)
     stage_times: list[list[StageTimes]]  # [pattern][stage]
     schedules: list[ScheduleResult]  # [pattern]
@@ -29,7 +41,8 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
                       simulate: Simulator) -> PipelineRun:
     m, plan, par = job.shape, job.plan, job.parallelism
     pp_bytes = pp_message_bytes(m, phases.sharding, m.micro_batch)
-    p2p_s = comm("pp", "send_recv", pp_bytes) if plan.pp > 1 else 0.0
+    primitive = p2p_primitive(par.pipeline_schedule)
+    p2p_s = comm("pp", primitive, pp_bytes) if plan.pp > 1 else 0.0
     schedules: list[ScheduleResult] = []
     stage_times: list[list[StageTimes]] = []
     simulated_micro = plan.num_microbatches
@@ -54,20 +67,20 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
         sched, simulated_micro = simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times,
                                           p2p_s)
         schedules.append(sched)
-    return PipelineRun(pp_bytes, p2p_s, exchange_s, stage_times, schedules, simulated_micro)
+    return PipelineRun(pp_bytes, p2p_s, primitive, exchange_s, stage_times, schedules, simulated_micro)
 
 
 def blocking_exchange_s(job: Job, k: EngineConstants, comm: CommFn, pp_bytes: float) -> float:
     """Seconds each stage-to-stage exchange of a non-interleaved 1F1B pipeline holds the stage's
     compute stream (constant pp_p2p_blocking_share_1f1b): Megatron ends each forward with
     send_forward_recv_backward and each backward with send_backward_recv_forward and waits for them
-    before the next micro-batch. An exchange sends one activation (or gradient) each way between
-    two neighbours; the pipeline's send/recv cost has every stage sending to both neighbours at once
-    (the interleaved schedule's batched exchanges), twice the load on a stage's NIC, so an exchange
-    between stages on different servers costs half its bytes."""
+    before the next micro-batch. An exchange moves one activation from a stage to the next and one
+    gradient back, the two directions of full-duplex links, and a stage takes part in one exchange at
+    a time: each direction of its NIC (or NVLink) carries one message. That is the one-way `send`
+    of every stage to the next at once; the gradient's way back is its mirror on the same links."""
     plan, par = job.plan, job.parallelism
     share = k.pp_p2p_blocking_share_1f1b
     megatron = (par.framework or "megatron") in ("megatron", "nemo")  # torchtitan posts its sends asynchronously
     if par.pipeline_schedule != "1f1b" or plan.pp < 2 or share <= 0.0 or not megatron:
         return 0.0
-    return share * comm("pp", "send_recv", pp_bytes * (0.5 if plan.pp > 2 else 1.0))
+    return share * comm("pp", "send", pp_bytes)
