@@ -2,56 +2,20 @@
 drawn between two devices that had none) changes its own row of the canvas, not every bundle: what
 the canvas then draws, hit-tests and colours with link heat is what a fresh open of the saved design
 shows."""
-import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 
 from designer.ui.canvas import scene_cables
-from tests.ui.test_live_edits import A100, open_example
-
-from designer.ui.window.main_window import MainWindow
-
-
-def drawn(scene):
-    """Per bundle key: its cables, speed, line, heat bucket and heat tooltip (rows an edit
-    emptied draw nothing)."""
-    layer = scene.link_layer
-    heat = layer.heat
-    out = {}
-    for row, bundle in enumerate(layer.bundles):
-        if bundle.link_ids:
-            out[bundle.key] = (bundle.link_ids, bundle.total_gbps, bundle.kind, bundle.ports,
-                               tuple(np.round(layer.lines.a[row], 3)), tuple(np.round(layer.lines.b[row], 3)),
-                               None if heat is None else int(heat[row]), row in layer.marked,
-                               # the heat's own words: its busiest cable's share, found by link position
-                               layer.heat_tip(row) if layer.heat_tip is not None else None)
-    return out
+from tests.ui.canvas_helpers import aggregates, cable_heat, drawn_cables
+from tests.ui.test_live_edits import open_example
 
 
-def aggregates(scene):
-    layer = scene.cables
-    if layer.aggregates_stale:
-        layer.rebuild_aggregates()
-    layer = scene.link_layer
-    return sorted(zip(layer.aggregate_tips, map(tuple, np.round(layer.aggregates.a, 3)),
-                      layer.aggregates.kind.tolist()))
-
-
-def fresh_open(window, qtbot, tmp_path, name):
-    """The window's design saved, and opened in a new window (heat on when it is on in `window`)."""
-    from PySide6.QtCore import QSettings
-
+def fresh_open(window, new_window, tmp_path, name):
+    """The window's design saved (File > Save's own code), and opened in a new window (link heat on
+    when it is on in `window`)."""
     path = tmp_path / f"{name}.yaml"
     assert window.files.save_to(str(path))
-    other = MainWindow(QSettings(str(tmp_path / f"{name}.ini"), QSettings.IniFormat))
-    qtbot.addWidget(other)
-    other.resize(1200, 800)
-    other.show()
-    if window.act_heat.isChecked():
-        other.act_heat.trigger()
-    other.open_file(str(path))
-    assert other.settle()
-    return other
+    return new_window(path, heat=window.act_heat.isChecked())
 
 
 def heat_caught_up(window, qtbot):
@@ -59,14 +23,15 @@ def heat_caught_up(window, qtbot):
     qtbot.waitUntil(lambda: window.scene.heat.result is window.result, timeout=60_000)
 
 
-def assert_as_fresh(window, qtbot, tmp_path, name):
-    other = fresh_open(window, qtbot, tmp_path, name)
+def assert_as_fresh(window, new_window, qtbot, tmp_path, name):
+    other = fresh_open(window, new_window, tmp_path, name)
     heat_caught_up(window, qtbot)
     heat_caught_up(other, qtbot)
-    mine = drawn(window.scene)
-    assert mine == drawn(other.scene), name
+    assert drawn_cables(window.scene) == drawn_cables(other.scene), name
+    heat = cable_heat(window.scene)
+    assert heat == cable_heat(other.scene), name
     assert window.result is not None, window.problems[:3]
-    assert any("of the step" in (v[-1] or "") for v in mine.values())  # the heat is shown, in words too
+    assert any("of the step" in (words or "") for _b, _m, words in heat.values())  # the heat shown, in words too
     assert aggregates(window.scene) == aggregates(other.scene), name
     assert window.scene.link_layer.bundles.kinds_present() == other.scene.link_layer.bundles.kinds_present()
     other.close()
@@ -101,7 +66,7 @@ def plans(monkeypatch):
     return calls
 
 
-def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_window, qtbot, tmp_path, plans):
+def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_window, new_window, qtbot, tmp_path, plans):
     """Edit > Delete of the only cable between two devices: its line is no longer drawn nor under the
     mouse, every other bundle and the link heat are a fresh open's; Edit > Undo brings it back in
     the same row; neither plans every bundle again."""
@@ -127,7 +92,7 @@ def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_windo
     assert cable not in tip(layer, mid, tolerance)
     assert bundle.key in layer.index and layer.index[bundle.key] == row and len(layer.bundles) == rows
     assert not plans  # the bundle went in its own row
-    assert_as_fresh(window, qtbot, tmp_path, "deleted")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "deleted")
     plans.clear()  # (the fresh window's own)
 
     window.actions["undo"].trigger()
@@ -135,10 +100,10 @@ def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_windo
     assert layer.index[bundle.key] == row and layer.bundles[row].link_ids == (cable,)
     assert cable in tip(layer, mid, tolerance)
     assert not plans
-    assert_as_fresh(window, qtbot, tmp_path, "undone")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "undone")
 
 
-def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_window, qtbot, tmp_path, plans):
+def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_window, new_window, qtbot, tmp_path, plans):
     """A link drawn (the canvas's link gesture) between a server and a switch with no cable between
     them: one more bundle, drawn and under the mouse, and the canvas and its heat are a fresh open's;
     undone, it is gone again."""
@@ -164,11 +129,11 @@ def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_w
     row = layer.index[key]
     link = layer.bundles[row].link_ids[0]
     assert link in tip(layer, midpoint(layer, row), window.scene.gestures.tolerance())
-    assert_as_fresh(window, qtbot, tmp_path, "added")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "added")
     plans.clear()
 
     window.actions["undo"].trigger()
     assert window.settle()
     assert doc.find("links", link) is None and not layer.bundles[row].link_ids
     assert not plans
-    assert_as_fresh(window, qtbot, tmp_path, "added-undone")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "added-undone")
