@@ -112,6 +112,10 @@ class LinkLayer(QGraphicsItem):
         self.selected = {i for i in self.selected if i < len(bundles)}
         self._rebound()
 
+    def drawn_count(self) -> int:
+        """How many bundles are drawn: every row but those an edit emptied."""
+        return len(self.bundles) - len(self.bundles.empty)
+
     def empty_row(self, row: int) -> None:
         """A bundle whose last cable went: its row stays, its line nowhere (NaN ends: never in a rect,
         never nearest a point), so that an undo fills the same row again."""
