@@ -168,3 +168,54 @@ def test_the_zoom_counts_the_cables_drawn(empty_window, new_window, tmp_path, mo
     assert window.scene.detail.single_cables == fresh.scene.detail.single_cables
     assert layer.show_individual == fresh.scene.link_layer.show_individual
     fresh.close()
+
+
+def test_a_cable_kind_changed_in_the_inspector_changes_its_row_alone(empty_window, new_window, qtbot, tmp_path,
+                                                                   plans, monkeypatch):
+    """A cable's kind chosen in the Inspector: its bundle changes colour in its own row (neither every
+    bundle planned again nor every cable looked through), the canvas, the rack-to-rack lines and the
+    legend's kinds are a fresh open's, and a cable deleted next still changes its own row. (An
+    Ethernet cable on an InfiniBand switch: the design check refuses it, so no heat to compare.)"""
+    from tests.ui.test_live_edits import spine_link
+    from tests.ui.test_switch_routing_inspector import _pick
+
+    window = empty_window
+    open_example(window)
+    doc = window.qdoc.doc
+    link = spine_link(doc)
+    assert link.kind == "infiniband"
+    window.scene.select_ids([link.id])
+    assert window.settle()
+    looked_at = []
+    real_key = scene_cables.SceneCables.bundle_key
+    monkeypatch.setattr(scene_cables.SceneCables, "bundle_key",
+                        lambda self, l: looked_at.append(l) or real_key(self, l))
+    plans.clear()
+    _pick(window.inspector.editors["kind"], "ethernet")
+    assert window.settle()
+    assert doc.find("links", link.id).kind == "ethernet"
+    assert not plans and len(looked_at) < 10  # its own cables, not the 2,048 of the design
+    assert "ethernet" in window.view.legend.kinds()
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "kind changed")
+    assert window.view.legend.kinds() == fresh_legend_kinds(window, new_window, tmp_path)
+    plans.clear()
+
+    other = next(b.link_ids[0] for b in window.scene.link_layer.bundles
+                 if len(b.link_ids) == 1 and link.id not in b.link_ids)
+    window.scene.select_ids([other])
+    window.actions["delete"].trigger()
+    assert window.settle() and not plans  # still in its own row
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "kind changed, then a cable deleted")
+    plans.clear()
+    for _ in range(2):
+        window.actions["undo"].trigger()
+        assert window.settle()
+    assert not plans and doc.find("links", link.id).kind == "infiniband"
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "both undone")
+
+
+def fresh_legend_kinds(window, new_window, tmp_path) -> tuple:
+    other = fresh_open(window, new_window, tmp_path, "legend")
+    kinds = other.view.legend.kinds()
+    other.close()
+    return kinds
