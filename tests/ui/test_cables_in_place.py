@@ -2,6 +2,7 @@
 drawn between two devices that had none) changes its own row of the canvas, not every bundle: what
 the canvas then draws, hit-tests and colours with link heat is what a fresh open of the saved design
 shows."""
+import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 
@@ -141,6 +142,47 @@ def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_w
 
 
 EXAMPLE_64 = A100.parent / "h100-64gpu-infiniband.yaml"
+
+
+def _edge_rows(layer) -> list[int]:
+    """The rows whose lines reach furthest towards the edge of the cables' bounds that the fewest
+    cables reach (their cables deleted, that edge moves in)."""
+    a, b = layer.lines.a, layer.lines.b
+    reach = (-np.minimum(a[:, 0], b[:, 0]), -np.minimum(a[:, 1], b[:, 1]),
+             np.maximum(a[:, 0], b[:, 0]), np.maximum(a[:, 1], b[:, 1]))
+    edges = [np.flatnonzero(r >= np.nanmax(r) - 1e-9) for r in reach]
+    return min(edges, key=lambda rows: sum(len(layer.bundles[r].link_ids) for r in rows)).tolist()
+
+
+def _extent(window) -> tuple:
+    """The cables' bounds, the layout the view fits, the scene's rectangle."""
+    scene = window.scene
+    return scene.link_layer.boundingRect(), scene.layout_rect(), scene.sceneRect()
+
+
+def test_the_cables_bounds_follow_the_cables_drawn(empty_window, new_window, tmp_path, plans):
+    """Edit > Delete of the cables on an edge of the drawn cables: the cables' bounds (and the layout,
+    the scene) shrink to what a fresh open of the saved design measures, without planning every
+    bundle again; Edit > Undo: back to what they were."""
+    window = empty_window
+    open_example(window, EXAMPLE_64)
+    layer = window.scene.link_layer
+    opened = _extent(window)
+    cables = [i for r in _edge_rows(layer) for i in layer.bundles[r].link_ids]
+    window.scene.select_ids(cables)
+    plans.clear()
+    window.actions["delete"].trigger()
+    assert window.settle() and not plans
+    fresh = fresh_open(window, new_window, tmp_path, "edge-deleted")
+    assert drawn_cables(window.scene) == drawn_cables(fresh.scene)
+    assert _extent(window) == _extent(fresh)
+    assert layer.boundingRect() != opened[0] and opened[0].contains(layer.boundingRect())
+    fresh.close()
+
+    plans.clear()  # (the fresh window's own)
+    window.actions["undo"].trigger()
+    assert window.settle() and not plans
+    assert _extent(window) == opened
 
 
 def test_the_zoom_counts_the_cables_drawn(empty_window, new_window, tmp_path, monkeypatch):

@@ -129,6 +129,7 @@ class SceneCables:
             if row is not None and row not in layer.bundles.empty:
                 pa, pb = self.ends(key)
                 layer.set_ends(row, pa, pb)
+        layer.rebound()
 
     def refresh(self, key) -> None:
         """A bundle gained or lost cables."""
