@@ -212,48 +212,70 @@ def test_the_zoom_counts_the_cables_drawn(empty_window, new_window, tmp_path, mo
     fresh.close()
 
 
+def _rack_pair_cables(window) -> tuple[str, str]:
+    """Two switch-to-switch cables, each its bundle's only one, on one rack-to-rack line: the line's
+    last bundle's (whose kind is the line's colour) and another's."""
+    layer = window.scene.link_layer
+    switches = {s.id for s in window.qdoc.doc.switches}
+    rows_of_line: dict = {}
+    for row, line in enumerate(layer.bundle_aggregate.tolist()):
+        bundle = layer.bundles[row]
+        if line >= 0 and len(bundle.link_ids) == 1 and set(bundle.key) <= switches:
+            rows_of_line.setdefault(line, []).append(row)
+    for line, rows in rows_of_line.items():
+        if len(rows) > 1 and rows[-1] == int(np.flatnonzero(layer.bundle_aggregate == line)[-1]):
+            return layer.bundles[rows[-1]].link_ids[0], layer.bundles[rows[0]].link_ids[0]
+    raise AssertionError("no rack-to-rack line of two switch-to-switch bundles")
+
+
 def test_a_cable_kind_changed_in_the_inspector_changes_its_row_alone(empty_window, new_window, qtbot, tmp_path,
                                                                    plans, monkeypatch):
     """A cable's kind chosen in the Inspector: its bundle changes colour in its own row (neither every
-    bundle planned again nor every cable looked through), the canvas, the rack-to-rack lines and the
-    legend's kinds are a fresh open's, and a cable deleted next still changes its own row. (An
-    Ethernet cable on an InfiniBand switch: the design check refuses it, so no heat to compare.)"""
-    from tests.ui.test_live_edits import spine_link
+    bundle planned again nor every cable looked through), its rack-to-rack line takes the colour when
+    the bundle is that line's last; the canvas, the rack-to-rack lines and the legend's kinds are a
+    fresh open's, and a cable deleted next still changes its own row. (An Ethernet cable on an
+    InfiniBand switch: the design check refuses it, so no heat to compare.)"""
     from tests.ui.test_switch_routing_inspector import _pick
 
     window = empty_window
     open_example(window)
     doc = window.qdoc.doc
-    link = spine_link(doc)
-    assert link.kind == "infiniband"
-    window.scene.select_ids([link.id])
-    assert window.settle()
     looked_at = []
     real_key = scene_cables.SceneCables.bundle_key
     monkeypatch.setattr(scene_cables.SceneCables, "bundle_key",
                         lambda self, l: looked_at.append(l) or real_key(self, l))
-    plans.clear()
-    _pick(window.inspector.editors["kind"], "ethernet")
-    assert window.settle()
-    assert doc.find("links", link.id).kind == "ethernet"
-    assert not plans and len(looked_at) < 10  # its own cables, not the 2,048 of the design
-    assert "ethernet" in window.view.legend.kinds()
-    assert_as_fresh(window, new_window, qtbot, tmp_path, "kind changed")
-    assert window.view.legend.kinds() == fresh_legend_kinds(window, new_window, tmp_path)
+    lines_before = aggregates(window.scene)
+    changed = _rack_pair_cables(window)
+    for step, link in zip(("the line's last", "another"), changed):
+        assert doc.find("links", link).kind == "infiniband"
+        window.scene.select_ids([link])
+        assert window.settle()
+        looked_at.clear()
+        plans.clear()
+        _pick(window.inspector.editors["kind"], "ethernet")
+        assert window.settle()
+        assert doc.find("links", link).kind == "ethernet"
+        assert not plans and len(looked_at) < 10  # its own cables, not the 2,048 of the design
+        assert "ethernet" in window.view.legend.kinds()
+        assert_as_fresh(window, new_window, qtbot, tmp_path, f"kind changed: {step}")
+        assert window.view.legend.kinds() == fresh_legend_kinds(window, new_window, tmp_path)
+        if step == "the line's last":
+            assert aggregates(window.scene) != lines_before  # its line's colour
     plans.clear()
 
     other = next(b.link_ids[0] for b in window.scene.link_layer.bundles
-                 if len(b.link_ids) == 1 and link.id not in b.link_ids)
+                 if len(b.link_ids) == 1 and not set(changed) & set(b.link_ids))
     window.scene.select_ids([other])
     window.actions["delete"].trigger()
     assert window.settle() and not plans  # still in its own row
     assert_as_fresh(window, new_window, qtbot, tmp_path, "kind changed, then a cable deleted")
     plans.clear()
-    for _ in range(2):
+    for _ in range(3):
         window.actions["undo"].trigger()
         assert window.settle()
-    assert not plans and doc.find("links", link.id).kind == "infiniband"
-    assert_as_fresh(window, new_window, qtbot, tmp_path, "both undone")
+    assert not plans and {doc.find("links", link).kind for link in changed} == {"infiniband"}
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "all undone")
+    assert aggregates(window.scene) == lines_before
 
 
 def fresh_legend_kinds(window, new_window, tmp_path) -> tuple:

@@ -299,8 +299,23 @@ class SceneCables:
             if current:
                 self.positions = (self.version, *self.positions[1:])
         layer.update()
-        if not self.aggregates_stale and (kind_changed or bundle.total_gbps != old.total_gbps):
-            self._add_to_aggregate(key, bundle.total_gbps - old.total_gbps, bundle.kind if kind_changed else None)
+        if not self.aggregates_stale and bundle.total_gbps != old.total_gbps:
+            self._add_to_aggregate(key, bundle.total_gbps - old.total_gbps)
+        if not self.aggregates_stale and kind_changed:
+            self._aggregate_kind_follows(row, bundle.kind)
+
+    def _aggregate_kind_follows(self, row: int, kind: str) -> None:
+        """A bundle's new kind: its rack-to-rack line takes it when the bundle is the line's last (a
+        line's colour is its last bundle's kind, scene_plan.plan_aggregates), in place (planning every
+        line again held the window ~0.3 s at 131k GPUs)."""
+        layer = self._scene.link_layer
+        rows_of = layer.bundle_aggregate
+        line = int(rows_of[row]) if row < len(rows_of) else -1
+        if line < 0 or line >= len(layer.aggregates.kind):
+            return
+        if int(np.flatnonzero(rows_of == line)[-1]) == row:
+            layer.aggregates.kind[line] = KINDS.index(kind) if kind in KINDS else 0
+            layer.update()
 
     def _rack_of(self, device_id: str) -> str | None:
         item = self._scene.devices.get(device_id)
