@@ -141,17 +141,17 @@ def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_w
     assert_as_fresh(window, new_window, qtbot, tmp_path, "added-undone")
 
 
-EXAMPLE_64 = A100.parent / "h100-64gpu-infiniband.yaml"
 
-
-def _edge_rows(layer) -> list[int]:
-    """The rows whose lines reach furthest towards the edge of the cables' bounds that the fewest
-    cables reach (their cables deleted, that edge moves in)."""
+def _edge_rows(layer, edge: int | None) -> list[int]:
+    """The rows whose lines reach furthest towards an edge of the cables' bounds (0 left, 1 top, 2 right,
+    3 bottom; None: the edge the fewest cables reach): their cables deleted, that edge moves in."""
     a, b = layer.lines.a, layer.lines.b
     reach = (-np.minimum(a[:, 0], b[:, 0]), -np.minimum(a[:, 1], b[:, 1]),
              np.maximum(a[:, 0], b[:, 0]), np.maximum(a[:, 1], b[:, 1]))
-    edges = [np.flatnonzero(r >= np.nanmax(r) - 1e-9) for r in reach]
-    return min(edges, key=lambda rows: sum(len(layer.bundles[r].link_ids) for r in rows)).tolist()
+    edges = [np.flatnonzero(r >= np.nanmax(r) - 1e-9).tolist() for r in reach]
+    if edge is not None:
+        return edges[edge]
+    return min(edges, key=lambda rows: sum(len(layer.bundles[r].link_ids) for r in rows))
 
 
 def _extent(window) -> tuple:
@@ -160,15 +160,18 @@ def _extent(window) -> tuple:
     return scene.link_layer.boundingRect(), scene.layout_rect(), scene.sceneRect()
 
 
-def test_the_cables_bounds_follow_the_cables_drawn(empty_window, new_window, tmp_path, plans):
+@pytest.mark.parametrize("example, edge", [("h100-64gpu-infiniband.yaml", None),
+                                           ("gb200-nvl72-144gpu.yaml", 2)])  # (its cables on the layout's edge)
+def test_the_cables_bounds_follow_the_cables_drawn(empty_window, new_window, tmp_path, plans, example, edge):
     """Edit > Delete of the cables on an edge of the drawn cables: the cables' bounds (and the layout,
-    the scene) shrink to what a fresh open of the saved design measures, without planning every
-    bundle again; Edit > Undo: back to what they were."""
+    the scene, also where those cables reached past every rack and device) shrink to what a fresh open
+    of the saved design measures, without planning every bundle again; Edit > Undo: back to what they
+    were."""
     window = empty_window
-    open_example(window, EXAMPLE_64)
+    open_example(window, A100.parent / example)
     layer = window.scene.link_layer
     opened = _extent(window)
-    cables = [i for r in _edge_rows(layer) for i in layer.bundles[r].link_ids]
+    cables = [i for r in _edge_rows(layer, edge) for i in layer.bundles[r].link_ids]
     window.scene.select_ids(cables)
     plans.clear()
     window.actions["delete"].trigger()
@@ -193,7 +196,7 @@ def test_the_zoom_counts_the_cables_drawn(empty_window, new_window, tmp_path, mo
     from tests.ui.test_wheel_and_undo import wheel
 
     window = empty_window
-    open_example(window, EXAMPLE_64)
+    open_example(window, A100.parent / "h100-64gpu-infiniband.yaml")
     layer = window.scene.link_layer
     singles = [b.link_ids[0] for b in layer.bundles if len(b.link_ids) == 1][:4]
     before = len(layer.bundles)

@@ -138,10 +138,16 @@ class CanvasScene(QGraphicsScene):
         """What is drawn (the view's fit, the overview): kept until the next change."""
         if self._layout_rect is None:
             self.detail_layer.set_bounds(QRectF())  # not a measure of itself (the rect would never shrink)
-            self.link_layer.measured_apart(True)
-            items = self.itemsBoundingRect()
-            self.link_layer.measured_apart(False)
-            self.set_layout_rect(items.united(self.link_layer.bounds()), items)
+            drawn = self.itemsBoundingRect()
+            lines = self.link_layer.bounds()
+            if lines.isNull() or (lines.left() > drawn.left() and lines.top() > drawn.top()
+                                  and lines.right() < drawn.right() and lines.bottom() < drawn.bottom()):
+                items = drawn  # the lines inside the rest on every side (the usual case): it is the rest
+            else:  # a line on the edge: the rest measured without them (two geometry changes, ~15 ms at 131k)
+                self.link_layer.measured_apart(True)
+                items = self.itemsBoundingRect()
+                self.link_layer.measured_apart(False)
+            self.set_layout_rect(drawn, items)
         return QRectF(self._layout_rect)
 
     def set_layout_rect(self, rect: QRectF, items: QRectF | None = None) -> None:
