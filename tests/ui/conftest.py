@@ -25,3 +25,31 @@ def empty_window(qtbot, tmp_path, monkeypatch):
     w.show()
     qtbot.waitExposed(w)
     return w
+
+
+@pytest.fixture
+def new_window(qtbot, tmp_path, monkeypatch):
+    """Opens a file in a window of its own, as a user starting the app again would (`heat`: with
+    View > Link heat on first); returns it settled."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMessageBox
+
+    from designer.ui.window.main_window import MainWindow
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
+    made = []
+
+    def open_in_new_window(path, heat: bool = False):
+        made.append(1)
+        w = MainWindow(QSettings(str(tmp_path / f"fresh-settings-{len(made)}.ini"), QSettings.IniFormat))
+        qtbot.addWidget(w)
+        w.resize(1200, 800)
+        w.show()
+        qtbot.waitExposed(w)
+        if heat:
+            w.act_heat.trigger()
+        w.open_file(str(path))
+        assert w.settle()
+        return w
+
+    return open_in_new_window

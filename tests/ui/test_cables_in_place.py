@@ -7,51 +7,16 @@ import pytest
 from PySide6.QtCore import QPointF
 
 from designer.ui.canvas import scene_cables
+from tests.ui.canvas_helpers import aggregates, cable_heat, drawn_cables
 from tests.ui.test_live_edits import A100, open_example
 
-from designer.ui.window.main_window import MainWindow
 
-
-def drawn(scene):
-    """Per bundle key: its cables, speed, line, heat bucket and heat tooltip (rows an edit
-    emptied draw nothing)."""
-    layer = scene.link_layer
-    heat = layer.heat
-    out = {}
-    for row, bundle in enumerate(layer.bundles):
-        if bundle.link_ids:
-            out[bundle.key] = (bundle.link_ids, bundle.total_gbps, bundle.kind, bundle.ports,
-                               tuple(np.round(layer.lines.a[row], 3)), tuple(np.round(layer.lines.b[row], 3)),
-                               None if heat is None else int(heat[row]), row in layer.marked,
-                               # the heat's own words: its busiest cable's share, found by link position
-                               layer.heat_tip(row) if layer.heat_tip is not None else None)
-    return out
-
-
-def aggregates(scene):
-    layer = scene.cables
-    if layer.aggregates_stale:
-        layer.rebuild_aggregates()
-    layer = scene.link_layer
-    return sorted(zip(layer.aggregate_tips, map(tuple, np.round(layer.aggregates.a, 3)),
-                      layer.aggregates.kind.tolist()))
-
-
-def fresh_open(window, qtbot, tmp_path, name):
-    """The window's design saved, and opened in a new window (heat on when it is on in `window`)."""
-    from PySide6.QtCore import QSettings
-
+def fresh_open(window, new_window, tmp_path, name):
+    """The window's design saved (File > Save's own code), and opened in a new window (link heat on
+    when it is on in `window`)."""
     path = tmp_path / f"{name}.yaml"
     assert window.files.save_to(str(path))
-    other = MainWindow(QSettings(str(tmp_path / f"{name}.ini"), QSettings.IniFormat))
-    qtbot.addWidget(other)
-    other.resize(1200, 800)
-    other.show()
-    if window.act_heat.isChecked():
-        other.act_heat.trigger()
-    other.open_file(str(path))
-    assert other.settle()
-    return other
+    return new_window(path, heat=window.act_heat.isChecked())
 
 
 def heat_caught_up(window, qtbot):
@@ -59,14 +24,16 @@ def heat_caught_up(window, qtbot):
     qtbot.waitUntil(lambda: window.scene.heat.result is window.result, timeout=60_000)
 
 
-def assert_as_fresh(window, qtbot, tmp_path, name):
-    other = fresh_open(window, qtbot, tmp_path, name)
-    heat_caught_up(window, qtbot)
-    heat_caught_up(other, qtbot)
-    mine = drawn(window.scene)
-    assert mine == drawn(other.scene), name
-    assert window.result is not None, window.problems[:3]
-    assert any("of the step" in (v[-1] or "") for v in mine.values())  # the heat is shown, in words too
+def assert_as_fresh(window, new_window, qtbot, tmp_path, name):
+    other = fresh_open(window, new_window, tmp_path, name)
+    assert drawn_cables(window.scene) == drawn_cables(other.scene), name
+    if window.act_heat.isChecked():
+        heat_caught_up(window, qtbot)
+        heat_caught_up(other, qtbot)
+        heat = cable_heat(window.scene)
+        assert heat == cable_heat(other.scene), name
+        assert window.result is not None, window.problems[:3]
+        assert any("of the step" in (words or "") for _b, _m, words in heat.values())  # in words too
     assert aggregates(window.scene) == aggregates(other.scene), name
     assert window.scene.link_layer.bundles.kinds_present() == other.scene.link_layer.bundles.kinds_present()
     other.close()
@@ -101,7 +68,7 @@ def plans(monkeypatch):
     return calls
 
 
-def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_window, qtbot, tmp_path, plans):
+def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_window, new_window, qtbot, tmp_path, plans):
     """Edit > Delete of the only cable between two devices: its line is no longer drawn nor under the
     mouse, every other bundle and the link heat are a fresh open's; Edit > Undo brings it back in
     the same row; neither plans every bundle again."""
@@ -127,7 +94,7 @@ def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_windo
     assert cable not in tip(layer, mid, tolerance)
     assert bundle.key in layer.index and layer.index[bundle.key] == row and len(layer.bundles) == rows
     assert not plans  # the bundle went in its own row
-    assert_as_fresh(window, qtbot, tmp_path, "deleted")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "deleted")
     plans.clear()  # (the fresh window's own)
 
     window.actions["undo"].trigger()
@@ -135,10 +102,10 @@ def test_the_only_cable_of_a_bundle_deleted_and_undone_keeps_its_row(empty_windo
     assert layer.index[bundle.key] == row and layer.bundles[row].link_ids == (cable,)
     assert cable in tip(layer, mid, tolerance)
     assert not plans
-    assert_as_fresh(window, qtbot, tmp_path, "undone")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "undone")
 
 
-def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_window, qtbot, tmp_path, plans):
+def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_window, new_window, qtbot, tmp_path, plans):
     """A link drawn (the canvas's link gesture) between a server and a switch with no cable between
     them: one more bundle, drawn and under the mouse, and the canvas and its heat are a fresh open's;
     undone, it is gone again."""
@@ -164,11 +131,158 @@ def test_a_link_drawn_between_two_unconnected_devices_appends_its_bundle(empty_w
     row = layer.index[key]
     link = layer.bundles[row].link_ids[0]
     assert link in tip(layer, midpoint(layer, row), window.scene.gestures.tolerance())
-    assert_as_fresh(window, qtbot, tmp_path, "added")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "added")
     plans.clear()
 
     window.actions["undo"].trigger()
     assert window.settle()
     assert doc.find("links", link) is None and not layer.bundles[row].link_ids
     assert not plans
-    assert_as_fresh(window, qtbot, tmp_path, "added-undone")
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "added-undone")
+
+
+
+def _edge_rows(layer, edge: int | None) -> list[int]:
+    """The rows whose lines reach furthest towards an edge of the cables' bounds (0 left, 1 top, 2 right,
+    3 bottom; None: the edge the fewest cables reach): their cables deleted, that edge moves in."""
+    a, b = layer.lines.a, layer.lines.b
+    reach = (-np.minimum(a[:, 0], b[:, 0]), -np.minimum(a[:, 1], b[:, 1]),
+             np.maximum(a[:, 0], b[:, 0]), np.maximum(a[:, 1], b[:, 1]))
+    edges = [np.flatnonzero(r >= np.nanmax(r) - 1e-9).tolist() for r in reach]
+    if edge is not None:
+        return edges[edge]
+    return min(edges, key=lambda rows: sum(len(layer.bundles[r].link_ids) for r in rows))
+
+
+def _extent(window) -> tuple:
+    """The cables' bounds, the layout the view fits, the scene's rectangle."""
+    scene = window.scene
+    return scene.link_layer.boundingRect(), scene.layout_rect(), scene.sceneRect()
+
+
+@pytest.mark.parametrize("example, edge", [("h100-64gpu-infiniband.yaml", None),
+                                           ("gb200-nvl72-144gpu.yaml", 2)])  # (its cables on the layout's edge)
+def test_the_cables_bounds_follow_the_cables_drawn(empty_window, new_window, tmp_path, plans, example, edge):
+    """Edit > Delete of the cables on an edge of the drawn cables: the cables' bounds (and the layout,
+    the scene, also where those cables reached past every rack and device) shrink to what a fresh open
+    of the saved design measures, without planning every bundle again; Edit > Undo: back to what they
+    were."""
+    window = empty_window
+    open_example(window, A100.parent / example)
+    layer = window.scene.link_layer
+    opened = _extent(window)
+    cables = [i for r in _edge_rows(layer, edge) for i in layer.bundles[r].link_ids]
+    window.scene.select_ids(cables)
+    plans.clear()
+    window.actions["delete"].trigger()
+    assert window.settle() and not plans
+    fresh = fresh_open(window, new_window, tmp_path, "edge-deleted")
+    assert drawn_cables(window.scene) == drawn_cables(fresh.scene)
+    assert _extent(window) == _extent(fresh)
+    assert layer.boundingRect() != opened[0] and opened[0].contains(layer.boundingRect())
+    fresh.close()
+
+    plans.clear()  # (the fresh window's own)
+    window.actions["undo"].trigger()
+    assert window.settle() and not plans
+    assert _extent(window) == opened
+
+
+def test_the_zoom_counts_the_cables_drawn(empty_window, new_window, tmp_path, monkeypatch):
+    """Whether single cables or rack-to-rack lines show at a zoom counts the cables drawn: after Edit >
+    Delete of some, zooming by the wheel shows what a fresh open of the saved design shows at that
+    zoom (the limit set between the counts before and after)."""
+    from designer.ui.canvas import style
+    from tests.ui.test_wheel_and_undo import wheel
+
+    window = empty_window
+    open_example(window, A100.parent / "h100-64gpu-infiniband.yaml")
+    layer = window.scene.link_layer
+    singles = [b.link_ids[0] for b in layer.bundles if len(b.link_ids) == 1][:4]
+    before = len(layer.bundles)
+    monkeypatch.setattr(style, "MAX_DRAWN_BUNDLES", before - len(singles) // 2)
+    window.scene.select_ids(singles)
+    window.actions["delete"].trigger()
+    assert window.settle()
+    fresh = fresh_open(window, new_window, tmp_path, "deleted")
+    for shown in (window, fresh):
+        shown.actions["fit"].trigger()
+        wheel(shown.view.viewport(), 1)
+        wheel(shown.view.viewport(), -1)
+    assert fresh.view.visible_fraction() == pytest.approx(1.0) and fresh.scene.detail.single_cables
+    assert window.scene.detail.single_cables == fresh.scene.detail.single_cables
+    assert layer.show_individual == fresh.scene.link_layer.show_individual
+    fresh.close()
+
+
+def _rack_pair_cables(window) -> tuple[str, str]:
+    """Two switch-to-switch cables, each its bundle's only one, on one rack-to-rack line: the line's
+    last bundle's (whose kind is the line's colour) and another's."""
+    layer = window.scene.link_layer
+    switches = {s.id for s in window.qdoc.doc.switches}
+    rows_of_line: dict = {}
+    for row, line in enumerate(layer.bundle_aggregate.tolist()):
+        bundle = layer.bundles[row]
+        if line >= 0 and len(bundle.link_ids) == 1 and set(bundle.key) <= switches:
+            rows_of_line.setdefault(line, []).append(row)
+    for line, rows in rows_of_line.items():
+        if len(rows) > 1 and rows[-1] == int(np.flatnonzero(layer.bundle_aggregate == line)[-1]):
+            return layer.bundles[rows[-1]].link_ids[0], layer.bundles[rows[0]].link_ids[0]
+    raise AssertionError("no rack-to-rack line of two switch-to-switch bundles")
+
+
+def test_a_cable_kind_changed_in_the_inspector_changes_its_row_alone(empty_window, new_window, qtbot, tmp_path,
+                                                                   plans, monkeypatch):
+    """A cable's kind chosen in the Inspector: its bundle changes colour in its own row (neither every
+    bundle planned again nor every cable looked through), its rack-to-rack line takes the colour when
+    the bundle is that line's last; the canvas, the rack-to-rack lines and the legend's kinds are a
+    fresh open's, and a cable deleted next still changes its own row. (An Ethernet cable on an
+    InfiniBand switch: the design check refuses it, so no heat to compare.)"""
+    from tests.ui.test_switch_routing_inspector import _pick
+
+    window = empty_window
+    open_example(window)
+    doc = window.qdoc.doc
+    looked_at = []
+    real_key = scene_cables.SceneCables.bundle_key
+    monkeypatch.setattr(scene_cables.SceneCables, "bundle_key",
+                        lambda self, l: looked_at.append(l) or real_key(self, l))
+    lines_before = aggregates(window.scene)
+    changed = _rack_pair_cables(window)
+    for step, link in zip(("the line's last", "another"), changed):
+        assert doc.find("links", link).kind == "infiniband"
+        window.scene.select_ids([link])
+        assert window.settle()
+        looked_at.clear()
+        plans.clear()
+        _pick(window.inspector.editors["kind"], "ethernet")
+        assert window.settle()
+        assert doc.find("links", link).kind == "ethernet"
+        assert not plans and len(looked_at) < 10  # its own cables, not the 2,048 of the design
+        assert "ethernet" in window.view.legend.kinds()
+        assert_as_fresh(window, new_window, qtbot, tmp_path, f"kind changed: {step}")
+        assert window.view.legend.kinds() == fresh_legend_kinds(window, new_window, tmp_path)
+        if step == "the line's last":
+            assert aggregates(window.scene) != lines_before  # its line's colour
+    plans.clear()
+
+    other = next(b.link_ids[0] for b in window.scene.link_layer.bundles
+                 if len(b.link_ids) == 1 and not set(changed) & set(b.link_ids))
+    window.scene.select_ids([other])
+    window.actions["delete"].trigger()
+    assert window.settle() and not plans  # still in its own row
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "kind changed, then a cable deleted")
+    plans.clear()
+    for _ in range(3):
+        window.actions["undo"].trigger()
+        assert window.settle()
+    assert not plans and {doc.find("links", link).kind for link in changed} == {"infiniband"}
+    assert_as_fresh(window, new_window, qtbot, tmp_path, "all undone")
+    assert aggregates(window.scene) == lines_before
+
+
+def fresh_legend_kinds(window, new_window, tmp_path) -> tuple:
+    other = fresh_open(window, new_window, tmp_path, "legend")
+    kinds = other.view.legend.kinds()
+    other.close()
+    return kinds

@@ -11,29 +11,6 @@ from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import run_cli
 
 
-@pytest.fixture
-def new_window(qtbot, tmp_path, monkeypatch):
-    """Opens a file in a window of its own, as a user starting the app again would."""
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QMessageBox
-
-    from designer.ui.window.main_window import MainWindow
-
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
-
-    def open_in_new_window(path):
-        w = MainWindow(QSettings(str(tmp_path / "fresh-settings.ini"), QSettings.IniFormat))
-        qtbot.addWidget(w)
-        w.resize(1200, 800)
-        w.show()
-        qtbot.waitExposed(w)
-        w.open_file(str(path))
-        assert w.settle()
-        return w
-
-    return open_in_new_window
-
-
 def _design(tmp_path, jobs: bool):
     """A generated 8-server (64 H100) fat-tree with the cable leaf0-spine0 and, with jobs, server node6
     down. Without jobs: one job whose size is all GPUs of the design (the summary counts them);
@@ -95,40 +72,48 @@ def _as_fresh_open(window, new_window, tmp_path, step: str) -> dict:
     return expected
 
 
-def test_deletes_and_undos_show_the_gpus_as_a_fresh_open(empty_window, new_window, tmp_path):
-    path, down_cable = _design(tmp_path, jobs=False)
-    window = empty_window
-    window.open_file(str(path))
-    assert window.settle()
-    opened = _as_fresh_open(window, new_window, tmp_path, "opened")
-    assert "64 GPUs</b> = TP 8" in opened["summary"] and " 64 GPUs " in opened["counts"]
-    assert opened["cables down"] and opened["legend"] == [1]
-    up_cable = next(l.id for l in window.qdoc.doc.links if l.state == "up")
-    for step, element in (("cable", up_cable), ("cable down", down_cable), ("server", "node7")):
+@pytest.fixture
+def opened(empty_window, new_window, tmp_path):
+    """Opens the design (_design; `jobs` from the test's parameter) in the window: (window, the cable
+    that is down, what it shows, as a fresh window does)."""
+    def open_design(jobs: bool):
+        path, down_cable = _design(tmp_path, jobs)
+        empty_window.open_file(str(path))
+        assert empty_window.settle()
+        return empty_window, down_cable, _as_fresh_open(empty_window, new_window, tmp_path, "opened")
+
+    return open_design
+
+
+def _delete_and_undo_as_fresh_open(window, new_window, tmp_path, steps, opened: dict) -> None:
+    """Each (step, element): Edit > Delete of it, then Edit > Undo, each shown as a fresh window shows
+    the design saved then; undone, as opened."""
+    for step, element in steps:
         _delete(window, element)
         _as_fresh_open(window, new_window, tmp_path, f"{step} deleted")
         _undo(window)
         assert _as_fresh_open(window, new_window, tmp_path, f"{step} deleted and undone") == opened
+
+
+def test_deletes_and_undos_show_the_gpus_as_a_fresh_open(opened, new_window, tmp_path):
+    window, down_cable, shown = opened(jobs=False)
+    assert "64 GPUs</b> = TP 8" in shown["summary"] and " 64 GPUs " in shown["counts"]
+    assert shown["cables down"] and shown["legend"] == [1]
+    up_cable = next(l.id for l in window.qdoc.doc.links if l.state == "up")
+    _delete_and_undo_as_fresh_open(window, new_window, tmp_path,
+                                   (("cable", up_cable), ("cable down", down_cable), ("server", "node7")), shown)
     # deleting a server shrinks the job: the summary and the status bar say so
     _delete(window, "node7")
     after = _as_fresh_open(window, new_window, tmp_path, "server deleted again")
     assert "56 GPUs</b> = TP 8" in after["summary"] and " 56 GPUs " in after["counts"]
 
 
-def test_deletes_and_undos_show_the_job_colours_as_a_fresh_open(empty_window, new_window, tmp_path):
-    path, down_cable = _design(tmp_path, jobs=True)
-    window = empty_window
-    window.open_file(str(path))
-    assert window.settle()
-    opened = _as_fresh_open(window, new_window, tmp_path, "opened")
-    assert len(opened["bands"]) == 4 and {job for job, _c in opened["bands"].values()} == {"first", "second"}
-    assert opened["down"] == ["node6"] and opened["cables down"] and opened["legend"][-1] == 2
-    doc = window.qdoc.doc
-    up_cable = next(l.id for l in doc.links if l.state == "up")
-    second = sorted(node for node, (job, _c) in opened["bands"].items() if job == "second")
-    for step, element in (("cable", up_cable), ("cable down", down_cable), ("server down", "node6"),
-                          ("server of the second job", second[0])):
-        _delete(window, element)
-        _as_fresh_open(window, new_window, tmp_path, f"{step} deleted")
-        _undo(window)
-        assert _as_fresh_open(window, new_window, tmp_path, f"{step} deleted and undone") == opened
+def test_deletes_and_undos_show_the_job_colours_as_a_fresh_open(opened, new_window, tmp_path):
+    window, down_cable, shown = opened(jobs=True)
+    assert len(shown["bands"]) == 4 and {job for job, _c in shown["bands"].values()} == {"first", "second"}
+    assert shown["down"] == ["node6"] and shown["cables down"] and shown["legend"][-1] == 2
+    up_cable = next(l.id for l in window.qdoc.doc.links if l.state == "up")
+    second = sorted(node for node, (job, _c) in shown["bands"].items() if job == "second")
+    _delete_and_undo_as_fresh_open(window, new_window, tmp_path,
+                                   (("cable", up_cable), ("cable down", down_cable), ("server down", "node6"),
+                                    ("server of the second job", second[0])), shown)

@@ -4,8 +4,6 @@ with a working Cancel; the undo history is bounded. Driven as a user does: typin
 Inspector and the Job panel, Tools > Generate, the progress dialog's Cancel button, Edit > Undo."""
 import threading
 
-import numpy as np
-
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
@@ -14,6 +12,7 @@ from PySide6.QtWidgets import QProgressDialog, QPushButton
 from designer.core.engine.evaluate import Engine
 from designer.core.design_check import check_document
 from tests.conftest import EXAMPLES
+from tests.ui.canvas_helpers import aggregates, drawn_cables
 from tests.ui.test_stale_panels import TP, type_like_a_user
 
 A100 = EXAMPLES / "a100-1024gpu-rail-infiniband.yaml"
@@ -108,12 +107,9 @@ def test_a_cable_deleted_undone_and_redone_from_the_edit_menu_is_checked_without
 
 
 def _drawn_cables(scene):
-    """What the canvas draws of the cables: each bundle's cables and line, and the rack-to-rack lines (a
-    row an edit emptied draws nothing)."""
-    layer = scene.link_layer
-    bundles = {b.key: (b.link_ids, b.total_gbps, tuple(np.round(layer.lines.a[r], 3)),
-                       tuple(np.round(layer.lines.b[r], 3))) for r, b in enumerate(layer.bundles) if b.link_ids}
-    return bundles, sorted(zip(layer.aggregate_tips, map(tuple, np.round(layer.aggregates.a, 3))))
+    """What the canvas draws of the cables: each bundle's line, and the rack-to-rack lines as the edit
+    left them."""
+    return drawn_cables(scene), aggregates(scene, rebuild_stale=False)
 
 
 def test_cables_deleted_and_undone_from_the_edit_menu_draw_as_a_fresh_canvas(empty_window):

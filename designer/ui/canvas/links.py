@@ -8,7 +8,6 @@ tests (hover, click) are a vectorised point-to-segment distance.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QStyleOpti
 
 from . import style
 from .bundle_table import KINDS, Bundle, BundleTable
+from .line_extent import LineExtent
 
 DENSE_LINES = 300  # more cables than this on screen: drawn without antialiasing
 LABEL_SPACING_PX = 24.0  # free screen space left and right of a cable label (one above and below)
@@ -97,6 +97,9 @@ class LinkLayer(QGraphicsItem):
         self.show_individual = True
         self.label_boxes: list[QRectF] = []  # where the last paint put cable labels (scene rects)
         self._bounds = QRectF()
+        self._extent = LineExtent(self.lines.a, self.lines.b)  # the drawn lines' box, kept edit by edit
+        self._aggregate_box: tuple | None = None  # the rack-to-rack lines' (left, top, right, bottom)
+        self._measured = True  # its bounds count in the scene's measure (measured_apart)
         self._pens: dict[tuple, QPen] = {}
         self._agg_qlines: list | None = None  # _aggregate_qlines
 
@@ -110,18 +113,25 @@ class LinkLayer(QGraphicsItem):
                             kinds if kinds is not None else bundle_kinds(bundles),
                             gbps if gbps is not None else np.array([bd.total_gbps for bd in bundles], float))
         self.selected = {i for i in self.selected if i < len(bundles)}
-        self._rebound()
+        self._extent = LineExtent(self.lines.a, self.lines.b)
+        self.rebound()
+
+    def drawn_count(self) -> int:
+        """How many bundles are drawn: every row but those an edit emptied."""
+        return len(self.bundles) - len(self.bundles.empty)
 
     def empty_row(self, row: int) -> None:
         """A bundle whose last cable went: its row stays, its line nowhere (NaN ends: never in a rect,
-        never nearest a point), so that an undo fills the same row again."""
+        never nearest a point), so that an undo fills the same row again. The bounds follow: they shrink
+        when it was on their edge."""
         self.bundles.empty_row(row)
+        self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = self.lines.b[row] = np.nan
         self.lines.gbps[row] = 0.0
         self.lines._boxes = self.lines._length = None
         self.selected.discard(row)
         self.marked.discard(row)
-        self.update()  # (the bounds still hold every line: not measured again, 10 ms at 131k GPUs)
+        self.rebound()
 
     def fill_row(self, row: int, bundle: Bundle, a: QPointF, b: QPointF) -> None:
         """A row's bundle anew (cables added to or removed from it, or an emptied row filled again)."""
@@ -129,7 +139,8 @@ class LinkLayer(QGraphicsItem):
         self.lines.kind[row] = KINDS.index(bundle.kind) if bundle.kind in KINDS else 0
         self.lines.gbps[row] = bundle.total_gbps
         self.set_ends(row, a, b)
-        self._grow_bounds(a, b)
+        self._extent.drawn(row, self.lines.a, self.lines.b)
+        self.rebound()
 
     def append_row(self, bundle: Bundle, a: QPointF, b: QPointF, aggregate: int) -> int:
         """A bundle between two devices that had none: one more row at the end (`aggregate`: its
@@ -146,22 +157,18 @@ class LinkLayer(QGraphicsItem):
         self.bundle_aggregate = np.append(self.bundle_aggregate, aggregate)
         if self.heat is not None:
             self.heat = np.append(self.heat, 0)  # no load known yet: cold until the next evaluation
-        self._grow_bounds(a, b)
+        self._extent.drawn(row, self.lines.a, self.lines.b)
+        self.rebound()
         return row
 
-    def _grow_bounds(self, a: QPointF, b: QPointF) -> None:
-        """A line now from a to b: the bounds grow when it reaches past them (a geometry change costs
-        the scene ~10 ms at 131k GPUs: not made for a line inside them, the usual case)."""
-        line = QRectF(a, b).normalized().adjusted(-4, -4, 4, 4)
-        if not self._bounds.contains(line):
-            self.prepareGeometryChange()
-            self._bounds = self._bounds.united(line) if not self._bounds.isNull() else line
-        self.update()
-
     def set_ends(self, row: int, a: QPointF, b: QPointF) -> None:
+        """A line's ends moved (a device dragged): the bounds follow at the next rebound(), once for all
+        the lines a move takes along."""
+        self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = (a.x(), a.y())
         self.lines.b[row] = (b.x(), b.y())
         self.lines._boxes = self.lines._length = None
+        self._extent.drawn(row, self.lines.a, self.lines.b)
         self.update()
 
     def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: list[str], gbps: list[float], tips: list[str],
@@ -172,25 +179,39 @@ class LinkLayer(QGraphicsItem):
                                  np.array(gbps, float))
         self.aggregate_tips = tips
         self._agg_qlines = qlines if qlines is not None and len(qlines) == len(self.aggregates.a) else None
-        self._rebound()
+        self._aggregate_box = LineExtent(self.aggregates.a, self.aggregates.b).box(self.aggregates.a,
+                                                                                    self.aggregates.b)
+        self.rebound()
 
-    def _rebound(self) -> None:
-        pts = [arr for arr in (self.lines.a, self.lines.b, self.aggregates.a, self.aggregates.b) if len(arr)]
-        self.prepareGeometryChange()
-        if pts:  # column by column: numpy's min over axis 0 of an (n, 2) array is ~30x slower (50 ms at 131k)
-            # (nanmin: an emptied row's ends are NaN; all NaN leaves NaN, and an empty box below)
-            with np.errstate(invalid="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                lo = [min(float(np.nanmin(p[:, k])) for p in pts) for k in (0, 1)]
-                hi = [max(float(np.nanmax(p[:, k])) for p in pts) for k in (0, 1)]
-        if pts and np.isfinite(lo + hi).all():
-            self._bounds = QRectF(lo[0] - 4, lo[1] - 4, hi[0] - lo[0] + 8, hi[1] - lo[1] + 8)
+    def rebound(self) -> None:
+        """The bounds: the lines drawn (kept by the extent, in proportion to each edit) and the
+        rack-to-rack lines, 4 px out (a pen's width); a geometry change (~10 ms of the scene's at 131k
+        GPUs) only when they changed."""
+        boxes = [box for box in (self._extent.box(self.lines.a, self.lines.b), self._aggregate_box) if box]
+        if boxes:
+            left, top = min(b[0] for b in boxes), min(b[1] for b in boxes)
+            right, bottom = max(b[2] for b in boxes), max(b[3] for b in boxes)
+            bounds = QRectF(left - 4, top - 4, right - left + 8, bottom - top + 8)
         else:
-            self._bounds = QRectF()
+            bounds = QRectF()
+        if bounds != self._bounds:
+            self.prepareGeometryChange()
+            self._bounds = bounds
         self.update()
 
     def boundingRect(self) -> QRectF:
-        return self._bounds
+        return self._bounds if self._measured else QRectF()
+
+    def bounds(self) -> QRectF:
+        """What the lines cover (boundingRect, also while measured apart)."""
+        return QRectF(self._bounds)
+
+    def measured_apart(self, apart: bool) -> None:
+        """Apart: the layer adds nothing to a measure of the scene's items (the scene measures the rest
+        once, and adds the layer's bounds as they change edit by edit)."""
+        if apart == self._measured:
+            self.prepareGeometryChange()
+            self._measured = not apart
 
     # ---- drawing ----
     def _pen(self, kind: int, gbps: float, selected: bool = False, aggregate: bool = False) -> QPen:

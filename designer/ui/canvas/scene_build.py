@@ -55,7 +55,8 @@ class StagedBuild:
         doc = scene.doc
         self.running = True
         left, top, right, bottom = plan.layout_rect
-        scene.set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)))
+        items = QRectF(QPointF(*plan.items_rect[:2]), QPointF(*plan.items_rect[2:]))
+        scene.set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)), items if items.isValid() else None)
         scene.set_rack_rects([QRectF(*r) for r in plan.rack_rects])
         boxes = plan.boxes
         if boxes.keys is not None:  # the whole design at the first paint, when zoomed far out

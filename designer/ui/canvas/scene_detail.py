@@ -30,8 +30,8 @@ class SceneDetail:
     def apply(self, scale: float | None, visible_fraction: float = 1.0, visible=None) -> None:
         """Show what is legible at this zoom; hide the rest (hidden items cost nothing).
 
-        Individual cables are drawn only when few enough of them are in view (the scene's
-        bundle count times the share of the layout on screen): a 16k-GPU fabric shows
+        Individual cables are drawn only when few enough of them are in view (the bundles drawn
+        times the share of the layout on screen): a 16k-GPU fabric shows
         rack-to-rack aggregates until one zooms into a pod. Each name shows from the zoom where
         its letters are MIN_TEXT_PX tall, each device's ports from where a port is MIN_PORT_PX
         wide; a name sits below its device's ports, so the two never overlap."""
@@ -39,7 +39,7 @@ class SceneDetail:
         cables = scene.cables
         if scale is not None:
             self.scale = scale
-        in_view = len(cables.bundles) * min(1.0, visible_fraction)
+        in_view = scene.link_layer.drawn_count() * min(1.0, visible_fraction)  # (not the rows an edit emptied)
         links = True if scale is None else (scale >= style.LOD_LINKS and in_view <= style.MAX_DRAWN_BUNDLES
                                             and self.cable_spacing_px(scale, visible) >= style.MIN_CABLE_SPACING_PX)
         if links != self.single_cables or (not links and cables.aggregates_stale):

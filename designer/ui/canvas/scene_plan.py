@@ -81,6 +81,7 @@ class ScenePlan:
     aggregates: AggregatePlan
     rack_rects: list  # (x, y, width, height) of every rack, in the order of doc.racks
     layout_rect: tuple  # (left, top, right, bottom) of everything drawn
+    items_rect: tuple  # the same but the cable lines
 
 
 def _port_count(element, kind: str) -> int:
@@ -404,7 +405,8 @@ def plan_scene(doc) -> ScenePlan | None:
     links = plan_bundles(doc.links, boxes)
     rack_rects = rack_rects_from_model(doc)
     aggregates = plan_aggregates(links.bundles, boxes, rack_rects)
-    return ScenePlan(doc.spec, boxes, links, aggregates, rack_rects, _extent(boxes, links, rack_rects))
+    return ScenePlan(doc.spec, boxes, links, aggregates, rack_rects, _extent(boxes, links, rack_rects),
+                     _extent(boxes, None, rack_rects))
 
 
 def plan_if_large(doc) -> ScenePlan | None:
@@ -414,9 +416,9 @@ def plan_if_large(doc) -> ScenePlan | None:
     return plan_scene(doc)
 
 
-def _extent(boxes: DeviceBoxes, links: BundlePlan, rack_rects: list) -> tuple:
+def _extent(boxes: DeviceBoxes, links: BundlePlan | None, rack_rects: list) -> tuple:
     """What is drawn, for the first fit while the items are still being made: racks with the room for
-    their names, loose boxes, the cable lines."""
+    their names, loose boxes, the cable lines (None: without them)."""
     xs, ys = [], []
     if rack_rects:
         r = np.array(rack_rects, float).reshape(-1, 4)
@@ -426,7 +428,7 @@ def _extent(boxes: DeviceBoxes, links: BundlePlan, rack_rects: list) -> tuple:
     if loose.any():
         xs += [boxes.left[loose] - DEVICE_INSET_PX, boxes.left[loose] + boxes.width[loose] + DEVICE_INSET_PX]
         ys += [boxes.top[loose] - DEVICE_GAP_PX, boxes.top[loose] + boxes.height[loose] + DEVICE_GAP_PX]
-    if len(links.a):
+    if links is not None and len(links.a):
         xs += [links.a[:, 0] - 4, links.a[:, 0] + 4, links.b[:, 0] - 4, links.b[:, 0] + 4]
         ys += [links.a[:, 1] - 4, links.a[:, 1] + 4, links.b[:, 1] - 4, links.b[:, 1] + 4]
     if not xs:
