@@ -134,14 +134,18 @@ def overlap_layer_comm(fwd: Phase, bwd: Phase, tr: LayerTraffic, sh: Sharding, g
     bwd.busy["cp_comm"] += tr.cp_exposed_b
     if sh.ep_comm_overlap:
         # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
-        # backward of another: each dispatch/combine runs under the other's compute, so only the
-        # first of its pieces and what the paired compute cannot cover stay exposed; the warm-up
-        # forwards and cool-down backwards have no partner (ep_overlap_share).
+        # backward of another, node by node (schedule_layer_1f1b in megatron/core/models/common/
+        # model_chunk_schedule_plan.py): the backward's combine runs on the communication stream under
+        # the forward's attention, the forward's dispatch under the backward's MLP, the backward's
+        # dispatch under the forward's MLP, the forward's combine under the backward's attention. No
+        # piece of an all-to-all runs before its window opens, so only what the paired compute cannot
+        # cover stays exposed (DualPipe pairs the same four); the warm-up forwards and cool-down
+        # backwards have no partner (ep_overlap_share).
         # The flex backends' kernels hold SMs while they run: the compute under them runs on the rest,
         # h x sms / num_sms longer (a compute of C under h seconds of them: C + h sms / num_sms).
         sm_share = min(1.0, sh.flex.sms(k) / num_sms) if sh.moe_dispatcher == "flex" else 0.0
         for ph, comm_s, window in ((fwd, tr.ep_f, bwd_compute), (bwd, tr.ep_b, fwd_compute)):
-            _, h = _overlapped(comm_s, window)
+            _, h = _overlapped(comm_s, window, first=0.0)
             h *= sh.ep_overlap_share
             ph.busy["ep_comm"], ph.hidden["ep_comm"] = comm_s - h, h
             ph.busy["compute"] += h * sm_share
