@@ -159,3 +159,35 @@ def test_a_launch_line_brings_its_dispatcher_sms(tmp_path):
     from designer.core.io import load_document
     p = load_document(design).spec.parallelism
     assert (p.moe_flex_dispatcher_backend, p.moe_flex_dispatcher_num_sms) == ("hybridep", 24)
+
+
+def test_hybridep_slows_as_its_nvlink_domain_ranks_grow():
+    """HybridEP's own GB200 table (docs/README_Hybrid-EP.md, 16 SMs): combine 538/474/444/423/418 GB/s
+    on 8/16/24/32/36 ranks, dispatch 550/473/442/486/470. The rate per SM is the 8-rank one; above 8
+    ranks it falls by the fitted falloff per doubling, within 0.5 % (combine) and 8 % (dispatch)."""
+    hybridep = FlexPath("hybridep")
+    combine = [538.44, 474.48, 444.40, 423.19, 418.27]
+    dispatch = [550.10, 472.84, 441.89, 485.50, 469.96]
+    for ranks, c, d in zip((8, 16, 24, 32, 36), combine, dispatch):
+        ratio_c = hybridep.sm_rate_Bps(K, True, ranks) / hybridep.sm_rate_Bps(K, True, 8)
+        ratio_d = hybridep.sm_rate_Bps(K, False, ranks) / hybridep.sm_rate_Bps(K, False, 8)
+        assert ratio_c == pytest.approx(c / combine[0], rel=0.005)
+        assert ratio_d == pytest.approx(d / dispatch[0], rel=0.08)
+    # 8 ranks or fewer: the measured rate itself; DeepEP is not touched
+    assert hybridep.sm_rate_Bps(K, True, 4) == hybridep.sm_rate_Bps(K, True, 8) == pytest.approx(16 * 33.2e9)
+    assert FlexPath("deepep").sm_rate_Bps(K, True, 64) == pytest.approx(20 * 17.5e9)
+    # a pass inside one 64-GPU domain takes the 64-rank rate; across domains, the ranks of one domain
+    copy = 1e9
+    inside = flex_pass_s(FlexPath("hybridep", 1.0, 64.0), K, 64, 256, 8, (0, 0), copy, lambda b: 0.0, combine=True)
+    assert inside == pytest.approx(copy * ranks_reached(8, 256, 64) / hybridep.sm_rate_Bps(K, True, 64))
+    assert FlexPath("hybridep", 4.0, 16.0).domain_ranks(64) == 16.0
+
+
+def test_hybridep_rank_falloff_is_the_files_to_change(clusters):
+    """On a GB200 rack with EP 64 the all-to-all takes longer than at the 8-rank rate; a file's
+    calibration of 0 restores the 8-rank rate."""
+    falloff = _evaluate(clusters["gb200"], "hybridep")
+    flat = _evaluate(clusters["gb200"], "hybridep", "--set", "calibration.hybridep_combine_rank_falloff=0",
+                     "--set", "calibration.hybridep_dispatch_rank_falloff=0")
+    assert _ep(falloff) > 1.2 * _ep(flat)
+    assert falloff["step_time_s"] > flat["step_time_s"]

@@ -273,7 +273,7 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     bwd.busy["compute"] = bwd_compute
     bwd.wgrad_s = gt.wgrad
     overlap_layer_comm(fwd, bwd, traffic, sh, gt, attn_fwd, attn_bwd, fwd_compute, bwd_compute, ops.ac.num_sms,
-                       k)
+                       k, attention_block_times(g, attn_fwd, attn_bwd, ops) if moe and sh.ep_comm_overlap else None)
     if sh.zero3:
         gather_layer_params(fwd, bwd, g, sh, fwd_compute, bwd_compute, ops, comm, k)
 
@@ -327,6 +327,15 @@ def gemm_times(g: LayerGemms, sh: Sharding, ops: OpCoster) -> GemmTimes:
         ops.gemm(K, N, M, batch, out_bytes=ops.wgrad_out_bytes) for M, N, K, batch in expert_gemms)
     gemm_flops = sum(2 * M * N * K for M, N, K in gemms) + sum(2 * M * N * K * b for M, N, K, b in expert_gemms)
     return GemmTimes(fwd_gemm, dgrad, wgrad, gemm_flops, fp8_inputs, fp8_grads)
+
+
+def attention_block_times(g: LayerGemms, attn_fwd: float, attn_bwd: float, ops: OpCoster) -> tuple[float, float]:
+    """(forward, backward) seconds of the attention block: its GEMMs and the core attention (the node
+    Megatron's EP overlap runs a combine under)."""
+    attn = g.gemms[:g.n_attn]
+    fwd = sum(ops.gemm(M, N, K) for M, N, K in attn)
+    bwd = sum(ops.gemm(M, K, N) + ops.gemm(K, N, M, out_bytes=ops.wgrad_out_bytes) for M, N, K in attn)
+    return fwd + attn_fwd, bwd + attn_bwd
 
 
 def attention_times(m: ModelShape, sh: Sharding, micro_batch: int, T: float,

@@ -580,6 +580,18 @@ class EngineConstants:
         "Megatron-LM and NeMo performance guides size micro-batches and recompute to leave such a margin). "
         "The fit verdict, the plan search and the Advisor hold plans to (1 - memory_headroom) x HBM",
         unit="fraction", minimum=0, maximum=0.9)
+    hybridep_dispatch_rank_falloff: float = _c(
+        0.097, "Growth of HybridEP's dispatch time per byte for each doubling of the GPUs of one NVLink domain it "
+        "exchanges among, beyond the 8 its per-SM rate was measured on: the rate is hybridep_dispatch_GBps_per_sm "
+        "/ (1 + falloff x log2(ranks / 8)). Fitted (least squares through 8 ranks) to HybridEP's own PyTorch-level "
+        "table on GB200, 16 SMs, BF16, 4096 tokens x 7168, top-8, 8 local experts: 550/473/442/486/470 GB/s on "
+        "8/16/24/32/36 ranks (DeepEP hybrid-ep branch, docs/README_Hybrid-EP.md; the rates count the rows each "
+        "rank receives, so the extra destinations a token reaches are already outside it); within 8 % of each "
+        "row, beyond 36 ranks extrapolated",
+        unit="fraction", minimum=0, maximum=10)
+    hybridep_combine_rank_falloff: float = _c(
+        0.134, "The same for HybridEP's combine: 538/474/444/423/418 GB/s on 8/16/24/32/36 ranks (same table), "
+        "within 0.3 % of each row", unit="fraction", minimum=0, maximum=10)
 
 
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}

@@ -18,21 +18,25 @@ class LayerTraffic:
     tp_b: float
     tp_first_f: float | None  # the part of the TP traffic no GEMM can hide (None: a quarter)
     tp_first_b: float | None
-    ep_f: float
-    ep_b: float
+    ep_f: float  # forward: dispatch + combine
+    ep_b: float  # backward: the combine's backward (out to the experts) + the dispatch's (back)
     cp_f: float  # the p2p ring's steps, which run under attention
     cp_b: float
     cp_exposed_f: float  # CP traffic that cannot run under attention
     cp_exposed_b: float
+    ep_combine_f: float = 0.0  # of ep_f: the forward's combine
+    ep_combine_b: float = 0.0  # of ep_b: the combine's backward (the first all-to-all of the backward)
 
 
 def layer_traffic(m: ModelShape, sh: Sharding, T: float, X: float, moe: bool, load: ExpertLoad, comm: CommFn,
                   k: EngineConstants) -> LayerTraffic:
     """The layer's TP, EP and CP communication, asked of `comm` in that order."""
     tp_f, tp_b, tp_first_f, tp_first_b = tp_traffic(sh, X, moe, comm, k)
-    ep_f, ep_b = ep_traffic(m, sh, T, load, comm, k) if moe and sh.ep > 1 else (0.0, 0.0)
+    ep_f, ep_b, ep_combine_f, ep_combine_b = ep_traffic(m, sh, T, load, comm, k) if moe and sh.ep > 1 else \
+        (0.0, 0.0, 0.0, 0.0)
     cp_f, cp_b, cp_exposed_f, cp_exposed_b = cp_traffic(m, sh, T, comm) if sh.cp > 1 else (0.0, 0.0, 0.0, 0.0)
-    return LayerTraffic(tp_f, tp_b, tp_first_f, tp_first_b, ep_f, ep_b, cp_f, cp_b, cp_exposed_f, cp_exposed_b)
+    return LayerTraffic(tp_f, tp_b, tp_first_f, tp_first_b, ep_f, ep_b, cp_f, cp_b, cp_exposed_f, cp_exposed_b,
+                        ep_combine_f, ep_combine_b)
 
 
 def tp_traffic(sh: Sharding, X: float, moe: bool, comm: CommFn,
@@ -59,15 +63,16 @@ def tp_traffic(sh: Sharding, X: float, moe: bool, comm: CommFn,
 
 
 def ep_traffic(m: ModelShape, sh: Sharding, T: float, load: ExpertLoad, comm: CommFn,
-               k: EngineConstants) -> tuple[float, float]:
-    """(forward, backward) seconds of a MoE layer's token dispatch and combine over the EP group."""
+               k: EngineConstants) -> tuple[float, float, float, float]:
+    """(forward, backward, forward's combine, combine's backward) seconds of a MoE layer's token
+    dispatch and combine over the EP group."""
     tokens = T / sh.tp if sh.sequence_parallel else T
     if sh.moe_dispatcher == "allgather":
         # every rank gathers the whole EP group's tokens and keeps its experts' (dispatch), then
         # reduce-scatters the results (combine); backward is the same pair the other way round
         gathered = tokens * sh.ep * m.h * ACT_BYTES
-        ep = comm("ep", "all_gather", gathered) + comm("ep", "reduce_scatter", gathered)
-        return ep, ep
+        gather, scatter = comm("ep", "all_gather", gathered), comm("ep", "reduce_scatter", gathered)
+        return gather + scatter, gather + scatter, scatter, gather
     copy_bytes = tokens * m.h * ACT_BYTES * load.load_factor  # one copy of the busiest GPU's tokens
     if sh.moe_dispatcher == "flex":
         # DeepEP / HybridEP: once per remote unit and per destination GPU (moe.flex_pass_s)
@@ -78,16 +83,16 @@ def ep_traffic(m: ModelShape, sh: Sharding, T: float, load: ExpertLoad, comm: Co
         # forward: dispatch + combine; backward: the combine's gradient goes out to the experts
         # as a dispatch (DeepEP's combine backward calls dispatch), the dispatch's comes back
         # as a combine
-        ep_f = one_pass(copy_bytes * sh.dispatch_fwd_bytes / ACT_BYTES, False) + combine
-        ep_b = one_pass(copy_bytes * sh.combine_bwd_bytes / ACT_BYTES, False) + combine
-        return ep_f, ep_b
+        out_b = one_pass(copy_bytes * sh.combine_bwd_bytes / ACT_BYTES, False)
+        return one_pass(copy_bytes * sh.dispatch_fwd_bytes / ACT_BYTES, False) + combine, out_b + combine, \
+            combine, out_b
     tokens_bytes = copy_bytes * m.topk  # one copy per expert
     a2a = comm("ep", "all_to_all", tokens_bytes)
     # dispatch + combine; Megatron can send the forward dispatch and the combine's backward
     # (the gradients going out to the experts) quantized (moe_dispatch_fwd_dtype, ...)
     wire_f = comm("ep", "all_to_all", tokens_bytes * sh.dispatch_fwd_bytes / ACT_BYTES)
     wire_b = comm("ep", "all_to_all", tokens_bytes * sh.combine_bwd_bytes / ACT_BYTES)
-    return wire_f + a2a, wire_b + a2a
+    return wire_f + a2a, wire_b + a2a, a2a, wire_b
 
 
 def cp_traffic(m: ModelShape, sh: Sharding, T: float, comm: CommFn) -> tuple[float, float, float, float]:
@@ -111,7 +116,9 @@ def cp_traffic(m: ModelShape, sh: Sharding, T: float, comm: CommFn) -> tuple[flo
 
 def overlap_layer_comm(fwd: Phase, bwd: Phase, tr: LayerTraffic, sh: Sharding, gt: GemmTimes, attn_fwd: float,
                        attn_bwd: float, fwd_compute: float, bwd_compute: float, num_sms: int,
-                       k: EngineConstants) -> None:
+                       k: EngineConstants, attn_block: tuple[float, float] | None = None) -> None:
+    """`attn_block`: (forward, backward) seconds of the attention block (its GEMMs and the core
+    attention), the node the EP overlap pairs a combine with; None: the core attention alone."""
     """Split the layer's TP, CP and EP traffic into what its phases wait for and what runs hidden."""
     c = sh.cp
     # TP: blocking in forward; in backward the dgrad all-reduce (or SP reduce-scatter) runs under
@@ -134,14 +141,23 @@ def overlap_layer_comm(fwd: Phase, bwd: Phase, tr: LayerTraffic, sh: Sharding, g
     bwd.busy["cp_comm"] += tr.cp_exposed_b
     if sh.ep_comm_overlap:
         # Megatron's overlap_moe_expert_parallel_comm pairs the forward of one micro-batch with the
-        # backward of another: each dispatch/combine runs under the other's compute, so only the
-        # first of its pieces and what the paired compute cannot cover stay exposed; the warm-up
-        # forwards and cool-down backwards have no partner (ep_overlap_share).
+        # backward of another, node by node (schedule_layer_1f1b in megatron/core/models/common/
+        # model_chunk_schedule_plan.py): the backward's combine runs on the communication stream under
+        # the forward's attention, the forward's dispatch under the backward's MLP, the backward's
+        # dispatch under the forward's MLP, the forward's combine under the backward's attention. No
+        # piece of an all-to-all runs before its window opens, so only what its paired node cannot
+        # cover stays exposed (DualPipe pairs the same four); the warm-up forwards and cool-down
+        # backwards have no partner (ep_overlap_share).
         # The flex backends' kernels hold SMs while they run: the compute under them runs on the rest,
         # h x sms / num_sms longer (a compute of C under h seconds of them: C + h sms / num_sms).
         sm_share = min(1.0, sh.flex.sms(k) / num_sms) if sh.moe_dispatcher == "flex" else 0.0
-        for ph, comm_s, window in ((fwd, tr.ep_f, bwd_compute), (bwd, tr.ep_b, fwd_compute)):
-            _, h = _overlapped(comm_s, window)
+        attn_f, attn_b = attn_block or (attn_fwd, attn_bwd)
+        attn_f, attn_b = min(attn_f, fwd_compute), min(attn_b, bwd_compute)
+        pairs = ((fwd, tr.ep_f - tr.ep_combine_f, bwd_compute - attn_b, tr.ep_combine_f, attn_b),
+                 (bwd, tr.ep_b - tr.ep_combine_b, fwd_compute - attn_f, tr.ep_combine_b, attn_f))
+        for ph, to_mlp, mlp_window, to_attn, attn_window in pairs:
+            comm_s = to_mlp + to_attn
+            h = _overlapped(to_mlp, mlp_window, first=0.0)[1] + _overlapped(to_attn, attn_window, first=0.0)[1]
             h *= sh.ep_overlap_share
             ph.busy["ep_comm"], ph.hidden["ep_comm"] = comm_s - h, h
             ph.busy["compute"] += h * sm_share

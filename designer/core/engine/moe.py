@@ -193,6 +193,7 @@ def ranks_reached(topk: int, experts: int, ranks: int) -> float:
 
 
 FLEX_BACKENDS = ("deepep", "hybridep")
+HYBRIDEP_REFERENCE_RANKS = 8  # the ranks hybridep_*_GBps_per_sm were measured on (B200, one server)
 
 
 @dataclass(frozen=True)
@@ -221,12 +222,23 @@ class FlexPath:
             return self.num_sms
         return k.hybridep_num_sms if self.backend == "hybridep" else k.deepep_num_sms
 
-    def sm_rate_Bps(self, k, combine: bool) -> float:
-        """The most the backend's SMs copy per second (its kernels are SM-bound below the link rate)."""
+    def sm_rate_Bps(self, k, combine: bool, ranks: float = HYBRIDEP_REFERENCE_RANKS) -> float:
+        """The most the backend's SMs copy per second (its kernels are SM-bound below the link rate).
+        HybridEP's rate falls as the GPUs of one NVLink domain it exchanges among (`ranks`) grow past
+        the 8 its per-SM rate was measured on (hybridep_*_rank_falloff per doubling)."""
         per_sm = {("deepep", False): k.deepep_dispatch_GBps_per_sm, ("deepep", True): k.deepep_combine_GBps_per_sm,
                   ("hybridep", False): k.hybridep_dispatch_GBps_per_sm,
                   ("hybridep", True): k.hybridep_combine_GBps_per_sm}[(self.backend, combine)]
-        return self.sms(k) * per_sm * 1e9
+        rate = self.sms(k) * per_sm * 1e9
+        if self.backend == "hybridep" and ranks > HYBRIDEP_REFERENCE_RANKS:
+            falloff = k.hybridep_combine_rank_falloff if combine else k.hybridep_dispatch_rank_falloff
+            rate /= 1.0 + falloff * math.log2(ranks / HYBRIDEP_REFERENCE_RANKS)
+        return rate
+
+    def domain_ranks(self, ep: int) -> float:
+        """GPUs of one NVLink domain the backend exchanges among: the whole EP group inside one unit,
+        else the GPUs of the group in each unit."""
+        return float(ep) if self.units <= 1 else self.gpus_per_unit
 
 
 def flex_pass_s(path: FlexPath, k, ep: int, experts: int, topk: int, router_groups: tuple[int, int],
@@ -253,7 +265,7 @@ def flex_pass_s(path: FlexPath, k, ep: int, experts: int, topk: int, router_grou
         if path.rdma_inside_domain and path.nic_Bps > 0:
             t = max(t, copy_bytes * reached * (path.units - 1) / path.units / path.nic_Bps)
     # the backends' measured rates count every copy a GPU receives, its own included
-    return max(t, copy_bytes * ranks / path.sm_rate_Bps(k, combine))
+    return max(t, copy_bytes * ranks / path.sm_rate_Bps(k, combine, path.domain_ranks(ep)))
 
 
 def wire_bytes(dtype: str | None) -> float:
