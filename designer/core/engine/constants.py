@@ -90,8 +90,11 @@ class AcceleratorConstants:
         "the tile and kernel costs below, engine/attention.py). Fitted with them to the cuDNN rows of "
         "tests/validation/data/h200-kernels.json (every row within 1 %)", **FRACTION)
     attention_backward_efficiency: float = _c(
-        0.655, "Flash-attention backward: MMA rate inside a block / dense BF16 peak, counting 2.5 x the "
-        "forward FLOPs; fitted as attention_efficiency (h200-kernels.json, cuDNN backward, within 1 %)", **FRACTION)
+        0.62, "Flash-attention backward: MMA rate inside a block / dense BF16 peak, counting 2.5 x the "
+        "forward FLOPs; fitted with the backward tile and kernel costs to the cuDNN 9.19 backward rows of "
+        "tests/validation/data/h200-kernels.json (2k-16k) and h200-cudnn-sdpa-llama3.1.csv (2k-32k, causal and "
+        "unmasked): the backward's rate stops rising past 16k (581 TFLOP/s at 16k and 32k), every row within 6 %",
+        **FRACTION)
     attention_tile_q: int = _c(128, "Query rows of a flash-attention tile (cuDNN / FlashAttention-3 on Hopper, "
         "head dim 128)", unit="rows", minimum=1, maximum=4096)
     attention_tile_k: int = _c(128, "Key/value rows of a flash-attention block", unit="rows", minimum=1,
@@ -101,14 +104,16 @@ class AcceleratorConstants:
         "statistics), in key blocks at head dims 128 + 128; fitted to h200-kernels.json (cuDNN forward)",
         unit="blocks", minimum=0, maximum=1000)
     attention_backward_tile_overhead_blocks: float = _c(
-        3.625, "Fixed cost of one backward attention tile (load K and V, write dK and dV, accumulate dQ), in "
-        "blocks; fitted to h200-kernels.json (cuDNN backward)", unit="blocks", minimum=0, maximum=1000)
+        2.25, "Fixed cost of one backward attention tile (load K and V, write dK and dV, accumulate dQ), in "
+        "blocks; fitted with attention_backward_efficiency (h200-kernels.json, h200-cudnn-sdpa-llama3.1.csv)",
+        unit="blocks", minimum=0, maximum=1000)
     attention_kernel_overhead_us: float = _c(
         12.0, "Fixed cost of a forward attention launch (launch, prologue, last wave's drain), us; fitted to "
         "h200-kernels.json (cuDNN forward)", unit="us", minimum=0, maximum=10_000)
     attention_backward_kernel_overhead_us: float = _c(
-        31.0, "Fixed cost of a backward attention call (its O.dO preprocessing and dQ conversion kernels "
-        "besides the main one), us; fitted to h200-kernels.json (cuDNN backward)", unit="us", minimum=0,
+        40.0, "Fixed cost of a backward attention call (its O.dO preprocessing and dQ conversion kernels "
+        "besides the main one), us; fitted with attention_backward_efficiency (h200-kernels.json, "
+        "h200-cudnn-sdpa-llama3.1.csv)", unit="us", minimum=0,
         maximum=10_000)
     attention_tail_share: float = _c(
         0.5, "Share of the longest attention tile the last wave leaves the other SMs idle for, on average "
