@@ -104,10 +104,11 @@ def test_sliding_window_and_head_dim_shape_the_kernel():
     assert ops.attention([(window, 1)]) < ops.attention([(causal, 1)]) / 20
     assert window.flops == pytest.approx(2 * 16 * 128 * 32768 * (129 - 129 ** 2 / (2 * 32768)), rel=1e-3)
     # head dim 64 on Hopper: a score's 256 MMA FLOPs just meet the SFUs' 256 per exponential (twice the
-    # heads at half the width cost what head dim 128 does); Blackwell's 512 per exponential leaves the
-    # head-dim-64 kernel waiting on the exponentials
+    # heads at half the width cost what head dim 128 does, but for the fixed latency of twice the tiles);
+    # Blackwell's 512 per exponential leaves the head-dim-64 kernel waiting on the exponentials
     d128 = AttentionKernel(1, 16, 32768, 32768)
-    assert ops.attention([(causal, 2)]) == pytest.approx(ops.attention([(d128, 1)]), rel=0.01)
+    assert ops.attention([(causal, 2)]) == pytest.approx(ops.attention([(d128, 1)]), rel=0.02)
+    assert ops.attention([(causal, 2)]) > ops.attention([(d128, 1)])
     blackwell = OpCoster(989.4, 989.4, 4.8, dataclasses.replace(ops.ac, attention_flops_per_exponential=512))
     assert blackwell.attention([(causal, 2)]) > 1.8 * blackwell.attention([(d128, 1)])
 
@@ -154,8 +155,9 @@ def _blackwell_rows(gpu: str):
 @pytest.mark.parametrize("part", ["GB200", "GB300"])
 def test_the_h200_tile_constants_carry_to_blackwell_at_the_burst_clock(part):
     # cudnn-frontend's SDPA benchmark (cuDNN 9.22; batch 2, 64 heads, head dim 128, causal and unmasked,
-    # 2k-32k): ten iterations at the burst clock. The engine, at the burst clock, is a median 5 % faster
-    # than GB200 and 5 % slower than GB300; in a run it charges the part's sustained clock on top
+    # 2k-32k): ten iterations at the burst clock. The engine, at the burst clock, is within 1 % of GB200
+    # (median) and 9 % slower than GB300, whose burst tensor rate the catalog borrows from GB200; in a run
+    # it charges the part's sustained clock on top
     catalog = load_catalog()
     acc = catalog.accelerator(part)
     ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
@@ -170,5 +172,28 @@ def test_the_h200_tile_constants_carry_to_blackwell_at_the_burst_clock(part):
     assert len(ratios) == 20
     ratios.sort()
     median = (ratios[9] + ratios[10]) / 2
-    assert 0.92 < median < 1.08
-    assert 0.75 < ratios[0] and ratios[-1] < 1.25
+    assert 0.95 < median < 1.05 if part == "GB200" else 1.0 < median < 1.12
+    assert 0.8 < ratios[0] and ratios[-1] < 1.4
+
+
+@pytest.mark.parametrize("part", ["GB200", "GB300"])
+def test_sliding_window_tiles_pay_a_fixed_latency_on_blackwell(part):
+    # gpt-oss's attention on cudnn-frontend's SDPA benchmark (cuDNN 9.22; batch 2, 128 heads, head dim 64,
+    # a 128-key sliding window, 2k-32k): each query tile walks two key blocks, so the tile's fixed cost
+    # dominates. As blocks of MMA time (fitted on the H200 at head dim 128) it shrank with Blackwell's tensor
+    # rate and the head dim, and the engine made these kernels 2x too fast (median -46 % forward, -44 %
+    # backward on GB200); as a latency they land within 15 %
+    catalog = load_catalog()
+    acc = catalog.accelerator(part)
+    ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
+    ops = OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, ac)
+    with open(DATA / "blackwell-cudnn-sdpa-gpt-oss.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["gpu_name"] == f"NVIDIA {part}"]
+    for direction in ("fwd", "bwd"):
+        ratios = sorted(
+            ops.attention([(AttentionKernel(int(r["batch_size"]), int(r["num_q_heads"]), int(r["q_seqlen"]),
+                                            int(r["kv_seqlen"]), 64, 64, "window", int(r["sliding_window_size"])),
+                            1.0)], backward=direction == "bwd") * 1e3 / float(r["time_ms"])
+            for r in rows if r["profile_pass"] == direction)
+        assert len(ratios) == 5
+        assert 0.85 < ratios[2] < 1.15, (direction, ratios)
