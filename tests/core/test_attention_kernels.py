@@ -4,8 +4,12 @@ tests/validation/data/h200-kernels.json times cuDNN's fused attention (what Tran
 calls) forward and backward, causal, head dim 128, at sequence 2k-16k and 8-64 heads per GPU: the
 forward runs at 267-654 TFLOP/s and the backward takes 2.8-3.2 times the forward. One rate for
 every shape (the former model: 0.55 of the dense peak, backward 2.5 x the forward) misses the rows
-by up to 44 %; the tile model (engine/attention.py) is within 2 % of each.
+by up to 44 %; the tile model (engine/attention.py) is within 2 % of each forward row and 4.5 % of
+each backward row. cudnn-frontend's SDPA training benchmark on another H200 (same cuDNN 9.19,
+h200-cudnn-sdpa-llama3.1.csv) carries the backward to 32k tokens, causal and unmasked, where its rate
+stops rising: the backward constants are fitted to both files.
 """
+import csv
 import dataclasses
 import json
 
@@ -20,7 +24,9 @@ from designer.core.model.catalog import load_catalog
 from tests.conftest import run_cli
 from tests.validation.cases import DATA
 
-TOLERANCE = 0.02  # every measured cuDNN row, forward and backward
+TOLERANCE = 0.02  # every measured cuDNN forward row
+BACKWARD_TOLERANCE = 0.045  # every backward row of h200-kernels.json (fitted with the 2k-32k rows below)
+LONG_BACKWARD_TOLERANCE = 0.065  # every backward row of cudnn-frontend's H200 benchmark, 2k-32k
 
 
 def _h200_cold() -> OpCoster:
@@ -46,7 +52,26 @@ def test_attention_kernel_time_matches_the_measured_h200_rows(row):
     kernel = [(_kernel(row), 1.0)]
     assert _kernel(row).flops == pytest.approx(row["fwd_flops"], rel=1e-3)  # causal: half the scores
     assert ops.attention(kernel) * 1e3 == pytest.approx(row["fwd_ms"], rel=TOLERANCE)
-    assert ops.attention(kernel, backward=True) * 1e3 == pytest.approx(row["bwd_ms"], rel=TOLERANCE)
+    assert ops.attention(kernel, backward=True) * 1e3 == pytest.approx(row["bwd_ms"], rel=BACKWARD_TOLERANCE)
+
+
+def _sdpa_benchmark_rows():
+    with open(DATA / "h200-cudnn-sdpa-llama3.1.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("row", _sdpa_benchmark_rows(), ids=lambda r: f"{r['attn_mask']}-s{r['q_seqlen']}")
+def test_attention_backward_holds_to_32k_tokens_on_the_sdpa_benchmark(row):
+    # one H200, cuDNN 9.19, batch 1, 64 heads, head dim 128: the backward's rate stops rising past 16k
+    # tokens (581 TFLOP/s at 16k and at 32k); the former constants, fitted to 2k-16k alone, made the
+    # 32k backward 7 % (causal) and 10 % (unmasked) too fast
+    ops = _h200_cold()
+    mask = "causal" if row["attn_mask"] == "top_left" else "full"
+    s = int(row["q_seqlen"])
+    kernel = [(AttentionKernel(int(row["batch_size"]), int(row["num_q_heads"]), s, s, 128, 128, mask), 1.0)]
+    assert ops.attention(kernel, backward=True) * 1e3 == pytest.approx(float(row["bwd_time_ms"]),
+                                                                       rel=LONG_BACKWARD_TOLERANCE)
+    assert ops.attention(kernel) * 1e3 == pytest.approx(float(row["fwd_time_ms"]), rel=0.11)
 
 
 def test_one_rate_for_every_shape_misses_the_measured_rows():
@@ -79,10 +104,11 @@ def test_sliding_window_and_head_dim_shape_the_kernel():
     assert ops.attention([(window, 1)]) < ops.attention([(causal, 1)]) / 20
     assert window.flops == pytest.approx(2 * 16 * 128 * 32768 * (129 - 129 ** 2 / (2 * 32768)), rel=1e-3)
     # head dim 64 on Hopper: a score's 256 MMA FLOPs just meet the SFUs' 256 per exponential (twice the
-    # heads at half the width cost what head dim 128 does); Blackwell's 512 per exponential leaves the
-    # head-dim-64 kernel waiting on the exponentials
+    # heads at half the width cost what head dim 128 does, but for the fixed latency of twice the tiles);
+    # Blackwell's 512 per exponential leaves the head-dim-64 kernel waiting on the exponentials
     d128 = AttentionKernel(1, 16, 32768, 32768)
-    assert ops.attention([(causal, 2)]) == pytest.approx(ops.attention([(d128, 1)]), rel=0.01)
+    assert ops.attention([(causal, 2)]) == pytest.approx(ops.attention([(d128, 1)]), rel=0.02)
+    assert ops.attention([(causal, 2)]) > ops.attention([(d128, 1)])
     blackwell = OpCoster(989.4, 989.4, 4.8, dataclasses.replace(ops.ac, attention_flops_per_exponential=512))
     assert blackwell.attention([(causal, 2)]) > 1.8 * blackwell.attention([(d128, 1)])
 
@@ -119,3 +145,55 @@ def test_calibration_sets_the_attention_constants(tmp_path):
     slower = step("calibration.accelerators.H100.attention_backward_efficiency=0.4")
     launches = step("calibration.accelerators.H100.attention_kernel_overhead_us=500")
     assert slower > 1.03 * base and launches > base
+
+
+def _blackwell_rows(gpu: str):
+    with open(DATA / "blackwell-cudnn-sdpa-llama3.1.csv", newline="") as fh:
+        return [r for r in csv.DictReader(fh) if r["gpu_name"] == gpu]
+
+
+@pytest.mark.parametrize("part", ["GB200", "GB300"])
+def test_the_h200_tile_constants_carry_to_blackwell_at_the_burst_clock(part):
+    # cudnn-frontend's SDPA benchmark (cuDNN 9.22; batch 2, 64 heads, head dim 128, causal and unmasked,
+    # 2k-32k): ten iterations at the burst clock. The engine, at the burst clock, is within 1 % of GB200
+    # (median) and 9 % slower than GB300, whose burst tensor rate the catalog borrows from GB200; in a run
+    # it charges the part's sustained clock on top
+    catalog = load_catalog()
+    acc = catalog.accelerator(part)
+    ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
+    ops = OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, ac)
+    ratios = []
+    for row in _blackwell_rows(f"NVIDIA {part}"):
+        s = int(row["q_seqlen"])
+        kernel = AttentionKernel(int(row["batch_size"]), int(row["num_q_heads"]), s, s, 128, 128,
+                                 "causal" if row["attn_mask"] == "top_left" else "full")
+        backward = row["profile_pass"] == "bwd"
+        ratios.append(ops.attention([(kernel, 1.0)], backward=backward) * 1e3 / float(row["time_ms"]))
+    assert len(ratios) == 20
+    ratios.sort()
+    median = (ratios[9] + ratios[10]) / 2
+    assert 0.95 < median < 1.05 if part == "GB200" else 1.0 < median < 1.12
+    assert 0.8 < ratios[0] and ratios[-1] < 1.4
+
+
+@pytest.mark.parametrize("part", ["GB200", "GB300"])
+def test_sliding_window_tiles_pay_a_fixed_latency_on_blackwell(part):
+    # gpt-oss's attention on cudnn-frontend's SDPA benchmark (cuDNN 9.22; batch 2, 128 heads, head dim 64,
+    # a 128-key sliding window, 2k-32k): each query tile walks two key blocks, so the tile's fixed cost
+    # dominates. As blocks of MMA time (fitted on the H200 at head dim 128) it shrank with Blackwell's tensor
+    # rate and the head dim, and the engine made these kernels 2x too fast (median -46 % forward, -44 %
+    # backward on GB200); as a latency they land within 15 %
+    catalog = load_catalog()
+    acc = catalog.accelerator(part)
+    ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
+    ops = OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, ac)
+    with open(DATA / "blackwell-cudnn-sdpa-gpt-oss.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["gpu_name"] == f"NVIDIA {part}"]
+    for direction in ("fwd", "bwd"):
+        ratios = sorted(
+            ops.attention([(AttentionKernel(int(r["batch_size"]), int(r["num_q_heads"]), int(r["q_seqlen"]),
+                                            int(r["kv_seqlen"]), 64, 64, "window", int(r["sliding_window_size"])),
+                            1.0)], backward=direction == "bwd") * 1e3 / float(r["time_ms"])
+            for r in rows if r["profile_pass"] == direction)
+        assert len(ratios) == 5
+        assert 0.85 < ratios[2] < 1.15, (direction, ratios)

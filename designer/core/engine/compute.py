@@ -153,11 +153,14 @@ class OpCoster:
                 mma_flops_per_s=peak16_tflops * 1e12 * eff * clock * attention_rate,
                 exp_per_s=peak16_tflops * 1e12 * eff * clock / fpe if fpe else None,
                 sms=ac.num_sms, tile_q=ac.attention_tile_q, tile_k=ac.attention_tile_k,
-                tile_overhead_blocks=tile, kernel_overhead_s=launch_us * 1e-6, tail_share=ac.attention_tail_share)
-            for eff, tile, launch_us in (
-                (ac.attention_efficiency, ac.attention_tile_overhead_blocks, ac.attention_kernel_overhead_us),
+                tile_overhead_blocks=tile, kernel_overhead_s=launch_us * 1e-6, tail_share=ac.attention_tail_share,
+                # the latency runs at the kernel's clock and generation, as its blocks do
+                tile_latency_s=latency_us * 1e-6 / (clock * attention_rate))
+            for eff, tile, latency_us, launch_us in (
+                (ac.attention_efficiency, ac.attention_tile_overhead_blocks, ac.attention_tile_latency_us,
+                 ac.attention_kernel_overhead_us),
                 (ac.attention_backward_efficiency, ac.attention_backward_tile_overhead_blocks,
-                 ac.attention_backward_kernel_overhead_us)))
+                 ac.attention_backward_tile_latency_us, ac.attention_backward_kernel_overhead_us)))
         # FP8: HBM bytes per element Transformer Engine moves to quantize a GEMM input (0 in BF16)
         self.fp8_cast_bytes = fp8_cast_bytes
         self._bf16_args = (peak16_tflops, peak16_tflops, hbm_tbps, ac, slowdown, None, 0.0, None, ACT_BYTES,

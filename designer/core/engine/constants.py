@@ -90,25 +90,32 @@ class AcceleratorConstants:
         "the tile and kernel costs below, engine/attention.py). Fitted with them to the cuDNN rows of "
         "tests/validation/data/h200-kernels.json (every row within 1 %)", **FRACTION)
     attention_backward_efficiency: float = _c(
-        0.655, "Flash-attention backward: MMA rate inside a block / dense BF16 peak, counting 2.5 x the "
-        "forward FLOPs; fitted as attention_efficiency (h200-kernels.json, cuDNN backward, within 1 %)", **FRACTION)
+        0.62, "Flash-attention backward: MMA rate inside a block / dense BF16 peak, counting 2.5 x the "
+        "forward FLOPs; fitted with the backward tile and kernel costs to the cuDNN 9.19 backward rows of "
+        "tests/validation/data/h200-kernels.json (2k-16k) and h200-cudnn-sdpa-llama3.1.csv (2k-32k, causal and "
+        "unmasked): the backward's rate stops rising past 16k (581 TFLOP/s at 16k and 32k), every row within 6 %",
+        **FRACTION)
     attention_tile_q: int = _c(128, "Query rows of a flash-attention tile (cuDNN / FlashAttention-3 on Hopper, "
         "head dim 128)", unit="rows", minimum=1, maximum=4096)
     attention_tile_k: int = _c(128, "Key/value rows of a flash-attention block", unit="rows", minimum=1,
         maximum=4096)
     attention_tile_overhead_blocks: float = _c(
-        1.25, "Fixed cost of one forward attention tile (load Q, rescale and write O and the softmax "
-        "statistics), in key blocks at head dims 128 + 128; fitted to h200-kernels.json (cuDNN forward)",
+        0.0, "Fixed cost of one forward attention tile that scales with its blocks' MMA time, in key blocks, "
+        "beside attention_tile_latency_us; 0: the H200's fitted tile cost (h200-kernels.json, cuDNN forward: "
+        "1.25 blocks at head dims 128 + 128) is all latency",
         unit="blocks", minimum=0, maximum=1000)
     attention_backward_tile_overhead_blocks: float = _c(
-        3.625, "Fixed cost of one backward attention tile (load K and V, write dK and dV, accumulate dQ), in "
-        "blocks; fitted to h200-kernels.json (cuDNN backward)", unit="blocks", minimum=0, maximum=1000)
+        1.36, "Fixed cost of one backward attention tile (load K and V, write dK and dV, accumulate dQ) that "
+        "scales with its blocks' MMA time, in blocks, beside attention_backward_tile_latency_us: with it the "
+        "2.25 blocks fitted with attention_backward_efficiency at head dim 128 on the H200 (h200-kernels.json, "
+        "h200-cudnn-sdpa-llama3.1.csv)", unit="blocks", minimum=0, maximum=1000)
     attention_kernel_overhead_us: float = _c(
         12.0, "Fixed cost of a forward attention launch (launch, prologue, last wave's drain), us; fitted to "
         "h200-kernels.json (cuDNN forward)", unit="us", minimum=0, maximum=10_000)
     attention_backward_kernel_overhead_us: float = _c(
-        31.0, "Fixed cost of a backward attention call (its O.dO preprocessing and dQ conversion kernels "
-        "besides the main one), us; fitted to h200-kernels.json (cuDNN backward)", unit="us", minimum=0,
+        40.0, "Fixed cost of a backward attention call (its O.dO preprocessing and dQ conversion kernels "
+        "besides the main one), us; fitted with attention_backward_efficiency (h200-kernels.json, "
+        "h200-cudnn-sdpa-llama3.1.csv)", unit="us", minimum=0,
         maximum=10_000)
     attention_tail_share: float = _c(
         0.5, "Share of the longest attention tile the last wave leaves the other SMs idle for, on average "
@@ -200,6 +207,20 @@ class AcceleratorConstants:
     comm_compute_slowdown: float = _c(
         0.10, "Compute slowdown while a collective shares the SMs and HBM (arXiv:2507.03114 measures 10-19%)",
         unit="fraction", minimum=0, maximum=1.0)
+    attention_tile_latency_us: float = _c(
+        2.0, "Fixed time of one forward attention tile that does not shrink with the tensor rate or the head "
+        "dim (pipeline fill and drain: the Q load's and the O store's round trips), us at the burst clock, "
+        "beside attention_tile_overhead_blocks. The H200's fitted tile cost at head dim 128 (h200-kernels.json) "
+        "as a latency: it carries to Blackwell, where the tiles of a 128-key sliding window at head dim 64 "
+        "take 2x what a cost in blocks gives (cudnn-frontend gpt_oss rows, GB200, cuDNN 9.22: median "
+        "+2 % instead of -46 %; tests/validation/data/blackwell-cudnn-sdpa-gpt-oss.csv)",
+        unit="us", minimum=0, maximum=10_000)
+    attention_backward_tile_latency_us: float = _c(
+        4.0, "Fixed time of one backward attention tile that does not shrink with the tensor rate or the head "
+        "dim, us at the burst clock, beside attention_backward_tile_overhead_blocks; the split of the H200's "
+        "fitted backward tile cost (head dim 128) that fits GB200's cuDNN 9.22 backward at head dim 64 with a "
+        "128-key window (median +1 % instead of -44 %) and at head dim 128 (-2 %)",
+        unit="us", minimum=0, maximum=10_000)
 
 
 @dataclass(frozen=True)
