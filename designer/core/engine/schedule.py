@@ -404,29 +404,42 @@ class _Grid:
 def _grid_inputs(grid: _Grid, p: int, v: int) -> tuple[np.ndarray, np.ndarray] | None:
     """_structure_of's rule in closed form: per op, stage after stage, the position of the op it
     waits for (-1: none) and whether that is on another stage. The micro-batch and chunk of the
-    k-th forward (backward) are the same on every stage, so an input is found by its index:
+    j-th forward (backward) are the same on every stage, so an input is found by its index:
     a forward waits for the same forward of the stage before (stage 0, chunk c > 0: the last
     stage's forward p indices earlier, chunk c - 1); a backward for the same backward of the stage
     after (the last stage, chunk c < v - 1: stage 0's backward p indices earlier, chunk c + 1;
     chunk v - 1: its own micro-batch's forward of chunk v - 1, (v - 1) p indices later). None when
-    an input falls outside the grid (the generic path then says so)."""
-    kind, index, chunk, total = grid.kind, grid.index, grid.chunk, grid.total
-    s = np.arange(p)[:, None]
-    forward = kind == F
-    first, last = s == 0, s == p - 1
-    to_forward = forward | (last & (chunk == v - 1))  # the op waited for is a forward
-    dep_stage = np.where(forward, np.where(first, p - 1, s - 1), np.where(last, np.where(chunk < v - 1, 0, p - 1), s + 1))
-    dep_index = np.where(forward, np.where(first, index - p, index),
-                         np.where(last, np.where(chunk < v - 1, index - p, index + (v - 1) * p), index))
-    has_input = ~(forward & first & (chunk == 0))
-    w = grid.warmup[dep_stage]
-    position = np.where(to_forward, np.where(dep_index < w, dep_index, 2 * dep_index - w),
-                        np.where(dep_index < total - w, 2 * dep_index + w + 1, dep_index + total))
-    known = dep_index[has_input]
-    if known.size and (known.min() < 0 or known.max() >= total):
+    an input falls outside the grid (the generic path then says so).
+
+    Worked out on the (stage, index) tables of the forwards and of the backwards (half the ops
+    each, and the stage before or after is a shifted row), then put at the ops' positions."""
+    total = grid.total
+    ops = 2 * total
+    w = grid.warmup[:, None]
+    j = np.arange(total)
+    base = np.arange(p)[:, None] * ops
+    at_f = base + np.where(j < w, j, 2 * j - w)  # each forward's position (see _Grid)
+    at_b = base + np.where(j < total - w, 2 * j + w + 1, j + total)
+    first_chunk = j % (p * v) < p  # the j-th forward runs chunk 0, the j-th backward chunk v - 1
+    if v > 1 and total and j[first_chunk][-1] + (v - 1) * p >= total:
         return None
-    dep_at = np.where(has_input, dep_stage * (2 * total) + position, -1)
-    return dep_at.ravel(), (has_input & (dep_stage != s)).ravel()
+    earlier = np.maximum(j - p, 0)  # p indices earlier (where the chunk is not the first)
+    dep_f = np.empty_like(at_f)
+    dep_f[1:] = at_f[:-1]
+    dep_f[0] = np.where(first_chunk, -1, at_f[p - 1][earlier])
+    dep_b = np.empty_like(at_b)
+    dep_b[:-1] = at_b[1:]
+    dep_b[p - 1] = np.where(first_chunk, at_f[p - 1][np.minimum(j + (v - 1) * p, total - 1)], at_b[0][earlier])
+    dep_at = np.empty(p * ops, np.int64)
+    dep_at[at_f] = dep_f
+    dep_at[at_b] = dep_b
+    crosses = np.ones(p * ops, bool)
+    if p > 1:
+        crosses[at_f[0][first_chunk]] = False  # stage 0's chunk-0 forwards wait for nothing
+        crosses[at_b[p - 1][first_chunk]] = False  # the last stage's chunk v - 1 backwards wait for its own forwards
+    else:
+        crosses[:] = False
+    return dep_at, crosses
 
 
 def _ticks(p, total, interleaved, s, warmup, kind, index):
