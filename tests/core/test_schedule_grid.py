@@ -49,6 +49,13 @@ def test_grid_inputs_and_last_backwards_follow_the_rule_by_op_id():
         assert S._grid_last_backwards(orders.grid, p, vv) == last, key
 
 
+def test_a_schedule_of_no_micro_batches_ends_at_its_start():
+    for schedule, v in (("1f1b", 1), ("interleaved", 2), ("gpipe", 1)):
+        times = [S.StageTimes([1.0] * v, [2.0] * v, [0.0] * v) for _ in range(2)]
+        r = S.simulate(schedule, 2, 0, v, times, 0.1)
+        assert r.stage_end == [0.0, 0.0] and r.last_backward_end == [[0.0] * v, [0.0] * v]
+
+
 def test_transfer_waits_from_staggered_starts_equal_adding_each_op_in_turn():
     """Stages that start at different times (start offsets): each op's wait for its input's transfer,
     added op by op, as the stage's sum."""

@@ -87,7 +87,7 @@ def _structure_of(key: tuple):
         ticks = orders.ticks
         if orders.grid is not None:
             inputs = _grid_inputs(orders.grid, p, v)
-            last = _grid_last_backwards(orders.grid, p, v)
+            last = _grid_last_backwards(orders.grid, p, v) if orders.grid.total else None  # (none to read)
         if inputs is None:
             i = orders.arrays[1]
     else:  # zero-bubble orders: lists of tuples
