@@ -9,8 +9,9 @@ few bandwidth and latency numbers per tier. CPU time (time.process_time), median
 
 - cold: a new Engine and every module memo cleared: reads the fabric of 1,024 GPUs and 1,200+
   cables into arrays (Calculon does no such work), then costs the plan;
-- new plan: the fabric built, every memo of plans cleared (placement, groups, schedules, layer
-  phases, stage parameters): what each plan of a search or each Job-panel edit costs first time;
+- new plan: the fabric, its hardware and the engine constants kept (they follow the design, not
+  the plan), every memo of plans cleared (placement, groups, schedules, layer phases, stage
+  parameters): what each plan of a search or each Job-panel edit costs first time;
 - new plan, no detail: the same with Engine(detail=False), as a plan search costs a plan (no
   per-link loads, bottlenecks or timeline: what Calculon does not compute either);
 - again: the same plan on the same design (everything reused);
@@ -29,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_engine import clear_caches  # noqa: E402
+from designer.core.engine import constants  # noqa: E402
 from designer.core.engine.evaluate import Engine  # noqa: E402
 from designer.core.io import load_document  # noqa: E402
 
@@ -45,10 +47,16 @@ def cpu_ms(fn, repeat: int) -> float:
 
 
 def forget_plans(engine: Engine) -> None:
-    """What an engine knows of plans, not of the fabric."""
+    """What an engine knows of plans, not of the design: the fabric, the hardware read from its
+    servers and the engine constants of its calibration stay (no plan changes them: a search's
+    plans and a Job-panel edit read them from the engine's memos)."""
+    hardware = list(engine.cache.hardware)
+    design_constants = list(constants._ENGINE_CONSTANTS)
     clear_caches()
+    constants._ENGINE_CONSTANTS[:] = design_constants
     engine.cache.groups.clear()
     engine.cache.clear()
+    engine.cache.hardware[:] = hardware
 
 
 def main(argv=None) -> int:

@@ -42,15 +42,16 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     if n == 2:
         n_nodes = (sorted_nodes[:, 0] != sorted_nodes[:, 1]).astype(np.int64) + 1
     else:
-        n_nodes = (np.diff(sorted_nodes, axis=1) != 0).sum(axis=1) + 1 if n > 1 else np.ones(G, dtype=np.int64)
+        n_nodes = (np.count_nonzero(sorted_nodes[:, 1:] != sorted_nodes[:, :-1], axis=1) + 1 if n > 1
+                   else np.ones(G, dtype=np.int64))
     by_node, per_node = None, 0
-    if G and np.all(n_nodes == n_nodes[0]) and n % int(n_nodes[0]) == 0:
+    if G and (n_nodes == n_nodes[0]).all() and n % int(n_nodes[0]) == 0:
         N = int(n_nodes[0])
         g = n // N
         candidate = sorted_members.reshape(G, N, g)
         # one server per group, or one GPU per server: every server holds g of each group's GPUs
         cnodes = sorted_nodes.reshape(G, N, g)
-        if N == 1 or g == 1 or np.all(cnodes == cnodes[:, :, :1]):
+        if N == 1 or g == 1 or (cnodes == cnodes[:, :, :1]).all():
             by_node, per_node = candidate, g
     multi = n_nodes > 1
     spans = bool(multi.any())
@@ -64,7 +65,8 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         key = int(keys[0])
         shape.classes[(key // 4, per_node, key % 4)] = np.arange(G)
         return shape
-    for key in sorted(set(keys.tolist())):  # (np.unique imports numpy.ma: see flows._leaves_of_nics)
+    # the keys present, in order, from their counts (np.unique imports numpy.ma: see flows._leaves_of_nics)
+    for key in np.flatnonzero(np.bincount(keys)).tolist():
         shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(keys == key)
     return shape
 
@@ -79,9 +81,8 @@ def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
                                lambda: np.append(fabric.switch_pod.astype(np.int64, copy=False), -1))
     leaves = leaf_of[fabric.gpu_nic[members]]
     pods = pod_of[leaves]
-    same_leaf = _rows_alike(leaves)
-    same_pod = _rows_alike(pods)
-    return np.where(same_leaf, 1, np.where(same_pod, 2, 3))
+    # GPUs under one leaf are in one pod: 3, less one for one pod, less one more for one leaf
+    return 3 - _rows_alike(leaves).astype(np.int64) - _rows_alike(pods)
 
 
 # A reduction along rows of two (the pipeline's pairs) runs as one elementwise pass: numpy runs it as a

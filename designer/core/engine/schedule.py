@@ -80,13 +80,16 @@ def _structure_of(key: tuple):
     orders = _orders_of(key)
     # The rule above on the ops of all stages at once, stage after stage (a loop over stages
     # and a plain loop over ops were most of a cold evaluation)
-    inputs = None
+    inputs = last = None
     if isinstance(orders, _StageOrders):  # the arrays it makes its tuples from
         sizes = [orders.per_stage] * p
-        kind, i, c = orders.arrays
+        kind, c = orders.kind, orders.chunk
         ticks = orders.ticks
         if orders.grid is not None:
             inputs = _grid_inputs(orders.grid, p, v)
+            last = _grid_last_backwards(orders.grid, p, v) if orders.grid.total else None  # (none to read)
+        if inputs is None:
+            i = orders.arrays[1]
     else:  # zero-bubble orders: lists of tuples
         sizes = [len(o) for o in orders]
         ticks = None
@@ -95,7 +98,7 @@ def _structure_of(key: tuple):
     s = np.repeat(np.arange(p), sizes)
     code = kind * v + c
     codes = _StageLists(code, sizes)
-    backward_at = _BackwardPositions(kind, s, c, sizes, p, v)
+    backward_at = _BackwardPositions(kind, s, c, sizes, p, v, last)
     if inputs is not None:
         dep_at, crosses = inputs
         return sizes, codes, backward_at, _flat_plan(p, v, sizes, dep_at, crosses, code, s, ticks)
@@ -160,14 +163,15 @@ class _BackwardPositions:
     order when every time is finite and 0 or more; all of them (`all`) only when not."""
 
     def __init__(self, kind: np.ndarray, stage_of: np.ndarray, chunk: np.ndarray, sizes: list[int], p: int,
-                 v: int):
-        backward = np.flatnonzero(kind != F)
-        group = stage_of[backward] * v + chunk[backward]
-        starts = np.repeat(np.cumsum([0] + sizes[:-1]), v)  # each group's stage start
-        last = np.full(p * v, -1, np.int64)
-        np.maximum.at(last, group, backward)  # positions grow along the array: the largest is the last
-        self.last = _per_stage(np.where(last >= 0, last - starts, -1).tolist(), [v] * p)
-        self._args = (backward, group, starts, p, v)
+                 v: int, last: list[list[int]] | None = None):
+        """`last`: `last` when the caller knows it (_grid_last_backwards)."""
+        self._args = (kind, stage_of, chunk, sizes, p, v)
+        if last is None:
+            backward, group, starts = self._groups()
+            at = np.full(p * v, -1, np.int64)
+            np.maximum.at(at, group, backward)  # positions grow along the array: the largest is the last
+            last = _per_stage(np.where(at >= 0, at - starts, -1).tolist(), [v] * p)
+        self.last = last
         self._all: list[list[list[int]]] | None = None
         self._last_slots: dict[int, list[int]] = {}
 
@@ -178,10 +182,17 @@ class _BackwardPositions:
             hit = self._last_slots[s] = [int(op_slots[offset + at]) if at >= 0 else -1 for at in self.last[s]]
         return hit
 
+    def _groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The positions of the backward ops, their stage * v + chunk, and each such group's stage start."""
+        kind, stage_of, chunk, sizes, p, v = self._args
+        backward = np.flatnonzero(kind != F)
+        return backward, stage_of[backward] * v + chunk[backward], np.repeat(np.cumsum([0] + sizes[:-1]), v)
+
     @property
     def all(self) -> list[list[list[int]]]:
         if self._all is None:
-            backward, group, starts, p, v = self._args
+            p, v = self._args[4:]
+            backward, group, starts = self._groups()
             # the backward ops sorted (stably) by stage and chunk, cut by their counts
             by_group = backward[np.argsort(group, kind="stable")]
             counts = np.bincount(group, minlength=p * v)
@@ -244,7 +255,7 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
 
     Takes, per op of all stages (stage after stage): the position of the op it waits for (-1:
     none), whether that crosses a stage boundary, its kind * v + chunk, its stage and its tick
-    (_ticks; None: the ops are visited one by one).
+    (_backward_tick; None: the ops are visited one by one).
 
     Global position g of op k of stage s: offsets[s] + k. End slots: p slots for the stages'
     start offsets, one that holds -inf (what an op with no input waits for: -inf + transfer is
@@ -262,8 +273,9 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
     n = sum(sizes)
     has_input = dep_at >= 0
+    starts = [o for o, size in zip(offsets, sizes) if size]  # each stage's first op
     first = np.zeros(n, bool)
-    first[[o for o, size in zip(offsets, sizes) if size]] = True
+    first[starts] = True
     ranked = _ticked_order(ticks, dep_at, has_input, first) if ticks is not None else None
     if ranked is None:
         order = np.array(_visit_order(p, sizes, offsets, dep_at.tolist()), np.int64)
@@ -271,9 +283,15 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
         rank[order] = np.arange(n)
     else:
         order, rank = ranked
-    op_slot = p + 1 + rank
-    prev_slot = np.where(first, stage_of, np.concatenate(([0], op_slot[:-1])))
-    dep_slot = np.where(has_input, op_slot[np.where(has_input, dep_at, 0)], p)
+    # each op's end slot, then the -inf slot p: what an input of -1 (none) picks
+    slot_of = np.empty(n + 1, np.int64)
+    np.add(rank, p + 1, out=slot_of[:n])
+    slot_of[n] = p
+    op_slot = slot_of[:n]
+    prev_slot = np.empty(n, np.int64)
+    prev_slot[1:] = op_slot[:-1]
+    prev_slot[starts] = stage_of[starts]
+    dep_slot = slot_of[dep_at]
     flat_codes = 3 * v * stage_of + codes
     dep_slots = np.where(has_input, dep_slot, -1)
     arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p)
@@ -347,13 +365,23 @@ class _StageOrders(_PerStage):
     arrays of all stages when a stage is first read: an evaluation reads them only for its
     timeline, and tuples for every op cost a new plan 0.3 ms (much of it in garbage collections)."""
 
-    def __init__(self, kind: np.ndarray, micro: np.ndarray, chunk: np.ndarray, ticks: np.ndarray,
-                 grid: _Grid | None, p: int):
-        self.arrays = (kind, micro, chunk)  # all stages, stage after stage: `_structure` reads these
-        self.ticks = ticks  # and these (_ticks)
+    def __init__(self, kind: np.ndarray, chunk: np.ndarray, micro, ticks: np.ndarray, grid: _Grid | None, p: int):
+        """`micro`: a function that makes the micro-batch array (only the timeline and the generic
+        path of _structure_of read it)."""
+        self.kind, self.chunk = kind, chunk  # all stages, stage after stage: `_structure_of` reads these
+        self._micro = micro
+        self._arrays: tuple | None = None
+        self.ticks = ticks  # and these (_backward_tick)
         self.grid = grid  # and this (_grid_inputs; None: the inputs are found by op id)
         self.per_stage = len(kind) // p if p else 0
         super().__init__(p)
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(kind, micro-batch, chunk) of every op, stage after stage."""
+        if self._arrays is None:
+            self._arrays = (self.kind, self._micro(), self.chunk)
+        return self._arrays
 
     def _make(self, s: int) -> list[tuple[int, int, int]]:
         a, b = s * self.per_stage, (s + 1) * self.per_stage
@@ -361,10 +389,13 @@ class _StageOrders(_PerStage):
 
 
 def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
-    """op_order of every stage at once, stage after stage, as (kind, micro-batch, chunk) arrays:
-    each stage runs 2 * (micro-batches * chunks) ops, so one (p, ops) grid holds them all. The
-    fourth array is each op's tick (see _ticks), the fifth the _Grid the closed form of each
-    op's input is worked out from (_grid_inputs)."""
+    """op_order of every stage at once, stage after stage, as (kind, chunk) arrays and a function
+    that makes the micro-batch array: each stage runs 2 * (micro-batches * chunks) ops, so one
+    (p, ops) grid holds them all. The fourth is each op's tick (see _backward_tick), the fifth the _Grid
+    the closed form of each op's input is worked out from (_grid_inputs).
+
+    Worked out on the (stage, index) tables of the forwards and of the backwards: where each runs
+    (see _Grid), and its chunk, micro-batch and tick, put at those positions."""
     interleaved = schedule == "interleaved" and v > 1
     total = m * v if interleaved else m
     s = np.arange(p)[:, None]
@@ -374,75 +405,114 @@ def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
         warmup = np.full((p, 1), total) if m == p else np.minimum((p - s - 1) * 2 + (v - 1) * p, total)
     else:
         warmup = np.minimum(p - s - 1, m)
-    steady = total - warmup
-    k = np.arange(2 * total)[None, :]
+    j = np.arange(total)
     # warm-up forwards, then forward and backward in turn, then the cool-down backwards
-    in_steady = (k >= warmup) & (k < warmup + 2 * steady)
-    turn, odd = np.divmod(k - warmup, 2)
-    kind = np.where(k < warmup, F, np.where(in_steady, odd, B))
-    index = np.where(k < warmup, k, np.where(in_steady, np.where(odd == 1, turn, warmup + turn), k - total))
-    micro, chunk = _micro_and_chunk(kind, index, p, v, interleaved)
+    rows = s * (2 * total)
+    at_f = rows + np.where(j < warmup, j, 2 * j - warmup)
+    at_b = rows + np.where(j < total - warmup, 2 * j + warmup + 1, j + total)
+    n = 2 * total * p
+    kind = np.zeros(n, np.int64)
+    kind[at_b] = B
+    if interleaved:
+        group, within = np.divmod(j, p * v)
+        chunk_f = within // p
+        chunk = np.empty(n, np.int64)
+        chunk[at_f] = chunk_f
+        chunk[at_b] = v - 1 - chunk_f
+        micro_j = group * p + within % p
+    else:
+        chunk = np.zeros(n, np.int64)
+        micro_j = j
+
+    def micro() -> np.ndarray:
+        out = np.empty(n, np.int64)
+        out[at_f] = micro_j
+        out[at_b] = micro_j
+        return out
+
+    b = 2 if interleaved else 1
+    ticks = np.empty(n, np.int64)
+    ticks[at_f] = 2 * j + b * s
+    ticks[at_b] = 2 * j + _backward_tick(p, total, b, s, warmup)
     # the closed form needs whole groups of p micro-batches (what the interleaved schedule requires)
-    grid = _Grid(kind, index, chunk, warmup[:, 0], total) if not interleaved or m % p == 0 else None
-    return (kind.ravel(), micro.ravel(), chunk.ravel(), _ticks(p, total, interleaved, s, warmup, kind, index).ravel(),
-            grid)
+    grid = _Grid(at_f, at_b, warmup[:, 0], total) if not interleaved or m % p == 0 else None
+    return kind, chunk, micro, ticks, grid
 
 
 @dataclass(frozen=True, eq=False)
 class _Grid:
-    """The ops of 1F1B, interleaved 1F1B or GPipe as a (stage, position) grid: each op's kind, its
-    index among its stage's forwards (or backwards), its chunk, and per stage its warm-up forwards.
-    The k-th forward of a stage runs at position k during the warm-up and at 2 k - w after it;
-    the k-th backward at 2 k + w + 1 in the steady state and at k + total in the cool-down."""
-    kind: np.ndarray  # (p, 2 total)
-    index: np.ndarray
-    chunk: np.ndarray
+    """The ops of 1F1B, interleaved 1F1B or GPipe as a (stage, position) grid: where the j-th
+    forward and the j-th backward of each stage run (as positions among the ops of all stages,
+    stage after stage), and per stage its warm-up forwards. The j-th forward of a stage runs at
+    position j during the warm-up and at 2 j - w after it; the j-th backward at 2 j + w + 1 in the
+    steady state and at j + total in the cool-down. The j-th forward (backward) runs the same
+    micro-batch and chunk on every stage."""
+    at_f: np.ndarray  # (p, total)
+    at_b: np.ndarray  # (p, total)
     warmup: np.ndarray  # (p,)
     total: int  # forwards (and backwards) per stage
+
+
+def _grid_last_backwards(grid: _Grid, p: int, v: int) -> list[list[int]]:
+    """Per stage and chunk, the position in the stage of its last backward (_BackwardPositions.last):
+    the j-th backward runs chunk v - 1 - (j mod p v) // p, and the grid holds whole groups of p v
+    of them, so chunk c's last is the one of index total - 1 - c p."""
+    at = grid.at_b[:, grid.total - 1 - np.arange(v) * p] - np.arange(p)[:, None] * (2 * grid.total)
+    return at.tolist()
 
 
 def _grid_inputs(grid: _Grid, p: int, v: int) -> tuple[np.ndarray, np.ndarray] | None:
     """_structure_of's rule in closed form: per op, stage after stage, the position of the op it
     waits for (-1: none) and whether that is on another stage. The micro-batch and chunk of the
-    k-th forward (backward) are the same on every stage, so an input is found by its index:
+    j-th forward (backward) are the same on every stage, so an input is found by its index:
     a forward waits for the same forward of the stage before (stage 0, chunk c > 0: the last
     stage's forward p indices earlier, chunk c - 1); a backward for the same backward of the stage
     after (the last stage, chunk c < v - 1: stage 0's backward p indices earlier, chunk c + 1;
     chunk v - 1: its own micro-batch's forward of chunk v - 1, (v - 1) p indices later). None when
-    an input falls outside the grid (the generic path then says so)."""
-    kind, index, chunk, total = grid.kind, grid.index, grid.chunk, grid.total
-    s = np.arange(p)[:, None]
-    forward = kind == F
-    first, last = s == 0, s == p - 1
-    to_forward = forward | (last & (chunk == v - 1))  # the op waited for is a forward
-    dep_stage = np.where(forward, np.where(first, p - 1, s - 1), np.where(last, np.where(chunk < v - 1, 0, p - 1), s + 1))
-    dep_index = np.where(forward, np.where(first, index - p, index),
-                         np.where(last, np.where(chunk < v - 1, index - p, index + (v - 1) * p), index))
-    has_input = ~(forward & first & (chunk == 0))
-    w = grid.warmup[dep_stage]
-    position = np.where(to_forward, np.where(dep_index < w, dep_index, 2 * dep_index - w),
-                        np.where(dep_index < total - w, 2 * dep_index + w + 1, dep_index + total))
-    known = dep_index[has_input]
-    if known.size and (known.min() < 0 or known.max() >= total):
+    an input falls outside the grid (the generic path then says so).
+
+    Worked out on the (stage, index) tables of the forwards and of the backwards (half the ops
+    each, and the stage before or after is a shifted row), then put at the ops' positions."""
+    total, at_f, at_b = grid.total, grid.at_f, grid.at_b
+    ops = 2 * total
+    j = np.arange(total)
+    first_chunk = j % (p * v) < p  # the j-th forward runs chunk 0, the j-th backward chunk v - 1
+    if v > 1 and total and j[first_chunk][-1] + (v - 1) * p >= total:
         return None
-    dep_at = np.where(has_input, dep_stage * (2 * total) + position, -1)
-    return dep_at.ravel(), (has_input & (dep_stage != s)).ravel()
+    earlier = np.maximum(j - p, 0)  # p indices earlier (where the chunk is not the first)
+    dep_f = np.empty_like(at_f)
+    dep_f[1:] = at_f[:-1]
+    dep_f[0] = np.where(first_chunk, -1, at_f[p - 1][earlier])
+    dep_b = np.empty_like(at_b)
+    dep_b[:-1] = at_b[1:]
+    dep_b[p - 1] = np.where(first_chunk, at_f[p - 1][np.minimum(j + (v - 1) * p, total - 1)], at_b[0][earlier])
+    dep_at = np.empty(p * ops, np.int64)
+    dep_at[at_f] = dep_f
+    dep_at[at_b] = dep_b
+    crosses = np.ones(p * ops, bool)
+    if p > 1:
+        crosses[at_f[0][first_chunk]] = False  # stage 0's chunk-0 forwards wait for nothing
+        crosses[at_b[p - 1][first_chunk]] = False  # the last stage's chunk v - 1 backwards wait for its own forwards
+    else:
+        crosses[:] = False
+    return dep_at, crosses
 
 
-def _ticks(p, total, interleaved, s, warmup, kind, index):
-    """Per op, a number that grows along every dependency and along each stage's order when the
-    schedule is 1F1B, interleaved or GPipe: sorting the ops by it gives `_flat_plan` its order
-    without visiting them one by one (it checks the order and falls back to the visit if not).
+def _backward_tick(p, total, b, s, warmup):
+    """The ops' ticks (_op_arrays): per op, a number that grows along every dependency and along each
+    stage's order when the schedule is 1F1B, interleaved or GPipe: sorting the ops by it gives
+    `_flat_plan` its order without visiting them one by one (it checks the order and falls back to
+    the visit if not).
 
-    The k-th forward of stage s at 2k + b s, its k-th backward at 2k + b s + 2 w + 1 (w: the
-    stage's warm-up forwards; b = 2 interleaved, 1 else): in the steady state the k-th backward
-    sits between the (w + k)-th and the (w + k + 1)-th forward, a forward comes after the same
+    The j-th forward of stage s at 2j + b s, its j-th backward at 2j + b s + 2 w + 1 (w: the
+    stage's warm-up forwards; b = 2 interleaved, 1 else): in the steady state the j-th backward
+    sits between the (w + j)-th and the (w + j + 1)-th forward, a forward comes after the same
     one on the stage before, a backward after the same one on the stage after (w shrinks by 2,
     or 1, a stage). A stage that runs only forwards, then only backwards (GPipe, or too few
-    micro-batches) puts its backwards after all forwards, later on earlier stages."""
-    b = 2 if interleaved else 1
-    backward_at = np.where(warmup < total, b * s + 2 * warmup + 1, 2 * total + 2 * b * p - b * s)
-    return 2 * index + np.where(kind == F, b * s, backward_at)
+    micro-batches) puts its backwards after all forwards, later on earlier stages.
+
+    Returns what the j-th backward adds to 2 j, per stage (warmup: shape (p, 1))."""
+    return np.where(warmup < total, b * s + 2 * warmup + 1, 2 * total + 2 * b * p - b * s)
 
 
 def _zero_bubble_orders(p: int, m: int) -> list[list[tuple[int, int, int]]]:

@@ -114,7 +114,9 @@ class ScheduleResult:
         r = np.array(dep_of(end), float, ndmin=1) + transfer
         start = np.where(r > f, r, f)
         ready = np.where(has_dep, r, 0.0)
-        prev = np.concatenate(([0.0], np.array(self.ends[stage][:-1])))
+        # the previous op's end (0.0 before the first): what each op's stage was free at, but the first's
+        prev = f.copy()
+        prev[0] = 0.0
         wait = start - prev
         wait_pp = np.where(ready > prev, np.where(transfer < wait, transfer, wait), 0.0)
         return 0.0 + float(np.add.accumulate(wait_pp)[-1])  # 0.0 +: a sum that starts from 0.0
