@@ -97,118 +97,17 @@ class ModelChecker:
         return True
 
     def _reshape_links(self, doc: Document, changes) -> bool:
-        """Follow cables added, removed, renamed or re-pointed (`changes`, in order) in the kept parts:
-        the links' ids and ends, the NaN table and the links' problems move with the list; the link
-        rules are redone at the devices at their ends, before and after; the checks that follow the
-        whole network's shape (servers cut off, the jobs' reach) are redone from the kept ends.
-        False when only the full check will do (the parts are then left half-moved: it replaces them)."""
-        parts, positions = self._parts, self._positions
-        if parts.duplicates:
+        """Follow cables added, removed, renamed or re-pointed (`changes`, in order) in the kept parts
+        (LinkReshape). False when only the full check will do (the parts are then left half-moved:
+        it replaces them)."""
+        if self._parts.duplicates:
             return False  # which element a repeated id means is the full check's call
-        devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
-        touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
-        reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
-
-        def devices_at(position: int) -> None:
-            for side in parts.ends:
-                if side.kind[position]:
-                    devices.add((int(side.kind[position]), int(side.index[position])))
-
+        reshape = LinkReshape(doc, self._parts, self._positions)
         for c in changes:
-            if c.action == "added":
-                link, position = c.new, c.position
-                if position is None or not isinstance(link.a, str) or not isinstance(link.b, str):
-                    return False
-                parts.ends = tuple(ends_inserted(side, position, self._parse_end(doc, end))
-                                   for side, end in zip(parts.ends, (link.a, link.b)))
-                try:
-                    parts.columns.inserted(position, link)
-                except (TypeError, ValueError):
-                    return False  # a count that is no whole number: the full check says what it says
-                reshaped = True
-                positions.link_inserted(position, c.id)
-                parts.numbers.inserted("links", position)
-                parts.per_link = moved_links(parts.per_link, position, 1)
-                parts.kinds = moved_links(parts.kinds, position, 1)
-                devices_at(position)
-                touched.add(c.id)
-                continue
-            if c.action == "removed":
-                position = c.position
-                if position is None or positions.link_ids[position] != c.id:
-                    return False
-                devices_at(position)
-                parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
-                parts.columns.removed(position)
-                reshaped = True
-                positions.link_removed(position)
-                parts.numbers.removed("links", position)
-                parts.per_link = moved_links(parts.per_link, position, -1)
-                parts.kinds = moved_links(parts.kinds, position, -1)
-                continue
-            found = positions.link_places(c.id)  # a cable's id, ends, kind or cable count changed
-            if len(found) != 1:
+            follow = {"added": reshape.added, "removed": reshape.removed}.get(c.action, reshape.changed)
+            if not follow(c):
                 return False
-            position = found[0]
-            devices_at(position)
-            if c.field == "id":
-                if not isinstance(c.new, str):
-                    return False
-                positions.link_renamed(position, c.new)
-                touched.add(c.new)
-            elif c.field in ("a", "b"):
-                if not isinstance(c.new, str):
-                    return False
-                side = "ab".index(c.field)
-                ends = list(parts.ends)
-                ends[side] = ends_replaced(ends[side], position, self._parse_end(doc, c.new))
-                parts.ends = tuple(ends)
-                devices_at(position)
-                touched.add(c.id)
-                reshaped = True
-            else:
-                touched.add(c.id)
-                reshaped = True
-        if len(positions.link_ids) != len(doc.links) or not self._ids_still_unique(doc, touched):
-            return False
-        for element_id in touched:
-            found = positions.link_places(element_id)
-            if found and doc.links[found[0]].id != element_id:
-                return False  # the kept ids went astray: the full check makes them again
-            if found:
-                parts.numbers.redo(doc, "links", found[0])
-                try:
-                    parts.columns.redo(found[0], doc.links[found[0]])
-                except (TypeError, ValueError):
-                    return False
-        if not redo_links_at(doc, parts, devices):
-            return False
-        if not reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
-            parts.tallies.link_renamed()
-            return True
-        if has_trays(doc):  # the trays' check reads the links
-            parts.after_links = problems_after_links(doc, self.catalog)
-        parts.network = network_problems(doc, parts.ends, parts.columns)
-        parts.tallies.links_reshaped(parts.ends, parts.columns)
-        return True
-
-    def _parse_end(self, doc: Document, end: str):
-        """One cable end as the links' ends read it, its device found through the kept indexes."""
-        device = end.partition(":")[0]
-        for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
-            position = self._positions.find(doc, name, device)
-            if position is not None:
-                return parse_endpoint(end, kind, position)
-        return parse_endpoint(end, 0, -1)
-
-    def _ids_still_unique(self, doc: Document, link_ids: set[str]) -> bool:
-        """Whether each of these links' ids (new ones: added or renamed to) is still no other element's."""
-        for element_id in link_ids:
-            if len(self._positions.link_places(element_id)) > 1:
-                return False
-            if any(self._positions.find(doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
-                return False
-        return True
+        return reshape.finish(self.catalog)
 
     def _names_a_repeated_id(self, doc: Document, edited) -> bool:
         """Whether an edited element, or a device at an edited cable's ends, has an id that another
@@ -230,6 +129,141 @@ class ModelChecker:
                 if split_endpoint(link.a)[0] in repeated or split_endpoint(link.b)[0] in repeated:
                     return True
         return False
+
+
+class LinkReshape:
+    """Cables added, removed, renamed or re-pointed, followed one change at a time in the kept parts:
+    the links' ids and ends, the NaN table and the links' problems move with the list; then (finish)
+    the link rules are redone at the devices at their ends, before and after, and the checks that
+    follow the whole network's shape (servers cut off, the jobs' reach) from the kept ends. Each step
+    returns False when only the full check will do."""
+
+    def __init__(self, doc: Document, parts: CheckParts, positions: "ElementPositions"):
+        self.doc, self.parts, self.positions = doc, parts, positions
+        self.devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
+        self.touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
+        self.reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
+
+    def added(self, c) -> bool:
+        link, position, parts = c.new, c.position, self.parts
+        if position is None or not isinstance(link.a, str) or not isinstance(link.b, str):
+            return False
+        parts.ends = tuple(ends_inserted(side, position, self._parse_end(end))
+                           for side, end in zip(parts.ends, (link.a, link.b)))
+        try:
+            parts.columns.inserted(position, link)
+        except (TypeError, ValueError):
+            return False  # a count that is no whole number: the full check says what it says
+        self.positions.link_inserted(position, c.id)
+        self._move_link_tables(position, 1)
+        self._devices_at(position)
+        self.touched.add(c.id)
+        return True
+
+    def removed(self, c) -> bool:
+        position, parts = c.position, self.parts
+        if position is None or self.positions.link_ids[position] != c.id:
+            return False
+        self._devices_at(position)
+        parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
+        parts.columns.removed(position)
+        self.positions.link_removed(position)
+        self._move_link_tables(position, -1)
+        return True
+
+    def changed(self, c) -> bool:
+        """A cable's id, ends, kind or cable count changed."""
+        found = self.positions.link_places(c.id)
+        if len(found) != 1:
+            return False
+        position = found[0]
+        self._devices_at(position)
+        if c.field == "id":
+            if not isinstance(c.new, str):
+                return False
+            self.positions.link_renamed(position, c.new)
+            self.touched.add(c.new)
+            return True
+        if c.field in ("a", "b"):
+            if not isinstance(c.new, str):
+                return False
+            side = "ab".index(c.field)
+            ends = list(self.parts.ends)
+            ends[side] = ends_replaced(ends[side], position, self._parse_end(c.new))
+            self.parts.ends = tuple(ends)
+            self._devices_at(position)
+        self.touched.add(c.id)
+        self.reshaped = True
+        return True
+
+    def finish(self, catalog: Catalog) -> bool:
+        """Read the added and changed links again, then redo the rules at their devices and the network."""
+        if not self._ids_kept_current() or not self._reread_touched():
+            return False
+        doc, parts = self.doc, self.parts
+        if not redo_links_at(doc, parts, self.devices):
+            return False
+        if not self.reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
+            parts.tallies.link_renamed()
+            return True
+        if has_trays(doc):  # the trays' check reads the links
+            parts.after_links = problems_after_links(doc, catalog)
+        parts.network = network_problems(doc, parts.ends, parts.columns)
+        parts.tallies.links_reshaped(parts.ends, parts.columns)
+        return True
+
+    def _move_link_tables(self, position: int, step: int) -> None:
+        """A link put at `position` (step 1) or the one there taken (-1): the per-link tables move."""
+        parts = self.parts
+        if step > 0:
+            parts.numbers.inserted("links", position)
+        else:
+            parts.numbers.removed("links", position)
+        parts.per_link = moved_links(parts.per_link, position, step)
+        parts.kinds = moved_links(parts.kinds, position, step)
+        self.reshaped = True
+
+    def _devices_at(self, position: int) -> None:
+        for side in self.parts.ends:
+            if side.kind[position]:
+                self.devices.add((int(side.kind[position]), int(side.index[position])))
+
+    def _ids_kept_current(self) -> bool:
+        """Whether the kept ids are as many as the links, and each new one is still no other element's."""
+        positions = self.positions
+        if len(positions.link_ids) != len(self.doc.links):
+            return False
+        for element_id in self.touched:
+            if len(positions.link_places(element_id)) > 1:
+                return False
+            if any(positions.find(self.doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
+                return False
+        return True
+
+    def _reread_touched(self) -> bool:
+        """The numbers and columns of the links added or changed, read again."""
+        links = self.doc.links
+        for element_id in self.touched:
+            found = self.positions.link_places(element_id)
+            if not found:
+                continue
+            if links[found[0]].id != element_id:
+                return False  # the kept ids went astray: the full check makes them again
+            self.parts.numbers.redo(self.doc, "links", found[0])
+            try:
+                self.parts.columns.redo(found[0], links[found[0]])
+            except (TypeError, ValueError):
+                return False
+        return True
+
+    def _parse_end(self, end: str):
+        """One cable end as the links' ends read it, its device found through the kept indexes."""
+        device = end.partition(":")[0]
+        for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
+            position = self.positions.find(self.doc, name, device)
+            if position is not None:
+                return parse_endpoint(end, kind, position)
+        return parse_endpoint(end, 0, -1)
 
 
 class ElementPositions:
