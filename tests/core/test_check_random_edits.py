@@ -70,9 +70,10 @@ class Edits:
         racks = [i for i in wanted if doc.find("racks", i) is not None]
         self.do([("remove", i) for i in links + devices + racks])
 
-    def rename(self, element_id: str, repoint: bool) -> None:
-        """Rename; with `repoint`, the cables (or a rack's members) follow in the same step."""
-        doc, new = self.doc, self.new_id(element_id.split("-")[0])
+    def rename(self, element_id: str, repoint: bool, new: str | None = None) -> None:
+        """Rename (to `new`, else a fresh id); with `repoint`, the cables (or a rack's members) follow in
+        the same step."""
+        doc, new = self.doc, new or self.new_id(element_id.split("-")[0])
         steps = [("update", element_id, {"id": new})]
         if repoint:
             for link in doc.links:
@@ -110,6 +111,8 @@ class Edits:
     def repoint_cable(self, link) -> None:
         doc, rng = self.doc, self.rng
         side = rng.choice("ab")
+        if not doc.nodes and not doc.switches:
+            return
         device = rng.choice([*doc.nodes, *doc.switches])
         port = f"nic{rng.randrange(device.nic_count + 1)}" if device in doc.nodes else f"p{rng.randrange(device.radix)}"
         self.do([("update", link.id, {side: f"{device.id}:{port}"})])
@@ -135,7 +138,9 @@ class Edits:
         elif kind == "delete":
             self.delete(element.id, with_links=noun == "rack" or rng.random() < 0.8)
         elif kind == "rename":
-            self.rename(element.id, repoint=rng.random() < 0.6)
+            taken = rng.choice(pool).id
+            # now and then to an id another element has (a repeat the check names)
+            self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.05 else None)
         elif what == "resize server":
             self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([4, 8, 16])},
                                                         {"nic_count": rng.choice([1, 4, 8])},

@@ -258,12 +258,19 @@ def _past_the_last_port(links: Links, s: _Side) -> np.ndarray:
     return (s.dev >= 0) & s.has_port & (s.first >= 0) & (s.first + links.count > s.limit)
 
 
+def device_names(devices) -> list[str]:
+    """The servers' ids, then the switches', each once, in the design's order: the names a dangling
+    cable end may have meant."""
+    return (list(dict.fromkeys(d.id for d in devices if type(d) is not Switch))
+            + list(dict.fromkeys(d.id for d in devices if type(d) is Switch)))
+
+
 class _Say:
     """The end rules' messages: the texts of the ends and the names a dangling end may have meant."""
 
-    def __init__(self, devices: Devices):
+    def __init__(self, devices: Devices, names: list[str] | None = None):
         self.devices = devices
-        self._names: list[str] | None = None
+        self._names = names
         # unknown device name -> the name it may have meant: the cables of a renamed switch all name
         # its old id, and each look-up compares it with every name of the design (~50 ms at 131k GPUs)
         self._guesses: dict[str, str | None] = {}
@@ -277,11 +284,8 @@ class _Say:
                   link.id, f"did you mean {guess}?" if guess else "connect it to an existing server or switch")
 
     def _device_names(self) -> list[str]:
-        """The servers' ids, then the switches', each once, in the design's order."""
         if self._names is None:
-            items = self.devices.items[:-1]
-            self._names = (list(dict.fromkeys(d.id for d in items if type(d) is not Switch))
-                           + list(dict.fromkeys(d.id for d in items if type(d) is Switch)))
+            self._names = device_names(self.devices.items[:-1])
         return self._names
 
     def not_a_port(self, link, side: str, s: _Side, i: int, where: str) -> Problem:
@@ -388,10 +392,12 @@ def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twi
     return said, (ends[k] == mine) & (cables.port > at[k])
 
 
-def link_problems(doc, ends=None) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
+def link_problems(doc, ends=None, names: list[str] | None = None
+                  ) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
     """(link index -> its ends' problems, link index -> its kind's and speed's problems, the switches'
     and servers' problems that follow from the links). `ends`: the links' ends as
-    `doc.link_ends.sides(doc)` gives them, when the caller has them."""
+    `doc.link_ends.sides(doc)` gives them, when the caller has them; `names`: the device names a
+    dangling end may have meant (device_names of the whole design, when `doc` is a part of it)."""
     nodes, switches, items = doc.nodes, doc.switches, doc.links
     codes = _Codes()
     devices = Devices.of(nodes, switches, codes)
@@ -406,7 +412,7 @@ def link_problems(doc, ends=None) -> tuple[dict[int, list[Problem]], dict[int, l
     kinds = _kind_problems(links, devices, np.arange(len(items)))
 
     sides = [_side(links, devices, dev[k], ends[k], "ab"[k]) for k in (0, 1)]
-    say = _Say(devices)
+    say = _Say(devices, names)
     per_end: list[tuple[int, int, Problem]] = []
     sound = []
     for k, s in enumerate(sides):
