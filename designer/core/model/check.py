@@ -161,6 +161,7 @@ def _duplicate_ids(doc: Document, link_ids: list[str]) -> list[Problem]:
 def _racks_and_slots(doc: Document) -> list[Problem]:
     out = []
     racks = {r.id: r for r in doc.racks}
+    guesses: dict[str, str | None] = {}  # a missing rack's name -> its guess: a renamed rack's servers all name it
     occupied: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for name in ("nodes", "switches"):
         kind = "server" if name == "nodes" else "switch"
@@ -172,7 +173,9 @@ def _racks_and_slots(doc: Document) -> list[Problem]:
                 continue
             rack = racks.get(element.rack)
             if rack is None:
-                guess = _guess(element.rack, racks)
+                if str(element.rack) not in guesses:
+                    guesses[str(element.rack)] = _guess(element.rack, racks)
+                guess = guesses[str(element.rack)]
                 out.append(_p(f"{kind} {element.id} names rack {element.rack!r}, which does not exist",
                               f"spec.{name}[{i}].rack", element.id, guess or "add the rack or fix the name"))
                 continue

@@ -21,7 +21,8 @@ from operator import attrgetter
 
 import numpy as np
 
-from ..problems import Problem, did_you_mean
+from ..problems import Problem
+from .close_names import CloseNames
 from .elements import Switch, split_endpoint
 from .endpoints import PORT_NIC, PORT_NVL, PORT_P, PORT_PCIE, PORT_PREFIXES
 
@@ -271,15 +272,17 @@ class _Say:
     def __init__(self, devices: Devices, names: list[str] | None = None):
         self.devices = devices
         self._names = names
-        # unknown device name -> the name it may have meant: the cables of a renamed switch all name
-        # its old id, and each look-up compares it with every name of the design (~50 ms at 131k GPUs)
+        self._close: CloseNames | None = None  # the names, indexed for did-you-mean (made when first asked)
+        # unknown device name -> the name it may have meant: the cables of a renamed switch all name its old id
         self._guesses: dict[str, str | None] = {}
 
     def dangling(self, link, side: str, s: _Side, i: int, where: str) -> Problem:
         device_id = split_endpoint(getattr(link, side))[0]
         guess = self._guesses.get(str(device_id), "")
         if guess == "":
-            guess = self._guesses[str(device_id)] = did_you_mean(str(device_id), self._device_names())
+            if self._close is None:
+                self._close = CloseNames(self._device_names())
+            guess = self._guesses[str(device_id)] = self._close.guess(str(device_id))
         return _p(f"link {link.id} ends at {device_id!r}, which does not exist (dangling)", f"{where}.{side}",
                   link.id, f"did you mean {guess}?" if guess else "connect it to an existing server or switch")
 
