@@ -32,7 +32,7 @@ from .design_tallies import DesignTallies
 from .device_edits import devices_moved, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
 from .elements import split_endpoint
-from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint
+from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint, parse_endpoints
 from .id_index import IdIndex
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 
@@ -175,6 +175,7 @@ class Reshape:
         self.new_ids: set[str] = set()  # ids of racks, servers, switches added or renamed (checked unrepeated)
         self.racked = False  # a rack, server or switch added, removed or changed (not only a rack moved)
         self.renamed = False  # a server or switch added, removed or renamed: the devices' places and names move
+        self.named = False  # a server or switch added or renamed: a name a dangling end may now find
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
@@ -208,6 +209,7 @@ class Reshape:
         if element_id is not None:
             self.elements.setdefault(collection, set()).add(element_id)
             self.new_ids.add(element_id)
+            self.named |= collection in KIND_OF
         self.positions.forget(collection)
         self.racked = True
         self.renamed |= collection in KIND_OF
@@ -316,7 +318,9 @@ class Reshape:
         new_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         maps = {KIND_OF[name]: place_map(self.device_ids[name], new_ids[name]) for name in KIND_OF}
         moved = [ends_moved(side, maps) for side in parts.ends]
-        again = set(np.flatnonzero((moved[0][0].kind == 0) | (moved[1][0].kind == 0)).tolist())
+        again = set(moved[0][1].tolist()) | set(moved[1][1].tolist())  # ends at a device gone
+        if self.named:  # a dangling end may name the device added or renamed to
+            again |= set(np.flatnonzero((moved[0][0].kind == 0) | (moved[1][0].kind == 0)).tolist())
         self.devices = devices_moved(self.devices, maps)
         for position in self._touched_positions():
             self._devices_at(position)  # before: its ends as parsed during the changes
@@ -328,7 +332,7 @@ class Reshape:
             texts = [getattr(links[i], field) for i in again]
             if not all(isinstance(text, str) for text in texts):
                 return False
-            sides.append(ends_set(side, again, [self._parse_end(text) for text in texts]))
+            sides.append(ends_set(side, again, self._parse_ends(texts)))
         parts.ends = tuple(sides)
         for position in again:
             self._devices_at(position)
@@ -390,6 +394,19 @@ class Reshape:
             except (TypeError, ValueError):
                 return False
         return True
+
+    def _parse_ends(self, ends: list[str]):
+        """Cable ends as the links' ends read them (in one parse), their devices found through the kept indexes."""
+        places = {}
+        for device in {end.partition(":")[0] for end in ends}:
+            places[device] = (0, -1)
+            for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
+                position = self.positions.find(self.doc, name, device)
+                if position is not None:
+                    places[device] = (kind, position)
+                    break
+        found = [places[end.partition(":")[0]] for end in ends]
+        return parse_endpoints(ends, [kind for kind, _ in found], [index for _, index in found])
 
     def _parse_end(self, end: str):
         """One cable end as the links' ends read it, its device found through the kept indexes."""

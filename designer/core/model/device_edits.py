@@ -43,14 +43,14 @@ def ends_moved(ends: Endpoints, maps: dict[int, np.ndarray]) -> tuple[Endpoints,
         np.flatnonzero(gone)
 
 
-def ends_set(ends: Endpoints, positions: list[int], parsed: list[Endpoints]) -> Endpoints:
-    """`ends` with the end at each of `positions` replaced by the one-end parse beside it."""
+def ends_set(ends: Endpoints, positions: list[int], parsed: Endpoints) -> Endpoints:
+    """`ends` with the end at each of `positions` replaced by the parse's entry in the same place."""
     if not positions:
         return ends
     fields = {}
     for f in dataclasses.fields(Endpoints):
         column = getattr(ends, f.name).copy()  # the arrays may be the document's own parse: not in place
-        column[positions] = [getattr(one, f.name)[0] for one in parsed]
+        column[positions] = getattr(parsed, f.name)
         fields[f.name] = column
     return Endpoints(**fields)
 
