@@ -155,3 +155,14 @@ def test_unknown_preset(small_doc):
 def test_num_gpus_above_cluster(small_doc):
     plan(small_doc, num_gpus=64)
     assert only(small_doc, "the cluster has 16")
+
+
+def test_a_design_whose_cables_were_all_deleted_is_checked_without_a_crash():
+    from designer.core.io import load_document
+    from tests.conftest import EXAMPLES
+
+    doc = load_document(EXAMPLES / "shared-roce-256gpu-2jobs.yaml")
+    for link in list(doc.links):
+        doc.remove(link.id)
+    problems = check_document(doc)  # a job across servers with no cable between them: named, no traceback
+    assert problems and all(p.message for p in problems)

@@ -60,7 +60,7 @@ def test_cable_adds_removes_renames_and_re_points_keep_the_full_checks_list_with
     assert checker.full_checks == 1
 
 
-def test_repeated_ids_and_ends_at_no_device_get_the_full_check_and_agree_with_it():
+def test_repeated_ids_get_the_full_check_and_ends_at_no_device_their_own_and_agree_with_it():
     doc = _design()
     checker = DesignChecker()
     _check(checker, doc)
@@ -79,23 +79,41 @@ def test_repeated_ids_and_ends_at_no_device_get_the_full_check_and_agree_with_it
     assert checker.full_checks == full_checks
     doc.update(third.id, a="leaf-that-is-not:p1")  # an end at no device: its did-you-mean reads every name
     assert any("dangling" in p.message for p in _check(checker, doc))
-    assert checker.full_checks == full_checks + 1
     doc.update(third.id, a=doc.links[78].a)  # mended (onto a port in use: named)
     assert not any("dangling" in p.message for p in _check(checker, doc))
+    assert checker.full_checks == full_checks
     doc.add(dataclasses.replace(doc.links[5], id=third.id))  # an added cable repeats an id: the full check
     assert any(p.message.startswith("duplicate id") for p in _check(checker, doc))
 
 
-def test_a_server_added_removed_or_renamed_gets_the_full_check():
+def test_servers_switches_and_racks_added_removed_renamed_or_resized_are_checked_without_the_full_check():
     doc = _design()
     checker = DesignChecker()
     _check(checker, doc)
-    server = doc.nodes[5]
-    doc.update(server.id, id="renamed-server")  # its cables now end at no device
+    server, switch, rack = doc.nodes[5].id, doc.switches[2].id, doc.racks[1].id
+    doc.update(server, id="renamed-server")  # its cables now end at no device
+    assert any(f"{server!r}" in p.message and "dangling" in p.message for p in _check(checker, doc))
+    doc.update("renamed-server", id=server)
+    assert not any("dangling" in p.message for p in _check(checker, doc))
+    with doc.batch():  # deleted as the window deletes: its cables first
+        removed = [doc.remove(link.id) for link in doc.links_of(server)] + [doc.remove(server)]
     _check(checker, doc)
-    doc.remove("renamed-server")
+    with doc.batch():  # and undone
+        for _, position, element in reversed(removed):
+            doc.add(element, position)
     _check(checker, doc)
-    assert checker.full_checks == 3
+    doc.update(server, accelerator_count=4)  # resized
+    _check(checker, doc)
+    doc.update(switch, radix=8)  # too few ports for its cables
+    assert any(p.element == switch for p in _check(checker, doc))
+    doc.remove(switch)  # through the API alone: its cables stay, dangling
+    assert any("dangling" in p.message for p in _check(checker, doc))
+    doc.update(rack, id="renamed-rack")  # its servers name a rack that is gone
+    assert any("does not exist" in p.message for p in _check(checker, doc))
+    doc.update("renamed-rack", units=2)
+    doc.add(dataclasses.replace(doc.nodes[0], id="another-server", rack="renamed-rack", slot=0))  # past its units
+    assert any(p.element == "another-server" for p in _check(checker, doc))
+    assert checker.full_checks == 1
 
 
 def test_removing_an_element_whose_id_repeats_leaves_the_other_one_found():

@@ -51,7 +51,7 @@ class CheckParts:
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     link_ids = doc.link_list("id")
     duplicates = _duplicate_ids(doc, link_ids)
-    before_links = duplicates + _racks_and_slots(doc) + _parts(doc, catalog)
+    before_links = duplicates + problems_before_links(doc, catalog)
     # the links' ends parsed once for every rule that reads them (asking the document's LinkEnds again
     # reads every link's two ends to prove its parse current: ~35 ms a time at 131k GPUs)
     ends = doc.link_ends.sides(doc)
@@ -81,6 +81,11 @@ def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) 
         parts.kinds[position] = kind
     else:
         parts.kinds.pop(position, None)
+
+
+def problems_before_links(doc: Document, catalog: Catalog) -> list[Problem]:
+    """The racks' and slots' checks and the parts' names (one part of CheckParts, after the repeated ids)."""
+    return _racks_and_slots(doc) + _parts(doc, catalog)
 
 
 def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
@@ -156,6 +161,7 @@ def _duplicate_ids(doc: Document, link_ids: list[str]) -> list[Problem]:
 def _racks_and_slots(doc: Document) -> list[Problem]:
     out = []
     racks = {r.id: r for r in doc.racks}
+    guesses: dict[str, str | None] = {}  # a missing rack's name -> its guess: a renamed rack's servers all name it
     occupied: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for name in ("nodes", "switches"):
         kind = "server" if name == "nodes" else "switch"
@@ -167,7 +173,9 @@ def _racks_and_slots(doc: Document) -> list[Problem]:
                 continue
             rack = racks.get(element.rack)
             if rack is None:
-                guess = _guess(element.rack, racks)
+                if str(element.rack) not in guesses:
+                    guesses[str(element.rack)] = _guess(element.rack, racks)
+                guess = guesses[str(element.rack)]
                 out.append(_p(f"{kind} {element.id} names rack {element.rack!r}, which does not exist",
                               f"spec.{name}[{i}].rack", element.id, guess or "add the rack or fix the name"))
                 continue

@@ -11,29 +11,40 @@ ends are kept current edit by edit (ElementPositions, the parts' `ends`), the Na
 links' problems move with the list, and the link rules are redone at the devices those cables end at
 (link_edits.py); the whole network's checks (servers cut off, the jobs' reach) are redone from the
 kept ends and the links' kinds, counts and states kept as arrays (link_columns.py), and not at all
-after cables were only renamed. Anything else (a server, switch or rack added, removed or renamed, moves, a new
-design, an edit while ids repeat) gets the full check. The list is joined as check_model joins it
+after cables were only renamed. Servers, switches and racks added, removed, renamed or resized keep
+them as well: the devices' places are matched by id before and after and the kept ends moved
+(device_edits.py), the link rules redone at the devices whose cables or fields changed and at every
+dangling end, and the checks that read every rack, server or switch (slots, parts, NVLink domains)
+run again. A new design, or an edit while ids repeat, gets the full check. The list is joined as check_model joins it
 (check.assemble). Saving and `designer validate` run the full check.
 """
 from __future__ import annotations
 
 from operator import attrgetter
 
+import numpy as np
+
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_problems,
-                    problems_after_links, redo_link_kind)
+                    problems_after_links, problems_before_links, redo_link_kind)
+from .design_tallies import DesignTallies
+from .device_edits import devices_moved, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
 from .elements import split_endpoint
-from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint
+from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint, parse_endpoints
 from .id_index import IdIndex
-from .link_edits import SERVER, SWITCH, moved_links, redo_links_at
+from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
 JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of the cluster checks read them
 # A part marked down or up (or GPUs of a server out): no cluster check reads it; the jobs' check,
 # which does, runs on every check (check_plan) and reads them through the tallies the edit updates
 STATE_FIELDS = frozenset({"state", "gpus_down"})
+DEVICE_PARTS = frozenset({"racks", "nodes", "switches"})
+KIND_OF = {"nodes": SERVER, "switches": SWITCH}
+# a rack's fields that only the NaN check reads (its place on the canvas, its labels)
+RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
 
 class ModelChecker:
@@ -42,6 +53,7 @@ class ModelChecker:
         self._key = None  # (lineage, revision) of the parts below
         self._parts: CheckParts | None = None
         self._positions = ElementPositions()
+        self._device_ids: dict[str, list[str]] = {}  # the servers' and switches' ids the parts were made for
         self.full_checks = 0  # how many times the whole design was checked (tests, benchmarks)
 
     def check(self, doc: Document) -> list[Problem]:
@@ -50,13 +62,14 @@ class ModelChecker:
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
             self._positions = ElementPositions(self._parts.link_ids)
+            self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         self._key = (doc.lineage, doc.revision)
         return assemble(doc, self._parts, self.catalog)
 
     def _patch(self, doc: Document, changes) -> bool:
         """Redo the parts these changes can affect; False when only a full check will do."""
         edited: dict[tuple[str, str], set[str]] = {}  # (collection, id) of each element changed -> its fields
-        reshaped = []  # cables added, removed, renamed or re-pointed, in order
+        reshaped = []  # cables, servers, switches and racks added, removed, renamed or re-pointed, in order
         for c in changes:
             if c.collection in JOB_PARTS:
                 continue
@@ -72,8 +85,11 @@ class ModelChecker:
                 if fields is not None and c.action == "changed":
                     edited[(c.collection, c.new if c.field == "id" else c.id)] = fields
                 continue
+            if c.collection in DEVICE_PARTS and c.action in ("added", "removed", "changed"):
+                reshaped.append(c)
+                continue
             return False
-        if reshaped and not self._reshape_links(doc, reshaped):
+        if reshaped and not self._reshape(doc, reshaped):
             return False
         if edited and self._names_a_repeated_id(doc, edited):
             return False  # which element a repeated id means is the full check's call
@@ -96,118 +112,24 @@ class ModelChecker:
                 redo_link_kind(doc, self._parts, position, ends)
         return True
 
-    def _reshape_links(self, doc: Document, changes) -> bool:
-        """Follow cables added, removed, renamed or re-pointed (`changes`, in order) in the kept parts:
-        the links' ids and ends, the NaN table and the links' problems move with the list; the link
-        rules are redone at the devices at their ends, before and after; the checks that follow the
-        whole network's shape (servers cut off, the jobs' reach) are redone from the kept ends.
-        False when only the full check will do (the parts are then left half-moved: it replaces them)."""
-        parts, positions = self._parts, self._positions
-        if parts.duplicates:
+    def _reshape(self, doc: Document, changes) -> bool:
+        """Follow cables, servers, switches and racks added, removed, renamed, re-pointed or resized
+        (`changes`, in order) in the kept parts (Reshape). False when only the full check will do (the
+        parts are then left half-moved: it replaces them)."""
+        if self._parts.duplicates:
             return False  # which element a repeated id means is the full check's call
-        devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
-        touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
-        reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
-
-        def devices_at(position: int) -> None:
-            for side in parts.ends:
-                if side.kind[position]:
-                    devices.add((int(side.kind[position]), int(side.index[position])))
-
+        reshape = Reshape(doc, self._parts, self._positions, self._device_ids)
         for c in changes:
-            if c.action == "added":
-                link, position = c.new, c.position
-                if position is None or not isinstance(link.a, str) or not isinstance(link.b, str):
-                    return False
-                parts.ends = tuple(ends_inserted(side, position, self._parse_end(doc, end))
-                                   for side, end in zip(parts.ends, (link.a, link.b)))
-                try:
-                    parts.columns.inserted(position, link)
-                except (TypeError, ValueError):
-                    return False  # a count that is no whole number: the full check says what it says
-                reshaped = True
-                positions.link_inserted(position, c.id)
-                parts.numbers.inserted("links", position)
-                parts.per_link = moved_links(parts.per_link, position, 1)
-                parts.kinds = moved_links(parts.kinds, position, 1)
-                devices_at(position)
-                touched.add(c.id)
-                continue
-            if c.action == "removed":
-                position = c.position
-                if position is None or positions.link_ids[position] != c.id:
-                    return False
-                devices_at(position)
-                parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
-                parts.columns.removed(position)
-                reshaped = True
-                positions.link_removed(position)
-                parts.numbers.removed("links", position)
-                parts.per_link = moved_links(parts.per_link, position, -1)
-                parts.kinds = moved_links(parts.kinds, position, -1)
-                continue
-            found = positions.link_places(c.id)  # a cable's id, ends, kind or cable count changed
-            if len(found) != 1:
-                return False
-            position = found[0]
-            devices_at(position)
-            if c.field == "id":
-                if not isinstance(c.new, str):
-                    return False
-                positions.link_renamed(position, c.new)
-                touched.add(c.new)
-            elif c.field in ("a", "b"):
-                if not isinstance(c.new, str):
-                    return False
-                side = "ab".index(c.field)
-                ends = list(parts.ends)
-                ends[side] = ends_replaced(ends[side], position, self._parse_end(doc, c.new))
-                parts.ends = tuple(ends)
-                devices_at(position)
-                touched.add(c.id)
-                reshaped = True
+            if c.collection in DEVICE_PARTS:
+                follow = {"added": reshape.element_added, "removed": reshape.element_removed}.get(
+                    c.action, reshape.element_changed)
             else:
-                touched.add(c.id)
-                reshaped = True
-        if len(positions.link_ids) != len(doc.links) or not self._ids_still_unique(doc, touched):
-            return False
-        for element_id in touched:
-            found = positions.link_places(element_id)
-            if found and doc.links[found[0]].id != element_id:
-                return False  # the kept ids went astray: the full check makes them again
-            if found:
-                parts.numbers.redo(doc, "links", found[0])
-                try:
-                    parts.columns.redo(found[0], doc.links[found[0]])
-                except (TypeError, ValueError):
-                    return False
-        if not redo_links_at(doc, parts, devices):
-            return False
-        if not reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
-            parts.tallies.link_renamed()
-            return True
-        if has_trays(doc):  # the trays' check reads the links
-            parts.after_links = problems_after_links(doc, self.catalog)
-        parts.network = network_problems(doc, parts.ends, parts.columns)
-        parts.tallies.links_reshaped(parts.ends, parts.columns)
-        return True
-
-    def _parse_end(self, doc: Document, end: str):
-        """One cable end as the links' ends read it, its device found through the kept indexes."""
-        device = end.partition(":")[0]
-        for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
-            position = self._positions.find(doc, name, device)
-            if position is not None:
-                return parse_endpoint(end, kind, position)
-        return parse_endpoint(end, 0, -1)
-
-    def _ids_still_unique(self, doc: Document, link_ids: set[str]) -> bool:
-        """Whether each of these links' ids (new ones: added or renamed to) is still no other element's."""
-        for element_id in link_ids:
-            if len(self._positions.link_places(element_id)) > 1:
+                follow = {"added": reshape.added, "removed": reshape.removed}.get(c.action, reshape.changed)
+            if not follow(c):
                 return False
-            if any(self._positions.find(doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
-                return False
+        if not reshape.finish(self.catalog):
+            return False
+        self._device_ids = reshape.device_ids
         return True
 
     def _names_a_repeated_id(self, doc: Document, edited) -> bool:
@@ -232,6 +154,270 @@ class ModelChecker:
         return False
 
 
+class Reshape:
+    """Cables, servers, switches and racks added, removed, renamed, re-pointed or resized, followed
+    one change at a time in the kept parts: the links' ids and ends, the NaN table and the links'
+    problems move with the list of links. Then (finish) the devices' places are matched by id before
+    and after (device_edits.py), the link rules are redone at the devices whose links or fields
+    changed, before and after, and at every dangling end when device names changed; the checks that
+    read every rack, server or switch (slots, parts, NVLink domains: ~30 ms at 131k GPUs) and those
+    that follow the whole network's shape (servers cut off, the jobs' reach) are redone from the kept
+    ends. Each step returns False when only the full check will do."""
+
+    def __init__(self, doc: Document, parts: CheckParts, positions: "ElementPositions",
+                 device_ids: dict[str, list[str]]):
+        self.doc, self.parts, self.positions = doc, parts, positions
+        self.device_ids = device_ids  # collection -> the servers' or switches' ids, as the parts have them
+        self.devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
+        self.touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
+        self.reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
+        self.elements: dict[str, set[str]] = {}  # collection -> ids of racks, servers, switches added or changed
+        self.new_ids: set[str] = set()  # ids of racks, servers, switches added or renamed (checked unrepeated)
+        self.racked = False  # a rack, server or switch added, removed or changed (not only a rack moved)
+        self.renamed = False  # a server or switch added, removed or renamed: the devices' places and names move
+        self.named = False  # a server or switch added or renamed: a name a dangling end may now find
+
+    def element_added(self, c) -> bool:
+        """A rack, server or switch put at `c.position`."""
+        if c.position is None or not isinstance(c.id, str):
+            return False
+        self.parts.numbers.inserted(c.collection, c.position)
+        self._element_moved(c.collection, c.id)
+        return True
+
+    def element_removed(self, c) -> bool:
+        if c.position is None:
+            return False
+        self.parts.numbers.removed(c.collection, c.position)
+        self._element_moved(c.collection, None)
+        return True
+
+    def element_changed(self, c) -> bool:
+        """A field of a rack, server or switch (its id too) changed."""
+        new_id = c.new if c.field == "id" else c.id
+        if not isinstance(new_id, str):
+            return False
+        self.elements.setdefault(c.collection, set()).add(new_id)
+        if c.field == "id":
+            self._element_moved(c.collection, new_id)
+        elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
+            self.racked = True
+        return True
+
+    def _element_moved(self, collection: str, element_id: str | None) -> None:
+        """A rack, server or switch added, removed or renamed: the ids' index of its list is made again."""
+        if element_id is not None:
+            self.elements.setdefault(collection, set()).add(element_id)
+            self.new_ids.add(element_id)
+            self.named |= collection in KIND_OF
+        self.positions.forget(collection)
+        self.racked = True
+        self.renamed |= collection in KIND_OF
+
+    def added(self, c) -> bool:
+        link, position, parts = c.new, c.position, self.parts
+        if position is None or not isinstance(link.a, str) or not isinstance(link.b, str):
+            return False
+        parts.ends = tuple(ends_inserted(side, position, self._parse_end(end))
+                           for side, end in zip(parts.ends, (link.a, link.b)))
+        try:
+            parts.columns.inserted(position, link)
+        except (TypeError, ValueError):
+            return False  # a count that is no whole number: the full check says what it says
+        self.positions.link_inserted(position, c.id)
+        self._move_link_tables(position, 1)
+        self._devices_at(position)
+        self.touched.add(c.id)
+        return True
+
+    def removed(self, c) -> bool:
+        position, parts = c.position, self.parts
+        if position is None or self.positions.link_ids[position] != c.id:
+            return False
+        self._devices_at(position)
+        parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
+        parts.columns.removed(position)
+        self.positions.link_removed(position)
+        self._move_link_tables(position, -1)
+        return True
+
+    def changed(self, c) -> bool:
+        """A cable's id, ends, kind or cable count changed."""
+        found = self.positions.link_places(c.id)
+        if len(found) != 1:
+            return False
+        position = found[0]
+        self._devices_at(position)
+        if c.field == "id":
+            if not isinstance(c.new, str):
+                return False
+            self.positions.link_renamed(position, c.new)
+            self.touched.add(c.new)
+            return True
+        if c.field in ("a", "b"):
+            if not isinstance(c.new, str):
+                return False
+            side = "ab".index(c.field)
+            ends = list(self.parts.ends)
+            ends[side] = ends_replaced(ends[side], position, self._parse_end(c.new))
+            self.parts.ends = tuple(ends)
+            self._devices_at(position)
+        self.touched.add(c.id)
+        self.reshaped = True
+        return True
+
+    def finish(self, catalog: Catalog) -> bool:
+        """Read the added and changed elements again, then redo the rules at their devices and the network."""
+        if not self._ids_kept_current() or not self._reread_touched() or not self._reread_elements():
+            return False
+        if self.renamed and not self._follow_devices():
+            return False
+        doc, parts = self.doc, self.parts
+        redo_links_at(doc, parts, self.devices)
+        if self.racked:  # the checks that read every rack, server or switch
+            parts.before_links = problems_before_links(doc, catalog)
+            parts.after_links = problems_after_links(doc, catalog)
+            parts.network = network_problems(doc, parts.ends, parts.columns)
+            parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
+            return True
+        if not self.reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
+            parts.tallies.link_renamed()
+            return True
+        if has_trays(doc):  # the trays' check reads the links
+            parts.after_links = problems_after_links(doc, catalog)
+        parts.network = network_problems(doc, parts.ends, parts.columns)
+        parts.tallies.links_reshaped(parts.ends, parts.columns)
+        return True
+
+    def _reread_elements(self) -> bool:
+        """The racks, servers and switches added or changed: their numbers read again, their devices'
+        links redone; False when an id now repeats (the full check names the repeats)."""
+        if not self.elements:
+            return True
+        doc = self.doc
+        if self.new_ids:  # an id added or renamed to: still no other element's
+            ids = [e.id for name in DEVICE_PARTS for e in getattr(doc.spec, name)]
+            if len(set(ids)) != len(ids) or any(self.positions.link_places(i) for i in self.new_ids):
+                return False
+        for name, element_ids in self.elements.items():
+            for element_id in element_ids:
+                position = self.positions.find(doc, name, element_id)
+                if position is None:
+                    continue  # removed again since
+                self.parts.numbers.redo(doc, name, position)
+                if name in KIND_OF and not self.renamed:  # (renamed: _follow_devices reads the places anew)
+                    self.devices.add((KIND_OF[name], position))
+        return True
+
+    def _follow_devices(self) -> bool:
+        """Servers or switches added, removed or renamed: the kept ends, devices and devices' problems
+        moved to the new places; the ends at a device gone, at none, or of a link added or changed
+        parsed again from their text; every dangling end's problem redone (the names it may have meant
+        changed)."""
+        doc, parts = self.doc, self.parts
+        new_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
+        maps = {KIND_OF[name]: place_map(self.device_ids[name], new_ids[name]) for name in KIND_OF}
+        moved = [ends_moved(side, maps) for side in parts.ends]
+        again = set(moved[0][1].tolist()) | set(moved[1][1].tolist())  # ends at a device gone
+        if self.named:  # a dangling end may name the device added or renamed to
+            again |= set(np.flatnonzero((moved[0][0].kind == 0) | (moved[1][0].kind == 0)).tolist())
+        self.devices = devices_moved(self.devices, maps)
+        for position in self._touched_positions():
+            self._devices_at(position)  # before: its ends as parsed during the changes
+            again.add(position)
+        again = sorted(again)
+        links = doc.links
+        sides = []
+        for (side, _), field in zip(moved, ("a", "b")):
+            texts = [getattr(links[i], field) for i in again]
+            if not all(isinstance(text, str) for text in texts):
+                return False
+            sides.append(ends_set(side, again, self._parse_ends(texts)))
+        parts.ends = tuple(sides)
+        for position in again:
+            self._devices_at(position)
+        for name, element_ids in self.elements.items():
+            if name in KIND_OF:
+                for element_id in element_ids:
+                    position = self.positions.find(doc, name, element_id)
+                    if position is not None:
+                        self.devices.add((KIND_OF[name], position))
+        self.devices.add(DANGLING)
+        parts.tail = tail_moved(parts.tail, maps)
+        self.device_ids = new_ids
+        return True
+
+    def _touched_positions(self) -> list[int]:
+        """Where the links added or changed are now."""
+        return [p for element_id in self.touched for p in self.positions.link_places(element_id)]
+
+    def _move_link_tables(self, position: int, step: int) -> None:
+        """A link put at `position` (step 1) or the one there taken (-1): the per-link tables move."""
+        parts = self.parts
+        if step > 0:
+            parts.numbers.inserted("links", position)
+        else:
+            parts.numbers.removed("links", position)
+        parts.per_link = moved_links(parts.per_link, position, step)
+        parts.kinds = moved_links(parts.kinds, position, step)
+        self.reshaped = True
+
+    def _devices_at(self, position: int) -> None:
+        """The devices at the link's ends (DANGLING for an end at none) are to be redone."""
+        for side in self.parts.ends:
+            self.devices.add((int(side.kind[position]), int(side.index[position])) if side.kind[position] else DANGLING)
+
+    def _ids_kept_current(self) -> bool:
+        """Whether the kept ids are as many as the links, and each new one is still no other element's."""
+        positions = self.positions
+        if len(positions.link_ids) != len(self.doc.links):
+            return False
+        for element_id in self.touched:
+            if len(positions.link_places(element_id)) > 1 or positions.links_repeat:
+                return False
+            if any(positions.find(self.doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
+                return False
+        return True
+
+    def _reread_touched(self) -> bool:
+        """The numbers and columns of the links added or changed, read again."""
+        links = self.doc.links
+        for element_id in self.touched:
+            found = self.positions.link_places(element_id)
+            if not found:
+                continue
+            if links[found[0]].id != element_id:
+                return False  # the kept ids went astray: the full check makes them again
+            self.parts.numbers.redo(self.doc, "links", found[0])
+            try:
+                self.parts.columns.redo(found[0], links[found[0]])
+            except (TypeError, ValueError):
+                return False
+        return True
+
+    def _parse_ends(self, ends: list[str]):
+        """Cable ends as the links' ends read them (in one parse), their devices found through the kept indexes."""
+        places = {}
+        for device in {end.partition(":")[0] for end in ends}:
+            places[device] = (0, -1)
+            for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
+                position = self.positions.find(self.doc, name, device)
+                if position is not None:
+                    places[device] = (kind, position)
+                    break
+        found = [places[end.partition(":")[0]] for end in ends]
+        return parse_endpoints(ends, [kind for kind, _ in found], [index for _, index in found])
+
+    def _parse_end(self, end: str):
+        """One cable end as the links' ends read it, its device found through the kept indexes."""
+        device = end.partition(":")[0]
+        for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
+            position = self.positions.find(self.doc, name, device)
+            if position is not None:
+                return parse_endpoint(end, kind, position)
+        return parse_endpoint(end, 0, -1)
+
+
 class ElementPositions:
     """Id -> position in each collection, made the first time an edit asks and kept while the checked
     parts are. A snapshot's own id index would be made again for every snapshot (a dict of 295k links:
@@ -248,6 +434,7 @@ class ElementPositions:
         self._moves: list[tuple[int, int]] = []  # (place, +1 a link put there | -1 the one there taken)
         # id -> (place, moves before) of each link put there or renamed to it since the index was made
         self._since: dict[str, list[tuple[int, int]]] = {}
+        self.links_repeat = False  # an id was repeated among the links when their index was made
 
     def find(self, doc: Document, name: str, element_id: str) -> int | None:
         items = getattr(doc.spec, name)
@@ -270,6 +457,9 @@ class ElementPositions:
         if index is None:
             index = self._indexes["links"] = IdIndex(list(ids))
             self._moves, self._since = [], {}
+            # made from the ids as they are now: a repeat already among them (put there by the edits being
+            # followed) would be found at one of its places only
+            self.links_repeat = index.has_repeats()
         candidates = list(self._since.get(element_id, ()))
         original = index.get(element_id)
         if original is not None:
@@ -295,6 +485,10 @@ class ElementPositions:
     def link_renamed(self, position: int, new_id: str) -> None:
         self.link_ids[position] = new_id
         self._since.setdefault(new_id, []).append((position, len(self._moves)))
+
+    def forget(self, name: str) -> None:
+        """A rack, server or switch was added, removed or renamed: that list's index is made again when asked."""
+        self._indexes.pop(name, None)
 
     def _remake_when_long(self) -> None:
         if len(self._moves) > self.REMAKE_AFTER:

@@ -264,3 +264,15 @@ def ends_removed(ends: Endpoints, position: int) -> Endpoints:
 def ends_replaced(ends: Endpoints, position: int, one: Endpoints) -> Endpoints:
     """`ends` with the endpoint at `position` replaced by `one` (a link re-pointed)."""
     return ends_inserted(ends_removed(ends, position), position, one)
+
+
+def parse_endpoints(endpoints: list[str], kinds: list[int], indexes: list[int]) -> Endpoints:
+    """parse_endpoint of each of `endpoints` in one parse (`kinds`, `indexes`: the device of each, found
+    by the caller)."""
+    devices = [endpoint.partition(":")[0] for endpoint in endpoints]
+    servers = sorted({d for d, kind in zip(devices, kinds) if kind == 1})
+    switches = sorted({d for d, kind in zip(devices, kinds) if kind == 2})
+    parsed = _parse(endpoints, servers, switches)
+    kind = np.array(kinds, np.int8)
+    return dataclasses.replace(parsed, kind=kind, index=np.where(kind != 0, np.array(indexes, np.int64), -1).astype(np.int32),
+                               nic=np.where(kind == 1, parsed.nic, -1).astype(parsed.nic.dtype))

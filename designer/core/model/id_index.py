@@ -35,3 +35,9 @@ class IdIndex:
             if self.ids[i] == element_id:
                 return i
         return None
+
+    def has_repeats(self) -> bool:
+        """Whether an id is among `ids` more than once (`get` names only its last place)."""
+        same = np.flatnonzero(self.hashes[1:] == self.hashes[:-1])  # a repeated id has a repeated hash
+        return any(self.ids[int(self.order[k])] == self.ids[int(self.order[k + 1])] for k in same.tolist()) \
+            if len(same) else False

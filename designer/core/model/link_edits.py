@@ -8,6 +8,8 @@ rules give new answers only at the devices at their ends (before and after the e
 run, as they are, on a small design made of those devices, every link that ends at one of them and
 the devices at those links' other ends; their answers at the edited devices replace the kept ones,
 and every other kept answer stands (its place in the list moved with the links added or removed).
+A dangling end's problem names the device it may have meant: it is redone with the whole design's
+names whenever DANGLING is among the devices (a server or switch added, removed or renamed).
 """
 from __future__ import annotations
 
@@ -16,9 +18,12 @@ import dataclasses
 import numpy as np
 
 from ..problems import Problem
-from .link_rules import link_problems
+from .link_rules import device_names, link_problems
 
 SERVER, SWITCH = 1, 2  # an end's device kind, as endpoints.Endpoints numbers them
+# the (kind, index) of an end at no device: in a set of devices, every dangling end (its problem names
+# the device it may have meant, which any server or switch added, removed or renamed can change)
+DANGLING = (0, -1)
 
 
 def at_index(problem: Problem, collection: str, index: int) -> Problem:
@@ -30,7 +35,7 @@ def at_index(problem: Problem, collection: str, index: int) -> Problem:
     return dataclasses.replace(problem, path=f"{head}{index}]{rest}")
 
 
-def _device_of_path(path: str) -> tuple[int, int]:
+def device_of_path(path: str) -> tuple[int, int]:
     """(kind, index) of the device a device problem names ("spec.switches[3]")."""
     kind = SWITCH if path.startswith("spec.switches[") else SERVER
     return kind, int(path.split("[", 1)[1].split("]", 1)[0])
@@ -40,6 +45,8 @@ def links_at(ends, devices: set[tuple[int, int]]) -> np.ndarray:
     """Positions of the links with an end at one of `devices` ((kind, index) pairs), in order."""
     a, b = ends
     mask = np.zeros(len(a.kind), bool)
+    if DANGLING in devices:
+        mask |= (a.kind == 0) | (b.kind == 0)
     for side in (a, b):
         for kind in (SERVER, SWITCH):
             chosen = [i for k, i in devices if k == kind]
@@ -48,22 +55,21 @@ def links_at(ends, devices: set[tuple[int, int]]) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def redo_links_at(doc, parts, devices: set[tuple[int, int]]) -> bool:
+def redo_links_at(doc, parts, devices: set[tuple[int, int]]) -> None:
     """Redo `parts`' link problems (check.CheckParts: per_link, kinds, tail) at `devices`, whose
-    links changed; `parts.ends` is the links' ends now. False (nothing changed) when only the full
-    check will do: a link there that ends at no device (its did-you-mean reads every name)."""
+    links changed (DANGLING among them: every end at no device); `parts.ends` is the links' ends now."""
     from .document import ClusterSpec, Document
 
     a, b = parts.ends
     positions = links_at(parts.ends, devices).tolist()
-    if any(a.kind[i] == 0 or b.kind[i] == 0 for i in positions):
-        return False
+    dangling = any(a.kind[i] == 0 or b.kind[i] == 0 for i in positions)
     ends_at = [(int(e.kind[i]), int(e.index[i])) for i in positions for e in (a, b)]
     nodes = sorted({i for k, i in ends_at if k == SERVER} | {i for k, i in devices if k == SERVER})
     switches = sorted({i for k, i in ends_at if k == SWITCH} | {i for k, i in devices if k == SWITCH})
     small = Document(ClusterSpec(nodes=[doc.nodes[i] for i in nodes], switches=[doc.switches[j] for j in switches],
                                  links=[doc.links[i] for i in positions]))
-    per_link, kinds, tail = link_problems(small)
+    # a dangling end's did-you-mean reads the whole design's names, not the small design's
+    per_link, kinds, tail = link_problems(small, names=device_names([*doc.nodes, *doc.switches]) if dangling else None)
     for k, real in enumerate(positions):
         mine = {"ab".index(p.path[-1]): p for p in parts.per_link.get(real, [])}
         at = [(int(a.kind[real]), int(a.index[real])) in devices, (int(b.kind[real]), int(b.index[real])) in devices]
@@ -77,15 +83,14 @@ def redo_links_at(doc, parts, devices: set[tuple[int, int]]) -> bool:
         _put(parts.per_link, real, [mine[side] for side in sorted(mine)])
         _put(parts.kinds, real, [at_index(p, "links", real) for p in kinds.get(k, [])])
     real_of = {SERVER: nodes, SWITCH: switches}
-    kept = [p for p in parts.tail if _device_of_path(p.path) not in devices]
+    kept = [p for p in parts.tail if device_of_path(p.path) not in devices]
     for p in tail:
-        kind, k = _device_of_path(p.path)
+        kind, k = device_of_path(p.path)
         if (kind, real_of[kind][k]) in devices:
             kept.append(at_index(p, "switches" if kind == SWITCH else "nodes", real_of[kind][k]))
-    kept.sort(key=lambda p: (0, _device_of_path(p.path)[1]) if p.path.startswith("spec.switches[")
-              else (1, _device_of_path(p.path)[1]))
+    kept.sort(key=lambda p: (0, device_of_path(p.path)[1]) if p.path.startswith("spec.switches[")
+              else (1, device_of_path(p.path)[1]))
     parts.tail = kept
-    return True
 
 
 def _put(table: dict[int, list[Problem]], position: int, problems: list[Problem]) -> None:

@@ -21,7 +21,8 @@ from operator import attrgetter
 
 import numpy as np
 
-from ..problems import Problem, did_you_mean
+from ..problems import Problem
+from .close_names import CloseNames
 from .elements import Switch, split_endpoint
 from .endpoints import PORT_NIC, PORT_NVL, PORT_P, PORT_PCIE, PORT_PREFIXES
 
@@ -258,22 +259,37 @@ def _past_the_last_port(links: Links, s: _Side) -> np.ndarray:
     return (s.dev >= 0) & s.has_port & (s.first >= 0) & (s.first + links.count > s.limit)
 
 
+def device_names(devices) -> list[str]:
+    """The servers' ids, then the switches', each once, in the design's order: the names a dangling
+    cable end may have meant."""
+    return (list(dict.fromkeys(d.id for d in devices if type(d) is not Switch))
+            + list(dict.fromkeys(d.id for d in devices if type(d) is Switch)))
+
+
 class _Say:
     """The end rules' messages: the texts of the ends and the names a dangling end may have meant."""
 
-    def __init__(self, devices: Devices):
+    def __init__(self, devices: Devices, names: list[str] | None = None):
         self.devices = devices
-        self._names: list[str] | None = None
+        self._names = names
+        self._close: CloseNames | None = None  # the names, indexed for did-you-mean (made when first asked)
+        # unknown device name -> the name it may have meant: the cables of a renamed switch all name its old id
+        self._guesses: dict[str, str | None] = {}
 
     def dangling(self, link, side: str, s: _Side, i: int, where: str) -> Problem:
         device_id = split_endpoint(getattr(link, side))[0]
-        if self._names is None:
-            items = self.devices.items[:-1]
-            self._names = (list(dict.fromkeys(d.id for d in items if type(d) is not Switch))
-                           + list(dict.fromkeys(d.id for d in items if type(d) is Switch)))
-        guess = did_you_mean(str(device_id), self._names)
+        guess = self._guesses.get(str(device_id), "")
+        if guess == "":
+            if self._close is None:
+                self._close = CloseNames(self._device_names())
+            guess = self._guesses[str(device_id)] = self._close.guess(str(device_id))
         return _p(f"link {link.id} ends at {device_id!r}, which does not exist (dangling)", f"{where}.{side}",
                   link.id, f"did you mean {guess}?" if guess else "connect it to an existing server or switch")
+
+    def _device_names(self) -> list[str]:
+        if self._names is None:
+            self._names = device_names(self.devices.items[:-1])
+        return self._names
 
     def not_a_port(self, link, side: str, s: _Side, i: int, where: str) -> Problem:
         port, prefix, n_ports = split_endpoint(getattr(link, side))[1], PORT_PREFIXES[s.prefix[i]], int(s.limit[i])
@@ -379,10 +395,12 @@ def _ports_used_twice(links: Links, devices: Devices, cables: _Cables, taken_twi
     return said, (ends[k] == mine) & (cables.port > at[k])
 
 
-def link_problems(doc, ends=None) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
+def link_problems(doc, ends=None, names: list[str] | None = None
+                  ) -> tuple[dict[int, list[Problem]], dict[int, list[Problem]], list[Problem]]:
     """(link index -> its ends' problems, link index -> its kind's and speed's problems, the switches'
     and servers' problems that follow from the links). `ends`: the links' ends as
-    `doc.link_ends.sides(doc)` gives them, when the caller has them."""
+    `doc.link_ends.sides(doc)` gives them, when the caller has them; `names`: the device names a
+    dangling end may have meant (device_names of the whole design, when `doc` is a part of it)."""
     nodes, switches, items = doc.nodes, doc.switches, doc.links
     codes = _Codes()
     devices = Devices.of(nodes, switches, codes)
@@ -397,7 +415,7 @@ def link_problems(doc, ends=None) -> tuple[dict[int, list[Problem]], dict[int, l
     kinds = _kind_problems(links, devices, np.arange(len(items)))
 
     sides = [_side(links, devices, dev[k], ends[k], "ab"[k]) for k in (0, 1)]
-    say = _Say(devices)
+    say = _Say(devices, names)
     per_end: list[tuple[int, int, Problem]] = []
     sound = []
     for k, s in enumerate(sides):

@@ -308,7 +308,7 @@ class ServerReach:
         nodes, links, nic_link, base = doc.nodes, doc.links, self.nic_link, self.base
         any_down = bool(self.link_down.any() or self.switch_down.any())
         up = self._cables_up() if any_down else np.ones(len(links), dtype=bool)
-        dead = (nic_link < 0) | ~up[np.maximum(nic_link, 0)]
+        dead = (nic_link < 0) | ~up[np.maximum(nic_link, 0)] if len(up) else nic_link < 0  # no cables: none up
         suspects = np.flatnonzero(np.bincount(self.nic_node[dead], minlength=len(nodes))).tolist() \
             if dead.any() else []
         for ni in sorted(set(suspects + self.short)):

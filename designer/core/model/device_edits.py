@@ -1,0 +1,80 @@
+"""The kept parts of the check (check.CheckParts) followed through servers and switches added, removed
+or renamed: the links' ends and the devices' problems name devices by their place in the list of
+servers or of switches, and those places move.
+
+The places before and after the edits are matched by id (no id repeats: the live check makes sure),
+one array per kind of device; an end at a device that is gone (removed, or renamed: its cables still
+name the old id) is detached, and is parsed again from its text with the rest of the ends the edits
+may have touched.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..problems import Problem
+from .endpoints import Endpoints
+from .link_edits import SERVER, SWITCH, at_index, device_of_path
+
+COLLECTION_OF_KIND = {SERVER: "nodes", SWITCH: "switches"}
+
+
+def place_map(old_ids: list[str], new_ids: list[str]) -> np.ndarray:
+    """Each old place's new place (-1: that id is gone), with one spare entry for an index of -1."""
+    new_place = {element_id: i for i, element_id in enumerate(new_ids)}
+    return np.fromiter((new_place.get(element_id, -1) for element_id in old_ids + [None]), np.int64,
+                       len(old_ids) + 1)
+
+
+def ends_moved(ends: Endpoints, maps: dict[int, np.ndarray]) -> tuple[Endpoints, np.ndarray]:
+    """`ends` with each device index moved to its new place (`maps`: kind -> place_map), and the
+    positions of the ends whose device is gone (now marked at no device: to be parsed again). An index
+    past the old list (an end parsed among the edits, at the new places) counts as gone: it is parsed
+    again too."""
+    index = ends.index.astype(np.int64)
+    moved = index.copy()
+    for kind, places in maps.items():
+        at = ends.kind == kind
+        moved[at] = places[np.minimum(index[at], len(places) - 1)]  # the spare last entry: -1
+    gone = (ends.kind != 0) & (moved < 0)
+    kind = np.where(gone, 0, ends.kind).astype(ends.kind.dtype)
+    return dataclasses.replace(ends, kind=kind, index=np.where(gone, -1, moved).astype(ends.index.dtype)), \
+        np.flatnonzero(gone)
+
+
+def ends_set(ends: Endpoints, positions: list[int], parsed: Endpoints) -> Endpoints:
+    """`ends` with the end at each of `positions` replaced by the parse's entry in the same place."""
+    if not positions:
+        return ends
+    fields = {}
+    for f in dataclasses.fields(Endpoints):
+        column = getattr(ends, f.name).copy()  # the arrays may be the document's own parse: not in place
+        column[positions] = getattr(parsed, f.name)
+        fields[f.name] = column
+    return Endpoints(**fields)
+
+
+def devices_moved(devices: set[tuple[int, int]], maps: dict[int, np.ndarray]) -> set[tuple[int, int]]:
+    """(kind, index) pairs at their new places; those whose device is gone are left out (and those past
+    the old list, found among the edits: the ends parsed again name them anew)."""
+    out = set()
+    for kind, index in devices:
+        place = int(maps[kind][min(index, len(maps[kind]) - 1)]) if kind in maps and index >= 0 else index
+        if place >= 0 or kind not in maps:
+            out.add((kind, place))
+    return out
+
+
+def tail_moved(tail: list[Problem], maps: dict[int, np.ndarray]) -> list[Problem]:
+    """The devices' problems with their paths at their devices' new places (a gone device's: left out)."""
+    out = []
+    for p in tail:
+        kind, index = device_of_path(p.path)
+        if kind not in maps:
+            out.append(p)
+            continue
+        place = int(maps[kind][min(index, len(maps[kind]) - 1)])
+        if place >= 0:
+            out.append(at_index(p, COLLECTION_OF_KIND[kind], place))
+    return out

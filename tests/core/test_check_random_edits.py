@@ -1,0 +1,172 @@
+"""Random sequences of edits of servers, switches, racks and cables (added, deleted, renamed, resized,
+re-pointed, and undone), made through the document's edit API as the window's undo commands make
+them: after every edit the live check (DesignChecker, which redoes only what the edit can change)
+lists exactly what a full check of the same document lists."""
+import dataclasses
+import random
+
+import pytest
+
+from designer.core.design_check import DesignChecker, check_document
+from designer.core.generate.fat_tree import generate_fat_tree
+from designer.core.model import Link
+from designer.core.model.elements import split_endpoint
+
+
+class Edits:
+    """Edits applied through Document.add / remove / update, each one batch (one undo step), with
+    the steps that undo it kept on a stack (as the window's undo commands keep them)."""
+
+    def __init__(self, doc, rng: random.Random):
+        self.doc, self.rng = doc, rng
+        self.undo_stack: list[list[tuple]] = []
+        self.fresh = 0
+
+    def new_id(self, prefix: str) -> str:
+        self.fresh += 1
+        return f"{prefix}-new{self.fresh}"
+
+    def apply(self, steps: list[tuple]) -> list[tuple]:
+        """Apply ("add", element, index) / ("remove", id) / ("update", id, fields) in one batch;
+        returns the steps that undo them (in the order they must run)."""
+        doc, undo = self.doc, []
+        with doc.batch():
+            for step in steps:
+                if step[0] == "add":
+                    doc.add(step[1], step[2])
+                    undo.append(("remove", step[1].id))
+                elif step[0] == "remove":
+                    if doc.get(step[1]) is None:
+                        continue
+                    _, position, element = doc.remove(step[1])
+                    undo.append(("add", element, position))
+                else:
+                    old = doc.update(step[1], **step[2])
+                    undo.append(("update", step[2].get("id", step[1]), old))
+        return undo[::-1]
+
+    def do(self, steps: list[tuple]) -> None:
+        self.undo_stack.append(self.apply(steps))
+
+    def undo(self) -> None:
+        if self.undo_stack:
+            self.apply(self.undo_stack.pop())
+
+    # ---- the edits a user makes -----------------------------------------------------------------
+
+    def links_of(self, device_ids: set[str]) -> list[str]:
+        return [l.id for l in self.doc.links
+                if split_endpoint(l.a)[0] in device_ids or split_endpoint(l.b)[0] in device_ids]
+
+    def delete(self, element_id: str, with_links: bool = True) -> None:
+        """Delete a device or rack as the window does: a rack's contents and the devices' cables go too
+        (through the API alone, a device's cables may stay, dangling)."""
+        doc = self.doc
+        wanted = {element_id}
+        if doc.find("racks", element_id) is not None:
+            wanted |= {e.id for e in [*doc.nodes, *doc.switches] if e.rack == element_id}
+        links = self.links_of(wanted) if with_links else []
+        devices = [i for i in wanted if i != element_id or doc.find("racks", i) is None]
+        racks = [i for i in wanted if doc.find("racks", i) is not None]
+        self.do([("remove", i) for i in links + devices + racks])
+
+    def rename(self, element_id: str, repoint: bool, new: str | None = None) -> None:
+        """Rename (to `new`, else a fresh id); with `repoint`, the cables (or a rack's members) follow in
+        the same step."""
+        doc, new = self.doc, new or self.new_id(element_id.split("-")[0])
+        steps = [("update", element_id, {"id": new})]
+        if repoint:
+            for link in doc.links:
+                ends = {side: getattr(link, side) for side in "ab" if split_endpoint(getattr(link, side))[0] == element_id}
+                if ends:
+                    steps.append(("update", link.id, {side: new + end[len(element_id):] for side, end in ends.items()}))
+            steps += [("update", e.id, {"rack": new}) for e in [*doc.nodes, *doc.switches] if e.rack == element_id]
+        self.do(steps)
+
+    def add_server(self) -> None:
+        doc, rng = self.doc, self.rng
+        model = rng.choice(doc.nodes) if doc.nodes else None
+        if model is None:
+            return
+        server = dataclasses.replace(model, id=self.new_id("node"), slot=rng.choice([None, model.slot, 0]),
+                                     gpu_nic_affinity=list(model.gpu_nic_affinity))
+        steps = [("add", server, rng.randrange(len(doc.nodes) + 1))]
+        leaves = [s for s in doc.switches if s.tier == "leaf"]
+        if leaves:
+            leaf = rng.choice(leaves)
+            steps.append(("add", Link(self.new_id("l"), f"{server.id}:nic0", f"{leaf.id}:p{rng.randrange(leaf.radix + 2)}",
+                                      "infiniband", 400.0), None))
+        self.do(steps)
+
+    def add_cable(self) -> None:
+        doc, rng = self.doc, self.rng
+        if not doc.nodes or not doc.switches:
+            return
+        server, switch = rng.choice(doc.nodes), rng.choice(doc.switches)
+        link = Link(self.new_id("l"), f"{server.id}:nic{rng.randrange(server.nic_count + 1)}",
+                    f"{switch.id}:p{rng.randrange(switch.radix + 1)}", rng.choice(["infiniband", "ethernet"]),
+                    rng.choice([200.0, 400.0, 800.0]), count=rng.choice([1, 1, 2]))
+        self.do([("add", link, rng.randrange(len(doc.links) + 1))])
+
+    def repoint_cable(self, link) -> None:
+        doc, rng = self.doc, self.rng
+        side = rng.choice("ab")
+        if not doc.nodes and not doc.switches:
+            return
+        device = rng.choice([*doc.nodes, *doc.switches])
+        port = f"nic{rng.randrange(device.nic_count + 1)}" if device in doc.nodes else f"p{rng.randrange(device.radix)}"
+        self.do([("update", link.id, {side: f"{device.id}:{port}"})])
+
+    def random_edit(self) -> str:
+        doc, rng = self.doc, self.rng
+        choices = ["undo", "add server", "add cable"]
+        choices += ["delete server", "rename server", "resize server"] * bool(doc.nodes)
+        choices += ["delete switch", "rename switch", "resize switch"] * bool(doc.switches)
+        choices += ["delete rack", "rename rack", "resize rack"] * bool(doc.racks)
+        choices += ["delete cable", "rename cable", "re-point cable", "cable count"] * bool(doc.links)
+        what = rng.choice(choices)
+        kind = what.split()[0]
+        noun = next((n for n in ("server", "switch", "rack", "cable") if n in what), None)
+        pool = {"server": doc.nodes, "switch": doc.switches, "rack": doc.racks, "cable": doc.links}.get(noun)
+        element = rng.choice(pool) if pool else None
+        if what == "undo":
+            self.undo()
+        elif what == "add server":
+            self.add_server()
+        elif what == "add cable":
+            self.add_cable()
+        elif kind == "delete":
+            self.delete(element.id, with_links=noun == "rack" or rng.random() < 0.8)
+        elif kind == "rename":
+            taken = rng.choice(pool).id
+            # now and then to an id another element has (a repeat the check names)
+            self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.05 else None)
+        elif what == "resize server":
+            self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([4, 8, 16])},
+                                                        {"nic_count": rng.choice([1, 4, 8])},
+                                                        {"height_units": rng.choice([2, 4, 8])}]))])
+        elif what == "resize switch":
+            self.do([("update", element.id, rng.choice([{"radix": rng.choice([8, 32, 64])},
+                                                        {"port_gbps": rng.choice([200.0, 400.0])}]))])
+        elif what == "resize rack":
+            self.do([("update", element.id, {"units": rng.choice([4, 16, 42])})])
+        elif what == "re-point cable":
+            self.repoint_cable(element)
+        elif what == "cable count":
+            self.do([("update", element.id, {"count": rng.choice([1, 2, 4])})])
+        return what
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_edits_of_servers_switches_racks_and_cables_keep_the_full_checks_list(seed):
+    rng = random.Random(seed)
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, rng)
+    checker = DesignChecker()
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    done = []
+    for _ in range(120):
+        done.append(edits.random_edit())
+        live = checker.check(doc.snapshot())
+        full = check_document(doc)
+        assert live == full, f"seed {seed}, after {done[-8:]}"

@@ -1,0 +1,91 @@
+"""Edit > Delete of a switch that servers hang off, Edit > Undo and Redo, and a server renamed in the
+Inspector: after each, the Problems list (the status bar's popup) lists exactly what a new window
+lists when it opens the design saved at that moment, though the window checked only what each edit
+changed."""
+from __future__ import annotations
+
+import pytest
+
+from designer.core.io import save_document
+from tests.conftest import run_cli
+
+
+@pytest.fixture
+def new_window(qtbot, tmp_path, monkeypatch):
+    """Opens a file in a window of its own, as a user starting the app again would."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QMessageBox
+
+    from designer.ui.window.main_window import MainWindow
+
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
+
+    def open_in_new_window(path):
+        w = MainWindow(QSettings(str(tmp_path / "fresh-settings.ini"), QSettings.IniFormat))
+        qtbot.addWidget(w)
+        w.resize(1200, 800)
+        w.show()
+        qtbot.waitExposed(w)
+        w.open_file(str(path))
+        assert w.settle()
+        return w
+
+    return open_in_new_window
+
+
+def _listed(window) -> list[str]:
+    return window.problems_popup.texts()
+
+
+def _as_fresh_open(window, new_window, tmp_path, step: str) -> list[str]:
+    saved = tmp_path / f"{step.replace(' ', '-')}.yaml"
+    save_document(window.qdoc.doc, saved)
+    fresh = new_window(saved)
+    expected = _listed(fresh)
+    fresh.close()
+    assert _listed(window) == expected, step
+    return expected
+
+
+def _trigger(window, name: str) -> None:
+    window.actions[name].trigger()
+    assert window.settle()
+
+
+def test_problems_after_deletes_renames_and_undos_are_a_fresh_opens(empty_window, new_window, tmp_path):
+    path = tmp_path / "ft.yaml"
+    code, _out, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "8", "--gpu", "H100")
+    assert code == 0, err
+    window = empty_window
+    window.open_file(str(path))
+    assert window.settle()
+    assert _as_fresh_open(window, new_window, tmp_path, "opened") == []
+    checker = window.results.worker.checker
+    full_checks = checker.full_checks
+
+    window.scene.select_ids(["leaf0"])  # every server's nic0 hangs off it
+    _trigger(window, "delete")
+    assert window.qdoc.doc.get("leaf0") is None
+    deleted = _as_fresh_open(window, new_window, tmp_path, "leaf deleted")
+    assert len(deleted) == 8 and all("not connected (nic0)" in text for text in deleted)
+
+    _trigger(window, "undo")
+    assert _as_fresh_open(window, new_window, tmp_path, "leaf delete undone") == []
+    _trigger(window, "redo")
+    assert _as_fresh_open(window, new_window, tmp_path, "leaf deleted again") == deleted
+
+    window.scene.select_ids(["node3"])  # renamed in the Inspector: its cables follow
+    rename = window.inspector.editors["id"]
+    rename.setText("gpu-box-3")
+    rename.editingFinished.emit()
+    assert window.settle()
+    renamed = _as_fresh_open(window, new_window, tmp_path, "server renamed")
+    assert any("node3" not in text and "gpu-box-3" in text for text in renamed)
+
+    window.scene.select_ids(["gpu-box-3"])
+    _trigger(window, "delete")  # one server fewer: its warning goes
+    assert len(_as_fresh_open(window, new_window, tmp_path, "server deleted")) == 7
+    for step in range(3):
+        _trigger(window, "undo")
+    assert _as_fresh_open(window, new_window, tmp_path, "all undone") == []
+    assert checker.full_checks == full_checks  # each edit was checked by itself, not the whole design
