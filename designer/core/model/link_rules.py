@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..problems import Problem
-from .close_names import CloseNames
 from .elements import Switch, split_endpoint
 from .endpoints import PORT_NIC, PORT_NVL, PORT_P, PORT_PCIE, PORT_PREFIXES
+
+if TYPE_CHECKING:
+    from .close_names import CloseNames
 
 NETWORK = ("ethernet", "infiniband")
 MAX_PORT = 1 << 62  # a port number written with more digits: past any device's ports
@@ -281,6 +284,8 @@ class _Say:
         guess = self._guesses.get(str(device_id), "")
         if guess == "":
             if self._close is None:
+                from .close_names import CloseNames  # here: only a dangling cable needs difflib and the index
+
                 self._close = CloseNames(self._device_names())
             guess = self._guesses[str(device_id)] = self._close.guess(str(device_id))
         return _p(f"link {link.id} ends at {device_id!r}, which does not exist (dangling)", f"{where}.{side}",
