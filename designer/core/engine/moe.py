@@ -33,7 +33,7 @@ from dataclasses import dataclass
 BALANCE_MODES = ("forced", "aux_loss", "bias", "none")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ExpertLoad:
     """Routed rows of one MoE layer for one micro-batch, on the busiest GPU of the EP group."""
 
@@ -195,7 +195,7 @@ def ranks_reached(topk: int, experts: int, ranks: int) -> float:
 FLEX_BACKENDS = ("deepep", "hybridep")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class FlexPath:
     """Where Megatron's flex dispatcher sends one EP group's tokens, per backend.
 
