@@ -21,7 +21,7 @@ ALIKE = 0.01  # loads within 1 % of a class's busiest member belong to it
 PHASE_NAMES = {"tp_comm": "TP", "cp_comm": "CP", "ep_comm": "EP", "pp_comm": "PP", "dp_comm": "DP"}
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PhaseLoad:
     """One link in one phase."""
     kind: str  # tp_comm | cp_comm | ep_comm | pp_comm | dp_comm
@@ -54,7 +54,7 @@ class LinkClass:
                 f"{self.tier[:-1] if self.tier.endswith('s') else self.tier}")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class LinkAnswer:
     """How busy one link is in a step: its bytes by traffic kind and its busiest phases."""
     index: int

@@ -66,7 +66,7 @@ def switch_links(tier: np.ndarray, is_leaf: np.ndarray, tray: np.ndarray, links:
     return SwitchLinks(links, lower, upper, uplink, upper_uplink, pod, to_core)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Island:
     """Compute servers the engine's routes join, and why they reach no others."""
     servers: list[str]  # file order
