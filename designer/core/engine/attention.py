@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 BACKWARD_FLOPS_FACTOR = 2.5  # backward / forward MMA FLOPs (dQ, dK, dV, dP and the recomputed S)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class AttentionKernel:
     """One attention kernel launch on one GPU."""
 
@@ -48,7 +48,7 @@ class AttentionKernel:
         return 2.0 * self.batch * self.heads * (self.qk_dim + self.v_dim) * self.s_q * _keys_per_query(self)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class AttentionRates:
     """One direction's kernel constants on one accelerator (AcceleratorConstants' attention_* fields)."""
 

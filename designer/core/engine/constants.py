@@ -35,7 +35,7 @@ def _table(factory, doc, *, unit, minimum, maximum):
                                                     "maximum": maximum, "table": True})
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class AcceleratorConstants:
     """Compute efficiencies of one accelerator kind (catalog `calibration`, then these)."""
 

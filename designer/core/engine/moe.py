@@ -33,7 +33,7 @@ from dataclasses import dataclass
 BALANCE_MODES = ("forced", "aux_loss", "bias", "none")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ExpertLoad:
     """Routed rows of one MoE layer for one micro-batch, on the busiest GPU of the EP group."""
 

@@ -76,7 +76,7 @@ class Sharding:
         return self.framework in ("torchtitan", "deepspeed")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class GemmTimes:
     """Seconds of a layer's GEMMs in each pass, their forward FLOPs, and the elements Transformer
     Engine quantizes for FP8 GEMMs (activation inputs in forward, output gradients in backward)."""

@@ -27,7 +27,7 @@ class Job:
     plan: ResolvedPlan
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Hardware:
     """What the job's GPUs are: a mixed cluster is costed as its first kind by name."""
 

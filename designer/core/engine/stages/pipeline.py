@@ -14,7 +14,7 @@ from .phases import LayerPhases
 Simulator = Callable[[str, int, int, int, list[StageTimes], float], tuple[ScheduleResult, int]]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class PipelineRun:
     """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message
