@@ -17,7 +17,7 @@ RANGES_FILE = CATALOG_DIR / "error_ranges.yaml"
 LARGE_GPUS = 1024  # above it a run is "large" (the published runs split about evenly there)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class StepRange:
     """A step-time range from the model's error on published runs of the same class."""
     range_s: tuple[float, float]  # [low, high] step time, seconds

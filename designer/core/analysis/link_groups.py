@@ -29,7 +29,7 @@ DEVICE_FIELDS = ("id", "tier")
 PART_LINKS = 16384
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class LinkGroups:
     """Every link's tier and cable of one document at one revision (read-only arrays; an edit makes a
     new LinkGroups, so a thread may read one while another carries it forward)."""

@@ -21,7 +21,7 @@ ALIKE = 0.01  # loads within 1 % of a class's busiest member belong to it
 PHASE_NAMES = {"tp_comm": "TP", "cp_comm": "CP", "ep_comm": "EP", "pp_comm": "PP", "dp_comm": "DP"}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class PhaseLoad:
     """One link in one phase."""
     kind: str  # tp_comm | cp_comm | ep_comm | pp_comm | dp_comm
@@ -37,7 +37,7 @@ class PhaseLoad:
         return PHASE_NAMES.get(self.kind, self.kind)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class LinkClass:
     """Links of one tier, cable kind and rate carrying the same load (within 1 %). Equal only to itself."""
     members: np.ndarray  # link indices, the busiest first (a view of one array: 295k tuples of ints held
@@ -54,7 +54,7 @@ class LinkClass:
                 f"{self.tier[:-1] if self.tier.endswith('s') else self.tier}")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class LinkAnswer:
     """How busy one link is in a step: its bytes by traffic kind and its busiest phases."""
     index: int

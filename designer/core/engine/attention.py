@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 BACKWARD_FLOPS_FACTOR = 2.5  # backward / forward MMA FLOPs (dQ, dK, dV, dP and the recomputed S)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class AttentionKernel:
     """One attention kernel launch on one GPU."""
 
@@ -50,7 +50,7 @@ class AttentionKernel:
         return 2.0 * self.batch * self.heads * (self.qk_dim + self.v_dim) * self.s_q * _keys_per_query(self)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class AttentionRates:
     """One direction's kernel constants on one accelerator (AcceleratorConstants' attention_* fields)."""
 

@@ -221,14 +221,14 @@ class OpCoster:
         return nbytes / self.bytes_per_s * self.slowdown
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class LayerCost:
     """One layer's forward and backward phases on one GPU."""
     fwd: Phase
     bwd: Phase  # includes the recomputed forward when recompute is on
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class LayerGemms:
     """A layer's GEMMs on one GPU as (M, N, K): attention's first, then the router and shared experts
     (MoE) or the MLP; the routed experts' grouped GEMMs as (rows per expert, N, K, local experts)."""
@@ -244,7 +244,7 @@ class LayerGemms:
         return self.gemms[self.n_attn + self.router:]
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class LayerPasses:
     """Seconds of a layer's HBM-bound passes (norms, activation, residuals, MoE sorts and bias adds),
     and the activation's bytes (what recomputing it re-reads)."""

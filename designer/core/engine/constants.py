@@ -35,7 +35,7 @@ def _table(factory, doc, *, unit, minimum, maximum):
                                                     "maximum": maximum, "table": True})
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class AcceleratorConstants:
     """Compute efficiencies of one accelerator kind (catalog `calibration`, then these)."""
 
@@ -223,7 +223,7 @@ class AcceleratorConstants:
         unit="us", minimum=0, maximum=10_000)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class EngineConstants:
     """The engine's named constants, each with its source; a design's `calibration` section overrides them."""
     # ---- scale-up (inside a server) ----

@@ -399,7 +399,7 @@ class Engine:
         return comm
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(eq=False, repr=False)
 class LinkWork:
     """The link detail of a costing, left for later (Engine.evaluate_job's `links_later`)."""
     fabric: Fabric

@@ -28,7 +28,7 @@ from .constants import EngineConstants, accelerator_constants
 LINK_KIND_CODE = {"infiniband": 0, "ethernet": 1, "nvlink": 2, "pcie": 3}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Fabric:
     """The design's network as arrays (GPUs, NICs, links, routes) that the collective model costs on."""
     node_ids: list[str]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..model.job import Workload
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ModelShape:
     """The workload reduced to the sizes the formulas need."""
 

@@ -18,7 +18,7 @@ from .constants import EngineConstants
 from .fabric import Fabric
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class LinkBytes:
     """Bytes on the cables a collective loads: link indices (sorted, distinct) and their bytes, or
     (index None) the bytes of every cable of the fabric, when it loads most of them."""
@@ -50,7 +50,7 @@ class ScaledLinkBytes(LinkBytes):
 SPARSE_SHARE = 0.25
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Loads:
     """Bytes per direction on each resource, summed over every concurrent group."""
 
@@ -63,7 +63,7 @@ class Loads:
     per_link: "LinkBytes | None" = None  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Route:
     """Where one pattern's inter-node flows go, which does not depend on any rate: a re-rated fabric
     (a link's bandwidth, a part down) keeps it and only times the flows again (flow_times)."""
@@ -80,7 +80,7 @@ class Route:
     pod_flows: np.ndarray | None = None  # flows leaving each pod
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class RateChange:
     """The resources whose rate differs between two ratings of a fabric (see `rates_of`): the
     flows that use none of them keep their times when a link is edited."""

@@ -13,7 +13,7 @@ import numpy as np
 from .fabric import Fabric
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class GroupShape:
     """How the groups of one dimension sit on the fabric, vectorised over groups."""
 

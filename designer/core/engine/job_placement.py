@@ -29,7 +29,7 @@ from ..problems import Problem
 from .fabric import Fabric, gpus_up
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class PlacedJob:
     """One job of the file with the GPUs it was given, in rank order."""
     index: int  # position in spec.jobs (0 for the one job of a file without jobs)
@@ -42,7 +42,7 @@ class PlacedJob:
         return self.spec.name
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Placement:
     """The design's jobs on its GPUs: each job's GPUs, who owns each GPU, and what stopped a job."""
     jobs: list[PlacedJob]

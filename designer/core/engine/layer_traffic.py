@@ -11,7 +11,7 @@ from .moe import ExpertLoad, flex_pass_s
 from .phase import ACT_BYTES, CommFn, GemmTimes, Phase, Sharding
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class LayerTraffic:
     """Seconds of a layer's TP, EP and CP communication in forward and backward, before overlap."""
     tp_f: float

@@ -36,7 +36,7 @@ def grad_bytes_per_param(grad_reduce_in_bf16: bool | None, fp32_bytes: float = 4
     return BF16_GRAD_BYTES if grad_reduce_in_bf16 else fp32_bytes
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class MemoryEstimate:
     """Bytes per GPU of the most loaded pipeline stage: parameters, gradients, optimizer, activations."""
     params: float

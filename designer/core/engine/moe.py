@@ -33,7 +33,7 @@ from dataclasses import dataclass
 BALANCE_MODES = ("forced", "aux_loss", "bias", "none")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class ExpertLoad:
     """Routed rows of one MoE layer for one micro-batch, on the busiest GPU of the EP group."""
 
@@ -196,7 +196,7 @@ FLEX_BACKENDS = ("deepep", "hybridep")
 HYBRIDEP_REFERENCE_RANKS = 8  # the ranks hybridep_*_GBps_per_sm were measured on (B200, one server)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class FlexPath:
     """Where Megatron's flex dispatcher sends one EP group's tokens, per backend.
 

@@ -29,7 +29,7 @@ CURRENT_NCCL = 2.27  # the release the engine's defaults follow (the newest read
 RING_LL128_NVLINK_STEP_US = 1.25
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class LatencyTables:
     """NCCL's latency tables (base, NVLink and network per step) of the releases from `first` on, in us."""
     first: float  # the first release (major.minor) with these values

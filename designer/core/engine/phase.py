@@ -13,7 +13,7 @@ KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
 CommFn = Callable[[str, str, float], float]  # (dimension, primitive, bytes) -> seconds
 
 
-@dataclass
+@dataclass(repr=False)
 class Phase:
     """Seconds of one direction (forward or backward) of a micro-batch through a chunk."""
 
@@ -41,7 +41,7 @@ class Phase:
         return p
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Sharding:
     """How a layer's work is split on one GPU (TP, CP, EP, recompute, ...): what its compute cost depends on."""
     tp: int
@@ -76,7 +76,7 @@ class Sharding:
         return self.framework in ("torchtitan", "deepspeed")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class GemmTimes:
     """Seconds of a layer's GEMMs in each pass, their forward FLOPs, and the elements Transformer
     Engine quantizes for FP8 GEMMs (activation inputs in forward, output gradients in backward)."""

@@ -16,7 +16,7 @@ import numpy as np
 from ..model.plan import ResolvedPlan
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class Placement:
     """A plan's ranks laid on GPUs: the dense and expert rank grids that communication groups come from."""
     plan: ResolvedPlan

@@ -30,7 +30,7 @@ KINDS = ("Cluster", "Scenario")
 SCHEMA_ID = "https://designer.invalid/schemas/designer-v1.json"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False, repr=False)
 class ScenarioSpec:
     """A scenario file's `spec`: a workload, parallelism and calibration without a cluster."""
     workload: Workload | None = None

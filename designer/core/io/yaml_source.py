@@ -45,7 +45,7 @@ class YamlSyntaxError(Exception):
         self.column = column
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Located:
     """Data plus positions: path tuple -> (line, column), both 1-based."""
 

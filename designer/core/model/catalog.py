@@ -33,7 +33,7 @@ RESOURCES = _resources()
 CATALOG_DIR = RESOURCES / "catalog"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Accelerator:
     """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
@@ -75,7 +75,7 @@ class Accelerator:
         return self.max_scale_up_domain or self.max_per_node
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Nic:
     """A network card model of the catalog: line rate, achievable bandwidth and transport, with sources."""
     name: str
@@ -97,7 +97,7 @@ class Nic:
 NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SwitchModel:
     """A switch model of the catalog (Ethernet, InfiniBand or NVLink tray): radix, port rate, latency."""
     name: str
@@ -123,7 +123,7 @@ class SwitchModel:
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ModelPreset:
     """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
@@ -133,7 +133,7 @@ class ModelPreset:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(repr=False)
 class Catalog:
     """The parts and models a design can name, looked up by name or alias."""
     accelerators: dict[str, Accelerator]

@@ -31,7 +31,7 @@ def check_model(doc: Document, catalog: Catalog | None = None) -> list[Problem]:
     return assemble(doc, check_parts(doc, catalog), catalog)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CheckParts:
     """The cluster's problems in the parts an edit can leave alone or redo on its own."""
     duplicates: list[Problem]  # repeated ids

@@ -25,7 +25,7 @@ PORT_PREFIXES = ("p", "nic", "nvl", "pcie")
 PORT_P, PORT_NIC, PORT_NVL, PORT_PCIE = range(4)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class Endpoints:
     """The cables' ends resolved to devices and ports, one array entry per end, for fast checks."""
     kind: np.ndarray  # 0: no such device, 1: a server, 2: a switch

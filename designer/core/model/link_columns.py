@@ -15,7 +15,7 @@ import numpy as np
 NETWORK = ("ethernet", "infiniband")  # the link kinds the engine routes over (not NVLink, not PCIe)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class LinkColumns:
     network: np.ndarray  # bool per link: its kind is a network's (NETWORK)
     count: np.ndarray  # int64 per link: its cable count

@@ -61,7 +61,7 @@ class _Codes:
             return len(self.vocab) - 1
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Devices:
     """The design's servers, then its switches, as columns (index: server i, or n_nodes + switch j),
     and a last entry that is no device (an end that names none: -1)."""
@@ -86,7 +86,7 @@ class Devices:
             gpus=np.array(list(map(attrgetter("accelerator_count"), nodes)) + [0] * (m + 1), np.int64))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Links:
     """Links as columns, with the device of each end (-1: none)."""
     items: list
@@ -113,7 +113,7 @@ class Links:
 
 # ---- kind rules: one link's kind and speed on its two ends ---------------------------------------
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Ends:
     """The devices at the links' two ends, as columns per end (a side: 0 for `a`, 1 for `b`)."""
     dev: tuple[np.ndarray, np.ndarray]
@@ -218,7 +218,7 @@ def link_kind_problems(link, ends: list, position: int) -> list[Problem]:
 
 # ---- end rules: each end's device and ports ------------------------------------------------------
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Side:
     """One end of every link: its device, the port it names and the ports a link of its kind may use."""
     dev: np.ndarray
@@ -312,7 +312,7 @@ END_RULES = ((_dangling, _Say.dangling), (_not_a_port, _Say.not_a_port),
              (_past_the_last_port, _Say.past_the_last_port))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Cables:
     """Each port a sound end takes, in the order of the ends (all `a` ends, then all `b` ends), then
     of the links, then of their ports."""

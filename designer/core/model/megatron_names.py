@@ -52,7 +52,7 @@ ALIAS_DOCS = {
 }
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class AliasProblem:
     """A conflict or bad value among a section's Megatron-LM flag-name keys, with the fix."""
     key: str  # the key in the section the problem is about

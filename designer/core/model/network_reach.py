@@ -20,7 +20,7 @@ from .link_columns import NETWORK, LinkColumns
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class SwitchLinks:
     """The switch-to-switch network cables of a design (NVLink trays left out), as the engine routes."""
     links: np.ndarray  # link index of each cable
@@ -66,7 +66,7 @@ def switch_links(tier: np.ndarray, is_leaf: np.ndarray, tray: np.ndarray, links:
     return SwitchLinks(links, lower, upper, uplink, upper_uplink, pod, to_core)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Island:
     """Compute servers the engine's routes join, and why they reach no others."""
     servers: list[str]  # file order

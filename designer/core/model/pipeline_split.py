@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class VirtualStage:
     """What one pipeline chunk holds: decoder and MTP layers, and the embedding or loss."""
     decoder_layers: int

@@ -22,7 +22,7 @@ from .suggestions import divisors
 from .pipeline_split import SplitError, split_layers, split_options
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ResolvedPlan:
     """Sizes of every dimension, all known (DP derived)."""
 
@@ -260,7 +260,7 @@ def fp4_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: 
 Vary = dict[str, tuple[int, list[int]]]  # field: (its value, the values a suggestion tries)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Finding:
     """A problem of the plan; `rule` and `vary` when other values of some fields could fix it (the
     suggestions try them, see _suggested_fix)."""
@@ -275,7 +275,7 @@ def _bad(path: str, message: str, fix: str | None = None, rule: str | None = Non
     return _Finding(Problem(message, path, fix=fix), rule, vary)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False, repr=False)
 class _Sizes:
     """The plan's dimensions as given; DP derived (None when TP x PP x CP does not divide the GPUs)."""
 

@@ -21,7 +21,7 @@ HIDDEN_KEYS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 _HIDDEN_PER_OP = ("tp_comm", "cp_comm", "ep_comm", "dp_comm")  # what a layer's ops hide (pp: the schedule)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class Breakdown:
     """Where a step's time goes: the exposed seconds per category and the hidden (overlapped) ones."""
     seconds: dict[str, float]  # BREAKDOWN_KEYS: exposed on the critical path

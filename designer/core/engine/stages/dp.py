@@ -16,7 +16,7 @@ from .phases import LayerPhases, fp8_costs
 from .pipeline import PipelineRun
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class StageDP:
     """One pipeline stage of one straggler pattern."""
 
@@ -25,7 +25,7 @@ class StageDP:
     dp_busy: float  # seconds of gradient reduction, hidden or not
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class DataParallel:
     """The gradient reduction, parameter all-gather and optimizer at the end of a step, and the step time."""
     per_pattern: list[list[StageDP]]  # [pattern][stage]
@@ -174,7 +174,7 @@ class BucketedDP:
         return value
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class GradientReduction:
     """When each stage of each straggler pattern finished reducing its gradients."""
     per_pattern: list[list[StageDP]]  # [pattern][stage]
@@ -232,7 +232,7 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
     return GradientReduction(per_pattern, step_end)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class OptimizerStep:
     """Per stage, the optimizer's pass over its (sharded) parameters and the parameter all-gather."""
     opt_s: list[float]

@@ -15,7 +15,7 @@ from .job import Hardware, Job
 from .layout import Layout
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class MemoryFit:
     """Whether a plan's memory fits the GPU's HBM (with and without headroom), and why not."""
     estimate: MemoryEstimate

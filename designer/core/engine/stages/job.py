@@ -18,7 +18,7 @@ from ..fabric import Fabric, require_routes
 from ..placement import Placement
 
 
-@dataclass
+@dataclass(repr=False)
 class Job:
     """The job the engine costs: its workload, model shape, parallelism and resolved plan."""
     workload: Workload
@@ -27,7 +27,7 @@ class Job:
     plan: ResolvedPlan
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class Hardware:
     """What the job's GPUs are: a mixed cluster is costed as its first kind by name."""
 

@@ -14,7 +14,7 @@ from ...model.pipeline_split import split_layers, split_options
 from .job import Job
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class Layout:
     """Which layers each pipeline stage holds and where each replica's stages run, with their slowdowns."""
     placement: Placement

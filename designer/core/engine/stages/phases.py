@@ -19,7 +19,7 @@ from .layout import Layout
 LAYER_COSTS_KEPT = 256  # layer costs of earlier plans kept per Hardware and constants (engine/cache.py)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class LayerPhases:
     """Each stage's per-chunk forward and backward phases, per straggler pattern."""
     sharding: Sharding
@@ -197,7 +197,7 @@ def _same_answers(comm, calls) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class PhaseInputs:
     """What every layer cost of a job reads besides the model shape: the sharding and the rates."""
     sharding: Sharding

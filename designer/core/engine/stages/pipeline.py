@@ -25,7 +25,7 @@ def p2p_primitive(schedule: str) -> str:
     return "send_recv" if schedule in TWO_NEIGHBOUR_SCHEDULES else "send"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False, repr=False)
 class PipelineRun:
     """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message

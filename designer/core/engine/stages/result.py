@@ -17,7 +17,7 @@ from .phases import LayerPhases
 from .pipeline import PipelineRun
 
 
-@dataclass
+@dataclass(repr=False)
 class Event:
     """One span on a GPU's timeline (compute, a communication, a wait), as `designer trace` shows it."""
     device: int  # GPU index
@@ -50,7 +50,7 @@ class Event:
         return d
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Evaluation:
     """The engine's answer for a design: step time, throughput, MFU, breakdown, memory and problems."""
     num_gpus: int
