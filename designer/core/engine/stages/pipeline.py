@@ -10,7 +10,7 @@ from ..schedule import ScheduleResult, StageTimes
 from .job import Job
 from .phases import LayerPhases
 
-# (schedule, pp, micro-batches, vp, per-stage times, p2p seconds) -> (result, micro-batches simulated)
+# (schedule, pp, micro-batches, vp, per-stage times, transfer seconds) -> (result, micro-batches simulated)
 Simulator = Callable[[str, int, int, int, list[StageTimes], float], tuple[ScheduleResult, int]]
 
 # Schedules whose stages send to both neighbours at once: Megatron's interleaved steady state batches
@@ -30,6 +30,7 @@ class PipelineRun:
     """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message
     p2p_s: float  # its send/receive time (0 without pipelining)
+    transfer_s: float  # what a message takes after the op that sends it ends: p2p_s less exchange_s
     p2p_primitive: str  # what it is costed as: a one-way send or both neighbours at once (p2p_primitive)
     exchange_s: float  # what each stage-to-stage exchange holds a stage's compute stream (blocking_exchange_s)
     stage_times: list[list[StageTimes]]  # [pattern][stage]
@@ -50,6 +51,9 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
     # its times worked out once per pair
     of_pair: dict[int, tuple[float, float, float]] = {}
     exchange_s = blocking_exchange_s(job, k, comm, pp_bytes)
+    # a blocking exchange is part of the op that sends (below): its message has arrived when that op
+    # ends, and only the share left to run asynchronously still delays the next stage
+    transfer_s = p2p_s - exchange_s
     for per_stage in phases.chunks:
         times = []
         for s in range(plan.pp):
@@ -65,9 +69,9 @@ def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: C
             times.append(StageTimes(fwd, bwd, wgrad))
         stage_times.append(times)
         sched, simulated_micro = simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times,
-                                          p2p_s)
+                                          transfer_s)
         schedules.append(sched)
-    return PipelineRun(pp_bytes, p2p_s, primitive, exchange_s, stage_times, schedules, simulated_micro)
+    return PipelineRun(pp_bytes, p2p_s, transfer_s, primitive, exchange_s, stage_times, schedules, simulated_micro)
 
 
 def blocking_exchange_s(job: Job, k: EngineConstants, comm: CommFn, pp_bytes: float) -> float:
