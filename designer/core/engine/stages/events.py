@@ -45,9 +45,11 @@ def build_events(job: Job, layout: Layout, phases: LayerPhases, pipe: PipelineRu
             if op.kind == W:
                 events.append(Event(device, "compute", op.start, op.end, "wgrad", label, op.micro, op.chunk))
                 continue
-            sends = plan.pp > 1 and ((op.kind == FWD and op.stage < plan.pp - 1) or (op.kind == B and op.stage > 0))
+            # the boundary it sends across: on to the next stage (a forward), back to the previous (a backward)
+            boundary = op.stage if op.kind == FWD else op.stage - 1
+            sends = plan.pp > 1 and op.kind != W and 0 <= boundary < plan.pp - 1
             # a blocking exchange holds the op's last exchange_s: its send starts there (stages/pipeline.py)
-            send_at = op.end - pipe.exchange_s if sends else op.end
+            send_at = op.end - pipe.exchange_s[boundary] if sends else op.end
             duration = send_at - op.start
             total = ph.total_s or 1.0
             scale = duration / total
