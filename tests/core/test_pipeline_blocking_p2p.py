@@ -65,3 +65,52 @@ def test_interleaved_schedule_overlaps_its_exchanges(cluster):
     assert on["collectives"]["pp:send_recv"]["time_s"] == pytest.approx(2 * 8192 * 4096 * 2 / (400e9 / 8 * 0.95),
                                                                          rel=0.05)
     assert "pp:send" not in on["collectives"]
+
+
+def _one_f_one_b_ends(fwd: list[float], bwd: list[float], m: int, transfer: float) -> list[float]:
+    """Each stage's last end in Megatron's 1F1B, worked out op by op: stage s runs min(p - s - 1, m)
+    warm-up forwards, then a forward and a backward in turn, then the cool-down backwards; a forward
+    starts when the previous stage's has ended and `transfer` has passed, a backward when the next
+    stage's has (the last stage's after its own forward)."""
+    p = len(fwd)
+    orders = []
+    for s in range(p):
+        warmup = min(p - s - 1, m)
+        order = [("F", i) for i in range(warmup)]
+        for j in range(m - warmup):
+            order += [("F", warmup + j), ("B", j)]
+        orders.append(order + [("B", i) for i in range(m - warmup, m)])
+    end: dict[tuple[str, int, int], float] = {}
+    at, free = [0] * p, [0.0] * p
+    while any(at[s] < len(orders[s]) for s in range(p)):
+        for s in range(p):
+            while at[s] < len(orders[s]):
+                kind, i = orders[s][at[s]]
+                dep = ("F", s - 1, i) if kind == "F" and s > 0 else ("B", s + 1, i) if kind == "B" and s < p - 1 \
+                    else None
+                if dep is not None and dep not in end:
+                    break  # its input comes from a stage not yet this far
+                ready = end[dep] + transfer if dep is not None else 0.0
+                free[s] = max(free[s], ready) + (fwd[s] if kind == "F" else bwd[s])
+                end[(kind, s, i)] = free[s]
+                at[s] += 1
+    return free
+
+
+@pytest.mark.parametrize("share", [1.0, 0.5])
+def test_a_blocking_exchange_is_counted_once(cluster, share):
+    """A 1F1B stage that waits on its exchange holds its compute stream until the activation has
+    reached the next stage: the next stage starts when that op ends, with no transfer after it. Only
+    the share of the exchange left to run asynchronously still delays the next stage. The pipeline's
+    ends equal a 1F1B schedule worked out by hand from each stage's op times and that delay."""
+    out = _evaluate(cluster, f"calibration.pp_p2p_blocking_share_1f1b={share}")
+    m, p = out["plan"]["num_microbatches"], out["plan"]["pp"]
+    exchange = out["collectives"]["pp:send"]["time_s"]
+    # each stage's ops: its backward (exchange included) and, from what it was busy, its forward
+    bwd = [st["backward_s"] for st in out["stages"]]
+    fwd = [st["busy_s"] / m - b for st, b in zip(out["stages"], bwd)]
+    assert fwd[0] - out["stages"][0]["forward_s"] == pytest.approx(share * exchange, rel=0.01, abs=1e-4)
+    ends = _one_f_one_b_ends(fwd, bwd, m, (1.0 - share) * exchange)
+    assert [st["end_s"] for st in out["stages"]] == pytest.approx(ends, rel=1e-9)
+    # taken again after each op, the exchange would end stage 0 2 (p - 1) exchanges later: far past the tolerance
+    assert 2 * (p - 1) * share * exchange > 1e-6 * ends[0]

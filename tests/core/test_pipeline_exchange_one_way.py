@@ -75,15 +75,20 @@ def test_exchange_inside_a_server_moves_the_whole_message_over_nvlink(one_server
     assert held_pp2 == pytest.approx(held[:1] * 2, rel=1e-9)
 
 
-def test_exchange_across_servers_costs_one_message_per_nic_direction(two_servers):
+def test_exchange_across_servers_costs_one_message_per_nic_direction(two_servers, one_server):
     """TP 4, PP 4 on two servers: stages 0 and 1 on the first, 2 and 3 on the second. The boundary
     between stages 1 and 2 crosses the NICs, one 400 Gb/s NIC per GPU, each carrying one 33.5 MB
-    message a direction: 33.5 MB / (50 GB/s x 0.96) = 0.70 ms. PP 2 (DP 2) across the same NICs
-    exchanges the same message in the same time."""
+    message a direction: 33.5 MB / (50 GB/s x 0.96) = 0.70 ms. The boundaries inside the servers
+    (stages 0-1, 2-3) exchange over NVLink, as TP 4 PP 2 on one server does. Each boundary takes its
+    own time: a middle stage holds one NVLink and one NIC exchange a micro-batch. PP 2 (DP 2) across
+    the same NICs exchanges the same message in the same time."""
     held, out = _held_per_microbatch(two_servers, tp=4, pp=4)
-    t = _latency_s(out) + ACTIVATION_BYTES / 4 / (400e9 / 8 * 0.96)
-    # the pipeline's slowest exchange (this NIC boundary) holds the middle stages twice a micro-batch
-    assert held[1:3] == pytest.approx([2 * t, 2 * t], rel=0.01)
+    nic = _latency_s(out) + ACTIVATION_BYTES / 4 / (400e9 / 8 * 0.96)
     assert out["collectives"]["pp:send"]["bottleneck"].startswith("NIC ")
+    held_one_server, inside = _held_per_microbatch(one_server, tp=4, pp=2)
+    nvlink = held_one_server[0]
+    assert inside["collectives"]["pp:send"]["bottleneck"].startswith("scale-up of")
+    assert nvlink == pytest.approx(_latency_s(inside) + ACTIVATION_BYTES / 4 / (900e9 * 0.75), rel=0.01)
+    assert held == pytest.approx([nvlink, nvlink + nic, nic + nvlink, nvlink], rel=0.01)
     held_pp2, _ = _held_per_microbatch(two_servers, tp=4, pp=2)
-    assert held_pp2 == pytest.approx([held[1] / 2] * 2, rel=1e-3)
+    assert held_pp2 == pytest.approx([nic] * 2, rel=0.01)

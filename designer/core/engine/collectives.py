@@ -114,6 +114,7 @@ class CollectiveModel:
         self.latency = GroupLatency(fabric, self.shape.members, k)  # NCCL's latency per algorithm and protocol
         self.bandwidth = GroupBandwidth(fabric, self.shape, k)  # the bandwidth term and NCCL's estimate of it
         self._cache: dict[tuple, CollectiveCost] = {}
+        self._per_part: dict[tuple, list[float]] = {}  # cost_per_part's, by (primitive, size, parts)
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, uniform_classes)
         self._choices: dict[tuple, list] = {}  # _candidates
@@ -150,6 +151,7 @@ class CollectiveModel:
             self._rerate(rate_change(f, old))
         except BaseException:  # e.g. traffic left with no path: the next call costs afresh and says so again
             self._cache.clear()
+            self._per_part.clear()
             self._unit.clear()
             self._flow_t.clear()
             self._rates = None
@@ -210,8 +212,9 @@ class CollectiveModel:
         return groups, changed
 
     def _drop_costs(self, pattern: str) -> None:
-        for key in [key for key in self._cache if _pattern_of(key[0]) == pattern]:
-            del self._cache[key]
+        for kept in (self._cache, self._per_part):
+            for key in [key for key in kept if _pattern_of(key[0]) == pattern]:
+                del kept[key]
 
     def _forget_pattern(self, pattern: str) -> None:
         self._unit.pop(pattern, None)
@@ -324,44 +327,13 @@ class CollectiveModel:
 
     def _slowest_class(self, primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes, uniform):
         sh = self.shape
-        n = sh.members.shape[1]
         worst = None
         # classes of alike groups that differ only in their tier (the DP groups under one leaf, one pod,
         # across pods) share each candidate's bandwidth terms: worked out once per call
         alike_times: dict[tuple, tuple] = {}
-        for class_index, (((N, g, tier), groups), alike) in enumerate(zip(sh.classes.items(), uniform)):
-            best = None
-            # a class whose groups all take the same time is costed on its first group's Python floats:
-            # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
-            # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
-            scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
-            for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
-                                                                  groups, size_bytes):
-                if best is not None and cannot_win(lat, best[7]):
-                    continue
-                if alike is not None:
-                    shared = (algorithm_name, protocol, N, alike)
-                    terms = alike_times.get(shared)
-                    if terms is None:
-                        terms = alike_times[shared] = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
-                                                                           scale_in, net_in, size_bytes, bus_bytes)
-                    t_scale, t_net, believed = terms
-                else:
-                    t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
-                                                                    scale_in, net_in, size_bytes, bus_bytes)
-                if alike is not None:
-                    i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
-                    believed_max = believed
-                else:
-                    both = np.maximum(t_scale, t_net)
-                    i = int(np.argmax(both))
-                    both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
-                    believed_max = None if believed is None else float(np.max(believed))
-                total = lat + both
-                # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
-                estimate = total if believed_max is None else lat + float(believed_max)
-                if best is None or estimate < best[7]:
-                    best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
+        for class_index, ((class_key, groups), alike) in enumerate(zip(sh.classes.items(), uniform)):
+            best = self._class_best(primitive, size_bytes, algorithm, class_index, class_key, groups, alike,
+                                    scale_t, net_t, bus_bytes, alike_times)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound, _ = worst
@@ -373,10 +345,85 @@ class CollectiveModel:
             resource = f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})"
             links = []
         utilization = 1.0 if bw > 0 else 0.0
-        link_bytes = self._link_bytes(loads, size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0),
-                                      algo) if loads is not None and self.keeps_link_bytes else None
+        link_bytes = self._link_bytes(loads, bus_bytes, algo) if loads is not None and self.keeps_link_bytes else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
+
+    def _class_best(self, primitive, size_bytes, algorithm, class_index, class_key, groups, alike, scale_t, net_t,
+                    bus_bytes, alike_times):
+        """NCCL's pick for one class of groups (those of `groups`), costed on its slowest group: (time,
+        algorithm, protocol, latency, bandwidth term, that group, whether the network bounds it, NCCL's
+        estimate), or None when no algorithm is offered."""
+        n = self.shape.members.shape[1]
+        N, _, tier = class_key
+        best = None
+        # a class whose groups all take the same time is costed on its first group's Python floats:
+        # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
+        # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
+        scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
+        for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
+                                                              groups, size_bytes):
+            if best is not None and cannot_win(lat, best[7]):
+                continue
+            if alike is not None:
+                shared = (algorithm_name, protocol, N, alike)
+                terms = alike_times.get(shared)
+                if terms is None:
+                    terms = alike_times[shared] = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
+                                                                       scale_in, net_in, size_bytes, bus_bytes)
+                t_scale, t_net, believed = terms
+            else:
+                t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
+                                                                scale_in, net_in, size_bytes, bus_bytes)
+            if alike is not None:
+                i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
+                believed_max = believed
+            else:
+                both = np.maximum(t_scale, t_net)
+                i = int(np.argmax(both))
+                both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
+                believed_max = None if believed is None else float(np.max(believed))
+            total = lat + both
+            # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
+            estimate = total if believed_max is None else lat + float(believed_max)
+            if best is None or estimate < best[7]:
+                best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
+        return best
+
+    def cost_per_part(self, primitive: str, size_bytes: float, parts: int) -> list[float]:
+        """The groups in rounds of `parts` (group g in part g % parts: the pipeline's pairs, pipeline
+        after pipeline, one per stage boundary): per part, the collective's time on that part's groups
+        while every group runs it at once (under the loads of all of them), its slowest class as
+        `cost` takes over all groups. A part without groups takes 0."""
+        self._up_to_date()
+        key = (primitive, float(size_bytes), parts)
+        hit = self._per_part.get(key)
+        if hit is not None:
+            return hit
+        sh = self.shape
+        times = [0.0] * parts
+        if sh.members.shape[1] > 1 and size_bytes > 0:
+            pattern = _pattern_of(primitive)
+            scale_t, net_t, _, _, _ = self._unit_times(pattern)
+            bus_bytes = size_bytes * (bus_factor(primitive, sh.members.shape[1]) if primitive != "send_recv" else 1.0)
+            alike_times: dict[tuple, tuple] = {}
+            for class_index, ((class_key, groups), alike) in enumerate(
+                    zip(sh.classes.items(), self.uniform_classes(pattern, scale_t, net_t))):
+                part = groups % parts
+                present = np.flatnonzero(np.bincount(part, minlength=parts)).tolist()
+                if alike is not None:  # every group of the class takes the same time: costed once
+                    best = self._class_best(primitive, size_bytes, "auto", class_index, class_key, groups, alike,
+                                            scale_t, net_t, bus_bytes, alike_times)
+                    at = {p: best for p in present}
+                else:  # each part on its own groups of the class
+                    at = {p: self._class_best(primitive, size_bytes, "auto", class_index, class_key,
+                                              groups[part == p], None, scale_t, net_t, bus_bytes, alike_times)
+                          for p in present}
+                for p, best in at.items():
+                    if best is not None and best[0] > times[p]:
+                        times[p] = best[0]
+        self._per_part[key] = times
+        return times
 
     def _candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
                     groups: np.ndarray, size: float) -> list[tuple[str, str, float]]:

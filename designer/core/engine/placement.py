@@ -44,7 +44,8 @@ class Placement:
         return stages
 
     def pp_pairs(self) -> np.ndarray:
-        """(number of pairs, 2) ranks that send activations from stage i to stage i+1."""
+        """(number of pairs, 2) ranks that send activations from stage i to stage i+1: pipeline after
+        pipeline, each stage boundary after boundary (pair j crosses boundary j % (pp - 1))."""
         groups = self.groups("pp")  # each row: the ranks of one pipeline, stage order
         if groups.shape[1] < 2:
             return np.empty((0, 2), dtype=groups.dtype)

@@ -82,8 +82,10 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
     breakdown["dp_comm"] += dp_exposed + dp.ag_exposed
     hidden["dp_comm"] += max(0.0, ref_info.dp_busy - dp_exposed) + max(0.0, dp.ag_s[crit_stage] - dp.ag_exposed)
     breakdown["optimizer"] = dp.optimizer_s
-    # a 1F1B stage waits on its exchanges with its neighbours (stages/pipeline.py blocking_exchange_s)
-    blocked = pipe.exchange_s * plan.num_microbatches * ((crit_stage < plan.pp - 1) + (crit_stage > 0))
+    # a 1F1B stage waits on its exchanges with its neighbours (stages/pipeline.py blocking_exchanges_s)
+    exchange = pipe.exchange_s
+    blocked = plan.num_microbatches * ((exchange[crit_stage] if crit_stage < plan.pp - 1 else 0.0)
+                                       + (exchange[crit_stage - 1] if crit_stage > 0 else 0.0))
     breakdown["pp_comm"] = waits_pp + blocked
     accounted = sum(breakdown.values())
     idle = max(0.0, step_time - accounted)

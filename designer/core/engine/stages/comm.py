@@ -25,3 +25,12 @@ class CommLedger:
         if key not in used or c.time_s > used[key].time_s:
             used[key] = c
         return c.time_s
+
+    def per_part(self, dim: str, primitive: str, nbytes: float, parts: int) -> list[float]:
+        """With the dimension's groups in rounds of `parts` (the pipeline's pairs: one per stage boundary),
+        per part what the collective takes on its groups while all of them run it
+        (CollectiveModel.cost_per_part); 0 without groups."""
+        model = self.dims.get(dim)
+        if model is None:
+            return [0.0] * parts
+        return model.cost_per_part(primitive, nbytes, parts)

@@ -17,7 +17,7 @@ def build_events(job: Job, layout: Layout, phases: LayerPhases, pipe: PipelineRu
     plan, par = job.plan, job.parallelism
     # events need every micro-batch: simulate in full when the steady state was extrapolated
     schedules = pipe.schedules if pipe.simulated_micro == plan.num_microbatches else [
-        simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times, pipe.p2p_s)
+        simulate(par.pipeline_schedule, plan.pp, plan.num_microbatches, plan.vp, times, pipe.transfer_s)
         for times in pipe.stage_times]
     pipelines, pattern_of_replica, per_pattern = layout.pipelines, layout.pattern_of_replica, dp.per_pattern
     p2p_s, step_end, optimizer_s = pipe.p2p_s, dp.step_end, dp.optimizer_s
@@ -45,7 +45,12 @@ def build_events(job: Job, layout: Layout, phases: LayerPhases, pipe: PipelineRu
             if op.kind == W:
                 events.append(Event(device, "compute", op.start, op.end, "wgrad", label, op.micro, op.chunk))
                 continue
-            duration = op.end - op.start
+            # the boundary it sends across: on to the next stage (a forward), back to the previous (a backward)
+            boundary = op.stage if op.kind == FWD else op.stage - 1
+            sends = plan.pp > 1 and op.kind != W and 0 <= boundary < plan.pp - 1
+            # a blocking exchange holds the op's last exchange_s: its send starts there (stages/pipeline.py)
+            send_at = op.end - pipe.exchange_s[boundary] if sends else op.end
+            duration = send_at - op.start
             total = ph.total_s or 1.0
             scale = duration / total
             t = op.start
@@ -65,8 +70,8 @@ def build_events(job: Job, layout: Layout, phases: LayerPhases, pipe: PipelineRu
                 if h > 0:
                     events.append(Event(device, stream, op.start, op.start + h, key + "_hidden",
                                         f"{key} (overlapped) {label}", op.micro, op.chunk, group=stream))
-            if plan.pp > 1 and ((op.kind == FWD and op.stage < plan.pp - 1) or (op.kind == B and op.stage > 0)):
-                events.append(Event(device, "pp", op.end, op.end + p2p_s, "pp_comm",
+            if sends:
+                events.append(Event(device, "pp", send_at, send_at + p2p_s, "pp_comm",
                                     f"send {'activation' if op.kind == FWD else 'gradient'} {label}", op.micro,
                                     op.chunk, bytes=pipe.pp_bytes, group="pp"))
         for s in range(plan.pp):
