@@ -11,6 +11,7 @@ import pytest
 
 from designer.core.engine.constants import engine_constants
 from designer.core.engine.moe import FlexPath, domains_reached, flex_pass_s, ranks_reached
+from designer.core.model.catalog import load_catalog
 from tests.conftest import run_cli
 
 K = engine_constants(None)
@@ -191,3 +192,28 @@ def test_hybridep_rank_falloff_is_the_files_to_change(clusters):
                      "--set", "calibration.hybridep_dispatch_rank_falloff=0")
     assert _ep(falloff) > 1.2 * _ep(flat)
     assert falloff["step_time_s"] > flat["step_time_s"]
+
+
+def test_deepep_takes_its_sms_from_the_parts_own_count(clusters):
+    """The compute under DeepEP's overlapped all-to-all loses 20 of the part's SMs: GB200 has 152 (its
+    catalog entry), not the H100's 132, so it loses 19/152 more per second of hidden all-to-all than with
+    one SM, and a file's calibration can still give the part another count."""
+    catalog = load_catalog()
+    assert {p: catalog.accelerator(p).calibration["num_sms"] for p in
+            ("A100", "H100", "H200", "B200", "GB200", "B300", "GB300", "MI300X", "MI355X")} == {
+        "A100": 108, "H100": 132, "H200": 132, "B200": 148, "GB200": 152, "B300": 148, "GB300": 152,
+        "MI300X": 304, "MI355X": 256}
+    overlap = ("--set", "parallelism.overlap_moe_expert_parallel_comm=true",
+               "--set", "calibration.deepep_dispatch_GBps_per_sm=1000",
+               "--set", "calibration.deepep_combine_GBps_per_sm=1000")
+
+    def lost_per_hidden_second(*extra: str) -> float:
+        twenty = _evaluate(clusters["gb200"], "deepep", *overlap, *extra)
+        one = _evaluate(clusters["gb200"], "deepep", *overlap, *extra, "--set", "calibration.deepep_num_sms=1")
+        assert twenty["hidden_comm_s"]["ep_comm"] == pytest.approx(one["hidden_comm_s"]["ep_comm"], rel=1e-9)
+        return (twenty["breakdown_s"]["compute"] - one["breakdown_s"]["compute"]) / twenty["hidden_comm_s"]["ep_comm"]
+
+    own = lost_per_hidden_second()
+    as_hopper = lost_per_hidden_second("--set", "calibration.accelerators.GB200.num_sms=132")
+    assert own == pytest.approx(19 / 152, rel=0.05)  # (the compute's kernel gaps add 3 %)
+    assert own / as_hopper == pytest.approx(132 / 152, rel=1e-6)

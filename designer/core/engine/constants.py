@@ -48,7 +48,10 @@ class AcceleratorConstants:
     gemm_tile_m: int = _c(128, "GEMM tile rows; M below a tile multiple wastes tensor-core work (wave quantisation)",
         unit="elements", minimum=1, maximum=4096)
     gemm_tile_n: int = _c(256, "GEMM tile columns", unit="elements", minimum=1, maximum=4096)
-    num_sms: int = _c(132, "Streaming multiprocessors (tiles run in waves of this many)",
+    num_sms: int = _c(132, "Streaming multiprocessors (compute units on AMD) the part enables: attention "
+        "tiles run in waves of this many, and the flex dispatcher's kernels take deepep_num_sms or "
+        "hybridep_num_sms of them from the compute they overlap. Each catalog entry gives its own with its "
+        "source (A100 108, H100/H200 132, B200/B300 148, GB200/GB300 152, MI300X 304, MI355X 256); 132 where none is given",
         unit="SMs", minimum=1, maximum=4096)
     sustained_clock_factor: float = _c(
         1.0, "Tensor-core throughput under sustained training load / in a short GEMM benchmark (power and "
@@ -213,13 +216,15 @@ class AcceleratorConstants:
         "beside attention_tile_overhead_blocks. The H200's fitted tile cost at head dim 128 (h200-kernels.json) "
         "as a latency: it carries to Blackwell, where the tiles of a 128-key sliding window at head dim 64 "
         "take 2x what a cost in blocks gives (cudnn-frontend gpt_oss rows, GB200, cuDNN 9.22: median "
-        "+2 % instead of -46 %; tests/validation/data/blackwell-cudnn-sdpa-gpt-oss.csv)",
+        "+1 % instead of -46 % when GB200 was costed with 132 SMs; -7 % at its own 152, whose extra SMs "
+        "share the tiles' latency; tests/validation/data/blackwell-cudnn-sdpa-gpt-oss.csv)",
         unit="us", minimum=0, maximum=10_000)
     attention_backward_tile_latency_us: float = _c(
         4.0, "Fixed time of one backward attention tile that does not shrink with the tensor rate or the head "
         "dim, us at the burst clock, beside attention_backward_tile_overhead_blocks; the split of the H200's "
         "fitted backward tile cost (head dim 128) that fits GB200's cuDNN 9.22 backward at head dim 64 with a "
-        "128-key window (median +1 % instead of -44 %) and at head dim 128 (-2 %)",
+        "128-key window (median +0 % instead of -44 %) and at head dim 128 (-2 %) when GB200 was costed with "
+        "132 SMs; at its own 152: -7 % and -3 %",
         unit="us", minimum=0, maximum=10_000)
 
 
