@@ -19,6 +19,7 @@ from . import style
 from .bundle_table import KINDS, Bundle, BundleTable
 from .line_extent import LineExtent
 
+REACH_PX = 8  # how far a cable's paint reaches past its line on screen: the widest pen and its edge
 DENSE_LINES = 300  # more cables than this on screen: drawn without antialiasing
 LABEL_SPACING_PX = 24.0  # free screen space left and right of a cable label (one above and below)
 
@@ -124,6 +125,7 @@ class LinkLayer(QGraphicsItem):
         """A bundle whose last cable went: its row stays, its line nowhere (NaN ends: never in a rect,
         never nearest a point), so that an undo fills the same row again. The bounds follow: they shrink
         when it was on their edge."""
+        where = self.rows_rect([row])
         self.bundles.empty_row(row)
         self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = self.lines.b[row] = np.nan
@@ -131,16 +133,17 @@ class LinkLayer(QGraphicsItem):
         self.lines._boxes = self.lines._length = None
         self.selected.discard(row)
         self.marked.discard(row)
-        self.rebound()
+        self.rebound(where)
 
     def fill_row(self, row: int, bundle: Bundle, a: QPointF, b: QPointF) -> None:
         """A row's bundle anew (cables added to or removed from it, or an emptied row filled again)."""
+        where = self.rows_rect([row])
         self.bundles.fill_row(row, bundle)
         self.lines.kind[row] = KINDS.index(bundle.kind) if bundle.kind in KINDS else 0
         self.lines.gbps[row] = bundle.total_gbps
         self.set_ends(row, a, b)
         self._extent.drawn(row, self.lines.a, self.lines.b)
-        self.rebound()
+        self.rebound(where.united(self.rows_rect([row])))
 
     def append_row(self, bundle: Bundle, a: QPointF, b: QPointF, aggregate: int) -> int:
         """A bundle between two devices that had none: one more row at the end (`aggregate`: its
@@ -158,18 +161,21 @@ class LinkLayer(QGraphicsItem):
         if self.heat is not None:
             self.heat = np.append(self.heat, 0)  # no load known yet: cold until the next evaluation
         self._extent.drawn(row, self.lines.a, self.lines.b)
-        self.rebound()
+        self.rebound(self.rows_rect([row]))
         return row
 
     def set_ends(self, row: int, a: QPointF, b: QPointF) -> None:
         """A line's ends moved (a device dragged): the bounds follow at the next rebound(), once for all
         the lines a move takes along."""
+        where = self.rows_rect([row])
         self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = (a.x(), a.y())
         self.lines.b[row] = (b.x(), b.y())
         self.lines._boxes = self.lines._length = None
         self._extent.drawn(row, self.lines.a, self.lines.b)
-        self.update()
+        where = where.united(self.rows_rect([row]))
+        if not where.isNull():
+            self.update(where)
 
     def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: list[str], gbps: list[float], tips: list[str],
                        qlines: list | None = None):
@@ -183,10 +189,10 @@ class LinkLayer(QGraphicsItem):
                                                                                     self.aggregates.b)
         self.rebound()
 
-    def rebound(self) -> None:
+    def rebound(self, changed: QRectF | None = None) -> None:
         """The bounds: the lines drawn (kept by the extent, in proportion to each edit) and the
         rack-to-rack lines, 4 px out (a pen's width); a geometry change (~10 ms of the scene's at 131k
-        GPUs) only when they changed."""
+        GPUs) only when they changed. `changed`: the only part to paint again (else all of it)."""
         boxes = [box for box in (self._extent.box(self.lines.a, self.lines.b), self._aggregate_box) if box]
         if boxes:
             left, top = min(b[0] for b in boxes), min(b[1] for b in boxes)
@@ -197,7 +203,40 @@ class LinkLayer(QGraphicsItem):
         if bounds != self._bounds:
             self.prepareGeometryChange()
             self._bounds = bounds
-        self.update()
+        if changed is None:
+            self.update()
+        elif not changed.isNull():
+            self.update(changed)  # (a far-out view's cached picture: redrawn there alone)
+
+    def rows_rect(self, rows) -> QRectF:
+        """Where these bundles' lines and their rack-to-rack lines are drawn, a wide pen's reach
+        around them, in the scene (null where none is drawn)."""
+        boxes = []
+        rows = [r for r in rows if 0 <= r < len(self.lines.a)]
+        if rows:
+            boxes.append(np.concatenate([self.lines.a[rows], self.lines.b[rows]]))
+            aggregates = [int(self.bundle_aggregate[r]) for r in rows if r < len(self.bundle_aggregate)]
+            aggregates = [r for r in aggregates if 0 <= r < len(self.aggregates.a)]
+            if aggregates:
+                boxes.append(np.concatenate([self.aggregates.a[aggregates], self.aggregates.b[aggregates]]))
+        return self.points_rect(np.concatenate(boxes) if boxes else np.zeros((0, 2)))
+
+    def aggregate_rect(self, row: int) -> QRectF:
+        """Where a rack-to-rack line is drawn (as rows_rect)."""
+        if not 0 <= row < len(self.aggregates.a):
+            return QRectF()
+        return self.points_rect(np.array([self.aggregates.a[row], self.aggregates.b[row]]))
+
+    def points_rect(self, points: np.ndarray) -> QRectF:
+        points = points[np.isfinite(points).all(axis=1)] if len(points) else points
+        if not len(points):
+            return QRectF()
+        views = self.scene().views() if self.scene() is not None else []
+        scale = min((v.transform().m11() for v in views), default=1.0)
+        pad = REACH_PX / max(scale, 1e-6)  # the widest pen (a selected cable, the bottleneck halo) and its edge
+        left, top = points.min(axis=0)
+        right, bottom = points.max(axis=0)
+        return QRectF(left - pad, top - pad, right - left + 2 * pad, bottom - top + 2 * pad)
 
     def boundingRect(self) -> QRectF:
         return self._bounds if self._measured else QRectF()
@@ -316,7 +355,9 @@ class LinkLayer(QGraphicsItem):
         # Hundreds of cables on screen: drawn without antialiasing (a thin line then costs a fraction,
         # and in a dense fan the steps do not show); a few, smooth.
         smooth = painter.testRenderHint(QPainter.Antialiasing)
-        if (rows.size > DENSE_LINES) if dense is None else dense:
+        if dense is None:
+            dense = rows.size > DENSE_LINES or self._dense_whole(lines)
+        if dense:
             painter.setRenderHint(QPainter.Antialiasing, False)
         if self.marked and not aggregate:  # a halo under the cable: its heat colour stays visible on top
             pen = QPen(style.BOTTLENECK, 6.0)
@@ -359,6 +400,14 @@ class LinkLayer(QGraphicsItem):
             for i in chosen:
                 painter.setPen(self._pen(int(self.lines.kind[i]), float(self.lines.gbps[i]) * 4, selected=True))
                 painter.drawLine(QLineF(*self.lines.a[i], *self.lines.b[i]))
+
+    def _dense_whole(self, lines: _Lines) -> bool:
+        """Whether the cached picture of a far-out view, painted whole, meets more than DENSE_LINES
+        lines: a part of it painted again after an edit is drawn as the whole was, not smoother than
+        the lines around it. (Painted straight to the view, a part is drawn as a scrolled-in strip is.)"""
+        if self.cacheMode() == QGraphicsItem.NoCache:
+            return False
+        return int(np.isfinite(lines.a[:, 0]).sum()) > DENSE_LINES
 
     def _aggregate_qlines(self) -> list:
         """Every rack-to-rack line as a QLineF, kept until the lines change (set_aggregates)."""
