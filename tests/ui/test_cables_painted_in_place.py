@@ -104,3 +104,30 @@ def test_a_cable_selected_far_out_is_painted_into_the_cached_picture(window, mon
     window.scene.select_ids([])
     assert window.settle()
     assert np.abs(shown(window) - before).max() <= SMOOTHING_LEVELS, "the selection stayed on the picture"
+
+
+def test_far_out_the_boxes_repaint_their_marks_only_when_they_change(window, monkeypatch):
+    """Far out one layer draws every box and its marks (a job's frame, a box down). Edit > Delete of a
+    cable leaves the marks as drawn; Edit > Mark Down of a server, and Edit > Undo, paint its mark
+    on and off the picture."""
+    monkeypatch.setattr(scene_module, "STAGED_ITEMS", 10)
+    monkeypatch.setattr(plan_module, "STAGED_ITEMS", 10)
+    open_example(window, A100)
+    if window.act_heat.isChecked():
+        window.act_heat.trigger()
+    window.resize(1300, 860)
+    window.view.zoom_to(0.1)
+    assert window.settle() and window.scene.detail.far
+    for _step in delete_and_undo(window, switch_cables(window, 1)[:1]):
+        pass
+    before = shown(window)
+    window.scene.select_ids([window.qdoc.doc.nodes[0].id])
+    window.act_mark_down.trigger()
+    window.scene.select_ids([])
+    assert window.settle()
+    down = shown(window)
+    assert (np.abs(down - before).max(axis=2) > 24).sum() > 4, "the server marked down does not show far out"
+    assert np.abs(down - painted_whole(window)).max() <= SMOOTHING_LEVELS
+    window.actions["undo"].trigger()
+    assert window.settle()
+    assert np.abs(shown(window) - before).max() <= SMOOTHING_LEVELS, "the mark stayed after the undo"
