@@ -19,6 +19,7 @@ from . import style
 from .bundle_table import KINDS, Bundle, BundleTable
 from .line_extent import LineExtent
 
+REACH_PX = 8  # how far a cable's paint reaches past its line on screen: the widest pen and its edge
 DENSE_LINES = 300  # more cables than this on screen: drawn without antialiasing
 LABEL_SPACING_PX = 24.0  # free screen space left and right of a cable label (one above and below)
 
@@ -124,6 +125,7 @@ class LinkLayer(QGraphicsItem):
         """A bundle whose last cable went: its row stays, its line nowhere (NaN ends: never in a rect,
         never nearest a point), so that an undo fills the same row again. The bounds follow: they shrink
         when it was on their edge."""
+        where = self.rows_rect([row])
         self.bundles.empty_row(row)
         self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = self.lines.b[row] = np.nan
@@ -131,16 +133,17 @@ class LinkLayer(QGraphicsItem):
         self.lines._boxes = self.lines._length = None
         self.selected.discard(row)
         self.marked.discard(row)
-        self.rebound()
+        self.rebound(where)
 
     def fill_row(self, row: int, bundle: Bundle, a: QPointF, b: QPointF) -> None:
         """A row's bundle anew (cables added to or removed from it, or an emptied row filled again)."""
+        where = self.rows_rect([row])
         self.bundles.fill_row(row, bundle)
         self.lines.kind[row] = KINDS.index(bundle.kind) if bundle.kind in KINDS else 0
         self.lines.gbps[row] = bundle.total_gbps
         self.set_ends(row, a, b)
         self._extent.drawn(row, self.lines.a, self.lines.b)
-        self.rebound()
+        self.rebound(where.united(self.rows_rect([row])))
 
     def append_row(self, bundle: Bundle, a: QPointF, b: QPointF, aggregate: int) -> int:
         """A bundle between two devices that had none: one more row at the end (`aggregate`: its
@@ -158,18 +161,21 @@ class LinkLayer(QGraphicsItem):
         if self.heat is not None:
             self.heat = np.append(self.heat, 0)  # no load known yet: cold until the next evaluation
         self._extent.drawn(row, self.lines.a, self.lines.b)
-        self.rebound()
+        self.rebound(self.rows_rect([row]))
         return row
 
     def set_ends(self, row: int, a: QPointF, b: QPointF) -> None:
         """A line's ends moved (a device dragged): the bounds follow at the next rebound(), once for all
         the lines a move takes along."""
+        where = self.rows_rect([row])
         self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = (a.x(), a.y())
         self.lines.b[row] = (b.x(), b.y())
         self.lines._boxes = self.lines._length = None
         self._extent.drawn(row, self.lines.a, self.lines.b)
-        self.update()
+        where = where.united(self.rows_rect([row]))
+        if not where.isNull():
+            self.update(where)
 
     def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: list[str], gbps: list[float], tips: list[str],
                        qlines: list | None = None):
@@ -183,10 +189,10 @@ class LinkLayer(QGraphicsItem):
                                                                                     self.aggregates.b)
         self.rebound()
 
-    def rebound(self) -> None:
+    def rebound(self, changed: QRectF | None = None) -> None:
         """The bounds: the lines drawn (kept by the extent, in proportion to each edit) and the
         rack-to-rack lines, 4 px out (a pen's width); a geometry change (~10 ms of the scene's at 131k
-        GPUs) only when they changed."""
+        GPUs) only when they changed. `changed`: the only part to paint again (else all of it)."""
         boxes = [box for box in (self._extent.box(self.lines.a, self.lines.b), self._aggregate_box) if box]
         if boxes:
             left, top = min(b[0] for b in boxes), min(b[1] for b in boxes)
@@ -197,7 +203,40 @@ class LinkLayer(QGraphicsItem):
         if bounds != self._bounds:
             self.prepareGeometryChange()
             self._bounds = bounds
-        self.update()
+        if changed is None:
+            self.update()
+        elif not changed.isNull():
+            self.update(changed)  # (a far-out view's cached picture: redrawn there alone)
+
+    def rows_rect(self, rows) -> QRectF:
+        """Where these bundles' lines and their rack-to-rack lines are drawn, a wide pen's reach
+        around them, in the scene (null where none is drawn)."""
+        boxes = []
+        rows = [r for r in rows if 0 <= r < len(self.lines.a)]
+        if rows:
+            boxes.append(np.concatenate([self.lines.a[rows], self.lines.b[rows]]))
+            aggregates = [int(self.bundle_aggregate[r]) for r in rows if r < len(self.bundle_aggregate)]
+            aggregates = [r for r in aggregates if 0 <= r < len(self.aggregates.a)]
+            if aggregates:
+                boxes.append(np.concatenate([self.aggregates.a[aggregates], self.aggregates.b[aggregates]]))
+        return self.points_rect(np.concatenate(boxes) if boxes else np.zeros((0, 2)))
+
+    def aggregate_rect(self, row: int) -> QRectF:
+        """Where a rack-to-rack line is drawn (as rows_rect)."""
+        if not 0 <= row < len(self.aggregates.a):
+            return QRectF()
+        return self.points_rect(np.array([self.aggregates.a[row], self.aggregates.b[row]]))
+
+    def points_rect(self, points: np.ndarray) -> QRectF:
+        points = points[np.isfinite(points).all(axis=1)] if len(points) else points
+        if not len(points):
+            return QRectF()
+        views = self.scene().views() if self.scene() is not None else []
+        scale = min((v.transform().m11() for v in views), default=1.0)
+        pad = REACH_PX / max(scale, 1e-6)  # the widest pen (a selected cable, the bottleneck halo) and its edge
+        left, top = points.min(axis=0)
+        right, bottom = points.max(axis=0)
+        return QRectF(left - pad, top - pad, right - left + 2 * pad, bottom - top + 2 * pad)
 
     def boundingRect(self) -> QRectF:
         return self._bounds if self._measured else QRectF()
@@ -246,8 +285,53 @@ class LinkLayer(QGraphicsItem):
         return rows[(low <= 0) & (high >= 0)]
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        self.paint_rect(painter, option.exposedRect)
+
+    def overview_marks(self) -> np.ndarray:
+        """What the overview detail draws of each rack-to-rack line, one row each: its ends, heat
+        bucket (-2: no heat shown), its pen's kind and speed, its own kind and speed, and whether it
+        is selected. Two pictures whose rows are equal look the same; the rows that differ say where
+        they differ (minimap.py)."""
+        lines = self.aggregates
+        n = len(lines.a)
+        marks = np.zeros((n, 9), float)
+        marks[:, 0:2], marks[:, 2:4] = lines.a, lines.b
+        heat = self._shown_aggregate_heat()
+        marks[:, 4] = heat if heat is not None else -2
+        pen_rows = self._aggregate_pen_rows(heat) if heat is not None else np.arange(n)
+        marks[:, 5], marks[:, 6] = lines.kind[pen_rows], lines.gbps[pen_rows]
+        marks[:, 7], marks[:, 8] = lines.kind, lines.gbps
+        selected = self._selected_aggregates()
+        if selected:
+            marks[sorted(selected), 4] += 100  # drawn again on top, in the selection's pen
+        return marks
+
+    def _shown_aggregate_heat(self) -> np.ndarray | None:
+        heat = self.heat if (self.heat is not None and len(self.heat) == len(self.lines.a)) else None
+        return self._aggregate_heat(heat) if heat is not None else None
+
+    def _selected_aggregates(self) -> set[int]:
+        rows_of = self.bundle_aggregate
+        return {int(rows_of[i]) for i in self.selected if i < len(rows_of) and rows_of[i] >= 0}
+
+    @staticmethod
+    def _aggregate_pen_rows(heat: np.ndarray) -> np.ndarray:
+        """Per rack-to-rack line under the heat, the line whose kind and speed set its pen: the first
+        of its heat bucket in the whole design (the same pen wherever a picture of it is cut)."""
+        if not len(heat):
+            return np.zeros(0, dtype=np.int64)
+        order = np.argsort(heat, kind="stable")
+        sorted_heat = heat[order]
+        starts = np.flatnonzero(np.r_[True, sorted_heat[1:] != sorted_heat[:-1]])
+        first_of_group = order[starts]
+        group_index = np.searchsorted(sorted_heat[starts], heat)
+        return first_of_group[group_index]
+
+    def paint_rect(self, painter, exposed: QRectF, dense: bool | None = None) -> None:
+        """The lines that meet `exposed`. `dense`: draw as a dense view (no antialiasing) whatever
+        the count met, as a whole picture of which this is a part would be drawn."""
         pad = 6.0 / max(painter.worldTransform().m11(), 1e-6)  # a wide pen's edge reaches past its line
-        rect = option.exposedRect.adjusted(-pad, -pad, pad, pad)
+        rect = exposed.adjusted(-pad, -pad, pad, pad)
         if self.show_individual:
             lines, rows, aggregate = self.lines, self.visible_rows(rect, self.lines), False
         else:
@@ -255,8 +339,10 @@ class LinkLayer(QGraphicsItem):
         if not rows.size:
             return
         heat = self.heat if (self.heat is not None and len(self.heat) == len(self.lines.a)) else None
+        pen_rows = None
         if heat is not None and aggregate:
             heat = self._aggregate_heat(heat)  # the rack-to-rack lines keep the heat: their busiest cable
+            pen_rows = self._aggregate_pen_rows(heat)
         gbps = np.nan_to_num(lines.gbps[rows], nan=1.0, posinf=1.0, neginf=1.0)  # a recovered NaN/inf: thin
         width_bucket = np.round(np.log2(np.maximum(gbps, 1.0)) * 2).astype(np.int64)
         if heat is not None:
@@ -269,7 +355,9 @@ class LinkLayer(QGraphicsItem):
         # Hundreds of cables on screen: drawn without antialiasing (a thin line then costs a fraction,
         # and in a dense fan the steps do not show); a few, smooth.
         smooth = painter.testRenderHint(QPainter.Antialiasing)
-        if rows.size > DENSE_LINES:
+        if dense is None:
+            dense = rows.size > DENSE_LINES or self._dense_whole(lines)
+        if dense:
             painter.setRenderHint(QPainter.Antialiasing, False)
         if self.marked and not aggregate:  # a halo under the cable: its heat colour stays visible on top
             pen = QPen(style.BOTTLENECK, 6.0)
@@ -282,7 +370,7 @@ class LinkLayer(QGraphicsItem):
         ends = np.r_[starts[1:], len(order)]
         for s, e in zip(starts.tolist(), ends.tolist()):
             members = order[s:e].tolist()
-            first = rows[members[0]]
+            first = rows[members[0]] if pen_rows is None else int(pen_rows[rows[members[0]]])
             if heat is not None and group_sorted[s] >= 0:
                 pen = style.heat_pen(int(group_sorted[s]), float(lines.gbps[first]))
                 if aggregate:
@@ -302,8 +390,7 @@ class LinkLayer(QGraphicsItem):
         if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= style.MAX_LINK_LABELS:
             self._draw_labels(painter, rows, ax, ay, bx, by, rect)
         if self.selected and aggregate:  # a selected cable's rack-to-rack bundle
-            rows_of = self.bundle_aggregate
-            chosen = {int(rows_of[i]) for i in self.selected if i < len(rows_of) and rows_of[i] >= 0}
+            chosen = self._selected_aggregates()
             made = self._aggregate_qlines()
             for r in chosen:
                 painter.setPen(self._pen(int(lines.kind[r]), float(lines.gbps[r]) * 4, selected=True))
@@ -313,6 +400,14 @@ class LinkLayer(QGraphicsItem):
             for i in chosen:
                 painter.setPen(self._pen(int(self.lines.kind[i]), float(self.lines.gbps[i]) * 4, selected=True))
                 painter.drawLine(QLineF(*self.lines.a[i], *self.lines.b[i]))
+
+    def _dense_whole(self, lines: _Lines) -> bool:
+        """Whether the cached picture of a far-out view, painted whole, meets more than DENSE_LINES
+        lines: a part of it painted again after an edit is drawn as the whole was, not smoother than
+        the lines around it. (Painted straight to the view, a part is drawn as a scrolled-in strip is.)"""
+        if self.cacheMode() == QGraphicsItem.NoCache:
+            return False
+        return int(np.isfinite(lines.a[:, 0]).sum()) > DENSE_LINES
 
     def _aggregate_qlines(self) -> list:
         """Every rack-to-rack line as a QLineF, kept until the lines change (set_aggregates)."""

@@ -5,15 +5,19 @@ canvas only redraws a small image and a rectangle.
 """
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from . import style
+from .links import DENSE_LINES
 
 # Above this many racks, servers and switches the overview draws racks and rack-to-rack lines itself:
 # scene.render of 26k boxes (131k GPUs) costs 0.2-0.7 s on the window's thread, the outline ~0.1 s.
 OUTLINE_ITEMS = 10_000
+# Around a changed line, the pixels redrawn: its pen's width and antialiased edge
+CHANGE_PAD_PX = 6
 
 
 class Minimap(QWidget):
@@ -31,6 +35,7 @@ class Minimap(QWidget):
         # a staged build's last items: drawn at once, before the engine's thread starts on the design
         # (the window's check timer, started after this one: sharing the GIL with it, 50 ms became 0.45 s)
         view.scene().built.connect(lambda: self._timer.start(0))
+        self._drawn: _Drawn | None = None  # what a big design's picture shows, to redraw only what changes
         self.heat_drawn = None  # the link heat (the link layer's per-bundle buckets) the picture shows
         view.scene().heatChanged.connect(self._on_heat)
         view.horizontalScrollBar().valueChanged.connect(self.update)
@@ -61,26 +66,35 @@ class Minimap(QWidget):
             return  # its items are still coming: drawn once they are all there (scene.built)
         self.source = scene.layout_rect().adjusted(-20, -20, 20, 20)  # the design itself, not the margin
         if self.source.isEmpty() or self.width() < 10:
-            self.image = None
+            self.image = self._drawn = None
             self.update()
             return
         size = self.size() * self.devicePixelRatioF()
-        image = QImage(size, QImage.Format_ARGB32_Premultiplied)
-        image.fill(style.BACKGROUND)
         layer = scene.link_layer
         saved = layer.show_individual
         if scene.cables.aggregates_stale:
             scene.cables.rebuild_aggregates()
-        layer.show_individual = False  # overview detail, whatever the main view shows
         self.heat_drawn = layer.heat
-        painter = QPainter(image)
-        painter.setRenderHint(QPainter.Antialiasing)
         scale, offset = self._transform()
         ratio = self.devicePixelRatioF()
         target = QRectF(offset.x() * ratio, offset.y() * ratio, self.source.width() * scale * ratio,
                         self.source.height() * scale * ratio)  # the same placement the frame uses
-        if len(scene.racks) + len(scene.devices) > OUTLINE_ITEMS:
-            self._render_outline(painter, scene, target)
+        outline = len(scene.racks) + len(scene.devices) > OUTLINE_ITEMS
+        if outline:
+            drawn = _Drawn(QRectF(self.source), size, ratio, list(scene.rack_rects()), layer.overview_marks())
+            if self.image is not None and self._drawn is not None and self._drawn.same_frame(drawn):
+                self._redraw_where_changed(scene, target, drawn)
+                return
+            self._drawn = drawn
+        else:
+            self._drawn = None
+        image = QImage(size, QImage.Format_ARGB32_Premultiplied)
+        image.fill(style.BACKGROUND)
+        layer.show_individual = False  # overview detail, whatever the main view shows
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.Antialiasing)
+        if outline:
+            self._render_outline(painter, scene, target, self.source)
         else:
             # the lines drawn now, not from the cache the canvas keeps of them far out (scene_detail.py): Qt
             # marks a changed item's cache stale once for every view, and the canvas's repaint after a heat
@@ -94,24 +108,65 @@ class Minimap(QWidget):
         self.image = image
         self.update()
 
-    def _render_outline(self, painter: QPainter, scene, target: QRectF) -> None:
+    def _render_outline(self, painter: QPainter, scene, target: QRectF, part: QRectF) -> None:
         """A big design at overview detail without its 26k boxes (0.3-0.4 s of scene.render at 131k GPUs,
-        each a pixel or less here): rack fills and outlines, and the rack-to-rack lines."""
-        from PySide6.QtWidgets import QStyleOptionGraphicsItem
-
+        each a pixel or less here): rack fills and outlines, and the rack-to-rack lines that meet `part`
+        (of the scene), drawn as in the whole picture."""
         source = self.source
         painter.save()
         painter.translate(target.left(), target.top())
         painter.scale(target.width() / source.width(), target.height() / source.height())
         painter.translate(-source.left(), -source.top())
-        scene.draw_rack_fills(painter, source)
+        scene.draw_rack_fills(painter, part)
         painter.setPen(style.edge_pen(style.RACK_EDGE))
         painter.setBrush(Qt.NoBrush)
-        painter.drawRects(scene.rack_rects())  # kept by the scene until racks change
-        option = QStyleOptionGraphicsItem()
-        option.exposedRect = source
-        scene.link_layer.paint(painter, option, None)
+        painter.drawRects([r for r in scene.rack_rects() if r.intersects(part)])  # kept until racks change
+        layer = scene.link_layer
+        whole = len(layer.visible_rows(source, layer.aggregates)) > DENSE_LINES
+        layer.paint_rect(painter, part, dense=whole)
         painter.restore()
+
+    def _redraw_where_changed(self, scene, target: QRectF, drawn: "_Drawn") -> None:
+        """The picture kept, redrawn only where a rack-to-rack line changed (a cable deleted or
+        restored, a bundle's heat): an edit costs in proportion to what it changed, not the design."""
+        before, after = self._drawn.marks, drawn.marks
+        if len(before) == len(after):
+            changed = np.flatnonzero((before != after).any(axis=1))
+            boxes = np.concatenate([before[changed, :4], after[changed, :4]])
+        else:  # a rack-to-rack line came or went: the lines that are not in both
+            old = {tuple(row) for row in before.tolist()}
+            new = {tuple(row) for row in after.tolist()}
+            boxes = np.array([row[:4] for row in old ^ new], float).reshape(-1, 4)
+        self._drawn = drawn
+        if not len(boxes):
+            return
+        scale_x = target.width() / self.source.width()
+        scale_y = target.height() / self.source.height()
+        pixels = np.column_stack([(np.minimum(boxes[:, 0], boxes[:, 2]) - self.source.left()) * scale_x,
+                                  (np.minimum(boxes[:, 1], boxes[:, 3]) - self.source.top()) * scale_y,
+                                  (np.maximum(boxes[:, 0], boxes[:, 2]) - self.source.left()) * scale_x,
+                                  (np.maximum(boxes[:, 1], boxes[:, 3]) - self.source.top()) * scale_y])
+        pixels[:, :2] += (target.left() - CHANGE_PAD_PX, target.top() - CHANGE_PAD_PX)
+        pixels[:, 2:] += (target.left() + CHANGE_PAD_PX, target.top() + CHANGE_PAD_PX)
+        left, top = np.floor(pixels[:, :2].min(axis=0))
+        right, bottom = np.ceil(pixels[:, 2:].max(axis=0))
+        clip = QRectF(left, top, right - left, bottom - top).intersected(QRectF(self.image.rect()))
+        if clip.isEmpty():
+            return
+        part = QRectF((clip.left() - target.left()) / scale_x + self.source.left(),
+                      (clip.top() - target.top()) / scale_y + self.source.top(),
+                      clip.width() / scale_x, clip.height() / scale_y)
+        layer = scene.link_layer
+        saved = layer.show_individual
+        layer.show_individual = False
+        painter = QPainter(self.image)
+        painter.setRenderHint(QPainter.Antialiasing)
+        painter.setClipRect(clip)
+        painter.fillRect(clip, style.BACKGROUND)
+        self._render_outline(painter, scene, target, part)
+        painter.end()
+        layer.show_individual = saved
+        self.update()
 
     def resizeEvent(self, event) -> None:
         self._timer.start(100)
@@ -161,3 +216,16 @@ class Minimap(QWidget):
     def mouseMoveEvent(self, event) -> None:
         if event.buttons() & Qt.LeftButton:
             self._go(event.position())
+
+
+class _Drawn:
+    """What a picture of a big design shows: where (the scene part, the image's size), the racks and
+    each rack-to-rack line as drawn (LinkLayer.overview_marks)."""
+
+    def __init__(self, source: QRectF, size: QSize, ratio: float, racks: list, marks: np.ndarray):
+        self.source, self.size, self.ratio, self.racks, self.marks = source, size, ratio, racks, marks
+
+    def same_frame(self, other: "_Drawn") -> bool:
+        """The same placement and racks: only lines may differ."""
+        return (self.source == other.source and self.size == other.size and self.ratio == other.ratio
+                and self.racks == other.racks)

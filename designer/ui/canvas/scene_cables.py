@@ -221,8 +221,7 @@ class SceneCables:
             self._set_row(row, links[row], new_key.get(row))
         self.version += 1  # which links each bundle holds changed (link heat rows, the legend's kinds)
         self.positions = (self.version, len(doc.links), members, starts)
-        layer.update()
-        return True
+        return True  # (each row changed painted its own part again)
 
     def _link_ids(self, row: int) -> tuple:
         return self._scene.link_layer.bundles.link_ids(row)
@@ -348,7 +347,7 @@ class SceneCables:
         layer = self._scene.link_layer
         layer.aggregates.gbps[row] = total / 8
         layer.aggregate_tips[row] = f"racks {pair[0]} - {pair[1]}: {total / 1000:g} Tb/s (zoom in for the cables)"
-        layer.update()
+        layer.update(layer.aggregate_rect(row))
 
     def rebuild_aggregates(self, boxes: DeviceBoxes | None = None) -> None:
         """Rack-to-rack lines for the zoomed-out view: one per pair of racks that share cables. `boxes`:

@@ -28,6 +28,10 @@ def free_slot(doc, rack_id: str, height: int, wanted: int = 0, ignore: str | Non
     return min(candidates, key=lambda s: (abs(s - wanted), s))
 
 
+# More cables selected or unselected than this: the whole layer painted again, not each
+SELECTION_PAINTED_APART = 64
+
+
 class MoveDrag:
     """A drag of the selected racks, servers and switches: where each started; on release, one undo step
     for everything it moved (pushed once, not per move)."""
@@ -234,8 +238,15 @@ class SceneGestures:
             item = scene.racks.get(element_id) or scene.devices.get(element_id)
             if item is not None:
                 item.setSelected(True)
-        scene.link_layer.selected = self._bundle_rows(wanted)
-        scene.link_layer.update()
+        layer = scene.link_layer
+        before, layer.selected = layer.selected, self._bundle_rows(wanted)
+        changed = before ^ layer.selected
+        if len(changed) <= SELECTION_PAINTED_APART:  # the cables selected and unselected: painted there alone
+            where = layer.rows_rect(sorted(changed))
+            if not where.isNull():
+                layer.update(where)
+        else:
+            layer.update()
         if scene.link_layer.selected:
             scene.selectionChanged.emit()
 
