@@ -58,11 +58,14 @@ class ModelChecker:
 
     def check(self, doc: Document) -> list[Problem]:
         changes = doc.changes_since(self._key[1]) if self._key and self._key[0] is doc.lineage else None
+        ends = self._parts.ends if self._parts is not None else None
         if changes is None or not self._patch(doc, changes):
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
             self._positions = ElementPositions(self._parts.link_ids)
             self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
+        elif self._parts.ends is not ends:  # the ends moved with the edits: the document's parse from now on
+            doc.link_ends.keep(doc, self._parts.ends)
         self._key = (doc.lineage, doc.revision)
         return assemble(doc, self._parts, self.catalog)
 
