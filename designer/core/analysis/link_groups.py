@@ -124,9 +124,10 @@ class LinkGroups:
         return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), cable_code,
                    tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
 
-    def with_index(self) -> "LinkGroups":
-        """These groups with their id table (kept by the groups carried from them)."""
-        return self if self.index is not None else replace(self, index=IdIndex(self.ids))
+    def with_index(self, index: IdIndex | None = None) -> "LinkGroups":
+        """These groups with their id table (kept by the groups carried from them): `index`, an IdIndex of
+        `ids` already made (the design's shared one), else made here."""
+        return self if self.index is not None else replace(self, index=index or IdIndex(self.ids))
 
     def _position(self, link_id: str) -> int | None:
         if self.index is not None:

@@ -129,10 +129,11 @@ class LinkLoad:
         if self._position is None:
             groups = self.groups()
             if groups is not None:  # kept with the groups: the next result's analysis carries it
-                self._groups = groups = groups.with_index()
+                # the design's shared index of these ids (the check and the fabric read it too)
+                self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids))
                 self._position = groups.index
             else:
-                self._position = IdIndex(self.ids)
+                self._position = self.doc.link_id_index.of(self.ids)
         return self._position.get(link_id)
 
     def prepare(self) -> None:
