@@ -245,3 +245,22 @@ def test_the_check_the_engine_and_the_link_load_share_one_index_of_the_link_ids(
     assert analysis.made_groups.index is shared
     assert doc.link_id_index.of(list(result.link_ids)) is shared
     assert analysis.index_of(doc.links[5].id) == 5
+
+
+def test_combined_codes_number_the_combinations_as_a_sort_of_them_does():
+    """Codes per distinct combination of per-link codes, numbered in sorted order: through a table when
+    the combinations are few, by a sort otherwise; the same numbers either way."""
+    import numpy as np
+
+    from designer.core.analysis.link_groups import combined_codes
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 300))
+        per_item = [rng.integers(0, int(rng.integers(1, 40)), n).astype(rng.choice([np.int8, np.int16, np.int64]))
+                    for _ in range(int(rng.integers(1, 5)))]
+        key = np.zeros(n, dtype=np.int64)
+        for c in per_item:
+            key = key * (int(c.max()) + 1) + c.astype(np.int64)
+        wanted = np.unique(key, return_inverse=True)[1].reshape(-1)
+        assert np.array_equal(combined_codes(per_item, n), wanted)
