@@ -5,12 +5,15 @@ lists exactly what a full check of the same document lists."""
 import dataclasses
 import random
 
+import numpy as np
 import pytest
 
 from designer.core.design_check import DesignChecker, check_document
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.model import Link
+from designer.core.model import endpoints
 from designer.core.model.elements import split_endpoint
+from designer.core.model.endpoints import Endpoints, LinkEnds
 
 
 class Edits:
@@ -170,3 +173,36 @@ def test_random_edits_of_servers_switches_racks_and_cables_keep_the_full_checks_
         live = checker.check(doc.snapshot())
         full = check_document(doc)
         assert live == full, f"seed {seed}, after {done[-8:]}"
+
+
+def _same_parse(served, fresh) -> bool:
+    return all(np.array_equal(getattr(s, f.name), getattr(p, f.name)) and getattr(s, f.name).dtype == getattr(p, f.name).dtype
+               for s, p in zip(served, fresh) for f in dataclasses.fields(Endpoints))
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_the_parse_the_live_check_keeps_current_is_the_documents_and_a_fresh_parses(seed, monkeypatch):
+    """After each edit the live check hands its ends, moved with the edit, to the document: the fabric
+    and the analyses read them without parsing the links' ends again, and they are a fresh parse's."""
+    rng = random.Random(seed)
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, rng)
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    kept = 0
+    for _ in range(80):
+        what = edits.random_edit()
+        full_checks = checker.full_checks
+        snapshot = doc.snapshot()
+        checker.check(snapshot)
+        fresh = LinkEnds().sides(doc)
+        if checker.full_checks == full_checks and what in ("delete cable", "add cable", "re-point cable"):
+            parse = endpoints._parse_in_parts
+            monkeypatch.setattr(endpoints, "_parse_in_parts", lambda *a: pytest.fail("parsed again"))
+            served = snapshot.link_ends.sides(snapshot)
+            monkeypatch.setattr(endpoints, "_parse_in_parts", parse)
+            kept += 1
+        else:
+            served = snapshot.link_ends.sides(snapshot)
+        assert _same_parse(served, fresh), f"seed {seed}, after {what}"
+    assert kept

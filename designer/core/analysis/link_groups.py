@@ -93,6 +93,7 @@ class LinkGroups:
             rails = bool(np.all(per_server == distinct)) and int(per_server.max()) > 1
         key = ((((kind == 2).astype(np.int16) * 2 + a_node) * 2 + b_node) * 10 + ta) * 10 + tb  # below 800
         uniq, tier_code = small_codes(key, 800)
+        tier_code = tier_code.astype(np.int16)  # (kept as such: its 64-bit codes lived on through the cables' read)
         names = {v: k for k, v in tier_rank.items()}
         tier_words = []
         for packed in uniq.tolist():
@@ -123,9 +124,10 @@ class LinkGroups:
         return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), cable_code,
                    tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
 
-    def with_index(self) -> "LinkGroups":
-        """These groups with their id table (kept by the groups carried from them)."""
-        return self if self.index is not None else replace(self, index=IdIndex(self.ids))
+    def with_index(self, index: IdIndex | None = None) -> "LinkGroups":
+        """These groups with their id table (kept by the groups carried from them): `index`, an IdIndex of
+        `ids` already made (the design's shared one), else made here."""
+        return self if self.index is not None else replace(self, index=index or IdIndex(self.ids))
 
     def _position(self, link_id: str) -> int | None:
         if self.index is not None:
@@ -240,7 +242,14 @@ def combined_codes(per_item: list[np.ndarray], n: int) -> np.ndarray:
     if not n:
         return np.zeros(0, dtype=np.int64)
     key = np.zeros(n, dtype=np.int64)
+    size = 1  # the combinations there can be (0: a code below 0, not counted so)
     for c in per_item:
-        c = np.asarray(c, dtype=np.int64).reshape(-1)
-        key = key * (int(c.max(initial=0)) + 1) + c
-    return codes(key)
+        c = np.asarray(c).reshape(-1)
+        if c.dtype.kind not in "biu":
+            c = c.astype(np.int64)
+        width = int(c.max(initial=0)) + 1
+        key *= width  # in place: each step's copies of all 295k keys were most of the analysis's peak
+        key += c
+        size = size * width if int(c.min(initial=0)) >= 0 else 0
+    # a table of every combination when it is no larger than the keys (np.unique sorts copies of them)
+    return small_codes(key, size)[1] if 0 < size <= n else codes(key)

@@ -107,8 +107,8 @@ class LinkLoad:
         self.exposed_s: dict[str, float] = dict(getattr(result, "link_exposed_s", {}) or {})
         self.bottleneck: dict[str, np.ndarray] = dict(getattr(result, "link_bottleneck", {}) or {})
         self.phase_exposed: dict[str, bool] = dict(getattr(result, "link_phase_exposed", {}) or {})
-        ids = list(getattr(result, "link_ids", []) or [])
-        self.ids = ids if ids else [link.id for link in doc.links]
+        ids = getattr(result, "link_ids", None) or [link.id for link in doc.links]
+        self.ids = ids if isinstance(ids, list) else list(ids)  # the evaluation's own list: a copy held 2.4 MB at 131k GPUs
         self.n = len(self.ids)
         self.util = (np.asarray(result.link_utilization_array, dtype=float)
                      if result.link_utilization_array is not None else np.zeros(self.n))
@@ -129,10 +129,11 @@ class LinkLoad:
         if self._position is None:
             groups = self.groups()
             if groups is not None:  # kept with the groups: the next result's analysis carries it
-                self._groups = groups = groups.with_index()
+                # the design's shared index of these ids (the check and the fabric read it too)
+                self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids))
                 self._position = groups.index
             else:
-                self._position = IdIndex(self.ids)
+                self._position = self.doc.link_id_index.of(self.ids)
         return self._position.get(link_id)
 
     def prepare(self) -> None:

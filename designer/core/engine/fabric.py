@@ -119,14 +119,6 @@ class Fabric:
     def gpu_domain(self) -> np.ndarray:
         return self.gpu_node if self.gpu_domain_index is None else self.gpu_domain_index
 
-    def link_position(self, link_id: str) -> int | None:
-        index = getattr(self, "_link_index", None)
-        if index is None:  # (a dict of 295k ids held 15 MB at 131k GPUs)
-            from ..model.id_index import IdIndex
-
-            index = self._link_index = IdIndex(self.link_ids)
-        return index.get(link_id)
-
     def view(self, gpus: np.ndarray, key: int | None = None) -> "Fabric":
         """This fabric as one job sees it: its GPU i is `gpus[i]` of the cluster (a job's ranks run on
         its own GPUs, not on the cluster's first ones); NICs, switches and links stay the cluster's.

@@ -33,7 +33,7 @@ from .device_edits import devices_moved, ends_moved, ends_set, place_map, tail_m
 from .document import Document
 from .elements import split_endpoint
 from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint, parse_endpoints
-from .id_index import IdIndex
+from .id_index import IdIndex, SharedIdIndex
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
@@ -58,11 +58,14 @@ class ModelChecker:
 
     def check(self, doc: Document) -> list[Problem]:
         changes = doc.changes_since(self._key[1]) if self._key and self._key[0] is doc.lineage else None
+        ends = self._parts.ends if self._parts is not None else None
         if changes is None or not self._patch(doc, changes):
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
-            self._positions = ElementPositions(self._parts.link_ids)
+            self._positions = ElementPositions(self._parts.link_ids, doc.link_id_index)
             self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
+        elif self._parts.ends is not ends:  # the ends moved with the edits: the document's parse from now on
+            doc.link_ends.keep(doc, self._parts.ends)
         self._key = (doc.lineage, doc.revision)
         return assemble(doc, self._parts, self.catalog)
 
@@ -428,9 +431,10 @@ class ElementPositions:
 
     REMAKE_AFTER = 256
 
-    def __init__(self, link_ids: list[str] | None = None):
+    def __init__(self, link_ids: list[str] | None = None, shared: SharedIdIndex | None = None):
         self._indexes: dict[str, IdIndex] = {}
         self.link_ids = link_ids  # the links' ids now, in order (check.CheckParts.link_ids)
+        self._shared = shared or SharedIdIndex()  # the document's index of its links' ids (Document.link_id_index)
         self._moves: list[tuple[int, int]] = []  # (place, +1 a link put there | -1 the one there taken)
         # id -> (place, moves before) of each link put there or renamed to it since the index was made
         self._since: dict[str, list[tuple[int, int]]] = {}
@@ -455,7 +459,7 @@ class ElementPositions:
         ids = self.link_ids
         index = self._indexes.get("links")
         if index is None:
-            index = self._indexes["links"] = IdIndex(list(ids))
+            index = self._indexes["links"] = self._shared.of(list(ids))
             self._moves, self._since = [], {}
             # made from the ids as they are now: a repeat already among them (put there by the edits being
             # followed) would be found at one of its places only

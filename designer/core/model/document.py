@@ -19,6 +19,7 @@ import numpy as np
 
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .endpoints import LinkEnds
+from .id_index import SharedIdIndex
 from .events import Change, Events
 from .job import Parallelism, Workload
 from .jobs import JobSpec
@@ -81,6 +82,7 @@ class Document:
         self._owned: set[int] = set()
         self._positions: dict[str, tuple[list, np.ndarray]] = {}  # _position's arrays, per collection
         self.link_ends = LinkEnds()  # the links' ends parsed, for the check, the fabric and the analyses
+        self.link_id_index = SharedIdIndex()  # the links' ids indexed, for the same readers
         self._held: _LinkFields | None = None  # the links' fields read once, while the design is held still
         # the reader's columns of the links' fields and the list they made, until an edit or held_still
         self._read_fields = None if link_fields is None else (self.spec.links, link_fields)
@@ -337,6 +339,7 @@ class Document:
             self._positions = {}
         self.lineage = object()  # a different design: nothing cached about the old one applies
         self.link_ends = LinkEnds()
+        self.link_id_index = SharedIdIndex()
         self._held = self._read_fields = None
         self._owned = set()
         self.events.emit(Change("replaced", "document"))
@@ -351,6 +354,7 @@ class Document:
         self._owned = set()
         self.lineage = object()
         self.link_ends = LinkEnds()
+        self.link_id_index = SharedIdIndex()
         self._held = self._read_fields = None
         self.events.emit(Change("replaced", "document"))
         return old
@@ -379,6 +383,7 @@ class Document:
         snap._changes = ChangeLog(self.revision, list(self.change_log))  # not listening: a snapshot is not edited
         snap.lineage = self.lineage
         snap.link_ends = self.link_ends  # the same design: a parse made for either serves both
+        snap.link_id_index = self.link_id_index
         snap._held = snap._read_fields = None
         snap._snapshots = []
         snap._owned = set()
