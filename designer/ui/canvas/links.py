@@ -11,47 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPen, QTransform
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsSimpleTextItem, QStyleOptionGraphicsItem
+from PySide6.QtCore import QLineF, QPointF, QRectF
+from PySide6.QtGui import QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from . import style
 from .bundle_table import KINDS, Bundle, BundleTable
+from .cable_labels import draw_labels, keep_out_rects, label_font, place_labels
 from .line_extent import LineExtent
 
 REACH_PX = 8  # how far a cable's paint reaches past its line on screen: the widest pen and its edge
 DENSE_LINES = 300  # more cables than this on screen: drawn without antialiasing
-LABEL_SPACING_PX = 24.0  # free screen space left and right of a cable label (one above and below)
-
-
-def _inside(ax: float, ay: float, bx: float, by: float, rect: QRectF) -> tuple[float, float] | None:
-    """The stretch (t0, t1) of the segment a->b inside `rect` (Liang-Barsky), None when it is outside."""
-    t0, t1 = 0.0, 1.0
-    dx, dy = bx - ax, by - ay
-    for p, q in ((-dx, ax - rect.left()), (dx, rect.right() - ax), (-dy, ay - rect.top()), (dy, rect.bottom() - ay)):
-        if p == 0:
-            if q < 0:
-                return None
-            continue
-        t = q / p
-        if p < 0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-        if t0 > t1:
-            return None
-    return t0, t1
 
 
 def bundle_kinds(bundles: list[Bundle]) -> np.ndarray:
     """Each bundle's kind as its row in KINDS (what the pens are picked by); an unknown kind draws as the first."""
     return np.array([KINDS.index(bd.kind) if bd.kind in KINDS else 0 for bd in bundles], np.int8)
-
-
-def label_text(bundle: Bundle) -> str:
-    """"4x400G" for four 400 Gb/s cables, "400G" for one."""
-    rate = bundle.rate.replace(" Gb/s", "G")
-    return f"{bundle.cables}x{rate}" if bundle.cables > 1 else rate
 
 
 @dataclass
@@ -103,6 +78,7 @@ class LinkLayer(QGraphicsItem):
         self._measured = True  # its bounds count in the scene's measure (measured_apart)
         self._pens: dict[tuple, QPen] = {}
         self._agg_qlines: list | None = None  # _aggregate_qlines
+        self._label_font = label_font()
 
     # ---- data ----
     def set_bundles(self, bundles, a: np.ndarray, b: np.ndarray, index: dict | None = None,
@@ -429,68 +405,10 @@ class LinkLayer(QGraphicsItem):
         return self._aggregate_heat_cache
 
     def _draw_labels(self, painter, rows, ax, ay, bx, by, exposed: QRectF) -> None:
-        """"4x400G" beside a cable where it fits: on screen at a fixed size, at the middle of the
-        cable or a little either side, never on another cable label, a server or a switch (its name
-        and ports); a cable with no room for its label goes without."""
-        world = painter.worldTransform()
-        metrics = QFontMetricsF(self._font())
-        keep_out = [world.mapRect(r) for r in self.keep_out(exposed)]
-        placed: list[QRectF] = []
-        same_text: dict[str, list[QRectF]] = {}
-        texts = []
-        for j, r in enumerate(rows.tolist()):
-            bundle = self.bundles[r]
-            text = label_text(bundle)
-            width, height = metrics.horizontalAdvance(text) + 2, metrics.height()
-            shown = _inside(ax[j], ay[j], bx[j], by[j], exposed)  # the part of the cable in view
-            if shown is None:
-                continue
-            t0, t1 = shown
-            for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
-                t = t0 + (t1 - t0) * f
-                at = world.map(QPointF(ax[j] + (bx[j] - ax[j]) * t, ay[j] + (by[j] - ay[j]) * t))
-                box = QRectF(at.x() + 2, at.y() - height / 2, width, height)
-                same = same_text.get(text, ())
-                if not any(box.intersects(o) for o in placed) and not any(box.intersects(o) for o in keep_out) \
-                        and not any(box.intersects(o) for o in same):
-                    # room around it: a label every few cables reads, one on each does not; the same
-                    # text again only well away (forty "400G" in a fan say no more than a few)
-                    placed.append(box.adjusted(-LABEL_SPACING_PX, -height, LABEL_SPACING_PX, height))
-                    same_text.setdefault(text, []).append(box.adjusted(-5 * LABEL_SPACING_PX, -5 * height,
-                                                                       5 * LABEL_SPACING_PX, 5 * height))
-                    texts.append((box, text))
-                    break
-        self.label_boxes = []
-        if not texts:
-            return
-        painter.setWorldTransform(QTransform())  # letters at a fixed size on screen
-        painter.setPen(Qt.NoPen)
-        painter.setBrush(style.BACKGROUND)  # a backing, so the crossing cables do not cut the letters
-        painter.drawRects([box for box, _t in texts])
-        painter.setFont(self._font())
-        painter.setPen(style.MUTED)
-        for box, text in texts:
-            painter.drawText(box, Qt.AlignCenter, text)
-        painter.setWorldTransform(world)
-        self.label_boxes = [world.inverted()[0].mapRect(box) for box, _t in texts]  # for tests: scene rects
-
-    def keep_out(self, rect: QRectF) -> list[QRectF]:
-        """Scene rectangles of the servers and switches (names and ports) and of the names shown in `rect`
-        (racks', NVLink domains'): no cable label on them."""
-        scene = self.scene()
-        if scene is None:
-            return []
-        return [item.mapRectToScene(item.rect()) if item.data(1) in ("node", "switch") else item.sceneBoundingRect()
-                for item in scene.items(rect)
-                if item.data(1) in ("node", "switch") or (isinstance(item, QGraphicsSimpleTextItem)
-                                                          and item.isVisible())]
-
-    def _font(self):
-        font = getattr(self, "_label_font", None)
-        if font is None:
-            font = self._label_font = QFont()
-            font.setPixelSize(round(style.LINK_LABEL_PX))
-        return font
+        """Cable labels where they fit (cable_labels.py); their scene rects kept for tests."""
+        texts = place_labels(painter.worldTransform(), self._label_font, [self.bundles[r] for r in rows.tolist()],
+                             ax, ay, bx, by, exposed, keep_out_rects(self.scene(), exposed))
+        self.label_boxes = draw_labels(painter, texts, self._label_font)
 
     # ---- hit testing ----
     def row_at(self, pos: QPointF, tolerance: float) -> int | None:
