@@ -66,6 +66,7 @@ class LinkLayer(QGraphicsItem):
         self.aggregates = _Lines()
         self.aggregate_tips: list[str] = []
         self.selected: set[int] = set()
+        self._aggregate_heat_memo: np.ndarray | None = None  # _aggregate_heat, until heat or lines change
         self.heat: np.ndarray | None = None  # per bundle: utilisation bucket 0..10 (link heat), or None
         self.bundle_aggregate = np.zeros(0, dtype=np.int64)  # per bundle: its rack-to-rack line, or -1
         self.marked: set[int] = set()  # bottleneck bundles, outlined
@@ -79,6 +80,30 @@ class LinkLayer(QGraphicsItem):
         self._pens: dict[tuple, QPen] = {}
         self._agg_qlines: list | None = None  # _aggregate_qlines
         self._label_font = label_font()
+
+    @property
+    def heat(self) -> np.ndarray | None:
+        return self._heat
+
+    @heat.setter
+    def heat(self, heat: np.ndarray | None) -> None:
+        self._heat = heat
+        self._aggregate_heat_memo = None
+
+    @property
+    def bundle_aggregate(self) -> np.ndarray:
+        return self._bundle_aggregate
+
+    @bundle_aggregate.setter
+    def bundle_aggregate(self, rows: np.ndarray) -> None:
+        self._bundle_aggregate = rows
+        self._aggregate_heat_memo = None
+
+    def set_row_aggregate(self, row: int, aggregate: int) -> None:
+        """A bundle's rack-to-rack line (-1: none), changed in place."""
+        if row < len(self._bundle_aggregate):
+            self._bundle_aggregate[row] = aggregate
+            self._aggregate_heat_memo = None
 
     # ---- data ----
     def set_bundles(self, bundles, a: np.ndarray, b: np.ndarray, index: dict | None = None,
@@ -160,6 +185,7 @@ class LinkLayer(QGraphicsItem):
                                  np.array([KINDS.index(k) if k in KINDS else 0 for k in kinds], np.int8),
                                  np.array(gbps, float))
         self.aggregate_tips = tips
+        self._aggregate_heat_memo = None
         self._agg_qlines = qlines if qlines is not None and len(qlines) == len(self.aggregates.a) else None
         self._aggregate_box = LineExtent(self.aggregates.a, self.aggregates.b).box(self.aggregates.a,
                                                                                     self.aggregates.b)
@@ -393,16 +419,16 @@ class LinkLayer(QGraphicsItem):
         return self._agg_qlines
 
     def _aggregate_heat(self, heat: np.ndarray) -> np.ndarray:
-        """Per rack-to-rack line, the hottest bucket of its bundles (-1: none of them has a load)."""
-        key = (id(heat), id(self.bundle_aggregate), len(self.aggregates.a))
-        if getattr(self, "_aggregate_heat_key", None) != key:
+        """Per rack-to-rack line, the hottest bucket of its bundles (-1: none of them has a load);
+        kept until the heat, the bundles' lines or the rack-to-rack lines are set again."""
+        if self._aggregate_heat_memo is None:
             out = np.full(len(self.aggregates.a), -1, dtype=np.int64)
             rows = self.bundle_aggregate
             if len(rows) == len(heat):
                 inside = rows >= 0
                 np.maximum.at(out, rows[inside], heat[inside])
-            self._aggregate_heat_cache, self._aggregate_heat_key = out, key
-        return self._aggregate_heat_cache
+            self._aggregate_heat_memo = out
+        return self._aggregate_heat_memo
 
     def _draw_labels(self, painter, rows, ax, ay, bx, by, exposed: QRectF) -> None:
         """Cable labels where they fit (cable_labels.py); their scene rects kept for tests."""

@@ -241,19 +241,13 @@ class SceneCables:
             if not was_empty:
                 layer.empty_row(row)
                 self._add_to_aggregate(old.key, -old.total_gbps)
-                if row < len(layer.bundle_aggregate):
-                    copy = layer.bundle_aggregate.copy()  # a new array: the aggregates' heat is kept per array
-                    copy[row] = -1
-                    layer.bundle_aggregate = copy
+                layer.set_row_aggregate(row, -1)
             return
         bundle = self._make_bundle_data(old.key, links)
         layer.fill_row(row, bundle, *self.ends_of(bundle))
         if was_empty:
             aggregate = self._aggregate_of(bundle)
-            if row < len(layer.bundle_aggregate):
-                copy = layer.bundle_aggregate.copy()  # a new array: the aggregates' heat is kept per array
-                copy[row] = aggregate
-                layer.bundle_aggregate = copy
+            layer.set_row_aggregate(row, aggregate)
         self._add_to_aggregate(old.key, bundle.total_gbps - (0.0 if was_empty else old.total_gbps),
                                None if bundle.kind == old.kind and not was_empty else bundle.kind)
 
