@@ -29,10 +29,10 @@ BACKWARD_TOLERANCE = 0.045  # every backward row of h200-kernels.json (fitted wi
 LONG_BACKWARD_TOLERANCE = 0.065  # every backward row of cudnn-frontend's H200 benchmark, 2k-32k
 
 
-def _h200_cold() -> OpCoster:
-    """The H200 catalog entry at the burst clock (the kernels were timed as a benchmark)."""
+def _at_burst_clock(part: str = "H200") -> OpCoster:
+    """A part's catalog entry at the burst clock (the kernels were timed as a benchmark)."""
     catalog = load_catalog()
-    acc = catalog.accelerator("H200")
+    acc = catalog.accelerator(part)
     ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
     return OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, ac)
 
@@ -48,7 +48,7 @@ def _kernel(row) -> AttentionKernel:
 
 @pytest.mark.parametrize("row", _rows(), ids=lambda r: f"{r['case']}-s{r['seq']}-b{r['batch']}")
 def test_attention_kernel_time_matches_the_measured_h200_rows(row):
-    ops = _h200_cold()
+    ops = _at_burst_clock()
     kernel = [(_kernel(row), 1.0)]
     assert _kernel(row).flops == pytest.approx(row["fwd_flops"], rel=1e-3)  # causal: half the scores
     assert ops.attention(kernel) * 1e3 == pytest.approx(row["fwd_ms"], rel=TOLERANCE)
@@ -65,7 +65,7 @@ def test_attention_backward_holds_to_32k_tokens_on_the_sdpa_benchmark(row):
     # one H200, cuDNN 9.19, batch 1, 64 heads, head dim 128: the backward's rate stops rising past 16k
     # tokens (581 TFLOP/s at 16k and at 32k); the former constants, fitted to 2k-16k alone, made the
     # 32k backward 7 % (causal) and 10 % (unmasked) too fast
-    ops = _h200_cold()
+    ops = _at_burst_clock()
     mask = "causal" if row["attn_mask"] == "top_left" else "full"
     s = int(row["q_seqlen"])
     kernel = [(AttentionKernel(int(row["batch_size"]), int(row["num_q_heads"]), s, s, 128, 128, mask), 1.0)]
@@ -83,7 +83,7 @@ def test_one_rate_for_every_shape_misses_the_measured_rows():
 
 
 def test_short_sequences_and_few_heads_reach_less_of_the_peak():
-    ops = _h200_cold()
+    ops = _at_burst_clock()
     fwd, bwd = ops.attention_rates
     peak = 989.4e12
     rates = [efficiency(AttentionKernel(1, 32, s, s), fwd, peak) for s in (2048, 4096, 8192, 16384, 65536)]
@@ -97,7 +97,7 @@ def test_short_sequences_and_few_heads_reach_less_of_the_peak():
 
 
 def test_sliding_window_and_head_dim_shape_the_kernel():
-    ops = _h200_cold()
+    ops = _at_burst_clock()
     causal = AttentionKernel(1, 16, 32768, 32768, 64, 64)
     window = AttentionKernel(1, 16, 32768, 32768, 64, 64, mask="window", window=128)
     # a 128-key window does 1/128 of the causal work: its tiles walk 2 blocks instead of 128 on average
@@ -147,9 +147,9 @@ def test_calibration_sets_the_attention_constants(tmp_path):
     assert slower > 1.03 * base and launches > base
 
 
-def _blackwell_rows(gpu: str):
-    with open(DATA / "blackwell-cudnn-sdpa-llama3.1.csv", newline="") as fh:
-        return [r for r in csv.DictReader(fh) if r["gpu_name"] == gpu]
+def _blackwell_rows(part: str, model: str = "llama3.1"):
+    with open(DATA / f"blackwell-cudnn-sdpa-{model}.csv", newline="") as fh:
+        return [r for r in csv.DictReader(fh) if r["gpu_name"] == f"NVIDIA {part}"]
 
 
 @pytest.mark.parametrize("part", ["GB200", "GB300"])
@@ -158,12 +158,9 @@ def test_the_h200_tile_constants_carry_to_blackwell_at_the_burst_clock(part):
     # 2k-32k): ten iterations at the burst clock. The engine, at the burst clock, is within 1 % of GB200
     # (median) and 9 % slower than GB300, whose burst tensor rate the catalog borrows from GB200; in a run
     # it charges the part's sustained clock on top
-    catalog = load_catalog()
-    acc = catalog.accelerator(part)
-    ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
-    ops = OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, ac)
+    ops = _at_burst_clock(part)
     ratios = []
-    for row in _blackwell_rows(f"NVIDIA {part}"):
+    for row in _blackwell_rows(part):
         s = int(row["q_seqlen"])
         kernel = AttentionKernel(int(row["batch_size"]), int(row["num_q_heads"]), s, s, 128, 128,
                                  "causal" if row["attn_mask"] == "top_left" else "full")
@@ -185,12 +182,8 @@ def test_sliding_window_tiles_pay_a_fixed_latency_on_blackwell(part):
     # backward on GB200). As a latency they land within 8 % on GB200 and 23 % on GB300 (forward): the
     # latencies were set while the engine gave these parts the H100's 132 SMs; at their own 152 the same
     # per-tile latency is spread over more SMs (GB200 -7 % forward and backward, GB300 forward -23 %)
-    catalog = load_catalog()
-    acc = catalog.accelerator(part)
-    ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
-    ops = OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, ac)
-    with open(DATA / "blackwell-cudnn-sdpa-gpt-oss.csv", newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["gpu_name"] == f"NVIDIA {part}"]
+    ops = _at_burst_clock(part)
+    rows = _blackwell_rows(part, "gpt-oss")
     for direction in ("fwd", "bwd"):
         ratios = sorted(
             ops.attention([(AttentionKernel(int(r["batch_size"]), int(r["num_q_heads"]), int(r["q_seqlen"]),
