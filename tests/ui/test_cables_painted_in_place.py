@@ -84,9 +84,8 @@ def test_a_delete_and_undo_paint_the_canvas_as_painted_whole(window, monkeypatch
             assert (np.abs(whole - selected).max(axis=2) > 24).any(), "the delete changed nothing: the test tests nothing"
 
 
-def test_a_cable_selected_far_out_is_painted_into_the_cached_picture(window, monkeypatch):
-    """Far out the canvas keeps its cables as a picture; selecting a cable paints its rack-to-rack
-    line in the selection's colour there (only there), and selecting nothing takes it away."""
+def open_far_out(window, monkeypatch):
+    """The a100 example zoomed far out, heat off, its boxes and cables drawn as a big design's are."""
     monkeypatch.setattr(scene_module, "STAGED_ITEMS", 10)
     monkeypatch.setattr(plan_module, "STAGED_ITEMS", 10)
     open_example(window, A100)
@@ -95,6 +94,12 @@ def test_a_cable_selected_far_out_is_painted_into_the_cached_picture(window, mon
     window.resize(1300, 860)
     window.view.zoom_to(0.1)
     assert window.settle() and window.scene.detail.far
+
+
+def test_a_cable_selected_far_out_is_painted_into_the_cached_picture(window, monkeypatch):
+    """Far out the canvas keeps its cables as a picture; selecting a cable paints its rack-to-rack
+    line in the selection's colour there (only there), and selecting nothing takes it away."""
+    open_far_out(window, monkeypatch)
     before = shown(window)
     window.scene.select_ids(switch_cables(window, 1)[:1])
     assert window.settle()
@@ -110,14 +115,7 @@ def test_far_out_the_boxes_repaint_their_marks_only_when_they_change(window, mon
     """Far out one layer draws every box and its marks (a job's frame, a box down). Edit > Delete of a
     cable leaves the marks as drawn; Edit > Mark Down of a server, and Edit > Undo, paint its mark
     on and off the picture."""
-    monkeypatch.setattr(scene_module, "STAGED_ITEMS", 10)
-    monkeypatch.setattr(plan_module, "STAGED_ITEMS", 10)
-    open_example(window, A100)
-    if window.act_heat.isChecked():
-        window.act_heat.trigger()
-    window.resize(1300, 860)
-    window.view.zoom_to(0.1)
-    assert window.settle() and window.scene.detail.far
+    open_far_out(window, monkeypatch)
     for _step in delete_and_undo(window, switch_cables(window, 1)[:1]):
         pass
     before = shown(window)

@@ -9,6 +9,7 @@ from designer.core.io import load_document, save_document
 from designer.core.model import Parallelism, Workload
 from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import run_cli
+from tests.ui.fresh_open import as_fresh_open
 
 
 def _design(tmp_path, jobs: bool):
@@ -62,14 +63,8 @@ def _undo(window) -> None:
     assert window.settle()
 
 
-def _as_fresh_open(window, new_window, tmp_path, step: str) -> dict:
-    saved = tmp_path / f"{step}.yaml"
-    save_document(window.qdoc.doc, saved)
-    fresh = new_window(saved)
-    expected = _shown(fresh)
-    fresh.close()
-    assert _shown(window) == expected, step
-    return expected
+def _as_fresh_open(window, new_window, tmp_path, step: str):
+    return as_fresh_open(window, new_window, tmp_path, step, _shown)
 
 
 @pytest.fixture

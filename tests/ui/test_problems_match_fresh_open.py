@@ -4,47 +4,16 @@ lists when it opens the design saved at that moment, though the window checked o
 changed."""
 from __future__ import annotations
 
-import pytest
-
-from designer.core.io import save_document
 from tests.conftest import run_cli
-
-
-@pytest.fixture
-def new_window(qtbot, tmp_path, monkeypatch):
-    """Opens a file in a window of its own, as a user starting the app again would."""
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QMessageBox
-
-    from designer.ui.window.main_window import MainWindow
-
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.Discard))
-
-    def open_in_new_window(path):
-        w = MainWindow(QSettings(str(tmp_path / "fresh-settings.ini"), QSettings.IniFormat))
-        qtbot.addWidget(w)
-        w.resize(1200, 800)
-        w.show()
-        qtbot.waitExposed(w)
-        w.open_file(str(path))
-        assert w.settle()
-        return w
-
-    return open_in_new_window
+from tests.ui.fresh_open import as_fresh_open
 
 
 def _listed(window) -> list[str]:
     return window.problems_popup.texts()
 
 
-def _as_fresh_open(window, new_window, tmp_path, step: str) -> list[str]:
-    saved = tmp_path / f"{step.replace(' ', '-')}.yaml"
-    save_document(window.qdoc.doc, saved)
-    fresh = new_window(saved)
-    expected = _listed(fresh)
-    fresh.close()
-    assert _listed(window) == expected, step
-    return expected
+def _as_fresh_open(window, new_window, tmp_path, step: str):
+    return as_fresh_open(window, new_window, tmp_path, step, _listed)
 
 
 def _trigger(window, name: str) -> None:
