@@ -3,12 +3,14 @@ evaluation: after Edit > Delete of a line's hottest bundle and after Edit > Undo
 shows is the one worked out from the bundles it holds at that moment."""
 import numpy as np
 
+from designer.ui.canvas.minimap import overview_marks
+
 from tests.ui.test_editor import window  # noqa: F401  (the fixture)
 from tests.ui.test_live_edits import A100, open_example
 
 
 def shown_line_heat(layer) -> np.ndarray:
-    return layer.overview_marks()[:, 4]
+    return overview_marks(layer)[:, 4]
 
 
 def line_heat_from_bundles(layer) -> np.ndarray:

@@ -29,6 +29,19 @@ def bundle_kinds(bundles: list[Bundle]) -> np.ndarray:
     return np.array([KINDS.index(bd.kind) if bd.kind in KINDS else 0 for bd in bundles], np.int8)
 
 
+def aggregate_pen_rows(heat: np.ndarray) -> np.ndarray:
+    """Per rack-to-rack line under the heat, the line whose kind and speed set its pen: the first
+    of its heat bucket in the whole design (the same pen wherever a picture of it is cut)."""
+    if not len(heat):
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(heat, kind="stable")
+    sorted_heat = heat[order]
+    starts = np.flatnonzero(np.r_[True, sorted_heat[1:] != sorted_heat[:-1]])
+    first_of_group = order[starts]
+    group_index = np.searchsorted(sorted_heat[starts], heat)
+    return first_of_group[group_index]
+
+
 @dataclass
 class _Lines:
     a: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
@@ -289,45 +302,13 @@ class LinkLayer(QGraphicsItem):
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         self.paint_rect(painter, option.exposedRect)
 
-    def overview_marks(self) -> np.ndarray:
-        """What the overview detail draws of each rack-to-rack line, one row each: its ends, heat
-        bucket (-2: no heat shown), its pen's kind and speed, its own kind and speed, and whether it
-        is selected. Two pictures whose rows are equal look the same; the rows that differ say where
-        they differ (minimap.py)."""
-        lines = self.aggregates
-        n = len(lines.a)
-        marks = np.zeros((n, 9), float)
-        marks[:, 0:2], marks[:, 2:4] = lines.a, lines.b
-        heat = self._shown_aggregate_heat()
-        marks[:, 4] = heat if heat is not None else -2
-        pen_rows = self._aggregate_pen_rows(heat) if heat is not None else np.arange(n)
-        marks[:, 5], marks[:, 6] = lines.kind[pen_rows], lines.gbps[pen_rows]
-        marks[:, 7], marks[:, 8] = lines.kind, lines.gbps
-        selected = self._selected_aggregates()
-        if selected:
-            marks[sorted(selected), 4] += 100  # drawn again on top, in the selection's pen
-        return marks
-
-    def _shown_aggregate_heat(self) -> np.ndarray | None:
+    def shown_aggregate_heat(self) -> np.ndarray | None:
         heat = self.heat if (self.heat is not None and len(self.heat) == len(self.lines.a)) else None
         return self._aggregate_heat(heat) if heat is not None else None
 
-    def _selected_aggregates(self) -> set[int]:
+    def selected_aggregates(self) -> set[int]:
         rows_of = self.bundle_aggregate
         return {int(rows_of[i]) for i in self.selected if i < len(rows_of) and rows_of[i] >= 0}
-
-    @staticmethod
-    def _aggregate_pen_rows(heat: np.ndarray) -> np.ndarray:
-        """Per rack-to-rack line under the heat, the line whose kind and speed set its pen: the first
-        of its heat bucket in the whole design (the same pen wherever a picture of it is cut)."""
-        if not len(heat):
-            return np.zeros(0, dtype=np.int64)
-        order = np.argsort(heat, kind="stable")
-        sorted_heat = heat[order]
-        starts = np.flatnonzero(np.r_[True, sorted_heat[1:] != sorted_heat[:-1]])
-        first_of_group = order[starts]
-        group_index = np.searchsorted(sorted_heat[starts], heat)
-        return first_of_group[group_index]
 
     def paint_rect(self, painter, exposed: QRectF, dense: bool | None = None) -> None:
         """The lines that meet `exposed`. `dense`: draw as a dense view (no antialiasing) whatever
@@ -344,7 +325,7 @@ class LinkLayer(QGraphicsItem):
         pen_rows = None
         if heat is not None and aggregate:
             heat = self._aggregate_heat(heat)  # the rack-to-rack lines keep the heat: their busiest cable
-            pen_rows = self._aggregate_pen_rows(heat)
+            pen_rows = aggregate_pen_rows(heat)
         gbps = np.nan_to_num(lines.gbps[rows], nan=1.0, posinf=1.0, neginf=1.0)  # a recovered NaN/inf: thin
         width_bucket = np.round(np.log2(np.maximum(gbps, 1.0)) * 2).astype(np.int64)
         if heat is not None:
@@ -392,7 +373,7 @@ class LinkLayer(QGraphicsItem):
         if not aggregate and scale >= style.LOD_LINK_LABELS and rows.size <= style.MAX_LINK_LABELS:
             self._draw_labels(painter, rows, ax, ay, bx, by, rect)
         if self.selected and aggregate:  # a selected cable's rack-to-rack bundle
-            chosen = self._selected_aggregates()
+            chosen = self.selected_aggregates()
             made = self._aggregate_qlines()
             for r in chosen:
                 painter.setPen(self._pen(int(lines.kind[r]), float(lines.gbps[r]) * 4, selected=True))

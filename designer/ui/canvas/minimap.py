@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from . import style
-from .links import DENSE_LINES
+from .links import DENSE_LINES, aggregate_pen_rows
 
 # Above this many racks, servers and switches the overview draws racks and rack-to-rack lines itself:
 # scene.render of 26k boxes (131k GPUs) costs 0.2-0.7 s on the window's thread, the outline ~0.1 s.
@@ -81,7 +81,7 @@ class Minimap(QWidget):
                         self.source.height() * scale * ratio)  # the same placement the frame uses
         outline = len(scene.racks) + len(scene.devices) > OUTLINE_ITEMS
         if outline:
-            drawn = _Drawn(QRectF(self.source), size, ratio, list(scene.rack_rects()), layer.overview_marks())
+            drawn = _Drawn(QRectF(self.source), size, ratio, list(scene.rack_rects()), overview_marks(layer))
             if self.image is not None and self._drawn is not None and self._drawn.same_frame(drawn):
                 self._redraw_where_changed(scene, target, drawn)
                 return
@@ -220,7 +220,7 @@ class Minimap(QWidget):
 
 class _Drawn:
     """What a picture of a big design shows: where (the scene part, the image's size), the racks and
-    each rack-to-rack line as drawn (LinkLayer.overview_marks)."""
+    each rack-to-rack line as drawn (overview_marks)."""
 
     def __init__(self, source: QRectF, size: QSize, ratio: float, racks: list, marks: np.ndarray):
         self.source, self.size, self.ratio, self.racks, self.marks = source, size, ratio, racks, marks
@@ -229,3 +229,23 @@ class _Drawn:
         """The same placement and racks: only lines may differ."""
         return (self.source == other.source and self.size == other.size and self.ratio == other.ratio
                 and self.racks == other.racks)
+
+
+def overview_marks(layer) -> np.ndarray:
+    """What the overview detail draws of each rack-to-rack line, one row each: its ends, heat
+    bucket (-2: no heat shown), its pen's kind and speed, its own kind and speed, and whether it
+    is selected. Two pictures whose rows are equal look the same; the rows that differ say where
+    they differ (the redraw after an edit)."""
+    lines = layer.aggregates
+    n = len(lines.a)
+    marks = np.zeros((n, 9), float)
+    marks[:, 0:2], marks[:, 2:4] = lines.a, lines.b
+    heat = layer.shown_aggregate_heat()
+    marks[:, 4] = heat if heat is not None else -2
+    pen_rows = aggregate_pen_rows(heat) if heat is not None else np.arange(n)
+    marks[:, 5], marks[:, 6] = lines.kind[pen_rows], lines.gbps[pen_rows]
+    marks[:, 7], marks[:, 8] = lines.kind, lines.gbps
+    selected = layer.selected_aggregates()
+    if selected:
+        marks[sorted(selected), 4] += 100  # drawn again on top, in the selection's pen
+    return marks
