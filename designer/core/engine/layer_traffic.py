@@ -132,10 +132,10 @@ def overlap_layer_comm(fwd: Phase, bwd: Phase, tr: LayerTraffic, sh: Sharding, g
         fwd.busy["tp_comm"] = tr.tp_f
         e, h = _overlapped(tr.tp_b, gt.wgrad, chunks=2)
         bwd.busy["tp_comm"], bwd.hidden["tp_comm"] = e, h
-    # CP ring attention: each KV step hides behind the attention of the previous block.
-    e, h = _overlapped(tr.cp_f, attn_fwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
+    # CP p2p ring: each step's exchange runs under that step's attention kernel
+    e, h = cp_ring_overlap(tr.cp_f, attn_fwd, c, backward=False) if c > 1 else (0.0, 0.0)
     fwd.busy["cp_comm"], fwd.hidden["cp_comm"] = e, h
-    e, h = _overlapped(tr.cp_b, attn_bwd * (c - 1) / c, chunks=max(1, c - 1)) if c > 1 else (0.0, 0.0)
+    e, h = cp_ring_overlap(tr.cp_b, attn_bwd, c, backward=True) if c > 1 else (0.0, 0.0)
     bwd.busy["cp_comm"], bwd.hidden["cp_comm"] = e, h
     fwd.busy["cp_comm"] += tr.cp_exposed_f
     bwd.busy["cp_comm"] += tr.cp_exposed_b
@@ -163,6 +163,27 @@ def overlap_layer_comm(fwd: Phase, bwd: Phase, tr: LayerTraffic, sh: Sharding, g
             ph.busy["compute"] += h * sm_share
     else:
         fwd.busy["ep_comm"], bwd.busy["ep_comm"] = tr.ep_f, tr.ep_b  # token dispatch is on the critical path
+
+
+def cp_ring_overlap(ring_s: float, attn_s: float, c: int, backward: bool) -> tuple[float, float]:
+    """(exposed, hidden) of a context-parallel p2p ring's exchange over a layer's attention.
+
+    Transformer Engine's ring (AttnFuncWithCPAndKVP2P; AttnFuncWithCP in 1.x) posts each step's
+    send/recv before that step's attention kernel and waits for it after, so every transfer,
+    the first included, runs under one step's kernel (attn_s / c each). Forward: steps 0..c-2 each
+    carry one KV block (ring_s / (c - 1)); the last sends nothing. Backward: the first step carries
+    the KV block, the last the accumulated dK/dV, each step between both (ring_s = 2 (c - 1) blocks).
+    A step waits only for what its transfer takes beyond its kernel."""
+    if ring_s <= 0:
+        return 0.0, 0.0
+    step_attn = attn_s / c
+    if not backward:
+        exposed = ring_s - (c - 1) * min(ring_s / (c - 1), step_attn)
+    else:
+        block = ring_s / (2 * (c - 1))
+        exposed = 2 * max(0.0, block - step_attn) + (c - 2) * max(0.0, 2 * block - step_attn)
+    exposed = max(0.0, exposed)
+    return exposed, ring_s - exposed
 
 
 def _overlapped(comm_s: float, window_s: float, chunks: int = 4, first: float | None = None) -> tuple[float, float]:
