@@ -111,6 +111,22 @@ def test_a_gpt_oss_like_job_pays_the_clamp_unless_te_fuses_its_experts():
     """Through `designer evaluate`: the clamp value lengthens the step's compute; the op fuser takes it away."""
     plain = evaluate()
     clamped = evaluate("workload.activation_func_clamp_value=7")
-    fused = evaluate("workload.activation_func_clamp_value=7", "parallelism.use_transformer_engine_op_fuser=true")
+    fuser = "parallelism.use_transformer_engine_op_fuser=true"
+    fused, fused_plain = evaluate("workload.activation_func_clamp_value=7", fuser), evaluate(fuser)
     assert clamped["breakdown_s"]["compute"] > plain["breakdown_s"]["compute"] * 1.005
-    assert fused["breakdown_s"]["compute"] == pytest.approx(plain["breakdown_s"]["compute"], rel=1e-9)
+    assert fused["breakdown_s"]["compute"] == pytest.approx(fused_plain["breakdown_s"]["compute"], rel=1e-9)
+
+
+def test_the_op_fuser_runs_no_eager_expert_bias_passes():
+    """With Transformer Engine's op fuser Megatron-Core's TEGroupedMLP.forward returns from
+    _fused_forward and never calls _apply_bias: TE's GroupedLinear op adds the FC2 bias, so the
+    eager per-expert bias passes and kernels are not charged."""
+    k, ops = EngineConstants(), _ops()
+    biased, unbiased = _shape(), _shape(disable_bias_linear=True)
+    eager, fused = _sharding(), _sharding(te_op_fuser=True)
+    cost = lambda m, sh: layer_cost(m, sh, 2, True, ops, NO_COMM, k)  # noqa: E731
+    for phase in ("fwd", "bwd"):
+        assert getattr(cost(biased, fused), phase).busy["compute"] == pytest.approx(
+            getattr(cost(unbiased, fused), phase).busy["compute"], rel=1e-9)
+        assert getattr(cost(biased, eager), phase).busy["compute"] > \
+            getattr(cost(unbiased, eager), phase).busy["compute"] * 1.01

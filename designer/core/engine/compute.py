@@ -78,8 +78,10 @@ def expert_bias_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConst
     """HBM bytes (forward, backward) of adding the experts' FC2 bias in one MoE layer, where the
     experts have biases. Megatron-Core adds it after the grouped GEMM, scaled by each row's router
     probability, as eager PyTorch operations per local expert in FP32 (TEGroupedMLP._apply_bias):
-    several full passes over every routed token row of h, where a fused epilogue would take none."""
-    if not m.expert_bias:
+    several full passes over every routed token row of h, where a fused epilogue would take none.
+    With Transformer Engine's op fuser the experts' MLP never reaches that code: TE's GroupedLinear
+    op adds the probability-scaled bias itself (scale_bias, its grouped bias-gradient kernels)."""
+    if not m.expert_bias or sh.te_op_fuser:
         return 0.0, 0.0
     elements = tokens * m.topk / sh.tp * m.h  # routed token rows on this GPU, as the chunk sorts
     return elements * k.expert_bias_fwd_bytes_per_element, elements * k.expert_bias_bwd_bytes_per_element
@@ -387,7 +389,7 @@ def layer_passes(m: ModelShape, sh: Sharding, T: float, X_sp: float, moe: bool, 
         bias_f, bias_b = expert_bias_bytes(m, sh, T, k)
         mem_fwd += sort_s + ops.memory(bias_f * load.load_factor)
         mem_bwd += sort_s + ops.memory(bias_b * load.load_factor)
-        if m.expert_bias:  # the eager bias add's kernels: a few per local expert, two (one) per layer
+        if m.expert_bias and not sh.te_op_fuser:  # the eager bias add's kernels: a few per local expert, two (one) per layer
             local = max(1, m.experts // sh.ep)
             mem_fwd += (local * k.expert_bias_fwd_kernels_per_expert + 2) * ops.overhead_s
             mem_bwd += (local * k.expert_bias_bwd_kernels_per_expert + 1) * ops.overhead_s
