@@ -379,6 +379,10 @@ def layer_passes(m: ModelShape, sh: Sharding, T: float, X_sp: float, moe: bool, 
     mem_fwd = ops.memory(norm_factor * (11 * X_sp + qk_norm) + act_factor * act_bytes
                          + (4 * T * m.h * ACT_BYTES * m.topk / t * load.load_factor if moe else 0))
     mem_bwd = 2 * mem_fwd
+    if m.rope_eager:  # the query and key through eager RoPE passes (YaRN), beyond a fused kernel's
+        qk = T * (m.heads + m.groups) * m.head_dim / t
+        mem_fwd += ops.memory(qk * k.rope_eager_fwd_bytes_per_element) + k.rope_eager_fwd_kernels * ops.overhead_s
+        mem_bwd += ops.memory(qk * k.rope_eager_bwd_bytes_per_element) + k.rope_eager_bwd_kernels * ops.overhead_s
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
         fixed_f, fixed_b = cp_ring_fixed_s(c, k, ops.ac.gemm_overhead_us)

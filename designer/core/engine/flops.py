@@ -59,6 +59,7 @@ class ModelShape:
     full_share: float = 1.0  # share of the layers with full causal attention when some are windowed
     expert_bias: bool = False  # the experts' linear layers carry biases (disable_bias_linear: false)
     expert_act_clamp: bool = False  # the experts' quick-GeGLU clamps its inputs (activation_func_clamp_value)
+    rope_eager: bool = False  # RoPE as eager PyTorch passes (YaRN: Megatron's fused kernel takes no mscale)
 
     @property
     def kv_comm_width(self) -> int:
@@ -116,6 +117,7 @@ class ModelShape:
             micro_batch=w.micro_batch_size or 1, precision=w.precision or "bf16",
             expert_bias=bool(experts) and w.disable_bias_linear is False,
             expert_act_clamp=bool(experts) and bool(w.quick_geglu) and w.activation_func_clamp_value is not None,
+            rope_eager=w.position_embedding_type == "yarn" and not w.multi_latent_attention,
         )
 
     def is_moe_layer(self, index: int, w: Workload | None = None) -> bool:
