@@ -78,11 +78,23 @@ def expert_bias_bytes(m: ModelShape, sh: Sharding, tokens: float, k: EngineConst
     """HBM bytes (forward, backward) of adding the experts' FC2 bias in one MoE layer, where the
     experts have biases. Megatron-Core adds it after the grouped GEMM, scaled by each row's router
     probability, as eager PyTorch operations per local expert in FP32 (TEGroupedMLP._apply_bias):
-    several full passes over every routed token row of h, where a fused epilogue would take none."""
-    if not m.expert_bias:
+    several full passes over every routed token row of h, where a fused epilogue would take none.
+    With Transformer Engine's op fuser the experts' MLP never reaches that code: TE's GroupedLinear
+    op adds the probability-scaled bias itself (scale_bias, its grouped bias-gradient kernels)."""
+    if not m.expert_bias or sh.te_op_fuser:
         return 0.0, 0.0
     elements = tokens * m.topk / sh.tp * m.h  # routed token rows on this GPU, as the chunk sorts
     return elements * k.expert_bias_fwd_bytes_per_element, elements * k.expert_bias_bwd_bytes_per_element
+
+
+def expert_clamp_elements(m: ModelShape, sh: Sharding, tokens: float) -> float:
+    """Elements of the experts' FC1 output that Megatron-Core clamps in eager passes before a
+    quick-GeGLU with a clamp value (gpt-oss; TEGroupedMLP and SequentialMLP's per-expert MLP alike),
+    0 where it does not: without an expert clamp, or with Transformer Engine's op fuser, whose fused
+    activation (ScaledClampedQGeGLU) clamps inside its own kernel."""
+    if not m.expert_act_clamp or sh.te_op_fuser:
+        return 0.0
+    return tokens * m.topk / sh.tp * (m.phi - 1) * m.f_expert  # the FC1 GEMMs' outputs: rows x etp, width / etp
 
 
 def routed_load(m: ModelShape, sh: Sharding, tokens: float, tile_m: int, k: EngineConstants) -> ExpertLoad:
@@ -247,10 +259,12 @@ class LayerGemms:
 @dataclass(eq=False, repr=False)
 class LayerPasses:
     """Seconds of a layer's HBM-bound passes (norms, activation, residuals, MoE sorts and bias adds),
-    and the activation's bytes (what recomputing it re-reads)."""
+    the activation's bytes (what recomputing it re-reads) and the eager passes that recomputing it
+    runs again (the experts' clamp)."""
     fwd: float
     bwd: float
     act_bytes: float
+    act_extra_s: float = 0.0
 
 
 def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: OpCoster, comm: CommFn,
@@ -283,7 +297,7 @@ def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: Op
     # Hidden communication still takes SMs and HBM from the compute it hides behind.
     for ph in (fwd, bwd):
         ph.busy["compute"] += k_slowdown(ops) * sum(ph.hidden.values())
-    add_recompute(fwd, bwd, m, sh, g, X_sp, attn_fwd, attn_flops, passes.act_bytes, moe, ops)
+    add_recompute(fwd, bwd, m, sh, g, X_sp, attn_fwd, attn_flops, passes.act_bytes, moe, ops, passes.act_extra_s)
     return LayerCost(fwd, bwd)
 
 
@@ -365,6 +379,10 @@ def layer_passes(m: ModelShape, sh: Sharding, T: float, X_sp: float, moe: bool, 
     mem_fwd = ops.memory(norm_factor * (11 * X_sp + qk_norm) + act_factor * act_bytes
                          + (4 * T * m.h * ACT_BYTES * m.topk / t * load.load_factor if moe else 0))
     mem_bwd = 2 * mem_fwd
+    if m.rope_eager:  # the query and key through eager RoPE passes (YaRN), beyond a fused kernel's
+        qk = T * (m.heads + m.groups) * m.head_dim / t
+        mem_fwd += ops.memory(qk * k.rope_eager_fwd_bytes_per_element) + k.rope_eager_fwd_kernels * ops.overhead_s
+        mem_bwd += ops.memory(qk * k.rope_eager_bwd_bytes_per_element) + k.rope_eager_bwd_kernels * ops.overhead_s
     if c > 1 and sh.cp_comm == "p2p" and sh.flash_attention:  # the ring's per-step merges and copies
         merge_f, merge_b = cp_ring_merge_bytes(m, sh, T, k)
         fixed_f, fixed_b = cp_ring_fixed_s(c, k, ops.ac.gemm_overhead_us)
@@ -375,12 +393,19 @@ def layer_passes(m: ModelShape, sh: Sharding, T: float, X_sp: float, moe: bool, 
         bias_f, bias_b = expert_bias_bytes(m, sh, T, k)
         mem_fwd += sort_s + ops.memory(bias_f * load.load_factor)
         mem_bwd += sort_s + ops.memory(bias_b * load.load_factor)
-        if m.expert_bias:  # the eager bias add's kernels: a few per local expert, two (one) per layer
+        if m.expert_bias and not sh.te_op_fuser:  # the eager bias add's kernels: a few per local expert, two (one) per layer
             local = max(1, m.experts // sh.ep)
             mem_fwd += (local * k.expert_bias_fwd_kernels_per_expert + 2) * ops.overhead_s
             mem_bwd += (local * k.expert_bias_bwd_kernels_per_expert + 1) * ops.overhead_s
         if sh.moe_host_sync:  # the GPU drains and idles while the host sizes the dispatch (host time: no slowdown)
             mem_fwd += k.moe_host_syncs_per_layer * k.host_sync_gap_us * 1e-6
+        clamp = expert_clamp_elements(m, sh, T) * load.load_factor
+        if clamp:  # the eager clamp before the compiled quick-GeGLU (per expert without grouped GEMM), and its backward
+            kernels = k.expert_clamp_kernels * (1 if sh.grouped_gemm else max(1, m.experts // sh.ep)) * ops.overhead_s
+            clamp_fwd = ops.memory(clamp * k.expert_clamp_fwd_bytes_per_element) + kernels
+            mem_fwd += clamp_fwd
+            mem_bwd += ops.memory(clamp * k.expert_clamp_bwd_bytes_per_element) + kernels
+            return LayerPasses(mem_fwd, mem_bwd, act_bytes, clamp_fwd)
     return LayerPasses(mem_fwd, mem_bwd, act_bytes)
 
 
@@ -417,7 +442,8 @@ def gather_layer_params(fwd: Phase, bwd: Phase, g: LayerGemms, sh: Sharding, fwd
 
 
 def add_recompute(fwd: Phase, bwd: Phase, m: ModelShape, sh: Sharding, g: LayerGemms, X_sp: float,
-                  attn_fwd: float, attn_flops: float, act_bytes: float, moe: bool, ops: OpCoster) -> None:
+                  attn_fwd: float, attn_flops: float, act_bytes: float, moe: bool, ops: OpCoster,
+                  act_extra_s: float = 0.0) -> None:
     """Recomputation in backward: full re-runs the layer's forward (with its TP comm); selective the
     modules Megatron's --recompute-modules lists (the core attention by default)."""
     if sh.recompute == "full":
@@ -436,7 +462,7 @@ def add_recompute(fwd: Phase, bwd: Phase, m: ModelShape, sh: Sharding, g: LayerG
     module_s = {
         "core_attn": (attn_fwd, attn_flops),
         "layernorm": (ops.memory(2 * 2 * X_sp), 0.0),  # two norms: read and write the hidden state
-        "moe_act": (ops.memory(act_bytes) if moe else 0.0, 0.0),
+        "moe_act": (ops.memory(act_bytes) + act_extra_s if moe else 0.0, 0.0),
         "mla_up_proj": (sum(ops.gemm(*gm) for gm in up_proj), sum(2 * M * N * K for M, N, K in up_proj)),
         "mlp": (0.0 if moe else sum(ops.gemm(*gm) for gm in mlp_gemms) + ops.memory(act_bytes),
                 0.0 if moe else sum(2 * M * N * K for M, N, K in mlp_gemms)),

@@ -452,6 +452,48 @@ class EngineConstants:
         5.0, "Kernels per local expert of that bias add's backward (the output gradient's cast, two multiplies "
         "and two reductions for the bias and probability gradients; one more per layer for the cast). Same source",
         unit="kernels", minimum=0, maximum=100)
+    # ---- the experts' clamped quick-GeGLU (gpt-oss) outside Transformer Engine's op fuser ----
+    expert_clamp_fwd_bytes_per_element: float = _c(
+        8.0, "HBM bytes per element of the experts' FC1 output (tokens x top-k x 2 x expert FFN width) for clamping "
+        "it before a quick-GeGLU with activation_func_clamp_value, in forward (and again where moe_act is "
+        "recomputed). Megatron-Core 0.17-0.18 weighted_bias_quick_geglu_impl runs it eagerly before the compiled "
+        "activation: two clamps each read and write their half (4) and torch.cat reads both and writes the whole "
+        "(4). Source: Megatron-LM megatron/core/fusions/fused_bias_geglu.py (core_r0.17.0, core_r0.18.0), called "
+        "from experts.py TEGroupedMLP.bias_act_func; counted from the code, not fitted",
+        unit="bytes", minimum=0, maximum=1024)
+    expert_clamp_bwd_bytes_per_element: float = _c(
+        10.0, "HBM bytes per element of the experts' FC1 output for the backward of that clamp: each clamp's "
+        "gradient reads the incoming gradient and its input and writes the masked gradient (6 over the whole "
+        "width), and the chunk's backward concatenates the two halves (4); the cat's backward is views. Same "
+        "source, counted from the code",
+        unit="bytes", minimum=0, maximum=1024)
+    expert_clamp_kernels: float = _c(
+        3.0, "Kernels of that clamp each way, each at the kernel fixed cost gemm_overhead_us: forward two clamps "
+        "and the cat; backward two masked gradients and the cat. Same source",
+        unit="kernels", minimum=0, maximum=100)
+    # ---- YaRN rotary embeddings as eager passes ----
+    rope_eager_fwd_bytes_per_element: float = _c(
+        20.0, "HBM bytes per element of the query and key tensors that YaRN's rotary embedding moves in "
+        "forward beyond a fused RoPE kernel's read and write (4). Megatron-Core 0.17-0.18 apply_rotary_pos_emb "
+        "falls back to _apply_rotary_pos_emb_bshd whenever mscale != 1, which YaRN's concentration factor "
+        "(0.1 ln(scaling factor) + 1) is; Megatron-Bridge also turns apply_rope_fusion off for any "
+        "position_embedding_type but rope (utils/fusions.py). Eager: t x cos (4), the negated half (2), "
+        "rotate_half's cat (4), x sin (4), the add (6), the final cat with the empty pass-through (4): 24. "
+        "Source: Megatron-LM megatron/core/models/common/embeddings/rope_utils.py (core_r0.17.0, core_r0.18.0); "
+        "counted from the code, not fitted",
+        unit="bytes", minimum=0, maximum=1024)
+    rope_eager_bwd_bytes_per_element: float = _c(
+        16.0, "The same in backward beyond a fused kernel's 4: the gradient x sin (4), its negated half (2), the "
+        "chunk's cat (4), the gradient x cos (4) and the sum of the two paths' gradients (6): 20. Same source",
+        unit="bytes", minimum=0, maximum=1024)
+    rope_eager_fwd_kernels: float = _c(
+        22.0, "Kernels of that eager RoPE in forward beyond the fused kernels (one for the query, one for the "
+        "key): 6 for each tensor's cos / sin tables (cos, x mscale, cast; sin, x mscale, cast) and 6 for the "
+        "passes above, each at gemm_overhead_us. Same source",
+        unit="kernels", minimum=0, maximum=1000)
+    rope_eager_bwd_kernels: float = _c(
+        8.0, "Kernels of its backward beyond the fused ones: 5 per tensor, less the fused kernel's one. Same "
+        "source", unit="kernels", minimum=0, maximum=1000)
     deepep_num_sms: int = _c(
         20, "SMs DeepEP's normal dispatch/combine kernels occupy while they run (deep_ep/buffer.py "
         "Buffer.num_sms = 20; Megatron --moe-flex-dispatcher-num-sms, 'historical default 20'): taken from the "

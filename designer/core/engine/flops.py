@@ -58,6 +58,8 @@ class ModelShape:
     window: int = -1  # sliding-window width in keys of the windowed layers (-1: none)
     full_share: float = 1.0  # share of the layers with full causal attention when some are windowed
     expert_bias: bool = False  # the experts' linear layers carry biases (disable_bias_linear: false)
+    expert_act_clamp: bool = False  # the experts' quick-GeGLU clamps its inputs (activation_func_clamp_value)
+    rope_eager: bool = False  # RoPE as eager PyTorch passes (YaRN: Megatron's fused kernel takes no mscale)
 
     @property
     def kv_comm_width(self) -> int:
@@ -109,11 +111,13 @@ class ModelShape:
             q=w.num_attention_heads * head_dim, kv=groups * head_dim, heads=w.num_attention_heads, groups=groups,
             head_dim=head_dim, f=w.ffn_hidden_size or 4 * w.hidden_size,
             f_expert=w.moe_ffn_hidden_size or w.ffn_hidden_size or 4 * w.hidden_size,
-            f_shared=w.moe_shared_expert_intermediate_size or 0, phi=3 if w.swiglu else 2, experts=experts,
+            f_shared=w.moe_shared_expert_intermediate_size or 0, phi=3 if w.swiglu or w.quick_geglu else 2, experts=experts,
             topk=w.moe_router_topk or 1 if experts else 0, s=w.seq_length, vocab=w.vocab_size,
             untied=bool(w.untie_embeddings_and_output_weights), global_batch=w.global_batch_size,
             micro_batch=w.micro_batch_size or 1, precision=w.precision or "bf16",
             expert_bias=bool(experts) and w.disable_bias_linear is False,
+            expert_act_clamp=bool(experts) and bool(w.quick_geglu) and w.activation_func_clamp_value is not None,
+            rope_eager=w.position_embedding_type == "yarn" and not w.multi_latent_attention,
         )
 
     def is_moe_layer(self, index: int, w: Workload | None = None) -> bool:

@@ -69,6 +69,7 @@ class Sharding:
     combine_bwd_bytes: float = ACT_BYTES  # bytes per element of the combine's backward
     grad_reduce_in_bf16: bool = False  # gradients reduced in BF16, not as fp32 main grads (--grad-reduce-in-bf16)
     moe_host_sync: bool = False  # the dispatcher waits for the GPU's token counts each MoE forward (dropless, eager)
+    te_op_fuser: bool = False  # experts' MLP as Transformer Engine fused ops (--use-transformer-engine-op-fuser)
 
     @property
     def eager(self) -> bool:

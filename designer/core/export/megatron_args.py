@@ -242,7 +242,7 @@ BRIDGE_SECTION = {"global_batch_size": "train", "micro_batch_size": "train",
 BRIDGE_RENAMED = {"num_experts": "num_moe_experts", "fp8_format": "fp8",
                   "decoder_first_pipeline_num_layers": "num_layers_in_first_pipeline_stage",
                   "decoder_last_pipeline_num_layers": "num_layers_in_last_pipeline_stage",
-                  "swiglu": "gated_linear_unit"}
+                  "swiglu": "gated_linear_unit", "quick_geglu": "gated_linear_unit"}
 # Flags with no ConfigContainer field: the provider builds positions for model.seq_length
 BRIDGE_NOT_CONFIG = ("--group-query-attention", "--use-tp-pp-dp-mapping", "--num-layers-per-virtual-pipeline-stage",
                      "--max-position-embeddings")
@@ -251,8 +251,9 @@ BRIDGE_NOT_CONFIG = ("--group-query-attention", "--use-tp-pp-dp-mapping", "--num
 def bridge_overrides(line: MegatronLine, parallelism: Parallelism | None) -> list[str]:
     """The same job as Megatron-Bridge ConfigContainer overrides (`model.tensor_model_parallel_size=8`).
 
-    With --swiglu the override is model.gated_linear_unit=true; the recipe's activation (SiLU in the
-    Llama-style recipes) is not a value a command line can set, so it stays the recipe's."""
+    With --swiglu (or --quick-geglu) the override is model.gated_linear_unit=true; the recipe's
+    activation (SiLU in the Llama-style recipes, quick-GELU in gpt-oss's) is not a value a command
+    line can set, so it stays the recipe's."""
     out = []
     p = parallelism or Parallelism()
     for group in line.args:

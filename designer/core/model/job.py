@@ -87,6 +87,12 @@ class Workload:
     seq_length: int | None = spec_field(None, doc="Tokens per sample", minimum=1, maximum=MAX_TOKENS)
     vocab_size: int | None = spec_field(None, doc="Vocabulary (padded) size", minimum=1, maximum=MAX_TOKENS)
     swiglu: bool | None = spec_field(None, doc="SwiGLU MLP (three weight matrices)")
+    quick_geglu: bool | None = spec_field(None, doc="Gated MLP with quick-GELU, x * sigmoid(1.702 x), instead of "
+                                          "SiLU (three weight matrices; Megatron --quick-geglu, gpt-oss)")
+    activation_func_clamp_value: float | None = spec_field(
+        None, doc="Clamp of the gated MLP's inputs before the activation (Megatron --activation-func-clamp-value; "
+        "gpt-oss: 7). With quick_geglu, Megatron-Core clamps the experts' FC1 output in eager PyTorch passes "
+        "unless use_transformer_engine_op_fuser fuses the experts' MLP", minimum=0, maximum=1e9)
     untie_embeddings_and_output_weights: bool | None = spec_field(
         None, doc="Separate output (LM head) matrix instead of the input embedding"
     )
@@ -248,6 +254,10 @@ class Parallelism:
         "bf16)", enum=MOE_WIRE_DTYPES)
     moe_grouped_gemm: bool | None = spec_field(None, doc="A rank's experts run as one grouped GEMM (Megatron "
                                                "--moe-grouped-gemm)")
+    use_transformer_engine_op_fuser: bool | None = spec_field(
+        None, doc="The experts' FC1, activation and FC2 as one Transformer Engine fused-ops sequence (Megatron "
+        "--use-transformer-engine-op-fuser; Megatron-Bridge cutedsl_fused_grouped_mlp): the activation's clamp "
+        "runs inside the fused activation instead of as eager passes")
     overlap_moe_expert_parallel_comm: bool | None = spec_field(None, doc="Hide the EP all-to-all behind another "
                                                                "micro-batch's compute (Megatron "
                                                                "--overlap-moe-expert-parallel-comm)")

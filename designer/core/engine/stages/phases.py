@@ -46,7 +46,7 @@ def sharding_of(job: Job, hw: Hardware, flex: FlexPath | None = None) -> Shardin
                     dispatch_fwd_bytes=wire_bytes(par.moe_dispatch_fwd_dtype),
                     combine_bwd_bytes=wire_bytes(par.moe_combine_bwd_dtype),
                     grad_reduce_in_bf16=bool(par.grad_reduce_in_bf16),
-                    moe_host_sync=moe_host_sync(job))
+                    moe_host_sync=moe_host_sync(job), te_op_fuser=bool(par.use_transformer_engine_op_fuser))
 
 
 def moe_host_sync(job: Job) -> bool:
