@@ -128,9 +128,20 @@ def _links(page: Path) -> list[str]:
     return [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not t.startswith(("http:", "https:", "mailto:", "#"))]
 
 
+def _anchors(page: Path) -> set[str]:
+    """The page's headings as GitHub makes them link targets: lower case, punctuation out, spaces to dashes."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.+)$", text, re.M)}
+
+
 def test_every_link_between_pages_resolves():
-    missing = [f"{page.relative_to(ROOT)} -> {target}" for page in ALL_PAGES for target in _links(page)
-               if not (page.parent / target.split("#")[0]).exists()]
+    missing = []
+    for page in ALL_PAGES:
+        for target in _links(page):
+            path, _, anchor = target.partition("#")
+            linked = page.parent / path if path else page
+            if not linked.exists() or (anchor and linked.suffix == ".md" and anchor not in _anchors(linked)):
+                missing.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not missing, missing
 
 
