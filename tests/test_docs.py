@@ -115,3 +115,53 @@ def test_review_shots_open_every_dialog_through_the_window(qapp, tmp_path):
     assert {f"dialog-{d}.png" for d in review.DIALOGS} <= names
     assert {f"64gpu-window-{v}.png" for v in ("fit", "150pct", "400pct", "heat", "logical")} <= names
     assert {"dock-job.png", "dock-breakdown.png", "dock-timeline.png", "dock-advisor.png"} <= names
+
+
+ALL_PAGES = [ROOT / "README.md", ROOT / "benchmarks" / "README.md", *sorted(DOCS.rglob("*.md"))]
+PICTURE_FOLDERS = [DOCS / "images", DOCS / "pictures"]
+
+
+def _links(page: Path) -> list[str]:
+    """The targets of the page's Markdown links and pictures, code blocks and code spans left out."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    return [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not t.startswith(("http:", "https:", "mailto:", "#"))]
+
+
+def _anchors(page: Path) -> set[str]:
+    """The page's headings as GitHub makes them link targets: lower case, punctuation out, spaces to dashes."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.+)$", text, re.M)}
+
+
+def test_every_link_between_pages_resolves():
+    missing = []
+    for page in ALL_PAGES:
+        for target in _links(page):
+            path, _, anchor = target.partition("#")
+            linked = page.parent / path if path else page
+            if not linked.exists() or (anchor and linked.suffix == ".md" and anchor not in _anchors(linked)):
+                missing.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not missing, missing
+
+
+def test_every_picture_is_shown_by_a_page():
+    """A picture in docs/images or docs/pictures that no page shows is dead weight, or a page lost it."""
+    shown = {(page.parent / target).resolve() for page in ALL_PAGES for target in _links(page)
+             if target.endswith(".png")}
+    unshown = [str(p.relative_to(ROOT)) for folder in PICTURE_FOLDERS for p in sorted(folder.rglob("*.png"))
+               if p.resolve() not in shown]
+    assert not unshown, unshown
+
+
+def test_every_page_is_reachable_from_the_readme():
+    """A newcomer finds every page by following links from README.md."""
+    seen, todo = set(), [ROOT / "README.md"]
+    while todo:
+        page = todo.pop().resolve()
+        if page in seen or page.suffix != ".md" or not page.exists():
+            continue
+        seen.add(page)
+        todo += [page.parent / t.split("#")[0] for t in _links(page)]
+    unreachable = [str(p.relative_to(ROOT)) for p in ALL_PAGES if p.resolve() not in seen]
+    assert not unreachable, unreachable
