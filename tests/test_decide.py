@@ -41,7 +41,7 @@ def decision(designs, tmp_path_factory):
     report = tmp_path_factory.mktemp("report") / "decision.pdf"
     # long sequences: the best plan on H100 has TP communication an NVLink upgrade would shorten (an Advisor change)
     code, out, err = run_cli("decide", a, b, "--scenario", job, "--tokens", "100B", "--json", "--report", report,
-                             "--set", "workload.seq_length=32768", *ONE_PROCESS)
+                             "--set", "workload.seq_length=16384", *ONE_PROCESS)
     assert code == 0, err
     return json.loads(out), report
 
