@@ -277,3 +277,24 @@ def test_a_large_step_shows_its_bars_first_and_its_arrows_after(timeline, qtbot)
     assert len(timeline.arrows) == 0
     qtbot.waitUntil(lambda: len(timeline.arrows) > 0)
     assert len(timeline.arrows.pairs("wait")) == len(events) // 2
+
+
+@pytest.mark.parametrize("menu_item", ["Export Timeline Plot...", "Export Breakdown Plot..."])
+def test_the_plot_export_dialog_offers_the_pdf_it_writes(empty_window, qtbot, tmp_path, monkeypatch, menu_item):
+    from PySide6.QtWidgets import QFileDialog
+
+    window = empty_window
+    window.open_file(str(EXAMPLES / DESIGN))
+    assert window.settle() and window.result is not None
+    offered = []
+
+    def save_name(parent=None, caption="", directory="", filters="", *args, **kwargs):
+        offered.append(filters)
+        return str(tmp_path / "plot.pdf"), "PDF document (*.pdf)"
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_name))
+    file_menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "File")
+    action = next(a for a in file_menu.actions() if a.text().replace("&", "") == menu_item)
+    action.trigger()
+    assert offered and "PDF document (*.pdf)" in offered[0]
+    assert (tmp_path / "plot.pdf").read_bytes().startswith(b"%PDF")

@@ -35,14 +35,15 @@ class ExportActions:
                 QMessageBox.critical(w, "Cannot export", str(exc))
 
     def panel(self, which: str, path: str | None = None) -> str | None:
-        """The Breakdown ("breakdown") or Timeline ("timeline") plot as PNG, SVG or CSV."""
+        """The Breakdown ("breakdown") or Timeline ("timeline") plot as PNG, SVG, PDF or CSV."""
         w = self.window
         panel = w.breakdown_panel if which == "breakdown" else w.timeline_panel
         w.timeline_panel.design_name = self.qdoc.name  # the exported timeline's title names the design
         if w.result is None:
             w.tell("no evaluation to export yet")
             return None
-        path = path or self._ask(f"Export {which}", ".png", "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)",
+        path = path or self._ask(f"Export {which}", ".png",
+                                 "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV data (*.csv)",
                                  f"-{which}")
         if path is None:
             return None
