@@ -15,7 +15,8 @@ import sys
 
 from ..core.problems import EXIT_FAILURE, DesignerError, Problem
 
-EPILOG = "exit codes: 0 ok, 1 failure, 2 usage, 65 bad input data, 66 missing input file, 70 internal error"
+EPILOG = ("exit codes: 0 ok, 1 failure, 2 usage, 65 bad input data, 66 missing input file, "
+          "69 no GPU or PyTorch (microbench), 70 internal error")
 
 
 def err(text: str) -> None:
