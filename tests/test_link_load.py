@@ -238,7 +238,7 @@ def test_the_check_the_engine_and_the_link_load_share_one_index_of_the_link_ids(
     doc.update(doc.links[5].id, bandwidth_gbps=200.0)  # a cable's speed: found by id in each
     snapshot = doc.snapshot()
     checker.check(snapshot)
-    shared = doc.link_id_index.of(doc.link_list("id"))
+    shared = doc.link_id_index.of(doc.link_list("id"), doc.link_ids_version)
     result = engine.evaluate(snapshot)
     analysis = LinkLoad(result, doc.snapshot())
     analysis.prepare()
@@ -264,3 +264,33 @@ def test_combined_codes_number_the_combinations_as_a_sort_of_them_does():
             key = key * (int(c.max()) + 1) + c.astype(np.int64)
         wanted = np.unique(key, return_inverse=True)[1].reshape(-1)
         assert np.array_equal(combined_codes(per_item, n), wanted)
+
+
+def test_the_shared_index_of_the_link_ids_is_found_by_their_version_and_not_for_another():
+    """Readers holding the design's link ids of one version find their index by it (no comparison of
+    the ids); an edit that adds, removes or renames a cable makes another version, indexed anew."""
+    doc = load_document(A100)
+    ids = doc.link_list("id")
+    version = doc.link_ids_version
+    index = doc.link_id_index.of(ids, version)
+    doc.update(doc.links[3].id, bandwidth_gbps=100.0)  # a speed: the same ids
+    snapshot = doc.snapshot()
+    assert snapshot.link_ids_version is version
+    assert snapshot.link_id_index.of(snapshot.link_list("id"), snapshot.link_ids_version) is index
+
+    class NoCompare(list):
+        def __eq__(self, other):
+            raise AssertionError("the ids compared one by one")
+
+    assert doc.link_id_index.of(NoCompare(ids), version) is index
+    old_id = doc.links[3].id
+    doc.update(old_id, id="renamed-cable")
+    assert doc.link_ids_version is not version
+    renamed = doc.link_id_index.of(doc.link_list("id"), doc.link_ids_version)
+    assert renamed is not index and renamed.get("renamed-cable") == 3 and renamed.get(old_id) is None
+    removed = doc.remove("renamed-cable")
+    after_remove = doc.link_ids_version
+    assert after_remove is not version
+    doc.add(removed[2], removed[1])
+    assert doc.link_ids_version is not after_remove
+    assert doc.link_id_index.of(doc.link_list("id"), doc.link_ids_version).get("renamed-cable") == 3

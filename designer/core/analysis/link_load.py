@@ -107,7 +107,10 @@ class LinkLoad:
         self.exposed_s: dict[str, float] = dict(getattr(result, "link_exposed_s", {}) or {})
         self.bottleneck: dict[str, np.ndarray] = dict(getattr(result, "link_bottleneck", {}) or {})
         self.phase_exposed: dict[str, bool] = dict(getattr(result, "link_phase_exposed", {}) or {})
-        ids = getattr(result, "link_ids", None) or [link.id for link in doc.links]
+        ids = getattr(result, "link_ids", None)
+        # the version of the design's link ids these are (SharedIdIndex.of), None when not known
+        self.ids_version = getattr(result, "link_ids_version", None) if ids else doc.link_ids_version
+        ids = ids or [link.id for link in doc.links]
         self.ids = ids if isinstance(ids, list) else list(ids)  # the evaluation's own list: a copy held 2.4 MB at 131k GPUs
         self.n = len(self.ids)
         self.util = (np.asarray(result.link_utilization_array, dtype=float)
@@ -130,10 +133,10 @@ class LinkLoad:
             groups = self.groups()
             if groups is not None:  # kept with the groups: the next result's analysis carries it
                 # the design's shared index of these ids (the check and the fabric read it too)
-                self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids))
+                self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids, self.ids_version))
                 self._position = groups.index
             else:
-                self._position = self.doc.link_id_index.of(self.ids)
+                self._position = self.doc.link_id_index.of(self.ids, self.ids_version)
         return self._position.get(link_id)
 
     def prepare(self) -> None:

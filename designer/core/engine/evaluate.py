@@ -282,7 +282,7 @@ class Engine:
                     self._fabric_key = (doc.lineage, doc.revision, constants)
                     return self._fabric
                 if changes is not None and all(_rating_only(c) for c in changes):
-                    index = doc.link_id_index.of(self._fabric.link_ids)  # (the design's, shared with the check)
+                    index = doc.link_id_index.of(self._fabric.link_ids, self._fabric.link_ids_version)  # (the design's, shared with the check)
                     changed = [index.get(c.id) for c in changes if c.collection == "links"]
                     if any(c.collection == "switches" and c.field == "state" for c in changes):
                         changed = [None]  # a switch down takes its links with it: re-read them all

@@ -85,6 +85,7 @@ class Fabric:
     leaf_up_slowest_Bps: np.ndarray | None = None
     pod_up_slowest_Bps: np.ndarray | None = None
     warnings: list[str] = field(default_factory=list)
+    link_ids_version: object = None  # Document.link_ids_version of `link_ids` (SharedIdIndex.of)
     # scale-up island of each GPU: its NVLink domain (all GPUs of the domain's trays), else its server
     gpu_domain_index: np.ndarray | None = None
     # per node: NVLS all-reduce rate / line rate (its board's, or its NVLink domain's across switch trays)
@@ -294,6 +295,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         node_transport=transport, node_message_latency_us=np.where(srd, k.srd_message_latency_us, 0.0),
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, fabric.gpu_node)
+    fabric.link_ids_version = doc.link_ids_version  # the version of the design's link ids it read
     fabric.gpu_up = gpus_up(doc, fabric)  # servers (or some of their GPUs) down: no job gets them
     fabric.switch_hashes = _hashing_switches(switches, catalog, transport, fabric.nic_node, nic_leaf)
     # the NIC's own efficiency where its transport has one (SRD), else its cable kind's

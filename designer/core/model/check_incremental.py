@@ -62,7 +62,7 @@ class ModelChecker:
         if changes is None or not self._patch(doc, changes):
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
-            self._positions = ElementPositions(self._parts.link_ids, doc.link_id_index)
+            self._positions = ElementPositions(self._parts.link_ids, doc.link_id_index, doc.link_ids_version)
             self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         elif self._parts.ends is not ends:  # the ends moved with the edits: the document's parse from now on
             doc.link_ends.keep(doc, self._parts.ends)
@@ -431,10 +431,12 @@ class ElementPositions:
 
     REMAKE_AFTER = 256
 
-    def __init__(self, link_ids: list[str] | None = None, shared: SharedIdIndex | None = None):
+    def __init__(self, link_ids: list[str] | None = None, shared: SharedIdIndex | None = None,
+                 version: object = None):
         self._indexes: dict[str, IdIndex] = {}
         self.link_ids = link_ids  # the links' ids now, in order (check.CheckParts.link_ids)
         self._shared = shared or SharedIdIndex()  # the document's index of its links' ids (Document.link_id_index)
+        self._version = version  # the document's version of `link_ids` (None once they moved)
         self._moves: list[tuple[int, int]] = []  # (place, +1 a link put there | -1 the one there taken)
         # id -> (place, moves before) of each link put there or renamed to it since the index was made
         self._since: dict[str, list[tuple[int, int]]] = {}
@@ -459,7 +461,7 @@ class ElementPositions:
         ids = self.link_ids
         index = self._indexes.get("links")
         if index is None:
-            index = self._indexes["links"] = self._shared.of(list(ids))
+            index = self._indexes["links"] = self._shared.of(list(ids), self._version)
             self._moves, self._since = [], {}
             # made from the ids as they are now: a repeat already among them (put there by the edits being
             # followed) would be found at one of its places only
@@ -476,17 +478,20 @@ class ElementPositions:
         return sorted(found)
 
     def link_inserted(self, position: int, element_id: str) -> None:
+        self._version = None
         self.link_ids.insert(position, element_id)
         self._moves.append((position, 1))
         self._since.setdefault(element_id, []).append((position, len(self._moves)))
         self._remake_when_long()
 
     def link_removed(self, position: int) -> None:
+        self._version = None
         del self.link_ids[position]
         self._moves.append((position, -1))
         self._remake_when_long()
 
     def link_renamed(self, position: int, new_id: str) -> None:
+        self._version = None
         self.link_ids[position] = new_id
         self._since.setdefault(new_id, []).append((position, len(self._moves)))
 

@@ -83,6 +83,9 @@ class Document:
         self._positions: dict[str, tuple[list, np.ndarray]] = {}  # _position's arrays, per collection
         self.link_ends = LinkEnds()  # the links' ends parsed, for the check, the fabric and the analyses
         self.link_id_index = SharedIdIndex()  # the links' ids indexed, for the same readers
+        # replaced by each edit that adds, removes or renames a link (shared by snapshots until then):
+        # a reader holding the ids of one version finds their index again by it (SharedIdIndex.of)
+        self.link_ids_version = object()
         self._held: _LinkFields | None = None  # the links' fields read once, while the design is held still
         # the reader's columns of the links' fields and the list they made, until an edit or held_still
         self._read_fields = None if link_fields is None else (self.spec.links, link_fields)
@@ -244,6 +247,8 @@ class Document:
             # the identity array follows the list (made again it cost each undo's add ~12 ms at 131k GPUs)
             self._positions[name] = (items, np.insert(kept[1], index, np.uint64(id(element))))
         self._index[name].learn(items, element)
+        if name == "links":
+            self.link_ids_version = object()
         self.events.emit(Change("added", name, element.id, new=element, position=index))
 
     def remove(self, element_id: str) -> tuple[str, int, Any]:
@@ -258,6 +263,8 @@ class Document:
                 del items[position]
                 self._positions[name] = (items, np.delete(self._positions[name][1], position))
                 index.forget(items, element_id)
+                if name == "links":
+                    self.link_ids_version = object()
                 self.events.emit(Change("removed", name, element_id, old=element, position=position))
                 return name, position, element
         raise KeyError(f"no element with id {element_id!r}")
@@ -286,6 +293,8 @@ class Document:
                     items, index = getattr(self.spec, name), self._index[name]
                     index.forget(items, old[key])
                     index.learn(items, element)
+                    if name == "links":
+                        self.link_ids_version = object()
                 self.events.emit(Change("changed", name, element_id, key, old[key], value))
         return old
 
@@ -340,6 +349,7 @@ class Document:
         self.lineage = object()  # a different design: nothing cached about the old one applies
         self.link_ends = LinkEnds()
         self.link_id_index = SharedIdIndex()
+        self.link_ids_version = object()
         self._held = self._read_fields = None
         self._owned = set()
         self.events.emit(Change("replaced", "document"))
@@ -355,6 +365,7 @@ class Document:
         self.lineage = object()
         self.link_ends = LinkEnds()
         self.link_id_index = SharedIdIndex()
+        self.link_ids_version = object()
         self._held = self._read_fields = None
         self.events.emit(Change("replaced", "document"))
         return old
@@ -384,6 +395,7 @@ class Document:
         snap.lineage = self.lineage
         snap.link_ends = self.link_ends  # the same design: a parse made for either serves both
         snap.link_id_index = self.link_id_index
+        snap.link_ids_version = self.link_ids_version
         snap._held = snap._read_fields = None
         snap._snapshots = []
         snap._owned = set()
@@ -431,6 +443,7 @@ class Document:
         """Each collection's id index made when first looked up: a command that reads the design whole
         (`designer evaluate`) looks up no element by id, and 295k links' index took 50 ms at 131k GPUs."""
         self._index = _IndexOnDemand(self.spec)
+        self.link_ids_version = object()  # (its lists may have been replaced)
 
     def make_index(self) -> None:
         """Make every collection's id index and positions now (a design read off the window's thread:

@@ -39,6 +39,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     sel, load_i, phase_s = _compact_loads(used, breakdown, result.hidden_comm_s, plan, n)
     load = result.link_load = {kind: _scatter(n, sel, v) for kind, v in load_i.items()}
     result.link_ids = fabric.link_ids
+    result.link_ids_version = fabric.link_ids_version
     cap = _link_rate_Bps(fabric)
     result.link_capacity_Bps = cap
     result.link_phase_s = {kind: phase_s[kind] for kind in load}

@@ -77,6 +77,7 @@ class Evaluation:
     link_utilization_array: np.ndarray | None = None  # per link index: average use over the step
     # per link index (stages/links.py; read through designer/core/analysis/link_load.py):
     link_ids: list[str] = field(default_factory=list)  # the ids the indices stand for
+    link_ids_version: object = None  # the design's version of those ids (Document.link_ids_version)
     link_capacity_Bps: np.ndarray | None = None  # the rate the engine costs each link at
     link_busy_s: dict[str, np.ndarray] = field(default_factory=dict)  # kind -> seconds busy per step
     link_phase_s: dict[str, float] = field(default_factory=dict)  # kind -> its phase's seconds (exposed + hidden)
