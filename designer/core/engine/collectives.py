@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .collective_bandwidth import GroupBandwidth
+from .collective_choice import AlgorithmChoice
 from .collective_latency import GroupLatency
 from .constants import EngineConstants
 from .fabric import Fabric
@@ -107,18 +108,16 @@ class CollectiveModel:
         times; at 16k GPUs those arrays were a third of a search worker's memory)."""
         self.fabric = fabric
         self.k = k
-        self.nvls_ok = nvls
         self.name = name
         self.keeps_link_bytes = link_bytes
         self.shape = group_shape(fabric, members)
         self.latency = GroupLatency(fabric, self.shape.members, k)  # NCCL's latency per algorithm and protocol
         self.bandwidth = GroupBandwidth(fabric, self.shape, k)  # the bandwidth term and NCCL's estimate of it
+        self.choice = AlgorithmChoice(fabric, self.shape, k, nvls, self.latency)  # what NCCL weighs
         self._cache: dict[tuple, CollectiveCost] = {}
         self._per_part: dict[tuple, list[float]] = {}  # cost_per_part's, by (primitive, size, parts)
         self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, uniform_classes)
-        self._choices: dict[tuple, list] = {}  # _candidates
-        self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> _algorithms
         self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
         self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
@@ -361,8 +360,8 @@ class CollectiveModel:
         # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
         # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
         scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
-        for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
-                                                              groups, size_bytes):
+        for algorithm_name, protocol, lat in self.choice.candidates(primitive, algorithm, class_index, n, N, tier,
+                                                                    groups, size_bytes):
             if best is not None and cannot_win(lat, best[7]):
                 continue
             if alike is not None:
@@ -425,26 +424,6 @@ class CollectiveModel:
         self._per_part[key] = times
         return times
 
-    def _candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
-                    groups: np.ndarray, size: float) -> list[tuple[str, str, float]]:
-        """The (algorithm, protocol, latency) pairs NCCL weighs for a class of groups: they depend on the
-        size only through LL's size limit and the ring's plateau, so a plan's collectives of one
-        dimension make them once per class (they were remade for every size)."""
-        k = self.k
-        key = (primitive, algorithm, class_index, size >= 64 * 2**20,
-               bool(k.nccl_ll_max_bytes) and size > k.nccl_ll_max_bytes)
-        hit = self._choices.get(key)
-        if hit is None:
-            # the algorithms do not depend on the size: found once per class (SHARP looks at its leaves)
-            names = self._offered.get((primitive, algorithm, class_index))
-            if names is None:
-                names = self._offered[(primitive, algorithm, class_index)] = self._algorithms(primitive, N, groups,
-                                                                                             algorithm)
-            hit = self._choices[key] = [
-                (name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
-                for name in names for protocol in self._protocols(name, size)]
-        return hit
-
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> "LinkBytes":
         """Bytes each cable carries (busiest direction) for this collective, all groups at once:
         the pattern's bytes per cable for one bus byte (kept with its loads), times the size."""
@@ -452,45 +431,6 @@ class CollectiveModel:
             loads.per_link = link_bytes_per_bus_byte(self.fabric, loads)
         unit = loads.per_link
         return ScaledLinkBytes(unit, bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
-
-    def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
-        if primitive in ("send_recv", "send", "all_to_all", "broadcast"):
-            return ["ring"]
-        options = ["ring"]
-        version = self.k.nccl_version
-        if primitive == "all_reduce":
-            options.append("tree")
-            # NVLS needs more than 2 GPUs on each NVLink domain (nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it)
-            local = self.shape.members.shape[1] // max(N, 1)
-            if self.nvls_ok and local > 2 and (version >= 2.18 or (N == 1 and version >= 2.17)):
-                options.append("nvls")
-            if N > 1 and self._sharp(groups):
-                options.append("collnet")
-        elif primitive in ("all_gather", "reduce_scatter") and N > 1 and N == self.shape.members.shape[1] \
-                and version >= 2.23:
-            options.append("pat")  # one GPU per server (NCCL's ncclPatEnable); NVLS brings AG/RS no bandwidth (nccl#1506)
-        if requested != "auto":
-            return [requested] if requested in options else []
-        return options
-
-    def _sharp(self, groups: np.ndarray) -> bool:
-        """Whether every leaf the groups' NICs hang from reduces in the switch (SHARP)."""
-        f = self.fabric
-        # no switch has SHARP and every NIC hangs from a leaf (most fabrics): no group's leaves all
-        # have it, found once per fabric rather than from each class's NICs
-        if not f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
-                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any())):
-            return False
-        nics = f.gpu_nic[self.shape.members[groups].ravel()]
-        leaves = f.nic_leaf[nics[nics >= 0]]
-        return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
-
-    def _protocols(self, algorithm: str, size: float) -> list[str]:
-        if algorithm in ("nvls", "collnet", "pat"):
-            return ["Simple"]
-        if self.k.nccl_ll_max_bytes and size > self.k.nccl_ll_max_bytes:
-            return ["LL128", "Simple"]
-        return ["LL", "LL128", "Simple"]
 
 
 def resource_name(f: Fabric, code: int, index: int) -> tuple[str, list[int]]:
