@@ -1,0 +1,80 @@
+"""Mixture-of-experts constants: the token dispatchers' sorts and expert-bias passes, DeepEP's and
+HybridEP's kernels (their SMs, their rate per SM, their reach over NVLink), and the experts' load spread.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .field import constant as _c  # the declarations' short name
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MoeConstants:
+    """The MoE layer's dispatch kernels, expert passes and expert load spread."""
+    moe_sort_bytes_per_element: float = _c(
+        8.0, "HBM bytes per element of the routed tokens (tokens x top-k x hidden) in one MoE layer's forward for "
+        "the alltoall dispatcher's two chunk sorts (sort_chunks_by_idxs: regroup the received tokens by local "
+        "expert before the grouped GEMM and back after it; each reads and writes 2-byte values), the same again in "
+        "backward; only with more than one local expert and EP > 1. Source: Megatron-LM "
+        "megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher)",
+        unit="bytes", minimum=0, maximum=1024)
+    expert_bias_fwd_bytes_per_element: float = _c(
+        28.0, "HBM bytes per element of the experts' FC2 output (tokens x top-k x hidden) for adding the FC2 "
+        "bias scaled by the router probability in forward, where the experts have biases (gpt-oss). Megatron-Core "
+        "0.17-0.18 TEGroupedMLP._apply_bias runs it eagerly per local expert: bias x prob writes an FP32 "
+        "tensor (4), the add reads the BF16 output and it and writes FP32 (10), torch.cat copies it (8), the cast "
+        "to BF16 reads and writes (6). Source: Megatron-LM megatron/core/transformer/moe/experts.py "
+        "(core_r0.17.0, core_r0.18.0); counted from the code, not fitted",
+        unit="bytes", minimum=0, maximum=1024)
+    expert_bias_bwd_bytes_per_element: float = _c(
+        36.0, "HBM bytes per element of the experts' FC2 output for the backward of the eager bias add above: "
+        "autograd casts the BF16 gradient to FP32 (6) and back for the output (6), and each side of bias x prob "
+        "multiplies the FP32 gradient into a new FP32 tensor and reduces it (12 each: the bias gradient over "
+        "the rows, the probability gradient over the hidden units). Same source, counted from the code",
+        unit="bytes", minimum=0, maximum=1024)
+    expert_bias_fwd_kernels_per_expert: float = _c(
+        2.0, "Kernels per local expert of the eager FC2 bias add in forward (bias x prob, the add; the final "
+        "torch.cat and cast are two more per layer), each at the kernel fixed cost gemm_overhead_us. Source: "
+        "Megatron-LM experts.py TEGroupedMLP._apply_bias (core_r0.17.0, core_r0.18.0)",
+        unit="kernels", minimum=0, maximum=100)
+    expert_bias_bwd_kernels_per_expert: float = _c(
+        5.0, "Kernels per local expert of that bias add's backward (the output gradient's cast, two multiplies "
+        "and two reductions for the bias and probability gradients; one more per layer for the cast). Same source",
+        unit="kernels", minimum=0, maximum=100)
+    deepep_num_sms: int = _c(
+        20, "SMs DeepEP's normal dispatch/combine kernels occupy while they run (deep_ep/buffer.py "
+        "Buffer.num_sms = 20; Megatron --moe-flex-dispatcher-num-sms, 'historical default 20'): taken from the "
+        "compute they overlap", unit="SMs", minimum=1, maximum=1024)
+    hybridep_num_sms: int = _c(
+        16, "SMs HybridEP's TMA dispatch/combine kernels occupy (DeepEP hybrid-ep branch, docs/Hybrid-EP.md: "
+        "its measurements on H100, B200 and GB200 run 16 SMs)", unit="SMs", minimum=1, maximum=1024)
+    deepep_dispatch_GBps_per_sm: float = _c(
+        20.5, "DeepEP normal-kernel dispatch rate per SM it occupies, GB/s of BF16 tokens (algorithm bandwidth): "
+        "B200, 8 ranks, 4096 tokens x 7168, top-8, 348/494/619 GB/s on 16/24/32 SMs (DeepEP hybrid-ep branch, "
+        "docs/Hybrid-EP.md, DeepEP Torch API rows); the kernels copy with SM load/store instructions, so the rate "
+        "grows with the SMs until the link is the limit", unit="GB/s", minimum=0.1, maximum=1000)
+    deepep_combine_GBps_per_sm: float = _c(
+        17.5, "The same for DeepEP's combine (302/420/524 GB/s on 16/24/32 SMs, same table)",
+        unit="GB/s", minimum=0.1, maximum=1000)
+    hybridep_dispatch_GBps_per_sm: float = _c(
+        33.5, "HybridEP dispatch rate per SM, GB/s of BF16 tokens: 535.94 GB/s on 16 SMs, B200, 8 ranks (same "
+        "document, HybridEP Torch API row); TMA copies need fewer SMs for the same rate",
+        unit="GB/s", minimum=0.1, maximum=1000)
+    hybridep_combine_GBps_per_sm: float = _c(
+        33.2, "The same for HybridEP's combine (530.86 GB/s on 16 SMs)", unit="GB/s", minimum=0.1, maximum=1000)
+    deepep_max_nvl_peers: int = _c(
+        8, "GPUs DeepEP's normal kernels reach over NVLink (csrc/kernels/configs.cuh NUM_MAX_NVL_PEERS 8; CUDA "
+        "IPC inside one server, no multi-node NVLink: Megatron's transformer_config.py 'only hybridep supports "
+        "the MNNVL case'): beyond them it sends over RDMA to the same-index GPU of each other server, which "
+        "forwards over NVLink", unit="GPUs", minimum=1, maximum=1024)
+    moe_expert_load_cv_aux_loss: float = _c(
+        0.31, "Per-expert coefficient of variation of a trained router's load beyond sampling noise, with an "
+        "auxiliary load-balancing loss (Megatron --moe-router-load-balancing-type aux_loss, its default; also "
+        "taken for 'none'): the published maximal violation MaxVio_global = max load / mean - 1 = 0.72 over 64 "
+        "experts (Wang et al., 'Auxiliary-Loss-Free Load Balancing Strategy for Mixture-of-Experts', "
+        "arXiv:2408.15664, 1B model) divided by the expected maximum of 64 standard normals (2.34)",
+        unit="fraction", minimum=0, maximum=5)
+    moe_expert_load_cv_bias: float = _c(
+        0.017, "The same with DeepSeek's bias balancing (auxiliary-loss-free, Megatron "
+        "--moe-router-enable-expert-bias): MaxVio_global 0.04 over 64 experts (same paper) / 2.34",
+        unit="fraction", minimum=0, maximum=5)
