@@ -21,6 +21,7 @@ from .constant_groups.collective import CollectiveConstants
 from .constant_groups.fabric import FabricConstants
 from .constant_groups.field import FRACTION, constant as _c  # the declarations' short name
 from .constant_groups.framework import FrameworkConstants
+from .constant_groups.memory import MemoryConstants
 from .constant_groups.moe import MoeConstants
 from .constant_groups.step import StepConstants
 from .nccl_tuning import latency_constants
@@ -220,24 +221,13 @@ class AcceleratorConstants:
         unit="us", minimum=0, maximum=10_000)
 
 
+# The engine's constants by role (constant_groups/), one frozen dataclass each. A dataclass takes its
+# bases' fields first, the last base's first: the fields follow in the order the schema, the docs
+# and a report list them, from the fabric's to the memory's, then the fields declared here.
 @dataclass(frozen=True, repr=False)
-class EngineConstants(StepConstants, MoeConstants, FrameworkConstants, CollectiveConstants, FabricConstants):
+class EngineConstants(MemoryConstants, StepConstants, MoeConstants, FrameworkConstants, CollectiveConstants,
+                      FabricConstants):
     """The engine's named constants, each with its source; a design's `calibration` section overrides them."""
-    memory_temporaries_gib: float = _c(
-        3.0, "CUDA context, NCCL buffers and GEMM workspaces per GPU, GiB", unit="GiB", minimum=0, maximum=1024)
-    memory_fragmentation: float = _c(
-        0.0, "Allocator fragmentation added to the activations in the memory estimate. 0 by default: the "
-        "memory_headroom share of HBM is what covers fragmentation (set both only to model an allocator that "
-        "fragments more than the headroom allows)", unit="fraction", minimum=0, maximum=1.0)
-    memory_headroom: float = _c(
-        0.10, "Share of each GPU's HBM a plan leaves free for allocator fragmentation and transient spikes "
-        "(the PyTorch caching allocator's reserved-but-unallocated blocks, NCCL and cuBLAS workspaces grown at "
-        "run time, the loss-spike and checkpoint-save peaks). 10% is the margin practitioners keep: a plan "
-        "is tuned until torch.cuda.max_memory_reserved() stays under about 90% of the device (PyTorch 'CUDA "
-        "semantics: memory management' documents the reserved-vs-allocated gap and expandable_segments; "
-        "Megatron-LM and NeMo performance guides size micro-batches and recompute to leave such a margin). "
-        "The fit verdict, the plan search and the Advisor hold plans to (1 - memory_headroom) x HBM",
-        unit="fraction", minimum=0, maximum=0.9)
     hybridep_dispatch_rank_falloff: float = _c(
         0.097, "Growth of HybridEP's dispatch time per byte for each doubling of the GPUs of one NVLink domain it "
         "exchanges among, beyond the 8 its per-SM rate was measured on: the rate is hybridep_dispatch_GBps_per_sm "
