@@ -22,7 +22,7 @@ from .constant_groups.fabric import FabricConstants
 from .constant_groups.field import FRACTION, constant as _c  # the declarations' short name
 from .constant_groups.framework import FrameworkConstants
 from .constant_groups.memory import MemoryConstants
-from .constant_groups.moe import MoeConstants
+from .constant_groups.moe import HybridEpScalingConstants, MoeConstants
 from .constant_groups.step import StepConstants
 from .nccl_tuning import latency_constants
 from .power import power_capped_clock
@@ -223,23 +223,11 @@ class AcceleratorConstants:
 
 # The engine's constants by role (constant_groups/), one frozen dataclass each. A dataclass takes its
 # bases' fields first, the last base's first: the fields follow in the order the schema, the docs
-# and a report list them, from the fabric's to the memory's, then the fields declared here.
+# and a report list them, from the fabric's to HybridEP's scaling.
 @dataclass(frozen=True, repr=False)
-class EngineConstants(MemoryConstants, StepConstants, MoeConstants, FrameworkConstants, CollectiveConstants,
-                      FabricConstants):
+class EngineConstants(HybridEpScalingConstants, MemoryConstants, StepConstants, MoeConstants, FrameworkConstants,
+                      CollectiveConstants, FabricConstants):
     """The engine's named constants, each with its source; a design's `calibration` section overrides them."""
-    hybridep_dispatch_rank_falloff: float = _c(
-        0.097, "Growth of HybridEP's dispatch time per byte for each doubling of the GPUs of one NVLink domain it "
-        "exchanges among, beyond the 8 its per-SM rate was measured on: the rate is hybridep_dispatch_GBps_per_sm "
-        "/ (1 + falloff x log2(ranks / 8)). Fitted (least squares through 8 ranks) to HybridEP's own PyTorch-level "
-        "table on GB200, 16 SMs, BF16, 4096 tokens x 7168, top-8, 8 local experts: 550/473/442/486/470 GB/s on "
-        "8/16/24/32/36 ranks (DeepEP hybrid-ep branch, docs/README_Hybrid-EP.md; the rates count the rows each "
-        "rank receives, so the extra destinations a token reaches are already outside it); within 8 % of each "
-        "row, beyond 36 ranks extrapolated",
-        unit="fraction", minimum=0, maximum=10)
-    hybridep_combine_rank_falloff: float = _c(
-        0.134, "The same for HybridEP's combine: 538/474/444/423/418 GB/s on 8/16/24/32/36 ranks (same table), "
-        "within 0.3 % of each row", unit="fraction", minimum=0, maximum=10)
 
 
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}

@@ -1,5 +1,7 @@
 """Mixture-of-experts constants: the token dispatchers' sorts and expert-bias passes, DeepEP's and
 HybridEP's kernels (their SMs, their rate per SM, their reach over NVLink), and the experts' load spread.
+HybridEP's rate falloff with the ranks of an NVLink domain is HybridEpScalingConstants, declared apart:
+it follows the memory constants in the calibration's order.
 """
 from __future__ import annotations
 
@@ -78,3 +80,20 @@ class MoeConstants:
         0.017, "The same with DeepSeek's bias balancing (auxiliary-loss-free, Megatron "
         "--moe-router-enable-expert-bias): MaxVio_global 0.04 over 64 experts (same paper) / 2.34",
         unit="fraction", minimum=0, maximum=5)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class HybridEpScalingConstants:
+    """HybridEP's rate falloff with the GPUs of the NVLink domain it exchanges among."""
+    hybridep_dispatch_rank_falloff: float = _c(
+        0.097, "Growth of HybridEP's dispatch time per byte for each doubling of the GPUs of one NVLink domain it "
+        "exchanges among, beyond the 8 its per-SM rate was measured on: the rate is hybridep_dispatch_GBps_per_sm "
+        "/ (1 + falloff x log2(ranks / 8)). Fitted (least squares through 8 ranks) to HybridEP's own PyTorch-level "
+        "table on GB200, 16 SMs, BF16, 4096 tokens x 7168, top-8, 8 local experts: 550/473/442/486/470 GB/s on "
+        "8/16/24/32/36 ranks (DeepEP hybrid-ep branch, docs/README_Hybrid-EP.md; the rates count the rows each "
+        "rank receives, so the extra destinations a token reaches are already outside it); within 8 % of each "
+        "row, beyond 36 ranks extrapolated",
+        unit="fraction", minimum=0, maximum=10)
+    hybridep_combine_rank_falloff: float = _c(
+        0.134, "The same for HybridEP's combine: 538/474/444/423/418 GB/s on 8/16/24/32/36 ranks (same table), "
+        "within 0.3 % of each row", unit="fraction", minimum=0, maximum=10)
