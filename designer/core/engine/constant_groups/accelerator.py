@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .field import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, constant as _c  # the declarations' short name
 
 
 @dataclass(eq=False, repr=False)

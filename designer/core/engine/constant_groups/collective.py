@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..nccl_tuning import CURRENT_NCCL, latency_constants
-from .field import FRACTION, constant as _c, table as _table  # the declarations' short name
+from . import FRACTION, constant as _c, table as _table  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class CollectiveConstants:
     """NCCL's latencies and its estimates of the algorithms' and protocols' bandwidth."""
     # ---- collective latency (NCCL src/graph/tuning.cc, the tables of the release nccl_version names) ----

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .field import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class FabricConstants:
     """Achievable rates of the scale-up links and of the network (NICs and up-links)."""
     # ---- scale-up (inside a server) ----

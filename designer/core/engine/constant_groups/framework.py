@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .field import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class FrameworkConstants:
     """Bytes the framework moves per parameter and per quantized element; attention kernel generations."""
     # ---- training framework ----

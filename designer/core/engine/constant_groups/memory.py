@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .field import constant as _c  # the declarations' short name
+from . import constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class MemoryConstants:
     """A GPU's memory beyond the plan's tensors."""
     memory_temporaries_gib: float = _c(

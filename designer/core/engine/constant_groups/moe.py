@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .field import constant as _c  # the declarations' short name
+from . import constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class MoeConstants:
     """The MoE layer's dispatch kernels, expert passes and expert load spread."""
     moe_sort_bytes_per_element: float = _c(
@@ -82,7 +82,7 @@ class MoeConstants:
         unit="fraction", minimum=0, maximum=5)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class HybridEpScalingConstants:
     """HybridEP's rate falloff with the GPUs of the NVLink domain it exchanges among."""
     hybridep_dispatch_rank_falloff: float = _c(

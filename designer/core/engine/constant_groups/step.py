@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .field import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class StepConstants:
     """Per-step kernels, launches, host synchronisations, stragglers and host costs."""
     embedding_grad_bytes_per_element: float = _c(
