@@ -313,14 +313,14 @@ def test_an_evaluation_never_evicts_its_own_groups(monkeypatch):
 def test_a_link_edit_keeps_the_flows_routes_and_times_them_again(monkeypatch):
     """Loads do not depend on capacity: halving a cable re-times the flows on their kept routes
     (no flow is routed again) and gives the answer of an engine that costs the design afresh."""
-    from designer.core.engine import collectives
+    from designer.core.engine import pattern_times
 
     doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
     engine = Engine()
     engine.evaluate(doc)
     routed = []
-    real = collectives.route_flows
-    monkeypatch.setattr(collectives, "route_flows", lambda *a: routed.append(1) or real(*a))
+    real = pattern_times.route_flows
+    monkeypatch.setattr(pattern_times, "route_flows", lambda *a: routed.append(1) or real(*a))
     cable = next(link for link in doc.links if link.a.split(":")[0] in {n.id for n in doc.nodes})
     doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)
     edited = engine.evaluate(doc)

@@ -30,7 +30,7 @@ def test_flow_times_per_resource_and_per_flow_agree_with_a_dead_nic():
     engine = Engine()
     engine.evaluate(doc)
     model = next(m for key, m in engine.cache.groups.items() if key[2] == "pp-pair")
-    route, _ = model._routes["pairs"]
+    route, _ = model.times.routes["pairs"]
     fabric, k = model.fabric, model.k
     fabric.nic_cap_Bps = fabric.nic_cap_Bps.copy()
     fabric.nic_cap_Bps[route.src[0]] = 0.0  # a NIC out of service: its flows never finish

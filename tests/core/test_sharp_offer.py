@@ -11,7 +11,7 @@ def _offers_collnet(doc) -> list[bool]:
     engine = Engine()
     engine.evaluate(doc)
     model = next(m for key, m in engine.cache.groups.items() if key[2] == "dp-cp")
-    return ["collnet" in model._algorithms("all_reduce", N, groups, "auto")
+    return ["collnet" in model.choice.algorithms("all_reduce", N, groups, "auto")
             for (N, _, _), groups in model.shape.classes.items() if N > 1]
 
 

@@ -13,6 +13,8 @@ from .fabric import Fabric
 # switches a message crosses between two servers, by the group's network tier (same leaf: 1; same
 # pod: leaf, spine, leaf; across pods: through the core as well)
 SWITCH_HOPS = (0, 1, 3, 5)
+# from this size a ring's Simple protocol across servers reaches its latency plateau (nccl_ring_plateau_factor)
+RING_PLATEAU_BYTES = 64 * 2**20
 
 
 class GroupLatency:
@@ -48,7 +50,7 @@ class GroupLatency:
                 size: float) -> float:
         """Of one collective of `size` bytes over n ranks on N servers, the farthest `tier` apart."""
         # the size counts only for the ring's plateau
-        key = (algorithm, protocol, primitive, n, N, tier, size >= 64 * 2**20)
+        key = (algorithm, protocol, primitive, n, N, tier, size >= RING_PLATEAU_BYTES)
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = self._latency_of(algorithm, protocol, primitive, n, N, tier, size)
@@ -76,7 +78,7 @@ class GroupLatency:
             steps, inter_steps = 1, (1 if N > 1 else 0)
         if algorithm == "ring":
             lat = base + (steps - inter_steps) * intra + inter_steps * inter
-            if N > 1 and protocol == "Simple" and size >= 64 * 2**20:
+            if N > 1 and protocol == "Simple" and size >= RING_PLATEAU_BYTES:
                 lat *= k.nccl_ring_plateau_factor
         elif algorithm == "tree":
             lat = base + 2 * ((n / max(N, 1) - 1) * intra + math.log2(max(N, 1)) * inter)

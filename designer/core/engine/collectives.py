@@ -11,10 +11,11 @@ Hopper and later, NVLS-tree across nodes), collnet (SHARP in the switches, when 
 of the group has it). Sizes follow nccl-tests: all_reduce S per rank; all_gather and
 reduce_scatter S = the whole gathered buffer; all_to_all S = what one rank sends in all.
 
-This module keeps the groups, their routes and their seconds per byte and makes the choice; the
-latency is collective_latency.py's, the bandwidth term and NCCL's estimate collective_bandwidth.py's,
-the flows each traffic pattern sends between servers group_flows.py's, where a dimension's groups sit
-on the fabric group_shape.py's.
+This module costs a dimension's collectives class by class of alike groups and keeps the costs; the
+candidates NCCL weighs (algorithms, protocols, their latency) are collective_choice.py's, the latency
+collective_latency.py's, the bandwidth term and NCCL's estimate collective_bandwidth.py's, each group's
+seconds per byte and their update after a link edit pattern_times.py's, the flows each traffic pattern
+sends between servers group_flows.py's, where a dimension's groups sit on the fabric group_shape.py's.
 """
 from __future__ import annotations
 
@@ -24,13 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .collective_bandwidth import GroupBandwidth
+from .collective_choice import AlgorithmChoice
 from .collective_latency import GroupLatency
 from .constants import EngineConstants
 from .fabric import Fabric
-from .flows import (SPARSE_SHARE, LinkBytes, Loads, RateChange, Route, ScaledLinkBytes, flow_times, kind_mask, rate_change,
-                    rates_of, route_flows)
-from .group_flows import pattern_flows
+from .flows import SPARSE_SHARE, LinkBytes, Loads, ScaledLinkBytes
 from .group_shape import group_shape
+from .pattern_times import PatternTimes, pattern_of
 
 # send_recv: each pair's members send to each other (and a pipeline's pairs all at once, every stage to
 # both neighbours); send: each group's member 0 sends to member 1, every group at once (one direction)
@@ -48,13 +49,6 @@ def bus_factor(primitive: str, n: int) -> float:
     if primitive in ("all_gather", "reduce_scatter", "all_to_all"):
         return (n - 1) / n
     return 1.0
-
-
-# Reductions along rows of two (the pipeline's pairs): numpy runs a reduction over a 2-wide axis as a
-# loop per row, 15 times slower than one elementwise pass over the two columns.
-def _row_min(a: np.ndarray) -> np.ndarray:
-    """Per row, its smallest value (NaN if it holds one, as min)."""
-    return np.minimum(a[:, 0], a[:, 1]) if a.shape[1] == 2 else a.min(axis=1)
 
 
 @dataclass
@@ -79,25 +73,6 @@ def cannot_win(latency_s: float, best_estimate_s: float) -> bool:
     return latency_s >= best_estimate_s
 
 
-def _pattern_of(primitive: str) -> str:
-    """The flows a primitive makes: send/recv pairs, one-way sends, all-to-all shifts, or a ring."""
-    return {"send_recv": "pairs", "send": "one_way", "all_to_all": "a2a"}.get(primitive, "ring")
-
-
-def _tier_shares_changed(fabric: Fabric, loads: Loads, change: RateChange) -> bool:
-    """Whether a cable's share of the up-link bytes of a tier these loads use changed (its own
-    rate, or its leaf's or pod's total): the bytes per cable then change (link_bytes_per_bus_byte).
-    A NIC's cable carries its NIC's bytes whatever its rate."""
-    for (links, owner), changed_owner, load in ((fabric._uplink, change.leaves, (loads.leaf_up, loads.leaf_down)),
-                                                (fabric._podlink, change.pods, (loads.pod_up, loads.pod_down))):
-        if not len(links) or not len(load[0]):
-            continue
-        touched = changed_owner[owner] | change.links[links]
-        if touched.any() and np.any(np.maximum(*load)[owner[touched]] > 0):
-            return True
-    return False
-
-
 class CollectiveModel:
     """Costs collectives of one dimension's groups; caches per (primitive, size, algorithm)."""
 
@@ -107,186 +82,39 @@ class CollectiveModel:
         times; at 16k GPUs those arrays were a third of a search worker's memory)."""
         self.fabric = fabric
         self.k = k
-        self.nvls_ok = nvls
         self.name = name
         self.keeps_link_bytes = link_bytes
         self.shape = group_shape(fabric, members)
         self.latency = GroupLatency(fabric, self.shape.members, k)  # NCCL's latency per algorithm and protocol
         self.bandwidth = GroupBandwidth(fabric, self.shape, k)  # the bandwidth term and NCCL's estimate of it
+        self.choice = AlgorithmChoice(fabric, self.shape, k, nvls, self.latency)  # what NCCL weighs
         self._cache: dict[tuple, CollectiveCost] = {}
         self._per_part: dict[tuple, list[float]] = {}  # cost_per_part's, by (primitive, size, parts)
-        self._unit: dict[str, tuple] = {}
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, uniform_classes)
-        self._choices: dict[tuple, list] = {}  # _candidates
-        self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> _algorithms
-        self._routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
-        self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
-        self._rates: tuple | None = None  # the rating every kept time and cost was made at (rates_of)
-        # Which groups a re-rating timed again (pattern -> group indices), and how many so far:
-        # only the groups with a flow on a changed NIC, leaf or pod are (tests and benchmarks read it).
-        self.last_retimed: dict[str, np.ndarray] = {}
-        self.retimed_groups = 0
+        # each group's seconds per byte by pattern, kept at the fabric's rating
+        self.times = PatternTimes(fabric, self.shape, k, link_bytes)
 
     def invalidate_capacities(self) -> None:
         """Link rates changed. Nothing to drop: every cost compares the rating it was made at with
-        the fabric's (`_rerate`) and times again only the flows on what changed."""
+        the fabric's (PatternTimes.up_to_date) and times again only the flows on what changed."""
 
     def forget_routes(self) -> None:
         """Drop the kept routes and flow times (a plan search never re-rates a link: they would
         only take memory); a re-rating then costs the patterns that had them afresh."""
-        self._routes.clear()
-        self._flow_t.clear()
+        self.times.forget_routes()
 
     def _up_to_date(self) -> None:
-        """Bring the kept times and costs to the fabric's current rating when it changed."""
-        f = self.fabric
-        old = self._rates
-        if old is None:
-            self._rates = rates_of(f)
-            return
-        if (old[0] is f.nic_cap_Bps and old[1] is f.leaf_up_Bps and old[2] is f.leaf_up_cables
-                and old[3] is f.pod_up_Bps and old[4] is f.pod_up_cables and old[5] is f.link_cap_Bps):
-            return
+        """Bring the unit times to the fabric's current rating; drop the costs they no longer give."""
         try:
-            self._rerate(rate_change(f, old))
-        except BaseException:  # e.g. traffic left with no path: the next call costs afresh and says so again
+            stale = self.times.up_to_date()
+        except BaseException:  # the next call costs afresh
             self._cache.clear()
             self._per_part.clear()
-            self._unit.clear()
-            self._flow_t.clear()
-            self._rates = None
             raise
-        self._rates = rates_of(f)
-
-    def _rerate(self, change: RateChange) -> None:
-        """Time again the flows on a changed NIC, leaf or pod, the groups they belong to again
-        from their flows, and re-cost the collectives of a pattern only when one of its groups'
-        times (or a loaded cable's share of its tier) changed. Groups inside their servers have
-        no flows: their costs stay."""
-        self.last_retimed = {}
-        for pattern in list(self._unit):
-            if pattern not in self._routes or (self._routes[pattern][0] is not None and pattern not in self._flow_t):
-                self._forget_pattern(pattern)  # its routes were let go (forget_routes): cost it afresh
-                continue
-            route, gid = self._routes[pattern]
-            if route is None:  # no flow leaves the servers
-                continue
-            flows = change.flows_of(route)
-            tiers_stale = route.loads.per_link is not None and _tier_shares_changed(self.fabric, route.loads, change)
-            if tiers_stale:
-                route.loads.per_link = None  # a cable's share of its tier follows the rates
-            if not flows.size:
-                if tiers_stale:
-                    self._drop_costs(pattern)
-                continue
-            groups, times_changed = self._retime(pattern, route, gid, flows)
-            self.last_retimed[pattern] = groups
-            self.retimed_groups += groups.size
-            if times_changed or tiers_stale:
-                self._drop_costs(pattern)
-
-    def _retime(self, pattern: str, route: Route, gid: np.ndarray, flows: np.ndarray) -> tuple[np.ndarray, bool]:
-        """Time `flows` again; the network time and bottleneck of their groups again from all
-        their flows, as _unit_times does for every group. (groups, whether any of them changed)."""
-        flow_t, flow_code, flow_res = self._flow_t[pattern]
-        t, c, r = flow_times(self.fabric, route, self.k, flows)
-        flow_t[flows], flow_code[flows], flow_res[flows] = t, c, r
-        scale, net, code, res, loads = self._unit[pattern]
-        groups = np.unique(gid[flows])
-        mine = np.zeros(len(net), dtype=bool)
-        mine[groups] = True
-        sel = np.flatnonzero(mine[gid])  # every flow of those groups, in flow order
-        new_net = net.copy()
-        new_net[groups] = 0.0
-        np.maximum.at(new_net, gid[sel], flow_t[sel])
-        best = np.full(len(net), -1, dtype=np.int64)
-        slowest = sel[flow_t[sel] >= new_net[gid[sel]]]
-        best[gid[slowest]] = slowest  # the last of a group's slowest flows, as _unit_times picks
-        new_code, new_res = code.copy(), res.copy()
-        new_code[groups] = flow_code[best[groups]]
-        new_res[groups] = flow_res[best[groups]]
-        changed = bool(np.any(new_net[groups] != net[groups]) or np.any(new_code[groups] != code[groups])
-                       or np.any(new_res[groups] != res[groups]))
-        if changed:
-            self._unit[pattern] = (scale, new_net, new_code, new_res, loads)
-        return groups, changed
-
-    def _drop_costs(self, pattern: str) -> None:
-        for kept in (self._cache, self._per_part):
-            for key in [key for key in kept if _pattern_of(key[0]) == pattern]:
-                del kept[key]
-
-    def _forget_pattern(self, pattern: str) -> None:
-        self._unit.pop(pattern, None)
-        self._drop_costs(pattern)
-
-    # ---- the bandwidth term for 1 byte, per group (linear in size) ----
-    def _unit_times(self, pattern: str):
-        """Per group: (scale-up seconds, network seconds, bottleneck code, resource) for a 1-byte
-        bus volume, i.e. the bus-bandwidth-limited time per byte of busbw-equivalent traffic."""
-        if pattern in self._unit:
-            return self._unit[pattern]
-        f = self.fabric
-        sh = self.shape
-        G, n = sh.members.shape
-        scale_cap = f.node_scale_up_Bps[f.gpu_node[sh.members]]  # (G, n)
-        net = np.zeros(G)
-        code = np.zeros(G, dtype=np.int64)
-        res = np.zeros(G, dtype=np.int64)
-        if pattern not in self._routes:
-            src, dst, nbytes, gid = f.spread_over_nics(*pattern_flows(f, self.shape, pattern))
-            self._routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
-        route, gid = self._routes[pattern]
-        loads = None
-        if route is not None:
-            loads = route.loads
-            flow_t, flow_code, flow_res = self._flow_t[pattern] = flow_times(f, route, self.k)
-            net = np.zeros(G)
-            np.maximum.at(net, gid, flow_t)
-            # bottleneck of each group: (one of) its slowest flows
-            best = np.full(G, -1, dtype=np.int64)
-            slowest = np.flatnonzero(flow_t >= net[gid])
-            best[gid[slowest]] = slowest
-            ok = best >= 0
-            code[ok] = flow_code[best[ok]]
-            res[ok] = flow_res[best[ok]]
-        multi = sh.n_nodes > 1
-        g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
-        intra_share = np.where(multi, (g - 1) / np.maximum(g, 1), 1.0)
-        if pattern in ("pairs", "one_way"):
-            intra_share = np.where(multi, 0.0, 1.0)
-        if pattern == "a2a":
-            intra_share = np.where(multi, (g - 1) / np.maximum(n - 1, 1), 1.0)
-        # Direct links (scale_up: nvlink, e.g. MI300X's Infinity Fabric full mesh) spread a GPU's
-        # bandwidth evenly over its links to the other GPUs of the server: a group that holds g
-        # of them reaches only (g - 1) of those links; a switch (NVSwitch) gives any group all of it.
-        first = f.gpu_node[sh.members[:, 0]]
-        mesh_nodes = kind_mask(f, "node_scale_up_kind", "nvlink")
-        mesh = mesh_nodes[first] if mesh_nodes.any() else None
-        if mesh is not None and np.any(mesh):
-            local = np.where(multi, g, n)
-            peers = np.maximum(f.node_gpus[first] - 1, 1)
-            reach = np.clip((local - 1) / peers, 1.0 / peers, 1.0)
-            scale_cap = scale_cap * np.where(mesh, reach, 1.0)[:, None]
-        scale = intra_share / _row_min(scale_cap)
-        # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
-        # (into host memory and out again) without GPUDirect RDMA.
-        first_node = first
-        pcie_nodes = kind_mask(f, "node_scale_up_kind", "pcie")
-        pcie = pcie_nodes[first_node] if sh.spans_servers and pcie_nodes.any() else None
-        if pcie is not None and np.any(pcie & multi):
-            gdr = f._nic_line[1][first_node]
-            nic_share = np.where(multi, 1.0 / g, 0.0)
-            if pattern == "a2a":
-                nic_share = np.where(multi, (n - g) / np.maximum(n - 1, 1), 0.0)
-            elif pattern in ("pairs", "one_way"):
-                nic_share = np.where(multi, 1.0, 0.0)
-            crossings = np.where(gdr, 1.0, 2.0)
-            scale = np.where(pcie & multi, scale + nic_share * crossings / _row_min(scale_cap), scale)
-        # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
-        out = (scale, net, code, res, loads if self.keeps_link_bytes else None)
-        self._unit[pattern] = out
-        return out
+        for pattern in stale:
+            for kept in (self._cache, self._per_part):
+                for key in [key for key in kept if pattern_of(key[0]) == pattern]:
+                    del kept[key]
 
     # ---- the cost ----
     def cost(self, primitive: str, size_bytes: float, algorithm: str = "auto") -> CollectiveCost:
@@ -301,8 +129,8 @@ class CollectiveModel:
             result = CollectiveCost(0.0, "none", "none", 0.0, 0.0, "", [], 0.0, len(sh.classes))
             self._cache[key] = result
             return result
-        pattern = _pattern_of(primitive)
-        scale_t, net_t, code, res, loads = self._unit_times(pattern)
+        pattern = pattern_of(primitive)
+        scale_t, net_t, code, res, loads = self.times.unit(pattern)
         bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
         result = self._slowest_class(primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes,
                                      self.uniform_classes(pattern, scale_t, net_t))
@@ -361,8 +189,8 @@ class CollectiveModel:
         # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
         # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
         scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
-        for algorithm_name, protocol, lat in self._candidates(primitive, algorithm, class_index, n, N, tier,
-                                                              groups, size_bytes):
+        for algorithm_name, protocol, lat in self.choice.candidates(primitive, algorithm, class_index, n, N, tier,
+                                                                    groups, size_bytes):
             if best is not None and cannot_win(lat, best[7]):
                 continue
             if alike is not None:
@@ -403,8 +231,8 @@ class CollectiveModel:
         sh = self.shape
         times = [0.0] * parts
         if sh.members.shape[1] > 1 and size_bytes > 0:
-            pattern = _pattern_of(primitive)
-            scale_t, net_t, _, _, _ = self._unit_times(pattern)
+            pattern = pattern_of(primitive)
+            scale_t, net_t, _, _, _ = self.times.unit(pattern)
             bus_bytes = size_bytes * (bus_factor(primitive, sh.members.shape[1]) if primitive != "send_recv" else 1.0)
             alike_times: dict[tuple, tuple] = {}
             for class_index, ((class_key, groups), alike) in enumerate(
@@ -425,26 +253,6 @@ class CollectiveModel:
         self._per_part[key] = times
         return times
 
-    def _candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
-                    groups: np.ndarray, size: float) -> list[tuple[str, str, float]]:
-        """The (algorithm, protocol, latency) pairs NCCL weighs for a class of groups: they depend on the
-        size only through LL's size limit and the ring's plateau, so a plan's collectives of one
-        dimension make them once per class (they were remade for every size)."""
-        k = self.k
-        key = (primitive, algorithm, class_index, size >= 64 * 2**20,
-               bool(k.nccl_ll_max_bytes) and size > k.nccl_ll_max_bytes)
-        hit = self._choices.get(key)
-        if hit is None:
-            # the algorithms do not depend on the size: found once per class (SHARP looks at its leaves)
-            names = self._offered.get((primitive, algorithm, class_index))
-            if names is None:
-                names = self._offered[(primitive, algorithm, class_index)] = self._algorithms(primitive, N, groups,
-                                                                                             algorithm)
-            hit = self._choices[key] = [
-                (name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
-                for name in names for protocol in self._protocols(name, size)]
-        return hit
-
     def _link_bytes(self, loads: "Loads", bus_bytes: float, algorithm: str) -> "LinkBytes":
         """Bytes each cable carries (busiest direction) for this collective, all groups at once:
         the pattern's bytes per cable for one bus byte (kept with its loads), times the size."""
@@ -452,45 +260,6 @@ class CollectiveModel:
             loads.per_link = link_bytes_per_bus_byte(self.fabric, loads)
         unit = loads.per_link
         return ScaledLinkBytes(unit, bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
-
-    def _algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
-        if primitive in ("send_recv", "send", "all_to_all", "broadcast"):
-            return ["ring"]
-        options = ["ring"]
-        version = self.k.nccl_version
-        if primitive == "all_reduce":
-            options.append("tree")
-            # NVLS needs more than 2 GPUs on each NVLink domain (nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it)
-            local = self.shape.members.shape[1] // max(N, 1)
-            if self.nvls_ok and local > 2 and (version >= 2.18 or (N == 1 and version >= 2.17)):
-                options.append("nvls")
-            if N > 1 and self._sharp(groups):
-                options.append("collnet")
-        elif primitive in ("all_gather", "reduce_scatter") and N > 1 and N == self.shape.members.shape[1] \
-                and version >= 2.23:
-            options.append("pat")  # one GPU per server (NCCL's ncclPatEnable); NVLS brings AG/RS no bandwidth (nccl#1506)
-        if requested != "auto":
-            return [requested] if requested in options else []
-        return options
-
-    def _sharp(self, groups: np.ndarray) -> bool:
-        """Whether every leaf the groups' NICs hang from reduces in the switch (SHARP)."""
-        f = self.fabric
-        # no switch has SHARP and every NIC hangs from a leaf (most fabrics): no group's leaves all
-        # have it, found once per fabric rather than from each class's NICs
-        if not f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
-                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any())):
-            return False
-        nics = f.gpu_nic[self.shape.members[groups].ravel()]
-        leaves = f.nic_leaf[nics[nics >= 0]]
-        return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
-
-    def _protocols(self, algorithm: str, size: float) -> list[str]:
-        if algorithm in ("nvls", "collnet", "pat"):
-            return ["Simple"]
-        if self.k.nccl_ll_max_bytes and size > self.k.nccl_ll_max_bytes:
-            return ["LL128", "Simple"]
-        return ["LL", "LL128", "Simple"]
 
 
 def resource_name(f: Fabric, code: int, index: int) -> tuple[str, list[int]]:

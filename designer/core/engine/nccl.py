@@ -178,7 +178,7 @@ def nccl_run(doc: Document, op: str, num_gpus: int | None = None, algo: str = "a
     engine_op = OPS[op].engine_op
     model = CollectiveModel(fabric, members, k, nvls, name=op)
     n_nodes = int(model.shape.n_nodes[0])
-    offered = model._algorithms(engine_op, n_nodes, np.array([0]), "auto")
+    offered = model.choice.algorithms(engine_op, n_nodes, np.array([0]), "auto")
     if algo != "auto" and algo not in offered:
         raise DesignerError([Problem(f"--algo {algo} is not available for {op} on these GPUs", "--algo",
                                      fix="use auto or " + ", ".join(offered))])

@@ -1,6 +1,6 @@
 """NCCL's latency tables per release (src/graph/tuning.cc: baseLat, hwLat[NVLINK], hwLat[NET]), in the
 shape of the engine's `nccl_base_latency_us`, `nccl_nvlink_step_latency_us` and
-`nccl_net_step_latency_us` (engine/constants.py): the release named by `nccl_version` picks its
+`nccl_net_step_latency_us` (engine/constant_groups/collective.py): the release named by `nccl_version` picks its
 tables, and a `calibration` entry for a table overrides single values on top.
 
 Read from the tags of github.com/NVIDIA/nccl. What changed between them:

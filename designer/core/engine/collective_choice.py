@@ -1,0 +1,99 @@
+"""Which algorithms and protocols NCCL weighs for one dimension's collectives, each with its latency.
+
+The algorithms follow what NCCL enables (tree for all_reduce; NVLS on NVSwitch boards with more than
+two GPUs per domain; CollNet where every leaf reduces in the switch; PAT for one GPU per server);
+the protocols follow LL's size limit. The latency is collective_latency.py's.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .collective_latency import RING_PLATEAU_BYTES, GroupLatency
+from .constants import EngineConstants
+from .fabric import Fabric
+from .group_shape import GroupShape
+
+
+class Candidate(NamedTuple):
+    """One algorithm and protocol NCCL weighs, with its latency."""
+    algorithm: str
+    protocol: str
+    latency_s: float
+
+
+class AlgorithmChoice:
+    """The (algorithm, protocol, latency) candidates of a dimension's classes of groups: they depend on
+    the size only through LL's size limit and the ring's plateau, so a plan's collectives of one
+    dimension make them once per class (they were remade for every size)."""
+
+    def __init__(self, fabric: Fabric, shape: GroupShape, k: EngineConstants, nvls: bool, latency: GroupLatency):
+        self.fabric = fabric
+        self.shape = shape
+        self.k = k
+        self.nvls_ok = nvls
+        self.latency = latency
+        self._choices: dict[tuple, list[Candidate]] = {}  # candidates
+        self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> algorithms
+
+    def candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
+                   groups: np.ndarray, size: float) -> list[Candidate]:
+        """What NCCL weighs for the class `class_index` (its groups `groups`, n ranks on N servers at
+        network tier `tier`) for a collective of `size` bytes; `algorithm` "auto" or the one asked for."""
+        k = self.k
+        key = (primitive, algorithm, class_index, size >= RING_PLATEAU_BYTES,
+               bool(k.nccl_ll_max_bytes) and size > k.nccl_ll_max_bytes)
+        hit = self._choices.get(key)
+        if hit is None:
+            # the algorithms do not depend on the size: found once per class (SHARP looks at its leaves)
+            names = self._offered.get((primitive, algorithm, class_index))
+            if names is None:
+                names = self._offered[(primitive, algorithm, class_index)] = self.algorithms(primitive, N, groups,
+                                                                                            algorithm)
+            hit = self._choices[key] = [
+                Candidate(name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
+                for name in names for protocol in self.protocols(name, size)]
+        return hit
+
+    def algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:
+        """The algorithms NCCL offers for `primitive` on groups spanning N servers: all of them for
+        "auto", else the one requested if offered (none if not)."""
+        if primitive in ("send_recv", "send", "all_to_all", "broadcast"):
+            return ["ring"]
+        options = ["ring"]
+        version = self.k.nccl_version
+        if primitive == "all_reduce":
+            options.append("tree")
+            # NVLS needs more than 2 GPUs on each NVLink domain (nvls.cc, ncclNvlsInit: gpuCount <= 2 disables it)
+            local = self.shape.members.shape[1] // max(N, 1)
+            if self.nvls_ok and local > 2 and (version >= 2.18 or (N == 1 and version >= 2.17)):
+                options.append("nvls")
+            if N > 1 and self._sharp(groups):
+                options.append("collnet")
+        elif primitive in ("all_gather", "reduce_scatter") and N > 1 and N == self.shape.members.shape[1] \
+                and version >= 2.23:
+            options.append("pat")  # one GPU per server (NCCL's ncclPatEnable); NVLS brings AG/RS no bandwidth (nccl#1506)
+        if requested != "auto":
+            return [requested] if requested in options else []
+        return options
+
+    def _sharp(self, groups: np.ndarray) -> bool:
+        """Whether every leaf the groups' NICs hang from reduces in the switch (SHARP)."""
+        f = self.fabric
+        # no switch has SHARP and every NIC hangs from a leaf (most fabrics): no group's leaves all
+        # have it, found once per fabric rather than from each class's NICs
+        if not f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
+                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any())):
+            return False
+        nics = f.gpu_nic[self.shape.members[groups].ravel()]
+        leaves = f.nic_leaf[nics[nics >= 0]]
+        return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
+
+    def protocols(self, algorithm: str, size: float) -> list[str]:
+        """The protocols NCCL weighs for `algorithm` at `size` bytes."""
+        if algorithm in ("nvls", "collnet", "pat"):
+            return ["Simple"]
+        if self.k.nccl_ll_max_bytes and size > self.k.nccl_ll_max_bytes:
+            return ["LL128", "Simple"]
+        return ["LL", "LL128", "Simple"]

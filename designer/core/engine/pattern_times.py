@@ -1,0 +1,230 @@
+"""Per traffic pattern, each group's seconds per bus byte on the scale-up links and on the network.
+
+A dimension's groups all send at once: the network term is the slowest flow of each group under the
+loads of every group (flows.flow_times), the scale-up term the group's share of its GPUs' scale-up
+bandwidth. Both are linear in the size, so they are kept for one byte and kept up to date when a
+link's rate changes: only the flows on a changed NIC, leaf or pod are timed again.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .constants import EngineConstants
+from .fabric import Fabric
+from .flows import Loads, RateChange, Route, flow_times, kind_mask, rate_change, rates_of, route_flows
+from .group_flows import pattern_flows
+from .group_shape import GroupShape
+
+
+NOTHING_STALE: list[str] = []  # up_to_date's answer while the rating holds (never appended to)
+
+
+class UnitTimes(NamedTuple):
+    """One pattern's bandwidth term for a 1-byte bus volume, per group of the dimension."""
+    scale_s: np.ndarray  # scale-up seconds
+    net_s: np.ndarray  # network seconds: the group's slowest flow
+    code: np.ndarray  # that flow's bottleneck (flows.flow_times's resource code; 0: none)
+    resource: np.ndarray  # index of that resource
+    loads: Loads | None  # every group's bytes per resource (None without link bytes)
+
+
+def pattern_of(primitive: str) -> str:
+    """The flows a primitive makes: send/recv pairs, one-way sends, all-to-all shifts, or a ring."""
+    return {"send_recv": "pairs", "send": "one_way", "all_to_all": "a2a"}.get(primitive, "ring")
+
+
+# Reductions along rows of two (the pipeline's pairs): numpy runs a reduction over a 2-wide axis as a
+# loop per row, 15 times slower than one elementwise pass over the two columns.
+def _row_min(a: np.ndarray) -> np.ndarray:
+    """Per row, its smallest value (NaN if it holds one, as min)."""
+    return np.minimum(a[:, 0], a[:, 1]) if a.shape[1] == 2 else a.min(axis=1)
+
+
+class PatternTimes:
+    """The unit times of one dimension's groups per pattern, at the fabric's current rating."""
+
+    def __init__(self, fabric: Fabric, shape: GroupShape, k: EngineConstants, keep_loads: bool):
+        self.fabric = fabric
+        self.shape = shape
+        self.k = k
+        self.keep_loads = keep_loads
+        self._unit: dict[str, UnitTimes] = {}
+        self.routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
+        self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
+        self._rates: tuple | None = None  # the rating every kept time was made at (rates_of)
+        # Which groups a re-rating timed again (pattern -> group indices), and how many so far:
+        # only the groups with a flow on a changed NIC, leaf or pod are.
+        self.last_retimed: dict[str, np.ndarray] = {}
+        self.retimed_groups = 0
+
+    def forget_routes(self) -> None:
+        """Drop the kept routes and flow times (a plan search never re-rates a link: they would
+        only take memory); a re-rating then costs the patterns that had them afresh."""
+        self.routes.clear()
+        self._flow_t.clear()
+
+    def up_to_date(self) -> list[str]:
+        """Bring the kept times to the fabric's current rating when it changed: the patterns whose
+        collectives' costs no longer hold (none when the rating is the one they were made at). When
+        it raises, every pattern's costs are to be dropped."""
+        f = self.fabric
+        old = self._rates
+        if old is None:
+            self._rates = rates_of(f)
+            return NOTHING_STALE
+        if (old[0] is f.nic_cap_Bps and old[1] is f.leaf_up_Bps and old[2] is f.leaf_up_cables
+                and old[3] is f.pod_up_Bps and old[4] is f.pod_up_cables and old[5] is f.link_cap_Bps):
+            return NOTHING_STALE
+        try:
+            stale = self._rerate(rate_change(f, old))
+        except BaseException:  # e.g. traffic left with no path: the next call costs afresh and says so again
+            self._unit.clear()
+            self._flow_t.clear()
+            self._rates = None
+            raise
+        self._rates = rates_of(f)
+        return stale
+
+    def _rerate(self, change: RateChange) -> list[str]:
+        """Time again the flows on a changed NIC, leaf or pod and the groups they belong to again
+        from their flows: the patterns one of whose groups' times (or a loaded cable's share of its
+        tier) changed. Groups inside their servers have no flows: their costs stay."""
+        stale = []
+        self.last_retimed = {}
+        for pattern in list(self._unit):
+            if pattern not in self.routes or (self.routes[pattern][0] is not None and pattern not in self._flow_t):
+                self._unit.pop(pattern, None)  # its routes were let go (forget_routes): cost it afresh
+                stale.append(pattern)
+                continue
+            route, gid = self.routes[pattern]
+            if route is None:  # no flow leaves the servers
+                continue
+            flows = change.flows_of(route)
+            tiers_stale = route.loads.per_link is not None and _tier_shares_changed(self.fabric, route.loads, change)
+            if tiers_stale:
+                route.loads.per_link = None  # a cable's share of its tier follows the rates
+            if not flows.size:
+                if tiers_stale:
+                    stale.append(pattern)
+                continue
+            groups, times_changed = self._retime(pattern, route, gid, flows)
+            self.last_retimed[pattern] = groups
+            self.retimed_groups += groups.size
+            if times_changed or tiers_stale:
+                stale.append(pattern)
+        return stale
+
+    def _retime(self, pattern: str, route: Route, gid: np.ndarray, flows: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Time `flows` again; the network time and bottleneck of their groups again from all
+        their flows, as `unit` does for every group. (groups, whether any of them changed)."""
+        flow_t, flow_code, flow_res = self._flow_t[pattern]
+        t, c, r = flow_times(self.fabric, route, self.k, flows)
+        flow_t[flows], flow_code[flows], flow_res[flows] = t, c, r
+        scale, net, code, res, loads = self._unit[pattern]
+        groups = np.unique(gid[flows])
+        mine = np.zeros(len(net), dtype=bool)
+        mine[groups] = True
+        sel = np.flatnonzero(mine[gid])  # every flow of those groups, in flow order
+        new_net = net.copy()
+        new_net[groups] = 0.0
+        np.maximum.at(new_net, gid[sel], flow_t[sel])
+        best = np.full(len(net), -1, dtype=np.int64)
+        slowest = sel[flow_t[sel] >= new_net[gid[sel]]]
+        best[gid[slowest]] = slowest  # the last of a group's slowest flows, as `unit` picks
+        new_code, new_res = code.copy(), res.copy()
+        new_code[groups] = flow_code[best[groups]]
+        new_res[groups] = flow_res[best[groups]]
+        changed = bool(np.any(new_net[groups] != net[groups]) or np.any(new_code[groups] != code[groups])
+                       or np.any(new_res[groups] != res[groups]))
+        if changed:
+            self._unit[pattern] = UnitTimes(scale, new_net, new_code, new_res, loads)
+        return groups, changed
+
+    def unit(self, pattern: str) -> UnitTimes:
+        """Per group: the bus-bandwidth-limited time per byte of busbw-equivalent traffic."""
+        hit = self._unit.get(pattern)
+        if hit is not None:
+            return hit
+        f = self.fabric
+        G = self.shape.members.shape[0]
+        net = np.zeros(G)
+        code = np.zeros(G, dtype=np.int64)
+        res = np.zeros(G, dtype=np.int64)
+        if pattern not in self.routes:
+            src, dst, nbytes, gid = f.spread_over_nics(*pattern_flows(f, self.shape, pattern))
+            self.routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
+        route, gid = self.routes[pattern]
+        loads = None
+        if route is not None:
+            loads = route.loads
+            flow_t, flow_code, flow_res = self._flow_t[pattern] = flow_times(f, route, self.k)
+            net = np.zeros(G)
+            np.maximum.at(net, gid, flow_t)
+            # bottleneck of each group: (one of) its slowest flows
+            best = np.full(G, -1, dtype=np.int64)
+            slowest = np.flatnonzero(flow_t >= net[gid])
+            best[gid[slowest]] = slowest
+            ok = best >= 0
+            code[ok] = flow_code[best[ok]]
+            res[ok] = flow_res[best[ok]]
+        # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
+        out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
+        self._unit[pattern] = out
+        return out
+
+
+def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
+    """Per group, the seconds per bus byte on its GPUs' scale-up links (and, behind PCIe switches
+    without GPUDirect RDMA, the PCIe crossings of its NIC traffic)."""
+    n = sh.members.shape[1]
+    scale_cap = f.node_scale_up_Bps[f.gpu_node[sh.members]]  # (G, n)
+    multi = sh.n_nodes > 1
+    g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
+    intra_share = np.where(multi, (g - 1) / np.maximum(g, 1), 1.0)
+    if pattern in ("pairs", "one_way"):
+        intra_share = np.where(multi, 0.0, 1.0)
+    if pattern == "a2a":
+        intra_share = np.where(multi, (g - 1) / np.maximum(n - 1, 1), 1.0)
+    # Direct links (scale_up: nvlink, e.g. MI300X's Infinity Fabric full mesh) spread a GPU's
+    # bandwidth evenly over its links to the other GPUs of the server: a group that holds g
+    # of them reaches only (g - 1) of those links; a switch (NVSwitch) gives any group all of it.
+    first = f.gpu_node[sh.members[:, 0]]
+    mesh_nodes = kind_mask(f, "node_scale_up_kind", "nvlink")
+    mesh = mesh_nodes[first] if mesh_nodes.any() else None
+    if mesh is not None and np.any(mesh):
+        local = np.where(multi, g, n)
+        peers = np.maximum(f.node_gpus[first] - 1, 1)
+        reach = np.clip((local - 1) / peers, 1.0 / peers, 1.0)
+        scale_cap = scale_cap * np.where(mesh, reach, 1.0)[:, None]
+    scale = intra_share / _row_min(scale_cap)
+    # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
+    # (into host memory and out again) without GPUDirect RDMA.
+    first_node = first
+    pcie_nodes = kind_mask(f, "node_scale_up_kind", "pcie")
+    pcie = pcie_nodes[first_node] if sh.spans_servers and pcie_nodes.any() else None
+    if pcie is not None and np.any(pcie & multi):
+        gdr = f._nic_line[1][first_node]
+        nic_share = np.where(multi, 1.0 / g, 0.0)
+        if pattern == "a2a":
+            nic_share = np.where(multi, (n - g) / np.maximum(n - 1, 1), 0.0)
+        elif pattern in ("pairs", "one_way"):
+            nic_share = np.where(multi, 1.0, 0.0)
+        crossings = np.where(gdr, 1.0, 2.0)
+        scale = np.where(pcie & multi, scale + nic_share * crossings / _row_min(scale_cap), scale)
+    return scale
+
+
+def _tier_shares_changed(fabric: Fabric, loads: Loads, change: RateChange) -> bool:
+    """Whether a cable's share of the up-link bytes of a tier these loads use changed (its own
+    rate, or its leaf's or pod's total): the bytes per cable then change (link_bytes_per_bus_byte).
+    A NIC's cable carries its NIC's bytes whatever its rate."""
+    for (links, owner), changed_owner, load in ((fabric._uplink, change.leaves, (loads.leaf_up, loads.leaf_down)),
+                                                (fabric._podlink, change.pods, (loads.pod_up, loads.pod_down))):
+        if not len(links) or not len(load[0]):
+            continue
+        touched = changed_owner[owner] | change.links[links]
+        if touched.any() and np.any(np.maximum(*load)[owner[touched]] > 0):
+            return True
+    return False

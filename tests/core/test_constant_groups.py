@@ -1,0 +1,33 @@
+"""The engine's constants are declared by role (engine/constant_groups/) and combined into EngineConstants:
+each constant in exactly one group, in the groups' order, and a file's calibration reaches every group."""
+from __future__ import annotations
+
+import dataclasses
+
+from designer.core.engine.constants import EngineConstants, engine_constants
+
+
+def _groups() -> list[type]:
+    """EngineConstants' role groups in the order their fields come (a dataclass takes the last base's first)."""
+    return [base for base in reversed(EngineConstants.__mro__[1:]) if dataclasses.is_dataclass(base)]
+
+
+def test_every_engine_constant_is_declared_in_one_group_in_order():
+    declared = [f.name for group in _groups() for f in dataclasses.fields(group)]
+    assert len(declared) == len(set(declared)), "a constant is declared in two groups"
+    assert [f.name for f in dataclasses.fields(EngineConstants)] == declared
+    assert not EngineConstants.__dict__.get("__annotations__"), "EngineConstants only combines the groups"
+
+
+def test_a_calibration_overrides_a_constant_of_every_group():
+    first_numbers = [next(f for f in dataclasses.fields(group) if isinstance(f.default, float)) for group in _groups()]
+    calibration = {f.name: f.default * 0.5 for f in first_numbers}
+    calibration["nccl_base_latency_us"] = {"ring": {"Simple": 1.5}}  # a table
+    k = engine_constants(calibration)
+    for name, value in calibration.items():
+        if isinstance(value, dict):
+            assert getattr(k, name)["ring"]["Simple"] == 1.5
+            assert getattr(k, name)["ring"]["LL"] == EngineConstants().nccl_base_latency_us["ring"]["LL"]
+        else:
+            assert getattr(k, name) == value
+    assert len(calibration) == len(_groups()) + 1
