@@ -75,10 +75,11 @@ class ProblemsPopup(QFrame):
             item = QListWidgetItem()
             _write(item, p)
             self.list.insertItem(row, item)
+        first_kept_at_end = len(problems) - tail
         kept = list(zip(range(head), shown, problems))
-        kept += zip(range(len(problems) - tail, len(problems)), shown[len(shown) - tail:], problems[len(problems) - tail:])
+        kept += zip(range(first_kept_at_end, len(problems)), shown[len(shown) - tail:], problems[first_kept_at_end:])
         for row, before, now in kept:
-            if before != now:
+            if before is not now and before != now:  # (the check keeps the problems of what no edit touched)
                 _write(self.list.item(row), now)
         self._shown, self._keys = problems, keys
 
