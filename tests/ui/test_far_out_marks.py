@@ -95,3 +95,31 @@ def test_far_out_marks_follow_a_server_down_and_a_job_given_other_gpus(empty_win
     assert window.settle() and server not in marks.down_marks and len(marks.bands) == 32
     _layer_picture_is_the_items(window, monkeypatch, "undo")
     as_fresh_open(window, new_window, tmp_path, "undo", _marks)
+
+
+def test_a_framed_server_deleted_while_the_jobs_cannot_be_placed_takes_its_frame_along(empty_window, tmp_path):
+    """Every GPU in use by two jobs: Edit > Delete of a server leaves the jobs unplaceable (no new
+    placement comes), and the frames of the servers left stay, each on its box; Edit > Undo frames
+    the server again."""
+    doc = generate_fat_tree(nodes=8, gpu="H100", switch_radix=32)
+    workload = Workload(preset="llama3-8b", global_batch_size=64, micro_batch_size=1)
+    doc.set_jobs([JobSpec(name=name, workload=workload, parallelism=Parallelism(tensor_model_parallel_size=8),
+                          placement=JobPlacement(gpus=32)) for name in ("job A", "job B")])
+    path = tmp_path / "full.yaml"
+    save_document(doc, path)
+    window = empty_window
+    window.open_file(str(path))
+    assert window.settle() and window.result is not None
+    marks, scene = window.job_marks, window.scene
+    framed = {node: band.job for node, band in marks.bands.items()}
+    assert len(framed) == 8
+    server = sorted(framed)[0]
+    scene.select_ids([server])
+    window.actions["delete"].trigger()
+    assert window.settle() and window.result is None  # 56 GPUs left for 64
+    assert {node: band.job for node, band in marks.bands.items()} == {n: j for n, j in framed.items() if n != server}
+    assert all(band.parentItem() is scene.devices[node] for node, band in marks.bands.items())
+    window.actions["undo"].trigger()
+    assert window.settle() and window.result is not None
+    assert {node: band.job for node, band in marks.bands.items()} == framed
+    assert all(band.parentItem() is scene.devices[node] for node, band in marks.bands.items())
