@@ -13,13 +13,14 @@ from tests.ui.test_minimap_edits import SMOOTHING_LEVELS, delete_and_undo, switc
 
 def shown(window) -> np.ndarray:
     """The canvas as on screen: the window's backing store where the viewport is, after the
-    viewport's pending repaints (a grab of the widget would paint it whole anew)."""
+    viewport's pending repaints, each of the region it was asked for (a grab of the widget, or a
+    repaint() of the viewport, would paint it whole anew and hide a region asked too small)."""
     from PySide6.QtCore import QPoint
     from PySide6.QtWidgets import QApplication
 
     viewport = window.view.viewport()
-    viewport.repaint()
-    QApplication.processEvents()
+    for _ in range(3):  # the scene's changes reach the view, which asks its viewport to paint them
+        QApplication.processEvents()
     corner = viewport.mapTo(window, QPoint(0, 0))
     image = window.screen().grabWindow(window.winId(), corner.x(), corner.y(), viewport.width(),
                                        viewport.height()).toImage()

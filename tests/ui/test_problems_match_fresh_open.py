@@ -1,8 +1,11 @@
 """Edit > Delete of a switch that servers hang off, Edit > Undo and Redo, and a server renamed in the
 Inspector: after each, the Problems list (the status bar's popup) lists exactly what a new window
 lists when it opens the design saved at that moment, though the window checked only what each edit
-changed."""
+changed. The list keeps the rows of the problems an edit leaves: it adds and takes away only the
+rows of those that came or went."""
 from __future__ import annotations
+
+from designer.ui.window.problems_popup import ELEMENT_ROLE
 
 from tests.conftest import run_cli
 from tests.ui.fresh_open import as_fresh_open
@@ -10,6 +13,26 @@ from tests.ui.fresh_open import as_fresh_open
 
 def _listed(window) -> list[str]:
     return window.problems_popup.texts()
+
+
+def _rows(window) -> list[tuple]:
+    """Each row as a user meets it: its text, colour, tooltip and the element a click shows."""
+    rows = window.problems_popup.list
+    return [(item.text(), item.foreground().color().name(), item.toolTip(), item.data(ELEMENT_ROLE))
+            for item in map(rows.item, range(rows.count()))]
+
+
+class _RowChanges:
+    """Rows the popup's list inserts and removes (its model's signals)."""
+
+    def __init__(self, window):
+        self.inserted = self.removed = 0
+        model = window.problems_popup.list.model()
+        model.rowsInserted.connect(lambda _p, first, last: self._add("inserted", last - first + 1))
+        model.rowsRemoved.connect(lambda _p, first, last: self._add("removed", last - first + 1))
+
+    def _add(self, what: str, n: int) -> None:
+        setattr(self, what, getattr(self, what) + n)
 
 
 def _as_fresh_open(window, new_window, tmp_path, step: str):
@@ -37,6 +60,7 @@ def test_problems_after_deletes_renames_and_undos_are_a_fresh_opens(empty_window
     assert window.qdoc.doc.get("leaf0") is None
     deleted = _as_fresh_open(window, new_window, tmp_path, "leaf deleted")
     assert len(deleted) == 8 and all("not connected (nic0)" in text for text in deleted)
+    as_fresh_open(window, new_window, tmp_path, "leaf deleted, rows", _rows)
 
     _trigger(window, "undo")
     assert _as_fresh_open(window, new_window, tmp_path, "leaf delete undone") == []
@@ -52,8 +76,15 @@ def test_problems_after_deletes_renames_and_undos_are_a_fresh_opens(empty_window
     assert any("node3" not in text and "gpu-box-3" in text for text in renamed)
 
     window.scene.select_ids(["gpu-box-3"])
-    _trigger(window, "delete")  # one server fewer: its warning goes
+    rows_before = _rows(window)
+    changes = _RowChanges(window)
+    _trigger(window, "delete")  # one server fewer: its warning goes, and its row alone
     assert len(_as_fresh_open(window, new_window, tmp_path, "server deleted")) == 7
+    assert (changes.inserted, changes.removed) == (0, 1)
+    as_fresh_open(window, new_window, tmp_path, "server deleted, rows", _rows)  # the later servers' places
+    _trigger(window, "undo")  # its row back, the others kept
+    assert (changes.inserted, changes.removed) == (1, 1) and _rows(window) == rows_before
+    _trigger(window, "redo")
     for step in range(3):
         _trigger(window, "undo")
     assert _as_fresh_open(window, new_window, tmp_path, "all undone") == []

@@ -95,7 +95,7 @@ def test_one_row_per_stage_keeps_hover_and_selection(timeline, deep):
     assert (0, "compute") in timeline.rows
 
 
-def test_critical_device_action_scrolls_to_and_selects_it(timeline, deep):
+def test_critical_device_action_scrolls_to_and_selects_it(timeline, deep, four):
     timeline.show_result(deep)
     timeline.act_merge_lanes.trigger()  # a row per lane: 80 rows, more than the dock shows
     critical = deep.critical_device
@@ -108,7 +108,9 @@ def test_critical_device_action_scrolls_to_and_selects_it(timeline, deep):
     assert top <= rows[0] and rows[-1] <= bottom
     assert len(timeline.marks.device_items) == 1
     assert f"stage {deep.devices[critical]['stage']} gpu{critical}" in timeline.info.text()
-    timeline.show_result(deep)  # a new result drops the selection
+    timeline.show_result(deep)  # the same step again (an edit that changed none of it): the selection stays
+    assert timeline.selected_device() == critical and len(timeline.marks.device_items) == 1
+    timeline.show_result(four[0])  # another step drops the selection
     assert timeline.selected_device() is None and timeline.marks.device_items == []
 
 
@@ -273,7 +275,10 @@ def test_a_large_step_shows_its_bars_first_and_its_arrows_after(timeline, qtbot)
     assert timeline.bar_count() == len(events) and len(timeline.arrows) == 0  # the bars at once
     qtbot.waitUntil(lambda: len(timeline.arrows) > 0)  # the arrows a moment later
     assert len(timeline.arrow_pairs("wait")) == len(events) // 2  # every wait, from the bar it waited on
-    timeline.show_result(result)  # the same result again (a panel shown again): its arrows come back too
+    timeline.show_result(result)  # the same step again: the chart and its arrows stay
+    assert len(timeline.arrows.pairs("wait")) == len(events) // 2
+    longer = SimpleNamespace(**{**vars(result), "step_time_s": result.step_time_s * 1.01})
+    timeline.show_result(longer)  # another step: its arrows come after its bars too
     assert len(timeline.arrows) == 0
     qtbot.waitUntil(lambda: len(timeline.arrows) > 0)
     assert len(timeline.arrows.pairs("wait")) == len(events) // 2

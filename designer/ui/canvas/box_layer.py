@@ -77,7 +77,7 @@ class BoxLayer(QGraphicsItem):
         self._band_groups: list | None = []
         self._mark_groups: list | None = []
         self._marks = ({}, {})  # job_colors: device id -> JobBand, device id -> DownMark
-        self._marks_shown: tuple | None = None  # the frames and boxes down last drawn (set_marks)
+        self._marks_generation: int | None = None  # of the frames and boxes down last drawn (set_marks)
         self._stale_devices = False
 
     # ---- data ----
@@ -109,15 +109,14 @@ class BoxLayer(QGraphicsItem):
         self._band_groups = None
         self.update()
 
-    def set_marks(self, bands: dict, down: dict) -> None:
-        """The jobs' frames and the boxes down (job_colors.py), drawn over the boxes. The same frames
-        (job_colors keeps a frame while its job and colour stay) and the same boxes down as drawn:
-        nothing painted again (a cable deleted at 131k GPUs repainted every box: ~15 ms)."""
+    def set_marks(self, bands: dict, down: dict, generation: int) -> None:
+        """The jobs' frames and the boxes down (job_colors.py), drawn over the boxes. `generation`
+        changes whenever a frame or a box down comes, goes or is refitted: with the one drawn, nothing
+        is painted again (a cable deleted at 131k GPUs repainted every box: ~15 ms)."""
         self._marks = (bands, down)
-        shown = (dict(bands), frozenset(down))
-        if shown == self._marks_shown:
+        if generation == self._marks_generation:
             return
-        self._marks_shown = shown
+        self._marks_generation = generation
         self._mark_groups = None
         self.update()
 
@@ -169,6 +168,14 @@ class BoxLayer(QGraphicsItem):
             groups.append(_Group(QPen(Qt.NoPen), QBrush(DOWN_FILL), self._rects[rows]))
             groups.append(_Group(QPen(Qt.NoPen), QBrush(DOWN_HATCH, Qt.BDiagPattern), self._rects[rows]))
         return groups
+
+    def marks_drawn(self) -> list:
+        """What it paints over the boxes: (pen colour or 0: none, brush colour and style, rectangles) per group,
+        sorted (tests compare it with a fresh window's)."""
+        self._refresh()
+        return sorted((g.pen.color().rgba() if g.pen.style() != Qt.NoPen else 0, g.brush.color().rgba(),
+                       int(g.brush.style().value), sorted(map(tuple, np.round(g.rects, 2).tolist())))
+                      for g in self._mark_groups)
 
     def selection_changed(self) -> None:
         if self.isVisible():

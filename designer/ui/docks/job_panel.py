@@ -260,13 +260,15 @@ class JobPanel(QWidget):
         own = f"spec.jobs[{self.job_index}]."
         w, par = self._job_values()
         changed = self._changed if self._changed_job == (w or Workload(), par or Parallelism()) else []
-        for p in self.problems:
+        several = self._job() is not None
+        for p in self.problems:  # (thousands at 131k GPUs, nearly all the cluster's: kept to a few steps each)
             raw = p.path or ""
-            if self._job() is not None and raw.startswith(own):
+            if several and raw.startswith(own):
                 raw = "spec." + raw[len(own):]  # this job's keys: beside their fields
             elif raw.startswith("spec.jobs["):
                 raw = ""  # another job's: counted in the summary
-            path = _where_the_user_changed(_field_of(raw, self.errors), p.message, changed)
+            field = _field_of(raw, self.errors)
+            path = None if field is None else _where_the_user_changed(field, p.message, changed)
             if path is None:
                 elsewhere.append(p)
             else:

@@ -168,7 +168,11 @@ class TimelinePanel(QWidget):
         if result is None:
             self.clear("no result")
             return
-        self.data = data if data is not None else timeline_data(result)
+        data = data if data is not None else timeline_data(result)
+        if self._draws(result, data):  # an edit that left the step as it was (most cable edits)
+            self._keep_drawn(result, data)
+            return
+        self.data = data
         self.result = result
         self.stale_banner.hide()
         self.updating.hide()
@@ -185,6 +189,25 @@ class TimelinePanel(QWidget):
         if self.in_view.fitting_all:
             self.fit_all()
         self.info.setText(self.hint)
+
+    def _draws(self, result, data: TimelineData) -> bool:
+        """Whether the rows, bars, arrows and title on screen are those of `result`: the same step time,
+        devices and critical device, and the same columns of events and arrows (~0.1 ms where laying
+        out and drawing them again took ~5 ms at 131k GPUs)."""
+        shown = self.result
+        return (shown is not None and self.data is not None and result.step_time_s == shown.step_time_s
+                and result.critical_device == shown.critical_device and result.devices == shown.devices
+                and data.same_as(self.data))
+
+    def _keep_drawn(self, result, data: TimelineData) -> None:
+        """`result` draws what is on screen: it becomes the result shown (its events are the ones
+        read), the selection and the view stay."""
+        arrows_built = self.arrangement.adopt(self.result, result)
+        self.result, self.data = result, data
+        self.stale_banner.hide()
+        self.updating.hide()
+        if not arrows_built:  # a large step's arrows were on their way for the result before
+            QTimer.singleShot(0, self, lambda shown=result: self.arrangement.arrows_later(shown))
 
     def clear(self, message: str = "no result") -> None:
         self.result = None

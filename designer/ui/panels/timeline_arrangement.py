@@ -135,6 +135,12 @@ class TimelineArrangement:
             self.build_arrows()  # not built yet (a large step builds them after its bars)
         return panel.arrows.pairs(kind)
 
+    def adopt(self, shown, result) -> bool:
+        """`result` draws the same as `shown` and takes its place; whether its arrows are built."""
+        if self._arrows_of is shown:
+            self._arrows_of = result
+        return self._arrows_of is result
+
     def arrows_later(self, result) -> None:
         if self.panel.result is result and self._arrows_of is not result:  # still shown, arrows not built yet
             self.build_arrows()

@@ -26,6 +26,13 @@ class EventColumns:
     def as_tuple(self) -> tuple:
         return self.start, self.end, self.device, self.stream, self.streams, self.code, self.kinds
 
+    def same_as(self, other: EventColumns) -> bool:
+        """The same bars: compared column by column in numpy (no event read)."""
+        return (self.streams == other.streams and self.kinds == other.kinds
+                and all(np.array_equal(a, b) for a, b in ((self.start, other.start), (self.end, other.end),
+                                                         (self.device, other.device), (self.stream, other.stream),
+                                                         (self.code, other.code))))
+
 
 @dataclass(frozen=True)
 class TimelineData:
@@ -35,6 +42,12 @@ class TimelineData:
     arrow_sources: np.ndarray
     arrow_targets: np.ndarray
     waited_on: dict  # wait event -> the bar it waited on
+
+    def same_as(self, other: TimelineData) -> bool:
+        """The same bars and arrows (what the panel draws of them)."""
+        return (self.columns.same_as(other.columns) and np.array_equal(self.arrow_kinds, other.arrow_kinds)
+                and np.array_equal(self.arrow_sources, other.arrow_sources)
+                and np.array_equal(self.arrow_targets, other.arrow_targets))
 
 
 def event_columns(events) -> EventColumns:

@@ -50,18 +50,38 @@ class ProblemsPopup(QFrame):
         self.list.itemClicked.connect(self._clicked)
         self.list.itemActivated.connect(self._clicked)
         layout.addWidget(self.list)
+        self._shown: list = []  # the problems the rows show, in order
+        self._keys: list = []  # theirs: what matches a row to a problem of the next check
 
     def set_problems(self, problems) -> None:
-        self.list.clear()
+        """The rows follow the list, matched by problem (its severity, element, message and job): only
+        the rows of the problems that came or went are made or taken away, and a kept problem whose
+        words changed (its place in the file, after an element before it went) is written again in its
+        row. An edit that adds one problem to thousands adds one row; the row being read stays put."""
+        problems = list(problems)
         self.heading.setText(f"<b>{count_text(problems)}</b>"
                              + (" — click one to show it on the canvas" if problems else ""))
-        for p in problems:
-            text = p.format()
-            item = QListWidgetItem(text)
-            item.setToolTip(text)
-            item.setForeground(QColor(SEVERITY_COLORS.get(p.severity, "#1f2937")))
-            item.setData(ELEMENT_ROLE, p.element)
-            self.list.addItem(item)
+        shown, old_keys, keys = self._shown, self._keys, [_key(p) for p in problems]
+        same = min(len(old_keys), len(keys))
+        head = next((i for i, (a, b) in enumerate(zip(old_keys, keys)) if a != b), same)
+        tail = next((i for i, (a, b) in enumerate(zip(reversed(old_keys[head:]), reversed(keys[head:]))) if a != b),
+                    same - head)
+        if head == tail == 0:
+            self.list.clear()
+        else:
+            for _ in range(len(shown) - head - tail):
+                self.list.takeItem(head)
+        for row, p in enumerate(problems[head:len(problems) - tail], head):
+            item = QListWidgetItem()
+            _write(item, p)
+            self.list.insertItem(row, item)
+        first_kept_at_end = len(problems) - tail
+        kept = list(zip(range(head), shown, problems))
+        kept += zip(range(first_kept_at_end, len(problems)), shown[len(shown) - tail:], problems[first_kept_at_end:])
+        for row, before, now in kept:
+            if before is not now and before != now:  # (the check keeps the problems of what no edit touched)
+                _write(self.list.item(row), now)
+        self._shown, self._keys = problems, keys
 
     def texts(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]
@@ -122,3 +142,15 @@ class ProblemsPopup(QFrame):
 
     def sizeHint(self) -> QSize:
         return QSize(MAX_WIDTH_PX, 300)
+
+
+def _key(problem) -> tuple:
+    return problem.severity, problem.element, problem.message, problem.job
+
+
+def _write(item: QListWidgetItem, problem) -> None:
+    text = problem.format()
+    item.setText(text)
+    item.setToolTip(text)
+    item.setForeground(QColor(SEVERITY_COLORS.get(problem.severity, "#1f2937")))
+    item.setData(ELEMENT_ROLE, problem.element)
