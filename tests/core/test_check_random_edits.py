@@ -120,13 +120,23 @@ class Edits:
         port = f"nic{rng.randrange(device.nic_count + 1)}" if device in doc.nodes else f"p{rng.randrange(device.radix)}"
         self.do([("update", link.id, {side: f"{device.id}:{port}"})])
 
+    def repoint_cables(self) -> None:
+        """Several cables' ends moved in one step (a server's cables moved to other ports, say)."""
+        doc, rng = self.doc, self.rng
+        steps = []
+        for link in rng.sample(doc.links, min(len(doc.links), rng.randrange(2, 6))):
+            device = rng.choice([*doc.nodes, *doc.switches])
+            port = f"nic{rng.randrange(device.nic_count + 1)}" if device in doc.nodes else f"p{rng.randrange(device.radix)}"
+            steps.append(("update", link.id, {rng.choice("ab"): f"{device.id}:{port}"}))
+        self.do(steps)
+
     def random_edit(self) -> str:
         doc, rng = self.doc, self.rng
         choices = ["undo", "add server", "add cable"]
         choices += ["delete server", "rename server", "resize server"] * bool(doc.nodes)
         choices += ["delete switch", "rename switch", "resize switch"] * bool(doc.switches)
         choices += ["delete rack", "rename rack", "resize rack"] * bool(doc.racks)
-        choices += ["delete cable", "rename cable", "re-point cable", "cable count"] * bool(doc.links)
+        choices += ["delete cable", "rename cable", "re-point cable", "re-point cables", "cable count"] * bool(doc.links)
         what = rng.choice(choices)
         kind = what.split()[0]
         noun = next((n for n in ("server", "switch", "rack", "cable") if n in what), None)
@@ -155,6 +165,8 @@ class Edits:
             self.do([("update", element.id, {"units": rng.choice([4, 16, 42])})])
         elif what == "re-point cable":
             self.repoint_cable(element)
+        elif what == "re-point cables":
+            self.repoint_cables()
         elif what == "cable count":
             self.do([("update", element.id, {"count": rng.choice([1, 2, 4])})])
         return what

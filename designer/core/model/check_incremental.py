@@ -29,10 +29,10 @@ from .catalog import Catalog, default_catalog
 from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_problems,
                     problems_after_links, problems_before_links, redo_link_kind)
 from .design_tallies import DesignTallies
-from .device_edits import devices_moved, ends_moved, ends_set, place_map, tail_moved
+from .device_edits import devices_moved, end_written, ends_copied, ends_set_one, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
 from .elements import split_endpoint
-from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint, parse_endpoints
+from .endpoints import ends_inserted, ends_removed, parse_endpoint, parse_endpoints
 from .id_index import IdIndex, SharedIdIndex
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 
@@ -123,6 +123,8 @@ class ModelChecker:
             return False  # which element a repeated id means is the full check's call
         reshape = Reshape(doc, self._parts, self._positions, self._device_ids)
         for c in changes:
+            if not (c.collection == "links" and c.action == "changed" and c.field in ("a", "b")):
+                reshape.repoint()
             if c.collection in DEVICE_PARTS:
                 follow = {"added": reshape.element_added, "removed": reshape.element_removed}.get(
                     c.action, reshape.element_changed)
@@ -130,6 +132,7 @@ class ModelChecker:
                 follow = {"added": reshape.added, "removed": reshape.removed}.get(c.action, reshape.changed)
             if not follow(c):
                 return False
+        reshape.repoint()
         if not reshape.finish(self.catalog):
             return False
         self._device_ids = reshape.device_ids
@@ -179,6 +182,8 @@ class Reshape:
         self.racked = False  # a rack, server or switch added, removed or changed (not only a rack moved)
         self.renamed = False  # a server or switch added, removed or renamed: the devices' places and names move
         self.named = False  # a server or switch added or renamed: a name a dangling end may now find
+        self._own_ends = False  # parts.ends are this reshape's own arrays (a cable re-pointed writes in place)
+        self._repointed: list[tuple[int, int, str]] = []  # (side, link position, new end) not yet parsed
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
@@ -223,6 +228,7 @@ class Reshape:
             return False
         parts.ends = tuple(ends_inserted(side, position, self._parse_end(end))
                            for side, end in zip(parts.ends, (link.a, link.b)))
+        self._own_ends = True
         try:
             parts.columns.inserted(position, link)
         except (TypeError, ValueError):
@@ -239,6 +245,7 @@ class Reshape:
             return False
         self._devices_at(position)
         parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
+        self._own_ends = True
         parts.columns.removed(position)
         self.positions.link_removed(position)
         self._move_link_tables(position, -1)
@@ -260,14 +267,26 @@ class Reshape:
         if c.field in ("a", "b"):
             if not isinstance(c.new, str):
                 return False
-            side = "ab".index(c.field)
-            ends = list(self.parts.ends)
-            ends[side] = ends_replaced(ends[side], position, self._parse_end(c.new))
-            self.parts.ends = tuple(ends)
-            self._devices_at(position)
+            self._repointed.append(("ab".index(c.field), position, c.new))  # parsed together (repoint)
         self.touched.add(c.id)
         self.reshaped = True
         return True
+
+    def repoint(self) -> None:
+        """The cable ends re-pointed since the last call, parsed in one go and written in place (one copy
+        of the kept ends for the whole reshape: a switch renamed re-points its 128 cables), then their
+        devices marked. Called before any other change is followed: those read the ends."""
+        if not self._repointed:
+            return
+        if not self._own_ends:
+            self.parts.ends = tuple(map(ends_copied, self.parts.ends))
+            self._own_ends = True
+        parsed = self._parse_ends([text for _, _, text in self._repointed])
+        for k, (side, position, _) in enumerate(self._repointed):
+            end_written(self.parts.ends[side], position, ends_set_one(parsed, k))
+        for _, position, _ in self._repointed:
+            self._devices_at(position)
+        self._repointed = []
 
     def finish(self, catalog: Catalog) -> bool:
         """Read the added and changed elements again, then redo the rules at their devices and the network."""

@@ -55,6 +55,22 @@ def ends_set(ends: Endpoints, positions: list[int], parsed: Endpoints) -> Endpoi
     return Endpoints(**fields)
 
 
+def ends_copied(ends: Endpoints) -> Endpoints:
+    """A copy of `ends` that can be written in place (the kept arrays may be a snapshot's parse)."""
+    return Endpoints(*(getattr(ends, f.name).copy() for f in dataclasses.fields(Endpoints)))
+
+
+def end_written(ends: Endpoints, position: int, one: Endpoints) -> None:
+    """The end at `position` set, in place, to the parse `one` (of one end): a cable re-pointed."""
+    for f in dataclasses.fields(Endpoints):
+        getattr(ends, f.name)[position] = getattr(one, f.name)[0]
+
+
+def ends_set_one(parsed: Endpoints, k: int) -> Endpoints:
+    """The k-th end of a parse of several, as a parse of one."""
+    return Endpoints(*(getattr(parsed, f.name)[k:k + 1] for f in dataclasses.fields(Endpoints)))
+
+
 def devices_moved(devices: set[tuple[int, int]], maps: dict[int, np.ndarray]) -> set[tuple[int, int]]:
     """(kind, index) pairs at their new places; those whose device is gone are left out (and those past
     the old list, found among the edits: the ends parsed again name them anew)."""
