@@ -155,7 +155,7 @@ class Edits:
             # now and then to an id another element has (a repeat the check names)
             self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.05 else None)
         elif what == "resize server":
-            self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([4, 8, 16])},
+            self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([0, 4, 8, 16])},
                                                         {"nic_count": rng.choice([1, 4, 8])},
                                                         {"height_units": rng.choice([2, 4, 8])}]))])
         elif what == "resize switch":
@@ -208,7 +208,7 @@ def test_the_parse_the_live_check_keeps_current_is_the_documents_and_a_fresh_par
         snapshot = doc.snapshot()
         checker.check(snapshot)
         fresh = LinkEnds().sides(doc)
-        if checker.full_checks == full_checks and what in ("delete cable", "add cable", "re-point cable"):
+        if checker.full_checks == full_checks and what in ("delete cable", "add cable", "re-point cable", "re-point cables"):
             parse = endpoints._parse_in_parts
             monkeypatch.setattr(endpoints, "_parse_in_parts", lambda *a: pytest.fail("parsed again"))
             served = snapshot.link_ends.sides(snapshot)
@@ -218,3 +218,34 @@ def test_the_parse_the_live_check_keeps_current_is_the_documents_and_a_fresh_par
             served = snapshot.link_ends.sides(snapshot)
         assert _same_parse(served, fresh), f"seed {seed}, after {what}"
     assert kept
+
+
+def test_a_cut_off_leafs_servers_renamed_or_without_gpus_are_named_and_counted_anew():
+    """The network's islands are kept through edits that leave its shape (a server renamed with its
+    cables, a rack resized) and found again after those that change who is in them (a server's GPUs
+    gone): the message that names and counts a cut-off leaf's servers is the full check's each time."""
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    # four servers cabled only to a leaf of their own, with no up-links: cut off from the other 28
+    leaf = dataclasses.replace(doc.switches[0], id="lone-leaf", slot=None)
+    servers = [n.id for n in doc.nodes[-4:]]
+    steps = [("add", leaf, None)]
+    for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] in servers):
+        steps.append(("update", link.id, {"b": f"lone-leaf:p{k}"}))
+    edits.do(steps)
+    cut = [p for p in checker.check(doc.snapshot()) if "has no up-links" in p.message]
+    assert cut and cut == [p for p in check_document(doc) if "has no up-links" in p.message]
+    full_checks = checker.full_checks
+    messages = {cut[0].message}
+    for step in (lambda: edits.rename(servers[0], repoint=True, new="renamed-server"),
+                 lambda: edits.do([("update", "renamed-server", {"accelerator_count": 0})]),
+                 lambda: edits.do([("update", doc.racks[0].id, {"units": 4})]),
+                 edits.undo, edits.undo, edits.undo):
+        step()
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc)
+        messages |= {p.message for p in live if "has no up-links" in p.message}
+    assert len(messages) == 3  # the servers named anew, then counted anew (and back)
+    assert checker.full_checks == full_checks

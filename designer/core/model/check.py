@@ -41,6 +41,7 @@ class CheckParts:
     tail: list[Problem]  # the switches' and servers' problems that follow from their links
     after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity
     network: list[Problem]  # servers cut off from the others (leaves without up-links, ...)
+    islands: list  # the servers the network's routes join (network_islands), whence `network`
     numbers: NonFiniteNumbers  # NaN / infinity: an API edit or a recovered design
     tallies: DesignTallies  # what the jobs' check reads of the cluster (check_plan)
     ends: tuple  # the links' ends (doc.link_ends.sides), kept current by the live check's link edits
@@ -57,9 +58,10 @@ def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     ends = doc.link_ends.sides(doc)
     per_link, kinds, tail = link_problems(doc, ends)
     columns = LinkColumns.of(doc)
+    islands = network_islands(doc, ends, columns)
     return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog),
-                      network_problems(doc, ends, columns), NonFiniteNumbers(doc), DesignTallies(doc, ends, columns),
-                      ends, list(link_ids), columns)
+                      network_problems(doc, islands), islands, NonFiniteNumbers(doc),
+                      DesignTallies(doc, ends, columns), ends, list(link_ids), columns)
 
 
 def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
@@ -104,10 +106,20 @@ def has_trays(doc: Document) -> bool:
     return any(s.fabric == "nvlink" for s in doc.switches)
 
 
-def network_problems(doc: Document, ends=None, columns: LinkColumns | None = None) -> list[Problem]:
-    """The checks of the whole network's shape, the last of the cluster's (one part of CheckParts).
-    `ends`, `columns`: the links' ends and kinds, when the caller has them."""
-    return _leaves_without_uplinks(doc, ends, columns)
+def network_islands(doc: Document, ends=None, columns: LinkColumns | None = None) -> list:
+    """The groups of compute servers the engine's routes join (network_reach.server_islands), the
+    servers by place: what network_problems reads. An edit that leaves the network's shape (the links'
+    ends and kinds, the servers' roles and GPU counts, the switches' tiers and fabrics) keeps them, a
+    rename too. `ends`, `columns`: the links' ends and kinds, when the caller has them."""
+    from .network_reach import server_islands
+
+    return server_islands(doc, ends=ends, columns=columns, positions=True)  # on whole arrays
+
+
+def network_problems(doc: Document, islands: list) -> list[Problem]:
+    """The checks of the whole network's shape, the last of the cluster's (one part of CheckParts),
+    from its islands (network_islands)."""
+    return _leaves_without_uplinks(doc, islands)
 
 
 def _p(message, path, element=None, fix=None, severity="error") -> Problem:
@@ -299,24 +311,22 @@ def join_link_problems(per_link: dict[int, list[Problem]], kinds: dict[int, list
     return out + tail
 
 
-def _leaves_without_uplinks(doc: Document, ends=None, columns: LinkColumns | None = None) -> list[Problem]:
+def _leaves_without_uplinks(doc: Document, islands: list) -> list[Problem]:
     """Servers that no route of the engine joins to the other servers of the network (a step across
     them would never end): a switch with servers but no up-link (network_reach's rules: a cable to
     a higher tier, or to a switch without servers), a pod of leaves and spines with no cable to the
     core while other pods wait beyond it, core switches no cable joins. A rail-only fabric (every
     server on every rail switch) stays one network and passes."""
-    from .network_reach import server_islands
-
-    islands = server_islands(doc, ends=ends, columns=columns)  # on whole arrays
     if len(islands) < 2:
         return []
-    switches = doc.switches
+    switches, nodes = doc.switches, doc.nodes
     total = sum(len(island.servers) for island in islands)
     out = []
     for island in islands:
-        mine = island.servers
-        shown = ", ".join(mine[:3]) + (", ..." if len(mine) > 3 else "")
-        cut = f"its {len(mine)} server(s) ({shown}) cannot reach the other {total - len(mine)} server(s) of the network"
+        mine = [nodes[i].id for i in island.servers[:3]]
+        count = len(island.servers)
+        shown = ", ".join(mine) + (", ..." if count > 3 else "")
+        cut = f"its {count} server(s) ({shown}) cannot reach the other {total - count} server(s) of the network"
         for s in island.bare_leaves:
             sw = switches[s].id
             out.append(_p(f"{switches[s].tier} switch {sw} has no up-links: {cut}", f"spec.switches[{s}]", sw,

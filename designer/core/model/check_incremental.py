@@ -26,8 +26,8 @@ import numpy as np
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
-from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_problems,
-                    problems_after_links, problems_before_links, redo_link_kind)
+from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_islands,
+                    network_problems, problems_after_links, problems_before_links, redo_link_kind)
 from .design_tallies import DesignTallies
 from .device_edits import devices_moved, end_written, ends_copied, ends_set_one, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
@@ -44,6 +44,8 @@ STATE_FIELDS = frozenset({"state", "gpus_down"})
 DEVICE_PARTS = frozenset({"racks", "nodes", "switches"})
 KIND_OF = {"nodes": SERVER, "switches": SWITCH}
 # a rack's fields that only the NaN check reads (its place on the canvas, its labels)
+# the servers' and switches' fields the network's islands follow from (check.network_islands)
+NETWORK_FIELDS = frozenset({"role", "accelerator_count", "tier", "fabric"})
 RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
 
@@ -184,6 +186,9 @@ class Reshape:
         self.named = False  # a server or switch added or renamed: a name a dangling end may now find
         self._own_ends = False  # parts.ends are this reshape's own arrays (a cable re-pointed writes in place)
         self._repointed: list[tuple[int, int, str]] = []  # (side, link position, new end) not yet parsed
+        self._ends_before = parts.ends  # (never written in place: see _own_ends)
+        self.network_moved = False  # a link added, removed or of another kind; a device added, removed, or of
+        # another role, GPU count, tier or fabric: the network's islands are found again (else: if no end moved)
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
@@ -191,6 +196,7 @@ class Reshape:
             return False
         self.parts.numbers.inserted(c.collection, c.position)
         self._element_moved(c.collection, c.id)
+        self.network_moved |= c.collection in KIND_OF
         return True
 
     def element_removed(self, c) -> bool:
@@ -210,6 +216,7 @@ class Reshape:
             self._element_moved(c.collection, new_id)
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
             self.racked = True
+        self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
         return True
 
     def _element_moved(self, collection: str, element_id: str | None) -> None:
@@ -221,6 +228,7 @@ class Reshape:
         self.positions.forget(collection)
         self.racked = True
         self.renamed |= collection in KIND_OF
+        self.network_moved |= collection in KIND_OF and element_id is None
 
     def added(self, c) -> bool:
         link, position, parts = c.new, c.position, self.parts
@@ -268,6 +276,7 @@ class Reshape:
             if not isinstance(c.new, str):
                 return False
             self._repointed.append(("ab".index(c.field), position, c.new))  # parsed together (repoint)
+        self.network_moved |= c.field == "kind"
         self.touched.add(c.id)
         self.reshaped = True
         return True
@@ -299,7 +308,7 @@ class Reshape:
         if self.racked:  # the checks that read every rack, server or switch
             parts.before_links = problems_before_links(doc, catalog)
             parts.after_links = problems_after_links(doc, catalog)
-            parts.network = network_problems(doc, parts.ends, parts.columns)
+            self._redo_network()
             parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
             return True
         if not self.reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
@@ -307,9 +316,20 @@ class Reshape:
             return True
         if has_trays(doc):  # the trays' check reads the links
             parts.after_links = problems_after_links(doc, catalog)
-        parts.network = network_problems(doc, parts.ends, parts.columns)
+        self._redo_network()
         parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
+
+    def _redo_network(self) -> None:
+        """The network's problems again; its islands found again only when its shape may have changed
+        (network_moved, or a cable's end now at another device: a device renamed with its cables keeps them)."""
+        doc, parts = self.doc, self.parts
+        same = not self.network_moved and all(
+            np.array_equal(before.kind, now.kind) and np.array_equal(before.index, now.index)
+            for before, now in zip(self._ends_before, parts.ends))
+        if not same:
+            parts.islands = network_islands(doc, parts.ends, parts.columns)
+        parts.network = network_problems(doc, parts.islands)
 
     def _reread_elements(self) -> bool:
         """The racks, servers and switches added or changed: their numbers read again, their devices'
@@ -382,7 +402,7 @@ class Reshape:
             parts.numbers.removed("links", position)
         parts.per_link = moved_links(parts.per_link, position, step)
         parts.kinds = moved_links(parts.kinds, position, step)
-        self.reshaped = True
+        self.reshaped = self.network_moved = True
 
     def _devices_at(self, position: int) -> None:
         """The devices at the link's ends (DANGLING for an end at none) are to be redone."""
@@ -438,6 +458,13 @@ class Reshape:
             if position is not None:
                 return parse_endpoint(end, kind, position)
         return parse_endpoint(end, 0, -1)
+
+
+def _same_gpu_side(c) -> bool:
+    """A server's GPU count changed on the same side of 0 (the network's islands join the servers with GPUs)."""
+    if c.field != "accelerator_count" or not all(type(v) is int for v in (c.old, c.new)):
+        return False
+    return (c.old > 0) == (c.new > 0)
 
 
 class ElementPositions:
