@@ -10,7 +10,8 @@ import pytest
 
 from designer.core.design_check import DesignChecker, check_document
 from designer.core.generate.fat_tree import generate_fat_tree
-from designer.core.model import Link
+from designer.core.model import Link, Parallelism, Workload
+from designer.core.model.jobs import JobPlacement, JobSpec
 from designer.core.model import endpoints
 from designer.core.model.elements import split_endpoint
 from designer.core.model.endpoints import Endpoints, LinkEnds
@@ -172,10 +173,24 @@ class Edits:
         return what
 
 
+def _fabric_with_jobs():
+    """A 256-GPU fat-tree shared by three jobs of 224 GPUs: one on two racks, one on listed servers,
+    one placed by the placer (their checks read the racks' and servers' ids, the GPUs up, the servers
+    the network reaches)."""
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    racks = list(dict.fromkeys(n.rack for n in doc.nodes))
+    workload = Workload(preset="llama3-8b", global_batch_size=128, micro_batch_size=1)
+    plan = Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True)
+    doc.set_jobs([JobSpec("by-racks", workload, plan, JobPlacement(racks=racks[:2])),
+                  JobSpec("by-servers", workload, plan, JobPlacement(nodes=[n.id for n in doc.nodes[5:9]])),
+                  JobSpec("placed", workload, plan, JobPlacement(gpus=128))])
+    return doc
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_edits_of_servers_switches_racks_and_cables_keep_the_full_checks_list(seed):
     rng = random.Random(seed)
-    doc = generate_fat_tree(nodes=32, gpu="H100")
+    doc = _fabric_with_jobs()
     edits = Edits(doc, rng)
     checker = DesignChecker()
     assert checker.check(doc.snapshot()) == check_document(doc)

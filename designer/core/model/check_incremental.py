@@ -46,6 +46,8 @@ KIND_OF = {"nodes": SERVER, "switches": SWITCH}
 # a rack's fields that only the NaN check reads (its place on the canvas, its labels)
 # the servers' and switches' fields the network's islands follow from (check.network_islands)
 NETWORK_FIELDS = frozenset({"role", "accelerator_count", "tier", "fabric"})
+# the servers' and switches' fields that say only where they sit (what the jobs' tallies do not read)
+PLACEMENT_FIELDS = frozenset({"rack", "slot", "height_units", "name"})
 RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
 
@@ -189,12 +191,15 @@ class Reshape:
         self._ends_before = parts.ends  # (never written in place: see _own_ends)
         self.network_moved = False  # a link added, removed or of another kind; a device added, removed, or of
         # another role, GPU count, tier or fabric: the network's islands are found again (else: if no end moved)
+        self.racks_edited = False  # a rack added, removed or changed
+        self.tallied = False  # a server or switch added, removed, renamed, or a field the jobs' tallies read changed
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
         if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.inserted(c.collection, c.position)
+        self.racks_edited |= c.collection == "racks"
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
         return True
@@ -203,6 +208,7 @@ class Reshape:
         if c.position is None:
             return False
         self.parts.numbers.removed(c.collection, c.position)
+        self.racks_edited |= c.collection == "racks"
         self._element_moved(c.collection, None)
         return True
 
@@ -212,11 +218,13 @@ class Reshape:
         if not isinstance(new_id, str):
             return False
         self.elements.setdefault(c.collection, set()).add(new_id)
+        self.racks_edited |= c.collection == "racks"
         if c.field == "id":
             self._element_moved(c.collection, new_id)
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
             self.racked = True
         self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
+        self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS
         return True
 
     def _element_moved(self, collection: str, element_id: str | None) -> None:
@@ -228,6 +236,7 @@ class Reshape:
         self.positions.forget(collection)
         self.racked = True
         self.renamed |= collection in KIND_OF
+        self.tallied |= collection in KIND_OF
         self.network_moved |= collection in KIND_OF and element_id is None
 
     def added(self, c) -> bool:
@@ -309,7 +318,15 @@ class Reshape:
             parts.before_links = problems_before_links(doc, catalog)
             parts.after_links = problems_after_links(doc, catalog)
             self._redo_network()
-            parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
+            if self.tallied:
+                parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
+                return True
+            if self.racks_edited:  # a rack added, removed or changed: the ids the jobs' layout names
+                parts.tallies.racks_changed(doc)
+            if self.reshaped:
+                parts.tallies.links_reshaped(parts.ends, parts.columns)
+            elif self.touched:
+                parts.tallies.link_renamed()
             return True
         if not self.reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
             parts.tallies.link_renamed()

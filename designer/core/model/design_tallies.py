@@ -114,6 +114,10 @@ class DesignTallies:
         self._ends, self._columns = ends, columns
         self._reach = self._unusable = None
 
+    def racks_changed(self, doc: Document) -> None:
+        """Racks were added, removed or renamed (the servers' and switches' places alone changed)."""
+        self.rack_ids = frozenset(r.id for r in doc.racks)
+
     def link_renamed(self) -> None:
         """A link's id changed: the unusable servers' reasons name cables by id."""
         self._unusable = None
