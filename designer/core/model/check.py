@@ -47,6 +47,7 @@ class CheckParts:
     ends: tuple  # the links' ends (doc.link_ends.sides), kept current by the live check's link edits
     link_ids: list[str]  # the links' ids in order, kept current likewise
     columns: LinkColumns  # the links' kinds, counts and states that the network checks read, likewise
+    slots: object = None  # the racks' and slots' check kept per element (rack_slots.RackSlots), made at a device edit
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
@@ -87,7 +88,7 @@ def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) 
 
 def problems_before_links(doc: Document, catalog: Catalog) -> list[Problem]:
     """The racks' and slots' checks and the parts' names (one part of CheckParts, after the repeated ids)."""
-    return _racks_and_slots(doc) + _parts(doc, catalog)
+    return _racks_and_slots(doc) + part_problems(doc, catalog)
 
 
 def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
@@ -171,43 +172,65 @@ def _duplicate_ids(doc: Document, link_ids: list[str]) -> list[Problem]:
 
 
 def _racks_and_slots(doc: Document) -> list[Problem]:
+    """Each server in a rack that exists, at a slot within it, none overlapping another (rack_slots.py
+    keeps the same answers per element and per rack for the live check)."""
     out = []
     racks = {r.id: r for r in doc.racks}
     guesses: dict[str, str | None] = {}  # a missing rack's name -> its guess: a renamed rack's servers all name it
     occupied: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for name in ("nodes", "switches"):
-        kind = "server" if name == "nodes" else "switch"
         for i, element in enumerate(getattr(doc.spec, name)):  # `where` made only for a problem: 25k at 131k
             if element.rack is None:
                 if name == "nodes":
-                    out.append(_p(f"server {element.id} is in no rack", f"spec.{name}[{i}]", element.id,
-                                  "set rack: to one of the racks (or drag it into a rack)", "warning"))
+                    out.append(no_rack_problem(i, element))
                 continue
             rack = racks.get(element.rack)
             if rack is None:
                 if str(element.rack) not in guesses:
-                    guesses[str(element.rack)] = _guess(element.rack, racks)
-                guess = guesses[str(element.rack)]
-                out.append(_p(f"{kind} {element.id} names rack {element.rack!r}, which does not exist",
-                              f"spec.{name}[{i}].rack", element.id, guess or "add the rack or fix the name"))
+                    guesses[str(element.rack)] = guess_rack(element.rack, racks)
+                out.append(missing_rack_problem(name, i, element, guesses[str(element.rack)]))
                 continue
             if element.slot is not None:
                 top = element.slot + element.height_units
                 if top > rack.units:
-                    out.append(_p(f"{kind} {element.id} at slot {element.slot} needs units up to {top}, "
-                                  f"rack {rack.id} has {rack.units}", f"spec.{name}[{i}].slot", element.id,
-                                  f"use a slot from 0 to {max(0, rack.units - element.height_units)}"))
+                    out.append(too_high_problem(name, i, element, rack))
                 occupied[rack.id].append((element.slot, top, element.id))
     for rack_id, spans in occupied.items():
-        spans.sort()
-        for (lo1, hi1, id1), (lo2, hi2, id2) in zip(spans, spans[1:]):
-            if lo2 < hi1:
-                out.append(_p(f"{id2} overlaps {id1} in rack {rack_id} (units {lo2}-{hi2 - 1})",
-                              f"spec.racks[{rack_id}]", id2, f"move {id2} to slot {hi1} or higher"))
+        out += overlap_problems(rack_id, spans)
     return out
 
 
-def _guess(name, known) -> str | None:
+def no_rack_problem(i: int, node) -> Problem:
+    return _p(f"server {node.id} is in no rack", f"spec.nodes[{i}]", node.id,
+              "set rack: to one of the racks (or drag it into a rack)", "warning")
+
+
+def missing_rack_problem(name: str, i: int, element, guess: str | None) -> Problem:
+    kind = "server" if name == "nodes" else "switch"
+    return _p(f"{kind} {element.id} names rack {element.rack!r}, which does not exist",
+              f"spec.{name}[{i}].rack", element.id, guess or "add the rack or fix the name")
+
+
+def too_high_problem(name: str, i: int, element, rack) -> Problem:
+    kind = "server" if name == "nodes" else "switch"
+    top = element.slot + element.height_units
+    return _p(f"{kind} {element.id} at slot {element.slot} needs units up to {top}, "
+              f"rack {rack.id} has {rack.units}", f"spec.{name}[{i}].slot", element.id,
+              f"use a slot from 0 to {max(0, rack.units - element.height_units)}")
+
+
+def overlap_problems(rack_id: str, spans: list[tuple[int, int, str]]) -> list[Problem]:
+    """The overlaps among a rack's (slot, top, id) spans (sorted here, in place)."""
+    out = []
+    spans.sort()
+    for (lo1, hi1, id1), (lo2, hi2, id2) in zip(spans, spans[1:]):
+        if lo2 < hi1:
+            out.append(_p(f"{id2} overlaps {id1} in rack {rack_id} (units {lo2}-{hi2 - 1})",
+                          f"spec.racks[{rack_id}]", id2, f"move {id2} to slot {hi1} or higher"))
+    return out
+
+
+def guess_rack(name, known) -> str | None:
     from ..problems import did_you_mean
 
     g = did_you_mean(str(name), known)
@@ -277,7 +300,8 @@ def _gpu_nic_affinity(doc: Document) -> list[Problem]:
     return out
 
 
-def _parts(doc: Document, catalog: Catalog) -> list[Problem]:
+def part_problems(doc: Document, catalog: Catalog) -> list[Problem]:
+    """The servers' accelerators and NICs and the switches' models the catalog does not know."""
     out = []
     reported: set[str] = set()
     # one look-up per distinct name, not per server: nearly every server names a known part

@@ -27,7 +27,7 @@ import numpy as np
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_islands,
-                    network_problems, problems_after_links, problems_before_links, redo_link_kind)
+                    network_problems, part_problems, problems_after_links, redo_link_kind)
 from .design_tallies import DesignTallies
 from .device_edits import devices_moved, end_written, ends_copied, ends_set_one, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
@@ -35,6 +35,7 @@ from .elements import split_endpoint
 from .endpoints import ends_inserted, ends_removed, parse_endpoint, parse_endpoints
 from .id_index import IdIndex, SharedIdIndex
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
+from .rack_slots import RackSlots
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
 JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of the cluster checks read them
@@ -193,6 +194,10 @@ class Reshape:
         # another role, GPU count, tier or fabric: the network's islands are found again (else: if no end moved)
         self.racks_edited = False  # a rack added, removed or changed
         self.tallied = False  # a server or switch added, removed, renamed, or a field the jobs' tallies read changed
+        # collection -> ids (old and new) of the racks, servers and switches added, removed or changed, for
+        # the racks' and slots' check (rack_slots.py); a rack added, removed or renamed (every missing rack's guess)
+        self.placed: dict[str, set[str]] = {name: set() for name in DEVICE_PARTS}
+        self.racks_renamed = False
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
@@ -200,15 +205,19 @@ class Reshape:
             return False
         self.parts.numbers.inserted(c.collection, c.position)
         self.racks_edited |= c.collection == "racks"
+        self.racks_renamed |= c.collection == "racks"
+        self.placed[c.collection].add(c.id)
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
         return True
 
     def element_removed(self, c) -> bool:
-        if c.position is None:
+        if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.removed(c.collection, c.position)
         self.racks_edited |= c.collection == "racks"
+        self.racks_renamed |= c.collection == "racks"
+        self.placed[c.collection].add(c.id)
         self._element_moved(c.collection, None)
         return True
 
@@ -219,6 +228,11 @@ class Reshape:
             return False
         self.elements.setdefault(c.collection, set()).add(new_id)
         self.racks_edited |= c.collection == "racks"
+        self.racks_renamed |= c.collection == "racks" and c.field == "id"
+        if isinstance(c.id, str):
+            self.placed[c.collection].update((c.id, new_id))
+        else:
+            return False
         if c.field == "id":
             self._element_moved(c.collection, new_id)
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
@@ -315,7 +329,8 @@ class Reshape:
         doc, parts = self.doc, self.parts
         redo_links_at(doc, parts, self.devices)
         if self.racked:  # the checks that read every rack, server or switch
-            parts.before_links = problems_before_links(doc, catalog)
+            self._redo_slots()
+            parts.before_links = parts.slots.problems(doc, self.positions.find) + part_problems(doc, catalog)
             parts.after_links = problems_after_links(doc, catalog)
             self._redo_network()
             if self.tallied:
@@ -336,6 +351,15 @@ class Reshape:
         self._redo_network()
         parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
+
+    def _redo_slots(self) -> None:
+        """The racks' and slots' check at the racks, servers and switches edited (made whole the first time)."""
+        doc, parts = self.doc, self.parts
+        if parts.slots is None:
+            parts.slots = RackSlots(doc)
+            return
+        elements = {(name, element_id) for name in KIND_OF for element_id in self.placed[name]}
+        parts.slots.edited(doc, self.positions.find, elements, self.placed["racks"], self.racks_renamed)
 
     def _redo_network(self) -> None:
         """The network's problems again; its islands found again only when its shape may have changed
