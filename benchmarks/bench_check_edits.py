@@ -96,7 +96,12 @@ def main() -> None:
         best[name] = min(best.get(name, 1e9), timed(checker, doc, args.verify))
         return undo
 
+    cable = doc.links[len(doc.links) // 2].id
     for _ in range(args.reps):
+        undo = run("rename to a taken id", [("update", server.id, {"id": taken})])
+        run("rename to a taken id back", undo)  # (both: a full check, which the next edit follows)
+        batch(doc, batch(doc, [("update", cable, {"id": cable + "-x"})]))  # the links' id index made again
+        checker.check(doc.snapshot())
         undo = run("server delete", [("remove", i) for i in links_of_server] + [("remove", server.id)])
         batch(doc, undo)
         best["server delete undo"] = min(best.get("server delete undo", 1e9), timed(checker, doc, args.verify))
@@ -110,8 +115,6 @@ def main() -> None:
         run("rack rename back", undo)
         undo = run("rack resize", [("update", rack.id, {"units": 4})])
         run("rack resize back", undo)
-        undo = run("rename to a taken id", [("update", server.id, {"id": taken})])
-        run("rename to a taken id back", undo)
     print(json.dumps({"file": path.name, "full_checks": checker.full_checks,
                       **{k: round(v * 1000, 1) for k, v in best.items()}}, indent=1))
 
