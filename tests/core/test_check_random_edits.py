@@ -138,6 +138,7 @@ class Edits:
         choices += ["delete switch", "rename switch", "resize switch"] * bool(doc.switches)
         choices += ["delete rack", "rename rack", "resize rack"] * bool(doc.racks)
         choices += ["delete cable", "rename cable", "re-point cable", "re-point cables", "cable count"] * bool(doc.links)
+        choices += ["down server"] * bool(doc.nodes) + ["down switch"] * bool(doc.switches) + ["down cable"] * bool(doc.links)
         what = rng.choice(choices)
         kind = what.split()[0]
         noun = next((n for n in ("server", "switch", "rack", "cable") if n in what), None)
@@ -168,6 +169,8 @@ class Edits:
             self.repoint_cable(element)
         elif what == "re-point cables":
             self.repoint_cables()
+        elif kind == "down":  # marked down, or up again
+            self.do([("update", element.id, {"state": "up" if element.state == "down" else "down"})])
         elif what == "cable count":
             self.do([("update", element.id, {"count": rng.choice([1, 2, 4])})])
         return what
@@ -263,4 +266,33 @@ def test_a_cut_off_leafs_servers_renamed_or_without_gpus_are_named_and_counted_a
         assert live == check_document(doc)
         messages |= {p.message for p in live if "has no up-links" in p.message}
     assert len(messages) == 3  # the servers named anew, then counted anew (and back)
+    assert checker.full_checks == full_checks
+
+
+def test_servers_cut_off_by_a_cable_marked_down_keep_their_new_names():
+    """Four servers whose leaf's one up-link is marked down are cut off, and a job lists them: the jobs'
+    check names them. Renaming one (its cables re-pointed) keeps the network's routes, but the servers
+    cut off are known by their new ids, as a full check says (the job now lists a server that is gone)."""
+    doc = _fabric_with_jobs()
+    servers = [n.id for n in doc.nodes[-4:]]
+    listed = doc.spec.jobs[1]
+    doc.set_jobs([doc.spec.jobs[0], dataclasses.replace(listed, placement=JobPlacement(nodes=servers)),
+                  doc.spec.jobs[2]])
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    leaf = dataclasses.replace(doc.switches[0], id="lone-leaf", slot=None)
+    spine = next(s for s in doc.switches if s.tier == "spine")
+    steps = [("add", leaf, None), ("add", Link("lone-up", "lone-leaf:p60", f"{spine.id}:p100", "infiniband", 400.0), None)]
+    for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] in servers):
+        steps.append(("update", link.id, {"b": f"lone-leaf:p{k}"}))
+    edits.do(steps)
+    edits.do([("update", "lone-up", {"state": "down"})])
+    full_checks = checker.full_checks
+    for step in (lambda: edits.rename(servers[0], repoint=True, new="renamed-server"), edits.undo):
+        step()
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc)
+        cut = [p.element for p in live if "cut off" in p.message]  # the job's servers it cannot reach, by id
+        assert cut == servers[1:] if doc.find("nodes", "renamed-server") is not None else cut == servers[:3]
     assert checker.full_checks == full_checks

@@ -199,7 +199,9 @@ class Reshape:
         self.network_moved = False  # a link added, removed or of another kind; a device added, removed, or of
         # another role, GPU count, tier or fabric: the network's islands are found again (else: if no end moved)
         self.racks_edited = False  # a rack added, removed or changed
-        self.tallied = False  # a server or switch added, removed, renamed, or a field the jobs' tallies read changed
+        self.tallied = False  # a server or switch added, removed, or a field the jobs' tallies read changed
+        self.devices_renamed = False  # a server or switch renamed
+        self.counted = False  # a cable's count changed
         # collection -> ids (old and new) of the racks, servers and switches added, removed or changed, for
         # the racks' and slots' check (rack_slots.py); a rack added, removed or renamed (every missing rack's guess)
         self.placed: dict[str, set[str]] = {name: set() for name in DEVICE_PARTS}
@@ -215,6 +217,7 @@ class Reshape:
         self.placed[c.collection].add(c.id)
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
+        self.tallied |= c.collection in KIND_OF
         return True
 
     def element_removed(self, c) -> bool:
@@ -224,6 +227,7 @@ class Reshape:
         self.racks_edited |= c.collection == "racks"
         self.racks_renamed |= c.collection == "racks"
         self.placed[c.collection].add(c.id)
+        self.tallied |= c.collection in KIND_OF
         self._element_moved(c.collection, None)
         return True
 
@@ -244,7 +248,8 @@ class Reshape:
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
             self.racked = True
         self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
-        self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS
+        self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"}
+        self.devices_renamed |= c.collection in KIND_OF and c.field == "id"
         return True
 
     def _element_moved(self, collection: str, element_id: str | None) -> None:
@@ -256,7 +261,6 @@ class Reshape:
         self.positions.forget(collection)
         self.racked = True
         self.renamed |= collection in KIND_OF
-        self.tallied |= collection in KIND_OF
         self.network_moved |= collection in KIND_OF and element_id is None
 
     def added(self, c) -> bool:
@@ -340,6 +344,7 @@ class Reshape:
                 return False
             self._repointed.append(("ab".index(c.field), position, c.new))  # parsed together (repoint)
         self.network_moved |= c.field == "kind"
+        self.counted |= c.field == "count"
         self.touched.add(c.id)
         self.reshaped = True
         return True
@@ -378,8 +383,13 @@ class Reshape:
                 return True
             if self.racks_edited:  # a rack added, removed or changed: the ids the jobs' layout names
                 parts.tallies.racks_changed(doc)
-            if self.reshaped:
+            # a device renamed with its cables re-pointed: the cables still join the same ports (renamed
+            # alone, its cables now end at none)
+            same = not (self.network_moved or self.counted) and self._same_ends(("kind", "index", "nic"))
+            if not same:
                 parts.tallies.links_reshaped(parts.ends, parts.columns)
+            elif self.devices_renamed:
+                parts.tallies.devices_renamed(doc)
             elif self.touched:
                 parts.tallies.link_renamed()
             return True
@@ -391,6 +401,11 @@ class Reshape:
         self._redo_network()
         parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
+
+    def _same_ends(self, fields: tuple[str, ...]) -> bool:
+        """Whether the links are as many as before the edits and their ends' `fields` are as they were."""
+        return all(np.array_equal(getattr(before, f), getattr(now, f))
+                   for before, now in zip(self._ends_before, self.parts.ends) for f in fields)
 
     def _redo_slots(self) -> None:
         """The racks' and slots' check at the racks, servers and switches edited (made whole the first time)."""
@@ -405,10 +420,7 @@ class Reshape:
         """The network's problems again; its islands found again only when its shape may have changed
         (network_moved, or a cable's end now at another device: a device renamed with its cables keeps them)."""
         doc, parts = self.doc, self.parts
-        same = not self.network_moved and all(
-            np.array_equal(before.kind, now.kind) and np.array_equal(before.index, now.index)
-            for before, now in zip(self._ends_before, parts.ends))
-        if not same:
+        if self.network_moved or not self._same_ends(("kind", "index")):
             parts.islands = network_islands(doc, parts.ends, parts.columns)
         parts.network = network_problems(doc, parts.islands)
 

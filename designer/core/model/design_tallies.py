@@ -118,6 +118,15 @@ class DesignTallies:
         """Racks were added, removed or renamed (the servers' and switches' places alone changed)."""
         self.rack_ids = frozenset(r.id for r in doc.racks)
 
+    def devices_renamed(self, doc: Document) -> None:
+        """Servers or switches were renamed, their cables re-pointed to the same ports: the figures and
+        the cables' roles stand; the servers' ids and the answers that name servers, switches and
+        cables are made again."""
+        self.node_ids = frozenset(n.id for n in doc.nodes)
+        self._unusable = None
+        if self._reach is not None:
+            self._reach.devices_renamed()
+
     def link_renamed(self) -> None:
         """A link's id changed: the unusable servers' reasons name cables by id."""
         self._unusable = None

@@ -292,6 +292,10 @@ class ServerReach:
         self._routes: NetworkRoutes | None = None  # made the first time something is down
         self._network = None if columns is None else columns.network
 
+    def devices_renamed(self) -> None:
+        """Servers or switches renamed: the routes, which keep their ids, are made again when asked."""
+        self._routes = None
+
     def link_state(self, position: int, state: str) -> None:
         self.link_down[position] = state == "down"
 
