@@ -10,8 +10,10 @@ import pytest
 
 from designer.core.design_check import DesignChecker, check_document
 from designer.core.generate.fat_tree import generate_fat_tree
+from designer.core.io import load_document
 from designer.core.model import Link, Parallelism, Workload
 from designer.core.model.jobs import JobPlacement, JobSpec
+from tests.conftest import EXAMPLES
 from designer.core.model import endpoints
 from designer.core.model.elements import split_endpoint
 from designer.core.model.endpoints import Endpoints, LinkEnds
@@ -159,10 +161,14 @@ class Edits:
         elif what == "resize server":
             self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([0, 4, 8, 16])},
                                                         {"nic_count": rng.choice([1, 4, 8])},
-                                                        {"height_units": rng.choice([2, 4, 8])}]))])
+                                                        {"height_units": rng.choice([2, 4, 8])},
+                                                        {"accelerator": rng.choice(["H100", "H200", "no-such-gpu"])},
+                                                        {"nvlink_domain": rng.choice([None, "d0", "d1"])},
+                                                        {"gpu_nic_affinity": rng.choice([[], [0] * 8, [0] * 3])}]))])
         elif what == "resize switch":
             self.do([("update", element.id, rng.choice([{"radix": rng.choice([8, 32, 64])},
-                                                        {"port_gbps": rng.choice([200.0, 400.0])}]))])
+                                                        {"port_gbps": rng.choice([200.0, 400.0])},
+                                                        {"model": rng.choice(["", "no-such-switch"])}]))])
         elif what == "resize rack":
             self.do([("update", element.id, {"units": rng.choice([4, 16, 42])})])
         elif what == "re-point cable":
@@ -190,10 +196,11 @@ def _fabric_with_jobs():
     return doc
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3, "nvl72"])
 def test_random_edits_of_servers_switches_racks_and_cables_keep_the_full_checks_list(seed):
+    """(nvl72: a GB200 NVL72 design, its NVLink switch trays and domains checked after each edit too.)"""
     rng = random.Random(seed)
-    doc = _fabric_with_jobs()
+    doc = load_document(EXAMPLES / "gb200-nvl72-144gpu.yaml") if seed == "nvl72" else _fabric_with_jobs()
     edits = Edits(doc, rng)
     checker = DesignChecker()
     assert checker.check(doc.snapshot()) == check_document(doc)

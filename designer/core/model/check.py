@@ -48,6 +48,7 @@ class CheckParts:
     link_ids: list[str]  # the links' ids in order, kept current likewise
     columns: LinkColumns  # the links' kinds, counts and states that the network checks read, likewise
     slots: object = None  # the racks' and slots' check kept per element (rack_slots.RackSlots), made at a device edit
+    parts: list[Problem] | None = None  # part_problems (in before_links), kept once a device edit made it
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:

@@ -201,6 +201,7 @@ class Reshape:
         self.racks_edited = False  # a rack added, removed or changed
         self.tallied = False  # a server or switch added, removed, or a field the jobs' tallies read changed
         self.devices_renamed = False  # a server or switch renamed
+        self.devices_edited = False  # a server or switch added, removed, renamed or changed but in its place
         self.counted = False  # a cable's count changed
         # collection -> ids (old and new) of the racks, servers and switches added, removed or changed, for
         # the racks' and slots' check (rack_slots.py); a rack added, removed or renamed (every missing rack's guess)
@@ -218,6 +219,7 @@ class Reshape:
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
         self.tallied |= c.collection in KIND_OF
+        self.devices_edited |= c.collection in KIND_OF
         return True
 
     def element_removed(self, c) -> bool:
@@ -228,6 +230,7 @@ class Reshape:
         self.racks_renamed |= c.collection == "racks"
         self.placed[c.collection].add(c.id)
         self.tallied |= c.collection in KIND_OF
+        self.devices_edited |= c.collection in KIND_OF
         self._element_moved(c.collection, None)
         return True
 
@@ -249,6 +252,7 @@ class Reshape:
             self.racked = True
         self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
         self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"}
+        self.devices_edited |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS
         self.devices_renamed |= c.collection in KIND_OF and c.field == "id"
         return True
 
@@ -375,8 +379,12 @@ class Reshape:
         redo_links_at(doc, parts, self.devices)
         if self.racked:  # the checks that read every rack, server or switch
             self._redo_slots()
-            parts.before_links = parts.slots.problems(doc, self.positions.find) + part_problems(doc, catalog)
-            parts.after_links = problems_after_links(doc, catalog)
+            if self.devices_edited or parts.parts is None:
+                parts.parts = part_problems(doc, catalog)
+            parts.before_links = parts.slots.problems(doc, self.positions.find) + parts.parts
+            # (racks and places alone: the parts' names, NVLink domains and trays, NIC maps stand)
+            if self.devices_edited or (self.reshaped and has_trays(doc)):
+                parts.after_links = problems_after_links(doc, catalog)
             self._redo_network()
             if self.tallied:
                 parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
