@@ -438,9 +438,10 @@ class Reshape:
         if not self.elements:
             return True
         doc = self.doc
-        if self.new_ids:  # an id added or renamed to: still no other element's
-            ids = [e.id for name in DEVICE_PARTS for e in getattr(doc.spec, name)]
-            if len(set(ids)) != len(ids) or any(self.positions.link_places(i) for i in self.new_ids):
+        # an id added or renamed to: still no other element's (no id repeated before: only these can be)
+        for element_id in self.new_ids:
+            if sum(self.positions.count(doc, name, element_id) for name in DEVICE_PARTS) > 1 \
+                    or self.positions.link_places(element_id):
                 return False
         for name, element_ids in self.elements.items():
             for element_id in element_ids:
@@ -585,13 +586,20 @@ class ElementPositions:
             found = self.link_places(element_id)
             position = found[-1] if found else None
         else:
-            index = self._indexes.get(name)
-            if index is None:
-                index = self._indexes[name] = IdIndex(list(map(attrgetter("id"), items)))
-            position = index.get(element_id)
+            position = self._index(doc, name).get(element_id)
         if position is None or position >= len(items) or items[position].id != element_id:
             return None
         return position
+
+    def count(self, doc: Document, name: str, element_id: str) -> int:
+        """How many racks, servers or switches (`name`) have this id."""
+        return self._index(doc, name).count(element_id)
+
+    def _index(self, doc: Document, name: str) -> IdIndex:
+        index = self._indexes.get(name)
+        if index is None:
+            index = self._indexes[name] = IdIndex(list(map(attrgetter("id"), getattr(doc.spec, name))))
+        return index
 
     def link_places(self, element_id: str) -> list[int]:
         """Every place in `link_ids` that holds this id, in order."""
