@@ -12,6 +12,7 @@ from designer.core.design_check import DesignChecker, check_document
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import load_document
 from designer.core.model import Link, Parallelism, Workload
+from designer.core.model.design_tallies import DesignTallies
 from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import EXAMPLES
 from designer.core.model import endpoints
@@ -303,3 +304,29 @@ def test_servers_cut_off_by_a_cable_marked_down_keep_their_new_names():
         cut = [p.element for p in live if "cut off" in p.message]  # the job's servers it cannot reach, by id
         assert cut == servers[1:] if doc.find("nodes", "renamed-server") is not None else cut == servers[:3]
     assert checker.full_checks == full_checks
+
+
+def test_a_servers_gpus_resized_moves_the_jobs_figures_by_its_delta():
+    """A server given more GPUs than its NICs reach, fewer, another accelerator and back: the job's
+    GPU count, the largest server, the accelerators and the servers the job cannot reach follow, as a
+    full check says, without the full check."""
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    doc.set_job(Workload(preset="llama3-8b", global_batch_size=256, micro_batch_size=1),
+                Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True, num_gpus=256))
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    full_checks = checker.full_checks
+    server = doc.nodes[3].id
+    said = set()
+    for change in ({"accelerator_count": 16}, {"accelerator": "H200"}, {"accelerator_count": 4},
+                   {"accelerator_count": 8}, {"accelerator": "H100"}, {"accelerator_count": 12}):
+        edits.do([("update", server, change)])
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc), change
+        said |= {p.message for p in live}
+        kept, fresh = checker._parts.tallies, DesignTallies(doc)  # (figures no message shows in this design)
+        assert (kept.num_gpus, kept.one_server, kept.accelerators) == (fresh.num_gpus, fresh.one_server,
+                                                                       fresh.accelerators), change
+    assert checker.full_checks == full_checks
+    assert any("has no NIC" in m for m in said) and any("the cluster has 252" in m for m in said)

@@ -51,6 +51,8 @@ KIND_OF = {"nodes": SERVER, "switches": SWITCH}
 NETWORK_FIELDS = frozenset({"role", "accelerator_count", "tier", "fabric"})
 # the servers' and switches' fields that say only where they sit (what the jobs' tallies do not read)
 PLACEMENT_FIELDS = frozenset({"rack", "slot", "height_units", "name"})
+# a server's fields that the jobs' tallies follow by the edit's delta (DesignTallies.server_resized)
+RESIZE_FIELDS = frozenset({"accelerator_count", "accelerator"})
 RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
 
@@ -201,6 +203,7 @@ class Reshape:
         self.racks_edited = False  # a rack added, removed or changed
         self.tallied = False  # a server or switch added, removed, or a field the jobs' tallies read changed
         self.devices_renamed = False  # a server or switch renamed
+        self.resized: set[str] = set()  # ids of the servers given another GPU count or accelerator
         self.devices_edited = False  # a server or switch added, removed, renamed or changed but in its place
         self.counted = False  # a cable's count changed
         # collection -> ids (old and new) of the racks, servers and switches added, removed or changed, for
@@ -251,7 +254,10 @@ class Reshape:
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
             self.racked = True
         self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
-        self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"}
+        resized = c.collection == "nodes" and c.field in RESIZE_FIELDS and type(c.new) is type(c.old)
+        if resized:
+            self.resized.add(new_id)
+        self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
         self.devices_edited |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS
         self.devices_renamed |= c.collection in KIND_OF and c.field == "id"
         return True
@@ -386,11 +392,14 @@ class Reshape:
             if self.devices_edited or (self.reshaped and has_trays(doc)):
                 parts.after_links = problems_after_links(doc, catalog)
             self._redo_network()
-            if self.tallied:
+            resized = [self.positions.find(doc, "nodes", server) for server in self.resized]
+            if self.tallied or None in resized:  # (a server resized, then renamed: made anew)
                 parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
                 return True
             if self.racks_edited:  # a rack added, removed or changed: the ids the jobs' layout names
                 parts.tallies.racks_changed(doc)
+            for position in resized:
+                parts.tallies.server_resized(doc, position)
             # a device renamed with its cables re-pointed: the cables still join the same ports (renamed
             # alone, its cables now end at none)
             same = not (self.network_moved or self.counted) and self._same_ends(("kind", "index", "nic"))

@@ -292,6 +292,14 @@ class ServerReach:
         self._routes: NetworkRoutes | None = None  # made the first time something is down
         self._network = None if columns is None else columns.network
 
+    def server_resized(self, position: int, node) -> None:
+        """The server at `position` has another GPU count: whether its GPUs outnumber its NICs' reach."""
+        short = node.accelerator_count > node.nic_count * node.gpus_per_nic
+        if short and position not in self.short:
+            self.short.append(position)
+        elif not short and position in self.short:
+            self.short.remove(position)
+
     def devices_renamed(self) -> None:
         """Servers or switches renamed: the routes, which keep their ids, are made again when asked."""
         self._routes = None
