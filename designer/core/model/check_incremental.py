@@ -52,6 +52,11 @@ NETWORK_FIELDS = frozenset({"role", "accelerator_count", "tier", "fabric"})
 # the servers' and switches' fields that say only where they sit (what the jobs' tallies do not read)
 PLACEMENT_FIELDS = frozenset({"rack", "slot", "height_units", "name"})
 # a server's fields that the jobs' tallies follow by the edit's delta (DesignTallies.server_resized)
+# the servers' and switches' fields the parts' names read (check.part_problems), and those the NVLink
+# domains and trays and the GPU-NIC maps read (check.problems_after_links)
+PART_FIELDS = frozenset({"accelerator", "nic_model", "model"})
+AFTER_FIELDS = frozenset({"nvlink_domain", "accelerator", "accelerator_count", "fabric", "tier", "gpu_nic_affinity",
+                          "nic_count"})
 RESIZE_FIELDS = frozenset({"accelerator_count", "accelerator"})
 RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
@@ -204,7 +209,9 @@ class Reshape:
         self.tallied = False  # a server or switch added, removed, or a field the jobs' tallies read changed
         self.devices_renamed = False  # a server or switch renamed
         self.resized: set[str] = set()  # ids of the servers given another GPU count or accelerator
-        self.devices_edited = False  # a server or switch added, removed, renamed or changed but in its place
+        # a server or switch added, removed or renamed (the parts' names and the checks after the links' name
+        # them by id and place), or a field those read changed
+        self.devices_edited = {"parts": False, "after": False}
         self.counted = False  # a cable's count changed
         # collection -> ids (old and new) of the racks, servers and switches added, removed or changed, for
         # the racks' and slots' check (rack_slots.py); a rack added, removed or renamed (every missing rack's guess)
@@ -222,7 +229,7 @@ class Reshape:
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
         self.tallied |= c.collection in KIND_OF
-        self.devices_edited |= c.collection in KIND_OF
+        self._devices_edited(c.collection in KIND_OF)
         return True
 
     def element_removed(self, c) -> bool:
@@ -233,7 +240,7 @@ class Reshape:
         self.racks_renamed |= c.collection == "racks"
         self.placed[c.collection].add(c.id)
         self.tallied |= c.collection in KIND_OF
-        self.devices_edited |= c.collection in KIND_OF
+        self._devices_edited(c.collection in KIND_OF)
         self._element_moved(c.collection, None)
         return True
 
@@ -258,9 +265,16 @@ class Reshape:
         if resized:
             self.resized.add(new_id)
         self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
-        self.devices_edited |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS
+        if c.collection in KIND_OF:
+            renamed = c.field == "id"
+            self.devices_edited["parts"] |= renamed or c.field in PART_FIELDS
+            self.devices_edited["after"] |= renamed or c.field in AFTER_FIELDS
         self.devices_renamed |= c.collection in KIND_OF and c.field == "id"
         return True
+
+    def _devices_edited(self, edited: bool) -> None:
+        for check in self.devices_edited:
+            self.devices_edited[check] |= edited
 
     def _element_moved(self, collection: str, element_id: str | None) -> None:
         """A rack, server or switch added, removed or renamed: the ids' index of its list is made again."""
@@ -385,11 +399,11 @@ class Reshape:
         redo_links_at(doc, parts, self.devices)
         if self.racked:  # the checks that read every rack, server or switch
             self._redo_slots()
-            if self.devices_edited or parts.parts is None:
+            if self.devices_edited["parts"] or parts.parts is None:
                 parts.parts = part_problems(doc, catalog)
             parts.before_links = parts.slots.problems(doc, self.positions.find) + parts.parts
-            # (racks and places alone: the parts' names, NVLink domains and trays, NIC maps stand)
-            if self.devices_edited or (self.reshaped and has_trays(doc)):
+            # (racks, places and other fields: the parts' names, NVLink domains and trays, NIC maps stand)
+            if self.devices_edited["after"] or (self.reshaped and has_trays(doc)):
                 parts.after_links = problems_after_links(doc, catalog)
             self._redo_network()
             resized = [self.positions.find(doc, "nodes", server) for server in self.resized]
