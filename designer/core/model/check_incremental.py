@@ -14,8 +14,11 @@ kept ends and the links' kinds, counts and states kept as arrays (link_columns.p
 after cables were only renamed. Servers, switches and racks added, removed, renamed or resized keep
 them as well: the devices' places are matched by id before and after and the kept ends moved
 (device_edits.py), the link rules redone at the devices whose cables or fields changed and at every
-dangling end, and the checks that read every rack, server or switch (slots, parts, NVLink domains)
-run again. A new design, or an edit while ids repeat, gets the full check. The list is joined as check_model joins it
+dangling end; the racks' and slots' check is kept per element and per rack (rack_slots.py), the
+parts' names and the NVLink and NIC-map checks are redone only after an edit of a field they read,
+the network's islands only when its shape changed, and the jobs' tallies follow renames, rack edits
+and a server's GPU count by the edit's delta. A new design, or an edit while ids repeat, gets the
+full check. The list is joined as check_model joins it
 (check.assemble). Saving and `designer validate` run the full check.
 """
 from __future__ import annotations
@@ -182,9 +185,9 @@ class Reshape:
     problems move with the list of links. Then (finish) the devices' places are matched by id before
     and after (device_edits.py), the link rules are redone at the devices whose links or fields
     changed, before and after, and at every dangling end when device names changed; the checks that
-    read every rack, server or switch (slots, parts, NVLink domains: ~30 ms at 131k GPUs) and those
-    that follow the whole network's shape (servers cut off, the jobs' reach) are redone from the kept
-    ends. Each step returns False when only the full check will do."""
+    read every rack, server or switch are redone where the edit reaches them (finish), and those that
+    follow the whole network's shape (servers cut off, the jobs' reach) from the kept ends when that
+    shape changed. Each step returns False when only the full check will do."""
 
     def __init__(self, doc: Document, parts: CheckParts, positions: "ElementPositions",
                  device_ids: dict[str, list[str]]):
