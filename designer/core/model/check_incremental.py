@@ -195,6 +195,9 @@ class Reshape:
         self.device_ids = device_ids  # collection -> the servers' or switches' ids, as the parts have them
         self.devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
         self.touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
+        # link id -> the sides (0: a, 1: b) whose devices its edit changes: a cable re-pointed at one end
+        # leaves the device at the other end's problems as they were (they name that device and its links)
+        self.touched_sides: dict[str, set[int]] = {}
         self.reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
         self.elements: dict[str, set[str]] = {}  # collection -> ids of racks, servers, switches added or changed
         self.new_ids: set[str] = set()  # ids of racks, servers, switches added or renamed (checked unrepeated)
@@ -299,7 +302,7 @@ class Reshape:
         self._added.append(link)
         self.positions.link_inserted(position, c.id)
         self._move_link_tables(position, 1)
-        self.touched.add(c.id)
+        self._touch(c.id, (0, 1))
         return True
 
     def removed(self, c) -> bool:
@@ -359,20 +362,21 @@ class Reshape:
         if len(found) != 1:
             return False
         position = found[0]
-        self._devices_at(position)
+        sides = ("ab".index(c.field),) if c.field in ("a", "b") else (0, 1)  # (an id: both ends' problems name it)
+        self._devices_at(position, sides)
         if c.field == "id":
             if not isinstance(c.new, str):
                 return False
             self.positions.link_renamed(position, c.new)
-            self.touched.add(c.new)
+            self._touch(c.new, (0, 1))
             return True
         if c.field in ("a", "b"):
             if not isinstance(c.new, str):
                 return False
-            self._repointed.append(("ab".index(c.field), position, c.new))  # parsed together (repoint)
+            self._repointed.append((sides[0], position, c.new))  # parsed together (repoint)
         self.network_moved |= c.field == "kind"
         self.counted |= c.field == "count"
-        self.touched.add(c.id)
+        self._touch(c.id, sides)
         self.reshaped = True
         return True
 
@@ -388,8 +392,8 @@ class Reshape:
         parsed = self._parse_ends([text for _, _, text in self._repointed])
         for k, (side, position, _) in enumerate(self._repointed):
             end_written(self.parts.ends[side], position, ends_set_one(parsed, k))
-        for _, position, _ in self._repointed:
-            self._devices_at(position)
+        for side, position, _ in self._repointed:
+            self._devices_at(position, (side,))
         self._repointed = []
 
     def finish(self, catalog: Catalog) -> bool:
@@ -488,14 +492,21 @@ class Reshape:
         new_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         maps = {KIND_OF[name]: place_map(self.device_ids[name], new_ids[name]) for name in KIND_OF}
         moved = [ends_moved(side, maps) for side in parts.ends]
-        again = set(moved[0][1].tolist()) | set(moved[1][1].tolist())  # ends at a device gone
+        # link position -> the sides to parse again whose devices are redone: ends at a device gone
+        again_sides: dict[int, set[int]] = {}
+        for side, (_, gone) in enumerate(moved):
+            for position in gone.tolist():
+                again_sides.setdefault(position, set()).add(side)
         if self.named:  # a dangling end may name the device added or renamed to
-            again |= set(np.flatnonzero((moved[0][0].kind == 0) | (moved[1][0].kind == 0)).tolist())
+            for side, (ends, _) in enumerate(moved):
+                for position in np.flatnonzero(ends.kind == 0).tolist():
+                    again_sides.setdefault(position, set()).add(side)
         self.devices = devices_moved(self.devices, maps)
-        for position in self._touched_positions():
-            self._devices_at(position)  # before: its ends as parsed during the changes
-            again.add(position)
-        again = sorted(again)
+        for element_id, sides in self.touched_sides.items():
+            for position in self.positions.link_places(element_id):
+                self._devices_at(position, sides)  # before: its ends as parsed during the changes
+                again_sides.setdefault(position, set()).update(sides)
+        again = sorted(again_sides)
         links = doc.links
         sides = []
         for (side, _), field in zip(moved, ("a", "b")):
@@ -505,7 +516,7 @@ class Reshape:
             sides.append(ends_set(side, again, self._parse_ends(texts)))
         parts.ends = tuple(sides)
         for position in again:
-            self._devices_at(position)
+            self._devices_at(position, again_sides[position])
         for name, element_ids in self.elements.items():
             if name in KIND_OF:
                 for element_id in element_ids:
@@ -517,9 +528,10 @@ class Reshape:
         self.device_ids = new_ids
         return True
 
-    def _touched_positions(self) -> list[int]:
-        """Where the links added or changed are now."""
-        return [p for element_id in self.touched for p in self.positions.link_places(element_id)]
+    def _touch(self, link_id: str, sides) -> None:
+        """The link `link_id` was added or changed at `sides`: its numbers are read again, its devices there redone."""
+        self.touched.add(link_id)
+        self.touched_sides.setdefault(link_id, set()).update(sides)
 
     def _move_link_tables(self, position: int, step: int) -> None:
         """A link put at `position` (step 1) or the one there taken (-1): the per-link tables move."""
@@ -532,9 +544,10 @@ class Reshape:
         parts.kinds = moved_links(parts.kinds, position, step)
         self.reshaped = self.network_moved = True
 
-    def _devices_at(self, position: int) -> None:
-        """The devices at the link's ends (DANGLING for an end at none) are to be redone."""
-        for side in self.parts.ends:
+    def _devices_at(self, position: int, sides=(0, 1)) -> None:
+        """The devices at the link's ends `sides` (DANGLING for an end at none) are to be redone."""
+        for k in sides:
+            side = self.parts.ends[k]
             self.devices.add((int(side.kind[position]), int(side.index[position])) if side.kind[position] else DANGLING)
 
     def _ids_kept_current(self) -> bool:
