@@ -50,7 +50,7 @@ class DesignTallies:
         nodes = doc.nodes
         self._gpus = [n.accelerator_count for n in nodes]  # per server, by position (a resize's delta)
         self._parts = [n.accelerator for n in nodes]
-        self.num_gpus = sum(g for g, n in zip(self._gpus, nodes) if n.role == "compute")  # Document.num_gpus
+        self.num_gpus = sum(n.accelerator_count for n in nodes if n.role == "compute")  # Document.num_gpus
         self._gpu_counts = Counter(self._gpus)  # servers per GPU count: the largest after a resize
         self._part_counts = Counter(self._parts)  # servers per accelerator: the names after a resize
         self.one_server = max(self._gpu_counts, default=0)  # the largest server's GPUs
