@@ -198,6 +198,9 @@ class Reshape:
         # link id -> the sides (0: a, 1: b) whose devices its edit changes: a cable re-pointed at one end
         # leaves the device at the other end's problems as they were (they name that device and its links)
         self.touched_sides: dict[str, set[int]] = {}
+        # ids of the links added, renamed to, or given another kind or count: their ids and values are read
+        # again (a cable only re-pointed keeps its id and its numbers)
+        self.relinked: set[str] = set()
         self.reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
         self.elements: dict[str, set[str]] = {}  # collection -> ids of racks, servers, switches added or changed
         self.new_ids: set[str] = set()  # ids of racks, servers, switches added or renamed (checked unrepeated)
@@ -376,7 +379,7 @@ class Reshape:
             self._repointed.append((sides[0], position, c.new))  # parsed together (repoint)
         self.network_moved |= c.field == "kind"
         self.counted |= c.field == "count"
-        self._touch(c.id, sides)
+        self._touch(c.id, sides, c.field not in ("a", "b"))
         self.reshaped = True
         return True
 
@@ -528,10 +531,13 @@ class Reshape:
         self.device_ids = new_ids
         return True
 
-    def _touch(self, link_id: str, sides) -> None:
-        """The link `link_id` was added or changed at `sides`: its numbers are read again, its devices there redone."""
+    def _touch(self, link_id: str, sides, relinked: bool = True) -> None:
+        """The link `link_id` was added or changed at `sides` (`relinked`: not only re-pointed): its devices
+        there are redone."""
         self.touched.add(link_id)
         self.touched_sides.setdefault(link_id, set()).update(sides)
+        if relinked:
+            self.relinked.add(link_id)
 
     def _move_link_tables(self, position: int, step: int) -> None:
         """A link put at `position` (step 1) or the one there taken (-1): the per-link tables move."""
@@ -555,7 +561,7 @@ class Reshape:
         positions = self.positions
         if len(positions.link_ids) != len(self.doc.links):
             return False
-        for element_id in self.touched:
+        for element_id in self.relinked:
             if len(positions.link_places(element_id)) > 1 or positions.links_repeat:
                 return False
             if any(positions.find(self.doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
@@ -563,9 +569,9 @@ class Reshape:
         return True
 
     def _reread_touched(self) -> bool:
-        """The numbers and columns of the links added or changed, read again."""
+        """The numbers and columns of the links added, renamed, or of another kind or count, read again."""
         links = self.doc.links
-        for element_id in self.touched:
+        for element_id in self.relinked:
             found = self.positions.link_places(element_id)
             if not found:
                 continue
