@@ -47,14 +47,15 @@ class CheckParts:
     ends: tuple  # the links' ends (doc.link_ends.sides), kept current by the live check's link edits
     link_ids: list[str]  # the links' ids in order, kept current likewise
     columns: LinkColumns  # the links' kinds, counts and states that the network checks read, likewise
-    slots: object = None  # the racks' and slots' check kept per element (rack_slots.RackSlots), made at a device edit
-    parts: list[Problem] | None = None  # part_problems (in before_links), kept once a device edit made it
+    slots: object = None  # the racks' and slots' check kept per element (rack_slots.RackSlots), for the live check
+    parts: list[Problem] | None = None  # part_problems (in before_links)
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     link_ids = doc.link_list("id")
     duplicates = _duplicate_ids(doc, link_ids)
-    before_links = duplicates + problems_before_links(doc, catalog)
+    parts_named = part_problems(doc, catalog)
+    before_links = duplicates + _racks_and_slots(doc) + parts_named
     # the links' ends parsed once for every rule that reads them (asking the document's LinkEnds again
     # reads every link's two ends to prove its parse current: ~35 ms a time at 131k GPUs)
     ends = doc.link_ends.sides(doc)
@@ -63,7 +64,7 @@ def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     islands = network_islands(doc, ends, columns)
     return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog),
                       network_problems(doc, islands), islands, NonFiniteNumbers(doc),
-                      DesignTallies(doc, ends, columns), ends, list(link_ids), columns)
+                      DesignTallies(doc, ends, columns), ends, list(link_ids), columns, parts=parts_named)
 
 
 def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
@@ -85,11 +86,6 @@ def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) 
         parts.kinds[position] = kind
     else:
         parts.kinds.pop(position, None)
-
-
-def problems_before_links(doc: Document, catalog: Catalog) -> list[Problem]:
-    """The racks' and slots' checks and the parts' names (one part of CheckParts, after the repeated ids)."""
-    return _racks_and_slots(doc) + part_problems(doc, catalog)
 
 
 def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:

@@ -79,6 +79,7 @@ class ModelChecker:
         if changes is None or not self._patch(doc, changes):
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
+            self._parts.slots = RackSlots(doc)  # the racks' and slots' answers per element, for device edits
             self._positions = ElementPositions(self._parts.link_ids, doc.link_id_index)
             self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         elif self._parts.ends is not ends:  # the ends moved with the edits: the document's parse from now on
@@ -409,7 +410,7 @@ class Reshape:
         redo_links_at(doc, parts, self.devices)
         if self.racked:  # the checks that read every rack, server or switch
             self._redo_slots()
-            if self.devices_edited["parts"] or parts.parts is None:
+            if self.devices_edited["parts"]:
                 parts.parts = part_problems(doc, catalog)
             parts.before_links = parts.slots.problems(doc, self.positions.find) + parts.parts
             # (racks, places and other fields: the parts' names, NVLink domains and trays, NIC maps stand)
@@ -449,11 +450,8 @@ class Reshape:
                    for before, now in zip(self._ends_before, self.parts.ends) for f in fields)
 
     def _redo_slots(self) -> None:
-        """The racks' and slots' check at the racks, servers and switches edited (made whole the first time)."""
+        """The racks' and slots' check at the racks, servers and switches edited."""
         doc, parts = self.doc, self.parts
-        if parts.slots is None:
-            parts.slots = RackSlots(doc)
-            return
         elements = {(name, element_id) for name in KIND_OF for element_id in self.placed[name]}
         parts.slots.edited(doc, self.positions.find, elements, self.placed["racks"], self.racks_renamed)
 
