@@ -32,12 +32,20 @@ class RackSlots:
         self.overlaps: dict[object, list[Problem]] = {}  # rack id -> its overlaps (racks with some only)
         guesses: dict[str, str | None] = {}
         spans: dict[str, list[tuple[int, int, str]]] = {}
+        racks, members, rack_of = self.racks, self.members, self.rack_of
         for name in DEVICES:
             for i, element in enumerate(getattr(doc.spec, name)):
-                self._place(name, i, element, guesses)
-                if element.slot is not None and element.rack in self.racks:
-                    spans.setdefault(element.rack, []).append(
-                        (element.slot, element.slot + element.height_units, element.id))
+                rack = racks.get(element.rack) if element.rack is not None else None
+                if rack is None or element.slot is None:
+                    self._place(name, i, element, guesses)
+                    continue
+                # (the usual element, inline: at a slot in a rack that exists; 21k at 131k GPUs)
+                key, top = (name, element.id), element.slot + element.height_units
+                rack_of[key] = element.rack
+                members.setdefault(element.rack, {})[key] = None
+                if top > rack.units:
+                    self.own[key] = too_high_problem(name, i, element, rack)
+                spans.setdefault(element.rack, []).append((element.slot, top, element.id))
         for rack_id, rack_spans in spans.items():
             found = overlap_problems(rack_id, rack_spans)
             if found:
