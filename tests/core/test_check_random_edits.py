@@ -10,7 +10,11 @@ import pytest
 
 from designer.core.design_check import DesignChecker, check_document
 from designer.core.generate.fat_tree import generate_fat_tree
-from designer.core.model import Link
+from designer.core.io import load_document
+from designer.core.model import Link, Parallelism, Workload
+from designer.core.model.design_tallies import DesignTallies
+from designer.core.model.jobs import JobPlacement, JobSpec
+from tests.conftest import EXAMPLES
 from designer.core.model import endpoints
 from designer.core.model.elements import split_endpoint
 from designer.core.model.endpoints import Endpoints, LinkEnds
@@ -120,13 +124,24 @@ class Edits:
         port = f"nic{rng.randrange(device.nic_count + 1)}" if device in doc.nodes else f"p{rng.randrange(device.radix)}"
         self.do([("update", link.id, {side: f"{device.id}:{port}"})])
 
+    def repoint_cables(self) -> None:
+        """Several cables' ends moved in one step (a server's cables moved to other ports, say)."""
+        doc, rng = self.doc, self.rng
+        steps = []
+        for link in rng.sample(doc.links, min(len(doc.links), rng.randrange(2, 6))):
+            device = rng.choice([*doc.nodes, *doc.switches])
+            port = f"nic{rng.randrange(device.nic_count + 1)}" if device in doc.nodes else f"p{rng.randrange(device.radix)}"
+            steps.append(("update", link.id, {rng.choice("ab"): f"{device.id}:{port}"}))
+        self.do(steps)
+
     def random_edit(self) -> str:
         doc, rng = self.doc, self.rng
         choices = ["undo", "add server", "add cable"]
         choices += ["delete server", "rename server", "resize server"] * bool(doc.nodes)
         choices += ["delete switch", "rename switch", "resize switch"] * bool(doc.switches)
         choices += ["delete rack", "rename rack", "resize rack"] * bool(doc.racks)
-        choices += ["delete cable", "rename cable", "re-point cable", "cable count"] * bool(doc.links)
+        choices += ["delete cable", "rename cable", "re-point cable", "re-point cables", "cable count"] * bool(doc.links)
+        choices += ["down server"] * bool(doc.nodes) + ["down switch"] * bool(doc.switches) + ["down cable"] * bool(doc.links)
         what = rng.choice(choices)
         kind = what.split()[0]
         noun = next((n for n in ("server", "switch", "rack", "cable") if n in what), None)
@@ -145,25 +160,48 @@ class Edits:
             # now and then to an id another element has (a repeat the check names)
             self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.05 else None)
         elif what == "resize server":
-            self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([4, 8, 16])},
+            self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([0, 4, 8, 16])},
                                                         {"nic_count": rng.choice([1, 4, 8])},
-                                                        {"height_units": rng.choice([2, 4, 8])}]))])
+                                                        {"height_units": rng.choice([2, 4, 8])},
+                                                        {"accelerator": rng.choice(["H100", "H200", "no-such-gpu"])},
+                                                        {"nvlink_domain": rng.choice([None, "d0", "d1"])},
+                                                        {"gpu_nic_affinity": rng.choice([[], [0] * 8, [0] * 3])}]))])
         elif what == "resize switch":
             self.do([("update", element.id, rng.choice([{"radix": rng.choice([8, 32, 64])},
-                                                        {"port_gbps": rng.choice([200.0, 400.0])}]))])
+                                                        {"port_gbps": rng.choice([200.0, 400.0])},
+                                                        {"model": rng.choice(["", "no-such-switch"])}]))])
         elif what == "resize rack":
             self.do([("update", element.id, {"units": rng.choice([4, 16, 42])})])
         elif what == "re-point cable":
             self.repoint_cable(element)
+        elif what == "re-point cables":
+            self.repoint_cables()
+        elif kind == "down":  # marked down, or up again
+            self.do([("update", element.id, {"state": "up" if element.state == "down" else "down"})])
         elif what == "cable count":
             self.do([("update", element.id, {"count": rng.choice([1, 2, 4])})])
         return what
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_random_edits_of_servers_switches_racks_and_cables_keep_the_full_checks_list(seed):
-    rng = random.Random(seed)
+def _fabric_with_jobs():
+    """A 256-GPU fat-tree shared by three jobs of 224 GPUs: one on two racks, one on listed servers,
+    one placed by the placer (their checks read the racks' and servers' ids, the GPUs up, the servers
+    the network reaches)."""
     doc = generate_fat_tree(nodes=32, gpu="H100")
+    racks = list(dict.fromkeys(n.rack for n in doc.nodes))
+    workload = Workload(preset="llama3-8b", global_batch_size=128, micro_batch_size=1)
+    plan = Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True)
+    doc.set_jobs([JobSpec("by-racks", workload, plan, JobPlacement(racks=racks[:2])),
+                  JobSpec("by-servers", workload, plan, JobPlacement(nodes=[n.id for n in doc.nodes[5:9]])),
+                  JobSpec("placed", workload, plan, JobPlacement(gpus=128))])
+    return doc
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, "nvl72"])
+def test_random_edits_of_servers_switches_racks_and_cables_keep_the_full_checks_list(seed):
+    """(nvl72: a GB200 NVL72 design, its NVLink switch trays and domains checked after each edit too.)"""
+    rng = random.Random(seed)
+    doc = load_document(EXAMPLES / "gb200-nvl72-144gpu.yaml") if seed == "nvl72" else _fabric_with_jobs()
     edits = Edits(doc, rng)
     checker = DesignChecker()
     assert checker.check(doc.snapshot()) == check_document(doc)
@@ -196,7 +234,7 @@ def test_the_parse_the_live_check_keeps_current_is_the_documents_and_a_fresh_par
         snapshot = doc.snapshot()
         checker.check(snapshot)
         fresh = LinkEnds().sides(doc)
-        if checker.full_checks == full_checks and what in ("delete cable", "add cable", "re-point cable"):
+        if checker.full_checks == full_checks and what in ("delete cable", "add cable", "re-point cable", "re-point cables"):
             parse = endpoints._parse_in_parts
             monkeypatch.setattr(endpoints, "_parse_in_parts", lambda *a: pytest.fail("parsed again"))
             served = snapshot.link_ends.sides(snapshot)
@@ -206,3 +244,89 @@ def test_the_parse_the_live_check_keeps_current_is_the_documents_and_a_fresh_par
             served = snapshot.link_ends.sides(snapshot)
         assert _same_parse(served, fresh), f"seed {seed}, after {what}"
     assert kept
+
+
+def test_a_cut_off_leafs_servers_renamed_or_without_gpus_are_named_and_counted_anew():
+    """The network's islands are kept through edits that leave its shape (a server renamed with its
+    cables, a rack resized) and found again after those that change who is in them (a server's GPUs
+    gone): the message that names and counts a cut-off leaf's servers is the full check's each time."""
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    # four servers cabled only to a leaf of their own, with no up-links: cut off from the other 28
+    leaf = dataclasses.replace(doc.switches[0], id="lone-leaf", slot=None)
+    servers = [n.id for n in doc.nodes[-4:]]
+    steps = [("add", leaf, None)]
+    for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] in servers):
+        steps.append(("update", link.id, {"b": f"lone-leaf:p{k}"}))
+    edits.do(steps)
+    cut = [p for p in checker.check(doc.snapshot()) if "has no up-links" in p.message]
+    assert cut and cut == [p for p in check_document(doc) if "has no up-links" in p.message]
+    full_checks = checker.full_checks
+    messages = {cut[0].message}
+    for step in (lambda: edits.rename(servers[0], repoint=True, new="renamed-server"),
+                 lambda: edits.do([("update", "renamed-server", {"accelerator_count": 0})]),
+                 lambda: edits.do([("update", doc.racks[0].id, {"units": 4})]),
+                 edits.undo, edits.undo, edits.undo):
+        step()
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc)
+        messages |= {p.message for p in live if "has no up-links" in p.message}
+    assert len(messages) == 3  # the servers named anew, then counted anew (and back)
+    assert checker.full_checks == full_checks
+
+
+def test_servers_cut_off_by_a_cable_marked_down_keep_their_new_names():
+    """Four servers whose leaf's one up-link is marked down are cut off, and a job lists them: the jobs'
+    check names them. Renaming one (its cables re-pointed) keeps the network's routes, but the servers
+    cut off are known by their new ids, as a full check says (the job now lists a server that is gone)."""
+    doc = _fabric_with_jobs()
+    servers = [n.id for n in doc.nodes[-4:]]
+    listed = doc.spec.jobs[1]
+    doc.set_jobs([doc.spec.jobs[0], dataclasses.replace(listed, placement=JobPlacement(nodes=servers)),
+                  doc.spec.jobs[2]])
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    leaf = dataclasses.replace(doc.switches[0], id="lone-leaf", slot=None)
+    spine = next(s for s in doc.switches if s.tier == "spine")
+    steps = [("add", leaf, None), ("add", Link("lone-up", "lone-leaf:p60", f"{spine.id}:p100", "infiniband", 400.0), None)]
+    for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] in servers):
+        steps.append(("update", link.id, {"b": f"lone-leaf:p{k}"}))
+    edits.do(steps)
+    edits.do([("update", "lone-up", {"state": "down"})])
+    full_checks = checker.full_checks
+    for step in (lambda: edits.rename(servers[0], repoint=True, new="renamed-server"), edits.undo):
+        step()
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc)
+        cut = [p.element for p in live if "cut off" in p.message]  # the job's servers it cannot reach, by id
+        assert cut == servers[1:] if doc.find("nodes", "renamed-server") is not None else cut == servers[:3]
+    assert checker.full_checks == full_checks
+
+
+def test_a_servers_gpus_resized_moves_the_jobs_figures_by_its_delta():
+    """A server given more GPUs than its NICs reach, fewer, another accelerator and back: the job's
+    GPU count, the largest server, the accelerators and the servers the job cannot reach follow, as a
+    full check says, without the full check."""
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    doc.set_job(Workload(preset="llama3-8b", global_batch_size=256, micro_batch_size=1),
+                Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True, num_gpus=256))
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    full_checks = checker.full_checks
+    server = doc.nodes[3].id
+    said = set()
+    for change in ({"accelerator_count": 16}, {"accelerator": "H200"}, {"accelerator_count": 4},
+                   {"accelerator_count": 8}, {"accelerator": "H100"}, {"accelerator_count": 12}):
+        edits.do([("update", server, change)])
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc), change
+        said |= {p.message for p in live}
+        kept, fresh = checker._parts.tallies, DesignTallies(doc)  # (figures no message shows in this design)
+        assert (kept.num_gpus, kept.one_server, kept.accelerators) == (fresh.num_gpus, fresh.one_server,
+                                                                       fresh.accelerators), change
+    assert checker.full_checks == full_checks
+    assert any("has no NIC" in m for m in said) and any("the cluster has 252" in m for m in said)

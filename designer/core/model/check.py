@@ -41,25 +41,30 @@ class CheckParts:
     tail: list[Problem]  # the switches' and servers' problems that follow from their links
     after_links: list[Problem]  # NVLink domains, trays, GPU-NIC affinity
     network: list[Problem]  # servers cut off from the others (leaves without up-links, ...)
+    islands: list  # the servers the network's routes join (network_islands), whence `network`
     numbers: NonFiniteNumbers  # NaN / infinity: an API edit or a recovered design
     tallies: DesignTallies  # what the jobs' check reads of the cluster (check_plan)
     ends: tuple  # the links' ends (doc.link_ends.sides), kept current by the live check's link edits
     link_ids: list[str]  # the links' ids in order, kept current likewise
     columns: LinkColumns  # the links' kinds, counts and states that the network checks read, likewise
+    slots: object = None  # the racks' and slots' check kept per element (rack_slots.RackSlots), for the live check
+    parts: list[Problem] | None = None  # part_problems (in before_links)
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     link_ids = doc.link_list("id")
     duplicates = _duplicate_ids(doc, link_ids)
-    before_links = duplicates + problems_before_links(doc, catalog)
+    parts_named = part_problems(doc, catalog)
+    before_links = duplicates + _racks_and_slots(doc) + parts_named
     # the links' ends parsed once for every rule that reads them (asking the document's LinkEnds again
     # reads every link's two ends to prove its parse current: ~35 ms a time at 131k GPUs)
     ends = doc.link_ends.sides(doc)
     per_link, kinds, tail = link_problems(doc, ends)
     columns = LinkColumns.of(doc)
+    islands = network_islands(doc, ends, columns)
     return CheckParts(duplicates, before_links, per_link, kinds, tail, problems_after_links(doc, catalog),
-                      network_problems(doc, ends, columns), NonFiniteNumbers(doc), DesignTallies(doc, ends, columns),
-                      ends, list(link_ids), columns)
+                      network_problems(doc, islands), islands, NonFiniteNumbers(doc),
+                      DesignTallies(doc, ends, columns), ends, list(link_ids), columns, parts=parts_named)
 
 
 def assemble(doc: Document, parts: CheckParts, catalog: Catalog) -> list[Problem]:
@@ -83,11 +88,6 @@ def redo_link_kind(doc: Document, parts: CheckParts, position: int, ends: list) 
         parts.kinds.pop(position, None)
 
 
-def problems_before_links(doc: Document, catalog: Catalog) -> list[Problem]:
-    """The racks' and slots' checks and the parts' names (one part of CheckParts, after the repeated ids)."""
-    return _racks_and_slots(doc) + _parts(doc, catalog)
-
-
 def problems_after_links(doc: Document, catalog: Catalog) -> list[Problem]:
     """The cluster checks that follow the links' but the network's (one part of CheckParts). Only the
     trays' check reads links, and only when there are NVLink switch trays (has_trays)."""
@@ -104,10 +104,20 @@ def has_trays(doc: Document) -> bool:
     return any(s.fabric == "nvlink" for s in doc.switches)
 
 
-def network_problems(doc: Document, ends=None, columns: LinkColumns | None = None) -> list[Problem]:
-    """The checks of the whole network's shape, the last of the cluster's (one part of CheckParts).
-    `ends`, `columns`: the links' ends and kinds, when the caller has them."""
-    return _leaves_without_uplinks(doc, ends, columns)
+def network_islands(doc: Document, ends=None, columns: LinkColumns | None = None) -> list:
+    """The groups of compute servers the engine's routes join (network_reach.server_islands), the
+    servers by place: what network_problems reads. An edit that leaves the network's shape (the links'
+    ends and kinds, the servers' roles and GPU counts, the switches' tiers and fabrics) keeps them, a
+    rename too. `ends`, `columns`: the links' ends and kinds, when the caller has them."""
+    from .network_reach import server_islands
+
+    return server_islands(doc, ends=ends, columns=columns, positions=True)  # on whole arrays
+
+
+def network_problems(doc: Document, islands: list) -> list[Problem]:
+    """The checks of the whole network's shape, the last of the cluster's (one part of CheckParts),
+    from its islands (network_islands)."""
+    return _leaves_without_uplinks(doc, islands)
 
 
 def _p(message, path, element=None, fix=None, severity="error") -> Problem:
@@ -159,43 +169,65 @@ def _duplicate_ids(doc: Document, link_ids: list[str]) -> list[Problem]:
 
 
 def _racks_and_slots(doc: Document) -> list[Problem]:
+    """Each server in a rack that exists, at a slot within it, none overlapping another (rack_slots.py
+    keeps the same answers per element and per rack for the live check)."""
     out = []
     racks = {r.id: r for r in doc.racks}
     guesses: dict[str, str | None] = {}  # a missing rack's name -> its guess: a renamed rack's servers all name it
     occupied: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for name in ("nodes", "switches"):
-        kind = "server" if name == "nodes" else "switch"
         for i, element in enumerate(getattr(doc.spec, name)):  # `where` made only for a problem: 25k at 131k
             if element.rack is None:
                 if name == "nodes":
-                    out.append(_p(f"server {element.id} is in no rack", f"spec.{name}[{i}]", element.id,
-                                  "set rack: to one of the racks (or drag it into a rack)", "warning"))
+                    out.append(no_rack_problem(i, element))
                 continue
             rack = racks.get(element.rack)
             if rack is None:
                 if str(element.rack) not in guesses:
-                    guesses[str(element.rack)] = _guess(element.rack, racks)
-                guess = guesses[str(element.rack)]
-                out.append(_p(f"{kind} {element.id} names rack {element.rack!r}, which does not exist",
-                              f"spec.{name}[{i}].rack", element.id, guess or "add the rack or fix the name"))
+                    guesses[str(element.rack)] = guess_rack(element.rack, racks)
+                out.append(missing_rack_problem(name, i, element, guesses[str(element.rack)]))
                 continue
             if element.slot is not None:
                 top = element.slot + element.height_units
                 if top > rack.units:
-                    out.append(_p(f"{kind} {element.id} at slot {element.slot} needs units up to {top}, "
-                                  f"rack {rack.id} has {rack.units}", f"spec.{name}[{i}].slot", element.id,
-                                  f"use a slot from 0 to {max(0, rack.units - element.height_units)}"))
+                    out.append(too_high_problem(name, i, element, rack))
                 occupied[rack.id].append((element.slot, top, element.id))
     for rack_id, spans in occupied.items():
-        spans.sort()
-        for (lo1, hi1, id1), (lo2, hi2, id2) in zip(spans, spans[1:]):
-            if lo2 < hi1:
-                out.append(_p(f"{id2} overlaps {id1} in rack {rack_id} (units {lo2}-{hi2 - 1})",
-                              f"spec.racks[{rack_id}]", id2, f"move {id2} to slot {hi1} or higher"))
+        out += overlap_problems(rack_id, spans)
     return out
 
 
-def _guess(name, known) -> str | None:
+def no_rack_problem(i: int, node) -> Problem:
+    return _p(f"server {node.id} is in no rack", f"spec.nodes[{i}]", node.id,
+              "set rack: to one of the racks (or drag it into a rack)", "warning")
+
+
+def missing_rack_problem(name: str, i: int, element, guess: str | None) -> Problem:
+    kind = "server" if name == "nodes" else "switch"
+    return _p(f"{kind} {element.id} names rack {element.rack!r}, which does not exist",
+              f"spec.{name}[{i}].rack", element.id, guess or "add the rack or fix the name")
+
+
+def too_high_problem(name: str, i: int, element, rack) -> Problem:
+    kind = "server" if name == "nodes" else "switch"
+    top = element.slot + element.height_units
+    return _p(f"{kind} {element.id} at slot {element.slot} needs units up to {top}, "
+              f"rack {rack.id} has {rack.units}", f"spec.{name}[{i}].slot", element.id,
+              f"use a slot from 0 to {max(0, rack.units - element.height_units)}")
+
+
+def overlap_problems(rack_id: str, spans: list[tuple[int, int, str]]) -> list[Problem]:
+    """The overlaps among a rack's (slot, top, id) spans (sorted here, in place)."""
+    out = []
+    spans.sort()
+    for (lo1, hi1, id1), (lo2, hi2, id2) in zip(spans, spans[1:]):
+        if lo2 < hi1:
+            out.append(_p(f"{id2} overlaps {id1} in rack {rack_id} (units {lo2}-{hi2 - 1})",
+                          f"spec.racks[{rack_id}]", id2, f"move {id2} to slot {hi1} or higher"))
+    return out
+
+
+def guess_rack(name, known) -> str | None:
     from ..problems import did_you_mean
 
     g = did_you_mean(str(name), known)
@@ -265,7 +297,8 @@ def _gpu_nic_affinity(doc: Document) -> list[Problem]:
     return out
 
 
-def _parts(doc: Document, catalog: Catalog) -> list[Problem]:
+def part_problems(doc: Document, catalog: Catalog) -> list[Problem]:
+    """The servers' accelerators and NICs and the switches' models the catalog does not know."""
     out = []
     reported: set[str] = set()
     # one look-up per distinct name, not per server: nearly every server names a known part
@@ -299,24 +332,22 @@ def join_link_problems(per_link: dict[int, list[Problem]], kinds: dict[int, list
     return out + tail
 
 
-def _leaves_without_uplinks(doc: Document, ends=None, columns: LinkColumns | None = None) -> list[Problem]:
+def _leaves_without_uplinks(doc: Document, islands: list) -> list[Problem]:
     """Servers that no route of the engine joins to the other servers of the network (a step across
     them would never end): a switch with servers but no up-link (network_reach's rules: a cable to
     a higher tier, or to a switch without servers), a pod of leaves and spines with no cable to the
     core while other pods wait beyond it, core switches no cable joins. A rail-only fabric (every
     server on every rail switch) stays one network and passes."""
-    from .network_reach import server_islands
-
-    islands = server_islands(doc, ends=ends, columns=columns)  # on whole arrays
     if len(islands) < 2:
         return []
-    switches = doc.switches
+    switches, nodes = doc.switches, doc.nodes
     total = sum(len(island.servers) for island in islands)
     out = []
     for island in islands:
-        mine = island.servers
-        shown = ", ".join(mine[:3]) + (", ..." if len(mine) > 3 else "")
-        cut = f"its {len(mine)} server(s) ({shown}) cannot reach the other {total - len(mine)} server(s) of the network"
+        mine = [nodes[i].id for i in island.servers[:3]]
+        count = len(island.servers)
+        shown = ", ".join(mine) + (", ..." if count > 3 else "")
+        cut = f"its {count} server(s) ({shown}) cannot reach the other {total - count} server(s) of the network"
         for s in island.bare_leaves:
             sw = switches[s].id
             out.append(_p(f"{switches[s].tier} switch {sw} has no up-links: {cut}", f"spec.switches[{s}]", sw,

@@ -14,27 +14,33 @@ kept ends and the links' kinds, counts and states kept as arrays (link_columns.p
 after cables were only renamed. Servers, switches and racks added, removed, renamed or resized keep
 them as well: the devices' places are matched by id before and after and the kept ends moved
 (device_edits.py), the link rules redone at the devices whose cables or fields changed and at every
-dangling end, and the checks that read every rack, server or switch (slots, parts, NVLink domains)
-run again. A new design, or an edit while ids repeat, gets the full check. The list is joined as check_model joins it
+dangling end; the racks' and slots' check is kept per element and per rack (rack_slots.py), the
+parts' names and the NVLink and NIC-map checks are redone only after an edit of a field they read,
+the network's islands only when its shape changed, and the jobs' tallies follow renames, rack edits
+and a server's GPU count by the edit's delta. A new design, or an edit while ids repeat, gets the
+full check. The list is joined as check_model joins it
 (check.assemble). Saving and `designer validate` run the full check.
 """
 from __future__ import annotations
 
+import dataclasses
 from operator import attrgetter
 
 import numpy as np
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
-from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_problems,
-                    problems_after_links, problems_before_links, redo_link_kind)
+from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_islands,
+                    network_problems, part_problems, problems_after_links, redo_link_kind)
 from .design_tallies import DesignTallies
-from .device_edits import devices_moved, ends_moved, ends_set, place_map, tail_moved
+from .device_edits import devices_moved, end_written, ends_copied, ends_set_one, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
 from .elements import split_endpoint
-from .endpoints import ends_inserted, ends_removed, ends_replaced, parse_endpoint, parse_endpoints
+from .endpoints import Endpoints, parse_endpoints
 from .id_index import IdIndex, SharedIdIndex
+from .link_columns import gathered
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
+from .rack_slots import RackSlots
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
 JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of the cluster checks read them
@@ -44,6 +50,17 @@ STATE_FIELDS = frozenset({"state", "gpus_down"})
 DEVICE_PARTS = frozenset({"racks", "nodes", "switches"})
 KIND_OF = {"nodes": SERVER, "switches": SWITCH}
 # a rack's fields that only the NaN check reads (its place on the canvas, its labels)
+# the servers' and switches' fields the network's islands follow from (check.network_islands)
+NETWORK_FIELDS = frozenset({"role", "accelerator_count", "tier", "fabric"})
+# the servers' and switches' fields that say only where they sit (what the jobs' tallies do not read)
+PLACEMENT_FIELDS = frozenset({"rack", "slot", "height_units", "name"})
+# a server's fields that the jobs' tallies follow by the edit's delta (DesignTallies.server_resized)
+# the servers' and switches' fields the parts' names read (check.part_problems), and those the NVLink
+# domains and trays and the GPU-NIC maps read (check.problems_after_links)
+PART_FIELDS = frozenset({"accelerator", "nic_model", "model"})
+AFTER_FIELDS = frozenset({"nvlink_domain", "accelerator", "accelerator_count", "fabric", "tier", "gpu_nic_affinity",
+                          "nic_count"})
+RESIZE_FIELDS = frozenset({"accelerator_count", "accelerator"})
 RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
 
@@ -62,6 +79,7 @@ class ModelChecker:
         if changes is None or not self._patch(doc, changes):
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
+            self._parts.slots = RackSlots(doc)  # the racks' and slots' answers per element, for device edits
             self._positions = ElementPositions(self._parts.link_ids, doc.link_id_index, doc.link_ids_version)
             self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         elif self._parts.ends is not ends:  # the ends moved with the edits: the document's parse from now on
@@ -123,6 +141,10 @@ class ModelChecker:
             return False  # which element a repeated id means is the full check's call
         reshape = Reshape(doc, self._parts, self._positions, self._device_ids)
         for c in changes:
+            if not (c.collection == "links" and c.action == "changed" and c.field in ("a", "b")):
+                reshape.repoint()
+            if not (c.collection == "links" and c.action in ("added", "removed")) and not reshape.settle_links():
+                return False
             if c.collection in DEVICE_PARTS:
                 follow = {"added": reshape.element_added, "removed": reshape.element_removed}.get(
                     c.action, reshape.element_changed)
@@ -130,7 +152,8 @@ class ModelChecker:
                 follow = {"added": reshape.added, "removed": reshape.removed}.get(c.action, reshape.changed)
             if not follow(c):
                 return False
-        if not reshape.finish(self.catalog):
+        reshape.repoint()
+        if not reshape.settle_links() or not reshape.finish(self.catalog):
             return False
         self._device_ids = reshape.device_ids
         return True
@@ -163,9 +186,9 @@ class Reshape:
     problems move with the list of links. Then (finish) the devices' places are matched by id before
     and after (device_edits.py), the link rules are redone at the devices whose links or fields
     changed, before and after, and at every dangling end when device names changed; the checks that
-    read every rack, server or switch (slots, parts, NVLink domains: ~30 ms at 131k GPUs) and those
-    that follow the whole network's shape (servers cut off, the jobs' reach) are redone from the kept
-    ends. Each step returns False when only the full check will do."""
+    read every rack, server or switch are redone where the edit reaches them (finish), and those that
+    follow the whole network's shape (servers cut off, the jobs' reach) from the kept ends when that
+    shape changed. Each step returns False when only the full check will do."""
 
     def __init__(self, doc: Document, parts: CheckParts, positions: "ElementPositions",
                  device_ids: dict[str, list[str]]):
@@ -173,25 +196,61 @@ class Reshape:
         self.device_ids = device_ids  # collection -> the servers' or switches' ids, as the parts have them
         self.devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
         self.touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
+        # link id -> the sides (0: a, 1: b) whose devices its edit changes: a cable re-pointed at one end
+        # leaves the device at the other end's problems as they were (they name that device and its links)
+        self.touched_sides: dict[str, set[int]] = {}
+        # ids of the links added, renamed to, or given another kind or count: their ids and values are read
+        # again (a cable only re-pointed keeps its id and its numbers)
+        self.relinked: set[str] = set()
         self.reshaped = False  # a link added, removed, re-pointed, or of another kind or count (not just renamed)
         self.elements: dict[str, set[str]] = {}  # collection -> ids of racks, servers, switches added or changed
         self.new_ids: set[str] = set()  # ids of racks, servers, switches added or renamed (checked unrepeated)
         self.racked = False  # a rack, server or switch added, removed or changed (not only a rack moved)
         self.renamed = False  # a server or switch added, removed or renamed: the devices' places and names move
         self.named = False  # a server or switch added or renamed: a name a dangling end may now find
+        self._own_ends = False  # parts.ends are this reshape's own arrays (a cable re-pointed writes in place)
+        self._repointed: list[tuple[int, int, str]] = []  # (side, link position, new end) not yet parsed
+        self._source: np.ndarray | None = None  # a run of cables added and removed not yet written (settle_links)
+        self._added: list = []  # the cables added in that run
+        self._ends_before = parts.ends  # (never written in place: see _own_ends)
+        self.network_moved = False  # a link added, removed or of another kind; a device added, removed, or of
+        # another role, GPU count, tier or fabric: the network's islands are found again (else: if no end moved)
+        self.racks_edited = False  # a rack added, removed or changed
+        self.tallied = False  # a server or switch added, removed, or a field the jobs' tallies read changed
+        self.devices_renamed = False  # a server or switch renamed
+        self.resized: set[str] = set()  # ids of the servers given another GPU count or accelerator
+        # a server or switch added, removed or renamed (the parts' names and the checks after the links' name
+        # them by id and place), or a field those read changed
+        self.devices_edited = {"parts": False, "after": False}
+        self.counted = False  # a cable's count changed
+        # collection -> ids (old and new) of the racks, servers and switches added, removed or changed, for
+        # the racks' and slots' check (rack_slots.py); a rack added, removed or renamed (every missing rack's guess)
+        self.placed: dict[str, set[str]] = {name: set() for name in DEVICE_PARTS}
+        self.racks_renamed = False
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
         if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.inserted(c.collection, c.position)
+        self.racks_edited |= c.collection == "racks"
+        self.racks_renamed |= c.collection == "racks"
+        self.placed[c.collection].add(c.id)
         self._element_moved(c.collection, c.id)
+        self.network_moved |= c.collection in KIND_OF
+        self.tallied |= c.collection in KIND_OF
+        self._devices_edited(c.collection in KIND_OF)
         return True
 
     def element_removed(self, c) -> bool:
-        if c.position is None:
+        if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.removed(c.collection, c.position)
+        self.racks_edited |= c.collection == "racks"
+        self.racks_renamed |= c.collection == "racks"
+        self.placed[c.collection].add(c.id)
+        self.tallied |= c.collection in KIND_OF
+        self._devices_edited(c.collection in KIND_OF)
         self._element_moved(c.collection, None)
         return True
 
@@ -201,11 +260,31 @@ class Reshape:
         if not isinstance(new_id, str):
             return False
         self.elements.setdefault(c.collection, set()).add(new_id)
+        self.racks_edited |= c.collection == "racks"
+        self.racks_renamed |= c.collection == "racks" and c.field == "id"
+        if isinstance(c.id, str):
+            self.placed[c.collection].update((c.id, new_id))
+        else:
+            return False
         if c.field == "id":
             self._element_moved(c.collection, new_id)
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
             self.racked = True
+        self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
+        resized = c.collection == "nodes" and c.field in RESIZE_FIELDS and type(c.new) is type(c.old)
+        if resized:
+            self.resized.add(new_id)
+        self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
+        if c.collection in KIND_OF:
+            renamed = c.field == "id"
+            self.devices_edited["parts"] |= renamed or c.field in PART_FIELDS
+            self.devices_edited["after"] |= renamed or c.field in AFTER_FIELDS
+        self.devices_renamed |= c.collection in KIND_OF and c.field == "id"
         return True
+
+    def _devices_edited(self, edited: bool) -> None:
+        for check in self.devices_edited:
+            self.devices_edited[check] |= edited
 
     def _element_moved(self, collection: str, element_id: str | None) -> None:
         """A rack, server or switch added, removed or renamed: the ids' index of its list is made again."""
@@ -216,32 +295,69 @@ class Reshape:
         self.positions.forget(collection)
         self.racked = True
         self.renamed |= collection in KIND_OF
+        self.network_moved |= collection in KIND_OF and element_id is None
 
     def added(self, c) -> bool:
-        link, position, parts = c.new, c.position, self.parts
+        """A cable put at `c.position`; its ends and columns are written with the run's (settle_links)."""
+        link, position = c.new, c.position
         if position is None or not isinstance(link.a, str) or not isinstance(link.b, str):
             return False
-        parts.ends = tuple(ends_inserted(side, position, self._parse_end(end))
-                           for side, end in zip(parts.ends, (link.a, link.b)))
-        try:
-            parts.columns.inserted(position, link)
-        except (TypeError, ValueError):
-            return False  # a count that is no whole number: the full check says what it says
+        self._source = np.insert(self._sources(), position, -1 - len(self._added))
+        self._added.append(link)
         self.positions.link_inserted(position, c.id)
         self._move_link_tables(position, 1)
-        self._devices_at(position)
-        self.touched.add(c.id)
+        self._touch(c.id, (0, 1))
         return True
 
     def removed(self, c) -> bool:
-        position, parts = c.position, self.parts
+        position = c.position
         if position is None or self.positions.link_ids[position] != c.id:
             return False
-        self._devices_at(position)
-        parts.ends = tuple(ends_removed(side, position) for side in parts.ends)
-        parts.columns.removed(position)
+        source = self._sources()
+        kept = int(source[position])
+        if kept >= 0:  # (a cable added in this run and taken again: no device of its is changed)
+            for side in self.parts.ends:
+                self.devices.add((int(side.kind[kept]), int(side.index[kept])) if side.kind[kept] else DANGLING)
+        self._source = np.delete(source, position)
         self.positions.link_removed(position)
         self._move_link_tables(position, -1)
+        return True
+
+    def _sources(self) -> np.ndarray:
+        """Where each cable now was in the kept ends (its negative, less one: the cable added so)."""
+        if self._source is None:
+            self._source = np.arange(len(self.parts.columns.count), dtype=np.int64)
+        return self._source
+
+    def settle_links(self) -> bool:
+        """A run of cables added and removed written into the kept ends and columns in one go (each
+        link's own np.insert of 15 arrays of 295k took ~2 ms at 131k GPUs); the ends of the cables added
+        parsed together, their devices to be redone. Called before any other change is followed."""
+        source, added = self._source, self._added
+        if source is None:
+            return True
+        self._source, self._added = None, []
+        parts, new = self.parts, source < 0
+        try:
+            parts.columns.moved(source, added)
+        except (TypeError, ValueError):
+            return False  # a count that is no whole number: the full check says what it says
+        present = (-source[new] - 1).tolist()
+        texts = [getattr(added[k], side) for side in "ab" for k in present]
+        parsed = self._parse_ends(texts) if texts else None
+        sides = []
+        for s, side in enumerate(parts.ends):
+            fields = {}
+            for f in dataclasses.fields(Endpoints):
+                column = gathered(getattr(side, f.name), source)
+                if present:
+                    column[new] = getattr(parsed, f.name)[s * len(present):(s + 1) * len(present)]
+                fields[f.name] = column
+            sides.append(Endpoints(**fields))
+        parts.ends = tuple(sides)
+        self._own_ends = True
+        for position in np.flatnonzero(new).tolist():
+            self._devices_at(position)
         return True
 
     def changed(self, c) -> bool:
@@ -250,24 +366,39 @@ class Reshape:
         if len(found) != 1:
             return False
         position = found[0]
-        self._devices_at(position)
+        sides = ("ab".index(c.field),) if c.field in ("a", "b") else (0, 1)  # (an id: both ends' problems name it)
+        self._devices_at(position, sides)
         if c.field == "id":
             if not isinstance(c.new, str):
                 return False
             self.positions.link_renamed(position, c.new)
-            self.touched.add(c.new)
+            self._touch(c.new, (0, 1))
             return True
         if c.field in ("a", "b"):
             if not isinstance(c.new, str):
                 return False
-            side = "ab".index(c.field)
-            ends = list(self.parts.ends)
-            ends[side] = ends_replaced(ends[side], position, self._parse_end(c.new))
-            self.parts.ends = tuple(ends)
-            self._devices_at(position)
-        self.touched.add(c.id)
+            self._repointed.append((sides[0], position, c.new))  # parsed together (repoint)
+        self.network_moved |= c.field == "kind"
+        self.counted |= c.field == "count"
+        self._touch(c.id, sides, c.field not in ("a", "b"))
         self.reshaped = True
         return True
+
+    def repoint(self) -> None:
+        """The cable ends re-pointed since the last call, parsed in one go and written in place (one copy
+        of the kept ends for the whole reshape: a switch renamed re-points its 128 cables), then their
+        devices marked. Called before any other change is followed: those read the ends."""
+        if not self._repointed:
+            return
+        if not self._own_ends:
+            self.parts.ends = tuple(map(ends_copied, self.parts.ends))
+            self._own_ends = True
+        parsed = self._parse_ends([text for _, _, text in self._repointed])
+        for k, (side, position, _) in enumerate(self._repointed):
+            end_written(self.parts.ends[side], position, ends_set_one(parsed, k))
+        for side, position, _ in self._repointed:
+            self._devices_at(position, (side,))
+        self._repointed = []
 
     def finish(self, catalog: Catalog) -> bool:
         """Read the added and changed elements again, then redo the rules at their devices and the network."""
@@ -278,19 +409,59 @@ class Reshape:
         doc, parts = self.doc, self.parts
         redo_links_at(doc, parts, self.devices)
         if self.racked:  # the checks that read every rack, server or switch
-            parts.before_links = problems_before_links(doc, catalog)
-            parts.after_links = problems_after_links(doc, catalog)
-            parts.network = network_problems(doc, parts.ends, parts.columns)
-            parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
+            self._redo_slots()
+            if self.devices_edited["parts"]:
+                parts.parts = part_problems(doc, catalog)
+            parts.before_links = parts.slots.problems(doc, self.positions.find) + parts.parts
+            # (racks, places and other fields: the parts' names, NVLink domains and trays, NIC maps stand)
+            if self.devices_edited["after"] or (self.reshaped and has_trays(doc)):
+                parts.after_links = problems_after_links(doc, catalog)
+            self._redo_network()
+            resized = [self.positions.find(doc, "nodes", server) for server in self.resized]
+            if self.tallied or None in resized:  # (a server resized, then renamed: made anew)
+                parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
+                return True
+            if self.racks_edited:  # a rack added, removed or changed: the ids the jobs' layout names
+                parts.tallies.racks_changed(doc)
+            for position in resized:
+                parts.tallies.server_resized(doc, position)
+            # a device renamed with its cables re-pointed: the cables still join the same ports (renamed
+            # alone, its cables now end at none)
+            same = not (self.network_moved or self.counted) and self._same_ends(("kind", "index", "nic"))
+            if not same:
+                parts.tallies.links_reshaped(parts.ends, parts.columns)
+            elif self.devices_renamed:
+                parts.tallies.devices_renamed(doc)
+            elif self.touched:
+                parts.tallies.link_renamed()
             return True
         if not self.reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
             parts.tallies.link_renamed()
             return True
         if has_trays(doc):  # the trays' check reads the links
             parts.after_links = problems_after_links(doc, catalog)
-        parts.network = network_problems(doc, parts.ends, parts.columns)
+        self._redo_network()
         parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
+
+    def _same_ends(self, fields: tuple[str, ...]) -> bool:
+        """Whether the links are as many as before the edits and their ends' `fields` are as they were."""
+        return all(np.array_equal(getattr(before, f), getattr(now, f))
+                   for before, now in zip(self._ends_before, self.parts.ends) for f in fields)
+
+    def _redo_slots(self) -> None:
+        """The racks' and slots' check at the racks, servers and switches edited."""
+        doc, parts = self.doc, self.parts
+        elements = {(name, element_id) for name in KIND_OF for element_id in self.placed[name]}
+        parts.slots.edited(doc, self.positions.find, elements, self.placed["racks"], self.racks_renamed)
+
+    def _redo_network(self) -> None:
+        """The network's problems again; its islands found again only when its shape may have changed
+        (network_moved, or a cable's end now at another device: a device renamed with its cables keeps them)."""
+        doc, parts = self.doc, self.parts
+        if self.network_moved or not self._same_ends(("kind", "index")):
+            parts.islands = network_islands(doc, parts.ends, parts.columns)
+        parts.network = network_problems(doc, parts.islands)
 
     def _reread_elements(self) -> bool:
         """The racks, servers and switches added or changed: their numbers read again, their devices'
@@ -298,9 +469,10 @@ class Reshape:
         if not self.elements:
             return True
         doc = self.doc
-        if self.new_ids:  # an id added or renamed to: still no other element's
-            ids = [e.id for name in DEVICE_PARTS for e in getattr(doc.spec, name)]
-            if len(set(ids)) != len(ids) or any(self.positions.link_places(i) for i in self.new_ids):
+        # an id added or renamed to: still no other element's (no id repeated before: only these can be)
+        for element_id in self.new_ids:
+            if sum(self.positions.count(doc, name, element_id) for name in DEVICE_PARTS) > 1 \
+                    or self.positions.link_places(element_id):
                 return False
         for name, element_ids in self.elements.items():
             for element_id in element_ids:
@@ -321,14 +493,21 @@ class Reshape:
         new_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         maps = {KIND_OF[name]: place_map(self.device_ids[name], new_ids[name]) for name in KIND_OF}
         moved = [ends_moved(side, maps) for side in parts.ends]
-        again = set(moved[0][1].tolist()) | set(moved[1][1].tolist())  # ends at a device gone
+        # link position -> the sides to parse again whose devices are redone: ends at a device gone
+        again_sides: dict[int, set[int]] = {}
+        for side, (_, gone) in enumerate(moved):
+            for position in gone.tolist():
+                again_sides.setdefault(position, set()).add(side)
         if self.named:  # a dangling end may name the device added or renamed to
-            again |= set(np.flatnonzero((moved[0][0].kind == 0) | (moved[1][0].kind == 0)).tolist())
+            for side, (ends, _) in enumerate(moved):
+                for position in np.flatnonzero(ends.kind == 0).tolist():
+                    again_sides.setdefault(position, set()).add(side)
         self.devices = devices_moved(self.devices, maps)
-        for position in self._touched_positions():
-            self._devices_at(position)  # before: its ends as parsed during the changes
-            again.add(position)
-        again = sorted(again)
+        for element_id, sides in self.touched_sides.items():
+            for position in self.positions.link_places(element_id):
+                self._devices_at(position, sides)  # before: its ends as parsed during the changes
+                again_sides.setdefault(position, set()).update(sides)
+        again = sorted(again_sides)
         links = doc.links
         sides = []
         for (side, _), field in zip(moved, ("a", "b")):
@@ -338,7 +517,7 @@ class Reshape:
             sides.append(ends_set(side, again, self._parse_ends(texts)))
         parts.ends = tuple(sides)
         for position in again:
-            self._devices_at(position)
+            self._devices_at(position, again_sides[position])
         for name, element_ids in self.elements.items():
             if name in KIND_OF:
                 for element_id in element_ids:
@@ -350,9 +529,13 @@ class Reshape:
         self.device_ids = new_ids
         return True
 
-    def _touched_positions(self) -> list[int]:
-        """Where the links added or changed are now."""
-        return [p for element_id in self.touched for p in self.positions.link_places(element_id)]
+    def _touch(self, link_id: str, sides, relinked: bool = True) -> None:
+        """The link `link_id` was added or changed at `sides` (`relinked`: not only re-pointed): its devices
+        there are redone."""
+        self.touched.add(link_id)
+        self.touched_sides.setdefault(link_id, set()).update(sides)
+        if relinked:
+            self.relinked.add(link_id)
 
     def _move_link_tables(self, position: int, step: int) -> None:
         """A link put at `position` (step 1) or the one there taken (-1): the per-link tables move."""
@@ -363,11 +546,12 @@ class Reshape:
             parts.numbers.removed("links", position)
         parts.per_link = moved_links(parts.per_link, position, step)
         parts.kinds = moved_links(parts.kinds, position, step)
-        self.reshaped = True
+        self.reshaped = self.network_moved = True
 
-    def _devices_at(self, position: int) -> None:
-        """The devices at the link's ends (DANGLING for an end at none) are to be redone."""
-        for side in self.parts.ends:
+    def _devices_at(self, position: int, sides=(0, 1)) -> None:
+        """The devices at the link's ends `sides` (DANGLING for an end at none) are to be redone."""
+        for k in sides:
+            side = self.parts.ends[k]
             self.devices.add((int(side.kind[position]), int(side.index[position])) if side.kind[position] else DANGLING)
 
     def _ids_kept_current(self) -> bool:
@@ -375,7 +559,7 @@ class Reshape:
         positions = self.positions
         if len(positions.link_ids) != len(self.doc.links):
             return False
-        for element_id in self.touched:
+        for element_id in self.relinked:
             if len(positions.link_places(element_id)) > 1 or positions.links_repeat:
                 return False
             if any(positions.find(self.doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
@@ -383,9 +567,9 @@ class Reshape:
         return True
 
     def _reread_touched(self) -> bool:
-        """The numbers and columns of the links added or changed, read again."""
+        """The numbers and columns of the links added, renamed, or of another kind or count, read again."""
         links = self.doc.links
-        for element_id in self.touched:
+        for element_id in self.relinked:
             found = self.positions.link_places(element_id)
             if not found:
                 continue
@@ -411,14 +595,13 @@ class Reshape:
         found = [places[end.partition(":")[0]] for end in ends]
         return parse_endpoints(ends, [kind for kind, _ in found], [index for _, index in found])
 
-    def _parse_end(self, end: str):
-        """One cable end as the links' ends read it, its device found through the kept indexes."""
-        device = end.partition(":")[0]
-        for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
-            position = self.positions.find(self.doc, name, device)
-            if position is not None:
-                return parse_endpoint(end, kind, position)
-        return parse_endpoint(end, 0, -1)
+
+
+def _same_gpu_side(c) -> bool:
+    """A server's GPU count changed on the same side of 0 (the network's islands join the servers with GPUs)."""
+    if c.field != "accelerator_count" or not all(type(v) is int for v in (c.old, c.new)):
+        return False
+    return (c.old > 0) == (c.new > 0)
 
 
 class ElementPositions:
@@ -448,13 +631,20 @@ class ElementPositions:
             found = self.link_places(element_id)
             position = found[-1] if found else None
         else:
-            index = self._indexes.get(name)
-            if index is None:
-                index = self._indexes[name] = IdIndex(list(map(attrgetter("id"), items)))
-            position = index.get(element_id)
+            position = self._index(doc, name).get(element_id)
         if position is None or position >= len(items) or items[position].id != element_id:
             return None
         return position
+
+    def count(self, doc: Document, name: str, element_id: str) -> int:
+        """How many racks, servers or switches (`name`) have this id."""
+        return self._index(doc, name).count(element_id)
+
+    def _index(self, doc: Document, name: str) -> IdIndex:
+        index = self._indexes.get(name)
+        if index is None:
+            index = self._indexes[name] = IdIndex(list(map(attrgetter("id"), getattr(doc.spec, name))))
+        return index
 
     def link_places(self, element_id: str) -> list[int]:
         """Every place in `link_ids` that holds this id, in order."""

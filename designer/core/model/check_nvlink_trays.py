@@ -12,11 +12,12 @@ from .elements import split_endpoint
 
 def nvlink_tray_problems(doc: Document) -> list[Problem]:
     out: list[Problem] = []
-    node_domain = {n.id: n.nvlink_domain for n in doc.nodes}
-    domains = {d for d in node_domain.values() if d}
-    shown = ", ".join(sorted(domains)[:4]) + (", ..." if len(domains) > 4 else "")
     cabled: dict[str, list[str]] = {}  # tray id -> servers cabled to it, file order
     trays = {s.id for s in doc.switches if s.fabric == "nvlink"}
+    # the servers' domains, read only where there are trays (most fabrics: the switches' fields alone)
+    node_domain = {n.id: n.nvlink_domain for n in doc.nodes} if trays else {}
+    domains = {d for d in node_domain.values() if d}
+    shown = ", ".join(sorted(domains)[:4]) + (", ..." if len(domains) > 4 else "")
     for link in doc.links if trays else ():  # no trays (most fabrics): no pass over the links (~60 ms at 16k)
         a, b = split_endpoint(link.a)[0], split_endpoint(link.b)[0]
         for tray, other in ((a, b), (b, a)):

@@ -13,6 +13,8 @@ gets new tallies.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 from .document import Document
 from .link_columns import LinkColumns
 from .network_reach import ServerReach
@@ -38,16 +40,21 @@ class DesignTallies:
     that fits in one server's GPUs or none marked down), then kept up to date."""
 
     __slots__ = ("num_gpus", "one_server", "accelerators", "node_ids", "rack_ids", "_up", "_gpus_up",
-                 "_overdrawn", "_ends", "_columns", "_reach", "_unusable")
+                 "_overdrawn", "_ends", "_columns", "_reach", "_unusable", "_gpus", "_parts", "_gpu_counts",
+                 "_part_counts")
 
     def __init__(self, doc: Document, ends=None, columns: LinkColumns | None = None):
         """`ends`: the links' ends as `doc.link_ends.sides(doc)` gives them, and `columns` their kinds,
         counts and states, when the caller has them (the tallies are of one shape of the design: an edit
         of a link's ends, kind or count makes new ones)."""
         nodes = doc.nodes
+        self._gpus = [n.accelerator_count for n in nodes]  # per server, by position (a resize's delta)
+        self._parts = [n.accelerator for n in nodes]
         self.num_gpus = sum(n.accelerator_count for n in nodes if n.role == "compute")  # Document.num_gpus
-        self.one_server = max((n.accelerator_count for n in nodes), default=0)  # the largest server's GPUs
-        self.accelerators = frozenset(n.accelerator for n in nodes)
+        self._gpu_counts = Counter(self._gpus)  # servers per GPU count: the largest after a resize
+        self._part_counts = Counter(self._parts)  # servers per accelerator: the names after a resize
+        self.one_server = max(self._gpu_counts, default=0)  # the largest server's GPUs
+        self.accelerators = frozenset(self._part_counts)
         self.node_ids = frozenset(n.id for n in nodes)
         self.rack_ids = frozenset(r.id for r in doc.racks)
         self._up: list[int] | None = None  # gpus_up per server, by position
@@ -113,6 +120,40 @@ class DesignTallies:
         found again, from these ends and columns (the servers' figures stand)."""
         self._ends, self._columns = ends, columns
         self._reach = self._unusable = None
+
+    def server_resized(self, doc: Document, position: int) -> None:
+        """The server at `position` has another GPU count or accelerator (its role as it was): the
+        figures moved by its delta."""
+        node = doc.nodes[position]
+        old_gpus, old_part = self._gpus[position], self._parts[position]
+        if node.role == "compute":
+            self.num_gpus += node.accelerator_count - old_gpus
+        for counts, old, new in ((self._gpu_counts, old_gpus, node.accelerator_count),
+                                 (self._part_counts, old_part, node.accelerator)):
+            counts[old] -= 1
+            if not counts[old]:
+                del counts[old]
+            counts[new] += 1
+        self._gpus[position], self._parts[position] = node.accelerator_count, node.accelerator
+        self.one_server = max(self._gpu_counts, default=0)
+        self.accelerators = frozenset(self._part_counts)
+        self.server_edited(doc, position, "accelerator_count")
+        self._unusable = None  # a server with more GPUs than its NICs reach, or fewer
+        if self._reach is not None:
+            self._reach.server_resized(position, node)
+
+    def racks_changed(self, doc: Document) -> None:
+        """Racks were added, removed or renamed (the servers' and switches' places alone changed)."""
+        self.rack_ids = frozenset(r.id for r in doc.racks)
+
+    def devices_renamed(self, doc: Document) -> None:
+        """Servers or switches were renamed, their cables re-pointed to the same ports: the figures and
+        the cables' roles stand; the servers' ids and the answers that name servers, switches and
+        cables are made again."""
+        self.node_ids = frozenset(n.id for n in doc.nodes)
+        self._unusable = None
+        if self._reach is not None:
+            self._reach.devices_renamed()
 
     def link_renamed(self) -> None:
         """A link's id changed: the unusable servers' reasons name cables by id."""

@@ -21,10 +21,28 @@ COLLECTION_OF_KIND = {SERVER: "nodes", SWITCH: "switches"}
 
 
 def place_map(old_ids: list[str], new_ids: list[str]) -> np.ndarray:
-    """Each old place's new place (-1: that id is gone), with one spare entry for an index of -1."""
-    new_place = {element_id: i for i, element_id in enumerate(new_ids)}
-    return np.fromiter((new_place.get(element_id, -1) for element_id in old_ids + [None]), np.int64,
-                       len(old_ids) + 1)
+    """Each old place's new place (-1: that id is gone), with one spare entry for an index of -1. The
+    ids are unique: those before the first place that differs, and after the last, stay in order (a
+    few servers added, removed or renamed leave the rest so), so only the ids between are looked up."""
+    n_old, n_new = len(old_ids), len(new_ids)
+    head = _same_run(old_ids, new_ids, min(n_old, n_new))
+    tail = _same_run(old_ids[::-1], new_ids[::-1], min(n_old, n_new) - head)
+    places = np.full(n_old + 1, -1, np.int64)
+    places[:head] = np.arange(head)
+    places[n_old - tail:n_old] = np.arange(n_new - tail, n_new)
+    middle = {element_id: head + i for i, element_id in enumerate(new_ids[head:n_new - tail])}
+    places[head:n_old - tail] = [middle.get(element_id, -1) for element_id in old_ids[head:n_old - tail]]
+    return places
+
+
+def _same_run(a: list, b: list, most: int, block: int = 512) -> int:
+    """How many of the first entries (at most `most`) are equal in `a` and `b`: compared a block at a time
+    (a list comparison runs in C), then one by one in the block that differs."""
+    start = 0
+    while start < most and a[start:min(start + block, most)] == b[start:min(start + block, most)]:
+        start += block
+    end = min(start + block, most)
+    return next((i for i in range(start, end) if a[i] != b[i]), end)
 
 
 def ends_moved(ends: Endpoints, maps: dict[int, np.ndarray]) -> tuple[Endpoints, np.ndarray]:
@@ -53,6 +71,22 @@ def ends_set(ends: Endpoints, positions: list[int], parsed: Endpoints) -> Endpoi
         column[positions] = getattr(parsed, f.name)
         fields[f.name] = column
     return Endpoints(**fields)
+
+
+def ends_copied(ends: Endpoints) -> Endpoints:
+    """A copy of `ends` that can be written in place (the kept arrays may be a snapshot's parse)."""
+    return Endpoints(*(getattr(ends, f.name).copy() for f in dataclasses.fields(Endpoints)))
+
+
+def end_written(ends: Endpoints, position: int, one: Endpoints) -> None:
+    """The end at `position` set, in place, to the parse `one` (of one end): a cable re-pointed."""
+    for f in dataclasses.fields(Endpoints):
+        getattr(ends, f.name)[position] = getattr(one, f.name)[0]
+
+
+def ends_set_one(parsed: Endpoints, k: int) -> Endpoints:
+    """The k-th end of a parse of several, as a parse of one."""
+    return Endpoints(*(getattr(parsed, f.name)[k:k + 1] for f in dataclasses.fields(Endpoints)))
 
 
 def devices_moved(devices: set[tuple[int, int]], maps: dict[int, np.ndarray]) -> set[tuple[int, int]]:

@@ -36,6 +36,12 @@ class IdIndex:
                 return i
         return None
 
+    def count(self, element_id: str) -> int:
+        """How many times `element_id` is among `ids`."""
+        h = hash(element_id)
+        lo, hi = int(np.searchsorted(self.hashes, h, "left")), int(np.searchsorted(self.hashes, h, "right"))
+        return sum(self.ids[int(self.order[k])] == element_id for k in range(lo, hi))
+
     def has_repeats(self) -> bool:
         """Whether an id is among `ids` more than once (`get` names only its last place)."""
         same = np.flatnonzero(self.hashes[1:] == self.hashes[:-1])  # a repeated id has a repeated hash

@@ -40,9 +40,26 @@ class LinkColumns:
         self.count = np.delete(self.count, position)
         self.down = np.delete(self.down, position)
 
+    def moved(self, source: np.ndarray, added: list) -> None:
+        """Links added and removed at once: entry i is now the old entry source[i], or, where source[i]
+        < 0, that of the link added[-source[i] - 1] (ValueError as `inserted`)."""
+        new = source < 0
+        values = [_of(added[k]) for k in (-source[new] - 1).tolist()]
+        for k, name in enumerate(("network", "count", "down")):
+            column = gathered(getattr(self, name), source)
+            column[new] = [v[k] for v in values]
+            setattr(self, name, column)
+
     def redo(self, position: int, link) -> None:
         """The link at `position` had its kind, count or state edited (ValueError as `inserted`)."""
         self.network[position], self.count[position], self.down[position] = _of(link)
+
+
+def gathered(column: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """column[source], the entries where source < 0 left to the caller to fill (any value meanwhile)."""
+    if not len(column):
+        return np.zeros(len(source), column.dtype)
+    return column[np.maximum(source, 0)]
 
 
 def _of(link) -> tuple[bool, int, bool]:

@@ -61,11 +61,16 @@ def redo_links_at(doc, parts, devices: set[tuple[int, int]]) -> None:
     from .document import ClusterSpec, Document
 
     a, b = parts.ends
-    positions = links_at(parts.ends, devices).tolist()
-    dangling = any(a.kind[i] == 0 or b.kind[i] == 0 for i in positions)
-    ends_at = [(int(e.kind[i]), int(e.index[i])) for i in positions for e in (a, b)]
-    nodes = sorted({i for k, i in ends_at if k == SERVER} | {i for k, i in devices if k == SERVER})
-    switches = sorted({i for k, i in ends_at if k == SWITCH} | {i for k, i in devices if k == SWITCH})
+    at = links_at(parts.ends, devices)
+    positions = at.tolist()
+    dangling = bool((a.kind[at] == 0).any() or (b.kind[at] == 0).any())
+    # the devices at those links' ends, read as whole columns (a spine's 128 links and their far ends)
+    nodes, switches = ({i for k, i in devices if k == kind} for kind in (SERVER, SWITCH))
+    for side in (a, b):
+        kind, index = side.kind[at], side.index[at]
+        nodes.update(index[kind == SERVER].tolist())
+        switches.update(index[kind == SWITCH].tolist())
+    nodes, switches = sorted(nodes), sorted(switches)
     small = Document(ClusterSpec(nodes=[doc.nodes[i] for i in nodes], switches=[doc.switches[j] for j in switches],
                                  links=[doc.links[i] for i in positions]))
     # a dangling end's did-you-mean reads the whole design's names, not the small design's

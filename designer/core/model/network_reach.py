@@ -78,7 +78,7 @@ class Island:
 
 
 def server_islands(doc: Document, operational: bool = False, ends=None,
-                   columns: LinkColumns | None = None) -> list[Island]:
+                   columns: LinkColumns | None = None, positions: bool = False) -> list[Island]:
     """The groups of compute servers (servers with GPUs and role compute) that the engine's routes
     join: one group when every server reaches every other; the largest first. A server reaches
     another on a leaf they share (a rail-only fabric is one group); beyond it through its leaf's
@@ -87,14 +87,15 @@ def server_islands(doc: Document, operational: bool = False, ends=None,
     left out and the cables marked down (or ending on a switch marked down) carrying nothing; the
     cables keep the roles the whole design gives them, as in the engine's fabric. `ends`: the links'
     ends as `doc.link_ends.sides(doc)` gives them, and `columns` the links' kinds, counts and states
-    (link_columns.py), when the caller has them."""
+    (link_columns.py), when the caller has them. `positions`: the islands' servers by their places in
+    the list of servers, not by id (a server renamed leaves such islands as they are)."""
     compute = [i for i, n in enumerate(doc.nodes) if n.role == "compute" and n.accelerator_count > 0
                and not (operational and n.state == "down")]
     if len(compute) < 2 or not doc.switches:  # (servers with no switch at all: the NIC check names them)
-        return [Island([doc.nodes[i].id for i in compute], [], [], [])] if compute else []
+        return [Island(compute if positions else [doc.nodes[i].id for i in compute], [], [], [])] if compute else []
     a, b = ends or doc.link_ends.sides(doc)
     routes = NetworkRoutes(doc, a, b, None if columns is None else columns.network)
-    return routes.islands(doc, compute, cables_up(doc, a, b) if operational else None)
+    return routes.islands(doc, compute, cables_up(doc, a, b) if operational else None, positions)
 
 
 class NetworkRoutes:
@@ -124,10 +125,13 @@ class NetworkRoutes:
                                    b.index[ss].astype(np.int64))
         self.a, self.b = a, b
 
-    def islands(self, doc: Document, compute: list[int], carries: np.ndarray | None) -> list[Island]:
+    def islands(self, doc: Document, compute: list[int], carries: np.ndarray | None,
+                positions: bool = False) -> list[Island]:
         """server_islands of the servers `compute` (indices), over the cables that `carries` (per link;
-        None: all of them, and no elements marked down are named)."""
+        None: all of them, and no elements marked down are named); `positions`: as server_islands'."""
         node_ids, routes, tier, a, b = self.node_ids, self.routes, self.tier, self.a, self.b
+        if positions:
+            node_ids = range(len(node_ids))
         n_nodes, n_sw = len(node_ids), len(self.switch_ids)
         node_end, leaf_end = self.node_end, self.leaf_end
         operational = carries is not None
@@ -287,6 +291,18 @@ class ServerReach:
         self.switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
         self._routes: NetworkRoutes | None = None  # made the first time something is down
         self._network = None if columns is None else columns.network
+
+    def server_resized(self, position: int, node) -> None:
+        """The server at `position` has another GPU count: whether its GPUs outnumber its NICs' reach."""
+        short = node.accelerator_count > node.nic_count * node.gpus_per_nic
+        if short and position not in self.short:
+            self.short.append(position)
+        elif not short and position in self.short:
+            self.short.remove(position)
+
+    def devices_renamed(self) -> None:
+        """Servers or switches renamed: the routes, which keep their ids, are made again when asked."""
+        self._routes = None
 
     def link_state(self, position: int, state: str) -> None:
         self.link_down[position] = state == "down"

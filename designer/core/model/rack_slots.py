@@ -1,0 +1,145 @@
+"""The racks' and slots' check (check._racks_and_slots) kept per element and per rack, so that an edit
+of a few servers, switches or racks redoes the answers of those and of the racks they sit in.
+
+A server's or switch's own problem (in no rack, in a rack that does not exist, above its rack's top)
+follows from it and its rack; a rack's overlaps from the elements at slots in it. The live check
+(check_incremental.py) says which elements and racks an edit touched; the kept answers of the rest
+stand. Ids are unique here (the live check makes sure): elements are kept by (collection, id) and
+found at their places when the list is made, which moves their paths with servers added or removed.
+A missing rack's guess reads every rack's id, so the elements that name one are redone whenever a
+rack is added, removed or renamed (as the full check would guess again).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..problems import Problem
+from .check import guess_rack, missing_rack_problem, no_rack_problem, overlap_problems, too_high_problem
+from .document import Document
+from .link_edits import at_index
+
+DEVICES = ("nodes", "switches")
+Key = tuple[str, str]  # (collection, element id)
+
+
+class RackSlots:
+    def __init__(self, doc: Document):
+        self.racks = {r.id: r for r in doc.racks}
+        self.members: dict[object, dict[Key, None]] = {}  # rack named -> the elements that name it
+        self.rack_of: dict[Key, object] = {}  # element -> the rack it names (elements in no rack: absent)
+        self.own: dict[Key, Problem] = {}  # element -> its own problem, its path at the place it was made at
+        self.missing: dict[Key, None] = {}  # elements that name a rack that does not exist
+        self.overlaps: dict[object, list[Problem]] = {}  # rack id -> its overlaps (racks with some only)
+        guesses: dict[str, str | None] = {}
+        spans: dict[str, list[tuple[int, int, str]]] = {}
+        racks, members, rack_of = self.racks, self.members, self.rack_of
+        for name in DEVICES:
+            for i, element in enumerate(getattr(doc.spec, name)):
+                rack = racks.get(element.rack) if element.rack is not None else None
+                if rack is None or element.slot is None:
+                    self._place(name, i, element, guesses)
+                    continue
+                # (the usual element, inline: at a slot in a rack that exists; 21k at 131k GPUs)
+                key, top = (name, element.id), element.slot + element.height_units
+                rack_of[key] = element.rack
+                members.setdefault(element.rack, {})[key] = None
+                if top > rack.units:
+                    self.own[key] = too_high_problem(name, i, element, rack)
+                spans.setdefault(element.rack, []).append((element.slot, top, element.id))
+        for rack_id, rack_spans in spans.items():
+            found = overlap_problems(rack_id, rack_spans)
+            if found:
+                self.overlaps[rack_id] = found
+
+    def edited(self, doc: Document, find: Callable[[Document, str, str], int | None],
+               elements: set[Key], racks: set[str], racks_renamed: bool) -> None:
+        """The servers and switches `elements` ((collection, id), those gone too) and the racks of ids
+        `racks` (their old and new ids; gone ones too) were added, removed or changed; `racks_renamed`: a
+        rack was added, removed or renamed (every missing rack's guess may change). `find`: an
+        element's place in its list now (None: gone)."""
+        for rack_id in racks:
+            position = find(doc, "racks", rack_id)
+            if position is None:
+                self.racks.pop(rack_id, None)
+            else:
+                self.racks[rack_id] = doc.racks[position]
+        redo = set(racks)
+        again = set(elements)
+        for rack_id in racks:  # a rack's size or existence changed: its members' own problems too
+            again.update(self.members.get(rack_id, ()))
+        if racks_renamed:
+            again.update(self.missing)
+        guesses: dict[str, str | None] = {}
+        for key in again:
+            rack = self.rack_of.pop(key, None)
+            if rack is not None:
+                members = self.members[rack]
+                members.pop(key, None)
+                if not members:
+                    del self.members[rack]
+                redo.add(rack)
+            self.own.pop(key, None)
+            self.missing.pop(key, None)
+            position = find(doc, key[0], key[1])
+            if position is not None:
+                element = getattr(doc.spec, key[0])[position]
+                self._place(key[0], position, element, guesses)
+                redo.add(element.rack)
+        for rack_id in redo:
+            if rack_id is not None:
+                self._redo_rack(doc, rack_id, find)
+
+    def problems(self, doc: Document, find: Callable[[Document, str, str], int | None]) -> list[Problem]:
+        """check._racks_and_slots' list: the elements' own problems in the lists' order, then the
+        overlaps, rack by rack in the order of each rack's first element at a slot."""
+        own = []
+        for (name, element_id), problem in self.own.items():
+            position = find(doc, name, element_id)
+            own.append(((DEVICES.index(name), position), at_index(problem, name, position)))
+        own.sort(key=lambda kp: kp[0])
+        out = [p for _, p in own]
+        if self.overlaps:
+            first = {}
+            for rack_id in self.overlaps:
+                places = []
+                for name, element_id in self.members[rack_id]:
+                    position = find(doc, name, element_id)
+                    if getattr(doc.spec, name)[position].slot is not None:
+                        places.append((DEVICES.index(name), position))
+                first[rack_id] = min(places)
+            for rack_id in sorted(self.overlaps, key=first.__getitem__):
+                out += self.overlaps[rack_id]
+        return out
+
+    def _place(self, name: str, i: int, element, guesses: dict[str, str | None]) -> None:
+        key = (name, element.id)
+        if element.rack is None:
+            if name == "nodes":
+                self.own[key] = no_rack_problem(i, element)
+            return
+        self.rack_of[key] = element.rack
+        self.members.setdefault(element.rack, {})[key] = None
+        rack = self.racks.get(element.rack)
+        if rack is None:
+            if str(element.rack) not in guesses:
+                guesses[str(element.rack)] = guess_rack(element.rack, self.racks)
+            self.own[key] = missing_rack_problem(name, i, element, guesses[str(element.rack)])
+            self.missing[key] = None
+        elif element.slot is not None and element.slot + element.height_units > rack.units:
+            self.own[key] = too_high_problem(name, i, element, rack)
+
+    def _redo_rack(self, doc: Document, rack_id, find) -> None:
+        """The overlaps of the rack named `rack_id` again, from its members."""
+        rack = self.racks.get(rack_id)
+        spans = []
+        if rack is not None:
+            for name, element_id in self.members.get(rack_id, ()):
+                element = getattr(doc.spec, name)[find(doc, name, element_id)]
+                if element.slot is not None:
+                    spans.append((element.slot, element.slot + element.height_units, element.id))
+        found = overlap_problems(rack.id, spans) if spans else []
+        if found:
+            self.overlaps[rack_id] = found
+        else:
+            self.overlaps.pop(rack_id, None)
+
