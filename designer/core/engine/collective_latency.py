@@ -27,6 +27,10 @@ class GroupLatency:
         self.k = k
         self._memo: dict[tuple, float] = {}  # seconds
         self._fabric_us: tuple[float, float, float] | None = None  # fabric_latencies_us
+        # per (algorithm, protocol): NCCL's (base, NVLink step, network step) latency, None where a
+        # table lacks it; per (network step, tier): the network step with the hops and overheads
+        self._tables: dict[tuple[str, str], tuple] = {}
+        self._inter: dict[tuple[float, int], float] = {}
 
     def fabric_latencies_us(self) -> tuple[float, float, float]:
         """(the slowest member server's library latency, what its NICs add per network step beyond
@@ -59,14 +63,23 @@ class GroupLatency:
     def _latency_of(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
                     size: float) -> float:
         k = self.k
-        base = k.nccl_base_latency_us.get(algorithm, {}).get(protocol)
-        intra = k.nccl_nvlink_step_latency_us.get(algorithm, {}).get(protocol)
-        net = k.nccl_net_step_latency_us.get(algorithm, {}).get(protocol)
+        # the tables read once per algorithm and protocol, the network step once per tier: a plan's
+        # dimensions ask ~70 latencies, most of them of a few algorithms, protocols and tiers
+        per_step_us = self._tables.get((algorithm, protocol))
+        if per_step_us is None:
+            per_step_us = self._tables[(algorithm, protocol)] = (
+                k.nccl_base_latency_us.get(algorithm, {}).get(protocol),
+                k.nccl_nvlink_step_latency_us.get(algorithm, {}).get(protocol),
+                k.nccl_net_step_latency_us.get(algorithm, {}).get(protocol))
+        base, intra, net = per_step_us
         if base is None or intra is None or net is None:
             return math.inf
-        hops = SWITCH_HOPS[tier]
-        library_us, message_us, switch_us = self.fabric_latencies_us()
-        inter = net + hops * switch_us + (hops + 1) * k.cable_latency_us + k.net_overhead_us + message_us
+        library_us, message_us, switch_us = self._fabric_us or self.fabric_latencies_us()
+        inter = self._inter.get((net, tier))
+        if inter is None:
+            hops = SWITCH_HOPS[tier]
+            inter = self._inter[(net, tier)] = (net + hops * switch_us + (hops + 1) * k.cable_latency_us
+                                                + k.net_overhead_us + message_us)
         if primitive == "all_reduce":
             steps = 2 * (n - 1)
             inter_steps = 2 * N if N > 1 else 0
