@@ -49,18 +49,18 @@ JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of 
 STATE_FIELDS = frozenset({"state", "gpus_down"})
 DEVICE_PARTS = frozenset({"racks", "nodes", "switches"})
 KIND_OF = {"nodes": SERVER, "switches": SWITCH}
-# a rack's fields that only the NaN check reads (its place on the canvas, its labels)
 # the servers' and switches' fields the network's islands follow from (check.network_islands)
 NETWORK_FIELDS = frozenset({"role", "accelerator_count", "tier", "fabric"})
 # the servers' and switches' fields that say only where they sit (what the jobs' tallies do not read)
 PLACEMENT_FIELDS = frozenset({"rack", "slot", "height_units", "name"})
-# a server's fields that the jobs' tallies follow by the edit's delta (DesignTallies.server_resized)
 # the servers' and switches' fields the parts' names read (check.part_problems), and those the NVLink
 # domains and trays and the GPU-NIC maps read (check.problems_after_links)
 PART_FIELDS = frozenset({"accelerator", "nic_model", "model"})
 AFTER_FIELDS = frozenset({"nvlink_domain", "accelerator", "accelerator_count", "fabric", "tier", "gpu_nic_affinity",
                           "nic_count"})
+# a server's fields that the jobs' tallies follow by the edit's delta (DesignTallies.server_resized)
 RESIZE_FIELDS = frozenset({"accelerator_count", "accelerator"})
+# a rack's fields that only the NaN check reads (its place on the canvas, its labels)
 RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
 

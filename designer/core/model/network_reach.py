@@ -273,8 +273,9 @@ class ServerReach:
     """unusable_servers of one design, kept while only states change (the live check, as the user
     marks cables, switches and servers down and up): the cables' ends, the NIC each cable serves and
     the routes are read once; a state edit changes one entry (`link_state`, `switch_state`; a
-    server's state is read from the design) and `unusable` answers from the arrays. Any other edit
-    of the design needs a new ServerReach."""
+    server's state is read from the design) and `unusable` answers from the arrays. A server's GPU
+    count (`server_resized`) and devices renamed with their cables (`devices_renamed`) are followed
+    too; any other edit of the design needs a new ServerReach."""
 
     def __init__(self, doc: Document, ends=None, columns: LinkColumns | None = None):
         """`ends`, `columns`: the links' ends and their kinds, counts and states, when the caller has them."""
