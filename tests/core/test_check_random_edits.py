@@ -330,3 +330,26 @@ def test_a_servers_gpus_resized_moves_the_jobs_figures_by_its_delta():
                                                                        fresh.accelerators), change
     assert checker.full_checks == full_checks
     assert any("has no NIC" in m for m in said) and any("the cluster has 252" in m for m in said)
+
+
+def test_a_server_given_an_accelerator_without_the_jobs_fp8_recipe_is_refused_and_then_let_go():
+    """The jobs' check reads the design's accelerators from the kept tallies: a B200 server turned into
+    an H100 makes the job's MXFP8 recipe an error, as a full check says, and turning it back clears it,
+    without the full check."""
+    doc = generate_fat_tree(nodes=32, gpu="B200")
+    doc.set_job(Workload(preset="llama3-8b", global_batch_size=256, micro_batch_size=1),
+                Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True, num_gpus=16,
+                            fp8_recipe="mxfp8"))
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    assert checker.check(doc.snapshot()) == []
+    full_checks = checker.full_checks
+    server = doc.nodes[3].id
+    refused = []
+    for accelerator in ("H100-SXM5-80GB", "B200"):
+        edits.do([("update", server, {"accelerator": accelerator})])
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc), accelerator
+        refused.append([p.message for p in live if "fp8_recipe mxfp8" in p.message])
+    assert refused == [["fp8_recipe mxfp8 needs mxfp8 tensor cores, which H100-SXM5-80GB does not have"], []]
+    assert checker.full_checks == full_checks
