@@ -353,3 +353,23 @@ def test_a_server_given_an_accelerator_without_the_jobs_fp8_recipe_is_refused_an
         refused.append([p.message for p in live if "fp8_recipe mxfp8" in p.message])
     assert refused == [["fp8_recipe mxfp8 needs mxfp8 tensor cores, which H100-SXM5-80GB does not have"], []]
     assert checker.full_checks == full_checks
+
+
+def test_a_listed_server_renamed_without_its_cables_is_named_as_gone_from_the_job():
+    """A server a job lists, renamed with its cables left naming the old id (they now end at none): the
+    job lists a server the design does not have, as the full check says, and undoing the rename clears
+    it, without the full check."""
+    doc = _fabric_with_jobs()
+    listed = doc.spec.jobs[1].placement.nodes[0]
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    full_checks = checker.full_checks
+    gone = []
+    for step in (lambda: edits.rename(listed, repoint=False, new="renamed-server"), edits.undo):
+        step()
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc)
+        gone.append([p.message for p in live if "which the design does not have" in p.message])
+    assert gone == [[f"job by-servers lists server '{listed}', which the design does not have"], []]
+    assert checker.full_checks == full_checks

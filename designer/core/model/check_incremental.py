@@ -430,10 +430,10 @@ class Reshape:
             same = not (self.network_moved or self.counted) and self._same_ends(("kind", "index", "nic"))
             if not same:
                 parts.tallies.links_reshaped(parts.ends, parts.columns)
-            elif self.devices_renamed:
-                parts.tallies.devices_renamed(doc)
             elif self.touched:
                 parts.tallies.link_renamed()
+            if self.devices_renamed:  # the servers' ids the jobs list, whether or not the cables followed
+                parts.tallies.devices_renamed(doc)
             return True
         if not self.reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
             parts.tallies.link_renamed()
