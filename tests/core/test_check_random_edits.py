@@ -373,3 +373,18 @@ def test_a_listed_server_renamed_without_its_cables_is_named_as_gone_from_the_jo
         gone.append([p.message for p in live if "which the design does not have" in p.message])
     assert gone == [[f"job by-servers lists server '{listed}', which the design does not have"], []]
     assert checker.full_checks == full_checks
+
+
+def test_a_cable_count_edited_after_a_server_deleted_is_checked_at_its_servers_new_place():
+    """A server deleted with its cables, then a cable of the last server given another count, both
+    before the next check (the worker still busy): the live check redoes that cable's devices at their
+    places after the delete and says what the full check says."""
+    doc = _fabric_with_jobs()
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    last = doc.nodes[-1].id
+    cable = next(l.id for l in doc.links if last in (split_endpoint(l.a)[0], split_endpoint(l.b)[0]))
+    edits.delete(doc.nodes[2].id)
+    edits.do([("update", cable, {"count": 2})])
+    assert checker.check(doc.snapshot()) == check_document(doc)

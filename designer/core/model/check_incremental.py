@@ -503,9 +503,10 @@ class Reshape:
                 for position in np.flatnonzero(ends.kind == 0).tolist():
                     again_sides.setdefault(position, set()).add(side)
         self.devices = devices_moved(self.devices, maps)
+        # the links added or changed: their ends parsed again below, their devices at the new places (the
+        # devices their ends had before were marked as each change came, at the places then)
         for element_id, sides in self.touched_sides.items():
             for position in self.positions.link_places(element_id):
-                self._devices_at(position, sides)  # before: its ends as parsed during the changes
                 again_sides.setdefault(position, set()).update(sides)
         again = sorted(again_sides)
         links = doc.links
