@@ -388,3 +388,27 @@ def test_a_cable_count_edited_after_a_server_deleted_is_checked_at_its_servers_n
     edits.delete(doc.nodes[2].id)
     edits.do([("update", cable, {"count": 2})])
     assert checker.check(doc.snapshot()) == check_document(doc)
+
+
+def test_a_switch_given_a_networks_fabric_after_an_nvlink_one_cuts_its_servers_off():
+    """Four servers cabled only to a switch of NVLink fabric (a tray: no route runs through it), which
+    is then given InfiniBand's: it is a leaf with no up-links and its servers cannot reach the other 28,
+    as the full check says, without the full check (the cables' kinds were read once, while the tray
+    carried none of the routes)."""
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    tray = dataclasses.replace(doc.switches[0], id="lone-tray", slot=None, fabric="nvlink")
+    servers = [n.id for n in doc.nodes[-4:]]
+    steps = [("add", tray, None)]
+    for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] in servers):
+        steps.append(("update", link.id, {"b": f"lone-tray:p{k}"}))
+    edits.do(steps)
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    full_checks = checker.full_checks
+    edits.do([("update", "lone-tray", {"fabric": "infiniband"})])
+    live = checker.check(doc.snapshot())
+    assert live == check_document(doc)
+    assert any(p.element == "lone-tray" and "has no up-links" in p.message for p in live)
+    assert checker.full_checks == full_checks

@@ -114,7 +114,7 @@ class NetworkRoutes:
         self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
         a_sw, b_sw = a.kind == 2, b.kind == 2
         on_tray = (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
-        network &= ~on_tray
+        network = network & ~on_tray  # a new array: the caller's is the live check's kept column
         self.nic = nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
         self.node_end = np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64)
         self.leaf_end = np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
