@@ -412,3 +412,43 @@ def test_a_switch_given_a_networks_fabric_after_an_nvlink_one_cuts_its_servers_o
     assert live == check_document(doc)
     assert any(p.element == "lone-tray" and "has no up-links" in p.message for p in live)
     assert checker.full_checks == full_checks
+
+
+def _random_field_edit(edits: Edits) -> str:
+    """A field the random edits above leave alone: where a device sits, a server's role, GPUs out or
+    GPUs per NIC, a switch's tier or fabric, a cable's kind; else one of the edits above."""
+    doc, rng = edits.doc, edits.rng
+    roll = rng.random()
+    if roll < 0.3 and doc.nodes and doc.switches:
+        element = rng.choice(doc.nodes + doc.switches)
+        if element in doc.nodes:
+            change = rng.choice([{"slot": rng.choice([None, 0, 5, 40])},
+                                 {"rack": rng.choice([r.id for r in doc.racks] + ["nope"])},
+                                 {"gpus_down": rng.choice([0, 1, 9])}, {"role": rng.choice(["compute", "storage"])},
+                                 {"gpus_per_nic": rng.choice([1, 2])}])
+        else:
+            change = rng.choice([{"slot": rng.choice([None, 0, 40])}, {"tier": rng.choice(["leaf", "spine"])},
+                                 {"fabric": rng.choice(["infiniband", "ethernet", "nvlink"])}])
+        edits.do([("update", element.id, change)])
+        return f"{next(iter(change))} of {element.id}"
+    if roll < 0.4 and doc.links:
+        edits.do([("update", rng.choice(doc.links).id, {"kind": rng.choice(["infiniband", "ethernet", "nvlink"])})])
+        return "cable kind"
+    return edits.random_edit()
+
+
+@pytest.mark.parametrize("seed", [9, 27, 28])
+def test_several_random_edits_between_checks_keep_the_full_checks_list(seed):
+    """One to three edits before each check (the worker still busy with the one before), with the
+    fields above too. (9: a cable edited after a server deleted, in one check; 27: a switch given a
+    network's fabric after its cables' kinds were read on an NVLink one; 28: a listed server renamed
+    without its cables.)"""
+    rng = random.Random(seed)
+    doc = load_document(EXAMPLES / "gb200-nvl72-144gpu.yaml") if seed % 5 == 4 else _fabric_with_jobs()
+    edits = Edits(doc, rng)
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    done = []
+    for _ in range(100):
+        done += [_random_field_edit(edits) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
+        assert checker.check(doc.snapshot()) == check_document(doc), f"seed {seed}, after {done[-8:]}"
