@@ -122,10 +122,11 @@ PICTURE_FOLDERS = [DOCS / "images", DOCS / "pictures"]
 
 
 def _links(page: Path) -> list[str]:
-    """The targets of the page's Markdown links and pictures, code blocks and code spans left out."""
+    """The targets of the page's Markdown links and pictures (a section of the same page too: "#name"),
+    code blocks and code spans left out."""
     text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
     text = re.sub(r"`[^`\n]*`", "", text)
-    return [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not t.startswith(("http:", "https:", "mailto:", "#"))]
+    return [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if not t.startswith(("http:", "https:", "mailto:"))]
 
 
 def _anchors(page: Path) -> set[str]:

@@ -330,3 +330,125 @@ def test_a_servers_gpus_resized_moves_the_jobs_figures_by_its_delta():
                                                                        fresh.accelerators), change
     assert checker.full_checks == full_checks
     assert any("has no NIC" in m for m in said) and any("the cluster has 252" in m for m in said)
+
+
+def test_a_server_given_an_accelerator_without_the_jobs_fp8_recipe_is_refused_and_then_let_go():
+    """The jobs' check reads the design's accelerators from the kept tallies: a B200 server turned into
+    an H100 makes the job's MXFP8 recipe an error, as a full check says, and turning it back clears it,
+    without the full check."""
+    doc = generate_fat_tree(nodes=32, gpu="B200")
+    doc.set_job(Workload(preset="llama3-8b", global_batch_size=256, micro_batch_size=1),
+                Parallelism(tensor_model_parallel_size=1, use_distributed_optimizer=True, num_gpus=16,
+                            fp8_recipe="mxfp8"))
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    assert checker.check(doc.snapshot()) == []
+    full_checks = checker.full_checks
+    server = doc.nodes[3].id
+    refused = []
+    for accelerator in ("H100-SXM5-80GB", "B200"):
+        edits.do([("update", server, {"accelerator": accelerator})])
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc), accelerator
+        refused.append([p.message for p in live if "fp8_recipe mxfp8" in p.message])
+    assert refused == [["fp8_recipe mxfp8 needs mxfp8 tensor cores, which H100-SXM5-80GB does not have"], []]
+    assert checker.full_checks == full_checks
+
+
+def test_a_listed_server_renamed_without_its_cables_is_named_as_gone_from_the_job():
+    """A server a job lists, renamed with its cables left naming the old id (they now end at none): the
+    job lists a server the design does not have, as the full check says, and undoing the rename clears
+    it, without the full check."""
+    doc = _fabric_with_jobs()
+    listed = doc.spec.jobs[1].placement.nodes[0]
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    full_checks = checker.full_checks
+    gone = []
+    for step in (lambda: edits.rename(listed, repoint=False, new="renamed-server"), edits.undo):
+        step()
+        live = checker.check(doc.snapshot())
+        assert live == check_document(doc)
+        gone.append([p.message for p in live if "which the design does not have" in p.message])
+    assert gone == [[f"job by-servers lists server '{listed}', which the design does not have"], []]
+    assert checker.full_checks == full_checks
+
+
+def test_a_cable_count_edited_after_a_server_deleted_is_checked_at_its_servers_new_place():
+    """A server deleted with its cables, then a cable of the last server given another count, both
+    before the next check (the worker still busy): the live check redoes that cable's devices at their
+    places after the delete and says what the full check says."""
+    doc = _fabric_with_jobs()
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    last = doc.nodes[-1].id
+    cable = next(l.id for l in doc.links if last in (split_endpoint(l.a)[0], split_endpoint(l.b)[0]))
+    edits.delete(doc.nodes[2].id)
+    edits.do([("update", cable, {"count": 2})])
+    assert checker.check(doc.snapshot()) == check_document(doc)
+
+
+def test_a_switch_given_a_networks_fabric_after_an_nvlink_one_cuts_its_servers_off():
+    """Four servers cabled only to a switch of NVLink fabric (a tray: no route runs through it), which
+    is then given InfiniBand's: it is a leaf with no up-links and its servers cannot reach the other 28,
+    as the full check says, without the full check (the cables' kinds were read once, while the tray
+    carried none of the routes)."""
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    tray = dataclasses.replace(doc.switches[0], id="lone-tray", slot=None, fabric="nvlink")
+    servers = [n.id for n in doc.nodes[-4:]]
+    steps = [("add", tray, None)]
+    for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] in servers):
+        steps.append(("update", link.id, {"b": f"lone-tray:p{k}"}))
+    edits.do(steps)
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    full_checks = checker.full_checks
+    edits.do([("update", "lone-tray", {"fabric": "infiniband"})])
+    live = checker.check(doc.snapshot())
+    assert live == check_document(doc)
+    assert any(p.element == "lone-tray" and "has no up-links" in p.message for p in live)
+    assert checker.full_checks == full_checks
+
+
+def _random_field_edit(edits: Edits) -> str:
+    """A field the random edits above leave alone: where a device sits, a server's role, GPUs out or
+    GPUs per NIC, a switch's tier or fabric, a cable's kind; else one of the edits above."""
+    doc, rng = edits.doc, edits.rng
+    roll = rng.random()
+    if roll < 0.3 and doc.nodes and doc.switches:
+        element = rng.choice(doc.nodes + doc.switches)
+        if element in doc.nodes:
+            change = rng.choice([{"slot": rng.choice([None, 0, 5, 40])},
+                                 {"rack": rng.choice([r.id for r in doc.racks] + ["nope"])},
+                                 {"gpus_down": rng.choice([0, 1, 9])}, {"role": rng.choice(["compute", "storage"])},
+                                 {"gpus_per_nic": rng.choice([1, 2])}])
+        else:
+            change = rng.choice([{"slot": rng.choice([None, 0, 40])}, {"tier": rng.choice(["leaf", "spine"])},
+                                 {"fabric": rng.choice(["infiniband", "ethernet", "nvlink"])}])
+        edits.do([("update", element.id, change)])
+        return f"{next(iter(change))} of {element.id}"
+    if roll < 0.4 and doc.links:
+        edits.do([("update", rng.choice(doc.links).id, {"kind": rng.choice(["infiniband", "ethernet", "nvlink"])})])
+        return "cable kind"
+    return edits.random_edit()
+
+
+@pytest.mark.parametrize("seed", [9, 27, 28])
+def test_several_random_edits_between_checks_keep_the_full_checks_list(seed):
+    """One to three edits before each check (the worker still busy with the one before), with the
+    fields above too. (9: a cable edited after a server deleted, in one check; 27: a switch given a
+    network's fabric after its cables' kinds were read on an NVLink one; 28: a listed server renamed
+    without its cables.)"""
+    rng = random.Random(seed)
+    doc = load_document(EXAMPLES / "gb200-nvl72-144gpu.yaml") if seed % 5 == 4 else _fabric_with_jobs()
+    edits = Edits(doc, rng)
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    done = []
+    for _ in range(100):
+        done += [_random_field_edit(edits) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
+        assert checker.check(doc.snapshot()) == check_document(doc), f"seed {seed}, after {done[-8:]}"

@@ -22,7 +22,7 @@ Candidate = tuple[str, str, float]
 class AlgorithmChoice:
     """The (algorithm, protocol, latency) candidates of a dimension's classes of groups: they depend on
     the size only through LL's size limit and the ring's plateau, so a plan's collectives of one
-    dimension make them once per class (they were remade for every size)."""
+    dimension make them once per class, not once per size."""
 
     def __init__(self, fabric: Fabric, shape: GroupShape, k: EngineConstants, nvls: bool, latency: GroupLatency):
         self.fabric = fabric

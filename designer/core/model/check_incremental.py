@@ -49,18 +49,18 @@ JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of 
 STATE_FIELDS = frozenset({"state", "gpus_down"})
 DEVICE_PARTS = frozenset({"racks", "nodes", "switches"})
 KIND_OF = {"nodes": SERVER, "switches": SWITCH}
-# a rack's fields that only the NaN check reads (its place on the canvas, its labels)
 # the servers' and switches' fields the network's islands follow from (check.network_islands)
 NETWORK_FIELDS = frozenset({"role", "accelerator_count", "tier", "fabric"})
 # the servers' and switches' fields that say only where they sit (what the jobs' tallies do not read)
 PLACEMENT_FIELDS = frozenset({"rack", "slot", "height_units", "name"})
-# a server's fields that the jobs' tallies follow by the edit's delta (DesignTallies.server_resized)
 # the servers' and switches' fields the parts' names read (check.part_problems), and those the NVLink
 # domains and trays and the GPU-NIC maps read (check.problems_after_links)
 PART_FIELDS = frozenset({"accelerator", "nic_model", "model"})
 AFTER_FIELDS = frozenset({"nvlink_domain", "accelerator", "accelerator_count", "fabric", "tier", "gpu_nic_affinity",
                           "nic_count"})
+# a server's fields that the jobs' tallies follow by the edit's delta (DesignTallies.server_resized)
 RESIZE_FIELDS = frozenset({"accelerator_count", "accelerator"})
+# a rack's fields that only the NaN check reads (its place on the canvas, its labels)
 RACK_NUMBERS_ONLY = frozenset({"x", "y", "name", "row"})
 
 
@@ -430,10 +430,10 @@ class Reshape:
             same = not (self.network_moved or self.counted) and self._same_ends(("kind", "index", "nic"))
             if not same:
                 parts.tallies.links_reshaped(parts.ends, parts.columns)
-            elif self.devices_renamed:
-                parts.tallies.devices_renamed(doc)
             elif self.touched:
                 parts.tallies.link_renamed()
+            if self.devices_renamed:  # the servers' ids the jobs list, whether or not the cables followed
+                parts.tallies.devices_renamed(doc)
             return True
         if not self.reshaped:  # cables renamed only: the network's shape is the same, the reasons name cables
             parts.tallies.link_renamed()
@@ -503,9 +503,10 @@ class Reshape:
                 for position in np.flatnonzero(ends.kind == 0).tolist():
                     again_sides.setdefault(position, set()).add(side)
         self.devices = devices_moved(self.devices, maps)
+        # the links added or changed: their ends parsed again below, their devices at the new places (the
+        # devices their ends had before were marked as each change came, at the places then)
         for element_id, sides in self.touched_sides.items():
             for position in self.positions.link_places(element_id):
-                self._devices_at(position, sides)  # before: its ends as parsed during the changes
                 again_sides.setdefault(position, set()).update(sides)
         again = sorted(again_sides)
         links = doc.links

@@ -8,8 +8,9 @@ checker (check_incremental.py) tells it of each element an edit changed (`server
 the unusable servers only after an edit of what they follow from (a state), from the cables and
 NICs read before (network_reach.ServerReach) and that one state; after cables added, removed or
 re-pointed, from the ends and columns the live check keeps (`links_reshaped`), the servers' figures
-kept. Every other edit that can change these figures (a server's GPU or NIC counts, a server added)
-gets new tallies.
+kept; a server's GPU count or accelerator by its delta (`server_resized`); racks and devices renamed
+by the ids they name (`racks_changed`, `devices_renamed`). Every other edit that can change these
+figures (a server's role or NIC count, a server or switch added or removed) gets new tallies.
 """
 from __future__ import annotations
 

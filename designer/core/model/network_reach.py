@@ -114,7 +114,7 @@ class NetworkRoutes:
         self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
         a_sw, b_sw = a.kind == 2, b.kind == 2
         on_tray = (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
-        network &= ~on_tray
+        network = network & ~on_tray  # a new array: the caller's is the live check's kept column
         self.nic = nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
         self.node_end = np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64)
         self.leaf_end = np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
@@ -273,8 +273,9 @@ class ServerReach:
     """unusable_servers of one design, kept while only states change (the live check, as the user
     marks cables, switches and servers down and up): the cables' ends, the NIC each cable serves and
     the routes are read once; a state edit changes one entry (`link_state`, `switch_state`; a
-    server's state is read from the design) and `unusable` answers from the arrays. Any other edit
-    of the design needs a new ServerReach."""
+    server's state is read from the design) and `unusable` answers from the arrays. A server's GPU
+    count (`server_resized`) and devices renamed with their cables (`devices_renamed`) are followed
+    too; any other edit of the design needs a new ServerReach."""
 
     def __init__(self, doc: Document, ends=None, columns: LinkColumns | None = None):
         """`ends`, `columns`: the links' ends and their kinds, counts and states, when the caller has them."""
