@@ -12,6 +12,7 @@ from designer.core.design_check import DesignChecker, check_document
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import load_document
 from designer.core.model import Link, Parallelism, Workload
+from designer.core.model.check import network_islands
 from designer.core.model.design_tallies import DesignTallies
 from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import EXAMPLES
@@ -330,3 +331,39 @@ def test_a_servers_gpus_resized_moves_the_jobs_figures_by_its_delta():
                                                                        fresh.accelerators), change
     assert checker.full_checks == full_checks
     assert any("has no NIC" in m for m in said) and any("the cluster has 252" in m for m in said)
+
+
+def test_a_server_deleted_and_put_back_moves_the_islands_without_finding_them_again(monkeypatch):
+    """A server deleted with its cables, and the delete undone, change the network's islands only at
+    that server: they are followed, not found again from every cable, unless the server was the one
+    joining two parts of the network (then it splits them, and the full check's list says so)."""
+    from designer.core.model import check_incremental
+
+    found = []
+    monkeypatch.setattr(check_incremental, "network_islands",
+                        lambda *args, **kwargs: found.append(1) or network_islands(*args, **kwargs))
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    # three servers off the fabric on two leaves without up-links; the first is cabled to both
+    bridge, left, right = (n.id for n in doc.nodes[-3:])
+    steps = [("add", dataclasses.replace(doc.switches[0], id=leaf, slot=None), None) for leaf in ("lone-a", "lone-b")]
+    for server, leaves in ((bridge, "ab"), (left, "a"), (right, "b")):
+        for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] == server):
+            steps.append(("update", link.id, {"b": f"lone-{leaves[k % len(leaves)]}:p{k}{server[-2:]}"}))
+    edits.do(steps)
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    full_checks, found[:] = checker.full_checks, []
+    for server in (doc.nodes[3].id, left, doc.nodes[20].id):  # each joined to the others by its leaves alone
+        edits.delete(server)
+        assert checker.check(doc.snapshot()) == check_document(doc)
+        edits.undo()
+        assert checker.check(doc.snapshot()) == check_document(doc)
+    assert not found and checker.full_checks == full_checks
+    edits.delete(bridge)  # lone-a's and lone-b's servers split apart: found again
+    live = checker.check(doc.snapshot())
+    assert live == check_document(doc) and sum("has no up-links" in p.message for p in live) == 2
+    edits.undo()
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    assert len(found) == 2 and checker.full_checks == full_checks

@@ -110,15 +110,13 @@ class NetworkRoutes:
         n_sw = len(self.switch_ids)
         if network is None:
             network = np.fromiter(map(NETWORK.__contains__, doc.link_values("kind")), bool, len(links))
-        tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
+        tray = trays(doc)
         self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
         a_sw, b_sw = a.kind == 2, b.kind == 2
-        on_tray = (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
-        network &= ~on_tray
-        self.nic = nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
-        self.node_end = np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64)
-        self.leaf_end = np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
-        is_leaf = np.zeros(n_sw, dtype=bool)
+        network = network & ~on_trays(a, b, tray)
+        self.nic, self.node_end, self.leaf_end = nic_cables(a, b, network)
+        nic = self.nic
+        self.is_leaf = is_leaf = np.zeros(n_sw, dtype=bool)
         is_leaf[self.leaf_end] = True
         ss = np.flatnonzero(network & a_sw & b_sw & (a.index != b.index))
         self.routes = switch_links(tier, is_leaf, tray, ss, a.index[ss].astype(np.int64),
@@ -139,24 +137,10 @@ class NetworkRoutes:
             node_end, leaf_end = node_end[carries[self.nic]], leaf_end[carries[self.nic]]
         else:
             carries = np.ones(len(a.kind), dtype=bool)
-        up_cable = carries[routes.links]
-        has_up = np.zeros(n_sw, dtype=bool)
-        has_up[routes.lower[routes.uplink & up_cable]] = True
-        has_up[routes.upper[routes.upper_uplink & up_cable]] = True
-        to_core = routes.to_core & up_cable
-        n_pods = int(routes.pod.max(initial=-1)) + 1
-        pod_core = np.zeros(n_pods, dtype=bool)
-        pod_core[routes.pod[routes.lower[to_core]]] = True
-
-        # components over servers, switches and pods: a server joins its leaves; a leaf with up-links its
-        # pod; a pod with core cables the cores it reaches; cores joined by cables join
-        pod_node = n_nodes + n_sw
-        up_leaves = np.flatnonzero(has_up & (routes.pod >= 0))
-        core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2) & up_cable
-        u = np.concatenate([node_end, n_nodes + up_leaves, pod_node + routes.pod[routes.lower[to_core]],
-                            n_nodes + routes.lower[core_core]])
-        v = np.concatenate([n_nodes + leaf_end, pod_node + routes.pod[up_leaves], n_nodes + routes.upper[to_core],
-                            n_nodes + routes.upper[core_core]])
+        has_up, pod_core, n_pods, su, sv = self._switch_graph(carries)
+        # components over servers, switches and pods: a server joins its leaves (then as _switch_graph)
+        u = np.concatenate([node_end, n_nodes + su])
+        v = np.concatenate([n_nodes + leaf_end, n_nodes + sv])
         label = components(n_nodes + n_sw + n_pods, u.astype(np.int64), v.astype(np.int64))
         root = label.tolist().__getitem__
 
@@ -182,6 +166,56 @@ class NetworkRoutes:
             islands.append(Island([node_ids[i] for i in members], bare, no_core, cores[key] if several_cores else [],
                                   down))
         return islands
+
+
+    def _switch_graph(self, carries: np.ndarray):
+        """The routes among switches and pods over the cables that `carries`: per switch, whether it has
+        an up-link; per pod, whether it has a cable to a core; the count of pods; and the edges (u, v)
+        over the switches (0..) and pods (after the switches): a leaf with up-links joins its pod, a pod
+        with core cables the cores it reaches, cores joined by cables join."""
+        routes, tier = self.routes, self.tier
+        n_sw = len(self.switch_ids)
+        up_cable = carries[routes.links]
+        has_up = np.zeros(n_sw, dtype=bool)
+        has_up[routes.lower[routes.uplink & up_cable]] = True
+        has_up[routes.upper[routes.upper_uplink & up_cable]] = True
+        to_core = routes.to_core & up_cable
+        n_pods = int(routes.pod.max(initial=-1)) + 1
+        pod_core = np.zeros(n_pods, dtype=bool)
+        pod_core[routes.pod[routes.lower[to_core]]] = True
+        up_leaves = np.flatnonzero(has_up & (routes.pod >= 0))
+        core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2) & up_cable
+        u = np.concatenate([up_leaves, n_sw + routes.pod[routes.lower[to_core]], routes.lower[core_core]])
+        v = np.concatenate([n_sw + routes.pod[up_leaves], routes.upper[to_core], routes.upper[core_core]])
+        return has_up, pod_core, n_pods, u, v
+
+    def switch_components(self) -> np.ndarray:
+        """Per switch, the smallest switch or pod of its component over the routes among switches alone
+        (every cable carrying; no server joins two of them): switches that reach each other whatever
+        servers come or go."""
+        n_sw = len(self.switch_ids)
+        _, _, n_pods, u, v = self._switch_graph(np.ones(len(self.a.kind), dtype=bool))
+        return components(n_sw + n_pods, u.astype(np.int64), v.astype(np.int64))[:n_sw]
+
+
+def trays(doc: Document) -> np.ndarray:
+    """Per switch: an NVLink switch tray (its cables are no network's)."""
+    return np.fromiter((s.fabric == "nvlink" for s in doc.switches), bool, len(doc.switches))
+
+
+def on_trays(a, b, tray: np.ndarray) -> np.ndarray:
+    """Per link: an end on a switch tray (`tray`: per switch)."""
+    a_sw, b_sw = a.kind == 2, b.kind == 2
+    return (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
+
+
+def nic_cables(a, b, network: np.ndarray):
+    """The servers' cables to a switch among the links whose kind is a network's and that end on no
+    tray (`network`): per link whether it is one, and the server and the switch (its leaf) of each."""
+    a_sw, b_sw = a.kind == 2, b.kind == 2
+    nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
+    return nic, np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64), \
+        np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
 
 
 def cables_up(doc: Document, a, b, states: list[str] | None = None) -> np.ndarray:
