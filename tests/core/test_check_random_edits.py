@@ -367,3 +367,39 @@ def test_a_server_deleted_and_put_back_moves_the_islands_without_finding_them_ag
     edits.undo()
     assert checker.check(doc.snapshot()) == check_document(doc)
     assert len(found) == 2 and checker.full_checks == full_checks
+
+
+def test_a_server_deleted_and_put_back_moves_the_servers_the_jobs_cannot_reach(monkeypatch):
+    """The servers a job cannot run on (a GPU without a NIC, a NIC not cabled) are followed through a
+    server deleted with its cables and the delete undone, not read again from every cable and NIC: the
+    jobs' check names the same servers, at their new places, as the full check."""
+    from designer.core.model import network_reach
+
+    doc = _fabric_with_jobs()
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    short, uncabled = doc.nodes[2].id, doc.nodes[6].id  # (servers the jobs list)
+    edits.do([("update", short, {"nic_count": 4})])  # 8 GPUs, 4 NICs: GPU 4 has none
+    edits.do([("remove", next(l.id for l in doc.links if l.a == f"{uncabled}:nic0"))])
+    checker.check(doc.snapshot())
+    made = []
+    original = network_reach.ServerReach.__init__
+    monkeypatch.setattr(network_reach.ServerReach, "__init__",
+                        lambda self, *args, **kwargs: made.append(1) or original(self, *args, **kwargs))
+    named = set()
+
+    def live_check():  # (the full check reads them anew: not counted)
+        problems = checker.check(doc.snapshot())
+        assert not made
+        return problems
+
+    for server in (doc.nodes[3].id, doc.nodes[22].id, doc.nodes[30].id):
+        edits.delete(server)
+        live = live_check()
+        assert live == check_document(doc)
+        named |= {p.message for p in live if "cannot reach" in p.message}
+        made.clear()
+        edits.undo()
+        assert live_check() == check_document(doc)
+        made.clear()
+    assert any(short in m for m in named) and any(uncabled in m for m in named)

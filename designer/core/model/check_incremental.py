@@ -242,6 +242,8 @@ class Reshape:
         self._cables_removed: list[set[int]] = []  # the servers (old places) at each cable removed
         self._cables_added: list[str] = []  # the ids of the cables added
         self.server_map: np.ndarray | None = None  # each server's place before -> after (_follow_devices)
+        self.link_origin: np.ndarray | None = None  # each link's place before the edits (-1: added); None: same
+        self.tallied_fields = False  # a field the jobs' tallies read changed (not only servers added, removed)
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
@@ -293,6 +295,7 @@ class Reshape:
         if resized:
             self.resized.add(new_id)
         self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
+        self.tallied_fields |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
         if c.collection in KIND_OF:
             renamed = c.field == "id"
             self.devices_edited["parts"] |= renamed or c.field in PART_FIELDS
@@ -358,6 +361,8 @@ class Reshape:
             return True
         self._source, self._added = None, []
         parts, new = self.parts, source < 0
+        origin = np.arange(len(parts.columns.count)) if self.link_origin is None else self.link_origin
+        self.link_origin = np.where(new, -1, gathered(origin, source))
         try:
             parts.columns.moved(source, added)
         except (TypeError, ValueError):
@@ -440,7 +445,9 @@ class Reshape:
             self._redo_network()
             resized = [self.positions.find(doc, "nodes", server) for server in self.resized]
             if self.tallied or None in resized:  # (a server resized, then renamed: made anew)
-                parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
+                before, parts.tallies = parts.tallies, DesignTallies(doc, parts.ends, parts.columns)
+                if not (self.tallied_fields or None in resized):  # servers added or removed alone
+                    self._reach_followed(before)
                 return True
             if self.racks_edited:  # a rack added, removed or changed: the ids the jobs' layout names
                 parts.tallies.racks_changed(doc)
@@ -488,27 +495,56 @@ class Reshape:
                 parts.islands = islands
         parts.network = network_problems(doc, parts.islands)
 
-    def _islands_followed(self) -> list | None:
-        """The islands followed through servers added and removed with their cables (island_edits.py),
-        or None when only finding them again will do."""
+    def _reach_followed(self, before: DesignTallies) -> None:
+        """The servers the jobs cannot reach (network_reach.ServerReach) followed through servers added and
+        removed with their cables into the new tallies, when they had it (else they find it when asked)."""
+        reach = before.reach
+        if reach is None or not self._servers_cables_only():
+            return
+        parts, server_map = self.parts, self.server_map
+        origin = np.full(len(self.doc.nodes), -1, np.int64)
+        kept = np.flatnonzero(server_map[:-1] >= 0)
+        origin[server_map[kept]] = kept
+        n_links = len(self._ends_before[0].kind)
+        link_place = np.arange(n_links)
+        if self.link_origin is not None:
+            link_place = np.full(n_links, -1, np.int64)
+            now = np.flatnonzero(self.link_origin >= 0)
+            link_place[self.link_origin[now]] = now
+        followed = reach.servers_moved(self.doc, origin, link_place, parts.ends, parts.columns)
+        if followed is not None:
+            parts.tallies.reach = followed
+
+    def _servers_cables_only(self) -> bool:
+        """Whether the network changed only by servers added and removed with their cables (no switch
+        added, removed or of another tier or fabric, no server of another role, no cable's ends, kind or
+        count changed, every cable added or removed at a server added or removed)."""
         server_map, parts = self.server_map, self.parts
-        if not self.islands_followable or server_map is None or not self.doc.switches \
-                or sum(len(island.servers) for island in parts.islands) < 2:
-            return None  # (islands of fewer than two servers are found without the network)
+        if not self.islands_followable or server_map is None:
+            return False
         gone = set(np.flatnonzero(server_map[:-1] < 0).tolist())
         if not all(servers & gone for servers in self._cables_removed):
-            return None  # a cable removed that no server removed took with it
+            return False  # a cable removed that no server removed took with it
         taken = np.zeros(len(self.doc.nodes), dtype=bool)
         taken[server_map[server_map >= 0]] = True
         new = set(np.flatnonzero(~taken).tolist())
         for link_id in self._cables_added:
             found = self.positions.link_places(link_id)
             if len(found) > 1:
-                return None
+                return False
             servers = {int(side.index[found[0]]) for side in parts.ends if side.kind[found[0]] == SERVER} \
                 if found else new  # (taken away again)
             if not servers & new:
-                return None  # a cable added at a server that was there
+                return False  # a cable added at a server that was there
+        return True
+
+    def _islands_followed(self) -> list | None:
+        """The islands followed through servers added and removed with their cables (island_edits.py),
+        or None when only finding them again will do."""
+        server_map, parts = self.server_map, self.parts
+        if not self.doc.switches or sum(len(island.servers) for island in parts.islands) < 2 \
+                or not self._servers_cables_only():
+            return None  # (islands of fewer than two servers are found without the network)
         if parts.switch_reach is None:  # (the islands were found again since the last full check)
             parts.switch_reach = SwitchReach.of(self.doc, self._ends_before, self._network_before, parts.islands,
                                                 len(server_map) - 1)

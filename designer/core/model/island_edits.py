@@ -84,8 +84,11 @@ def islands_followed(doc: Document, islands: list[Island], reach: SwitchReach, s
     for server in removed:
         if len({int(label[s]) for s in server_leaves(ends_before, network_before, tray, server)}) > 1:
             return None  # it may have joined parts of the network that nothing else joins
-    gone = set(removed)
-    servers = {id(island): sorted(int(moved[i]) for i in island.servers if i not in gone) for island in islands}
+    servers = {}
+    for island in islands:
+        mine = moved[np.asarray(island.servers, np.int64)]
+        mine = mine[mine >= 0]
+        servers[id(island)] = (mine if np.all(np.diff(mine) > 0) else np.sort(mine)).tolist()
     for server in added:
         reached = {int(label[s]) for s in server_leaves(ends, network, tray, server)}
         node = doc.nodes[server]

@@ -8,6 +8,7 @@ so that what `designer validate` accepts the engine can cost, and what it refuse
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, eq
@@ -248,12 +249,15 @@ def _down_around(doc: Document, members: list[int], nic: np.ndarray, a, b, route
     return tuple(dict.fromkeys(found))
 
 
-def _nic_cables(doc: Document, a, b, count: np.ndarray | None = None) -> np.ndarray:
+def _nic_cables(doc: Document, a, b, count: np.ndarray | None = None,
+                nic_counts: np.ndarray | None = None) -> np.ndarray:
     """Per NIC of every server (servers in file order, then NIC number): the link index of its cable
     to a switch, -1 for none. As the engine's fabric: a cable names its NIC; bundles take the next
-    NICs, cables without a port the server's next free ones, in file order."""
+    NICs, cables without a port the server's next free ones, in file order. `nic_counts`: per server,
+    its NICs (when the caller has them; 0 for those whose cables are not among `a`, `b`)."""
     nodes, links = doc.nodes, doc.links
-    nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
+    if nic_counts is None:
+        nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
     base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
     nic_link = np.full(int(nic_counts.sum()), -1, dtype=np.int64)
     if count is None:
@@ -279,6 +283,17 @@ def _nic_cables(doc: Document, a, b, count: np.ndarray | None = None) -> np.ndar
                 break
             mine[local] = i
     return nic_link
+
+
+def _server_nic_cables(doc: Document, a, b, count: np.ndarray, server: int) -> np.ndarray:
+    """_nic_cables of the server at place `server` alone: per NIC, the link index of its cable."""
+    at = np.flatnonzero(((a.kind == 1) & (a.index == server)) | ((b.kind == 1) & (b.index == server)))
+    sub = [dataclasses.replace(side, **{f.name: getattr(side, f.name)[at] for f in dataclasses.fields(side)})
+           for side in (a, b)]
+    nic_counts = np.zeros(len(doc.nodes), np.int64)
+    nic_counts[server] = doc.nodes[server].nic_count
+    found = _nic_cables(doc, *sub, count[at], nic_counts)
+    return np.where(found >= 0, at[np.maximum(found, 0)], -1) if len(at) else found
 
 
 def gpu_nics(node) -> list[list[int]]:
@@ -325,6 +340,43 @@ class ServerReach:
         self.switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
         self._routes: NetworkRoutes | None = None  # made the first time something is down
         self._network = None if columns is None else columns.network
+
+    def servers_moved(self, doc: Document, origin: np.ndarray, link_place: np.ndarray, ends,
+                      columns: LinkColumns) -> "ServerReach | None":
+        """This reach after servers were added and removed with their cables and nothing else of the
+        network changed (the caller's word): `origin`, per server now, its place before (-1: added);
+        `link_place`, per link before, its place now (-1: removed); `ends`, `columns`: the links' now.
+        The kept servers' NICs keep their cables (moved to their places); an added server's are read
+        from its own cables. None when a kept server lost a cable (found anew then)."""
+        nodes, kept = doc.nodes, origin >= 0
+        if not np.all(np.diff(origin[kept]) > 0):
+            return None  # (a server moved: its NICs' cables are read anew)
+        reach = ServerReach.__new__(ServerReach)
+        reach.a, reach.b = ends
+        added = np.flatnonzero(~kept).tolist()
+        reach.nic_counts = self.nic_counts[np.maximum(origin, 0)]
+        for i in added:
+            reach.nic_counts[i] = nodes[i].nic_count
+        reach.base = np.concatenate([[0], np.cumsum(reach.nic_counts)[:-1]]).astype(np.int64)
+        reach.nic_node = np.repeat(np.arange(len(nodes)), reach.nic_counts)
+        was_kept = np.zeros(len(self.nic_counts), dtype=bool)
+        was_kept[origin[kept]] = True
+        before = self.nic_link[was_kept[self.nic_node]]
+        now = np.where(before >= 0, link_place[np.maximum(before, 0)], -1)
+        if np.any((before >= 0) & (now < 0)):
+            return None
+        reach.nic_link = np.full(len(reach.nic_node), -1, dtype=np.int64)
+        reach.nic_link[kept[reach.nic_node]] = now
+        for i in added:
+            reach.nic_link[reach.base[i]:reach.base[i] + reach.nic_counts[i]] = \
+                _server_nic_cables(doc, reach.a, reach.b, columns.count, i)
+        reach.short = [int(p) for p in np.flatnonzero(kept)[np.isin(origin[kept], self.short)]] + \
+            [i for i in added if nodes[i].accelerator_count > nodes[i].nic_count * nodes[i].gpus_per_nic]
+        reach.link_down = columns.down.copy()
+        reach.switch_down = self.switch_down
+        reach._routes = None
+        reach._network = columns.network
+        return reach
 
     def server_resized(self, position: int, node) -> None:
         """The server at `position` has another GPU count: whether its GPUs outnumber its NICs' reach."""
