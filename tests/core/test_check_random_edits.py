@@ -106,6 +106,22 @@ class Edits:
                                       "infiniband", 400.0), None))
         self.do(steps)
 
+    def add_server_with_a_taken_id(self) -> None:
+        """A server added under the id of a server or switch there is (a repeat the check names), with
+        a cable whose end names that id (which device it means is the full check's call)."""
+        doc, rng = self.doc, self.rng
+        if not doc.nodes:
+            return
+        taken = rng.choice([*doc.nodes, *doc.switches]).id
+        server = dataclasses.replace(rng.choice(doc.nodes), id=taken,
+                                     gpu_nic_affinity=list(doc.nodes[0].gpu_nic_affinity))
+        steps = [("add", server, rng.randrange(len(doc.nodes) + 1))]
+        if doc.switches:
+            switch = rng.choice(doc.switches)
+            steps.append(("add", Link(self.new_id("l"), f"{taken}:nic{rng.randrange(4)}", f"{switch.id}:p{rng.randrange(8)}",
+                                      "infiniband", 400.0), None))
+        self.do(steps)
+
     def add_cable(self) -> None:
         doc, rng = self.doc, self.rng
         if not doc.nodes or not doc.switches:
@@ -137,7 +153,7 @@ class Edits:
 
     def random_edit(self) -> str:
         doc, rng = self.doc, self.rng
-        choices = ["undo", "add server", "add cable"]
+        choices = ["undo", "add server", "add cable", "add server with a taken id"]
         choices += ["delete server", "rename server", "resize server"] * bool(doc.nodes)
         choices += ["delete switch", "rename switch", "resize switch"] * bool(doc.switches)
         choices += ["delete rack", "rename rack", "resize rack"] * bool(doc.racks)
@@ -154,12 +170,14 @@ class Edits:
             self.add_server()
         elif what == "add cable":
             self.add_cable()
+        elif what == "add server with a taken id":
+            self.add_server_with_a_taken_id()
         elif kind == "delete":
             self.delete(element.id, with_links=noun == "rack" or rng.random() < 0.8)
         elif kind == "rename":
             taken = rng.choice(pool).id
             # now and then to an id another element has (a repeat the check names)
-            self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.05 else None)
+            self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.15 else None)
         elif what == "resize server":
             self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([0, 4, 8, 16])},
                                                         {"nic_count": rng.choice([1, 4, 8])},
