@@ -237,3 +237,27 @@ def test_random_duplicate_ids_and_non_finite_numbers_keep_the_full_checks_list(e
         seen["not finite"] += any("not a finite number" in p.message for p in full)
     assert 0 < seen["duplicate"] < 80 and 0 < seen["not finite"] < 80  # they came and went
     assert checker.full_checks < 60  # most cables' numbers were checked by the edit's own check
+
+
+def test_a_full_check_finds_the_link_id_index_again_when_the_ids_are_the_same():
+    """The links' id index (295k ids at 131k GPUs, ~45 ms to make) is made once: a cable removed and
+    put back, then a full check (a server renamed to a taken id), leaves the link ids as they were,
+    so the next cable edit's check finds the index made before rather than indexing them again."""
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    cable = doc.links[4]
+    doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps)  # a cable found by id: its index made
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    index = doc.link_id_index.of(doc.link_list("id"), doc.link_ids_version)
+    _, position, removed = doc.remove(cable.id)
+    doc.add(removed, position)  # another version of the same ids
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    server, taken = doc.nodes[0].id, doc.nodes[1].id
+    doc.update(server, id=taken)
+    full_checks = checker.full_checks
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    assert checker.full_checks == full_checks + 1  # (a full check: its look-ups start afresh)
+    doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    assert doc.link_id_index.of(doc.link_list("id"), doc.link_ids_version) is index

@@ -12,6 +12,7 @@ from designer.core.design_check import DesignChecker, check_document
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import load_document
 from designer.core.model import Link, Parallelism, Workload
+from designer.core.model.check import network_islands
 from designer.core.model.design_tallies import DesignTallies
 from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import EXAMPLES
@@ -105,6 +106,22 @@ class Edits:
                                       "infiniband", 400.0), None))
         self.do(steps)
 
+    def add_server_with_a_taken_id(self) -> None:
+        """A server added under the id of a server or switch there is (a repeat the check names), with
+        a cable whose end names that id (which device it means is the full check's call)."""
+        doc, rng = self.doc, self.rng
+        if not doc.nodes:
+            return
+        taken = rng.choice([*doc.nodes, *doc.switches]).id
+        server = dataclasses.replace(rng.choice(doc.nodes), id=taken,
+                                     gpu_nic_affinity=list(doc.nodes[0].gpu_nic_affinity))
+        steps = [("add", server, rng.randrange(len(doc.nodes) + 1))]
+        if doc.switches:
+            switch = rng.choice(doc.switches)
+            steps.append(("add", Link(self.new_id("l"), f"{taken}:nic{rng.randrange(4)}", f"{switch.id}:p{rng.randrange(8)}",
+                                      "infiniband", 400.0), None))
+        self.do(steps)
+
     def add_cable(self) -> None:
         doc, rng = self.doc, self.rng
         if not doc.nodes or not doc.switches:
@@ -136,7 +153,7 @@ class Edits:
 
     def random_edit(self) -> str:
         doc, rng = self.doc, self.rng
-        choices = ["undo", "add server", "add cable"]
+        choices = ["undo", "add server", "add cable", "add server with a taken id"]
         choices += ["delete server", "rename server", "resize server"] * bool(doc.nodes)
         choices += ["delete switch", "rename switch", "resize switch"] * bool(doc.switches)
         choices += ["delete rack", "rename rack", "resize rack"] * bool(doc.racks)
@@ -153,12 +170,14 @@ class Edits:
             self.add_server()
         elif what == "add cable":
             self.add_cable()
+        elif what == "add server with a taken id":
+            self.add_server_with_a_taken_id()
         elif kind == "delete":
             self.delete(element.id, with_links=noun == "rack" or rng.random() < 0.8)
         elif kind == "rename":
             taken = rng.choice(pool).id
             # now and then to an id another element has (a repeat the check names)
-            self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.05 else None)
+            self.rename(element.id, repoint=rng.random() < 0.6, new=taken if rng.random() < 0.15 else None)
         elif what == "resize server":
             self.do([("update", element.id, rng.choice([{"accelerator_count": rng.choice([0, 4, 8, 16])},
                                                         {"nic_count": rng.choice([1, 4, 8])},
@@ -452,3 +471,75 @@ def test_several_random_edits_between_checks_keep_the_full_checks_list(seed):
     for _ in range(100):
         done += [_random_field_edit(edits) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
         assert checker.check(doc.snapshot()) == check_document(doc), f"seed {seed}, after {done[-8:]}"
+
+
+def test_a_server_deleted_and_put_back_moves_the_islands_without_finding_them_again(monkeypatch):
+    """A server deleted with its cables, and the delete undone, change the network's islands only at
+    that server: they are followed, not found again from every cable, unless the server was the one
+    joining two parts of the network (then it splits them, and the full check's list says so)."""
+    from designer.core.model import check_incremental
+
+    found = []
+    monkeypatch.setattr(check_incremental, "network_islands",
+                        lambda *args, **kwargs: found.append(1) or network_islands(*args, **kwargs))
+    doc = generate_fat_tree(nodes=32, gpu="H100")
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    # three servers off the fabric on two leaves without up-links; the first is cabled to both
+    bridge, left, right = (n.id for n in doc.nodes[-3:])
+    steps = [("add", dataclasses.replace(doc.switches[0], id=leaf, slot=None), None) for leaf in ("lone-a", "lone-b")]
+    for server, leaves in ((bridge, "ab"), (left, "a"), (right, "b")):
+        for k, link in enumerate(l for l in doc.links if split_endpoint(l.a)[0] == server):
+            steps.append(("update", link.id, {"b": f"lone-{leaves[k % len(leaves)]}:p{k}{server[-2:]}"}))
+    edits.do(steps)
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    full_checks, found[:] = checker.full_checks, []
+    for server in (doc.nodes[3].id, left, doc.nodes[20].id):  # each joined to the others by its leaves alone
+        edits.delete(server)
+        assert checker.check(doc.snapshot()) == check_document(doc)
+        edits.undo()
+        assert checker.check(doc.snapshot()) == check_document(doc)
+    assert not found and checker.full_checks == full_checks
+    edits.delete(bridge)  # lone-a's and lone-b's servers split apart: found again
+    live = checker.check(doc.snapshot())
+    assert live == check_document(doc) and sum("has no up-links" in p.message for p in live) == 2
+    edits.undo()
+    assert checker.check(doc.snapshot()) == check_document(doc)
+    assert len(found) == 2 and checker.full_checks == full_checks
+
+
+def test_a_server_deleted_and_put_back_moves_the_servers_the_jobs_cannot_reach(monkeypatch):
+    """The servers a job cannot run on (a GPU without a NIC, a NIC not cabled) are followed through a
+    server deleted with its cables and the delete undone, not read again from every cable and NIC: the
+    jobs' check names the same servers, at their new places, as the full check."""
+    from designer.core.model import network_reach
+
+    doc = _fabric_with_jobs()
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    short, uncabled = doc.nodes[2].id, doc.nodes[6].id  # (servers the jobs list)
+    edits.do([("update", short, {"nic_count": 4})])  # 8 GPUs, 4 NICs: GPU 4 has none
+    edits.do([("remove", next(l.id for l in doc.links if l.a == f"{uncabled}:nic0"))])
+    checker.check(doc.snapshot())
+    made = []
+    original = network_reach.ServerReach.__init__
+    monkeypatch.setattr(network_reach.ServerReach, "__init__",
+                        lambda self, *args, **kwargs: made.append(1) or original(self, *args, **kwargs))
+    named = set()
+
+    def live_check():  # (the full check reads them anew: not counted)
+        problems = checker.check(doc.snapshot())
+        assert not made
+        return problems
+
+    for server in (doc.nodes[3].id, doc.nodes[22].id, doc.nodes[30].id):
+        edits.delete(server)
+        live = live_check()
+        assert live == check_document(doc)
+        named |= {p.message for p in live if "cannot reach" in p.message}
+        made.clear()
+        edits.undo()
+        assert live_check() == check_document(doc)
+        made.clear()
+    assert any(short in m for m in named) and any(uncabled in m for m in named)

@@ -49,6 +49,8 @@ class CheckParts:
     columns: LinkColumns  # the links' kinds, counts and states that the network checks read, likewise
     slots: object = None  # the racks' and slots' check kept per element (rack_slots.RackSlots), for the live check
     parts: list[Problem] | None = None  # part_problems (in before_links)
+    switch_reach: object = None  # the routes among switches that `islands` came of (island_edits.SwitchReach),
+    # made by the live check when a server added or removed is first followed
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:

@@ -16,7 +16,8 @@ them as well: the devices' places are matched by id before and after and the kep
 (device_edits.py), the link rules redone at the devices whose cables or fields changed and at every
 dangling end; the racks' and slots' check is kept per element and per rack (rack_slots.py), the
 parts' names and the NVLink and NIC-map checks are redone only after an edit of a field they read,
-the network's islands only when its shape changed, and the jobs' tallies follow renames, rack edits
+the network's islands only when its shape changed (a server added or removed with its cables moves them:
+island_edits.py), and the jobs' tallies follow renames, rack edits
 and a server's GPU count by the edit's delta. A new design, or an edit while ids repeat, gets the
 full check. The list is joined as check_model joins it
 (check.assemble). Saving and `designer validate` run the full check.
@@ -38,6 +39,7 @@ from .document import Document
 from .elements import split_endpoint
 from .endpoints import Endpoints, parse_endpoints
 from .id_index import IdIndex, SharedIdIndex
+from .island_edits import SwitchReach, islands_followed
 from .link_columns import gathered
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 from .rack_slots import RackSlots
@@ -82,6 +84,11 @@ class ModelChecker:
             self._parts.slots = RackSlots(doc)  # the racks' and slots' answers per element, for device edits
             self._positions = ElementPositions(self._parts.link_ids, doc.link_id_index, doc.link_ids_version)
             self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
+            # the routes among switches, for the islands to follow servers added and removed (~15 ms at 131k
+            # GPUs: made here, with the whole design's check, not by the first server deleted after it)
+            if doc.switches and sum(len(island.servers) for island in self._parts.islands) >= 2:
+                self._parts.switch_reach = SwitchReach.of(doc, self._parts.ends, self._parts.columns.network,
+                                                          self._parts.islands, len(doc.nodes))
         elif self._parts.ends is not ends:  # the ends moved with the edits: the document's parse from now on
             doc.link_ends.keep(doc, self._parts.ends)
         self._key = (doc.lineage, doc.revision)
@@ -227,6 +234,16 @@ class Reshape:
         # the racks' and slots' check (rack_slots.py); a rack added, removed or renamed (every missing rack's guess)
         self.placed: dict[str, set[str]] = {name: set() for name in DEVICE_PARTS}
         self.racks_renamed = False
+        # the network's islands can follow servers added and removed (island_edits.py): no switch added,
+        # removed or of another tier or fabric, no server of another role, no cable's ends, kind or count
+        # changed; and (checked when followed) every cable added or removed at a server added or removed
+        self.islands_followable = True
+        self._network_before = parts.columns.network  # (replaced, not written, by cables added and removed)
+        self._cables_removed: list[set[int]] = []  # the servers (old places) at each cable removed
+        self._cables_added: list[str] = []  # the ids of the cables added
+        self.server_map: np.ndarray | None = None  # each server's place before -> after (_follow_devices)
+        self.link_origin: np.ndarray | None = None  # each link's place before the edits (-1: added); None: same
+        self.tallied_fields = False  # a field the jobs' tallies read changed (not only servers added, removed)
 
     def element_added(self, c) -> bool:
         """A rack, server or switch put at `c.position`."""
@@ -238,6 +255,7 @@ class Reshape:
         self.placed[c.collection].add(c.id)
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
+        self.islands_followable &= c.collection != "switches"
         self.tallied |= c.collection in KIND_OF
         self._devices_edited(c.collection in KIND_OF)
         return True
@@ -250,6 +268,7 @@ class Reshape:
         self.racks_renamed |= c.collection == "racks"
         self.placed[c.collection].add(c.id)
         self.tallied |= c.collection in KIND_OF
+        self.islands_followable &= c.collection != "switches"
         self._devices_edited(c.collection in KIND_OF)
         self._element_moved(c.collection, None)
         return True
@@ -271,10 +290,12 @@ class Reshape:
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
             self.racked = True
         self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
+        self.islands_followable &= not (c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c))
         resized = c.collection == "nodes" and c.field in RESIZE_FIELDS and type(c.new) is type(c.old)
         if resized:
             self.resized.add(new_id)
         self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
+        self.tallied_fields |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
         if c.collection in KIND_OF:
             renamed = c.field == "id"
             self.devices_edited["parts"] |= renamed or c.field in PART_FIELDS
@@ -304,6 +325,7 @@ class Reshape:
             return False
         self._source = np.insert(self._sources(), position, -1 - len(self._added))
         self._added.append(link)
+        self._cables_added.append(c.id)
         self.positions.link_inserted(position, c.id)
         self._move_link_tables(position, 1)
         self._touch(c.id, (0, 1))
@@ -318,6 +340,7 @@ class Reshape:
         if kept >= 0:  # (a cable added in this run and taken again: no device of its is changed)
             for side in self.parts.ends:
                 self.devices.add((int(side.kind[kept]), int(side.index[kept])) if side.kind[kept] else DANGLING)
+            self._cables_removed.append({int(side.index[kept]) for side in self.parts.ends if side.kind[kept] == SERVER})
         self._source = np.delete(source, position)
         self.positions.link_removed(position)
         self._move_link_tables(position, -1)
@@ -338,6 +361,8 @@ class Reshape:
             return True
         self._source, self._added = None, []
         parts, new = self.parts, source < 0
+        origin = np.arange(len(parts.columns.count)) if self.link_origin is None else self.link_origin
+        self.link_origin = np.where(new, -1, gathered(origin, source))
         try:
             parts.columns.moved(source, added)
         except (TypeError, ValueError):
@@ -367,6 +392,7 @@ class Reshape:
             return False
         position = found[0]
         sides = ("ab".index(c.field),) if c.field in ("a", "b") else (0, 1)  # (an id: both ends' problems name it)
+        self.islands_followable &= c.field == "id"
         self._devices_at(position, sides)
         if c.field == "id":
             if not isinstance(c.new, str):
@@ -419,7 +445,9 @@ class Reshape:
             self._redo_network()
             resized = [self.positions.find(doc, "nodes", server) for server in self.resized]
             if self.tallied or None in resized:  # (a server resized, then renamed: made anew)
-                parts.tallies = DesignTallies(doc, parts.ends, parts.columns)
+                before, parts.tallies = parts.tallies, DesignTallies(doc, parts.ends, parts.columns)
+                if not (self.tallied_fields or None in resized):  # servers added or removed alone
+                    self._reach_followed(before)
                 return True
             if self.racks_edited:  # a rack added, removed or changed: the ids the jobs' layout names
                 parts.tallies.racks_changed(doc)
@@ -460,8 +488,68 @@ class Reshape:
         (network_moved, or a cable's end now at another device: a device renamed with its cables keeps them)."""
         doc, parts = self.doc, self.parts
         if self.network_moved or not self._same_ends(("kind", "index")):
-            parts.islands = network_islands(doc, parts.ends, parts.columns)
+            islands = self._islands_followed()
+            if islands is None:
+                parts.islands, parts.switch_reach = network_islands(doc, parts.ends, parts.columns), None
+            else:
+                parts.islands = islands
         parts.network = network_problems(doc, parts.islands)
+
+    def _reach_followed(self, before: DesignTallies) -> None:
+        """The servers the jobs cannot reach (network_reach.ServerReach) followed through servers added and
+        removed with their cables into the new tallies, when they had it (else they find it when asked)."""
+        reach = before.reach
+        if reach is None or not self._servers_cables_only():
+            return
+        parts, server_map = self.parts, self.server_map
+        origin = np.full(len(self.doc.nodes), -1, np.int64)
+        kept = np.flatnonzero(server_map[:-1] >= 0)
+        origin[server_map[kept]] = kept
+        n_links = len(self._ends_before[0].kind)
+        link_place = np.arange(n_links)
+        if self.link_origin is not None:
+            link_place = np.full(n_links, -1, np.int64)
+            now = np.flatnonzero(self.link_origin >= 0)
+            link_place[self.link_origin[now]] = now
+        followed = reach.servers_moved(self.doc, origin, link_place, parts.ends, parts.columns)
+        if followed is not None:
+            parts.tallies.reach = followed
+
+    def _servers_cables_only(self) -> bool:
+        """Whether the network changed only by servers added and removed with their cables (no switch
+        added, removed or of another tier or fabric, no server of another role, no cable's ends, kind or
+        count changed, every cable added or removed at a server added or removed)."""
+        server_map, parts = self.server_map, self.parts
+        if not self.islands_followable or server_map is None:
+            return False
+        gone = set(np.flatnonzero(server_map[:-1] < 0).tolist())
+        if not all(servers & gone for servers in self._cables_removed):
+            return False  # a cable removed that no server removed took with it
+        taken = np.zeros(len(self.doc.nodes), dtype=bool)
+        taken[server_map[server_map >= 0]] = True
+        new = set(np.flatnonzero(~taken).tolist())
+        for link_id in self._cables_added:
+            found = self.positions.link_places(link_id)
+            if len(found) > 1:
+                return False
+            servers = {int(side.index[found[0]]) for side in parts.ends if side.kind[found[0]] == SERVER} \
+                if found else new  # (taken away again)
+            if not servers & new:
+                return False  # a cable added at a server that was there
+        return True
+
+    def _islands_followed(self) -> list | None:
+        """The islands followed through servers added and removed with their cables (island_edits.py),
+        or None when only finding them again will do."""
+        server_map, parts = self.server_map, self.parts
+        if not self.doc.switches or sum(len(island.servers) for island in parts.islands) < 2 \
+                or not self._servers_cables_only():
+            return None  # (islands of fewer than two servers are found without the network)
+        if parts.switch_reach is None:  # (the islands were found again since the last full check)
+            parts.switch_reach = SwitchReach.of(self.doc, self._ends_before, self._network_before, parts.islands,
+                                                len(server_map) - 1)
+        return islands_followed(self.doc, parts.islands, parts.switch_reach, server_map, self._ends_before,
+                                self._network_before, parts.ends, parts.columns.network)
 
     def _reread_elements(self) -> bool:
         """The racks, servers and switches added or changed: their numbers read again, their devices'
@@ -492,6 +580,7 @@ class Reshape:
         doc, parts = self.doc, self.parts
         new_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
         maps = {KIND_OF[name]: place_map(self.device_ids[name], new_ids[name]) for name in KIND_OF}
+        self.server_map = maps[SERVER]
         moved = [ends_moved(side, maps) for side in parts.ends]
         # link position -> the sides to parse again whose devices are redone: ends at a device gone
         again_sides: dict[int, set[int]] = {}

@@ -93,6 +93,16 @@ class DesignTallies:
             self._unusable = self._reach.unusable(doc)
         return self._unusable
 
+    @property
+    def reach(self) -> ServerReach | None:
+        """The design's cables and NICs as read for the unusable servers (None: not read yet)."""
+        return self._reach
+
+    @reach.setter
+    def reach(self, reach: ServerReach) -> None:
+        """Take `reach` (of this design, followed from the tallies before an edit) rather than reading it."""
+        self._reach, self._ends, self._columns, self._unusable = reach, None, None, None
+
     def server_edited(self, doc: Document, position: int, field: str) -> None:
         """The server at `position` had `field` (its state or GPUs down) edited."""
         node = doc.nodes[position]

@@ -8,6 +8,7 @@ so that what `designer validate` accepts the engine can cost, and what it refuse
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, eq
@@ -110,15 +111,13 @@ class NetworkRoutes:
         n_sw = len(self.switch_ids)
         if network is None:
             network = np.fromiter(map(NETWORK.__contains__, doc.link_values("kind")), bool, len(links))
-        tray = np.fromiter((s.fabric == "nvlink" for s in switches), bool, n_sw)
+        tray = trays(doc)
         self.tier = tier = np.fromiter((TIER_RANK.get(s.tier, 0) for s in switches), np.int64, n_sw)
         a_sw, b_sw = a.kind == 2, b.kind == 2
-        on_tray = (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
-        network = network & ~on_tray  # a new array: the caller's is the live check's kept column
-        self.nic = nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
-        self.node_end = np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64)
-        self.leaf_end = np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
-        is_leaf = np.zeros(n_sw, dtype=bool)
+        network = network & ~on_trays(a, b, tray)  # a new array: the caller's is the live check's kept column
+        self.nic, self.node_end, self.leaf_end = nic_cables(a, b, network)
+        nic = self.nic
+        self.is_leaf = is_leaf = np.zeros(n_sw, dtype=bool)
         is_leaf[self.leaf_end] = True
         ss = np.flatnonzero(network & a_sw & b_sw & (a.index != b.index))
         self.routes = switch_links(tier, is_leaf, tray, ss, a.index[ss].astype(np.int64),
@@ -139,24 +138,10 @@ class NetworkRoutes:
             node_end, leaf_end = node_end[carries[self.nic]], leaf_end[carries[self.nic]]
         else:
             carries = np.ones(len(a.kind), dtype=bool)
-        up_cable = carries[routes.links]
-        has_up = np.zeros(n_sw, dtype=bool)
-        has_up[routes.lower[routes.uplink & up_cable]] = True
-        has_up[routes.upper[routes.upper_uplink & up_cable]] = True
-        to_core = routes.to_core & up_cable
-        n_pods = int(routes.pod.max(initial=-1)) + 1
-        pod_core = np.zeros(n_pods, dtype=bool)
-        pod_core[routes.pod[routes.lower[to_core]]] = True
-
-        # components over servers, switches and pods: a server joins its leaves; a leaf with up-links its
-        # pod; a pod with core cables the cores it reaches; cores joined by cables join
-        pod_node = n_nodes + n_sw
-        up_leaves = np.flatnonzero(has_up & (routes.pod >= 0))
-        core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2) & up_cable
-        u = np.concatenate([node_end, n_nodes + up_leaves, pod_node + routes.pod[routes.lower[to_core]],
-                            n_nodes + routes.lower[core_core]])
-        v = np.concatenate([n_nodes + leaf_end, pod_node + routes.pod[up_leaves], n_nodes + routes.upper[to_core],
-                            n_nodes + routes.upper[core_core]])
+        has_up, pod_core, n_pods, su, sv = self._switch_graph(carries)
+        # components over servers, switches and pods: a server joins its leaves (then as _switch_graph)
+        u = np.concatenate([node_end, n_nodes + su])
+        v = np.concatenate([n_nodes + leaf_end, n_nodes + sv])
         label = components(n_nodes + n_sw + n_pods, u.astype(np.int64), v.astype(np.int64))
         root = label.tolist().__getitem__
 
@@ -182,6 +167,56 @@ class NetworkRoutes:
             islands.append(Island([node_ids[i] for i in members], bare, no_core, cores[key] if several_cores else [],
                                   down))
         return islands
+
+
+    def _switch_graph(self, carries: np.ndarray):
+        """The routes among switches and pods over the cables that `carries`: per switch, whether it has
+        an up-link; per pod, whether it has a cable to a core; the count of pods; and the edges (u, v)
+        over the switches (0..) and pods (after the switches): a leaf with up-links joins its pod, a pod
+        with core cables the cores it reaches, cores joined by cables join."""
+        routes, tier = self.routes, self.tier
+        n_sw = len(self.switch_ids)
+        up_cable = carries[routes.links]
+        has_up = np.zeros(n_sw, dtype=bool)
+        has_up[routes.lower[routes.uplink & up_cable]] = True
+        has_up[routes.upper[routes.upper_uplink & up_cable]] = True
+        to_core = routes.to_core & up_cable
+        n_pods = int(routes.pod.max(initial=-1)) + 1
+        pod_core = np.zeros(n_pods, dtype=bool)
+        pod_core[routes.pod[routes.lower[to_core]]] = True
+        up_leaves = np.flatnonzero(has_up & (routes.pod >= 0))
+        core_core = (tier[routes.lower] == 2) & (tier[routes.upper] == 2) & up_cable
+        u = np.concatenate([up_leaves, n_sw + routes.pod[routes.lower[to_core]], routes.lower[core_core]])
+        v = np.concatenate([n_sw + routes.pod[up_leaves], routes.upper[to_core], routes.upper[core_core]])
+        return has_up, pod_core, n_pods, u, v
+
+    def switch_components(self) -> np.ndarray:
+        """Per switch, the smallest switch or pod of its component over the routes among switches alone
+        (every cable carrying; no server joins two of them): switches that reach each other whatever
+        servers come or go."""
+        n_sw = len(self.switch_ids)
+        _, _, n_pods, u, v = self._switch_graph(np.ones(len(self.a.kind), dtype=bool))
+        return components(n_sw + n_pods, u.astype(np.int64), v.astype(np.int64))[:n_sw]
+
+
+def trays(doc: Document) -> np.ndarray:
+    """Per switch: an NVLink switch tray (its cables are no network's)."""
+    return np.fromiter((s.fabric == "nvlink" for s in doc.switches), bool, len(doc.switches))
+
+
+def on_trays(a, b, tray: np.ndarray) -> np.ndarray:
+    """Per link: an end on a switch tray (`tray`: per switch)."""
+    a_sw, b_sw = a.kind == 2, b.kind == 2
+    return (a_sw & tray[np.where(a_sw, a.index, 0)]) | (b_sw & tray[np.where(b_sw, b.index, 0)])
+
+
+def nic_cables(a, b, network: np.ndarray):
+    """The servers' cables to a switch among the links whose kind is a network's and that end on no
+    tray (`network`): per link whether it is one, and the server and the switch (its leaf) of each."""
+    a_sw, b_sw = a.kind == 2, b.kind == 2
+    nic = network & (((a.kind == 1) & b_sw) | (a_sw & (b.kind == 1)))
+    return nic, np.where(a.kind == 1, a.index, b.index)[nic].astype(np.int64), \
+        np.where(a_sw, a.index, b.index)[nic].astype(np.int64)
 
 
 def cables_up(doc: Document, a, b, states: list[str] | None = None) -> np.ndarray:
@@ -214,12 +249,15 @@ def _down_around(doc: Document, members: list[int], nic: np.ndarray, a, b, route
     return tuple(dict.fromkeys(found))
 
 
-def _nic_cables(doc: Document, a, b, count: np.ndarray | None = None) -> np.ndarray:
+def _nic_cables(doc: Document, a, b, count: np.ndarray | None = None,
+                nic_counts: np.ndarray | None = None) -> np.ndarray:
     """Per NIC of every server (servers in file order, then NIC number): the link index of its cable
     to a switch, -1 for none. As the engine's fabric: a cable names its NIC; bundles take the next
-    NICs, cables without a port the server's next free ones, in file order."""
+    NICs, cables without a port the server's next free ones, in file order. `nic_counts`: per server,
+    its NICs (when the caller has them; 0 for those whose cables are not among `a`, `b`)."""
     nodes, links = doc.nodes, doc.links
-    nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
+    if nic_counts is None:
+        nic_counts = np.fromiter((n.nic_count for n in nodes), np.int64, len(nodes))
     base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]).astype(np.int64)
     nic_link = np.full(int(nic_counts.sum()), -1, dtype=np.int64)
     if count is None:
@@ -245,6 +283,17 @@ def _nic_cables(doc: Document, a, b, count: np.ndarray | None = None) -> np.ndar
                 break
             mine[local] = i
     return nic_link
+
+
+def _server_nic_cables(doc: Document, a, b, count: np.ndarray, server: int) -> np.ndarray:
+    """_nic_cables of the server at place `server` alone: per NIC, the link index of its cable."""
+    at = np.flatnonzero(((a.kind == 1) & (a.index == server)) | ((b.kind == 1) & (b.index == server)))
+    sub = [dataclasses.replace(side, **{f.name: getattr(side, f.name)[at] for f in dataclasses.fields(side)})
+           for side in (a, b)]
+    nic_counts = np.zeros(len(doc.nodes), np.int64)
+    nic_counts[server] = doc.nodes[server].nic_count
+    found = _nic_cables(doc, *sub, count[at], nic_counts)
+    return np.where(found >= 0, at[np.maximum(found, 0)], -1) if len(at) else found
 
 
 def gpu_nics(node) -> list[list[int]]:
@@ -292,6 +341,43 @@ class ServerReach:
         self.switch_down = np.fromiter((s.state == "down" for s in doc.switches), bool, len(doc.switches))
         self._routes: NetworkRoutes | None = None  # made the first time something is down
         self._network = None if columns is None else columns.network
+
+    def servers_moved(self, doc: Document, origin: np.ndarray, link_place: np.ndarray, ends,
+                      columns: LinkColumns) -> "ServerReach | None":
+        """This reach after servers were added and removed with their cables and nothing else of the
+        network changed (the caller's word): `origin`, per server now, its place before (-1: added);
+        `link_place`, per link before, its place now (-1: removed); `ends`, `columns`: the links' now.
+        The kept servers' NICs keep their cables (moved to their places); an added server's are read
+        from its own cables. None when a kept server lost a cable (found anew then)."""
+        nodes, kept = doc.nodes, origin >= 0
+        if not np.all(np.diff(origin[kept]) > 0):
+            return None  # (a server moved: its NICs' cables are read anew)
+        reach = ServerReach.__new__(ServerReach)
+        reach.a, reach.b = ends
+        added = np.flatnonzero(~kept).tolist()
+        reach.nic_counts = self.nic_counts[np.maximum(origin, 0)]
+        for i in added:
+            reach.nic_counts[i] = nodes[i].nic_count
+        reach.base = np.concatenate([[0], np.cumsum(reach.nic_counts)[:-1]]).astype(np.int64)
+        reach.nic_node = np.repeat(np.arange(len(nodes)), reach.nic_counts)
+        was_kept = np.zeros(len(self.nic_counts), dtype=bool)
+        was_kept[origin[kept]] = True
+        before = self.nic_link[was_kept[self.nic_node]]
+        now = np.where(before >= 0, link_place[np.maximum(before, 0)], -1)
+        if np.any((before >= 0) & (now < 0)):
+            return None
+        reach.nic_link = np.full(len(reach.nic_node), -1, dtype=np.int64)
+        reach.nic_link[kept[reach.nic_node]] = now
+        for i in added:
+            reach.nic_link[reach.base[i]:reach.base[i] + reach.nic_counts[i]] = \
+                _server_nic_cables(doc, reach.a, reach.b, columns.count, i)
+        reach.short = [int(p) for p in np.flatnonzero(kept)[np.isin(origin[kept], self.short)]] + \
+            [i for i in added if nodes[i].accelerator_count > nodes[i].nic_count * nodes[i].gpus_per_nic]
+        reach.link_down = columns.down.copy()
+        reach.switch_down = self.switch_down
+        reach._routes = None
+        reach._network = columns.network
+        return reach
 
     def server_resized(self, position: int, node) -> None:
         """The server at `position` has another GPU count: whether its GPUs outnumber its NICs' reach."""
