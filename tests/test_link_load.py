@@ -294,3 +294,21 @@ def test_the_shared_index_of_the_link_ids_is_found_by_their_version_and_not_for_
     doc.add(removed[2], removed[1])
     assert doc.link_ids_version is not after_remove
     assert doc.link_id_index.of(doc.link_list("id"), doc.link_ids_version).get("renamed-cable") == 3
+
+
+def test_a_links_bytes_per_step_are_summed_for_that_link_not_kept_for_every_link(dp_bound):
+    """The analysis a result keeps holds its own per-link arrays only where a question about many links
+    needs them (the busy seconds); a link's bytes per step, all kinds together, are summed when asked."""
+    doc = load_document(dp_bound)
+    result = Engine().evaluate(doc)
+    analysis = LinkLoad(result, doc)
+    shared = {id(a) for a in (*result.link_load.values(), *result.link_busy_s.values(),
+                              result.link_utilization_array, result.link_capacity_Bps, result.link_phase_code)}
+    own = sorted(name for name, value in vars(analysis).items()
+                 if isinstance(value, np.ndarray) and len(value) == analysis.n and id(value) not in shared)
+    assert own == ["total_busy"]
+    for index in range(analysis.n):
+        answer = analysis.answer(index, with_class=False)
+        assert answer.bytes_per_step == float(sum(v[index] for v in result.link_load.values()))
+        assert answer.bytes_per_step == sum(answer.bytes_by_kind.values(), 0.0)
+    assert max(analysis.answer(i, with_class=False).bytes_per_step for i in range(analysis.n)) > 0

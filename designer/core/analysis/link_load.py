@@ -116,7 +116,6 @@ class LinkLoad:
         self.util = (np.asarray(result.link_utilization_array, dtype=float)
                      if result.link_utilization_array is not None else np.zeros(self.n))
         self.total_busy = sum(self.busy.values()) if self.busy else np.zeros(self.n)
-        self.total_bytes = sum(self.loads.values()) if self.loads else np.zeros(self.n)
         self.phase_code = getattr(result, "link_phase_code", None)  # (see Evaluation.link_phase)
         self.phase_names: tuple[str, ...] = tuple(getattr(result, "link_phase_names", ()) or ())
         self.link_capacity_Bps = getattr(result, "link_capacity_Bps", None)
@@ -176,12 +175,17 @@ class LinkLoad:
         phases.sort(key=lambda p: (p.share, p.busy_s), reverse=True)
         link = self._link(index)
         return LinkAnswer(index=index, link_id=self.ids[index], ends=f"{link.a} - {link.b}" if link else "",
-                          bytes_per_step=float(self.total_bytes[index]) if self.n else 0.0,
+                          bytes_per_step=self.bytes_per_step(index) if self.n else 0.0,
                           bytes_by_kind={k: float(v[index]) for k, v in self.loads.items() if v[index] > 0},
                           busy_s=float(self.total_busy[index]) if self.n else 0.0,
                           busy_share_of_step=float(self.util[index]) if len(self.util) > index else 0.0,
                           step_s=self.step_s, phases=phases,
                           link_class=self.class_of(index) if with_class else None)
+
+    def bytes_per_step(self, index: int) -> float:
+        """The bytes one link carries in a step, all kinds together: summed for the link asked about, not
+        kept for every link (a fabric-sized array, 2.4 MB at 131k GPUs, held as long as the result)."""
+        return float(sum(float(v[index]) for v in self.loads.values()))
 
     def text(self, index: int) -> str:
         return text(self.answer(index))
