@@ -11,12 +11,13 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "resources" / "examples" / "a100-1024gpu-rail-infiniband.yaml"
 
 # What the command uses none of: the generator (and its systems file), the other commands, numpy's
-# masked arrays (np.unique imports them unless asked for indices), statistics (only MoE layers and a
+# masked arrays (np.unique imports them unless asked for indices) and string functions (the link ends'
+# ports are read from their characters' codes), statistics (only MoE layers and a
 # screened job use its normal distribution), the reliability constants (a file without
 # calibration.reliability), the --set parser (a command line without --set); nor what other commands
 # build on: the window (Qt), the reports (reportlab, export), the importers, the Advisor and plan
 # search, the prices, and what only a bad file needs (the error locator, "did you mean", tracebacks)
-NOT_IMPORTED = ("numpy.ma", "designer.core.generate", "designer.cli.advise", "designer.cli.search", "designer.cli.import_export",
+NOT_IMPORTED = ("numpy.ma", "numpy.strings", "numpy._core.strings", "designer.core.generate", "designer.cli.advise", "designer.cli.search", "designer.cli.import_export",
                 "designer.cli.calibrate", "designer.cli.generate", "statistics", "designer.core.model.reliability",
                 "designer.core.io.overrides", "designer.ui", "PySide6", "reportlab", "designer.core.export",
                 "designer.core.io.importers", "designer.core.analysis.advice", "designer.core.analysis.search",

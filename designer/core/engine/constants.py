@@ -40,6 +40,10 @@ class EngineConstants(HybridEpScalingConstants, MemoryConstants, StepConstants, 
                       CollectiveConstants, FabricConstants):
     """The engine's named constants, each with its source; a design's `calibration` section overrides them."""
 
+    # Unhashable, as its dict tables are: spares the generated __hash__ (compiled at every start). Equal by
+    # value (the layer phases' cache asks whether a view's constants are those it was worked out with).
+    __hash__ = None
+
 
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}
 ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConstants)}

@@ -13,7 +13,7 @@ KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
 CommFn = Callable[[str, str, float], float]  # (dimension, primitive, bytes) -> seconds
 
 
-@dataclass(repr=False)
+@dataclass(eq=False, repr=False)
 class Phase:
     """Seconds of one direction (forward or backward) of a micro-batch through a chunk."""
 

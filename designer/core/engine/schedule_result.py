@@ -14,7 +14,7 @@ F, B, W = 0, 1, 2
 KIND_NAMES = ("F", "B", "W")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class StageTimes:
     """Durations on one stage, per chunk: forward, backward (input grad, plus weight grad unless
     split), weight grad (only for zero-bubble schedules)."""
@@ -24,7 +24,7 @@ class StageTimes:
     wgrad: list[float]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class OpRecord:
     """One op (forward, backward or weight gradient) of a micro-batch on a pipeline stage: when it ran and its wait."""
     stage: int
@@ -37,7 +37,7 @@ class OpRecord:
     wait_pp: float  # part of the wait spent on the activation transfer
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ScheduleResult:
     """The simulated pipeline schedule of one step: when each stage's ops ended and how busy it was."""
     records: list[OpRecord] | None  # filled by the zero-bubble path; else built on demand

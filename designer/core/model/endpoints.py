@@ -221,11 +221,11 @@ def _parse(endpoints: list[str], node_ids: list[str], switch_ids: list[str], nam
     port = _texts(codes, colon + 1, np.where(has_port, end - colon - 1, 0))
     distinct, position = _distinct(port)
     port_code, port_number = _port_codes(distinct)
+    nic_named = np.array([text.startswith("nic") for text in distinct.tolist()], dtype=bool)[position]
     port_code, port_number = port_code[position], port_number[position]
     nic = np.where((kind == 1) & (port_code == PORT_NIC), port_number, -1)
     # a NIC port written otherwise (nic007): still that NIC for the engine (the check names it)
-    odd = np.flatnonzero((kind == 1) & has_port & (port_code != PORT_NIC))
-    odd = odd[np.strings.startswith(port[odd], "nic")]  # not a server's NVLink ports, say
+    odd = np.flatnonzero((kind == 1) & has_port & (port_code != PORT_NIC) & nic_named)  # not NVLink ports, say
     for i in odd.tolist():
         digits = str(port[i])[3:]
         if digits.isdigit():
@@ -257,9 +257,11 @@ def _port_codes(port: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     is_p = (c[:, 0] == ord("p")) & ~is_pcie
     code = np.select([is_pcie, is_p, is_nic, is_nvl], [PORT_PCIE, PORT_P, PORT_NIC, PORT_NVL], -1)
     start = np.select([is_pcie, is_p, is_nic | is_nvl], [4, 1, 3], 0)
-    length = np.strings.str_len(port)
-    digits = length - start
     column = np.arange(width)
+    # each text's length: past its last character not NUL (as np.strings.str_len, whose module, loaded
+    # on first use, cost every design's load ~1 ms)
+    length = np.where(c != 0, column + 1, 0).max(axis=1)
+    digits = length - start
     in_number = (column >= start[:, None]) & (column < length[:, None])
     is_digit = (c >= ord("0")) & (c <= ord("9"))
     lead = c[np.arange(n), np.minimum(start, width - 1)]

@@ -3,8 +3,6 @@ HBM streaming, flash attention's rates and tile costs (FP8 and MXFP8 included), 
 links and collective library add. The catalog's `calibration:` of the kind gives its values, then a
 file's `calibration.accelerators`; the defaults are these.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from . import FRACTION, constant as _c  # the declarations' short name

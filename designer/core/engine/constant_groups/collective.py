@@ -1,8 +1,6 @@
 """The collectives' constants: NCCL's latency tables and tuning model (src/graph/tuning.cc) of the
 release nccl_version names, its protocol and algorithm factors, and the network's per-step costs.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from ..nccl_tuning import CURRENT_NCCL, latency_constants

@@ -1,8 +1,6 @@
 """The fabric's constants: the achievable share of each link's line rate inside a server (NVLink,
 NVLS, PCIe) and between servers (NICs, adaptive routing, packet spraying, ECMP).
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from . import FRACTION, constant as _c  # the declarations' short name

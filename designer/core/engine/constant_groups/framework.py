@@ -1,8 +1,6 @@
 """The training framework's constants: data-parallel buckets and gradient bytes, the optimizer's and
 the quantisation casts' HBM traffic, and the attention kernels of older software stacks.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from . import FRACTION, constant as _c  # the declarations' short name

@@ -1,8 +1,6 @@
 """Memory constants: what a GPU holds besides the model's state and activations, and the share of
 its HBM a plan leaves free.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from . import constant as _c  # the declarations' short name

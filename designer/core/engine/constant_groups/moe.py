@@ -3,8 +3,6 @@ HybridEP's kernels (their SMs, their rate per SM, their reach over NVLink), and 
 HybridEP's rate falloff with the ranks of an NVLink domain is HybridEpScalingConstants, declared apart:
 it follows the memory constants in the calibration's order.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from . import constant as _c  # the declarations' short name

@@ -3,8 +3,6 @@ gradient, context-parallel ring merges, TP overlap splits, eager frameworks' pas
 launches and host synchronisations of a step, the pipeline's blocking sends, the spread of the GPUs'
 speed and the host's fixed costs.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from . import FRACTION, constant as _c  # the declarations' short name
