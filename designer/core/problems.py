@@ -79,8 +79,12 @@ def did_you_mean(word: str, choices) -> str | None:
 def count_text(problems) -> str:
     """'no problems', '1 error', '2 errors, 1 warning': the one summary every view shows."""
     errors = sum(p.severity == "error" for p in problems)
-    warnings = len(problems) - errors
-    if not problems:
+    return counts_text(errors, len(problems) - errors)
+
+
+def counts_text(errors: int, warnings: int) -> str:
+    """count_text of a list with these counts (a view that keeps its counts need not count again)."""
+    if not errors and not warnings:
         return "no problems"
     parts = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((errors, "error"), (warnings, "warning")) if n]
     return ", ".join(parts)
