@@ -6,6 +6,7 @@ and how to fix it, so that the CLI prints it compiler-style and the GUI jumps to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 # sysexits(3) codes used by the CLI (os.EX_* exists on Unix only).
 EXIT_OK = 0
@@ -78,7 +79,7 @@ def did_you_mean(word: str, choices) -> str | None:
 
 def count_text(problems) -> str:
     """'no problems', '1 error', '2 errors, 1 warning': the one summary every view shows."""
-    errors = sum(p.severity == "error" for p in problems)
+    errors = list(map(_severity, problems)).count("error")  # (counted in C: thousands at 131k GPUs)
     return counts_text(errors, len(problems) - errors)
 
 
@@ -92,4 +93,8 @@ def counts_text(errors: int, warnings: int) -> str:
 
 def first_error(problems) -> Problem | None:
     """The problem a view names first: the first error, else the first warning."""
-    return next((p for p in problems if p.severity == "error"), problems[0] if problems else None)
+    severities = list(map(_severity, problems))  # (searched in C: thousands of warnings at 131k GPUs)
+    return problems[severities.index("error")] if "error" in severities else problems[0] if problems else None
+
+
+_severity = attrgetter("severity")
