@@ -6,6 +6,7 @@ and how to fix it, so that the CLI prints it compiler-style and the GUI jumps to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 # sysexits(3) codes used by the CLI (os.EX_* exists on Unix only).
 EXIT_OK = 0
@@ -78,9 +79,13 @@ def did_you_mean(word: str, choices) -> str | None:
 
 def count_text(problems) -> str:
     """'no problems', '1 error', '2 errors, 1 warning': the one summary every view shows."""
-    errors = sum(p.severity == "error" for p in problems)
-    warnings = len(problems) - errors
-    if not problems:
+    errors = list(map(_severity, problems)).count("error")  # (counted in C: thousands at 131k GPUs)
+    return counts_text(errors, len(problems) - errors)
+
+
+def counts_text(errors: int, warnings: int) -> str:
+    """count_text of a list with these counts (a view that keeps its counts need not count again)."""
+    if not errors and not warnings:
         return "no problems"
     parts = [f"{n} {word}{'' if n == 1 else 's'}" for n, word in ((errors, "error"), (warnings, "warning")) if n]
     return ", ".join(parts)
@@ -88,4 +93,8 @@ def count_text(problems) -> str:
 
 def first_error(problems) -> Problem | None:
     """The problem a view names first: the first error, else the first warning."""
-    return next((p for p in problems if p.severity == "error"), problems[0] if problems else None)
+    severities = list(map(_severity, problems))  # (searched in C: thousands of warnings at 131k GPUs)
+    return problems[severities.index("error")] if "error" in severities else problems[0] if problems else None
+
+
+_severity = attrgetter("severity")

@@ -233,7 +233,7 @@ class BoxLayer(QGraphicsItem):
         scene = self._scene
         painter.setPen(style.edge_pen(style.RACK_EDGE))  # the rack outlines (items.RackItem)
         painter.setBrush(Qt.NoBrush)
-        racks = [r for r in scene.rack_rects() if r.intersects(exposed)]
+        racks = scene.racks_in(exposed)
         if racks:
             painter.drawRects(racks)
         for group in (self._band_groups or []) + (self._device_groups or []) + (self._mark_groups or []):

@@ -120,7 +120,7 @@ class Minimap(QWidget):
         scene.draw_rack_fills(painter, part)
         painter.setPen(style.edge_pen(style.RACK_EDGE))
         painter.setBrush(Qt.NoBrush)
-        painter.drawRects([r for r in scene.rack_rects() if r.intersects(part)])  # kept until racks change
+        painter.drawRects(scene.racks_in(part))  # kept until racks change
         layer = scene.link_layer
         whole = len(layer.visible_rows(source, layer.aggregates)) > DENSE_LINES
         layer.paint_rect(painter, part, dense=whole)

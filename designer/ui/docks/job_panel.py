@@ -21,9 +21,10 @@ from PySide6.QtWidgets import (
 from ...core.model import Parallelism, Workload, default_catalog
 from ...core.model.job import resolve_workload
 from ...core.model.plan import check_job
-from ...core.problems import count_text
+from ...core.problems import counts_text
 from ..common.gpu_count import GpuCount
 from ..document import commands
+from .job_problems import ProblemPlaces
 
 WORKLOAD_KEYS = [f.name for f in dataclasses.fields(Workload) if f.name != "preset"]
 PLAN_FIELDS = {f.name: f for f in dataclasses.fields(Parallelism)}
@@ -44,6 +45,7 @@ class JobPanel(QWidget):
         self.errors: dict[str, QLabel] = {}
         self._loading = False
         self.problems: list = []  # the design's problems, as the window last checked them
+        self.places = ProblemPlaces()  # where each is shown: beside a field, or in the summary's count
         self._plan_kept = None  # ((workload, parallelism, GPUs), its plan) of the summary's last check
         # the design's GPUs (the window's kept count): the plan's size when the job names none
         self.gpus = gpus if gpus is not None else GpuCount()
@@ -255,24 +257,24 @@ class JobPanel(QWidget):
         return {path: label.text() for path, label in self.errors.items() if not label.isHidden()}
 
     def _show(self) -> None:
-        beside: dict[str, list[str]] = {}
-        elsewhere = []
         own = f"spec.jobs[{self.job_index}]."
         w, par = self._job_values()
         changed = self._changed if self._changed_job == (w or Workload(), par or Parallelism()) else []
         several = self._job() is not None
-        for p in self.problems:  # (thousands at 131k GPUs, nearly all the cluster's: kept to a few steps each)
+
+        def place(p) -> str | None:
             raw = p.path or ""
             if several and raw.startswith(own):
                 raw = "spec." + raw[len(own):]  # this job's keys: beside their fields
             elif raw.startswith("spec.jobs["):
                 raw = ""  # another job's: counted in the summary
             field = _field_of(raw, self.errors)
-            path = None if field is None else _where_the_user_changed(field, p.message, changed)
-            if path is None:
-                elsewhere.append(p)
-            else:
-                beside.setdefault(path, []).append(p.message + (f" ({p.fix})" if p.fix else ""))
+            return None if field is None else _where_the_user_changed(field, p.message, changed)
+
+        # only the problems that came since the last list are placed (thousands at 131k GPUs, the cluster's)
+        self.places.update(self.problems, (own, several, tuple(changed)), place)
+        beside = {path: [p.message + (f" ({p.fix})" if p.fix else "") for p in problems]
+                  for path, problems in self.places.beside().items()}
         for path, text in self._input_errors.items():
             beside[path] = [text]  # what is typed now matters more than what the document holds
         for path, label in self.errors.items():
@@ -281,18 +283,18 @@ class JobPanel(QWidget):
             if texts:
                 label.setText("\n".join(texts))
                 label.setToolTip("\n".join(texts))
-        self._show_summary(elsewhere)
+        self._show_summary()
 
-    def _show_summary(self, elsewhere) -> None:
+    def _show_summary(self) -> None:
         problems = self.problems
-        errors = sum(p.severity == "error" for p in problems)
+        errors, elsewhere = self.places.errors, self.places.elsewhere
         if problems:
             color = "#b91c1c" if errors else "#b45309"
-            text = f"<span style='color:{color}'><b>{count_text(problems)}</b></span>"
+            text = f"<span style='color:{color}'><b>{counts_text(errors, len(problems) - errors)}</b></span>"
             if errors:
                 text += " — the job is evaluated once the errors are fixed"
             if elsewhere:
-                text += (f"; {len(elsewhere)} outside the job (the cluster): "
+                text += (f"; {elsewhere} outside the job (the cluster): "
                          "<a href='problems'>see them all</a>")
             self.summary.setText(text)
             self.summary.setToolTip("\n".join(p.format() for p in problems[:30]))

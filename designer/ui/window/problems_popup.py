@@ -8,6 +8,9 @@ elsewhere or the status-bar button again closes it.
 """
 from __future__ import annotations
 
+from itertools import chain, compress, count
+from operator import attrgetter, is_not, ne
+
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -61,11 +64,14 @@ class ProblemsPopup(QFrame):
         problems = list(problems)
         self.heading.setText(f"<b>{count_text(problems)}</b>"
                              + (" — click one to show it on the canvas" if problems else ""))
-        shown, old_keys, keys = self._shown, self._keys, [_key(p) for p in problems]
-        same = min(len(old_keys), len(keys))
-        head = next((i for i, (a, b) in enumerate(zip(old_keys, keys)) if a != b), same)
-        tail = next((i for i, (a, b) in enumerate(zip(reversed(old_keys[head:]), reversed(keys[head:]))) if a != b),
-                    same - head)
+        # the rows of the problems the check kept (the same objects: compared in C, not a Python loop over
+        # thousands at 131k GPUs); then, between them, those of a problem made again with the same key
+        shown, old_keys = self._shown, self._keys
+        first, last = _span(shown, problems, is_not)
+        last_before = len(shown) - (len(problems) - last)
+        keys = list(map(_key, problems[first:last]))
+        head, end = _span(old_keys[first:last_before], keys, ne)
+        head, tail = first + head, len(problems) - (first + end)
         if head == tail == 0:
             self.list.clear()
         else:
@@ -75,12 +81,12 @@ class ProblemsPopup(QFrame):
             item = QListWidgetItem()
             _write(item, p)
             self.list.insertItem(row, item)
-        first_kept_at_end = len(problems) - tail
-        kept = list(zip(range(head), shown, problems))
-        kept += zip(range(first_kept_at_end, len(problems)), shown[len(shown) - tail:], problems[first_kept_at_end:])
-        for row, before, now in kept:
-            if before is not now and before != now:  # (the check keeps the problems of what no edit touched)
-                _write(self.list.item(row), now)
+        end, end_before = len(problems) - tail, len(shown) - tail
+        for row in chain(range(first, head), range(end, last)):  # made again: written again if it changed
+            before = shown[row if row < head else row - end + end_before]
+            if before != problems[row]:
+                _write(self.list.item(row), problems[row])
+        keys = old_keys[:first] + keys + old_keys[last_before:]
         self._shown, self._keys = problems, keys
 
     def texts(self) -> list[str]:
@@ -144,8 +150,16 @@ class ProblemsPopup(QFrame):
         return QSize(MAX_WIDTH_PX, 300)
 
 
-def _key(problem) -> tuple:
-    return problem.severity, problem.element, problem.message, problem.job
+def _span(old: list, new: list, differ) -> tuple[int, int]:
+    """(first, end): new[first:end] is where `new` differs from `old` (differ(a, b)), its head and tail
+    the same as old's."""
+    same = min(len(old), len(new))
+    head = next(compress(count(), map(differ, old, new)), same)
+    tail = min(next(compress(count(), map(differ, reversed(old), reversed(new))), same), same - head)
+    return head, len(new) - tail
+
+
+_key = attrgetter("severity", "element", "message", "job")  # a row's problem: the same in the next check
 
 
 def _write(item: QListWidgetItem, problem) -> None:

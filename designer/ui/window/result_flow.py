@@ -4,6 +4,8 @@ Breakdown at once; the link heat, the Timeline's events and a selected link's lo
 time is painted, each only when it can be seen)."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 from PySide6.QtCore import QObject, Qt, QTimer
 
 from ..common.gpu_count import GpuCount
@@ -108,7 +110,7 @@ class ResultFlow(QObject):
         from ...core.problems import count_text, first_error
 
         problems = self.problems + ([self._memory] if self._memory is not None else [])
-        errors = sum(p.severity == "error" for p in problems)
+        errors = "error" in map(attrgetter("severity"), problems)  # (searched in C: thousands at 131k GPUs)
         count = count_text(problems)
         first = first_error(problems)
         if first is None:
