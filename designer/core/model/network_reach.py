@@ -363,7 +363,9 @@ class ServerReach:
         was_kept = np.zeros(len(self.nic_counts), dtype=bool)
         was_kept[origin[kept]] = True
         before = self.nic_link[was_kept[self.nic_node]]
-        now = np.where(before >= 0, link_place[np.maximum(before, 0)], -1)
+        now = np.full(len(before), -1, dtype=np.int64)
+        cabled = before >= 0
+        now[cabled] = link_place[before[cabled]]  # (a design of no cables has no place to read)
         if np.any((before >= 0) & (now < 0)):
             return None
         reach.nic_link = np.full(len(reach.nic_node), -1, dtype=np.int64)
