@@ -481,10 +481,10 @@ def test_a_server_deleted_and_put_back_moves_the_islands_without_finding_them_ag
     """A server deleted with its cables, and the delete undone, change the network's islands only at
     that server: they are followed, not found again from every cable, unless the server was the one
     joining two parts of the network (then it splits them, and the full check's list says so)."""
-    from designer.core.model import check_incremental
+    from designer.core.model import network_follow
 
     found = []
-    monkeypatch.setattr(check_incremental, "network_islands",
+    monkeypatch.setattr(network_follow, "network_islands",
                         lambda *args, **kwargs: found.append(1) or network_islands(*args, **kwargs))
     doc = generate_fat_tree(nodes=32, gpu="H100")
     edits = Edits(doc, random.Random(0))

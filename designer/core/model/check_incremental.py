@@ -31,17 +31,18 @@ import numpy as np
 
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
-from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, network_islands,
-                    network_problems, part_problems, problems_after_links, redo_link_kind)
+from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, part_problems,
+                    problems_after_links, redo_link_kind)
 from .design_tallies import DesignTallies
 from .device_edits import devices_moved, end_written, ends_copied, ends_set_one, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
 from .elements import split_endpoint
 from .endpoints import Endpoints, parse_endpoints
 from .element_positions import ElementPositions
-from .island_edits import SwitchReach, islands_followed
+from .island_edits import SwitchReach
 from .link_columns import gathered
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
+from .network_follow import NetworkFollow
 from .rack_slots import RackSlots
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
@@ -434,6 +435,7 @@ class Reshape:
             return False
         doc, parts = self.doc, self.parts
         redo_links_at(doc, parts, self.devices)
+        network = self._network()
         if self.racked:  # the checks that read every rack, server or switch
             self._redo_slots()
             if self.devices_edited["parts"]:
@@ -442,12 +444,12 @@ class Reshape:
             # (racks, places and other fields: the parts' names, NVLink domains and trays, NIC maps stand)
             if self.devices_edited["after"] or (self.reshaped and has_trays(doc)):
                 parts.after_links = problems_after_links(doc, catalog)
-            self._redo_network()
+            network.redo(self.network_moved)
             resized = [self.positions.find(doc, "nodes", server) for server in self.resized]
             if self.tallied or None in resized:  # (a server resized, then renamed: made anew)
                 before, parts.tallies = parts.tallies, DesignTallies(doc, parts.ends, parts.columns)
                 if not (self.tallied_fields or None in resized):  # servers added or removed alone
-                    self._reach_followed(before)
+                    network.follow_reach(before)
                 return True
             if self.racks_edited:  # a rack added, removed or changed: the ids the jobs' layout names
                 parts.tallies.racks_changed(doc)
@@ -455,7 +457,7 @@ class Reshape:
                 parts.tallies.server_resized(doc, position)
             # a device renamed with its cables re-pointed: the cables still join the same ports (renamed
             # alone, its cables now end at none)
-            same = not (self.network_moved or self.counted) and self._same_ends(("kind", "index", "nic"))
+            same = not (self.network_moved or self.counted) and network.same_ends(("kind", "index", "nic"))
             if not same:
                 parts.tallies.links_reshaped(parts.ends, parts.columns)
             elif self.touched:
@@ -468,88 +470,21 @@ class Reshape:
             return True
         if has_trays(doc):  # the trays' check reads the links
             parts.after_links = problems_after_links(doc, catalog)
-        self._redo_network()
+        network.redo(self.network_moved)
         parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
 
-    def _same_ends(self, fields: tuple[str, ...]) -> bool:
-        """Whether the links are as many as before the edits and their ends' `fields` are as they were."""
-        return all(np.array_equal(getattr(before, f), getattr(now, f))
-                   for before, now in zip(self._ends_before, self.parts.ends) for f in fields)
+    def _network(self) -> NetworkFollow:
+        """What the edits did to the network, for finding or following its islands and the jobs' reach."""
+        return NetworkFollow(self.doc, self.parts, self.positions, self._ends_before, self._network_before,
+                             self.server_map, self.link_origin, self.islands_followable, self._cables_removed,
+                             self._cables_added)
 
     def _redo_slots(self) -> None:
         """The racks' and slots' check at the racks, servers and switches edited."""
         doc, parts = self.doc, self.parts
         elements = {(name, element_id) for name in KIND_OF for element_id in self.placed[name]}
         parts.slots.edited(doc, self.positions.find, elements, self.placed["racks"], self.racks_renamed)
-
-    def _redo_network(self) -> None:
-        """The network's problems again; its islands found again only when its shape may have changed
-        (network_moved, or a cable's end now at another device: a device renamed with its cables keeps them)."""
-        doc, parts = self.doc, self.parts
-        if self.network_moved or not self._same_ends(("kind", "index")):
-            islands = self._islands_followed()
-            if islands is None:
-                parts.islands, parts.switch_reach = network_islands(doc, parts.ends, parts.columns), None
-            else:
-                parts.islands = islands
-        parts.network = network_problems(doc, parts.islands)
-
-    def _reach_followed(self, before: DesignTallies) -> None:
-        """The servers the jobs cannot reach (network_reach.ServerReach) followed through servers added and
-        removed with their cables into the new tallies, when they had it (else they find it when asked)."""
-        reach = before.reach
-        if reach is None or not self._servers_cables_only():
-            return
-        parts, server_map = self.parts, self.server_map
-        origin = np.full(len(self.doc.nodes), -1, np.int64)
-        kept = np.flatnonzero(server_map[:-1] >= 0)
-        origin[server_map[kept]] = kept
-        n_links = len(self._ends_before[0].kind)
-        link_place = np.arange(n_links)
-        if self.link_origin is not None:
-            link_place = np.full(n_links, -1, np.int64)
-            now = np.flatnonzero(self.link_origin >= 0)
-            link_place[self.link_origin[now]] = now
-        followed = reach.servers_moved(self.doc, origin, link_place, parts.ends, parts.columns)
-        if followed is not None:
-            parts.tallies.reach = followed
-
-    def _servers_cables_only(self) -> bool:
-        """Whether the network changed only by servers added and removed with their cables (no switch
-        added, removed or of another tier or fabric, no server of another role, no cable's ends, kind or
-        count changed, every cable added or removed at a server added or removed)."""
-        server_map, parts = self.server_map, self.parts
-        if not self.islands_followable or server_map is None:
-            return False
-        gone = set(np.flatnonzero(server_map[:-1] < 0).tolist())
-        if not all(servers & gone for servers in self._cables_removed):
-            return False  # a cable removed that no server removed took with it
-        taken = np.zeros(len(self.doc.nodes), dtype=bool)
-        taken[server_map[server_map >= 0]] = True
-        new = set(np.flatnonzero(~taken).tolist())
-        for link_id in self._cables_added:
-            found = self.positions.link_places(link_id)
-            if len(found) > 1:
-                return False
-            servers = {int(side.index[found[0]]) for side in parts.ends if side.kind[found[0]] == SERVER} \
-                if found else new  # (taken away again)
-            if not servers & new:
-                return False  # a cable added at a server that was there
-        return True
-
-    def _islands_followed(self) -> list | None:
-        """The islands followed through servers added and removed with their cables (island_edits.py),
-        or None when only finding them again will do."""
-        server_map, parts = self.server_map, self.parts
-        if not self.doc.switches or sum(len(island.servers) for island in parts.islands) < 2 \
-                or not self._servers_cables_only():
-            return None  # (islands of fewer than two servers are found without the network)
-        if parts.switch_reach is None:  # (the islands were found again since the last full check)
-            parts.switch_reach = SwitchReach.of(self.doc, self._ends_before, self._network_before, parts.islands,
-                                                len(server_map) - 1)
-        return islands_followed(self.doc, parts.islands, parts.switch_reach, server_map, self._ends_before,
-                                self._network_before, parts.ends, parts.columns.network)
 
     def _reread_elements(self) -> bool:
         """The racks, servers and switches added or changed: their numbers read again, their devices'
