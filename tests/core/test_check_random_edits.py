@@ -561,3 +561,17 @@ def test_a_server_deleted_from_a_design_without_cables_is_checked_as_a_fresh_one
     assert checker.check(doc.snapshot()) == check_document(doc)
     edits.undo()
     assert checker.check(doc.snapshot()) == check_document(doc)
+
+
+def test_servers_added_to_a_design_without_servers_are_checked_as_a_fresh_one():
+    """Every server deleted, then one put back by undo: the jobs' reach is followed from a design with
+    no server to read, and the list is the full check's."""
+    doc = _fabric_with_jobs()
+    edits = Edits(doc, random.Random(0))
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    for server in [n.id for n in doc.nodes]:
+        edits.delete(server)
+        assert checker.check(doc.snapshot()) == check_document(doc)
+    edits.undo()
+    assert checker.check(doc.snapshot()) == check_document(doc)

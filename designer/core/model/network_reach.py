@@ -355,7 +355,8 @@ class ServerReach:
         reach = ServerReach.__new__(ServerReach)
         reach.a, reach.b = ends
         added = np.flatnonzero(~kept).tolist()
-        reach.nic_counts = self.nic_counts[np.maximum(origin, 0)]
+        reach.nic_counts = np.zeros(len(origin), dtype=self.nic_counts.dtype)
+        reach.nic_counts[kept] = self.nic_counts[origin[kept]]  # (a design of no servers before: none kept)
         for i in added:
             reach.nic_counts[i] = nodes[i].nic_count
         reach.base = np.concatenate([[0], np.cumsum(reach.nic_counts)[:-1]]).astype(np.int64)
