@@ -173,3 +173,24 @@ def test_ctrl_z_in_an_inspector_field_undoes_the_document(opened, qtbot):
     assert window.qdoc.doc.find("nodes", "node0").slowdown == 1.5
     qtbot.keyClick(field, Qt.Key_Z, Qt.ControlModifier)
     assert window.qdoc.doc.find("nodes", "node0").slowdown == 1.0
+
+
+@pytest.mark.parametrize("key", ["quick_geglu", "qk_layernorm", "disable_bias_linear", "multi_latent_attention"])
+def test_a_models_on_off_key_is_chosen_as_preset_on_or_off_and_saved(opened, qtbot, tmp_path, key):
+    """Every on/off key of the model that a preset may set offers the preset's value, on and off (as
+    swiglu does), not a text field; picking "true" is an undoable job edit the saved file keeps."""
+    from PySide6.QtWidgets import QComboBox
+
+    from designer.core.io import load_document
+
+    window = opened
+    combo = window.job_panel.editors[f"workload.{key}"]
+    assert isinstance(combo, QComboBox)
+    assert [combo.itemText(i) for i in range(combo.count())] == ["(preset)", "true", "false"]
+    assert combo.currentText() == "(preset)"
+    combo.setCurrentText("true")
+    combo.activated.emit(combo.currentIndex())  # what a click on the item sends
+    assert getattr(window.qdoc.doc.spec.workload, key) is True
+    saved = tmp_path / "saved.yaml"
+    window.qdoc.save(str(saved))
+    assert getattr(load_document(saved).spec.workload, key) is True

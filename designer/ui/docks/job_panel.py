@@ -27,6 +27,8 @@ from ..document import commands
 from .job_problems import ProblemPlaces
 
 WORKLOAD_KEYS = [f.name for f in dataclasses.fields(Workload) if f.name != "preset"]
+# the model's on/off keys a file may leave to the preset: three choices, the preset's, on and off
+PRESET_FLAGS = {f.name for f in dataclasses.fields(Workload) if str(f.type).replace(" ", "") == "bool|None"}
 PLAN_FIELDS = {f.name: f for f in dataclasses.fields(Parallelism)}
 UNSET = "(default)"  # an optional choice left out of the file: the engine's own default applies
 SHORT = {"tensor_model_parallel_size": "TP", "pipeline_model_parallel_size": "PP", "context_parallel_size": "CP",
@@ -113,7 +115,7 @@ class JobPanel(QWidget):
                 editor.addItem(UNSET)
             editor.addItems([str(e) for e in enum])
             editor.activated.connect(lambda _i: self._commit())
-        elif key in ("swiglu", "untie_embeddings_and_output_weights"):
+        elif section == "workload" and key in PRESET_FLAGS:
             editor = QComboBox()
             editor.addItems(["(preset)", "true", "false"])
             editor.activated.connect(lambda _i: self._commit())
