@@ -1,6 +1,6 @@
 """Every window and dialog of the app, rendered headless, to look at before and after a change.
 
-    .venv/bin/python docs/review_shots.py OUT_FOLDER [--sizes 64,1024,16384] [--only NAME ...]
+    .venv/bin/python docs/review_shots.py OUT_FOLDER [--sizes 64,1024,16384]
 
 For each design size it opens the real main window at 1600x1000 and saves the window at fit-all,
 150 % and 400 % (centred on the first rack), with link heat on, the logical fabric view, and each
