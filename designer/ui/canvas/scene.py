@@ -47,6 +47,7 @@ class _EditEffects:
     links_touched: set = field(default_factory=set)  # bundles that gained or lost cables
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
     link_edits: list = field(default_factory=list)  # cables added and removed: (action, link, position, key)
+    devices_gone: set = field(default_factory=set)  # devices removed: their bundles' rows emptied, not planned anew
 
 
 class CanvasScene(QGraphicsScene):
@@ -241,6 +242,8 @@ class CanvasScene(QGraphicsScene):
         effects = self._edit_effects()
         effects.racks = effects.items = True
         for c in changes:
+            if c.action != "changed":
+                self.cables.aggregates_stale = True  # a rack's lines come or go
             if c.action == "added":
                 self._add_rack(c.new)
                 for e in list(self.doc.nodes) + list(self.doc.switches):
@@ -275,12 +278,17 @@ class CanvasScene(QGraphicsScene):
                 effects.domains = True  # which trays share NVLink, or where they sit
             if c.action == "added":
                 self._add_device(c.new, "node" if c.collection == "nodes" else "switch")
-                effects.rebuild_links = True
+                effects.devices_gone.discard(c.id)
+                if not self.cables.knows_devices([c.id]):  # a new device: which cables it ends not known here
+                    effects.rebuild_links = True
+                # (one the bundles number, as an undo's: the edit's cables fill its rows again)
             elif c.action == "removed":
                 item = self.devices.pop(c.id, None)
                 if item is not None:
+                    parent = item.parentItem()
+                    self.cables.gone[c.id] = parent.data(ID_ROLE) if parent is not None else None
                     self.removeItem(item)
-                effects.rebuild_links = True
+                effects.devices_gone.add(c.id)
             else:
                 if c.field == "id":
                     self.devices[c.new] = self.devices.pop(c.old)
@@ -340,6 +348,9 @@ class CanvasScene(QGraphicsScene):
         if not rebuild and effects.link_edits:  # each bundle in its row, one that comes or goes too
             rebuild = not self.cables.apply_link_edits(effects.link_edits)
             in_place = not rebuild
+        if not rebuild and effects.devices_gone:  # a device removed with all its cables: nothing of it drawn
+            rebuild = not self.cables.draw_nothing_of(effects.devices_gone)
+        self.cables.gone = {}
         boxes = None
         if rebuild:  # once for the edit, however many bundles came or went
             boxes = self.cables.rebuild()

@@ -1,0 +1,94 @@
+"""Edit > Delete of a server (with its cables), Edit > Undo and Edit > Redo change the rows of that
+server's cable bundles only, not every bundle: after each step the canvas (each bundle's cables, line,
+label and ports, the rack-to-rack lines, the ports drawn in use, the Overview) is what a fresh window
+opening the saved design shows."""
+import numpy as np
+import pytest
+
+from designer.core.io import load_document, save_document
+from designer.ui.canvas.cable_labels import label_text
+from tests.conftest import run_cli
+from tests.ui.canvas_helpers import aggregates, drawn_cables
+from tests.ui.test_cables_in_place import fresh_open, plans  # noqa: F401 - plans: a fixture
+from tests.ui.test_minimap_edits import kept_and_fresh
+
+
+def _canvas(window) -> dict:
+    scene = window.scene
+    layer = scene.link_layer
+    return {
+        "cables": drawn_cables(scene),
+        "labels": sorted(label_text(b) for b in layer.bundles if b.link_ids),
+        "kinds": layer.bundles.kinds_present(),
+        "aggregates": aggregates(scene),
+        "ports in use": {d: sorted(item.ports.used) for d, item in scene.devices.items()},
+        "boxes": {d: tuple(np.round([r.x(), r.y(), r.width(), r.height()], 3))
+                  for d, item in scene.devices.items() for r in [item.mapRectToScene(item.rect())]},
+    }
+
+
+def _as_fresh_open(window, new_window, tmp_path, step: str) -> None:
+    fresh = fresh_open(window, new_window, tmp_path, step)
+    assert _canvas(window) == _canvas(fresh), step
+    fresh.close()
+    kept, drawn = kept_and_fresh(window)
+    assert np.array_equal(kept, drawn), step  # the Overview: the picture drawn from nothing
+
+
+@pytest.fixture
+def fat_tree(empty_window, tmp_path):
+    """A generated fat-tree of 256 GPUs (32 servers in racks, two tiers of switches), opened."""
+    path = tmp_path / "ft.yaml"
+    code, _out, err = run_cli("generate", "fat-tree", "-o", path, "--nodes", "32", "--gpu", "H100")
+    assert code == 0, err
+    assert len(load_document(path).racks) > 1
+    empty_window.open_file(str(path))
+    assert empty_window.settle()
+    return empty_window
+
+
+def _step(window, action: str) -> None:
+    window.actions[action].trigger()
+    assert window.settle()
+
+
+@pytest.mark.parametrize("server", [0, 13])
+def test_a_server_deleted_undone_and_redone_changes_its_own_bundles(fat_tree, new_window, tmp_path, plans, server):
+    window = fat_tree
+    doc = window.qdoc.doc
+    node = doc.nodes[server].id
+    cables = [l.id for l in doc.links_of_devices({node})]
+    assert len(cables) >= 8  # its NICs' cables
+    layer = window.scene.link_layer
+    rows = len(layer.bundles)
+    window.scene.select_ids([node])
+    plans.clear()
+
+    _step(window, "delete")
+    assert doc.get(node) is None and all(doc.find("links", c) is None for c in cables)
+    assert not plans and len(layer.bundles) == rows  # its bundles emptied in their rows
+    _as_fresh_open(window, new_window, tmp_path, "deleted")
+    plans.clear()  # (the fresh window's own)
+
+    _step(window, "undo")
+    assert doc.get(node) is not None and all(doc.find("links", c) is not None for c in cables)
+    assert not plans and len(layer.bundles) == rows  # filled again
+    _as_fresh_open(window, new_window, tmp_path, "undone")
+    plans.clear()
+
+    _step(window, "redo")
+    assert doc.get(node) is None
+    assert not plans
+    _as_fresh_open(window, new_window, tmp_path, "redone")
+
+
+def test_a_rack_deleted_and_undone_is_drawn_as_a_fresh_open(fat_tree, new_window, tmp_path):
+    """A rack's delete takes its servers and their cables: the canvas and its rack-to-rack lines are a
+    fresh open's, after the undo too."""
+    window = fat_tree
+    rack = window.qdoc.doc.racks[0].id
+    window.scene.select_ids([rack])
+    _step(window, "delete")
+    _as_fresh_open(window, new_window, tmp_path, "rack-deleted")
+    _step(window, "undo")
+    _as_fresh_open(window, new_window, tmp_path, "rack-undone")
