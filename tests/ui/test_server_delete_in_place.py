@@ -92,3 +92,47 @@ def test_a_rack_deleted_and_undone_is_drawn_as_a_fresh_open(fat_tree, new_window
     _as_fresh_open(window, new_window, tmp_path, "rack-deleted")
     _step(window, "undo")
     _as_fresh_open(window, new_window, tmp_path, "rack-undone")
+
+
+def _boxes_drawn(window) -> list:
+    """What the far-out box layer draws of the servers and switches: per pen and brush, the boxes."""
+    layer = window.scene.box_layer
+    layer._refresh()
+    return sorted((g.pen.color().rgba(), g.brush.color().rgba(), sorted(map(tuple, np.round(g.rects, 2).tolist())))
+                  for g in layer._device_groups)
+
+
+def test_far_out_a_server_deleted_and_undone_redraws_its_own_box(empty_window, new_window, tmp_path, plans,
+                                                                 monkeypatch):
+    """A design built as a big one is, zoomed far out: after Edit > Delete of a server and after Edit >
+    Undo, the one layer that draws every box draws what a fresh open draws, reading only the edited
+    server's box from the items (not every item's)."""
+    import designer.ui.canvas.scene as scene_module
+    import designer.ui.canvas.scene_plan as plan_module
+
+    monkeypatch.setattr(scene_module, "STAGED_ITEMS", 10)  # built as a big design is
+    monkeypatch.setattr(plan_module, "STAGED_ITEMS", 10)
+    path = tmp_path / "ft.yaml"
+    assert run_cli("generate", "fat-tree", "-o", path, "--nodes", "32", "--gpu", "H100")[0] == 0
+    window = empty_window
+    window.open_file(str(path))
+    window.view.zoom_to(0.1)
+    assert window.settle() and window.scene.detail.far and window.scene.box_layer is not None
+    read_all = []
+    real = window.scene.cables.device_boxes
+    monkeypatch.setattr(window.scene.cables, "device_boxes", lambda: read_all.append(1) or real())
+    node = window.qdoc.doc.nodes[9].id
+    window.scene.select_ids([node])
+    for step in ("delete", "undo"):
+        read_all.clear()
+        _step(window, step)
+        window.view.viewport().repaint()
+        boxes = _boxes_drawn(window)
+        assert (node in window.scene.box_layer._row) == (step == "undo")
+        assert not read_all and not plans, step
+        fresh = fresh_open(window, new_window, tmp_path, f"far-{step}")
+        fresh.view.zoom_to(0.1)
+        assert fresh.settle()
+        assert boxes == _boxes_drawn(fresh), step
+        fresh.close()
+        plans.clear()

@@ -73,19 +73,21 @@ class BoxLayer(QGraphicsItem):
         self._ids: list = []
         self._row: dict = {}
         self._rects = np.zeros((0, 4))  # each device's box in the scene
+        self._keys: list = []  # each device's colour key
         self._device_groups: list | None = []
         self._band_groups: list | None = []
         self._mark_groups: list | None = []
         self._marks = ({}, {})  # job_colors: device id -> JobBand, device id -> DownMark
         self._marks_generation: int | None = None  # of the frames and boxes down last drawn (set_marks)
-        self._stale_devices = False
+        self._stale_devices = False  # every box taken again from the items
+        self._stale_ids: set = set()  # the boxes of these devices only (an edit of a few)
 
     # ---- data ----
     def set_boxes(self, ids: list, rects: np.ndarray, keys: list, grouped: list | None = None,
                   index: dict | None = None, painting: bool = False) -> None:
         """Every device's box (left, top, width, height) and its colour key (items.device_style_key);
         `grouped`: group_boxes of them, `index`: id -> row, when made already (scene_plan.py)."""
-        self._ids, self._rects = ids, np.asarray(rects, float).reshape(-1, 4)
+        self._ids, self._rects, self._keys = ids, np.asarray(rects, float).reshape(-1, 4), list(keys)
         self._row = index if index is not None else {d: i for i, d in enumerate(ids)}
         groups = []
         for key, chosen, qrects in (grouped if grouped is not None else group_boxes(self._rects, keys)):
@@ -94,14 +96,20 @@ class BoxLayer(QGraphicsItem):
         self._device_groups = groups
         self._mark_groups = None
         self._stale_devices = False
+        self._stale_ids = set()
         if painting:  # no change of geometry inside a paint: right after it
             QTimer.singleShot(0, lambda: isValid(self) and self._rebound())
         else:
             self._rebound()
 
-    def devices_changed(self) -> None:
-        """Boxes came, went, moved or changed colour: taken again from the items at the next paint."""
-        self._stale_devices = True
+    def devices_changed(self, device_ids=None) -> None:
+        """Boxes came, went, moved or changed colour: taken again from the items at the next paint (those
+        of `device_ids` only, when given: reading every item's box cost each paint after a server's
+        delete ~0.2 s at 131k GPUs)."""
+        if device_ids is None:
+            self._stale_devices = True
+        else:
+            self._stale_ids.update(device_ids)
         self._mark_groups = None
         self.update()
 
@@ -133,6 +141,8 @@ class BoxLayer(QGraphicsItem):
                 keys.append(("node", "") if element is None else _key(element, kind))
             self.set_boxes(boxes.ids, np.column_stack([boxes.left, boxes.top, boxes.width, boxes.height]), keys,
                            painting=painting)
+        elif self._stale_ids:
+            self._refresh_devices(painting)
         if self._band_groups is None:
             by_style: dict = {}
             for band in scene.domain_bands:
@@ -143,6 +153,38 @@ class BoxLayer(QGraphicsItem):
             self._band_groups = [_Group(pen, brush, np.array(rects, float)) for pen, brush, rects in by_style.values()]
         if self._mark_groups is None:
             self._mark_groups = self._marks_as_groups()
+
+    def _refresh_devices(self, painting: bool) -> None:
+        """The boxes of the devices edited: a removed one's row goes, an added one's is appended (where a
+        device the scene adds comes in its items' order, as a full refresh reads them), one changed
+        is taken again in its row."""
+        scene, doc = self._scene, self._scene.doc
+        ids, rects, keys = list(self._ids), self._rects.copy(), list(self._keys)
+        gone = sorted((self._row[d] for d in self._stale_ids if d in self._row and d not in scene.devices),
+                      reverse=True)
+        for row in gone:
+            del ids[row], keys[row]
+        rects = np.delete(rects, gone, axis=0)
+        row_of = {d: i for i, d in enumerate(ids)} if gone else self._row
+        added = []
+        stale = self._stale_ids
+        for device_id in [d for d in scene.devices if d in stale]:  # (in the items' order)
+            item = scene.devices[device_id]
+            r = item.mapRectToScene(item.rect())
+            element, kind = doc.find("nodes", device_id), "node"
+            if element is None:
+                element, kind = doc.find("switches", device_id), "switch"
+            box, key = (r.left(), r.top(), r.width(), r.height()), ("node", "") if element is None else _key(element, kind)
+            row = row_of.get(device_id)
+            if row is None:
+                added.append((device_id, box, key))
+            else:
+                rects[row], keys[row] = box, key
+        if added:
+            ids += [a[0] for a in added]
+            keys += [a[2] for a in added]
+            rects = np.concatenate([rects, np.array([a[1] for a in added], float)])
+        self.set_boxes(ids, rects, keys, painting=painting)
 
     def _marks_as_groups(self) -> list:
         from .job_colors import BAND_PX, DOWN_FILL, DOWN_HATCH

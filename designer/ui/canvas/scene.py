@@ -47,6 +47,7 @@ class _EditEffects:
     links_touched: set = field(default_factory=set)  # bundles that gained or lost cables
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
     link_edits: list = field(default_factory=list)  # cables added and removed: (action, link, position, key)
+    devices_edited: set = field(default_factory=set)  # devices added, removed or changed (their boxes)
     devices_gone: set = field(default_factory=set)  # devices removed: their bundles' rows emptied, not planned anew
 
 
@@ -274,6 +275,7 @@ class CanvasScene(QGraphicsScene):
         effects = self._edit_effects()
         effects.items = True
         for c in changes:
+            effects.devices_edited.update((c.old, c.new) if c.field == "id" else (c.id,))
             if c.action != "changed" or c.field in DOMAIN_FIELDS:
                 effects.domains = True  # which trays share NVLink, or where they sit
             if c.action == "added":
@@ -341,8 +343,8 @@ class CanvasScene(QGraphicsScene):
             self._racks_changed()
         if effects.items:
             self.detail.changed()  # names, sizes or items changed: their zoom thresholds too
-            if self.box_layer is not None:
-                self.box_layer.devices_changed()
+            if self.box_layer is not None:  # (a rack's edit moves its devices' boxes)
+                self.box_layer.devices_changed(None if effects.racks else effects.devices_edited)
         rebuild = effects.rebuild_links
         in_place = False
         if not rebuild and effects.link_edits:  # each bundle in its row, one that comes or goes too
@@ -413,7 +415,7 @@ class CanvasScene(QGraphicsScene):
 
     def device_moved(self, item: DeviceItem) -> None:
         if self.box_layer is not None:
-            self.box_layer.devices_changed()
+            self.box_layer.devices_changed([item.data(ID_ROLE)])
         self.cables.follow_device(item.data(ID_ROLE))
 
     # ---- gestures (scene_gestures.py) ------------------------------------------------------
