@@ -27,15 +27,19 @@ LOD_BOXES = 0.2  # below this zoom a 1U box is under a pixel tall and no name or
 BOX_Z = 0.5  # over the cables (-1) and the rack outlines (0), where the racks' own contents go
 
 
-def group_boxes(rects: np.ndarray, keys: list) -> list:
+def group_boxes(rects: np.ndarray, keys: list, kept=()) -> list:
     """The boxes by colour key: [(key, their rects (n, 4), the same as QRectF)]; a value type, so a
-    file's are made off the UI thread with its plan (21k QRectF at 131k GPUs: ~25 ms)."""
+    file's are made off the UI thread with its plan (21k QRectF at 131k GPUs: ~25 ms). The keys in
+    `kept` come in their place as (key, None, None): the caller has their boxes already."""
     rects = np.asarray(rects, float).reshape(-1, 4)
     rows_of: dict = {}
     for i, key in enumerate(keys):
         rows_of.setdefault(key, []).append(i)
     out = []
     for key, rows in rows_of.items():
+        if key in kept:
+            out.append((key, None, None))
+            continue
         chosen = rects[rows]
         out.append((key, chosen, [QRectF(*r) for r in chosen.tolist()]))
     return out
@@ -74,6 +78,7 @@ class BoxLayer(QGraphicsItem):
         self._row: dict = {}
         self._rects = np.zeros((0, 4))  # each device's box in the scene
         self._keys: list = []  # each device's colour key
+        self._group_of: dict = {}  # colour key -> its boxes' group
         self._device_groups: list | None = []
         self._band_groups: list | None = []
         self._mark_groups: list | None = []
@@ -84,15 +89,21 @@ class BoxLayer(QGraphicsItem):
 
     # ---- data ----
     def set_boxes(self, ids: list, rects: np.ndarray, keys: list, grouped: list | None = None,
-                  index: dict | None = None, painting: bool = False) -> None:
+                  index: dict | None = None, painting: bool = False, kept: dict | None = None) -> None:
         """Every device's box (left, top, width, height) and its colour key (items.device_style_key);
-        `grouped`: group_boxes of them, `index`: id -> row, when made already (scene_plan.py)."""
+        `grouped`: group_boxes of them, `index`: id -> row, when made already (scene_plan.py); `kept`:
+        colour key -> the group drawn now, for the keys whose boxes are the same."""
         self._ids, self._rects, self._keys = ids, np.asarray(rects, float).reshape(-1, 4), list(keys)
         self._row = index if index is not None else {d: i for i, d in enumerate(ids)}
-        groups = []
-        for key, chosen, qrects in (grouped if grouped is not None else group_boxes(self._rects, keys)):
-            fill, edge = device_colors(_KeyElement(key), key[0])
-            groups.append(_Group(style.edge_pen(edge, 0.8), QBrush(fill), chosen, qrects))
+        kept = kept or {}
+        groups, self._group_of = [], {}
+        for key, chosen, qrects in (grouped if grouped is not None else group_boxes(self._rects, keys, kept)):
+            group = kept.get(key) if chosen is None else None
+            if group is None:
+                fill, edge = device_colors(_KeyElement(key), key[0])
+                group = _Group(style.edge_pen(edge, 0.8), QBrush(fill), chosen, qrects)
+            groups.append(group)
+            self._group_of[key] = group
         self._device_groups = groups
         self._mark_groups = None
         self._stale_devices = False
@@ -157,17 +168,25 @@ class BoxLayer(QGraphicsItem):
     def _refresh_devices(self, painting: bool) -> None:
         """The boxes of the devices edited: a removed one's row goes, an added one's is appended (where a
         device the scene adds comes in its items' order, as a full refresh reads them), one changed
-        is taken again in its row."""
+        is taken again in its row. The colour groups follow: a box taken out of its group or put at its
+        end, a group whose boxes changed in place made again; the others kept (making every box's
+        QRectF again cost ~70 ms a paint at 131k GPUs)."""
         scene, doc = self._scene, self._scene.doc
         ids, rects, keys = list(self._ids), self._rects.copy(), list(self._keys)
-        gone = sorted((self._row[d] for d in self._stale_ids if d in self._row and d not in scene.devices),
-                      reverse=True)
-        for row in gone:
+        groups = dict(self._group_of)  # key -> its group, as edited here
+        stale = self._stale_ids
+        gone = sorted((self._row[d] for d in stale if d in self._row and d not in scene.devices), reverse=True)
+        for row in gone:  # the last first: each group's place of the box is counted among the rows before it
+            key = keys[row]
+            group = groups.get(key)
+            if group is not None:
+                at = keys[:row].count(key)
+                groups[key] = _Group(group.pen, group.brush, np.delete(group.rects, at, axis=0),
+                                     group.qrects[:at] + group.qrects[at + 1:])
             del ids[row], keys[row]
         rects = np.delete(rects, gone, axis=0)
         row_of = {d: i for i, d in enumerate(ids)} if gone else self._row
         added = []
-        stale = self._stale_ids
         for device_id in [d for d in scene.devices if d in stale]:  # (in the items' order)
             item = scene.devices[device_id]
             r = item.mapRectToScene(item.rect())
@@ -178,13 +197,19 @@ class BoxLayer(QGraphicsItem):
             row = row_of.get(device_id)
             if row is None:
                 added.append((device_id, box, key))
-            else:
+                group = groups.get(key)
+                if group is not None:  # the box comes last among its group's, as its row among the rows
+                    groups[key] = _Group(group.pen, group.brush, np.concatenate([group.rects, [box]]),
+                                         group.qrects + [QRectF(*box)])
+            elif (keys[row], tuple(rects[row].tolist())) != (key, box):
+                groups.pop(keys[row], None)  # changed in place: its group and the one it joins made again
+                groups.pop(key, None)
                 rects[row], keys[row] = box, key
         if added:
             ids += [a[0] for a in added]
             keys += [a[2] for a in added]
             rects = np.concatenate([rects, np.array([a[1] for a in added], float)])
-        self.set_boxes(ids, rects, keys, painting=painting)
+        self.set_boxes(ids, rects, keys, painting=painting, kept=groups)
 
     def _marks_as_groups(self) -> list:
         from .job_colors import BAND_PX, DOWN_FILL, DOWN_HATCH
