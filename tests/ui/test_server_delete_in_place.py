@@ -27,9 +27,21 @@ def _canvas(window) -> dict:
     }
 
 
+def _names_and_ports_shown(window) -> list:
+    """At a few zooms: which devices show their names and their ports."""
+    shown = []
+    for scale in (0.3, 0.6, 1.2, 2.5):
+        window.view.zoom_to(scale)
+        shown.append({d: (item.label.isVisible(), item.ports.isVisible())
+                      for d, item in window.scene.devices.items()})
+    window.view.zoom_to(None)
+    return shown
+
+
 def _as_fresh_open(window, new_window, tmp_path, step: str) -> None:
     fresh = fresh_open(window, new_window, tmp_path, step)
     assert _canvas(window) == _canvas(fresh), step
+    assert _names_and_ports_shown(window) == _names_and_ports_shown(fresh), step
     fresh.close()
     kept, drawn = kept_and_fresh(window)
     assert np.array_equal(kept, drawn), step  # the Overview: the picture drawn from nothing

@@ -110,7 +110,7 @@ class CanvasScene(QGraphicsScene):
         self.addItem(self.link_layer)
         self.detail_layer = DetailLayer()
         self.addItem(self.detail_layer)
-        self.detail.forget()
+        self.detail.forget(devices=True)
         self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
@@ -342,7 +342,8 @@ class CanvasScene(QGraphicsScene):
         if effects.racks:
             self._racks_changed()
         if effects.items:
-            self.detail.changed()  # names, sizes or items changed: their zoom thresholds too
+            # names, sizes or items changed: their zoom thresholds too (a rack's edit: all its devices')
+            self.detail.changed(None if effects.racks else effects.devices_edited)
             if self.box_layer is not None:  # (a rack's edit moves its devices' boxes)
                 self.box_layer.devices_changed(None if effects.racks else effects.devices_edited)
         rebuild = effects.rebuild_links
