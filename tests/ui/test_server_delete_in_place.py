@@ -64,11 +64,12 @@ def _step(window, action: str) -> None:
     assert window.settle()
 
 
-@pytest.mark.parametrize("server", [0, 13])
-def test_a_server_deleted_undone_and_redone_changes_its_own_bundles(fat_tree, new_window, tmp_path, plans, server):
+@pytest.mark.parametrize("device", [("nodes", 0), ("nodes", 13), ("switches", 0)])
+def test_a_server_deleted_undone_and_redone_changes_its_own_bundles(fat_tree, new_window, tmp_path, plans, device):
+    """(a leaf switch too: its many bundles emptied and filled again in their rows)"""
     window = fat_tree
     doc = window.qdoc.doc
-    node = doc.nodes[server].id
+    node = getattr(doc, device[0])[device[1]].id
     cables = [l.id for l in doc.links_of_devices({node})]
     assert len(cables) >= 8  # its NICs' cables
     layer = window.scene.link_layer
