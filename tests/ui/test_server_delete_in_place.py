@@ -5,7 +5,7 @@ opening the saved design shows."""
 import numpy as np
 import pytest
 
-from designer.core.io import load_document, save_document
+from designer.core.io import load_document
 from designer.ui.canvas.cable_labels import label_text
 from tests.conftest import run_cli
 from tests.ui.canvas_helpers import aggregates, drawn_cables
