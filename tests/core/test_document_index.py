@@ -163,3 +163,25 @@ def test_after_another_design_is_taken_and_given_back_deletes_find_what_a_fresh_
     doc.replace_all(_design(["z0", "z1", "z2"]))  # a copy taken
     _remove_and_check(doc, "z1")
     _same_as_fresh(doc, {"z1", "x0"})
+
+
+def test_links_of_devices_are_those_a_read_of_every_end_finds():
+    """A device's links, found in the parsed ends: the links a read of each end's device name finds
+    (a plain id, a port, an end on no device, an id held by a server and a switch, a repeated id),
+    before and after edits."""
+    doc = _design([f"l{k}" for k in range(12)])
+    doc.add(Node(id="s1", accelerator="H100-SXM5-80GB"))  # also a switch's id
+    doc.add(Node(id="n2", accelerator="H100-SXM5-80GB"))  # a repeated id
+    doc.add(Link(id="odd", a="n3", b="ghost:p1", kind="infiniband", bandwidth_gbps=400.0))
+    doc.add(Link(id="twin", a="s1:nic0", b="n1:x:y", kind="infiniband", bandwidth_gbps=400.0))
+
+    def read(devices):
+        return [l.id for l in doc.links if {l.a.partition(":")[0], l.b.partition(":")[0]} & set(devices)]
+
+    for devices in ({"n0"}, {"n3"}, {"s1"}, {"n2", "s0"}, {"n1"}, set()):
+        assert [l.id for l in doc.links_of_devices(devices)] == read(devices), devices
+    doc.remove("l4")
+    doc.remove("n1")
+    doc.add(Link(id="new", a="s0:p9", b="n0:p2", kind="infiniband", bandwidth_gbps=400.0), 0)
+    for devices in ({"n0"}, {"s0"}, {"n3", "s1"}):
+        assert [l.id for l in doc.links_of_devices(devices)] == read(devices), devices

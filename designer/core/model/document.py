@@ -176,6 +176,26 @@ class Document:
             if link.a == device_id or link.b == device_id or link.a.startswith(prefix) or link.b.startswith(prefix)
         ]
 
+    def links_of_devices(self, device_ids) -> list[Link]:
+        """The links with an end on any of `device_ids`, in order: found in the links' parsed ends
+        (link_ends, which the live check keeps current), not by reading every link's two texts (a
+        server's delete read 590k of them, 0.36 s at 131k GPUs)."""
+        positions = []
+        for kind, name in ((1, "nodes"), (2, "switches")):
+            items = getattr(self.spec, name)
+            found = [self._index[name].get(d) for d in device_ids]
+            positions.append((kind, np.array([self._position(name, items, e) for e in found if e is not None],
+                                             np.int64)))
+        if not any(len(p) for _kind, p in positions):
+            return []
+        hit = np.zeros(len(self.spec.links), bool)
+        for side in self.link_ends.sides(self):
+            for kind, wanted in positions:
+                if len(wanted):
+                    hit |= (side.kind == kind) & np.isin(side.index, wanted)
+        links = self.spec.links
+        return [links[i] for i in np.flatnonzero(hit).tolist()]
+
     def new_id(self, prefix: str) -> str:
         """A fresh id `prefix{n}` not used by any element."""
         taken = set().union(*(set(ix) for ix in self._index.values()))

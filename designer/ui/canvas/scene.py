@@ -49,6 +49,8 @@ class _EditEffects:
     links_touched: set = field(default_factory=set)  # bundles that gained or lost cables
     values_touched: set = field(default_factory=set)  # bundles whose cables changed speed, kind or count
     link_edits: list = field(default_factory=list)  # cables added and removed: (action, link, position, key)
+    devices_edited: set = field(default_factory=set)  # devices added, removed or changed (their boxes)
+    devices_gone: set = field(default_factory=set)  # devices removed: their bundles' rows emptied, not planned anew
 
 
 class CanvasScene(QGraphicsScene):
@@ -111,7 +113,7 @@ class CanvasScene(QGraphicsScene):
         self.addItem(self.link_layer)
         self.detail_layer = DetailLayer()
         self.addItem(self.detail_layer)
-        self.detail.forget()
+        self.detail.forget(devices=True)
         self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
@@ -244,6 +246,8 @@ class CanvasScene(QGraphicsScene):
         effects = self._edit_effects()
         effects.racks = effects.items = True
         for c in changes:
+            if c.action != "changed":
+                self.cables.aggregates_stale = True  # a rack's lines come or go
             if c.action == "added":
                 self._add_rack(c.new)
                 for e in list(self.doc.nodes) + list(self.doc.switches):
@@ -274,16 +278,22 @@ class CanvasScene(QGraphicsScene):
         effects = self._edit_effects()
         effects.items = True
         for c in changes:
+            effects.devices_edited.update((c.old, c.new) if c.field == "id" else (c.id,))
             if c.action != "changed" or c.field in DOMAIN_FIELDS:
                 effects.domains = True  # which trays share NVLink, or where they sit
             if c.action == "added":
                 self._add_device(c.new, "node" if c.collection == "nodes" else "switch")
-                effects.rebuild_links = True
+                effects.devices_gone.discard(c.id)
+                if not self.cables.knows_devices([c.id]):  # a new device: which cables it ends not known here
+                    effects.rebuild_links = True
+                # (one the bundles number, as an undo's: the edit's cables fill its rows again)
             elif c.action == "removed":
                 item = self.devices.pop(c.id, None)
                 if item is not None:
+                    parent = item.parentItem()
+                    self.cables.gone[c.id] = parent.data(ID_ROLE) if parent is not None else None
                     self.removeItem(item)
-                effects.rebuild_links = True
+                effects.devices_gone.add(c.id)
             else:
                 if c.field == "id":
                     self.devices[c.new] = self.devices.pop(c.old)
@@ -335,14 +345,18 @@ class CanvasScene(QGraphicsScene):
         if effects.racks:
             self._racks_changed()
         if effects.items:
-            self.detail.changed()  # names, sizes or items changed: their zoom thresholds too
-            if self.box_layer is not None:
-                self.box_layer.devices_changed()
+            # names, sizes or items changed: their zoom thresholds too (a rack's edit: all its devices')
+            self.detail.changed(None if effects.racks else effects.devices_edited)
+            if self.box_layer is not None:  # (a rack's edit moves its devices' boxes)
+                self.box_layer.devices_changed(None if effects.racks else effects.devices_edited)
         rebuild = effects.rebuild_links
         in_place = False
         if not rebuild and effects.link_edits:  # each bundle in its row, one that comes or goes too
             rebuild = not self.cables.apply_link_edits(effects.link_edits)
             in_place = not rebuild
+        if not rebuild and effects.devices_gone:  # a device removed with all its cables: nothing of it drawn
+            rebuild = not self.cables.draw_nothing_of(effects.devices_gone)
+        self.cables.gone = {}
         boxes = None
         if rebuild:  # once for the edit, however many bundles came or went
             boxes = self.cables.rebuild()
@@ -419,7 +433,7 @@ class CanvasScene(QGraphicsScene):
 
     def device_moved(self, item: DeviceItem) -> None:
         if self.box_layer is not None:
-            self.box_layer.devices_changed()
+            self.box_layer.devices_changed([item.data(ID_ROLE)])
         self.cables.follow_device(item.data(ID_ROLE))
 
     # ---- gestures (scene_gestures.py) ------------------------------------------------------

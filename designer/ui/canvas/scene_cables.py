@@ -26,12 +26,15 @@ class SceneCables:
         self.aggregates_stale = True
         self._aggregate_row: dict[tuple[str, str], int] = {}
         self._aggregate_gbps: dict[tuple[str, str], float] = {}
+        # devices the edit being mirrored removed: id -> the rack it was in (its cables' bundles and
+        # rack-to-rack lines are still told apart until the edit is done)
+        self.gone: dict[str, str | None] = {}
 
     def bundle_key(self, link: Link) -> tuple[str, str] | None:
-        devices = self._scene.devices
+        devices, gone = self._scene.devices, self.gone
         a, _ = split_endpoint(link.a)
         b, _ = split_endpoint(link.b)
-        if a not in devices or b not in devices or a == b:
+        if (a not in devices and a not in gone) or (b not in devices and b not in gone) or a == b:
             return None
         return (a, b) if a <= b else (b, a)
 
@@ -57,6 +60,23 @@ class SceneCables:
     def clear(self) -> None:
         """Every item is gone (a rebuild): no device ends a bundle."""
         self.device_bundles.clear()
+        self.gone = {}
+
+    def knows_devices(self, device_ids) -> bool:
+        """The bundle table numbers all these devices: their bundles are its rows (a device removed
+        keeps its rows, emptied, so that an undo fills them again)."""
+        known = self._scene.link_layer.bundles.device_row()
+        return all(d in known for d in device_ids)
+
+    def draw_nothing_of(self, device_ids) -> bool:
+        """No bundle drawn ends on any of these devices (all their rows emptied)."""
+        table = self._scene.link_layer.bundles
+        known = table.device_row()
+        rows = np.array([known[d] for d in device_ids if d in known], np.int64)
+        if not len(rows) or not len(table.ends):
+            return True
+        ending = np.flatnonzero(np.isin(table.ends, rows).any(axis=1)).tolist()
+        return all(r in table.empty for r in ending)
 
     def use_plan(self, lp) -> None:
         """The bundles of a plan (scene_plan.plan_bundles) into the link layer."""
@@ -312,6 +332,8 @@ class SceneCables:
 
     def _rack_of(self, device_id: str) -> str | None:
         item = self._scene.devices.get(device_id)
+        if item is None:
+            return self.gone.get(device_id)
         parent = item.parentItem() if item else None
         return parent.data(ID_ROLE) if parent is not None else None
 
