@@ -26,23 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from designer.core.design_check import DesignChecker, check_document  # noqa: E402
 from designer.core.io import load_document  # noqa: E402
 from designer.core.model.elements import split_endpoint  # noqa: E402
-
-
-def batch(doc, steps):
-    """Apply ("remove", id) / ("add", element, index) / ("update", id, fields) in one batch; the undo steps."""
-    undo = []
-    with doc.batch():
-        for step in steps:
-            if step[0] == "add":
-                doc.add(step[1], step[2])
-                undo.append(("remove", step[1].id))
-            elif step[0] == "remove":
-                _, position, element = doc.remove(step[1])
-                undo.append(("add", element, position))
-            else:
-                old = doc.update(step[1], **step[2])
-                undo.append(("update", step[2].get("id", step[1]), old))
-    return undo[::-1]
+from tests.core.edit_steps import apply_steps  # noqa: E402
 
 
 def rename_steps(doc, old, new):
@@ -92,7 +76,7 @@ def main() -> None:
     best: dict[str, float] = {}
 
     def run(name, steps):
-        undo = batch(doc, steps)
+        undo = apply_steps(doc, steps)
         best[name] = min(best.get(name, 1e9), timed(checker, doc, args.verify))
         return undo
 
@@ -100,10 +84,10 @@ def main() -> None:
     for _ in range(args.reps):
         undo = run("rename to a taken id", [("update", server.id, {"id": taken})])
         run("rename to a taken id back", undo)  # (both: a full check, which the next edit follows)
-        batch(doc, batch(doc, [("update", cable, {"id": cable + "-x"})]))  # the links' id index made again
+        apply_steps(doc, apply_steps(doc, [("update", cable, {"id": cable + "-x"})]))  # the links' id index made again
         checker.check(doc.snapshot())
         undo = run("server delete", [("remove", i) for i in links_of_server] + [("remove", server.id)])
-        batch(doc, undo)
+        apply_steps(doc, undo)
         best["server delete undo"] = min(best.get("server delete undo", 1e9), timed(checker, doc, args.verify))
         undo = run("server rename", rename_steps(doc, server.id, server.id + "-x"))
         run("server rename back", undo)

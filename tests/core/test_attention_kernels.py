@@ -17,11 +17,10 @@ import pytest
 
 from designer.core.engine.attention import AttentionKernel, efficiency
 from designer.core.engine.compute import OpCoster, Sharding, attention_kernels
-from designer.core.engine.constants import accelerator_constants
 from designer.core.engine.flops import ModelShape
 from designer.core.model import Workload
-from designer.core.model.catalog import load_catalog
 from tests.conftest import run_cli
+from tests.core.engine_ops import ops_of
 from tests.validation.cases import DATA
 
 TOLERANCE = 0.02  # every measured cuDNN forward row
@@ -31,10 +30,7 @@ LONG_BACKWARD_TOLERANCE = 0.065  # every backward row of cudnn-frontend's H200 b
 
 def _at_burst_clock(part: str = "H200") -> OpCoster:
     """A part's catalog entry at the burst clock (the kernels were timed as a benchmark)."""
-    catalog = load_catalog()
-    acc = catalog.accelerator(part)
-    ac = dataclasses.replace(accelerator_constants(acc, None, catalog), sustained_clock_factor=1.0)
-    return OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, ac)
+    return ops_of(part, sustained_clock_factor=1.0)
 
 
 def _rows():

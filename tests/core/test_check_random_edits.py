@@ -16,6 +16,7 @@ from designer.core.model.check import network_islands
 from designer.core.model.design_tallies import DesignTallies
 from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import EXAMPLES
+from tests.core.edit_steps import apply_steps
 from designer.core.model import endpoints
 from designer.core.model.elements import split_endpoint
 from designer.core.model.endpoints import Endpoints, LinkEnds
@@ -35,23 +36,8 @@ class Edits:
         return f"{prefix}-new{self.fresh}"
 
     def apply(self, steps: list[tuple]) -> list[tuple]:
-        """Apply ("add", element, index) / ("remove", id) / ("update", id, fields) in one batch;
-        returns the steps that undo them (in the order they must run)."""
-        doc, undo = self.doc, []
-        with doc.batch():
-            for step in steps:
-                if step[0] == "add":
-                    doc.add(step[1], step[2])
-                    undo.append(("remove", step[1].id))
-                elif step[0] == "remove":
-                    if doc.get(step[1]) is None:
-                        continue
-                    _, position, element = doc.remove(step[1])
-                    undo.append(("add", element, position))
-                else:
-                    old = doc.update(step[1], **step[2])
-                    undo.append(("update", step[2].get("id", step[1]), old))
-        return undo[::-1]
+        """Apply the steps in one batch (edit_steps.apply_steps); the steps that undo them."""
+        return apply_steps(self.doc, steps)
 
     def do(self, steps: list[tuple]) -> None:
         self.undo_stack.append(self.apply(steps))

@@ -7,21 +7,12 @@ import json
 
 import pytest
 
-from designer.core.engine.compute import OpCoster, Sharding, layer_cost, routed_load
-from designer.core.engine.constants import EngineConstants, accelerator_constants
+from designer.core.engine.compute import Sharding, layer_cost, routed_load
+from designer.core.engine.constants import EngineConstants
 from designer.core.engine.flops import ModelShape
-from designer.core.model.catalog import load_catalog
 from designer.core.model.job import Workload
 from tests.conftest import EXAMPLES, run_cli
-
-NO_COMM = lambda dim, primitive, nbytes: 0.0  # noqa: E731 - communication is not what is measured here
-
-
-def _ops() -> OpCoster:
-    catalog = load_catalog()
-    acc = catalog.accelerator("H100-SXM5-80GB")
-    return OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, accelerator_constants(acc, None, catalog))
-
+from tests.core.engine_ops import NO_COMM, ops_of
 
 def _shape(**kw) -> ModelShape:
     """gpt-oss-120b's layer: 128 experts of width 2880, top-4, quick-GeGLU, biased linears."""
@@ -40,7 +31,7 @@ def _sharding(**kw) -> Sharding:
 def test_the_clamp_adds_its_eager_passes_and_kernels_each_way():
     """8 bytes forward (two clamps over the halves, the cat) and 10 backward (the masked gradients,
     the chunk's cat) per element of the FC1 output, three kernels each way; none without a clamp."""
-    k, ops, sh = EngineConstants(), _ops(), _sharding()
+    k, ops, sh = EngineConstants(), ops_of(), _sharding()
     clamped, plain = _shape(activation_func_clamp_value=7.0), _shape()
     assert clamped.expert_act_clamp and not plain.expert_act_clamp and clamped.phi == 3
     with_clamp = layer_cost(clamped, sh, 2, True, ops, NO_COMM, k)
@@ -62,7 +53,7 @@ def test_the_op_fuser_and_a_silu_gate_have_no_eager_clamp():
     """Transformer Engine's fused experts' MLP clamps inside ScaledClampedQGeGLU; Megatron's fused
     SwiGLU takes no clamp. SequentialMLP (no grouped GEMM) clamps per expert: the same bytes in
     three kernels per local expert."""
-    k, ops = EngineConstants(), _ops()
+    k, ops = EngineConstants(), ops_of()
     clamped, plain = _shape(activation_func_clamp_value=7.0), _shape()
     fused = _sharding(te_op_fuser=True)
     assert layer_cost(clamped, fused, 2, True, ops, NO_COMM, k).fwd.busy["compute"] == pytest.approx(
@@ -77,7 +68,7 @@ def test_the_op_fuser_and_a_silu_gate_have_no_eager_clamp():
 
 def test_recomputing_moe_act_runs_the_clamp_again():
     """Selective recompute of moe_act re-runs the activation function, clamp included."""
-    k, ops = EngineConstants(), _ops()
+    k, ops = EngineConstants(), ops_of()
     sh = dataclasses.replace(_sharding(), recompute="selective", recompute_modules=("moe_act",))
     clamped, plain = _shape(activation_func_clamp_value=7.0), _shape()
     busiest = routed_load(clamped, sh, 2 * clamped.s, ops.ac.gemm_tile_m, k).load_factor
@@ -121,7 +112,7 @@ def test_the_op_fuser_runs_no_eager_expert_bias_passes():
     """With Transformer Engine's op fuser Megatron-Core's TEGroupedMLP.forward returns from
     _fused_forward and never calls _apply_bias: TE's GroupedLinear op adds the FC2 bias, so the
     eager per-expert bias passes and kernels are not charged."""
-    k, ops = EngineConstants(), _ops()
+    k, ops = EngineConstants(), ops_of()
     biased, unbiased = _shape(), _shape(disable_bias_linear=True)
     eager, fused = _sharding(), _sharding(te_op_fuser=True)
     cost = lambda m, sh: layer_cost(m, sh, 2, True, ops, NO_COMM, k)  # noqa: E731

@@ -10,7 +10,8 @@ import pytest
 from designer.core.engine.compute import layer_cost
 from designer.core.engine.constants import EngineConstants
 from tests.conftest import EXAMPLES, run_cli
-from tests.core.test_per_step_passes import _ops, _shape, _sharding
+from tests.core.engine_ops import NO_COMM, ops_of
+from tests.core.test_per_step_passes import _shape, _sharding
 
 CLUSTER = EXAMPLES / "h100-64gpu-infiniband.yaml"
 # a 4-layer Qwen3-30B-A3B-like MoE on 64 H100, EP 8, one micro-batch of 4096 tokens per step
@@ -34,18 +35,17 @@ def evaluate(*sets: str) -> dict:
 
 
 def test_each_moe_layer_forward_pays_one_host_sync():
-    k, ops = EngineConstants(), _ops()
-    comm = lambda dim, primitive, nbytes: 0.0  # noqa: E731
+    k, ops = EngineConstants(), ops_of()
     m = _shape()
     eager = _sharding("alltoall")
     synced = type(eager)(**{**eager.__dict__, "moe_host_sync": True})
-    without = layer_cost(m, eager, 2, True, ops, comm, k)
-    with_sync = layer_cost(m, synced, 2, True, ops, comm, k)
+    without = layer_cost(m, eager, 2, True, ops, NO_COMM, k)
+    with_sync = layer_cost(m, synced, 2, True, ops, NO_COMM, k)
     gap = k.moe_host_syncs_per_layer * k.host_sync_gap_us * 1e-6
     assert with_sync.fwd.busy["compute"] - without.fwd.busy["compute"] == pytest.approx(gap, rel=1e-9)
     assert with_sync.bwd.busy["compute"] == without.bwd.busy["compute"]  # the backward reuses the sizes
-    dense = layer_cost(m, synced, 2, False, ops, comm, k)
-    assert dense.fwd.busy["compute"] == layer_cost(m, eager, 2, False, ops, comm, k).fwd.busy["compute"]
+    dense = layer_cost(m, synced, 2, False, ops, NO_COMM, k)
+    assert dense.fwd.busy["compute"] == layer_cost(m, eager, 2, False, ops, NO_COMM, k).fwd.busy["compute"]
 
 
 def test_the_sync_reaches_the_step_and_the_calibration_sets_it():

@@ -7,13 +7,14 @@ import json
 
 import pytest
 
-from designer.core.engine.compute import (ACT_BYTES, OpCoster, Sharding, attention_kernels, embedding_cost,
+from designer.core.engine.compute import (ACT_BYTES, Sharding, attention_kernels, embedding_cost,
                                           layer_cost, routed_load)
 from designer.core.engine.constants import EngineConstants, accelerator_constants
 from designer.core.engine.flops import ModelShape
 from designer.core.model.catalog import load_catalog
 from designer.core.model.job import Workload
 from tests.conftest import EXAMPLES, run_cli
+from tests.core.engine_ops import NO_COMM, ops_of
 
 CLUSTER = EXAMPLES / "h100-64gpu-infiniband.yaml"  # 64 H100 (3.35 TB/s HBM)
 # Llama 3 8B on 64 GPUs, one micro-batch per step (the shape of the MLPerf Llama 3.1 8B runs)
@@ -67,12 +68,6 @@ def test_fp8_weights_kept_in_bf16_are_quantized_once_per_step():
     assert evaluate()["breakdown_s"]["optimizer"] == pytest.approx(fp8_weights, rel=1e-6)
 
 
-def _ops() -> OpCoster:
-    catalog = load_catalog()
-    acc = catalog.accelerator("H100-SXM5-80GB")
-    return OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, accelerator_constants(acc, None, catalog))
-
-
 def _shape(**kw) -> ModelShape:
     """Qwen3-30B-A3B-like: 128 experts of width 768, top-8 (or a Llama 3 8B table with kw)."""
     base = dict(num_layers=48, hidden_size=2048, ffn_hidden_size=6144, moe_ffn_hidden_size=768, num_experts=128,
@@ -92,18 +87,17 @@ def test_the_alltoall_dispatcher_sorts_the_received_tokens_by_local_expert():
     GEMM and back after it (sort_chunks_by_idxs): a read and a write of every routed token copy
     each way, forward and again in backward. The flex dispatcher (DeepEP/HybridEP) writes the
     expert-major layout as it receives, and one expert per GPU needs no sort."""
-    m, k, ops = _shape(), EngineConstants(), _ops()
-    comm = lambda dim, primitive, nbytes: 0.0  # noqa: E731 - communication is not what is measured here
+    m, k, ops = _shape(), EngineConstants(), ops_of()
     tokens = 2 * m.s
-    alltoall = layer_cost(m, _sharding("alltoall"), 2, True, ops, comm, k)
-    flex = layer_cost(m, _sharding("flex"), 2, True, ops, comm, k)
+    alltoall = layer_cost(m, _sharding("alltoall"), 2, True, ops, NO_COMM, k)
+    flex = layer_cost(m, _sharding("flex"), 2, True, ops, NO_COMM, k)
     # two sorts, read + write, bf16, of the rows the busiest GPU of the EP group receives
     busiest = routed_load(m, _sharding("alltoall"), tokens, ops.ac.gemm_tile_m, k).load_factor
     sort_s = ops.memory(tokens * m.topk * m.h * 2 * 2 * ACT_BYTES * busiest)
     assert alltoall.fwd.busy["compute"] - flex.fwd.busy["compute"] == pytest.approx(sort_s, rel=1e-6)
     assert alltoall.bwd.busy["compute"] - flex.bwd.busy["compute"] == pytest.approx(sort_s, rel=1e-6)
     for ep in (128, 1):  # one local expert, or no all-to-all: nothing to sort
-        same = [layer_cost(m, _sharding(d, ep), 2, True, ops, comm, k).fwd.busy["compute"]
+        same = [layer_cost(m, _sharding(d, ep), 2, True, ops, NO_COMM, k).fwd.busy["compute"]
                 for d in ("alltoall", "flex")]
         assert same[0] == pytest.approx(same[1], rel=1e-9)
 
@@ -113,13 +107,12 @@ def test_expert_biases_add_the_eager_fc2_bias_passes_and_kernels():
     router probability, added by eager per-expert PyTorch operations in FP32 (Megatron-Core
     TEGroupedMLP._apply_bias): 28 bytes forward and 36 backward per routed element of h, and a few
     kernels per local expert. Experts without biases (the default of these recipes) pay nothing."""
-    k, ops = EngineConstants(), _ops()
-    comm = lambda dim, primitive, nbytes: 0.0  # noqa: E731
+    k, ops = EngineConstants(), ops_of()
     sh = _sharding("flex")
     plain, biased = _shape(), _shape(disable_bias_linear=False)
     assert not plain.expert_bias and biased.expert_bias and not _shape(disable_bias_linear=True).expert_bias
-    without = layer_cost(plain, sh, 2, True, ops, comm, k)
-    with_bias = layer_cost(biased, sh, 2, True, ops, comm, k)
+    without = layer_cost(plain, sh, 2, True, ops, NO_COMM, k)
+    with_bias = layer_cost(biased, sh, 2, True, ops, NO_COMM, k)
     busiest = routed_load(biased, sh, 2 * biased.s, ops.ac.gemm_tile_m, k).load_factor
     elements = 2 * biased.s * biased.topk * biased.h * busiest
     local = biased.experts // sh.ep
@@ -130,7 +123,7 @@ def test_expert_biases_add_the_eager_fc2_bias_passes_and_kernels():
     # the calibration's constants are what is charged
     off = EngineConstants(expert_bias_fwd_bytes_per_element=0, expert_bias_bwd_bytes_per_element=0,
                           expert_bias_fwd_kernels_per_expert=0, expert_bias_bwd_kernels_per_expert=0)
-    zeroed = layer_cost(biased, sh, 2, True, ops, comm, off)
+    zeroed = layer_cost(biased, sh, 2, True, ops, NO_COMM, off)
     assert zeroed.fwd.busy["compute"] - without.fwd.busy["compute"] == pytest.approx(2 * ops.overhead_s, rel=1e-6)
 
 
@@ -151,12 +144,11 @@ def test_the_embedding_gradient_covers_the_whole_vocabulary_shard():
     """The lookup's backward writes a dense gradient of the table shard and the DDP hook adds it to
     the fp32 main_grad: 12 bytes per element of vocab / TP x h, however few tokens the micro-batch
     has (a Llama 3 table of 525M elements: about 2 ms per micro-batch on an H100)."""
-    m, ops = _shape(vocab_size=128256, hidden_size=4096), _ops()
+    m, ops = _shape(vocab_size=128256, hidden_size=4096), ops_of()
     sh = Sharding(tp=2, cp=1, ep=1, etp=1, sequence_parallel=True, recompute="none", tp_comm_overlap=False)
-    comm = lambda dim, primitive, nbytes: 0.0  # noqa: E731
-    with_grad = embedding_cost(m, sh, 1, ops, comm, EngineConstants()).bwd.busy["compute"]
+    with_grad = embedding_cost(m, sh, 1, ops, NO_COMM, EngineConstants()).bwd.busy["compute"]
     no_grad = EngineConstants(embedding_grad_bytes_per_element=0)
-    without = embedding_cost(m, sh, 1, ops, comm, no_grad).bwd.busy["compute"]
+    without = embedding_cost(m, sh, 1, ops, NO_COMM, no_grad).bwd.busy["compute"]
     assert with_grad - without == pytest.approx(ops.memory(128256 / 2 * 4096 * 12), rel=1e-6)
     assert with_grad > 10 * without
 
@@ -193,13 +185,12 @@ def test_context_parallel_ring_attention_pays_its_merge_passes():
     Llama 3 8B, CP 2, one 8,192-token sequence: 4,096 tokens per rank, output width 4,096, K+V 2,048."""
     m, ops, k = _shape(num_layers=32, hidden_size=4096, ffn_hidden_size=14336, num_experts=None,
                        moe_ffn_hidden_size=None, moe_router_topk=None, num_query_groups=8, seq_length=8192,
-                       vocab_size=128256, micro_batch_size=1), _ops(), EngineConstants()
-    comm = lambda dim, primitive, nbytes: 0.0  # noqa: E731 - only the memory passes are measured
+                       vocab_size=128256, micro_batch_size=1), ops_of(), EngineConstants()
 
     def layer(cp_comm):
         sh = Sharding(tp=1, cp=2, ep=1, etp=1, sequence_parallel=False, recompute="none", tp_comm_overlap=False,
                       cp_comm=cp_comm)
-        return layer_cost(m, sh, 1, False, ops, comm, k)
+        return layer_cost(m, sh, 1, False, ops, NO_COMM, k)
 
     ring, ulysses = layer("p2p"), layer("a2a")
     # the ring's attention kernels (one per step, smaller) differ from Ulysses' one: not merge traffic

@@ -6,21 +6,12 @@ import json
 
 import pytest
 
-from designer.core.engine.compute import OpCoster, Sharding, layer_cost
-from designer.core.engine.constants import EngineConstants, accelerator_constants
+from designer.core.engine.compute import Sharding, layer_cost
+from designer.core.engine.constants import EngineConstants
 from designer.core.engine.flops import ModelShape
-from designer.core.model.catalog import load_catalog
 from designer.core.model.job import Workload
 from tests.conftest import EXAMPLES, run_cli
-
-NO_COMM = lambda dim, primitive, nbytes: 0.0  # noqa: E731 - communication is not what is measured here
-
-
-def _ops() -> OpCoster:
-    catalog = load_catalog()
-    acc = catalog.accelerator("H100-SXM5-80GB")
-    return OpCoster(acc.peak_for("bf16"), acc.peak_for("bf16"), acc.hbm_tbps, accelerator_constants(acc, None, catalog))
-
+from tests.core.engine_ops import NO_COMM, ops_of
 
 def _shape(**kw) -> ModelShape:
     """A dense gpt-oss-like layer: 64 query heads and 8 KV heads of 64."""
@@ -37,7 +28,7 @@ SH = Sharding(tp=1, cp=1, ep=1, etp=1, sequence_parallel=False, recompute="none"
 def test_yarn_pays_the_eager_rope_passes_over_query_and_key():
     """20 bytes forward and 16 backward per query and key element beyond a fused kernel's, and the
     eager kernels (22 forward, 8 backward); plain rope and learned positions pay nothing extra."""
-    k, ops = EngineConstants(), _ops()
+    k, ops = EngineConstants(), ops_of()
     yarn, rope = _shape(position_embedding_type="yarn"), _shape(position_embedding_type="rope")
     assert yarn.rope_eager and not rope.rope_eager and not _shape().rope_eager
     with_yarn, without = layer_cost(yarn, SH, 2, False, ops, NO_COMM, k), layer_cost(rope, SH, 2, False, ops, NO_COMM, k)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
 from designer.core.generate import generate_fat_tree
@@ -83,3 +83,38 @@ def test_a_result_of_the_same_step_with_a_bar_moved_is_drawn_again(timeline, fou
     assert timeline.result is moved and later in timeline.bars.start
     timeline.show_result(result)
     assert timeline.result is result and later not in timeline.bars.start
+
+
+def _with_resource(result, resource: str):
+    """`result` with every communication event on the scale-up domain named `resource` (how a
+    collective's bottleneck names the server it runs in)."""
+    named = copy.copy(result)
+    named._events = [dataclasses.replace(e, resource=resource) if e.group else e for e in result.events]
+    return named
+
+
+def test_the_clicked_bar_of_a_kept_chart_says_what_it_is_in_the_new_result(timeline, four):
+    """A server renamed, the step unchanged: the chart is kept, and the detail line under it names the
+    server by its new id (it is read from the new result's events, not the ones of before)."""
+    before = _with_resource(four[0], "scale-up of node5 (nvlink)")
+    timeline.show_result(before)
+    i = next(i for i, e in enumerate(before.events)
+             if e.group and e.end_s > e.start_s and (e.device, e.stream) in timeline.layout_rows.row_index)
+    e = before.events[i]
+    row = timeline.layout_rows.row_index[(e.device, e.stream)]
+    timeline.vb.setXRange(e.start_s - (e.end_s - e.start_s), e.end_s + (e.end_s - e.start_s), padding=0)
+    QTest.qWait(50)
+    point = timeline.graphics.mapFromScene(timeline.vb.mapViewToScene(QPointF((e.start_s + e.end_s) / 2, row)))
+    QTest.mouseClick(timeline.graphics.viewport(), Qt.LeftButton, Qt.NoModifier, point)
+    assert timeline.selected_event() == i
+    assert "resource scale-up of node5 (nvlink)" in timeline.info.full_text()
+
+    bars = timeline.bars
+    after = _with_resource(four[0], "scale-up of gpu-box-5 (nvlink)")  # node5 renamed gpu-box-5
+    timeline.show_result(after)
+    assert timeline.result is after and timeline.bars is bars  # the chart kept
+    assert timeline.selected_event() == i
+    detail = timeline.info.full_text()
+    assert "resource scale-up of gpu-box-5 (nvlink)" in detail and "node5" not in detail
+    assert detail == timeline.event_text(i).replace("\n", "  ·  ")
+    assert "gpu-box-5" in timeline.graphics.toolTip()

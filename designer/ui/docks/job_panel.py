@@ -262,11 +262,11 @@ class JobPanel(QWidget):
         own = f"spec.jobs[{self.job_index}]."
         w, par = self._job_values()
         changed = self._changed if self._changed_job == (w or Workload(), par or Parallelism()) else []
-        several = self._job() is not None
+        in_jobs_list = self._job() is not None  # the file lists its jobs in spec.jobs (one or more)
 
         def place(p) -> str | None:
             raw = p.path or ""
-            if several and raw.startswith(own):
+            if in_jobs_list and raw.startswith(own):
                 raw = "spec." + raw[len(own):]  # this job's keys: beside their fields
             elif raw.startswith("spec.jobs["):
                 raw = ""  # another job's: counted in the summary
@@ -274,7 +274,7 @@ class JobPanel(QWidget):
             return None if field is None else _where_the_user_changed(field, p.message, changed)
 
         # only the problems that came since the last list are placed (thousands at 131k GPUs, the cluster's)
-        self.places.update(self.problems, (own, several, tuple(changed)), place)
+        self.places.update(self.problems, (own, in_jobs_list, tuple(changed)), place)
         beside = {path: [p.message + (f" ({p.fix})" if p.fix else "") for p in problems]
                   for path, problems in self.places.beside().items()}
         for path, text in self._input_errors.items():

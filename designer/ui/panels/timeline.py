@@ -72,6 +72,7 @@ class TimelinePanel(QWidget):
         self.vb.sigResized.connect(self.arrangement.view_resized)
         self.hint = HINT
         self.info = DetailLine(self.hint)
+        self.described: int | None = None  # the event whose text is on the detail line (hovered or clicked)
         self.info.setObjectName("hover")
         self.info.setStyleSheet(f"color: {TEXT}; padding: 2px 6px")
         self.stale_banner = stale_banner()
@@ -157,6 +158,22 @@ class TimelinePanel(QWidget):
     def event_text(self, index: int) -> str:
         return event_text(self.result, index)
 
+    def describe(self, index: int | None) -> None:
+        """The detail line (and the plot's tooltip) says what event `index` is; None: the hint."""
+        self.described = index
+        if index is None:
+            self.info.setText(self.hint if self.result is not None else "")
+            self.graphics.setToolTip("")
+            return
+        text = self.event_text(index)
+        self.info.setText(text.replace("\n", "  ·  "))
+        self.graphics.setToolTip(text)  # Qt shows it when the mouse rests over the bar
+
+    def say(self, text: str) -> None:
+        """A line of its own on the detail line (no event described)."""
+        self.described = None
+        self.info.setText(text)
+
     def export(self, path: str | os.PathLike) -> Path:
         """.png / .svg / .pdf: the whole chart; .csv: every event (timeline_export.export_timeline)."""
         return export_timeline(self, path)
@@ -188,7 +205,7 @@ class TimelinePanel(QWidget):
         self.select_device(None)
         if self.in_view.fitting_all:
             self.fit_all()
-        self.info.setText(self.hint)
+        self.describe(None)
 
     def _draws(self, result, data: TimelineData) -> bool:
         """Whether the rows, bars, arrows and title on screen are those of `result`: the same step time,
@@ -201,11 +218,14 @@ class TimelinePanel(QWidget):
 
     def _keep_drawn(self, result, data: TimelineData) -> None:
         """`result` draws what is on screen: it becomes the result shown (its events are the ones
-        read), the selection and the view stay."""
+        read), the selection and the view stay; the event described says what it is in `result` (its
+        resource may name a server renamed since)."""
         arrows_built = self.arrangement.adopt(self.result, result)
         self.result, self.data = result, data
         self.stale_banner.hide()
         self.updating.hide()
+        if self.described is not None:
+            self.describe(self.described)
         if not arrows_built:  # a large step's arrows were on their way for the result before
             QTimer.singleShot(0, self, lambda shown=result: self.arrangement.arrows_later(shown))
 
@@ -223,7 +243,7 @@ class TimelinePanel(QWidget):
         self.scrollbar.setRange(0, 0)
         self.plot.getAxis("left").setTicks([[]])
         self.title.setText(message)
-        self.info.setText("")
+        self.say("")
         self.stale_banner.hide()
         self.updating.hide()
         self.revision = None

@@ -34,15 +34,7 @@ class TimelineMouse(QObject):
         return self.panel.event_at(point.x(), row, HOVER_PIXELS * self.panel.vb.viewPixelSize()[0])
 
     def moved(self, scene_pos) -> None:
-        panel = self.panel
-        index = self.bar_at(scene_pos)
-        if index is None:
-            panel.info.setText(panel.hint if panel.result is not None else "")
-            panel.graphics.setToolTip("")
-            return
-        text = panel.event_text(index)
-        panel.info.setText(text.replace("\n", "  ·  "))
-        panel.graphics.setToolTip(text)  # Qt shows it when the mouse rests over the bar
+        self.panel.describe(self.bar_at(scene_pos))
 
     def clicked(self, ev) -> None:
         if ev.button() != Qt.LeftButton or self.view_point(ev.scenePos()) is None:
@@ -50,7 +42,7 @@ class TimelineMouse(QObject):
         index = self.bar_at(ev.scenePos())
         self.panel.select_event(index)
         if index is not None:
-            self.panel.info.setText(self.panel.event_text(index).replace("\n", "  ·  "))
+            self.panel.describe(index)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
         panel = self.panel

@@ -63,7 +63,7 @@ class TimelineSelection:
         device = int(panel.result.critical_device)
         name = device_name(panel.result, device)
         if not self.select_device(device, scroll=True):
-            panel.info.setText(f"the critical device {name} has no rows here")
+            panel.say(f"the critical device {name} has no rows here")
             return None
-        panel.info.setText(f"critical device: {name} (ends the step last)")
+        panel.say(f"critical device: {name} (ends the step last)")
         return device
