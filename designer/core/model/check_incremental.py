@@ -40,7 +40,7 @@ from .elements import split_endpoint
 from .endpoints import Endpoints, parse_endpoints
 from .element_positions import ElementPositions
 from .island_edits import SwitchReach
-from .link_columns import gathered
+from .link_columns import gathered, kept_places
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 from .network_follow import NetworkFollow
 from .rack_slots import RackSlots
@@ -361,9 +361,13 @@ class Reshape:
         if source is None:
             return True
         self._source, self._added = None, []
-        parts, new = self.parts, source < 0
-        origin = np.arange(len(parts.columns.count)) if self.link_origin is None else self.link_origin
-        self.link_origin = np.where(new, -1, gathered(origin, source))
+        parts, new, at = self.parts, source < 0, kept_places(source)
+        # each link's place before the edits, int32 (places < 2**31; half the bytes at the peak of a
+        # cable's delete, ~1.2 MB at 131k GPUs); the first run's is the source itself, -1 where added
+        if self.link_origin is None:
+            self.link_origin = np.maximum(source, -1).astype(np.int32)
+        else:
+            self.link_origin = np.where(new, np.int32(-1), gathered(self.link_origin, at))
         try:
             parts.columns.moved(source, added)
         except (TypeError, ValueError):
@@ -375,7 +379,7 @@ class Reshape:
         for s, side in enumerate(parts.ends):
             fields = {}
             for f in dataclasses.fields(Endpoints):
-                column = gathered(getattr(side, f.name), source)
+                column = gathered(getattr(side, f.name), at)
                 if present:
                     column[new] = getattr(parsed, f.name)[s * len(present):(s + 1) * len(present)]
                 fields[f.name] = column

@@ -105,6 +105,7 @@ def islands_followed(doc: Document, islands: list[Island], reach: SwitchReach, s
             bisect.insort(servers[id(island)], server)
     if any(not servers[id(island)] for island in islands) or sum(map(len, servers.values())) < 2:
         return None  # an island gone, or too few servers for any
-    followed = {id(island): dataclasses.replace(island, servers=servers[id(island)]) for island in islands}
+    followed = {id(island): dataclasses.replace(island, servers=np.asarray(servers[id(island)], np.int64))
+                for island in islands}
     reach.island_of = {c: followed[id(island)] for c, island in reach.island_of.items()}
     return sorted(followed.values(), key=lambda island: (-len(island.servers), island.servers[0]))

@@ -43,10 +43,10 @@ class LinkColumns:
     def moved(self, source: np.ndarray, added: list) -> None:
         """Links added and removed at once: entry i is now the old entry source[i], or, where source[i]
         < 0, that of the link added[-source[i] - 1] (ValueError as `inserted`)."""
-        new = source < 0
+        new, at = source < 0, kept_places(source)
         values = [_of(added[k]) for k in (-source[new] - 1).tolist()]
         for k, name in enumerate(("network", "count", "down")):
-            column = gathered(getattr(self, name), source)
+            column = gathered(getattr(self, name), at)
             column[new] = [v[k] for v in values]
             setattr(self, name, column)
 
@@ -55,11 +55,17 @@ class LinkColumns:
         self.network[position], self.count[position], self.down[position] = _of(link)
 
 
-def gathered(column: np.ndarray, source: np.ndarray) -> np.ndarray:
-    """column[source], the entries where source < 0 left to the caller to fill (any value meanwhile)."""
+def kept_places(source: np.ndarray) -> np.ndarray:
+    """The places to gather from for `source` (entries < 0: any place; the caller fills those), made once
+    for all the columns gathered."""
+    return np.maximum(source, 0)
+
+
+def gathered(column: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """column[at] (`at` from kept_places), the entries added left to the caller to fill."""
     if not len(column):
-        return np.zeros(len(source), column.dtype)
-    return column[np.maximum(source, 0)]
+        return np.zeros(len(at), column.dtype)
+    return column[at]
 
 
 def _of(link) -> tuple[bool, int, bool]:

@@ -70,7 +70,7 @@ def switch_links(tier: np.ndarray, is_leaf: np.ndarray, tray: np.ndarray, links:
 @dataclass(eq=False, repr=False)
 class Island:
     """Compute servers the engine's routes join, and why they reach no others."""
-    servers: list[str]  # file order
+    servers: list[str] | np.ndarray  # file order (by place: an int64 array, 8 bytes a server, not an int object)
     bare_leaves: list[int]  # its switches with servers that have no up-links (switch indices)
     pods_without_core: list[int]  # a switch of each of its pods that has no cable to a core switch, while
     # servers of other pods wait beyond the core tier
@@ -93,7 +93,8 @@ def server_islands(doc: Document, operational: bool = False, ends=None,
     compute = [i for i, n in enumerate(doc.nodes) if n.role == "compute" and n.accelerator_count > 0
                and not (operational and n.state == "down")]
     if len(compute) < 2 or not doc.switches:  # (servers with no switch at all: the NIC check names them)
-        return [Island(compute if positions else [doc.nodes[i].id for i in compute], [], [], [])] if compute else []
+        return [Island(np.asarray(compute, np.int64) if positions else [doc.nodes[i].id for i in compute],
+                       [], [], [])] if compute else []
     a, b = ends or doc.link_ends.sides(doc)
     routes = NetworkRoutes(doc, a, b, None if columns is None else columns.network)
     return routes.islands(doc, compute, cables_up(doc, a, b) if operational else None, positions)
@@ -129,8 +130,6 @@ class NetworkRoutes:
         """server_islands of the servers `compute` (indices), over the cables that `carries` (per link;
         None: all of them, and no elements marked down are named); `positions`: as server_islands'."""
         node_ids, routes, tier, a, b = self.node_ids, self.routes, self.tier, self.a, self.b
-        if positions:
-            node_ids = range(len(node_ids))
         n_nodes, n_sw = len(node_ids), len(self.switch_ids)
         node_end, leaf_end = self.node_end, self.leaf_end
         operational = carries is not None
@@ -149,7 +148,7 @@ class NetworkRoutes:
         for i in compute:
             groups.setdefault(root(i), []).append(i)
         if len(groups) == 1:
-            return [Island([node_ids[i] for i in compute], [], [], [])]
+            return [Island(np.asarray(compute, np.int64) if positions else [node_ids[i] for i in compute], [], [], [])]
         leaves_of: dict[int, list[int]] = {}
         for leaf in np.unique(leaf_end).tolist():
             leaves_of.setdefault(root(n_nodes + leaf), []).append(leaf)
@@ -164,7 +163,8 @@ class NetworkRoutes:
             bare = [s for s in leaves_of.get(key, []) if not has_up[s]]
             no_core = [_top(routes.pod == p, tier) for p in routed[key] if not pod_core[p]] if several_pods else []
             down = _down_around(doc, members, self.nic, a, b, routes) if operational else ()
-            islands.append(Island([node_ids[i] for i in members], bare, no_core, cores[key] if several_cores else [],
+            servers = np.asarray(members, np.int64) if positions else [node_ids[i] for i in members]
+            islands.append(Island(servers, bare, no_core, cores[key] if several_cores else [],
                                   down))
         return islands
 
