@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from designer.core.design_check import DesignChecker, check_document  # noqa: E402
+from designer.core.design_check import check_document  # noqa: E402
+from designer.core.live_check import DesignChecker  # noqa: E402
 from designer.core.io import load_document  # noqa: E402
 from designer.core.model.elements import split_endpoint  # noqa: E402
 from tests.core.edit_steps import apply_steps  # noqa: E402

@@ -15,14 +15,15 @@ EXAMPLE = ROOT / "resources" / "examples" / "a100-1024gpu-rail-infiniband.yaml"
 # ports are read from their characters' codes), statistics (only MoE layers and a
 # screened job use its normal distribution), the reliability constants (a file without
 # calibration.reliability), the --set parser (a command line without --set); nor what other commands
-# build on: the window (Qt), the reports (reportlab, export), the importers, the Advisor and plan
-# search, the prices, and what only a bad file needs (the error locator, "did you mean", tracebacks)
+# build on: the window (Qt) and its live check (check_incremental: a command checks once), the
+# reports (reportlab, export), the importers, the Advisor and plan search, the prices, and what only
+# a bad file needs (the error locator, "did you mean", tracebacks)
 NOT_IMPORTED = ("numpy.ma", "numpy.strings", "numpy._core.strings", "designer.core.generate", "designer.cli.advise", "designer.cli.search", "designer.cli.import_export",
                 "designer.cli.calibrate", "designer.cli.generate", "statistics", "designer.core.model.reliability",
                 "designer.core.io.overrides", "designer.ui", "PySide6", "reportlab", "designer.core.export",
                 "designer.core.io.importers", "designer.core.analysis.advice", "designer.core.analysis.search",
                 "designer.core.analysis.sweep", "designer.core.model.prices", "designer.core.io.locate", "difflib",
-                "traceback")
+                "traceback", "designer.core.model.check_incremental")
 
 PROBE = r"""
 import contextlib, io, json, sys

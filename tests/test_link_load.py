@@ -229,7 +229,7 @@ def test_a_cables_new_speed_carries_the_links_tiers_and_cables_forward():
 def test_the_check_the_engine_and_the_link_load_share_one_index_of_the_link_ids():
     """The live check, the engine's re-rating of an edited cable and the link-load analysis look links
     up by id in one index of the design's link ids, not one each (3.6 MB each at 131k GPUs)."""
-    from designer.core.design_check import DesignChecker
+    from designer.core.live_check import DesignChecker
 
     doc = load_document(A100)
     checker, engine = DesignChecker(), Engine()

@@ -1,13 +1,12 @@
-"""The check of a whole design: the document's own consistency and its jobs' plans (model/check.py,
-model/check_incremental.py), and its calibration against the constants the engine declares
-(engine/constants.py). It sits above both layers, so that the model never imports the engine.
-`designer validate`, the commands that load a design, and the window (DesignChecker) check here."""
+"""The check of a whole design: the document's own consistency and its jobs' plans (model/check.py),
+and its calibration against the constants the engine declares (engine/constants.py). It sits above
+both layers, so that the model never imports the engine. `designer validate` and the commands that
+load a design check here; the window redoes it edit by edit (live_check.DesignChecker)."""
 from __future__ import annotations
 
 from .engine.calibration_check import check_calibration
 from .model.catalog import Catalog, default_catalog
 from .model.check import check_model
-from .model.check_incremental import ModelChecker
 from .model.document import Document
 from .problems import Problem
 
@@ -17,15 +16,6 @@ def check_document(doc: Document, catalog: Catalog | None = None) -> list[Proble
     catalog = catalog or default_catalog()
     problems = check_model(doc, catalog)
     return problems + calibration_problems(doc, catalog, problems)
-
-
-class DesignChecker(ModelChecker):
-    """check_document redone only where an edit can change it (the live window checks on every edit):
-    the model's part incrementally, the calibration's (a few dozen keys) in full."""
-
-    def check(self, doc: Document) -> list[Problem]:
-        problems = super().check(doc)
-        return problems + calibration_problems(doc, self.catalog, problems)
 
 
 def calibration_problems(doc: Document, catalog: Catalog, before: list[Problem]) -> list[Problem]:

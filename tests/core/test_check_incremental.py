@@ -8,7 +8,7 @@ import pytest
 
 from designer.core.io import load_document
 from designer.core.design_check import check_document
-from designer.core.design_check import DesignChecker
+from designer.core.live_check import DesignChecker
 from designer.core.model.document import COLLECTION_OF
 from tests.conftest import EXAMPLES
 

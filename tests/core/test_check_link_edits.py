@@ -4,7 +4,8 @@ ends at no device fall back to the full check and agree with it too."""
 import dataclasses
 import random
 
-from designer.core.design_check import DesignChecker, check_document
+from designer.core.design_check import check_document
+from designer.core.live_check import DesignChecker
 from designer.core.generate.fat_tree import generate_fat_tree
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from designer.core.design_check import DesignChecker, check_document
+from designer.core.design_check import check_document
+from designer.core.live_check import DesignChecker
 from designer.core.io import load_document, loads_document
 from tests.conftest import EXAMPLES, SMALL
 

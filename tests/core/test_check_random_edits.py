@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from designer.core.design_check import DesignChecker, check_document
+from designer.core.design_check import check_document
+from designer.core.live_check import DesignChecker
 from designer.core.generate.fat_tree import generate_fat_tree
 from designer.core.io import load_document
 from designer.core.model import Link, Parallelism, Workload

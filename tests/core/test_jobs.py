@@ -218,7 +218,7 @@ def test_plan_level_commands_take_one_job_and_report_lists_them_all(tmp_path):
 
 def test_marking_parts_down_and_editing_jobs_are_checked_incrementally_and_agree_with_the_full_check():
     from designer.core.design_check import check_document
-    from designer.core.design_check import DesignChecker
+    from designer.core.live_check import DesignChecker
 
     doc = load_document(EXAMPLES / "shared-roce-512gpu-3jobs.yaml")
     checker = DesignChecker()

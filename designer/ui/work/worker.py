@@ -68,7 +68,7 @@ class EvaluationWorker(LatestWorker):
 
     def prepare(self) -> None:
         from ...core.engine.evaluate import WINDOW_GROUP_BUDGET, Engine
-        from ...core.design_check import DesignChecker
+        from ...core.live_check import DesignChecker
 
         self.engine = Engine(group_budget=WINDOW_GROUP_BUDGET)  # a few plans' groups: memory stays bounded
         self.checker = DesignChecker()  # rechecks only what an edit can change (the full check on save)
