@@ -251,28 +251,29 @@ class Reshape:
         if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.inserted(c.collection, c.position)
-        self.racks_edited |= c.collection == "racks"
-        self.racks_renamed |= c.collection == "racks"
-        self.placed[c.collection].add(c.id)
+        self._element_put_or_taken(c)
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
-        self.islands_followable &= c.collection != "switches"
-        self.tallied |= c.collection in KIND_OF
-        self._devices_edited(c.collection in KIND_OF)
         return True
 
     def element_removed(self, c) -> bool:
         if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.removed(c.collection, c.position)
+        self._element_put_or_taken(c)
+        self._element_moved(c.collection, None)
+        return True
+
+    def _element_put_or_taken(self, c) -> None:
+        """What a rack, server or switch added or removed marks alike: its rack's and slots' check, the
+        jobs' tallies and every device check for a device, and no islands followed past a switch."""
+        device = c.collection in KIND_OF
         self.racks_edited |= c.collection == "racks"
         self.racks_renamed |= c.collection == "racks"
         self.placed[c.collection].add(c.id)
-        self.tallied |= c.collection in KIND_OF
         self.islands_followable &= c.collection != "switches"
-        self._devices_edited(c.collection in KIND_OF)
-        self._element_moved(c.collection, None)
-        return True
+        self.tallied |= device
+        self._devices_edited(device)
 
     def element_changed(self, c) -> bool:
         """A field of a rack, server or switch (its id too) changed."""
@@ -290,13 +291,15 @@ class Reshape:
             self._element_moved(c.collection, new_id)
         elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
             self.racked = True
-        self.network_moved |= c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
-        self.islands_followable &= not (c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c))
+        reshapes_network = c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
+        self.network_moved |= reshapes_network
+        self.islands_followable &= not reshapes_network
         resized = c.collection == "nodes" and c.field in RESIZE_FIELDS and type(c.new) is type(c.old)
         if resized:
             self.resized.add(new_id)
-        self.tallied |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
-        self.tallied_fields |= c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
+        tallied = c.collection in KIND_OF and c.field not in PLACEMENT_FIELDS | {"id"} and not resized
+        self.tallied |= tallied
+        self.tallied_fields |= tallied
         if c.collection in KIND_OF:
             renamed = c.field == "id"
             self.devices_edited["parts"] |= renamed or c.field in PART_FIELDS
