@@ -140,6 +140,12 @@ def png_bytes(image: QImage) -> bytes:
 
 
 def _svg(scene, source: QRectF, background: QColor, title: str, description: str) -> bytes:
+    # viewBox coordinates are scene coordinates
+    return svg_bytes(lambda painter: _render(scene, painter, source, source, background), source, title, description)
+
+
+def svg_bytes(paint, view_box: QRectF, title: str, description: str) -> bytes:
+    """An SVG document of what `paint(painter)` draws in `view_box`, at 96 units per inch."""
     array = QByteArray()
     buffer = QBuffer(array)
     buffer.open(QIODevice.WriteOnly)
@@ -147,14 +153,14 @@ def _svg(scene, source: QRectF, background: QColor, title: str, description: str
     generator.setOutputDevice(buffer)
     generator.setTitle(title)
     generator.setDescription(description)
-    generator.setSize(QSize(math.ceil(source.width()), math.ceil(source.height())))
-    generator.setViewBox(source)
+    generator.setSize(QSize(math.ceil(view_box.width()), math.ceil(view_box.height())))
+    generator.setViewBox(view_box)
     generator.setResolution(96)
     painter = QPainter()
     if not painter.begin(generator):
         raise OSError("cannot start the SVG generator")
     try:
-        _render(scene, painter, source, source, background)  # viewBox coordinates are scene coordinates
+        paint(painter)
     finally:
         painter.end()
     buffer.close()

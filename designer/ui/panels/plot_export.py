@@ -15,14 +15,13 @@ import os
 from pathlib import Path
 
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRectF, QSize, QSizeF, Qt
+from PySide6.QtCore import QPoint, QRectF, QSize, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
 
 from ...core.io.files import atomic_write_bytes as _atomic_write_bytes
 from ...core.io.files import atomic_write_text
-from ..common.export import pdf_bytes, png_bytes
+from ..common.export import pdf_bytes, png_bytes, svg_bytes
 
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 PNG_SCALE = 2.0
@@ -114,28 +113,14 @@ def _png(scene: QGraphicsScene, item, source: QRectF, scale: float) -> bytes:
 
 
 def _svg(render, size: QSizeF, title: str) -> bytes:
-    array = QByteArray()
-    buffer = QBuffer(array)
-    buffer.open(QIODevice.WriteOnly)
-    generator = QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setTitle(title)
-    generator.setDescription("Exported from Designer")
-    generator.setSize(QSize(math.ceil(size.width()), math.ceil(size.height())))
     box = QRectF(0, 0, size.width(), size.height())
-    generator.setViewBox(box)
-    generator.setResolution(96)
-    painter = QPainter()
-    if not painter.begin(generator):
-        raise OSError("cannot start the SVG generator")
-    try:
+
+    def paint(painter: QPainter) -> None:
         painter.setRenderHints(_HINTS)
         painter.fillRect(box, QColor(Qt.white))
         render(painter, box)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(array.data())
+
+    return svg_bytes(paint, box, title, "Exported from Designer")
 
 
 def _pdf(render, size: QSizeF, title: str) -> bytes:
