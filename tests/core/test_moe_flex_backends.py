@@ -184,6 +184,32 @@ def test_hybridep_slows_as_its_nvlink_domain_ranks_grow():
     assert FlexPath("hybridep", 4.0, 16.0).domain_ranks(64) == 16.0
 
 
+def test_hybridep_gains_little_from_more_than_16_sms():
+    """HybridEP's TMA copies are near their most on 16 SMs: its GB200 table (docs/README_Hybrid-EP.md,
+    8 ranks) gives dispatch 550.10 / 545.71 GB/s and combine 538.44 / 568.94 on 16 / 32 SMs, not
+    twice as much; Megatron-Bridge's performance scripts run it on 32. DeepEP's SM copies still scale."""
+    sixteen, thirty_two = FlexPath("hybridep", num_sms=16), FlexPath("hybridep", num_sms=32)
+    assert thirty_two.sm_rate_Bps(K, combine=False) == pytest.approx(545.71e9, rel=0.001)
+    assert thirty_two.sm_rate_Bps(K, combine=True) == pytest.approx(568.94e9, rel=0.001)
+    for combine, measured in ((False, 545.71 / 550.10), (True, 568.94 / 538.44)):
+        gain = thirty_two.sm_rate_Bps(K, combine) / sixteen.sm_rate_Bps(K, combine)
+        assert gain == pytest.approx(measured, rel=0.05)
+    # with the rank falloff, the table's 32-SM rows on 16-36 ranks: dispatch within 7 %, combine 4 %
+    for ranks, d, c in ((16, 523.48, 521.55), (24, 507.32, 483.76), (32, 484.22, 464.54), (36, 479.02, 447.89)):
+        assert thirty_two.sm_rate_Bps(K, False, ranks) == pytest.approx(d * 1e9, rel=0.07)
+        assert thirty_two.sm_rate_Bps(K, True, ranks) == pytest.approx(c * 1e9, rel=0.04)
+    assert FlexPath("deepep", num_sms=40).sm_rate_Bps(K, combine=False) == pytest.approx(40 * 20.5e9)
+
+
+def test_hybridep_ceiling_is_the_files_to_change(clusters):
+    """On 32 SMs the all-to-all takes the ceiling's time; a file's calibration can raise the ceiling."""
+    sms = ("--set", "parallelism.moe_flex_dispatcher_num_sms=32")
+    capped = _evaluate(clusters["gb200"], "hybridep", *sms)
+    raised = _evaluate(clusters["gb200"], "hybridep", *sms, "--set", "calibration.hybridep_dispatch_max_GBps=5000",
+                       "--set", "calibration.hybridep_combine_max_GBps=5000")
+    assert _ep(capped) > 1.15 * _ep(raised)
+
+
 def test_hybridep_rank_falloff_is_the_files_to_change(clusters):
     """On a GB200 rack with EP 64 the all-to-all takes longer than at the 8-rank rate; a file's
     calibration of 0 restores the 8-rank rate."""

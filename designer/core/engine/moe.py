@@ -224,15 +224,18 @@ class FlexPath:
 
     def sm_rate_Bps(self, k, combine: bool, ranks: float = HYBRIDEP_REFERENCE_RANKS) -> float:
         """The most the backend's SMs copy per second (its kernels are SM-bound below the link rate).
-        HybridEP's rate falls as the GPUs of one NVLink domain it exchanges among (`ranks`) grow past
-        the 8 its per-SM rate was measured on (hybridep_*_rank_falloff per doubling)."""
+        HybridEP's TMA copies stop gaining from SMs past about 16 (hybridep_*_max_GBps: its 32-SM rate
+        is its 16-SM one), and its rate falls as the GPUs of one NVLink domain it exchanges among
+        (`ranks`) grow past the 8 its rates were measured on (hybridep_*_rank_falloff per doubling)."""
         per_sm = {("deepep", False): k.deepep_dispatch_GBps_per_sm, ("deepep", True): k.deepep_combine_GBps_per_sm,
                   ("hybridep", False): k.hybridep_dispatch_GBps_per_sm,
                   ("hybridep", True): k.hybridep_combine_GBps_per_sm}[(self.backend, combine)]
         rate = self.sms(k) * per_sm * 1e9
-        if self.backend == "hybridep" and ranks > HYBRIDEP_REFERENCE_RANKS:
-            falloff = k.hybridep_combine_rank_falloff if combine else k.hybridep_dispatch_rank_falloff
-            rate /= 1.0 + falloff * math.log2(ranks / HYBRIDEP_REFERENCE_RANKS)
+        if self.backend == "hybridep":
+            rate = min(rate, (k.hybridep_combine_max_GBps if combine else k.hybridep_dispatch_max_GBps) * 1e9)
+            if ranks > HYBRIDEP_REFERENCE_RANKS:
+                falloff = k.hybridep_combine_rank_falloff if combine else k.hybridep_dispatch_rank_falloff
+                rate /= 1.0 + falloff * math.log2(ranks / HYBRIDEP_REFERENCE_RANKS)
         return rate
 
     def domain_ranks(self, ep: int) -> float:

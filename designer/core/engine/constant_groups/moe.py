@@ -124,7 +124,8 @@ class MoeConstants:
 
 @dataclass(frozen=True, eq=False, repr=False, init=False)
 class HybridEpScalingConstants:
-    """HybridEP's rate falloff with the GPUs of the NVLink domain it exchanges among."""
+    """HybridEP's rate falloff with the GPUs of the NVLink domain it exchanges among, and the most it
+    reaches with more SMs."""
     hybridep_dispatch_rank_falloff: float = _c(
         0.097, "Growth of HybridEP's dispatch time per byte for each doubling of the GPUs of one NVLink domain it "
         "exchanges among, beyond the 8 its per-SM rate was measured on: the rate is hybridep_dispatch_GBps_per_sm "
@@ -137,3 +138,14 @@ class HybridEpScalingConstants:
     hybridep_combine_rank_falloff: float = _c(
         0.134, "The same for HybridEP's combine: 538/474/444/423/418 GB/s on 8/16/24/32/36 ranks (same table), "
         "within 0.3 % of each row", unit="fraction", minimum=0, maximum=10)
+    hybridep_dispatch_max_GBps: float = _c(
+        545.7, "The most HybridEP's dispatch reaches however many SMs it holds, GB/s of BF16 tokens at the PyTorch "
+        "level on 8 ranks (before the rank falloff above): its TMA copies stop gaining from SMs past about 16, "
+        "the rest is the link and its host-side preparation. GB200, 4096 tokens x 7168, top-8: 550.10 GB/s on 16 "
+        "SMs, 545.71 on 32 (DeepEP hybrid-ep branch, docs/README_Hybrid-EP.md); with the falloff, within 7 % of the "
+        "32-SM rows on 16-36 ranks. Megatron-Bridge's performance scripts run HybridEP on 32 SMs "
+        "(scripts/performance/utils/overrides.py, v0.4.0 and v0.5.0: moe_hybridep_num_sms = 32)",
+        unit="GB/s", minimum=0.1, maximum=100000)
+    hybridep_combine_max_GBps: float = _c(
+        568.9, "The same for HybridEP's combine: 538.44 GB/s on 16 SMs, 568.94 on 32 (same table); with the "
+        "falloff, within 4 % of the 32-SM rows on 16-36 ranks", unit="GB/s", minimum=0.1, maximum=100000)

@@ -253,18 +253,22 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
         opt_s.append((shard * k.optimizer_bytes_per_param
                        + per_step_pass_bytes(job, k, dense_total + expert_total, s, zero3)) / hbm_bytes_per_s)
         ag = 0.0
-        if 1 <= zero < 3:
+        if 1 <= zero < 3:  # the distributed optimizer gathers its dense and its expert shards
             for c in range(plan.vp):
                 ag += dp_time(stage_dp[s]["dense"][c], "dp", "all_gather", pb)
+                if job.shape.experts:  # over the expert data-parallel group, as the gradients were reduced
+                    ag += dp_time(stage_dp[s]["expert"][c], "edp", "all_gather", pb)
         ag_s.append(ag)
     return OptimizerStep(opt_s, ag_s)
 
 
 def exposed_param_gather(job: Job, hw: Hardware, k: EngineConstants, comm: CommLedger, ag_s: list[float],
-                         stage_dp: list[dict[str, list[float]]], zero: int, bucket_params: float, pb: float) -> float:
-    """The seconds of the parameter all-gather the step waits for. overlap_param_gather hides the
-    gather behind the next step's forward, except the first chunk's first bucket; without it the
-    gather follows the optimizer."""
+                         stage_dp: list[dict[str, list[float]]], zero: int, bucket_params: float, pb: float,
+                         window_s: list[float] | None = None) -> float:
+    """The seconds of the parameter all-gather the step waits for. overlap_param_gather gathers
+    bucket after bucket under the next step's first forward (each forward pre-hook waits for its
+    bucket and starts the next), so it hides all but the first chunk's first bucket, and no more
+    than that forward lasts (`window_s`, per stage); without it the gather follows the optimizer."""
     plan = job.plan
     if not (zero >= 1 and job.parallelism.overlap_param_gather):
         return max(ag_s)
@@ -273,10 +277,29 @@ def exposed_param_gather(job: Job, hw: Hardware, k: EngineConstants, comm: CommL
     if ag_s[0] > 0:  # the first stage's first bucket holds the input embedding
         first[0] = max(first[0], comm("dp", "all_gather",
                                       first_bucket_gather_bytes(job, k, bucket_params, pb, stage_dp)))
+    if window_s is not None:  # a gather longer than the forward it runs under holds that forward
+        first = [max(f, ag_s[s] - window_s[s]) for s, f in enumerate(first)]
     ag_exposed = max(first)
     # the hidden rest slows the forward it runs under, as hidden TP/EP traffic does
     ag_exposed += hw.ac.comm_compute_slowdown * max(a - first[s] for s, a in enumerate(ag_s))
     return ag_exposed
+
+
+def first_forward_window_s(job: Job, pipe: PipelineRun) -> list[float] | None:
+    """Per stage, the seconds from the step's start until its first micro-batch has gone forward
+    through it: the earlier stages' forward of it, then its own (the fastest replica's, where a
+    gather has the least to hide under). None with interleaving, where a later chunk's first forward
+    waits for the warm-up's forwards of the earlier chunks and its gather has longer to run."""
+    if job.plan.vp > 1:
+        return None
+    windows = []
+    for times in pipe.stage_times:
+        before, per_stage = 0.0, []
+        for stage in times:
+            per_stage.append(before + sum(stage.fwd))
+            before += sum(stage.fwd)
+        windows.append(per_stage)
+    return [min(w[s] for w in windows) for s in range(len(windows[0]))] if windows else None
 
 
 def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, phases: LayerPhases,
@@ -295,7 +318,8 @@ def reduce_and_step(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, 
     opt = optimizer_step(job, hw, k, stage_dp, dp_time, zero, zero3, pb)
     grad_norm_s = comm("dp", "all_reduce", 8.0) + (comm("pp", pipe.p2p_primitive, 8.0) if plan.pp > 1 else 0.0)
     optimizer_s = max(opt.opt_s) + grad_norm_s + k.step_overhead_s + per_step_fixed_s(job, hw, k, comm, layout, zero)
-    ag_exposed = exposed_param_gather(job, hw, k, comm, opt.ag_s, stage_dp, zero, bucket_params, pb)
+    ag_exposed = exposed_param_gather(job, hw, k, comm, opt.ag_s, stage_dp, zero, bucket_params, pb,
+                                      first_forward_window_s(job, pipe))
     last_compute = max(si.last_compute for info in reduction.per_pattern for si in info)
     tail_s = slowest_rank_tail_s(plan.num_gpus, last_compute, k)
     step_time = reduction.step_end + optimizer_s + ag_exposed + tail_s
