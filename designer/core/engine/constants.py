@@ -19,6 +19,7 @@ memory.py. This module builds both from a file's calibration.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass
 
 from .constant_groups.accelerator import AcceleratorConstants
@@ -35,18 +36,42 @@ from .power import power_capped_clock
 # The engine's constants by role (constant_groups/), one frozen dataclass each. A dataclass takes its
 # bases' fields first, the last base's first: the fields follow in the order the schema, the docs
 # and a report list them, from the fabric's to HybridEP's scaling.
-@dataclass(frozen=True, repr=False)
+# Its __init__ and __eq__ are written below rather than generated: dataclass would compile a function of
+# ~125 parameters and a comparison of ~125 fields at every start of the program (~3 ms of `designer
+# evaluate`), for an object made once per calibration.
+@dataclass(frozen=True, repr=False, init=False, eq=False)
 class EngineConstants(HybridEpScalingConstants, MemoryConstants, StepConstants, MoeConstants, FrameworkConstants,
                       CollectiveConstants, FabricConstants):
     """The engine's named constants, each with its source; a design's `calibration` section overrides them."""
 
-    # Unhashable, as its dict tables are: spares the generated __hash__ (compiled at every start). Equal by
-    # value (the layer phases' cache asks whether a view's constants are those it was worked out with).
+    def __init__(self, **values):
+        """Every constant at its default, or at the value `values` gives it by name (TypeError for a
+        name that is no constant, as a dataclass's own __init__)."""
+        unknown = values.keys() - ENGINE_FIELDS
+        if unknown:
+            raise TypeError(f"EngineConstants() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+        for f in _ENGINE_FIELD_LIST:
+            if f.name in values:
+                value = values[f.name]
+            else:
+                value = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+            object.__setattr__(self, f.name, value)
+
+    def __eq__(self, other):
+        """Equal by value (the layer phases' cache asks whether a view's constants are those it was worked
+        out with)."""
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return _engine_values(self) == _engine_values(other)
+
+    # Unhashable, as its dict tables are.
     __hash__ = None
 
 
 BOOL_FIELDS = {"nvls_supported", "flash_attention", "attention_dropout"}
-ENGINE_FIELDS = {f.name for f in dataclasses.fields(EngineConstants)}
+_ENGINE_FIELD_LIST = dataclasses.fields(EngineConstants)
+ENGINE_FIELDS = {f.name for f in _ENGINE_FIELD_LIST}
+_engine_values = operator.attrgetter(*(f.name for f in _ENGINE_FIELD_LIST))  # every constant's value, one tuple
 ACCEL_FIELDS = {f.name for f in dataclasses.fields(AcceleratorConstants)}
 
 
