@@ -113,7 +113,7 @@ class CanvasScene(QGraphicsScene):
         self.addItem(self.link_layer)
         self.detail_layer = DetailLayer()
         self.addItem(self.detail_layer)
-        self.detail.forget(devices=True)
+        self.detail.forget()
         self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
@@ -219,7 +219,7 @@ class CanvasScene(QGraphicsScene):
             self.box_layer.bands_changed()
         for band in self.domain_bands:
             band.label.setVisible(band.label_fits and band.label_min_scale <= self.detail.scale)
-        self.detail.forget()
+        self.detail.bands_changed()
 
     def _update_scene_rect(self) -> None:
         rect = self.layout_rect()
