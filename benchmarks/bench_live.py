@@ -1,12 +1,13 @@
 """Benchmark: live editing in the real window, driven offscreen the way a user does (a script, not a test).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_live.py [CASE ...] [--reps N]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_live.py [CASE ...] [--reps N] [--server-only]
 
 Cases: a100-1k (resources/examples/a100-1024gpu-rail-infiniband.yaml), h100-1k-v12 (1,024 H100, GPT-3
 175B, TP 8 PP 8, 12 virtual stages, 96 micro-batches), h100-16k and h100-131k (fat-trees made by
 `designer generate fat-tree`, GPT-3 175B TP 8 PP 8 v3), and generate-16k (Tools > Generate of a
 16,384-GPU fat-tree in the open window). The generated files are cached in $BENCH_LIVE_DIR
-(default: the system's temporary folder /bench-live).
+(default: the system's temporary folder /bench-live). `--server-only`: after the open, the server's
+delete, undo and redo alone.
 
 Each case runs in its own process (so that peak RSS is the case's own) and prints one JSON line:
   open_to_paint_ms   File > Open (the file picked) until the design is painted on the canvas
@@ -20,6 +21,13 @@ Each case runs in its own process (so that peak RSS is the case's own) and print
                      UI thread's longest stall)
   max_late_ms        the same during the link and TP edits (generate-16k: during the whole generate)
   max_late_delete_ms the same during the deletes and undos
+  server_delete_ms, server_undo_ms, server_redo_ms  a server (with its cables) selected on the canvas,
+                     Edit > Delete, Edit > Undo, Edit > Redo (then Undo again), each from the action
+                     until the window is at rest (the check and evaluation done, painted), per repetition
+  server_action_ms   the same, the action's trigger alone (what the UI thread does before it returns)
+  max_late_server_ms the worst lateness of a 10 ms QTimer during the server's deletes, undos and redos
+  max_busy_server_ms the most CPU the UI thread used between two of its ticks meanwhile (the part of a
+                     stall that is the window's own work, not a wait for a core on a loaded machine)
   peak_rss_mb        the process's peak resident memory
   rss_mb_after_open, rss_mb_after_link_edits, rss_mb_after_tp_edits  resident memory at each rest
   peak_rss_mb_after_open, peak_rss_mb_after_link_edits, peak_rss_mb_after_tp_edits  the peak so far at
@@ -114,20 +122,29 @@ def case_file(name: str) -> Path:
 
 
 class Lateness:
-    """A 10 ms timer: how late it fires is how long the UI thread was busy elsewhere."""
+    """A 10 ms timer: how late it fires is how long the UI thread was busy elsewhere. `worst_cpu_s`: the
+    most CPU the UI thread itself used between two ticks (on a loaded machine a tick is also late while
+    the process waits for a core or the engine's thread holds the interpreter)."""
 
     def __init__(self):
         from PySide6.QtCore import QTimer
 
         self.worst_s = 0.0
+        self.worst_cpu_s = 0.0
         self._last = time.perf_counter()
+        self._last_cpu = time.thread_time()
         self.timer = QTimer(interval=10, timeout=self._tick)
         self.timer.start()
 
+    def restart(self) -> None:
+        self.worst_s = self.worst_cpu_s = 0.0
+        self._last, self._last_cpu = time.perf_counter(), time.thread_time()
+
     def _tick(self) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         self.worst_s = max(self.worst_s, now - self._last - 0.010)
-        self._last = now
+        self.worst_cpu_s = max(self.worst_cpu_s, cpu - self._last_cpu)
+        self._last, self._last_cpu = now, cpu
 
 
 def pump_until(done, timeout_s: float = TIMEOUT_S) -> float:
@@ -186,7 +203,7 @@ def type_into(editor, text: str) -> float:
     return t
 
 
-def run_case(name: str, reps: int) -> dict:
+def run_case(name: str, reps: int, server_only: bool = False) -> dict:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -224,6 +241,12 @@ def run_case(name: str, reps: int) -> dict:
     row["max_late_open_ms"] = round(late.worst_s * 1000)
     row["rss_mb_after_open"] = round(rss_mb())
     row["peak_rss_mb_after_open"] = round(peak_rss_mb())
+
+    if server_only:
+        late.worst_s = 0.0
+        server_edits(window, late, row, reps)
+        finish(window, late, row)
+        return row
 
     # a switch-to-switch link (else the first link): select it on the canvas, type into the Inspector
     # (found before the edits' clock: this search is the benchmark's, a user clicks the link)
@@ -274,11 +297,40 @@ def run_case(name: str, reps: int) -> dict:
             at_rest(window)
     row["delete_undo_ms"] = structural_ms
     row["max_late_delete_ms"] = round(late.worst_s * 1000)
+    server_edits(window, late, row, reps)
     late.worst_s = edits_late_s  # max_late_ms: the speed and TP edits, as before
     row["link_edit_ms_median"] = statistics.median(link_ms)
     row["tp_edit_ms_median"] = statistics.median(tp_ms)
     finish(window, late, row)
     return row
+
+
+def server_edits(window, late, row, reps: int) -> None:
+    """A server in the middle of the design (its cables with it) selected on the canvas, then Edit > Delete,
+    Edit > Undo, Edit > Redo and Edit > Undo again, each timed from the action to rest."""
+    doc = window.qdoc.doc
+    server = doc.nodes[len(doc.nodes) // 2].id
+    late.restart()
+    times: dict = {"delete": [], "undo": [], "redo": []}
+    triggers = []
+    for _ in range(reps):
+        for action in ("delete", "undo", "redo", "undo"):
+            if action == "delete":
+                window.scene.select_ids([server])
+                pump_until(lambda: window.scene.selected_ids() == [server])
+            t = time.perf_counter()
+            window.actions[action].trigger()
+            triggers.append(round((time.perf_counter() - t) * 1000))
+            pump_until(lambda: settled(window))
+            at_rest(window)
+            times[action].append(round((time.perf_counter() - t) * 1000))
+            assert (doc.get(server) is None) == (action in ("delete", "redo")), action
+    row["server_delete_ms"] = times["delete"]
+    row["server_undo_ms"] = times["undo"]
+    row["server_redo_ms"] = times["redo"]
+    row["server_action_ms"] = triggers
+    row["max_late_server_ms"] = round(late.worst_s * 1000)
+    row["max_busy_server_ms"] = round(late.worst_cpu_s * 1000)
 
 
 def run_generate(window, late, row) -> dict:
@@ -313,12 +365,14 @@ def finish(window, late, row) -> None:
 
 def main(argv: list[str]) -> int:
     reps = 3
+    server_only = "--server-only" in argv
+    argv = [a for a in argv if a != "--server-only"]
     if "--reps" in argv:
         i = argv.index("--reps")
         reps = int(argv[i + 1])
         del argv[i:i + 2]
     if argv and argv[0] == "--one":  # a single case, in this process
-        print(json.dumps(run_case(argv[1], reps)), flush=True)
+        print(json.dumps(run_case(argv[1], reps, server_only)), flush=True)
         return 0
     names = argv or list(CASES)
     unknown = [n for n in names if n not in CASES]
@@ -328,7 +382,8 @@ def main(argv: list[str]) -> int:
     for name in names:
         if name != "generate-16k":
             case_file(name)  # generated before the timed process starts
-        out = subprocess.run([sys.executable, __file__, "--one", name, "--reps", str(reps)],
+        out = subprocess.run([sys.executable, __file__, "--one", name, "--reps", str(reps)]
+                             + (["--server-only"] if server_only else []),
                              capture_output=True, text=True, cwd=ROOT)
         line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
         if out.returncode or not line.startswith("{"):

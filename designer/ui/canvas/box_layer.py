@@ -86,13 +86,19 @@ class BoxLayer(QGraphicsItem):
         self._marks_generation: int | None = None  # of the frames and boxes down last drawn (set_marks)
         self._stale_devices = False  # every box taken again from the items
         self._stale_ids: set = set()  # the boxes of these devices only (an edit of a few)
+        self._places: dict = {}  # device added -> (its collection, its place in it), for its row
+        self._box_bounds: QRectF | None = None  # what the boxes cover (None: measured at the next _rebound)
+        self._rack_bounds: tuple | None = None  # (the scene's rack rects, what they cover)
+        self._outlined: list = []  # the selection's frames last painted
 
     # ---- data ----
     def set_boxes(self, ids: list, rects: np.ndarray, keys: list, grouped: list | None = None,
-                  index: dict | None = None, painting: bool = False, kept: dict | None = None) -> None:
+                  index: dict | None = None, painting: bool = False, kept: dict | None = None,
+                  box_bounds: QRectF | None = None) -> None:
         """Every device's box (left, top, width, height) and its colour key (items.device_style_key);
         `grouped`: group_boxes of them, `index`: id -> row, when made already (scene_plan.py); `kept`:
-        colour key -> the group drawn now, for the keys whose boxes are the same."""
+        colour key -> the group drawn now, for the keys whose boxes are the same; `box_bounds`: what the
+        boxes cover, when known (an edit of a few boxes: repainted where they are, not everywhere)."""
         self._ids, self._rects, self._keys = ids, np.asarray(rects, float).reshape(-1, 4), list(keys)
         self._row = index if index is not None else {d: i for i, d in enumerate(ids)}
         kept = kept or {}
@@ -108,21 +114,49 @@ class BoxLayer(QGraphicsItem):
         self._mark_groups = None
         self._stale_devices = False
         self._stale_ids = set()
+        self._box_bounds = box_bounds
+        if box_bounds is not None and self._measure() == self._bounds:
+            return  # a few boxes changed inside what it draws: repainted where they are (devices_changed)
         if painting:  # no change of geometry inside a paint: right after it
             QTimer.singleShot(0, lambda: isValid(self) and self._rebound())
         else:
             self._rebound()
 
-    def devices_changed(self, device_ids=None) -> None:
+    def devices_changed(self, device_ids=None, places: dict | None = None) -> None:
         """Boxes came, went, moved or changed colour: taken again from the items at the next paint (those
         of `device_ids` only, when given: reading every item's box cost each paint after a server's
-        delete ~0.2 s at 131k GPUs)."""
+        delete ~0.2 s at 131k GPUs; `places`: a device added -> (collection, its place in it)). Only
+        where they were and are is painted again."""
         if device_ids is None:
             self._stale_devices = True
+            self.update()
         else:
             self._stale_ids.update(device_ids)
+            self._places.update(places or {})
+            self._update_rects(self._device_rects(device_ids))
         self._mark_groups = None
-        self.update()
+
+    def _device_rects(self, device_ids) -> list:
+        """Where these devices' boxes are drawn now and where they will be (their items')."""
+        rects, devices = [], self._scene.devices
+        for device_id in device_ids:
+            row = self._row.get(device_id)
+            if row is not None and row < len(self._rects):
+                rects.append(QRectF(*self._rects[row].tolist()))
+            item = devices.get(device_id)
+            if item is not None:
+                rects.append(item.mapRectToScene(item.rect()))
+        return rects
+
+    def _update_rects(self, rects: list) -> None:
+        """Repaint these parts of the layer alone (its cached picture redrawn there), a frame's width
+        around each; all of it past a few hundred."""
+        if len(rects) > 200:
+            self.update()
+            return
+        pad = 4.0 / max(self._scene.detail.scale, 1e-6)  # a cosmetic frame's pixels, in the scene
+        for r in rects:
+            self.update(r.adjusted(-pad, -pad, pad, pad))
 
     def bands_changed(self) -> None:
         self._band_groups = None
@@ -166,16 +200,16 @@ class BoxLayer(QGraphicsItem):
             self._mark_groups = self._marks_as_groups()
 
     def _refresh_devices(self, painting: bool) -> None:
-        """The boxes of the devices edited: a removed one's row goes, an added one's is appended (where a
-        device the scene adds comes in its items' order, as a full refresh reads them), one changed
-        is taken again in its row. The colour groups follow: a box taken out of its group or put at its
-        end, a group whose boxes changed in place made again; the others kept (making every box's
-        QRectF again cost ~70 ms a paint at 131k GPUs)."""
+        """The boxes of the devices edited: a removed one's row goes, an added one's comes at its place in
+        the design (else at the end), one changed is taken again in its row. The colour groups follow: a
+        box taken out of its group or put in at its row's place, a group whose boxes changed in place made
+        again; the others kept (making every box's QRectF again cost ~70 ms a paint at 131k GPUs)."""
         scene, doc = self._scene, self._scene.doc
         ids, rects, keys = list(self._ids), self._rects.copy(), list(self._keys)
         groups = dict(self._group_of)  # key -> its group, as edited here
         stale = self._stale_ids
         gone = sorted((self._row[d] for d in stale if d in self._row and d not in scene.devices), reverse=True)
+        gone_rects = [tuple(rects[row].tolist()) for row in gone]
         for row in gone:  # the last first: each group's place of the box is counted among the rows before it
             key = keys[row]
             group = groups.get(key)
@@ -187,7 +221,10 @@ class BoxLayer(QGraphicsItem):
         rects = np.delete(rects, gone, axis=0)
         row_of = {d: i for i, d in enumerate(ids)} if gone else self._row
         added = []
-        for device_id in [d for d in scene.devices if d in stale]:  # (in the items' order)
+        present = [d for d in stale if d in scene.devices]
+        if len(present) > 1:
+            present = [d for d in scene.devices if d in stale]  # (in the items' order)
+        for device_id in present:
             item = scene.devices[device_id]
             r = item.mapRectToScene(item.rect())
             element, kind = doc.find("nodes", device_id), "node"
@@ -197,19 +234,68 @@ class BoxLayer(QGraphicsItem):
             row = row_of.get(device_id)
             if row is None:
                 added.append((device_id, box, key))
-                group = groups.get(key)
-                if group is not None:  # the box comes last among its group's, as its row among the rows
-                    groups[key] = _Group(group.pen, group.brush, np.concatenate([group.rects, [box]]),
-                                         group.qrects + [QRectF(*box)])
             elif (keys[row], tuple(rects[row].tolist())) != (key, box):
                 groups.pop(keys[row], None)  # changed in place: its group and the one it joins made again
                 groups.pop(key, None)
                 rects[row], keys[row] = box, key
         if added:
-            ids += [a[0] for a in added]
-            keys += [a[2] for a in added]
-            rects = np.concatenate([rects, np.array([a[1] for a in added], float)])
-        self.set_boxes(ids, rects, keys, painting=painting, kept=groups)
+            row_of = dict(row_of) if row_of is self._row else row_of
+            moved = False
+            for device_id, box, key in added:
+                row = self._place(device_id, ids)
+                moved = moved or row < len(ids)
+                ids.insert(row, device_id)
+                keys.insert(row, key)
+                rects = np.insert(rects, row, box, axis=0)
+                row_of[device_id] = row
+                group = groups.get(key)
+                if group is not None:  # among its group's boxes as its row among the rows
+                    at = keys[:row].count(key)
+                    groups[key] = _Group(group.pen, group.brush, np.insert(group.rects, at, box, axis=0),
+                                         group.qrects[:at] + [QRectF(*box)] + group.qrects[at:])
+            if moved:
+                row_of = {d: i for i, d in enumerate(ids)}
+        order = list(groups) + [a[2] for a in added if a[2] not in groups]
+        if all(key in groups for key in dict.fromkeys(keys)):  # every group kept, or edited above
+            grouped = [(key, None, None) for key in order if len(groups[key].rects)]
+            self.set_boxes(ids, rects, keys, grouped=grouped, index=row_of, painting=painting, kept=groups,
+                           box_bounds=self._edited_bounds(gone_rects, [a[1] for a in added]))
+        else:
+            self.set_boxes(ids, rects, keys, painting=painting, kept=groups)
+        self._places = {}
+
+    def _place(self, device_id: str, ids: list) -> int:
+        """The row of a device added: its place in the design (the servers', then the switches', as a fresh
+        open has them, so that alike boxes are drawn in the same order) when the rows before it are the
+        design's, else the end."""
+        place = self._places.get(device_id)
+        if place is None:
+            return len(ids)
+        doc = self._scene.doc
+        collection, position = place
+        nodes = len(doc.nodes)
+        row = position if collection == "nodes" else nodes + position
+        if not 0 <= row <= len(ids):
+            return len(ids)
+        if row:
+            before = doc.nodes[row - 1] if row - 1 < nodes else doc.switches[row - 1 - nodes]
+            if ids[row - 1] != before.id:
+                return len(ids)
+        return row
+
+    def _edited_bounds(self, gone: list, added: list) -> QRectF | None:
+        """What the boxes cover after these were removed and added: the same grown by the added ones, when
+        each removed one lay inside without touching the edge (else None: measured again)."""
+        bounds = self._box_bounds
+        if bounds is None:
+            return None
+        for left, top, width, height in gone:
+            if not (left > bounds.left() and top > bounds.top() and left + width < bounds.right()
+                    and top + height < bounds.bottom()):
+                return None
+        for box in added:
+            bounds = bounds.united(QRectF(*box))
+        return bounds
 
     def _marks_as_groups(self) -> list:
         from .job_colors import BAND_PX, DOWN_FILL, DOWN_HATCH
@@ -245,8 +331,9 @@ class BoxLayer(QGraphicsItem):
                       for g in self._mark_groups)
 
     def selection_changed(self) -> None:
-        if self.isVisible():
-            self.update()  # its outlines of what is selected
+        if self.isVisible():  # its frames of what is selected: where they were and where they are
+            chosen = self._scene.selectedItems()
+            self._update_rects(self._outlined + [item.sceneBoundingRect() for item in chosen[:201]])
 
     def racks_changed(self) -> None:
         self._band_groups = None
@@ -255,19 +342,33 @@ class BoxLayer(QGraphicsItem):
     def _rebound(self) -> None:
         """What it draws: every box and rack outline (a pen's width around them)."""
         self.prepareGeometryChange()
-        bounds = QRectF()
-        r = self._rects
-        if len(r):
-            left, top = float(r[:, 0].min()), float(r[:, 1].min())
-            bounds = QRectF(left, top, float((r[:, 0] + r[:, 2]).max()) - left, float((r[:, 1] + r[:, 3]).max()) - top)
-        racks = self._scene.rack_rects()
-        if racks:
-            edges = np.array([(q.left(), q.top(), q.right(), q.bottom()) for q in racks], float)
-            lo, hi = [float(edges[:, k].min()) for k in (0, 1)], [float(edges[:, k].max()) for k in (2, 3)]
-            rack_bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])
-            bounds = rack_bounds if bounds.isNull() else bounds.united(rack_bounds)
-        self._bounds = bounds.adjusted(-2, -2, 2, 2) if not bounds.isNull() else QRectF()
+        self._bounds = self._measure()
         self.update()
+
+    def _measure(self) -> QRectF:
+        """Every box and rack outline, a pen's width around them: the boxes' extent kept from an edit's
+        (set_boxes), the racks' until they change."""
+        bounds = self._box_bounds
+        if bounds is None:
+            bounds = QRectF()
+            r = self._rects
+            if len(r):
+                left, top = float(r[:, 0].min()), float(r[:, 1].min())
+                bounds = QRectF(left, top, float((r[:, 0] + r[:, 2]).max()) - left,
+                                float((r[:, 1] + r[:, 3]).max()) - top)
+            self._box_bounds = bounds
+        racks = self._scene.rack_rects()
+        if self._rack_bounds is None or self._rack_bounds[0] is not racks:
+            rack_bounds = QRectF()
+            if racks:
+                edges = np.array([(q.left(), q.top(), q.right(), q.bottom()) for q in racks], float)
+                lo, hi = [float(edges[:, k].min()) for k in (0, 1)], [float(edges[:, k].max()) for k in (2, 3)]
+                rack_bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])
+            self._rack_bounds = (racks, rack_bounds)
+        rack_bounds = self._rack_bounds[1]
+        if not rack_bounds.isNull():
+            bounds = rack_bounds if bounds.isNull() else bounds.united(rack_bounds)
+        return bounds.adjusted(-2, -2, 2, 2) if not bounds.isNull() else QRectF()
 
     # ---- what is under the mouse (Qt's hit tests skip the transparent racks) ----
     def items_at(self, pos) -> list:
@@ -296,7 +397,10 @@ class BoxLayer(QGraphicsItem):
 
     def paint(self, painter, option, widget=None) -> None:
         self._refresh(painting=True)
-        exposed = option.exposedRect
+        # a box's cosmetic edge reaches a pixel past its rect: one just outside the part painted again
+        # still colours that part's edge pixels (a strip left blank otherwise)
+        pad = 2.0 / max(painter.worldTransform().m11(), 1e-9)
+        exposed = option.exposedRect.adjusted(-pad, -pad, pad, pad)
         scene = self._scene
         painter.setPen(style.edge_pen(style.RACK_EDGE))  # the rack outlines (items.RackItem)
         painter.setBrush(Qt.NoBrush)
@@ -310,12 +414,14 @@ class BoxLayer(QGraphicsItem):
                 painter.setBrush(group.brush)
                 painter.drawRects(shown)
         chosen = scene.selectedItems()
+        self._outlined = []
         if chosen and len(chosen) <= 5000:  # what Qt outlines on a selected item, as a frame in the selection blue
             pen = QPen(style.SELECTION, 1.5)
             pen.setCosmetic(True)
             painter.setPen(pen)
             painter.setBrush(Qt.NoBrush)
-            painter.drawRects([item.sceneBoundingRect() for item in chosen if item.data(ID_ROLE)])
+            self._outlined = [item.sceneBoundingRect() for item in chosen if item.data(ID_ROLE)]
+            painter.drawRects(self._outlined)
 
 
 def _key(element, kind: str) -> tuple:

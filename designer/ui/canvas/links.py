@@ -139,7 +139,7 @@ class LinkLayer(QGraphicsItem):
         """A bundle whose last cable went: its row stays, its line nowhere (NaN ends: never in a rect,
         never nearest a point), so that an undo fills the same row again. The bounds follow: they shrink
         when it was on their edge."""
-        where = self.rows_rect([row])
+        where = self._drawn_rect(row)
         self.bundles.empty_row(row)
         self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = self.lines.b[row] = np.nan
@@ -151,13 +151,13 @@ class LinkLayer(QGraphicsItem):
 
     def fill_row(self, row: int, bundle: Bundle, a: QPointF, b: QPointF) -> None:
         """A row's bundle anew (cables added to or removed from it, or an emptied row filled again)."""
-        where = self.rows_rect([row])
+        where = self._drawn_rect(row)
         self.bundles.fill_row(row, bundle)
         self.lines.kind[row] = KINDS.index(bundle.kind) if bundle.kind in KINDS else 0
         self.lines.gbps[row] = bundle.total_gbps
-        self.set_ends(row, a, b)
+        self.set_ends(row, a, b, paint=self.show_individual)
         self._extent.drawn(row, self.lines.a, self.lines.b)
-        self.rebound(where.united(self.rows_rect([row])))
+        self.rebound(where.united(self._drawn_rect(row)))
 
     def append_row(self, bundle: Bundle, a: QPointF, b: QPointF, aggregate: int) -> int:
         """A bundle between two devices that had none: one more row at the end (`aggregate`: its
@@ -178,9 +178,9 @@ class LinkLayer(QGraphicsItem):
         self.rebound(self.rows_rect([row]))
         return row
 
-    def set_ends(self, row: int, a: QPointF, b: QPointF) -> None:
+    def set_ends(self, row: int, a: QPointF, b: QPointF, paint: bool = True) -> None:
         """A line's ends moved (a device dragged): the bounds follow at the next rebound(), once for all
-        the lines a move takes along."""
+        the lines a move takes along (`paint`: its part of the picture painted again)."""
         where = self.rows_rect([row])
         self._extent.gone(row, self.lines.a, self.lines.b)
         self.lines.a[row] = (a.x(), a.y())
@@ -188,7 +188,7 @@ class LinkLayer(QGraphicsItem):
         self.lines._boxes = self.lines._length = None
         self._extent.drawn(row, self.lines.a, self.lines.b)
         where = where.united(self.rows_rect([row]))
-        if not where.isNull():
+        if paint and not where.isNull():
             self.update(where)
 
     def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: list[str], gbps: list[float], tips: list[str],
@@ -235,6 +235,29 @@ class LinkLayer(QGraphicsItem):
             if aggregates:
                 boxes.append(np.concatenate([self.aggregates.a[aggregates], self.aggregates.b[aggregates]]))
         return self.points_rect(np.concatenate(boxes) if boxes else np.zeros((0, 2)))
+
+    def _drawn_rect(self, row: int) -> QRectF:
+        """Where a bundle's row shows at this level of detail: its own line, or far out its rack-to-rack
+        line when the row's heat or selection colours it (a speed that leaves the line's pen as it was
+        draws nothing new: set_aggregate_gbps). A long rack-to-rack line's part of the far-out picture
+        is most of the picture: ~70 ms a paint at 131k GPUs."""
+        if self.show_individual:
+            if not 0 <= row < len(self.lines.a):
+                return QRectF()
+            return self.points_rect(np.array([self.lines.a[row], self.lines.b[row]]))
+        if self.heat is None and row not in self.selected:
+            return QRectF()
+        line = int(self.bundle_aggregate[row]) if 0 <= row < len(self.bundle_aggregate) else -1
+        return self.aggregate_rect(line)
+
+    def set_aggregate_gbps(self, row: int, gbps: float) -> None:
+        """A rack-to-rack line's speed: painted again where it is drawn when its pen changes with it (or
+        the heat shown, whose pens follow the speed)."""
+        old = float(self.aggregates.gbps[row])
+        self.aggregates.gbps[row] = gbps
+        kind = int(self.aggregates.kind[row])
+        if self.heat is not None or self._pen(kind, old, aggregate=True) is not self._pen(kind, gbps, aggregate=True):
+            self.update(self.aggregate_rect(row))
 
     def aggregate_rect(self, row: int) -> QRectF:
         """Where a rack-to-rack line is drawn (as rows_rect)."""

@@ -51,6 +51,15 @@ class _EditEffects:
     link_edits: list = field(default_factory=list)  # cables added and removed: (action, link, position, key)
     devices_edited: set = field(default_factory=set)  # devices added, removed or changed (their boxes)
     devices_gone: set = field(default_factory=set)  # devices removed: their bundles' rows emptied, not planned anew
+    devices_added: dict = field(default_factory=dict)  # device added -> (its collection, its place in it)
+    rects_gone: list = field(default_factory=list)  # where the devices removed were drawn (with their children)
+    devices_changed: bool = False  # a device changed in place (its name, size or place): the extent measured again
+    bands_drawn: bool = False  # NVLink domain bands were drawn, before or after the edit
+
+
+def drawn_rect(item) -> QRectF:
+    """Where an item and its children are drawn in the scene (what itemsBoundingRect counts of them)."""
+    return item.mapRectToScene(item.boundingRect().united(item.childrenBoundingRect()))
 
 
 class CanvasScene(QGraphicsScene):
@@ -113,7 +122,7 @@ class CanvasScene(QGraphicsScene):
         self.addItem(self.link_layer)
         self.detail_layer = DetailLayer()
         self.addItem(self.detail_layer)
-        self.detail.forget(devices=True)
+        self.detail.forget()
         self._racks_changed()
         doc = self.doc
         self.setItemIndexMethod(QGraphicsScene.NoIndex)  # bulk insert, then index once
@@ -202,6 +211,28 @@ class CanvasScene(QGraphicsScene):
                 pos = self._loose_position(element.id)
             item.setPos(pos[0], pos[1])
 
+    def _stack_as_opened(self, item: DeviceItem, collection: str, position: int) -> None:
+        """A device put in a rack (an undo puts one back) is stacked among the rack's devices as an open
+        stacks them, in the design's order (servers, then switches): where two boxes' smoothed edges
+        meet, the same one is drawn over the other."""
+        rack = item.parentItem()
+        if rack is None:
+            return
+        items = getattr(self.doc, collection)
+        siblings = [child for child in rack.childItems() if isinstance(child, DeviceItem) and child is not item]
+        after = items[position + 1] if position + 1 < len(items) else None
+        before = items[position - 1] if position > 0 else None
+        if after is not None and after.rack == rack.data(ID_ROLE) and self.devices.get(after.id) in siblings:
+            item.stackBefore(self.devices[after.id])
+        elif before is not None and before.rack == rack.data(ID_ROLE) and self.devices.get(before.id) in siblings:
+            at = siblings.index(self.devices[before.id])
+            if at + 1 < len(siblings):
+                item.stackBefore(siblings[at + 1])
+        elif collection == "nodes":  # the rack's only server: before its switches
+            switches = [child for child in siblings if child.kind == "switch"]
+            if switches:
+                item.stackBefore(switches[0])
+
     def _loose_position(self, element_id: str) -> tuple[float, float]:
         rect = self.itemsBoundingRect()
         index = sum(1 for e in list(self.doc.nodes) + list(self.doc.switches) if e.rack is None)
@@ -211,15 +242,16 @@ class CanvasScene(QGraphicsScene):
         """The NVLink domain bands, from scratch (one pass over the servers and switches)."""
         from .domains import build_domain_bands
 
+        drawn = bool(self.domain_bands)
         for band in self.domain_bands:
             if band.scene() is self:
                 self.removeItem(band)
         self.domain_bands = build_domain_bands(self.doc, self.racks)
-        if self.box_layer is not None:
+        if self.box_layer is not None and (drawn or self.domain_bands):  # (none before or after: nothing to redraw)
             self.box_layer.bands_changed()
         for band in self.domain_bands:
             band.label.setVisible(band.label_fits and band.label_min_scale <= self.detail.scale)
-        self.detail.forget()
+        self.detail.bands_changed()
 
     def _update_scene_rect(self) -> None:
         rect = self.layout_rect()
@@ -282,8 +314,11 @@ class CanvasScene(QGraphicsScene):
             if c.action != "changed" or c.field in DOMAIN_FIELDS:
                 effects.domains = True  # which trays share NVLink, or where they sit
             if c.action == "added":
-                self._add_device(c.new, "node" if c.collection == "nodes" else "switch")
+                item = self._add_device(c.new, "node" if c.collection == "nodes" else "switch")
+                if c.position is not None:
+                    self._stack_as_opened(item, c.collection, c.position)
                 effects.devices_gone.discard(c.id)
+                effects.devices_added[c.id] = (c.collection, c.position)
                 if not self.cables.knows_devices([c.id]):  # a new device: which cables it ends not known here
                     effects.rebuild_links = True
                 # (one the bundles number, as an undo's: the edit's cables fill its rows again)
@@ -292,9 +327,12 @@ class CanvasScene(QGraphicsScene):
                 if item is not None:
                     parent = item.parentItem()
                     self.cables.gone[c.id] = parent.data(ID_ROLE) if parent is not None else None
+                    effects.rects_gone.append(drawn_rect(item))
                     self.removeItem(item)
                 effects.devices_gone.add(c.id)
+                effects.devices_added.pop(c.id, None)
             else:
+                effects.devices_changed = True
                 if c.field == "id":
                     self.devices[c.new] = self.devices.pop(c.old)
                     self.devices[c.new].setData(ID_ROLE, c.new)
@@ -341,14 +379,16 @@ class CanvasScene(QGraphicsScene):
             self.build.finish()
             effects = _EditEffects(other=True)  # jobs, calibration, ...: nothing drawn changes, measured again
         if effects.domains:
+            effects.bands_drawn = bool(self.domain_bands)
             self.rebuild_domains()
+            effects.bands_drawn = effects.bands_drawn or bool(self.domain_bands)
         if effects.racks:
             self._racks_changed()
         if effects.items:
             # names, sizes or items changed: their zoom thresholds too (a rack's edit: all its devices')
             self.detail.changed(None if effects.racks else effects.devices_edited)
             if self.box_layer is not None:  # (a rack's edit moves its devices' boxes)
-                self.box_layer.devices_changed(None if effects.racks else effects.devices_edited)
+                self.box_layer.devices_changed(None if effects.racks else effects.devices_edited, effects.devices_added)
         rebuild = effects.rebuild_links
         in_place = False
         if not rebuild and effects.link_edits:  # each bundle in its row, one that comes or goes too
@@ -363,10 +403,12 @@ class CanvasScene(QGraphicsScene):
         else:
             for key in effects.values_touched - effects.links_touched:
                 self.cables.refresh_values(key)
-        if effects.rebuild_links or effects.items or effects.other or (effects.links_touched and not in_place):
+        kept = effects.items and self._extent_kept(effects)
+        if (effects.rebuild_links or (effects.items and not kept) or effects.other
+                or (effects.links_touched and not in_place)):
             self._layout_rect = None
             self._update_scene_rect()  # (a cable's new speed moves nothing: the measure before stands)
-        elif in_place and self._layout_rect is not None:
+        elif (in_place or kept) and self._layout_rect is not None:
             # a cable's line ends on its devices: the layout changes only by a line on its edge (its
             # 4 px pad), not measured whole again (~20 ms of the window's thread at 131k GPUs)
             items = self._items_rect
@@ -377,6 +419,24 @@ class CanvasScene(QGraphicsScene):
                 self._update_scene_rect()
         if not self.detail.single_cables and self.cables.aggregates_stale:
             self.cables.rebuild_aggregates(boxes)  # (the scene's rect above moves no device)
+
+    def _extent_kept(self, effects: _EditEffects) -> bool:
+        """The edit added or removed devices only, each drawn inside what was drawn before without
+        touching its edge: what is drawn but the cables' lines keeps its extent (measuring every item's
+        rect again cost ~20 ms of the window's thread at 131k GPUs)."""
+        inside = self._items_rect
+        if (inside is None or self._layout_rect is None or effects.racks or effects.devices_changed
+                or effects.bands_drawn):
+            return False
+        pad = 2.0 if self.box_layer is not None else 0.0  # the box layer's pen around a box (box_layer._rebound)
+        rects = list(effects.rects_gone)
+        for device_id in effects.devices_added:
+            item = self.devices.get(device_id)
+            if item is None:
+                return False
+            rects.append(drawn_rect(item))
+        return all(r.left() - pad > inside.left() and r.top() - pad > inside.top() and r.right() + pad < inside.right()
+                   and r.bottom() + pad < inside.bottom() for r in rects)
 
     # ---- rack fills, following moves --------------------------------------------------
     def drawBackground(self, painter, rect) -> None:  # exports and the overview (the view draws its own grid)

@@ -3,8 +3,6 @@ nothing): single cables or rack-to-rack aggregates, names, ports, the box layer 
 `detail` part)."""
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsItem
@@ -24,9 +22,8 @@ class SceneDetail:
         self.ports_shown = False  # some device's ports show
         self.far = False  # zoomed far out on a big design: its racks are transparent, the box layer draws them
         self.racks_in_front = False  # racks filled in front of bundled cables (_racks_in_front)
-        self._items = None  # (labels, their minimum zoom, shown, ports, ...) for _apply_items
-        self._staged = None  # _source's lists, gathered by a staged build as it makes the items (use_staged)
-        self._devices: dict | None = None  # device id -> (name, threshold, group, ports, threshold) (_source)
+        self._items: list | None = None  # [rack names, devices' names and ports, band names] (apply_items)
+        self._staged = None  # _gather's lists, gathered by a staged build as it makes the items (use_staged)
 
     def apply(self, scale: float | None, visible_fraction: float = 1.0, visible=None) -> None:
         """Show what is legible at this zoom; hide the rest (hidden items cost nothing).
@@ -107,80 +104,160 @@ class SceneDetail:
         scene = self._scene
         if scene.build.running and not made:
             return  # each item got its names' and ports' visibility as it was made; all of them at the end
-        lod = self._items
-        if lod is None:
-            source, self._staged = self._staged or self._source(), None
-            rack_labels, rack_mins, device_labels, device_mins, groups, ports, ports_min = source[:7]
-            bands = [band for band in scene.domain_bands if band.label_fits]
-            # Alike items show their names together: every rack, every server of one height, every
-            # 1U switch... from the zoom where the smallest of them reads (not node0-node9 before node10).
-            group_min: dict = defaultdict(float)
-            for group, minimum in zip(groups, device_mins):
-                if minimum > group_min[group]:
-                    group_min[group] = minimum
-            racks_min = max(rack_mins, default=0.0)
-            labels = rack_labels + device_labels + [band.label for band in bands]
-            label_min = ([racks_min] * len(rack_labels) + [group_min[g] for g in groups]
-                         + [band.label_min_scale for band in bands])
-            if len(source) > 7:  # a staged build's: names as made, every port hidden (DeviceItem makes them so)
-                label_shown = np.array(source[7][0] + source[7][1] + [band.label.isVisible() for band in bands], bool)
-                ports_shown = np.zeros(len(ports), bool)
-            else:
-                label_shown = np.array([l.isVisible() for l in labels], bool)
-                ports_shown = np.array([p.isVisible() for p in ports], bool)
-            names = slice(len(rack_labels), len(rack_labels) + len(device_labels))  # the devices' own
-            lod = self._items = (labels, np.array(label_min, float), label_shown,
-                                 ports, np.array(ports_min, float), ports_shown, names)
-        labels, label_min, label_shown, ports, ports_min, ports_shown, names = lod
-        for items, minimum, shown in ((labels, label_min, label_shown), (ports, ports_min, ports_shown)):
-            wanted = minimum <= scale
-            for i in np.flatnonzero(wanted != shown).tolist():
-                items[i].setVisible(bool(wanted[i]))
-            shown[:] = wanted
-        self.names_shown = bool(label_shown.any())
-        self.ports_shown = bool(ports_shown.any())
+        if self._items is None:
+            self._items = self._gather()
+        racks, devices, bands = self._items
+        if bands is None:
+            bands = self._items[2] = _band_names(scene.domain_bands)
+        racks.apply(scale)
+        devices.apply(scale)
+        bands.apply(scale)
+        device_names = bool(devices.names.shown.any())
+        self.names_shown = device_names or bool(racks.shown.any()) or bool(bands.shown.any())
+        self.ports_shown = bool(devices.ports.shown.any())
         # the layer draws the devices' names and ports: hidden when none shows (its paint walks the racks in view)
-        scene.detail_layer.setVisible(self.ports_shown or bool(label_shown[names].any()))
+        scene.detail_layer.setVisible(self.ports_shown or device_names)
 
-    def _source(self) -> tuple:
-        """(rack names, their zoom thresholds, device names, theirs, each device's group, ports, theirs)."""
-        racks = self._scene.racks.values()
-        if self._devices is None:
-            self._devices = {device_id: _facts(item) for device_id, item in self._scene.devices.items()}
-        facts = list(zip(*self._devices.values())) or [()] * 5
-        return ([item.label for item in racks], [item.label_min_scale for item in racks], *map(list, facts))
+    def _gather(self) -> list:
+        """[rack names, devices' names and ports, domain bands' names]: from a staged build's lists, or read
+        from the items (each one's visibility too)."""
+        scene, staged, self._staged = self._scene, self._staged, None
+        racks = scene.racks.values()
+        if staged is not None and len(staged[2]) == len(scene.devices):  # names as made, every port hidden
+            # (DeviceItem makes them so)
+            rack_labels, rack_mins, labels, mins, groups, ports, ports_min, (rack_shown, shown) = staged
+            devices = _DeviceNames(list(scene.devices), labels, mins, groups, ports, ports_min,
+                                   np.array(shown, bool), np.zeros(len(ports), bool))
+        else:
+            rack_labels, rack_mins = [item.label for item in racks], [item.label_min_scale for item in racks]
+            rack_shown = [label.isVisible() for label in rack_labels]
+            items = scene.devices
+            facts = list(zip(*map(_facts, items.values()))) or [()] * 5
+            labels, ports = facts[0], facts[3]
+            devices = _DeviceNames(list(items), *facts, np.array([l.isVisible() for l in labels], bool),
+                                   np.array([p.isVisible() for p in ports], bool))
+        # Alike items show their names together: every rack from the zoom where the smallest of them reads
+        racks_min = max(rack_mins, default=0.0)
+        return [_Shown(list(rack_labels), np.full(len(rack_labels), racks_min), np.array(rack_shown, bool)),
+                devices, None]
 
     def use_staged(self, lists) -> None:
-        """What _source would gather, gathered by a staged build as it makes the items (None: forget it):
-        (rack names, thresholds, device names, thresholds, groups, ports, thresholds,
-        (racks' names shown, devices' names shown))."""
+        """What _gather would read from the items, gathered by a staged build as it makes them (None:
+        forget it): (rack names, thresholds, device names, thresholds, groups, ports, thresholds,
+        (racks' names shown, devices' names shown)), the devices in the scene's order."""
         self._staged = lists
 
-    def forget(self, devices: bool = False) -> None:
-        """Items came or went: the thresholds are gathered again at the next apply (`devices`: every
-        device's read again from its item too)."""
+    def forget(self) -> None:
+        """Items came or went: every threshold gathered again at the next apply."""
         self._items = None
-        if devices:
-            self._devices = None
+
+    def bands_changed(self) -> None:
+        """The NVLink domain bands were made again: their names gathered again at the next apply."""
+        if self._items is not None:
+            self._items[2] = None
 
     def changed(self, device_ids=None) -> None:
         """Items came, went or changed their names: thresholds again at the next zoom (and now). Given
-        `device_ids`, only those devices' names and ports are read again from their items (reading every
-        item's cost a server's delete ~0.1 s at 131k GPUs)."""
-        self._items = None
-        known, devices = self._devices, self._scene.devices
+        `device_ids`, only those devices' rows are read again from their items (reading every item's
+        cost a server's delete ~0.1 s at 131k GPUs)."""
         if device_ids is None:
-            self._devices = None
-        elif known is not None:
-            for device_id in device_ids:
-                item = devices.get(device_id)
-                if item is None:
-                    known.pop(device_id, None)
-                else:
-                    known[device_id] = _facts(item)
+            self._items = None
+        elif self._items is not None:
+            self._items[1].update(device_ids, self._scene.devices)
         if self._scene.views():
             self.apply_items(self.scale)
         self._staged = None  # used by now, or stale
+
+
+class _Shown:
+    """Items shown from a zoom of their own: the items, that zoom, whether each shows now."""
+
+    def __init__(self, items: list, minimum: np.ndarray, shown: np.ndarray):
+        self.items, self.minimum, self.shown = items, np.asarray(minimum, float), shown
+
+    def apply(self, scale: float) -> None:
+        wanted = self.minimum <= scale
+        items = self.items
+        for i in np.flatnonzero(wanted != self.shown).tolist():
+            items[i].setVisible(bool(wanted[i]))
+        self.shown = wanted
+
+
+class _DeviceNames:
+    """Every device's name and ports, a row each: the name shows from the zoom of its group (alike devices
+    show their names together: every server of one height, every 1U switch..., from the zoom where the
+    smallest of them reads: not node0-node9 before node10), the ports from their own. An edit of a few
+    devices moves their rows alone: a removed row takes the last row's place, an added one is appended."""
+
+    def __init__(self, ids: list, labels, own_min, groups, ports, ports_min, label_shown, ports_shown):
+        self.ids = ids
+        self.row = {device_id: i for i, device_id in enumerate(ids)}
+        self._code: dict = {}  # group -> its number in `group`
+        self.group = np.array([self._code.setdefault(g, len(self._code)) for g in groups], np.int64)
+        self.own_min = np.array(own_min, float)
+        self.names = _Shown(list(labels), np.zeros(len(ids)), label_shown)
+        self.ports = _Shown(list(ports), np.array(ports_min, float), ports_shown)
+        self._group_min(range(len(self._code)))
+
+    def _group_min(self, codes) -> None:
+        """The names' threshold of these groups: the largest of their members' own."""
+        group, own, minimum = self.group, self.own_min, self.names.minimum
+        for code in codes:
+            members = group == code
+            if members.any():
+                minimum[members] = own[members].max()
+
+    def apply(self, scale: float) -> None:
+        self.names.apply(scale)
+        self.ports.apply(scale)
+
+    def update(self, device_ids, items: dict) -> None:
+        """The rows of these devices read again from their items (none for a device gone)."""
+        touched = set()
+        for device_id in device_ids:
+            row = self.row.get(device_id)
+            if row is not None:
+                touched.add(int(self.group[row]))
+                self._remove(row)
+        added = [(device_id, _facts(items[device_id])) for device_id in device_ids if device_id in items]
+        if added:
+            for device_id, (label, _own, group, ports, _ports_min) in added:
+                touched.add(self._code.setdefault(group, len(self._code)))
+                self.row[device_id] = len(self.ids)
+                self.ids.append(device_id)
+                self.names.items.append(label)
+                self.ports.items.append(ports)
+            new = [f for _, f in added]
+            self.group = np.concatenate([self.group, [self._code[f[2]] for f in new]])
+            self.own_min = np.concatenate([self.own_min, [f[1] for f in new]])
+            self.names.minimum = np.concatenate([self.names.minimum, np.zeros(len(new))])
+            self.names.shown = np.concatenate([self.names.shown, np.array([f[0].isVisible() for f in new], bool)])
+            self.ports.minimum = np.concatenate([self.ports.minimum, [f[4] for f in new]])
+            self.ports.shown = np.concatenate([self.ports.shown, np.array([f[3].isVisible() for f in new], bool)])
+        self._group_min(touched)
+
+    def _remove(self, row: int) -> None:
+        """The last row takes this row's place."""
+        last = len(self.ids) - 1
+        moved = self.ids[last]
+        del self.row[self.ids[row]]
+        if row != last:
+            self.row[moved] = row
+        for values in (self.ids, self.names.items, self.ports.items):
+            values[row] = values[last]
+            values.pop()
+        for owner, name in ((self, "group"), (self, "own_min"), (self.names, "minimum"), (self.names, "shown"),
+                            (self.ports, "minimum"), (self.ports, "shown")):
+            values = getattr(owner, name)
+            values[row] = values[last]
+            setattr(owner, name, values[:last])
+
+
+def _band_names(bands) -> _Shown:
+    """The names of the NVLink domain bands whose name fits."""
+    fitting = [band for band in bands if band.label_fits]
+    return _Shown([band.label for band in fitting], np.array([band.label_min_scale for band in fitting], float),
+                  np.array([band.label.isVisible() for band in fitting], bool))
 
 
 def _facts(item) -> tuple:
