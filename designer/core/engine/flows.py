@@ -182,17 +182,11 @@ def flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarr
         slowest.add(_resource_time(loads.nic_up, cap, src_nic), nan_free=True)
         slowest.add(_resource_time(loads.nic_down, cap, dst_nic), nan_free=True)
         if n_sw:
-            if route.leaf_flows is None:
-                route.leaf_flows = tier_flows(fabric, route.sl, route.cross_leaf)
-            up_eff = uplink_efficiency(fabric, route.leaf_flows, k)
-            leaf_cap = fabric.leaf_up_Bps * up_eff
+            leaf_cap = usable_uplink_Bps(fabric, route, k)
             slowest.add(np.where(cross_leaf, _resource_time(loads.leaf_up, leaf_cap, sl), 0.0), nan_free=True)
             slowest.add(np.where(cross_leaf, _resource_time(loads.leaf_down, leaf_cap, dl), 0.0), nan_free=True)
             if n_pod:
-                if route.pod_flows is None:
-                    route.pod_flows = tier_flows(fabric, route.sl, route.cross_pod, pod=True)
-                pod_eff = uplink_efficiency(fabric, route.pod_flows, k, pod=True)
-                pcap = fabric.pod_up_Bps * pod_eff
+                pcap = usable_uplink_Bps(fabric, route, k, pod=True)
                 slowest.add(np.where(cross_pod, _resource_time(loads.pod_up, pcap, sp), 0.0), nan_free=True)
                 slowest.add(np.where(cross_pod, _resource_time(loads.pod_down, pcap, dp), 0.0), nan_free=True)
     # each flow's resource: the row of its code in the stacked ends (what np.choose gives, in half its time)
@@ -302,13 +296,32 @@ def tier_flows(fabric: Fabric, leaves, crossing, pod: bool = False) -> np.ndarra
     return np.bincount(idx[idx >= 0], minlength=n).astype(float)
 
 
-def uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray, k: EngineConstants, pod: bool = False) -> np.ndarray:
+def usable_uplink_Bps(fabric: Fabric, route: Route, k: EngineConstants, pod: bool = False) -> np.ndarray:
+    """Per leaf (pod), the up-link rate the route's flows drain at: its capacity times
+    uplink_efficiency. Where no leaf (pod) hashes, that rate does not depend on the flows: it is
+    kept with the fabric's rating, and the flows leaving each leaf are not counted (every pattern
+    of every plan asks)."""
+    capacity = fabric.pod_up_Bps if pod else fabric.leaf_up_Bps
+    routing = tier_routing(fabric)
+    if not routing[2][1 if pod else 0]:
+        return fabric.remembered(("routed_uplink_Bps", pod), (capacity, routing, k),
+                                 lambda: capacity * uplink_efficiency(fabric, None, k, pod))
+    if pod:
+        if route.pod_flows is None:
+            route.pod_flows = tier_flows(fabric, route.sl, route.cross_pod, pod=True)
+        return capacity * uplink_efficiency(fabric, route.pod_flows, k, pod=True)
+    if route.leaf_flows is None:
+        route.leaf_flows = tier_flows(fabric, route.sl, route.cross_leaf)
+    return capacity * uplink_efficiency(fabric, route.leaf_flows, k)
+
+
+def uplink_efficiency(fabric: Fabric, tier_flows: np.ndarray | None, k: EngineConstants, pod: bool = False) -> np.ndarray:
     """Usable share of up-link capacity: adaptive routing on InfiniBand, hash collisions on Ethernet.
 
     ECMP on Ethernet places F flows (x QPs) on U up-links at random; the busiest link carries
     about F/U + sqrt(2 (F/U) ln U) of them (balls into bins), so the set drains that much
     slower than an ideal split (docs/engine-model.md, "The network"). `tier_flows`: the
-    flows leaving each leaf (pod), from tier_flows.
+    flows leaving each leaf (pod), from tier_flows (None where no leaf (pod) hashes: not read).
     """
     t = 1 if pod else 0
     hashed_by_tier, sprayed_by_tier, any_hashed = tier_routing(fabric)

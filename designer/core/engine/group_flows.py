@@ -76,9 +76,12 @@ def pxn_nic(f: Fabric, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
     """NIC on the source node that sits on the destination GPU's rail (PXN)."""
     dst_nic = f.gpu_nic[dst_gpu]
     local = dst_nic - f.node_nic_base[f.gpu_node[dst_gpu]]
-    src_node = f.gpu_node[src_gpu]
-    base = f.node_nic_base[src_node]
-    has_rail = local < f.node_nic_count[src_node]
-    if has_rail.all():  # every source server has the rail (servers alike): no flow falls back
+    base = f.node_nic_base[f.gpu_node[src_gpu]]
+    # servers with as many NICs each: every source server has the destination's rail
+    if f.remembered("alike_nic_counts", (f.node_nic_count,),
+                    lambda: bool((f.node_nic_count == f.node_nic_count[:1]).all())):
+        return base + local
+    has_rail = local < f.node_nic_count[f.gpu_node[src_gpu]]
+    if has_rail.all():  # no flow falls back
         return base + local
     return base + np.where(has_rail, local, f.gpu_nic[src_gpu] - base)  # else the source GPU's own NIC

@@ -18,7 +18,6 @@ more layers (uneven splits put one layer less on the first and last stages).
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from ..units import GIB
@@ -57,13 +56,10 @@ class MemoryEstimate:
 
 
 def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers) -> tuple[float, float]:
-    """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices."""
-    return _stage_parameters(m, tp, ep, etp, pp, stage, tuple(layers))
+    """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices.
 
-
-# a plan search asks ~50 times per plan, for a few hundred (shape, split) pairs
-@functools.lru_cache(maxsize=16384)
-def _stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers: tuple) -> tuple[float, float]:
+    Worked out afresh each time: a few sums over the stage's layers cost less than hashing the
+    ModelShape (34 fields) for a memo's key, a hit's cost (a plan asks ~30 times)."""
     attn = sum(n * k / (tp if shard != "rep" else 1) for n, k, shard in m.attn_weights) + 2 * m.h
     dense_mlp = m.h * m.f * m.phi / tp
     shared = m.h * m.f_shared * m.phi / tp

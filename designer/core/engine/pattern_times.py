@@ -179,7 +179,6 @@ def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
     """Per group, the seconds per bus byte on its GPUs' scale-up links (and, behind PCIe switches
     without GPUDirect RDMA, the PCIe crossings of its NIC traffic)."""
     n = sh.members.shape[1]
-    scale_cap = f.node_scale_up_Bps[f.gpu_node[sh.members]]  # (G, n)
     multi = sh.n_nodes > 1
     g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
     intra_share = np.where(multi, (g - 1) / np.maximum(g, 1), 1.0)
@@ -193,12 +192,16 @@ def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
     first = f.gpu_node[sh.members[:, 0]]
     mesh_nodes = kind_mask(f, "node_scale_up_kind", "nvlink")
     mesh = mesh_nodes[first] if mesh_nodes.any() else None
+    # each group's slowest member's rate
     if mesh is not None and np.any(mesh):
         local = np.where(multi, g, n)
         peers = np.maximum(f.node_gpus[first] - 1, 1)
         reach = np.clip((local - 1) / peers, 1.0 / peers, 1.0)
-        scale_cap = scale_cap * np.where(mesh, reach, 1.0)[:, None]
-    scale = intra_share / _row_min(scale_cap)
+        slowest = _row_min(f.node_scale_up_Bps[f.gpu_node[sh.members]] * np.where(mesh, reach, 1.0)[:, None])
+    else:
+        alike = _alike_scale_up_Bps(f)
+        slowest = alike if alike is not None else _row_min(f.node_scale_up_Bps[f.gpu_node[sh.members]])
+    scale = intra_share / slowest
     # GPUs behind PCIe switches push their NIC traffic through the same PCIe lanes, twice
     # (into host memory and out again) without GPUDirect RDMA.
     first_node = first
@@ -212,8 +215,17 @@ def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
         elif pattern in ("pairs", "one_way"):
             nic_share = np.where(multi, 1.0, 0.0)
         crossings = np.where(gdr, 1.0, 2.0)
-        scale = np.where(pcie & multi, scale + nic_share * crossings / _row_min(scale_cap), scale)
+        scale = np.where(pcie & multi, scale + nic_share * crossings / slowest, scale)
     return scale
+
+
+def _alike_scale_up_Bps(f: Fabric) -> float | None:
+    """The scale-up rate of every server when they all have the same (the slowest member of any
+    group then has it: no (groups x members) gather), None when they differ; kept with the fabric."""
+    def make():
+        rates = f.node_scale_up_Bps
+        return float(rates[0]) if len(rates) and bool((rates == rates[0]).all()) else None
+    return f.remembered("alike_scale_up_Bps", (f.node_scale_up_Bps,), make)
 
 
 def _tier_shares_changed(fabric: Fabric, loads: Loads, change: RateChange) -> bool:
