@@ -262,7 +262,7 @@ class BoxLayer(QGraphicsItem):
             bounds = QRectF(left, top, float((r[:, 0] + r[:, 2]).max()) - left, float((r[:, 1] + r[:, 3]).max()) - top)
         racks = self._scene.rack_rects()
         if racks:
-            edges = np.array([(q.left(), q.top(), q.right(), q.bottom()) for q in racks], float)
+            edges = self._scene.rack_edges()  # (kept by the scene: the fills pick from it too)
             lo, hi = [float(edges[:, k].min()) for k in (0, 1)], [float(edges[:, k].max()) for k in (2, 3)]
             rack_bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])
             bounds = rack_bounds if bounds.isNull() else bounds.united(rack_bounds)
