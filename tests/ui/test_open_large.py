@@ -4,6 +4,7 @@ throughout; the canvas drawn that way is the one an item-by-item build gives (ca
 rack-to-rack lines, ports in use, names by zoom)."""
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -183,6 +184,8 @@ def test_the_staged_canvas_measures_what_it_draws_as_its_items_do(empty_window, 
     # the canvas looks the same once it is rebuilt from the items (a new design, the same racks)
     scene.cables.rebuild()
     assert layer.bounds() == planned[1]
+    # indexed as deep as Qt would index the items made (ceil(log2 n)), no deeper
+    assert scene.bspTreeDepth() == max(5, math.ceil(math.log2(len(scene.items()))))
 
 
 def test_the_staged_canvas_shows_names_and_ports_by_zoom_as_an_item_by_item_build(empty_window, mid_file,
