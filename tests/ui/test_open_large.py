@@ -4,6 +4,7 @@ throughout; the canvas drawn that way is the one an item-by-item build gives (ca
 rack-to-rack lines, ports in use, names by zoom)."""
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -160,6 +161,31 @@ def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, 
     window.qdoc.push(commands.SetFields(window.qdoc, {leaf.rack: {"x": doc.find("racks", leaf.rack).x + 240.0}},
                                         "Move rack"))
     assert not (np.allclose(before[0], layer.lines.a[row]) and np.allclose(before[1], layer.lines.b[row]))
+
+
+def test_the_staged_canvas_measures_what_it_draws_as_its_items_do(empty_window, mid_file, qtbot, monkeypatch):
+    """What the plan brings measured (the cables' and rack-to-rack lines' box, each line's kind, the racks'
+    edges) is what measuring the items and lines on screen gives."""
+    from PySide6.QtCore import QRectF
+
+    window = empty_window
+    _staged_open(window, mid_file, qtbot, monkeypatch)
+    scene, layer = window.scene, window.scene.link_layer
+    ends = np.concatenate([layer.lines.a, layer.lines.b, layer.aggregates.a, layer.aggregates.b])
+    (left, top), (right, bottom) = np.nanmin(ends, axis=0), np.nanmax(ends, axis=0)
+    assert layer.bounds() == QRectF(left - 4, top - 4, right - left + 8, bottom - top + 8)
+    rack_rects = [item.mapRectToScene(item.rect()) for item in scene.racks.values()]
+    assert len(rack_rects) > 10
+    assert scene.rack_edges().tolist() == [[r.left(), r.top(), r.right(), r.bottom()] for r in rack_rects]
+    assert scene.racks_in(scene.sceneRect()) == rack_rects
+    planned = (layer.aggregates.kind.copy(), layer.bounds())
+    scene.cables.rebuild_aggregates()  # an item-by-item pass over the racks
+    assert planned[0].tolist() == layer.aggregates.kind.tolist() and planned[1] == layer.bounds()
+    # the canvas looks the same once it is rebuilt from the items (a new design, the same racks)
+    scene.cables.rebuild()
+    assert layer.bounds() == planned[1]
+    # indexed as deep as Qt would index the items made (ceil(log2 n)), no deeper
+    assert scene.bspTreeDepth() == max(5, math.ceil(math.log2(len(scene.items()))))
 
 
 def test_the_staged_canvas_shows_names_and_ports_by_zoom_as_an_item_by_item_build(empty_window, mid_file,

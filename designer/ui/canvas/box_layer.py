@@ -361,7 +361,7 @@ class BoxLayer(QGraphicsItem):
         if self._rack_bounds is None or self._rack_bounds[0] is not racks:
             rack_bounds = QRectF()
             if racks:
-                edges = np.array([(q.left(), q.top(), q.right(), q.bottom()) for q in racks], float)
+                edges = self._scene.rack_edges()  # (kept by the scene: the fills pick from it too)
                 lo, hi = [float(edges[:, k].min()) for k in (0, 1)], [float(edges[:, k].max()) for k in (2, 3)]
                 rack_bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])
             self._rack_bounds = (racks, rack_bounds)

@@ -120,15 +120,18 @@ class LinkLayer(QGraphicsItem):
 
     # ---- data ----
     def set_bundles(self, bundles, a: np.ndarray, b: np.ndarray, index: dict | None = None,
-                    kinds: np.ndarray | None = None, gbps: np.ndarray | None = None) -> None:
-        """`index`, `kinds`, `gbps`: made off the UI thread already (scene_plan.py), else made here."""
+                    kinds: np.ndarray | None = None, gbps: np.ndarray | None = None,
+                    extent: LineExtent | None = None) -> None:
+        """`index`, `kinds`, `gbps`, `extent` (of these very lines): made off the UI thread already
+        (scene_plan.py), else made here."""
         self.bundles = bundles
         self.index = index if index is not None else {bd.key: i for i, bd in enumerate(bundles)}
-        self.lines = _Lines(a.reshape(-1, 2).astype(float), b.reshape(-1, 2).astype(float),
+        # (the arrays themselves, no copy: a plan makes them for the layer, which edits them in place)
+        self.lines = _Lines(a.reshape(-1, 2).astype(float, copy=False), b.reshape(-1, 2).astype(float, copy=False),
                             kinds if kinds is not None else bundle_kinds(bundles),
                             gbps if gbps is not None else np.array([bd.total_gbps for bd in bundles], float))
         self.selected = {i for i in self.selected if i < len(bundles)}
-        self._extent = LineExtent(self.lines.a, self.lines.b)
+        self._extent = extent if extent is not None else LineExtent(self.lines.a, self.lines.b)
         self.rebound()
 
     def drawn_count(self) -> int:
@@ -191,17 +194,17 @@ class LinkLayer(QGraphicsItem):
         if paint and not where.isNull():
             self.update(where)
 
-    def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: list[str], gbps: list[float], tips: list[str],
-                       qlines: list | None = None):
-        """`qlines`: the lines as QLineF, when made already (scene_plan.py, off the UI thread)."""
+    def set_aggregates(self, a: np.ndarray, b: np.ndarray, kinds: np.ndarray, gbps: list[float], tips: list[str],
+                       qlines: list | None = None, box: tuple | None = None):
+        """`kinds`: each line's row in KINDS. `qlines` (the lines as QLineF) and `box` (theirs, as
+        LineExtent.box): made off the UI thread already (scene_plan.py), else made here."""
         self.aggregates = _Lines(a.reshape(-1, 2).astype(float), b.reshape(-1, 2).astype(float),
-                                 np.array([KINDS.index(k) if k in KINDS else 0 for k in kinds], np.int8),
-                                 np.array(gbps, float))
+                                 np.asarray(kinds, np.int8), np.array(gbps, float))
         self.aggregate_tips = tips
         self._aggregate_heat_memo = None
         self._agg_qlines = qlines if qlines is not None and len(qlines) == len(self.aggregates.a) else None
-        self._aggregate_box = LineExtent(self.aggregates.a, self.aggregates.b).box(self.aggregates.a,
-                                                                                    self.aggregates.b)
+        self._aggregate_box = box if box is not None else LineExtent(self.aggregates.a, self.aggregates.b).box(
+            self.aggregates.a, self.aggregates.b)
         self.rebound()
 
     def rebound(self, changed: QRectF | None = None) -> None:

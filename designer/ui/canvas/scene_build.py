@@ -57,7 +57,7 @@ class StagedBuild:
         left, top, right, bottom = plan.layout_rect
         items = QRectF(QPointF(*plan.items_rect[:2]), QPointF(*plan.items_rect[2:]))
         scene.set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)), items if items.isValid() else None)
-        scene.set_rack_rects([QRectF(*r) for r in plan.rack_rects])
+        scene.set_rack_rects(plan.rack_qrects, plan.rack_edges)
         boxes = plan.boxes
         if boxes.keys is not None:  # the whole design at the first paint, when zoomed far out
             scene.box_layer.set_boxes(boxes.ids, np.column_stack([boxes.left, boxes.top, boxes.width, boxes.height]),
@@ -71,8 +71,10 @@ class StagedBuild:
         scene.link_layer.show_individual = False
         scene.setSceneRect(scene.layout_rect().adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
         # Indexed from the start, at the depth the finished canvas needs: each slice's items join the
-        # tree at the next paint, a few ms each, where indexing all ~70k at the end (or letting Qt
-        # regrow the tree as the count doubles) held the window ~0.45 s at 131k GPUs.
+        # tree at the next paint, a few ms each, where indexing all ~30k at the end (or letting Qt
+        # regrow the tree as the count doubles) held the window ~0.45 s at 131k GPUs. No deeper: the
+        # layers that span the whole scene (cables, boxes, names and ports) sit in every leaf, and each
+        # level more doubles the leaves they are put in at the first paint.
         scene.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         scene.setBspTreeDepth(bsp_depth(_items_expected(doc)))
         self._work = self._make_items(doc, lp.used_ports)
@@ -209,8 +211,9 @@ class StagedBuild:
 
 
 def _items_expected(doc) -> int:
-    """Qt items a staged build makes: a rack and its name; a box, its name and its ports per device."""
-    return 2 * len(doc.racks) + 3 * (len(doc.nodes) + len(doc.switches))
+    """Qt items a staged build makes: a rack and its name; a box per device (the devices' names and
+    ports are no items: the detail layer draws them)."""
+    return 2 * len(doc.racks) + len(doc.nodes) + len(doc.switches)
 
 
 def bsp_depth(items: int) -> int:

@@ -82,7 +82,7 @@ class SceneCables:
         """The bundles of a plan (scene_plan.plan_bundles) into the link layer."""
         scene = self._scene
         self.device_bundles = lp.device_bundles
-        scene.link_layer.set_bundles(lp.bundles, lp.a, lp.b, lp.row_of, lp.kinds, lp.gbps)
+        scene.link_layer.set_bundles(lp.bundles, lp.a, lp.b, lp.row_of, lp.kinds, lp.gbps, lp.extent)
         self.version += 1  # which links each bundle holds changed (link heat rows)
         self.positions = (self.version, len(scene.doc.links), lp.members, lp.starts)
         self.aggregates_stale = True
@@ -375,7 +375,7 @@ class SceneCables:
     def set_aggregates(self, plan) -> None:
         layer = self._scene.link_layer
         layer.bundle_aggregate = plan.bundle_aggregate
-        layer.set_aggregates(plan.a, plan.b, plan.kinds, plan.gbps, plan.tips, plan.qlines)
+        layer.set_aggregates(plan.a, plan.b, plan.kinds, plan.gbps, plan.tips, plan.qlines, plan.box)
         self._aggregate_row = plan.row  # for a bundle's change of speed
         self._aggregate_gbps = plan.total_gbps
         self.aggregates_stale = False

@@ -17,7 +17,7 @@ import numpy as np
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .items import PORT_GAP_PX, PORTS_PER_ROW, device_style_key, port_index
 from .bundle_table import BundleTable
-from .links import KINDS
+from .line_extent import LineExtent
 
 # A design with more racks, servers and switches than this gets its canvas planned off the UI thread and
 # its items made in slices (scene.py); a smaller one is drawn at once.
@@ -58,19 +58,21 @@ class BundlePlan:
     row_of: "BundleIndex"  # bundle key -> its row (links.LinkLayer.index)
     kinds: np.ndarray  # links.bundle_kinds
     gbps: np.ndarray  # each bundle's total
+    extent: LineExtent  # the lines' box (measuring 295k lines is ~10 ms the UI thread keeps at 131k GPUs)
 
 
 @dataclass
 class AggregatePlan:
     a: np.ndarray
     b: np.ndarray
-    kinds: list
+    kinds: np.ndarray  # per line, its kind's row in bundle_table.KINDS (its last bundle's)
     gbps: list  # per line, in GB/s (the layer's width scale)
     tips: list
     bundle_aggregate: np.ndarray  # per bundle, its line or -1
     row: dict  # (rack, rack) -> line
     total_gbps: dict  # (rack, rack) -> Gb/s
     qlines: list | None = None  # each line as a QLineF, made here (24k at 131k GPUs: ~40 ms the UI thread keeps)
+    box: tuple | None = None  # the lines' (left, top, right, bottom), None for none (line_extent.LineExtent.box)
 
 
 @dataclass
@@ -80,6 +82,8 @@ class ScenePlan:
     links: BundlePlan
     aggregates: AggregatePlan
     rack_rects: list  # (x, y, width, height) of every rack, in the order of doc.racks
+    rack_qrects: list  # the same as QRectF (values, made on any thread: 4.5k at 131k GPUs)
+    rack_edges: np.ndarray  # the same as (left, top, right, bottom) rows (scene.rack_edges)
     layout_rect: tuple  # (left, top, right, bottom) of everything drawn
     items_rect: tuple  # the same but the cable lines
 
@@ -173,7 +177,7 @@ def plan_bundles(links, boxes: DeviceBoxes) -> BundlePlan:
     bundles = _bundle_table(links, ids, ends, ports, members, starts)
     a, b = line_ends(boxes, ends[:, 0], ends[:, 1], ports[:, 0], ports[:, 1])
     return BundlePlan(bundles, a, b, members, starts, used_ports, DeviceBundles(bundles, index),
-                      BundleIndex(bundles, index), bundles.kind_index(), bundles.totals.copy())
+                      BundleIndex(bundles, index), bundles.kind_index(), bundles.totals.copy(), LineExtent(a, b))
 
 
 def _device_and_port(links, side: str) -> tuple[np.ndarray, np.ndarray]:
@@ -347,7 +351,8 @@ def plan_aggregates(bundles: BundleTable, boxes: DeviceBoxes, rack_rects: list) 
     rack_ids = boxes.rack_ids
     n = len(bundles)
     if n == 0 or not rack_ids:
-        return AggregatePlan(np.zeros((0, 2)), np.zeros((0, 2)), [], [], [], np.full(n, -1, np.int64), {}, {})
+        return AggregatePlan(np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0, np.int8), [], [], np.full(n, -1, np.int64),
+                             {}, {})
     rows_a, rows_b = bundles.device_rows(boxes.index)
     ra = np.where(rows_a >= 0, boxes.rack[rows_a], -1)  # a device with no box: in no rack
     rb = np.where(rows_b >= 0, boxes.rack[rows_b], -1)
@@ -386,8 +391,9 @@ def plan_aggregates(bundles: BundleTable, boxes: DeviceBoxes, rack_rects: list) 
     from PySide6.QtCore import QLineF  # a value, not an item: made on any thread
 
     qlines = [QLineF(p[0], p[1], q[0], q[1]) for p, q in zip(a.tolist(), b.tolist())]
-    return AggregatePlan(a, b, [KINDS[k] for k in last_kind.tolist()], [t / 8 for t in total_list], tips,
-                         bundle_aggregate, {p: i for i, p in enumerate(pairs)}, dict(zip(pairs, total_list)), qlines)
+    return AggregatePlan(a, b, last_kind.astype(np.int8), [t / 8 for t in total_list], tips, bundle_aggregate,
+                         {p: i for i, p in enumerate(pairs)}, dict(zip(pairs, total_list)), qlines,
+                         LineExtent(a, b).box(a, b))
 
 
 def rack_rects_from_model(doc) -> list:
@@ -405,8 +411,17 @@ def plan_scene(doc) -> ScenePlan | None:
     links = plan_bundles(doc.links, boxes)
     rack_rects = rack_rects_from_model(doc)
     aggregates = plan_aggregates(links.bundles, boxes, rack_rects)
-    return ScenePlan(doc.spec, boxes, links, aggregates, rack_rects, _extent(boxes, links, rack_rects),
-                     _extent(boxes, None, rack_rects))
+    from PySide6.QtCore import QRectF  # a value, not an item: made on any thread
+
+    rack_qrects = [QRectF(*r) for r in rack_rects]
+    return ScenePlan(doc.spec, boxes, links, aggregates, rack_rects, rack_qrects, rack_edges(rack_rects),
+                     _extent(boxes, links, rack_rects), _extent(boxes, None, rack_rects))
+
+
+def rack_edges(rack_rects: list) -> np.ndarray:
+    """(left, top, right, bottom) per rack of (x, y, width, height) ones, as QRectF's edges read them."""
+    r = np.array(rack_rects, float).reshape(-1, 4)
+    return np.column_stack([r[:, 0], r[:, 1], r[:, 0] + r[:, 2], r[:, 1] + r[:, 3]])
 
 
 def plan_if_large(doc) -> ScenePlan | None:
