@@ -562,3 +562,20 @@ def test_servers_added_to_a_design_without_servers_are_checked_as_a_fresh_one():
         assert checker.check(doc.snapshot()) == check_document(doc)
     edits.undo()
     assert checker.check(doc.snapshot()) == check_document(doc)
+
+
+def test_a_server_added_while_a_switch_is_renamed_without_its_cables_is_checked_as_the_full_check():
+    """A server added with a cable and a leaf renamed with its cables left naming the old id, before
+    one check (the worker still busy): the leaf's cables now end at no switch, so the servers the jobs
+    cannot reach are found again, not followed from the server added alone."""
+    doc = _fabric_with_jobs()
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    server = dataclasses.replace(doc.nodes[3], id="node-x", gpu_nic_affinity=[])
+    with doc.batch():
+        doc.add(server, 20)
+        doc.add(Link("l-x", "node-x:nic0", "leaf2:p14", "infiniband", 400.0))
+        doc.update("leaf1", id="leaf1-renamed")
+    live = checker.check(doc.snapshot())
+    assert live == check_document(doc)
+    assert any("cannot reach: GPU 1's NIC nic1 is not cabled" in p.message for p in live)

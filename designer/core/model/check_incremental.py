@@ -293,7 +293,8 @@ class Reshape:
             self.racked = True
         reshapes_network = c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
         self.network_moved |= reshapes_network
-        self.islands_followable &= not reshapes_network
+        # (a switch renamed: its cables end at none, unless they follow; the servers' NICs on them with them)
+        self.islands_followable &= not reshapes_network and not (c.collection == "switches" and c.field == "id")
         resized = c.collection == "nodes" and c.field in RESIZE_FIELDS and type(c.new) is type(c.old)
         if resized:
             self.resized.add(new_id)
