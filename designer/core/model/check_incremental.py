@@ -506,7 +506,8 @@ class Reshape:
         if has_trays(doc):  # the trays' check reads the links
             parts.after_links = problems_after_links(doc, catalog)
         network.redo(self.network_moved)
-        parts.tallies.links_reshaped(parts.ends, parts.columns)
+        if not network.follow_reach_through_cables():
+            parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
 
     def _network(self) -> NetworkFollow:
