@@ -9,7 +9,8 @@ runs it (the collector paused). Printed per edit kind: the check's CPU time (pro
 of N repetitions, in ms. Edits: a server deleted with its cables and the delete undone, a server
 renamed with its cables re-pointed and back, a server resized, a switch renamed and back, a rack
 renamed with its members and back, a rack resized, a server renamed to a taken id (a duplicate) and
-back. --verify compares each list with check_document's (slow: a full check per edit).
+back, a cable between a leaf and a spine deleted and the delete undone, a spine deleted with its
+cables and the delete undone. --verify compares each list with check_document's (slow: a full check per edit).
 """
 from __future__ import annotations
 
@@ -69,10 +70,15 @@ def main() -> None:
     checker = DesignChecker()
     checker.check(doc.snapshot())
     middle = len(doc.nodes) // 2
-    server = doc.nodes[middle]
-    switch = next(s for s in doc.switches if s.tier == "leaf")
-    rack = doc.racks[len(doc.racks) // 2]
-    links_of_server = [l.id for l in doc.links if server.id in (split_endpoint(l.a)[0], split_endpoint(l.b)[0])]
+    # (the ids, not the elements: an edit may change an element in place, a rename its id)
+    server = doc.nodes[middle].id
+    switch = next(s for s in doc.switches if s.tier == "leaf").id
+    rack = doc.racks[len(doc.racks) // 2].id
+    links_of_server = [l.id for l in doc.links if server in (split_endpoint(l.a)[0], split_endpoint(l.b)[0])]
+    spine = next(s for s in doc.switches if s.tier == "spine").id
+    links_of_spine = [l.id for l in doc.links if spine in (split_endpoint(l.a)[0], split_endpoint(l.b)[0])]
+    switch_cable = next(l.id for l in doc.links if split_endpoint(l.a)[0] == switch
+                        and doc.find("switches", split_endpoint(l.b)[0]) is not None)
     taken = doc.nodes[middle + 1].id
     best: dict[str, float] = {}
 
@@ -83,23 +89,27 @@ def main() -> None:
 
     cable = doc.links[len(doc.links) // 2].id
     for _ in range(args.reps):
-        undo = run("rename to a taken id", [("update", server.id, {"id": taken})])
-        run("rename to a taken id back", undo)  # (both: a full check, which the next edit follows)
+        undo = run("rename to a taken id", [("update", server, {"id": taken})])
+        run("rename to a taken id back", undo)
         apply_steps(doc, apply_steps(doc, [("update", cable, {"id": cable + "-x"})]))  # the links' id index made again
         checker.check(doc.snapshot())
-        undo = run("server delete", [("remove", i) for i in links_of_server] + [("remove", server.id)])
+        undo = run("server delete", [("remove", i) for i in links_of_server] + [("remove", server)])
         apply_steps(doc, undo)
         best["server delete undo"] = min(best.get("server delete undo", 1e9), timed(checker, doc, args.verify))
-        undo = run("server rename", rename_steps(doc, server.id, server.id + "-x"))
+        undo = run("server rename", rename_steps(doc, server, server + "-x"))
         run("server rename back", undo)
-        undo = run("server resize", [("update", server.id, {"accelerator_count": 4})])
+        undo = run("server resize", [("update", server, {"accelerator_count": 4})])
         run("server resize back", undo)
-        undo = run("switch rename", rename_steps(doc, switch.id, switch.id + "-x"))
+        undo = run("switch rename", rename_steps(doc, switch, switch + "-x"))
         run("switch rename back", undo)
-        undo = run("rack rename", rename_steps(doc, rack.id, rack.id + "-x"))
+        undo = run("rack rename", rename_steps(doc, rack, rack + "-x"))
         run("rack rename back", undo)
-        undo = run("rack resize", [("update", rack.id, {"units": 4})])
+        undo = run("rack resize", [("update", rack, {"units": 4})])
         run("rack resize back", undo)
+        undo = run("switch cable delete", [("remove", switch_cable)])
+        run("switch cable delete undo", undo)
+        undo = run("spine delete", [("remove", i) for i in links_of_spine] + [("remove", spine)])
+        run("spine delete undo", undo)
     print(json.dumps({"file": path.name, "full_checks": checker.full_checks,
                       **{k: round(v * 1000, 1) for k, v in best.items()}}, indent=1))
 

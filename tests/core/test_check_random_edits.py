@@ -446,13 +446,41 @@ def _random_field_edit(edits: Edits) -> str:
     if roll < 0.4 and doc.links:
         edits.do([("update", rng.choice(doc.links).id, {"kind": rng.choice(["infiniband", "ethernet", "nvlink"])})])
         return "cable kind"
+    if roll < 0.5 and len(doc.switches) >= 2:
+        return _switch_cable_or_taken_id_edit(edits)
     return edits.random_edit()
+
+
+def _switch_cable_or_taken_id_edit(edits: Edits) -> str:
+    """A cable between two switches added or deleted, or a server or switch renamed to an id another
+    server or switch has (a repeat the check names; with its cables re-pointed, or not), or back."""
+    doc, rng = edits.doc, edits.rng
+    roll = rng.random()
+    between = [l for l in doc.links if doc.find("switches", split_endpoint(l.a)[0]) is not None
+               and doc.find("switches", split_endpoint(l.b)[0]) is not None]
+    if roll < 0.35:
+        lower, upper = rng.sample(doc.switches, 2)
+        link = Link(edits.new_id("l"), f"{lower.id}:p{rng.randrange(lower.radix + 1)}",
+                    f"{upper.id}:p{rng.randrange(upper.radix + 1)}", "infiniband", 400.0)
+        edits.do([("add", link, rng.randrange(len(doc.links) + 1))])
+        return "add switch cable"
+    if roll < 0.7 and between:
+        edits.do([("remove", rng.choice(between).id)])
+        return "delete switch cable"
+    element = rng.choice(doc.nodes + doc.switches)
+    taken = rng.choice(doc.nodes + doc.switches).id
+    if doc.device(element.id) is not element or taken == element.id:
+        edits.undo()
+        return "undo"
+    edits.rename(element.id, repoint=rng.random() < 0.5, new=taken)
+    return "rename to a taken id"
 
 
 @pytest.mark.parametrize("seed", [9, 27, 28])
 def test_several_random_edits_between_checks_keep_the_full_checks_list(seed):
     """One to three edits before each check (the worker still busy with the one before), with the
-    fields above too. (The three seeds found the bugs the three tests above pin down.)"""
+    fields above, cables between switches and renames to a taken id too. (Seeds 9, 27 and 28 found
+    the bugs the three tests above pin down.)"""
     rng = random.Random(seed)
     doc = load_document(EXAMPLES / "gb200-nvl72-144gpu.yaml") if seed % 5 == 4 else _fabric_with_jobs()
     edits = Edits(doc, rng)
@@ -562,3 +590,20 @@ def test_servers_added_to_a_design_without_servers_are_checked_as_a_fresh_one():
         assert checker.check(doc.snapshot()) == check_document(doc)
     edits.undo()
     assert checker.check(doc.snapshot()) == check_document(doc)
+
+
+def test_a_server_added_while_a_switch_is_renamed_without_its_cables_is_checked_as_the_full_check():
+    """A server added with a cable and a leaf renamed with its cables left naming the old id, before
+    one check (the worker still busy): the leaf's cables now end at no switch, so the servers the jobs
+    cannot reach are found again, not followed from the server added alone."""
+    doc = _fabric_with_jobs()
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    server = dataclasses.replace(doc.nodes[3], id="node-x", gpu_nic_affinity=[])
+    with doc.batch():
+        doc.add(server, 20)
+        doc.add(Link("l-x", "node-x:nic0", "leaf2:p14", "infiniband", 400.0))
+        doc.update("leaf1", id="leaf1-renamed")
+    live = checker.check(doc.snapshot())
+    assert live == check_document(doc)
+    assert any("cannot reach: GPU 1's NIC nic1 is not cabled" in p.message for p in live)

@@ -57,7 +57,7 @@ def check_parts(doc: Document, catalog: Catalog) -> CheckParts:
     link_ids = doc.link_list("id")
     duplicates = _duplicate_ids(doc, link_ids)
     parts_named = part_problems(doc, catalog)
-    before_links = duplicates + _racks_and_slots(doc) + parts_named
+    before_links = duplicates + racks_and_slots(doc) + parts_named
     # the links' ends parsed once for every rule that reads them (asking the document's LinkEnds again
     # reads every link's two ends to prove its parse current: ~35 ms a time at 131k GPUs)
     ends = doc.link_ends.sides(doc)
@@ -146,18 +146,30 @@ def _duplicate_ids(doc: Document, link_ids: list[str]) -> list[Problem]:
                 repeats.append((f"spec.{name}[{i}]", element.id, first))
             else:
                 seen[element.id] = f"spec.{name}[{i}]"
+    return duplicate_problems(repeats, lambda names: [name in seen for name in names])
+
+
+def duplicate_problems(repeats: list[tuple[str, str, str]], taken) -> list[Problem]:
+    """The problems of the repeated ids: `repeats`, (path, id, path of the first use) of each element
+    whose id an element before it has, in the lists' order (racks, servers, switches, links); `taken`:
+    whether each of a list of ids is any element's (the suggested new names are none; asked a run of
+    names at a time: node0, node1, ... are all taken in a design of 16k servers)."""
     if not repeats:
         return []
-    taken = set(seen)
+    suggested: set[str] = set()
     next_number: dict[str, int] = {}
 
     def fresh(prefix: str) -> str:  # each suggestion differs from every id and every other suggestion
-        n = next_number.get(prefix, 0)
-        while f"{prefix}{n}" in taken:
-            n += 1
-        next_number[prefix] = n + 1
-        taken.add(f"{prefix}{n}")
-        return f"{prefix}{n}"
+        n, run = next_number.get(prefix, 0), 16
+        while True:
+            names = [f"{prefix}{k}" for k in range(n, n + run)]
+            free = next((k for k, (name, used) in enumerate(zip(names, taken(names)))
+                         if not used and name not in suggested), None)
+            if free is not None:
+                next_number[prefix] = n + free + 1
+                suggested.add(names[free])
+                return names[free]
+            n, run = n + run, run * 4
 
     out = [_p(f"duplicate id {element_id!r} (also {first})", where + ".id", element_id,
               f"rename it, e.g. {fresh(element_id.rstrip('0123456789') or 'x')}")
@@ -170,7 +182,7 @@ def _duplicate_ids(doc: Document, link_ids: list[str]) -> list[Problem]:
     return out
 
 
-def _racks_and_slots(doc: Document) -> list[Problem]:
+def racks_and_slots(doc: Document) -> list[Problem]:
     """Each server in a rack that exists, at a slot within it, none overlapping another (rack_slots.py
     keeps the same answers per element and per rack for the live check)."""
     out = []

@@ -18,8 +18,9 @@ dangling end; the racks' and slots' check is kept per element and per rack (rack
 parts' names and the NVLink and NIC-map checks are redone only after an edit of a field they read,
 the network's islands only when its shape changed (a server added or removed with its cables moves them:
 island_edits.py), and the jobs' tallies follow renames, rack edits
-and a server's GPU count by the edit's delta. A new design, or an edit while ids repeat, gets the
-full check. The list is joined as check_model joins it
+and a server's GPU count by the edit's delta. Repeated ids are counted again at the ids an edit
+touched (repeated_ids.py). A new design, an edit of a value of an element whose id repeats, or more
+repeats than the check lists, gets the full check. The list is joined as check_model joins it
 (check.assemble). Saving and `designer validate` run the full check.
 """
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, part_problems,
-                    problems_after_links, redo_link_kind)
+                    problems_after_links, racks_and_slots, redo_link_kind)
 from .design_tallies import DesignTallies
 from .device_edits import devices_moved, end_written, ends_copied, ends_set_one, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
@@ -44,6 +45,7 @@ from .link_columns import gathered, kept_places
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 from .network_follow import NetworkFollow
 from .rack_slots import RackSlots
+from .repeated_ids import RepeatedIds
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
 JOB_PARTS = frozenset({"workload", "parallelism", "jobs", "layout"})  # none of the cluster checks read them
@@ -74,6 +76,7 @@ class ModelChecker:
         self._parts: CheckParts | None = None
         self._positions = ElementPositions()
         self._device_ids: dict[str, list[str]] = {}  # the servers' and switches' ids the parts were made for
+        self._repeated: RepeatedIds | None = None  # the ids that repeat (None: too many to follow)
         self.full_checks = 0  # how many times the whole design was checked (tests, benchmarks)
 
     def check(self, doc: Document) -> list[Problem]:
@@ -82,8 +85,11 @@ class ModelChecker:
         if changes is None or not self._patch(doc, changes):
             self.full_checks += 1
             self._parts = check_parts(doc, self.catalog)
-            self._parts.slots = RackSlots(doc)  # the racks' and slots' answers per element, for device edits
             self._positions = ElementPositions(self._parts.link_ids, doc.link_id_index, doc.link_ids_version)
+            self._repeated = RepeatedIds.of(self._parts.duplicates)
+            if self._repeated is not None and not self._repeated.within_a_list(doc, self._positions):
+                # the racks' and slots' answers per element, for device edits (kept by id: none repeated)
+                self._parts.slots = RackSlots(doc)
             self._device_ids = {name: list(map(attrgetter("id"), getattr(doc.spec, name))) for name in KIND_OF}
             # the routes among switches, for the islands to follow servers added and removed (~15 ms at 131k
             # GPUs: made here, with the whole design's check, not by the first server deleted after it)
@@ -98,6 +104,7 @@ class ModelChecker:
     def _patch(self, doc: Document, changes) -> bool:
         """Redo the parts these changes can affect; False when only a full check will do."""
         edited: dict[tuple[str, str], set[str]] = {}  # (collection, id) of each element changed -> its fields
+        repeated_before = set(self._repeated.ids) if self._repeated is not None else None
         reshaped = []  # cables, servers, switches and racks added, removed, renamed or re-pointed, in order
         for c in changes:
             if c.collection in JOB_PARTS:
@@ -120,7 +127,7 @@ class ModelChecker:
             return False
         if reshaped and not self._reshape(doc, reshaped):
             return False
-        if edited and self._names_a_repeated_id(doc, edited):
+        if edited and self._names_a_repeated_id(doc, edited, repeated_before):
             return False  # which element a repeated id means is the full check's call
         places = [(name, self._positions.find(doc, name, element_id), fields)
                   for (name, element_id), fields in edited.items()]
@@ -145,9 +152,9 @@ class ModelChecker:
         """Follow cables, servers, switches and racks added, removed, renamed, re-pointed or resized
         (`changes`, in order) in the kept parts (Reshape). False when only the full check will do (the
         parts are then left half-moved: it replaces them)."""
-        if self._parts.duplicates:
-            return False  # which element a repeated id means is the full check's call
-        reshape = Reshape(doc, self._parts, self._positions, self._device_ids)
+        if self._repeated is None:
+            return False  # more repeated ids than the full check lists: it says how many
+        reshape = Reshape(doc, self._parts, self._positions, self._device_ids, self._repeated)
         for c in changes:
             if not (c.collection == "links" and c.action == "changed" and c.field in ("a", "b")):
                 reshape.repoint()
@@ -166,15 +173,16 @@ class ModelChecker:
         self._device_ids = reshape.device_ids
         return True
 
-    def _names_a_repeated_id(self, doc: Document, edited) -> bool:
+    def _names_a_repeated_id(self, doc: Document, edited, repeated_before: set[str] | None) -> bool:
         """Whether an edited element, or a device at an edited cable's ends, has an id that another
-        element has too (True too when the check listed only the first of many repeats)."""
+        element has too, now or before the edits (True too when the check listed only the first of many
+        repeats): which element an edit of its values meant is the full check's call."""
         duplicates = self._parts.duplicates
-        if not duplicates:
-            return False
-        if len(duplicates) > MAX_LISTED_DUPLICATES:
+        if repeated_before is None or len(duplicates) > MAX_LISTED_DUPLICATES:
             return True
-        repeated = {p.element for p in duplicates}
+        repeated = {p.element for p in duplicates} | repeated_before
+        if not repeated:
+            return False
         for name, element_id in edited:
             if element_id in repeated:
                 return True
@@ -199,8 +207,15 @@ class Reshape:
     shape changed. Each step returns False when only the full check will do."""
 
     def __init__(self, doc: Document, parts: CheckParts, positions: ElementPositions,
-                 device_ids: dict[str, list[str]]):
+                 device_ids: dict[str, list[str]], repeated: RepeatedIds):
         self.doc, self.parts, self.positions = doc, parts, positions
+        self.repeated = repeated  # the ids that repeat, followed through these edits (finish)
+        self.repeated_before = set(repeated.ids)
+        self.ids_touched: set = set()  # the ids (old and new) of the elements added, removed or renamed
+        self.ids_given: set = set()  # the ids of the elements added or renamed to (only these can start a repeat)
+        # ids of racks, servers and switches with a value other than the id edited: which element an edit
+        # meant, when its id repeats, is the full check's call
+        self.values_edited: set = set()
         self.device_ids = device_ids  # collection -> the servers' or switches' ids, as the parts have them
         self.devices: set[tuple[int, int]] = set()  # (kind, index) of each device whose links changed
         self.touched: set[str] = set()  # ids of the links added or changed (their numbers are read again)
@@ -251,6 +266,8 @@ class Reshape:
         if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.inserted(c.collection, c.position)
+        self.ids_touched.add(c.id)
+        self.ids_given.add(c.id)
         self._element_put_or_taken(c)
         self._element_moved(c.collection, c.id)
         self.network_moved |= c.collection in KIND_OF
@@ -260,6 +277,7 @@ class Reshape:
         if c.position is None or not isinstance(c.id, str):
             return False
         self.parts.numbers.removed(c.collection, c.position)
+        self.ids_touched.add(c.id)
         self._element_put_or_taken(c)
         self._element_moved(c.collection, None)
         return True
@@ -288,12 +306,16 @@ class Reshape:
         else:
             return False
         if c.field == "id":
+            self.ids_touched.update((c.id, new_id))
+            self.ids_given.add(new_id)
             self._element_moved(c.collection, new_id)
-        elif not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY):
-            self.racked = True
+        else:
+            self.values_edited.add(c.id)
+            self.racked |= not (c.collection == "racks" and c.field in RACK_NUMBERS_ONLY)
         reshapes_network = c.collection in KIND_OF and c.field in NETWORK_FIELDS and not _same_gpu_side(c)
         self.network_moved |= reshapes_network
-        self.islands_followable &= not reshapes_network
+        # (a switch renamed: its cables end at none, unless they follow; the servers' NICs on them with them)
+        self.islands_followable &= not reshapes_network and not (c.collection == "switches" and c.field == "id")
         resized = c.collection == "nodes" and c.field in RESIZE_FIELDS and type(c.new) is type(c.old)
         if resized:
             self.resized.add(new_id)
@@ -330,6 +352,8 @@ class Reshape:
         self._source = np.insert(self._sources(), position, -1 - len(self._added))
         self._added.append(link)
         self._cables_added.append(c.id)
+        self.ids_touched.add(c.id)
+        self.ids_given.add(c.id)
         self.positions.link_inserted(position, c.id)
         self._move_link_tables(position, 1)
         self._touch(c.id, (0, 1))
@@ -340,6 +364,7 @@ class Reshape:
         if position is None or self.positions.link_ids[position] != c.id:
             return False
         source = self._sources()
+        self.ids_touched.add(c.id)
         kept = int(source[position])
         if kept >= 0:  # (a cable added in this run and taken again: no device of its is changed)
             for side in self.parts.ends:
@@ -406,6 +431,8 @@ class Reshape:
             if not isinstance(c.new, str):
                 return False
             self.positions.link_renamed(position, c.new)
+            self.ids_touched.update((c.id, c.new))
+            self.ids_given.add(c.new)
             self._touch(c.new, (0, 1))
             return True
         if c.field in ("a", "b"):
@@ -436,18 +463,19 @@ class Reshape:
 
     def finish(self, catalog: Catalog) -> bool:
         """Read the added and changed elements again, then redo the rules at their devices and the network."""
-        if not self._ids_kept_current() or not self._reread_touched() or not self._reread_elements():
+        if not self._ids_kept_current() or not self._reread_touched() or not self._follow_repeats() \
+                or not self._reread_elements():
             return False
         if self.renamed and not self._follow_devices():
             return False
         doc, parts = self.doc, self.parts
-        redo_links_at(doc, parts, self.devices)
+        redo_links_at(doc, parts, self.devices, self._same_id())
         network = self._network()
         if self.racked:  # the checks that read every rack, server or switch
             self._redo_slots()
             if self.devices_edited["parts"]:
                 parts.parts = part_problems(doc, catalog)
-            parts.before_links = parts.slots.problems(doc, self.positions.find) + parts.parts
+            parts.before_links = parts.duplicates + self._slot_problems() + parts.parts
             # (racks, places and other fields: the parts' names, NVLink domains and trays, NIC maps stand)
             if self.devices_edited["after"] or (self.reshaped and has_trays(doc)):
                 parts.after_links = problems_after_links(doc, catalog)
@@ -478,7 +506,8 @@ class Reshape:
         if has_trays(doc):  # the trays' check reads the links
             parts.after_links = problems_after_links(doc, catalog)
         network.redo(self.network_moved)
-        parts.tallies.links_reshaped(parts.ends, parts.columns)
+        if not network.follow_reach_through_cables():
+            parts.tallies.links_reshaped(parts.ends, parts.columns)
         return True
 
     def _network(self) -> NetworkFollow:
@@ -488,30 +517,84 @@ class Reshape:
                              self._cables_added)
 
     def _redo_slots(self) -> None:
-        """The racks' and slots' check at the racks, servers and switches edited."""
+        """The racks' and slots' check at the racks, servers and switches edited (made again when it was
+        not kept: an id repeated in a list, which it cannot keep apart)."""
         doc, parts = self.doc, self.parts
-        elements = {(name, element_id) for name in KIND_OF for element_id in self.placed[name]}
-        parts.slots.edited(doc, self.positions.find, elements, self.placed["racks"], self.racks_renamed)
+        if self.repeated.within_a_list(doc, self.positions):
+            parts.slots = None
+        elif parts.slots is None:
+            parts.slots = RackSlots(doc)
+        else:
+            elements = {(name, element_id) for name in KIND_OF for element_id in self.placed[name]}
+            parts.slots.edited(doc, self.positions.find, elements, self.placed["racks"], self.racks_renamed)
+
+    def _slot_problems(self) -> list:
+        """The racks' and slots' check's list: from the kept answers, or in full while an id repeats in a
+        list (~16 ms at 131k GPUs)."""
+        if self.parts.slots is None:
+            return racks_and_slots(self.doc)
+        return self.parts.slots.problems(self.doc, self.positions.find)
+
+    def _follow_repeats(self) -> bool:
+        """The ids the edits touched counted again, and the repeats' problems made again when any id
+        repeats now or did (their places move with the elements added or removed). False when a value of
+        an element whose id repeats was edited (which element the edit meant is the full check's call),
+        or when more repeat than the check lists."""
+        repeated, doc, parts = self.repeated, self.doc, self.parts
+        # (an id taken away or renamed from can only end a repeat: counted when it was one)
+        repeated.follow(doc, self.positions, self.ids_given | (self.ids_touched & self.repeated_before))
+        either = self.repeated_before | set(repeated.ids)
+        if not either:
+            return True
+        if len(repeated.ids) > MAX_LISTED_DUPLICATES or self.values_edited & either:
+            return False
+        duplicates = repeated.problems(doc, self.positions)
+        if len(duplicates) > MAX_LISTED_DUPLICATES:
+            return False
+        parts.before_links = duplicates + parts.before_links[len(parts.duplicates):]
+        parts.duplicates = duplicates
+        return True
+
+    def _same_id(self) -> dict[tuple[int, int], list[tuple[int, int]]]:
+        """Each server or switch whose id another server or switch has -> every device of that id."""
+        out = {}
+        for element_id in self.repeated.ids:
+            group = [(kind, place) for kind, name in ((SERVER, "nodes"), (SWITCH, "switches"))
+                     for place in self.positions.places(self.doc, name, element_id)]
+            if len(group) > 1:
+                out.update(dict.fromkeys(group, group))
+        return out
+
+    def _repeated_devices_redone(self, again_sides: dict[int, set[int]], ends: list) -> None:
+        """The servers and switches of an id touched that repeats now or did: a cable's end means the
+        first of that id (the links' parse), so every end at one of them is parsed again and their
+        problems redone; their cables may have moved from one kept server to another, which the
+        network's islands do not follow (islands_edits.py)."""
+        repeated = (self.repeated_before | set(self.repeated.ids)) & self.ids_touched
+        for element_id in repeated:
+            for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
+                places = self.positions.places(self.doc, name, element_id)
+                if not places:
+                    continue
+                self.islands_followable = False
+                self.devices.update((kind, place) for place in places)
+                for side, side_ends in enumerate(ends):
+                    at = np.flatnonzero((side_ends.kind == kind) & np.isin(side_ends.index, places))
+                    for position in at.tolist():
+                        again_sides.setdefault(position, set()).add(side)
 
     def _reread_elements(self) -> bool:
-        """The racks, servers and switches added or changed: their numbers read again, their devices'
-        links redone; False when an id now repeats (the full check names the repeats)."""
+        """The racks, servers and switches added or changed (every one of a repeated id): their numbers
+        read again, their devices' links redone."""
         if not self.elements:
             return True
         doc = self.doc
-        # an id added or renamed to: still no other element's (no id repeated before: only these can be)
-        for element_id in self.new_ids:
-            if sum(self.positions.count(doc, name, element_id) for name in DEVICE_PARTS) > 1 \
-                    or self.positions.link_places(element_id):
-                return False
         for name, element_ids in self.elements.items():
             for element_id in element_ids:
-                position = self.positions.find(doc, name, element_id)
-                if position is None:
-                    continue  # removed again since
-                self.parts.numbers.redo(doc, name, position)
-                if name in KIND_OF and not self.renamed:  # (renamed: _follow_devices reads the places anew)
-                    self.devices.add((KIND_OF[name], position))
+                for position in self.positions.places(doc, name, element_id):  # (none: removed again since)
+                    self.parts.numbers.redo(doc, name, position)
+                    if name in KIND_OF and not self.renamed:  # (renamed: _follow_devices reads the places anew)
+                        self.devices.add((KIND_OF[name], position))
         return True
 
     def _follow_devices(self) -> bool:
@@ -534,6 +617,7 @@ class Reshape:
                 for position in np.flatnonzero(ends.kind == 0).tolist():
                     again_sides.setdefault(position, set()).add(side)
         self.devices = devices_moved(self.devices, maps)
+        self._repeated_devices_redone(again_sides, [ends for ends, _ in moved])
         # the links added or changed: their ends parsed again below, their devices at the new places (the
         # devices their ends had before were marked as each change came, at the places then)
         for element_id, sides in self.touched_sides.items():
@@ -553,9 +637,8 @@ class Reshape:
         for name, element_ids in self.elements.items():
             if name in KIND_OF:
                 for element_id in element_ids:
-                    position = self.positions.find(doc, name, element_id)
-                    if position is not None:
-                        self.devices.add((KIND_OF[name], position))
+                    self.devices.update((KIND_OF[name], position)
+                                        for position in self.positions.places(doc, name, element_id))
         self.devices.add(DANGLING)
         parts.tail = tail_moved(parts.tail, maps)
         self.device_ids = new_ids
@@ -587,14 +670,12 @@ class Reshape:
             self.devices.add((int(side.kind[position]), int(side.index[position])) if side.kind[position] else DANGLING)
 
     def _ids_kept_current(self) -> bool:
-        """Whether the kept ids are as many as the links, and each new one is still no other element's."""
+        """Whether the kept ids are as many as the links, and each new one is still no other link's."""
         positions = self.positions
         if len(positions.link_ids) != len(self.doc.links):
             return False
-        for element_id in self.relinked:
-            if len(positions.link_places(element_id)) > 1 or positions.links_repeat:
-                return False
-            if any(positions.find(self.doc, name, element_id) is not None for name in ("racks", "nodes", "switches")):
+        for element_id in self.relinked:  # (an id a rack, server or switch has too: a repeat _follow_repeats lists)
+            if len(positions.link_places(element_id)) > 1:
                 return False
         return True
 
@@ -620,9 +701,9 @@ class Reshape:
         for device in {end.partition(":")[0] for end in ends}:
             places[device] = (0, -1)
             for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
-                position = self.positions.find(self.doc, name, device)
-                if position is not None:
-                    places[device] = (kind, position)
+                found = self.positions.places(self.doc, name, device)
+                if found:  # (a repeated id: its first, as the links' parse says)
+                    places[device] = (kind, found[0])
                     break
         found = [places[end.partition(":")[0]] for end in ends]
         return parse_endpoints(ends, [kind for kind, _ in found], [index for _, index in found])

@@ -2,8 +2,8 @@
 or renamed: the links' ends and the devices' problems name devices by their place in the list of
 servers or of switches, and those places move.
 
-The places before and after the edits are matched by id (no id repeats: the live check makes sure),
-one array per kind of device; an end at a device that is gone (removed, or renamed: its cables still
+The places before and after the edits are matched by id (a repeated id's in order), one array per
+kind of device; an end at a device that is gone (removed, or renamed: its cables still
 name the old id) is detached, and is parsed again from its text with the rest of the ends the edits
 may have touched.
 """
@@ -22,16 +22,20 @@ COLLECTION_OF_KIND = {SERVER: "nodes", SWITCH: "switches"}
 
 def place_map(old_ids: list[str], new_ids: list[str]) -> np.ndarray:
     """Each old place's new place (-1: that id is gone), with one spare entry for an index of -1. The
-    ids are unique: those before the first place that differs, and after the last, stay in order (a
-    few servers added, removed or renamed leave the rest so), so only the ids between are looked up."""
+    ids before the first place that differs, and after the last, stay in order (a few servers added,
+    removed or renamed leave the rest so), so only the ids between are looked up."""
     n_old, n_new = len(old_ids), len(new_ids)
     head = _same_run(old_ids, new_ids, min(n_old, n_new))
     tail = _same_run(old_ids[::-1], new_ids[::-1], min(n_old, n_new) - head)
     places = np.full(n_old + 1, -1, np.int64)
     places[:head] = np.arange(head)
     places[n_old - tail:n_old] = np.arange(n_new - tail, n_new)
-    middle = {element_id: head + i for i, element_id in enumerate(new_ids[head:n_new - tail])}
-    places[head:n_old - tail] = [middle.get(element_id, -1) for element_id in old_ids[head:n_old - tail]]
+    middle: dict[str, list[int]] = {}  # id -> its new places, the last first
+    for i in range(n_new - tail - 1, head - 1, -1):
+        middle.setdefault(new_ids[i], []).append(i)
+    # a repeated id's places matched in order (an id repeated before and after, whose elements were not
+    # edited, keeps its elements' places; the live check parses again the cables at an id edited)
+    places[head:n_old - tail] = [(middle.get(element_id) or [-1]).pop() for element_id in old_ids[head:n_old - tail]]
     return places
 
 

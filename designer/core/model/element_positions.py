@@ -27,7 +27,6 @@ class ElementPositions:
         self._moves: list[tuple[int, int]] = []  # (place, +1 a link put there | -1 the one there taken)
         # id -> (place, moves before) of each link put there or renamed to it since the index was made
         self._since: dict[str, list[tuple[int, int]]] = {}
-        self.links_repeat = False  # an id was repeated among the links when their index was made
 
     def find(self, doc: Document, name: str, element_id: str) -> int | None:
         items = getattr(doc.spec, name)
@@ -44,6 +43,24 @@ class ElementPositions:
         """How many racks, servers or switches (`name`) have this id."""
         return self._index(doc, name).count(element_id)
 
+    def places(self, doc: Document, name: str, element_id: str) -> list[int]:
+        """Every place in `name`'s list that holds this id, in order (a repeated id's first is the one its
+        cables' ends mean, as the links' parse says)."""
+        if name == "links":
+            return self.link_places(element_id)
+        items = getattr(doc.spec, name)
+        return [i for i in self._index(doc, name).places(element_id) if i < len(items) and items[i].id == element_id]
+
+    def holding(self, doc: Document, name: str, names: list[str]) -> list[bool]:
+        """Per name, whether an element of `name`'s list has it as its id (one sorted search for all)."""
+        if name != "links":
+            return self._index(doc, name).holds(names)  # (made from the ids now: forgotten at every rename)
+        # the links' index is of their ids when it was made, and moved since: a name found is looked up
+        self.link_places("")  # (the index made, when it was not)
+        maybe = self._indexes["links"].holds(names)
+        return [bool((hit or element_id in self._since) and self.link_places(element_id))
+                for hit, element_id in zip(maybe, names)]
+
     def _index(self, doc: Document, name: str) -> IdIndex:
         index = self._indexes.get(name)
         if index is None:
@@ -57,13 +74,8 @@ class ElementPositions:
         if index is None:
             index = self._indexes["links"] = self._shared.of(list(ids), self._version)
             self._moves, self._since = [], {}
-            # made from the ids as they are now: a repeat already among them (put there by the edits being
-            # followed) would be found at one of its places only
-            self.links_repeat = index.has_repeats()
         candidates = list(self._since.get(element_id, ()))
-        original = index.get(element_id)
-        if original is not None:
-            candidates.append((original, 0))
+        candidates += ((original, 0) for original in index.places(element_id))  # (a repeated id: each of its places)
         found = set()
         for place, since in candidates:
             place = _moved(place, self._moves[since:])

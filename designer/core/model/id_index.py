@@ -38,15 +38,24 @@ class IdIndex:
 
     def count(self, element_id: str) -> int:
         """How many times `element_id` is among `ids`."""
+        return len(self.places(element_id))
+
+    def holds(self, names: list[str]) -> list[bool]:
+        """Per name, whether it is among `ids` (one sorted search for all of them)."""
+        if not len(self.hashes):
+            return [False] * len(names)
+        hashes = np.fromiter(map(hash, names), np.int64, len(names))
+        at = np.minimum(np.searchsorted(self.hashes, hashes), len(self.hashes) - 1)
+        hit, first = (self.hashes[at] == hashes).tolist(), self.order[at].tolist()
+        ids = self.ids
+        # the first id of that hash is the name, or (two ids of one hash) the name is looked for among them
+        return [found and (ids[i] == name or bool(self.places(name))) for found, i, name in zip(hit, first, names)]
+
+    def places(self, element_id: str) -> list[int]:
+        """Every index of `element_id` among `ids`, in order."""
         h = hash(element_id)
         lo, hi = int(np.searchsorted(self.hashes, h, "left")), int(np.searchsorted(self.hashes, h, "right"))
-        return sum(self.ids[int(self.order[k])] == element_id for k in range(lo, hi))
-
-    def has_repeats(self) -> bool:
-        """Whether an id is among `ids` more than once (`get` names only its last place)."""
-        same = np.flatnonzero(self.hashes[1:] == self.hashes[:-1])  # a repeated id has a repeated hash
-        return any(self.ids[int(self.order[k])] == self.ids[int(self.order[k + 1])] for k in same.tolist()) \
-            if len(same) else False
+        return sorted(i for i in self.order[lo:hi].tolist() if self.ids[i] == element_id)
 
 
 class SharedIdIndex:

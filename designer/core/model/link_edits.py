@@ -55,11 +55,17 @@ def links_at(ends, devices: set[tuple[int, int]]) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def redo_links_at(doc, parts, devices: set[tuple[int, int]]) -> None:
+def redo_links_at(doc, parts, devices: set[tuple[int, int]],
+                  same_id: dict[tuple[int, int], list[tuple[int, int]]] | None = None) -> None:
     """Redo `parts`' link problems (check.CheckParts: per_link, kinds, tail) at `devices`, whose
-    links changed (DANGLING among them: every end at no device); `parts.ends` is the links' ends now."""
+    links changed (DANGLING among them: every end at no device); `parts.ends` is the links' ends now.
+    `same_id`: each server or switch whose id another has -> every device of that id. The rules read a
+    repeated id's cables as the last server's of that id, else the last switch's, whichever device
+    they end at: the devices of that id are redone together, and the small design holds them all."""
     from .document import ClusterSpec, Document
 
+    same_id = same_id or {}
+    devices = devices | {other for device in devices for other in same_id.get(device, ())}
     a, b = parts.ends
     at = links_at(parts.ends, devices)
     positions = at.tolist()
@@ -70,6 +76,9 @@ def redo_links_at(doc, parts, devices: set[tuple[int, int]]) -> None:
         kind, index = side.kind[at], side.index[at]
         nodes.update(index[kind == SERVER].tolist())
         switches.update(index[kind == SWITCH].tolist())
+    for kind, chosen in ((SERVER, list(nodes)), (SWITCH, list(switches))):
+        for other_kind, other in (o for i in chosen for o in same_id.get((kind, i), ())):
+            (nodes if other_kind == SERVER else switches).add(other)
     nodes, switches = sorted(nodes), sorted(switches)
     small = Document(ClusterSpec(nodes=[doc.nodes[i] for i in nodes], switches=[doc.switches[j] for j in switches],
                                  links=[doc.links[i] for i in positions]))

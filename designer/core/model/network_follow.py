@@ -5,6 +5,7 @@ network_reach.ServerReach.servers_moved)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from .document import Document
 from .element_positions import ElementPositions
 from .island_edits import SwitchReach
 from .island_edits import islands_followed as followed_islands
-from .link_edits import SERVER
+from .link_edits import SERVER, SWITCH
 
 
 @dataclass(eq=False, repr=False)
@@ -47,6 +48,13 @@ class NetworkFollow:
         cables keeps them)."""
         doc, parts = self.doc, self.parts
         if moved or not self.same_ends(("kind", "index")):
+            if len(parts.islands) == 1 and not self.cables_removed and self.off_nic_cables_only:
+                # one island, and cables added that are no server's NIC cable: every route role among the
+                # switches (an up-link, a pod, a pod's core cables) only grows with cables (network_reach.
+                # switch_links), so the servers stay joined. The switches' components changed: made anew
+                parts.switch_reach = None
+                parts.network = network_problems(doc, parts.islands)
+                return
             islands = self.islands_followed()
             if islands is None:
                 parts.islands, parts.switch_reach = network_islands(doc, parts.ends, parts.columns), None
@@ -58,7 +66,7 @@ class NetworkFollow:
         """The servers the jobs cannot reach (network_reach.ServerReach) followed through servers added and
         removed with their cables into the new tallies, when they had it (else they find it when asked)."""
         reach = before.reach
-        if reach is None or not self.servers_cables_only():
+        if reach is None or not self.servers_cables_only:
             return
         parts, server_map = self.parts, self.server_map
         origin = np.full(len(self.doc.nodes), -1, np.int64)
@@ -74,6 +82,42 @@ class NetworkFollow:
         if followed is not None:
             parts.tallies.reach = followed
 
+    def follow_reach_through_cables(self) -> bool:
+        """The servers the jobs cannot reach followed, in the kept tallies, through cables added or
+        removed that are no server's NIC cable now (between switches, say): the servers' NICs keep their
+        cables, moved to their places (ServerReach.servers_moved, which refuses a NIC cable removed).
+        False when they are to be found again (the tallies then read the new ends when asked)."""
+        tallies = self.parts.tallies
+        reach = tallies.reach
+        if reach is None or self.server_map is not None or not self.off_nic_cables_only:
+            return False
+        n_links = len(self.ends_before[0].kind)
+        link_place = np.arange(n_links)
+        if self.link_origin is not None:
+            link_place = np.full(n_links, -1, np.int64)
+            now = np.flatnonzero(self.link_origin >= 0)
+            link_place[self.link_origin[now]] = now
+        followed = reach.servers_moved(self.doc, np.arange(len(self.doc.nodes)), link_place, self.parts.ends,
+                                       self.parts.columns)
+        if followed is None:
+            return False
+        tallies.reach = followed
+        return True
+
+    @cached_property
+    def off_nic_cables_only(self) -> bool:
+        """Whether the network changed only by cables added and removed (no device, no field, no cable's
+        ends, kind or count), none added being a server's cable to a switch."""
+        if not self.followable or self.server_map is not None:
+            return False
+        a, b = self.parts.ends
+        for link_id in self.cables_added:
+            for position in self.positions.link_places(link_id):
+                if {int(a.kind[position]), int(b.kind[position])} == {SERVER, SWITCH}:
+                    return False
+        return True
+
+    @cached_property
     def servers_cables_only(self) -> bool:
         """Whether the network changed only by servers added and removed with their cables (no switch
         added, removed or of another tier or fabric, no server of another role, no cable's ends, kind or
@@ -102,7 +146,7 @@ class NetworkFollow:
         or None when only finding them again will do."""
         server_map, parts = self.server_map, self.parts
         if not self.doc.switches or sum(len(island.servers) for island in parts.islands) < 2 \
-                or not self.servers_cables_only():
+                or not self.servers_cables_only:
             return None  # (islands of fewer than two servers are found without the network)
         if parts.switch_reach is None:  # (the islands were found again since the last full check)
             parts.switch_reach = SwitchReach.of(self.doc, self.ends_before, self.network_before, parts.islands,

@@ -1,11 +1,12 @@
-"""The racks' and slots' check (check._racks_and_slots) kept per element and per rack, so that an edit
+"""The racks' and slots' check (check.racks_and_slots) kept per element and per rack, so that an edit
 of a few servers, switches or racks redoes the answers of those and of the racks they sit in.
 
 A server's or switch's own problem (in no rack, in a rack that does not exist, above its rack's top)
 follows from it and its rack; a rack's overlaps from the elements at slots in it. The live check
 (check_incremental.py) says which elements and racks an edit touched; the kept answers of the rest
-stand. Ids are unique here (the live check makes sure): elements are kept by (collection, id) and
-found at their places when the list is made, which moves their paths with servers added or removed.
+stand. Ids are unique in each list here (while one repeats, the live check makes the list in full):
+elements are kept by (collection, id) and found at their places when the list is made, which moves
+their paths with servers added or removed.
 A missing rack's guess reads every rack's id, so the elements that name one are redone whenever a
 rack is added, removed or renamed (as the full check would guess again).
 """
@@ -94,7 +95,7 @@ class RackSlots:
                 self._redo_rack(doc, rack_id, find)
 
     def problems(self, doc: Document, find: Callable[[Document, str, str], int | None]) -> list[Problem]:
-        """check._racks_and_slots' list: the elements' own problems in the lists' order, then the
+        """check.racks_and_slots' list: the elements' own problems in the lists' order, then the
         overlaps, rack by rack in the order of each rack's first element at a slot."""
         own = []
         for (name, element_id), problem in self.own.items():
