@@ -131,8 +131,10 @@ class LinkLoad:
         if self._position is None:
             groups = self.groups()
             if groups is not None:  # kept with the groups: the next result's analysis carries it
-                # the design's shared index of these ids (the check and the fabric read it too)
-                self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids, self.ids_version))
+                if groups.index is not None:  # carried (moved with the cables added and removed since)
+                    self.doc.link_id_index.keep(groups.index, self.ids_version)  # for the check and the fabric
+                else:  # the design's shared index of these ids (the check and the fabric read it too)
+                    self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids, self.ids_version))
                 self._position = groups.index
             else:
                 self._position = self.doc.link_id_index.of(self.ids, self.ids_version)
