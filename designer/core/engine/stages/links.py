@@ -56,8 +56,13 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             sel = sel[keep]
             load_i = {kind: v[keep] for kind, v in load_i.items()}
         cap_i = cap[sel]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            busy_i = {kind: np.where(cap_i > 0, per_link / cap_i, 0.0) for kind, per_link in load_i.items()}
+        unrated = ~(cap_i > 0)
+        busy_i = {}
+        for kind, per_link in load_i.items():  # each made in place: one temporary fewer per kind
+            with np.errstate(divide="ignore", invalid="ignore"):
+                busy_i[kind] = busy = per_link / cap_i
+            busy[unrated] = 0.0
+        del unrated
         result.link_busy_s = {kind: _scatter(n, sel, b) for kind, b in busy_i.items()}
         if step_time > 0:
             util_i = sum(busy_i.values())  # the busy seconds, made the share of the step in place
@@ -251,9 +256,14 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
     critical = np.zeros(n, dtype=bool)
     for i, kind in enumerate(kinds):
         seconds = phase_s.get(kind, 0.0)
-        share = np.minimum(1.0, busy[kind] / seconds) if seconds > 0 else np.zeros(m)
+        if seconds > 0:  # in place, and the kind before's let go first: this loop is an edit's peak
+            share = np.divide(busy[kind], seconds)
+            np.minimum(share, 1.0, out=share)
+        else:
+            share = np.zeros(m)
         better = share > best_share
         best[better] = i
+        del better
         np.maximum(best_share, share, out=best_share)
         top = float(busy[kind].max(initial=0.0))
         flag = np.zeros(n, dtype=bool)
@@ -262,6 +272,7 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
             critical |= flag
+        del share
     if isinstance(sel, slice):
         phase = best
     else:
