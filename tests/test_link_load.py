@@ -103,6 +103,25 @@ def test_heat_values_are_the_engines_per_link_loads():
         assert answer.bytes_per_step == pytest.approx(sum(float(v[c.members[0]]) for v in result.link_load.values()))
 
 
+def test_a_result_keeps_its_links_bytes_and_words_their_busy_seconds_from_them(dp_bound):
+    """A result keeps each link's bytes per kind and its rate; the seconds busy (bytes over rate, 0 for a
+    link without one) are made when read, not kept beside them (6.8 MB a result at 131k GPUs), and the
+    analysis words a link's phases from them as from the stage's own arrays."""
+    doc = load_document(dp_bound)
+    result = Engine().evaluate(doc)
+    rate = result.link_capacity_Bps
+    kept = [a for value in vars(result).values()
+            for a in (value.values() if isinstance(value, dict) else [value]) if isinstance(a, np.ndarray)]
+    assert result.link_busy_s
+    for kind, busy in result.link_busy_s.items():
+        assert np.array_equal(busy, np.where(rate > 0, result.link_load[kind] / rate, 0.0))
+        assert not any(a.shape == busy.shape and np.array_equal(a, busy) for a in kept)
+    analysis = link_load(result, doc)
+    for index in range(analysis.n):
+        for phase in analysis.answer(index, with_class=False).phases:
+            assert phase.busy_s == float(result.link_busy_s[phase.kind][index])
+
+
 def test_the_report_lists_classes_not_identical_rows(tmp_path):
     doc = load_document(A100)
     result = Engine().evaluate(doc)
@@ -127,6 +146,29 @@ def test_the_id_index_finds_each_id_as_a_dict_would():
     many = [f"link{i}" for i in range(40000)]  # hashed in parts (PART_IDS at a time)
     index = IdIndex(many)
     assert all(index.get(lid) == i for i, lid in enumerate(many)) and index.get("link40000") is None
+
+
+def test_the_id_index_moved_by_ids_put_and_taken_finds_each_id_as_one_made_anew():
+    import random
+
+    from designer.core.model.id_index import IdIndex
+
+    rng = random.Random(3)
+    names = [f"l{i}" for i in range(25)] + ["spine0-leaf1", ""]
+    for _ in range(300):
+        ids = [rng.choice(names) for _ in range(rng.randint(0, 40))]  # repeated ids among them
+        index, moves = IdIndex(list(ids)), []
+        for _ in range(rng.randint(1, 6)):
+            if ids and rng.random() < 0.5:
+                place = rng.randrange(len(ids))
+                moves.append((False, place, ids.pop(place)))
+            else:
+                place, new = rng.randint(0, len(ids)), rng.choice(names + ["new"])
+                ids.insert(place, new)
+                moves.append((True, place, new))
+        moved, fresh = index.moved(ids, moves), IdIndex(ids)
+        for lid in names + ["new", "nowhere"]:
+            assert moved.get(lid) == fresh.get(lid) and moved.count(lid) == fresh.count(lid)
 
 
 def test_the_busiest_link_rows_agree_with_the_per_link_arrays_and_keep_the_names_of_their_evaluation():
@@ -224,6 +266,48 @@ def test_a_cables_new_speed_carries_the_links_tiers_and_cables_forward():
     moved = LinkLoad(Engine().evaluate(doc), doc, carried.made_groups)
     moved.prepare()
     assert moved.made_groups.tier_code is not before_groups.tier_code
+
+
+def test_a_cables_delete_and_undo_move_the_links_tiers_and_cables_and_a_nic_cables_read_them_anew(monkeypatch):
+    """A cable between switches deleted, then put back: the next analyses carry the links' tiers, cables and
+    id table by that cable's place (no link read again) and word every link as fresh analyses do. A server's
+    NIC cable changes the rails of the servers' cables: the tiers are read anew."""
+    from designer.core.analysis import link_groups
+
+    reads = []
+    real_read = link_groups.LinkGroups.read.__func__
+    monkeypatch.setattr(link_groups.LinkGroups, "read", classmethod(lambda cls, *a: reads.append(1) or real_read(cls, *a)))
+    doc, engine = load_document(A100), Engine()
+    before = link_load(engine.evaluate(doc), doc)
+    before.prepare()
+    groups = before.made_groups
+    switches = {s.id for s in doc.switches}
+    spine = next(i for i, l in enumerate(doc.links) if {l.a.split(":")[0], l.b.split(":")[0]} <= switches)
+    removed = doc.remove(doc.links[spine].id)
+    for edit in ("delete", "undo"):
+        if edit == "undo":
+            doc.add(removed[2], removed[1])
+        result = engine.evaluate(doc)
+        reads.clear()
+        carried = LinkLoad(result, doc, groups)
+        carried.prepare()
+        assert reads == []
+        fresh = LinkLoad(result, doc)
+        fresh.prepare()
+        for i, lid in enumerate(result.link_ids):
+            assert carried.index_of(lid) == fresh.index_of(lid) == i
+            assert carried.text(i) == fresh.text(i)
+        assert [(c.label, c.cable, c.members.tolist()) for c in carried.classes()] == \
+            [(c.label, c.cable, c.members.tolist()) for c in fresh.classes()]
+        groups = carried.made_groups
+    nic = next(i for i, l in enumerate(doc.links) if l.a.split(":")[0] not in switches)
+    doc.remove(doc.links[nic].id)
+    reads.clear()
+    ids = doc.link_list("id")
+    after = link_groups.LinkGroups.of(doc, ids, groups)
+    assert reads == [1]
+    fresh = link_groups.LinkGroups.of(doc, ids)
+    assert [after.tier_words[t] for t in after.tier_code.tolist()] == [fresh.tier_words[t] for t in fresh.tier_code.tolist()]
 
 
 def test_the_check_the_engine_and_the_link_load_share_one_index_of_the_link_ids():

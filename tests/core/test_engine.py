@@ -197,6 +197,28 @@ def test_incremental_reevaluation_reuses_and_agrees(cluster):
     assert third.step_time_s == pytest.approx(fresh(doc).step_time_s, rel=1e-12)
 
 
+def test_a_fabric_an_edit_reshaped_is_let_go_before_it_is_built_again(cluster):
+    """The window's worker checks a design before evaluating it: after a cable is deleted the engine lets
+    go of the fabric it will build again, so the check's temporaries are not held beside it; a cable's
+    new speed keeps it (re-rated in place). Either way the next result is a fresh engine's."""
+    doc = job(cluster.copy(), *GPT)
+    engine = Engine()
+    engine.evaluate(doc)
+    link = doc.links[0]
+    doc.update(link.id, bandwidth_gbps=link.bandwidth_gbps / 2)
+    engine.let_go_of_reshaped(doc)
+    again = engine.evaluate(doc)
+    assert engine.reused and "re-rated" in engine.reused[0]
+    assert again.step_time_s == pytest.approx(fresh(doc).step_time_s, rel=1e-12)
+    switches = {s.id for s in doc.switches}
+    spine = next(l for l in doc.links if {l.a.split(":")[0], l.b.split(":")[0]} <= switches)
+    doc.remove(spine.id)
+    engine.let_go_of_reshaped(doc)
+    after = engine.evaluate(doc)
+    assert not any("re-rated" in r for r in engine.reused)
+    assert after.step_time_s == pytest.approx(fresh(doc).step_time_s, rel=1e-12)
+
+
 def test_ethernet_and_infiniband_differ_where_they_do(cluster):
     results = {}
     for fabric in ("infiniband", "ethernet"):

@@ -258,6 +258,31 @@ def test_a_selected_links_load_is_worded_without_grouping_every_link(empty_windo
     assert window.inspector.load.text().startswith("8 leaf-spine links")
 
 
+def test_a_cables_delete_and_undo_carry_the_links_tiers_and_cables(empty_window, monkeypatch):
+    """Edit > Delete of a cable between switches and Edit > Undo move the links' tiers and cables read at
+    the selection by that cable's place, not read every link again (~0.3 s of CPU and a peak of ~24 MB at
+    131k GPUs); the cable selected again is worded as a fresh analysis words it."""
+    import designer.core.analysis.link_load as link_load_module
+    from tests.ui.test_live_edits import spine_link
+
+    reads, _grouped = _record_link_reading(monkeypatch)
+    window = empty_window
+    open_example(window, H100)
+    link = spine_link(window.qdoc.doc)
+    window.scene.select_ids([link.id])
+    assert window.settle() and len(reads) == 1
+    reads.clear()
+    for action in ("delete", "undo"):
+        window.scene.select_ids([link.id])
+        window.actions[action].trigger()
+        assert window.settle()
+    window.scene.select_ids([link.id])
+    assert window.settle() and window.inspector.result is window.result
+    assert reads == []
+    fresh = link_load_module.LinkLoad(window.result, window.qdoc.doc)
+    assert window.inspector.load.text() == fresh.text(fresh.index_of(link.id))
+
+
 def test_selecting_a_link_of_a_big_design_words_its_load_off_the_ui_thread(empty_window, monkeypatch):
     import designer.core.analysis.link_load as link_load_module
     import designer.ui.docks.inspector as inspector_module

@@ -24,6 +24,10 @@ OTHER_LINK_FIELDS = ("latency_us", "slowdown", "note", "state")
 # What a server's or switch's edit can change of its links' tiers: its id (the links' ends find it by
 # it) and a switch's tier; a box placed on the canvas or renamed in words changes nothing
 DEVICE_FIELDS = ("id", "tier")
+TIER_RANK = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}  # a switch's tier in a link's tier key (9: other)
+# Cables added or removed since the groups before that are followed one by one (each moves two arrays of
+# every link's codes); more are read anew with the rest
+MOVES_FOLLOWED = 64
 # Links read at a time: one C loop over 295k links (a 131k-GPU design) holds the interpreter 10-40 ms,
 # and the window's thread waits that long for it; between parts it gets its turn (at its switch interval)
 PART_LINKS = 16384
@@ -39,6 +43,7 @@ class LinkGroups:
     index: IdIndex | None  # id -> position among `ids` (made by with_index: `evaluate --json` needs none)
     tier_code: np.ndarray  # per link: its tier, an index into tier_words
     tier_words: tuple[str, ...]
+    tier_keys: tuple[int, ...]  # per tier code: its key (_tier_key), to code a cable added since
     cable_code: np.ndarray  # per link: its cable, an index into cable_words
     cable_words: tuple[str, ...]
     cable_of: dict  # (bandwidth Gb/s, count, kind code) -> its cable code
@@ -46,10 +51,11 @@ class LinkGroups:
     @classmethod
     def of(cls, doc, ids: list[str], before: "LinkGroups | None" = None) -> "LinkGroups | None":
         """The groups of `doc` at its revision for links `ids` (the evaluation's order): `before` carried
-        forward when only cables' speeds or counts changed since it, else read anew; None when the
-        document no longer holds every link of `ids` (removed or renamed since the evaluation)."""
-        if before is not None and before.lineage is doc.lineage and (before.ids is ids or before.ids == ids):
-            carried = before._carried_to(doc)
+        forward when only cables' speeds or counts changed since it, or cables were added or removed
+        (other than a server's NIC cables, whose rails may change the tiers' words), else read anew; None
+        when the document no longer holds every link of `ids` (removed or renamed since the evaluation)."""
+        if before is not None and before.lineage is doc.lineage:
+            carried = before._carried_to(doc, ids)
             if carried is not None:
                 return carried
         links = doc.links
@@ -69,7 +75,7 @@ class LinkGroups:
         switch_ids = [switch.id for switch in doc.switches]
         a = doc.link_ends.parse(_field(doc, links, "a"), node_ids, switch_ids)  # the check's parse
         b = doc.link_ends.parse(_field(doc, links, "b"), node_ids, switch_ids)
-        tier_rank = {"leaf": 0, "spine": 1, "core": 2, "nvlink": 3}
+        tier_rank = TIER_RANK
         # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
         switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
         kind_code = {name: i for i, name in enumerate(CABLE_KINDS)}  # in C per link: 0.15 s at 131k GPUs by a generator
@@ -121,7 +127,7 @@ class LinkGroups:
         tier_code, cable_code = tier_code.reshape(-1).astype(np.int16), cable_code.reshape(-1).astype(np.int32)
         for array in (tier_code, cable_code):
             array.flags.writeable = False
-        return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), cable_code,
+        return cls(doc.lineage, doc.revision, ids, None, tier_code, tuple(tier_words), tuple(uniq.tolist()), cable_code,
                    tuple(_cable_words(*cable) for cable in cables), {cable: c for c, cable in enumerate(cables)})
 
     def with_index(self, index: IdIndex | None = None) -> "LinkGroups":
@@ -137,21 +143,32 @@ class LinkGroups:
         except ValueError:
             return None
 
-    def _carried_to(self, doc) -> "LinkGroups | None":
-        """These groups at `doc`'s revision, or None when an edit since may move a link to another tier."""
+    def _carried_to(self, doc, ids: list[str]) -> "LinkGroups | None":
+        """These groups at `doc`'s revision for the links `ids`, or None when an edit since may move a
+        link to another tier (read them anew). Cables added or removed since move the codes by their
+        places in the list (a cable's delete and its undo read every link again: ~0.3 s of CPU and a
+        peak of ~24 MB at 131k GPUs)."""
         changes = doc.changes_since(self.revision)
         if changes is None:
             return None
         recabled: set[str] = set()
+        moves = []
         for change in changes:
             if change.collection == "links":
-                if change.action != "changed" or change.field not in CABLE_FIELDS + OTHER_LINK_FIELDS:
+                if change.action in ("added", "removed") and change.position is not None:
+                    moves.append(change)
+                elif change.action != "changed" or change.field not in CABLE_FIELDS + OTHER_LINK_FIELDS:
                     return None
-                if change.field in CABLE_FIELDS:
+                elif change.field in CABLE_FIELDS:
                     recabled.add(change.id)
             elif change.collection in ("nodes", "switches"):
                 if change.action != "changed" or change.field in DEVICE_FIELDS:
                     return None
+        if moves:
+            # (a cable re-rated among them is found by its place in the list before the moves: read anew)
+            return self._moved(doc, ids, moves) if not recabled else None
+        if not (self.ids is ids or self.ids == ids):
+            return None
         if not recabled:
             return replace(self, revision=doc.revision)
         cable_code = self.cable_code.copy()
@@ -167,14 +184,73 @@ class LinkGroups:
                 link = doc.find("links", link_id)  # the groups follow an evaluation's order, not the document's
             if link is None:
                 return None
-            key = (float(link.bandwidth_gbps), int(link.count), _kind_code(link.kind))
-            if key not in cable_of:
-                cable_of[key] = len(cable_words)
-                cable_words.append(_cable_words(*key))
-            cable_code[position] = cable_of[key]
+            cable_code[position] = _cable_code(link, cable_words, cable_of)
         cable_code.flags.writeable = False
         return replace(self, revision=doc.revision, cable_code=cable_code, cable_words=tuple(cable_words),
                        cable_of=cable_of)
+
+    def _moved(self, doc, ids: list[str], moves: list) -> "LinkGroups | None":
+        """These groups after the cables added and removed by `moves` (the document's changes, in order,
+        each with its place in the list), for the links `ids`; None when one is a server's NIC cable (the
+        rails of every server decide those cables' words) or of a tier no link had."""
+        if len(moves) > MOVES_FOLLOWED:
+            return None
+        running = list(self.ids)  # the links' ids as each move found them
+        tier_code, cable_code = self.tier_code, self.cable_code
+        cable_words, cable_of = list(self.cable_words), dict(self.cable_of)
+        tier_of = {key: code for code, key in enumerate(self.tier_keys)}
+        for change in moves:
+            position = change.position
+            link = change.old if change.action == "removed" else change.new
+            key, nic_cable = _tier_key(doc, link)
+            if nic_cable:
+                return None
+            if change.action == "removed":
+                if position >= len(running) or running[position] != change.id:
+                    return None
+                del running[position]
+                tier_code, cable_code = np.delete(tier_code, position), np.delete(cable_code, position)
+            else:
+                if key not in tier_of or position > len(running):
+                    return None  # a tier no link had: its words' order is a fresh read's
+                running.insert(position, change.id)
+                tier_code = np.insert(tier_code, position, tier_of[key])
+                cable_code = np.insert(cable_code, position, _cable_code(link, cable_words, cable_of))
+        if running != ids:  # (the same strings: compared by identity first)
+            return None
+        del running
+        for array in (tier_code, cable_code):
+            array.flags.writeable = False
+        index = self.index.moved(ids, [(c.action == "added", c.position, c.id) for c in moves]) \
+            if self.index is not None else None
+        return replace(self, revision=doc.revision, ids=ids, index=index, tier_code=tier_code, cable_code=cable_code,
+                       cable_words=tuple(cable_words), cable_of=cable_of)
+
+
+def _cable_code(link, cable_words: list[str], cable_of: dict) -> int:
+    """The code of `link`'s cable, a new one (its words appended) for a cable no link had."""
+    key = (float(link.bandwidth_gbps), int(link.count), _kind_code(link.kind))
+    if key not in cable_of:
+        cable_of[key] = len(cable_words)
+        cable_words.append(_cable_words(*key))
+    return cable_of[key]
+
+
+def _tier_key(doc, link) -> tuple[int, bool]:
+    """(the key of `link`'s tier as LinkGroups.read packs it, whether it is a server's NIC cable), its
+    ends found by id as the design's parse finds them (the first server of that id, else the first switch)."""
+    kind = _kind_code(link.kind)
+    ends = []
+    for end in (link.a, link.b):
+        device = end.partition(":")[0]
+        if doc.find("nodes", device) is not None:
+            ends.append((True, False, 9))
+        else:
+            switch = doc.find("switches", device)
+            ends.append((False, switch is not None, 9 if switch is None else TIER_RANK.get(switch.tier, 9)))
+    (a_node, a_switch, ta), (b_node, b_switch, tb) = ends
+    key = ((((kind == 2) * 2 + a_node) * 2 + b_node) * 10 + ta) * 10 + tb
+    return key, kind != 2 and a_node != b_node and (a_switch or b_switch)
 
 
 def _held(doc, links: list, name: str) -> list | None:

@@ -102,7 +102,8 @@ class LinkLoad:
         self.doc = doc  # (not the result: the result keeps its analysis, see link_load())
         self.step_s = float(result.step_time_s)
         self.loads: dict[str, np.ndarray] = dict(result.link_load or {})
-        self.busy: dict[str, np.ndarray] = dict(getattr(result, "link_busy_s", {}) or {})
+        # the kinds with seconds busy (each link's made from its bytes and rate when asked: not kept)
+        self.busy_kinds: tuple[str, ...] = tuple(getattr(result, "link_busy_kinds", ()) or ())
         self.phase_s: dict[str, float] = dict(getattr(result, "link_phase_s", {}) or {})
         self.exposed_s: dict[str, float] = dict(getattr(result, "link_exposed_s", {}) or {})
         self.bottleneck: dict[str, np.ndarray] = dict(getattr(result, "link_bottleneck", {}) or {})
@@ -115,7 +116,11 @@ class LinkLoad:
         self.n = len(self.ids)
         self.util = (np.asarray(result.link_utilization_array, dtype=float)
                      if result.link_utilization_array is not None else np.zeros(self.n))
-        self.total_busy = sum(self.busy.values()) if self.busy else np.zeros(self.n)
+        self.total_busy = np.zeros(self.n)
+        if self.busy_kinds:  # summed as the kinds come, one kind's array at a time
+            self.total_busy = 0
+            for kind in self.busy_kinds:
+                self.total_busy = self.total_busy + result.link_busy(kind)
         self.phase_code = getattr(result, "link_phase_code", None)  # (see Evaluation.link_phase)
         self.phase_names: tuple[str, ...] = tuple(getattr(result, "link_phase_names", ()) or ())
         self.link_capacity_Bps = getattr(result, "link_capacity_Bps", None)
@@ -131,8 +136,10 @@ class LinkLoad:
         if self._position is None:
             groups = self.groups()
             if groups is not None:  # kept with the groups: the next result's analysis carries it
-                # the design's shared index of these ids (the check and the fabric read it too)
-                self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids, self.ids_version))
+                if groups.index is not None:  # carried (moved with the cables added and removed since)
+                    self.doc.link_id_index.keep(groups.index, self.ids_version)  # for the check and the fabric
+                else:  # the design's shared index of these ids (the check and the fabric read it too)
+                    self._groups = groups = groups.with_index(self.doc.link_id_index.of(groups.ids, self.ids_version))
                 self._position = groups.index
             else:
                 self._position = self.doc.link_id_index.of(self.ids, self.ids_version)
@@ -163,8 +170,9 @@ class LinkLoad:
     def answer(self, index: int, with_class: bool = True) -> LinkAnswer:
         index = int(index)  # (a class's members are numpy integers)
         phases = []
-        for kind, busy in self.busy.items():
-            seconds = float(busy[index])
+        for kind in self.busy_kinds:
+            rate = self.link_capacity_Bps[index]  # (as Evaluation.link_busy_at: the result is not held)
+            seconds = float(self.loads[kind][index] / rate) if rate > 0 else 0.0
             if seconds <= 0:
                 continue
             phase_s = self.phase_s.get(kind, 0.0)

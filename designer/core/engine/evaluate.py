@@ -266,6 +266,19 @@ class Engine:
                 if vkey == key:
                     model.invalidate_capacities()
 
+    def let_go_of_reshaped(self, doc: Document) -> None:
+        """Let go now of the fabric (and what was built on it) when an edit since it changed the network's
+        shape: the next evaluation of `doc` builds it again anyway, and a caller that works on `doc`
+        first (the window's design check, ~20 MB of temporaries at 131k GPUs) does not hold both."""
+        if self._fabric is None or self._fabric_key is None:
+            return
+        if self._fabric_key[0] is doc.lineage:  # (another design: built anew)
+            changes = doc.changes_since(self._fabric_key[1])
+            if changes is not None and all(c.collection in NOT_THE_FABRIC or _rating_only(c) for c in changes):
+                return  # kept, or re-rated in place
+        self._fabric = self._fabric_key = None
+        self.cache.forget_fabric()
+
     # ---- cached stages ------------------------------------------------------------------
     def fabric(self, doc: Document, k: EngineConstants) -> Fabric:
         """The fabric of `doc`: rebuilt when the network's shape changed, only re-rated when
@@ -276,8 +289,7 @@ class Engine:
             if doc_id == doc.lineage and old_constants == constants:
                 changes = doc.changes_since(revision)
                 if changes is not None:  # the job, the canvas layout and the prices are not the fabric
-                    changes = [c for c in changes
-                               if c.collection not in ("workload", "parallelism", "jobs", "layout", "prices")]
+                    changes = [c for c in changes if c.collection not in NOT_THE_FABRIC]
                 if changes == []:
                     self._fabric_key = (doc.lineage, doc.revision, constants)
                     return self._fabric
@@ -466,6 +478,9 @@ def _drop_link_bytes(models) -> None:
 def _fabric_constants(k: EngineConstants) -> tuple:
     return (k.nvlink_efficiency, k.pcie_efficiency, k.infiniband_nic_efficiency, k.ethernet_nic_efficiency,
             k.host_bounce_efficiency)
+
+
+NOT_THE_FABRIC = ("workload", "parallelism", "jobs", "layout", "prices")  # collections an edit of leaves it be
 
 
 def _rating_only(change) -> bool:

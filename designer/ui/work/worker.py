@@ -75,6 +75,7 @@ class EvaluationWorker(LatestWorker):
 
     def work(self, kind: str, number: int, doc) -> None:
         started = time.perf_counter()
+        self.engine.let_go_of_reshaped(doc)  # a fabric rebuilt after the check: not held through it
         with collector_paused():
             problems = self.checker.check(doc)
         if not self.emit(self.checked, number, problems):

@@ -46,6 +46,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     result.link_exposed_s = {kind: float(breakdown.get(kind, 0.0)) for kind in load}
     result.link_phase_exposed = {kind: exposed(result.link_exposed_s[kind], phase_s[kind]) for kind in load}
     result.link_rows_builder, result._link_utilization = None, None
+    busy_of: dict[str, np.ndarray] = {}  # kind -> every link's seconds busy, for the bottlenecks' rows
     if load:
         # Only the links this job loads are worked on when they are a small part of the fabric
         # (a job's view of a big fabric); the per-link results stay fabric-sized.
@@ -56,9 +57,16 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             sel = sel[keep]
             load_i = {kind: v[keep] for kind, v in load_i.items()}
         cap_i = cap[sel]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            busy_i = {kind: np.where(cap_i > 0, per_link / cap_i, 0.0) for kind, per_link in load_i.items()}
-        result.link_busy_s = {kind: _scatter(n, sel, b) for kind, b in busy_i.items()}
+        unrated = ~(cap_i > 0)
+        busy_i = {}
+        for kind, per_link in load_i.items():  # each made in place: one temporary fewer per kind
+            with np.errstate(divide="ignore", invalid="ignore"):
+                busy_i[kind] = busy = per_link / cap_i
+            busy[unrated] = 0.0
+        del unrated
+        result.link_busy_kinds = tuple(busy_i)  # (made again from the bytes and rates when read)
+        if isinstance(sel, slice):
+            busy_of.update(busy_i)  # already one value per link of the fabric
         if step_time > 0:
             util_i = sum(busy_i.values())  # the busy seconds, made the share of the step in place
             np.minimum(1.0, np.divide(util_i, step_time, out=util_i), out=util_i)
@@ -91,7 +99,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
                "collective": key.split(":")[1], "algorithm": c.algorithm,
                "exposed_s": breakdown.get(kind, 0.0),
                "links": [doc.links[i].id for i in c.bottleneck_links[:64]]}
-        alike = _alike_links(result, kind, c.bottleneck_links)
+        alike = _alike_links(result, kind, c.bottleneck_links, busy_of)
         if alike:
             row["alike_links"] = alike  # how many links carry the same load as the named one
         bottlenecks.append(row)
@@ -251,9 +259,14 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
     critical = np.zeros(n, dtype=bool)
     for i, kind in enumerate(kinds):
         seconds = phase_s.get(kind, 0.0)
-        share = np.minimum(1.0, busy[kind] / seconds) if seconds > 0 else np.zeros(m)
+        if seconds > 0:  # in place, and the kind before's let go first: this loop is an edit's peak
+            share = np.divide(busy[kind], seconds)
+            np.minimum(share, 1.0, out=share)
+        else:
+            share = np.zeros(m)
         better = share > best_share
         best[better] = i
+        del better
         np.maximum(best_share, share, out=best_share)
         top = float(busy[kind].max(initial=0.0))
         flag = np.zeros(n, dtype=bool)
@@ -262,6 +275,7 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
             critical |= flag
+        del share
     if isinstance(sel, slice):
         phase = best
     else:
@@ -287,11 +301,14 @@ def exposed(exposed_s: float, phase_s: float) -> bool:
     return exposed_s > 0 and exposed_s >= EXPOSED_SHARE * phase_s
 
 
-def _alike_links(result: Evaluation, kind: str, links: list[int]) -> int:
+def _alike_links(result: Evaluation, kind: str, links: list[int], busy_of: dict[str, np.ndarray]) -> int:
     """How many links are as busy in `kind` as the busiest of `links` (the named resource is one
-    member of a symmetric class: 64 rails loaded the same)."""
-    busy = getattr(result, "link_busy_s", {}).get(kind)
-    if busy is None or not links:
+    member of a symmetric class: 64 rails loaded the same). `busy_of`: each kind's busy seconds made
+    so far (made here once per kind, not per row)."""
+    if kind not in result.link_busy_kinds or not links:
         return 0
+    busy = busy_of.get(kind)
+    if busy is None:
+        busy = busy_of[kind] = result.link_busy(kind)
     top = float(busy[links].max())
     return int(np.count_nonzero(busy >= ALIKE * top)) if top > 0 else 0
