@@ -90,6 +90,13 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             {kd: b[order] for kd, b in busy_i.items()}, {kd: flag[top] for kd, flag in result.link_bottleneck.items()},
             [result.link_phase_names[c] for c in result.link_phase_code[top].tolist()], result.link_critical[top],
             dict(phase_s))
+    result.bottlenecks = _bottleneck_rows(result, used, breakdown, step_time, doc, busy_of)
+
+
+def _bottleneck_rows(result: Evaluation, used: dict[str, CollectiveCost], breakdown: dict[str, float],
+                     step_time: float, doc: Document, busy_of: dict[str, np.ndarray]) -> list[dict]:
+    """The step's eight costliest resources, one row per (kind, resource): each collective's bottleneck
+    (from its costliest call), GPU compute and the pipeline schedule, most exposed first."""
     bottlenecks = []
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):
         kind = kind_of(key.split(":")[0])
@@ -116,7 +123,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
         if key not in seen:
             seen.add(key)
             unique.append(b)
-    result.bottlenecks = unique[:8]
+    return unique[:8]
 
 
 def _busiest(util: np.ndarray, k: int) -> np.ndarray:
