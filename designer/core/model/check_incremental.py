@@ -33,7 +33,7 @@ import numpy as np
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .check import (MAX_LISTED_DUPLICATES, CheckParts, assemble, check_parts, has_trays, part_problems,
-                    problems_after_links, racks_and_slots, redo_link_kind)
+                    problems_after_links, redo_link_kind)
 from .design_tallies import DesignTallies
 from .device_edits import devices_moved, end_written, ends_copied, ends_set_one, ends_moved, ends_set, place_map, tail_moved
 from .document import Document
@@ -44,7 +44,7 @@ from .island_edits import SwitchReach
 from .link_columns import gathered, kept_places
 from .link_edits import DANGLING, SERVER, SWITCH, moved_links, redo_links_at
 from .network_follow import NetworkFollow
-from .rack_slots import RackSlots
+from .rack_slots import RackSlots, slot_problems, slots_after_edits
 from .repeated_ids import RepeatedIds
 
 LINK_SHAPE_FIELDS = frozenset({"id", "a", "b", "kind", "count"})  # ports and ends: redone at their devices
@@ -469,13 +469,15 @@ class Reshape:
         if self.renamed and not self._follow_devices():
             return False
         doc, parts = self.doc, self.parts
-        redo_links_at(doc, parts, self.devices, self._same_id())
+        redo_links_at(doc, parts, self.devices, self.repeated.device_groups(doc, self.positions))
         network = self._network()
         if self.racked:  # the checks that read every rack, server or switch
-            self._redo_slots()
+            parts.slots = slots_after_edits(parts.slots, doc, self.positions.find,
+                                            self.repeated.within_a_list(doc, self.positions), self.placed,
+                                            self.racks_renamed)
             if self.devices_edited["parts"]:
                 parts.parts = part_problems(doc, catalog)
-            parts.before_links = parts.duplicates + self._slot_problems() + parts.parts
+            parts.before_links = parts.duplicates + slot_problems(parts.slots, doc, self.positions.find) + parts.parts
             # (racks, places and other fields: the parts' names, NVLink domains and trays, NIC maps stand)
             if self.devices_edited["after"] or (self.reshaped and has_trays(doc)):
                 parts.after_links = problems_after_links(doc, catalog)
@@ -516,25 +518,6 @@ class Reshape:
                              self.server_map, self.link_origin, self.islands_followable, self._cables_removed,
                              self._cables_added)
 
-    def _redo_slots(self) -> None:
-        """The racks' and slots' check at the racks, servers and switches edited (made again when it was
-        not kept: an id repeated in a list, which it cannot keep apart)."""
-        doc, parts = self.doc, self.parts
-        if self.repeated.within_a_list(doc, self.positions):
-            parts.slots = None
-        elif parts.slots is None:
-            parts.slots = RackSlots(doc)
-        else:
-            elements = {(name, element_id) for name in KIND_OF for element_id in self.placed[name]}
-            parts.slots.edited(doc, self.positions.find, elements, self.placed["racks"], self.racks_renamed)
-
-    def _slot_problems(self) -> list:
-        """The racks' and slots' check's list: from the kept answers, or in full while an id repeats in a
-        list (~16 ms at 131k GPUs)."""
-        if self.parts.slots is None:
-            return racks_and_slots(self.doc)
-        return self.parts.slots.problems(self.doc, self.positions.find)
-
     def _follow_repeats(self) -> bool:
         """The ids the edits touched counted again, and the repeats' problems made again when any id
         repeats now or did (their places move with the elements added or removed). False when a value of
@@ -555,33 +538,23 @@ class Reshape:
         parts.duplicates = duplicates
         return True
 
-    def _same_id(self) -> dict[tuple[int, int], list[tuple[int, int]]]:
-        """Each server or switch whose id another server or switch has -> every device of that id."""
-        out = {}
-        for element_id in self.repeated.ids:
-            group = [(kind, place) for kind, name in ((SERVER, "nodes"), (SWITCH, "switches"))
-                     for place in self.positions.places(self.doc, name, element_id)]
-            if len(group) > 1:
-                out.update(dict.fromkeys(group, group))
-        return out
-
     def _repeated_devices_redone(self, again_sides: dict[int, set[int]], ends: list) -> None:
         """The servers and switches of an id touched that repeats now or did: a cable's end means the
         first of that id (the links' parse), so every end at one of them is parsed again and their
         problems redone; their cables may have moved from one kept server to another, which the
         network's islands do not follow (islands_edits.py)."""
-        repeated = (self.repeated_before | set(self.repeated.ids)) & self.ids_touched
-        for element_id in repeated:
-            for kind, name in ((SERVER, "nodes"), (SWITCH, "switches")):
-                places = self.positions.places(self.doc, name, element_id)
-                if not places:
-                    continue
-                self.islands_followable = False
-                self.devices.update((kind, place) for place in places)
-                for side, side_ends in enumerate(ends):
-                    at = np.flatnonzero((side_ends.kind == kind) & np.isin(side_ends.index, places))
-                    for position in at.tolist():
-                        again_sides.setdefault(position, set()).add(side)
+        touched = (self.repeated_before | set(self.repeated.ids)) & self.ids_touched
+        devices = self.repeated.devices_of(self.doc, self.positions, touched)
+        if not devices:
+            return
+        self.islands_followable = False
+        self.devices.update(devices)
+        for kind in (SERVER, SWITCH):
+            places = [place for k, place in devices if k == kind]
+            for side, side_ends in enumerate(ends if places else ()):
+                at = np.flatnonzero((side_ends.kind == kind) & np.isin(side_ends.index, places))
+                for position in at.tolist():
+                    again_sides.setdefault(position, set()).add(side)
 
     def _reread_elements(self) -> bool:
         """The racks, servers and switches added or changed (every one of a repeated id): their numbers

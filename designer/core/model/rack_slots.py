@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..problems import Problem
-from .check import guess_rack, missing_rack_problem, no_rack_problem, overlap_problems, too_high_problem
+from .check import (guess_rack, missing_rack_problem, no_rack_problem, overlap_problems, racks_and_slots,
+                    too_high_problem)
 from .document import Document
 from .link_edits import at_index
 
@@ -152,3 +153,24 @@ class RackSlots:
         else:
             self.overlaps.pop(rack_id, None)
 
+
+
+def slots_after_edits(slots: RackSlots | None, doc: Document, find: Callable[[Document, str, str], int | None],
+                      id_repeats_in_a_list: bool, placed: dict[str, set], racks_renamed) -> RackSlots | None:
+    """The racks' and slots' check kept through edits at the racks, servers and switches `placed` (made
+    again when it was not kept); None while an id repeats among the racks, servers or switches, which
+    answers kept by id cannot keep apart."""
+    if id_repeats_in_a_list:
+        return None
+    if slots is None:
+        return RackSlots(doc)
+    elements = {(name, element_id) for name in ("nodes", "switches") for element_id in placed[name]}
+    slots.edited(doc, find, elements, placed["racks"], racks_renamed)
+    return slots
+
+
+def slot_problems(slots: RackSlots | None, doc: Document,
+                  find: Callable[[Document, str, str], int | None]) -> list[Problem]:
+    """The racks' and slots' check's list: from the kept answers, or in full while none are kept (an id
+    repeated in a list: ~16 ms at 131k GPUs)."""
+    return racks_and_slots(doc) if slots is None else slots.problems(doc, find)

@@ -14,6 +14,7 @@ from ..problems import Problem
 from .check import MAX_LISTED_DUPLICATES, duplicate_problems
 from .document import Document
 from .element_positions import ElementPositions
+from .link_edits import SERVER, SWITCH
 
 COLLECTIONS = ("racks", "nodes", "switches", "links")  # the order the check lists the elements in
 DEVICES = ("nodes", "switches")
@@ -51,6 +52,22 @@ class RepeatedIds:
         kept per element (rack_slots.py) keeps them by id)."""
         return any(len(positions.places(doc, name, element_id)) > 1
                    for element_id in self.ids for name in ("racks", "nodes", "switches"))
+
+    def devices_of(self, doc: Document, positions: ElementPositions,
+                   element_ids: Iterable[str]) -> list[tuple[int, int]]:
+        """Every server and switch, as (kind, place), that has one of `element_ids`."""
+        return [(kind, place) for element_id in element_ids
+                for kind, name in ((SERVER, "nodes"), (SWITCH, "switches"))
+                for place in positions.places(doc, name, element_id)]
+
+    def device_groups(self, doc: Document, positions: ElementPositions) -> dict[tuple[int, int], list[tuple[int, int]]]:
+        """Each server or switch whose id another server or switch has -> every device of that id."""
+        out = {}
+        for element_id in self.ids:
+            group = self.devices_of(doc, positions, [element_id])
+            if len(group) > 1:
+                out.update(dict.fromkeys(group, group))
+        return out
 
     def problems(self, doc: Document, positions: ElementPositions) -> list[Problem]:
         """check._duplicate_ids' list, from the places of the repeated ids."""
