@@ -176,8 +176,8 @@ def test_the_staged_canvas_measures_what_it_draws_as_its_items_do(empty_window, 
     assert layer.bounds() == QRectF(left - 4, top - 4, right - left + 8, bottom - top + 8)
     rack_rects = [item.mapRectToScene(item.rect()) for item in scene.racks.values()]
     assert len(rack_rects) > 10
-    assert scene.rack_edges().tolist() == [[r.left(), r.top(), r.right(), r.bottom()] for r in rack_rects]
-    assert scene.racks_in(scene.sceneRect()) == rack_rects
+    assert scene.rack_rects.edges().tolist() == [[r.left(), r.top(), r.right(), r.bottom()] for r in rack_rects]
+    assert scene.rack_rects.meeting(scene.sceneRect()) == rack_rects
     planned = (layer.aggregates.kind.copy(), layer.bounds())
     scene.cables.rebuild_aggregates()  # an item-by-item pass over the racks
     assert planned[0].tolist() == layer.aggregates.kind.tolist() and planned[1] == layer.bounds()

@@ -357,11 +357,11 @@ class BoxLayer(QGraphicsItem):
                 bounds = QRectF(left, top, float((r[:, 0] + r[:, 2]).max()) - left,
                                 float((r[:, 1] + r[:, 3]).max()) - top)
             self._box_bounds = bounds
-        racks = self._scene.rack_rects()
+        racks = self._scene.rack_rects.rects()
         if self._rack_bounds is None or self._rack_bounds[0] is not racks:
             rack_bounds = QRectF()
             if racks:
-                edges = self._scene.rack_edges()  # (kept by the scene: the fills pick from it too)
+                edges = self._scene.rack_rects.edges()  # (kept by the scene: the fills pick from it too)
                 lo, hi = [float(edges[:, k].min()) for k in (0, 1)], [float(edges[:, k].max()) for k in (2, 3)]
                 rack_bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])
             self._rack_bounds = (racks, rack_bounds)
@@ -404,7 +404,7 @@ class BoxLayer(QGraphicsItem):
         scene = self._scene
         painter.setPen(style.edge_pen(style.RACK_EDGE))  # the rack outlines (items.RackItem)
         painter.setBrush(Qt.NoBrush)
-        racks = scene.racks_in(exposed)
+        racks = scene.rack_rects.meeting(exposed)
         if racks:
             painter.drawRects(racks)
         for group in (self._band_groups or []) + (self._device_groups or []) + (self._mark_groups or []):

@@ -360,7 +360,7 @@ class DetailLayer(QGraphicsItem):
         counts = (len(racks), len(devices))
         if self._holders is None or self._holders[0] != counts:
             items = list(racks.values())
-            rects = scene.rack_rects()
+            rects = scene.rack_rects.rects()
             if len(rects) != len(items):  # a staged build's racks still coming
                 rects = [item.mapRectToScene(item.rect()) for item in items]
             edges = np.array([(r.left(), r.top(), r.right(), r.bottom()) for r in rects], float).reshape(-1, 4)

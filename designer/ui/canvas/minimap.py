@@ -81,7 +81,7 @@ class Minimap(QWidget):
                         self.source.height() * scale * ratio)  # the same placement the frame uses
         outline = len(scene.racks) + len(scene.devices) > OUTLINE_ITEMS
         if outline:
-            drawn = _Drawn(QRectF(self.source), size, ratio, list(scene.rack_rects()), overview_marks(layer))
+            drawn = _Drawn(QRectF(self.source), size, ratio, list(scene.rack_rects.rects()), overview_marks(layer))
             if self.image is not None and self._drawn is not None and self._drawn.same_frame(drawn):
                 self._redraw_where_changed(scene, target, drawn)
                 return
@@ -120,7 +120,7 @@ class Minimap(QWidget):
         scene.draw_rack_fills(painter, part)
         painter.setPen(style.edge_pen(style.RACK_EDGE))
         painter.setBrush(Qt.NoBrush)
-        painter.drawRects(scene.racks_in(part))  # kept until racks change
+        painter.drawRects(scene.rack_rects.meeting(part))  # kept until racks change
         layer = scene.link_layer
         whole = len(layer.visible_rows(source, layer.aggregates)) > DENSE_LINES
         layer.paint_rect(painter, part, dense=whole)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtWidgets import QGraphicsScene
@@ -26,6 +25,7 @@ from . import style
 from .box_layer import BoxLayer
 from .items import ID_ROLE, DeviceItem, DetailLayer, RackItem
 from .links import LinkLayer
+from .rack_rects import RackRects
 from .scene_build import MARGIN_PX, StagedBuild
 from .scene_cables import SceneCables
 from .scene_detail import SceneDetail
@@ -86,8 +86,7 @@ class CanvasScene(QGraphicsScene):
         self.build = StagedBuild(self)  # a big design's items made in slices (scene_build.py)
         self.heat = SceneHeat(self)  # the link heat shown (scene_heat.py)
         self.gestures = SceneGestures(self)  # clicks, drags, tooltips and the selection by id (scene_gestures.py)
-        self._rack_fills = None  # scene rects of the racks, painted in the background
-        self._rack_edges = None  # (those rects, their edges as an array): what racks_in picks from
+        self.rack_rects = RackRects(lambda: self.racks.values())  # painted in the background, and far out
         self._layout_rect: QRectF | None = None  # what is drawn (itemsBoundingRect costs 0.3 s at 131k)
         self._items_rect: QRectF | None = None  # the same but the cable lines (their layer's bounds change per edit)
         self.box_layer: BoxLayer | None = None  # a big design's boxes when zoomed far out (box_layer.py)
@@ -447,7 +446,7 @@ class CanvasScene(QGraphicsScene):
         """Rack insides, under the cables: a cable shows inside its rack up to its port, behind the
         other servers and switches (the rack items themselves have no brush)."""
         # once per change of the racks, not per paint (592 racks at 16k GPUs)
-        boxes = self.racks_in(rect)
+        boxes = self.rack_rects.meeting(rect)
         if boxes:
             painter.setPen(Qt.NoPen)
             painter.setBrush(style.RACK_FILL)
@@ -455,44 +454,11 @@ class CanvasScene(QGraphicsScene):
 
     def _racks_changed(self) -> None:
         """Racks came, went, moved or changed size: their fills again."""
-        self._rack_fills = None
+        self.rack_rects.forget()
         self.detail_layer.racks_changed()
         self.invalidate(QRectF(), QGraphicsScene.BackgroundLayer)
         if self.box_layer is not None:
             self.box_layer.racks_changed()
-
-    def set_rack_rects(self, rects: list, edges: np.ndarray | None = None) -> None:
-        """The racks' rectangles as planned (a staged build's, before their items are made); `edges`:
-        theirs as rack_edges has them, when made already (scene_plan.py, off the UI thread)."""
-        self._rack_fills = rects
-        if edges is not None:
-            self._rack_edges = (rects, edges)
-
-    def rack_rects(self) -> list:
-        """Every rack's rectangle in the scene (its fill, its outline in the box layer)."""
-        if self._rack_fills is None:
-            self._rack_fills = [item.mapRectToScene(item.rect()) for item in self.racks.values()]
-        return self._rack_fills
-
-    def rack_edges(self) -> np.ndarray:
-        """Every rack's (left, top, right, bottom), a row each in rack_rects' order: kept until the racks
-        change (the fills' pick and the box layer's bounds read it; 4.5k racks at 131k GPUs)."""
-        rects = self.rack_rects()
-        if self._rack_edges is None or self._rack_edges[0] is not rects:
-            edges = np.array([(r.left(), r.top(), r.right(), r.bottom()) for r in rects], float).reshape(-1, 4)
-            self._rack_edges = (rects, edges)
-        return self._rack_edges[1]
-
-    def racks_in(self, rect: QRectF) -> list:
-        """The racks' rectangles that meet `rect`: picked from their edges in numpy, not by a Python test
-        of each rack (thousands at 131k GPUs, on every paint of the canvas, the overview, the far-out boxes)."""
-        rects = self.rack_rects()
-        if rect.isEmpty():
-            return []  # (as QRectF.intersects: an empty rectangle meets nothing)
-        e = self.rack_edges()
-        meet = np.flatnonzero((e[:, 0] < rect.right()) & (e[:, 2] > rect.left())
-                              & (e[:, 1] < rect.bottom()) & (e[:, 3] > rect.top()))
-        return [rects[i] for i in meet.tolist()]
 
     def rack_moved(self, rack_item: RackItem) -> None:
         self._racks_changed()  # its fill moves with it

@@ -57,7 +57,7 @@ class StagedBuild:
         left, top, right, bottom = plan.layout_rect
         items = QRectF(QPointF(*plan.items_rect[:2]), QPointF(*plan.items_rect[2:]))
         scene.set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)), items if items.isValid() else None)
-        scene.set_rack_rects(plan.rack_qrects, plan.rack_edges)
+        scene.rack_rects.set(plan.rack_qrects, plan.rack_edges)
         boxes = plan.boxes
         if boxes.keys is not None:  # the whole design at the first paint, when zoomed far out
             scene.box_layer.set_boxes(boxes.ids, np.column_stack([boxes.left, boxes.top, boxes.width, boxes.height]),
