@@ -72,13 +72,7 @@ class NetworkFollow:
         origin = np.full(len(self.doc.nodes), -1, np.int64)
         kept = np.flatnonzero(server_map[:-1] >= 0)
         origin[server_map[kept]] = kept
-        n_links = len(self.ends_before[0].kind)
-        link_place = np.arange(n_links)
-        if self.link_origin is not None:
-            link_place = np.full(n_links, -1, np.int64)
-            now = np.flatnonzero(self.link_origin >= 0)
-            link_place[self.link_origin[now]] = now
-        followed = reach.servers_moved(self.doc, origin, link_place, parts.ends, parts.columns)
+        followed = reach.servers_moved(self.doc, origin, self.link_places_now(), parts.ends, parts.columns)
         if followed is not None:
             parts.tallies.reach = followed
 
@@ -91,18 +85,22 @@ class NetworkFollow:
         reach = tallies.reach
         if reach is None or self.server_map is not None or not self.off_nic_cables_only:
             return False
-        n_links = len(self.ends_before[0].kind)
-        link_place = np.arange(n_links)
-        if self.link_origin is not None:
-            link_place = np.full(n_links, -1, np.int64)
-            now = np.flatnonzero(self.link_origin >= 0)
-            link_place[self.link_origin[now]] = now
-        followed = reach.servers_moved(self.doc, np.arange(len(self.doc.nodes)), link_place, self.parts.ends,
-                                       self.parts.columns)
+        followed = reach.servers_moved(self.doc, np.arange(len(self.doc.nodes)), self.link_places_now(),
+                                       self.parts.ends, self.parts.columns)
         if followed is None:
             return False
         tallies.reach = followed
         return True
+
+    def link_places_now(self) -> np.ndarray:
+        """Each link's place now by its place before the edits (-1: removed)."""
+        n_links = len(self.ends_before[0].kind)
+        if self.link_origin is None:
+            return np.arange(n_links)
+        link_place = np.full(n_links, -1, np.int64)
+        now = np.flatnonzero(self.link_origin >= 0)
+        link_place[self.link_origin[now]] = now
+        return link_place
 
     @cached_property
     def off_nic_cables_only(self) -> bool:
