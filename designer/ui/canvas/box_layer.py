@@ -88,7 +88,6 @@ class BoxLayer(QGraphicsItem):
         self._stale_ids: set = set()  # the boxes of these devices only (an edit of a few)
         self._places: dict = {}  # device added -> (its collection, its place in it), for its row
         self._box_bounds: QRectF | None = None  # what the boxes cover (None: measured at the next _rebound)
-        self._rack_bounds: tuple | None = None  # (the scene's rack rects, what they cover)
         self._outlined: list = []  # the selection's frames last painted
 
     # ---- data ----
@@ -347,7 +346,7 @@ class BoxLayer(QGraphicsItem):
 
     def _measure(self) -> QRectF:
         """Every box and rack outline, a pen's width around them: the boxes' extent kept from an edit's
-        (set_boxes), the racks' until they change."""
+        (set_boxes), the racks' from the scene's kept edges."""
         bounds = self._box_bounds
         if bounds is None:
             bounds = QRectF()
@@ -357,15 +356,7 @@ class BoxLayer(QGraphicsItem):
                 bounds = QRectF(left, top, float((r[:, 0] + r[:, 2]).max()) - left,
                                 float((r[:, 1] + r[:, 3]).max()) - top)
             self._box_bounds = bounds
-        racks = self._scene.rack_rects.rects()
-        if self._rack_bounds is None or self._rack_bounds[0] is not racks:
-            rack_bounds = QRectF()
-            if racks:
-                edges = self._scene.rack_rects.edges()  # (kept by the scene: the fills pick from it too)
-                lo, hi = [float(edges[:, k].min()) for k in (0, 1)], [float(edges[:, k].max()) for k in (2, 3)]
-                rack_bounds = QRectF(lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1])
-            self._rack_bounds = (racks, rack_bounds)
-        rack_bounds = self._rack_bounds[1]
+        rack_bounds = self._scene.rack_rects.bounds()
         if not rack_bounds.isNull():
             bounds = rack_bounds if bounds.isNull() else bounds.united(rack_bounds)
         return bounds.adjusted(-2, -2, 2, 2) if not bounds.isNull() else QRectF()

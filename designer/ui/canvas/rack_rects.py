@@ -40,6 +40,15 @@ class RackRects:
             self._edges = (rects, edges)
         return self._edges[1]
 
+    def bounds(self) -> QRectF:
+        """What the racks cover (null when there are none)."""
+        e = self.edges()
+        if not len(e):
+            return QRectF()
+        left, top = float(e[:, 0].min()), float(e[:, 1].min())
+        right, bottom = float(e[:, 2].max()), float(e[:, 3].max())
+        return QRectF(left, top, right - left, bottom - top)
+
     def meeting(self, rect: QRectF) -> list:
         """The racks' rectangles that meet `rect`."""
         rects = self.rects()
