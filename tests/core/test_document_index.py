@@ -166,22 +166,39 @@ def test_after_another_design_is_taken_and_given_back_deletes_find_what_a_fresh_
 
 
 def test_links_of_devices_are_those_a_read_of_every_end_finds():
-    """A device's links, found in the parsed ends: the links a read of each end's device name finds
-    (a plain id, a port, an end on no device, an id held by a server and a switch, a repeated id),
-    before and after edits."""
+    """A device's links: the links a read of each end's device name finds (a plain id, a port, an end
+    on no device, an id held by a server and a switch, a repeated id), before and after edits through
+    the document (adds, removes, ends re-pointed, ids changed, an undo's re-add), which keep the index of
+    links by device rather than making it again."""
     doc = _design([f"l{k}" for k in range(12)])
     doc.add(Node(id="s1", accelerator="H100-SXM5-80GB"))  # also a switch's id
     doc.add(Node(id="n2", accelerator="H100-SXM5-80GB"))  # a repeated id
     doc.add(Link(id="odd", a="n3", b="ghost:p1", kind="infiniband", bandwidth_gbps=400.0))
     doc.add(Link(id="twin", a="s1:nic0", b="n1:x:y", kind="infiniband", bandwidth_gbps=400.0))
+    doc.make_index()  # as an open makes it: from here on kept by the edits
 
     def read(devices):
-        return [l.id for l in doc.links if {l.a.partition(":")[0], l.b.partition(":")[0]} & set(devices)]
+        return sorted(l.id for l in doc.links if {l.a.partition(":")[0], l.b.partition(":")[0]} & set(devices))
 
-    for devices in ({"n0"}, {"n3"}, {"s1"}, {"n2", "s0"}, {"n1"}, set()):
-        assert [l.id for l in doc.links_of_devices(devices)] == read(devices), devices
+    def check(*device_sets):
+        for devices in device_sets:
+            assert sorted(l.id for l in doc.links_of_devices(devices)) == read(devices), devices
+
+    check({"n0"}, {"n3"}, {"s1"}, {"n2", "s0"}, {"n1"}, set())
     doc.remove("l4")
     doc.remove("n1")
     doc.add(Link(id="new", a="s0:p9", b="n0:p2", kind="infiniband", bandwidth_gbps=400.0), 0)
-    for devices in ({"n0"}, {"s0"}, {"n3", "s1"}):
-        assert [l.id for l in doc.links_of_devices(devices)] == read(devices), devices
+    check({"n0"}, {"s0"}, {"n3", "s1"})
+    doc.update("l5", a="n3:p5")  # re-pointed from n1 to n3
+    doc.update("l6", id="l6b", b="s0:p6")  # renamed and moved from s0 to s0's other port
+    doc.update("odd", b="n0")  # from no device to one
+    check({"n0"}, {"n3"}, {"s0"}, {"s1"})
+    name, position, element = doc.remove("l7")  # a delete and its undo
+    check({"n3"}, {"s1"})
+    doc.add(element, position)
+    doc.update("l6b", id="l6", b="s0")  # the rename's undo
+    doc.add(Node(id="ghost", accelerator="H100-SXM5-80GB"))  # a device named by an end already there
+    check({"n0"}, {"n2"}, {"n3"}, {"s0"}, {"s1"}, {"ghost"}, {"n0", "s0", "s1"})
+    for link in list(doc.links):  # every cable gone: no device has any
+        doc.remove(link.id)
+    check({"n0"}, {"s0"}, {"s1"}, {"ghost"})

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
+from .device_links import DeviceLinks
 from .endpoints import LinkEnds
 from .id_index import SharedIdIndex
 from .events import Change, Events
@@ -87,6 +88,7 @@ class Document:
         # a reader holding the ids of one version finds their index again by it (SharedIdIndex.of)
         self.link_ids_version = object()
         self._held: _LinkFields | None = None  # the links' fields read once, while the design is held still
+        self._device_links: DeviceLinks | None = None  # made when first asked for (make_index), then kept
         # the reader's columns of the links' fields and the list they made, until an edit or held_still
         self._read_fields = None if link_fields is None else (self.spec.links, link_fields)
         self.events.connect(self._changes)
@@ -177,24 +179,22 @@ class Document:
         ]
 
     def links_of_devices(self, device_ids) -> list[Link]:
-        """The links with an end on any of `device_ids`, in order: found in the links' parsed ends
-        (link_ends, which the live check keeps current), not by reading every link's two texts (a
-        server's delete read 590k of them, 0.36 s at 131k GPUs)."""
-        positions = []
-        for kind, name in ((1, "nodes"), (2, "switches")):
-            items = getattr(self.spec, name)
-            found = [self._index[name].get(d) for d in device_ids]
-            positions.append((kind, np.array([self._position(name, items, e) for e in found if e is not None],
-                                             np.int64)))
-        if not any(len(p) for _kind, p in positions):
-            return []
-        hit = np.zeros(len(self.spec.links), bool)
-        for side in self.link_ends.sides(self):
-            for kind, wanted in positions:
-                if len(wanted):
-                    hit |= (side.kind == kind) & np.isin(side.index, wanted)
-        links = self.spec.links
-        return [links[i] for i in np.flatnonzero(hit).tolist()]
+        """The links with an end on any of `device_ids` (servers or switches of the design), each once,
+        in no set order: looked up per device (DeviceLinks), not found among every link's ends (a
+        server's delete read 590k of them, 40-60 ms at 131k GPUs). A repeated link id stands for the
+        first link that holds it (as `find` does)."""
+        by_device = self.device_links()
+        wanted = [d for d in dict.fromkeys(device_ids) if self.device(d) is not None]
+        found = dict.fromkeys(link_id for d in wanted for link_id in by_device.of(d))
+        index = self._index["links"]
+        return [index[link_id] for link_id in found]
+
+    def device_links(self) -> DeviceLinks:
+        """Which links end on each device: made the first time it is asked for (an open makes it off the
+        window's thread, make_index), then kept by every add, remove and update of a link."""
+        if self._device_links is None:
+            self._device_links = DeviceLinks.of_design(self)
+        return self._device_links
 
     def new_id(self, prefix: str) -> str:
         """A fresh id `prefix{n}` not used by any element."""
@@ -269,6 +269,8 @@ class Document:
         self._index[name].learn(items, element)
         if name == "links":
             self.link_ids_version = object()
+            if self._device_links is not None:
+                self._device_links.learn(element)
         self.events.emit(Change("added", name, element.id, new=element, position=index))
 
     def remove(self, element_id: str) -> tuple[str, int, Any]:
@@ -285,6 +287,8 @@ class Document:
                 index.forget(items, element_id)
                 if name == "links":
                     self.link_ids_version = object()
+                    if self._device_links is not None:
+                        self._device_links.forget(element.id, element.a, element.b)
                 self.events.emit(Change("removed", name, element_id, old=element, position=position))
                 return name, position, element
         raise KeyError(f"no element with id {element_id!r}")
@@ -302,6 +306,9 @@ class Document:
         refuse_unknown_choices(element, changes)  # before any change: all or nothing
         self._held = self._read_fields = None
         element = self._own(name, element)  # a snapshot a worker reads keeps the values it had
+        ends_moved = name == "links" and self._device_links is not None and not {"id", "a", "b"}.isdisjoint(changes)
+        if ends_moved:  # under its old id and ends out, under the new ones in, after the loop
+            self._device_links.forget(element.id, element.a, element.b)
         old = {}
         with self.batch():
             for key, value in changes.items():
@@ -316,6 +323,8 @@ class Document:
                     if name == "links":
                         self.link_ids_version = object()
                 self.events.emit(Change("changed", name, element_id, key, old[key], value))
+            if ends_moved:
+                self._device_links.learn(element)
         return old
 
     def set_job(self, workload: Workload | None = None, parallelism: Parallelism | None = None) -> None:
@@ -367,10 +376,13 @@ class Document:
             self._reindex()
             self._positions = {}
         self.lineage = object()  # a different design: nothing cached about the old one applies
-        self.link_ends = LinkEnds()
+        # an adopted design's parsed ends too (its links by device were made from them where it was read):
+        # they are keyed on the links' texts, which it brings along
+        self.link_ends = other.link_ends if adopt else LinkEnds()
         self.link_id_index = SharedIdIndex()
         self.link_ids_version = object()
         self._held = self._read_fields = None
+        self._device_links = other._device_links if adopt else None
         self._owned = set()
         self.events.emit(Change("replaced", "document"))
 
@@ -387,6 +399,7 @@ class Document:
         self.link_id_index = SharedIdIndex()
         self.link_ids_version = object()
         self._held = self._read_fields = None
+        self._device_links = None
         self.events.emit(Change("replaced", "document"))
         return old
 
@@ -417,6 +430,7 @@ class Document:
         snap.link_id_index = self.link_id_index
         snap.link_ids_version = self.link_ids_version
         snap._held = snap._read_fields = None
+        snap._device_links = None  # (made when asked for: a snapshot is read, not edited)
         snap._snapshots = []
         snap._owned = set()
         snap._positions = {}
@@ -464,14 +478,17 @@ class Document:
         (`designer evaluate`) looks up no element by id, and 295k links' index took 50 ms at 131k GPUs."""
         self._index = _IndexOnDemand(self.spec)
         self.link_ids_version = object()  # (its lists may have been replaced)
+        self._device_links = None
 
     def make_index(self) -> None:
-        """Make every collection's id index and positions now (a design read off the window's thread:
-        there, not on it; the positions of 295k links cost the first delete ~13 ms at 131k GPUs)."""
+        """Make every collection's id index and positions, and which links end on each device, now (a
+        design read off the window's thread: there, not on it; the positions of 295k links cost the first
+        delete ~13 ms at 131k GPUs, the links by device ~0.1 s)."""
         self._index._complete()
         for name in COLLECTIONS:
             items = getattr(self.spec, name)
             self._positions[name] = (items, _identities(items))
+        self.device_links()
 
 
 # elements whose identities are read in one C call: the call holds the interpreter, and a window's

@@ -10,6 +10,7 @@ from ...core.model import Link
 from ...core.model.elements import split_endpoint
 from .items import ID_ROLE, port_index
 from .links import KINDS, Bundle
+from .list_edits import Inserted, ListEdits
 from .scene_plan import DeviceBoxes, DeviceBundles, plan_aggregates, plan_bundles
 
 
@@ -185,9 +186,10 @@ class SceneCables:
         None), as the document announced them. Each bundle they touch is changed in its row: one whose
         last cable goes keeps its row, empty (an undo fills it again); a cable between two devices with
         no bundle appends a row. The link heat's positions (each bundle's links as places in doc.links)
-        follow. O(changed rows) plus a few array copies: planning every bundle again held the window
-        1.1-1.4 s at 131k GPUs. False when that is needed anyway (the positions are not known, or the
-        bundles do not hold what the edits say), left to the caller."""
+        follow, every other cable's place moved once for all the edits (list_edits.py). O(changed rows)
+        plus a few array passes: planning every bundle again held the window 1.1-1.4 s at 131k GPUs.
+        False when that is needed anyway (the positions are not known, or the bundles do not hold what
+        the edits say), left to the caller."""
         scene = self._scene
         layer, doc = scene.link_layer, scene.doc
         table = layer.bundles
@@ -196,41 +198,67 @@ class SceneCables:
         if known is None or known[0] != self.version or known[1] + net != len(doc.links) \
                 or len(known[3]) != len(table) + 1:
             return False
-        members, starts = known[2].copy(), known[3].copy()
-        ids: dict[int, list] = {}  # row -> its link ids after the edits, in the document's order
+        members, starts = known[2], known[3]
+        places = ListEdits(known[1])  # the document's links as the edits change them
+        gone: list[int] = []  # entries of `members` whose links the edits removed
         added_rows: dict = {}  # key -> row of a bundle the edits add (after the table's rows)
         for action, link, position, key in edits:
             if position is None:
                 return False
             row = None if key is None else added_rows.get(key, layer.index.get(key))
             if action == "removed":
-                if key is not None:
-                    if row is None:
-                        return False
-                    at = starts[row] + np.flatnonzero(members[starts[row]:starts[row + 1]] == position)
-                    now = ids.setdefault(row, list(self._link_ids(row)))
-                    if len(at) != 1 or now[int(at[0] - starts[row])] != link.id:
-                        return False
-                    del now[int(at[0] - starts[row])]
-                    members = np.delete(members, at)
-                    starts[row + 1:] -= 1
-                members -= members > position  # (a boolean mask subtracted: no masked copy, ~3x faster)
-            else:
-                members += members >= position
+                place = places.remove(position)
+                if place is None:
+                    return False
                 if key is None:
                     continue
                 if row is None:
-                    row = added_rows[key] = len(starts) - 1
-                    starts = np.append(starts, starts[-1])
-                s, e = starts[row], starts[row + 1]
-                at = int(s + np.searchsorted(members[s:e], position))
-                ids.setdefault(row, list(self._link_ids(row)) if row < len(table) else []).insert(at - s, link.id)
-                members = np.insert(members, at, position)
-                starts[row + 1:] += 1
+                    return False
+                if isinstance(place, Inserted):  # a cable come and gone in these edits
+                    if place.tag != (row, link.id):
+                        return False
+                    continue
+                if row >= len(table):
+                    return False
+                at = starts[row] + np.flatnonzero(members[starts[row]:starts[row + 1]] == place)
+                if len(at) != 1 or self._link_ids(row)[int(at[0] - starts[row])] != link.id:
+                    return False
+                gone.append(int(at[0]))
+            else:
+                if key is not None and row is None:
+                    row = added_rows[key] = len(table) + len(added_rows)
+                if not places.insert(position, Inserted(None if key is None else (row, link.id))):
+                    return False
+        rows = len(table) + len(added_rows)
+        kept = np.delete(members, gone) if gone else members
+        counts = np.zeros(rows, np.int64)
+        counts[:len(table)] = np.diff(starts)
+        if gone:
+            np.subtract.at(counts, np.searchsorted(starts, gone, side="right") - 1, 1)
+        kept_starts = np.concatenate([[0], np.cumsum(counts)])
+        kept = places.moved(kept)  # every other cable's place, in one pass
+        come = sorted((int(kept_starts[item.tag[0]] + np.searchsorted(
+            kept[kept_starts[item.tag[0]]:kept_starts[item.tag[0] + 1]], position)), position, item.tag)
+            for position, item in places.inserted() if item.tag is not None)
+        ids: dict[int, list] = {}  # row -> its link ids after the edits, in the document's order
+        gone_set = set(gone)
+        for row in {int(r) for r in np.searchsorted(starts, gone, side="right") - 1} | {t[0] for _, _, t in come}:
+            mine = []
+            if row < len(table):
+                s, e = int(starts[row]), int(starts[row + 1])
+                stay = [i for i in range(s, e) if i not in gone_set]
+                old_ids = self._link_ids(row)
+                mine = list(zip(places.moved(members[stay]).tolist(), (old_ids[i - s] for i in stay)))
+            mine += [(position, tag[1]) for _, position, tag in come if tag[0] == row]
+            ids[row] = [link_id for _, link_id in sorted(mine)]
+        for _, _, (row, _id) in come:
+            counts[row] += 1
+        members = np.insert(kept, [at for at, _, _ in come], [position for _, position, _ in come]) if come else kept
+        starts = np.concatenate([[0], np.cumsum(counts)])
         links = {}
         known_devices = table.device_row()
         for key, row in added_rows.items():
-            if not ids[row] or key[0] not in known_devices or key[1] not in known_devices:
+            if not ids.get(row) or key[0] not in known_devices or key[1] not in known_devices:
                 return False  # a bundle come and gone in one edit, or a device the table does not number
         for row, row_ids in ids.items():
             links[row] = [doc.find("links", i) for i in row_ids]
