@@ -79,7 +79,7 @@ class LinkLayer(QGraphicsItem):
         self.aggregates = _Lines()
         self.aggregate_tips: list[str] = []
         self.selected: set[int] = set()
-        self._aggregate_heat_memo: np.ndarray | None = None  # _aggregate_heat, until heat or lines change
+        self._aggregate_heat_memo: tuple | None = None  # _aggregate_heat_pens, until heat or lines change
         self.heat: np.ndarray | None = None  # per bundle: utilisation bucket 0..10 (link heat), or None
         self.bundle_aggregate = np.zeros(0, dtype=np.int64)  # per bundle: its rack-to-rack line, or -1
         self.marked: set[int] = set()  # bottleneck bundles, outlined
@@ -313,24 +313,31 @@ class LinkLayer(QGraphicsItem):
         if not len(lines.a):
             return np.zeros(0, dtype=np.int64)
         x0, x1, y0, y1 = lines.boxes()
-        rows = np.flatnonzero((x1 >= rect.left()) & (x0 <= rect.right()) & (y1 >= rect.top()) & (y0 <= rect.bottom()))
-        if len(rows) < 64:
-            return rows
+        left, right, top, bottom = rect.left(), rect.right(), rect.top(), rect.bottom()
+        meets = (x1 >= left) & (x0 <= right) & (y1 >= top) & (y0 <= bottom)
+        if np.count_nonzero(meets) < 64:
+            return np.flatnonzero(meets)
         # Of those whose box meets the rect, the ones that cross it: the rect's corners are not all on one
         # side of the line. Zoomed in, most long cables only pass near the view (a third fewer to draw).
-        a, d = lines.a[rows], lines.b[rows] - lines.a[rows]
-        sides = [d[:, 0] * (cy - a[:, 1]) - d[:, 1] * (cx - a[:, 0])
-                 for cx, cy in ((rect.left(), rect.top()), (rect.right(), rect.top()),
-                                (rect.left(), rect.bottom()), (rect.right(), rect.bottom()))]
-        low, high = np.minimum.reduce(sides), np.maximum.reduce(sides)
-        return rows[(low <= 0) & (high >= 0)]
+        # A line with both ends in the rect crosses it: only the others are tested (fit-all: none).
+        inside = (x0 >= left) & (x1 <= right) & (y0 >= top) & (y1 <= bottom)
+        rows = np.flatnonzero(meets & ~inside)
+        if len(rows):
+            a, d = lines.a[rows], lines.b[rows] - lines.a[rows]
+            sides = [d[:, 0] * (cy - a[:, 1]) - d[:, 1] * (cx - a[:, 0])
+                     for cx, cy in ((left, top), (right, top), (left, bottom), (right, bottom))]
+            low, high = np.minimum.reduce(sides), np.maximum.reduce(sides)
+            inside[rows[(low <= 0) & (high >= 0)]] = True
+        return np.flatnonzero(inside)
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         self.paint_rect(painter, option.exposedRect)
 
-    def shown_aggregate_heat(self) -> np.ndarray | None:
+    def shown_aggregate_pens(self) -> tuple | None:
+        """Per rack-to-rack line under the heat shown: its bucket and the line that sets its pen
+        (aggregate_pen_rows); None without heat."""
         heat = self.heat if (self.heat is not None and len(self.heat) == len(self.lines.a)) else None
-        return self._aggregate_heat(heat) if heat is not None else None
+        return self._aggregate_heat_pens(heat) if heat is not None else None
 
     def selected_aggregates(self) -> set[int]:
         rows_of = self.bundle_aggregate
@@ -350,16 +357,16 @@ class LinkLayer(QGraphicsItem):
         heat = self.heat if (self.heat is not None and len(self.heat) == len(self.lines.a)) else None
         pen_rows = None
         if heat is not None and aggregate:
-            heat = self._aggregate_heat(heat)  # the rack-to-rack lines keep the heat: their busiest cable
-            pen_rows = aggregate_pen_rows(heat)
+            heat, pen_rows = self._aggregate_heat_pens(heat)  # the rack-to-rack lines keep their busiest cable's
         gbps = np.nan_to_num(lines.gbps[rows], nan=1.0, posinf=1.0, neginf=1.0)  # a recovered NaN/inf: thin
         width_bucket = np.round(np.log2(np.maximum(gbps, 1.0)) * 2).astype(np.int64)
         if heat is not None:
             groups = heat[rows]
         else:
             groups = lines.kind[rows].astype(np.int64) * 1000 + width_bucket
-        ax, ay = lines.a[rows, 0].tolist(), lines.a[rows, 1].tolist()
-        bx, by = lines.b[rows, 0].tolist(), lines.b[rows, 1].tolist()
+        if not aggregate:  # (the rack-to-rack lines are kept as QLineF: _aggregate_qlines)
+            ax, ay = lines.a[rows, 0].tolist(), lines.a[rows, 1].tolist()
+            bx, by = lines.b[rows, 0].tolist(), lines.b[rows, 1].tolist()
         order = np.argsort(groups, kind="stable")
         # Hundreds of cables on screen: drawn without antialiasing (a thin line then costs a fraction,
         # and in a dense fan the steps do not show); a few, smooth.
@@ -425,16 +432,18 @@ class LinkLayer(QGraphicsItem):
             self._agg_qlines = [QLineF(p[0], p[1], q[0], q[1]) for p, q in zip(a, b)]
         return self._agg_qlines
 
-    def _aggregate_heat(self, heat: np.ndarray) -> np.ndarray:
-        """Per rack-to-rack line, the hottest bucket of its bundles (-1: none of them has a load);
-        kept until the heat, the bundles' lines or the rack-to-rack lines are set again."""
+    def _aggregate_heat_pens(self, heat: np.ndarray) -> tuple:
+        """Per rack-to-rack line, the hottest bucket of its bundles (-1: none of them has a load) and the
+        line that sets its pen (aggregate_pen_rows: a sort of every line, not redone at every paint of
+        the view and the overview); kept until the heat, the bundles' lines or the rack-to-rack lines
+        are set again."""
         if self._aggregate_heat_memo is None:
             out = np.full(len(self.aggregates.a), -1, dtype=np.int64)
             rows = self.bundle_aggregate
             if len(rows) == len(heat):
                 inside = rows >= 0
                 np.maximum.at(out, rows[inside], heat[inside])
-            self._aggregate_heat_memo = out
+            self._aggregate_heat_memo = (out, aggregate_pen_rows(out))
         return self._aggregate_heat_memo
 
     def _draw_labels(self, painter, rows, ax, ay, bx, by, exposed: QRectF) -> None:

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from . import style
-from .links import DENSE_LINES, aggregate_pen_rows
+from .links import DENSE_LINES
 
 # Above this many racks, servers and switches the overview draws racks and rack-to-rack lines itself:
 # scene.render of 26k boxes (131k GPUs) costs 0.2-0.7 s on the window's thread, the outline ~0.1 s.
@@ -240,9 +240,9 @@ def overview_marks(layer) -> np.ndarray:
     n = len(lines.a)
     marks = np.zeros((n, 9), float)
     marks[:, 0:2], marks[:, 2:4] = lines.a, lines.b
-    heat = layer.shown_aggregate_heat()
+    shown = layer.shown_aggregate_pens()
+    heat, pen_rows = shown if shown is not None else (None, np.arange(n))
     marks[:, 4] = heat if heat is not None else -2
-    pen_rows = aggregate_pen_rows(heat) if heat is not None else np.arange(n)
     marks[:, 5], marks[:, 6] = lines.kind[pen_rows], lines.gbps[pen_rows]
     marks[:, 7], marks[:, 8] = lines.kind, lines.gbps
     selected = layer.selected_aggregates()
