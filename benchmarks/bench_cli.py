@@ -56,7 +56,7 @@ t1 = time.perf_counter()
 with collector_paused():
     text = files.read_text(sys.argv[1]); t2 = time.perf_counter()
     reader = LinkFieldsKept()  # as load_document(keep_link_fields=True)
-    data = yaml_source.parse_fast(text, reader); t3 = time.perf_counter()
+    data = yaml_source.parse_fast(text, reader, reader.lines); t3 = time.perf_counter()
     kind, meta, spec, problems = build_document(data)
     doc = Document(spec, meta, link_fields=reader.fields); t4 = time.perf_counter()
     with doc.held_still():  # as the command: each link field read once, by whichever step asks first

@@ -23,7 +23,7 @@ from ..problems import DesignerError, MissingInputError, Problem
 from ..gc_pause import collector_paused
 from ..fs.atomic import atomic_write_bytes, atomic_write_text, sweep_stale_temps  # noqa: F401 (the io API)
 from . import yaml_source
-from .schema import API_VERSION, ScenarioSpec, build_document, bulk_columns, prebuild_items
+from .schema import API_VERSION, ScenarioSpec, build_document, bulk_columns, link_columns_of, prebuild_items, prebuild_lines
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
@@ -89,15 +89,18 @@ def read_text(path: str | os.PathLike, what: str = "a design",
                                      line=line, column=column, fix="save the file as UTF-8")]) from None
 
 
-def parse(text: str, name: str = "<text>", build_items=None):
+def parse(text: str, name: str = "<text>", build_items=None, build_lines=None):
     """(kind, metadata, spec) from YAML text; DesignerError with located problems otherwise.
-    `build_items`: what builds the one-line items as they are read (default schema.prebuild_items)."""
+    `build_items` and `build_lines`: what builds the one-line items as they are read, from their mappings
+    and from their lines (default schema.prebuild_items and schema.prebuild_lines; see parse_fast)."""
     with collector_paused():  # a million acyclic objects at 131k GPUs: a quarter of the load (gc_pause.py)
-        return _parse(text, name, build_items)
+        return _parse(text, name, build_items, build_lines)
 
 
-def _parse(text: str, name: str, build_items=None):
-    data = yaml_source.parse_fast(text, build_items or prebuild_items)
+def _parse(text: str, name: str, build_items=None, build_lines=None):
+    if build_items is None:
+        build_items, build_lines = prebuild_items, prebuild_lines
+    data = yaml_source.parse_fast(text, build_items, build_lines)
     located = None
     if data is None:
         located = _parse_located(text, name)
@@ -144,6 +147,16 @@ class LinkFieldsKept:
                 self.fields[name] += column
         return list(map(Link, *columns))
 
+    def lines(self, section: str, lines: list[str]) -> list | None:
+        """schema.prebuild_lines, keeping the links' fields as __call__ does."""
+        columns = link_columns_of(lines) if section == "links" else None
+        if columns is None:
+            return None
+        if self.fields is not None:
+            for name, column in zip(LINK_FIELDS, columns):
+                self.fields[name] += column
+        return list(map(Link, *columns))
+
 
 def _parse_located(text: str, name: str):
     try:
@@ -166,7 +179,7 @@ def load_document(path: str | os.PathLike, keep_link_fields: bool = False) -> Do
     design that stays open would hold them for nothing: ~24 MB at 131k GPUs)."""
     text = read_text(path)
     reader = LinkFieldsKept() if keep_link_fields else None
-    kind, metadata, spec = parse(text, str(path), reader)
+    kind, metadata, spec = parse(text, str(path), reader, reader.lines if reader is not None else None)
     if kind != "Cluster":
         raise DesignerError([Problem(f"this is a {kind} file; a Cluster file is needed here", file=str(path),
                                      line=1, column=1, fix="open the cluster and pass this file with --scenario")])

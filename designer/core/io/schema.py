@@ -15,6 +15,7 @@ from functools import partial
 from itertools import chain, repeat
 from typing import Any, Union
 
+from . import link_rows
 from ..model.document import ClusterSpec
 from ..model.elements import Link, Metadata, Node, Rack, Switch
 from ..model import megatron_names
@@ -397,13 +398,21 @@ def bulk_columns(cls):
     """For a flat dataclass (see _bulk_builder): a function from a list of mappings to the constructor's
     arguments as columns, one list per field in the fields' order, or None when some item is not plainly
     valid."""
-    if cls in _bulk_cache:
-        return _bulk_cache[cls]
-    columns_of = None
-    if _fast_builder(cls) is not None and all(f.init and not f.kw_only for f in _fields(cls)):
-        columns_of = _make_bulk(cls)
-    _bulk_cache[cls] = columns_of
-    return columns_of
+    return _bulk_functions(cls)[0]
+
+
+def bulk_checker(cls):
+    """For a flat dataclass (see _bulk_builder): a function from the number of items and each field's
+    values as read (see _make_bulk's `checked`) to the constructor's arguments as columns, by the same
+    rules as bulk_columns; None for a class that is not flat."""
+    return _bulk_functions(cls)[1]
+
+
+def _bulk_functions(cls):
+    if cls not in _bulk_cache:
+        flat = _fast_builder(cls) is not None and all(f.init and not f.kw_only for f in _fields(cls))
+        _bulk_cache[cls] = _make_bulk(cls) if flat else (None, None)
+    return _bulk_cache[cls]
 
 
 # spec's one-line sections (yaml_source.FAST_SECTIONS) and their elements: what prebuild_items builds,
@@ -420,6 +429,20 @@ def prebuild_items(section: str, items: list) -> list:
     bulk = _bulk_builder(cls) if cls is not None else None
     built = bulk(items) if bulk is not None else None
     return items if built is None else built
+
+
+def prebuild_lines(section: str, lines: list[str]) -> list | None:
+    """The links of a part of spec.links's item lines, read from their text (link_rows) and built by
+    the bulk builder's rules, or None when a line is not in the layout `save` writes or some link is
+    not plainly valid: then the part is read as JSON (prebuild_items), which says what and where."""
+    columns = link_columns_of(lines) if section == "links" else None
+    return None if columns is None else list(map(Link, *columns))
+
+
+def link_columns_of(lines: list[str]) -> list[list] | None:
+    """The Link constructor's arguments as columns from link item lines (see prebuild_lines)."""
+    values = link_rows.link_columns(lines, ABSENT)
+    return None if values is None else bulk_checker(Link)(len(lines), values.get)
 
 
 SHARE_SAMPLE = 64  # a column whose first values repeat this much is worth sharing (below)
@@ -450,7 +473,7 @@ class _Absent:
     """A key an item leaves out (None may be a value)."""
 
 
-_ABSENT = _Absent()
+_ABSENT = ABSENT = _Absent()
 
 
 def _make_bulk(cls):
@@ -487,14 +510,20 @@ def _make_bulk(cls):
         present = set().union(*items)  # every key of every item (no tuple of keys per item: 0.1 s at 131k GPUs)
         if not present <= known:
             return None
+        return checked(n, lambda name: list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
+                       if name in present else None)
+
+    def checked(n: int, column_of) -> list[list] | None:
+        """The constructor's arguments from each field's values as read (`column_of(name)`: the n values,
+        ABSENT where an item leaves the field out, or None when every item does)."""
         args = []
         for name, accept, bounds, is_float, is_list, required, default, factory in columns:
-            if name not in present:
+            col = column_of(name)
+            if col is None:
                 if required:
                     return None
                 args.append([factory() for _ in range(n)] if factory else [default] * n)
                 continue
-            col = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
             kinds = set(map(type, col))
             absent = _Absent in kinds  # some items leave the key out
             if absent:
@@ -518,7 +547,7 @@ def _make_bulk(cls):
                     return None
             if absent:
                 col = ([factory() if v is _ABSENT else v for v in col] if factory
-                       else list(map(dict.get, items, repeat(name), repeat(default))))
+                       else [default if v is _ABSENT else v for v in col])
                 kinds.add(list if factory else type(default))
                 distinct = None
             if is_float and int in kinds:
@@ -529,7 +558,7 @@ def _make_bulk(cls):
             args.append(_shared_values(col, kinds, distinct))
         return args
 
-    return columns_of
+    return columns_of, checked
 
 
 class _Missing:

@@ -2,7 +2,8 @@
 
 Two paths:
 - `parse_fast`: the layout `save` writes (each rack, node, switch and link on one line as a
-  JSON object inside a YAML flow sequence item). Those lines go through `json.loads`, the
+  JSON object inside a YAML flow sequence item). Those lines go through `json.loads` (or, as
+  the caller's `build_lines` asks, straight into elements: the links, io/link_rows.py), the
   small rest through PyYAML's C loader. 130k-GPU files load in about a second this way;
   PyYAML alone needs ~130 us per element.
 - `parse_located`: any YAML, via PyYAML's composer (safe: plain data only), keeping marks.
@@ -74,13 +75,16 @@ def _reject_constant(name: str):
 RUN_LINES = 2048  # lines decoded per call (~3 ms each): the window's thread waits at most that long
 
 
-def parse_fast(text: str, build_items=None) -> object | None:
+def parse_fast(text: str, build_items=None, build_lines=None) -> object | None:
     """Data of a file in the layout `save` writes; None when the text is not in that layout.
 
     `build_items(section, items)`, when given, turns each part of a section's one-line items into
     what the section's list then holds (schema.prebuild_items: the elements themselves), so that
-    the mappings of 295k links never all exist at once (~150 MB at 131k GPUs, most of a load's peak)."""
-    reader = _LayoutReader(build_items)
+    the mappings of 295k links never all exist at once (~150 MB at 131k GPUs, most of a load's peak).
+    `build_lines(section, lines)`, when given, is asked first for what a part's item lines make
+    (schema.prebuild_lines: the links straight from their text, without the mappings); None from it
+    reads the part as JSON."""
+    reader = _LayoutReader(build_items, build_lines)
     if not reader.read(text):
         return None
     return _with_sections(reader.skeleton, reader.sections)
@@ -91,8 +95,9 @@ class _LayoutReader:
     every other line into the skeleton PyYAML reads (the items' lines left out: their section's value
     there must be empty, so they do not change what the rest means)."""
 
-    def __init__(self, build_items):
+    def __init__(self, build_items, build_lines=None):
         self.build_items = build_items
+        self.build_lines = build_lines
         self.skeleton: list[str] = []
         self.sections: dict[str, list] = {}
         self.top: str | None = None  # the top-level key being read
@@ -130,7 +135,12 @@ class _LayoutReader:
         slice that is not plain items."""
         items_of = self.sections[self.spec_key]
         for first in range(0, len(lines), RUN_LINES):
-            items = _scan_run(lines[first:first + RUN_LINES], self.scan)
+            part = lines[first:first + RUN_LINES]
+            built = None if self.build_lines is None else self.build_lines(self.spec_key, part)
+            if built is not None:
+                items_of += built
+                continue
+            items = _scan_run(part, self.scan)
             if items is None:
                 return lines[first:]
             items_of += items if self.build_items is None else self.build_items(self.spec_key, items)
