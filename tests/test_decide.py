@@ -20,6 +20,8 @@ spec:
 # The searches of two 16-GPU designs are small: in this process they take a third of the time a pool of
 # worker processes takes to start and hand them back (the pool's own tests are the search's)
 ONE_PROCESS = ("--workers", "1")
+# calibrations a user sets on the command line: the report says them among its assumptions
+CALIBRATED = ("--set", "calibration.reliability.restart_s=900", "--set", "calibration.rank_speed_screened_share=0.01")
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +41,10 @@ def designs(tmp_path_factory):
 def decision(designs, tmp_path_factory):
     a, b, job = designs
     report = tmp_path_factory.mktemp("report") / "decision.pdf"
-    # long sequences: the best plan on H100 has TP communication an NVLink upgrade would shorten (an Advisor change)
+    # long sequences: the best plan on H100 has TP communication an NVLink upgrade would shorten (an Advisor change);
+    # two calibrations set, which the report's assumptions must show as in force
     code, out, err = run_cli("decide", a, b, "--scenario", job, "--tokens", "100B", "--json", "--report", report,
-                             "--set", "workload.seq_length=16384", *ONE_PROCESS)
+                             "--set", "workload.seq_length=16384", *CALIBRATED, *ONE_PROCESS)
     assert code == 0, err
     return json.loads(out), report
 
@@ -103,6 +106,7 @@ def test_the_report_gives_each_design_its_pictures_plan_changes_and_assumptions(
         assert assumption in text, assumption
 
 
+@pytest.mark.slow  # a new interpreter's decide: in this process, tests/core/test_report.py writes a report without Qt
 def test_the_report_without_qt_says_why_it_has_no_pictures(designs, tmp_path):
     a, b, job = designs
     report = tmp_path / "no-qt.pdf"
@@ -120,13 +124,8 @@ def test_the_report_without_qt_says_why_it_has_no_pictures(designs, tmp_path):
     assert "Best plan as Megatron-LM arguments" in text
 
 
-def test_the_reports_assumptions_are_those_in_force(designs, tmp_path):
-    a, b, job = designs
-    report = tmp_path / "calibrated.pdf"
-    code, _, err = run_cli("decide", a, b, "--scenario", job, "--tokens", "100B", "--report", report,
-                           "--set", "calibration.reliability.restart_s=900",
-                           "--set", "calibration.rank_speed_screened_share=0.01", *ONE_PROCESS)
-    assert code == 0, err
+def test_the_reports_assumptions_are_those_in_force(decision):
+    _, report = decision  # decided with the CALIBRATED settings
     text, _ = pdf_text_and_pictures(report.read_bytes())
     assert "restart_s 900 " in text and "rank_speed_screened_share 0.01 " in text
 

@@ -38,14 +38,14 @@ def test_file_open_of_another_file_leaves_no_panel_on_the_first(window, qtbot, m
     first = window.result
     assert first.num_gpus == 64
     _panels_show(window, first)
-    other = tmp_path / "a100-1024.yaml"  # a file of the user's (an example opens as an untitled copy)
-    other.write_text((EXAMPLES / "a100-1024gpu-rail-infiniband.yaml").read_text())
+    other = tmp_path / "gb200-nvl72.yaml"  # a file of the user's (an example opens as an untitled copy)
+    other.write_text((EXAMPLES / "gb200-nvl72-144gpu.yaml").read_text())
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(other), "")))
     window.act_open.trigger()
     qtbot.waitUntil(lambda: window.qdoc.path == str(other), timeout=20_000)
     assert window.settle()
     second = window.result
-    assert second is not first and second.num_gpus == 1024
+    assert second is not first and second.num_gpus == 144
     _panels_show(window, second)
     assert window.scene.heat.result is second and window.logical_view.heat_result is second
     # the Advisor: the first file's advice never stands for the second
