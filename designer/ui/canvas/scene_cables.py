@@ -199,36 +199,10 @@ class SceneCables:
                 or len(known[3]) != len(table) + 1:
             return False
         members, starts = known[2], known[3]
-        places = ListEdits(known[1])  # the document's links as the edits change them
-        gone: list[int] = []  # entries of `members` whose links the edits removed
-        added_rows: dict = {}  # key -> row of a bundle the edits add (after the table's rows)
-        for action, link, position, key in edits:
-            if position is None:
-                return False
-            row = None if key is None else added_rows.get(key, layer.index.get(key))
-            if action == "removed":
-                place = places.remove(position)
-                if place is None:
-                    return False
-                if key is None:
-                    continue
-                if row is None:
-                    return False
-                if isinstance(place, Inserted):  # a cable come and gone in these edits
-                    if place.tag != (row, link.id):
-                        return False
-                    continue
-                if row >= len(table):
-                    return False
-                at = starts[row] + np.flatnonzero(members[starts[row]:starts[row + 1]] == place)
-                if len(at) != 1 or self._link_ids(row)[int(at[0] - starts[row])] != link.id:
-                    return False
-                gone.append(int(at[0]))
-            else:
-                if key is not None and row is None:
-                    row = added_rows[key] = len(table) + len(added_rows)
-                if not places.insert(position, Inserted(None if key is None else (row, link.id))):
-                    return False
+        walked = self._walk_edits(edits, known[1], members, starts)
+        if walked is None:
+            return False
+        places, gone, added_rows = walked
         rows = len(table) + len(added_rows)
         kept = np.delete(members, gone) if gone else members
         counts = np.zeros(rows, np.int64)
@@ -270,6 +244,44 @@ class SceneCables:
         self.version += 1  # which links each bundle holds changed (link heat rows, the legend's kinds)
         self.positions = (self.version, len(doc.links), members, starts)
         return True  # (each row changed painted its own part again)
+
+    def _walk_edits(self, edits, link_count: int, members: np.ndarray, starts: np.ndarray):
+        """The edits walked in order over the document's links: (places: where every link is now,
+        gone: entries of `members` whose links the edits removed, added_rows: key -> row of a bundle the
+        edits add, after the table's rows), or None where the bundles do not hold what the edits say."""
+        layer = self._scene.link_layer
+        table = layer.bundles
+        places = ListEdits(link_count)  # the document's links as the edits change them
+        gone: list[int] = []  # entries of `members` whose links the edits removed
+        added_rows: dict = {}  # key -> row of a bundle the edits add (after the table's rows)
+        for action, link, position, key in edits:
+            if position is None:
+                return None
+            row = None if key is None else added_rows.get(key, layer.index.get(key))
+            if action == "removed":
+                place = places.remove(position)
+                if place is None:
+                    return None
+                if key is None:
+                    continue
+                if row is None:
+                    return None
+                if isinstance(place, Inserted):  # a cable come and gone in these edits
+                    if place.tag != (row, link.id):
+                        return None
+                    continue
+                if row >= len(table):
+                    return None
+                at = starts[row] + np.flatnonzero(members[starts[row]:starts[row + 1]] == place)
+                if len(at) != 1 or self._link_ids(row)[int(at[0] - starts[row])] != link.id:
+                    return None
+                gone.append(int(at[0]))
+            else:
+                if key is not None and row is None:
+                    row = added_rows[key] = len(table) + len(added_rows)
+                if not places.insert(position, Inserted(None if key is None else (row, link.id))):
+                    return None
+        return places, gone, added_rows
 
     def _link_ids(self, row: int) -> tuple:
         return self._scene.link_layer.bundles.link_ids(row)
