@@ -476,6 +476,17 @@ class _Absent:
 _ABSENT = ABSENT = _Absent()
 
 
+def _in_bounds(values, bounds) -> bool:
+    """Every value inside a field's (enum, minimum, exclusive minimum, maximum)."""
+    enum, lo, xlo, hi = bounds
+    if enum:
+        return all(v in enum for v in values)
+    for v in values:  # written so that NaN fails every test
+        if not ((lo is None or v >= lo) and (xlo is None or v > xlo) and (hi is None or v <= hi)):
+            return False
+    return True
+
+
 def _make_bulk(cls):
     hints = _hints(cls)
     columns = []  # per field, in the order of the constructor's arguments
@@ -491,15 +502,6 @@ def _make_bulk(cls):
         factory = f.default_factory if f.default_factory is not dataclasses.MISSING else None
         columns.append((f.name, accept, bounds, tp is float, is_list, _required(f), default, factory))
     known = frozenset(c[0] for c in columns)
-
-    def in_bounds(values, bounds) -> bool:
-        enum, lo, xlo, hi = bounds
-        if enum:
-            return all(v in enum for v in values)
-        for v in values:  # written so that NaN fails every test
-            if not ((lo is None or v >= lo) and (xlo is None or v > xlo) and (hi is None or v <= hi)):
-                return False
-        return True
 
     def columns_of(items: list) -> list[list] | None:
         n = len(items)
@@ -536,14 +538,14 @@ def _make_bulk(cls):
                 values = list(chain.from_iterable(v for v in col if v is not _ABSENT))
                 if not set(map(type, values)) <= {int, float}:
                     return None
-                if bounds is not None and not in_bounds(set(values), bounds):
+                if bounds is not None and not _in_bounds(set(values), bounds):
                     return None
             distinct = None  # the column's values, when a bound makes them (the sharing takes them too)
             if bounds is not None and not is_list:
                 distinct = set(col)
                 distinct.discard(None)
                 distinct.discard(_ABSENT)
-                if not in_bounds(distinct, bounds):
+                if not _in_bounds(distinct, bounds):
                     return None
             if absent:
                 col = ([factory() if v is _ABSENT else v for v in col] if factory
