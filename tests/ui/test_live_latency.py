@@ -230,20 +230,29 @@ def _record_link_reading(monkeypatch) -> tuple[list, list]:
     return reads, grouped
 
 
+def _spine_link_selected(window, monkeypatch):
+    """The H100 example opened, a leaf-spine cable selected and its load worded once: (the links' reads
+    and groupings recorded from here on, the cable)."""
+    from tests.ui.test_live_edits import spine_link
+
+    reads, grouped = _record_link_reading(monkeypatch)
+    open_example(window, H100)
+    link = spine_link(window.qdoc.doc)
+    window.scene.select_ids([link.id])
+    assert window.settle() and len(reads) == 1
+    return reads, grouped, link
+
+
 def test_a_selected_links_load_is_worded_without_grouping_every_link(empty_window, monkeypatch):
     """A selected cable's load follows every edit without grouping every link of the design into
     classes (~0.12 s of CPU at 131k GPUs, the window's stalls while editing): its class is found alone,
     in the worker's thread, and the links' tiers and cables read at the selection are carried across
     the cable's speed edits."""
     import designer.core.analysis.link_load as link_load_module
-    from tests.ui.test_live_edits import spine_link, type_into_inspector
+    from tests.ui.test_live_edits import type_into_inspector
 
-    reads, grouped = _record_link_reading(monkeypatch)
     window = empty_window
-    open_example(window, H100)
-    link = spine_link(window.qdoc.doc)
-    window.scene.select_ids([link.id])
-    assert window.settle() and len(reads) == 1
+    reads, grouped, link = _spine_link_selected(window, monkeypatch)
     greyed = []  # the load of the result before, greyed while the step time of the new one is shown
     window.resultChanged.connect(lambda _r: greyed.append(window.inspector.load.isEnabled()))
     for value in (link.bandwidth_gbps / 2, link.bandwidth_gbps):
@@ -263,14 +272,9 @@ def test_a_cables_delete_and_undo_carry_the_links_tiers_and_cables(empty_window,
     the selection by that cable's place, not read every link again (~0.3 s of CPU and a peak of ~24 MB at
     131k GPUs); the cable selected again is worded as a fresh analysis words it."""
     import designer.core.analysis.link_load as link_load_module
-    from tests.ui.test_live_edits import spine_link
 
-    reads, _grouped = _record_link_reading(monkeypatch)
     window = empty_window
-    open_example(window, H100)
-    link = spine_link(window.qdoc.doc)
-    window.scene.select_ids([link.id])
-    assert window.settle() and len(reads) == 1
+    reads, _grouped, link = _spine_link_selected(window, monkeypatch)
     reads.clear()
     for action in ("delete", "undo"):
         window.scene.select_ids([link.id])
