@@ -392,9 +392,7 @@ class LinkLayer(QGraphicsItem):
                 if aggregate:
                     pen.setWidthF(min(pen.widthF(), 3.0))
                 painter.setPen(pen)
-            elif heat is not None:  # an aggregate of cables without a load
-                painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
-            else:
+            else:  # no heat, or an aggregate of cables without a load: the kind's pen
                 painter.setPen(self._pen(int(lines.kind[first]), float(lines.gbps[first]), aggregate=aggregate))
             if aggregate:  # the same lines at every paint of a zoomed-out view: made once (24k at 131k GPUs)
                 made = self._aggregate_qlines()
