@@ -14,7 +14,7 @@ def test_library_latency_is_the_slowest_member_servers():
     doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
     engine = Engine()
     engine.evaluate(doc)
-    fabric = engine._fabric
+    fabric = engine.built_fabric
     k = next(iter(engine.cache.groups.values())).k
     gpus_of = [np.flatnonzero(fabric.gpu_node == node) for node in range(3)]
     with_slow = np.array([[gpus_of[0][0], gpus_of[1][0]]])  # a group on servers 0 and 1
