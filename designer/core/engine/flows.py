@@ -145,7 +145,7 @@ def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
         leaf_down = np.bincount(dl[leaving], leaving_bytes, minlength=n_sw)
     else:
         leaf_up = leaf_down = np.zeros(0)
-    sp, dp = fabric.switch_pod[sl], fabric.switch_pod[dl]
+    sp, dp = fabric.switch_pod.take(sl), fabric.switch_pod.take(dl)  # (take: see _resource_time)
     cross_pod = cross_leaf & (sp != dp)
     if n_pod:
         crossing = np.flatnonzero(cross_pod)
@@ -201,11 +201,12 @@ def _resource_time(load: np.ndarray, cap: np.ndarray, at: np.ndarray) -> np.ndar
     Divided per resource when there are no more resources than flows (a leaf or pod tier, the NICs
     of a dimension's many flows): one division and NaN check per resource, one gather per flow; per
     flow otherwise (a small job's few flows on a big fabric). The same quotients either way."""
+    # (take: the route's indices are 32-bit, which indexing converts first, at twice the cost)
     if len(cap) <= len(at):
         t = load / cap
         np.copyto(t, np.inf, where=np.isnan(t))
-        return t[at]
-    t = load[at] / cap[at]
+        return t.take(at)
+    t = load.take(at) / cap.take(at)
     np.copyto(t, np.inf, where=np.isnan(t))
     return t
 
@@ -241,7 +242,7 @@ def every_path_open(fabric: Fabric, src_pod, dst_pod, cross_pod) -> bool:
     if not cross_pod.any():
         return True
     return (fabric.remembered("pods_open", (fabric.pod_up_Bps,), lambda: bool(fabric.pod_up_Bps.min() > 0))
-            and not ((src_pod < 0) | (dst_pod < 0))[cross_pod].any())
+            and not (cross_pod & ((src_pod < 0) | (dst_pod < 0))).any())
 
 
 def _leaves_open(fabric: Fabric) -> bool:

@@ -19,14 +19,14 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
         return empty
     if pattern in ("pairs", "one_way") and n == 2:  # member 0 -> member 1, and back unless one way
         a, b = sh.members[:, 0], sh.members[:, 1]
-        cross = f.gpu_domain[a] != f.gpu_domain[b]
+        cross = f.gpu_domain.take(a) != f.gpu_domain.take(b)  # (take: see pxn_nic)
         a, b = a[cross], b[cross]
         gid = np.flatnonzero(cross)
         if pattern == "one_way":  # every stage sends to the next at once (a 1F1B exchange's one direction)
-            return pxn_nic(f, a, b), f.gpu_nic[b], np.ones(a.size), gid
+            return pxn_nic(f, a, b), f.gpu_nic.take(b), np.ones(a.size), gid
         senders, receivers = np.concatenate([a, b]), np.concatenate([b, a])
         src = pxn_nic(f, senders, receivers)
-        return src, f.gpu_nic[receivers], np.ones(src.size), np.concatenate([gid, gid])
+        return src, f.gpu_nic.take(receivers), np.ones(src.size), np.concatenate([gid, gid])
     if pattern in ("pairs", "one_way"):  # a p2p ring's step (context parallelism): every member sends to the next at once
         nxt = np.roll(sh.members, -1, axis=1)
         cross = f.gpu_domain[sh.members] != f.gpu_domain[nxt]
@@ -53,7 +53,7 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
             per = np.full(src_gpu.size, n / max(n - 1, 1) / N)
         else:
             per = np.full(src_gpu.size, 1.0 / g)  # the node's traffic spread over its g NICs
-        return pxn_nic(f, src_gpu, dst_gpu), f.gpu_nic[dst_gpu], per, gid
+        return pxn_nic(f, src_gpu, dst_gpu), f.gpu_nic.take(dst_gpu), per, gid
     # Uneven groups: a ring through the members in node order, one flow per hop.
     ring = np.sort(sh.members, axis=1)
     nxt = np.roll(ring, -1, axis=1)
@@ -74,9 +74,10 @@ def _next_server(by_node: np.ndarray, shift: int) -> np.ndarray:
 
 def pxn_nic(f: Fabric, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
     """NIC on the source node that sits on the destination GPU's rail (PXN)."""
-    dst_nic = f.gpu_nic[dst_gpu]
-    local = dst_nic - f.node_nic_base[f.gpu_node[dst_gpu]]
-    base = f.node_nic_base[f.gpu_node[src_gpu]]
+    # (take: the GPUs are the placements' 32-bit ranks, which indexing converts first, at twice the cost)
+    dst_nic = f.gpu_nic.take(dst_gpu)
+    local = dst_nic - f.node_nic_base[f.gpu_node.take(dst_gpu)]
+    base = f.node_nic_base[f.gpu_node.take(src_gpu)]
     # servers with as many NICs each: every source server has the destination's rail
     if f.remembered("alike_nic_counts", (f.node_nic_count,),
                     lambda: bool((f.node_nic_count == f.node_nic_count[:1]).all())):

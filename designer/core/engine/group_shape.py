@@ -38,7 +38,8 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
                                    np.maximum(members[:, 0], members[:, 1])), axis=1)
     else:
         sorted_members = np.sort(members, axis=1) if n > 1 else members
-    sorted_nodes = fabric.gpu_domain[sorted_members]  # scale-up islands: NVLink domains
+    # (take: indexing by the placements' 32-bit ranks converts them first, at twice the cost)
+    sorted_nodes = fabric.gpu_domain.take(sorted_members)  # scale-up islands: NVLink domains
     if n == 2:
         n_nodes = (sorted_nodes[:, 0] != sorted_nodes[:, 1]).astype(np.int64) + 1
     else:
@@ -79,7 +80,7 @@ def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
                                 lambda: np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1))
     pod_of = fabric.remembered("switch_pod_or_none", (fabric.switch_pod,),
                                lambda: np.append(fabric.switch_pod.astype(np.int64, copy=False), -1))
-    leaves = leaf_of[fabric.gpu_nic[members]]
+    leaves = leaf_of[fabric.gpu_nic.take(members)]
     pods = pod_of[leaves]
     # GPUs under one leaf are in one pod: 3, less one for one pod, less one more for one leaf
     return 3 - _rows_alike(leaves).astype(np.int64) - _rows_alike(pods)

@@ -164,11 +164,12 @@ class PatternTimes:
             np.maximum.at(net, gid, flow_t)
             # bottleneck of each group: (one of) its slowest flows
             best = np.full(G, -1, dtype=np.int64)
-            slowest = np.flatnonzero(flow_t >= net[gid])
+            slowest = np.flatnonzero(flow_t >= net.take(gid))  # (take: gid is 32-bit, see group_flows.pxn_nic)
             best[gid[slowest]] = slowest
-            ok = best >= 0
-            code[ok] = flow_code[best[ok]]
-            res[ok] = flow_res[best[ok]]
+            ok = np.flatnonzero(best >= 0)
+            at = best[ok]
+            code[ok] = flow_code[at]
+            res[ok] = flow_res[at]
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
         out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
         self._unit[pattern] = out
@@ -189,7 +190,7 @@ def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
     # Direct links (scale_up: nvlink, e.g. MI300X's Infinity Fabric full mesh) spread a GPU's
     # bandwidth evenly over its links to the other GPUs of the server: a group that holds g
     # of them reaches only (g - 1) of those links; a switch (NVSwitch) gives any group all of it.
-    first = f.gpu_node[sh.members[:, 0]]
+    first = f.gpu_node.take(sh.members[:, 0])  # (take: see group_flows.pxn_nic)
     mesh_nodes = kind_mask(f, "node_scale_up_kind", "nvlink")
     mesh = mesh_nodes[first] if mesh_nodes.any() else None
     # each group's slowest member's rate

@@ -271,27 +271,16 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     offsets = [0] * p
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
-    n = sum(sizes)
     has_input = dep_at >= 0
     starts = [o for o, size in zip(offsets, sizes) if size]  # each stage's first op
-    first = np.zeros(n, bool)
-    first[starts] = True
-    ranked = _ticked_order(ticks, dep_at, has_input, first) if ticks is not None else None
-    if ranked is None:
+    order = np.argsort(ticks, kind="stable") if ticks is not None else None
+    if order is not None:
+        op_slot, prev_slot, dep_slot = _end_slots(order, p, stage_of, starts, dep_at)
+        if not ((dep_slot < op_slot).all() and (prev_slot < op_slot).all()):
+            order = None  # the ticks put an op before its input or before its stage's previous op
+    if order is None:
         order = np.array(_visit_order(p, sizes, offsets, dep_at.tolist()), np.int64)
-        rank = np.empty(n, np.int64)
-        rank[order] = np.arange(n)
-    else:
-        order, rank = ranked
-    # each op's end slot, then the -inf slot p: what an input of -1 (none) picks
-    slot_of = np.empty(n + 1, np.int64)
-    np.add(rank, p + 1, out=slot_of[:n])
-    slot_of[n] = p
-    op_slot = slot_of[:n]
-    prev_slot = np.empty(n, np.int64)
-    prev_slot[1:] = op_slot[:-1]
-    prev_slot[starts] = stage_of[starts]
-    dep_slot = slot_of[dep_at]
+        op_slot, prev_slot, dep_slot = _end_slots(order, p, stage_of, starts, dep_at)
     flat_codes = 3 * v * stage_of + codes
     dep_slots = np.where(has_input, dep_slot, -1)
     arrays = _StageArrays(offsets, sizes, prev_slot, dep_slots, crosses, codes, p)
@@ -302,15 +291,21 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
             prev_slot[order].tolist(), from_other_stage, visit_inputs, flat_codes[order], visit_crosses)
 
 
-def _ticked_order(ticks, dep_at, has_input, first):
-    """The ops sorted by tick, when that puts every op after the op it waits for and after the
-    previous op of its stage (checked: else None), with each op's place in that order."""
-    order = np.argsort(ticks, kind="stable")
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    if (rank[dep_at[has_input]] < rank[has_input]).all() and (rank[1:] > rank[:-1])[~first[1:]].all():
-        return order, rank
-    return None
+def _end_slots(order, p, stage_of, starts, dep_at):
+    """Per op (stage after stage), with the ops visited in `order`: the slot of its own end, of its
+    stage's previous end (its stage's start offset for a stage's first op) and of its input's end
+    (the -inf slot p for none). An op with no input, or the first of its stage, waits for a slot
+    below p + 1: the order is one the hot loop can run when every op's own slot is above both."""
+    n = len(order)
+    # each op's end slot, then the -inf slot p: what an input of -1 (none) picks
+    slot_of = np.empty(n + 1, np.int64)
+    slot_of[order] = np.arange(p + 1, n + p + 1)
+    slot_of[n] = p
+    op_slot = slot_of[:n]
+    prev_slot = np.empty(n, np.int64)
+    prev_slot[1:] = op_slot[:-1]
+    prev_slot[starts] = stage_of[starts]
+    return op_slot, prev_slot, slot_of[dep_at]
 
 
 def _visit_order(p, sizes, offsets, waits_on):
