@@ -70,7 +70,8 @@ class Document:
     def __init__(self, spec: ClusterSpec | None = None, metadata: Metadata | None = None,
                  link_fields: dict[str, list] | None = None):
         """`link_fields`: every field of the links as one list each, as the reader made the links from
-        them (files.LinkFieldsKept): the first held_still block takes them as its reading of the links."""
+        them (files.LinkFieldsKept), each number within its field's bounds: the first held_still block
+        takes them as its reading of the links."""
         self.metadata = metadata or Metadata()
         self.spec = spec or ClusterSpec()
         self.events = Events()
@@ -210,6 +211,11 @@ class Document:
         if self._held is not None:
             return self._held.values(name)
         return map(attrgetter(name), self.spec.links)
+
+    def link_numbers_finite(self, name: str) -> bool:
+        """Whether link_values(name) is the reader's list (`link_fields`), whose numbers the reader held
+        within their fields' bounds: none is NaN or infinite (no need to look at 295k values for one)."""
+        return self._held is not None and name in self._held.from_reader
 
     def link_list(self, name: str) -> list:
         """link_values as a list (one that nothing changes afterwards)."""
@@ -508,11 +514,12 @@ def _identities(items: list) -> np.ndarray:
 class _LinkFields:
     """The links' fields as lists, each read from the link objects the first time it is asked for."""
 
-    __slots__ = ("links", "lists")
+    __slots__ = ("links", "lists", "from_reader")
 
     def __init__(self, links: list, lists: dict[str, list]):
         self.links = links
         self.lists = lists
+        self.from_reader = frozenset(lists)  # the reader's lists (Document's `link_fields`)
 
     def values(self, name: str) -> list:
         values = self.lists.get(name)
