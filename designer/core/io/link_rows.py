@@ -72,6 +72,12 @@ def link_columns(lines: list[str], absent) -> dict[str, list] | None:
         if what == "text":
             columns[name] = list(texts)
             continue
+        if texts and texts.count(texts[0]) == len(texts):  # the usual part: one value throughout (a speed,
+            value_of = _numbers({texts[0]}, what)  # a latency), told in C without hashing 2,048 new texts
+            if value_of is None:
+                return None
+            columns[name] = [value_of[texts[0]]] * len(texts)
+            continue
         value_of = _numbers(set(texts) - {""}, what)
         if value_of is None:
             return None
