@@ -52,9 +52,10 @@ def _row_pattern() -> re.Pattern:
 _ROW = _row_pattern()
 
 
-def link_columns(lines: list[str], absent) -> dict[str, list] | None:
-    """Each field's values over `lines` (each starting "  - {"), `absent` where a line leaves the field
-    out, no entry for a field no line has; None when some line is not in the layout `save` writes."""
+def link_columns(lines: list[str], absent) -> tuple[dict[str, list], dict[str, set[type]]] | None:
+    """(each field's values over `lines` (each starting "  - {"), `absent` where a line leaves the field
+    out, no entry for a field no line has; the set of each column's types, known here without a look at
+    each value); None when some line is not in the layout `save` writes."""
     text = "\n".join(lines)
     if "\\" in text or _control_characters(text) != len(lines) - 1:
         return None  # an escape or a control character (other than the line breaks): JSON decides
@@ -65,7 +66,7 @@ def link_columns(lines: list[str], absent) -> dict[str, list] | None:
     step = len(FIELDS) + 1
     if len(pieces) != len(lines) * step + 1:  # each match runs from a line's start to its end: one a line
         return None
-    columns = {}
+    columns, kinds = {}, {}
     for k, (name, what, optional) in enumerate(FIELDS, 1):
         texts = pieces[k::step]
         some_absent = False
@@ -77,13 +78,14 @@ def link_columns(lines: list[str], absent) -> dict[str, list] | None:
                 start = len(f', "{name}": "')
                 texts = [t[start:-1] if t else absent for t in texts]
         if what == "text":
-            columns[name] = texts
+            columns[name], kinds[name] = texts, {str, type(absent)} if some_absent else {str}
             continue
         if texts and texts.count(texts[0]) == len(texts):  # the usual part: one value throughout (a speed,
             value_of = _numbers({texts[0]}, what)  # a latency), told in C without hashing 2,048 new texts
             if value_of is None:
                 return None
             columns[name] = [value_of[texts[0]]] * len(texts)
+            kinds[name] = {type(value_of[texts[0]])}
             continue
         value_of = _numbers(set(texts) - {None}, what)
         if value_of is None:
@@ -91,7 +93,8 @@ def link_columns(lines: list[str], absent) -> dict[str, list] | None:
         if some_absent:
             value_of[None] = absent
         columns[name] = list(map(value_of.__getitem__, texts))
-    return columns
+        kinds[name] = set(map(type, value_of.values()))
+    return columns, kinds
 
 
 def _control_characters(text: str) -> int:
