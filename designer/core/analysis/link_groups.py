@@ -79,7 +79,7 @@ class LinkGroups:
         # small integers per link (8-bit): the analysis runs beside the window's whole design (131k GPUs)
         switch_tier = np.array([tier_rank.get(s.tier, 9) for s in doc.switches] + [9], dtype=np.int8)
         kind_code = {name: i for i, name in enumerate(CABLE_KINDS)}  # in C per link: 0.15 s at 131k GPUs by a generator
-        kind = _column(doc, links, "kind", lambda values: map(kind_code.get, values, repeat(0)), np.int8)
+        kind = _kind_column(doc, links, kind_code)
         a_node, b_node = a.kind == 1, b.kind == 1
         ta = np.where(a.kind == 2, switch_tier[np.where(a.kind == 2, a.index, -1)], 9)
         tb = np.where(b.kind == 2, switch_tier[np.where(b.kind == 2, b.index, -1)], 9)
@@ -117,8 +117,8 @@ class LinkGroups:
             else:
                 low, high = sorted((names.get(xa, "switch"), names.get(xb, "switch")), key=lambda t: tier_rank.get(t, 9))
                 tier_words.append(f"{low}-{high} links")
-        bw = _column(doc, links, "bandwidth_gbps", iter, float)
-        count = _column(doc, links, "count", iter, np.int64)
+        bw = _numbers(doc, links, "bandwidth_gbps", float)
+        count = _numbers(doc, links, "count", np.int64)
         cable_code = combined_codes([codes(bw), codes(count), kind], n)
         first_of = np.zeros(int(cable_code.max(initial=-1)) + 1, dtype=np.int64)
         first_of[cable_code[::-1]] = np.arange(n)[::-1]  # a link of each cable code
@@ -282,6 +282,27 @@ def _column(doc, links: list, name: str, values, dtype) -> np.ndarray:
         part = links[start:start + PART_LINKS]
         out[start:start + len(part)] = np.fromiter(values(map(attrgetter(name), part)), dtype, len(part))
     return out
+
+
+def _kind_column(doc, links: list, kind_code: dict[str, int]) -> np.ndarray:
+    """The links' kinds as CABLE_KINDS codes (0 for another): over the held design's codes of its kinds
+    (Document.link_codes, made once for the check too), one look-up per distinct kind."""
+    if _held(doc, links, "kind") is not None:
+        try:
+            place, kinds = doc.link_codes("kind")
+        except TypeError:  # an unhashable kind (an edit through the API): as _column says
+            pass
+        else:
+            return np.fromiter((kind_code.get(k, 0) for k in kinds), np.int8, len(kinds))[place]
+    return _column(doc, links, "kind", lambda values: map(kind_code.get, values, repeat(0)), np.int8)
+
+
+def _numbers(doc, links: list, name: str, dtype) -> np.ndarray:
+    """The links' field `name` as an array: the held design's (Document.link_array, shared with the
+    check: read-only), else read here."""
+    if _held(doc, links, name) is not None:
+        return doc.link_array(name, dtype)
+    return _column(doc, links, name, iter, dtype)
 
 
 def _kind_code(kind: str) -> int:

@@ -441,8 +441,11 @@ def prebuild_lines(section: str, lines: list[str]) -> list | None:
 
 def link_columns_of(lines: list[str]) -> list[list] | None:
     """The Link constructor's arguments as columns from link item lines (see prebuild_lines)."""
-    values = link_rows.link_columns(lines, ABSENT)
-    return None if values is None else bulk_checker(Link)(len(lines), values.get)
+    read = link_rows.link_columns(lines, ABSENT)
+    if read is None:
+        return None
+    values, kinds = read
+    return bulk_checker(Link)(len(lines), values.get, kinds.get)
 
 
 SHARE_SAMPLE = 64  # a column whose first values repeat this much is worth sharing (below)
@@ -515,9 +518,10 @@ def _make_bulk(cls):
         return checked(n, lambda name: list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
                        if name in present else None)
 
-    def checked(n: int, column_of) -> list[list] | None:
+    def checked(n: int, column_of, kinds_of=None) -> list[list] | None:
         """The constructor's arguments from each field's values as read (`column_of(name)`: the n values,
-        ABSENT where an item leaves the field out, or None when every item does)."""
+        ABSENT where an item leaves the field out, or None when every item does; `kinds_of(name)`: the
+        set of their types, when the reader knows it)."""
         args = []
         for name, accept, bounds, is_float, is_list, required, default, factory in columns:
             col = column_of(name)
@@ -526,7 +530,7 @@ def _make_bulk(cls):
                     return None
                 args.append([factory() for _ in range(n)] if factory else [default] * n)
                 continue
-            kinds = set(map(type, col))
+            kinds = set(map(type, col)) if kinds_of is None else set(kinds_of(name))
             absent = _Absent in kinds  # some items leave the key out
             if absent:
                 if required:

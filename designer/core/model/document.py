@@ -70,7 +70,8 @@ class Document:
     def __init__(self, spec: ClusterSpec | None = None, metadata: Metadata | None = None,
                  link_fields: dict[str, list] | None = None):
         """`link_fields`: every field of the links as one list each, as the reader made the links from
-        them (files.LinkFieldsKept): the first held_still block takes them as its reading of the links."""
+        them (files.LinkFieldsKept), each number within its field's bounds: the first held_still block
+        takes them as its reading of the links."""
         self.metadata = metadata or Metadata()
         self.spec = spec or ClusterSpec()
         self.events = Events()
@@ -210,6 +211,25 @@ class Document:
         if self._held is not None:
             return self._held.values(name)
         return map(attrgetter(name), self.spec.links)
+
+    def link_numbers_finite(self, name: str) -> bool:
+        """Whether link_values(name) is the reader's list (`link_fields`), whose numbers the reader held
+        within their fields' bounds: none is NaN or infinite (no need to look at 295k values for one)."""
+        return self._held is not None and name in self._held.from_reader
+
+    def link_codes(self, name: str) -> tuple[np.ndarray, list]:
+        """link_values(name) as (each link's place among the distinct values, the distinct values), equal
+        values one place (column_codes); made once while the design is held still (read-only then)."""
+        if self._held is not None:
+            return self._held.codes(name)
+        return column_codes(self.link_list(name))
+
+    def link_array(self, name: str, dtype) -> np.ndarray:
+        """link_values(name) as a numpy array of `dtype` (np.fromiter's conversion, and its errors); made
+        once while the design is held still (read-only then: a reader that changes it takes a copy)."""
+        if self._held is not None:
+            return self._held.array(name, dtype)
+        return np.fromiter(self.link_values(name), dtype, len(self.spec.links))
 
     def link_list(self, name: str) -> list:
         """link_values as a list (one that nothing changes afterwards)."""
@@ -508,17 +528,52 @@ def _identities(items: list) -> np.ndarray:
 class _LinkFields:
     """The links' fields as lists, each read from the link objects the first time it is asked for."""
 
-    __slots__ = ("links", "lists")
+    __slots__ = ("links", "lists", "from_reader", "arrays")
 
     def __init__(self, links: list, lists: dict[str, list]):
         self.links = links
         self.lists = lists
+        self.from_reader = frozenset(lists)  # the reader's lists (Document's `link_fields`)
+        self.arrays: dict[tuple, object] = {}  # what `codes` and `array` made, by what they were asked
 
     def values(self, name: str) -> list:
         values = self.lists.get(name)
         if values is None:
             values = self.lists[name] = list(map(attrgetter(name), self.links))
         return values
+
+    def codes(self, name: str) -> tuple[np.ndarray, list]:
+        made = self.arrays.get(("codes", name))
+        if made is None:
+            made = self.arrays[("codes", name)] = column_codes(self.values(name))
+        return made
+
+    def array(self, name: str, dtype) -> np.ndarray:
+        made = self.arrays.get((name, dtype))
+        if made is None:
+            made = self.arrays[(name, dtype)] = _read_only(np.fromiter(self.values(name), dtype, len(self.links)))
+        return made
+
+
+def column_codes(values: list) -> tuple[np.ndarray, list]:
+    """(the place of each value among the distinct values, the distinct values in the order they come):
+    equal values one place; TypeError for an unhashable value. A column of one value (a design's one
+    link kind, its links all up) is told by one count in C."""
+    try:
+        uniform = not values or values.count(values[0]) == len(values)
+    except (TypeError, ValueError):  # a value whose == is no answer (an array set through the API)
+        uniform = False
+    if uniform:
+        return _read_only(np.zeros(len(values), np.int32)), values[:1]
+    place = {value: None for value in values}
+    for k, value in enumerate(place):
+        place[value] = k
+    return _read_only(np.fromiter(map(place.__getitem__, values), np.int32, len(values))), list(place)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False  # shared by every reader of the design held still
+    return array
 
 
 class _IdIndex(dict):

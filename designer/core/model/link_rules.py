@@ -102,13 +102,26 @@ class Links:
     def of(cls, links: list, dev: tuple[np.ndarray, np.ndarray], codes: _Codes, doc=None) -> "Links":
         """`doc`: the document whose links `links` are, all of them in order (its link_values read them)."""
         n = len(links)
-        values = doc.link_values if doc is not None else lambda name: map(attrgetter(name), links)
-        kind = codes.of(list(values("kind")))
+        if doc is not None:
+            kind = _kind_codes(doc, codes)
+            bw, count = doc.link_array("bandwidth_gbps", float), doc.link_array("count", np.int64)
+        else:
+            kind = codes.of([link.kind for link in links])
+            bw = np.fromiter(map(attrgetter("bandwidth_gbps"), links), float, n)
+            count = np.fromiter(map(attrgetter("count"), links), np.int64, n)
         vocab = codes.vocab
-        return cls(links, kind, np.fromiter(values("bandwidth_gbps"), float, n),
-                   np.fromiter(values("count"), np.int64, n), dev,
-                   (kind == vocab["ethernet"]) | (kind == vocab["infiniband"]),
+        return cls(links, kind, bw, count, dev, (kind == vocab["ethernet"]) | (kind == vocab["infiniband"]),
                    kind == vocab["nvlink"], kind == vocab["pcie"])
+
+
+def _kind_codes(doc, codes: _Codes) -> np.ndarray:
+    """The links' kinds as codes, coded once per distinct kind (Document.link_codes, shared with the
+    network checks' columns)."""
+    try:
+        place, kinds = doc.link_codes("kind")
+    except TypeError:  # an unhashable kind (an edit through the API)
+        return codes.of(doc.link_list("kind"))
+    return codes.of(kinds)[place]
 
 
 # ---- kind rules: one link's kind and speed on its two ends ---------------------------------------
