@@ -133,7 +133,7 @@ class ModelPreset:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(repr=False)
+@dataclass(eq=False, repr=False)
 class Catalog:
     """The parts and models a design can name, looked up by name or alias."""
     accelerators: dict[str, Accelerator]
