@@ -51,7 +51,7 @@ def bus_factor(primitive: str, n: int) -> float:
     return 1.0
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CollectiveCost:
     """The time of one collective on its GPUs, split into latency and bandwidth, with what limits it."""
     time_s: float

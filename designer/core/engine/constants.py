@@ -22,6 +22,7 @@ import dataclasses
 import operator
 from dataclasses import dataclass
 
+from .constant_groups import set_constants
 from .constant_groups.accelerator import AcceleratorConstants
 from .constant_groups.collective import CollectiveConstants
 from .constant_groups.fabric import FabricConstants
@@ -47,15 +48,7 @@ class EngineConstants(HybridEpScalingConstants, MemoryConstants, StepConstants, 
     def __init__(self, **values):
         """Every constant at its default, or at the value `values` gives it by name (TypeError for a
         name that is no constant, as a dataclass's own __init__)."""
-        unknown = values.keys() - ENGINE_FIELDS
-        if unknown:
-            raise TypeError(f"EngineConstants() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
-        for f in _ENGINE_FIELD_LIST:
-            if f.name in values:
-                value = values[f.name]
-            else:
-                value = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
-            object.__setattr__(self, f.name, value)
+        set_constants(self, _ENGINE_FIELD_LIST, ENGINE_FIELDS, values)
 
     def __eq__(self, other):
         """Equal by value (the layer phases' cache asks whether a view's constants are those it was worked

@@ -434,7 +434,7 @@ def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
     return kind, chunk, micro, ticks, grid
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, repr=False)
 class _Grid:
     """The ops of 1F1B, interleaved 1F1B or GPipe as a (stage, position) grid: where the j-th
     forward and the j-th backward of each stage run (as positions among the ops of all stages,

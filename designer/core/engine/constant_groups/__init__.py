@@ -11,7 +11,7 @@ it a ClassVar, an InitVar?) as each class is made.
 """
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import MISSING, field
 
 FRACTION = dict(minimum=0.01, maximum=1.0, unit="fraction")  # an efficiency: 1% .. 100% of the rating
 
@@ -26,3 +26,20 @@ def table(factory, doc, *, unit, minimum, maximum):
     """A constant given per NCCL algorithm and protocol: {algorithm: {protocol: number}}."""
     return field(default_factory=factory, metadata={"doc": doc, "unit": unit, "minimum": minimum,
                                                     "maximum": maximum, "table": True})
+
+
+def set_constants(obj, fields, names, values: dict) -> None:
+    """`obj`'s constants (`fields`, its dataclass fields; `names`, theirs) at their defaults, or at the
+    value `values` gives each by name; TypeError for a name that is no constant, as a dataclass's own
+    __init__. What the constants classes' __init__ do, written once rather than generated: dataclass
+    would compile a function of one parameter per constant (45 to ~125) at every start of the program."""
+    unknown = values.keys() - names
+    if unknown:
+        raise TypeError(f"{type(obj).__name__}() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    for f in fields:
+        if f.name in values:
+            value = values[f.name]
+        else:
+            value = f.default if f.default_factory is MISSING else f.default_factory()
+        object.__setattr__(obj, f.name, value)
+

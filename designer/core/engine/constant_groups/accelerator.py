@@ -3,14 +3,23 @@ HBM streaming, flash attention's rates and tile costs (FP8 and MXFP8 included), 
 links and collective library add. The catalog's `calibration:` of the kind gives its values, then a
 file's `calibration.accelerators`; the defaults are these.
 """
+import dataclasses
 from dataclasses import dataclass
 
-from . import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, set_constants
+from . import constant as _c  # the declarations' short name
 
 
-@dataclass(eq=False, repr=False)
+# Its __init__ is written rather than generated, as EngineConstants': one of ~45 parameters compiled at
+# every start of the program, for an object made a few times per evaluation.
+@dataclass(eq=False, repr=False, init=False)
 class AcceleratorConstants:
     """Compute efficiencies of one accelerator kind (catalog `calibration`, then these)."""
+
+    def __init__(self, **values):
+        """Every constant at its default, or at the value `values` gives it by name (TypeError for a
+        name that is no constant, as a dataclass's own __init__)."""
+        set_constants(self, _FIELD_LIST, _FIELDS, values)
 
     gemm_efficiency_best: float = _c(
         0.80, "Large-GEMM throughput / dense peak: the catalog's best_gemm_tflops / peak_tflops", **FRACTION)
@@ -199,3 +208,7 @@ class AcceleratorConstants:
         "128-key window (median +0 % instead of -44 %) and at head dim 128 (-2 %) when GB200 was costed with "
         "132 SMs; at its own 152: -7 % and -3 %",
         unit="us", minimum=0, maximum=10_000)
+
+
+_FIELD_LIST = dataclasses.fields(AcceleratorConstants)
+_FIELDS = frozenset(f.name for f in _FIELD_LIST)

@@ -103,7 +103,7 @@ def rating_signature(fabric: Fabric, gpus: np.ndarray) -> bytes:
     return b"|".join(np.ascontiguousarray(part).tobytes() for part in parts)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Demand:
     """One job's use of the shared tiers, per phase kind: bytes per step, active share, rate."""
     share: dict[str, float]  # kind -> p: share of the step the phase is active
@@ -207,7 +207,7 @@ def contention(fabric: Fabric, demands: list[Demand], j: int, tiers: list["TierR
     return (factors[0], factors[1], token), blame
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class TierRows:
     """Every job's phases on one tier (leaf up-links or pod up-links), one row per (job, kind)."""
     owner: np.ndarray  # (rows,) job index
