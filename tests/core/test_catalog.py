@@ -274,3 +274,16 @@ def test_a_catalog_entry_with_sustained_clock_from_is_refused_naming_the_fix(tmp
     text = "\n".join(p.format() for p in err.value.problems)
     assert "accelerators.yaml" in text and "accelerators[0].sustained_clock_from" in text
     assert "sustained_clock_from is no longer read" in text and "gemm_power_w_per_pflops3" in text
+
+
+def test_a_catalog_file_with_anchors_merge_keys_and_yaml_spellings_reads_as_yaml_says(tmp_path):
+    """A catalog file is usually a plain tree; one written with an anchor, a merge key (`<<`) or YAML 1.1
+    spellings (`yes`, `0x10`) means what any YAML reader says it means."""
+    shared = GOOD_ACCELERATOR.replace("  - name: X1", "  - &x1\n    name: X1")
+    shared += "  - <<: *x1\n    name: X2\n    hbm_gib: 0x14\n"
+    catalog = load_catalog(_write(tmp_path, "accelerators", shared))
+    x1, x2 = catalog.accelerators["X1"], catalog.accelerators["X2"]
+    assert (x2.hbm_gib, x2.sources, x2.peak_tflops) == (20, x1.sources, x1.peak_tflops)
+    switch = ("switches:\n  - {name: S, kind: infiniband, radix: 64, port_gbps: 400, latency_us: 0.2, sharp: yes, "
+              "sources: {radix: a, port_gbps: b, latency_us: c, sharp: d}}\n")
+    assert load_catalog(_write(tmp_path, "switches", switch)).switches["S"].sharp is True
