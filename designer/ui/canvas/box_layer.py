@@ -25,6 +25,7 @@ from .items import ID_ROLE, device_colors
 
 LOD_BOXES = 0.2  # below this zoom a 1U box is under a pixel tall and no name or port shows
 BOX_Z = 0.5  # over the cables (-1) and the rack outlines (0), where the racks' own contents go
+FEW_SEARCHED = 8  # up to this many devices' rows are searched for without an index of every row (_row_of)
 
 
 def group_boxes(rects: np.ndarray, keys: list, kept=()) -> list:
@@ -75,7 +76,7 @@ class BoxLayer(QGraphicsItem):
         self.setVisible(False)
         self._bounds = QRectF()
         self._ids: list = []
-        self._row: dict = {}
+        self._row: dict | None = {}  # device id -> its row (None: made when asked, _rows)
         self._rects = np.zeros((0, 4))  # each device's box in the scene
         self._keys: list = []  # each device's colour key
         self._group_of: dict = {}  # colour key -> its boxes' group
@@ -84,6 +85,7 @@ class BoxLayer(QGraphicsItem):
         self._mark_groups: list | None = []
         self._marks = ({}, {})  # job_colors: device id -> JobBand, device id -> DownMark
         self._marks_generation: int | None = None  # of the frames and boxes down last drawn (set_marks)
+        self._has_marks = False  # whether those frames and boxes down were any
         self._stale_devices = False  # every box taken again from the items
         self._stale_ids: set = set()  # the boxes of these devices only (an edit of a few)
         self._places: dict = {}  # device added -> (its collection, its place in it), for its row
@@ -99,7 +101,7 @@ class BoxLayer(QGraphicsItem):
         colour key -> the group drawn now, for the keys whose boxes are the same; `box_bounds`: what the
         boxes cover, when known (an edit of a few boxes: repainted where they are, not everywhere)."""
         self._ids, self._rects, self._keys = ids, np.asarray(rects, float).reshape(-1, 4), list(keys)
-        self._row = index if index is not None else {d: i for i, d in enumerate(ids)}
+        self._row = index
         kept = kept or {}
         groups, self._group_of = [], {}
         for key, chosen, qrects in (grouped if grouped is not None else group_boxes(self._rects, keys, kept)):
@@ -138,8 +140,11 @@ class BoxLayer(QGraphicsItem):
     def _device_rects(self, device_ids) -> list:
         """Where these devices' boxes are drawn now and where they will be (their items')."""
         rects, devices = [], self._scene.devices
+        device_ids = list(device_ids)
+        if len(device_ids) > FEW_SEARCHED:
+            self._rows()
         for device_id in device_ids:
-            row = self._row.get(device_id)
+            row = self._row_of(device_id)
             if row is not None and row < len(self._rects):
                 rects.append(QRectF(*self._rects[row].tolist()))
             item = devices.get(device_id)
@@ -164,13 +169,17 @@ class BoxLayer(QGraphicsItem):
     def set_marks(self, bands: dict, down: dict, generation: int) -> None:
         """The jobs' frames and the boxes down (job_colors.py), drawn over the boxes. `generation`
         changes whenever a frame or a box down comes, goes or is refitted: with the one drawn, nothing
-        is painted again (a cable deleted at 131k GPUs repainted every box: ~15 ms)."""
+        is painted again (a cable deleted at 131k GPUs repainted every box: ~15 ms); nor when there were
+        none and are none (no job's frames, no box down: the end of a 131k-GPU open repainted its 26k
+        boxes, ~60 ms). (The dicts are job_colors' own, changed in place: what they held is kept apart.)"""
+        had_marks, self._has_marks = self._has_marks, bool(bands or down)
         self._marks = (bands, down)
         if generation == self._marks_generation:
             return
         self._marks_generation = generation
         self._mark_groups = None
-        self.update()
+        if had_marks or self._has_marks:
+            self.update()
 
     def _refresh(self, painting: bool = False) -> None:
         scene = self._scene
@@ -207,7 +216,8 @@ class BoxLayer(QGraphicsItem):
         ids, rects, keys = list(self._ids), self._rects.copy(), list(self._keys)
         groups = dict(self._group_of)  # key -> its group, as edited here
         stale = self._stale_ids
-        gone = sorted((self._row[d] for d in stale if d in self._row and d not in scene.devices), reverse=True)
+        gone = sorted((row for row in (self._row_of(d) for d in stale if d not in scene.devices) if row is not None),
+                      reverse=True)
         gone_rects = [tuple(rects[row].tolist()) for row in gone]
         for row in gone:  # the last first: each group's place of the box is counted among the rows before it
             key = keys[row]
@@ -218,11 +228,13 @@ class BoxLayer(QGraphicsItem):
                                      group.qrects[:at] + group.qrects[at + 1:])
             del ids[row], keys[row]
         rects = np.delete(rects, gone, axis=0)
-        row_of = {d: i for i, d in enumerate(ids)} if gone else self._row
+        index = None if gone else self._row  # (rows after one gone moved: searched, or made again when asked)
         added = []
         present = [d for d in stale if d in scene.devices]
         if len(present) > 1:
             present = [d for d in scene.devices if d in stale]  # (in the items' order)
+        if index is None and len(present) > FEW_SEARCHED:
+            index = {d: i for i, d in enumerate(ids)}
         for device_id in present:
             item = scene.devices[device_id]
             r = item.mapRectToScene(item.rect())
@@ -230,7 +242,7 @@ class BoxLayer(QGraphicsItem):
             if element is None:
                 element, kind = doc.find("switches", device_id), "switch"
             box, key = (r.left(), r.top(), r.width(), r.height()), ("node", "") if element is None else _key(element, kind)
-            row = row_of.get(device_id)
+            row = index.get(device_id) if index is not None else _row_in(ids, device_id)
             if row is None:
                 added.append((device_id, box, key))
             elif (keys[row], tuple(rects[row].tolist())) != (key, box):
@@ -238,30 +250,41 @@ class BoxLayer(QGraphicsItem):
                 groups.pop(key, None)
                 rects[row], keys[row] = box, key
         if added:
-            row_of = dict(row_of) if row_of is self._row else row_of
-            moved = False
+            index = dict(index) if index is not None else None
             for device_id, box, key in added:
                 row = self._place(device_id, ids)
-                moved = moved or row < len(ids)
+                if row < len(ids):
+                    index = None  # the rows after it moved
+                elif index is not None:
+                    index[device_id] = row
                 ids.insert(row, device_id)
                 keys.insert(row, key)
                 rects = np.insert(rects, row, box, axis=0)
-                row_of[device_id] = row
                 group = groups.get(key)
                 if group is not None:  # among its group's boxes as its row among the rows
                     at = keys[:row].count(key)
                     groups[key] = _Group(group.pen, group.brush, np.insert(group.rects, at, box, axis=0),
                                          group.qrects[:at] + [QRectF(*box)] + group.qrects[at:])
-            if moved:
-                row_of = {d: i for i, d in enumerate(ids)}
         order = list(groups) + [a[2] for a in added if a[2] not in groups]
         if all(key in groups for key in dict.fromkeys(keys)):  # every group kept, or edited above
             grouped = [(key, None, None) for key in order if len(groups[key].rects)]
-            self.set_boxes(ids, rects, keys, grouped=grouped, index=row_of, painting=painting, kept=groups,
+            self.set_boxes(ids, rects, keys, grouped=grouped, index=index, painting=painting, kept=groups,
                            box_bounds=self._edited_bounds(gone_rects, [a[1] for a in added]))
         else:
             self.set_boxes(ids, rects, keys, painting=painting, kept=groups)
         self._places = {}
+
+    def _rows(self) -> dict:
+        """Device id -> its row, made when asked after rows came or went (a server deleted or put back
+        moves every row after it: made at each such edit, 3-10 ms at 131k GPUs, though an edit then looks
+        up its own few devices only: _row_of)."""
+        if self._row is None:
+            self._row = {d: i for i, d in enumerate(self._ids)}
+        return self._row
+
+    def _row_of(self, device_id: str) -> int | None:
+        """A device's row (None: it has none): from the rows' index when made, else searched."""
+        return self._row.get(device_id) if self._row is not None else _row_in(self._ids, device_id)
 
     def _place(self, device_id: str, ids: list) -> int:
         """The row of a device added: its place in the design (the servers', then the switches', as a fresh
@@ -300,9 +323,12 @@ class BoxLayer(QGraphicsItem):
         from .job_colors import BAND_PX, DOWN_FILL, DOWN_HATCH
 
         bands, down = self._marks
+        if not bands and not down:
+            return []  # (nothing to look up: the index of every row is not made for nothing)
         frames: dict = {}
+        row_of = self._rows()
         for device_id, band in bands.items():
-            row = self._row.get(device_id)
+            row = row_of.get(device_id)
             if row is None:
                 continue
             entry = frames.setdefault(band.color.rgba(), (band.color, [], []))
@@ -315,7 +341,7 @@ class BoxLayer(QGraphicsItem):
             pen.setJoinStyle(Qt.MiterJoin)
             groups.append(_Group(pen, QBrush(Qt.NoBrush), np.array(frame_rects, float)))
             groups.append(_Group(QPen(Qt.NoPen), QBrush(color), np.array(band_rects, float)))
-        rows = [self._row[d] for d in down if d in self._row]
+        rows = [row_of[d] for d in down if d in row_of]
         if rows:
             groups.append(_Group(QPen(Qt.NoPen), QBrush(DOWN_FILL), self._rects[rows]))
             groups.append(_Group(QPen(Qt.NoPen), QBrush(DOWN_HATCH, Qt.BDiagPattern), self._rects[rows]))
@@ -413,6 +439,14 @@ class BoxLayer(QGraphicsItem):
             painter.setBrush(Qt.NoBrush)
             self._outlined = [item.sceneBoundingRect() for item in chosen if item.data(ID_ROLE)]
             painter.drawRects(self._outlined)
+
+
+def _row_in(ids: list, device_id: str) -> int | None:
+    """A device's place in `ids` (a search in C: a few devices of an edit, not an index of every row)."""
+    try:
+        return ids.index(device_id)
+    except ValueError:
+        return None
 
 
 def _key(element, kind: str) -> tuple:

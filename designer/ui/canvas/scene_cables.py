@@ -4,7 +4,7 @@ step with the design's links (the scene's `cables` part)."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QRectF
 
 from ...core.model import Link
 from ...core.model.elements import split_endpoint
@@ -149,8 +149,8 @@ class SceneCables:
             row = layer.index.get(key)
             if row is not None and row not in layer.bundles.empty:
                 pa, pb = self.ends(key)
-                layer.set_ends(row, pa, pb)
-        layer.rebound()
+                layer.set_ends(row, pa, pb)  # (each paints its own line's part again)
+        layer.rebound(QRectF())  # the bounds follow; nothing else to paint (the whole: ~30 ms at 131k GPUs)
 
     def refresh(self, key) -> None:
         """A bundle gained or lost cables."""

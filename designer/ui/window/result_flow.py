@@ -119,13 +119,15 @@ class ResultFlow(QObject):
             metrics = self.window.problems_button.fontMetrics()
             self.window.problems_button.setText(f"{count}: " + metrics.elidedText(first.message, Qt.ElideRight,
                                                                           PROBLEM_TEXT_PX).replace("&", "&&"))
-        self.window.problems_button.setStyleSheet("color: #b91c1c" if errors else "color: #b45309" if problems
-                                           else "color: #047857")
+        button = self.window.problems_button
+        colour = "color: #b91c1c" if errors else "color: #b45309" if problems else "color: #047857"
+        if button.styleSheet() != colour:  # (a style sheet set re-polishes the button, even the same one)
+            button.setStyleSheet(colour)
         shown = problems[:TOOLTIP_PROBLEMS]
-        self.window.problems_button.setToolTip("\n".join([count + (" (click for the list)" if problems else "")]
-                                                  + [p.format() for p in shown]
-                                                  + ([f"... and {len(problems) - len(shown)} more"]
-                                                     if len(problems) > len(shown) else [])))
+        tip = "\n".join([count + (" (click for the list)" if problems else "")] + [p.format() for p in shown]
+                        + ([f"... and {len(problems) - len(shown)} more"] if len(problems) > len(shown) else []))
+        if button.toolTip() != tip:
+            button.setToolTip(tip)
         self.window.problems_popup.set_problems(problems)
 
     def on_replaced(self) -> None:
