@@ -81,7 +81,7 @@ def parse_fast(text: str, build_items=None, build_lines=None) -> object | None:
     `build_items(section, items)`, when given, turns each part of a section's one-line items into
     what the section's list then holds (schema.prebuild_items: the elements themselves), so that
     the mappings of 295k links never all exist at once (~150 MB at 131k GPUs, most of a load's peak).
-    `build_lines(section, lines)`, when given, is asked first for what a part's item lines make
+    `build_lines(section, text)`, when given, is asked first for what a part's item lines (joined) make
     (schema.prebuild_lines: the links straight from their text, without the mappings); None from it
     reads the part as JSON."""
     reader = _LayoutReader(build_items, build_lines)
@@ -136,7 +136,7 @@ class _LayoutReader:
         items_of = self.sections[self.spec_key]
         for first in range(0, len(lines), RUN_LINES):
             part = lines[first:first + RUN_LINES]
-            built = None if self.build_lines is None else self.build_lines(self.spec_key, part)
+            built = None if self.build_lines is None else self.build_lines(self.spec_key, "\n".join(part))
             if built is not None:
                 items_of += built
                 continue
