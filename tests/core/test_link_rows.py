@@ -119,12 +119,13 @@ def test_an_integer_of_more_digits_than_int_reads_is_left_to_the_json_reader():
     assert prebuild_lines("links", line) is None
 
 
-def test_one_odd_line_in_a_run_leaves_only_its_part_to_the_json_reader(tmp_path):
-    from designer.core.io.yaml_source import RUN_LINES
+def test_one_odd_line_in_a_run_leaves_only_its_part_to_the_json_reader(tmp_path, monkeypatch):
+    from designer.core.io import yaml_source
 
+    monkeypatch.setattr(yaml_source, "RUN_CHARS", 100_000)  # ~1,000 lines a part: the line is in the third
     doc = loads_document(SMALL)
     template = doc.links[0]
-    links = [dataclasses.replace(template, id=f"x{i}") for i in range(2 * RUN_LINES + 10)]
+    links = [dataclasses.replace(template, id=f"x{i}") for i in range(4106)]
     text = saved_text(tmp_path, links)
     at = next(line for line in link_lines(text) if '"id": "x2100"' in line)
     edited = with_line(text, at, at.replace('"kind": "', '"kind":  "'))  # two spaces: valid JSON
