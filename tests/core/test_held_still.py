@@ -77,7 +77,7 @@ def _read_keeping_link_fields(path):
 def test_a_design_read_with_its_link_fields_is_held_still_on_the_readers_lists(monkeypatch):
     from designer.core.io import yaml_source
 
-    monkeypatch.setattr(yaml_source, "RUN_LINES", 500)  # read in several parts: the lists hold them all, in order
+    monkeypatch.setattr(yaml_source, "RUN_CHARS", 50_000)  # read in several parts: the lists hold them all, in order
     doc, fields = _read_keeping_link_fields(RAIL_1K)
     with doc.held_still():
         for name in ("id", "a", "b", "kind", "bandwidth_gbps", "count", "slowdown", "state"):

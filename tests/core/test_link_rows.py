@@ -72,13 +72,13 @@ def test_saved_links_of_every_field_read_from_their_lines_as_json_reads_them(tmp
     assert len(rows) == len(links) and "1.0e-05" in text
     plain_rows = [row for row in rows if '\\"' not in row]  # the note with quotes is escaped
     plain_links = [link for link in links if '"' not in link.note]
-    assert prebuild_lines("links", plain_rows) == plain_links  # read from their lines
+    assert prebuild_lines("links", "\n".join(plain_rows)) == plain_links  # read from their lines
     by_lines, by_json = read(text, True), read(text, False)
     assert by_lines == by_json and by_lines[0] == links
     plain_text = with_line(text, rows[2] + "\n", "")  # no escape left: every line read from its text
     assert read(plain_text, True) == read(plain_text, False) == (plain_links, None)
     kept = files.LinkFieldsKept()
-    built = kept.lines("links", plain_rows)
+    built = kept.lines("links", "\n".join(plain_rows))
     assert built == plain_links
     assert kept.fields["bandwidth_gbps"] == [link.bandwidth_gbps for link in built]
     assert [type(link.bandwidth_gbps) for link in built] == [float] * len(built)
@@ -108,7 +108,7 @@ def test_a_line_in_another_form_is_read_by_the_json_reader_with_its_messages(tmp
     text = saved_text(tmp_path)
     first = link_lines(text)[0]
     edited = with_line(text, first, odd)
-    assert prebuild_lines("links", link_lines(edited)) is None  # left to the JSON reader
+    assert prebuild_lines("links", "\n".join(link_lines(edited))) is None  # left to the JSON reader
     by_lines = read(edited, True)
     assert by_lines == read(edited, False)
 
@@ -116,15 +116,16 @@ def test_a_line_in_another_form_is_read_by_the_json_reader_with_its_messages(tmp
 def test_an_integer_of_more_digits_than_int_reads_is_left_to_the_json_reader():
     line = ('  - {"id": "l0", "a": "n0:nic0", "b": "leaf0:p0", "kind": "infiniband", "bandwidth_gbps": 400, '
             '"count": ' + "9" * 5000 + "}")
-    assert prebuild_lines("links", [line]) is None
+    assert prebuild_lines("links", line) is None
 
 
-def test_one_odd_line_in_a_run_leaves_only_its_part_to_the_json_reader(tmp_path):
-    from designer.core.io.yaml_source import RUN_LINES
+def test_one_odd_line_in_a_run_leaves_only_its_part_to_the_json_reader(tmp_path, monkeypatch):
+    from designer.core.io import yaml_source
 
+    monkeypatch.setattr(yaml_source, "RUN_CHARS", 100_000)  # ~1,000 lines a part: the line is in the third
     doc = loads_document(SMALL)
     template = doc.links[0]
-    links = [dataclasses.replace(template, id=f"x{i}") for i in range(2 * RUN_LINES + 10)]
+    links = [dataclasses.replace(template, id=f"x{i}") for i in range(4106)]
     text = saved_text(tmp_path, links)
     at = next(line for line in link_lines(text) if '"id": "x2100"' in line)
     edited = with_line(text, at, at.replace('"kind": "', '"kind":  "'))  # two spaces: valid JSON

@@ -138,8 +138,8 @@ def test_a_bad_link_among_many_is_still_named_at_its_place():
         ("spec.links[1234].bandwidth_gbps", "-5 is below the minimum 0.1 (the range is from 0.1 to 100,000 Gb/s)")]
 
 
-def big_links_text(tmp_path, n: int = 5000) -> str:
-    """A saved design whose links section spans several of the reader's parts (RUN_LINES)."""
+def big_links_text(tmp_path, n: int = 6000) -> str:
+    """A saved design whose links section spans several of the reader's parts (RUN_CHARS)."""
     doc = loads_document(SMALL)
     template = doc.links[0]
     doc.spec.links = [dataclasses.replace(template, id=f"x{i}") for i in range(n)]
@@ -150,14 +150,15 @@ def big_links_text(tmp_path, n: int = 5000) -> str:
 
 @pytest.mark.slow
 def test_links_built_part_by_part_as_read_are_those_built_from_the_whole_list(tmp_path):
-    from designer.core.io.yaml_source import RUN_LINES
+    from designer.core.io.yaml_source import RUN_CHARS
 
     text = big_links_text(tmp_path)
-    assert text.count('\n  - {"id": "x') > 2 * RUN_LINES  # the reader builds them in several parts
+    links_chars = len(text) - text.index('\n  - {"id": "x')
+    assert links_chars > 2 * RUN_CHARS  # the reader builds them in several parts
     read = loads_document(text, "big.yaml")
     whole = build_document(parse_located(text).data)[2]  # one list of mappings, built at once
     assert read.links == whole.links and all(type(link) is Link for link in read.links)
-    assert [link.id for link in read.links] == [f"x{i}" for i in range(5000)]
+    assert [link.id for link in read.links] == [f"x{i}" for i in range(6000)]
 
 
 def test_a_bad_link_in_a_later_part_is_named_at_its_line(tmp_path):
@@ -391,7 +392,7 @@ def test_a_port_used_twice_is_found_by_the_table_and_by_the_sort():
 
 
 def test_a_long_run_is_decoded_in_parts_with_the_same_answers(tmp_path, monkeypatch):
-    """A run longer than RUN_LINES is decoded part by part (one decode call holds the interpreter:
+    """A run longer than RUN_CHARS is decoded part by part (one decode call holds the interpreter:
     a window waiting on it stalled); the items are the same, and a bad line in a later part still
     sends the whole run to the line-by-line reading."""
     from designer.core.io import yaml_source
@@ -401,8 +402,27 @@ def test_a_long_run_is_decoded_in_parts_with_the_same_answers(tmp_path, monkeypa
     lines = [f'  - {{"id": "l{i}", "a": "n{i}:p1", "rack": {rack}}}' for i, rack in enumerate(racks)]
     spread = ['  - {"id": "r0", "x": [{}', '  - {}]}', '  - {"id": "r1"}, {"id": "r2"}']
     whole = parse_fast(with_link_lines(text, lines))
-    monkeypatch.setattr(yaml_source, "RUN_LINES", 8)  # 50 lines in parts of 8
+    monkeypatch.setattr(yaml_source, "RUN_CHARS", 300)  # 50 lines in parts of a few
     assert parse_fast(with_link_lines(text, lines)) == whole
     assert len(whole["spec"]["links"]) == 50
     read_as_the_full_parser(with_link_lines(text, lines), fast_path=True)
     read_as_the_full_parser(with_link_lines(text, lines[:20] + spread + lines[20:]), fast_path=False)
+
+
+@pytest.mark.parametrize("part_chars", [20, 300])
+def test_parts_cut_anywhere_read_the_same_as_the_full_parser(tmp_path, monkeypatch, part_chars):
+    """The reader takes a run's parts as slices of the text, each ending at a line break: a line longer
+    than a part is read whole, and a run that ends the file (with or without a last line break, with
+    Windows line breaks) reads as the full parser reads it."""
+    from designer.core.io import yaml_source
+
+    text = saved_text(tmp_path)
+    lines = text.split("\n")
+    start = lines.index("  links:") + 1
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("  - "))
+    links_last = "\n".join(lines[:start - 1] + lines[end:] + lines[start - 1:end])
+    assert links_last.endswith("}")
+    monkeypatch.setattr(yaml_source, "RUN_CHARS", part_chars)
+    for variant in (text, links_last, links_last + "\n", text.replace("\n", "\r\n")):
+        read_as_the_full_parser(variant, fast_path=True)
+        assert loads_document(variant).links == loads_document(text).links

@@ -147,9 +147,9 @@ class LinkFieldsKept:
                 self.fields[name] += column
         return list(map(Link, *columns))
 
-    def lines(self, section: str, lines: list[str]) -> list | None:
+    def lines(self, section: str, text: str) -> list | None:
         """schema.prebuild_lines, keeping the links' fields as __call__ does."""
-        columns = link_columns_of(lines) if section == "links" else None
+        columns = link_columns_of(text) if section == "links" else None
         if columns is None:
             return None
         if self.fields is not None:

@@ -2,11 +2,14 @@
 
 A saved link line is `  - {"id": "l0", "a": "node0:nic0", "b": "leaf0:p0", "kind": "infiniband",
 "bandwidth_gbps": 400, "latency_us": 0.01}`: the fields in Link's order, those at their default left out,
-json.dumps's separators. One `split` over a part's lines gives each field's text as a column (a slice),
-with no mapping per link: the JSON decoder's mappings, read back into columns, took twice as long (a
-131k-GPU file has 295k links). A line in any other form (other spacing or order, an escape or a control character
-in a text, a sign on a number, a float where an integer goes, white space after the item) makes the part
-None, and it is read as JSON, whose rules and messages are the file's.
+json.dumps's separators. One `split` over a part's text gives each line's id, ends and the rest of its
+fields as one text (a slice each), with no mapping per link: the JSON decoder's mappings, read back into
+columns, took twice as long (a 131k-GPU file has 295k links). The rest (kind, speed, latency, count...)
+repeats from link to link: each distinct rest is read once, by a second expression, and its values
+shared by every line that has it (a capture per field on every line took 1.6 times as long). A line in any
+other form (other spacing or order, an escape or a control character in a text, a sign on a number, a
+float where an integer goes, white space after the item) makes the part None, and it is read as JSON,
+whose rules and messages are the file's.
 
 What is accepted reads exactly as the JSON decoder reads it: a text holds no quote, backslash or
 control character, so its characters are its value; a number is written as JSON writes one,
@@ -20,12 +23,13 @@ import re
 
 import numpy as np
 
-# The expression is loose where a check over a column is cheaper than one per character: a text is any
-# run of characters but quotes, a number any run of digits, signs, points and exponents from a digit.
+# The expression is loose where a check over the distinct values is cheaper than one per character: a
+# text is any run of characters but quotes, a number any run of digits, signs, points and exponents from
+# a digit.
 _TEXT = r'"([^"]*+)"'
 _NUMBER = r"([0-9][0-9.eE+-]*+)"
-_OPTIONAL_TEXT = r'(, "{}": "[^"]*+")?+'  # with its key: an absent text ("") differs from an empty one
-# JSON's numbers (unsigned), checked on each column's distinct texts
+_OPTIONAL_TEXT = r'(?:, "{}": "([^"]*+)")?+'
+# JSON's numbers (unsigned), checked on each distinct rest's values
 _JSON_NUMBER = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _JSON_INTEGER = re.compile(r"0|[1-9][0-9]*")
 
@@ -34,67 +38,89 @@ _JSON_INTEGER = re.compile(r"0|[1-9][0-9]*")
 FIELDS = (("id", "text", False), ("a", "text", False), ("b", "text", False), ("kind", "text", False),
           ("bandwidth_gbps", "number", False), ("latency_us", "number", True), ("count", "integer", True),
           ("slowdown", "number", True), ("note", "text", True), ("state", "text", True))
+_OWN = 3  # the fields each link has a value of its own for (id, a, b); the others make the rest
 
 
-def _row_pattern() -> re.Pattern:
-    """The optional fields are possessive (?+): a field's key tells whether it is there, so giving one up
-    could never make a line match; without the states kept to try that, reading is ~15% faster."""
+def _rest_pattern() -> re.Pattern:
+    """The rest of a line's fields (after "b"), up to the closing brace. The optional fields are
+    possessive (?+): a field's key tells whether it is there, so giving one up could never make a rest
+    match; without the states kept to try that, reading is faster."""
     parts = []
-    for i, (name, what, optional) in enumerate(FIELDS):
+    for i, (name, what, optional) in enumerate(FIELDS[_OWN:]):
         if optional and what == "text":
             parts.append(_OPTIONAL_TEXT.format(name))
             continue
         part = ("" if i == 0 else ", ") + f'"{name}": ' + (_TEXT if what == "text" else _NUMBER)
         parts.append(f"(?:{part})?+" if optional else part)
-    return re.compile(r"^  - \{" + "".join(parts) + r"\}$", re.MULTILINE)
+    return re.compile("".join(parts))
 
 
-_ROW = _row_pattern()
+# a line: its own fields, then the rest as one text (checked by _REST); [^\n]* gives back only the "}"
+_ROW = re.compile(r'^  - \{"id": ' + _TEXT + r', "a": ' + _TEXT + r', "b": ' + _TEXT + r', ("kind": [^\n]*)\}$',
+                  re.MULTILINE)
+_REST = _rest_pattern()
+_STEP = _OWN + 2  # split's pieces per line: the text before it, then its groups
 
 
-def link_columns(lines: list[str], absent) -> tuple[dict[str, list], dict[str, set[type]]] | None:
-    """(each field's values over `lines` (each starting "  - {"), `absent` where a line leaves the field
-    out, no entry for a field no line has; the set of each column's types, known here without a look at
-    each value); None when some line is not in the layout `save` writes."""
-    text = "\n".join(lines)
-    if "\\" in text or _control_characters(text) != len(lines) - 1:
-        return None  # an escape or a control character (other than the line breaks): JSON decides
-    # the text before the first match, each match's fields (None: a field left out), the text up to the
-    # next match, and so on: each field's column is then one slice (findall's rows, turned into columns
-    # by zip, took ~10% longer at 131k GPUs)
+def link_columns(text: str, absent) -> tuple[dict[str, list], dict[str, set[type]]] | None:
+    """(each field's values over the lines of `text` (each starting "  - {", joined by line breaks),
+    `absent` where a line leaves the field out, no entry for a field no line has; the set of each column's
+    types, known here without a look at each value); None when some line is not in the layout `save`
+    writes."""
+    if "\\" in text:
+        return None  # an escape: JSON decides
+    # the text before the first line, each line's groups, the text up to the next line, and so on: each
+    # column is then one slice
     pieces = _ROW.split(text)
-    step = len(FIELDS) + 1
-    if len(pieces) != len(lines) * step + 1:  # each match runs from a line's start to its end: one a line
+    n = (len(pieces) - 1) // _STEP
+    between = pieces[_STEP:-1:_STEP]
+    if pieces[0] or pieces[-1] or between.count("\n") != n - 1 or not n:
+        return None  # some text is not a line in the layout: each match runs from a line's start to its end
+    if _control_characters(text) != n - 1:
+        return None  # a control character (other than the line breaks) in a text: JSON decides
+    columns = {name: pieces[k::_STEP] for k, (name, _, _) in enumerate(FIELDS[:_OWN], 1)}
+    kinds = {name: {str} for name in columns}
+    rests = pieces[_OWN + 1::_STEP]
+    distinct = [rests[0]] if rests.count(rests[0]) == n else list(set(rests))
+    values = _rest_values(distinct, absent)
+    if values is None:
         return None
-    columns, kinds = {}, {}
-    for k, (name, what, optional) in enumerate(FIELDS, 1):
-        texts = pieces[k::step]
-        some_absent = False
-        if optional:
-            if not any(texts):
-                continue  # no line has it
-            some_absent = None in texts
-            if what == "text":
-                start = len(f', "{name}": "')
-                texts = [t[start:-1] if t else absent for t in texts]
-        if what == "text":
-            columns[name], kinds[name] = texts, {str, type(absent)} if some_absent else {str}
-            continue
-        if texts and texts.count(texts[0]) == len(texts):  # the usual part: one value throughout (a speed,
-            value_of = _numbers({texts[0]}, what)  # a latency), told in C without hashing 2,048 new texts
-            if value_of is None:
-                return None
-            columns[name] = [value_of[texts[0]]] * len(texts)
-            kinds[name] = {type(value_of[texts[0]])}
-            continue
-        value_of = _numbers(set(texts) - {None}, what)
-        if value_of is None:
-            return None
-        if some_absent:
-            value_of[None] = absent
-        columns[name] = list(map(value_of.__getitem__, texts))
+    for name, value_of in values.items():
+        if len(distinct) == 1:
+            columns[name] = [value_of[distinct[0]]] * n
+        else:
+            columns[name] = list(map(value_of.__getitem__, rests))
         kinds[name] = set(map(type, value_of.values()))
     return columns, kinds
+
+
+def _rest_values(rests: list[str], absent) -> dict[str, dict[str, object]] | None:
+    """For each field after the own ones that some rest has: each rest's value of it (`absent` where the
+    rest leaves it out); equal number texts one object. None when a rest is not in the layout, or a number
+    is not a JSON number (an integer, for an integer field) or has more digits than int() reads (the JSON
+    reader says so)."""
+    fields = FIELDS[_OWN:]
+    groups = []
+    for rest in rests:
+        match = _REST.fullmatch(rest)
+        if match is None:
+            return None
+        groups.append(match.groups())
+    values = {}
+    for k, (name, what, _) in enumerate(fields):
+        texts = [g[k] for g in groups]
+        if all(t is None for t in texts):
+            continue  # no line has it
+        if what == "text":
+            value_of = dict(zip(rests, (absent if t is None else t for t in texts)))
+        else:
+            number_of = _numbers(set(texts) - {None}, what)
+            if number_of is None:
+                return None
+            number_of[None] = absent
+            value_of = dict(zip(rests, map(number_of.__getitem__, texts)))
+        values[name] = value_of
+    return values
 
 
 def _control_characters(text: str) -> int:

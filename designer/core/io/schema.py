@@ -431,21 +431,22 @@ def prebuild_items(section: str, items: list) -> list:
     return items if built is None else built
 
 
-def prebuild_lines(section: str, lines: list[str]) -> list | None:
-    """The links of a part of spec.links's item lines, read from their text (link_rows) and built by
-    the bulk builder's rules, or None when a line is not in the layout `save` writes or some link is
-    not plainly valid: then the part is read as JSON (prebuild_items), which says what and where."""
-    columns = link_columns_of(lines) if section == "links" else None
+def prebuild_lines(section: str, text: str) -> list | None:
+    """The links of a part of spec.links's item lines (`text`: the lines joined by line breaks), read
+    from their text (link_rows) and built by the bulk builder's rules, or None when a line is not in the
+    layout `save` writes or some link is not plainly valid: then the part is read as JSON
+    (prebuild_items), which says what and where."""
+    columns = link_columns_of(text) if section == "links" else None
     return None if columns is None else list(map(Link, *columns))
 
 
-def link_columns_of(lines: list[str]) -> list[list] | None:
+def link_columns_of(text: str) -> list[list] | None:
     """The Link constructor's arguments as columns from link item lines (see prebuild_lines)."""
-    read = link_rows.link_columns(lines, ABSENT)
+    read = link_rows.link_columns(text, ABSENT)
     if read is None:
         return None
     values, kinds = read
-    return bulk_checker(Link)(len(lines), values.get, kinds.get)
+    return bulk_checker(Link)(len(values["id"]), values.get, kinds.get)
 
 
 SHARE_SAMPLE = 64  # a column whose first values repeat this much is worth sharing (below)

@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from itertools import groupby, repeat
-from operator import itemgetter
+from itertools import repeat
 
 import yaml
 
@@ -36,6 +35,7 @@ FAST_SECTIONS = ("racks", "nodes", "switches", "links")
 _ITEM = re.compile(r"^  - (\{.*\})\s*$")
 _SPEC_KEY = re.compile(r"^  ([A-Za-z_][\w-]*):")
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*):")
+_RUN_END = re.compile(r"\n(?!  - \{)")  # the line break after a run of lines that start like an item
 
 
 class YamlSyntaxError(Exception):
@@ -72,7 +72,9 @@ def _reject_constant(name: str):
     raise ValueError(name)
 
 
-RUN_LINES = 2048  # lines decoded per call (~3 ms each): the window's thread waits at most that long
+# Characters of item lines read per call (~3 ms each: 2,048 lines of links): the window's thread waits
+# at most that long. The reading's time goes with the characters, not the lines.
+RUN_CHARS = 1 << 18
 
 
 def parse_fast(text: str, build_items=None, build_lines=None) -> object | None:
@@ -81,9 +83,9 @@ def parse_fast(text: str, build_items=None, build_lines=None) -> object | None:
     `build_items(section, items)`, when given, turns each part of a section's one-line items into
     what the section's list then holds (schema.prebuild_items: the elements themselves), so that
     the mappings of 295k links never all exist at once (~150 MB at 131k GPUs, most of a load's peak).
-    `build_lines(section, lines)`, when given, is asked first for what a part's item lines make
-    (schema.prebuild_lines: the links straight from their text, without the mappings); None from it
-    reads the part as JSON."""
+    `build_lines(section, text)`, when given, is asked first for what a part's item lines (one slice
+    of the text) make (schema.prebuild_lines: the links straight from their text, without the
+    mappings); None from it reads the part as JSON."""
     reader = _LayoutReader(build_items, build_lines)
     if not reader.read(text):
         return None
@@ -109,42 +111,47 @@ class _LayoutReader:
     def read(self, text: str) -> bool:
         """Reads every line; False when the text is not in the layout.
 
-        Runs of lines that start like an item are read a run at a time (map in C, no Python per line);
-        any other line, and a run where some line is not a plain item, line by line."""
-        lines = text.split("\n")
-        starts = list(map(str.startswith, lines, repeat("  - {")))
-        start = 0
-        for looks_like_item, run in groupby(starts):
-            count = len(list(run))
-            chunk = lines[start:start + count]
-            start += count
-            if looks_like_item and self.in_items():
-                chunk = self._read_run(chunk)
-            for line in chunk:
-                if not self._read_line(line):
+        A run of lines that start like an item, in one of the sections, is read a part at a time, each
+        part one slice of the text (no string per line, no Python per line); any other line, and the
+        lines of a run from a part that is not plain items, one by one."""
+        pos, size = 0, len(text)
+        while True:
+            if self.in_items() and text.startswith("  - {", pos):
+                after = _RUN_END.search(text, pos)
+                stop = size if after is None else after.start()  # the end of the run's last line
+                left = self._read_run(text, pos, stop)
+                if left is not None and not all(map(self._read_line, text[left:stop].split("\n"))):
                     return False
-        return bool(self.sections)
+            else:
+                stop = text.find("\n", pos)
+                stop = size if stop < 0 else stop
+                if not self._read_line(text[pos:stop]):
+                    return False
+            if stop == size:
+                return bool(self.sections)
+            pos = stop + 1
 
     def in_items(self) -> bool:
         return self.top == "spec" and self.spec_key in FAST_SECTIONS
 
-    def _read_run(self, lines: list[str]) -> list[str]:
-        """A run of item lines of the current section, a slice at a time: each map over a slice is one
-        call that holds the interpreter's lock, and a file read in a thread must leave the window's
-        thread its turns (131k GPUs: 0.5 s). The lines left to read one by one: all from the first
-        slice that is not plain items."""
+    def _read_run(self, text: str, start: int, stop: int) -> int | None:
+        """The run of item lines text[start:stop] of the current section, a part at a time: each call
+        over a part holds the interpreter's lock, and a file read in a thread must leave the window's
+        thread its turns (131k GPUs: 0.5 s). Where the lines left to read one by one start (all from the
+        first part that is not plain items), or None."""
         items_of = self.sections[self.spec_key]
-        for first in range(0, len(lines), RUN_LINES):
-            part = lines[first:first + RUN_LINES]
+        while start < stop:
+            end = _part_end(text, start, stop)
+            part = text[start:end]
             built = None if self.build_lines is None else self.build_lines(self.spec_key, part)
-            if built is not None:
-                items_of += built
-                continue
-            items = _scan_run(part, self.scan)
-            if items is None:
-                return lines[first:]
-            items_of += items if self.build_items is None else self.build_items(self.spec_key, items)
-        return []
+            if built is None:
+                items = _scan_run(part, self.scan)
+                if items is None:
+                    return start
+                built = items if self.build_items is None else self.build_items(self.spec_key, items)
+            items_of += built
+            start = end + 1
+        return None
 
     def _read_line(self, line: str) -> bool:
         """One line: an item of the section being read, or a skeleton line, which may open a section.
@@ -222,7 +229,6 @@ def _separator_constant(name: str):
     raise ValueError(name)
 
 
-_AFTER_DASH = itemgetter(slice(4, None))  # an item line's text after its "  - "
 
 # The decoders of a whole run: "[]", "null" or "NaN" (which no item holds, see _scan_run) stands between
 # the items; either refuses the other constants, as `parse_fast` does.
@@ -230,51 +236,51 @@ _scan_joined = json.JSONDecoder(parse_constant=_reject_constant).scan_once
 _scan_joined_nan = json.JSONDecoder(parse_constant=_separator_constant).scan_once
 
 
-def _scan_run(lines: list[str], scan) -> list[dict] | None:
-    """The items of lines that all start with "  - {": each line one JSON object and nothing else
-    but trailing white space (what _ITEM matches and `scan` reads whole), none nested deeper than
-    MAX_DEPTH. None when some line is otherwise: then the lines are read one by one, which decides.
+def _part_end(text: str, start: int, stop: int) -> int:
+    """The end of the part of the run text[start:stop] that starts at `start`: its last line break within
+    RUN_CHARS characters (the first after them, for a line that long)."""
+    if stop - start <= RUN_CHARS:
+        return stop
+    end = text.rfind("\n", start, start + RUN_CHARS)
+    if end < 0:
+        end = text.find("\n", start + RUN_CHARS, stop)
+    return stop if end < 0 else end
 
-    The run is decoded as one JSON array, the items' "  - " made a separator that only we can have
+
+def _scan_run(part: str, scan) -> list[dict] | None:
+    """The items of a part's lines (joined by line breaks), all starting with "  - {": each line one
+    JSON object and nothing else but trailing white space (what _ITEM matches and `scan` reads whole),
+    none nested deeper than MAX_DEPTH. None when some line is otherwise: then the lines are read one by
+    one, which decides.
+
+    The part is decoded as one JSON array, the items' "  - " made a separator that only we can have
     put there ([], null or NaN: the first the text cannot hold, having no "[", "null" or "NaN"): one
-    call, and each key made once for the whole run rather than once per item (a tenth of the reading
+    call, and each key made once for the whole part rather than once per item (a tenth of the reading
     at 131k GPUs). Exactly one item between each two separators, each a mapping, proves each line one
-    object.
-
-    A long run goes in parts of RUN_LINES: one decode call holds the interpreter throughout, and a
-    whole 16k-GPU links section (37k lines) held a window's thread waiting 100 ms while a file opened."""
-    if len(lines) > RUN_LINES:
-        items: list[dict] = []
-        for start in range(0, len(lines), RUN_LINES):
-            part = _scan_run(lines[start:start + RUN_LINES], scan)
-            if part is None:
-                return None
-            items += part
-        return items
-    objects = list(map(_AFTER_DASH, lines))  # each line's "{...}" (a slice each: cheaper than a replace)
-    text = "\n".join(objects)
+    object."""
     # [] or null: read in C (NaN calls back into Python per item); a "[" is found faster than a "null"
-    square = "[" in text
+    square = "[" in part
     if not square:
         separator, word, decode = [], ",[],", _scan_joined
-    elif "null" not in text:
+    elif "null" not in part:
         separator, word, decode = None, ",null,", _scan_joined
-    elif "NaN" not in text:
+    elif "NaN" not in part:
         separator, word, decode = _SEPARATOR, ",NaN,", _scan_joined_nan
     else:
-        return _scan_lines(lines, scan)
-    joined = "[" + word.join(objects) + "]"
+        return _scan_lines(part.split("\n"), scan)
+    # each line's "{...}" between separators: its line break and "  - " (no other "\n  - " is in the part)
+    joined = "[" + part[4:].replace("\n  - ", word) + "]"
     try:
         values, end = decode(joined, 0)
     except (StopIteration, ValueError, RecursionError):
         return None
-    n = len(lines)
+    n = part.count("\n") + 1
     items = values[0::2]
     if (end != len(joined) or len(values) != 2 * n - 1 or values[1::2].count(separator) != n - 1
             or set(map(type, items)) != {dict}):
         return None
-    # no line nests deeper than MAX_DEPTH unless the run holds that many more brackets than items
-    extra = (text.count("[") if square else 0) + text.count("{") - n
+    # no line nests deeper than MAX_DEPTH unless the part holds that many more brackets than items
+    extra = (part.count("[") if square else 0) + part.count("{") - n
     if extra >= MAX_DEPTH and any(_depth(item) > MAX_DEPTH for item in items):
         return None
     return items
