@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from operator import is_
+from operator import attrgetter, is_
 
 import numpy as np
 
 from ..model.catalog import Catalog
 from ..model.document import Document
+from ..model.link_columns import per_value
 from ..model.network_reach import TIER_RANK, switch_links
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
@@ -169,11 +170,12 @@ def sync_view(view: Fabric) -> bool:
     return True
 
 
-def _scale_up(node, accelerator, k: EngineConstants, link_efficiency: float = 0.0) -> tuple[float, str]:
-    """Per-GPU scale-up rate after efficiency: the accelerator's own measured ring efficiency
-    (its calibration's scale_up_efficiency) where it has one, else the engine-wide NVLink figure."""
-    gbps = node.scale_up_gbps or accelerator.scale_up_gbps
-    kind = node.scale_up
+def _scale_up(scale_up_gbps: float, kind: str, accelerator, k: EngineConstants,
+              link_efficiency: float = 0.0) -> tuple[float, str]:
+    """Per-GPU scale-up rate after efficiency of a server of this scale-up (its own rate, else its
+    accelerator's): the accelerator's own measured ring efficiency (its calibration's
+    scale_up_efficiency) where it has one, else the engine-wide NVLink figure."""
+    gbps = scale_up_gbps or accelerator.scale_up_gbps
     eff = k.pcie_efficiency if kind == "pcie" else (link_efficiency or k.nvlink_efficiency)
     return gbps_to_bytes_per_s(gbps) * eff, kind
 
@@ -214,29 +216,50 @@ def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node
     static routing tables). A RoCE NIC always does, unless the fabric schedules cells itself; a Spectrum-X
     SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's routing); an InfiniBand
     NIC does under a leaf with static routing; EFA's SRD and Pollara spray their packets themselves."""
-    routing = np.array([_routing(s, catalog) for s in switches], dtype=object)
     hashes = np.zeros(len(switches), dtype=bool)
     if not len(nic_node):
         return hashes
-    kind = np.array(transport, dtype=object)[nic_node]
+    # each test made once per distinct transport and routing, then gathered per NIC
+    switch_keys = _codes(list(map(attrgetter("routing", "model", "fabric"), switches)))
+    routing = np.array([_routing(key, catalog) for key in switch_keys.values] + [""], dtype=object)  # "": no leaf
+    transports = _codes(transport)
+    kind = transports.values[:, None]
+    table = (((kind == "roce") | ((kind == "spectrum-x") & (routing != "adaptive"))
+              | ((kind == "infiniband") & (routing == "static"))) & (routing != "scheduled"))
     cabled = nic_leaf >= 0
-    leaf_routing = np.full(len(nic_leaf), "", dtype=object)
-    leaf_routing[cabled] = routing[nic_leaf[cabled]]
-    hashed = ((kind == "roce") | ((kind == "spectrum-x") & (leaf_routing != "adaptive"))
-              | ((kind == "infiniband") & (leaf_routing == "static"))) & (leaf_routing != "scheduled")
+    leaf_routing = np.full(len(nic_leaf), len(routing) - 1, dtype=np.int64)
+    leaf_routing[cabled] = switch_keys.place[nic_leaf[cabled]]
+    hashed = table[transports.place[nic_node], leaf_routing]
     hashes[nic_leaf[hashed & cabled]] = True
     return hashes
 
 
-def _routing(switch, catalog: Catalog) -> str:
-    """A switch's routing: its own `routing`, else its catalog model's; InfiniBand adaptive; an Ethernet
-    switch of no known model ECMP."""
-    if switch.routing:
-        return switch.routing
-    name = catalog.resolve("switches", switch.model) if switch.model else None
+def _routing(switch: tuple, catalog: Catalog) -> str:
+    """A switch's routing from its (routing, model, fabric): its own `routing`, else its catalog model's;
+    InfiniBand adaptive; an Ethernet switch of no known model ECMP."""
+    routing, model, switch_fabric = switch
+    if routing:
+        return routing
+    name = catalog.resolve("switches", model) if model else None
     if name is not None:
         return catalog.switches[name].routing
-    return "adaptive" if switch.fabric == "infiniband" else "ecmp"
+    return "adaptive" if switch_fabric == "infiniband" else "ecmp"
+
+
+@dataclass(eq=False, repr=False)
+class _Codes:
+    place: np.ndarray  # per item: its value's place in `values`
+    values: np.ndarray  # the distinct values (objects), in the order they come
+
+
+def _codes(items: list) -> _Codes:
+    """`items` as places among their distinct (hashable) values."""
+    index: dict = {}
+    place = np.fromiter((index.setdefault(item, len(index)) for item in items), np.int64, len(items))
+    values = np.empty(len(index), dtype=object)
+    for k, value in enumerate(index):  # (one by one: a tuple value stays one object)
+        values[k] = value
+    return _Codes(place, values)
 
 
 def _spans_servers(nodes) -> np.ndarray:
@@ -249,18 +272,18 @@ def _spans_servers(nodes) -> np.ndarray:
 
 
 class LinkColumns:
-    """The fields of every link the fabric reads, as arrays (Document.link_values: read once from the
-    link objects, or taken from the reading the check made of a design held still)."""
+    """The fields of every link the fabric reads, as arrays of its own (Document.link_array and
+    link_codes: of a design held still, the arrays the check made already, copied where a re-rating
+    writes into them)."""
 
     __slots__ = ("ids", "kind", "bandwidth_gbps", "count", "slowdown")
 
     def __init__(self, doc: Document):
-        n = len(doc.links)
         self.ids = doc.link_list("id")
-        self.kind = np.fromiter(map(LINK_KIND_CODE.__getitem__, doc.link_values("kind")), np.int8, n)
-        self.bandwidth_gbps = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
-        self.count = np.fromiter(doc.link_values("count"), np.int64, n)
-        self.slowdown = np.fromiter(doc.link_values("slowdown"), float, n)
+        self.kind = per_value(doc, "kind", LINK_KIND_CODE.__getitem__, np.int8)
+        self.bandwidth_gbps = doc.link_array("bandwidth_gbps", float).copy()
+        self.count = doc.link_array("count", np.int64)
+        self.slowdown = doc.link_array("slowdown", float).copy()
 
 
 def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
@@ -284,7 +307,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     srd = np.array([t == "srd" for t in transport], dtype=bool)
     fabric = Fabric(
         node_ids=[n.id for n in nodes], **layout, **_scale_up_rates(nodes, catalog, doc.spec.calibration, k),
-        node_slowdown=np.array([n.slowdown for n in nodes], dtype=float), node_accelerator=[n.accelerator for n in nodes],
+        node_slowdown=np.zeros(0), node_accelerator=[n.accelerator for n in nodes],
         nic_cap_Bps=np.zeros(len(nic_leaf)), nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
         switch_ids=[s.id for s in switches],
         switch_latency_us=np.where(tray, 0.0, np.array([s.latency_us for s in switches], dtype=float)),  # trays: 0
@@ -293,7 +316,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         leaf_up_Bps=np.zeros(len(switches)), leaf_up_cables=np.zeros(len(switches), dtype=np.int64),
         leaf_up_links=None, switch_pod=np.full(len(switches), -1, dtype=np.int32), pod_up_Bps=np.zeros(0),
         pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=None, link_ids=links.ids,
-        link_cap_Bps=links.bandwidth_gbps * 1e9 / 8 * links.count / links.slowdown, has_core=False,
+        link_cap_Bps=np.zeros(0), has_core=False,  # (this and node_slowdown: refresh_capacities rates them)
         node_transport=transport, node_message_latency_us=np.where(srd, k.srd_message_latency_us, 0.0),
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, fabric.gpu_node)
@@ -346,28 +369,26 @@ def _scale_up_rates(nodes, catalog: Catalog, calibration: dict, k: EngineConstan
     """The Fabric's fields of each server's scale-up network: its rate per GPU after efficiency, that
     efficiency, its kind, the collective library's fixed cost per call, NVLS's efficiency and NCCL's
     LL cap, from the server's accelerator (its catalog entry and calibration)."""
+    # servers alike in what sets their rates share one working-out (a large design has a few kinds)
+    keys = list(map(attrgetter("accelerator", "scale_up_gbps", "scale_up"), nodes))
+    place: dict[tuple, int] = {}
+    node_place = np.fromiter((place.setdefault(key, len(place)) for key in keys), np.int64, len(keys))
     accel_cache: dict[str, tuple] = {}
-    node_bw = np.zeros(len(nodes))
-    node_eff = np.zeros(len(nodes))  # the efficiency node_bw carries (its line rate is node_bw / it)
-    node_latency = np.zeros(len(nodes))  # collective library's extra fixed cost per call, us
-    node_nvls = np.zeros(len(nodes))  # NVLS efficiency on the server's own board
-    node_nvls_domain = np.zeros(len(nodes))  # ... and when its NVLink domain spans switch trays
-    node_ll_cap = np.zeros(len(nodes))  # NCCL's LL estimate cap inside the server, GB/s
-    node_kind = []
-    for i, n in enumerate(nodes):
-        hit = accel_cache.get(n.accelerator)
+    rows = []
+    for accelerator, scale_up_gbps, scale_up in place:
+        hit = accel_cache.get(accelerator)
         if hit is None:
-            acc = catalog.accelerator(n.accelerator)
-            hit = accel_cache[n.accelerator] = (acc, accelerator_constants(acc, calibration, catalog))
+            acc = catalog.accelerator(accelerator)
+            hit = accel_cache[accelerator] = (acc, accelerator_constants(acc, calibration, catalog))
         acc, ac = hit
-        bw, kind = _scale_up(n, acc, k, ac.scale_up_efficiency)
-        node_bw[i] = bw
-        node_eff[i] = k.pcie_efficiency if kind == "pcie" else (ac.scale_up_efficiency or k.nvlink_efficiency)
-        node_latency[i] = ac.collective_latency_us
-        node_nvls[i] = ac.nvls_link_efficiency or k.nvls_efficiency
-        node_nvls_domain[i] = ac.nvls_domain_efficiency or node_nvls[i]
-        node_ll_cap[i] = ac.nccl_ll_max_bus_gbps
-        node_kind.append(kind)
+        bw, kind = _scale_up(scale_up_gbps, scale_up, acc, k, ac.scale_up_efficiency)
+        eff = k.pcie_efficiency if kind == "pcie" else (ac.scale_up_efficiency or k.nvlink_efficiency)
+        nvls = ac.nvls_link_efficiency or k.nvls_efficiency
+        rows.append((bw, eff, ac.collective_latency_us, nvls, ac.nvls_domain_efficiency or nvls, ac.nccl_ll_max_bus_gbps))
+    table = np.array(rows, dtype=float).reshape(len(rows), 6)[node_place]
+    node_bw, node_eff, node_latency, node_nvls, node_nvls_domain, node_ll_cap = table.T.copy()
+    kinds = [scale_up for _, _, scale_up in place]
+    node_kind = [kinds[i] for i in node_place.tolist()]
     return dict(node_scale_up_Bps=node_bw, node_scale_up_efficiency=node_eff, node_collective_latency_us=node_latency,
                 node_scale_up_kind=node_kind, node_nccl_ll_max_bus_gbps=node_ll_cap,
                 node_nvls_efficiency=np.where(_spans_servers(nodes), node_nvls_domain, node_nvls))
@@ -448,9 +469,9 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = fabric._link_arrays
         todo = range(n) if changed_links is None else changed_links
         if changed_links is None:
-            bw[:] = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
-            count[:] = np.fromiter(doc.link_values("count"), float, n)
-            slowdown[:] = np.fromiter(doc.link_values("slowdown"), float, n)
+            bw[:] = doc.link_array("bandwidth_gbps", float)
+            count[:] = doc.link_array("count", float)
+            slowdown[:] = doc.link_array("slowdown", float)
         else:
             for i in todo:
                 bw[i], count[i], slowdown[i] = links[i].bandwidth_gbps, links[i].count, links[i].slowdown
@@ -459,15 +480,8 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     usable = _usable_links(fabric, doc, changed_links if arrays is None else None)
     link_cap = bw * 1e9 / 8 * count / slowdown * usable
     fabric._rating_revision = getattr(fabric, "_rating_revision", 0) + 1
-    fabric.node_slowdown = np.fromiter((x.slowdown for x in doc.nodes), float, len(doc.nodes))
-    gpu_slow = fabric.node_slowdown[fabric.gpu_node].copy()
-    base = 0
-    for x in doc.nodes:
-        if x.gpu_slowdown:
-            for i, factor in enumerate(x.gpu_slowdown[: x.accelerator_count]):
-                gpu_slow[base + i] *= max(1.0, float(factor))
-        base += x.accelerator_count
-    fabric.gpu_slowdown = gpu_slow
+    fabric.node_slowdown = np.fromiter(map(attrgetter("slowdown"), doc.nodes), float, len(doc.nodes))
+    fabric.gpu_slowdown = _gpu_slowdowns(doc.nodes, fabric.node_slowdown[fabric.gpu_node])
     fabric.link_cap_Bps = link_cap
     node_gbps, node_gdr, sw_gbps, link_eff, node_nic_eff = fabric._nic_line
     has = fabric.nic_link >= 0
@@ -492,6 +506,19 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     per_cable = np.divide(link_cap, np.maximum(count, 1))
     fabric.leaf_up_slowest_Bps = _slowest_cable(per_cable, usable, up_links, up_owner, len(fabric.switch_ids))
     fabric.pod_up_slowest_Bps = _slowest_cable(per_cable, usable, pod_links, pod_owner, len(fabric.pod_up_Bps))
+
+
+def _gpu_slowdowns(nodes, gpu_slow: np.ndarray) -> np.ndarray:
+    """Per GPU: its server's slowdown (`gpu_slow`, a new array this fills) times its own (gpu_slowdown)."""
+    if not any(map(attrgetter("gpu_slowdown"), nodes)):  # (most designs: one look per server)
+        return gpu_slow
+    base = 0
+    for x in nodes:
+        if x.gpu_slowdown:
+            for i, factor in enumerate(x.gpu_slowdown[: x.accelerator_count]):
+                gpu_slow[base + i] *= max(1.0, float(factor))
+        base += x.accelerator_count
+    return gpu_slow
 
 
 def _slowest_cable(per_cable: np.ndarray, usable: np.ndarray, links: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
@@ -521,7 +548,7 @@ def _usable_links(fabric: Fabric, doc: Document, changed_links: list[int] | None
     """1.0 for a link that carries traffic, 0.0 for one that is down or ends on a switch that is down."""
     links = doc.links
     if changed_links is None:
-        fabric._link_up = np.fromiter(map("down".__ne__, doc.link_values("state")), bool, len(links))
+        fabric._link_up = per_value(doc, "state", "down".__ne__)
     else:
         for i in changed_links:
             fabric._link_up[i] = links[i].state != "down"
