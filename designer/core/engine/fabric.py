@@ -20,7 +20,7 @@ from operator import attrgetter, is_
 import numpy as np
 
 from ..model.catalog import Catalog
-from ..model.document import Document
+from ..model.document import Document, column_codes
 from ..model.link_columns import per_value
 from ..model.network_reach import TIER_RANK, switch_links
 from ..problems import DesignerError, Problem
@@ -197,18 +197,14 @@ def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
 
 def node_transports(nodes, catalog: Catalog) -> list[str]:
     """Each server's NIC transport: its catalog NIC's (nic_model), else its NIC kind's (InfiniBand, or
-    RoCE on Ethernet)."""
-    cache: dict[tuple, str] = {}
-    out = []
-    for n in nodes:
-        key = (n.nic_model, n.nic_kind)
-        hit = cache.get(key)
-        if hit is None:
-            name = catalog.resolve("nics", n.nic_model) if n.nic_model else None
-            hit = cache[key] = (catalog.nics[name].transport if name else
-                                "infiniband" if n.nic_kind == "infiniband" else "roce")
-        out.append(hit)
-    return out
+    RoCE on Ethernet). Worked out once per distinct (nic_model, nic_kind)."""
+    place, keys = column_codes(list(map(attrgetter("nic_model", "nic_kind"), nodes)))
+    transports = []
+    for nic_model, nic_kind in keys:
+        name = catalog.resolve("nics", nic_model) if nic_model else None
+        transports.append(catalog.nics[name].transport if name
+                          else "infiniband" if nic_kind == "infiniband" else "roce")
+    return list(map(transports.__getitem__, place.tolist()))
 
 
 def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node, nic_leaf) -> np.ndarray:
@@ -254,10 +250,9 @@ class _Codes:
 
 def _codes(items: list) -> _Codes:
     """`items` as places among their distinct (hashable) values."""
-    index: dict = {}
-    place = np.fromiter((index.setdefault(item, len(index)) for item in items), np.int64, len(items))
-    values = np.empty(len(index), dtype=object)
-    for k, value in enumerate(index):  # (one by one: a tuple value stays one object)
+    place, distinct = column_codes(items)
+    values = np.empty(len(distinct), dtype=object)
+    for k, value in enumerate(distinct):  # (one by one: a tuple value stays one object)
         values[k] = value
     return _Codes(place, values)
 
@@ -306,8 +301,9 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     transport = node_transports(nodes, catalog)
     srd = np.array([t == "srd" for t in transport], dtype=bool)
     fabric = Fabric(
-        node_ids=[n.id for n in nodes], **layout, **_scale_up_rates(nodes, catalog, doc.spec.calibration, k),
-        node_slowdown=np.zeros(0), node_accelerator=[n.accelerator for n in nodes],
+        node_ids=list(map(attrgetter("id"), nodes)), **layout,
+        **_scale_up_rates(nodes, catalog, doc.spec.calibration, k),
+        node_slowdown=np.zeros(0), node_accelerator=list(map(attrgetter("accelerator"), nodes)),
         nic_cap_Bps=np.zeros(len(nic_leaf)), nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
         switch_ids=[s.id for s in switches],
         switch_latency_us=np.where(tray, 0.0, np.array([s.latency_us for s in switches], dtype=float)),  # trays: 0
@@ -341,23 +337,23 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
 def _gpu_layout(nodes) -> dict:
     """The Fabric's fields of where GPUs and NICs sit: each GPU's server, its place in it and its own
     NIC; each server's GPUs and NICs; each NIC's server."""
-    gpus = np.array([n.accelerator_count for n in nodes], dtype=np.int64)
+    gpus = np.fromiter(map(attrgetter("accelerator_count"), nodes), np.int64, len(nodes))
     gpu_node = np.repeat(np.arange(len(nodes)), gpus)
     starts = np.concatenate([[0], np.cumsum(gpus)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
     gpu_local = np.arange(len(gpu_node)) - np.repeat(starts, gpus)
 
-    nic_counts = np.array([n.nic_count for n in nodes], dtype=np.int64)
+    nic_counts = np.fromiter(map(attrgetter("nic_count"), nodes), np.int64, len(nodes))
     nic_base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
-    per_nic = np.array([n.gpus_per_nic for n in nodes], dtype=np.int64)
+    per_nic = np.fromiter(map(attrgetter("gpus_per_nic"), nodes), np.int64, len(nodes))
     # Several NICs per GPU (p5en: 16 x 200G for 8 GPUs): GPU l owns NICs l*k .. l*k+k-1 and NCCL
     # spreads its traffic over all k (nics_per_gpu); one NIC per GPU or fewer: k = 1.
     nics_per_gpu = np.where((per_nic == 1) & (nic_counts >= 2 * np.maximum(gpus, 1)),
                             nic_counts // np.maximum(gpus, 1), 1)
     local_nic = gpu_local // per_nic[gpu_node] * nics_per_gpu[gpu_node] if len(gpu_node) else gpu_local
-    for i, n in enumerate(nodes):  # an imported NCCL topology names each GPU's nearest NIC
-        affinity = getattr(n, "gpu_nic_affinity", None)
-        if affinity and len(affinity) == n.accelerator_count and nics_per_gpu[i] == 1:
-            local_nic[gpu_node == i] = np.asarray(affinity, dtype=np.int64)
+    # an imported NCCL topology names each GPU's nearest NIC (a server's GPUs are one run of gpu_node)
+    for i, affinity in enumerate(map(attrgetter("gpu_nic_affinity"), nodes)):
+        if affinity and len(affinity) == gpus[i] and nics_per_gpu[i] == 1:
+            local_nic[starts[i]: starts[i] + gpus[i]] = np.asarray(affinity, dtype=np.int64)
     has_nic = local_nic < nic_counts[gpu_node]
     gpu_nic = np.where(has_nic, nic_base[gpu_node] + np.minimum(local_nic, np.maximum(nic_counts[gpu_node] - 1, 0)), -1)
     return dict(gpu_node=gpu_node, gpu_local=gpu_local, gpu_nic=gpu_nic, node_nic_base=nic_base,
@@ -370,12 +366,10 @@ def _scale_up_rates(nodes, catalog: Catalog, calibration: dict, k: EngineConstan
     efficiency, its kind, the collective library's fixed cost per call, NVLS's efficiency and NCCL's
     LL cap, from the server's accelerator (its catalog entry and calibration)."""
     # servers alike in what sets their rates share one working-out (a large design has a few kinds)
-    keys = list(map(attrgetter("accelerator", "scale_up_gbps", "scale_up"), nodes))
-    place: dict[tuple, int] = {}
-    node_place = np.fromiter((place.setdefault(key, len(place)) for key in keys), np.int64, len(keys))
+    node_place, alike = column_codes(list(map(attrgetter("accelerator", "scale_up_gbps", "scale_up"), nodes)))
     accel_cache: dict[str, tuple] = {}
     rows = []
-    for accelerator, scale_up_gbps, scale_up in place:
+    for accelerator, scale_up_gbps, scale_up in alike:
         hit = accel_cache.get(accelerator)
         if hit is None:
             acc = catalog.accelerator(accelerator)
@@ -384,11 +378,12 @@ def _scale_up_rates(nodes, catalog: Catalog, calibration: dict, k: EngineConstan
         bw, kind = _scale_up(scale_up_gbps, scale_up, acc, k, ac.scale_up_efficiency)
         eff = k.pcie_efficiency if kind == "pcie" else (ac.scale_up_efficiency or k.nvlink_efficiency)
         nvls = ac.nvls_link_efficiency or k.nvls_efficiency
-        rows.append((bw, eff, ac.collective_latency_us, nvls, ac.nvls_domain_efficiency or nvls, ac.nccl_ll_max_bus_gbps))
+        rows.append((bw, eff, ac.collective_latency_us, nvls, ac.nvls_domain_efficiency or nvls,
+                     ac.nccl_ll_max_bus_gbps))
     table = np.array(rows, dtype=float).reshape(len(rows), 6)[node_place]
     node_bw, node_eff, node_latency, node_nvls, node_nvls_domain, node_ll_cap = table.T.copy()
-    kinds = [scale_up for _, _, scale_up in place]
-    node_kind = [kinds[i] for i in node_place.tolist()]
+    kinds = [scale_up for _, _, scale_up in alike]
+    node_kind = list(map(kinds.__getitem__, node_place.tolist()))
     return dict(node_scale_up_Bps=node_bw, node_scale_up_efficiency=node_eff, node_collective_latency_us=node_latency,
                 node_scale_up_kind=node_kind, node_nccl_ll_max_bus_gbps=node_ll_cap,
                 node_nvls_efficiency=np.where(_spans_servers(nodes), node_nvls_domain, node_nvls))

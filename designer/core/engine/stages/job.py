@@ -63,7 +63,7 @@ def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None
 
 def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog) -> Hardware:
     """The hardware of a job on the first `num_gpus` GPUs of `fabric`."""
-    used_nodes = np.unique(fabric.gpu_node[:num_gpus]).tolist()
+    used_nodes = np.flatnonzero(np.bincount(fabric.gpu_node[:num_gpus])).tolist()  # sorted, each once
     # the catalog looked up once per accelerator model, not once per server
     names = {catalog.accelerator(a).name for a in set(map(fabric.node_accelerator.__getitem__, used_nodes))}
     acc = catalog.accelerator(sorted(names)[0])
