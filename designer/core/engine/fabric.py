@@ -322,8 +322,8 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     # the NIC's own efficiency where its transport has one (SRD), else its cable kind's
     eff_by_kind = {"infiniband": k.infiniband_nic_efficiency, "ethernet": k.ethernet_nic_efficiency}
     link_eff = np.array([eff_by_kind["infiniband"], eff_by_kind["ethernet"], 1.0, 1.0])[links.kind]
-    fabric._nic_line = (np.array([n.nic_gbps for n in nodes], dtype=float),
-                        np.array([n.gpudirect_rdma for n in nodes], dtype=bool),
+    fabric._nic_line = (np.array(list(map(attrgetter("nic_gbps"), nodes)), dtype=float),
+                        np.array(list(map(attrgetter("gpudirect_rdma"), nodes)), dtype=bool),
                         np.array([s.port_gbps for s in switches], dtype=float) if switches else np.zeros(0),
                         link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
     fabric._host_bounce = k.host_bounce_efficiency
@@ -337,14 +337,14 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
 def _gpu_layout(nodes) -> dict:
     """The Fabric's fields of where GPUs and NICs sit: each GPU's server, its place in it and its own
     NIC; each server's GPUs and NICs; each NIC's server."""
-    gpus = np.fromiter(map(attrgetter("accelerator_count"), nodes), np.int64, len(nodes))
+    gpus = np.array(list(map(attrgetter("accelerator_count"), nodes)), dtype=np.int64)
     gpu_node = np.repeat(np.arange(len(nodes)), gpus)
     starts = np.concatenate([[0], np.cumsum(gpus)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
     gpu_local = np.arange(len(gpu_node)) - np.repeat(starts, gpus)
 
-    nic_counts = np.fromiter(map(attrgetter("nic_count"), nodes), np.int64, len(nodes))
+    nic_counts = np.array(list(map(attrgetter("nic_count"), nodes)), dtype=np.int64)
     nic_base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
-    per_nic = np.fromiter(map(attrgetter("gpus_per_nic"), nodes), np.int64, len(nodes))
+    per_nic = np.array(list(map(attrgetter("gpus_per_nic"), nodes)), dtype=np.int64)
     # Several NICs per GPU (p5en: 16 x 200G for 8 GPUs): GPU l owns NICs l*k .. l*k+k-1 and NCCL
     # spreads its traffic over all k (nics_per_gpu); one NIC per GPU or fewer: k = 1.
     nics_per_gpu = np.where((per_nic == 1) & (nic_counts >= 2 * np.maximum(gpus, 1)),
@@ -403,24 +403,24 @@ def _nic_cables(a, b, count: np.ndarray, network: np.ndarray, nic_base: np.ndarr
     a switch on the other. A cable naming its NIC takes that one; bundles and port-less cables take the
     server's next free NICs, in file order."""
     swap = (a.kind == 2) & (b.kind == 1)
-    n_idx = np.where(swap, b.index, a.index)
-    n_port = np.where(swap, b.nic, a.nic)
-    s_idx = np.where(swap, a.index, b.index)
-    nic_mask = network & (((a.kind == 1) & (b.kind == 2)) | swap)
+    cables = np.flatnonzero(network & (((a.kind == 1) & (b.kind == 2)) | swap))  # only these read further
+    swap = swap[cables]
+    a_index, b_index = a.index[cables], b.index[cables]
+    n_idx = np.where(swap, b_index, a_index)
+    n_port = np.where(swap, b.nic[cables], a.nic[cables])
+    s_idx = np.where(swap, a_index, b_index)
     total_nics = int(nic_counts.sum())
     nic_leaf = np.full(total_nics, -1, dtype=np.int32)  # 32-bit: read into every flow's route
     nic_link = np.full(total_nics, -1, dtype=np.int64)
-    simple = nic_mask & (count == 1) & (n_port >= 0)
-    simple &= n_port < nic_counts[np.where(nic_mask, n_idx, 0)] if len(nic_counts) else simple
-    li = np.flatnonzero(simple)
-    g = nic_base[n_idx[li]] + n_port[li]
-    nic_leaf[g] = s_idx[li]
-    nic_link[g] = li
-    for l in np.flatnonzero(nic_mask & ~simple):
-        ni, si = int(n_idx[l]), int(s_idx[l])
+    simple = (count[cables] == 1) & (n_port >= 0) & (n_port < nic_counts[n_idx])
+    g = nic_base[n_idx[simple]] + n_port[simple]
+    nic_leaf[g] = s_idx[simple]
+    nic_link[g] = cables[simple]
+    for j in np.flatnonzero(~simple):
+        l, ni, si = int(cables[j]), int(n_idx[j]), int(s_idx[j])
         for c in range(int(count[l])):
-            if n_port[l] >= 0:
-                local = int(n_port[l]) + c
+            if n_port[j] >= 0:
+                local = int(n_port[j]) + c
             else:
                 free = np.flatnonzero(nic_link[nic_base[ni]: nic_base[ni] + nic_counts[ni]] < 0)
                 if not free.size:
@@ -474,6 +474,7 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = arrays
     usable = _usable_links(fabric, doc, changed_links if arrays is None else None)
     link_cap = bw * 1e9 / 8 * count / slowdown * usable
+    cables_up = count * usable  # per link: its cables that carry traffic
     fabric._rating_revision = getattr(fabric, "_rating_revision", 0) + 1
     fabric.node_slowdown = np.fromiter(map(attrgetter("slowdown"), doc.nodes), float, len(doc.nodes))
     fabric.gpu_slowdown = _gpu_slowdowns(doc.nodes, fabric.node_slowdown[fabric.gpu_node])
@@ -492,10 +493,10 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     up_links, up_owner = fabric._uplink
     fabric.leaf_up_Bps = np.bincount(up_owner, link_cap[up_links], minlength=len(fabric.switch_ids))
     # ECMP spreads over the cables that are up: a leaf with a dead up-link carries its traffic on the rest
-    fabric.leaf_up_cables = np.bincount(up_owner, (count * usable)[up_links], minlength=len(fabric.switch_ids)
+    fabric.leaf_up_cables = np.bincount(up_owner, cables_up[up_links], minlength=len(fabric.switch_ids)
                                         ).astype(np.int64)
     pod_links, pod_owner = fabric._podlink
-    fabric.pod_up_cables = np.bincount(pod_owner, (count * usable)[pod_links], minlength=len(fabric.pod_up_cables)
+    fabric.pod_up_cables = np.bincount(pod_owner, cables_up[pod_links], minlength=len(fabric.pod_up_cables)
                                        ).astype(np.int64)
     fabric.pod_up_Bps = np.bincount(pod_owner, link_cap[pod_links], minlength=int(fabric.switch_pod.max(initial=-1)) + 1)
     per_cable = np.divide(link_cap, np.maximum(count, 1))
