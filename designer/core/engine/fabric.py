@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from operator import attrgetter, is_
+from itertools import repeat
+from operator import attrgetter, eq, is_
 
 import numpy as np
 
@@ -185,7 +186,7 @@ def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
 
     A server names its domain with nvlink_domain; the servers of one domain sit next to each
     other in file order (the generator and the checks see to it), so the index grows with the GPU index."""
-    if not any(n.nvlink_domain for n in nodes):
+    if not any(map(attrgetter("nvlink_domain"), nodes)):
         return None
     index: dict[str, int] = {}
     node_domain = np.empty(len(nodes), dtype=np.int64)
@@ -259,6 +260,8 @@ def _codes(items: list) -> _Codes:
 
 def _spans_servers(nodes) -> np.ndarray:
     """Per node: whether its NVLink domain holds other servers too (switch trays join them, as in NVL72)."""
+    if not any(map(attrgetter("nvlink_domain"), nodes)):  # (most designs: one look per server)
+        return np.zeros(len(nodes), dtype=bool)
     servers: dict[str, int] = {}
     for n in nodes:
         if n.nvlink_domain:
@@ -529,6 +532,9 @@ def gpus_up(doc: Document, fabric: "Fabric") -> np.ndarray:
     """True for each GPU whose server is up and computes (a storage, login or service host gets no
     job) and that is not among its server's `gpus_down`."""
     up = np.ones(fabric.num_gpus, dtype=bool)
+    alike = map(attrgetter("state", "role", "gpus_down"), doc.nodes)
+    if all(map(eq, alike, repeat(("up", "compute", 0)))):  # (most designs: one look per server)
+        return up
     base = 0
     for node in doc.nodes:
         n = node.accelerator_count
