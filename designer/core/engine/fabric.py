@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter, eq, is_
+from operator import attrgetter, is_
 
 import numpy as np
 
@@ -198,14 +197,18 @@ def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
 
 def node_transports(nodes, catalog: Catalog) -> list[str]:
     """Each server's NIC transport: its catalog NIC's (nic_model), else its NIC kind's (InfiniBand, or
-    RoCE on Ethernet). Worked out once per distinct (nic_model, nic_kind)."""
-    place, keys = column_codes(list(map(attrgetter("nic_model", "nic_kind"), nodes)))
-    transports = []
-    for nic_model, nic_kind in keys:
-        name = catalog.resolve("nics", nic_model) if nic_model else None
-        transports.append(catalog.nics[name].transport if name
-                          else "infiniband" if nic_kind == "infiniband" else "roce")
-    return list(map(transports.__getitem__, place.tolist()))
+    RoCE on Ethernet)."""
+    cache: dict[tuple, str] = {}
+    out = []
+    for n in nodes:
+        key = (n.nic_model, n.nic_kind)
+        hit = cache.get(key)
+        if hit is None:
+            name = catalog.resolve("nics", n.nic_model) if n.nic_model else None
+            hit = cache[key] = (catalog.nics[name].transport if name else
+                                "infiniband" if n.nic_kind == "infiniband" else "roce")
+        out.append(hit)
+    return out
 
 
 def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node, nic_leaf) -> np.ndarray:
@@ -532,9 +535,6 @@ def gpus_up(doc: Document, fabric: "Fabric") -> np.ndarray:
     """True for each GPU whose server is up and computes (a storage, login or service host gets no
     job) and that is not among its server's `gpus_down`."""
     up = np.ones(fabric.num_gpus, dtype=bool)
-    alike = map(attrgetter("state", "role", "gpus_down"), doc.nodes)
-    if all(map(eq, alike, repeat(("up", "compute", 0)))):  # (most designs: one look per server)
-        return up
     base = 0
     for node in doc.nodes:
         n = node.accelerator_count
