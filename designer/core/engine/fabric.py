@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from operator import is_
+from operator import attrgetter, is_
 
 import numpy as np
 
 from ..model.catalog import Catalog
-from ..model.document import Document
+from ..model.document import Document, column_codes
+from ..model.link_columns import per_value
 from ..model.network_reach import TIER_RANK, switch_links
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
@@ -169,11 +170,12 @@ def sync_view(view: Fabric) -> bool:
     return True
 
 
-def _scale_up(node, accelerator, k: EngineConstants, link_efficiency: float = 0.0) -> tuple[float, str]:
-    """Per-GPU scale-up rate after efficiency: the accelerator's own measured ring efficiency
-    (its calibration's scale_up_efficiency) where it has one, else the engine-wide NVLink figure."""
-    gbps = node.scale_up_gbps or accelerator.scale_up_gbps
-    kind = node.scale_up
+def _scale_up(scale_up_gbps: float, kind: str, accelerator, k: EngineConstants,
+              link_efficiency: float = 0.0) -> tuple[float, str]:
+    """Per-GPU scale-up rate after efficiency of a server of this scale-up (its own rate, else its
+    accelerator's): the accelerator's own measured ring efficiency (its calibration's
+    scale_up_efficiency) where it has one, else the engine-wide NVLink figure."""
+    gbps = scale_up_gbps or accelerator.scale_up_gbps
     eff = k.pcie_efficiency if kind == "pcie" else (link_efficiency or k.nvlink_efficiency)
     return gbps_to_bytes_per_s(gbps) * eff, kind
 
@@ -183,7 +185,7 @@ def _gpu_domains(nodes, gpu_node: np.ndarray) -> np.ndarray | None:
 
     A server names its domain with nvlink_domain; the servers of one domain sit next to each
     other in file order (the generator and the checks see to it), so the index grows with the GPU index."""
-    if not any(n.nvlink_domain for n in nodes):
+    if not any(map(attrgetter("nvlink_domain"), nodes)):
         return None
     index: dict[str, int] = {}
     node_domain = np.empty(len(nodes), dtype=np.int64)
@@ -214,33 +216,55 @@ def _hashing_switches(switches, catalog: Catalog, transport: list[str], nic_node
     static routing tables). A RoCE NIC always does, unless the fabric schedules cells itself; a Spectrum-X
     SuperNIC does unless its leaf routes adaptively (Spectrum-4: the catalog model's routing); an InfiniBand
     NIC does under a leaf with static routing; EFA's SRD and Pollara spray their packets themselves."""
-    routing = np.array([_routing(s, catalog) for s in switches], dtype=object)
     hashes = np.zeros(len(switches), dtype=bool)
     if not len(nic_node):
         return hashes
-    kind = np.array(transport, dtype=object)[nic_node]
+    # each test made once per distinct transport and routing, then gathered per NIC
+    switch_keys = _codes(list(map(attrgetter("routing", "model", "fabric"), switches)))
+    routing = np.array([_routing(key, catalog) for key in switch_keys.values] + [""], dtype=object)  # "": no leaf
+    transports = _codes(transport)
+    kind = transports.values[:, None]
+    table = (((kind == "roce") | ((kind == "spectrum-x") & (routing != "adaptive"))
+              | ((kind == "infiniband") & (routing == "static"))) & (routing != "scheduled"))
     cabled = nic_leaf >= 0
-    leaf_routing = np.full(len(nic_leaf), "", dtype=object)
-    leaf_routing[cabled] = routing[nic_leaf[cabled]]
-    hashed = ((kind == "roce") | ((kind == "spectrum-x") & (leaf_routing != "adaptive"))
-              | ((kind == "infiniband") & (leaf_routing == "static"))) & (leaf_routing != "scheduled")
+    leaf_routing = np.full(len(nic_leaf), len(routing) - 1, dtype=np.int64)
+    leaf_routing[cabled] = switch_keys.place[nic_leaf[cabled]]
+    hashed = table[transports.place[nic_node], leaf_routing]
     hashes[nic_leaf[hashed & cabled]] = True
     return hashes
 
 
-def _routing(switch, catalog: Catalog) -> str:
-    """A switch's routing: its own `routing`, else its catalog model's; InfiniBand adaptive; an Ethernet
-    switch of no known model ECMP."""
-    if switch.routing:
-        return switch.routing
-    name = catalog.resolve("switches", switch.model) if switch.model else None
+def _routing(switch: tuple, catalog: Catalog) -> str:
+    """A switch's routing from its (routing, model, fabric): its own `routing`, else its catalog model's;
+    InfiniBand adaptive; an Ethernet switch of no known model ECMP."""
+    routing, model, switch_fabric = switch
+    if routing:
+        return routing
+    name = catalog.resolve("switches", model) if model else None
     if name is not None:
         return catalog.switches[name].routing
-    return "adaptive" if switch.fabric == "infiniband" else "ecmp"
+    return "adaptive" if switch_fabric == "infiniband" else "ecmp"
+
+
+@dataclass(eq=False, repr=False)
+class _Codes:
+    place: np.ndarray  # per item: its value's place in `values`
+    values: np.ndarray  # the distinct values (objects), in the order they come
+
+
+def _codes(items: list) -> _Codes:
+    """`items` as places among their distinct (hashable) values."""
+    place, distinct = column_codes(items)
+    values = np.empty(len(distinct), dtype=object)
+    for k, value in enumerate(distinct):  # (one by one: a tuple value stays one object)
+        values[k] = value
+    return _Codes(place, values)
 
 
 def _spans_servers(nodes) -> np.ndarray:
     """Per node: whether its NVLink domain holds other servers too (switch trays join them, as in NVL72)."""
+    if not any(map(attrgetter("nvlink_domain"), nodes)):  # (most designs: one look per server)
+        return np.zeros(len(nodes), dtype=bool)
     servers: dict[str, int] = {}
     for n in nodes:
         if n.nvlink_domain:
@@ -249,18 +273,18 @@ def _spans_servers(nodes) -> np.ndarray:
 
 
 class LinkColumns:
-    """The fields of every link the fabric reads, as arrays (Document.link_values: read once from the
-    link objects, or taken from the reading the check made of a design held still)."""
+    """The fields of every link the fabric reads, as arrays of its own (Document.link_array and
+    link_codes: of a design held still, the arrays the check made already, copied where a re-rating
+    writes into them)."""
 
     __slots__ = ("ids", "kind", "bandwidth_gbps", "count", "slowdown")
 
     def __init__(self, doc: Document):
-        n = len(doc.links)
         self.ids = doc.link_list("id")
-        self.kind = np.fromiter(map(LINK_KIND_CODE.__getitem__, doc.link_values("kind")), np.int8, n)
-        self.bandwidth_gbps = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
-        self.count = np.fromiter(doc.link_values("count"), np.int64, n)
-        self.slowdown = np.fromiter(doc.link_values("slowdown"), float, n)
+        self.kind = per_value(doc, "kind", LINK_KIND_CODE.__getitem__, np.int8)
+        self.bandwidth_gbps = doc.link_array("bandwidth_gbps", float).copy()
+        self.count = doc.link_array("count", np.int64)
+        self.slowdown = doc.link_array("slowdown", float).copy()
 
 
 def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
@@ -283,8 +307,9 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     transport = node_transports(nodes, catalog)
     srd = np.array([t == "srd" for t in transport], dtype=bool)
     fabric = Fabric(
-        node_ids=[n.id for n in nodes], **layout, **_scale_up_rates(nodes, catalog, doc.spec.calibration, k),
-        node_slowdown=np.array([n.slowdown for n in nodes], dtype=float), node_accelerator=[n.accelerator for n in nodes],
+        node_ids=list(map(attrgetter("id"), nodes)), **layout,
+        **_scale_up_rates(nodes, catalog, doc.spec.calibration, k),
+        node_slowdown=np.zeros(0), node_accelerator=list(map(attrgetter("accelerator"), nodes)),
         nic_cap_Bps=np.zeros(len(nic_leaf)), nic_leaf=nic_leaf, nic_link=nic_link, nic_kind=[],
         switch_ids=[s.id for s in switches],
         switch_latency_us=np.where(tray, 0.0, np.array([s.latency_us for s in switches], dtype=float)),  # trays: 0
@@ -293,7 +318,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
         leaf_up_Bps=np.zeros(len(switches)), leaf_up_cables=np.zeros(len(switches), dtype=np.int64),
         leaf_up_links=None, switch_pod=np.full(len(switches), -1, dtype=np.int32), pod_up_Bps=np.zeros(0),
         pod_up_cables=np.zeros(0, dtype=np.int64), pod_up_links=None, link_ids=links.ids,
-        link_cap_Bps=links.bandwidth_gbps * 1e9 / 8 * links.count / links.slowdown, has_core=False,
+        link_cap_Bps=np.zeros(0), has_core=False,  # (this and node_slowdown: refresh_capacities rates them)
         node_transport=transport, node_message_latency_us=np.where(srd, k.srd_message_latency_us, 0.0),
     )
     fabric.gpu_domain_index = _gpu_domains(nodes, fabric.gpu_node)
@@ -303,8 +328,8 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
     # the NIC's own efficiency where its transport has one (SRD), else its cable kind's
     eff_by_kind = {"infiniband": k.infiniband_nic_efficiency, "ethernet": k.ethernet_nic_efficiency}
     link_eff = np.array([eff_by_kind["infiniband"], eff_by_kind["ethernet"], 1.0, 1.0])[links.kind]
-    fabric._nic_line = (np.array([n.nic_gbps for n in nodes], dtype=float),
-                        np.array([n.gpudirect_rdma for n in nodes], dtype=bool),
+    fabric._nic_line = (np.array(list(map(attrgetter("nic_gbps"), nodes)), dtype=float),
+                        np.array(list(map(attrgetter("gpudirect_rdma"), nodes)), dtype=bool),
                         np.array([s.port_gbps for s in switches], dtype=float) if switches else np.zeros(0),
                         link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
     fabric._host_bounce = k.host_bounce_efficiency
@@ -318,23 +343,23 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
 def _gpu_layout(nodes) -> dict:
     """The Fabric's fields of where GPUs and NICs sit: each GPU's server, its place in it and its own
     NIC; each server's GPUs and NICs; each NIC's server."""
-    gpus = np.array([n.accelerator_count for n in nodes], dtype=np.int64)
+    gpus = np.array(list(map(attrgetter("accelerator_count"), nodes)), dtype=np.int64)
     gpu_node = np.repeat(np.arange(len(nodes)), gpus)
     starts = np.concatenate([[0], np.cumsum(gpus)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
     gpu_local = np.arange(len(gpu_node)) - np.repeat(starts, gpus)
 
-    nic_counts = np.array([n.nic_count for n in nodes], dtype=np.int64)
+    nic_counts = np.array(list(map(attrgetter("nic_count"), nodes)), dtype=np.int64)
     nic_base = np.concatenate([[0], np.cumsum(nic_counts)[:-1]]) if len(nodes) else np.zeros(0, dtype=np.int64)
-    per_nic = np.array([n.gpus_per_nic for n in nodes], dtype=np.int64)
+    per_nic = np.array(list(map(attrgetter("gpus_per_nic"), nodes)), dtype=np.int64)
     # Several NICs per GPU (p5en: 16 x 200G for 8 GPUs): GPU l owns NICs l*k .. l*k+k-1 and NCCL
     # spreads its traffic over all k (nics_per_gpu); one NIC per GPU or fewer: k = 1.
     nics_per_gpu = np.where((per_nic == 1) & (nic_counts >= 2 * np.maximum(gpus, 1)),
                             nic_counts // np.maximum(gpus, 1), 1)
     local_nic = gpu_local // per_nic[gpu_node] * nics_per_gpu[gpu_node] if len(gpu_node) else gpu_local
-    for i, n in enumerate(nodes):  # an imported NCCL topology names each GPU's nearest NIC
-        affinity = getattr(n, "gpu_nic_affinity", None)
-        if affinity and len(affinity) == n.accelerator_count and nics_per_gpu[i] == 1:
-            local_nic[gpu_node == i] = np.asarray(affinity, dtype=np.int64)
+    # an imported NCCL topology names each GPU's nearest NIC (a server's GPUs are one run of gpu_node)
+    for i, affinity in enumerate(map(attrgetter("gpu_nic_affinity"), nodes)):
+        if affinity and len(affinity) == gpus[i] and nics_per_gpu[i] == 1:
+            local_nic[starts[i]: starts[i] + gpus[i]] = np.asarray(affinity, dtype=np.int64)
     has_nic = local_nic < nic_counts[gpu_node]
     gpu_nic = np.where(has_nic, nic_base[gpu_node] + np.minimum(local_nic, np.maximum(nic_counts[gpu_node] - 1, 0)), -1)
     return dict(gpu_node=gpu_node, gpu_local=gpu_local, gpu_nic=gpu_nic, node_nic_base=nic_base,
@@ -346,28 +371,25 @@ def _scale_up_rates(nodes, catalog: Catalog, calibration: dict, k: EngineConstan
     """The Fabric's fields of each server's scale-up network: its rate per GPU after efficiency, that
     efficiency, its kind, the collective library's fixed cost per call, NVLS's efficiency and NCCL's
     LL cap, from the server's accelerator (its catalog entry and calibration)."""
+    # servers alike in what sets their rates share one working-out (a large design has a few kinds)
+    node_place, alike = column_codes(list(map(attrgetter("accelerator", "scale_up_gbps", "scale_up"), nodes)))
     accel_cache: dict[str, tuple] = {}
-    node_bw = np.zeros(len(nodes))
-    node_eff = np.zeros(len(nodes))  # the efficiency node_bw carries (its line rate is node_bw / it)
-    node_latency = np.zeros(len(nodes))  # collective library's extra fixed cost per call, us
-    node_nvls = np.zeros(len(nodes))  # NVLS efficiency on the server's own board
-    node_nvls_domain = np.zeros(len(nodes))  # ... and when its NVLink domain spans switch trays
-    node_ll_cap = np.zeros(len(nodes))  # NCCL's LL estimate cap inside the server, GB/s
-    node_kind = []
-    for i, n in enumerate(nodes):
-        hit = accel_cache.get(n.accelerator)
+    rows = []
+    for accelerator, scale_up_gbps, scale_up in alike:
+        hit = accel_cache.get(accelerator)
         if hit is None:
-            acc = catalog.accelerator(n.accelerator)
-            hit = accel_cache[n.accelerator] = (acc, accelerator_constants(acc, calibration, catalog))
+            acc = catalog.accelerator(accelerator)
+            hit = accel_cache[accelerator] = (acc, accelerator_constants(acc, calibration, catalog))
         acc, ac = hit
-        bw, kind = _scale_up(n, acc, k, ac.scale_up_efficiency)
-        node_bw[i] = bw
-        node_eff[i] = k.pcie_efficiency if kind == "pcie" else (ac.scale_up_efficiency or k.nvlink_efficiency)
-        node_latency[i] = ac.collective_latency_us
-        node_nvls[i] = ac.nvls_link_efficiency or k.nvls_efficiency
-        node_nvls_domain[i] = ac.nvls_domain_efficiency or node_nvls[i]
-        node_ll_cap[i] = ac.nccl_ll_max_bus_gbps
-        node_kind.append(kind)
+        bw, kind = _scale_up(scale_up_gbps, scale_up, acc, k, ac.scale_up_efficiency)
+        eff = k.pcie_efficiency if kind == "pcie" else (ac.scale_up_efficiency or k.nvlink_efficiency)
+        nvls = ac.nvls_link_efficiency or k.nvls_efficiency
+        rows.append((bw, eff, ac.collective_latency_us, nvls, ac.nvls_domain_efficiency or nvls,
+                     ac.nccl_ll_max_bus_gbps))
+    table = np.array(rows, dtype=float).reshape(len(rows), 6)[node_place]
+    node_bw, node_eff, node_latency, node_nvls, node_nvls_domain, node_ll_cap = table.T.copy()
+    kinds = [scale_up for _, _, scale_up in alike]
+    node_kind = list(map(kinds.__getitem__, node_place.tolist()))
     return dict(node_scale_up_Bps=node_bw, node_scale_up_efficiency=node_eff, node_collective_latency_us=node_latency,
                 node_scale_up_kind=node_kind, node_nccl_ll_max_bus_gbps=node_ll_cap,
                 node_nvls_efficiency=np.where(_spans_servers(nodes), node_nvls_domain, node_nvls))
@@ -387,24 +409,24 @@ def _nic_cables(a, b, count: np.ndarray, network: np.ndarray, nic_base: np.ndarr
     a switch on the other. A cable naming its NIC takes that one; bundles and port-less cables take the
     server's next free NICs, in file order."""
     swap = (a.kind == 2) & (b.kind == 1)
-    n_idx = np.where(swap, b.index, a.index)
-    n_port = np.where(swap, b.nic, a.nic)
-    s_idx = np.where(swap, a.index, b.index)
-    nic_mask = network & (((a.kind == 1) & (b.kind == 2)) | swap)
+    cables = np.flatnonzero(network & (((a.kind == 1) & (b.kind == 2)) | swap))  # only these read further
+    swap = swap[cables]
+    a_index, b_index = a.index[cables], b.index[cables]
+    n_idx = np.where(swap, b_index, a_index)
+    n_port = np.where(swap, b.nic[cables], a.nic[cables])
+    s_idx = np.where(swap, a_index, b_index)
     total_nics = int(nic_counts.sum())
     nic_leaf = np.full(total_nics, -1, dtype=np.int32)  # 32-bit: read into every flow's route
     nic_link = np.full(total_nics, -1, dtype=np.int64)
-    simple = nic_mask & (count == 1) & (n_port >= 0)
-    simple &= n_port < nic_counts[np.where(nic_mask, n_idx, 0)] if len(nic_counts) else simple
-    li = np.flatnonzero(simple)
-    g = nic_base[n_idx[li]] + n_port[li]
-    nic_leaf[g] = s_idx[li]
-    nic_link[g] = li
-    for l in np.flatnonzero(nic_mask & ~simple):
-        ni, si = int(n_idx[l]), int(s_idx[l])
+    simple = (count[cables] == 1) & (n_port >= 0) & (n_port < nic_counts[n_idx])
+    g = nic_base[n_idx[simple]] + n_port[simple]
+    nic_leaf[g] = s_idx[simple]
+    nic_link[g] = cables[simple]
+    for j in np.flatnonzero(~simple):
+        l, ni, si = int(cables[j]), int(n_idx[j]), int(s_idx[j])
         for c in range(int(count[l])):
-            if n_port[l] >= 0:
-                local = int(n_port[l]) + c
+            if n_port[j] >= 0:
+                local = int(n_port[j]) + c
             else:
                 free = np.flatnonzero(nic_link[nic_base[ni]: nic_base[ni] + nic_counts[ni]] < 0)
                 if not free.size:
@@ -448,9 +470,9 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = fabric._link_arrays
         todo = range(n) if changed_links is None else changed_links
         if changed_links is None:
-            bw[:] = np.fromiter(doc.link_values("bandwidth_gbps"), float, n)
-            count[:] = np.fromiter(doc.link_values("count"), float, n)
-            slowdown[:] = np.fromiter(doc.link_values("slowdown"), float, n)
+            bw[:] = doc.link_array("bandwidth_gbps", float)
+            count[:] = doc.link_array("count", float)
+            slowdown[:] = doc.link_array("slowdown", float)
         else:
             for i in todo:
                 bw[i], count[i], slowdown[i] = links[i].bandwidth_gbps, links[i].count, links[i].slowdown
@@ -458,16 +480,10 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
         bw, count, slowdown = arrays
     usable = _usable_links(fabric, doc, changed_links if arrays is None else None)
     link_cap = bw * 1e9 / 8 * count / slowdown * usable
+    cables_up = count * usable  # per link: its cables that carry traffic
     fabric._rating_revision = getattr(fabric, "_rating_revision", 0) + 1
-    fabric.node_slowdown = np.fromiter((x.slowdown for x in doc.nodes), float, len(doc.nodes))
-    gpu_slow = fabric.node_slowdown[fabric.gpu_node].copy()
-    base = 0
-    for x in doc.nodes:
-        if x.gpu_slowdown:
-            for i, factor in enumerate(x.gpu_slowdown[: x.accelerator_count]):
-                gpu_slow[base + i] *= max(1.0, float(factor))
-        base += x.accelerator_count
-    fabric.gpu_slowdown = gpu_slow
+    fabric.node_slowdown = np.fromiter(map(attrgetter("slowdown"), doc.nodes), float, len(doc.nodes))
+    fabric.gpu_slowdown = _gpu_slowdowns(doc.nodes, fabric.node_slowdown[fabric.gpu_node])
     fabric.link_cap_Bps = link_cap
     node_gbps, node_gdr, sw_gbps, link_eff, node_nic_eff = fabric._nic_line
     has = fabric.nic_link >= 0
@@ -483,15 +499,28 @@ def refresh_capacities(fabric: Fabric, doc: Document, changed_links: list[int] |
     up_links, up_owner = fabric._uplink
     fabric.leaf_up_Bps = np.bincount(up_owner, link_cap[up_links], minlength=len(fabric.switch_ids))
     # ECMP spreads over the cables that are up: a leaf with a dead up-link carries its traffic on the rest
-    fabric.leaf_up_cables = np.bincount(up_owner, (count * usable)[up_links], minlength=len(fabric.switch_ids)
+    fabric.leaf_up_cables = np.bincount(up_owner, cables_up[up_links], minlength=len(fabric.switch_ids)
                                         ).astype(np.int64)
     pod_links, pod_owner = fabric._podlink
-    fabric.pod_up_cables = np.bincount(pod_owner, (count * usable)[pod_links], minlength=len(fabric.pod_up_cables)
+    fabric.pod_up_cables = np.bincount(pod_owner, cables_up[pod_links], minlength=len(fabric.pod_up_cables)
                                        ).astype(np.int64)
     fabric.pod_up_Bps = np.bincount(pod_owner, link_cap[pod_links], minlength=int(fabric.switch_pod.max(initial=-1)) + 1)
     per_cable = np.divide(link_cap, np.maximum(count, 1))
     fabric.leaf_up_slowest_Bps = _slowest_cable(per_cable, usable, up_links, up_owner, len(fabric.switch_ids))
     fabric.pod_up_slowest_Bps = _slowest_cable(per_cable, usable, pod_links, pod_owner, len(fabric.pod_up_Bps))
+
+
+def _gpu_slowdowns(nodes, gpu_slow: np.ndarray) -> np.ndarray:
+    """Per GPU: its server's slowdown (`gpu_slow`, a new array this fills) times its own (gpu_slowdown)."""
+    if not any(map(attrgetter("gpu_slowdown"), nodes)):  # (most designs: one look per server)
+        return gpu_slow
+    base = 0
+    for x in nodes:
+        if x.gpu_slowdown:
+            for i, factor in enumerate(x.gpu_slowdown[: x.accelerator_count]):
+                gpu_slow[base + i] *= max(1.0, float(factor))
+        base += x.accelerator_count
+    return gpu_slow
 
 
 def _slowest_cable(per_cable: np.ndarray, usable: np.ndarray, links: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
@@ -521,7 +550,7 @@ def _usable_links(fabric: Fabric, doc: Document, changed_links: list[int] | None
     """1.0 for a link that carries traffic, 0.0 for one that is down or ends on a switch that is down."""
     links = doc.links
     if changed_links is None:
-        fabric._link_up = np.fromiter(map("down".__ne__, doc.link_values("state")), bool, len(links))
+        fabric._link_up = per_value(doc, "state", "down".__ne__)
     else:
         for i in changed_links:
             fabric._link_up[i] = links[i].state != "down"

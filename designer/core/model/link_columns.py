@@ -26,8 +26,8 @@ class LinkColumns:
         """(ValueError: a count that is not a whole number.) Each test is made once per distinct value
         (Document.link_codes, shared with the links' rules: a kind or a state per link was ~15 ms each at
         131k GPUs)."""
-        return cls(_per_value(doc, "kind", NETWORK.__contains__), doc.link_array("count", np.int64).copy(),
-                   _per_value(doc, "state", "down".__eq__))
+        return cls(per_value(doc, "kind", NETWORK.__contains__), doc.link_array("count", np.int64).copy(),
+                   per_value(doc, "state", "down".__eq__))
 
     def inserted(self, position: int, link) -> None:
         """A link put at `position` (ValueError: a count that is not a whole number)."""
@@ -56,14 +56,14 @@ class LinkColumns:
         self.network[position], self.count[position], self.down[position] = _of(link)
 
 
-def _per_value(doc, name: str, test) -> np.ndarray:
-    """test(value) of each link's field `name`, made once per distinct value (each link's by itself when
-    a value is unhashable)."""
+def per_value(doc, name: str, test, dtype=bool) -> np.ndarray:
+    """test(value) of each link's field `name` as `dtype`, made once per distinct value (each link's by
+    itself when a value is unhashable)."""
     try:
         place, values = doc.link_codes(name)
     except TypeError:
-        return np.fromiter(map(test, doc.link_values(name)), bool, len(doc.links))
-    return np.fromiter(map(test, values), bool, len(values))[place]
+        return np.fromiter(map(test, doc.link_values(name)), dtype, len(doc.links))
+    return np.fromiter(map(test, values), dtype, len(values))[place]
 
 
 def kept_places(source: np.ndarray) -> np.ndarray:

@@ -38,20 +38,25 @@ def switch_links(tier: np.ndarray, is_leaf: np.ndarray, tray: np.ndarray, links:
     """`tier`: TIER_RANK of each switch; `is_leaf`: the switch has a server's NIC cable; `tray`: an
     NVLink switch tray; `links`, `a_idx`, `b_idx`: the switch-to-switch cables and their ends."""
     ai, bi = a_idx, b_idx
-    lower = np.where((tier[ai] < tier[bi]) | ((tier[ai] == tier[bi]) & (ai < bi)), ai, bi)
-    upper = np.where(lower == ai, bi, ai)
-    uplink = (is_leaf[lower] & ~is_leaf[upper]) | ((tier[lower] < tier[upper]) & (tier[upper] < 2))
+    # each gather made once, of 8-bit ranks (0..2): ~160k cables at 131k GPUs
+    rank = tier.astype(np.int8)
+    tier_a, tier_b = rank[ai], rank[bi]
+    a_lower = (tier_a < tier_b) | ((tier_a == tier_b) & (ai < bi))
+    lower, upper = np.where(a_lower, ai, bi), np.where(a_lower, bi, ai)
+    tier_lower, tier_upper = np.where(a_lower, tier_a, tier_b), np.where(a_lower, tier_b, tier_a)
+    leaf_lower, leaf_upper = is_leaf[lower], is_leaf[upper]
+    uplink = (leaf_lower & ~leaf_upper) | ((tier_lower < tier_upper) & (tier_upper < 2))
     # two switches with servers, of one tier, cabled to each other (a lab's two leaves, a leaf ring):
     # the cable is the way out of each that has no up-link otherwise
     n_sw = len(tier)
     has_up = np.zeros(n_sw, dtype=bool)
     has_up[lower[uplink]] = True
-    peers = is_leaf[lower] & is_leaf[upper] & (tier[lower] == tier[upper])
+    peers = leaf_lower & leaf_upper & (tier_lower == tier_upper)
     upper_uplink = peers & ~has_up[upper]
     uplink = uplink | (peers & ~has_up[lower])
     # pods: connected components of leaves and spines (label propagation)
     label = np.where((tier < 2) & ~tray, np.arange(n_sw), -1)  # a tray is in no pod
-    inside = (tier[lower] < 2) & (tier[upper] < 2)
+    inside = tier_upper < 2  # (the lower end's tier is no higher)
     lu, uu = lower[inside], upper[inside]
     for _ in range(64):
         before = label.copy()
@@ -63,7 +68,7 @@ def switch_links(tier: np.ndarray, is_leaf: np.ndarray, tray: np.ndarray, links:
     _, pod_of = np.unique(label[label >= 0], return_inverse=True)
     pod = np.full(n_sw, -1, dtype=np.int32)
     pod[label >= 0] = pod_of.reshape(-1)
-    to_core = (tier[upper] == 2) & (pod[lower] >= 0)
+    to_core = (tier_upper == 2) & (pod[lower] >= 0)
     return SwitchLinks(links, lower, upper, uplink, upper_uplink, pod, to_core)
 
 

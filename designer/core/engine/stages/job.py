@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
+from operator import eq
 
 import numpy as np
 
@@ -61,12 +63,13 @@ def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None
 
 def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog) -> Hardware:
     """The hardware of a job on the first `num_gpus` GPUs of `fabric`."""
-    used_nodes = sorted(set(fabric.gpu_node[:num_gpus].tolist()))
+    used_nodes = np.flatnonzero(np.bincount(fabric.gpu_node[:num_gpus])).tolist()  # sorted, each once
     # the catalog looked up once per accelerator model, not once per server
-    names = {catalog.accelerator(a).name for a in {fabric.node_accelerator[i] for i in used_nodes}}
+    names = {catalog.accelerator(a).name for a in set(map(fabric.node_accelerator.__getitem__, used_nodes))}
     acc = catalog.accelerator(sorted(names)[0])
     ac = accelerator_constants(acc, calibration, catalog)
-    nvls = ac.nvls_supported and all(fabric.node_scale_up_kind[i] == "nvswitch" for i in used_nodes)
+    kinds = map(fabric.node_scale_up_kind.__getitem__, used_nodes)
+    nvls = ac.nvls_supported and all(map(eq, kinds, repeat("nvswitch")))
     domains = fabric.gpu_domain[:num_gpus]
     return Hardware(used_nodes, sorted(names), acc, ac, nvls, domains)
 

@@ -241,11 +241,13 @@ def _link_rate_Bps(fabric: Fabric) -> np.ndarray:
 
 
 def _link_rate(fabric: Fabric) -> np.ndarray:
-    cap = np.asarray(fabric.link_cap_Bps, dtype=float).copy()
+    cap = np.asarray(fabric.link_cap_Bps, dtype=float)
     has = fabric.nic_link >= 0
-    if has.any():
+    if has.any():  # (np.where makes the new array)
         nic = np.bincount(fabric.nic_link[has], fabric.nic_cap_Bps[has], minlength=len(cap))
         cap = np.where(nic > 0, nic, cap)
+    else:
+        cap = cap.copy()
     cap.flags.writeable = False
     return cap
 
