@@ -15,6 +15,7 @@ from operator import attrgetter
 import numpy as np
 
 from ..model.id_index import IdIndex
+from ..model.link_columns import per_value
 
 KIND_NAMES = {"infiniband": "InfiniBand", "ethernet": "Ethernet", "nvlink": "NVLink", "pcie": "PCIe"}
 CABLE_KINDS = ("infiniband", "ethernet", "nvlink", "pcie")  # a cable's kind code is its place here
@@ -285,15 +286,10 @@ def _column(doc, links: list, name: str, values, dtype) -> np.ndarray:
 
 
 def _kind_column(doc, links: list, kind_code: dict[str, int]) -> np.ndarray:
-    """The links' kinds as CABLE_KINDS codes (0 for another): over the held design's codes of its kinds
-    (Document.link_codes, made once for the check too), one look-up per distinct kind."""
+    """The links' kinds as CABLE_KINDS codes (0 for another): over the held design, one look-up per
+    distinct kind (per_value, on the codes of its kinds the check made too)."""
     if _held(doc, links, "kind") is not None:
-        try:
-            place, kinds = doc.link_codes("kind")
-        except TypeError:  # an unhashable kind (an edit through the API): as _column says
-            pass
-        else:
-            return np.fromiter((kind_code.get(k, 0) for k in kinds), np.int8, len(kinds))[place]
+        return per_value(doc, "kind", lambda kind: kind_code.get(kind, 0), np.int8)
     return _column(doc, links, "kind", lambda values: map(kind_code.get, values, repeat(0)), np.int8)
 
 
