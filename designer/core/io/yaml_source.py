@@ -229,7 +229,6 @@ def _separator_constant(name: str):
     raise ValueError(name)
 
 
-
 # The decoders of a whole run: "[]", "null" or "NaN" (which no item holds, see _scan_run) stands between
 # the items; either refuses the other constants, as `parse_fast` does.
 _scan_joined = json.JSONDecoder(parse_constant=_reject_constant).scan_once
