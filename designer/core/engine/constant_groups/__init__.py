@@ -42,4 +42,3 @@ def set_constants(obj, fields, names, values: dict) -> None:
         else:
             value = f.default if f.default_factory is MISSING else f.default_factory()
         object.__setattr__(obj, f.name, value)
-
