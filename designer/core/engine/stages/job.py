@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
-from operator import eq
 
 import numpy as np
 
@@ -68,8 +66,8 @@ def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog)
     names = {catalog.accelerator(a).name for a in set(map(fabric.node_accelerator.__getitem__, used_nodes))}
     acc = catalog.accelerator(sorted(names)[0])
     ac = accelerator_constants(acc, calibration, catalog)
-    kinds = map(fabric.node_scale_up_kind.__getitem__, used_nodes)
-    nvls = ac.nvls_supported and all(map(eq, kinds, repeat("nvswitch")))
+    kinds = set(map(fabric.node_scale_up_kind.__getitem__, used_nodes))
+    nvls = ac.nvls_supported and kinds <= {"nvswitch"}  # (every server used on NVSwitch)
     domains = fabric.gpu_domain[:num_gpus]
     return Hardware(used_nodes, sorted(names), acc, ac, nvls, domains)
 
