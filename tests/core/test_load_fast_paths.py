@@ -362,6 +362,23 @@ def test_non_finite_numbers_in_lists_and_optional_fields_are_found(small_doc):
     assert non_finite_problems(small_doc) == []
 
 
+def test_a_design_read_whole_then_edited_still_has_its_non_finite_numbers_found(tmp_path):
+    """A command that reads a design whole holds it still at once: its elements' numbers are then as the
+    reader took them (within bounds); an edit made first (through the API) is looked at all the same."""
+    from designer.core.io import load_document
+
+    path = tmp_path / "small.yaml"
+    save_document(loads_document(SMALL), path)
+    for edited in (False, True):
+        doc = load_document(path, keep_link_fields=True)
+        if edited:
+            doc.update(doc.nodes[1].id, slowdown=math.nan)
+            doc.update(doc.racks[0].id, x=math.inf)
+        with doc.held_still():
+            found = [p.path for p in non_finite_problems(doc)]
+        assert found == (["spec.racks[0].x", "spec.nodes[1].slowdown"] if edited else [])
+
+
 def test_the_program_ends_at_once_with_all_its_output(tmp_path):
     """As a program, `designer evaluate` leaves without freeing the design object by object; what
     it printed is all there, and its exit code is the command's."""

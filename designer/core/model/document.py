@@ -246,17 +246,25 @@ class Document:
 
         The first block of a document read with its links' fields kept (files.load_document) starts from
         the reader's lists, when nothing has edited the links through the document since."""
-        self._held = _LinkFields(self.spec.links, self._take_read_fields())
+        read = self._take_read_fields()
+        self._held = _LinkFields(self.spec.links, read or {}, as_read=read is not None)
         try:
             yield self
         finally:
             self._held = None
 
-    def _take_read_fields(self) -> dict[str, list]:
-        """The reader's lists of the links' fields (once), while the links are still the list they made."""
+    def elements_as_read(self) -> bool:
+        """Whether the design is held still (held_still) in the first block after it was read whole from its
+        file (files.load_document with its links' fields kept), with no edit since: every number of its
+        elements is then within its field's bounds (the reader takes no other)."""
+        return self._held is not None and self._held.as_read
+
+    def _take_read_fields(self) -> dict[str, list] | None:
+        """The reader's lists of the links' fields (once), while the links are still the list they made;
+        None when the design was not read whole or has been edited since."""
         kept, self._read_fields = self._read_fields, None
         if kept is None or kept[0] is not self.spec.links:
-            return {}
+            return None
         links, fields = kept
         return {name: values for name, values in fields.items() if len(values) == len(links)}
 
@@ -528,12 +536,13 @@ def _identities(items: list) -> np.ndarray:
 class _LinkFields:
     """The links' fields as lists, each read from the link objects the first time it is asked for."""
 
-    __slots__ = ("links", "lists", "from_reader", "arrays")
+    __slots__ = ("links", "lists", "from_reader", "arrays", "as_read")
 
-    def __init__(self, links: list, lists: dict[str, list]):
+    def __init__(self, links: list, lists: dict[str, list], as_read: bool = False):
         self.links = links
         self.lists = lists
         self.from_reader = frozenset(lists)  # the reader's lists (Document's `link_fields`)
+        self.as_read = as_read  # the design as its file was read (Document.elements_as_read)
         self.arrays: dict[tuple, object] = {}  # what `codes` and `array` made, by what they were asked
 
     def values(self, name: str) -> list:
