@@ -21,6 +21,7 @@ from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .device_links import DeviceLinks
 from .endpoints import LinkEnds
 from .id_index import SharedIdIndex
+from .switch_links import SwitchLinksMemo
 from .events import Change, Events
 from .job import Parallelism, Workload
 from .jobs import JobSpec
@@ -85,6 +86,7 @@ class Document:
         self._positions: dict[str, tuple[list, np.ndarray]] = {}  # _position's arrays, per collection
         self.link_ends = LinkEnds()  # the links' ends parsed, for the check, the fabric and the analyses
         self.link_id_index = SharedIdIndex()  # the links' ids indexed, for the same readers
+        self.switch_links = SwitchLinksMemo()  # the switch-to-switch cables' roles, for the check and the fabric
         # replaced by each edit that adds, removes or renames a link (shared by snapshots until then):
         # a reader holding the ids of one version finds their index again by it (SharedIdIndex.of)
         self.link_ids_version = object()
@@ -408,6 +410,7 @@ class Document:
         # they are keyed on the links' texts, which it brings along
         self.link_ends = other.link_ends if adopt else LinkEnds()
         self.link_id_index = SharedIdIndex()
+        self.switch_links = SwitchLinksMemo()
         self.link_ids_version = object()
         self._held = self._read_fields = None
         self._device_links = other._device_links if adopt else None
@@ -425,6 +428,7 @@ class Document:
         self.lineage = object()
         self.link_ends = LinkEnds()
         self.link_id_index = SharedIdIndex()
+        self.switch_links = SwitchLinksMemo()
         self.link_ids_version = object()
         self._held = self._read_fields = None
         self._device_links = None
@@ -456,6 +460,7 @@ class Document:
         snap.lineage = self.lineage
         snap.link_ends = self.link_ends  # the same design: a parse made for either serves both
         snap.link_id_index = self.link_id_index
+        snap.switch_links = self.switch_links  # (keyed on what it is asked of)
         snap.link_ids_version = self.link_ids_version
         snap._held = snap._read_fields = None
         snap._device_links = None  # (made when asked for: a snapshot is read, not edited)
