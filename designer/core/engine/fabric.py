@@ -439,7 +439,8 @@ def _nic_cables(a, b, count: np.ndarray, network: np.ndarray, nic_base: np.ndarr
     return nic_leaf, nic_link
 
 
-def _switch_routes(fabric: Fabric, doc: Document, tray: np.ndarray, on_tray: np.ndarray, a, b, count: np.ndarray) -> None:
+def _switch_routes(fabric: Fabric, doc: Document, tray: np.ndarray, on_tray: np.ndarray, a, b,
+                   count: np.ndarray) -> None:
     """The switch-to-switch links' roles in the routes (network_reach.switch_links, the design check's
     rules too): each leaf's up-links, the pods, each pod's links to the core."""
     switches = doc.switches

@@ -508,8 +508,7 @@ def _make_bulk(cls):
                     return None
                 args.append([factory() for _ in range(n)] if factory else [default] * n)
                 continue
-            coded = type(col) is CodedColumn
-            seen = col.distinct() if coded else col  # what a test reads: each distinct value once, if coded
+            seen = col.distinct() if type(col) is CodedColumn else col  # each distinct value once, if coded
             kinds = set(map(type, seen)) if kinds_of is None else set(kinds_of(name))
             absent = _Absent in kinds  # some items leave the key out
             if absent:
@@ -532,28 +531,38 @@ def _make_bulk(cls):
                 if not _in_bounds(distinct, bounds):
                     return None
             if absent:
-                if coded and not factory:
-                    col = col.mapped(lambda v: default if v is _ABSENT else v)
-                else:
-                    col = col.expanded(set()) if coded else col
-                    col = ([factory() if v is _ABSENT else v for v in col] if factory
-                           else [default if v is _ABSENT else v for v in col])
-                    coded = False
+                col = _filled(col, default, factory)
                 kinds.add(list if factory else type(default))
                 distinct = None
             if is_float and int in kinds:
-                if coded:
-                    col = col.mapped(lambda v: float(v) if type(v) is int else v)
-                    kinds = set(map(type, col.distinct()))
-                else:
-                    col = list(map(float, col)) if not kinds - {int, float} else [
-                        float(v) if type(v) is int else v for v in col]
-                    kinds = set(map(type, col)) if kinds - {int, float} else {float}
+                col, kinds = _floats(col, kinds)
                 distinct = set(map(float, distinct)) if distinct is not None and kinds == {float} else None
-            args.append(col.expanded(kinds) if coded else shared_values(col, kinds, distinct))
+            args.append(col.expanded(kinds) if type(col) is CodedColumn else shared_values(col, kinds, distinct))
         return args
 
     return columns_of, checked
+
+
+def _filled(col, default, factory):
+    """The column with `default` (a new factory() each, for a list) where an item leaves the field out."""
+    if type(col) is CodedColumn:
+        if not factory:
+            return col.mapped(lambda v: default if v is _ABSENT else v)
+        col = col.expanded(set())  # each item its own new list: filled item by item
+    if factory:
+        return [factory() if v is _ABSENT else v for v in col]
+    return [default if v is _ABSENT else v for v in col]
+
+
+def _floats(col, kinds: set):
+    """(the column with its ints made floats, the set of its types after)."""
+    if type(col) is CodedColumn:
+        col = col.mapped(lambda v: float(v) if type(v) is int else v)
+        return col, set(map(type, col.distinct()))
+    if not kinds - {int, float}:
+        return list(map(float, col)), {float}
+    col = [float(v) if type(v) is int else v for v in col]
+    return col, set(map(type, col))
 
 
 class _Missing:
