@@ -362,6 +362,23 @@ def test_non_finite_numbers_in_lists_and_optional_fields_are_found(small_doc):
     assert non_finite_problems(small_doc) == []
 
 
+def test_a_design_read_whole_then_edited_still_has_its_non_finite_numbers_found(tmp_path):
+    """A command that reads a design whole holds it still at once: its elements' numbers are then as the
+    reader took them (within bounds); an edit made first (through the API) is looked at all the same."""
+    from designer.core.io import load_document
+
+    path = tmp_path / "small.yaml"
+    save_document(loads_document(SMALL), path)
+    for edited in (False, True):
+        doc = load_document(path, keep_link_fields=True)
+        if edited:
+            doc.update(doc.nodes[1].id, slowdown=math.nan)
+            doc.update(doc.racks[0].id, x=math.inf)
+        with doc.held_still():
+            found = [p.path for p in non_finite_problems(doc)]
+        assert found == (["spec.racks[0].x", "spec.nodes[1].slowdown"] if edited else [])
+
+
 def test_the_program_ends_at_once_with_all_its_output(tmp_path):
     """As a program, `designer evaluate` leaves without freeing the design object by object; what
     it printed is all there, and its exit code is the command's."""
@@ -413,7 +430,8 @@ def test_a_long_run_is_decoded_in_parts_with_the_same_answers(tmp_path, monkeypa
 def test_parts_cut_anywhere_read_the_same_as_the_full_parser(tmp_path, monkeypatch, part_chars):
     """The reader takes a run's parts as slices of the text, each ending at a line break: a line longer
     than a part is read whole, and a run that ends the file (with or without a last line break, with
-    Windows line breaks) reads as the full parser reads it."""
+    Windows line breaks), or that a blank line, a comment or an item written otherwise interrupts,
+    reads as the full parser reads it."""
     from designer.core.io import yaml_source
 
     text = saved_text(tmp_path)
@@ -423,6 +441,9 @@ def test_parts_cut_anywhere_read_the_same_as_the_full_parser(tmp_path, monkeypat
     links_last = "\n".join(lines[:start - 1] + lines[end:] + lines[start - 1:end])
     assert links_last.endswith("}")
     monkeypatch.setattr(yaml_source, "RUN_CHARS", part_chars)
-    for variant in (text, links_last, links_last + "\n", text.replace("\n", "\r\n")):
-        read_as_the_full_parser(variant, fast_path=True)
+    middle = lines[(start + end) // 2]
+    interrupted = [text.replace(middle, middle + tail, 1) for tail in ("\n", "\n  # a comment", "\n# a comment")]
+    spaced = text.replace(middle, middle.replace("  - {", "  -  {", 1), 1)  # YAML's item, not save's line
+    for variant in (text, links_last, links_last + "\n", text.replace("\n", "\r\n"), *interrupted, spaced):
+        read_as_the_full_parser(variant, fast_path=variant is not spaced)
         assert loads_document(variant).links == loads_document(text).links

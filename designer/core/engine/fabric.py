@@ -22,7 +22,7 @@ import numpy as np
 from ..model.catalog import Catalog
 from ..model.document import Document, column_codes
 from ..model.link_columns import per_value
-from ..model.network_reach import TIER_RANK, switch_links
+from ..model.network_reach import TIER_RANK
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
 from .constants import EngineConstants, accelerator_constants
@@ -333,7 +333,7 @@ def build_fabric(doc: Document, catalog: Catalog, k: EngineConstants) -> Fabric:
                         np.array([s.port_gbps for s in switches], dtype=float) if switches else np.zeros(0),
                         link_eff, np.where(srd, k.srd_nic_efficiency, 0.0))
     fabric._host_bounce = k.host_bounce_efficiency
-    _switch_routes(fabric, switches, tray, on_tray, a, b, links.count)
+    _switch_routes(fabric, doc, tray, on_tray, a, b, links.count)
     fabric._link_arrays = (links.bandwidth_gbps, links.count.astype(float), links.slowdown)
     fabric._link_ends = (a.kind, a.index, b.kind, b.index)
     refresh_capacities(fabric, doc, arrays=fabric._link_arrays)
@@ -439,15 +439,17 @@ def _nic_cables(a, b, count: np.ndarray, network: np.ndarray, nic_base: np.ndarr
     return nic_leaf, nic_link
 
 
-def _switch_routes(fabric: Fabric, switches, tray: np.ndarray, on_tray: np.ndarray, a, b, count: np.ndarray) -> None:
+def _switch_routes(fabric: Fabric, doc: Document, tray: np.ndarray, on_tray: np.ndarray, a, b,
+                   count: np.ndarray) -> None:
     """The switch-to-switch links' roles in the routes (network_reach.switch_links, the design check's
     rules too): each leaf's up-links, the pods, each pod's links to the core."""
+    switches = doc.switches
     n_sw = len(switches)
     tier = np.array([TIER_RANK.get(s.tier, 0) for s in switches], dtype=np.int64)
     ss = np.flatnonzero((a.kind == 2) & (b.kind == 2) & (a.index != b.index) & ~on_tray)
     is_leaf = np.zeros(n_sw, dtype=bool)
     is_leaf[fabric.nic_leaf[fabric.nic_leaf >= 0]] = True
-    routes = switch_links(tier, is_leaf, tray, ss, a.index[ss], b.index[ss])
+    routes = doc.switch_links.of(tier, is_leaf, tray, ss, a.index[ss], b.index[ss])  # (the check's, usually)
     lower, to_core = routes.lower, routes.to_core
     fabric._uplink = (np.concatenate([ss[routes.uplink], ss[routes.upper_uplink]]),
                       np.concatenate([lower[routes.uplink], routes.upper[routes.upper_uplink]]))

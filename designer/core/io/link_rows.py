@@ -23,6 +23,8 @@ import re
 
 import numpy as np
 
+from .column_values import CodedColumn
+
 # The expression is loose where a check over the distinct values is cheaper than one per character: a
 # text is any run of characters but quotes, a number any run of digits, signs, points and exponents from
 # a digit.
@@ -62,11 +64,12 @@ _REST = _rest_pattern()
 _STEP = _OWN + 2  # split's pieces per line: the text before it, then its groups
 
 
-def link_columns(text: str, absent) -> tuple[dict[str, list], dict[str, set[type]]] | None:
+def link_columns(text: str, absent) -> tuple[dict[str, list | CodedColumn], dict[str, set[type]]] | None:
     """(each field's values over the lines of `text` (each starting "  - {", joined by line breaks),
-    `absent` where a line leaves the field out, no entry for a field no line has; the set of each column's
-    types, known here without a look at each value); None when some line is not in the layout `save`
-    writes."""
+    `absent` where a line leaves the field out, no entry for a field no line has: the own fields as lists,
+    the others as columns coded by each line's rest (read once per distinct rest); the set of each
+    column's types, known here without a look at each value); None when some line is not in the layout
+    `save` writes."""
     if "\\" in text:
         return None  # an escape: JSON decides
     # the text before the first line, each line's groups, the text up to the next line, and so on: each
@@ -78,7 +81,8 @@ def link_columns(text: str, absent) -> tuple[dict[str, list], dict[str, set[type
         return None  # some text is not a line in the layout: each match runs from a line's start to its end
     if _control_characters(text) != n - 1:
         return None  # a control character (other than the line breaks) in a text: JSON decides
-    columns = {name: pieces[k::_STEP] for k, (name, _, _) in enumerate(FIELDS[:_OWN], 1)}
+    columns: dict[str, list | CodedColumn] = {name: pieces[k::_STEP]
+                                              for k, (name, _, _) in enumerate(FIELDS[:_OWN], 1)}
     kinds = {name: {str} for name in columns}
     rests = pieces[_OWN + 1::_STEP]
     distinct = [rests[0]] if rests.count(rests[0]) == n else list(set(rests))
@@ -86,10 +90,7 @@ def link_columns(text: str, absent) -> tuple[dict[str, list], dict[str, set[type
     if values is None:
         return None
     for name, value_of in values.items():
-        if len(distinct) == 1:
-            columns[name] = [value_of[distinct[0]]] * n
-        else:
-            columns[name] = list(map(value_of.__getitem__, rests))
+        columns[name] = CodedColumn(rests, value_of)
         kinds[name] = set(map(type, value_of.values()))
     return columns, kinds
 

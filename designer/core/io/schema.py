@@ -16,6 +16,7 @@ from itertools import chain, repeat
 from typing import Any, Union
 
 from . import link_rows
+from .column_values import CodedColumn, shared_values
 from ..model.document import ClusterSpec
 from ..model.elements import Link, Metadata, Node, Rack, Switch
 from ..model import megatron_names
@@ -449,30 +450,6 @@ def link_columns_of(text: str) -> list[list] | None:
     return bulk_checker(Link)(len(values["id"]), values.get, kinds.get)
 
 
-SHARE_SAMPLE = 64  # a column whose first values repeat this much is worth sharing (below)
-
-
-def _shared_values(col: list, kinds: set, distinct: set | None = None) -> list:
-    """The column with equal strings or floats as one object each: the reader makes a new object per
-    value, so 295k links' "infiniband", 400.0 and 0.01 were ~31 MB of copies at 131k GPUs. Only a
-    column of `kinds` str or float whose first SHARE_SAMPLE values repeat (a kind, a speed; not ids
-    or ends) is looked at; floats with a zero (0.0 and -0.0 are one dict key, not one value) or a NaN
-    (no dict key) stay as they are. `distinct`: the column's set of values, when already made."""
-    if len(col) < SHARE_SAMPLE or (kinds != {str} and kinds != {float}):
-        return col
-    if distinct is None:
-        if len(set(col[:SHARE_SAMPLE])) * 2 > SHARE_SAMPLE:
-            return col
-        distinct = set(col)
-    if len(distinct) * 2 > len(col):
-        return col
-    if kinds == {float} and (0.0 in distinct or any(v != v for v in distinct)):
-        return col
-    if len(distinct) == 1:
-        return [distinct.pop()] * len(col)
-    return list(map({v: v for v in distinct}.__getitem__, col))
-
-
 class _Absent:
     """A key an item leaves out (None may be a value)."""
 
@@ -521,8 +498,8 @@ def _make_bulk(cls):
 
     def checked(n: int, column_of, kinds_of=None) -> list[list] | None:
         """The constructor's arguments from each field's values as read (`column_of(name)`: the n values,
-        ABSENT where an item leaves the field out, or None when every item does; `kinds_of(name)`: the
-        set of their types, when the reader knows it)."""
+        ABSENT where an item leaves the field out, as a list or a CodedColumn, or None when every item
+        does; `kinds_of(name)`: the set of their types, when the reader knows it)."""
         args = []
         for name, accept, bounds, is_float, is_list, required, default, factory in columns:
             col = column_of(name)
@@ -531,7 +508,8 @@ def _make_bulk(cls):
                     return None
                 args.append([factory() for _ in range(n)] if factory else [default] * n)
                 continue
-            kinds = set(map(type, col)) if kinds_of is None else set(kinds_of(name))
+            seen = col.distinct() if type(col) is CodedColumn else col  # each distinct value once, if coded
+            kinds = set(map(type, seen)) if kinds_of is None else set(kinds_of(name))
             absent = _Absent in kinds  # some items leave the key out
             if absent:
                 if required:
@@ -540,32 +518,51 @@ def _make_bulk(cls):
             if not kinds <= accept:
                 return None
             if is_list:
-                values = list(chain.from_iterable(v for v in col if v is not _ABSENT))
+                values = list(chain.from_iterable(v for v in seen if v is not _ABSENT))
                 if not set(map(type, values)) <= {int, float}:
                     return None
                 if bounds is not None and not _in_bounds(set(values), bounds):
                     return None
             distinct = None  # the column's values, when a bound makes them (the sharing takes them too)
             if bounds is not None and not is_list:
-                distinct = set(col)
+                distinct = set(seen)
                 distinct.discard(None)
                 distinct.discard(_ABSENT)
                 if not _in_bounds(distinct, bounds):
                     return None
             if absent:
-                col = ([factory() if v is _ABSENT else v for v in col] if factory
-                       else [default if v is _ABSENT else v for v in col])
+                col = _filled(col, default, factory)
                 kinds.add(list if factory else type(default))
                 distinct = None
             if is_float and int in kinds:
-                col = list(map(float, col)) if not kinds - {int, float} else [
-                    float(v) if type(v) is int else v for v in col]
-                kinds = set(map(type, col)) if kinds - {int, float} else {float}
+                col, kinds = _floats(col, kinds)
                 distinct = set(map(float, distinct)) if distinct is not None and kinds == {float} else None
-            args.append(_shared_values(col, kinds, distinct))
+            args.append(col.expanded(kinds) if type(col) is CodedColumn else shared_values(col, kinds, distinct))
         return args
 
     return columns_of, checked
+
+
+def _filled(col, default, factory):
+    """The column with `default` (a new factory() each, for a list) where an item leaves the field out."""
+    if type(col) is CodedColumn:
+        if not factory:
+            return col.mapped(lambda v: default if v is _ABSENT else v)
+        col = col.expanded(set())  # each item its own new list: filled item by item
+    if factory:
+        return [factory() if v is _ABSENT else v for v in col]
+    return [default if v is _ABSENT else v for v in col]
+
+
+def _floats(col, kinds: set):
+    """(the column with its ints made floats, the set of its types after)."""
+    if type(col) is CodedColumn:
+        col = col.mapped(lambda v: float(v) if type(v) is int else v)
+        return col, set(map(type, col.distinct()))
+    if not kinds - {int, float}:
+        return list(map(float, col)), {float}
+    col = [float(v) if type(v) is int else v for v in col]
+    return col, set(map(type, col))
 
 
 class _Missing:

@@ -117,9 +117,7 @@ class _LayoutReader:
         pos, size = 0, len(text)
         while True:
             if self.in_items() and text.startswith("  - {", pos):
-                after = _RUN_END.search(text, pos)
-                stop = size if after is None else after.start()  # the end of the run's last line
-                left = self._read_run(text, pos, stop)
+                stop, left = self._read_run(text, pos)  # stop: the end of the run's last line
                 if left is not None and not all(map(self._read_line, text[left:stop].split("\n"))):
                     return False
             else:
@@ -134,24 +132,38 @@ class _LayoutReader:
     def in_items(self) -> bool:
         return self.top == "spec" and self.spec_key in FAST_SECTIONS
 
-    def _read_run(self, text: str, start: int, stop: int) -> int | None:
-        """The run of item lines text[start:stop] of the current section, a part at a time: each call
+    def _read_run(self, text: str, start: int) -> tuple[int, int | None]:
+        """The run of item lines from `start` of the current section, a part at a time: each call
         over a part holds the interpreter's lock, and a file read in a thread must leave the window's
-        thread its turns (131k GPUs: 0.5 s). Where the lines left to read one by one start (all from the
-        first part that is not plain items), or None."""
+        thread its turns (131k GPUs: 0.5 s). (Where the run ends: the line break after its last line, or
+        the text's end; where the lines left to read one by one start (all from the first part that is
+        not plain items), or None.)
+
+        A part that build_lines reads is proved lines of items by it, so the run's end is looked for
+        only from a part it does not read (looking behind each of the 295k line breaks of a 131k-GPU
+        design's links took ~25 ms): the part where the run ends, or one build_lines leaves to JSON."""
         items_of = self.sections[self.spec_key]
-        while start < stop:
-            end = _part_end(text, start, stop)
+        size = len(text)
+        stop = None  # the run's end, once looked for
+        while True:
+            end = _part_end(text, start, size if stop is None else stop)
             part = text[start:end]
             built = None if self.build_lines is None else self.build_lines(self.spec_key, part)
+            if built is None and stop is None:
+                stop = _run_end(text, start)
+                if stop < end:
+                    continue  # the run ends in this part: read it up to there
             if built is None:
                 items = _scan_run(part, self.scan)
                 if items is None:
-                    return start
+                    return stop, start
                 built = items if self.build_items is None else self.build_items(self.spec_key, items)
             items_of += built
+            if end == size or end == stop:
+                return end, None
             start = end + 1
-        return None
+            if stop is None and not text.startswith("  - {", start):
+                return end, None  # the next line starts no item: the run ends with this part
 
     def _read_line(self, line: str) -> bool:
         """One line: an item of the section being read, or a skeleton line, which may open a section.
@@ -233,6 +245,13 @@ def _separator_constant(name: str):
 # the items; either refuses the other constants, as `parse_fast` does.
 _scan_joined = json.JSONDecoder(parse_constant=_reject_constant).scan_once
 _scan_joined_nan = json.JSONDecoder(parse_constant=_separator_constant).scan_once
+
+
+def _run_end(text: str, start: int) -> int:
+    """The line break after the last line of the run of lines that start like an item from `start`, or
+    the text's end."""
+    after = _RUN_END.search(text, start)
+    return len(text) if after is None else after.start()
 
 
 def _part_end(text: str, start: int, stop: int) -> int:

@@ -21,6 +21,7 @@ from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .device_links import DeviceLinks
 from .endpoints import LinkEnds
 from .id_index import SharedIdIndex
+from .switch_links import SwitchLinksMemo
 from .events import Change, Events
 from .job import Parallelism, Workload
 from .jobs import JobSpec
@@ -85,6 +86,7 @@ class Document:
         self._positions: dict[str, tuple[list, np.ndarray]] = {}  # _position's arrays, per collection
         self.link_ends = LinkEnds()  # the links' ends parsed, for the check, the fabric and the analyses
         self.link_id_index = SharedIdIndex()  # the links' ids indexed, for the same readers
+        self.switch_links = SwitchLinksMemo()  # the switch-to-switch cables' roles, for the check and the fabric
         # replaced by each edit that adds, removes or renames a link (shared by snapshots until then):
         # a reader holding the ids of one version finds their index again by it (SharedIdIndex.of)
         self.link_ids_version = object()
@@ -246,17 +248,25 @@ class Document:
 
         The first block of a document read with its links' fields kept (files.load_document) starts from
         the reader's lists, when nothing has edited the links through the document since."""
-        self._held = _LinkFields(self.spec.links, self._take_read_fields())
+        read = self._take_read_fields()
+        self._held = _LinkFields(self.spec.links, read or {}, as_read=read is not None)
         try:
             yield self
         finally:
             self._held = None
 
-    def _take_read_fields(self) -> dict[str, list]:
-        """The reader's lists of the links' fields (once), while the links are still the list they made."""
+    def elements_as_read(self) -> bool:
+        """Whether the design is held still (held_still) in the first block after it was read whole from its
+        file (files.load_document with its links' fields kept), with no edit since: every number of its
+        elements is then within its field's bounds (the reader takes no other)."""
+        return self._held is not None and self._held.as_read
+
+    def _take_read_fields(self) -> dict[str, list] | None:
+        """The reader's lists of the links' fields (once), while the links are still the list they made;
+        None when the design was not read whole or has been edited since."""
         kept, self._read_fields = self._read_fields, None
         if kept is None or kept[0] is not self.spec.links:
-            return {}
+            return None
         links, fields = kept
         return {name: values for name, values in fields.items() if len(values) == len(links)}
 
@@ -400,6 +410,7 @@ class Document:
         # they are keyed on the links' texts, which it brings along
         self.link_ends = other.link_ends if adopt else LinkEnds()
         self.link_id_index = SharedIdIndex()
+        self.switch_links = SwitchLinksMemo()
         self.link_ids_version = object()
         self._held = self._read_fields = None
         self._device_links = other._device_links if adopt else None
@@ -417,6 +428,7 @@ class Document:
         self.lineage = object()
         self.link_ends = LinkEnds()
         self.link_id_index = SharedIdIndex()
+        self.switch_links = SwitchLinksMemo()
         self.link_ids_version = object()
         self._held = self._read_fields = None
         self._device_links = None
@@ -448,6 +460,7 @@ class Document:
         snap.lineage = self.lineage
         snap.link_ends = self.link_ends  # the same design: a parse made for either serves both
         snap.link_id_index = self.link_id_index
+        snap.switch_links = self.switch_links  # (keyed on what it is asked of)
         snap.link_ids_version = self.link_ids_version
         snap._held = snap._read_fields = None
         snap._device_links = None  # (made when asked for: a snapshot is read, not edited)
@@ -528,12 +541,13 @@ def _identities(items: list) -> np.ndarray:
 class _LinkFields:
     """The links' fields as lists, each read from the link objects the first time it is asked for."""
 
-    __slots__ = ("links", "lists", "from_reader", "arrays")
+    __slots__ = ("links", "lists", "from_reader", "arrays", "as_read")
 
-    def __init__(self, links: list, lists: dict[str, list]):
+    def __init__(self, links: list, lists: dict[str, list], as_read: bool = False):
         self.links = links
         self.lists = lists
         self.from_reader = frozenset(lists)  # the reader's lists (Document's `link_fields`)
+        self.as_read = as_read  # the design as its file was read (Document.elements_as_read)
         self.arrays: dict[tuple, object] = {}  # what `codes` and `array` made, by what they were asked
 
     def values(self, name: str) -> list:

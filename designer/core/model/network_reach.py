@@ -17,59 +17,7 @@ import numpy as np
 
 from .document import Document
 from .link_columns import NETWORK, LinkColumns
-
-TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
-
-
-@dataclass(eq=False, repr=False)
-class SwitchLinks:
-    """The switch-to-switch network cables of a design (NVLink trays left out), as the engine routes."""
-    links: np.ndarray  # link index of each cable
-    lower: np.ndarray  # switch index of its lower end (the lower tier; a leaf with servers below one without)
-    upper: np.ndarray
-    uplink: np.ndarray  # bool per cable: an up-link of `lower`, towards the other leaves
-    upper_uplink: np.ndarray  # bool per cable: also an up-link of `upper` (two leaves cabled to each other)
-    pod: np.ndarray  # per switch: its pod (leaves and spines one cable path joins), -1 for cores and trays
-    to_core: np.ndarray  # bool per cable: an up-link of pod `pod[lower]` to a core switch
-
-
-def switch_links(tier: np.ndarray, is_leaf: np.ndarray, tray: np.ndarray, links: np.ndarray,
-                 a_idx: np.ndarray, b_idx: np.ndarray) -> SwitchLinks:
-    """`tier`: TIER_RANK of each switch; `is_leaf`: the switch has a server's NIC cable; `tray`: an
-    NVLink switch tray; `links`, `a_idx`, `b_idx`: the switch-to-switch cables and their ends."""
-    ai, bi = a_idx, b_idx
-    # each gather made once, of 8-bit ranks (0..2): ~160k cables at 131k GPUs
-    rank = tier.astype(np.int8)
-    tier_a, tier_b = rank[ai], rank[bi]
-    a_lower = (tier_a < tier_b) | ((tier_a == tier_b) & (ai < bi))
-    lower, upper = np.where(a_lower, ai, bi), np.where(a_lower, bi, ai)
-    tier_lower, tier_upper = np.where(a_lower, tier_a, tier_b), np.where(a_lower, tier_b, tier_a)
-    leaf_lower, leaf_upper = is_leaf[lower], is_leaf[upper]
-    uplink = (leaf_lower & ~leaf_upper) | ((tier_lower < tier_upper) & (tier_upper < 2))
-    # two switches with servers, of one tier, cabled to each other (a lab's two leaves, a leaf ring):
-    # the cable is the way out of each that has no up-link otherwise
-    n_sw = len(tier)
-    has_up = np.zeros(n_sw, dtype=bool)
-    has_up[lower[uplink]] = True
-    peers = leaf_lower & leaf_upper & (tier_lower == tier_upper)
-    upper_uplink = peers & ~has_up[upper]
-    uplink = uplink | (peers & ~has_up[lower])
-    # pods: connected components of leaves and spines (label propagation)
-    label = np.where((tier < 2) & ~tray, np.arange(n_sw), -1)  # a tray is in no pod
-    inside = tier_upper < 2  # (the lower end's tier is no higher)
-    lu, uu = lower[inside], upper[inside]
-    for _ in range(64):
-        before = label.copy()
-        m = np.minimum(label[lu], label[uu])
-        np.minimum.at(label, lu, m)
-        np.minimum.at(label, uu, m)
-        if np.array_equal(before, label):
-            break
-    _, pod_of = np.unique(label[label >= 0], return_inverse=True)
-    pod = np.full(n_sw, -1, dtype=np.int32)
-    pod[label >= 0] = pod_of.reshape(-1)
-    to_core = (tier_upper == 2) & (pod[lower] >= 0)
-    return SwitchLinks(links, lower, upper, uplink, upper_uplink, pod, to_core)
+from .switch_links import TIER_RANK, SwitchLinks, switch_links  # noqa: F401 (the engine's fabric reads them here)
 
 
 @dataclass(eq=False, repr=False)
@@ -126,8 +74,7 @@ class NetworkRoutes:
         self.is_leaf = is_leaf = np.zeros(n_sw, dtype=bool)
         is_leaf[self.leaf_end] = True
         ss = np.flatnonzero(network & a_sw & b_sw & (a.index != b.index))
-        self.routes = switch_links(tier, is_leaf, tray, ss, a.index[ss].astype(np.int64),
-                                   b.index[ss].astype(np.int64))
+        self.routes = doc.switch_links.of(tier, is_leaf, tray, ss, a.index[ss], b.index[ss])  # (the fabric's too)
         self.a, self.b = a, b
 
     def islands(self, doc: Document, compute: list[int], carries: np.ndarray | None,

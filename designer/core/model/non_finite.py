@@ -17,6 +17,7 @@ from itertools import chain
 from operator import attrgetter, is_not
 
 from ..problems import Problem
+from .spec import has_range
 
 MAX_NESTED_NODES = 1_000_000  # a bound on the nested-data walk (calibration, layout)
 
@@ -54,11 +55,13 @@ class NonFiniteNumbers:
         self._keys: dict[str, list[str]] = {}  # collection -> its number fields
         # (collection, position) -> (field, place in a list field or -1, value) of each bad number
         self._found: dict[tuple[str, int], list[tuple[str, int, float]]] = {}
+        as_read = doc.elements_as_read()
         for name in COLLECTIONS:
             if name == "links":
                 self._scan(name, doc.spec.links, doc.link_values, doc.link_numbers_finite)
-            else:
-                self._scan(name, getattr(doc.spec, name))
+            else:  # as read, a field with finite bounds holds no NaN or infinity: not looked at
+                items = getattr(doc.spec, name)
+                self._scan(name, items, known_finite=_bounded(items[0]).__contains__ if as_read and items else None)
 
     def _scan(self, name: str, items: list, fields=None, known_finite=None) -> None:
         """`fields`: a field's values of every item by its name (the document's link_values: a design held
@@ -173,6 +176,17 @@ def _number_fields(items: list) -> list[str]:
     held = ((f.name, getattr(first, f.name)) for f in dataclasses.fields(first))  # slots: no vars()
     return sorted(declared | {k for k, v in held
                               if isinstance(v, float) or (isinstance(v, list) and v and isinstance(v[0], float))})
+
+
+def _bounded(element) -> frozenset[str]:
+    """The fields of this element's class held between two finite bounds (spec_field's minimum or
+    exclusive minimum, and maximum)."""
+    out = set()
+    for f in dataclasses.fields(element):
+        bounds = [f.metadata.get(k) for k in ("minimum", "exclusive_minimum", "maximum")]
+        if has_range(f.metadata) and all(math.isfinite(b) for b in bounds if b is not None):
+            out.add(f.name)
+    return frozenset(out)
 
 
 def _numeric(tp) -> bool:
