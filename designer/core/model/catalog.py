@@ -33,7 +33,9 @@ RESOURCES = _resources()
 CATALOG_DIR = RESOURCES / "catalog"
 
 
-@dataclass(frozen=True, repr=False)
+# The entries are equal only to themselves (eq=False: no generated __eq__ and __hash__ to compile at
+# every start): a catalog holds one object per entry, and what compares parts compares their names.
+@dataclass(frozen=True, eq=False, repr=False)
 class Accelerator:
     """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
@@ -75,7 +77,7 @@ class Accelerator:
         return self.max_scale_up_domain or self.max_per_node
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Nic:
     """A network card model of the catalog: line rate, achievable bandwidth and transport, with sources."""
     name: str
@@ -97,7 +99,7 @@ class Nic:
 NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SwitchModel:
     """A switch model of the catalog (Ethernet, InfiniBand or NVLink tray): radix, port rate, latency."""
     name: str
@@ -123,7 +125,7 @@ class SwitchModel:
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ModelPreset:
     """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
