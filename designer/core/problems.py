@@ -48,7 +48,7 @@ class Problem:
         return self.format()
 
 
-@dataclass
+@dataclass(eq=False)  # equal only to itself, as an exception is (and so hashable)
 class DesignerError(Exception):
     """Bad input: carries every problem found, not only the first."""
 

@@ -2,6 +2,7 @@
 the per-precision peaks, tensor formats, measured GEMM rates, NICs and NVLink switch trays load."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -287,3 +288,43 @@ def test_a_catalog_file_with_anchors_merge_keys_and_yaml_spellings_reads_as_yaml
     switch = ("switches:\n  - {name: S, kind: infiniband, radix: 64, port_gbps: 400, latency_us: 0.2, sharp: yes, "
               "sources: {radix: a, port_gbps: b, latency_us: c, sharp: d}}\n")
     assert load_catalog(_write(tmp_path, "switches", switch)).switches["S"].sharp is True
+
+
+def _fields(entry) -> dict:
+    return {f.name: getattr(entry, f.name) for f in dataclasses.fields(entry)}
+
+
+def test_the_shipped_catalog_read_entry_by_entry_is_the_catalog_read_whole():
+    """The command line reads each entry when a design names it: the same names and aliases, the same
+    entries, figure for figure, as reading every file whole."""
+    whole, by_name = load_catalog(), load_catalog(when_named=True)
+    for kind in ("accelerators", "nics", "switches", "models"):
+        assert list(getattr(by_name, kind)) == list(getattr(whole, kind)), kind
+        for name in getattr(whole, kind):
+            assert _fields(getattr(by_name, kind)[name]) == _fields(getattr(whole, kind)[name]), name
+            for alias in getattr(whole, kind)[name].aliases:
+                assert by_name.resolve(kind, alias.upper()) == name
+    assert {k: p.name for k, p in by_name.presets().items()} == {k: p.name for k, p in whole.presets().items()}
+    assert by_name.presets()["gpt3"].name == "gpt3-175b" and "GPT3" not in by_name.presets()
+
+
+def test_an_entry_read_when_named_is_checked_and_read_as_its_whole_file_says(tmp_path):
+    """An entry whose text does not read alone (an alias to another entry's anchor) is read with its
+    file; a bad entry is refused, naming its place, when it is asked for; a file that is not YAML is
+    refused at once."""
+    shared = GOOD_ACCELERATOR.replace("  - name: X1", "  - &x1\n    name: X1")
+    shared += "  - <<: *x1\n    name: X2\n    hbm_gib: 0x14\n"
+    catalog = load_catalog(_write(tmp_path, "accelerators", shared), when_named=True)
+    assert catalog.accelerators["X2"].hbm_gib == 20 and catalog.accelerators["X2"].sources == \
+        catalog.accelerators["X1"].sources
+    two = GOOD_ACCELERATOR + GOOD_ACCELERATOR.replace("X1", "X2").split("accelerators:\n")[1].replace(
+        "hbm_tbps: 1", "hbm_tbps: -1")
+    catalog = load_catalog(_write(tmp_path, "accelerators", two), when_named=True)
+    assert catalog.accelerator("X1").hbm_tbps == 1 and catalog.resolve("accelerators", "x2") == "X2"
+    with pytest.raises(DesignerError) as err:
+        catalog.accelerator("X2")
+    assert "accelerators.yaml: accelerators[1].hbm_tbps" in err.value.problems[0].format()
+    _write(tmp_path, "accelerators", GOOD_ACCELERATOR + "  - name: X3\n    vendor: a: b\n")
+    with pytest.raises(DesignerError) as err:
+        load_catalog(tmp_path, when_named=True)
+    assert "not valid YAML" in err.value.problems[0].format() and err.value.problems[0].line == 13

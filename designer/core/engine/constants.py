@@ -34,13 +34,14 @@ from .nccl_tuning import latency_constants
 from .power import power_capped_clock
 
 
-# The engine's constants by role (constant_groups/), one frozen dataclass each. A dataclass takes its
-# bases' fields first, the last base's first: the fields follow in the order the schema, the docs
-# and a report list them, from the fabric's to HybridEP's scaling.
+# The engine's constants by role (constant_groups/), one frozen dataclass each (frozen through their
+# base, constant_groups.Frozen). A dataclass takes its bases' fields first, the last base's first: the
+# fields follow in the order the schema, the docs and a report list them, from the fabric's to
+# HybridEP's scaling.
 # Its __init__ and __eq__ are written below rather than generated: dataclass would compile a function of
 # ~125 parameters and a comparison of ~125 fields at every start of the program (~3 ms of `designer
 # evaluate`), for an object made once per calibration.
-@dataclass(frozen=True, repr=False, init=False, eq=False)
+@dataclass(repr=False, init=False, eq=False)
 class EngineConstants(HybridEpScalingConstants, MemoryConstants, StepConstants, MoeConstants, FrameworkConstants,
                       CollectiveConstants, FabricConstants):
     """The engine's named constants, each with its source; a design's `calibration` section overrides them."""

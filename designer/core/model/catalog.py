@@ -6,6 +6,7 @@ Read from resources/catalog/*.yaml (shipped with the package). Every entry carri
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import yaml
 
 from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
+from .catalog_entries import EntryText, NamedEntries, entry_texts
 
 def _resources() -> Path:
     """resources/: beside the package in a checkout or editable install, else where a wheel
@@ -33,7 +35,9 @@ RESOURCES = _resources()
 CATALOG_DIR = RESOURCES / "catalog"
 
 
-@dataclass(frozen=True, repr=False)
+# The entries are equal only to themselves (eq=False: no generated __eq__ and __hash__ to compile at
+# every start): a catalog holds one object per entry, and what compares parts compares their names.
+@dataclass(frozen=True, eq=False, repr=False)
 class Accelerator:
     """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
@@ -75,7 +79,7 @@ class Accelerator:
         return self.max_scale_up_domain or self.max_per_node
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Nic:
     """A network card model of the catalog: line rate, achievable bandwidth and transport, with sources."""
     name: str
@@ -97,7 +101,7 @@ class Nic:
 NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class SwitchModel:
     """A switch model of the catalog (Ethernet, InfiniBand or NVLink tray): radix, port rate, latency."""
     name: str
@@ -123,7 +127,7 @@ class SwitchModel:
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ModelPreset:
     """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
@@ -135,19 +139,22 @@ class ModelPreset:
 
 @dataclass(eq=False, repr=False)
 class Catalog:
-    """The parts and models a design can name, looked up by name or alias."""
-    accelerators: dict[str, Accelerator]
-    nics: dict[str, Nic]
-    switches: dict[str, SwitchModel]
-    models: dict[str, ModelPreset]
+    """The parts and models a design can name, looked up by name or alias (each kind a dict, or a
+    catalog_entries.NamedEntries that reads an entry when it is first asked for)."""
+    accelerators: Mapping[str, Accelerator]
+    nics: Mapping[str, Nic]
+    switches: Mapping[str, SwitchModel]
+    models: Mapping[str, ModelPreset]
     _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for kind in ("accelerators", "nics", "switches", "models"):
             table: dict[str, str] = {}
-            for name, item in getattr(self, kind).items():
+            entries = getattr(self, kind)
+            aliases_of = getattr(entries, "aliases_of", None)  # a NamedEntries knows them unread
+            for name in entries:
                 table[name.lower()] = name
-                for alias in getattr(item, "aliases", ()):
+                for alias in aliases_of(name) if aliases_of else getattr(entries[name], "aliases", ()):
                     table[alias.lower()] = name
             self._aliases[kind] = table
 
@@ -196,9 +203,27 @@ class Catalog:
         matches = [s for s in self.switches.values() if s.kind == kind and s.port_gbps == port_gbps and s.default]
         return matches[0] if matches else None
 
-    def presets(self) -> dict[str, ModelPreset]:
-        """Presets keyed by every name and alias, for workload resolution."""
-        return {alias: self.models[name] for alias, name in self._aliases["models"].items()} | self.models
+    def presets(self) -> Mapping[str, ModelPreset]:
+        """Presets keyed by every name and alias (lower-case) and by their names, for workload
+        resolution; a preset is read when it is looked up."""
+        return _Presets(self._aliases["models"], self.models)
+
+
+class _Presets(Mapping):
+    """The catalog's presets under each of their keys, each looked up in the catalog when asked for."""
+
+    def __init__(self, names: dict[str, str], models: Mapping[str, ModelPreset]):
+        self._names = {**names, **{name: name for name in models}}  # key -> preset name
+        self._models = models
+
+    def __getitem__(self, key: str) -> ModelPreset:
+        return self._models[self._names[key]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def _read(path: Path) -> dict:
@@ -298,37 +323,81 @@ def _transport(e: dict) -> str:
     return e.get("transport") or ("infiniband" if e["kind"] == "infiniband" else "roce")
 
 
-def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
-    accelerators = {e["name"]: _accelerator(e) for e in _entries(directory / "accelerators.yaml", "accelerators")}
-    nics = {}
-    for e in _entries(directory / "nics.yaml", "nics"):
-        achievable = e.get("achievable_gBps")
-        nics[e["name"]] = Nic(
-            name=e["name"], kind=e["kind"], gbps=float(e["gbps"]), aliases=tuple(e.get("aliases", ())),
-            sources=dict(e.get("sources", {})), default=bool(e.get("default", True)),
-            achievable_gbytes_per_s=float(achievable) if achievable is not None else None,
-            transport=_transport(e),
-        )
-    switches = {}
-    for e in _entries(directory / "switches.yaml", "switches"):
-        optional = {k: int(e[k]) for k in ("switch_chips", "links_per_gpu", "max_domain_gpus") if k in e}
-        switches[e["name"]] = SwitchModel(
-            name=e["name"], kind=e["kind"], radix=int(e["radix"]), port_gbps=float(e["port_gbps"]),
-            latency_us=float(e["latency_us"]), sharp=bool(e.get("sharp", False)),
-            aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})), **optional,
-            routing=e.get("routing") or ("adaptive" if e["kind"] == "infiniband" else "ecmp"),
-            default=bool(e.get("default", True)),
-        )
-    models = {}
-    for e in _entries(directory / "models.yaml", "models"):
-        models[e["name"]] = ModelPreset(
-            name=e["name"], description=e.get("description", ""), values=dict(e["values"]),
-            aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})),
-        )
-    return Catalog(accelerators, nics, switches, models)
+def _nic(e: dict) -> Nic:
+    achievable = e.get("achievable_gBps")
+    return Nic(name=e["name"], kind=e["kind"], gbps=float(e["gbps"]), aliases=tuple(e.get("aliases", ())),
+               sources=dict(e.get("sources", {})), default=bool(e.get("default", True)),
+               achievable_gbytes_per_s=float(achievable) if achievable is not None else None,
+               transport=_transport(e))
+
+
+def _switch(e: dict) -> SwitchModel:
+    optional = {k: int(e[k]) for k in ("switch_chips", "links_per_gpu", "max_domain_gpus") if k in e}
+    return SwitchModel(name=e["name"], kind=e["kind"], radix=int(e["radix"]), port_gbps=float(e["port_gbps"]),
+                       latency_us=float(e["latency_us"]), sharp=bool(e.get("sharp", False)),
+                       aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})), **optional,
+                       routing=e.get("routing") or ("adaptive" if e["kind"] == "infiniband" else "ecmp"),
+                       default=bool(e.get("default", True)))
+
+
+def _model(e: dict) -> ModelPreset:
+    return ModelPreset(name=e["name"], description=e.get("description", ""), values=dict(e["values"]),
+                       aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})))
+
+
+def load_catalog(directory: Path = CATALOG_DIR, when_named: bool = False) -> Catalog:
+    """The catalog in `directory`, every file read and checked whole; `when_named`: each entry of the
+    accelerators, switches and models read and checked when first asked for (catalog_entries.py),
+    their names, aliases and the files' YAML checked at once (the NICs are read whole: one default
+    NIC per kind and speed is a rule over all of them)."""
+    def table(stem: str, build: Callable[[dict], Any]) -> Mapping:
+        path = directory / f"{stem}.yaml"
+        found = _named_entries(path, stem, build) if when_named else None
+        return found if found is not None else {e["name"]: build(e) for e in _entries(path, stem)}
+
+    return Catalog(table("accelerators", _accelerator), {e["name"]: _nic(e) for e in _entries(directory / "nics.yaml",
+                                                                                              "nics")},
+                   table("switches", _switch), table("models", _model))
+
+
+def _named_entries(path: Path, key: str, build: Callable[[dict], Any]) -> NamedEntries | None:
+    """The file's entries to be read when named, or None for a file to read whole: one not in the
+    layout catalog_entries.py reads, or not valid YAML (read whole, it says where)."""
+    loader = getattr(yaml, "CSafeLoader", None)  # libyaml: the whole file's syntax checked in C, no objects made
+    if loader is None or not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8")
+    entries = entry_texts(text, key)
+    if entries is None:
+        return None
+    try:
+        loader(text).raw_parse()
+    except yaml.YAMLError:
+        return None
+    problems = check_unique(key, [{"name": e.name, "aliases": list(e.aliases)} for e in entries], str(path))
+    if problems:
+        raise DesignerError(problems)
+    return NamedEntries(entries, lambda entry: _entry_alone(path, key, entry), lambda: _entries(path, key), build)
+
+
+def _entry_alone(path: Path, key: str, entry: EntryText) -> dict | None:
+    """The entry's mapping, its text read alone and checked; None when the text does not read alone as
+    the file's item of that name and aliases (the caller reads the whole file)."""
+    try:
+        items = _data(yaml.compose(entry.text, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError:
+        return None
+    item = items[0] if isinstance(items, list) and len(items) == 1 else None
+    if not isinstance(item, dict) or item.get("name") != entry.name or \
+            tuple(item.get("aliases") or ()) != entry.aliases:
+        return None
+    problems = check_entry(key, entry.index, item, str(path))
+    if problems:
+        raise DesignerError(problems)
+    return item
 
 
 @functools.lru_cache(maxsize=1)
 def default_catalog() -> Catalog:
-    """The shipped catalog, read once per process."""
-    return load_catalog()
+    """The shipped catalog, read once per process, each entry when first asked for."""
+    return load_catalog(when_named=True)

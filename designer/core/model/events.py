@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # listeners read its fields; nothing compares two changes
 class Change:
     """One edit of a design (added, removed, changed, replaced), as listeners are told of it."""
     action: str  # "added" | "removed" | "changed" | "replaced"

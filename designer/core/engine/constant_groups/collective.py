@@ -4,11 +4,11 @@ release nccl_version names, its protocol and algorithm factors, and the network'
 from dataclasses import dataclass
 
 from ..nccl_tuning import CURRENT_NCCL, latency_constants
-from . import FRACTION, constant as _c, table as _table  # the declarations' short name
+from . import FRACTION, Frozen, constant as _c, table as _table  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class CollectiveConstants:
+@dataclass(eq=False, repr=False, init=False)
+class CollectiveConstants(Frozen):
     """NCCL's latencies and its estimates of the algorithms' and protocols' bandwidth."""
     # ---- collective latency (NCCL src/graph/tuning.cc, the tables of the release nccl_version names) ----
     nccl_base_latency_us: dict = _table(lambda: latency_constants(CURRENT_NCCL)["nccl_base_latency_us"],

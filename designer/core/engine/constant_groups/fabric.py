@@ -3,11 +3,11 @@ NVLS, PCIe) and between servers (NICs, adaptive routing, packet spraying, ECMP).
 """
 from dataclasses import dataclass
 
-from . import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, Frozen, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class FabricConstants:
+@dataclass(eq=False, repr=False, init=False)
+class FabricConstants(Frozen):
     """Achievable rates of the scale-up links and of the network (NICs and up-links)."""
     # ---- scale-up (inside a server) ----
     nvlink_efficiency: float = _c(

@@ -3,11 +3,11 @@ the quantisation casts' HBM traffic, and the attention kernels of older software
 """
 from dataclasses import dataclass
 
-from . import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, Frozen, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class FrameworkConstants:
+@dataclass(eq=False, repr=False, init=False)
+class FrameworkConstants(Frozen):
     """Bytes the framework moves per parameter and per quantized element; attention kernel generations."""
     # ---- training framework ----
     dp_bucket_params: int = _c(

@@ -3,11 +3,11 @@ its HBM a plan leaves free.
 """
 from dataclasses import dataclass
 
-from . import constant as _c  # the declarations' short name
+from . import Frozen, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class MemoryConstants:
+@dataclass(eq=False, repr=False, init=False)
+class MemoryConstants(Frozen):
     """A GPU's memory beyond the plan's tensors."""
     memory_temporaries_gib: float = _c(
         3.0, "CUDA context, NCCL buffers and GEMM workspaces per GPU, GiB", unit="GiB", minimum=0, maximum=1024)

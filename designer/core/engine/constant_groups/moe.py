@@ -5,11 +5,11 @@ it follows the memory constants in the calibration's order.
 """
 from dataclasses import dataclass
 
-from . import constant as _c  # the declarations' short name
+from . import Frozen, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class MoeConstants:
+@dataclass(eq=False, repr=False, init=False)
+class MoeConstants(Frozen):
     """The MoE layer's dispatch kernels, expert passes and expert load spread."""
     moe_sort_bytes_per_element: float = _c(
         8.0, "HBM bytes per element of the routed tokens (tokens x top-k x hidden) in one MoE layer's forward for "
@@ -122,8 +122,8 @@ class MoeConstants:
         unit="fraction", minimum=0, maximum=5)
 
 
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class HybridEpScalingConstants:
+@dataclass(eq=False, repr=False, init=False)
+class HybridEpScalingConstants(Frozen):
     """HybridEP's rate falloff with the GPUs of the NVLink domain it exchanges among, and the most it
     reaches with more SMs."""
     hybridep_dispatch_rank_falloff: float = _c(

@@ -5,11 +5,11 @@ speed and the host's fixed costs.
 """
 from dataclasses import dataclass
 
-from . import FRACTION, constant as _c  # the declarations' short name
+from . import FRACTION, Frozen, constant as _c  # the declarations' short name
 
 
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class StepConstants:
+@dataclass(eq=False, repr=False, init=False)
+class StepConstants(Frozen):
     """Per-step kernels, launches, host synchronisations, stragglers and host costs."""
     embedding_grad_bytes_per_element: float = _c(
         12.0, "HBM bytes per element of the input embedding's vocabulary shard (vocab / TP x hidden) in each "
