@@ -141,6 +141,7 @@ class Catalog:
     switches: dict[str, SwitchModel]
     models: dict[str, ModelPreset]
     _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    _presets: dict[str, ModelPreset] | None = field(default=None, init=False, repr=False)  # presets()
 
     def __post_init__(self) -> None:
         for kind in ("accelerators", "nics", "switches", "models"):
@@ -197,8 +198,11 @@ class Catalog:
         return matches[0] if matches else None
 
     def presets(self) -> dict[str, ModelPreset]:
-        """Presets keyed by every name and alias, for workload resolution."""
-        return {alias: self.models[name] for alias, name in self._aliases["models"].items()} | self.models
+        """Presets keyed by every name and alias, for workload resolution: made once, as the aliases
+        are (every plan resolves its workload with it), and shared: read it, do not edit it."""
+        if self._presets is None:
+            self._presets = {alias: self.models[name] for alias, name in self._aliases["models"].items()} | self.models
+        return self._presets
 
 
 def _read(path: Path) -> dict:
