@@ -31,13 +31,16 @@ JOB = ["workload.preset=gpt3-175b", "parallelism.tensor_model_parallel_size=8",
        "parallelism.overlap_param_gather=true", "parallelism.recompute_granularity=selective"]
 
 
-def clear_caches() -> None:
-    """Forget every memo the engine keeps between evaluations, so that "first" is cold."""
+def clear_caches(schedule_shapes: bool = True) -> None:
+    """Forget every memo the engine keeps between evaluations, so that "first" is cold.
+    `schedule_shapes=False`: the pipeline schedules' structures (op orders and dependencies, a pure
+    function of the schedule, PP, micro-batches and VP) stay."""
     from designer.core.engine import memory, schedule
 
+    shape_memos = ((schedule, "_structure_of"), (schedule, "_orders_of")) if schedule_shapes else ()
     for module, name in ((schedule, "_STRUCTURES"), (schedule, "_ORDERS"), (memory, "_SHAPES")):
         getattr(module, name, {}).clear()  # the module-level memos of older trees, where they exist
-    for module, name in ((schedule, "_structure_of"), (schedule, "_orders_of"), (memory, "_stage_parameters")):
+    for module, name in (*shape_memos, (memory, "_stage_parameters")):
         getattr(getattr(module, name, None), "cache_clear", lambda: None)()
     from designer.core.engine import constants
     from designer.core.engine.stages import dp, layout

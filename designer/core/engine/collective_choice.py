@@ -17,12 +17,16 @@ from .group_shape import GroupShape
 # One algorithm and protocol NCCL weighs, with its latency: (algorithm, protocol, latency_s). A plain
 # tuple: a plan makes ~70 of them, and a named tuple's __new__ costs six times a tuple's.
 Candidate = tuple[str, str, float]
+# candidate lists kept per fabric (GroupLatency.fabric_table): a plan search asks a few hundred shapes
+SHARED_CANDIDATES_KEPT = 4096
 
 
 class AlgorithmChoice:
     """The (algorithm, protocol, latency) candidates of a dimension's classes of groups: they depend on
     the size only through LL's size limit and the ring's plateau, so a plan's collectives of one
-    dimension make them once per class, not once per size."""
+    dimension make them once per class, not once per size; and, where every server has the same
+    latencies, on the class only through its algorithms, ranks, servers and tier, so the plans costed
+    on one fabric share them (GroupLatency.fabric_table)."""
 
     def __init__(self, fabric: Fabric, shape: GroupShape, k: EngineConstants, nvls: bool, latency: GroupLatency):
         self.fabric = fabric
@@ -45,11 +49,20 @@ class AlgorithmChoice:
             # the algorithms do not depend on the size: found once per class (SHARP looks at its leaves)
             names = self._offered.get((primitive, algorithm, class_index))
             if names is None:
-                names = self._offered[(primitive, algorithm, class_index)] = self.algorithms(primitive, N, groups,
-                                                                                            algorithm)
-            hit = self._choices[key] = [
-                (name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
-                for name in names for protocol in self.protocols(name, size)]
+                names = self._offered[(primitive, algorithm, class_index)] = tuple(
+                    self.algorithms(primitive, N, groups, algorithm))
+            # with the servers' latencies alike, the same for every dimension of every plan on the fabric
+            shared = self.latency.fabric_table()
+            shared_key = (primitive, names, n, N, tier, key[3], key[4])
+            hit = shared.get(shared_key) if shared is not None else None
+            if hit is None:
+                hit = [(name, protocol, self.latency.seconds(name, protocol, primitive, n, N, tier, size))
+                       for name in names for protocol in self.protocols(name, size)]
+                if shared is not None:
+                    if len(shared) >= SHARED_CANDIDATES_KEPT:
+                        shared.clear()
+                    shared[shared_key] = hit
+            self._choices[key] = hit
         return hit
 
     def algorithms(self, primitive: str, N: int, groups: np.ndarray, requested: str) -> list[str]:

@@ -50,6 +50,16 @@ class GroupLatency:
             hit = self._fabric_us = (library, message, switch)
         return hit
 
+    def fabric_table(self) -> dict | None:
+        """A memo the fabric keeps for every dimension of every plan costed on it, with the constants:
+        None when its servers' latencies differ (a group's latency then follows its members)."""
+        f = self.fabric
+        library, message = _alike_server_latencies(f)
+        if library is None or message is None or not self.members.size:
+            return None
+        return f.remembered("alike_latency_table", (f.node_collective_latency_us, f.node_message_latency_us,
+                                                    f.switch_latency_us, self.k), dict)
+
     def seconds(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
                 size: float) -> float:
         """Of one collective of `size` bytes over n ranks on N servers, the farthest `tier` apart."""

@@ -66,8 +66,10 @@ def job_gpu_count(doc: Document, spec: JobSpec, single: bool) -> int | None:
 def maybe_unusable(fabric: Fabric) -> bool:
     """Some server may be unusable for a job across servers (a cable or switch down, a GPU without a
     cabled NIC): the fabric's arrays say when certainly not, without reading the design."""
-    nics = fabric.gpu_nic
-    return bool((fabric.link_cap_Bps <= 0).any() or (nics < 0).any() or (fabric.nic_cap_Bps <= 0).any())
+    def make() -> bool:
+        return bool((fabric.link_cap_Bps <= 0).any() or (fabric.gpu_nic < 0).any() or (fabric.nic_cap_Bps <= 0).any())
+    # kept with the fabric while those arrays are the same (every evaluation asks; a re-rating makes new ones)
+    return fabric.remembered("maybe_unusable", (fabric.link_cap_Bps, fabric.gpu_nic, fabric.nic_cap_Bps), make)
 
 
 def place_jobs(doc: Document, fabric: Fabric, up: np.ndarray | None = None) -> Placement:

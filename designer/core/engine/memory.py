@@ -55,16 +55,24 @@ class MemoryEstimate:
                 "total": self.total / GIB}
 
 
-def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers) -> tuple[float, float]:
-    """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices.
-
-    Worked out afresh each time: a few sums over the stage's layers cost less than hashing the
-    ModelShape (34 fields) for a memo's key, a hit's cost (a plan asks ~30 times)."""
+def layer_parameters(m: ModelShape, tp: int, ep: int, etp: int) -> tuple[float, float, float, float]:
+    """One GPU's parameters of one layer: (attention and norms, dense MLP, shared experts' MLP, its
+    local experts), the same for every stage of a plan."""
     attn = sum(n * k / (tp if shard != "rep" else 1) for n, k, shard in m.attn_weights) + 2 * m.h
     dense_mlp = m.h * m.f * m.phi / tp
     shared = m.h * m.f_shared * m.phi / tp
     experts_local = max(1, m.experts // ep) if m.experts else 0
-    expert = experts_local * m.h * m.f_expert * m.phi / etp
+    return attn, dense_mlp, shared, experts_local * m.h * m.f_expert * m.phi / etp
+
+
+def stage_parameters(m: ModelShape, tp: int, ep: int, etp: int, pp: int, stage: int, layers,
+                     per_layer: tuple[float, float, float, float] | None = None) -> tuple[float, float]:
+    """(dense, expert) parameters held by one GPU of a stage, given the stage's layer indices.
+    `per_layer`: layer_parameters(m, tp, ep, etp), when the caller asks for several stages.
+
+    Worked out afresh each time: a few sums over the stage's layers cost less than hashing the
+    ModelShape (34 fields) for a memo's key, a hit's cost (a plan asks ~30 times)."""
+    attn, dense_mlp, shared, expert = per_layer or layer_parameters(m, tp, ep, etp)
     dense = expert_params = 0.0
     for i in layers:
         dense += attn
@@ -143,9 +151,10 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
     full_recompute_act = (activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none",
                                                      m.micro_batch, flash)
                           if par.recompute_granularity == "full" else 0.0)
+    layer_params = layer_parameters(m, plan.tp, plan.ep, plan.etp)
     for stage in (range(len(stage_layers)) if stages is None else stages):
         layers = stage_layers[stage]
-        dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers)
+        dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers, layer_params)
         shard_dense, shard_expert = (dp_shard, edp)
         opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies
         grads = grad_bytes * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies

@@ -267,7 +267,8 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     offset's for a stage without ops), and in visit order: the slot of the previous end on its
     stage (a list: the hot loop's), the slot of the end it waits from another stage (a list, the
     -inf slot for an input on its own stage: see `simulate`), the slot of the end it waits for
-    (an array), the duration codes and the crossings (arrays))."""
+    (an array), what picks the durations out of the table by duration code (_picker) and the
+    crossings (an array))."""
     offsets = [0] * p
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
@@ -288,7 +289,17 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     visit_inputs, visit_crosses = dep_slot[order], crosses[order]
     from_other_stage = np.where(visit_crosses, visit_inputs, p).tolist()  # (p: the -inf slot)
     return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, op_slot, last_slots,
-            prev_slot[order].tolist(), from_other_stage, visit_inputs, flat_codes[order], visit_crosses)
+            prev_slot[order].tolist(), from_other_stage, visit_inputs, _picker(flat_codes[order].tolist()),
+            visit_crosses)
+
+
+def _picker(indices: list[int]):
+    """A function that picks `indices` out of a list in C (operator.itemgetter): a tuple of the list's
+    own objects, so a simulation reads its ops' durations out of the per-stage table without making
+    a float per op."""
+    if len(indices) > 1:
+        return itemgetter(*indices)
+    return lambda values: tuple(values[i] for i in indices)  # (itemgetter of one index returns the item)
 
 
 def _end_slots(order, p, stage_of, starts, dep_at):
@@ -539,7 +550,7 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     # Durations and transfers are looked up in C (map over index lists), not per op in Python.
     sizes, codes, backward_at, flat = _structure_of(_memo_key(schedule, p, m, v))
     offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, from_other_stage, \
-        visit_inputs, visit_codes, visit_crosses = flat
+        visit_inputs, pick_durations, visit_crosses = flat
     table = []
     for s in range(p):
         st = times[s]
@@ -547,19 +558,18 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         table += [st.fwd[c] for c in range(v)]
         table += [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
         table += [st.wgrad[c] for c in range(v)] if zb else [0.0] * v  # W ops only in zero-bubble orders
-    # per op, in C: its duration (by position for the stages' sums; as Python floats in visit
+    # per op, in C: its duration (by position for the stages' sums; the table's own floats in visit
     # order for the loop)
-    durations = np.array(table)
-    dur = durations[flat_codes]
-    visit_dur = durations[visit_codes].tolist()
+    dur = np.array(table)[flat_codes]
+    visit_dur = pick_durations(table)
     # end slots (see _flat_plan): the stages' start offsets, -inf (no input), then each op's end as it is
     # worked out (visit order)
     end = (list(start_offset) if start_offset else [0.0] * p) + [-math.inf]
     append = end.append
     # With finite durations and transfers of 0 or more, each op of a stage ends no sooner than
     # the one before it: the last backward of a chunk is also its latest
-    ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(x >= 0.0 and math.isfinite(x) for x in table)
-               and all(map(math.isfinite, end[:p])))
+    ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(map(math.isfinite, table))
+               and (not table or min(table) >= 0.0) and all(map(math.isfinite, end[:p])))
     # zip of flat lists, not a list of step tuples: zip reuses its tuple, so a new shape makes
     # no 4,608 tuples (they cost more to make, and in garbage collections, than they save here)
     if ordered:

@@ -146,6 +146,7 @@ class Catalog:
     switches: Mapping[str, SwitchModel]
     models: Mapping[str, ModelPreset]
     _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
+    _presets: Mapping[str, ModelPreset] | None = field(default=None, init=False, repr=False)  # presets()
 
     def __post_init__(self) -> None:
         for kind in ("accelerators", "nics", "switches", "models"):
@@ -205,8 +206,11 @@ class Catalog:
 
     def presets(self) -> Mapping[str, ModelPreset]:
         """Presets keyed by every name and alias (lower-case) and by their names, for workload
-        resolution; a preset is read when it is looked up."""
-        return _Presets(self._aliases["models"], self.models)
+        resolution; a preset is read when it is looked up. Made once, as the aliases are (every plan
+        resolves its workload with it), and shared: read it, do not edit it."""
+        if self._presets is None:
+            self._presets = _Presets(self._aliases["models"], self.models)
+        return self._presets
 
 
 class _Presets(Mapping):

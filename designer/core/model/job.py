@@ -330,6 +330,8 @@ WORKLOAD_DEFAULTS = {
     "precision": "bf16",
 }
 
+_WORKLOAD_FIELDS = tuple(f.name for f in dataclasses.fields(Workload))  # what resolve_workload copies
+
 REQUIRED_WORKLOAD_KEYS = (
     "num_layers",
     "hidden_size",
@@ -348,10 +350,10 @@ def resolve_workload(workload: Workload, presets: dict) -> Workload:
     values = {}
     if workload.preset:
         values.update(presets[workload.preset].values)
-    for f in dataclasses.fields(Workload):
-        v = getattr(workload, f.name)
+    for name in _WORKLOAD_FIELDS:
+        v = getattr(workload, name)
         if v is not None:
-            values[f.name] = v
+            values[name] = v
     for key, default in WORKLOAD_DEFAULTS.items():
         values.setdefault(key, default)
     h = values.get("hidden_size")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..constants import EngineConstants
 from ..flops import parameter_count
-from ..memory import grad_bytes_per_param, stage_parameters
+from ..memory import grad_bytes_per_param, layer_parameters, stage_parameters
 from .comm import CommLedger
 from .job import Hardware, Job
 from .layout import Layout
@@ -55,11 +55,12 @@ def stage_params(job: Job, layout: Layout, memo=None) -> list[dict[str, list[flo
 def _stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
     m, plan = job.shape, job.plan
     out: list[dict] = []
+    per_layer = layer_parameters(m, plan.tp, plan.ep, plan.etp)
     for s in range(plan.pp):
         # stage_parameters adds the embedding/output to every call of stage 0 / the last stage
         dense_chunks, expert_chunks = [], []
         for c, layers in enumerate(layout.stage_layers[s]):
-            d, e = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, s, layers)
+            d, e = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, s, layers, per_layer)
             if c > 0 and s == 0:
                 d -= m.vocab * m.h / plan.tp
             if c < plan.vp - 1 and s == plan.pp - 1 and (m.untied or plan.pp > 1):
