@@ -140,8 +140,8 @@ def test_every_shape_simulates_as_the_plain_reference():
     included, and a few large ones."""
     rng = random.Random(7)
     for schedule in ("1f1b", "interleaved", "gpipe"):
-        for p in (1, 2, 3, 4, 5, 8):
-            for m in sorted({1, 2, 3, 4, 6, 8, 16, p, 2 * p, 3 * p}):
+        for p in (1, 2, 3, 4, 5, 8, 16):
+            for m in sorted({1, 2, 3, 4, 6, 8, 12, 16, 32, p, 2 * p, 3 * p}):
                 for v in ((2, 3, 5) if schedule == "interleaved" else (1,)):
                     if schedule == "interleaved" and (m % p or p == 1):
                         continue  # (one stage: the reference charges a transfer from it to itself)

@@ -1,10 +1,10 @@
-"""The closed forms of a 1F1B, interleaved or GPipe schedule (its ops as a grid of stages and
-positions) give what the schedule's rule gives op by op, found by op ids."""
+"""A schedule's edge cases on every shape: no micro-batches, and stages that start at different
+times. (That the closed forms of 1F1B, interleaved and GPipe simulate as the schedule's rule, op by op,
+is test_engine_speed_paths' reference comparison on the same shapes.)"""
 from __future__ import annotations
 
 import random
 
-import numpy as np
 
 from designer.core.engine import schedule as S
 
@@ -17,36 +17,6 @@ def _shapes():
                     if schedule == "interleaved" and m % p:
                         continue  # a plan error (plan.py): micro-batches in groups of p
                     yield schedule, p, m, v
-
-
-def _by_op_id(orders, p, m, v):
-    """Per op, stage after stage: the position of the op it waits for (-1: none), whether that is on
-    another stage, and per stage and chunk the position of its last backward, by the rule of
-    _structure_of worked out on op ids."""
-    kind, i, c = orders.arrays
-    s = np.repeat(np.arange(p), orders.per_stage)
-    oid = S._oid
-    f_dep = np.where(s > 0, oid(S.F, s - 1, i, c, p, m, v), np.where(c > 0, oid(S.F, p - 1, i, c - 1, p, m, v), -1))
-    b_dep = np.where(s < p - 1, oid(S.B, s + 1, i, c, p, m, v),
-                     np.where(c < v - 1, oid(S.B, 0, i, c + 1, p, m, v), oid(S.F, s, i, c, p, m, v)))
-    dep = np.where(kind == S.F, f_dep, b_dep)
-    crosses = (dep >= 0) & ((dep // (m * v)) % p != s)
-    last = S._BackwardPositions(kind, s, c, [orders.per_stage] * p, p, v).last
-    return S._positions_of(dep, oid(kind, s, i, c, p, m, v)), crosses, last
-
-
-def test_grid_inputs_and_last_backwards_follow_the_rule_by_op_id():
-    for schedule, p, m, v in _shapes():
-        key = S._memo_key(schedule, p, m, v if schedule == "interleaved" else 1)
-        orders = S._orders_of(key)
-        vv = key[3]
-        assert orders.grid is not None
-        dep_at, crosses, last = _by_op_id(orders, p, m, vv)
-        inputs = S._grid_inputs(orders.grid, p, vv)
-        assert inputs is not None, key
-        assert np.array_equal(inputs[0], dep_at), key
-        assert np.array_equal(inputs[1], crosses), key
-        assert S._grid_last_backwards(orders.grid, p, vv) == last, key
 
 
 def test_a_schedule_of_no_micro_batches_ends_at_its_start():
