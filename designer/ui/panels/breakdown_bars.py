@@ -14,6 +14,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QSizePolicy
 
+from ..common.next_paint import NextPaint
 from .plot_style import (
     CATEGORY_NAMES, DOES_NOT_FIT, FALLBACK_COLORS, FITS, TEXT, WAIT_CATEGORIES, FlexibleLabel, Swatch,
     category_color, fit_legend, hatch_brush, light, make_legend, seconds_text, style_axis,
@@ -141,6 +142,16 @@ class StackedBar:
             item.setVisible(bool(chosen))
 
 
+def _memory_order(mem: dict) -> list[str]:
+    return [k for k in MEMORY_COLORS if k in mem] + [k for k in mem if k not in MEMORY_COLORS and k != "total"]
+
+
+def _memory_shape(r, hbm_gib: float | None) -> tuple:
+    """What the memory bar's items depend on: its parts, the HBM line and the fit (else they only move)."""
+    mem = r.memory_gib_per_gpu
+    return tuple(k for k in _memory_order(mem) if mem[k] > 0), hbm_gib, r.fits_in_memory
+
+
 class _Measured(NamedTuple):
     """A label's text and its size in its font: its widest line and its lines' height, in pixels."""
     text: str
@@ -187,6 +198,8 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
         self.result = None  # the result drawn (hover tips read it)
         self.hbm_line: pg.InfiniteLine | None = None
         self._memory_outline = self._memory_total = None
+        self._memory_due = None  # (result, HBM) whose memory bar is drawn once the step bar is painted
+        self._after_paint = NextPaint(self.viewport())
         self.compact = False
         self.setBackground("w")
         self.setMinimumHeight(160)
@@ -241,12 +254,33 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
         for bar in (self.step, self.memory):
             bar.set_compact(compact)
 
-    def show_result(self, r, hbm_gib: float | None, job: str | None) -> None:
-        """Draw `r` (an Evaluation; `job`: whose, with several jobs) against `hbm_gib` of HBM."""
+    def show_result(self, r, hbm_gib: float | None, job: str | None, memory_later: bool = False) -> None:
+        """Draw `r` (an Evaluation; `job`: whose, with several jobs) against `hbm_gib` of HBM.
+
+        `memory_later`: a memory bar of other parts than the one drawn (new items, ~15 ms) is drawn
+        once the step bar is painted (`drawing` meanwhile)."""
         self.result = r
         self.memory.plot.setLabel("bottom", f"memory per GPU: job {job}" if job else "memory per GPU", units="GiB")
         self._draw_step(r, job)
+        self._memory_due = None
+        if memory_later and _memory_shape(r, hbm_gib) != self.memory.shape:
+            self._memory_due = (r, hbm_gib)
+            self._after_paint.then(self._draw_memory_due)
+            return
         self._draw_memory(r, hbm_gib)
+
+    @property
+    def drawing(self) -> bool:
+        """The memory bar of the result shown is still to be drawn."""
+        return self._memory_due is not None
+
+    def _draw_memory_due(self) -> None:
+        due, self._memory_due = self._memory_due, None
+        if due is None or due[0] is not self.result:
+            return  # drawn already, or another result (or none) is shown since
+        self._draw_memory(*due)
+        fit_legend(self.memory.legend, self.width() - 30)
+        self.memory.place_labels()
 
     def forget(self) -> None:
         self.result = None
@@ -298,8 +332,8 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
     def _draw_memory(self, r, hbm_gib: float | None) -> None:
         mem = r.memory_gib_per_gpu
         total = mem.get("total", sum(v for k, v in mem.items() if k != "total"))
-        order = [k for k in MEMORY_COLORS if k in mem] + [k for k in mem if k not in MEMORY_COLORS and k != "total"]
-        shape = (tuple(k for k in order if mem[k] > 0), hbm_gib, r.fits_in_memory)
+        order = _memory_order(mem)
+        shape = _memory_shape(r, hbm_gib)
         if shape[0] and shape == self.memory.shape:  # the same parts, HBM and fit: move and relabel them
             self._move_memory(mem, shape[0], total, hbm_gib)
             return
