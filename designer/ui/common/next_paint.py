@@ -11,44 +11,47 @@ LATEST_MS = 250  # the part waits at most this long (a widget of no size is neve
 
 
 class NextPaint(QObject):
-    """`then(callback)`: the callback at the turn of the event loop after `widget`'s next paint, at
-    once when the widget cannot be seen (no paint is coming). One callback waits at a time: a newer
-    one replaces it."""
+    """`then(callback)`: the callback at the turn of the event loop after `widget`'s next paint, or at
+    the next turn when the widget cannot be seen (no paint is coming). One callback waits at a time: a
+    newer one replaces it."""
 
     def __init__(self, widget):
         super().__init__(widget)
         self._widget = widget
         self._callback = None
-        self._latest = QTimer(self, singleShot=True, interval=LATEST_MS, timeout=self._run)
+        self._watching = False
+        self._due = QTimer(self, singleShot=True, timeout=self._run)
 
     @property
     def pending(self) -> bool:
         return self._callback is not None
 
     def then(self, callback) -> None:
-        if not self._widget.isVisible():
-            self.cancel()
-            callback()
-            return
-        if self._callback is None:
-            self._widget.installEventFilter(self)
         self._callback = callback
-        self._latest.start()
+        if self._widget.isVisible():
+            self._watch(True)
+            self._due.start(LATEST_MS)
+        else:
+            self._watch(False)
+            self._due.start(0)
 
     def cancel(self) -> None:
         """The waiting callback is not called."""
-        if self._callback is not None:
-            self._widget.removeEventFilter(self)
+        self._watch(False)
         self._callback = None
-        self._latest.stop()
+        self._due.stop()
+
+    def _watch(self, on: bool) -> None:
+        if on != self._watching:
+            (self._widget.installEventFilter if on else self._widget.removeEventFilter)(self)
+            self._watching = on
 
     def eventFilter(self, watched, event) -> bool:
-        kind = event.type()
-        if kind == QEvent.Paint:  # (the filter sees it before the paint: the callback a turn later)
-            self._widget.removeEventFilter(self)
-            self._latest.start(0)
-        elif kind == QEvent.Hide:  # no paint is coming
-            self._run()
+        # a paint (the filter sees it before the widget paints: the callback a turn later), or a hide
+        # (no paint is coming)
+        if event.type() in (QEvent.Paint, QEvent.Hide):
+            self._watch(False)
+            self._due.start(0)
         return False
 
     def _run(self) -> None:

@@ -233,6 +233,11 @@ class BreakdownPanel(QWidget):
         """A result shown in turns (show_result) is not all drawn yet."""
         return self.plots.drawing
 
+    def when_painted(self, callback) -> None:
+        """`callback` once the result shown is all drawn and painted (at the next turn of the event loop
+        when it cannot be seen)."""
+        self.plots.when_painted(callback)
+
     def is_stale(self) -> bool:
         return self.result is not None and not self.stale_banner.isHidden()
 

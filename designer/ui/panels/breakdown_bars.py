@@ -199,6 +199,7 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
         self.hbm_line: pg.InfiniteLine | None = None
         self._memory_outline = self._memory_total = None
         self._memory_due = None  # (result, HBM) whose memory bar is drawn once the step bar is painted
+        self._when_painted = None  # called once the result shown is all drawn and painted
         self._after_paint = NextPaint(self.viewport())
         self.compact = False
         self.setBackground("w")
@@ -262,7 +263,7 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
         self.result = r
         self.memory.plot.setLabel("bottom", f"memory per GPU: job {job}" if job else "memory per GPU", units="GiB")
         self._draw_step(r, job)
-        self._memory_due = None
+        self._memory_due = self._when_painted = None
         if memory_later and _memory_shape(r, hbm_gib) != self.memory.shape:
             self._memory_due = (r, hbm_gib)
             self._after_paint.then(self._draw_memory_due)
@@ -274,13 +275,23 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
         """The memory bar of the result shown is still to be drawn."""
         return self._memory_due is not None
 
+    def when_painted(self, callback) -> None:
+        """`callback` once the result shown is all drawn and painted (at the next turn of the event loop
+        when the plots cannot be seen); a newer one replaces it."""
+        if self.drawing:
+            self._when_painted = callback  # after the memory bar
+        else:
+            self._after_paint.then(callback)
+
     def _draw_memory_due(self) -> None:
         due, self._memory_due = self._memory_due, None
-        if due is None or due[0] is not self.result:
-            return  # drawn already, or another result (or none) is shown since
-        self._draw_memory(*due)
-        fit_legend(self.memory.legend, self.width() - 30)
-        self.memory.place_labels()
+        if due is not None and due[0] is self.result:  # (else another result, or none, is shown since)
+            self._draw_memory(*due)
+            fit_legend(self.memory.legend, self.width() - 30)
+            self.memory.place_labels()
+        callback, self._when_painted = self._when_painted, None
+        if callback is not None:
+            self._after_paint.then(callback)
 
     def forget(self) -> None:
         self.result = None

@@ -339,7 +339,9 @@ class ResultFlow(QObject):
             self.window.breakdown_panel.revision = self._revision_of.get(self.worker.latest)
             self._timeline_pending = self._timeline_seen()  # (settle() waits for it)
             self.window.timeline_panel.mark_updating()
-            QTimer.singleShot(0, self, self._details_later)  # once the step time is painted
+            # once the step time is painted (a zero-length timer came before that paint, and the timeline's
+            # worker then competed with the Breakdown's drawing for the interpreter)
+            self.window.breakdown_panel.when_painted(self._details_later)
             return
         self._timeline_pending = False
         self.window.timeline_panel.updating.hide()
