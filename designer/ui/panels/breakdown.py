@@ -187,9 +187,9 @@ class BreakdownPanel(QWidget):
     def show_result(self, result, hbm_gib: float | None = None, job: str | None = None,
                     in_turns: bool = False) -> None:
         """Show `result` (an Evaluation; `job`: whose, with several jobs); the difference is taken from
-        the result of the same job shown before, never another job's. `in_turns`: a memory bar of new
-        parts is drawn at the next turn of the event loop (`drawing` until then), so that the window
-        paints the figures and the step bar first (the first result at 131k GPUs: ~60 ms in one go)."""
+        the result of the same job shown before, never another job's. `in_turns`: a bar of new parts is
+        drawn once what came before it is painted (`drawing` until then): the window paints the figures,
+        then the step bar, then the memory bar (the first result at 131k GPUs: ~60 ms in one go)."""
         if result is None:
             self.clear("no result")
             return
@@ -203,8 +203,8 @@ class BreakdownPanel(QWidget):
         self._show_diff()
         self._show_warnings(result)
         self._show_hidden(result)
-        self._stack.setCurrentIndex(1)  # (before the plots: a memory bar drawn later waits for their paint)
-        self.plots.show_result(result, self.hbm_gib, job, memory_later=in_turns)
+        self._stack.setCurrentIndex(1)  # (before the plots: a bar drawn later waits for their paint)
+        self.plots.show_result(result, self.hbm_gib, job, in_turns=in_turns)
         self._update_density()
         self.plots.fit_legends()
         self.plots.place_labels()
