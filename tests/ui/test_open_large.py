@@ -120,6 +120,29 @@ def _staged_open(window, path, qtbot, monkeypatch) -> None:
     assert window.qdoc.path == str(path) and not window.scene.build.running
 
 
+def test_a_staged_open_paints_the_racks_first_and_the_cables_in_a_paint_of_their_own(empty_window, mid_file, qtbot,
+                                                                                       monkeypatch):
+    from PySide6.QtCore import QEvent, QObject
+
+    window = empty_window
+
+    class Paints(QObject):  # at each paint of the canvas after the open: whether the cables are drawn
+        cables: list = []
+
+        def eventFilter(self, watched, event):
+            if event.type() == QEvent.Paint and window.qdoc.path == str(mid_file):
+                self.cables.append(window.scene.link_layer.isVisible())
+            return False
+
+    paints = Paints()
+    window.view.viewport().installEventFilter(paints)
+    _staged_open(window, mid_file, qtbot, monkeypatch)
+    assert window.settle()
+    window.view.viewport().removeEventFilter(paints)
+    assert paints.cables[0] is False and True in paints.cables  # the racks' boxes, then the cables
+    assert window.scene.link_layer.isVisible()
+
+
 def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, monkeypatch):
     window = empty_window
     from designer.ui.document import commands

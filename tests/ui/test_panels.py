@@ -133,6 +133,23 @@ def test_breakdown_memory_against_hbm(breakdown, h100):
     assert "does not fit" in breakdown.headline["memory"].text()
 
 
+def test_breakdown_in_turns_paints_a_bar_at_a_time_and_ends_as_drawn_at_once(breakdown, h100, qtbot):
+    from designer.ui.panels import BreakdownPanel
+
+    at_once = BreakdownPanel()
+    qtbot.addWidget(at_once)
+    at_once.show_result(h100)
+    breakdown.show_result(h100, in_turns=True)  # as the window shows a new result
+    assert f"{h100.step_time_s:.3f} s" in breakdown.headline["step"].text()  # the figures at once
+    assert breakdown.drawing and not breakdown.memory_segments()  # the bars once the figures are painted
+    qtbot.waitUntil(lambda: not breakdown.drawing)
+    assert breakdown.segments() == at_once.segments()
+    assert breakdown.memory_segments() == at_once.memory_segments()
+    assert breakdown.plots.hbm_line.value() == at_once.plots.hbm_line.value()
+    breakdown.show_result(h100, in_turns=True)  # the same parts again: moved at once
+    assert not breakdown.drawing and breakdown.memory_segments() == at_once.memory_segments()
+
+
 def test_breakdown_diff_names_largest_change(breakdown, h100):
     breakdown.show_result(h100)
     slower = dataclasses.replace(

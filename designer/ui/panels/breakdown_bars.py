@@ -14,6 +14,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import QSizePolicy
 
+from ..common.next_paint import NextPaint
 from .plot_style import (
     CATEGORY_NAMES, DOES_NOT_FIT, FALLBACK_COLORS, FITS, TEXT, WAIT_CATEGORIES, FlexibleLabel, Swatch,
     category_color, fit_legend, hatch_brush, light, make_legend, seconds_text, style_axis,
@@ -141,6 +142,21 @@ class StackedBar:
             item.setVisible(bool(chosen))
 
 
+def _step_shape(r) -> tuple:
+    """What the step bar's items depend on: its categories (_step_segments'), else they only move."""
+    return tuple(key for key, value in r.breakdown_s.items() if value > 0)
+
+
+def _memory_order(mem: dict) -> list[str]:
+    return [k for k in MEMORY_COLORS if k in mem] + [k for k in mem if k not in MEMORY_COLORS and k != "total"]
+
+
+def _memory_shape(r, hbm_gib: float | None) -> tuple:
+    """What the memory bar's items depend on: its parts, the HBM line and the fit (else they only move)."""
+    mem = r.memory_gib_per_gpu
+    return tuple(k for k in _memory_order(mem) if mem[k] > 0), hbm_gib, r.fits_in_memory
+
+
 class _Measured(NamedTuple):
     """A label's text and its size in its font: its widest line and its lines' height, in pixels."""
     text: str
@@ -187,6 +203,9 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
         self.result = None  # the result drawn (hover tips read it)
         self.hbm_line: pg.InfiniteLine | None = None
         self._memory_outline = self._memory_total = None
+        self._due: list = []  # (bar, its drawing, its arguments) of each bar drawn once the one before is painted
+        self._when_painted = None  # called once the result shown is all drawn and painted
+        self._after_paint = NextPaint(self.viewport())
         self.compact = False
         self.setBackground("w")
         self.setMinimumHeight(160)
@@ -241,19 +260,59 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
         for bar in (self.step, self.memory):
             bar.set_compact(compact)
 
-    def show_result(self, r, hbm_gib: float | None, job: str | None) -> None:
-        """Draw `r` (an Evaluation; `job`: whose, with several jobs) against `hbm_gib` of HBM."""
+    def show_result(self, r, hbm_gib: float | None, job: str | None, in_turns: bool = False) -> None:
+        """Draw `r` (an Evaluation; `job`: whose, with several jobs) against `hbm_gib` of HBM.
+
+        `in_turns`: a bar of other parts than the one drawn (new plot items, 15-30 ms each at the first
+        result) is drawn once what came before it is painted, a bar a paint (`drawing` meanwhile)."""
         self.result = r
         self.memory.plot.setLabel("bottom", f"memory per GPU: job {job}" if job else "memory per GPU", units="GiB")
-        self._draw_step(r, job)
-        self._draw_memory(r, hbm_gib)
+        self.title.setText(self._step_title(r, job))
+        self._due, self._when_painted = [], None
+        for bar, draw, args, shape in ((self.step, self._draw_step, (r,), _step_shape(r)),
+                                       (self.memory, self._draw_memory, (r, hbm_gib), _memory_shape(r, hbm_gib))):
+            if in_turns and shape != bar.shape:
+                self._due.append((bar, draw, args))
+            else:
+                draw(*args)
+        if self._due:
+            self._after_paint.then(self._draw_due)
+
+    @property
+    def drawing(self) -> bool:
+        """A bar of the result shown is still to be drawn."""
+        return bool(self._due)
+
+    def when_painted(self, callback) -> None:
+        """`callback` once the result shown is all drawn and painted (at the next turn of the event loop
+        when the plots cannot be seen); a newer one replaces it."""
+        if self.drawing:
+            self._when_painted = callback  # after the last bar
+        else:
+            self._after_paint.then(callback)
+
+    def _draw_due(self) -> None:
+        """The next bar due, painted before the one after it (or the when_painted callback)."""
+        if not self._due:
+            return
+        bar, draw, args = self._due.pop(0)
+        if args[0] is self.result:  # (else another result, or none, is shown since)
+            draw(*args)
+            fit_legend(bar.legend, self.width() - 30)
+            bar.place_labels()
+        if self._due:
+            self._after_paint.then(self._draw_due)
+            return
+        callback, self._when_painted = self._when_painted, None
+        if callback is not None:
+            self._after_paint.then(callback)
 
     def forget(self) -> None:
         self.result = None
 
     # ---- the step bar ---------------------------------------------------------------------------
 
-    def _draw_step(self, r, job: str | None) -> None:
+    def _draw_step(self, r) -> None:
         step, bar = r.step_time_s, self.step
         segments = _step_segments(r)
         bar.segments = {key: (x0, value) for key, x0, value, *_ in segments}
@@ -268,7 +327,6 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
                 self._add_step_segment(key, x0, value, texts, legend_text, name)
         bar.plot.setXRange(-0.004 * max(step, 1e-9), max(step, 1e-9) * 1.005, padding=0)
         bar.plot.getAxis("left").setTicks([[(0.0, "step")]])
-        self.title.setText(self._step_title(r, job))
 
     def _add_step_segment(self, key, x0, value, texts, legend_text, name) -> None:
         """One category's bar (waits hatched over a light fill), its label and legend entry."""
@@ -298,8 +356,8 @@ class BreakdownPlots(pg.GraphicsLayoutWidget):
     def _draw_memory(self, r, hbm_gib: float | None) -> None:
         mem = r.memory_gib_per_gpu
         total = mem.get("total", sum(v for k, v in mem.items() if k != "total"))
-        order = [k for k in MEMORY_COLORS if k in mem] + [k for k in mem if k not in MEMORY_COLORS and k != "total"]
-        shape = (tuple(k for k in order if mem[k] > 0), hbm_gib, r.fits_in_memory)
+        order = _memory_order(mem)
+        shape = _memory_shape(r, hbm_gib)
         if shape[0] and shape == self.memory.shape:  # the same parts, HBM and fit: move and relabel them
             self._move_memory(mem, shape[0], total, hbm_gib)
             return

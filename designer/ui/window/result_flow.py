@@ -79,8 +79,10 @@ class ResultFlow(QObject):
 
     @property
     def busy(self) -> bool:
-        """A check, an evaluation, a timeline or a link load is on its way (settle() waits for it)."""
-        return self.check_timer.isActive() or self.evaluating or self._timeline_pending or self._link_load_pending
+        """A check, an evaluation, a timeline or a link load is on its way, or the Breakdown is not all
+        drawn (settle() waits for it)."""
+        return (self.check_timer.isActive() or self.evaluating or self._timeline_pending or self._link_load_pending
+                or self.window.breakdown_panel.drawing)
 
     def close(self) -> None:
         """The window closes: no late results."""
@@ -333,11 +335,13 @@ class ResultFlow(QObject):
 
     def show_panels(self, result) -> None:
         if result is not None:
-            self.window.breakdown_panel.show_result(self.shown_result(), job=self.shown_job_name())
+            self.window.breakdown_panel.show_result(self.shown_result(), job=self.shown_job_name(), in_turns=True)
             self.window.breakdown_panel.revision = self._revision_of.get(self.worker.latest)
             self._timeline_pending = self._timeline_seen()  # (settle() waits for it)
             self.window.timeline_panel.mark_updating()
-            QTimer.singleShot(0, self, self._details_later)  # once the step time is painted
+            # once the step time is painted (a zero-length timer came before that paint, and the timeline's
+            # worker then competed with the Breakdown's drawing for the interpreter)
+            self.window.breakdown_panel.when_painted(self._details_later)
             return
         self._timeline_pending = False
         self.window.timeline_panel.updating.hide()
