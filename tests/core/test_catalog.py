@@ -328,3 +328,21 @@ def test_an_entry_read_when_named_is_checked_and_read_as_its_whole_file_says(tmp
     with pytest.raises(DesignerError) as err:
         load_catalog(tmp_path, when_named=True)
     assert "not valid YAML" in err.value.problems[0].format() and err.value.problems[0].line == 13
+
+
+def test_an_entry_read_by_two_lookups_at_once_is_one_object():
+    """The window's threads may look up an entry first at the same time: both get the object kept (the
+    catalog's entries compare by identity). A lookup made while the first is reading stands in for the
+    other thread."""
+    from designer.core.model.catalog_entries import EntryText, NamedEntries
+
+    inner = []
+
+    def read(entry):
+        if not inner:
+            inner.append(None)
+            inner[0] = entries[entry.name]  # the other thread's lookup, done while this one reads
+        return {"name": entry.name}
+
+    entries = NamedEntries([EntryText(0, "H100", (), "")], read, lambda: [], lambda mapping: object())
+    assert entries["H100"] is inner[0] and entries["H100"] is inner[0]

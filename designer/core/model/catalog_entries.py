@@ -96,7 +96,8 @@ class NamedEntries(Mapping):
             mapping = self._read(entry)
             if mapping is None:
                 mapping = self._read_whole()[entry.index]
-            built = self._built[name] = self._build(mapping)
+            # (setdefault: two threads that read an entry at once both get the one object kept)
+            built = self._built.setdefault(name, self._build(mapping))
         return built
 
     def __iter__(self) -> Iterator[str]:
