@@ -7,6 +7,7 @@ link's rate changes: only the flows on a changed NIC, leaf or pod are timed agai
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -179,6 +180,9 @@ class PatternTimes:
 def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
     """Per group, the seconds per bus byte on its GPUs' scale-up links (and, behind PCIe switches
     without GPUDirect RDMA, the PCIe crossings of its NIC traffic)."""
+    uniform = _uniform_scale_up_seconds(f, sh, pattern)
+    if uniform is not None:
+        return np.full(sh.members.shape[0], uniform)
     n = sh.members.shape[1]
     multi = sh.n_nodes > 1
     g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
@@ -218,6 +222,38 @@ def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
         crossings = np.where(gdr, 1.0, 2.0)
         scale = np.where(pcie & multi, scale + nic_share * crossings / slowest, scale)
     return scale
+
+
+def _uniform_scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> float | None:
+    """What scale_up_seconds gives every group when they all span as many servers with as many of
+    their GPUs on each, on servers of one scale-up rate behind switches (no direct mesh, no PCIe):
+    worked out on Python floats, the same quotients as on the arrays (a regular layout's usual case,
+    where a dozen numpy calls on arrays of a few groups cost more than the work). None otherwise."""
+    if not sh.per_node or not _switched_scale_up(f):  # (per_node: every group on as many servers)
+        return None
+    rate = _alike_scale_up_Bps(f)
+    if rate is None or not rate > 0.0 or not math.isfinite(rate):
+        return None
+    n = sh.members.shape[1]
+    multi = int(sh.n_nodes[0]) > 1
+    g = sh.per_node if multi else n
+    if not multi:
+        share = 1.0
+    elif pattern in ("pairs", "one_way"):
+        share = 0.0
+    elif pattern == "a2a":
+        share = (g - 1) / max(n - 1, 1)
+    else:
+        share = (g - 1) / max(g, 1)
+    return share / rate
+
+
+def _switched_scale_up(f: Fabric) -> bool:
+    """Whether no server's GPUs are a direct mesh (nvlink) or behind PCIe; kept with the fabric."""
+    kinds = f.node_scale_up_kind
+    return f.remembered("switched_scale_up", (kinds,),
+                        lambda: not kind_mask(f, "node_scale_up_kind", "nvlink").any()
+                        and not kind_mask(f, "node_scale_up_kind", "pcie").any())
 
 
 def _alike_scale_up_Bps(f: Fabric) -> float | None:

@@ -183,12 +183,15 @@ FP4_RECIPE_FORMAT = {"nvfp4": "nvfp4", "mxfp4": "mxfp4"}
 
 
 def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog,
-                        accelerators: frozenset[str] | None = None) -> list[Problem]:
+                        accelerators: frozenset[str] | None = None,
+                        workload: Workload | None = None) -> list[Problem]:
     """An FP8 or FP4 recipe the job's accelerators cannot run (MXFP8 on H100, NVFP4 on anything
     before Blackwell): refused, with what they can run. `accelerators`: the design's accelerator
-    names (None: read from its servers)."""
+    names (None: read from its servers); `workload`: the design's workload resolved, when the
+    caller has it (None: resolved here)."""
     names = {n.accelerator for n in doc.nodes} if accelerators is None else accelerators
-    problems = fp4_problems(doc, parallelism, catalog, names) + fp8_attention_problems(doc, parallelism, catalog, names)
+    problems = (fp4_problems(doc, parallelism, catalog, names, workload)
+                + fp8_attention_problems(doc, parallelism, catalog, names, workload))
     recipe = parallelism.fp8_recipe if parallelism else None
     if not recipe:
         return problems
@@ -206,14 +209,15 @@ def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog,
     return problems
 
 
-def fp8_attention_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: set[str]) -> list[Problem]:
+def fp8_attention_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: set[str],
+                           workload: Workload | None = None) -> list[Problem]:
     """FP8 attention with a learnable or off-by-one softmax: cuDNN's FP8 fused attention takes one only
     in its Blackwell path (cuDNN 9.21+, compute capability 10.x, the parts with MXFP8 tensor cores);
     on Hopper Transformer Engine finds no FP8 attention kernel for it (its unfused path has no FP8)."""
     if not (parallelism and parallelism.fp8_dot_product_attention):
         return []
     try:
-        workload = resolved_workload(doc, catalog)
+        workload = workload if workload is not None else resolved_workload(doc, catalog)
     except Exception:  # an unresolvable workload is reported by check_job
         return []
     if workload is None or (workload.softmax_type or "vanilla") == "vanilla":
@@ -231,9 +235,10 @@ def fp8_attention_problems(doc, parallelism: Parallelism | None, catalog: Catalo
     return problems
 
 
-def fp4_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: set[str]) -> list[Problem]:
+def fp4_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: set[str],
+                 workload: Workload | None = None) -> list[Problem]:
     try:
-        workload = resolved_workload(doc, catalog)
+        workload = workload if workload is not None else resolved_workload(doc, catalog)
     except Exception:  # an unresolvable workload is reported by check_job
         return []
     if workload is None or workload.precision != "fp4":
@@ -296,16 +301,19 @@ class _Sizes:
 
 
 def check_job(workload: Workload | None, parallelism: Parallelism | None, cluster_gpus: int,
-              catalog: Catalog | None = None, suggest: bool = True) -> tuple[ResolvedPlan | None, list[Problem]]:
+              catalog: Catalog | None = None, suggest: bool = True,
+              resolved: Workload | None = None) -> tuple[ResolvedPlan | None, list[Problem]]:
     """The resolved plan (None when impossible) and its problems.
 
     With `suggest`, a problem's fix names values that were tried and make the plan valid
     (see suggestions.py); without it (the tries themselves) the fix is the bare rule.
+    `resolved`: `workload` through resolve_workload, when the caller has it (an evaluation needs
+    it too: resolved once per plan).
     """
     catalog = catalog or default_catalog()
     found = _recompute_findings(parallelism)
     par = parallelism or Parallelism()
-    w, workload_found = _complete_workload(workload, catalog)
+    w, workload_found = _complete_workload(workload, catalog, resolved)
     found += workload_found
     if w is None:
         return None, [f.problem for f in found]
@@ -346,7 +354,8 @@ def _recompute_findings(parallelism: Parallelism | None) -> list[_Finding]:
             if module not in RECOMPUTE_MODULES]
 
 
-def _complete_workload(workload: Workload | None, catalog: Catalog) -> tuple[Workload | None, list[_Finding]]:
+def _complete_workload(workload: Workload | None, catalog: Catalog,
+                       resolved: Workload | None = None) -> tuple[Workload | None, list[_Finding]]:
     """The workload with its preset's values filled in; None when there is none, its preset is
     unknown or a key the engine needs is missing."""
     if workload is None:
@@ -355,7 +364,7 @@ def _complete_workload(workload: Workload | None, catalog: Catalog) -> tuple[Wor
     if workload.preset and catalog.resolve("models", workload.preset) is None:
         return None, [_bad(W + "preset", f"unknown model preset {workload.preset!r}",
                            catalog.suggest("models", workload.preset))]
-    w = resolve_workload(workload, catalog.presets())
+    w = resolved if resolved is not None else resolve_workload(workload, catalog.presets())
     missing = [_bad(W + key, "missing", "set it, or name a preset (e.g. preset: llama3-8b)")
                for key in REQUIRED_WORKLOAD_KEYS if getattr(w, key) is None]
     return (None if missing else w), missing

@@ -51,11 +51,14 @@ def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None
         raise DesignerError(problems)
     par = (spec.parallelism if spec is not None else doc.spec.parallelism) or Parallelism()
     cluster_gpus = doc.num_gpus() if num_gpus is None else num_gpus
-    plan, plan_problems = check_job(workload, par, cluster_gpus, catalog)
-    problems += plan_problems + fp8_recipe_problems(doc, par, catalog)
+    # resolved once for the plan's check, the recipe's and the job (an unknown preset: check_job says so)
+    known = not workload.preset or catalog.resolve("models", workload.preset) is not None
+    w = resolve_workload(workload, catalog.presets()) if known else None
+    plan, plan_problems = check_job(workload, par, cluster_gpus, catalog, resolved=w)
+    # (the recipe's checks read the design's own workload, also for a job of spec.jobs)
+    problems += plan_problems + fp8_recipe_problems(doc, par, catalog, workload=w if spec is None else None)
     if problems:
         raise DesignerError(problems)
-    w = resolve_workload(workload, catalog.presets())
     return Job(w, F.ModelShape.of(w), par, plan)
 
 
