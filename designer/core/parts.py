@@ -7,7 +7,7 @@ wants the interpreter for a paint, waiting that long. Between parts the interpre
 
 from __future__ import annotations
 
-import math
+from itertools import islice
 
 import numpy as np
 
@@ -25,18 +25,21 @@ def array_in_parts(function, items, dtype, *more) -> np.ndarray:
     read in step with `items`, such as itertools.repeat; each is read on from where the last part left);
     function None: np.fromiter(items, dtype, len(items))."""
     made = np.empty(len(items), dtype)
+    rest = iter(items)  # parts read from one iterator: a slice would copy (and count a reference to) each
     for start in part_starts(len(items)):
-        part = items[start:start + PART_ITEMS]
+        size = min(PART_ITEMS, len(items) - start)
+        part = islice(rest, size)
         values = part if function is None else map(function, part, *more)
-        made[start:start + len(part)] = np.fromiter(values, dtype, len(part))
+        made[start:start + size] = np.fromiter(values, dtype, size)
     return made
 
 
 def list_in_parts(function, items) -> list:
     """list(map(function, items)), a part at a time."""
     made: list = []
-    for start in part_starts(len(items)):
-        made += map(function, items[start:start + PART_ITEMS])
+    rest = iter(items)
+    for _ in part_starts(len(items)):
+        made += map(function, islice(rest, PART_ITEMS))
     return made
 
 
@@ -50,15 +53,8 @@ def tolist_in_parts(array: np.ndarray) -> list:
 
 def texts_array(texts: list) -> np.ndarray:
     """np.array(texts) of a non-empty list, a part at a time when all are strings (the width of the
-    longest); at once otherwise (a mix of kinds makes one dtype of them all)."""
-    parts = [np.array(texts[start:start + PART_ITEMS]) for start in part_starts(len(texts))]
-    if any(part.dtype.kind != "U" for part in parts):
+    longest, at least 1); at once otherwise (a mix of kinds makes one dtype of them all)."""
+    if not all(map(str.__instancecheck__, texts)):
         return np.array(texts)
-    return np.concatenate(parts)
+    return array_in_parts(None, texts, f"<U{max(1, max(map(len, texts)))}")
 
-
-def sums_finite(values: list) -> bool:
-    """math.isfinite(math.fsum(part)) for every part: True when no value is NaN or infinite (and no part's
-    sum overflows); the errors of math.fsum (TypeError for a value that is no number)."""
-    return all(math.isfinite(math.fsum(values[start:start + PART_ITEMS]))
-               for start in part_starts(len(values)))

@@ -4,8 +4,7 @@ from itertools import repeat
 import numpy as np
 import pytest
 
-from designer.core.parts import (PART_ITEMS, array_in_parts, list_in_parts, sums_finite, texts_array,
-                                 tolist_in_parts)
+from designer.core.parts import PART_ITEMS, array_in_parts, list_in_parts, texts_array, tolist_in_parts
 
 SIZES = [0, 1, PART_ITEMS - 1, PART_ITEMS, PART_ITEMS + 1, 2 * PART_ITEMS + 7]
 
@@ -41,11 +40,3 @@ def test_a_late_part_converts_as_at_once():
     with pytest.raises(ValueError):
         array_in_parts(None, values + ["not a number"], float)
 
-
-def test_finite_sums_find_a_bad_number_in_any_part():
-    numbers = [1.0] * (2 * PART_ITEMS + 3)
-    assert sums_finite(numbers) and sums_finite([])
-    for bad in (float("nan"), float("inf"), -float("inf")):
-        assert not sums_finite(numbers[:PART_ITEMS + 2] + [bad] + numbers)
-    with pytest.raises(TypeError):
-        sums_finite(numbers + [None])

@@ -16,7 +16,6 @@ from functools import partial
 from itertools import chain
 from operator import attrgetter, is_not
 
-from ..parts import sums_finite
 from ..problems import Problem
 from .spec import has_range
 
@@ -153,7 +152,7 @@ def _all_finite(values: list) -> bool:
     infinity, found without a Python step per value; False when that is not sure (then the caller
     looks value by value)."""
     try:
-        return sums_finite(values)  # the usual case: numbers only
+        return math.isfinite(math.fsum(values))  # the usual case: numbers only
     except (TypeError, OverflowError, ValueError):  # ValueError: inf and -inf in one sum
         pass
     kinds = set(map(type, values))
