@@ -54,7 +54,11 @@ def tolist_in_parts(array: np.ndarray) -> list:
 def texts_array(texts: list) -> np.ndarray:
     """np.array(texts) of a non-empty list, a part at a time when all are strings (the width of the
     longest, at least 1); at once otherwise (a mix of kinds makes one dtype of them all)."""
-    if not all(map(str.__instancecheck__, texts)):
-        return np.array(texts)
-    return array_in_parts(None, texts, f"<U{max(1, max(map(len, texts)))}")
+    width, rest = 1, iter(texts)
+    for _ in part_starts(len(texts)):
+        part = list(islice(rest, PART_ITEMS))
+        if not all(map(str.__instancecheck__, part)):
+            return np.array(texts)
+        width = max(width, max(map(len, part)))
+    return array_in_parts(None, texts, f"<U{width}")
 
