@@ -143,7 +143,7 @@ def test_the_id_index_finds_each_id_as_a_dict_would():
     assert all(index.get(lid) == i for lid, i in wanted.items())  # a repeated id: its last place
     assert index.get("l3000") is None and index.get("nowhere") is None
     assert IdIndex([]).get("l0") is None
-    many = [f"link{i}" for i in range(40000)]  # hashed in parts (PART_IDS at a time)
+    many = [f"link{i}" for i in range(40000)]  # hashed in parts
     index = IdIndex(many)
     assert all(index.get(lid) == i for i, lid in enumerate(many)) and index.get("link40000") is None
 

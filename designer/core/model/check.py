@@ -16,6 +16,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from ..parts import array_in_parts
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from .design_tallies import DesignTallies
@@ -154,7 +155,7 @@ def _duplicate_ids(doc: Document, link_ids: list[str]) -> list[Problem]:
 def _hashes_distinct(ids: list[str]) -> bool:
     """True when no two ids have the same hash, so no two are equal: the hashes sorted, in C. A set of the
     320k ids of a 131k-GPU design spent ~60 ms mostly waiting on its 16 MB table; this is ~20 ms."""
-    hashes = np.fromiter(map(hash, ids), np.int64, len(ids))
+    hashes = array_in_parts(hash, ids, np.int64)
     hashes.sort()
     return not (hashes[1:] == hashes[:-1]).any()
 

@@ -7,6 +7,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from ..parts import tolist_in_parts
 from .endpoints import Endpoints
 
 
@@ -38,7 +39,7 @@ class DeviceLinks:
         order = on_device[np.argsort(device[on_device], kind="stable")]  # (stable: each device's links in order)
         devices = device[order]
         link_ids = list(map(attrgetter("id"), links))
-        ids = [link_ids[i] for i in (order % count).tolist()]
+        ids = [link_ids[i] for i in tolist_in_parts(order % count)]
         starts = np.flatnonzero(np.diff(devices)) + 1
         bounds = [0, *starts.tolist(), len(ids)]
         heads = devices[bounds[:-1]].tolist() if len(ids) else []

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..parts import array_in_parts, list_in_parts
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .device_links import DeviceLinks
 from .endpoints import LinkEnds
@@ -231,7 +232,7 @@ class Document:
         once while the design is held still (read-only then: a reader that changes it takes a copy)."""
         if self._held is not None:
             return self._held.array(name, dtype)
-        return np.fromiter(self.link_values(name), dtype, len(self.spec.links))
+        return array_in_parts(attrgetter(name), self.spec.links, dtype)
 
     def link_list(self, name: str) -> list:
         """link_values as a list (one that nothing changes afterwards)."""
@@ -524,18 +525,9 @@ class Document:
         self.device_links()
 
 
-# elements whose identities are read in one C call: the call holds the interpreter, and a window's
-# thread that wants it meanwhile (a repaint) gets its turn between parts
-PART_ELEMENTS = 32768
-
-
 def _identities(items: list) -> np.ndarray:
     """The elements' object ids, in order: where each element is, by identity (== would compare fields)."""
-    ids = np.empty(len(items), np.uint64)
-    for start in range(0, len(items), PART_ELEMENTS):
-        part = items[start:start + PART_ELEMENTS]
-        ids[start:start + len(part)] = np.fromiter(map(id, part), np.uint64, len(part))
-    return ids
+    return array_in_parts(id, items, np.uint64)
 
 
 class _LinkFields:
@@ -553,7 +545,7 @@ class _LinkFields:
     def values(self, name: str) -> list:
         values = self.lists.get(name)
         if values is None:
-            values = self.lists[name] = list(map(attrgetter(name), self.links))
+            values = self.lists[name] = list_in_parts(attrgetter(name), self.links)
         return values
 
     def codes(self, name: str) -> tuple[np.ndarray, list]:
@@ -565,7 +557,7 @@ class _LinkFields:
     def array(self, name: str, dtype) -> np.ndarray:
         made = self.arrays.get((name, dtype))
         if made is None:
-            made = self.arrays[(name, dtype)] = _read_only(np.fromiter(self.values(name), dtype, len(self.links)))
+            made = self.arrays[(name, dtype)] = _read_only(array_in_parts(None, self.values(name), dtype))
         return made
 
 

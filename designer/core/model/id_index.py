@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-# ids hashed at a time: one C loop over 295k ids holds the interpreter ~40 ms, and a window's thread
-# that wants it meanwhile (a repaint) waits that long; between parts it gets its turn
-PART_IDS = 16384
+from ..parts import array_in_parts
 
 
 class IdIndex:
@@ -20,10 +17,7 @@ class IdIndex:
 
     def __init__(self, ids: list[str]):
         self.ids = ids
-        hashes = np.empty(len(ids), dtype=np.int64)
-        for start in range(0, len(ids), PART_IDS):  # (see PART_IDS)
-            part = ids[start:start + PART_IDS]
-            hashes[start:start + len(part)] = np.fromiter(map(hash, part), np.int64, len(part))
+        hashes = array_in_parts(hash, ids, np.int64)  # (a window's thread gets its turn between parts)
         self.order = np.argsort(hashes, kind="stable").astype(np.int32)
         self.hashes = hashes[self.order]
 

@@ -14,6 +14,7 @@ from itertools import repeat
 
 import numpy as np
 
+from ...core.parts import array_in_parts, texts_array, tolist_in_parts
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .items import PORT_GAP_PX, PORTS_PER_ROW, device_style_key, port_index
 from .bundle_table import BundleTable
@@ -183,7 +184,7 @@ def plan_bundles(links, boxes: DeviceBoxes) -> BundlePlan:
 def _device_and_port(links, side: str) -> tuple[np.ndarray, np.ndarray]:
     """Each link's device id on that side, and the number of the port it names (items.port_index,
     asked once per distinct port name), -1 for none."""
-    text = np.array([getattr(link, side) for link in links] or [""])  # partition refuses an empty array
+    text = texts_array([getattr(link, side) for link in links] or [""])  # partition refuses an empty array
     dev, sep, port = (part[:len(links)] for part in np.strings.partition(text, ":"))
     names, which = np.unique(port, return_inverse=True)
     numbers = np.array([-1 if (k := port_index(str(name))) is None else k for name in names] or [-1], np.int64)
@@ -192,7 +193,7 @@ def _device_and_port(links, side: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _rows(dev: np.ndarray, index: dict) -> np.ndarray:
     """Each device id's box row, -1 for an id with no box."""
-    return np.fromiter(map(index.get, dev.tolist(), repeat(-1)), np.int64, len(dev))
+    return array_in_parts(index.get, tolist_in_parts(dev), np.int64, repeat(-1))
 
 
 def _used_ports(*sides) -> dict:
@@ -202,7 +203,7 @@ def _used_ports(*sides) -> dict:
     used: dict = defaultdict(set)
     for dev, port in sides:
         named = np.flatnonzero(port >= 0)
-        for device, number in zip(dev[named].tolist(), port[named].tolist()):
+        for device, number in zip(tolist_in_parts(dev[named]), tolist_in_parts(port[named])):
             used[device].add(number)
     shared: dict = {}
     return {d: shared.setdefault(p, p) for d, p in ((d, frozenset(s)) for d, s in used.items())}
