@@ -7,7 +7,7 @@ wants the interpreter for a paint, waiting that long. Between parts the interpre
 
 from __future__ import annotations
 
-from itertools import islice
+from itertools import islice, repeat
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def texts_array(texts: list) -> np.ndarray:
     width, rest = 1, iter(texts)
     for _ in part_starts(len(texts)):
         part = list(islice(rest, PART_ITEMS))
-        if not all(map(str.__instancecheck__, part)):
+        if not all(map(isinstance, part, repeat(str))):
             return np.array(texts)
         width = max(width, max(map(len, part)))
     return array_in_parts(None, texts, f"<U{width}")
