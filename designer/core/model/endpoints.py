@@ -50,6 +50,7 @@ class LinkEnds:
         self._parses: tuple[tuple[list[str], list[str], list[str], Endpoints], ...] = ()
         # (lineage, revision, links, (a, b)): the live check's parse of the design at that revision (keep)
         self._kept: tuple | None = None
+        self.parsed_lists = 0  # how many lists of ends it parsed rather than took from its memo (tests)
 
     def sides(self, doc) -> tuple[Endpoints, Endpoints]:
         """(the `a` ends, the `b` ends) of every link of `doc`."""
@@ -75,6 +76,7 @@ class LinkEnds:
             if (ends is endpoints or ends == endpoints) and nodes == node_ids and switches == switch_ids:
                 return parsed
         parsed = _parse_in_parts(endpoints, node_ids, switch_ids)
+        self.parsed_lists += 1
         self._remember(endpoints, node_ids, switch_ids, parsed)
         return parsed
 
@@ -97,7 +99,7 @@ class LinkEnds:
         return LinkEnds()  # a copy of a design parses its own (and may be edited apart)
 
     def __getstate__(self):
-        return {"_parses": (), "_kept": None}
+        return {"_parses": (), "_kept": None, "parsed_lists": 0}
 
 
 def _parse_in_parts(endpoints: list[str], node_ids: list[str], switch_ids: list[str]) -> Endpoints:
