@@ -21,7 +21,6 @@ ALIKE = 0.01  # loads within 1 % of a class's busiest member belong to it
 PHASE_NAMES = {"tp_comm": "TP", "cp_comm": "CP", "ep_comm": "EP", "pp_comm": "PP", "dp_comm": "DP"}
 
 
-@dataclass(eq=False, repr=False)
 class PhaseLoad:
     """One link in one phase."""
     kind: str  # tp_comm | cp_comm | ep_comm | pp_comm | dp_comm
@@ -32,12 +31,23 @@ class PhaseLoad:
     exposed_s: float  # the part of the phase on the critical path
     critical: bool  # the bottleneck of a phase that is (partly) exposed
 
+    __slots__ = ("kind", "phase_s", "busy_s", "share", "bottleneck", "exposed_s", "critical")
+
+    def __init__(self, kind: str, phase_s: float, busy_s: float, share: float, bottleneck: bool, exposed_s: float,
+                 critical: bool) -> None:
+        self.kind = kind
+        self.phase_s = phase_s
+        self.busy_s = busy_s
+        self.share = share
+        self.bottleneck = bottleneck
+        self.exposed_s = exposed_s
+        self.critical = critical
+
     @property
     def name(self) -> str:
         return PHASE_NAMES.get(self.kind, self.kind)
 
 
-@dataclass(eq=False, repr=False)
 class LinkClass:
     """Links of one tier, cable kind and rate carrying the same load (within 1 %). Equal only to itself."""
     members: np.ndarray  # link indices, the busiest first (a view of one array: 295k tuples of ints held
@@ -46,6 +56,15 @@ class LinkClass:
     cable: str  # "400 Gb/s InfiniBand"
     busy_share_of_step: float  # of the busiest member
     phase: str  # the kind it is busiest in ("" when idle)
+
+    __slots__ = ("members", "tier", "cable", "busy_share_of_step", "phase")
+
+    def __init__(self, members: np.ndarray, tier: str, cable: str, busy_share_of_step: float, phase: str) -> None:
+        self.members = members
+        self.tier = tier
+        self.cable = cable
+        self.busy_share_of_step = busy_share_of_step
+        self.phase = phase
 
     @property
     def label(self) -> str:

@@ -50,7 +50,6 @@ class AttentionKernel:
         return 2.0 * self.batch * self.heads * (self.qk_dim + self.v_dim) * self.s_q * _keys_per_query(self)
 
 
-@dataclass(eq=False, repr=False)
 class AttentionRates:
     """One direction's kernel constants on one accelerator (AcceleratorConstants' attention_* fields)."""
 
@@ -62,7 +61,23 @@ class AttentionRates:
     tile_overhead_blocks: float  # fixed cost of a tile, in its own blocks' MMA time
     kernel_overhead_s: float
     tail_share: float
-    tile_latency_s: float = 0.0  # fixed cost of a tile that does not scale with the MMA rate or head dim
+    tile_latency_s: float  # fixed cost of a tile that does not scale with the MMA rate or head dim
+
+    __slots__ = ("mma_flops_per_s", "exp_per_s", "sms", "tile_q", "tile_k", "tile_overhead_blocks",
+                 "kernel_overhead_s", "tail_share", "tile_latency_s")
+
+    def __init__(self, mma_flops_per_s: float, exp_per_s: float | None, sms: int, tile_q: int, tile_k: int,
+                 tile_overhead_blocks: float, kernel_overhead_s: float, tail_share: float,
+                 tile_latency_s: float = 0.0) -> None:
+        self.mma_flops_per_s = mma_flops_per_s
+        self.exp_per_s = exp_per_s
+        self.sms = sms
+        self.tile_q = tile_q
+        self.tile_k = tile_k
+        self.tile_overhead_blocks = tile_overhead_blocks
+        self.kernel_overhead_s = kernel_overhead_s
+        self.tail_share = tail_share
+        self.tile_latency_s = tile_latency_s
 
 
 def _keys_per_query(k: AttentionKernel) -> float:

@@ -77,7 +77,6 @@ class Sharding:
         return self.framework in ("torchtitan", "deepspeed")
 
 
-@dataclass(eq=False, repr=False)
 class GemmTimes:
     """Seconds of a layer's GEMMs in each pass, their forward FLOPs, and the elements Transformer
     Engine quantizes for FP8 GEMMs (activation inputs in forward, output gradients in backward)."""
@@ -87,3 +86,14 @@ class GemmTimes:
     flops: float
     fp8_inputs: float
     fp8_grads: float
+
+    __slots__ = ("fwd", "dgrad", "wgrad", "flops", "fp8_inputs", "fp8_grads")
+
+    def __init__(self, fwd: float, dgrad: float, wgrad: float, flops: float, fp8_inputs: float,
+                 fp8_grads: float) -> None:
+        self.fwd = fwd
+        self.dgrad = dgrad
+        self.wgrad = wgrad
+        self.flops = flops
+        self.fp8_inputs = fp8_inputs
+        self.fp8_grads = fp8_grads

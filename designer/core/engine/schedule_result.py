@@ -14,7 +14,6 @@ F, B, W = 0, 1, 2
 KIND_NAMES = ("F", "B", "W")
 
 
-@dataclass(eq=False, repr=False)
 class StageTimes:
     """Durations on one stage, per chunk: forward, backward (input grad, plus weight grad unless
     split), weight grad (only for zero-bubble schedules)."""
@@ -23,8 +22,14 @@ class StageTimes:
     bwd: list[float]
     wgrad: list[float]
 
+    __slots__ = ("fwd", "bwd", "wgrad")
 
-@dataclass(eq=False, repr=False)
+    def __init__(self, fwd: list[float], bwd: list[float], wgrad: list[float]) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+        self.wgrad = wgrad
+
+
 class OpRecord:
     """One op (forward, backward or weight gradient) of a micro-batch on a pipeline stage: when it ran and its wait."""
     stage: int
@@ -35,6 +40,19 @@ class OpRecord:
     end: float
     wait: float  # idle time before it on its stage
     wait_pp: float  # part of the wait spent on the activation transfer
+
+    __slots__ = ("stage", "kind", "micro", "chunk", "start", "end", "wait", "wait_pp")
+
+    def __init__(self, stage: int, kind: int, micro: int, chunk: int, start: float, end: float, wait: float,
+                 wait_pp: float) -> None:
+        self.stage = stage
+        self.kind = kind
+        self.micro = micro
+        self.chunk = chunk
+        self.start = start
+        self.end = end
+        self.wait = wait
+        self.wait_pp = wait_pp
 
 
 @dataclass(eq=False, repr=False)
