@@ -9,10 +9,11 @@ widened in the file's `fallback` order (scale, then fabric, then precision) down
 from __future__ import annotations
 
 import functools
+import os
 
 from ..model.catalog import CATALOG_DIR, _read
 
-RANGES_FILE = CATALOG_DIR / "error_ranges.yaml"
+RANGES_FILE = os.path.join(CATALOG_DIR, "error_ranges.yaml")
 LARGE_GPUS = 1024  # above it a run is "large" (the published runs split about evenly there)
 
 
