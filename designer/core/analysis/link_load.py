@@ -11,7 +11,6 @@ groups and words them. Pure: no Qt, no engine imports.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.id_index import IdIndex
@@ -73,7 +72,6 @@ class LinkClass:
                 f"{self.tier[:-1] if self.tier.endswith('s') else self.tier}")
 
 
-@dataclass(eq=False, repr=False)
 class LinkAnswer:
     """How busy one link is in a step: its bytes by traffic kind and its busiest phases."""
     index: int
@@ -84,8 +82,25 @@ class LinkAnswer:
     busy_s: float
     busy_share_of_step: float
     step_s: float
-    phases: list[PhaseLoad] = field(default_factory=list)  # the busiest share first
-    link_class: LinkClass | None = None
+    phases: list[PhaseLoad]  # the busiest share first
+    link_class: LinkClass | None
+
+    __slots__ = ("index", "link_id", "ends", "bytes_per_step", "bytes_by_kind", "busy_s", "busy_share_of_step",
+                 "step_s", "phases", "link_class")
+
+    def __init__(self, index: int, link_id: str, ends: str, bytes_per_step: float, bytes_by_kind: dict[str, float],
+                 busy_s: float, busy_share_of_step: float, step_s: float, phases: list[PhaseLoad] | None = None,
+                 link_class: LinkClass | None = None) -> None:
+        self.index = index
+        self.link_id = link_id
+        self.ends = ends
+        self.bytes_per_step = bytes_per_step
+        self.bytes_by_kind = bytes_by_kind
+        self.busy_s = busy_s
+        self.busy_share_of_step = busy_share_of_step
+        self.step_s = step_s
+        self.phases = [] if phases is None else phases
+        self.link_class = link_class
 
     @property
     def phase(self) -> PhaseLoad | None:

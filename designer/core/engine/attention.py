@@ -26,12 +26,10 @@ up to 44 %.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 
 BACKWARD_FLOPS_FACTOR = 2.5  # backward / forward MMA FLOPs (dQ, dK, dV, dP and the recomputed S)
 
 
-@dataclass(eq=False, repr=False)
 class AttentionKernel:
     """One attention kernel launch on one GPU."""
 
@@ -39,10 +37,23 @@ class AttentionKernel:
     heads: float  # query heads on this GPU
     s_q: float  # query rows per sequence
     s_k: float  # key/value rows per sequence
-    qk_dim: int = 128  # query.key width per head
-    v_dim: int = 128  # value width per head
-    mask: str = "causal"  # causal (bottom-right aligned), window (causal, `window` keys back) or full
-    window: int = -1
+    qk_dim: int  # query.key width per head
+    v_dim: int  # value width per head
+    mask: str  # causal (bottom-right aligned), window (causal, `window` keys back) or full
+    window: int
+
+    __slots__ = ("batch", "heads", "s_q", "s_k", "qk_dim", "v_dim", "mask", "window")
+
+    def __init__(self, batch: float, heads: float, s_q: float, s_k: float, qk_dim: int = 128, v_dim: int = 128,
+                 mask: str = "causal", window: int = -1) -> None:
+        self.batch = batch
+        self.heads = heads
+        self.s_q = s_q
+        self.s_k = s_k
+        self.qk_dim = qk_dim
+        self.v_dim = v_dim
+        self.mask = mask
+        self.window = window
 
     @property
     def flops(self) -> float:
@@ -125,7 +136,8 @@ def fp8_backward_kernel(k: AttentionKernel) -> AttentionKernel:
     (1.49, 5.20, 19.4, 74.9 ms at 4k-32k) while the BF16 one grows linearly (0.44 to 3.45 ms), and at
     4k it takes what the unmasked FP8 backward of the same FLOPs takes (results/llama3.1 GB300, head
     dim 128, no_mask: 1.50 ms FP8, 1.91 ms MXFP8; the window kernel 1.49 and 1.84 ms)."""
-    return replace(k, mask="full", window=-1) if k.mask == "window" and k.window >= 0 else k
+    return AttentionKernel(k.batch, k.heads, k.s_q, k.s_k, k.qk_dim, k.v_dim, "full", -1) \
+        if k.mask == "window" and k.window >= 0 else k
 
 
 def kernel_seconds(k: AttentionKernel, rates: AttentionRates, backward: bool = False) -> float:

@@ -3,7 +3,6 @@ waits worked out from them when a caller asks (the breakdown's critical stage, t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import reduce
 from operator import add
 
@@ -55,23 +54,41 @@ class OpRecord:
         self.wait_pp = wait_pp
 
 
-@dataclass(eq=False, repr=False)
 class ScheduleResult:
     """The simulated pipeline schedule of one step: when each stage's ops ended and how busy it was."""
     records: list[OpRecord] | None  # filled by the zero-bubble path; else built on demand
     stage_end: list[float]
     stage_busy: list[float]
     last_backward_end: list[list[float]]  # per stage, per chunk: when its last backward finished
-    order: Sequence[list[tuple[int, int, int]]] = field(default_factory=list)  # per stage (a list, or _StageOrders)
-    ends: list[list[float]] = field(default_factory=list)  # per stage, per op in `order`
+    order: Sequence[list[tuple[int, int, int]]]  # per stage (a list, or _StageOrders)
+    ends: list[list[float]]  # per stage, per op in `order`
     # what the starts, arrivals and transfers of a stage's ops are worked out from when asked
     # (see stage_timing): only the breakdown's critical stage needs them in a plan search
-    timing: tuple | None = field(default=None, repr=False, compare=False)
-    codes: Sequence[list[int]] = field(default_factory=list, repr=False)  # per stage, per op: kind * chunks + chunk
-    chunks: int = 1  # model chunks per stage the schedule ran (v of an interleaved one, else 1)
+    timing: tuple | None
+    codes: Sequence[list[int]]  # per stage, per op: kind * chunks + chunk
+    chunks: int  # model chunks per stage the schedule ran (v of an interleaved one, else 1)
     # stage -> its OpRecords: a plan search re-reads the critical stage of a reused schedule
-    _stage_ops: dict = field(default_factory=dict, repr=False, compare=False)
-    _stage_timing: dict = field(default_factory=dict, repr=False, compare=False)
+    _stage_ops: dict
+    _stage_timing: dict
+
+    __slots__ = ("records", "stage_end", "stage_busy", "last_backward_end", "order", "ends", "timing", "codes",
+                 "chunks", "_stage_ops", "_stage_timing")
+
+    def __init__(self, records: list[OpRecord] | None, stage_end: list[float], stage_busy: list[float],
+                 last_backward_end: list[list[float]], order: Sequence[list[tuple[int, int, int]]] | None = None,
+                 ends: list[list[float]] | None = None, timing: tuple | None = None,
+                 codes: Sequence[list[int]] | None = None, chunks: int = 1) -> None:
+        self.records = records
+        self.stage_end = stage_end
+        self.stage_busy = stage_busy
+        self.last_backward_end = last_backward_end
+        self.order = [] if order is None else order
+        self.ends = [] if ends is None else ends
+        self.timing = timing
+        self.codes = [] if codes is None else codes
+        self.chunks = chunks
+        self._stage_ops = {}
+        self._stage_timing = {}
 
     @property
     def ops(self) -> list[OpRecord]:
