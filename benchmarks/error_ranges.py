@@ -105,7 +105,7 @@ def main() -> int:
     text = header + yaml.safe_dump(data, sort_keys=False, width=100)
     print(text)
     if not args.check:
-        RANGES_FILE.write_text(text)
+        Path(RANGES_FILE).write_text(text)
         print(f"wrote {RANGES_FILE}")
     return 0
 

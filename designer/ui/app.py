@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..core.problems import DesignerError
 
 from ..core.model.catalog import RESOURCES
 
-DEFAULT_EXAMPLE = RESOURCES / "examples" / "h100-64gpu-infiniband.yaml"
+DEFAULT_EXAMPLE = Path(RESOURCES, "examples", "h100-64gpu-infiniband.yaml")
 UI_SWITCH_INTERVAL_S = 0.0005  # sys.setswitchinterval for a process with a window (Python's default: 5 ms)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -58,11 +59,11 @@ def test_every_nic_the_published_cases_name_resolves_at_its_speed(catalog):
 def test_every_figure_of_every_shipped_entry_has_a_source():
     tables = {"accelerators": ACCELERATOR_FIGURES, "nics": NIC_FIGURES, "switches": SWITCH_FIGURES}
     for table, figures in tables.items():
-        for entry in yaml.safe_load((CATALOG_DIR / f"{table}.yaml").read_text())[table]:
+        for entry in yaml.safe_load(Path(CATALOG_DIR, f"{table}.yaml").read_text())[table]:
             for key in figures:
                 if key in entry:
                     assert str(entry["sources"].get(key) or "").strip(), f"{table} {entry['name']}: {key} has no source"
-    for entry in yaml.safe_load((CATALOG_DIR / "accelerators.yaml").read_text())["accelerators"]:
+    for entry in yaml.safe_load(Path(CATALOG_DIR, "accelerators.yaml").read_text())["accelerators"]:
         assert entry.get("tensor_formats"), f"{entry['name']} does not say which formats its tensor cores run"
 
 

@@ -3,6 +3,7 @@ resources/catalog/prices.yaml with the file's spec.prices over them, and the eco
 the documented formulas (docs/cost.md)."""
 import json
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -103,7 +104,7 @@ def test_dollars_per_million_tokens_and_per_mw():
 
 
 def test_every_shipped_price_has_a_source_and_a_date_and_covers_the_catalog():
-    raw = yaml.safe_load((CATALOG_DIR / "prices.yaml").read_text())
+    raw = yaml.safe_load(Path(CATALOG_DIR, "prices.yaml").read_text())
     assert set(raw) == set(SECTIONS)
     for section in SECTIONS:
         for part, entry in raw[section].items():
@@ -183,8 +184,8 @@ def test_cli_cost_without_a_job_prints_the_bill_only(tmp_path, small_text):
 
 def test_docs_cost_lists_every_shipped_price_with_its_date():
     """docs/cost.md's price table is the file's content: a price changed in one is changed in both."""
-    docs = (CATALOG_DIR.parents[1] / "docs" / "cost.md").read_text()
-    raw = yaml.safe_load((CATALOG_DIR / "prices.yaml").read_text())
+    docs = (Path(CATALOG_DIR).parents[1] / "docs" / "cost.md").read_text()
+    raw = yaml.safe_load(Path(CATALOG_DIR, "prices.yaml").read_text())
     for section, parts in raw.items():
         for part, entry in parts.items():
             assert f"| {section} | {part}" in docs, (section, part)

@@ -31,6 +31,15 @@ GPT3_TP8_PP8 = ["workload.preset=gpt3-175b", "parallelism.tensor_model_parallel_
 NOT_RESULTS = {"events_builder", "link_rows_builder", "_link_utilization", "engine_time_s", "link_ids_version"}
 
 
+def _record_fields(value) -> tuple[str, ...]:
+    """The fields of one of the engine's values: a dataclass's, or a plain class's slots."""
+    if isinstance(value, type):
+        return ()
+    if dataclasses.is_dataclass(value):
+        return tuple(f.name for f in dataclasses.fields(value))
+    return getattr(type(value), "__slots__", ()) if type(value).__module__.startswith("designer.") else ()
+
+
 def differences(a, b, path="result", out=None, seen=None) -> list[str]:
     """Every place two results differ, numbers compared exactly (events included)."""
     out = [] if out is None else out
@@ -43,13 +52,13 @@ def differences(a, b, path="result", out=None, seen=None) -> list[str]:
         for name in ("name", "interference", "node_ids", "slowdown_vs_alone", "result", "alone"):
             differences(getattr(a, name), getattr(b, name), f"{path}.{name}", out, seen)
         differences(a.placed.gpus, b.placed.gpus, f"{path}.placed.gpus", out, seen)
-    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+    elif _record_fields(a):
         if type(a) is not type(b):
             out.append(f"{path}: {type(a).__name__} != {type(b).__name__}")
             return out
-        for f in dataclasses.fields(a):
-            if f.name not in NOT_RESULTS:
-                differences(getattr(a, f.name), getattr(b, f.name), f"{path}.{f.name}", out, seen)
+        for name in _record_fields(a):
+            if name not in NOT_RESULTS:
+                differences(getattr(a, name), getattr(b, name), f"{path}.{name}", out, seen)
     elif isinstance(a, dict):
         if set(a) != set(b):
             out.append(f"{path}: keys differ")

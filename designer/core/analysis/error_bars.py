@@ -9,21 +9,28 @@ widened in the file's `fallback` order (scale, then fabric, then precision) down
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import os
 
 from ..model.catalog import CATALOG_DIR, _read
 
-RANGES_FILE = CATALOG_DIR / "error_ranges.yaml"
+RANGES_FILE = os.path.join(CATALOG_DIR, "error_ranges.yaml")
 LARGE_GPUS = 1024  # above it a run is "large" (the published runs split about evenly there)
 
 
-@dataclass(eq=False, repr=False)
 class StepRange:
     """A step-time range from the model's error on published runs of the same class."""
     range_s: tuple[float, float]  # [low, high] step time, seconds
     error_class: str  # the class whose published runs gave the range
     runs: int  # how many published runs are in that class
-    note: str = ""
+    note: str
+
+    __slots__ = ("range_s", "error_class", "runs", "note")
+
+    def __init__(self, range_s: tuple[float, float], error_class: str, runs: int, note: str = "") -> None:
+        self.range_s = range_s
+        self.error_class = error_class
+        self.runs = runs
+        self.note = note
 
     def contains(self, other: "StepRange") -> bool:
         return not (self.range_s[1] < other.range_s[0] or other.range_s[1] < self.range_s[0])

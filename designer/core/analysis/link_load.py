@@ -11,7 +11,6 @@ groups and words them. Pure: no Qt, no engine imports.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.id_index import IdIndex
@@ -21,7 +20,6 @@ ALIKE = 0.01  # loads within 1 % of a class's busiest member belong to it
 PHASE_NAMES = {"tp_comm": "TP", "cp_comm": "CP", "ep_comm": "EP", "pp_comm": "PP", "dp_comm": "DP"}
 
 
-@dataclass(eq=False, repr=False)
 class PhaseLoad:
     """One link in one phase."""
     kind: str  # tp_comm | cp_comm | ep_comm | pp_comm | dp_comm
@@ -32,12 +30,23 @@ class PhaseLoad:
     exposed_s: float  # the part of the phase on the critical path
     critical: bool  # the bottleneck of a phase that is (partly) exposed
 
+    __slots__ = ("kind", "phase_s", "busy_s", "share", "bottleneck", "exposed_s", "critical")
+
+    def __init__(self, kind: str, phase_s: float, busy_s: float, share: float, bottleneck: bool, exposed_s: float,
+                 critical: bool) -> None:
+        self.kind = kind
+        self.phase_s = phase_s
+        self.busy_s = busy_s
+        self.share = share
+        self.bottleneck = bottleneck
+        self.exposed_s = exposed_s
+        self.critical = critical
+
     @property
     def name(self) -> str:
         return PHASE_NAMES.get(self.kind, self.kind)
 
 
-@dataclass(eq=False, repr=False)
 class LinkClass:
     """Links of one tier, cable kind and rate carrying the same load (within 1 %). Equal only to itself."""
     members: np.ndarray  # link indices, the busiest first (a view of one array: 295k tuples of ints held
@@ -47,6 +56,15 @@ class LinkClass:
     busy_share_of_step: float  # of the busiest member
     phase: str  # the kind it is busiest in ("" when idle)
 
+    __slots__ = ("members", "tier", "cable", "busy_share_of_step", "phase")
+
+    def __init__(self, members: np.ndarray, tier: str, cable: str, busy_share_of_step: float, phase: str) -> None:
+        self.members = members
+        self.tier = tier
+        self.cable = cable
+        self.busy_share_of_step = busy_share_of_step
+        self.phase = phase
+
     @property
     def label(self) -> str:
         """'64 rail links' or 'rail link l0' for a class of one."""
@@ -54,7 +72,6 @@ class LinkClass:
                 f"{self.tier[:-1] if self.tier.endswith('s') else self.tier}")
 
 
-@dataclass(eq=False, repr=False)
 class LinkAnswer:
     """How busy one link is in a step: its bytes by traffic kind and its busiest phases."""
     index: int
@@ -65,8 +82,25 @@ class LinkAnswer:
     busy_s: float
     busy_share_of_step: float
     step_s: float
-    phases: list[PhaseLoad] = field(default_factory=list)  # the busiest share first
-    link_class: LinkClass | None = None
+    phases: list[PhaseLoad]  # the busiest share first
+    link_class: LinkClass | None
+
+    __slots__ = ("index", "link_id", "ends", "bytes_per_step", "bytes_by_kind", "busy_s", "busy_share_of_step",
+                 "step_s", "phases", "link_class")
+
+    def __init__(self, index: int, link_id: str, ends: str, bytes_per_step: float, bytes_by_kind: dict[str, float],
+                 busy_s: float, busy_share_of_step: float, step_s: float, phases: list[PhaseLoad] | None = None,
+                 link_class: LinkClass | None = None) -> None:
+        self.index = index
+        self.link_id = link_id
+        self.ends = ends
+        self.bytes_per_step = bytes_per_step
+        self.bytes_by_kind = bytes_by_kind
+        self.busy_s = busy_s
+        self.busy_share_of_step = busy_share_of_step
+        self.step_s = step_s
+        self.phases = [] if phases is None else phases
+        self.link_class = link_class
 
     @property
     def phase(self) -> PhaseLoad | None:

@@ -26,12 +26,10 @@ up to 44 %.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 
 BACKWARD_FLOPS_FACTOR = 2.5  # backward / forward MMA FLOPs (dQ, dK, dV, dP and the recomputed S)
 
 
-@dataclass(eq=False, repr=False)
 class AttentionKernel:
     """One attention kernel launch on one GPU."""
 
@@ -39,10 +37,23 @@ class AttentionKernel:
     heads: float  # query heads on this GPU
     s_q: float  # query rows per sequence
     s_k: float  # key/value rows per sequence
-    qk_dim: int = 128  # query.key width per head
-    v_dim: int = 128  # value width per head
-    mask: str = "causal"  # causal (bottom-right aligned), window (causal, `window` keys back) or full
-    window: int = -1
+    qk_dim: int  # query.key width per head
+    v_dim: int  # value width per head
+    mask: str  # causal (bottom-right aligned), window (causal, `window` keys back) or full
+    window: int
+
+    __slots__ = ("batch", "heads", "s_q", "s_k", "qk_dim", "v_dim", "mask", "window")
+
+    def __init__(self, batch: float, heads: float, s_q: float, s_k: float, qk_dim: int = 128, v_dim: int = 128,
+                 mask: str = "causal", window: int = -1) -> None:
+        self.batch = batch
+        self.heads = heads
+        self.s_q = s_q
+        self.s_k = s_k
+        self.qk_dim = qk_dim
+        self.v_dim = v_dim
+        self.mask = mask
+        self.window = window
 
     @property
     def flops(self) -> float:
@@ -50,7 +61,6 @@ class AttentionKernel:
         return 2.0 * self.batch * self.heads * (self.qk_dim + self.v_dim) * self.s_q * _keys_per_query(self)
 
 
-@dataclass(eq=False, repr=False)
 class AttentionRates:
     """One direction's kernel constants on one accelerator (AcceleratorConstants' attention_* fields)."""
 
@@ -62,7 +72,23 @@ class AttentionRates:
     tile_overhead_blocks: float  # fixed cost of a tile, in its own blocks' MMA time
     kernel_overhead_s: float
     tail_share: float
-    tile_latency_s: float = 0.0  # fixed cost of a tile that does not scale with the MMA rate or head dim
+    tile_latency_s: float  # fixed cost of a tile that does not scale with the MMA rate or head dim
+
+    __slots__ = ("mma_flops_per_s", "exp_per_s", "sms", "tile_q", "tile_k", "tile_overhead_blocks",
+                 "kernel_overhead_s", "tail_share", "tile_latency_s")
+
+    def __init__(self, mma_flops_per_s: float, exp_per_s: float | None, sms: int, tile_q: int, tile_k: int,
+                 tile_overhead_blocks: float, kernel_overhead_s: float, tail_share: float,
+                 tile_latency_s: float = 0.0) -> None:
+        self.mma_flops_per_s = mma_flops_per_s
+        self.exp_per_s = exp_per_s
+        self.sms = sms
+        self.tile_q = tile_q
+        self.tile_k = tile_k
+        self.tile_overhead_blocks = tile_overhead_blocks
+        self.kernel_overhead_s = kernel_overhead_s
+        self.tail_share = tail_share
+        self.tile_latency_s = tile_latency_s
 
 
 def _keys_per_query(k: AttentionKernel) -> float:
@@ -110,7 +136,8 @@ def fp8_backward_kernel(k: AttentionKernel) -> AttentionKernel:
     (1.49, 5.20, 19.4, 74.9 ms at 4k-32k) while the BF16 one grows linearly (0.44 to 3.45 ms), and at
     4k it takes what the unmasked FP8 backward of the same FLOPs takes (results/llama3.1 GB300, head
     dim 128, no_mask: 1.50 ms FP8, 1.91 ms MXFP8; the window kernel 1.49 and 1.84 ms)."""
-    return replace(k, mask="full", window=-1) if k.mask == "window" and k.window >= 0 else k
+    return AttentionKernel(k.batch, k.heads, k.s_q, k.s_k, k.qk_dim, k.v_dim, "full", -1) \
+        if k.mask == "window" and k.window >= 0 else k
 
 
 def kernel_seconds(k: AttentionKernel, rates: AttentionRates, backward: bool = False) -> float:

@@ -20,7 +20,6 @@ sends between servers group_flows.py's, where a dimension's groups sit on the fa
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,7 +50,6 @@ def bus_factor(primitive: str, n: int) -> float:
     return 1.0
 
 
-@dataclass(eq=False, repr=False)
 class CollectiveCost:
     """The time of one collective on its GPUs, split into latency and bandwidth, with what limits it."""
     time_s: float
@@ -63,7 +61,24 @@ class CollectiveCost:
     bottleneck_links: list[int]  # link indices of that resource
     utilization: float  # of the bottleneck while the collective runs
     classes: int
-    link_bytes: "LinkBytes | None" = None  # the cables it loads and their bytes
+    link_bytes: "LinkBytes | None"  # the cables it loads and their bytes
+
+    __slots__ = ("time_s", "algorithm", "protocol", "latency_s", "bandwidth_s", "bottleneck",
+                 "bottleneck_links", "utilization", "classes", "link_bytes")
+
+    def __init__(self, time_s: float, algorithm: str, protocol: str, latency_s: float, bandwidth_s: float,
+                 bottleneck: str, bottleneck_links: list[int], utilization: float, classes: int,
+                 link_bytes: "LinkBytes | None" = None) -> None:
+        self.time_s = time_s
+        self.algorithm = algorithm
+        self.protocol = protocol
+        self.latency_s = latency_s
+        self.bandwidth_s = bandwidth_s
+        self.bottleneck = bottleneck
+        self.bottleneck_links = bottleneck_links
+        self.utilization = utilization
+        self.classes = classes
+        self.link_bytes = link_bytes
 
 
 def cannot_win(latency_s: float, best_estimate_s: float) -> bool:

@@ -12,7 +12,6 @@ Megatron's overlap rules (layer_traffic.py; docs/engine-model.md, "Overlap").
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from .attention import AttentionKernel, AttentionRates, fp8_backward_kernel, kernel_seconds
 from .constants import AcceleratorConstants, EngineConstants
@@ -233,14 +232,18 @@ class OpCoster:
         return nbytes / self.bytes_per_s * self.slowdown
 
 
-@dataclass(eq=False, repr=False)
 class LayerCost:
     """One layer's forward and backward phases on one GPU."""
     fwd: Phase
     bwd: Phase  # includes the recomputed forward when recompute is on
 
+    __slots__ = ("fwd", "bwd")
 
-@dataclass(eq=False, repr=False)
+    def __init__(self, fwd: Phase, bwd: Phase) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+
+
 class LayerGemms:
     """A layer's GEMMs on one GPU as (M, N, K): attention's first, then the router and shared experts
     (MoE) or the MLP; the routed experts' grouped GEMMs as (rows per expert, N, K, local experts)."""
@@ -250,13 +253,22 @@ class LayerGemms:
     experts: list[tuple[float, float, float, float]]
     load: ExpertLoad  # the busiest EP GPU's routed rows
 
+    __slots__ = ("gemms", "n_attn", "router", "experts", "load")
+
+    def __init__(self, gemms: list[tuple[float, float, float]], n_attn: int, router: int,
+                 experts: list[tuple[float, float, float, float]], load: ExpertLoad) -> None:
+        self.gemms = gemms
+        self.n_attn = n_attn
+        self.router = router
+        self.experts = experts
+        self.load = load
+
     @property
     def mlp(self) -> list[tuple[float, float, float]]:
         """The dense MLP's GEMMs, or the shared experts' in a MoE layer."""
         return self.gemms[self.n_attn + self.router:]
 
 
-@dataclass(eq=False, repr=False)
 class LayerPasses:
     """Seconds of a layer's HBM-bound passes (norms, activation, residuals, MoE sorts and bias adds),
     the activation's bytes (what recomputing it re-reads) and the eager passes that recomputing it
@@ -264,7 +276,15 @@ class LayerPasses:
     fwd: float
     bwd: float
     act_bytes: float
-    act_extra_s: float = 0.0
+    act_extra_s: float
+
+    __slots__ = ("fwd", "bwd", "act_bytes", "act_extra_s")
+
+    def __init__(self, fwd: float, bwd: float, act_bytes: float, act_extra_s: float = 0.0) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+        self.act_bytes = act_bytes
+        self.act_extra_s = act_extra_s
 
 
 def layer_cost(m: ModelShape, sh: Sharding, micro_batch: int, moe: bool, ops: OpCoster, comm: CommFn,

@@ -167,10 +167,7 @@ class Engine:
         key.append((np.flatnonzero(fabric.link_cap_Bps <= 0).tobytes(), np.flatnonzero(fabric.nic_cap_Bps <= 0).tobytes()))
         hit = self.cache.job_placement
         if hit is not None and hit[0] is fabric and hit[1] == key:
-            specs = document_jobs(doc)  # the same GPUs; the jobs' workloads and plans as they are now
-            placement = hit[2]
-            jobs = [dataclasses.replace(pj, spec=specs[pj.index]) for pj in placement.jobs]
-            return dataclasses.replace(placement, jobs=jobs)
+            return hit[2].with_specs(document_jobs(doc))
         placement = place_jobs(doc, fabric, fabric.gpu_up)
         self.cache.job_placement = (fabric, copy.deepcopy(key), placement)
         return placement
@@ -412,7 +409,6 @@ class Engine:
         return comm
 
 
-@dataclasses.dataclass(eq=False, repr=False)
 class LinkWork:
     """The link detail of a costing, left for later (Engine.evaluate_job's `links_later`)."""
     fabric: Fabric
@@ -420,6 +416,16 @@ class LinkWork:
     breakdown: dict[str, float]
     plan: ResolvedPlan
     step_time: float
+
+    __slots__ = ("fabric", "used", "breakdown", "plan", "step_time")
+
+    def __init__(self, fabric: Fabric, used: dict, breakdown: dict[str, float], plan: ResolvedPlan,
+                 step_time: float) -> None:
+        self.fabric = fabric
+        self.used = used
+        self.breakdown = breakdown
+        self.plan = plan
+        self.step_time = step_time
 
     def finish(self, result: Evaluation, doc: Document) -> None:
         links_and_bottlenecks(result, self.fabric, self.used, self.breakdown, self.plan, self.step_time, doc)

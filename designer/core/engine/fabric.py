@@ -246,10 +246,15 @@ def _routing(switch: tuple, catalog: Catalog) -> str:
     return "adaptive" if switch_fabric == "infiniband" else "ecmp"
 
 
-@dataclass(eq=False, repr=False)
 class _Codes:
     place: np.ndarray  # per item: its value's place in `values`
     values: np.ndarray  # the distinct values (objects), in the order they come
+
+    __slots__ = ("place", "values")
+
+    def __init__(self, place: np.ndarray, values: np.ndarray) -> None:
+        self.place = place
+        self.values = values
 
 
 def _codes(items: list) -> _Codes:

@@ -50,7 +50,6 @@ class ScaledLinkBytes(LinkBytes):
 SPARSE_SHARE = 0.25
 
 
-@dataclass(eq=False, repr=False)
 class Loads:
     """Bytes per direction on each resource, summed over every concurrent group."""
 
@@ -60,10 +59,21 @@ class Loads:
     leaf_down: np.ndarray
     pod_up: np.ndarray
     pod_down: np.ndarray
-    per_link: "LinkBytes | None" = None  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
+    per_link: "LinkBytes | None"  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
+
+    __slots__ = ("nic_up", "nic_down", "leaf_up", "leaf_down", "pod_up", "pod_down", "per_link")
+
+    def __init__(self, nic_up: np.ndarray, nic_down: np.ndarray, leaf_up: np.ndarray, leaf_down: np.ndarray,
+                 pod_up: np.ndarray, pod_down: np.ndarray, per_link: "LinkBytes | None" = None) -> None:
+        self.nic_up = nic_up
+        self.nic_down = nic_down
+        self.leaf_up = leaf_up
+        self.leaf_down = leaf_down
+        self.pod_up = pod_up
+        self.pod_down = pod_down
+        self.per_link = per_link
 
 
-@dataclass(eq=False, repr=False)
 class Route:
     """Where one pattern's inter-node flows go, which does not depend on any rate: a re-rated fabric
     (a link's bandwidth, a part down) keeps it and only times the flows again (flow_times)."""
@@ -76,11 +86,27 @@ class Route:
     cross_leaf: np.ndarray  # the flow leaves its leaf
     cross_pod: np.ndarray  # the flow leaves its pod
     loads: Loads
-    leaf_flows: np.ndarray | None = None  # flows leaving each leaf (ECMP's share: no rate in it)
-    pod_flows: np.ndarray | None = None  # flows leaving each pod
+    leaf_flows: np.ndarray | None  # flows leaving each leaf (ECMP's share: no rate in it)
+    pod_flows: np.ndarray | None  # flows leaving each pod
+
+    __slots__ = ("src", "dst", "sl", "dl", "sp", "dp", "cross_leaf", "cross_pod", "loads", "leaf_flows", "pod_flows")
+
+    def __init__(self, src: np.ndarray, dst: np.ndarray, sl: np.ndarray, dl: np.ndarray, sp: np.ndarray, dp: np.ndarray,
+                 cross_leaf: np.ndarray, cross_pod: np.ndarray, loads: Loads, leaf_flows: np.ndarray | None = None,
+                 pod_flows: np.ndarray | None = None) -> None:
+        self.src = src
+        self.dst = dst
+        self.sl = sl
+        self.dl = dl
+        self.sp = sp
+        self.dp = dp
+        self.cross_leaf = cross_leaf
+        self.cross_pod = cross_pod
+        self.loads = loads
+        self.leaf_flows = leaf_flows
+        self.pod_flows = pod_flows
 
 
-@dataclass(eq=False, repr=False)
 class RateChange:
     """The resources whose rate differs between two ratings of a fabric (see `rates_of`): the
     flows that use none of them keep their times when a link is edited."""
@@ -88,6 +114,14 @@ class RateChange:
     leaves: np.ndarray  # bool per switch (its up-links' capacity or usable cables)
     pods: np.ndarray  # bool per pod
     links: np.ndarray  # bool per cable (its capacity)
+
+    __slots__ = ("nics", "leaves", "pods", "links")
+
+    def __init__(self, nics: np.ndarray, leaves: np.ndarray, pods: np.ndarray, links: np.ndarray) -> None:
+        self.nics = nics
+        self.leaves = leaves
+        self.pods = pods
+        self.links = links
 
     def flows_of(self, route: Route) -> np.ndarray:
         """Indices of the route's flows that use a changed NIC, leaf up-link or pod up-link."""

@@ -6,14 +6,11 @@ the highest network tier its traffic crosses, and it sorts the groups into class
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from .fabric import Fabric
 
 
-@dataclass(eq=False, repr=False)
 class GroupShape:
     """How the groups of one dimension sit on the fabric, vectorised over groups."""
 
@@ -22,8 +19,21 @@ class GroupShape:
     n_nodes: np.ndarray  # (G,)
     per_node: int  # g, or 0 when groups are uneven
     max_tier: np.ndarray  # (G,) 0 inside a server, 1 same leaf, 2 same pod, 3 across pods
-    classes: dict[tuple, np.ndarray] = field(default_factory=dict)  # class key -> group indices
-    spans_servers: bool = False  # some group spans more than one server (NVLink domain): it uses the NICs
+    classes: dict[tuple, np.ndarray]  # class key -> group indices
+    spans_servers: bool  # some group spans more than one server (NVLink domain): it uses the NICs
+
+    __slots__ = ("members", "by_node", "n_nodes", "per_node", "max_tier", "classes", "spans_servers")
+
+    def __init__(self, members: np.ndarray, by_node: np.ndarray | None, n_nodes: np.ndarray, per_node: int,
+                 max_tier: np.ndarray, classes: dict[tuple, np.ndarray] | None = None,
+                 spans_servers: bool = False) -> None:
+        self.members = members
+        self.by_node = by_node
+        self.n_nodes = n_nodes
+        self.per_node = per_node
+        self.max_tier = max_tier
+        self.classes = {} if classes is None else classes
+        self.spans_servers = spans_servers
 
 
 def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..model.document import Document
@@ -29,7 +27,6 @@ from ..problems import Problem
 from .fabric import Fabric, gpus_up
 
 
-@dataclass(eq=False, repr=False)
 class PlacedJob:
     """One job of the file with the GPUs it was given, in rank order."""
     index: int  # position in spec.jobs (0 for the one job of a file without jobs)
@@ -37,19 +34,40 @@ class PlacedJob:
     gpus: np.ndarray  # global GPU indices, in rank order
     path: str  # where the job's keys are in the file: spec.jobs[i] or spec
 
+    __slots__ = ("index", "spec", "gpus", "path")
+
+    def __init__(self, index: int, spec: JobSpec, gpus: np.ndarray, path: str) -> None:
+        self.index = index
+        self.spec = spec
+        self.gpus = gpus
+        self.path = path
+
     @property
     def name(self) -> str:
         return self.spec.name
 
 
-@dataclass(eq=False, repr=False)
 class Placement:
     """The design's jobs on its GPUs: each job's GPUs, who owns each GPU, and what stopped a job."""
     jobs: list[PlacedJob]
     problems: list[Problem]
     gpu_owner: np.ndarray  # job index of each GPU, -1 free
     # servers up that a job across servers cannot use (network_reach.unusable_servers), with why
-    skipped: dict[str, str] = dataclasses.field(default_factory=dict)
+    skipped: dict[str, str]
+
+    __slots__ = ("jobs", "problems", "gpu_owner", "skipped")
+
+    def __init__(self, jobs: list[PlacedJob], problems: list[Problem], gpu_owner: np.ndarray,
+                 skipped: dict[str, str] | None = None) -> None:
+        self.jobs = jobs
+        self.problems = problems
+        self.gpu_owner = gpu_owner
+        self.skipped = {} if skipped is None else skipped
+
+    def with_specs(self, specs: list[JobSpec]) -> Placement:
+        """The same GPUs for each job, with the jobs' specs (workloads, plans) as they are now."""
+        return Placement([PlacedJob(pj.index, specs[pj.index], pj.gpus, pj.path) for pj in self.jobs],
+                         self.problems, self.gpu_owner, self.skipped)
 
 
 def job_gpu_count(doc: Document, spec: JobSpec, single: bool) -> int | None:

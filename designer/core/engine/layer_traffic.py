@@ -3,15 +3,12 @@ function, then split into what its forward and backward wait for and what runs h
 compute, by Megatron's overlap rules (docs/engine-model.md, "Overlap")."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .constants import EngineConstants
 from .flops import ModelShape
 from .moe import ExpertLoad, flex_pass_s
 from .phase import ACT_BYTES, CommFn, GemmTimes, Phase, Sharding
 
 
-@dataclass(eq=False, repr=False)
 class LayerTraffic:
     """Seconds of a layer's TP, EP and CP communication in forward and backward, before overlap."""
     tp_f: float
@@ -24,8 +21,27 @@ class LayerTraffic:
     cp_b: float
     cp_exposed_f: float  # CP traffic that cannot run under attention
     cp_exposed_b: float
-    ep_combine_f: float = 0.0  # of ep_f: the forward's combine
-    ep_combine_b: float = 0.0  # of ep_b: the combine's backward (the first all-to-all of the backward)
+    ep_combine_f: float  # of ep_f: the forward's combine
+    ep_combine_b: float  # of ep_b: the combine's backward (the first all-to-all of the backward)
+
+    __slots__ = ("tp_f", "tp_b", "tp_first_f", "tp_first_b", "ep_f", "ep_b", "cp_f", "cp_b", "cp_exposed_f",
+                 "cp_exposed_b", "ep_combine_f", "ep_combine_b")
+
+    def __init__(self, tp_f: float, tp_b: float, tp_first_f: float | None, tp_first_b: float | None, ep_f: float,
+                 ep_b: float, cp_f: float, cp_b: float, cp_exposed_f: float, cp_exposed_b: float,
+                 ep_combine_f: float = 0.0, ep_combine_b: float = 0.0) -> None:
+        self.tp_f = tp_f
+        self.tp_b = tp_b
+        self.tp_first_f = tp_first_f
+        self.tp_first_b = tp_first_b
+        self.ep_f = ep_f
+        self.ep_b = ep_b
+        self.cp_f = cp_f
+        self.cp_b = cp_b
+        self.cp_exposed_f = cp_exposed_f
+        self.cp_exposed_b = cp_exposed_b
+        self.ep_combine_f = ep_combine_f
+        self.ep_combine_b = ep_combine_b
 
 
 def layer_traffic(m: ModelShape, sh: Sharding, T: float, X: float, moe: bool, load: ExpertLoad, comm: CommFn,

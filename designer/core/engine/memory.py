@@ -18,8 +18,6 @@ more layers (uneven splits put one layer less on the first and last stages).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..units import GIB
 from .flops import ModelShape
 
@@ -35,7 +33,6 @@ def grad_bytes_per_param(grad_reduce_in_bf16: bool | None, fp32_bytes: float = 4
     return BF16_GRAD_BYTES if grad_reduce_in_bf16 else fp32_bytes
 
 
-@dataclass(eq=False, repr=False)
 class MemoryEstimate:
     """Bytes per GPU of the most loaded pipeline stage: parameters, gradients, optimizer, activations."""
     params: float
@@ -44,6 +41,17 @@ class MemoryEstimate:
     activations: float
     temporaries: float
     stage: int  # the stage this is for (the most loaded)
+
+    __slots__ = ("params", "grads", "optimizer", "activations", "temporaries", "stage")
+
+    def __init__(self, params: float, grads: float, optimizer: float, activations: float, temporaries: float,
+                 stage: int) -> None:
+        self.params = params
+        self.grads = grads
+        self.optimizer = optimizer
+        self.activations = activations
+        self.temporaries = temporaries
+        self.stage = stage
 
     @property
     def total(self) -> float:

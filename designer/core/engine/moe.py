@@ -33,7 +33,6 @@ from dataclasses import dataclass
 BALANCE_MODES = ("forced", "aux_loss", "bias", "none")
 
 
-@dataclass(eq=False, repr=False)
 class ExpertLoad:
     """Routed rows of one MoE layer for one micro-batch, on the busiest GPU of the EP group."""
 
@@ -41,6 +40,15 @@ class ExpertLoad:
     dropped_share: float  # share of the routed rows the capacity factor drops
     rows_per_expert: float  # rows of one local expert on the busiest GPU
     padded_rows_per_expert: float  # rows its grouped GEMM computes (whole tiles)
+
+    __slots__ = ("load_factor", "dropped_share", "rows_per_expert", "padded_rows_per_expert")
+
+    def __init__(self, load_factor: float, dropped_share: float, rows_per_expert: float,
+                 padded_rows_per_expert: float) -> None:
+        self.load_factor = load_factor
+        self.dropped_share = dropped_share
+        self.rows_per_expert = rows_per_expert
+        self.padded_rows_per_expert = padded_rows_per_expert
 
     @property
     def gemm_factor(self) -> float:

@@ -20,7 +20,6 @@ steps take the ring's Simple figures; the same in every release.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 CURRENT_NCCL = 2.27  # the release the engine's defaults follow (the newest read: v2.27.7-1)
 # The one entry the engine does not take from tuning.cc: the ring's LL128 step over NVLink, NCCL's 1.9 us
@@ -29,7 +28,6 @@ CURRENT_NCCL = 2.27  # the release the engine's defaults follow (the newest read
 RING_LL128_NVLINK_STEP_US = 1.25
 
 
-@dataclass(eq=False, repr=False)
 class LatencyTables:
     """NCCL's latency tables (base, NVLink and network per step) of the releases from `first` on, in us."""
     first: float  # the first release (major.minor) with these values
@@ -37,6 +35,15 @@ class LatencyTables:
     base: dict  # baseLat, us
     nvlink: dict  # hwLat[NCCL_HW_NVLINK], us per step
     net: dict  # hwLat[NCCL_HW_NET], us per step
+
+    __slots__ = ("first", "tags", "base", "nvlink", "net")
+
+    def __init__(self, first: float, tags: str, base: dict, nvlink: dict, net: dict) -> None:
+        self.first = first
+        self.tags = tags
+        self.base = base
+        self.nvlink = nvlink
+        self.net = net
 
 
 def _tables(tree_base: float, tree_nvlink: float, tree_net: float, nvls_base: float, nvls_nvlink: float,

@@ -13,15 +13,22 @@ KINDS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "dp_comm")
 CommFn = Callable[[str, str, float], float]  # (dimension, primitive, bytes) -> seconds
 
 
-@dataclass(eq=False, repr=False)
 class Phase:
     """Seconds of one direction (forward or backward) of a micro-batch through a chunk."""
 
-    busy: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))  # on the critical path
-    hidden: dict[str, float] = field(default_factory=lambda: {"tp_comm": 0.0, "cp_comm": 0.0, "ep_comm": 0.0,
-                                                              "dp_comm": 0.0})
-    wgrad_s: float = 0.0  # weight-gradient GEMMs (what a zero-bubble schedule may defer)
-    flops: float = 0.0  # hardware FLOPs executed
+    busy: dict[str, float]  # on the critical path, per KINDS (all 0.0 to start)
+    hidden: dict[str, float]  # overlapped with compute: tp_comm, cp_comm, ep_comm, dp_comm (0.0 to start)
+    wgrad_s: float  # weight-gradient GEMMs (what a zero-bubble schedule may defer)
+    flops: float  # hardware FLOPs executed
+
+    __slots__ = ("busy", "hidden", "wgrad_s", "flops")
+
+    def __init__(self, busy: dict[str, float] | None = None, hidden: dict[str, float] | None = None,
+                 wgrad_s: float = 0.0, flops: float = 0.0) -> None:
+        self.busy = dict.fromkeys(KINDS, 0.0) if busy is None else busy
+        self.hidden = {"tp_comm": 0.0, "cp_comm": 0.0, "ep_comm": 0.0, "dp_comm": 0.0} if hidden is None else hidden
+        self.wgrad_s = wgrad_s
+        self.flops = flops
 
     @property
     def total_s(self) -> float:
@@ -77,7 +84,6 @@ class Sharding:
         return self.framework in ("torchtitan", "deepspeed")
 
 
-@dataclass(eq=False, repr=False)
 class GemmTimes:
     """Seconds of a layer's GEMMs in each pass, their forward FLOPs, and the elements Transformer
     Engine quantizes for FP8 GEMMs (activation inputs in forward, output gradients in backward)."""
@@ -87,3 +93,14 @@ class GemmTimes:
     flops: float
     fp8_inputs: float
     fp8_grads: float
+
+    __slots__ = ("fwd", "dgrad", "wgrad", "flops", "fp8_inputs", "fp8_grads")
+
+    def __init__(self, fwd: float, dgrad: float, wgrad: float, flops: float, fp8_inputs: float,
+                 fp8_grads: float) -> None:
+        self.fwd = fwd
+        self.dgrad = dgrad
+        self.wgrad = wgrad
+        self.flops = flops
+        self.fp8_inputs = fp8_inputs
+        self.fp8_grads = fp8_grads

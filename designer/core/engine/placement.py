@@ -9,14 +9,11 @@ cost a few numpy operations (docs/engine-model.md, "Rank order").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..model.plan import ResolvedPlan
 
 
-@dataclass(eq=False, repr=False)
 class Placement:
     """A plan's ranks laid on GPUs: the dense and expert rank grids that communication groups come from."""
     plan: ResolvedPlan
@@ -24,6 +21,16 @@ class Placement:
     dense_axes: tuple[str, ...]
     expert_grid: np.ndarray
     expert_axes: tuple[str, ...]
+
+    __slots__ = ("plan", "dense_grid", "dense_axes", "expert_grid", "expert_axes")
+
+    def __init__(self, plan: ResolvedPlan, dense_grid: np.ndarray, dense_axes: tuple[str, ...], expert_grid: np.ndarray,
+                 expert_axes: tuple[str, ...]) -> None:
+        self.plan = plan
+        self.dense_grid = dense_grid
+        self.dense_axes = dense_axes
+        self.expert_grid = expert_grid
+        self.expert_axes = expert_axes
 
     def groups(self, dim: str, expert: bool = False) -> np.ndarray:
         """(number of groups, group size) matrix of ranks (= GPU indices) of one dimension."""

@@ -15,7 +15,6 @@ import functools
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 
@@ -445,7 +444,6 @@ def _op_arrays(schedule: str, p: int, m: int, v: int) -> tuple:
     return kind, chunk, micro, ticks, grid
 
 
-@dataclass(eq=False, repr=False)
 class _Grid:
     """The ops of 1F1B, interleaved 1F1B or GPipe as a (stage, position) grid: where the j-th
     forward and the j-th backward of each stage run (as positions among the ops of all stages,
@@ -457,6 +455,14 @@ class _Grid:
     at_b: np.ndarray  # (p, total)
     warmup: np.ndarray  # (p,)
     total: int  # forwards (and backwards) per stage
+
+    __slots__ = ("at_f", "at_b", "warmup", "total")
+
+    def __init__(self, at_f: np.ndarray, at_b: np.ndarray, warmup: np.ndarray, total: int) -> None:
+        self.at_f = at_f
+        self.at_b = at_b
+        self.warmup = warmup
+        self.total = total
 
 
 def _grid_last_backwards(grid: _Grid, p: int, v: int) -> list[list[int]]:

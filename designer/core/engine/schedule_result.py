@@ -3,7 +3,6 @@ waits worked out from them when a caller asks (the breakdown's critical stage, t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import reduce
 from operator import add
 
@@ -14,7 +13,6 @@ F, B, W = 0, 1, 2
 KIND_NAMES = ("F", "B", "W")
 
 
-@dataclass(eq=False, repr=False)
 class StageTimes:
     """Durations on one stage, per chunk: forward, backward (input grad, plus weight grad unless
     split), weight grad (only for zero-bubble schedules)."""
@@ -23,8 +21,14 @@ class StageTimes:
     bwd: list[float]
     wgrad: list[float]
 
+    __slots__ = ("fwd", "bwd", "wgrad")
 
-@dataclass(eq=False, repr=False)
+    def __init__(self, fwd: list[float], bwd: list[float], wgrad: list[float]) -> None:
+        self.fwd = fwd
+        self.bwd = bwd
+        self.wgrad = wgrad
+
+
 class OpRecord:
     """One op (forward, backward or weight gradient) of a micro-batch on a pipeline stage: when it ran and its wait."""
     stage: int
@@ -36,24 +40,55 @@ class OpRecord:
     wait: float  # idle time before it on its stage
     wait_pp: float  # part of the wait spent on the activation transfer
 
+    __slots__ = ("stage", "kind", "micro", "chunk", "start", "end", "wait", "wait_pp")
 
-@dataclass(eq=False, repr=False)
+    def __init__(self, stage: int, kind: int, micro: int, chunk: int, start: float, end: float, wait: float,
+                 wait_pp: float) -> None:
+        self.stage = stage
+        self.kind = kind
+        self.micro = micro
+        self.chunk = chunk
+        self.start = start
+        self.end = end
+        self.wait = wait
+        self.wait_pp = wait_pp
+
+
 class ScheduleResult:
     """The simulated pipeline schedule of one step: when each stage's ops ended and how busy it was."""
     records: list[OpRecord] | None  # filled by the zero-bubble path; else built on demand
     stage_end: list[float]
     stage_busy: list[float]
     last_backward_end: list[list[float]]  # per stage, per chunk: when its last backward finished
-    order: Sequence[list[tuple[int, int, int]]] = field(default_factory=list)  # per stage (a list, or _StageOrders)
-    ends: list[list[float]] = field(default_factory=list)  # per stage, per op in `order`
+    order: Sequence[list[tuple[int, int, int]]]  # per stage (a list, or _StageOrders)
+    ends: list[list[float]]  # per stage, per op in `order`
     # what the starts, arrivals and transfers of a stage's ops are worked out from when asked
     # (see stage_timing): only the breakdown's critical stage needs them in a plan search
-    timing: tuple | None = field(default=None, repr=False, compare=False)
-    codes: Sequence[list[int]] = field(default_factory=list, repr=False)  # per stage, per op: kind * chunks + chunk
-    chunks: int = 1  # model chunks per stage the schedule ran (v of an interleaved one, else 1)
+    timing: tuple | None
+    codes: Sequence[list[int]]  # per stage, per op: kind * chunks + chunk
+    chunks: int  # model chunks per stage the schedule ran (v of an interleaved one, else 1)
     # stage -> its OpRecords: a plan search re-reads the critical stage of a reused schedule
-    _stage_ops: dict = field(default_factory=dict, repr=False, compare=False)
-    _stage_timing: dict = field(default_factory=dict, repr=False, compare=False)
+    _stage_ops: dict
+    _stage_timing: dict
+
+    __slots__ = ("records", "stage_end", "stage_busy", "last_backward_end", "order", "ends", "timing", "codes",
+                 "chunks", "_stage_ops", "_stage_timing")
+
+    def __init__(self, records: list[OpRecord] | None, stage_end: list[float], stage_busy: list[float],
+                 last_backward_end: list[list[float]], order: Sequence[list[tuple[int, int, int]]] | None = None,
+                 ends: list[list[float]] | None = None, timing: tuple | None = None,
+                 codes: Sequence[list[int]] | None = None, chunks: int = 1) -> None:
+        self.records = records
+        self.stage_end = stage_end
+        self.stage_busy = stage_busy
+        self.last_backward_end = last_backward_end
+        self.order = [] if order is None else order
+        self.ends = [] if ends is None else ends
+        self.timing = timing
+        self.codes = [] if codes is None else codes
+        self.chunks = chunks
+        self._stage_ops = {}
+        self._stage_timing = {}
 
     @property
     def ops(self) -> list[OpRecord]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import io
 import lzma
+from pathlib import Path
 
 from ..model.catalog import RESOURCES
 
-FONT_FILE = RESOURCES / "fonts" / "wqy-microhei.ttf.xz"
+FONT_FILE = Path(RESOURCES, "fonts", "wqy-microhei.ttf.xz")
 FONT_NAME = "WenQuanYiMicroHei"
 
 

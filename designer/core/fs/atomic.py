@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
@@ -22,6 +25,8 @@ _LEGACY_TEMP = re.compile(r"^[a-z0-9_]{8}\.tmp$")  # what mkstemp left before th
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Temporary file in the same folder, fsync, rename over the target, fsync the folder."""
+    from pathlib import Path  # here: only a save needs it (reading a design uses os.path)
+
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     with _suppress():  # tidying up must never stop a save
@@ -54,6 +59,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 def sweep_stale_temps(target: str | os.PathLike, now_s: float | None = None) -> list[Path]:
     """Remove the temporary files that killed saves of `target` left; the paths removed."""
     import time
+    from pathlib import Path
 
     from .pids import pid_alive
 

@@ -31,7 +31,7 @@ class System:
     sources: dict = field(default_factory=dict)
 
 
-def load_systems(path: Path = CATALOG_DIR / "systems.yaml") -> dict[str, System]:
+def load_systems(path: Path = Path(CATALOG_DIR, "systems.yaml")) -> dict[str, System]:
     with open(path, encoding="utf-8") as fh:
         entries = yaml.safe_load(fh)["systems"]
     systems = {}

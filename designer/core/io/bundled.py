@@ -31,7 +31,7 @@ def is_bundled(path: str | os.PathLike | None) -> bool:
 
 def bundled_examples() -> list[Path]:
     """The example designs shipped with Designer (resources/examples/*.yaml), by name."""
-    return sorted((RESOURCES / "examples").glob("*.yaml"))
+    return sorted(Path(RESOURCES, "examples").glob("*.yaml"))
 
 
 def example_title(path: str | os.PathLike) -> str:

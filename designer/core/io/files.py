@@ -12,7 +12,6 @@ import math
 import os
 import stat
 from operator import attrgetter
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -37,11 +36,10 @@ def read_text(path: str | os.PathLike, what: str = "a design",
     Only regular files up to MAX_FILE_BYTES: a device (/dev/zero), a pipe (a FIFO blocks
     until a writer comes) or a socket is refused before anything is read.
     """
-    p = Path(path)
     name = str(path)
     limit = f"{MAX_FILE_BYTES // 2**20} MiB"
     try:
-        info = p.stat()
+        info = os.stat(path)
     except FileNotFoundError:
         raise MissingInputError([Problem("no such file", file=name, fix="check the path")]) from None
     except PermissionError:
@@ -62,7 +60,7 @@ def read_text(path: str | os.PathLike, what: str = "a design",
                                      fix="check that this is the right file")])
     try:
         # O_NONBLOCK: should the path be swapped for a FIFO after the check, open() does not hang
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise DesignerError([Problem(f"is not a regular file: {what} is read only from a file",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from itertools import repeat
 
 import yaml
@@ -46,14 +45,23 @@ class YamlSyntaxError(Exception):
         self.column = column
 
 
-@dataclass(eq=False, repr=False)
 class Located:
     """Data plus positions: path tuple -> (line, column), both 1-based."""
 
     data: object
-    key_pos: dict[tuple, tuple[int, int]] = field(default_factory=dict)
-    value_pos: dict[tuple, tuple[int, int]] = field(default_factory=dict)
-    duplicate_keys: list[tuple[tuple, int, int]] = field(default_factory=list)
+    key_pos: dict[tuple, tuple[int, int]]
+    value_pos: dict[tuple, tuple[int, int]]
+    duplicate_keys: list[tuple[tuple, int, int]]
+
+    __slots__ = ("data", "key_pos", "value_pos", "duplicate_keys")
+
+    def __init__(self, data: object, key_pos: dict[tuple, tuple[int, int]] | None = None,
+                 value_pos: dict[tuple, tuple[int, int]] | None = None,
+                 duplicate_keys: list[tuple[tuple, int, int]] | None = None) -> None:
+        self.data = data
+        self.key_pos = {} if key_pos is None else key_pos
+        self.value_pos = {} if value_pos is None else value_pos
+        self.duplicate_keys = [] if duplicate_keys is None else duplicate_keys
 
     def where(self, path: tuple, prefer_key: bool = False) -> tuple[int | None, int | None]:
         """The best position for a path: the key or value itself, else the nearest parent."""

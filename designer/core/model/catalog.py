@@ -6,9 +6,9 @@ Read from resources/catalog/*.yaml (shipped with the package). Every entry carri
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -17,22 +17,26 @@ from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 from .catalog_entries import EntryText, NamedEntries, entry_texts
 
-def _resources() -> Path:
+def _resources() -> str:
     """resources/: beside the package in a checkout or editable install, else where a wheel
-    put its data files (share/designer/resources), or $DESIGNER_RESOURCES."""
-    import os
+    put its data files (share/designer/resources), or $DESIGNER_RESOURCES. A path as text (os.path):
+    what reads the catalog at every start imports no pathlib (~5 ms of each command)."""
     import sys
 
-    candidates = [os.environ.get("DESIGNER_RESOURCES"), Path(__file__).resolve().parents[3] / "resources",
-                  Path(sys.prefix) / "share" / "designer" / "resources"]
+    checkout = os.path.realpath(__file__)
+    for _ in range(4):  # designer/core/model/catalog.py -> the checkout's root
+        checkout = os.path.dirname(checkout)
+    beside = os.path.join(checkout, "resources")
+    candidates = [os.environ.get("DESIGNER_RESOURCES"), beside,
+                  os.path.join(sys.prefix, "share", "designer", "resources")]
     for c in candidates:
-        if c and (Path(c) / "catalog").is_dir():
-            return Path(c)
-    return Path(__file__).resolve().parents[3] / "resources"
+        if c and os.path.isdir(os.path.join(c, "catalog")):
+            return os.path.normpath(c)
+    return beside
 
 
 RESOURCES = _resources()
-CATALOG_DIR = RESOURCES / "catalog"
+CATALOG_DIR = os.path.join(RESOURCES, "catalog")
 
 
 # The entries are equal only to themselves (eq=False: no generated __eq__ and __hash__ to compile at
@@ -230,7 +234,7 @@ class _Presets(Mapping):
         return len(self._names)
 
 
-def _read(path: Path) -> dict:
+def _read(path: str | os.PathLike) -> dict:
     with open(path, encoding="utf-8") as fh:
         try:
             data = _data(yaml.compose(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
@@ -285,9 +289,9 @@ def _data(root: yaml.Node | None) -> object:
         return yaml.constructor.SafeConstructor().construct_document(root)
 
 
-def _entries(path: Path, key: str) -> list[dict]:
+def _entries(path: str | os.PathLike, key: str) -> list[dict]:
     """The entries of one catalog file, checked (catalog_checks); DesignerError lists every problem."""
-    if not path.exists():
+    if not os.path.exists(path):
         return []
     items = _read(path).get(key) or []
     if not isinstance(items, list):
@@ -349,28 +353,29 @@ def _model(e: dict) -> ModelPreset:
                        aliases=tuple(e.get("aliases", ())), sources=dict(e.get("sources", {})))
 
 
-def load_catalog(directory: Path = CATALOG_DIR, when_named: bool = False) -> Catalog:
+def load_catalog(directory: str | os.PathLike = CATALOG_DIR, when_named: bool = False) -> Catalog:
     """The catalog in `directory`, every file read and checked whole; `when_named`: each entry of the
     accelerators, switches and models read and checked when first asked for (catalog_entries.py),
     their names, aliases and the files' YAML checked at once (the NICs are read whole: one default
     NIC per kind and speed is a rule over all of them)."""
     def table(stem: str, build: Callable[[dict], Any]) -> Mapping:
-        path = directory / f"{stem}.yaml"
+        path = os.path.join(directory, f"{stem}.yaml")
         found = _named_entries(path, stem, build) if when_named else None
         return found if found is not None else {e["name"]: build(e) for e in _entries(path, stem)}
 
-    return Catalog(table("accelerators", _accelerator), {e["name"]: _nic(e) for e in _entries(directory / "nics.yaml",
-                                                                                              "nics")},
+    nics = _entries(os.path.join(directory, "nics.yaml"), "nics")
+    return Catalog(table("accelerators", _accelerator), {e["name"]: _nic(e) for e in nics},
                    table("switches", _switch), table("models", _model))
 
 
-def _named_entries(path: Path, key: str, build: Callable[[dict], Any]) -> NamedEntries | None:
+def _named_entries(path: str, key: str, build: Callable[[dict], Any]) -> NamedEntries | None:
     """The file's entries to be read when named, or None for a file to read whole: one not in the
     layout catalog_entries.py reads, or not valid YAML (read whole, it says where)."""
     loader = getattr(yaml, "CSafeLoader", None)  # libyaml: the whole file's syntax checked in C, no objects made
-    if loader is None or not path.exists():
+    if loader is None or not os.path.exists(path):
         return None
-    text = path.read_text(encoding="utf-8")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
     entries = entry_texts(text, key)
     if entries is None:
         return None
@@ -384,7 +389,7 @@ def _named_entries(path: Path, key: str, build: Callable[[dict], Any]) -> NamedE
     return NamedEntries(entries, lambda entry: _entry_alone(path, key, entry), lambda: _entries(path, key), build)
 
 
-def _entry_alone(path: Path, key: str, entry: EntryText) -> dict | None:
+def _entry_alone(path: str, key: str, entry: EntryText) -> dict | None:
     """The entry's mapping, its text read alone and checked; None when the text does not read alone as
     the file's item of that name and aliases (the caller reads the whole file)."""
     try:

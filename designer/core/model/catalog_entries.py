@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 
 # Each pattern starts with the line break before the line it looks for: the search then skips from one
 # line break to the next rather than trying every character (a `^` in MULTILINE mode does).
@@ -26,13 +25,20 @@ _WORD = re.compile(r"[A-Za-z0-9][\w.+-]*")
 _AT_MARGIN = re.compile(r"\n[^\s#]")  # a line that starts at the left margin and is no comment
 
 
-@dataclass(eq=False, repr=False)
 class EntryText:
     """One entry of a catalog file as its text: its place in the list, its name and aliases."""
     index: int
     name: str
     aliases: tuple[str, ...]
     text: str  # blank lines, then the entry's own: YAML's line numbers in it are the file's
+
+    __slots__ = ("index", "name", "aliases", "text")
+
+    def __init__(self, index: int, name: str, aliases: tuple[str, ...], text: str) -> None:
+        self.index = index
+        self.name = name
+        self.aliases = aliases
+        self.text = text
 
 
 def entry_texts(text: str, key: str) -> list[EntryText] | None:

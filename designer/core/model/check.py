@@ -10,7 +10,6 @@ parts and, after an edit, redoes only the parts the edit can change with these s
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
 
@@ -34,7 +33,6 @@ def check_model(doc: Document, catalog: Catalog | None = None) -> list[Problem]:
     return assemble(doc, check_parts(doc, catalog), catalog)
 
 
-@dataclass(eq=False, repr=False)
 class CheckParts:
     """The cluster's problems in the parts an edit can leave alone or redo on its own."""
     duplicates: list[Problem]  # repeated ids
@@ -50,10 +48,35 @@ class CheckParts:
     ends: tuple  # the links' ends (doc.link_ends.sides), kept current by the live check's link edits
     link_ids: list[str]  # the links' ids in order, kept current likewise
     columns: LinkColumns  # the links' kinds, counts and states that the network checks read, likewise
-    slots: object = None  # the racks' and slots' check kept per element (rack_slots.RackSlots), for the live check
-    parts: list[Problem] | None = None  # part_problems (in before_links)
-    switch_reach: object = None  # the routes among switches that `islands` came of (island_edits.SwitchReach),
+    slots: object  # the racks' and slots' check kept per element (rack_slots.RackSlots), for the live check
+    parts: list[Problem] | None  # part_problems (in before_links)
+    switch_reach: object  # the routes among switches that `islands` came of (island_edits.SwitchReach),
     # made by the live check when a server added or removed is first followed
+
+    __slots__ = ("duplicates", "before_links", "per_link", "kinds", "tail", "after_links", "network", "islands",
+                 "numbers", "tallies", "ends", "link_ids", "columns", "slots", "parts", "switch_reach")
+
+    def __init__(self, duplicates: list[Problem], before_links: list[Problem], per_link: dict[int, list[Problem]],
+                 kinds: dict[int, list[Problem]], tail: list[Problem], after_links: list[Problem],
+                 network: list[Problem], islands: list, numbers: NonFiniteNumbers, tallies: DesignTallies, ends: tuple,
+                 link_ids: list[str], columns: LinkColumns, slots: object = None, parts: list[Problem] | None = None,
+                 switch_reach: object = None) -> None:
+        self.duplicates = duplicates
+        self.before_links = before_links
+        self.per_link = per_link
+        self.kinds = kinds
+        self.tail = tail
+        self.after_links = after_links
+        self.network = network
+        self.islands = islands
+        self.numbers = numbers
+        self.tallies = tallies
+        self.ends = ends
+        self.link_ids = link_ids
+        self.columns = columns
+        self.slots = slots
+        self.parts = parts
+        self.switch_reach = switch_reach
 
 
 def check_parts(doc: Document, catalog: Catalog) -> CheckParts:

@@ -8,18 +8,22 @@ reads it again for a link whose kind, count or state changed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 NETWORK = ("ethernet", "infiniband")  # the link kinds the engine routes over (not NVLink, not PCIe)
 
 
-@dataclass(eq=False, repr=False)
 class LinkColumns:
     network: np.ndarray  # bool per link: its kind is a network's (NETWORK)
     count: np.ndarray  # int64 per link: its cable count
     down: np.ndarray  # bool per link: marked down
+
+    __slots__ = ("network", "count", "down")
+
+    def __init__(self, network: np.ndarray, count: np.ndarray, down: np.ndarray) -> None:
+        self.network = network
+        self.count = count
+        self.down = down
 
     @classmethod
     def of(cls, doc) -> "LinkColumns":

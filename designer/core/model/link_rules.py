@@ -16,7 +16,6 @@ join two servers directly; a link does not join a device to itself.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -61,7 +60,6 @@ class _Codes:
             return len(self.vocab) - 1
 
 
-@dataclass(eq=False, repr=False)
 class Devices:
     """The design's servers, then its switches, as columns (index: server i, or n_nodes + switch j),
     and a last entry that is no device (an end that names none: -1)."""
@@ -72,6 +70,18 @@ class Devices:
     radix: np.ndarray
     nic_count: np.ndarray
     gpus: np.ndarray
+
+    __slots__ = ("items", "is_switch", "kind", "port_gbps", "radix", "nic_count", "gpus")
+
+    def __init__(self, items: list, is_switch: np.ndarray, kind: np.ndarray, port_gbps: np.ndarray, radix: np.ndarray,
+                 nic_count: np.ndarray, gpus: np.ndarray) -> None:
+        self.items = items
+        self.is_switch = is_switch
+        self.kind = kind
+        self.port_gbps = port_gbps
+        self.radix = radix
+        self.nic_count = nic_count
+        self.gpus = gpus
 
     @classmethod
     def of(cls, nodes: list, switches: list, codes: _Codes) -> "Devices":
@@ -86,7 +96,6 @@ class Devices:
             gpus=np.array(list(map(attrgetter("accelerator_count"), nodes)) + [0] * (m + 1), np.int64))
 
 
-@dataclass(eq=False, repr=False)
 class Links:
     """Links as columns, with the device of each end (-1: none)."""
     items: list
@@ -97,6 +106,19 @@ class Links:
     network: np.ndarray
     nvlink: np.ndarray
     pcie: np.ndarray
+
+    __slots__ = ("items", "kind", "bw", "count", "dev", "network", "nvlink", "pcie")
+
+    def __init__(self, items: list, kind: np.ndarray, bw: np.ndarray, count: np.ndarray,
+                 dev: tuple[np.ndarray, np.ndarray], network: np.ndarray, nvlink: np.ndarray, pcie: np.ndarray) -> None:
+        self.items = items
+        self.kind = kind
+        self.bw = bw
+        self.count = count
+        self.dev = dev
+        self.network = network
+        self.nvlink = nvlink
+        self.pcie = pcie
 
     @classmethod
     def of(cls, links: list, dev: tuple[np.ndarray, np.ndarray], codes: _Codes, doc=None) -> "Links":
@@ -126,7 +148,6 @@ def _kind_codes(doc, codes: _Codes) -> np.ndarray:
 
 # ---- kind rules: one link's kind and speed on its two ends ---------------------------------------
 
-@dataclass(eq=False, repr=False)
 class _Ends:
     """The devices at the links' two ends, as columns per end (a side: 0 for `a`, 1 for `b`)."""
     dev: tuple[np.ndarray, np.ndarray]
@@ -134,6 +155,16 @@ class _Ends:
     server: list[np.ndarray]  # the end is a server
     kind: list[np.ndarray]  # the kind of link the end's device takes
     port_gbps: list[np.ndarray]
+
+    __slots__ = ("dev", "switch", "server", "kind", "port_gbps")
+
+    def __init__(self, dev: tuple[np.ndarray, np.ndarray], switch: list[np.ndarray], server: list[np.ndarray],
+                 kind: list[np.ndarray], port_gbps: list[np.ndarray]) -> None:
+        self.dev = dev
+        self.switch = switch
+        self.server = server
+        self.kind = kind
+        self.port_gbps = port_gbps
 
     @classmethod
     def of(cls, links: Links, devices: Devices) -> "_Ends":
@@ -231,7 +262,6 @@ def link_kind_problems(link, ends: list, position: int) -> list[Problem]:
 
 # ---- end rules: each end's device and ports ------------------------------------------------------
 
-@dataclass(eq=False, repr=False)
 class _Side:
     """One end of every link: its device, the port it names and the ports a link of its kind may use."""
     dev: np.ndarray
@@ -239,6 +269,16 @@ class _Side:
     prefix: np.ndarray  # the port prefix a link of this kind uses on this device (PORT_*)
     limit: np.ndarray  # how many such ports the device has
     first: np.ndarray  # the port's number (-1: not a port of that prefix, written plainly)
+
+    __slots__ = ("dev", "has_port", "prefix", "limit", "first")
+
+    def __init__(self, dev: np.ndarray, has_port: np.ndarray, prefix: np.ndarray, limit: np.ndarray,
+                 first: np.ndarray) -> None:
+        self.dev = dev
+        self.has_port = has_port
+        self.prefix = prefix
+        self.limit = limit
+        self.first = first
 
 
 def _side(links: Links, devices: Devices, dev: np.ndarray, ends, name: str) -> _Side:
@@ -325,7 +365,6 @@ END_RULES = ((_dangling, _Say.dangling), (_not_a_port, _Say.not_a_port),
              (_past_the_last_port, _Say.past_the_last_port))
 
 
-@dataclass(eq=False, repr=False)
 class _Cables:
     """Each port a sound end takes, in the order of the ends (all `a` ends, then all `b` ends), then
     of the links, then of their ports."""
@@ -333,6 +372,14 @@ class _Cables:
     group: np.ndarray  # device * 4 + port prefix
     named: list[np.ndarray]  # per end: the links whose end takes ports
     ends_at: list[np.ndarray]  # per end: where each of those links' cables end (a running sum)
+
+    __slots__ = ("port", "group", "named", "ends_at")
+
+    def __init__(self, port: np.ndarray, group: np.ndarray, named: list[np.ndarray], ends_at: list[np.ndarray]) -> None:
+        self.port = port
+        self.group = group
+        self.named = named
+        self.ends_at = ends_at
 
     def links_and_ends(self, cables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(link, end: 0 or 1) of each of these cables."""

@@ -21,7 +21,6 @@ key in the same place is an error naming both.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from .job import parse_rank_order
 
@@ -52,12 +51,18 @@ ALIAS_DOCS = {
 }
 
 
-@dataclass(eq=False, repr=False)
 class AliasProblem:
     """A conflict or bad value among a section's Megatron-LM flag-name keys, with the fix."""
     key: str  # the key in the section the problem is about
     message: str
-    fix: str | None = None
+    fix: str | None
+
+    __slots__ = ("key", "message", "fix")
+
+    def __init__(self, key: str, message: str, fix: str | None = None) -> None:
+        self.key = key
+        self.message = message
+        self.fix = fix
 
 
 def is_alias(section: str, key: str) -> bool:

@@ -9,16 +9,22 @@ chunk x PP + stage, as in Megatron's pipeline_parallel_layer_layout.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 
-@dataclass(eq=False, repr=False)
 class VirtualStage:
     """What one pipeline chunk holds: decoder and MTP layers, and the embedding or loss."""
     decoder_layers: int
-    mtp_layers: int = 0
-    embedding: bool = False
-    loss: bool = False
+    mtp_layers: int
+    embedding: bool
+    loss: bool
+
+    __slots__ = ("decoder_layers", "mtp_layers", "embedding", "loss")
+
+    def __init__(self, decoder_layers: int, mtp_layers: int = 0, embedding: bool = False, loss: bool = False) -> None:
+        self.decoder_layers = decoder_layers
+        self.mtp_layers = mtp_layers
+        self.embedding = embedding
+        self.loss = loss
 
 
 class SplitError(ValueError):

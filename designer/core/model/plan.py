@@ -265,14 +265,20 @@ def fp4_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: 
 Vary = dict[str, tuple[int, list[int]]]  # field: (its value, the values a suggestion tries)
 
 
-@dataclass(eq=False, repr=False)
 class _Finding:
     """A problem of the plan; `rule` and `vary` when other values of some fields could fix it (the
     suggestions try them, see _suggested_fix)."""
 
     problem: Problem
-    rule: str | None = None
-    vary: Vary | None = None
+    rule: str | None
+    vary: Vary | None
+
+    __slots__ = ("problem", "rule", "vary")
+
+    def __init__(self, problem: Problem, rule: str | None = None, vary: Vary | None = None) -> None:
+        self.problem = problem
+        self.rule = rule
+        self.vary = vary
 
 
 def _bad(path: str, message: str, fix: str | None = None, rule: str | None = None,
@@ -280,7 +286,6 @@ def _bad(path: str, message: str, fix: str | None = None, rule: str | None = Non
     return _Finding(Problem(message, path, fix=fix), rule, vary)
 
 
-@dataclass(slots=True, eq=False, repr=False)
 class _Sizes:
     """The plan's dimensions as given; DP derived (None when TP x PP x CP does not divide the GPUs)."""
 
@@ -294,6 +299,19 @@ class _Sizes:
     # Rules that depend on the GPU count can also be met by running the job on fewer GPUs than the
     # cluster has: the fix after a server was added to a design sized for 1024 GPUs.
     whole_cluster: Vary
+
+    __slots__ = ("num_gpus", "tp", "pp", "cp", "ep", "etp", "dp", "whole_cluster")
+
+    def __init__(self, num_gpus: int, tp: int, pp: int, cp: int, ep: int, etp: int, dp: int | None,
+                 whole_cluster: Vary) -> None:
+        self.num_gpus = num_gpus
+        self.tp = tp
+        self.pp = pp
+        self.cp = cp
+        self.ep = ep
+        self.etp = etp
+        self.dp = dp
+        self.whole_cluster = whole_cluster
 
     @property
     def model_parallel(self) -> int:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from ..problems import DesignerError, Problem, did_you_mean
 from .catalog import CATALOG_DIR, Catalog, _read, default_catalog
 
-PRICES_FILE = CATALOG_DIR / "prices.yaml"
+PRICES_FILE = os.path.join(CATALOG_DIR, "prices.yaml")
 PRICES_PATH = ("spec", "prices")
 
 SECTIONS = ("accelerators", "servers", "nics", "switches", "transceivers", "cables", "racks")

@@ -15,7 +15,7 @@ def icon_dirs() -> list[Path]:
     frozen = getattr(sys, "_MEIPASS", None)  # PyInstaller: packaging/designer.spec bundles resources/ there
     if frozen:
         dirs.append(Path(frozen) / "resources" / "icons")
-    dirs += [RESOURCES / "icons",  # $DESIGNER_RESOURCES, a checkout, or a wheel's share/designer/resources
+    dirs += [Path(RESOURCES, "icons"),  # $DESIGNER_RESOURCES, a checkout, or a wheel's share/designer/resources
              Path(__file__).resolve().parents[2] / "resources" / "icons",
              Path(sys.prefix) / "share" / "designer" / "resources" / "icons"]
     return dirs

@@ -2,8 +2,6 @@
 into what it spent its time on. It adds up to the step time exactly."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..phase import KINDS
@@ -21,13 +19,21 @@ HIDDEN_KEYS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 _HIDDEN_PER_OP = ("tp_comm", "cp_comm", "ep_comm", "dp_comm")  # what a layer's ops hide (pp: the schedule)
 
 
-@dataclass(eq=False, repr=False)
 class Breakdown:
     """Where a step's time goes: the exposed seconds per category and the hidden (overlapped) ones."""
     seconds: dict[str, float]  # BREAKDOWN_KEYS: exposed on the critical path
     hidden: dict[str, float]  # HIDDEN_KEYS: overlapped with other work
     critical_stage: int  # the most loaded stage
     ref_pattern: int  # the straggler pattern the breakdown is read from (a nominal one)
+
+    __slots__ = ("seconds", "hidden", "critical_stage", "ref_pattern")
+
+    def __init__(self, seconds: dict[str, float], hidden: dict[str, float], critical_stage: int,
+                 ref_pattern: int) -> None:
+        self.seconds = seconds
+        self.hidden = hidden
+        self.critical_stage = critical_stage
+        self.ref_pattern = ref_pattern
 
 
 def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPhases, pipe: PipelineRun,

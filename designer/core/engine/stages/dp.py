@@ -4,7 +4,6 @@ and, with a sharded optimizer, the parameters are gathered again."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..constants import EngineConstants
 from ..flops import parameter_count
@@ -16,7 +15,6 @@ from .phases import LayerPhases, fp8_costs
 from .pipeline import PipelineRun
 
 
-@dataclass(eq=False, repr=False)
 class StageDP:
     """One pipeline stage of one straggler pattern."""
 
@@ -24,8 +22,14 @@ class StageDP:
     dp_end: float  # when its gradient reduction finished (never before last_compute)
     dp_busy: float  # seconds of gradient reduction, hidden or not
 
+    __slots__ = ("last_compute", "dp_end", "dp_busy")
 
-@dataclass(eq=False, repr=False)
+    def __init__(self, last_compute: float, dp_end: float, dp_busy: float) -> None:
+        self.last_compute = last_compute
+        self.dp_end = dp_end
+        self.dp_busy = dp_busy
+
+
 class DataParallel:
     """The gradient reduction, parameter all-gather and optimizer at the end of a step, and the step time."""
     per_pattern: list[list[StageDP]]  # [pattern][stage]
@@ -34,7 +38,19 @@ class DataParallel:
     optimizer_s: float  # the slowest stage's optimizer step, the gradient norm and the step overhead
     ag_exposed: float  # the part of the all-gather that follows the optimizer
     step_time: float
-    tail_s: float = 0.0  # the expected wait for the slowest rank (imbalance_wait in the breakdown)
+    tail_s: float  # the expected wait for the slowest rank (imbalance_wait in the breakdown)
+
+    __slots__ = ("per_pattern", "step_end", "ag_s", "optimizer_s", "ag_exposed", "step_time", "tail_s")
+
+    def __init__(self, per_pattern: list[list[StageDP]], step_end: float, ag_s: list[float], optimizer_s: float,
+                 ag_exposed: float, step_time: float, tail_s: float = 0.0) -> None:
+        self.per_pattern = per_pattern
+        self.step_end = step_end
+        self.ag_s = ag_s
+        self.optimizer_s = optimizer_s
+        self.ag_exposed = ag_exposed
+        self.step_time = step_time
+        self.tail_s = tail_s
 
 
 def stage_params(job: Job, layout: Layout, memo=None) -> list[dict[str, list[float]]]:
@@ -175,11 +191,16 @@ class BucketedDP:
         return value
 
 
-@dataclass(eq=False, repr=False)
 class GradientReduction:
     """When each stage of each straggler pattern finished reducing its gradients."""
     per_pattern: list[list[StageDP]]  # [pattern][stage]
     step_end: float  # the last gradient reduction of any replica and stage
+
+    __slots__ = ("per_pattern", "step_end")
+
+    def __init__(self, per_pattern: list[list[StageDP]], step_end: float) -> None:
+        self.per_pattern = per_pattern
+        self.step_end = step_end
 
 
 def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: PipelineRun, comm: CommLedger,
@@ -233,11 +254,16 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
     return GradientReduction(per_pattern, step_end)
 
 
-@dataclass(eq=False, repr=False)
 class OptimizerStep:
     """Per stage, the optimizer's pass over its (sharded) parameters and the parameter all-gather."""
     opt_s: list[float]
     ag_s: list[float]
+
+    __slots__ = ("opt_s", "ag_s")
+
+    def __init__(self, opt_s: list[float], ag_s: list[float]) -> None:
+        self.opt_s = opt_s
+        self.ag_s = ag_s
 
 
 def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[dict[str, list[float]]],

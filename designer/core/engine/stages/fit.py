@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ...model.job import Parallelism
 from ...model.plan import ResolvedPlan
@@ -15,14 +14,23 @@ from .job import Hardware, Job
 from .layout import Layout
 
 
-@dataclass(eq=False, repr=False)
 class MemoryFit:
     """Whether a plan's memory fits the GPU's HBM (with and without headroom), and why not."""
     estimate: MemoryEstimate
     fits: bool  # within the GPU's HBM
     reason: str  # why it does not fit (or fits only without the headroom), with advice ("" when it fits)
-    fits_with_headroom: bool = True  # within (1 - memory_headroom) x HBM: a plan one would run
-    limit_gib: float = 0.0  # (1 - memory_headroom) x HBM
+    fits_with_headroom: bool  # within (1 - memory_headroom) x HBM: a plan one would run
+    limit_gib: float  # (1 - memory_headroom) x HBM
+
+    __slots__ = ("estimate", "fits", "reason", "fits_with_headroom", "limit_gib")
+
+    def __init__(self, estimate: MemoryEstimate, fits: bool, reason: str, fits_with_headroom: bool = True,
+                 limit_gib: float = 0.0) -> None:
+        self.estimate = estimate
+        self.fits = fits
+        self.reason = reason
+        self.fits_with_headroom = fits_with_headroom
+        self.limit_gib = limit_gib
 
     @property
     def verdict(self) -> str:

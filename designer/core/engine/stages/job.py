@@ -27,7 +27,6 @@ class Job:
     plan: ResolvedPlan
 
 
-@dataclass(eq=False, repr=False)
 class Hardware:
     """What the job's GPUs are: a mixed cluster is costed as its first kind by name."""
 
@@ -36,7 +35,18 @@ class Hardware:
     acc: Accelerator  # the kind every GPU is costed as
     ac: AcceleratorConstants
     nvls: bool  # NVLink SHARP usable on every server used
-    gpu_domain: np.ndarray | None = None  # NVLink domain of each used GPU (its server, where servers share none)
+    gpu_domain: np.ndarray | None  # NVLink domain of each used GPU (its server, where servers share none)
+
+    __slots__ = ("used_nodes", "accelerators", "acc", "ac", "nvls", "gpu_domain")
+
+    def __init__(self, used_nodes: list[int], accelerators: list[str], acc: Accelerator, ac: AcceleratorConstants,
+                 nvls: bool, gpu_domain: np.ndarray | None = None) -> None:
+        self.used_nodes = used_nodes
+        self.accelerators = accelerators
+        self.acc = acc
+        self.ac = ac
+        self.nvls = nvls
+        self.gpu_domain = gpu_domain
 
 
 def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None = None) -> Job:

@@ -20,7 +20,6 @@ The model (docs/jobs.md), at the speed of the analytical engine, not a packet si
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -103,7 +102,6 @@ def rating_signature(fabric: Fabric, gpus: np.ndarray) -> bytes:
     return b"|".join(np.ascontiguousarray(part).tobytes() for part in parts)
 
 
-@dataclass(eq=False, repr=False)
 class Demand:
     """One job's use of the shared tiers, per phase kind: bytes per step, active share, rate."""
     share: dict[str, float]  # kind -> p: share of the step the phase is active
@@ -111,6 +109,16 @@ class Demand:
     own: list[np.ndarray]  # [per leaf, per pod]: the job's highest rate there
     bytes: list[np.ndarray]  # [per leaf, per pod]: its bytes per step there (all kinds)
     flows: list[np.ndarray]  # [per leaf, per pod]: its NICs whose traffic crosses there (ECMP flows)
+
+    __slots__ = ("share", "rate", "own", "bytes", "flows")
+
+    def __init__(self, share: dict[str, float], rate: dict[str, list[np.ndarray]], own: list[np.ndarray],
+                 bytes: list[np.ndarray], flows: list[np.ndarray]) -> None:
+        self.share = share
+        self.rate = rate
+        self.own = own
+        self.bytes = bytes
+        self.flows = flows
 
 
 def _tier_bytes(fabric: Fabric, per_link: np.ndarray) -> list[np.ndarray]:
@@ -207,7 +215,6 @@ def contention(fabric: Fabric, demands: list[Demand], j: int, tiers: list["TierR
     return (factors[0], factors[1], token), blame
 
 
-@dataclass(eq=False, repr=False)
 class TierRows:
     """Every job's phases on one tier (leaf up-links or pod up-links), one row per (job, kind)."""
     owner: np.ndarray  # (rows,) job index
@@ -220,6 +227,22 @@ class TierRows:
     cables: np.ndarray  # (places,) cables (at least 1)
     log_cables: np.ndarray  # (places,) ln U (U at least 2)
     ethernet: np.ndarray  # (places,) hashed (ECMP) rather than adaptively routed
+
+    __slots__ = ("owner", "share", "rate", "crosses", "excess", "fill", "cap", "cables", "log_cables", "ethernet")
+
+    def __init__(self, owner: np.ndarray, share: np.ndarray, rate: np.ndarray, crosses: np.ndarray, excess: np.ndarray,
+                 fill: np.ndarray, cap: np.ndarray, cables: np.ndarray, log_cables: np.ndarray,
+                 ethernet: np.ndarray) -> None:
+        self.owner = owner
+        self.share = share
+        self.rate = rate
+        self.crosses = crosses
+        self.excess = excess
+        self.fill = fill
+        self.cap = cap
+        self.cables = cables
+        self.log_cables = log_cables
+        self.ethernet = ethernet
 
 
 def tier_rows(fabric: Fabric, demands: list[Demand]) -> list[TierRows]:

@@ -3,7 +3,6 @@ pipeline, and the distinct straggler patterns (replicas that run at the same pac
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,7 +13,6 @@ from ...model.pipeline_split import split_layers, split_options
 from .job import Job
 
 
-@dataclass(eq=False, repr=False)
 class Layout:
     """Which layers each pipeline stage holds and where each replica's stages run, with their slowdowns."""
     placement: Placement
@@ -22,7 +20,18 @@ class Layout:
     pipelines: np.ndarray  # (replicas, pp): rank of each stage in each replica
     patterns: np.ndarray  # (distinct patterns, pp): slowdown of each stage
     pattern_of_replica: np.ndarray  # (replicas,): index into `patterns`
-    layers_key: tuple = ()  # stage_layers as a value (the engine's memos key on it): see layers_key()
+    layers_key: tuple  # stage_layers as a value (the engine's memos key on it): see layers_key()
+
+    __slots__ = ("placement", "stage_layers", "pipelines", "patterns", "pattern_of_replica", "layers_key")
+
+    def __init__(self, placement: Placement, stage_layers: list[list[list[int]]], pipelines: np.ndarray,
+                 patterns: np.ndarray, pattern_of_replica: np.ndarray, layers_key: tuple = ()) -> None:
+        self.placement = placement
+        self.stage_layers = stage_layers
+        self.pipelines = pipelines
+        self.patterns = patterns
+        self.pattern_of_replica = pattern_of_replica
+        self.layers_key = layers_key
 
 
 def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = None) -> list[list[list[int]]]:

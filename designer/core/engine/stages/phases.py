@@ -3,7 +3,6 @@ micro-batch's forward and backward: compute, recompute and the TP/CP/EP communic
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -19,12 +18,18 @@ from .layout import Layout
 LAYER_COSTS_KEPT = 256  # layer costs of earlier plans kept per Hardware and constants (engine/cache.py)
 
 
-@dataclass(eq=False, repr=False)
 class LayerPhases:
     """Each stage's per-chunk forward and backward phases, per straggler pattern."""
     sharding: Sharding
     peak_tflops: float  # at the job's precision: what MFU is measured against
     chunks: list[list[list[tuple[Phase, Phase]]]]  # [pattern][stage][chunk] -> (forward, backward)
+
+    __slots__ = ("sharding", "peak_tflops", "chunks")
+
+    def __init__(self, sharding: Sharding, peak_tflops: float, chunks: list[list[list[tuple[Phase, Phase]]]]) -> None:
+        self.sharding = sharding
+        self.peak_tflops = peak_tflops
+        self.chunks = chunks
 
 
 def sharding_of(job: Job, hw: Hardware, flex: FlexPath | None = None) -> Sharding:
@@ -197,7 +202,6 @@ def _same_answers(comm, calls) -> bool:
     return True
 
 
-@dataclass(eq=False, repr=False)
 class PhaseInputs:
     """What every layer cost of a job reads besides the model shape: the sharding and the rates."""
     sharding: Sharding
@@ -211,6 +215,24 @@ class PhaseInputs:
     high_precision: set[int]  # the layers kept in BF16
     gap: float  # the kernel launch gaps' stretch of compute
     offload: int | None  # the layers whose activations go to host memory
+
+    __slots__ = ("sharding", "peak", "peak16", "gemm_eff", "cast_bytes", "attn_fp8", "attn_rate",
+                 "operand_bytes", "high_precision", "gap", "offload")
+
+    def __init__(self, sharding: Sharding, peak: float, peak16: float, gemm_eff: float | None, cast_bytes: float,
+                 attn_fp8: str | None, attn_rate: float, operand_bytes: float, high_precision: set[int], gap: float,
+                 offload: int | None) -> None:
+        self.sharding = sharding
+        self.peak = peak
+        self.peak16 = peak16
+        self.gemm_eff = gemm_eff
+        self.cast_bytes = cast_bytes
+        self.attn_fp8 = attn_fp8
+        self.attn_rate = attn_rate
+        self.operand_bytes = operand_bytes
+        self.high_precision = high_precision
+        self.gap = gap
+        self.offload = offload
 
 
 def phase_inputs(job: Job, hw: Hardware, k: EngineConstants, comm: CommFn) -> PhaseInputs:

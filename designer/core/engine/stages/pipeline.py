@@ -1,7 +1,6 @@
 """Stage 6: the pipeline schedule, simulated once per distinct straggler pattern."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from ..compute import pp_message_bytes
@@ -26,7 +25,6 @@ def p2p_primitive(schedule: str) -> str:
     return "send_recv" if schedule in TWO_NEIGHBOUR_SCHEDULES else "send"
 
 
-@dataclass(eq=False, repr=False)
 class PipelineRun:
     """The pipeline stage's times and the simulated schedule per straggler pattern."""
     pp_bytes: float  # one stage-to-stage message
@@ -37,6 +35,20 @@ class PipelineRun:
     stage_times: list[list[StageTimes]]  # [pattern][stage]
     schedules: list[ScheduleResult]  # [pattern]
     simulated_micro: int  # micro-batches the simulation ran (the steady state repeats them)
+
+    __slots__ = ("pp_bytes", "p2p_s", "transfer_s", "p2p_primitive", "exchange_s", "stage_times", "schedules",
+                 "simulated_micro")
+
+    def __init__(self, pp_bytes: float, p2p_s: float, transfer_s: float, p2p_primitive: str, exchange_s: list[float],
+                 stage_times: list[list[StageTimes]], schedules: list[ScheduleResult], simulated_micro: int) -> None:
+        self.pp_bytes = pp_bytes
+        self.p2p_s = p2p_s
+        self.transfer_s = transfer_s
+        self.p2p_primitive = p2p_primitive
+        self.exchange_s = exchange_s
+        self.stage_times = stage_times
+        self.schedules = schedules
+        self.simulated_micro = simulated_micro
 
 
 def schedule_pipeline(job: Job, k: EngineConstants, phases: LayerPhases, comm: CommLedger,

@@ -17,7 +17,6 @@ from .phases import LayerPhases
 from .pipeline import PipelineRun
 
 
-@dataclass(eq=False, repr=False)  # nothing compares two events (tests compare their fields)
 class Event:
     """One span on a GPU's timeline (compute, a communication, a wait), as `designer trace` shows it."""
     device: int  # GPU index
@@ -26,12 +25,31 @@ class Event:
     end_s: float
     kind: str  # forward | backward | wgrad | recompute | tp_comm | ... | bubble | imbalance_wait | optimizer
     label: str
-    micro_batch: int = -1
-    chunk: int = -1
-    bytes: float = 0.0
-    group: str = ""
-    resource: str = ""
-    waited_for: int | None = None  # for waits: the device whose work this one waited on
+    micro_batch: int
+    chunk: int
+    bytes: float
+    group: str
+    resource: str
+    waited_for: int | None  # for waits: the device whose work this one waited on
+
+    __slots__ = ("device", "stream", "start_s", "end_s", "kind", "label", "micro_batch", "chunk", "bytes",
+                 "group", "resource", "waited_for")
+
+    def __init__(self, device: int, stream: str, start_s: float, end_s: float, kind: str, label: str,
+                 micro_batch: int = -1, chunk: int = -1, bytes: float = 0.0, group: str = "", resource: str = "",
+                 waited_for: int | None = None) -> None:
+        self.device = device
+        self.stream = stream
+        self.start_s = start_s
+        self.end_s = end_s
+        self.kind = kind
+        self.label = label
+        self.micro_batch = micro_batch
+        self.chunk = chunk
+        self.bytes = bytes
+        self.group = group
+        self.resource = resource
+        self.waited_for = waited_for
 
     def as_json(self) -> dict:
         d = {"device": self.device, "stream": self.stream, "start_s": self.start_s, "end_s": self.end_s,
