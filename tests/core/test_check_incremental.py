@@ -265,3 +265,25 @@ def test_a_full_check_finds_the_link_id_index_again_when_the_ids_are_the_same():
     doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)
     assert checker.check(doc.snapshot()) == check_document(doc)
     assert doc.link_id_index.of(doc.link_list("id"), doc.link_ids_version) is index
+
+
+def test_a_cable_put_back_is_found_through_the_index_of_the_ids_before_it_went():
+    """The check finds a cable put back (an undo) through the document's index of the links' ids as they
+    were before the cable went (kept by the link-load analysis), moved by the edits since, rather than
+    indexing the ids again (295k ids at 131k GPUs, ~45 ms) once the design without it was indexed."""
+    doc = load_document(EXAMPLES / "h100-64gpu-infiniband.yaml")
+    checker = DesignChecker()
+    checker.check(doc.snapshot())
+    shared = doc.link_id_index
+    shared.of(doc.link_list("id"), doc.link_ids_version)  # the link-load analysis of the design opened
+    cable = doc.links[4]
+    _, position, removed = doc.remove(cable.id)
+    checker.check(doc.snapshot())
+    shared.of(doc.link_list("id"), doc.link_ids_version)  # and of the design without the cable
+    made = shared.made
+    doc.add(removed, position)
+    problems = checker.check(doc.snapshot())
+    assert shared.made == made
+    assert problems == check_document(doc)
+    doc.update(cable.id, bandwidth_gbps=cable.bandwidth_gbps / 2)  # the cable put back, found by its id
+    assert checker.check(doc.snapshot()) == check_document(doc)

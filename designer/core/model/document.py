@@ -237,7 +237,7 @@ class Document:
     def link_list(self, name: str) -> list:
         """link_values as a list (one that nothing changes afterwards)."""
         values = self.link_values(name)
-        return values if isinstance(values, list) else list(values)
+        return values if isinstance(values, list) else list_in_parts(attrgetter(name), self.spec.links)
 
     @contextlib.contextmanager
     def held_still(self) -> Iterator["Document"]:
@@ -574,7 +574,7 @@ def column_codes(values: list) -> tuple[np.ndarray, list]:
     place = {value: None for value in values}
     for k, value in enumerate(place):
         place[value] = k
-    return _read_only(np.fromiter(map(place.__getitem__, values), np.int32, len(values))), list(place)
+    return _read_only(array_in_parts(place.__getitem__, values, np.int32)), list(place)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

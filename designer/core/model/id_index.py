@@ -83,6 +83,7 @@ class SharedIdIndex:
 
     def __init__(self):
         self._last: tuple[object, IdIndex] | None = None  # (the version of its ids or None, the index)
+        self.made = 0  # how many indexes it made rather than found (tests)
 
     def of(self, ids: list[str], version: object = None) -> IdIndex:
         """The index of `ids` (a list that nothing changes afterwards: the index reads it), the
@@ -100,10 +101,16 @@ class SharedIdIndex:
                     self._last = (version, index)
                 return index
         index = IdIndex(ids)
+        self.made += 1
         # one assignment: a worker and the window's thread may both ask. Kept under the version asked
         # for (or None): a reader without one finds it again by comparing the ids
         self._last = (version, index)
         return index
+
+    def kept(self, version: object) -> IdIndex | None:
+        """The index kept for the document's link ids at `version`, if that is the one kept."""
+        last = self._last
+        return last[1] if last is not None and version is not None and last[0] is version else None
 
     def keep(self, index: IdIndex, version: object) -> None:
         """Take `index` as the index of the document's link ids at `version` when none is kept for it (a
@@ -116,4 +123,4 @@ class SharedIdIndex:
         return SharedIdIndex()  # a copy of a design is edited apart
 
     def __getstate__(self):
-        return {"_last": None}
+        return {"_last": None, "made": 0}
