@@ -144,12 +144,10 @@ class CollectiveModel:
         hit = self._uniform.get(pattern)
         if hit is not None and hit[0] is scale_t and hit[1] is net_t:
             return hit[2]
-        rows = []
-        for groups in self.shape.classes.values():
-            st, nt = scale_t[groups], net_t[groups]
-            s0, n0 = float(st[0]), float(nt[0])
-            alike = math.isfinite(s0) and math.isfinite(n0) and bool((st == s0).all()) and bool((nt == n0).all())
-            rows.append((s0, n0) if alike else None)
+        # every group of every class alike (a regular layout's usual case): one look at the whole arrays
+        rows = [_alike_pair(scale_t, net_t)] * len(self.shape.classes) if len(scale_t) else []
+        if rows and rows[0] is None:
+            rows = [_alike_pair(scale_t[groups], net_t[groups]) for groups in self.shape.classes.values()]
         self._uniform[pattern] = (scale_t, net_t, rows)
         return rows
 
@@ -260,6 +258,14 @@ class CollectiveModel:
             loads.per_link = link_bytes_per_bus_byte(self.fabric, loads)
         unit = loads.per_link
         return ScaledLinkBytes(unit, bus_bytes * (0.5 if algorithm == "collnet" else 1.0))
+
+
+def _alike_pair(scale_t: np.ndarray, net_t: np.ndarray) -> tuple[float, float] | None:
+    """(scale-up, network seconds per byte) as Python floats when every group of these (at least
+    one) has that same finite pair, else None."""
+    s0, n0 = float(scale_t[0]), float(net_t[0])
+    alike = math.isfinite(s0) and math.isfinite(n0) and bool((scale_t == s0).all()) and bool((net_t == n0).all())
+    return (s0, n0) if alike else None
 
 
 def resource_name(f: Fabric, code: int, index: int) -> tuple[str, list[int]]:
