@@ -285,20 +285,23 @@ def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
     """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
     touches a small part of its cables."""
     nic_b = np.maximum(loads.nic_up, loads.nic_down)
-    nics = np.flatnonzero(nic_b)
+    # (nonzero of a float array tests each value in a function call: of the bools of != 0, 3x faster)
+    nics = np.flatnonzero(nic_b != 0)
     nics = nics[f.nic_link[nics] >= 0]
     index, values = [f.nic_link[nics]], [nic_b[nics]]
     for (links, owner), tier_load, tier_cap in ((f._uplink, np.maximum(loads.leaf_up, loads.leaf_down), f.leaf_up_Bps),
                                                (f._podlink, np.maximum(loads.pod_up, loads.pod_down), f.pod_up_Bps)):
         if len(links) and len(tier_load):
-            loaded = tier_load[owner] > 0
-            links, owner = links[loaded], owner[loaded]
+            owner_load = tier_load[owner]
+            loaded = owner_load > 0
+            if not loaded.all():  # (a leaf or pod every up-link of which carries bytes: all of them kept)
+                links, owner, owner_load = links[loaded], owner[loaded], owner_load[loaded]
             index.append(links)
-            values.append(tier_load[owner] * f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30))
+            values.append(owner_load * f.link_cap_Bps[links] / np.maximum(tier_cap[owner], 1e-30))
     # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
     # where sorting the indices would cost more on a big job)
     per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
-    cables = np.flatnonzero(per_cable)
+    cables = np.flatnonzero(per_cable != 0)
     if cables.size >= SPARSE_SHARE * per_cable.size:
         return LinkBytes(None, per_cable)
     return LinkBytes(cables, per_cable[cables])
