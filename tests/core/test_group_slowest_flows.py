@@ -1,11 +1,14 @@
 """A dimension's groups whose flows come in order (every group on as many servers, no flow spread
 over more NICs) take their slowest flow from rows of the flows' times: the same times and the same
-bottleneck flow as the flow-by-flow reduction, on regular and irregular fabrics alike."""
+bottleneck flow as the flow-by-flow reduction, on regular and irregular fabrics alike. Pairs all on
+two servers each make the flows of pairs each tested for crossing servers."""
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
-from designer.core.engine import pattern_times
+from designer.core.engine import group_flows, pattern_times
 from designer.core.engine.evaluate import Engine
 from designer.core.io import load_document
 from designer.core.io.overrides import apply_overrides
@@ -61,3 +64,22 @@ def test_every_example_evaluates_as_with_flow_by_flow_maxima(monkeypatch, tmp_pa
     by_flow = [Engine().evaluate(doc) for doc in docs]
     for a, b in zip(by_rows, by_flow, strict=True):
         assert differences(a, b) == [] and differences(a.events, b.events) == []
+
+
+def test_pairs_on_two_servers_each_flow_as_pairs_tested_one_by_one(tmp_path):
+    kinds = set()
+    for doc in _documents(tmp_path):
+        engine = Engine()
+        engine.evaluate(doc)
+        fabric = engine.built_fabric
+        for model in engine.cache.groups.values():
+            shape = model.shape
+            if shape.members.shape[1] != 2 or not shape.spans_servers:
+                continue
+            kinds.add(shape.by_node is not None)
+            tested = dataclasses.replace(shape, by_node=None)  # each pair's servers compared
+            for pattern in ("pairs", "one_way"):
+                for ours, theirs in zip(group_flows.pattern_flows(fabric, shape, pattern),
+                                        group_flows.pattern_flows(fabric, tested, pattern), strict=True):
+                    assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    assert True in kinds
