@@ -4,12 +4,11 @@ bottleneck flow as the flow-by-flow reduction, on regular and irregular fabrics 
 two servers each make the flows of pairs each tested for crossing servers."""
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from designer.core.engine import group_flows, pattern_times
 from designer.core.engine.evaluate import Engine
+from designer.core.engine.group_shape import GroupShape
 from designer.core.io import load_document
 from designer.core.io.overrides import apply_overrides
 from tests.conftest import EXAMPLES, run_cli
@@ -77,7 +76,8 @@ def test_pairs_on_two_servers_each_flow_as_pairs_tested_one_by_one(tmp_path):
             if shape.members.shape[1] != 2 or not shape.spans_servers:
                 continue
             kinds.add(shape.by_node is not None)
-            tested = dataclasses.replace(shape, by_node=None)  # each pair's servers compared
+            tested = GroupShape(shape.members, None, shape.n_nodes, shape.per_node, shape.max_tier, shape.classes,
+                                spans_servers=shape.spans_servers)  # without by_node: each pair's servers compared
             for pattern in ("pairs", "one_way"):
                 for ours, theirs in zip(group_flows.pattern_flows(fabric, shape, pattern),
                                         group_flows.pattern_flows(fabric, tested, pattern), strict=True):
