@@ -275,8 +275,18 @@ def every_path_open(fabric: Fabric, src_pod, dst_pod, cross_pod) -> bool:
         return False  # (a NIC under no leaf, or a leaf with no way up: each flow looked at)
     if not cross_pod.any():
         return True
-    return (fabric.remembered("pods_open", (fabric.pod_up_Bps,), lambda: bool(fabric.pod_up_Bps.min() > 0))
-            and not (cross_pod & ((src_pod < 0) | (dst_pod < 0))).any())
+    if not fabric.remembered("pods_open", (fabric.pod_up_Bps,), lambda: bool(fabric.pod_up_Bps.min() > 0)):
+        return False
+    # every leaf a NIC hangs from in a pod (kept with the fabric): no flow leaves one of no pod
+    if fabric.remembered("nic_leaves_in_pods", (fabric.nic_leaf, fabric.switch_pod),
+                         lambda: _nic_leaves_in_pods(fabric)):
+        return True
+    return not (cross_pod & ((src_pod < 0) | (dst_pod < 0))).any()
+
+
+def _nic_leaves_in_pods(fabric: Fabric) -> bool:
+    leaves = fabric.remembered("nic_leaves", (fabric.nic_leaf,), lambda: _leaves_of_nics(fabric))
+    return not len(leaves) or (leaves[0] >= 0 and bool((fabric.switch_pod[leaves] >= 0).all()))
 
 
 def _leaves_open(fabric: Fabric) -> bool:

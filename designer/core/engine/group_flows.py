@@ -19,9 +19,12 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
         return empty
     if pattern in ("pairs", "one_way") and n == 2:  # member 0 -> member 1, and back unless one way
         a, b = sh.members[:, 0], sh.members[:, 1]
-        cross = f.gpu_domain.take(a) != f.gpu_domain.take(b)  # (take: see pxn_nic)
-        a, b = a[cross], b[cross]
-        gid = np.flatnonzero(cross)
+        if sh.by_node is not None:  # every pair on two servers (spans_servers: none on one)
+            gid = np.arange(G)
+        else:
+            cross = f.gpu_domain.take(a) != f.gpu_domain.take(b)  # (take: see pxn_nic)
+            a, b = a[cross], b[cross]
+            gid = np.flatnonzero(cross)
         if pattern == "one_way":  # every stage sends to the next at once (a 1F1B exchange's one direction)
             return pxn_nic(f, a, b), f.gpu_nic.take(b), np.ones(a.size), gid
         senders, receivers = np.concatenate([a, b]), np.concatenate([b, a])

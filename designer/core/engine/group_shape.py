@@ -44,8 +44,8 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         return shape
     # GPU indices grow with the server index, so sorting members sorts them by server too
     if n == 2:  # pairs (the pipeline's neighbours): two elementwise passes, not a sort per row
-        sorted_members = np.stack((np.minimum(members[:, 0], members[:, 1]),
-                                   np.maximum(members[:, 0], members[:, 1])), axis=1)
+        first, second = members[:, :1], members[:, 1:]
+        sorted_members = np.concatenate((np.minimum(first, second), np.maximum(first, second)), axis=1)
     else:
         sorted_members = np.sort(members, axis=1) if n > 1 else members
     # (take: indexing by the placements' 32-bit ranks converts them first, at twice the cost)
@@ -56,7 +56,8 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         n_nodes = (np.count_nonzero(sorted_nodes[:, 1:] != sorted_nodes[:, :-1], axis=1) + 1 if n > 1
                    else np.ones(G, dtype=np.int64))
     by_node, per_node = None, 0
-    if G and (n_nodes == n_nodes[0]).all() and n % int(n_nodes[0]) == 0:
+    alike = bool(G) and bool((n_nodes == n_nodes[0]).all())  # every group on as many servers
+    if alike and n % int(n_nodes[0]) == 0:
         N = int(n_nodes[0])
         g = n // N
         candidate = sorted_members.reshape(G, N, g)
@@ -64,10 +65,10 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         cnodes = sorted_nodes.reshape(G, N, g)
         if N == 1 or g == 1 or (cnodes == cnodes[:, :, :1]).all():
             by_node, per_node = candidate, g
-    multi = n_nodes > 1
-    spans = bool(multi.any())
+    multi = None if alike else n_nodes > 1
+    spans = int(n_nodes[0]) > 1 if alike else bool(multi.any())
     if spans:
-        max_tier = np.where(~multi, 0, _network_tier(fabric, members))
+        max_tier = _network_tier(fabric, members) if alike else np.where(~multi, 0, _network_tier(fabric, members))
     else:  # every group inside one server: no NIC, leaf or pod to look at
         max_tier = np.zeros(G, dtype=np.int64)
     shape = GroupShape(members, by_node, n_nodes, per_node, max_tier, spans_servers=spans)

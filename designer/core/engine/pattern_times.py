@@ -150,24 +150,22 @@ class PatternTimes:
             return hit
         f = self.fabric
         G = self.shape.members.shape[0]
-        net = np.zeros(G)
-        code = np.zeros(G, dtype=np.int64)
-        res = np.zeros(G, dtype=np.int64)
         if pattern not in self.routes:
             src, dst, nbytes, gid = f.spread_over_nics(*pattern_flows(f, self.shape, pattern))
             self.routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
         route, gid = self.routes[pattern]
         loads = None
-        if route is not None:
+        if route is None:
+            net, code, res = np.zeros(G), np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
+        else:
             loads = route.loads
             flow_t, flow_code, flow_res = self._flow_t[pattern] = flow_times(f, route, self.k)
-            net = np.zeros(G)
-            np.maximum.at(net, gid, flow_t)
-            # bottleneck of each group: (one of) its slowest flows
-            best = np.full(G, -1, dtype=np.int64)
-            slowest = np.flatnonzero(flow_t >= net.take(gid))  # (take: gid is 32-bit, see group_flows.pxn_nic)
-            best[gid[slowest]] = slowest
-            ok = np.flatnonzero(best >= 0)
+            # each group's time: its slowest flow's, the last of them its bottleneck
+            layout = flows_in_order(self.shape, pattern, len(gid))
+            net, best = (slowest_in_order(flow_t, G, layout) if layout is not None
+                         else slowest_of_groups(flow_t, gid, G))
+            code, res = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
+            ok = np.flatnonzero(best >= 0) if layout is None else slice(None)  # (every group has flows)
             at = best[ok]
             code[ok] = flow_code[at]
             res[ok] = flow_res[at]
@@ -175,6 +173,51 @@ class PatternTimes:
         out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
         self._unit[pattern] = out
         return out
+
+
+def slowest_of_groups(flow_t: np.ndarray, gid: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: its slowest flow's time (0 without flows) and the last of its flows that has it
+    (-1 without flows); `gid`: each flow's group."""
+    net = np.zeros(G)
+    np.maximum.at(net, gid, flow_t)
+    best = np.full(G, -1, dtype=np.int64)
+    slowest = np.flatnonzero(flow_t >= net.take(gid))  # (take: gid is 32-bit, see group_flows.pxn_nic)
+    best[gid[slowest]] = slowest  # (the last write of a group's wins)
+    return net, best
+
+
+def flows_in_order(sh: GroupShape, pattern: str, flows: int) -> tuple[str, int] | None:
+    """How pattern_flows laid out the `flows` of a dimension's groups when every group spans as many
+    servers (by_node) and none was spread over more NICs (as many flows as it makes then):
+    ("rounds", R), R rounds of one flow per group in group order (pairs on two servers each: each
+    way a round); ("blocks", w), each group's w flows one after the other (a ring through servers
+    holding as many of its GPUs each). None for other layouts."""
+    G, n = sh.members.shape
+    if sh.by_node is None or not G:
+        return None
+    if pattern in ("pairs", "one_way") and n == 2 and flows == G * (2 if pattern == "pairs" else 1):
+        return "rounds", flows // G
+    if pattern == "ring" and flows == G * n:
+        return "blocks", n
+    return None
+
+
+def slowest_in_order(flow_t: np.ndarray, G: int, layout: tuple[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """slowest_of_groups for flows laid out as `layout` (flows_in_order), by rows of the flows'
+    times: the same maxima, and the same last flow of each group's maximum."""
+    kind, width = layout
+    groups = np.arange(G)
+    if kind == "rounds":
+        if width == 1:
+            return flow_t.copy(), groups
+        if width == 2:  # (a reduction over two rows runs as one elementwise pass)
+            first, second = flow_t[:G], flow_t[G:]
+            net = np.maximum(first, second)
+            return net, np.where(second >= net, groups + G, groups)
+        rows = flow_t.reshape(width, G)
+        return rows.max(axis=0), (width - 1 - rows[::-1].argmax(axis=0)) * G + groups
+    rows = flow_t.reshape(G, width)
+    return rows.max(axis=1), groups * width + (width - 1 - rows[:, ::-1].argmax(axis=1))
 
 
 def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
