@@ -191,7 +191,9 @@ def test_evaluate_refuses_a_link_to_nowhere(tmp_path, small_text):
 def _output_command(command, tmp_path, small_text, output):
     if command == "generate":
         return ("generate", "fat-tree", "--nodes", "2", "--gpu", "H100", "-o", output)
-    return (command, EXAMPLES / "h100-roce-2to1-ethernet.yaml", "-o", output)
+    design = tmp_path / "small.yaml"  # where the output goes is tested, not the design: the 16-GPU one
+    design.write_text(small_text)
+    return (command, design, "-o", output)
 
 
 def _assert_cannot_write(code, err, output, reason):

@@ -10,6 +10,9 @@ from tests.ui.test_editor import window  # noqa: F401  (the fixture)
 from tests.ui.test_live_edits import A100, open_example
 from tests.ui.test_minimap_edits import SMOOTHING_LEVELS, delete_and_undo, switch_cables
 
+# 512 GPUs in 18 racks, 64 cables between the switches of two of them: a bundle, a rack-to-rack line
+ROCE = A100.parent / "h100-roce-2to1-ethernet.yaml"
+
 
 def shown(window) -> np.ndarray:
     """The canvas as on screen: the window's backing store where the viewport is, after the
@@ -45,7 +48,7 @@ def painted_whole(window) -> np.ndarray:
 def test_a_delete_and_undo_paint_the_canvas_as_painted_whole(window, monkeypatch, far, cables):
     monkeypatch.setattr(scene_module, "STAGED_ITEMS", 10)  # built as a big design is
     monkeypatch.setattr(plan_module, "STAGED_ITEMS", 10)
-    open_example(window, A100)
+    open_example(window, ROCE)
     if window.act_heat.isChecked():
         window.act_heat.trigger()  # (a new heat paints every cable again)
     window.resize(1300, 860)
@@ -86,10 +89,10 @@ def test_a_delete_and_undo_paint_the_canvas_as_painted_whole(window, monkeypatch
 
 
 def open_far_out(window, monkeypatch):
-    """The a100 example zoomed far out, heat off, its boxes and cables drawn as a big design's are."""
+    """The RoCE example zoomed far out, heat off, its boxes and cables drawn as a big design's are."""
     monkeypatch.setattr(scene_module, "STAGED_ITEMS", 10)
     monkeypatch.setattr(plan_module, "STAGED_ITEMS", 10)
-    open_example(window, A100)
+    open_example(window, ROCE)
     if window.act_heat.isChecked():
         window.act_heat.trigger()
     window.resize(1300, 860)

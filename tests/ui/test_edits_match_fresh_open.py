@@ -1,11 +1,12 @@
 """Edit > Delete and Edit > Undo of a cable and of a server: the Job panel's summary, the status bar's
 counts and the canvas's job colours and parts down then equal what a new window shows when it opens
-the design saved at that moment (what the window keeps between edits never goes stale)."""
+the design saved at that moment (what the window keeps between edits never goes stale). Undone, the
+design is the one opened, so the window shows what the new window that opened it showed."""
 from __future__ import annotations
 
 import pytest
 
-from designer.core.io import load_document, save_document
+from designer.core.io import dumps_document, load_document, save_document
 from designer.core.model import Parallelism, Workload
 from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import run_cli
@@ -70,33 +71,35 @@ def _as_fresh_open(window, new_window, tmp_path, step: str):
 @pytest.fixture
 def opened(empty_window, new_window, tmp_path):
     """Opens the design (_design; `jobs` from the test's parameter) in the window: (window, the cable
-    that is down, what it shows, as a fresh window does)."""
+    that is down, what it shows, as a fresh window does, the design as text)."""
     def open_design(jobs: bool):
         path, down_cable = _design(tmp_path, jobs)
         empty_window.open_file(str(path))
         assert empty_window.settle()
-        return empty_window, down_cable, _as_fresh_open(empty_window, new_window, tmp_path, "opened")
+        shown = _as_fresh_open(empty_window, new_window, tmp_path, "opened")
+        return empty_window, down_cable, shown, dumps_document(empty_window.qdoc.doc)
 
     return open_design
 
 
-def _delete_and_undo_as_fresh_open(window, new_window, tmp_path, steps, opened: dict) -> None:
-    """Each (step, element): Edit > Delete of it, then Edit > Undo, each shown as a fresh window shows
-    the design saved then; undone, as opened."""
+def _delete_and_undo_as_fresh_open(window, new_window, tmp_path, steps, opened: dict, opened_text: str) -> None:
+    """Each (step, element): Edit > Delete of it, shown as a fresh window shows the design saved then;
+    then Edit > Undo: the design opened again, shown as the fresh window that opened it showed it."""
     for step, element in steps:
         _delete(window, element)
         _as_fresh_open(window, new_window, tmp_path, f"{step} deleted")
         _undo(window)
-        assert _as_fresh_open(window, new_window, tmp_path, f"{step} deleted and undone") == opened
+        assert dumps_document(window.qdoc.doc) == opened_text, f"{step} deleted and undone"
+        assert _shown(window) == opened, f"{step} deleted and undone"
 
 
 def test_deletes_and_undos_show_the_gpus_as_a_fresh_open(opened, new_window, tmp_path):
-    window, down_cable, shown = opened(jobs=False)
+    window, down_cable, shown, text = opened(jobs=False)
     assert "64 GPUs</b> = TP 8" in shown["summary"] and " 64 GPUs " in shown["counts"]
     assert shown["cables down"] and shown["legend"] == [1]
     up_cable = next(l.id for l in window.qdoc.doc.links if l.state == "up")
     _delete_and_undo_as_fresh_open(window, new_window, tmp_path,
-                                   (("cable", up_cable), ("cable down", down_cable), ("server", "node7")), shown)
+                                   (("cable", up_cable), ("cable down", down_cable), ("server", "node7")), shown, text)
     # deleting a server shrinks the job: the summary and the status bar say so
     _delete(window, "node7")
     after = _as_fresh_open(window, new_window, tmp_path, "server deleted again")
@@ -104,11 +107,11 @@ def test_deletes_and_undos_show_the_gpus_as_a_fresh_open(opened, new_window, tmp
 
 
 def test_deletes_and_undos_show_the_job_colours_as_a_fresh_open(opened, new_window, tmp_path):
-    window, down_cable, shown = opened(jobs=True)
+    window, down_cable, shown, text = opened(jobs=True)
     assert len(shown["bands"]) == 4 and {job for job, _c in shown["bands"].values()} == {"first", "second"}
     assert shown["down"] == ["node6"] and shown["cables down"] and shown["legend"][-1] == 2
     up_cable = next(l.id for l in window.qdoc.doc.links if l.state == "up")
     second = sorted(node for node, (job, _c) in shown["bands"].items() if job == "second")
     _delete_and_undo_as_fresh_open(window, new_window, tmp_path,
                                    (("cable", up_cable), ("cable down", down_cable), ("server down", "node6"),
-                                    ("server of the second job", second[0])), shown)
+                                    ("server of the second job", second[0])), shown, text)

@@ -17,11 +17,11 @@ from tests.ui.test_canvas_far_zoom import _opened_far_out, _pixels
 
 @pytest.fixture
 def two_jobs_file(tmp_path):
-    """A 512-GPU fat-tree shared by two jobs of 128 GPUs: their servers framed in their colours."""
-    doc = generate_fat_tree(nodes=64, gpu="H100", switch_radix=32)
+    """A 128-GPU fat-tree shared by two jobs of 32 GPUs: their servers framed in their colours."""
+    doc = generate_fat_tree(nodes=16, gpu="H100", switch_radix=32)
     workload = Workload(preset="llama3-8b", global_batch_size=64, micro_batch_size=1)
     parallelism = Parallelism(tensor_model_parallel_size=8)
-    doc.set_jobs([JobSpec(name=name, workload=workload, parallelism=parallelism, placement=JobPlacement(gpus=128))
+    doc.set_jobs([JobSpec(name=name, workload=workload, parallelism=parallelism, placement=JobPlacement(gpus=32))
                   for name in ("job A", "job B")])
     path = tmp_path / "two-jobs.yaml"
     save_document(doc, path)
@@ -57,7 +57,7 @@ def test_far_out_marks_follow_a_server_down_and_a_job_given_other_gpus(empty_win
     scene, view = _opened_far_out(window, two_jobs_file, qtbot, monkeypatch)
     marks = window.job_marks
     assert window.result is not None, window.results.problems
-    assert len(marks.bands) == 32  # both jobs framed
+    assert len(marks.bands) == 8  # both jobs framed
     _layer_picture_is_the_items(window, monkeypatch, "open")
 
     # a cable deleted: no frame or box down changes, nothing of the marks is drawn again
@@ -83,16 +83,16 @@ def test_far_out_marks_follow_a_server_down_and_a_job_given_other_gpus(empty_win
 
     # job B given fewer GPUs: its frames on the servers it left go (the layer repaints them)
     window.jobs_panel.set_current(1)
-    window.jobs_panel.gpus.setValue(64)
-    assert window.qdoc.doc.spec.jobs[1].placement.gpus == 64 and window.settle()
-    assert len(marks.bands) == 24
+    window.jobs_panel.gpus.setValue(16)
+    assert window.qdoc.doc.spec.jobs[1].placement.gpus == 16 and window.settle()
+    assert len(marks.bands) == 6
     _layer_picture_is_the_items(window, monkeypatch, "job B smaller")
     as_fresh_open(window, new_window, tmp_path, "job B smaller", _marks)
 
     # Edit > Undo twice: both marks back as they were
     window.qdoc.undo_stack.undo()
     window.qdoc.undo_stack.undo()
-    assert window.settle() and server not in marks.down_marks and len(marks.bands) == 32
+    assert window.settle() and server not in marks.down_marks and len(marks.bands) == 8
     _layer_picture_is_the_items(window, monkeypatch, "undo")
     as_fresh_open(window, new_window, tmp_path, "undo", _marks)
 
