@@ -6,7 +6,6 @@ whose fresh window's chart is known)."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
@@ -80,7 +79,8 @@ def test_a_result_of_the_same_step_with_a_bar_moved_is_drawn_again(timeline, fou
     events = list(result.events)
     i = next(i for i, e in enumerate(events) if e.end_s < result.step_time_s / 2 and e.end_s > e.start_s)
     later = (events[i].start_s + events[i].end_s) / 2
-    events[i] = dataclasses.replace(events[i], start_s=later)
+    events[i] = copy.copy(events[i])
+    events[i].start_s = later
     moved = copy.copy(result)
     moved._events = events
     assert later not in timeline.bars.start
@@ -94,8 +94,14 @@ def _with_resource(result, resource: str):
     """`result` with every communication event on the scale-up domain named `resource` (how a
     collective's bottleneck names the server it runs in)."""
     named = copy.copy(result)
-    named._events = [dataclasses.replace(e, resource=resource) if e.group else e for e in result.events]
+    named._events = [_renamed(e, resource) if e.group else e for e in result.events]
     return named
+
+
+def _renamed(event, resource: str):
+    event = copy.copy(event)
+    event.resource = resource
+    return event
 
 
 def test_the_clicked_bar_of_a_kept_chart_says_what_it_is_in_the_new_result(timeline, four):
