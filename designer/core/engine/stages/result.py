@@ -1,12 +1,13 @@
 """The answer of one evaluation (docs/contract.md section 5): its types and its summary."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from ...units import GIB
 from .. import flops as F
+from ...by_name import set_fields
 from .breakdown import Breakdown
 from .comm import CommLedger
 from .dp import DataParallel
@@ -68,7 +69,8 @@ class Event:
         return d
 
 
-@dataclass(eq=False, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 41 parameters.
+@dataclass(eq=False, repr=False, init=False)
 class Evaluation:
     """The engine's answer for a design: step time, throughput, MFU, breakdown, memory and problems."""
     num_gpus: int
@@ -116,6 +118,9 @@ class Evaluation:
     constants: dict = field(default_factory=dict)
     slowest_rank_wait_s: float = 0.0  # the part of imbalance_wait that is the wait for the slowest of N GPUs
     jobs: list = field(default_factory=list)  # every job of the design (stages/jobs.py JobResult), this one first
+
+    def __init__(self, **values):
+        set_fields(self, _EVALUATION_FIELDS, _EVALUATION_NAMES, values)
 
     @property
     def events(self) -> list[Event]:
@@ -177,6 +182,10 @@ class Evaluation:
         if events:
             out["events"] = [e.as_json() for e in self.events]
         return out
+
+
+_EVALUATION_FIELDS = fields(Evaluation)
+_EVALUATION_NAMES = frozenset(f.name for f in _EVALUATION_FIELDS)
 
 
 def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe: PipelineRun, dp: DataParallel,
