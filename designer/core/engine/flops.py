@@ -18,12 +18,14 @@ whole layer stack, not the logits). Source: Megatron-LM megatron/training/traini
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
+from ..by_name import set_fields
 from ..model.job import Workload
 
 
-@dataclass(frozen=True, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 32 parameters.
+@dataclass(frozen=True, repr=False, init=False)
 class ModelShape:
     """The workload reduced to the sizes the formulas need."""
 
@@ -122,6 +124,13 @@ class ModelShape:
 
     def is_moe_layer(self, index: int, w: Workload | None = None) -> bool:
         return index >= self.dense_layers  # MoE layers are the last moe_layers (first_k_dense_replace)
+
+    def __init__(self, **values):
+        set_fields(self, _MODEL_SHAPE_FIELDS, _MODEL_SHAPE_NAMES, values)
+
+
+_MODEL_SHAPE_FIELDS = fields(ModelShape)
+_MODEL_SHAPE_NAMES = frozenset(f.name for f in _MODEL_SHAPE_FIELDS)
 
 
 def attention_weight_count(m: ModelShape) -> float:

@@ -8,11 +8,12 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import yaml
 
+from ..by_name import set_fields
 from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 from .catalog_entries import EntryText, NamedEntries, entry_texts
@@ -41,7 +42,8 @@ CATALOG_DIR = os.path.join(RESOURCES, "catalog")
 
 # The entries are equal only to themselves (eq=False: no generated __eq__ and __hash__ to compile at
 # every start): a catalog holds one object per entry, and what compares parts compares their names.
-@dataclass(frozen=True, eq=False, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 17 parameters.
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class Accelerator:
     """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
@@ -81,6 +83,13 @@ class Accelerator:
     @property
     def scale_up_domain_max(self) -> int:
         return self.max_scale_up_domain or self.max_per_node
+
+    def __init__(self, **values):
+        set_fields(self, _ACCELERATOR_FIELDS, _ACCELERATOR_NAMES, values)
+
+
+_ACCELERATOR_FIELDS = fields(Accelerator)
+_ACCELERATOR_NAMES = frozenset(f.name for f in _ACCELERATOR_FIELDS)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
