@@ -3,7 +3,7 @@
 Python 3.11's dataclass compiles an __init__ of one parameter per field as each class is made, at
 every start of the program (~1 ms of `designer evaluate` for a class of 40 fields). A class that is
 always made by name (a job's Workload and Parallelism, the engine's Fabric, Evaluation, ModelShape
-and Sharding, a catalog's Accelerator, a design's ClusterSpec) is declared
+and Sharding, a catalog's Accelerator and ModelPreset, a design's ClusterSpec) is declared
 `init=False` and its __init__ calls `set_fields`, which takes the same names and defaults and refuses
 an unknown or a missing one with TypeError, as the generated one does. It stays a dataclass:
 `dataclasses.fields` and `dataclasses.replace` read it as before.

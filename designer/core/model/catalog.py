@@ -140,7 +140,8 @@ class SwitchModel:
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 5 parameters.
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class ModelPreset:
     """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
@@ -148,6 +149,13 @@ class ModelPreset:
     values: dict[str, Any]  # workload keys of docs/contract.md section 3
     aliases: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
+
+    def __init__(self, **values):
+        set_fields(self, _MODEL_PRESET_FIELDS, _MODEL_PRESET_NAMES, values)
+
+
+_MODEL_PRESET_FIELDS = fields(ModelPreset)
+_MODEL_PRESET_NAMES = frozenset(f.name for f in _MODEL_PRESET_FIELDS)
 
 
 @dataclass(eq=False, repr=False)
