@@ -14,7 +14,7 @@ all-to-all stay rail-aligned.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from operator import attrgetter, is_
 
 import numpy as np
@@ -25,7 +25,7 @@ from ..model.link_columns import per_value
 from ..model.network_reach import TIER_RANK
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
-from ..by_name import set_fields
+from ..by_name import FieldsByName
 from .constants import EngineConstants, accelerator_constants
 
 LINK_KIND_CODE = {"infiniband": 0, "ethernet": 1, "nvlink": 2, "pcie": 3}
@@ -107,7 +107,7 @@ class Fabric:
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __init__(self, **values):
-        set_fields(self, _FABRIC_FIELDS, _FABRIC_NAMES, values)
+        _FABRIC_INIT.set(self, values)
 
     def remembered(self, name, inputs: tuple, make):
         """`make()`, kept under `name` while `inputs` are the very objects it was made from: a
@@ -149,8 +149,7 @@ class Fabric:
         return links[owner == pod].tolist()
 
 
-_FABRIC_FIELDS = fields(Fabric)
-_FABRIC_NAMES = frozenset(f.name for f in _FABRIC_FIELDS)
+_FABRIC_INIT = FieldsByName(Fabric)  # its __init__
 
 
 GPU_FIELDS = ("gpu_node", "gpu_local", "gpu_nic", "gpu_slowdown", "gpu_domain_index")

@@ -18,9 +18,9 @@ whole layer stack, not the logits). Source: Megatron-LM megatron/training/traini
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from ..by_name import set_fields
+from ..by_name import FieldsByName
 from ..model.job import Workload
 
 
@@ -126,11 +126,10 @@ class ModelShape:
         return index >= self.dense_layers  # MoE layers are the last moe_layers (first_k_dense_replace)
 
     def __init__(self, **values):
-        set_fields(self, _MODEL_SHAPE_FIELDS, _MODEL_SHAPE_NAMES, values)
+        _MODEL_SHAPE_INIT.set(self, values)
 
 
-_MODEL_SHAPE_FIELDS = fields(ModelShape)
-_MODEL_SHAPE_NAMES = frozenset(f.name for f in _MODEL_SHAPE_FIELDS)
+_MODEL_SHAPE_INIT = FieldsByName(ModelShape)  # its __init__
 
 
 def attention_weight_count(m: ModelShape) -> float:

@@ -2,10 +2,10 @@
 the terms the compute model (compute.py) and the layer's traffic (layer_traffic.py) share."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Callable
 
-from ..by_name import set_fields
+from ..by_name import FieldsByName
 from .moe import FlexPath
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
@@ -86,11 +86,10 @@ class Sharding:
         return self.framework in ("torchtitan", "deepspeed")
 
     def __init__(self, **values):
-        set_fields(self, _SHARDING_FIELDS, _SHARDING_NAMES, values)
+        _SHARDING_INIT.set(self, values)
 
 
-_SHARDING_FIELDS = fields(Sharding)
-_SHARDING_NAMES = frozenset(f.name for f in _SHARDING_FIELDS)
+_SHARDING_INIT = FieldsByName(Sharding)  # its __init__
 
 
 class GemmTimes:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from ..by_name import set_fields
+from ..by_name import FieldsByName
 from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 from .catalog_entries import EntryText, NamedEntries, entry_texts
@@ -85,11 +85,10 @@ class Accelerator:
         return self.max_scale_up_domain or self.max_per_node
 
     def __init__(self, **values):
-        set_fields(self, _ACCELERATOR_FIELDS, _ACCELERATOR_NAMES, values)
+        _ACCELERATOR_INIT.set(self, values)
 
 
-_ACCELERATOR_FIELDS = fields(Accelerator)
-_ACCELERATOR_NAMES = frozenset(f.name for f in _ACCELERATOR_FIELDS)
+_ACCELERATOR_INIT = FieldsByName(Accelerator)  # its __init__
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -151,11 +150,10 @@ class ModelPreset:
     sources: dict[str, str] = field(default_factory=dict)
 
     def __init__(self, **values):
-        set_fields(self, _MODEL_PRESET_FIELDS, _MODEL_PRESET_NAMES, values)
+        _MODEL_PRESET_INIT.set(self, values)
 
 
-_MODEL_PRESET_FIELDS = fields(ModelPreset)
-_MODEL_PRESET_NAMES = frozenset(f.name for f in _MODEL_PRESET_FIELDS)
+_MODEL_PRESET_INIT = FieldsByName(ModelPreset)  # its __init__
 
 
 @dataclass(eq=False, repr=False)

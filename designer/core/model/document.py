@@ -11,13 +11,13 @@ import contextlib
 import copy
 import dataclasses
 import weakref
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ..by_name import set_fields
+from ..by_name import FieldsByName
 from ..parts import array_in_parts, list_in_parts
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .device_links import DeviceLinks
@@ -50,11 +50,10 @@ class ClusterSpec:
     layout: dict[str, Any] = field(default_factory=dict)
 
     def __init__(self, **values):
-        set_fields(self, _CLUSTER_SPEC_FIELDS, _CLUSTER_SPEC_NAMES, values)
+        _CLUSTER_SPEC_INIT.set(self, values)
 
 
-_CLUSTER_SPEC_FIELDS = fields(ClusterSpec)
-_CLUSTER_SPEC_NAMES = frozenset(f.name for f in _CLUSTER_SPEC_FIELDS)
+_CLUSTER_SPEC_INIT = FieldsByName(ClusterSpec)  # its __init__
 
 
 class ChangeLog:

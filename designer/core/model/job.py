@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..by_name import set_fields
+from ..by_name import FieldsByName
 from .spec import spec_field
 
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
@@ -165,7 +165,7 @@ class Workload:
                                              "name or path")
 
     def __init__(self, **values):
-        set_fields(self, _WORKLOAD_FIELD_LIST, _WORKLOAD_NAMES, values)
+        _WORKLOAD_INIT.set(self, values)
 
 
 # init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 57 parameters
@@ -314,7 +314,7 @@ class Parallelism:
                                                        maximum=MAX_LAYERS)
 
     def __init__(self, **values):
-        set_fields(self, _PARALLELISM_FIELD_LIST, _PARALLELISM_NAMES, values)
+        _PARALLELISM_INIT.set(self, values)
 
 
 def parse_rank_order(order: str) -> list[str] | None:
@@ -341,11 +341,9 @@ WORKLOAD_DEFAULTS = {
     "precision": "bf16",
 }
 
-_WORKLOAD_FIELD_LIST = dataclasses.fields(Workload)
-_WORKLOAD_FIELDS = tuple(f.name for f in _WORKLOAD_FIELD_LIST)  # what resolve_workload copies
-_WORKLOAD_NAMES = frozenset(_WORKLOAD_FIELDS)
-_PARALLELISM_FIELD_LIST = dataclasses.fields(Parallelism)
-_PARALLELISM_NAMES = frozenset(f.name for f in _PARALLELISM_FIELD_LIST)
+_WORKLOAD_FIELDS = tuple(f.name for f in dataclasses.fields(Workload))  # what resolve_workload copies
+_WORKLOAD_INIT = FieldsByName(Workload)  # its __init__
+_PARALLELISM_INIT = FieldsByName(Parallelism)  # its __init__
 
 REQUIRED_WORKLOAD_KEYS = (
     "num_layers",

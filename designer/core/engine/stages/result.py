@@ -1,13 +1,13 @@
 """The answer of one evaluation (docs/contract.md section 5): its types and its summary."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...units import GIB
 from .. import flops as F
-from ...by_name import set_fields
+from ...by_name import FieldsByName
 from .breakdown import Breakdown
 from .comm import CommLedger
 from .dp import DataParallel
@@ -120,7 +120,7 @@ class Evaluation:
     jobs: list = field(default_factory=list)  # every job of the design (stages/jobs.py JobResult), this one first
 
     def __init__(self, **values):
-        set_fields(self, _EVALUATION_FIELDS, _EVALUATION_NAMES, values)
+        _EVALUATION_INIT.set(self, values)
 
     @property
     def events(self) -> list[Event]:
@@ -184,8 +184,7 @@ class Evaluation:
         return out
 
 
-_EVALUATION_FIELDS = fields(Evaluation)
-_EVALUATION_NAMES = frozenset(f.name for f in _EVALUATION_FIELDS)
+_EVALUATION_INIT = FieldsByName(Evaluation)  # its __init__
 
 
 def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe: PipelineRun, dp: DataParallel,
