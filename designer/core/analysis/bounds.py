@@ -52,7 +52,8 @@ class ComputeFloor:
         hit = self._layer.get(key)
         if hit is None:
             m = self.shape
-            sh = Sharding(p.tp, p.cp, p.ep, p.etp, p.sequence_parallel, p.recompute, p.tp_comm_overlap, self.flash,
+            sh = Sharding(tp=p.tp, cp=p.cp, ep=p.ep, etp=p.etp, sequence_parallel=p.sequence_parallel,
+                          recompute=p.recompute, tp_comm_overlap=p.tp_comm_overlap, flash_attention=self.flash,
                           zero3=p.zero >= 3)
             kinds = [False] + ([True] if m.experts else [])
             if m.experts and m.dense_layers == 0:

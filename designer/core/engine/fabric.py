@@ -25,12 +25,14 @@ from ..model.link_columns import per_value
 from ..model.network_reach import TIER_RANK
 from ..problems import DesignerError, Problem
 from ..units import gbps_to_bytes_per_s
+from ..by_name import FieldsByName
 from .constants import EngineConstants, accelerator_constants
 
 LINK_KIND_CODE = {"infiniband": 0, "ethernet": 1, "nvlink": 2, "pcie": 3}
 
 
-@dataclass(eq=False, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 46 parameters.
+@dataclass(eq=False, repr=False, init=False)
 class Fabric:
     """The design's network as arrays (GPUs, NICs, links, routes) that the collective model costs on."""
     node_ids: list[str]
@@ -104,6 +106,9 @@ class Fabric:
     # values worked out from this fabric's arrays, each with the arrays it was made from (remembered)
     _derived: dict = field(default_factory=dict, repr=False, compare=False)
 
+    def __init__(self, **values):
+        _FABRIC_INIT.set(self, values)
+
     def remembered(self, name, inputs: tuple, make):
         """`make()`, kept under `name` while `inputs` are the very objects it was made from: a
         re-rating or a rebuild makes new arrays, so a stale value is never handed back."""
@@ -142,6 +147,9 @@ class Fabric:
     def pod_links_of(self, pod: int) -> list[int]:
         links, owner = self._podlink
         return links[owner == pod].tolist()
+
+
+_FABRIC_INIT = FieldsByName(Fabric)  # its __init__
 
 
 GPU_FIELDS = ("gpu_node", "gpu_local", "gpu_nic", "gpu_slowdown", "gpu_domain_index")

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..by_name import FieldsByName
 from ..model.job import Workload
 
 
-@dataclass(frozen=True, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 32 parameters.
+@dataclass(frozen=True, repr=False, init=False)
 class ModelShape:
     """The workload reduced to the sizes the formulas need."""
 
@@ -122,6 +124,12 @@ class ModelShape:
 
     def is_moe_layer(self, index: int, w: Workload | None = None) -> bool:
         return index >= self.dense_layers  # MoE layers are the last moe_layers (first_k_dense_replace)
+
+    def __init__(self, **values):
+        _MODEL_SHAPE_INIT.set(self, values)
+
+
+_MODEL_SHAPE_INIT = FieldsByName(ModelShape)  # its __init__
 
 
 def attention_weight_count(m: ModelShape) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..by_name import FieldsByName
 from .moe import FlexPath
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
@@ -48,7 +49,8 @@ class Phase:
         return p
 
 
-@dataclass(frozen=True, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 26 parameters.
+@dataclass(frozen=True, repr=False, init=False)
 class Sharding:
     """How a layer's work is split on one GPU (TP, CP, EP, recompute, ...): what its compute cost depends on."""
     tp: int
@@ -82,6 +84,12 @@ class Sharding:
     def eager(self) -> bool:
         """Elementwise passes as eager PyTorch kernels (no Transformer Engine / Megatron fusions)."""
         return self.framework in ("torchtitan", "deepspeed")
+
+    def __init__(self, **values):
+        _SHARDING_INIT.set(self, values)
+
+
+_SHARDING_INIT = FieldsByName(Sharding)  # its __init__
 
 
 class GemmTimes:

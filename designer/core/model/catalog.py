@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from ..by_name import FieldsByName
 from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 from .catalog_entries import EntryText, NamedEntries, entry_texts
@@ -41,7 +42,8 @@ CATALOG_DIR = os.path.join(RESOURCES, "catalog")
 
 # The entries are equal only to themselves (eq=False: no generated __eq__ and __hash__ to compile at
 # every start): a catalog holds one object per entry, and what compares parts compares their names.
-@dataclass(frozen=True, eq=False, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 17 parameters.
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class Accelerator:
     """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
@@ -81,6 +83,12 @@ class Accelerator:
     @property
     def scale_up_domain_max(self) -> int:
         return self.max_scale_up_domain or self.max_per_node
+
+    def __init__(self, **values):
+        _ACCELERATOR_INIT.set(self, values)
+
+
+_ACCELERATOR_INIT = FieldsByName(Accelerator)  # its __init__
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -131,7 +139,8 @@ class SwitchModel:
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 5 parameters.
+@dataclass(frozen=True, eq=False, repr=False, init=False)
 class ModelPreset:
     """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
@@ -139,6 +148,12 @@ class ModelPreset:
     values: dict[str, Any]  # workload keys of docs/contract.md section 3
     aliases: tuple[str, ...] = ()
     sources: dict[str, str] = field(default_factory=dict)
+
+    def __init__(self, **values):
+        _MODEL_PRESET_INIT.set(self, values)
+
+
+_MODEL_PRESET_INIT = FieldsByName(ModelPreset)  # its __init__
 
 
 @dataclass(eq=False, repr=False)

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from ..by_name import FieldsByName
 from ..parts import array_in_parts, list_in_parts
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .device_links import DeviceLinks
@@ -31,7 +32,8 @@ COLLECTIONS = {"racks": Rack, "nodes": Node, "switches": Switch, "links": Link}
 COLLECTION_OF = {cls: name for name, cls in COLLECTIONS.items()}
 
 
-@dataclass
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 10 parameters.
+@dataclass(init=False)
 class ClusterSpec:
     """The `spec` section of a design: racks, servers, switches, cables, the job(s) and calibration."""
     racks: list[Rack] = field(default_factory=list)
@@ -46,6 +48,12 @@ class ClusterSpec:
     # Overrides of resources/catalog/prices.yaml for `designer cost` (model/prices.py checks them)
     prices: dict[str, Any] = field(default_factory=dict)
     layout: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(self, **values):
+        _CLUSTER_SPEC_INIT.set(self, values)
+
+
+_CLUSTER_SPEC_INIT = FieldsByName(ClusterSpec)  # its __init__
 
 
 class ChangeLog:

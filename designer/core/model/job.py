@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..by_name import FieldsByName
 from .spec import spec_field
 
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
@@ -73,7 +74,9 @@ MAX_MICROBATCHES = 1 << 20
 PARALLEL_DIMS = ("tp", "cp", "ep", "dp", "pp")
 
 
-@dataclass
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 41 parameters
+# (its __repr__ and __eq__ are generated).
+@dataclass(init=False)
 class Workload:
     """The `workload` section: the model's shape, batch and precision that a training step runs."""
     preset: str | None = spec_field(None, doc="Built-in model whose values the explicit keys override")
@@ -161,8 +164,13 @@ class Workload:
     tokenizer_model: str | None = spec_field(None, doc="Megatron --tokenizer-model: the tokenizer's Hugging Face "
                                              "name or path")
 
+    def __init__(self, **values):
+        _WORKLOAD_INIT.set(self, values)
 
-@dataclass
+
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 57 parameters
+# (its __repr__ and __eq__ are generated).
+@dataclass(init=False)
 class Parallelism:
     """The `parallelism` section: how the job splits over GPUs (TP, PP, CP, EP, DP) and its options."""
     tensor_model_parallel_size: int = spec_field(1, doc="TP: GPUs sharing each layer's matrices", minimum=1,
@@ -305,6 +313,9 @@ class Parallelism:
                                                        "at the end (Megatron's default 1)", minimum=0,
                                                        maximum=MAX_LAYERS)
 
+    def __init__(self, **values):
+        _PARALLELISM_INIT.set(self, values)
+
 
 def parse_rank_order(order: str) -> list[str] | None:
     """'tp-cp-ep-dp-pp' -> ['tp','cp','ep','dp','pp']; None when it is not a permutation."""
@@ -331,6 +342,8 @@ WORKLOAD_DEFAULTS = {
 }
 
 _WORKLOAD_FIELDS = tuple(f.name for f in dataclasses.fields(Workload))  # what resolve_workload copies
+_WORKLOAD_INIT = FieldsByName(Workload)  # its __init__
+_PARALLELISM_INIT = FieldsByName(Parallelism)  # its __init__
 
 REQUIRED_WORKLOAD_KEYS = (
     "num_layers",

@@ -35,8 +35,9 @@ class LayerPhases:
 def sharding_of(job: Job, hw: Hardware, flex: FlexPath | None = None) -> Sharding:
     par, plan = job.parallelism, job.plan
     flash = uses_flash_attention(hw.ac, par.attention_backend)
-    return Sharding(plan.tp, plan.cp, plan.ep, plan.etp, par.sequence_parallel, par.recompute_granularity,
-                    par.tp_comm_overlap, flash, zero3=par.zero_stage >= 3,
+    return Sharding(tp=plan.tp, cp=plan.cp, ep=plan.ep, etp=plan.etp, sequence_parallel=par.sequence_parallel,
+                    recompute=par.recompute_granularity, tp_comm_overlap=par.tp_comm_overlap, flash_attention=flash,
+                    zero3=par.zero_stage >= 3,
                     # DualPipe pairs forward and backward chunks to hide the all-to-all by design
                     ep_comm_overlap=bool(par.overlap_moe_expert_parallel_comm) or par.pipeline_schedule == "dualpipe",
                     recompute_modules=tuple(par.recompute_modules or ("core_attn",)),

@@ -7,6 +7,7 @@ import numpy as np
 
 from ...units import GIB
 from .. import flops as F
+from ...by_name import FieldsByName
 from .breakdown import Breakdown
 from .comm import CommLedger
 from .dp import DataParallel
@@ -68,7 +69,8 @@ class Event:
         return d
 
 
-@dataclass(eq=False, repr=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 41 parameters.
+@dataclass(eq=False, repr=False, init=False)
 class Evaluation:
     """The engine's answer for a design: step time, throughput, MFU, breakdown, memory and problems."""
     num_gpus: int
@@ -116,6 +118,9 @@ class Evaluation:
     constants: dict = field(default_factory=dict)
     slowest_rank_wait_s: float = 0.0  # the part of imbalance_wait that is the wait for the slowest of N GPUs
     jobs: list = field(default_factory=list)  # every job of the design (stages/jobs.py JobResult), this one first
+
+    def __init__(self, **values):
+        _EVALUATION_INIT.set(self, values)
 
     @property
     def events(self) -> list[Event]:
@@ -177,6 +182,9 @@ class Evaluation:
         if events:
             out["events"] = [e.as_json() for e in self.events]
         return out
+
+
+_EVALUATION_INIT = FieldsByName(Evaluation)  # its __init__
 
 
 def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe: PipelineRun, dp: DataParallel,
