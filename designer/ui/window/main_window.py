@@ -282,11 +282,17 @@ class MainWindow(QMainWindow):
             return (self.results.busy or self.scene.build.running
                     or self.minimap._timer.isActive() or (self.progress is not None and self.progress.active))
 
-        while busy() and time.monotonic() < deadline:
+        quiet_passes = 0
+        while time.monotonic() < deadline:
             app.processEvents()
-            time.sleep(0.005)
-        app.processEvents()
-        return not busy()
+            if busy():
+                quiet_passes = 0
+                time.sleep(0.005)
+                continue
+            quiet_passes += 1
+            if quiet_passes == 2:  # and what the pass before posted (a zero-length timer) started nothing
+                return True
+        return False
 
     def use_autosaver(self, autosaver) -> None:
         """Unsaved changes go to a recovery file every minute (autosave.py); removed on save and close."""
