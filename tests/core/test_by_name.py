@@ -1,0 +1,69 @@
+"""The large dataclasses take their fields by name (core/by_name.py) as a generated __init__ would:
+the same values and defaults, a fresh default list per instance, a TypeError naming an unknown or a
+missing field, and a frozen one still refusing assignment."""
+import dataclasses
+
+import pytest
+
+from designer.core.by_name import FieldsByName
+from designer.core.model import Parallelism, Workload
+from designer.core.model.catalog import Accelerator, default_catalog
+from designer.core.model.document import ClusterSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated:
+    name: str
+    count: int = 2
+    tags: list = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class ByName:
+    name: str
+    count: int = 2
+    tags: list = dataclasses.field(default_factory=list)
+
+    def __init__(self, **values):
+        _BY_NAME.set(self, values)
+
+
+_BY_NAME = FieldsByName(ByName)
+
+
+@pytest.mark.parametrize("values", [{"name": "a"}, {"name": "a", "count": 5}, {"name": "a", "tags": [1]},
+                                    {"count": 3, "tags": [], "name": "b"}])
+def test_a_class_by_name_has_the_fields_a_generated_init_gives(values):
+    made, generated = ByName(**values), Generated(**values)
+    assert dataclasses.asdict(made) == dataclasses.asdict(generated)
+    assert dataclasses.replace(made, count=9).count == 9 and made == ByName(**values)
+
+
+@pytest.mark.parametrize("cls", [ByName, Generated])
+def test_an_unknown_or_missing_field_is_a_type_error_naming_it(cls):
+    with pytest.raises(TypeError, match="'colour'"):
+        cls(name="a", colour="red")
+    with pytest.raises(TypeError, match="'name'"):
+        cls(count=1)
+
+
+def test_a_frozen_class_by_name_refuses_assignment_and_its_defaults_are_its_own():
+    one, two = ByName(name="a"), ByName(name="a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.count = 3
+    one.tags.append("x")
+    assert two.tags == []
+
+
+def test_the_models_classes_take_their_fields_by_name():
+    spec, other = ClusterSpec(), ClusterSpec()
+    spec.links.append("a cable")
+    assert other.links == [] and other.calibration == {} and other.workload is None
+    with pytest.raises(TypeError, match="'num_layer'"):
+        Workload(num_layer=32)
+    parallelism = Parallelism(tensor_model_parallel_size=4)
+    assert parallelism == dataclasses.replace(Parallelism(), tensor_model_parallel_size=4)
+    h100 = default_catalog().accelerator("H100")
+    assert Accelerator(**{f.name: getattr(h100, f.name) for f in dataclasses.fields(h100)}).name == h100.name
+    with pytest.raises(TypeError, match="'name'"):
+        Accelerator(**{f.name: getattr(h100, f.name) for f in dataclasses.fields(h100) if f.name != "name"})
