@@ -124,6 +124,11 @@ def test_a_staged_open_paints_the_racks_first_and_the_cables_in_a_paint_of_their
                                                                                        monkeypatch):
     from PySide6.QtCore import QEvent, QObject
 
+    import designer.ui.common.next_paint as next_paint
+
+    # the cables wait for the paint itself, not for the fallback of a widget never painted (a loaded
+    # machine may take longer than that fallback to paint)
+    monkeypatch.setattr(next_paint, "LATEST_MS", 60_000)
     window = empty_window
 
     class Paints(QObject):  # at each paint of the canvas once the staged build began: whether the cables are drawn
