@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+from .by_name import compared_by_value
+
 # sysexits(3) codes used by the CLI (os.EX_* exists on Unix only).
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -17,7 +19,9 @@ EXIT_NOINPUT = 66
 EXIT_SOFTWARE = 70
 
 
-@dataclass
+# Its __init__ written, its __eq__ and __repr__ from core/by_name.py: dataclass would compile all three at start.
+@compared_by_value
+@dataclass(init=False, eq=False, repr=False)
 class Problem:
     """One thing wrong with a design (or a warning), with where it is in the file and how to fix it."""
     message: str
@@ -29,6 +33,12 @@ class Problem:
     line: int | None = None  # 1-based
     column: int | None = None  # 1-based
     job: str | None = None  # the job of spec.jobs it stops, when it is one job's
+
+    def __init__(self, message: str, path: str = "", element: str | None = None, fix: str | None = None,
+                 severity: str = "error", file: str | None = None, line: int | None = None,
+                 column: int | None = None, job: str | None = None) -> None:
+        self.message, self.path, self.element, self.fix, self.severity = message, path, element, fix, severity
+        self.file, self.line, self.column, self.job = file, line, column, job
 
     def format(self) -> str:
         where = ""

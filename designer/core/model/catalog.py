@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..by_name import FieldsByName
+from ..by_name import FieldsByName, Frozen
 from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 from .catalog_entries import EntryText, NamedEntries, entry_texts
@@ -42,9 +42,10 @@ CATALOG_DIR = os.path.join(RESOURCES, "catalog")
 
 # The entries are equal only to themselves (eq=False: no generated __eq__ and __hash__ to compile at
 # every start): a catalog holds one object per entry, and what compares parts compares their names.
-# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 17 parameters.
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class Accelerator:
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 17 parameters;
+# frozen through core/by_name.Frozen, not generated __setattr__ and __delattr__ (so for the entries below).
+@dataclass(eq=False, repr=False, init=False)
+class Accelerator(Frozen):
     """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
     vendor: str
@@ -91,8 +92,9 @@ class Accelerator:
 _ACCELERATOR_INIT = FieldsByName(Accelerator)  # its __init__
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Nic:
+# init=False: its __init__ takes the fields by name (core/by_name.py), as the catalog makes it.
+@dataclass(eq=False, repr=False, init=False)
+class Nic(Frozen):
     """A network card model of the catalog: line rate, achievable bandwidth and transport, with sources."""
     name: str
     kind: str  # infiniband | ethernet
@@ -105,6 +107,12 @@ class Nic:
     # and per-message latency follow it
     transport: str = "infiniband"
 
+    def __init__(self, **values):
+        _NIC_INIT.set(self, values)
+
+
+_NIC_INIT = FieldsByName(Nic)  # its __init__
+
 
 # infiniband: adaptive routing in the switches; roce: RoCEv2 hashed onto one path per flow (ECMP);
 # spectrum-x: RoCE with per-packet adaptive routing and reordering in the SuperNIC; srd: AWS EFA's
@@ -113,8 +121,9 @@ class Nic:
 NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SwitchModel:
+# init=False: its __init__ takes the fields by name (core/by_name.py), as the catalog makes it.
+@dataclass(eq=False, repr=False, init=False)
+class SwitchModel(Frozen):
     """A switch model of the catalog (Ethernet, InfiniBand or NVLink tray): radix, port rate, latency."""
     name: str
     kind: str  # infiniband | ethernet | nvlink (a scale-up switch tray; not used by the fat-tree generator)
@@ -132,6 +141,9 @@ class SwitchModel:
     routing: str = "ecmp"
     default: bool = True  # false: taken only when named (generate --switch-model), never by fabric and speed
 
+    def __init__(self, **values):
+        _SWITCH_MODEL_INIT.set(self, values)
+
     def trays_for(self, domain_gpus: int) -> int:
         """Units needed for a non-blocking NVLink domain of `domain_gpus` GPUs (kind nvlink)."""
         if not self.links_per_gpu:
@@ -139,9 +151,12 @@ class SwitchModel:
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
+_SWITCH_MODEL_INIT = FieldsByName(SwitchModel)  # its __init__
+
+
 # init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 5 parameters.
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class ModelPreset:
+@dataclass(eq=False, repr=False, init=False)
+class ModelPreset(Frozen):
     """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
     description: str

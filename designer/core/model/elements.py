@@ -2,7 +2,8 @@
 
 Plain dataclasses without behaviour; `Document` owns them and announces changes. With slots: a
 131k-GPU design holds 320k of them (a third less memory, built a third faster); no other
-attribute can be set on them.
+attribute can be set on them. Compared and shown by their fields through methods written once
+(core/by_name.compared_by_value), not generated for each class at every start.
 Ports are named: a node's NICs are `nic0..nic{n-1}`; a switch's ports `p0..p{radix-1}`.
 A link endpoint is `DEVICE:PORT`, or just `DEVICE` when any free port will do.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 
+from ..by_name import compared_by_value
 from .spec import spec_field
 
 LINK_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
@@ -57,7 +59,8 @@ def _by_fields(cls):
     return cls
 
 
-@dataclass
+@compared_by_value
+@dataclass(eq=False, repr=False)
 class Metadata:
     """The `metadata` section of a design: its name and description."""
     name: str = spec_field("untitled", doc="Name of the design", omit_default=False)
@@ -65,7 +68,8 @@ class Metadata:
 
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False)
 class Rack:
     """A rack on the canvas: its height in units and its position; servers and switches sit in it."""
     id: str = spec_field(doc="Unique id")
@@ -79,7 +83,8 @@ class Rack:
 
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False)
 class Node:
     """A server: accelerators on a scale-up fabric, NICs to the scale-out fabric."""
 
@@ -144,7 +149,8 @@ class Node:
 
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False)
 class Switch:
     """A network switch (leaf, spine, core) or NVLink switch tray, with its ports' rate and latency."""
     id: str = spec_field(doc="Unique id")
@@ -187,7 +193,8 @@ class Switch:
 
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False)
 class Link:
     """`count` parallel cables between two endpoints, each `bandwidth_gbps` per direction.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..by_name import compared_by_value
 from .job import MAX_GPUS, Parallelism, Workload
 from .spec import spec_field
 
@@ -20,7 +21,9 @@ from .spec import spec_field
 PLACEMENT_POLICIES = ("packed", "spread", "rail-aligned", "domain-aligned")
 
 
-@dataclass
+# Its __eq__ and __repr__ from core/by_name.py, not compiled at start (so JobSpec's).
+@compared_by_value
+@dataclass(eq=False, repr=False)
 class JobPlacement:
     """Where one job of `spec.jobs` runs: listed servers or racks, or a placer policy and GPU count."""
     nodes: list[str] = spec_field(doc="Servers the job runs on, in rank order (ids)", factory=list)
@@ -31,7 +34,8 @@ class JobPlacement:
                                             "GPUs of the listed servers)", minimum=1, maximum=MAX_GPUS)
 
 
-@dataclass
+@compared_by_value
+@dataclass(eq=False, repr=False)
 class JobSpec:
     """One job of a cluster shared by several: its name, workload, parallelism and placement."""
     name: str = spec_field(doc="Name of the job (unique in the file)")
