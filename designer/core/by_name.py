@@ -22,6 +22,17 @@ from operator import attrgetter
 _REQUIRED = object()  # a field without a default, until `values` gives it
 
 
+class _New:
+    """A written __init__'s default for a field with a default factory: a new value is made when none is
+    given (shown `<factory>` in its signature, as a generated one shows it)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+NEW = _New()
+
+
 class FieldsByName:
     """One dataclass's fields as its __init__ sets them: every field in order at its default (the
     instance's own attributes, as the generated __init__ makes them), then the values given by name,

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..by_name import FieldsByName, Frozen
+from ..by_name import NEW, FieldsByName, Frozen
 from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 from .catalog_entries import EntryText, NamedEntries, entry_texts
@@ -92,7 +92,7 @@ class Accelerator(Frozen):
 _ACCELERATOR_INIT = FieldsByName(Accelerator)  # its __init__
 
 
-# init=False: its __init__ takes the fields by name (core/by_name.py), as the catalog makes it.
+# init=False: its __init__ is written, not generated at start (as SwitchModel's).
 @dataclass(eq=False, repr=False, init=False)
 class Nic(Frozen):
     """A network card model of the catalog: line rate, achievable bandwidth and transport, with sources."""
@@ -107,11 +107,11 @@ class Nic(Frozen):
     # and per-message latency follow it
     transport: str = "infiniband"
 
-    def __init__(self, **values):
-        _NIC_INIT.set(self, values)
-
-
-_NIC_INIT = FieldsByName(Nic)  # its __init__
+    def __init__(self, name: str, kind: str, gbps: float, aliases: tuple[str, ...], sources: dict[str, str] = NEW,
+                 achievable_gbytes_per_s: float | None = None, default: bool = True,
+                 transport: str = "infiniband") -> None:
+        vars(self).update(name=name, kind=kind, gbps=gbps, aliases=aliases, sources={} if sources is NEW else sources,
+                          achievable_gbytes_per_s=achievable_gbytes_per_s, default=default, transport=transport)
 
 
 # infiniband: adaptive routing in the switches; roce: RoCEv2 hashed onto one path per flow (ECMP);
@@ -121,7 +121,6 @@ _NIC_INIT = FieldsByName(Nic)  # its __init__
 NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
-# init=False: its __init__ takes the fields by name (core/by_name.py), as the catalog makes it.
 @dataclass(eq=False, repr=False, init=False)
 class SwitchModel(Frozen):
     """A switch model of the catalog (Ethernet, InfiniBand or NVLink tray): radix, port rate, latency."""
@@ -141,8 +140,14 @@ class SwitchModel(Frozen):
     routing: str = "ecmp"
     default: bool = True  # false: taken only when named (generate --switch-model), never by fabric and speed
 
-    def __init__(self, **values):
-        _SWITCH_MODEL_INIT.set(self, values)
+    def __init__(self, name: str, kind: str, radix: int, port_gbps: float, latency_us: float, sharp: bool,
+                 aliases: tuple[str, ...], sources: dict[str, str] = NEW, switch_chips: int | None = None,
+                 links_per_gpu: int | None = None, max_domain_gpus: int | None = None, routing: str = "ecmp",
+                 default: bool = True) -> None:
+        vars(self).update(name=name, kind=kind, radix=radix, port_gbps=port_gbps, latency_us=latency_us, sharp=sharp,
+                          aliases=aliases, sources={} if sources is NEW else sources, switch_chips=switch_chips,
+                          links_per_gpu=links_per_gpu, max_domain_gpus=max_domain_gpus, routing=routing,
+                          default=default)
 
     def trays_for(self, domain_gpus: int) -> int:
         """Units needed for a non-blocking NVLink domain of `domain_gpus` GPUs (kind nvlink)."""
@@ -150,8 +155,6 @@ class SwitchModel(Frozen):
             raise ValueError(f"{self.name} is not an NVLink switch")
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
-
-_SWITCH_MODEL_INIT = FieldsByName(SwitchModel)  # its __init__
 
 
 # init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 5 parameters.
