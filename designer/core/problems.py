@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from .by_name import compared_by_value
+from .by_name import NEW, FieldValues, compared_by_value
 
 # sysexits(3) codes used by the CLI (os.EX_* exists on Unix only).
 EXIT_OK = 0
@@ -58,15 +58,27 @@ class Problem:
         return self.format()
 
 
-@dataclass(eq=False)  # equal only to itself, as an exception is (and so hashable)
+# eq=False: equal only to itself, as an exception is (and so hashable); its __init__ and __repr__ written
+# (dataclass would compile both at start)
+@dataclass(eq=False, init=False, repr=False)
 class DesignerError(Exception):
     """Bad input: carries every problem found, not only the first."""
 
     problems: list[Problem] = field(default_factory=list)
     exit_code: int = EXIT_DATAERR
 
+    def __init__(self, problems: list[Problem] = NEW, exit_code: int = EXIT_DATAERR) -> None:
+        self.problems = [] if problems is NEW else problems
+        self.exit_code = exit_code
+
+    def __repr__(self) -> str:
+        return _DESIGNER_ERROR_VALUES.repr(self)
+
     def __str__(self) -> str:
         return "\n".join(p.format() for p in self.problems)
+
+
+_DESIGNER_ERROR_VALUES = FieldValues(DesignerError)  # its __repr__
 
 
 class MissingInputError(DesignerError):

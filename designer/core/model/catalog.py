@@ -174,7 +174,7 @@ class ModelPreset(Frozen):
 _MODEL_PRESET_INIT = FieldsByName(ModelPreset)  # its __init__
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one at start
 class Catalog:
     """The parts and models a design can name, looked up by name or alias (each kind a dict, or a
     catalog_entries.NamedEntries that reads an entry when it is first asked for)."""
@@ -184,6 +184,14 @@ class Catalog:
     models: Mapping[str, ModelPreset]
     _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
     _presets: Mapping[str, ModelPreset] | None = field(default=None, init=False, repr=False)  # presets()
+
+    def __init__(self, accelerators: Mapping[str, Accelerator], nics: Mapping[str, Nic],
+                 switches: Mapping[str, SwitchModel], models: Mapping[str, ModelPreset],
+                 _aliases: dict[str, dict[str, str]] = NEW) -> None:
+        self.accelerators, self.nics, self.switches, self.models = accelerators, nics, switches, models
+        self._aliases = {} if _aliases is NEW else _aliases
+        self._presets = None
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         for kind in ("accelerators", "nics", "switches", "models"):

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..by_name import Frozen
+from ..by_name import FieldValues, Frozen
 
 
-# Listeners read its fields; nothing compares two changes (eq=False). Its __init__ is written and it is
-# frozen through core/by_name.Frozen: dataclass would compile both, and __setattr__ and __delattr__, at start.
-@dataclass(eq=False, init=False)
+# Listeners read its fields; nothing compares two changes (eq=False). Its __init__ and __repr__ are written
+# and it is frozen through core/by_name.Frozen: dataclass would compile all four methods at start.
+@dataclass(eq=False, init=False, repr=False)
 class Change(Frozen):
     """One edit of a design (added, removed, changed, replaced), as listeners are told of it."""
     action: str  # "added" | "removed" | "changed" | "replaced"
@@ -30,6 +30,12 @@ class Change(Frozen):
                  old: Any = None, new: Any = None, position: int | None = None) -> None:
         vars(self).update(action=action, collection=collection, id=id, field=field, old=old, new=new,
                           position=position)
+
+    def __repr__(self) -> str:
+        return _CHANGE_VALUES.repr(self)
+
+
+_CHANGE_VALUES = FieldValues(Change)  # its __repr__
 
 
 Listener = Callable[[list[Change]], None]
