@@ -16,7 +16,8 @@ FLOPs; HFU adds the recomputed forward passes (selective: the core attention; fu
 whole layer stack, not the logits). Source: Megatron-LM megatron/training/training.py
 `num_floating_point_operations`; Narayanan et al., SC21, appendix.
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: ModelShape's field types as objects, not texts, spare dataclass
+# two pattern matches per field (is it a ClassVar, an InitVar?) as the class is made, at every start.
 
 from dataclasses import dataclass
 
