@@ -9,10 +9,13 @@ and Sharding, a catalog's Accelerator and ModelPreset, a design's ClusterSpec) i
 refuses an unknown or a missing one with TypeError, as the generated one does. It stays a dataclass:
 `dataclasses.fields` and `dataclasses.replace` read it as before.
 
-Likewise a dataclass declared `eq=False` or `repr=False` (or without `frozen=True`) whose class writes
-__eq__, __hash__ or __repr__ (or derives from `Frozen`) through its `FieldValues`: dataclass compiles
-each method it makes (a frozen one's __setattr__ and __delattr__ too), about a millisecond for each
-of the largest; these compare, hash and show the same fields in the same way.
+The same goes for the other methods dataclass compiles (about a millisecond each for the largest
+classes): a class declared `eq=False, repr=False` gets the __eq__ and __repr__ of `eq=True,
+repr=True` from `compared_by_value`, or writes __eq__, __hash__ or __repr__ through its
+`FieldValues` (the same fields compared, hashed and shown the same way; without the generated
+__repr__'s guard against a value that holds itself, which none of these can); one declared without
+`frozen=True` derives from `Frozen`; a written positional __init__ defaults a field with a default
+factory to `NEW`.
 """
 from __future__ import annotations
 
@@ -121,8 +124,8 @@ def _values_getter(names):
 
 class Frozen:
     """Refuses assignment once made, as a frozen dataclass does, through these two methods written
-    once: `frozen=True` generates both for each class. Its __init__ sets the fields through the
-    instance's own attributes (FieldsByName.set) or object.__setattr__."""
+    once: `frozen=True` generates both for each class. Its __init__ sets the fields in the instance's
+    own attributes (FieldsByName.set, vars(self).update) or through object.__setattr__."""
 
     __slots__ = ()
 
