@@ -18,7 +18,7 @@ from importlib import import_module
 
 from .. import __version__
 from ..core.problems import EXIT_OK, EXIT_SOFTWARE, EXIT_USAGE, DesignerError
-from .common import EPILOG, err, report_problems
+from .common import EPILOG, Parser, err, report_problems
 from .job import evaluate_file
 
 __all__ = ["COMMANDS", "build_parser", "evaluate_file", "main"]
@@ -39,7 +39,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of `command` alone: a command line that names its command
     needs no other's module and sub-parser (all of them cost every run ~20 ms, a tenth of
     `designer evaluate` at 1,024 GPUs)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="designer", description="Design AI training clusters and predict what limits a training step.",
         epilog=EPILOG,
     )

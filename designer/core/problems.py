@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+from .by_name import NEW, FieldValues, compared_by_value
+
 # sysexits(3) codes used by the CLI (os.EX_* exists on Unix only).
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -17,7 +19,9 @@ EXIT_NOINPUT = 66
 EXIT_SOFTWARE = 70
 
 
-@dataclass
+# Its __init__ written, its __eq__ and __repr__ from core/by_name.py: dataclass would compile all three at start.
+@compared_by_value
+@dataclass(init=False, eq=False, repr=False)
 class Problem:
     """One thing wrong with a design (or a warning), with where it is in the file and how to fix it."""
     message: str
@@ -29,6 +33,12 @@ class Problem:
     line: int | None = None  # 1-based
     column: int | None = None  # 1-based
     job: str | None = None  # the job of spec.jobs it stops, when it is one job's
+
+    def __init__(self, message: str, path: str = "", element: str | None = None, fix: str | None = None,
+                 severity: str = "error", file: str | None = None, line: int | None = None,
+                 column: int | None = None, job: str | None = None) -> None:
+        self.message, self.path, self.element, self.fix, self.severity = message, path, element, fix, severity
+        self.file, self.line, self.column, self.job = file, line, column, job
 
     def format(self) -> str:
         where = ""
@@ -48,15 +58,27 @@ class Problem:
         return self.format()
 
 
-@dataclass(eq=False)  # equal only to itself, as an exception is (and so hashable)
+# eq=False: equal only to itself, as an exception is (and so hashable); its __init__ and __repr__ written
+# (dataclass would compile both at start)
+@dataclass(eq=False, init=False, repr=False)
 class DesignerError(Exception):
     """Bad input: carries every problem found, not only the first."""
 
     problems: list[Problem] = field(default_factory=list)
     exit_code: int = EXIT_DATAERR
 
+    def __init__(self, problems: list[Problem] = NEW, exit_code: int = EXIT_DATAERR) -> None:
+        self.problems = [] if problems is NEW else problems
+        self.exit_code = exit_code
+
+    def __repr__(self) -> str:
+        return _DESIGNER_ERROR_VALUES.repr(self)
+
     def __str__(self) -> str:
         return "\n".join(p.format() for p in self.problems)
+
+
+_DESIGNER_ERROR_VALUES = FieldValues(DesignerError)  # its __repr__
 
 
 class MissingInputError(DesignerError):

@@ -1,11 +1,12 @@
 """The large dataclasses take their fields by name (core/by_name.py) as a generated __init__ would:
 the same values and defaults, a fresh default list per instance, a TypeError naming an unknown or a
-missing field, and a frozen one still refusing assignment."""
+missing field, and a frozen one still refusing assignment; and the written __eq__, __hash__ and
+__repr__ (FieldValues, compared_by_value, Frozen) behave as the generated ones."""
 import dataclasses
 
 import pytest
 
-from designer.core.by_name import FieldsByName
+from designer.core.by_name import FieldsByName, FieldValues, Frozen, compared_by_value
 from designer.core.model import Parallelism, Workload
 from designer.core.model.catalog import Accelerator, default_catalog
 from designer.core.model.document import ClusterSpec
@@ -67,3 +68,66 @@ def test_the_models_classes_take_their_fields_by_name():
     assert Accelerator(**{f.name: getattr(h100, f.name) for f in dataclasses.fields(h100)}).name == h100.name
     with pytest.raises(TypeError, match="'name'"):
         Accelerator(**{f.name: getattr(h100, f.name) for f in dataclasses.fields(h100) if f.name != "name"})
+
+
+@dataclasses.dataclass
+class GeneratedValue:
+    name: str
+    count: float = 2
+    note: str = dataclasses.field(default="", compare=False, repr=False)
+
+
+@compared_by_value
+@dataclasses.dataclass(eq=False, repr=False)
+class WrittenValue:
+    name: str
+    count: float = 2
+    note: str = dataclasses.field(default="", compare=False, repr=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratedFrozen:
+    name: str
+    count: float = 2
+
+
+@dataclasses.dataclass(init=False, eq=False)
+class WrittenFrozen(Frozen):
+    name: str
+    count: float = 2
+
+    def __init__(self, name: str, count: float = 2) -> None:
+        vars(self).update(name=name, count=count)
+
+    def __eq__(self, other):
+        return _WRITTEN_FROZEN.equal(self, other)
+
+    def __hash__(self):
+        return _WRITTEN_FROZEN.hash(self)
+
+
+_WRITTEN_FROZEN = FieldValues(WrittenFrozen)
+PAIRS = [(("a",), ("a",)), (("a", 3), ("a", 3.0)), (("a", 3), ("b", 3)), (("a", float("nan")), ("a", float("nan"))),
+         (("a", 1, "x"), ("a", 1, "y"))]
+
+
+@pytest.mark.parametrize("one, other", PAIRS)
+def test_written_methods_compare_and_show_as_the_generated_ones(one, other):
+    assert repr(WrittenValue(*one)) == repr(GeneratedValue(*one)).replace("GeneratedValue", "WrittenValue")
+    assert (WrittenValue(*one) == WrittenValue(*other)) == (GeneratedValue(*one) == GeneratedValue(*other))
+    frozen = one[:2]
+    assert hash(WrittenFrozen(*frozen)) == hash(GeneratedFrozen(*frozen))
+    assert (WrittenFrozen(*frozen) == WrittenFrozen(*other[:2])) == \
+        (GeneratedFrozen(*frozen) == GeneratedFrozen(*other[:2]))
+
+
+def test_written_methods_keep_what_generated_ones_refuse():
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(WrittenValue("a"))
+    assert WrittenValue("a") != GeneratedValue("a") and WrittenFrozen("a") != GeneratedFrozen("a")
+    made = WrittenFrozen("a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.count = 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del made.name
+    assert dataclasses.replace(made, count=5) == WrittenFrozen("a", 5)

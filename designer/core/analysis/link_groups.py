@@ -34,7 +34,7 @@ MOVES_FOLLOWED = 64
 PART_LINKS = 16384
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one at start
 class LinkGroups:
     """Every link's tier and cable of one document at one revision (read-only arrays; an edit makes a
     new LinkGroups, so a thread may read one while another carries it forward)."""
@@ -48,6 +48,20 @@ class LinkGroups:
     cable_code: np.ndarray  # per link: its cable, an index into cable_words
     cable_words: tuple[str, ...]
     cable_of: dict  # (bandwidth Gb/s, count, kind code) -> its cable code
+
+    def __init__(self, lineage: object, revision: int, ids: list[str], index: IdIndex | None,
+                 tier_code: np.ndarray, tier_words: tuple[str, ...], tier_keys: tuple[int, ...],
+                 cable_code: np.ndarray, cable_words: tuple[str, ...], cable_of: dict) -> None:
+        self.lineage = lineage
+        self.revision = revision
+        self.ids = ids
+        self.index = index
+        self.tier_code = tier_code
+        self.tier_words = tier_words
+        self.tier_keys = tier_keys
+        self.cable_code = cable_code
+        self.cable_words = cable_words
+        self.cable_of = cable_of
 
     @classmethod
     def of(cls, doc, ids: list[str], before: "LinkGroups | None" = None) -> "LinkGroups | None":

@@ -35,7 +35,7 @@ from .power import power_capped_clock
 
 
 # The engine's constants by role (constant_groups/), one frozen dataclass each (frozen through their
-# base, constant_groups.Frozen). A dataclass takes its bases' fields first, the last base's first: the
+# base, core/by_name.Frozen). A dataclass takes its bases' fields first, the last base's first: the
 # fields follow in the order the schema, the docs and a report list them, from the fabric's to
 # HybridEP's scaling.
 # Its __init__ and __eq__ are written below rather than generated: dataclass would compile a function of

@@ -11,7 +11,8 @@ the up-links of the destination leaf; across pods, likewise at the spine tier. I
 traffic leaves from the NIC on the destination GPU's rail (NCCL's PXN), so rings and
 all-to-all stay rail-aligned.
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: Fabric's field types as objects, not texts, spare dataclass
+# two pattern matches per field (is it a ClassVar, an InitVar?) as the class is made, at every start.
 
 import copy
 from dataclasses import dataclass, field

@@ -16,17 +16,19 @@ FLOPs; HFU adds the recomputed forward passes (selective: the core attention; fu
 whole layer stack, not the logits). Source: Megatron-LM megatron/training/training.py
 `num_floating_point_operations`; Narayanan et al., SC21, appendix.
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: ModelShape's field types as objects, not texts, spare dataclass
+# two pattern matches per field (is it a ClassVar, an InitVar?) as the class is made, at every start.
 
 from dataclasses import dataclass
 
-from ..by_name import FieldsByName
+from ..by_name import FieldsByName, FieldValues, Frozen
 from ..model.job import Workload
 
 
-# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 32 parameters.
-@dataclass(frozen=True, repr=False, init=False)
-class ModelShape:
+# init=False, eq=False and Frozen rather than frozen=True: its __init__ takes the fields by name and its
+# __eq__, __hash__, __setattr__ and __delattr__ are written once (core/by_name.py), not generated.
+@dataclass(repr=False, init=False, eq=False)
+class ModelShape(Frozen):
     """The workload reduced to the sizes the formulas need."""
 
     layers: int
@@ -128,8 +130,15 @@ class ModelShape:
     def __init__(self, **values):
         _MODEL_SHAPE_INIT.set(self, values)
 
+    def __eq__(self, other):
+        return _MODEL_SHAPE_VALUES.equal(self, other)
+
+    def __hash__(self):
+        return _MODEL_SHAPE_VALUES.hash(self)
+
 
 _MODEL_SHAPE_INIT = FieldsByName(ModelShape)  # its __init__
+_MODEL_SHAPE_VALUES = FieldValues(ModelShape)  # its __eq__ and __hash__
 
 
 def attention_weight_count(m: ModelShape) -> float:

@@ -18,12 +18,15 @@ from .constants import EngineConstants
 from .fabric import Fabric
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one at start
 class LinkBytes:
     """Bytes on the cables a collective loads: link indices (sorted, distinct) and their bytes, or
     (index None) the bytes of every cable of the fabric, when it loads most of them."""
     index: np.ndarray | None
     bytes: np.ndarray
+
+    def __init__(self, index: np.ndarray | None, bytes: np.ndarray) -> None:
+        self.index, self.bytes = index, bytes
 
     def dense(self, n_links: int) -> np.ndarray:
         if self.index is None:

@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..by_name import FieldValues, Frozen
+
 BALANCE_MODES = ("forced", "aux_loss", "bias", "none")
 
 
@@ -204,8 +206,10 @@ FLEX_BACKENDS = ("deepep", "hybridep")
 HYBRIDEP_REFERENCE_RANKS = 8  # the ranks hybridep_*_GBps_per_sm were measured on (B200, one server)
 
 
-@dataclass(frozen=True, repr=False)
-class FlexPath:
+# Its __init__, __eq__ and __hash__ written, frozen through core/by_name.Frozen: dataclass would compile
+# five methods at every start.
+@dataclass(repr=False, init=False, eq=False)
+class FlexPath(Frozen):
     """Where Megatron's flex dispatcher sends one EP group's tokens, per backend.
 
     DeepEP's normal kernels (github deepseek-ai/DeepEP) reach at most `deepep_max_nvl_peers` GPUs of
@@ -223,6 +227,19 @@ class FlexPath:
     nvlink_Bps: float = 0.0  # one GPU's NVLink rate per direction (after efficiency)
     nic_Bps: float = 0.0  # one GPU's NIC rate per direction (after efficiency)
     num_sms: int | None = None  # the job's --moe-flex-dispatcher-num-sms (None: the backend's default)
+
+    def __init__(self, backend: str = "deepep", units: float = 1.0, gpus_per_unit: float = 1.0,
+                 rdma_inside_domain: bool = False, nvlink_Bps: float = 0.0, nic_Bps: float = 0.0,
+                 num_sms: int | None = None) -> None:
+        vars(self).update(backend=backend, units=units, gpus_per_unit=gpus_per_unit,
+                          rdma_inside_domain=rdma_inside_domain, nvlink_Bps=nvlink_Bps, nic_Bps=nic_Bps,
+                          num_sms=num_sms)
+
+    def __eq__(self, other):
+        return _FLEX_PATH_VALUES.equal(self, other)
+
+    def __hash__(self):
+        return _FLEX_PATH_VALUES.hash(self)
 
     def sms(self, k) -> int:
         """SMs the backend's kernels occupy while they run."""
@@ -250,6 +267,9 @@ class FlexPath:
         """GPUs of one NVLink domain the backend exchanges among: the whole EP group inside one unit,
         else the GPUs of the group in each unit."""
         return float(ep) if self.units <= 1 else self.gpus_per_unit
+
+
+_FLEX_PATH_VALUES = FieldValues(FlexPath)  # its __eq__ and __hash__
 
 
 def flex_pass_s(path: FlexPath, k, ep: int, experts: int, topk: int, router_groups: tuple[int, int],

@@ -1,11 +1,12 @@
 """What one GPU spends on a micro-batch through a chunk, and how the layer's work is split on it:
 the terms the compute model (compute.py) and the layer's traffic (layer_traffic.py) share."""
-from __future__ import annotations
+# No `from __future__ import annotations`: Sharding's field types as objects, not texts, spare dataclass
+# two pattern matches per field (is it a ClassVar, an InitVar?) as the class is made, at every start.
 
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..by_name import FieldsByName
+from ..by_name import FieldsByName, FieldValues, Frozen
 from .moe import FlexPath
 
 ACT_BYTES = 2  # bf16/fp16 activations (fp8 training keeps activations and communication in bf16)
@@ -49,9 +50,10 @@ class Phase:
         return p
 
 
-# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 26 parameters.
-@dataclass(frozen=True, repr=False, init=False)
-class Sharding:
+# init=False, eq=False and Frozen rather than frozen=True: its __init__ takes the fields by name and its
+# __eq__, __hash__, __setattr__ and __delattr__ are written once (core/by_name.py), not generated.
+@dataclass(repr=False, init=False, eq=False)
+class Sharding(Frozen):
     """How a layer's work is split on one GPU (TP, CP, EP, recompute, ...): what its compute cost depends on."""
     tp: int
     cp: int
@@ -88,8 +90,15 @@ class Sharding:
     def __init__(self, **values):
         _SHARDING_INIT.set(self, values)
 
+    def __eq__(self, other):
+        return _SHARDING_VALUES.equal(self, other)
+
+    def __hash__(self):
+        return _SHARDING_VALUES.hash(self)
+
 
 _SHARDING_INIT = FieldsByName(Sharding)  # its __init__
+_SHARDING_VALUES = FieldValues(Sharding)  # its __eq__ and __hash__
 
 
 class GemmTimes:

@@ -15,6 +15,7 @@ from functools import partial
 from itertools import chain, repeat
 from typing import Any, Union
 
+from ..by_name import NEW
 from . import link_rows
 from .column_values import CodedColumn, shared_values
 from ..model.document import ClusterSpec
@@ -32,12 +33,17 @@ KINDS = ("Cluster", "Scenario")
 SCHEMA_ID = "https://designer.invalid/schemas/designer-v1.json"
 
 
-@dataclasses.dataclass(eq=False, repr=False)
+@dataclasses.dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one
 class ScenarioSpec:
     """A scenario file's `spec`: a workload, parallelism and calibration without a cluster."""
     workload: Workload | None = None
     parallelism: Parallelism | None = None
     calibration: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __init__(self, workload: Workload | None = None, parallelism: Parallelism | None = None,
+                 calibration: dict[str, Any] = NEW) -> None:
+        self.workload, self.parallelism = workload, parallelism
+        self.calibration = {} if calibration is NEW else calibration
 
 
 _hints_cache: dict[type, dict[str, Any]] = {}

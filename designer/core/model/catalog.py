@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..by_name import FieldsByName
+from ..by_name import NEW, FieldsByName, Frozen
 from ..problems import DesignerError, Problem, close_matches
 from .catalog_checks import TENSOR_FORMATS, check_entry, check_unique
 from .catalog_entries import EntryText, NamedEntries, entry_texts
@@ -42,9 +42,10 @@ CATALOG_DIR = os.path.join(RESOURCES, "catalog")
 
 # The entries are equal only to themselves (eq=False: no generated __eq__ and __hash__ to compile at
 # every start): a catalog holds one object per entry, and what compares parts compares their names.
-# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 17 parameters.
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class Accelerator:
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 17 parameters;
+# frozen through core/by_name.Frozen, not generated __setattr__ and __delattr__ (so for the entries below).
+@dataclass(eq=False, repr=False, init=False)
+class Accelerator(Frozen):
     """A GPU model of the catalog: its peak rates, memory and scale-up link, with sources."""
     name: str
     vendor: str
@@ -91,8 +92,9 @@ class Accelerator:
 _ACCELERATOR_INIT = FieldsByName(Accelerator)  # its __init__
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Nic:
+# init=False: its __init__ is written, not generated at start (as SwitchModel's).
+@dataclass(eq=False, repr=False, init=False)
+class Nic(Frozen):
     """A network card model of the catalog: line rate, achievable bandwidth and transport, with sources."""
     name: str
     kind: str  # infiniband | ethernet
@@ -105,6 +107,12 @@ class Nic:
     # and per-message latency follow it
     transport: str = "infiniband"
 
+    def __init__(self, name: str, kind: str, gbps: float, aliases: tuple[str, ...], sources: dict[str, str] = NEW,
+                 achievable_gbytes_per_s: float | None = None, default: bool = True,
+                 transport: str = "infiniband") -> None:
+        vars(self).update(name=name, kind=kind, gbps=gbps, aliases=aliases, sources={} if sources is NEW else sources,
+                          achievable_gbytes_per_s=achievable_gbytes_per_s, default=default, transport=transport)
+
 
 # infiniband: adaptive routing in the switches; roce: RoCEv2 hashed onto one path per flow (ECMP);
 # spectrum-x: RoCE with per-packet adaptive routing and reordering in the SuperNIC; srd: AWS EFA's
@@ -113,8 +121,8 @@ class Nic:
 NIC_TRANSPORTS = ("infiniband", "roce", "spectrum-x", "srd", "spray")
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class SwitchModel:
+@dataclass(eq=False, repr=False, init=False)
+class SwitchModel(Frozen):
     """A switch model of the catalog (Ethernet, InfiniBand or NVLink tray): radix, port rate, latency."""
     name: str
     kind: str  # infiniband | ethernet | nvlink (a scale-up switch tray; not used by the fat-tree generator)
@@ -132,6 +140,15 @@ class SwitchModel:
     routing: str = "ecmp"
     default: bool = True  # false: taken only when named (generate --switch-model), never by fabric and speed
 
+    def __init__(self, name: str, kind: str, radix: int, port_gbps: float, latency_us: float, sharp: bool,
+                 aliases: tuple[str, ...], sources: dict[str, str] = NEW, switch_chips: int | None = None,
+                 links_per_gpu: int | None = None, max_domain_gpus: int | None = None, routing: str = "ecmp",
+                 default: bool = True) -> None:
+        vars(self).update(name=name, kind=kind, radix=radix, port_gbps=port_gbps, latency_us=latency_us, sharp=sharp,
+                          aliases=aliases, sources={} if sources is NEW else sources, switch_chips=switch_chips,
+                          links_per_gpu=links_per_gpu, max_domain_gpus=max_domain_gpus, routing=routing,
+                          default=default)
+
     def trays_for(self, domain_gpus: int) -> int:
         """Units needed for a non-blocking NVLink domain of `domain_gpus` GPUs (kind nvlink)."""
         if not self.links_per_gpu:
@@ -139,9 +156,10 @@ class SwitchModel:
         return -(-domain_gpus * self.links_per_gpu // self.radix)
 
 
+
 # init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 5 parameters.
-@dataclass(frozen=True, eq=False, repr=False, init=False)
-class ModelPreset:
+@dataclass(eq=False, repr=False, init=False)
+class ModelPreset(Frozen):
     """A built-in model (Llama, GPT, ...): the workload values a design's `preset` key fills in."""
     name: str
     description: str
@@ -156,7 +174,7 @@ class ModelPreset:
 _MODEL_PRESET_INIT = FieldsByName(ModelPreset)  # its __init__
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one at start
 class Catalog:
     """The parts and models a design can name, looked up by name or alias (each kind a dict, or a
     catalog_entries.NamedEntries that reads an entry when it is first asked for)."""
@@ -166,6 +184,14 @@ class Catalog:
     models: Mapping[str, ModelPreset]
     _aliases: dict[str, dict[str, str]] = field(default_factory=dict)
     _presets: Mapping[str, ModelPreset] | None = field(default=None, init=False, repr=False)  # presets()
+
+    def __init__(self, accelerators: Mapping[str, Accelerator], nics: Mapping[str, Nic],
+                 switches: Mapping[str, SwitchModel], models: Mapping[str, ModelPreset],
+                 _aliases: dict[str, dict[str, str]] = NEW) -> None:
+        self.accelerators, self.nics, self.switches, self.models = accelerators, nics, switches, models
+        self._aliases = {} if _aliases is NEW else _aliases
+        self._presets = None
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         for kind in ("accelerators", "nics", "switches", "models"):

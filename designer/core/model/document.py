@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from ..by_name import FieldsByName
+from ..by_name import FieldsByName, compared_by_value
 from ..parts import array_in_parts, list_in_parts
 from .elements import Link, Metadata, Node, Rack, Switch, refuse_unknown_choices
 from .device_links import DeviceLinks
@@ -32,8 +32,10 @@ COLLECTIONS = {"racks": Rack, "nodes": Node, "switches": Switch, "links": Link}
 COLLECTION_OF = {cls: name for name, cls in COLLECTIONS.items()}
 
 
-# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 10 parameters.
-@dataclass(init=False)
+# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 10 parameters;
+# its __eq__ and __repr__ are written there too.
+@compared_by_value
+@dataclass(init=False, eq=False, repr=False)
 class ClusterSpec:
     """The `spec` section of a design: racks, servers, switches, cables, the job(s) and calibration."""
     racks: list[Rack] = field(default_factory=list)

@@ -2,7 +2,9 @@
 
 Plain dataclasses without behaviour; `Document` owns them and announces changes. With slots: a
 131k-GPU design holds 320k of them (a third less memory, built a third faster); no other
-attribute can be set on them.
+attribute can be set on them. Made, compared and shown by methods written once (their __init__ here, with the same
+parameters and defaults as their fields; __eq__ and __repr__ by core/by_name.compared_by_value):
+dataclass would compile them for each class at every start.
 Ports are named: a node's NICs are `nic0..nic{n-1}`; a switch's ports `p0..p{radix-1}`.
 A link endpoint is `DEVICE:PORT`, or just `DEVICE` when any free port will do.
 """
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 
+from ..by_name import NEW, compared_by_value
 from .spec import spec_field
 
 LINK_KINDS = ("nvlink", "pcie", "ethernet", "infiniband")
@@ -57,15 +60,21 @@ def _by_fields(cls):
     return cls
 
 
-@dataclass
+@compared_by_value
+@dataclass(eq=False, repr=False, init=False)
 class Metadata:
     """The `metadata` section of a design: its name and description."""
     name: str = spec_field("untitled", doc="Name of the design", omit_default=False)
     description: str = spec_field("", doc="Free text: purpose, assumptions, sources")
 
+    def __init__(self, name: str = "untitled", description: str = "") -> None:
+        self.name = name
+        self.description = description
+
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False, init=False)
 class Rack:
     """A rack on the canvas: its height in units and its position; servers and switches sit in it."""
     id: str = spec_field(doc="Unique id")
@@ -77,9 +86,19 @@ class Rack:
                           unit="px")
     row: str = spec_field("", doc="Data-hall row or pod label, for grouping")
 
+    def __init__(self, id: str, name: str = "", units: int = 42, x: float = 0.0, y: float = 0.0,
+                 row: str = "") -> None:
+        self.id = id
+        self.name = name
+        self.units = units
+        self.x = x
+        self.y = y
+        self.row = row
+
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False, init=False)
 class Node:
     """A server: accelerators on a scale-up fabric, NICs to the scale-out fabric."""
 
@@ -135,6 +154,36 @@ class Node:
                                           "on the fabric that no job is placed on and whose GPUs are not counted",
                            enum=NODE_ROLES)
 
+    def __init__(self, id: str, accelerator: str, accelerator_count: int = 8, scale_up: str = "nvswitch",
+                 scale_up_gbps: float | None = None, nic_count: int = 8, nic_model: str = "",
+                 nic_gbps: float = 400.0, nic_kind: str = "infiniband", gpus_per_nic: int = 1,
+                 gpudirect_rdma: bool = True, gpu_nic_affinity: list[int] = NEW, rack: str | None = None,
+                 nvlink_domain: str | None = None, slot: int | None = None, height_units: int = 4,
+                 slowdown: float = 1.0, gpu_slowdown: list[float] = NEW, state: str = "up", gpus_down: int = 0,
+                 name: str = "", role: str = "compute") -> None:
+        self.id = id
+        self.accelerator = accelerator
+        self.accelerator_count = accelerator_count
+        self.scale_up = scale_up
+        self.scale_up_gbps = scale_up_gbps
+        self.nic_count = nic_count
+        self.nic_model = nic_model
+        self.nic_gbps = nic_gbps
+        self.nic_kind = nic_kind
+        self.gpus_per_nic = gpus_per_nic
+        self.gpudirect_rdma = gpudirect_rdma
+        self.gpu_nic_affinity = [] if gpu_nic_affinity is NEW else gpu_nic_affinity
+        self.rack = rack
+        self.nvlink_domain = nvlink_domain
+        self.slot = slot
+        self.height_units = height_units
+        self.slowdown = slowdown
+        self.gpu_slowdown = [] if gpu_slowdown is NEW else gpu_slowdown
+        self.state = state
+        self.gpus_down = gpus_down
+        self.name = name
+        self.role = role
+
     @property
     def computes(self) -> bool:
         return self.role == "compute"
@@ -144,7 +193,8 @@ class Node:
 
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False, init=False)
 class Switch:
     """A network switch (leaf, spine, core) or NVLink switch tray, with its ports' rate and latency."""
     id: str = spec_field(doc="Unique id")
@@ -178,6 +228,29 @@ class Switch:
                             enum=ELEMENT_STATES)
     name: str = spec_field("", doc="Display name (defaults to the id)")
 
+    def __init__(self, id: str, fabric: str, tier: str, radix: int = 64, port_gbps: float = 400.0,
+                 latency_us: float = 0.6, model: str = "", sharp: bool = False, routing: str | None = None,
+                 rail: int | None = None, pod: int | None = None, rack: str | None = None,
+                 nvlink_domain: str | None = None, slot: int | None = None, height_units: int = 1,
+                 state: str = "up", name: str = "") -> None:
+        self.id = id
+        self.fabric = fabric
+        self.tier = tier
+        self.radix = radix
+        self.port_gbps = port_gbps
+        self.latency_us = latency_us
+        self.model = model
+        self.sharp = sharp
+        self.routing = routing
+        self.rail = rail
+        self.pod = pod
+        self.rack = rack
+        self.nvlink_domain = nvlink_domain
+        self.slot = slot
+        self.height_units = height_units
+        self.state = state
+        self.name = name
+
     def ports(self) -> list[str]:
         return [f"p{i}" for i in range(self.radix)]
 
@@ -187,7 +260,8 @@ class Switch:
 
 
 @_by_fields
-@dataclass(slots=True)
+@compared_by_value
+@dataclass(slots=True, eq=False, repr=False, init=False)
 class Link:
     """`count` parallel cables between two endpoints, each `bandwidth_gbps` per direction.
 
@@ -211,6 +285,19 @@ class Link:
                                    "the fabric's speed)")
     state: str = spec_field("up", doc="up, or down: the cables are out and traffic takes the other paths (ECMP)",
                             enum=ELEMENT_STATES)
+
+    def __init__(self, id: str, a: str, b: str, kind: str, bandwidth_gbps: float, latency_us: float = 0.0,
+                 count: int = 1, slowdown: float = 1.0, note: str = "", state: str = "up") -> None:
+        self.id = id
+        self.a = a
+        self.b = b
+        self.kind = kind
+        self.bandwidth_gbps = bandwidth_gbps
+        self.latency_us = latency_us
+        self.count = count
+        self.slowdown = slowdown
+        self.note = note
+        self.state = state
 
 
 def split_endpoint(endpoint: str) -> tuple[str, str | None]:

@@ -29,7 +29,7 @@ PORT_PREFIXES = ("p", "nic", "nvl", "pcie")
 PORT_P, PORT_NIC, PORT_NVL, PORT_PCIE = range(4)
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one at start
 class Endpoints:
     """The cables' ends resolved to devices and ports, one array entry per end, for fast checks."""
     kind: np.ndarray  # 0: no such device, 1: a server, 2: a switch
@@ -40,6 +40,15 @@ class Endpoints:
     port_code: np.ndarray  # the port's prefix (PORT_PREFIXES) when it is written plainly (p17: no
     # leading zero, 1 to 9 ASCII digits), else -1
     port_number: np.ndarray  # the port's number when port_code >= 0, else -1
+
+    def __init__(self, kind: np.ndarray, index: np.ndarray, nic: np.ndarray, has_port: np.ndarray,
+                 port_code: np.ndarray, port_number: np.ndarray) -> None:
+        self.kind = kind
+        self.index = index
+        self.nic = nic
+        self.has_port = has_port
+        self.port_code = port_code
+        self.port_number = port_number
 
 
 class LinkEnds:

@@ -8,9 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..by_name import FieldValues, Frozen
 
-@dataclass(frozen=True, eq=False)  # listeners read its fields; nothing compares two changes
-class Change:
+
+# Listeners read its fields; nothing compares two changes (eq=False). Its __init__ and __repr__ are written
+# and it is frozen through core/by_name.Frozen: dataclass would compile all four methods at start.
+@dataclass(eq=False, init=False, repr=False)
+class Change(Frozen):
     """One edit of a design (added, removed, changed, replaced), as listeners are told of it."""
     action: str  # "added" | "removed" | "changed" | "replaced"
     collection: str  # "racks" | "nodes" | "switches" | "links" | "workload" | ... | "document"
@@ -21,6 +25,17 @@ class Change:
     # where an added element now is, or where a removed one was, in its list (a listener that keeps
     # something per position follows the list's order without searching it)
     position: int | None = None
+
+    def __init__(self, action: str, collection: str, id: str | None = None, field: str | None = None,
+                 old: Any = None, new: Any = None, position: int | None = None) -> None:
+        vars(self).update(action=action, collection=collection, id=id, field=field, old=old, new=new,
+                          position=position)
+
+    def __repr__(self) -> str:
+        return _CHANGE_VALUES.repr(self)
+
+
+_CHANGE_VALUES = FieldValues(Change)  # its __repr__
 
 
 Listener = Callable[[list[Change]], None]

@@ -6,13 +6,15 @@ Key names follow Megatron-LM's command-line arguments with dashes as underscores
 `rank_order`, `data_parallel_size`, `num_gpus`, `preset`); Megatron's forms of those are read
 as aliases (megatron_names.py). Workload keys left out come from `preset`, then from the
 Megatron defaults in `resolve_workload`.
-"""
-from __future__ import annotations
 
+Without `from __future__ import annotations`: the ~100 fields' types are builtins (int | None, ...),
+which as objects rather than texts spare dataclass two pattern matches per field (is it a ClassVar,
+an InitVar?) as each class is made, at every start.
+"""
 import dataclasses
 from dataclasses import dataclass
 
-from ..by_name import FieldsByName
+from ..by_name import FieldsByName, compared_by_value
 from .spec import spec_field
 
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
@@ -74,9 +76,10 @@ MAX_MICROBATCHES = 1 << 20
 PARALLEL_DIMS = ("tp", "cp", "ep", "dp", "pp")
 
 
-# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 41 parameters
-# (its __repr__ and __eq__ are generated).
-@dataclass(init=False)
+# init=False, eq=False, repr=False: its __init__ takes the fields by name and its __eq__ and __repr__ are
+# written once (core/by_name.py), not generated over 41 fields.
+@compared_by_value
+@dataclass(init=False, eq=False, repr=False)
 class Workload:
     """The `workload` section: the model's shape, batch and precision that a training step runs."""
     preset: str | None = spec_field(None, doc="Built-in model whose values the explicit keys override")
@@ -168,9 +171,10 @@ class Workload:
         _WORKLOAD_INIT.set(self, values)
 
 
-# init=False: its __init__ takes the fields by name (core/by_name.py), not a generated one of 57 parameters
-# (its __repr__ and __eq__ are generated).
-@dataclass(init=False)
+# init=False, eq=False, repr=False: its __init__ takes the fields by name and its __eq__ and __repr__ are
+# written once (core/by_name.py), not generated over 57 fields.
+@compared_by_value
+@dataclass(init=False, eq=False, repr=False)
 class Parallelism:
     """The `parallelism` section: how the job splits over GPUs (TP, PP, CP, EP, DP) and its options."""
     tensor_model_parallel_size: int = spec_field(1, doc="TP: GPUs sharing each layer's matrices", minimum=1,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..by_name import NEW, compared_by_value
 from .job import MAX_GPUS, Parallelism, Workload
 from .spec import spec_field
 
@@ -20,7 +21,9 @@ from .spec import spec_field
 PLACEMENT_POLICIES = ("packed", "spread", "rail-aligned", "domain-aligned")
 
 
-@dataclass
+# Its __init__ written and its __eq__ and __repr__ from core/by_name.py, not compiled at start (so JobSpec's).
+@compared_by_value
+@dataclass(init=False, eq=False, repr=False)
 class JobPlacement:
     """Where one job of `spec.jobs` runs: listed servers or racks, or a placer policy and GPU count."""
     nodes: list[str] = spec_field(doc="Servers the job runs on, in rank order (ids)", factory=list)
@@ -30,14 +33,29 @@ class JobPlacement:
     gpus: int | None = spec_field(None, doc="GPUs the job gets (default: its parallelism's num_gpus, or all "
                                             "GPUs of the listed servers)", minimum=1, maximum=MAX_GPUS)
 
+    def __init__(self, nodes: list[str] = NEW, racks: list[str] = NEW, policy: str = "packed",
+                 gpus: int | None = None) -> None:
+        self.nodes = [] if nodes is NEW else nodes
+        self.racks = [] if racks is NEW else racks
+        self.policy = policy
+        self.gpus = gpus
 
-@dataclass
+
+@compared_by_value
+@dataclass(init=False, eq=False, repr=False)
 class JobSpec:
     """One job of a cluster shared by several: its name, workload, parallelism and placement."""
     name: str = spec_field(doc="Name of the job (unique in the file)")
     workload: Workload | None = spec_field(None, doc="The model and batch, as spec.workload")
     parallelism: Parallelism | None = spec_field(None, doc="The plan, as spec.parallelism")
     placement: JobPlacement = spec_field(doc="Where the job runs", factory=JobPlacement)
+
+    def __init__(self, name: str, workload: Workload | None = None, parallelism: Parallelism | None = None,
+                 placement: JobPlacement = NEW) -> None:
+        self.name = name
+        self.workload = workload
+        self.parallelism = parallelism
+        self.placement = JobPlacement() if placement is NEW else placement
 
 
 def document_jobs(doc) -> list[JobSpec]:

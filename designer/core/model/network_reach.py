@@ -20,7 +20,7 @@ from .link_columns import NETWORK, LinkColumns
 from .switch_links import TIER_RANK, SwitchLinks, switch_links  # noqa: F401 (the engine's fabric reads them here)
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one at start
 class Island:
     """Compute servers the engine's routes join, and why they reach no others."""
     servers: list[str] | np.ndarray  # file order (by place: an int64 array, 8 bytes a server, not an int object)
@@ -29,6 +29,14 @@ class Island:
     # servers of other pods wait beyond the core tier
     core: list[int]  # the core switches it reaches, while another island reaches other ones
     down: tuple[str, ...] = ()  # (operational islands) the elements marked down that cut it off
+
+    def __init__(self, servers: list[str] | np.ndarray, bare_leaves: list[int], pods_without_core: list[int],
+                 core: list[int], down: tuple[str, ...] = ()) -> None:
+        self.servers = servers
+        self.bare_leaves = bare_leaves
+        self.pods_without_core = pods_without_core
+        self.core = core
+        self.down = down
 
 
 def server_islands(doc: Document, operational: bool = False, ends=None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..by_name import FieldValues, Frozen
 from ..problems import Problem
 from .catalog import Catalog, default_catalog
 from . import suggestions
@@ -22,8 +23,10 @@ from .suggestions import divisors
 from .pipeline_split import SplitError, split_layers, split_options
 
 
-@dataclass(frozen=True, repr=False)
-class ResolvedPlan:
+# Its __init__, __eq__ and __hash__ written, frozen through core/by_name.Frozen: dataclass would compile
+# five methods at every start.
+@dataclass(repr=False, init=False, eq=False)
+class ResolvedPlan(Frozen):
     """Sizes of every dimension, all known (DP derived)."""
 
     num_gpus: int
@@ -36,6 +39,20 @@ class ResolvedPlan:
     vp: int  # model chunks per stage (1 unless interleaved)
     num_microbatches: int
     rank_order: tuple[str, ...]
+
+    def __init__(self, num_gpus: int, tp: int, pp: int, cp: int, ep: int, etp: int, dp: int, vp: int,
+                 num_microbatches: int, rank_order: tuple[str, ...]) -> None:
+        vars(self).update(num_gpus=num_gpus, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp, dp=dp, vp=vp,
+                          num_microbatches=num_microbatches, rank_order=rank_order)
+
+    def __eq__(self, other):
+        return _RESOLVED_PLAN_VALUES.equal(self, other)
+
+    def __hash__(self):
+        return _RESOLVED_PLAN_VALUES.hash(self)
+
+
+_RESOLVED_PLAN_VALUES = FieldValues(ResolvedPlan)  # its __eq__ and __hash__
 
 
 def nearest(value: int, candidates) -> list[int]:

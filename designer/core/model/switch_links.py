@@ -12,7 +12,7 @@ import numpy as np
 TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, init=False)  # its __init__ written: dataclass would compile one at start
 class SwitchLinks:
     """The switch-to-switch network cables of a design (NVLink trays left out), as the engine routes."""
     links: np.ndarray  # link index of each cable
@@ -22,6 +22,16 @@ class SwitchLinks:
     upper_uplink: np.ndarray  # bool per cable: also an up-link of `upper` (two leaves cabled to each other)
     pod: np.ndarray  # per switch: its pod (leaves and spines one cable path joins), -1 for cores and trays
     to_core: np.ndarray  # bool per cable: an up-link of pod `pod[lower]` to a core switch
+
+    def __init__(self, links: np.ndarray, lower: np.ndarray, upper: np.ndarray, uplink: np.ndarray,
+                 upper_uplink: np.ndarray, pod: np.ndarray, to_core: np.ndarray) -> None:
+        self.links = links
+        self.lower = lower
+        self.upper = upper
+        self.uplink = uplink
+        self.upper_uplink = upper_uplink
+        self.pod = pod
+        self.to_core = to_core
 
 
 def switch_links(tier: np.ndarray, is_leaf: np.ndarray, tray: np.ndarray, links: np.ndarray,

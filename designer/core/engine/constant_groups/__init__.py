@@ -1,5 +1,5 @@
 """The engine's constants by role, one dataclass each; engine/constants.py combines them into
-EngineConstants, the one that is made (a group is frozen like it, through the Frozen base below, and
+EngineConstants, the one that is made (a group is frozen like it, through core/by_name.Frozen, and
 has no __init__ of its own: init=False saves generating one per group at start-up).
 AcceleratorConstants (accelerator.py) is made on its own, per accelerator kind. A constant is a dataclass field declared with `constant` or `table` below: its
 default, its source and its physical range, which the schema, the docs and `check_calibration` read.
@@ -11,21 +11,11 @@ it a ClassVar, an InitVar?) as each class is made.
 """
 from __future__ import annotations
 
-from dataclasses import MISSING, FrozenInstanceError, field
+from dataclasses import MISSING, field
+
+from ...by_name import Frozen  # the constants refuse assignment once made, as a frozen dataclass does
 
 FRACTION = dict(minimum=0.01, maximum=1.0, unit="fraction")  # an efficiency: 1% .. 100% of the rating
-
-
-class Frozen:
-    """Constants refuse assignment once made, as a frozen dataclass does, through these two methods
-    written once: `frozen=True` would generate both for each group and for EngineConstants at every start
-    of the program (16 functions compiled). Their __init__ set the fields by object.__setattr__."""
-
-    def __setattr__(self, name, value):
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name):
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 def constant(default, doc, *, unit=None, minimum=None, maximum=None, exclusive_minimum=None):

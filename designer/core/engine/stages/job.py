@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...by_name import FieldValues
 from ...model.catalog import Accelerator, Catalog
 from ...model.document import Document
 from ...model.job import (SHARDING_ZERO_STAGE, UNMODELLED_PARALLELISM_KEYS, UNMODELLED_WORKLOAD_KEYS,
@@ -18,13 +19,24 @@ from ..fabric import Fabric, require_routes
 from ..placement import Placement
 
 
-@dataclass(repr=False)
+# Its __init__ and __eq__ written (core/by_name.FieldValues): dataclass would compile both at start.
+@dataclass(repr=False, init=False, eq=False)
 class Job:
     """The job the engine costs: its workload, model shape, parallelism and resolved plan."""
     workload: Workload
     shape: F.ModelShape
     parallelism: Parallelism
     plan: ResolvedPlan
+
+    def __init__(self, workload: Workload, shape: F.ModelShape, parallelism: Parallelism,
+                 plan: ResolvedPlan) -> None:
+        self.workload, self.shape, self.parallelism, self.plan = workload, shape, parallelism, plan
+
+    def __eq__(self, other):
+        return _JOB_VALUES.equal(self, other)
+
+
+_JOB_VALUES = FieldValues(Job)  # its __eq__
 
 
 class Hardware:
