@@ -24,7 +24,7 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
         else:
             cross = f.gpu_domain.take(a) != f.gpu_domain.take(b)  # (take: see pxn_nic)
             a, b = a[cross], b[cross]
-            gid = np.flatnonzero(cross)
+            gid = cross.nonzero()[0]
         if pattern == "one_way":  # every stage sends to the next at once (a 1F1B exchange's one direction)
             return pxn_nic(f, a, b), f.gpu_nic.take(b), np.ones(a.size), gid
         senders, receivers = np.concatenate([a, b]), np.concatenate([b, a])

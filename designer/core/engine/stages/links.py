@@ -76,7 +76,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
         _phases_and_critical(result, used, busy_i, phase_s, sel, n)
         order = _busiest(util_i, TOP_LINKS)
         total_top = sum(v[order] for v in load_i.values())
-        idle = np.flatnonzero(total_top <= 0)  # the idle links of a fabric-wide selection
+        idle = (total_top <= 0).nonzero()[0]  # the idle links of a fabric-wide selection
         if idle.size:
             order, total_top = order[:idle[0]], total_top[:idle[0]]
         top = order if isinstance(sel, slice) else sel[order]
@@ -134,8 +134,8 @@ def _busiest(util: np.ndarray, k: int) -> np.ndarray:
     kth = np.partition(util, len(util) - k)[len(util) - k]  # the k-th largest
     if not np.isfinite(kth):
         return np.argsort(-util, kind="stable")[:k]
-    above = np.flatnonzero(util > kth)  # fewer than k
-    candidates = np.concatenate([above, np.flatnonzero(util == kth)[:k - len(above)]])
+    above = (util > kth).nonzero()[0]  # fewer than k
+    candidates = np.concatenate([above, (util == kth).nonzero()[0][:k - len(above)]])
     return candidates[np.argsort(-util[candidates], kind="stable")]
 
 
@@ -182,7 +182,7 @@ def _compact_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float],
         loaded = np.zeros(n_links, dtype=bool)
         for _, lb in costs:
             loaded[lb.index] = True
-        index = np.flatnonzero(loaded)
+        index = loaded.nonzero()[0]
         if index.size < SPARSE_SHARE * n_links:
             sel = index
     size = n_links if isinstance(sel, slice) else sel.size
