@@ -312,7 +312,8 @@ def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
             owner_load = tier_load.take(owner)
             loaded = owner_load > 0
             if not loaded.all():  # (a leaf or pod every up-link of which carries bytes: all of them kept)
-                links, owner_load, link_cap, owner_cap = links[loaded], owner_load[loaded], link_cap[loaded], owner_cap[loaded]
+                links, owner_load = links[loaded], owner_load[loaded]
+                link_cap, owner_cap = link_cap[loaded], owner_cap[loaded]
             index.append(links)
             values.append(owner_load * link_cap / owner_cap)
     # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
