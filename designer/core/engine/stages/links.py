@@ -101,12 +101,17 @@ def _bottleneck_rows(result: Evaluation, used: dict[str, CollectiveCost], breakd
     """The step's eight costliest resources, one row per (kind, resource): each collective's bottleneck
     (from its costliest call), GPU compute and the pipeline schedule, most exposed first."""
     bottlenecks = []
+    # A kind's rows share its exposed seconds, so the stable sort below keeps them in this order and
+    # the first of each (kind, resource) is the one kept: the others are not made.
+    made = set()
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):
-        kind = kind_of(key.split(":")[0])
-        if not c.bottleneck or c.time_s <= 0:
+        dim, primitive = key.split(":")
+        kind = kind_of(dim)
+        if not c.bottleneck or c.time_s <= 0 or (kind, c.bottleneck) in made:
             continue
+        made.add((kind, c.bottleneck))
         row = {"resource": c.bottleneck, "kind": kind, "utilization": round(c.utilization, 3),
-               "collective": key.split(":")[1], "algorithm": c.algorithm,
+               "collective": primitive, "algorithm": c.algorithm,
                "exposed_s": breakdown.get(kind, 0.0),
                "links": [doc.links[i].id for i in c.bottleneck_links[:64]]}
         alike = _alike_links(result, kind, c.bottleneck_links, busy_of)
