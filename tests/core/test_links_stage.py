@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from designer.core.engine.evaluate import Engine
-from designer.core.engine.stages.links import ALIKE, BOTTLENECK_SHARE, TOP_LINKS
+from designer.core.engine.stages.links import ALIKE, BOTTLENECK_SHARE, TOP_LINKS, kind_of
 from designer.core.io import load_document
 from designer.core.model.jobs import JobPlacement, JobSpec
 from tests.conftest import EXAMPLES
@@ -57,3 +57,17 @@ def test_each_links_phase_is_the_first_kind_with_its_largest_share(name):
             if result.link_phase_exposed[kind]:
                 critical |= flag
         assert np.array_equal(result.link_critical, critical)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_FILES)
+def test_each_bottleneck_row_is_the_costliest_collective_of_its_kind_and_resource(name):
+    """One row per (traffic kind, resource), and it names the costliest collective that has that
+    resource as its bottleneck."""
+    for result in job_results(name):
+        rows = [row for row in result.bottlenecks if "collective" in row]
+        assert len({(row["kind"], row["resource"]) for row in rows}) == len(rows)
+        for row in rows:
+            times = {key.split(":")[1]: c["time_s"] for key, c in result.collectives.items()
+                     if kind_of(key.split(":")[0]) == row["kind"] and c["bottleneck"] == row["resource"]}
+            assert times[row["collective"]] == max(times.values())
+

@@ -54,11 +54,15 @@ class GroupLatency:
         """A memo the fabric keeps for every dimension of every plan costed on it, with the constants:
         None when its servers' latencies differ (a group's latency then follows its members)."""
         f = self.fabric
-        library, message = _alike_server_latencies(f)
-        if library is None or message is None or not self.members.size:
+        if not self.members.size:
             return None
+
+        def make() -> dict | None:
+            library, message = _alike_server_latencies(f)
+            return None if library is None or message is None else {}
+        # (one look-up: every candidate list of every dimension asks)
         return f.remembered("alike_latency_table", (f.node_collective_latency_us, f.node_message_latency_us,
-                                                    f.switch_latency_us, self.k), dict)
+                                                    f.switch_latency_us, self.k), make)
 
     def seconds(self, algorithm: str, protocol: str, primitive: str, n: int, N: int, tier: int,
                 size: float) -> float:

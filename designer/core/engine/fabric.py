@@ -51,7 +51,8 @@ class Fabric:
     def spread_over_nics(self, src, dst, nbytes, gid):
         """Flows from GPUs that own several NICs, split evenly over them (the j-th NIC of the
         sender to the j-th of the receiver, as NCCL's channels pair them)."""
-        if src.size == 0 or not np.any(self.node_nics_per_gpu > 1):
+        if src.size == 0 or not self.remembered("several_nics_per_gpu", (self.node_nics_per_gpu,),
+                                                lambda: bool((self.node_nics_per_gpu > 1).any())):
             return src, dst, nbytes, gid
         k_src = self.node_nics_per_gpu[self.nic_node[src]]
         k_dst = self.node_nics_per_gpu[self.nic_node[dst]]

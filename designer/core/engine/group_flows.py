@@ -24,7 +24,7 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
         else:
             cross = f.gpu_domain.take(a) != f.gpu_domain.take(b)  # (take: see pxn_nic)
             a, b = a[cross], b[cross]
-            gid = np.flatnonzero(cross)
+            gid = cross.nonzero()[0]
         if pattern == "one_way":  # every stage sends to the next at once (a 1F1B exchange's one direction)
             return pxn_nic(f, a, b), f.gpu_nic.take(b), np.ones(a.size), gid
         senders, receivers = np.concatenate([a, b]), np.concatenate([b, a])
@@ -78,9 +78,9 @@ def _next_server(by_node: np.ndarray, shift: int) -> np.ndarray:
 def pxn_nic(f: Fabric, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
     """NIC on the source node that sits on the destination GPU's rail (PXN)."""
     # (take: the GPUs are the placements' 32-bit ranks, which indexing converts first, at twice the cost)
-    dst_nic = f.gpu_nic.take(dst_gpu)
-    local = dst_nic - f.node_nic_base[f.gpu_node.take(dst_gpu)]
-    base = f.node_nic_base[f.gpu_node.take(src_gpu)]
+    rail, first_nic = _rails_and_first_nics(f)
+    local = rail.take(dst_gpu)
+    base = first_nic.take(src_gpu)
     # servers with as many NICs each: every source server has the destination's rail
     if f.remembered("alike_nic_counts", (f.node_nic_count,),
                     lambda: bool((f.node_nic_count == f.node_nic_count[:1]).all())):
@@ -89,3 +89,12 @@ def pxn_nic(f: Fabric, src_gpu: np.ndarray, dst_gpu: np.ndarray) -> np.ndarray:
     if has_rail.all():  # no flow falls back
         return base + local
     return base + np.where(has_rail, local, f.gpu_nic[src_gpu] - base)  # else the source GPU's own NIC
+
+
+def _rails_and_first_nics(f: Fabric) -> tuple[np.ndarray, np.ndarray]:
+    """Per GPU, its NIC's place among its server's NICs (its rail) and its server's first NIC: kept
+    with the fabric while its GPUs and NICs are the same arrays (every pattern of every plan reads them)."""
+    def make():
+        first_nic = f.node_nic_base[f.gpu_node]
+        return f.gpu_nic - first_nic, first_nic
+    return f.remembered("gpu_rails", (f.gpu_nic, f.gpu_node, f.node_nic_base), make)

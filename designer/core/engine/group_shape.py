@@ -53,7 +53,8 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     if n == 2:
         n_nodes = (sorted_nodes[:, 0] != sorted_nodes[:, 1]).astype(np.int64) + 1
     else:
-        n_nodes = (np.count_nonzero(sorted_nodes[:, 1:] != sorted_nodes[:, :-1], axis=1) + 1 if n > 1
+        # (a sum of the booleans: count_nonzero along an axis is that sum behind a Python wrapper, 3x the time)
+        n_nodes = ((sorted_nodes[:, 1:] != sorted_nodes[:, :-1]).sum(axis=1, dtype=np.intp) + 1 if n > 1
                    else np.ones(G, dtype=np.int64))
     by_node, per_node = None, 0
     alike = bool(G) and bool((n_nodes == n_nodes[0]).all())  # every group on as many servers
@@ -78,23 +79,30 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         shape.classes[(key // 4, per_node, key % 4)] = np.arange(G)
         return shape
     # the keys present, in order, from their counts (np.unique imports numpy.ma: see flows._leaves_of_nics)
-    for key in np.flatnonzero(np.bincount(keys)).tolist():
-        shape.classes[(key // 4, per_node, key % 4)] = np.flatnonzero(keys == key)
+    for key in np.bincount(keys).nonzero()[0].tolist():
+        shape.classes[(key // 4, per_node, key % 4)] = (keys == key).nonzero()[0]
     return shape
 
 
 def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
     """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else."""
-    # -1 (no NIC, no leaf) indexes the last entry: a -1 put after the table keeps it -1 (the tables
-    # kept with the fabric: every dimension of every plan reads them)
-    leaf_of = fabric.remembered("nic_leaf_or_none", (fabric.nic_leaf,),
-                                lambda: np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1))
-    pod_of = fabric.remembered("switch_pod_or_none", (fabric.switch_pod,),
-                               lambda: np.append(fabric.switch_pod.astype(np.int64, copy=False), -1))
-    leaves = leaf_of[fabric.gpu_nic.take(members)]
-    pods = pod_of[leaves]
+    gpu_leaf, gpu_pod = gpu_leaves_and_pods(fabric)
+    leaves = gpu_leaf.take(members)  # (take: see group_shape)
+    pods = gpu_pod.take(members)
     # GPUs under one leaf are in one pod: 3, less one for one pod, less one more for one leaf
     return 3 - _rows_alike(leaves).astype(np.int64) - _rows_alike(pods)
+
+
+def gpu_leaves_and_pods(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
+    """Per GPU, the leaf its NIC hangs from and that leaf's pod (-1: none), kept with the fabric
+    while its NICs, leaves and pods are the same arrays (every dimension of every plan reads them)."""
+    def make():
+        # -1 (no NIC, no leaf) indexes the last entry: a -1 put after each table keeps it -1
+        leaf_of = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)
+        pod_of = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)
+        gpu_leaf = leaf_of[fabric.gpu_nic]
+        return gpu_leaf, pod_of[gpu_leaf]
+    return fabric.remembered("gpu_leaves_and_pods", (fabric.gpu_nic, fabric.nic_leaf, fabric.switch_pod), make)
 
 
 # A reduction along rows of two (the pipeline's pairs) runs as one elementwise pass: numpy runs it as a

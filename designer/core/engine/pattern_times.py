@@ -165,10 +165,10 @@ class PatternTimes:
             net, best = (slowest_in_order(flow_t, G, layout) if layout is not None
                          else slowest_of_groups(flow_t, gid, G))
             code, res = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
-            ok = np.flatnonzero(best >= 0) if layout is None else slice(None)  # (every group has flows)
+            ok = (best >= 0).nonzero()[0] if layout is None else slice(None)  # (every group has flows)
             at = best[ok]
-            code[ok] = flow_code[at]
-            res[ok] = flow_res[at]
+            code[ok] = flow_code.take(at)
+            res[ok] = flow_res.take(at)
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
         out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
         self._unit[pattern] = out
@@ -181,7 +181,7 @@ def slowest_of_groups(flow_t: np.ndarray, gid: np.ndarray, G: int) -> tuple[np.n
     net = np.zeros(G)
     np.maximum.at(net, gid, flow_t)
     best = np.full(G, -1, dtype=np.int64)
-    slowest = np.flatnonzero(flow_t >= net.take(gid))  # (take: gid is 32-bit, see group_flows.pxn_nic)
+    slowest = (flow_t >= net.take(gid)).nonzero()[0]  # (take: gid is 32-bit, see group_flows.pxn_nic)
     best[gid[slowest]] = slowest  # (the last write of a group's wins)
     return net, best
 

@@ -9,6 +9,8 @@ cost a few numpy operations (docs/engine-model.md, "Rank order").
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..model.plan import ResolvedPlan
@@ -72,7 +74,7 @@ def _grid(sizes: dict[str, int], order: list[str]) -> tuple[np.ndarray, tuple[st
     dims = [d for d in order if d in sizes]
     shape_slow_first = [sizes[d] for d in reversed(dims)]
     # int32: a placement is kept per plan of a search (128 of them at 16k GPUs, two grids each)
-    ranks = np.arange(int(np.prod(shape_slow_first)), dtype=np.int32).reshape(shape_slow_first)
+    ranks = np.arange(math.prod(shape_slow_first), dtype=np.int32).reshape(shape_slow_first)
     grid = np.transpose(ranks, list(range(len(dims)))[::-1])  # axis k = dims[k]
     return grid, tuple(dims)
 

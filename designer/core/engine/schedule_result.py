@@ -144,9 +144,9 @@ class ScheduleResult:
         if arrays[stage] is None:
             return 0.0
         prev_of, dep_of, has_dep, crosses, _ = arrays[stage]
-        f = np.array(prev_of(end), float, ndmin=1)
+        f = _floats(prev_of(end), len(crosses))
         transfer = np.where(crosses, p2p_s, 0.0)
-        r = np.array(dep_of(end), float, ndmin=1) + transfer
+        r = _floats(dep_of(end), len(crosses)) + transfer
         start = np.where(r > f, r, f)
         ready = np.where(has_dep, r, 0.0)
         # the previous op's end (0.0 before the first): what each op's stage was free at, but the first's
@@ -176,3 +176,9 @@ class ScheduleResult:
                 for (kind, i, c), start, finish, prev, wait_pp
                 in zip(self.order[stage], starts, ends, [0.0] + ends[:-1], self.stage_waits_pp(stage))]
         return list(hit)
+
+
+def _floats(picked, n: int) -> np.ndarray:
+    """The `n` floats an itemgetter picked (a tuple, or the value itself for one index) as an array:
+    fromiter reads a tuple of floats in half the time np.array takes to look at it first."""
+    return np.fromiter(picked, float, n) if n > 1 else np.array(picked, float, ndmin=1)

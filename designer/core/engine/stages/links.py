@@ -5,6 +5,7 @@ turns these into the answer a network engineer reads)."""
 from __future__ import annotations
 
 import functools
+from operator import attrgetter
 
 import numpy as np
 
@@ -24,6 +25,7 @@ ALIKE = 0.99
 BOTTLENECK_SHARE = 0.5
 EXPOSED_SHARE = 0.01
 TOP_LINKS = 200  # link_utilization rows: the busiest links of the step
+_LINK_ENDS = attrgetter("id", "a", "b")  # a link row's (id, a, b)
 
 
 def kind_of(dim: str) -> str:
@@ -76,16 +78,17 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
         _phases_and_critical(result, used, busy_i, phase_s, sel, n)
         order = _busiest(util_i, TOP_LINKS)
         total_top = sum(v[order] for v in load_i.values())
-        idle = np.flatnonzero(total_top <= 0)  # the idle links of a fabric-wide selection
+        idle = (total_top <= 0).nonzero()[0]  # the idle links of a fabric-wide selection
         if idle.size:
             order, total_top = order[:idle[0]], total_top[:idle[0]]
         top = order if isinstance(sel, slice) else sel[order]
         # The rows are read only when the answer is written out (as_json): a plan's 200 row
         # dicts cost a new plan ~0.3 ms at 1k. Their numbers are picked now (small arrays, and
         # the links' names: the document may change before they are read), the dicts made then.
-        links = doc.links
+        # (each link read once, its three fields by one attrgetter: ~200 rows a plan)
+        ends = list(map(_LINK_ENDS, map(doc.links.__getitem__, top.tolist())))
         result.link_rows_builder = functools.partial(
-            _utilization_rows, [(links[li].id, links[li].a, links[li].b) for li in top.tolist()],
+            _utilization_rows, ends,
             util_i[order], total_top, sum(b[order] for b in busy_i.values()), {kd: v[order] for kd, v in load_i.items()},
             {kd: b[order] for kd, b in busy_i.items()}, {kd: flag[top] for kd, flag in result.link_bottleneck.items()},
             [result.link_phase_names[c] for c in result.link_phase_code[top].tolist()], result.link_critical[top],
@@ -98,12 +101,17 @@ def _bottleneck_rows(result: Evaluation, used: dict[str, CollectiveCost], breakd
     """The step's eight costliest resources, one row per (kind, resource): each collective's bottleneck
     (from its costliest call), GPU compute and the pipeline schedule, most exposed first."""
     bottlenecks = []
+    # A kind's rows share its exposed seconds, so the stable sort below keeps them in this order and
+    # the first of each (kind, resource) is the one kept: the others are not made.
+    made = set()
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):
-        kind = kind_of(key.split(":")[0])
-        if not c.bottleneck or c.time_s <= 0:
+        dim, primitive = key.split(":")
+        kind = kind_of(dim)
+        if not c.bottleneck or c.time_s <= 0 or (kind, c.bottleneck) in made:
             continue
+        made.add((kind, c.bottleneck))
         row = {"resource": c.bottleneck, "kind": kind, "utilization": round(c.utilization, 3),
-               "collective": key.split(":")[1], "algorithm": c.algorithm,
+               "collective": primitive, "algorithm": c.algorithm,
                "exposed_s": breakdown.get(kind, 0.0),
                "links": [doc.links[i].id for i in c.bottleneck_links[:64]]}
         alike = _alike_links(result, kind, c.bottleneck_links, busy_of)
@@ -134,9 +142,9 @@ def _busiest(util: np.ndarray, k: int) -> np.ndarray:
     kth = np.partition(util, len(util) - k)[len(util) - k]  # the k-th largest
     if not np.isfinite(kth):
         return np.argsort(-util, kind="stable")[:k]
-    above = np.flatnonzero(util > kth)  # fewer than k
-    candidates = np.concatenate([above, np.flatnonzero(util == kth)[:k - len(above)]])
-    return candidates[np.argsort(-util[candidates], kind="stable")]
+    above = (util > kth).nonzero()[0]  # fewer than k
+    candidates = np.concatenate([above, (util == kth).nonzero()[0][:k - len(above)]])
+    return candidates[(-util.take(candidates)).argsort(kind="stable")]
 
 
 def _utilization_rows(ends: list[tuple[str, str, str]], util: np.ndarray, total: np.ndarray, busy_total: np.ndarray,
@@ -182,7 +190,7 @@ def _compact_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float],
         loaded = np.zeros(n_links, dtype=bool)
         for _, lb in costs:
             loaded[lb.index] = True
-        index = np.flatnonzero(loaded)
+        index = loaded.nonzero()[0]
         if index.size < SPARSE_SHARE * n_links:
             sel = index
     size = n_links if isinstance(sel, slice) else sel.size
