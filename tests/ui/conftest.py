@@ -9,6 +9,21 @@ def process_set_up_as_the_app_does():
     set_up_the_process()
 
 
+@pytest.fixture(autouse=True)
+def closed_windows_are_destroyed():
+    """The windows a test closed are destroyed when it ends, not kept for the rest of the process.
+
+    pytest-qt closes each window a test registered and asks Qt to delete it later (deleteLater);
+    Qt deletes it only in an event loop of its own, which the tests rarely run (processEvents is
+    not one). Without this, every later test shared the process with all the earlier tests'
+    windows: their widgets, timers and signal connections (a hundred windows, 100,000 widgets)."""
+    yield  # torn down after pytest-qt closed the test's windows (its teardown wraps the fixtures')
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+
+
 @pytest.fixture
 def empty_window(qtbot, tmp_path, monkeypatch):
     """A shown 1200x800 main window with its own settings; closing never blocks on the

@@ -36,11 +36,9 @@ class _BarPlot(pg.PlotItem):
     """A one-bar plot: no mouse interaction, no menu, no auto-range button."""
 
     def __init__(self, label: str, units: str):
-        super().__init__()
-        self.setMenuEnabled(False)
+        super().__init__(enableMenu=False)  # its view box is made without the context menu, never built
         self.hideButtons()
         self.setMouseEnabled(x=False, y=False)
-        self.vb.setMenuEnabled(False)
         self.vb.setDefaultPadding(0.0)
         self.setLabel("bottom", label, units=units)
         for name in ("left", "bottom"):

@@ -69,11 +69,10 @@ class ScalingPlot(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(enableMenu=False)  # no context menu: its widgets are never built
         self.plot.setObjectName("scaling_plot")
         self.plot.setBackground("w")
         self.plot.setMinimumSize(240, 110)
-        self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)
         item = self.plot.getPlotItem()

@@ -39,12 +39,12 @@ class TimelinePlot:
         ci.addItem(self.title, row=0, col=0)
         self.legend = make_legend(9)
         ci.addItem(self.legend, row=1, col=0)
-        self.vb = TimeViewBox()
-        self.plot = pg.PlotItem(viewBox=self.vb)
+        # no context menu: its Export... would offer pyqtgraph's SVG exporter (crashes on 6.12); made
+        # without it, the menu's widgets are never built
+        self.vb = TimeViewBox(enableMenu=False)
+        self.plot = pg.PlotItem(viewBox=self.vb, enableMenu=False)
         ci.addItem(self.plot, row=2, col=0)
         ci.layout.setRowStretchFactor(2, 10)
-        self.plot.setMenuEnabled(False)
-        self.vb.setMenuEnabled(False)  # its Export... would offer pyqtgraph's SVG exporter (crashes on 6.12)
         self.plot.hideButtons()
         self.vb.invertY(True)
         self.vb.setMouseEnabled(x=True, y=True)
