@@ -3,10 +3,11 @@ the same values and defaults, a fresh default list per instance, a TypeError nam
 missing field, and a frozen one still refusing assignment; and the written __eq__, __hash__ and
 __repr__ (FieldValues, compared_by_value, Frozen) behave as the generated ones."""
 import dataclasses
+import inspect
 
 import pytest
 
-from designer.core.by_name import FieldsByName, FieldValues, Frozen, compared_by_value
+from designer.core.by_name import NEW, FieldsByName, FieldValues, Frozen, compared_by_value
 from designer.core.model import Parallelism, Workload
 from designer.core.model.catalog import Accelerator, default_catalog
 from designer.core.model.document import ClusterSpec
@@ -131,3 +132,48 @@ def test_written_methods_keep_what_generated_ones_refuse():
     with pytest.raises(dataclasses.FrozenInstanceError):
         del made.name
     assert dataclasses.replace(made, count=5) == WrittenFrozen("a", 5)
+
+
+def _core_dataclasses_with_written_init():
+    """Every dataclass of designer.core declared init=False whose class writes a positional __init__."""
+    import importlib
+    import pkgutil
+
+    import designer.core as core
+    found = {}
+    for module in pkgutil.walk_packages(core.__path__, core.__name__ + "."):
+        for value in vars(importlib.import_module(module.name)).values():
+            # (declared a dataclass itself, not a plain subclass of one with an __init__ of its own)
+            if (isinstance(value, type) and "__dataclass_params__" in vars(value) and value.__module__ == module.name
+                    and not value.__dataclass_params__.init and "__init__" in vars(value)):
+                params = inspect.signature(value.__init__).parameters.values()
+                if not any(p.kind is p.VAR_KEYWORD for p in params):  # (by name: FieldsByName reads the fields)
+                    found[f"{value.__module__}.{value.__qualname__}"] = value
+    return found
+
+
+WRITTEN_INIT = _core_dataclasses_with_written_init()
+
+
+def test_the_core_has_written_inits_to_check():
+    assert {"designer.core.model.elements.Node", "designer.core.model.elements.Link",
+            "designer.core.model.plan.ResolvedPlan"} <= WRITTEN_INIT.keys()
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_INIT))
+def test_a_written_init_takes_the_fields_in_order_with_their_defaults(name):
+    """A written positional __init__ stands for the generated one: its parameters are the class's init
+    fields in declaration order, each with the field's default (NEW for a default factory), so a default
+    changed in the field and not in the __init__ (or the reverse) fails here."""
+    cls = WRITTEN_INIT[name]
+    declared = [f for f in dataclasses.fields(cls) if f.init]
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert [p.name for p in params] == [f.name for f in declared]
+    for param, field in zip(params, declared):
+        if field.default is not dataclasses.MISSING:
+            expected = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            expected = NEW
+        else:
+            expected = inspect.Parameter.empty
+        assert param.default is expected or param.default == expected, (field.name, param.default, expected)
