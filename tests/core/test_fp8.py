@@ -115,3 +115,21 @@ def test_fp8_format_beside_the_plan_is_accepted_and_a_mismatch_is_said():
                              "--set", "workload.precision=fp8")
     assert code == 0, err
     assert not any("fp8_format" in w for w in json.loads(out)["warnings"])
+
+
+def test_a_part_named_by_its_alias_and_its_full_name_is_refused_once():
+    """Servers that name the same accelerator two ways ("H100" and "H100-SXM5-80GB") hold one part:
+    a recipe it cannot run is one problem, not one per spelling."""
+    from designer.core.design_check import check_document
+    from designer.core.generate.fat_tree import generate_fat_tree
+    from designer.core.model import Parallelism, Workload
+
+    doc = generate_fat_tree(nodes=4, gpu="H100")
+    spelled = doc.nodes[0].accelerator
+    other = "H100" if spelled != "H100" else "H100-SXM5-80GB"
+    doc.update(doc.nodes[0].id, accelerator=other)
+    assert {n.accelerator for n in doc.nodes} == {"H100", "H100-SXM5-80GB"}
+    doc.set_job(Workload(preset="llama3-8b", global_batch_size=32, micro_batch_size=1),
+                Parallelism(tensor_model_parallel_size=1, num_gpus=32, fp8_recipe="mxfp8"))
+    refused = [p.message for p in check_document(doc) if "fp8_recipe mxfp8" in p.message]
+    assert refused == ["fp8_recipe mxfp8 needs mxfp8 tensor cores, which H100-SXM5-80GB does not have"]

@@ -199,6 +199,17 @@ RECIPE_FORMAT = {"delayed": "fp8", "tensorwise": "fp8", "blockwise": "fp8", "mxf
 FP4_RECIPE_FORMAT = {"nvfp4": "nvfp4", "mxfp4": "mxfp4"}
 
 
+def known_accelerators(names, catalog: Catalog) -> list:
+    """The catalog's accelerators the servers name, each once (a part named by its alias and by its
+    full name is one part), in order of the names; unknown names are left to the cluster checks."""
+    parts = {}
+    for name in sorted(names):
+        if catalog.resolve("accelerators", name) is not None:
+            acc = catalog.accelerator(name)
+            parts.setdefault(acc.name, acc)
+    return list(parts.values())
+
+
 def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog,
                         accelerators: frozenset[str] | None = None,
                         workload: Workload | None = None) -> list[Problem]:
@@ -212,10 +223,7 @@ def fp8_recipe_problems(doc, parallelism: Parallelism | None, catalog: Catalog,
     recipe = parallelism.fp8_recipe if parallelism else None
     if not recipe:
         return problems
-    for name in sorted(names):
-        if catalog.resolve("accelerators", name) is None:
-            continue  # an unknown part is reported by the cluster checks
-        acc = catalog.accelerator(name)
+    for acc in known_accelerators(names, catalog):
         if acc.supports(RECIPE_FORMAT[recipe]):
             continue
         usable = [r for r, fmt in RECIPE_FORMAT.items() if acc.supports(fmt)]
@@ -240,10 +248,7 @@ def fp8_attention_problems(doc, parallelism: Parallelism | None, catalog: Catalo
     if workload is None or (workload.softmax_type or "vanilla") == "vanilla":
         return []
     problems = []
-    for name in sorted(names):
-        if catalog.resolve("accelerators", name) is None:
-            continue
-        acc = catalog.accelerator(name)
+    for acc in known_accelerators(names, catalog):
         if not acc.supports("mxfp8"):
             problems.append(Problem(f"fp8_dot_product_attention with softmax_type {workload.softmax_type} has no FP8 "
                                     f"attention kernel on {acc.name} (cuDNN runs it in FP8 only on Blackwell)",
@@ -262,10 +267,7 @@ def fp4_problems(doc, parallelism: Parallelism | None, catalog: Catalog, names: 
         return []
     recipe = (parallelism.fp4_recipe if parallelism else None) or "nvfp4"
     problems = []
-    for name in sorted(names):
-        if catalog.resolve("accelerators", name) is None:
-            continue
-        acc = catalog.accelerator(name)
+    for acc in known_accelerators(names, catalog):
         if acc.supports(FP4_RECIPE_FORMAT[recipe]) and "fp4" in acc.peak_tflops:
             continue
         usable = [r for r, fmt in FP4_RECIPE_FORMAT.items() if acc.supports(fmt)]
