@@ -101,7 +101,8 @@ def gpu_leaves_and_pods(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
         leaf_of = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)
         pod_of = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)
         gpu_leaf = leaf_of[fabric.gpu_nic]
-        return gpu_leaf, pod_of[gpu_leaf]
+        # 32-bit, as switch and pod indices fit: half the memory of 64-bit tables (1 MB less at 131k GPUs)
+        return gpu_leaf.astype(np.int32), pod_of[gpu_leaf].astype(np.int32)
     return fabric.remembered("gpu_leaves_and_pods", (fabric.gpu_nic, fabric.nic_leaf, fabric.switch_pod), make)
 
 
