@@ -17,7 +17,7 @@ Each file prints one JSON line:
                  python (the interpreter's own start, measured apart), imports, read (the file's text),
                  parse (YAML to plain data, each part of a one-line section built into its elements as it
                  is read, the links' fields kept, as the command reads), build (the rest to the element
-                 classes and the Document), check, evaluate, link_classes, json (as_json + the indented text)
+                 classes and the Document), check, evaluate, link_classes, json (as_json + dumps)
   load_avg       the 1-minute load average before the runs (2 cores shared: above ~1 the figures are high)
 The children compile modules into a cache of their own (see child_env), as an installed package has
 them. Targets: wall_s <= 0.2 at 1,024 GPUs, <= 0.4 at 16,384 and <= 2 at 131,072.
@@ -52,7 +52,6 @@ from designer.core.model.document import Document
 from designer.core.design_check import check_document
 from designer.core.engine.evaluate import Engine
 from designer.core.analysis.link_load import classes_json
-from designer.cli.json_text import dumps_indented
 t1 = time.perf_counter()
 with collector_paused():
     text = files.read_text(sys.argv[1]); t2 = time.perf_counter()
@@ -65,7 +64,7 @@ with collector_paused():
         result = Engine().evaluate(doc); t6 = time.perf_counter()
         classes = classes_json(result, doc); t7 = time.perf_counter()
         out = result.as_json(events=False); out["link_classes"] = classes
-        text_out = dumps_indented(out); t8 = time.perf_counter()
+        text_out = json.dumps(out, indent=2); t8 = time.perf_counter()
 assert data is not None and not problems and not errors, "the file must load on the fast path and be valid"
 ms = lambda a, b: round(1e3 * (b - a), 1)
 print(json.dumps({"imports": ms(t0, t1), "read": ms(t1, t2), "parse": ms(t2, t3), "build": ms(t3, t4),

@@ -2,9 +2,10 @@
 (docs/contract.md section 5 for the JSON)."""
 from __future__ import annotations
 
+import json
+
 from ..core.problems import EXIT_OK
 from .common import EPILOG, err
-from .json_text import dumps_indented
 from .job import add_job_arguments, check_errors, load_job, raise_check_errors
 
 
@@ -49,7 +50,7 @@ def _print_result(args, doc, result) -> int:
         out["link_classes"] = classes_json(result, doc)  # symmetric links as one row (docs/contract.md, Link load)
         span = step_time_range(result, doc)  # the engine's 80 % range on published runs of this class
         out["step_time_range_s"], out["error_class"] = list(span.range_s), span.error_class
-        print(dumps_indented(out))  # one write: json.dump writes each of its ~6,000 pieces apart
+        print(json.dumps(out, indent=2))  # one write: json.dump writes each of its ~6,000 pieces apart
         return EXIT_OK
     print(format_jobs(result, doc) if len(result.jobs) > 1 else format_result(result, doc))
     return EXIT_OK
