@@ -33,6 +33,7 @@ class StagedBuild:
         self._scene = scene
         self.running = False  # a staged build is making items (finish completes it at once)
         self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
+        self.planned_down: dict = {}  # what of the design being built is down, from its plan (job_colors.py)
         self._work = None  # the generator making the items (_make_items)
         self._lod = None  # what the level of detail needs of each item, gathered as it is made
         self._hidden: list = []  # items made and not shown yet
@@ -57,6 +58,7 @@ class StagedBuild:
         scene = self._scene
         doc = scene.doc
         self.running = True
+        self.planned_down = plan.down
         left, top, right, bottom = plan.layout_rect
         items = QRectF(QPointF(*plan.items_rect[:2]), QPointF(*plan.items_rect[2:]))
         scene.set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)), items if items.isValid() else None)
