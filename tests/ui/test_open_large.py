@@ -129,14 +129,13 @@ def test_a_staged_open_paints_the_racks_then_the_boxes_then_the_cables_each_in_a
     # the layers wait for the paint itself, not for the fallback of a widget never painted (a loaded
     # machine may take longer than that fallback to paint)
     monkeypatch.setattr(next_paint, "LATEST_MS", 60_000)
+    monkeypatch.setattr("designer.ui.canvas.scene_detail.LOD_BOXES", 1e9)  # opened far out: a layer draws the boxes
     window = empty_window
 
     def drawn(layer) -> bool:
         return layer.isVisible() and layer.opacity() > 0
 
-    # at each paint of the canvas once the staged build began: (the box layer let draw, when the zoom
-    # wants it; the cables drawn)
-    class Paints(QObject):
+    class Paints(QObject):  # at each paint of the canvas once the staged build began: (boxes drawn, cables drawn)
         layers: list = []
         began = False  # (a paint between the open and the build still shows the design before)
 
@@ -144,7 +143,7 @@ def test_a_staged_open_paints_the_racks_then_the_boxes_then_the_cables_each_in_a
             self.began = self.began or window.scene.build.running
             if event.type() == QEvent.Paint and self.began:
                 scene = window.scene
-                self.layers.append((scene.box_layer.opacity() > 0, drawn(scene.link_layer)))
+                self.layers.append((drawn(scene.box_layer), drawn(scene.link_layer)))
             return False
 
     paints = Paints()
@@ -155,7 +154,7 @@ def test_a_staged_open_paints_the_racks_then_the_boxes_then_the_cables_each_in_a
     boxes_at = next(i for i, (boxes, _) in enumerate(paints.layers) if boxes)
     cables_at = next(i for i, (_, cables) in enumerate(paints.layers) if cables)
     assert 0 < boxes_at < cables_at  # the racks alone, then their boxes, then the cables
-    assert window.scene.box_layer.opacity() > 0 and drawn(window.scene.link_layer)
+    assert drawn(window.scene.box_layer) and drawn(window.scene.link_layer)
 
 
 def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, monkeypatch):

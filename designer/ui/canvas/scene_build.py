@@ -209,10 +209,13 @@ class StagedBuild:
         self._after_paint.then(self._show_next_layer)
 
     def _show_next_layer(self) -> None:
-        if self._layers_hidden:
-            self._layers_hidden.pop(0).setOpacity(1.0)
-            self._show_layers_after_paint()
-        elif self._work is not None:
+        while self._layers_hidden:
+            layer = self._layers_hidden.pop(0)
+            layer.setOpacity(1.0)
+            if layer.isVisible():  # drawn at the next paint (one the zoom hides asks for none: the next now)
+                self._show_layers_after_paint()
+                return
+        if self._work is not None:
             self._timer.start()
 
     def _show_layers(self) -> None:
