@@ -120,25 +120,30 @@ def _staged_open(window, path, qtbot, monkeypatch) -> None:
     assert window.qdoc.path == str(path) and not window.scene.build.running
 
 
-def test_a_staged_open_paints_the_racks_first_and_the_cables_in_a_paint_of_their_own(empty_window, mid_file, qtbot,
-                                                                                       monkeypatch):
+def test_a_staged_open_paints_the_racks_then_the_boxes_then_the_cables_each_in_a_paint_of_its_own(
+        empty_window, mid_file, qtbot, monkeypatch):
     from PySide6.QtCore import QEvent, QObject
 
     import designer.ui.common.next_paint as next_paint
 
-    # the cables wait for the paint itself, not for the fallback of a widget never painted (a loaded
+    # the layers wait for the paint itself, not for the fallback of a widget never painted (a loaded
     # machine may take longer than that fallback to paint)
     monkeypatch.setattr(next_paint, "LATEST_MS", 60_000)
+    monkeypatch.setattr("designer.ui.canvas.scene_detail.LOD_BOXES", 1e9)  # opened far out: a layer draws the boxes
     window = empty_window
 
-    class Paints(QObject):  # at each paint of the canvas once the staged build began: whether the cables are drawn
-        cables: list = []
+    def drawn(layer) -> bool:
+        return layer.isVisible() and layer.opacity() > 0
+
+    class Paints(QObject):  # at each paint of the canvas once the staged build began: (boxes drawn, cables drawn)
+        layers: list = []
         began = False  # (a paint between the open and the build still shows the design before)
 
         def eventFilter(self, watched, event):
             self.began = self.began or window.scene.build.running
             if event.type() == QEvent.Paint and self.began:
-                self.cables.append(window.scene.link_layer.isVisible())
+                scene = window.scene
+                self.layers.append((drawn(scene.box_layer), drawn(scene.link_layer)))
             return False
 
     paints = Paints()
@@ -146,8 +151,10 @@ def test_a_staged_open_paints_the_racks_first_and_the_cables_in_a_paint_of_their
     _staged_open(window, mid_file, qtbot, monkeypatch)
     assert window.settle()
     window.view.viewport().removeEventFilter(paints)
-    assert paints.cables[0] is False and True in paints.cables  # the racks' boxes, then the cables
-    assert window.scene.link_layer.isVisible()
+    boxes_at = next(i for i, (boxes, _) in enumerate(paints.layers) if boxes)
+    cables_at = next(i for i, (_, cables) in enumerate(paints.layers) if cables)
+    assert 0 < boxes_at < cables_at  # the racks alone, then their boxes, then the cables
+    assert drawn(window.scene.box_layer) and drawn(window.scene.link_layer)
 
 
 def test_the_staged_canvas_is_the_one_items_give(empty_window, mid_file, qtbot, monkeypatch):

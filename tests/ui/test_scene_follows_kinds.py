@@ -39,3 +39,19 @@ def test_a_change_of_the_job_alone_reaches_no_canvas_handler(window, tmp_path):
     doc = window.qdoc.doc
     doc.set_job(doc.spec.workload, doc.spec.parallelism)
     assert heard == []
+
+
+def test_the_legend_fits_an_opened_designs_cables_before_the_canvas_paints(empty_window):
+    from pathlib import Path
+
+    from designer.ui.canvas.legend import MARGIN_PX, ROW_PX
+
+    window = empty_window
+    legend = window.view.legend
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "h100-64gpu-infiniband.yaml"
+    window.open_file(str(example))  # no event processed: the canvas has not painted the design yet
+    rows = legend.rows()
+    assert any(what == "kind" for what, _text in rows)  # its cables' kinds listed
+    assert legend.height() == int(len(rows) * ROW_PX + 2 * MARGIN_PX)  # and room for each of them
+    viewport = window.view.viewport().geometry()
+    assert legend.y() == viewport.bottom() - legend.height() - MARGIN_PX  # in its place, above the corner

@@ -7,13 +7,12 @@ cable layer that draws only the cables that are down. None of them takes a click
 """
 from __future__ import annotations
 
-from operator import attrgetter
-
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QWidget
 
 from . import style
+from .parts_down import DOWN_COLLECTIONS, parts_down
 
 # Distinct from the device fills (blue servers, green/amber/red switches) and from each other.
 JOB_COLORS = [QColor(c) for c in ("#d946ef", "#f97316", "#14b8a6", "#eab308", "#6366f1", "#84cc16", "#ec4899",
@@ -233,7 +232,7 @@ class CanvasJobMarks:
         scene.aboutToRebuild.connect(self._forget_items)
         scene.qdoc.changed.connect(self._on_changed)
         scene.qdoc.replaced.connect(self._on_replaced)
-        scene.built.connect(self.refresh)  # a staged build's boxes came after the replace
+        scene.built.connect(self._draw)  # a staged build's boxes came after the replace
         self.refresh()
 
     def set_jobs(self, jobs: list[tuple[str, list[str]]]) -> None:
@@ -296,11 +295,15 @@ class CanvasJobMarks:
                                                                   or c.new in self.down[c.collection]):
                 recount.add(c.collection)
         for name in recount:
-            self.down[name] = {e.id for e in _down(getattr(self.scene.doc, name))}
+            self.down[name] = parts_down(self.scene.doc, (name,))[name]
 
     def _on_replaced(self) -> None:
         self._set_jobs([])
-        if not self.scene.build.running:  # else once its boxes are all made (scene.built)
+        if self.scene.build.running:  # drawn once its boxes are all made (scene.built)
+            # a big design's, from its plan (found off the UI thread while its file was read: a pass over
+            # 300k cables at 131k GPUs is ~20 ms); later edits keep it (_follow_down)
+            self.down = self.scene.build.planned_down
+        else:
             self.refresh()
 
     def _forget_items(self) -> None:
@@ -314,8 +317,7 @@ class CanvasJobMarks:
 
     def refresh(self) -> None:
         """Everything again from the whole design (an open, a build)."""
-        doc = self.scene.doc
-        self.down = {name: {e.id for e in _down(getattr(doc, name))} for name in DOWN_COLLECTIONS}
+        self.down = parts_down(self.scene.doc)
         self._draw()
 
     def _draw(self, touched: set | None = None) -> None:
@@ -388,15 +390,3 @@ class CanvasJobMarks:
         if scene is not None:
             scene.removeItem(item)
         item.setParentItem(None)
-
-
-_STATE = attrgetter("state")
-DOWN_COLLECTIONS = ("nodes", "switches", "links")
-
-
-def _down(elements) -> list:
-    """The elements that are down; the usual none found in one pass in C (600k cables at 131k GPUs:
-    a loop in Python held the window ~50 ms when a big design had just been drawn)."""
-    if "down" not in map(_STATE, elements):
-        return []
-    return [e for e in elements if e.state == "down"]

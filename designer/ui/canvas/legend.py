@@ -35,6 +35,9 @@ class CanvasLegend(QWidget):
         self.setFont(font)
         self.setToolTip("Legend")
         self.relayout()
+        # another design's cables: sized and placed now (after the scene's rebuild), not in the canvas's
+        # next paint, where moving this widget had the canvas painted twice (~10 ms at 131k GPUs)
+        view.scene().qdoc.replaced.connect(self._follow_cables)
 
     # ---- what it shows ----
     def set_heat(self, on: bool) -> None:
@@ -84,9 +87,12 @@ class CanvasLegend(QWidget):
         viewport = self.view.viewport().geometry()
         self.move(viewport.left() + MARGIN_PX, viewport.bottom() - self.height() - MARGIN_PX)
 
-    def paintEvent(self, _event) -> None:
+    def _follow_cables(self) -> None:
         if self._kinds_of is None or self._kinds_of[1] != self.view.scene().cables.version:
             self.relayout()  # cables of other kinds came or went
+
+    def paintEvent(self, _event) -> None:
+        self._follow_cables()
         painter = QPainter(self)
         painter.setRenderHint(QPainter.Antialiasing, True)
         painter.setPen(QPen(style.RACK_EDGE, 1))

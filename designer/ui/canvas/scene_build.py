@@ -33,12 +33,13 @@ class StagedBuild:
         self._scene = scene
         self.running = False  # a staged build is making items (finish completes it at once)
         self._plan_ready = None  # a ScenePlan made off the UI thread for the design about to come
+        self.planned_down: dict = {}  # what of the design being built is down, from its plan (job_colors.py)
         self._work = None  # the generator making the items (_make_items)
         self._lod = None  # what the level of detail needs of each item, gathered as it is made
         self._hidden: list = []  # items made and not shown yet
         self._revealed_at = 0.0
         self._made = (0, 0)  # items made so far, of how many
-        self._cables_hidden = None  # the cable layer until the first paint (of the racks' boxes) is done
+        self._layers_hidden: list = []  # the box and cable layers, each shown after a paint of the canvas
         self._after_paint: NextPaint | None = None  # the canvas's next paint
         self._timer = QTimer(scene, singleShot=True, interval=0, timeout=self._step)
 
@@ -57,6 +58,7 @@ class StagedBuild:
         scene = self._scene
         doc = scene.doc
         self.running = True
+        self.planned_down = plan.down
         left, top, right, bottom = plan.layout_rect
         items = QRectF(QPointF(*plan.items_rect[:2]), QPointF(*plan.items_rect[2:]))
         scene.set_layout_rect(QRectF(QPointF(left, top), QPointF(right, bottom)), items if items.isValid() else None)
@@ -70,13 +72,17 @@ class StagedBuild:
         lp = plan.links
         scene.cables.use_plan(lp)
         scene.cables.set_aggregates(plan.aggregates)
-        # The cables show once the first paint is done, in a paint of their own: the first paint of the
-        # design drew the racks' boxes and the cables at once (~55 ms at 131k GPUs, on top of the
-        # window's own repaint as the open's dialog closes). Each layer keeps its picture far out
-        # (box_layer.py), so the boxes are not drawn again for the cables.
-        scene.link_layer.setVisible(False)
-        self._cables_hidden = scene.link_layer
-        self._show_cables_after_paint()
+        # The design shows a layer per paint: its rack fills first (with the whole window's repaint for
+        # the new design), then the servers' and switches' boxes, then the cables, and only then are
+        # items made (_step). All at once, the first paint held the window 65-95 ms at 131k GPUs, and
+        # with the boxes alone the cables' paint and the first slice of items ~50 ms. Each layer
+        # keeps its picture far out (box_layer.py), so one layer's paint does not draw another again.
+        # Transparent, not hidden: Qt skips painting them, and the zoom's level of detail keeps its say on
+        # whether the box layer shows (scene_detail.py).
+        self._layers_hidden = [scene.box_layer, scene.link_layer]
+        for layer in self._layers_hidden:
+            layer.setOpacity(0.0)
+        self._show_layers_after_paint()
         scene.detail.single_cables = False  # zoomed out until the view says otherwise (its fit follows)
         scene.link_layer.show_individual = False
         scene.setSceneRect(scene.layout_rect().adjusted(-MARGIN_PX, -MARGIN_PX, MARGIN_PX, MARGIN_PX))
@@ -90,7 +96,6 @@ class StagedBuild:
         self._work = self._make_items(doc, lp.used_ports)
         self._hidden = []
         self._revealed_at = time.perf_counter()
-        self._timer.start()
 
     def _make_items(self, doc, used_ports: dict):
         """Rack by rack, its servers and switches with it; then the loose ones. Yields after each rack."""
@@ -135,16 +140,18 @@ class StagedBuild:
             made += 1
             self._made = (made, total)
             yield
-        # the last steps, a slice each (each is ~50 ms at 131k GPUs)
+        # the last steps, a slice each (each is 15-50 ms at 131k GPUs), the built design's marks and
+        # overview (scene.built) in one more: True ends the slice at once
+        yield True
         self._reveal()
-        yield
+        yield True
         scene.rebuild_domains()
-        yield
+        yield True
         detail.forget()
         detail.apply_items(detail.scale, made=True)  # every item's name and ports by the zoom now
         detail.use_staged(None)
         self._lod = None
-        yield
+        yield True
 
     def _add_device(self, element, kind: str, used_ports: dict, scale: float) -> None:
         scene = self._scene
@@ -173,12 +180,15 @@ class StagedBuild:
         work = self._work
         if work is None:
             return
-        deadline = time.perf_counter() + BUILD_SLICE_S
-        for _ in work:
+        start = time.perf_counter()
+        if self._hidden and start - self._revealed_at >= REVEAL_S:
+            self._reveal()  # a slice of its own: showing a batch is 15-30 ms at 131k GPUs
+            self._timer.start()
+            return
+        deadline = start + BUILD_SLICE_S
+        for last_of_slice in work:
             now = time.perf_counter()
-            if now >= deadline:
-                if now - self._revealed_at >= REVEAL_S:
-                    self._reveal()
+            if last_of_slice or now >= deadline:
                 # this slice's items into the index now (a query does it), not all ~70k at the next paint
                 # (0.3-0.5 s: zoomed far out nothing repaints while they come, see box_layer.py)
                 self._scene.items(_NOWHERE)
@@ -187,22 +197,34 @@ class StagedBuild:
                 return
         self._finish()
 
-    def _show_cables_after_paint(self) -> None:
+    def _show_layers_after_paint(self) -> None:
+        """The next hidden layer once the canvas has painted; the items' slices once none is left."""
         views = self._scene.views()
         if not views:
-            self._show_cables()
+            self._show_layers()
+            self._timer.start()
             return
         if self._after_paint is None:
             self._after_paint = NextPaint(views[0].viewport())
-        self._after_paint.then(self._show_cables)
+        self._after_paint.then(self._show_next_layer)
 
-    def _show_cables(self) -> None:
-        """Show the cable layer hidden at the start (now, if it still waits for the first paint)."""
+    def _show_next_layer(self) -> None:
+        while self._layers_hidden:
+            layer = self._layers_hidden.pop(0)
+            layer.setOpacity(1.0)
+            if layer.isVisible():  # drawn at the next paint (one the zoom hides asks for none: the next now)
+                self._show_layers_after_paint()
+                return
+        if self._work is not None:
+            self._timer.start()
+
+    def _show_layers(self) -> None:
+        """Show the layers hidden at the start (now, if they still wait for a paint)."""
         if self._after_paint is not None:
             self._after_paint.cancel()
-        layer, self._cables_hidden = self._cables_hidden, None
-        if layer is not None:
-            layer.setVisible(True)
+        layers, self._layers_hidden = self._layers_hidden, []
+        for layer in layers:
+            layer.setOpacity(1.0)
 
     def _reveal(self) -> None:
         for item in self._hidden:
@@ -216,7 +238,7 @@ class StagedBuild:
         work = self._work
         if work is None:
             return
-        self._show_cables()
+        self._show_layers()
         for _ in work:
             pass
         self._finish()
@@ -235,7 +257,7 @@ class StagedBuild:
         self._lod = None
         self._scene.detail.use_staged(None)
         self._hidden = []
-        self._show_cables()
+        self._show_layers()
         self.running = False
 
 

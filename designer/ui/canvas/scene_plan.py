@@ -18,6 +18,7 @@ from ...core.parts import array_in_parts, texts_array, tolist_in_parts
 from ...core.model.geometry import RACK_LABEL_PX, RACK_WIDTH_PX, UNIT_HEIGHT_PX, rack_height_px
 from .items import PORT_GAP_PX, PORTS_PER_ROW, device_style_key, port_index
 from .bundle_table import BundleTable
+from .parts_down import parts_down
 from .line_extent import LineExtent
 
 # A design with more racks, servers and switches than this gets its canvas planned off the UI thread and
@@ -87,6 +88,7 @@ class ScenePlan:
     rack_edges: np.ndarray  # the same as (left, top, right, bottom) rows (scene.rack_edges)
     layout_rect: tuple  # (left, top, right, bottom) of everything drawn
     items_rect: tuple  # the same but the cable lines
+    down: dict  # the ids of what is down per collection (parts_down.py), for the canvas's marks
 
 
 def _port_count(element, kind: str) -> int:
@@ -416,7 +418,7 @@ def plan_scene(doc) -> ScenePlan | None:
 
     rack_qrects = [QRectF(*r) for r in rack_rects]
     return ScenePlan(doc.spec, boxes, links, aggregates, rack_rects, rack_qrects, rack_edges(rack_rects),
-                     _extent(boxes, links, rack_rects), _extent(boxes, None, rack_rects))
+                     _extent(boxes, links, rack_rects), _extent(boxes, None, rack_rects), parts_down(doc))
 
 
 def rack_edges(rack_rects: list) -> np.ndarray:

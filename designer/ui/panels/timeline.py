@@ -194,7 +194,7 @@ class TimelinePanel(QWidget):
         self.stale_banner.hide()
         self.updating.hide()
         arrangement = self.arrangement
-        arrangement.lay_out(result)
+        arrangement.lay_out(result, fitting=self.in_view.fitting_all)
         arrangement.forget_arrows()
         if len(result.events) <= ARROWS_AT_ONCE:
             arrangement.build_arrows()
