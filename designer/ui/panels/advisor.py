@@ -41,6 +41,7 @@ from .advisor_changes import ChangesPage
 from .advisor_apply import advice_command
 from .advisor_controls import ControlColumn
 from .advisor_search import PlanSearchPart
+from .advisor_slot import PANEL_MIN_SIZE, PANEL_SIZE
 from .advisor_worker import AdvisorWorker
 from .analysis_state import AnalysisState, Answer
 from .scaling_plot import count_text
@@ -138,10 +139,10 @@ class AdvisorPanel(QWidget):
         outer.addWidget(self.splitter)
 
     def sizeHint(self) -> QSize:
-        return QSize(640, 300)
+        return PANEL_SIZE  # (the slot that holds the dock's place before the panel is made answers the same)
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(360, 220)
+        return PANEL_MIN_SIZE
 
     # ---- state ----
     @property

@@ -97,13 +97,13 @@ class MainWindow(QMainWindow):
         self.breakdown_dock = self._dock(self.breakdown_panel, "Breakdown", Qt.BottomDockWidgetArea)
         self.timeline_dock = self._dock(self.timeline_panel, "Timeline", Qt.BottomDockWidgetArea)
         self.splitDockWidget(self.breakdown_dock, self.timeline_dock, Qt.Horizontal)
-        from ..panels.advisor import AdvisorPanel, tabify_behind
+        from ..panels.advisor import tabify_behind
+        from ..panels.advisor_slot import AdvisorSlot
 
-        self.advisor_panel = AdvisorPanel(self.qdoc)  # analyses when shown (a tab behind the Timeline)
-        self.advisor_dock = self._dock(self.advisor_panel, "Advisor", Qt.BottomDockWidgetArea)
-        from ..panels.failures_part import select_elements
-
-        self.advisor_panel.elementsRequested.connect(lambda ids: select_elements(self, ids))  # a failure's row
+        # the Advisor (a tab behind the Timeline, idle until raised) is made when first brought up
+        self.advisor_slot = AdvisorSlot(self._make_advisor)
+        self.advisor_dock = self._dock(self.advisor_slot, "Advisor", Qt.BottomDockWidgetArea)
+        self.advisor_slot.follow(self.advisor_dock)
         from .layout_memory import LayoutMemory
 
         # once shown and tabbed: the docks as the user left them (layout_memory.py), else a first layout;
@@ -112,6 +112,20 @@ class MainWindow(QMainWindow):
         tabify_behind(self, self.timeline_dock, self.advisor_dock, then=self.layout_memory.restore_or_first)
         self.resizeDocks([self.breakdown_dock, self.timeline_dock], [520, 900], Qt.Horizontal)
         self.resizeDocks([self.breakdown_dock], [300], Qt.Vertical)
+
+    def _make_advisor(self):
+        """The Advisor panel, analysing when shown; a failure's row selects its elements on the canvas."""
+        from ..panels.advisor import AdvisorPanel
+        from ..panels.failures_part import select_elements
+
+        panel = AdvisorPanel(self.qdoc)
+        panel.elementsRequested.connect(lambda ids: select_elements(self, ids))
+        return panel
+
+    @property
+    def advisor_panel(self):
+        """The Advisor panel (made now if its dock was never brought up)."""
+        return self.advisor_slot.panel()
 
     def _build_status_bar(self) -> None:
         """Counts of the design; the result, the problems and the zoom on the right."""
@@ -383,7 +397,7 @@ class MainWindow(QMainWindow):
 
             save_layout(self)  # the docks' sizes and places, for the next run
             self.results.close()  # no late results for a closed window
-            self.advisor_panel.shutdown()
+            self.advisor_slot.shutdown()
             event.accept()
         else:
             event.ignore()

@@ -328,7 +328,7 @@ class ResultFlow(QObject):
     def show_job(self, index: int) -> None:
         """The Jobs panel's current job changed: the Job panel edits it, the Breakdown and Timeline show it."""
         self.window.job_panel.set_job_index(index)
-        self.window.advisor_panel.set_job(index)  # its analyses, search and Apply are of this job
+        self.window.advisor_slot.set_job(index)  # its analyses, search and Apply are of this job
         if self.result is not None:
             self.window.breakdown_panel.forget()  # another job: not a difference to the one shown before
             self.show_panels(self.result)
