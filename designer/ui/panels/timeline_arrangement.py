@@ -31,11 +31,7 @@ class TimelineArrangement:
         merged = self._merged_to_fit(rows.lane_rows) if fitting else None
         if merged is not None:
             self.lanes_merged, self.expanded = merged, set()
-            self._fitting_lanes = True
-            try:
-                panel.act_merge_lanes.setChecked(merged)  # (set_lanes_merged finds the rows as wanted)
-            finally:
-                self._fitting_lanes = False
+            self._check_as_fitted(merged)  # (set_lanes_merged finds the rows as wanted)
             rows = lay_out_rows(result.devices, result.critical_device, columns, merged, self.expanded)
         panel.layout_rows = rows
         panel.bars = place_bars(columns, panel.layout_rows, self.lanes_merged)
@@ -80,9 +76,13 @@ class TimelineArrangement:
         merged = self._merged_to_fit(panel.layout_rows.lane_rows)
         if merged is None:
             return
+        self._check_as_fitted(merged)  # rebuilds the rows (set_lanes_merged)
+
+    def _check_as_fitted(self, merged: bool) -> None:
+        """The action "One row per stage" set by Fit all, not by the user (whose choice Fit all keeps)."""
         self._fitting_lanes = True
         try:
-            panel.act_merge_lanes.setChecked(merged)  # rebuilds the rows (set_lanes_merged)
+            self.panel.act_merge_lanes.setChecked(merged)
         finally:
             self._fitting_lanes = False
 
