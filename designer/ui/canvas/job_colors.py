@@ -302,7 +302,7 @@ class CanvasJobMarks:
         if self.scene.build.running:  # drawn once its boxes are all made (scene.built)
             # a big design's, from its plan (found off the UI thread while its file was read: a pass over
             # 300k cables at 131k GPUs is ~20 ms); later edits keep it (_follow_down)
-            self.down = self.scene.build.planned_down
+            self.down = dict(self.scene.build.planned_down)  # (its own: edits update it)
         else:
             self.refresh()
 
