@@ -213,7 +213,7 @@ def _type_words(spec: dict) -> str:
 
 def file_format_reference() -> str:
     """Every key of the cluster file, from `designer schema` (the JSON Schema the loader enforces)."""
-    from designer.core.io.schema import json_schema
+    from designer.core.io.editor_schema import json_schema
 
     schema = json_schema()
     parts = ["# File format reference", "",

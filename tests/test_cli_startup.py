@@ -19,13 +19,15 @@ EXAMPLE = ROOT / "resources" / "examples" / "a100-1024gpu-rail-infiniband.yaml"
 # reports (reportlab, export), the importers, the Advisor and plan search, the prices, and what only
 # a bad file needs (the error locator, "did you mean", tracebacks); nor pathlib (the catalog and the
 # design are found and read through os.path; only a save makes Path objects), nor shutil (argparse's
-# help formatter, made for each argument added, imports it for the terminal's width)
+# help formatter, made for each argument added, imports it for the terminal's width), nor the
+# translation of Megatron-LM's spellings of job keys (a file written in Designer's)
 NOT_IMPORTED = ("numpy.ma", "numpy.strings", "numpy._core.strings", "designer.core.generate", "designer.cli.advise", "designer.cli.search", "designer.cli.import_export",
                 "designer.cli.calibrate", "designer.cli.generate", "statistics", "designer.core.model.reliability",
                 "designer.core.io.overrides", "designer.ui", "PySide6", "reportlab", "designer.core.export",
                 "designer.core.io.importers", "designer.core.analysis.advice", "designer.core.analysis.search",
                 "designer.core.analysis.sweep", "designer.core.model.prices", "designer.core.io.locate", "difflib",
-                "traceback", "designer.core.model.check_incremental", "pathlib", "shutil")
+                "traceback", "designer.core.model.check_incremental", "pathlib", "shutil",
+                "designer.core.model.megatron_names")
 
 # the modules the command imports: not those the interpreter's start (site, .pth files) imported before it
 PROBE = r"""

@@ -14,7 +14,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..core.io import json_schema
+    from ..core.io.editor_schema import json_schema
 
     json.dump(json_schema(), sys.stdout, indent=2)
     print()

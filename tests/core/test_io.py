@@ -200,7 +200,7 @@ def test_schema_validates_saved_files(small_doc):
     import json
     import jsonschema
     import yaml
-    from designer.core.io import json_schema
+    from designer.core.io.editor_schema import json_schema
 
     code, out, _ = run_cli("schema")
     schema = json.loads(out)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from designer.core.engine.constants import AcceleratorConstants, EngineConstants
-from designer.core.io.schema import json_schema
+from designer.core.io.editor_schema import json_schema
 from designer.core.model.elements import Link, Node, Rack, Switch
 from designer.core.model.job import Parallelism, Workload
 from tests.conftest import EXAMPLES, run_cli

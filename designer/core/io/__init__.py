@@ -8,13 +8,12 @@ from .files import (
     save_document,
     save_scenario,
 )
-from .schema import API_VERSION, json_schema
+from .schema import API_VERSION
 
 __all__ = [
     "API_VERSION",
     "atomic_write_text",
     "dumps_document",
-    "json_schema",
     "load_document",
     "load_scenario",
     "loads_document",

@@ -23,15 +23,15 @@ from __future__ import annotations
 import re
 
 from .job import parse_rank_order
+from .megatron_aliases import (  # noqa: F401 (this module's API too)
+    ALIASES,
+    PARALLELISM_ALIASES,
+    WORKLOAD_ALIASES,
+    is_alias,
+    is_pattern,
+    needs_translation,
+)
 
-# alias -> the Designer key it stands for, per section
-WORKLOAD_ALIASES = {"bf16": "precision", "fp16": "precision", "fp8_format": "precision", "fp8": "precision"}
-PARALLELISM_ALIASES = {
-    "num_layers_per_virtual_pipeline_stage": "virtual_pipeline_model_parallel_size",
-    "num_virtual_stages_per_pipeline_rank": "virtual_pipeline_model_parallel_size",
-    "use_tp_pp_dp_mapping": "rank_order",
-}
-ALIASES = {"workload": WORKLOAD_ALIASES, "parallelism": PARALLELISM_ALIASES}
 FP8_FORMATS = ("e4m3", "hybrid")
 MEGATRON_ORDER = "tp-cp-ep-dp-pp"  # Megatron's default rank order
 TP_PP_DP_ORDER = "tp-cp-ep-pp-dp"  # with --use-tp-pp-dp-mapping
@@ -63,23 +63,6 @@ class AliasProblem:
         self.key = key
         self.message = message
         self.fix = fix
-
-
-def is_alias(section: str, key: str) -> bool:
-    return key in ALIASES.get(section, {})
-
-
-def needs_translation(section: str, data: dict) -> bool:
-    if not isinstance(data, dict):
-        return False
-    if any(k in ALIASES.get(section, {}) for k in data):
-        return True
-    return section == "workload" and (_is_pattern(data.get("moe_layer_freq"))
-                                      or isinstance(data.get("window_size"), str))
-
-
-def _is_pattern(value) -> bool:
-    return isinstance(value, list) or (isinstance(value, str) and value.strip() != "")
 
 
 # ---- moe_layer_freq's pattern: "[0]*3+[1]*58", "([1]*3+[0])*2", or a plain list -----------
@@ -335,7 +318,7 @@ def _moe_pattern(out: dict, problems: list[AliasProblem], num_layers) -> None:
     if isinstance(value, str) and value.strip().isdigit():
         out["moe_layer_freq"] = int(value)  # Megatron's "N" form
         return
-    if not _is_pattern(value):
+    if not is_pattern(value):
         return
     before = len(problems)
     _read_moe_pattern(out, problems, num_layers, value)
