@@ -88,6 +88,18 @@ def test_bad_files_give_clear_messages(content, words, tmp_path):
     assert any(words in p.message for p in problems), [p.format() for p in problems]
 
 
+def test_a_byte_order_mark_is_read_past(small_doc, tmp_path):
+    """A design saved by an editor that starts UTF-8 with a byte order mark loads as without it; a
+    byte that is not UTF-8 after one is refused as not UTF-8, on its line."""
+    plain = tmp_path / "plain.yaml"
+    save_document(small_doc, plain)
+    marked = tmp_path / "marked.yaml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    assert dumps_document(load_document(marked)) == dumps_document(load_document(plain))
+    problems, _ = errors_of(b"\xef\xbb\xbfapiVersion: designer/v1\nkind: \xff\n", tmp_path)
+    assert [p.line for p in problems] == [2] and "UTF-8" in problems[0].message
+
+
 def test_bad_files_exit_65_without_traceback(tmp_path):
     junk = tmp_path / "junk.yaml"
     with open(junk, "wb") as fh:  # 50 MB of printable junk that is not a design
