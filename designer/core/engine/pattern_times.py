@@ -14,7 +14,7 @@ import numpy as np
 
 from .constants import EngineConstants
 from .fabric import Fabric
-from .flows import Loads, RateChange, Route, flow_times, kind_mask, rate_change, rates_of, route_flows
+from .flows import FlowTimer, Loads, RateChange, Route, kind_mask, rate_change, rates_of, route_flows
 from .group_flows import pattern_flows
 from .group_shape import GroupShape
 
@@ -53,7 +53,7 @@ class PatternTimes:
         self.keep_loads = keep_loads
         self._unit: dict[str, UnitTimes] = {}
         self.routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
-        self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
+        self._flow_t: dict[str, np.ndarray] = {}  # pattern -> each flow's time
         self._rates: tuple | None = None  # the rating every kept time was made at (rates_of)
         # Which groups a re-rating timed again (pattern -> group indices), and how many so far:
         # only the groups with a flow on a changed NIC, leaf or pod are.
@@ -120,9 +120,9 @@ class PatternTimes:
     def _retime(self, pattern: str, route: Route, gid: np.ndarray, flows: np.ndarray) -> tuple[np.ndarray, bool]:
         """Time `flows` again; the network time and bottleneck of their groups again from all
         their flows, as `unit` does for every group. (groups, whether any of them changed)."""
-        flow_t, flow_code, flow_res = self._flow_t[pattern]
-        t, c, r = flow_times(self.fabric, route, self.k, flows)
-        flow_t[flows], flow_code[flows], flow_res[flows] = t, c, r
+        flow_t = self._flow_t[pattern]
+        timer = FlowTimer(self.fabric, route, self.k, flows)
+        flow_t[flows] = timer.seconds(route.up[flows], route.down[flows])
         scale, net, code, res, loads = self._unit[pattern]
         groups = np.unique(gid[flows])
         mine = np.zeros(len(net), dtype=bool)
@@ -135,8 +135,9 @@ class PatternTimes:
         slowest = sel[flow_t[sel] >= new_net[gid[sel]]]
         best[gid[slowest]] = slowest  # the last of a group's slowest flows, as `unit` picks
         new_code, new_res = code.copy(), res.copy()
-        new_code[groups] = flow_code[best[groups]]
-        new_res[groups] = flow_res[best[groups]]
+        # (a flow timed before on resources whose rates hold has the bottleneck it had)
+        at = best[groups]
+        new_code[groups], new_res[groups] = timer.bottlenecks(route.up[at], route.down[at])
         changed = bool(np.any(new_net[groups] != net[groups]) or np.any(new_code[groups] != code[groups])
                        or np.any(new_res[groups] != res[groups]))
         if changed:
@@ -159,7 +160,8 @@ class PatternTimes:
             net, code, res = np.zeros(G), np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
         else:
             loads = route.loads
-            flow_t, flow_code, flow_res = self._flow_t[pattern] = flow_times(f, route, self.k)
+            timer = FlowTimer(f, route, self.k)
+            flow_t = self._flow_t[pattern] = timer.seconds(route.up, route.down)
             # each group's time: its slowest flow's, the last of them its bottleneck
             layout = flows_in_order(self.shape, pattern, len(gid))
             net, best = (slowest_in_order(flow_t, G, layout) if layout is not None
@@ -167,8 +169,7 @@ class PatternTimes:
             code, res = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
             ok = (best >= 0).nonzero()[0] if layout is None else slice(None)  # (every group has flows)
             at = best[ok]
-            code[ok] = flow_code.take(at)
-            res[ok] = flow_res.take(at)
+            code[ok], res[ok] = timer.bottlenecks(route.up.take(at), route.down.take(at))  # (those flows only)
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
         out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
         self._unit[pattern] = out
