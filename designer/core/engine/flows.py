@@ -213,8 +213,8 @@ class ResourceTables:
         # on: the NIC, its leaf's up-links (down-links), its pod's. (A NIC under no leaf, a leaf in no
         # pod: a number no flow that leaves reads.)
         nic = np.arange(n_nic)
-        leaf = fabric.nic_leaf.astype(np.intp)
-        pod = fabric.switch_pod.take(leaf) if n_sw else np.full(n_nic, -1)
+        self.nic_leaf = leaf = fabric.nic_leaf.astype(np.intp)  # (gathers index by 64-bit indices faster)
+        self.nic_pod = pod = fabric.switch_pod.take(leaf).astype(np.intp) if n_sw else np.full(n_nic, -1)
         self.nic_resources = np.stack([nic, nic, leaf, leaf, pod, pod]) + self.offsets[:6, None]
         self._kinds = None
 
@@ -240,7 +240,7 @@ def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
     nic_down = np.bincount(dst_nic, nbytes, minlength=n_nic)
     # (the flows that leave a leaf or a pod are picked once by position: numpy gathers by boolean
     # indices several times slower)
-    sl, dl = fabric.nic_leaf.take(src_nic), fabric.nic_leaf.take(dst_nic)
+    sl, dl = tables.nic_leaf.take(src_nic), tables.nic_leaf.take(dst_nic)
     cross_leaf = sl != dl
     leaving = np.flatnonzero(cross_leaf)
     if n_sw:
@@ -249,7 +249,7 @@ def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
         leaf_down = np.bincount(dl[leaving], leaving_bytes, minlength=n_sw)
     else:
         leaf_up = leaf_down = np.zeros(0)
-    sp, dp = fabric.switch_pod.take(sl), fabric.switch_pod.take(dl)  # (take: indexing converts 32-bit first)
+    sp, dp = tables.nic_pod.take(src_nic), tables.nic_pod.take(dst_nic)
     cross_pod = sp != dp  # (under one leaf, in one pod)
     crossing = np.flatnonzero(cross_pod)
     if n_pod:

@@ -157,19 +157,22 @@ class PatternTimes:
         route, gid = self.routes[pattern]
         loads = None
         if route is None:
-            net, code, res = np.zeros(G), np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
+            net, code, res = np.zeros(G), np.zeros(G, dtype=np.int8), np.zeros(G, dtype=np.int32)
         else:
             loads = route.loads
             timer = FlowTimer(f, route, self.k)
             flow_t = self._flow_t[pattern] = timer.seconds(route.up, route.down)
             # each group's time: its slowest flow's, the last of them its bottleneck
             layout = flows_in_order(self.shape, pattern, len(gid))
-            net, best = (slowest_in_order(flow_t, G, layout) if layout is not None
-                         else slowest_of_groups(flow_t, gid, G))
-            code, res = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
-            ok = (best >= 0).nonzero()[0] if layout is None else slice(None)  # (every group has flows)
-            at = best[ok]
-            code[ok], res[ok] = timer.bottlenecks(route.up.take(at), route.down.take(at))  # (those flows only)
+            if layout is not None:  # (every group has flows)
+                net, best = slowest_in_order(flow_t, G, layout)
+                code, res = timer.bottlenecks(route.up.take(best), route.down.take(best))  # (those flows only)
+            else:
+                net, best = slowest_of_groups(flow_t, gid, G)
+                code, res = np.zeros(G, dtype=np.int8), np.zeros(G, dtype=np.int32)
+                has = (best >= 0).nonzero()[0]
+                at = best[has]
+                code[has], res[has] = timer.bottlenecks(route.up.take(at), route.down.take(at))
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
         out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
         self._unit[pattern] = out
@@ -207,8 +210,8 @@ def slowest_in_order(flow_t: np.ndarray, G: int, layout: tuple[str, int]) -> tup
     """slowest_of_groups for flows laid out as `layout` (flows_in_order), by rows of the flows'
     times: the same maxima, and the same last flow of each group's maximum."""
     kind, width = layout
-    groups = np.arange(G)
     if kind == "rounds":
+        groups = np.arange(G)
         if width == 1:
             return flow_t.copy(), groups
         if width == 2:  # (a reduction over two rows runs as one elementwise pass)
@@ -217,8 +220,10 @@ def slowest_in_order(flow_t: np.ndarray, G: int, layout: tuple[str, int]) -> tup
             return net, np.where(second >= net, groups + G, groups)
         rows = flow_t.reshape(width, G)
         return rows.max(axis=0), (width - 1 - rows[::-1].argmax(axis=0)) * G + groups
-    rows = flow_t.reshape(G, width)
-    return rows.max(axis=1), groups * width + (width - 1 - rows[:, ::-1].argmax(axis=1))
+    # each group's last slowest flow, its time read there (numpy's max along rows of a few flows
+    # runs a loop per row: several times an argmax's cost)
+    best = np.arange(width - 1, G * width, width) - flow_t.reshape(G, width)[:, ::-1].argmax(axis=1)
+    return flow_t.take(best), best
 
 
 def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
