@@ -110,10 +110,6 @@ class Route:
     # Each flow's ends, as the route's numbers give them (worked out when asked: a re-rating, a
     # hashed tier's flow counts and bad input ask; timing the flows does not)
     @property
-    def level(self) -> np.ndarray:
-        return self.up // (2 * len(self._nic_leaf))
-
-    @property
     def src(self) -> np.ndarray:  # sending NIC of each flow
         return self.up % (2 * len(self._nic_leaf))
 
@@ -213,8 +209,9 @@ class ResourceTables:
         # on: the NIC, its leaf's up-links (down-links), its pod's. (A NIC under no leaf, a leaf in no
         # pod: a number no flow that leaves reads.)
         nic = np.arange(n_nic)
-        self.nic_leaf = leaf = fabric.nic_leaf.astype(np.intp)  # (gathers index by 64-bit indices faster)
-        self.nic_pod = pod = fabric.switch_pod.take(leaf).astype(np.intp) if n_sw else np.full(n_nic, -1)
+        leaf = fabric.nic_leaf
+        # each NIC's pod (32-bit as its leaf: a route reads them for every flow)
+        self.nic_pod = pod = fabric.switch_pod.take(leaf) if n_sw else np.full(n_nic, -1, dtype=np.int32)
         self.nic_resources = np.stack([nic, nic, leaf, leaf, pod, pod]) + self.offsets[:6, None]
         self._kinds = None
 
@@ -228,8 +225,8 @@ class ResourceTables:
 
 
 def resource_tables(fabric: Fabric) -> ResourceTables:
-    return fabric.remembered("resource_tables", (fabric.nic_leaf, fabric.switch_pod, fabric.pod_up_Bps),
-                             lambda: ResourceTables(fabric))
+    # (a re-rating keeps them: the pods' rates are new arrays, never of another length)
+    return fabric.remembered("resource_tables", (fabric.nic_leaf, fabric.switch_pod), lambda: ResourceTables(fabric))
 
 
 def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
@@ -240,7 +237,7 @@ def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
     nic_down = np.bincount(dst_nic, nbytes, minlength=n_nic)
     # (the flows that leave a leaf or a pod are picked once by position: numpy gathers by boolean
     # indices several times slower)
-    sl, dl = tables.nic_leaf.take(src_nic), tables.nic_leaf.take(dst_nic)
+    sl, dl = fabric.nic_leaf.take(src_nic), fabric.nic_leaf.take(dst_nic)
     cross_leaf = sl != dl
     leaving = np.flatnonzero(cross_leaf)
     if n_sw:
@@ -262,8 +259,7 @@ def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
     stacked = np.concatenate((nic_up, nic_down, leaf_up, leaf_down, pod_up, pod_down))
     cut = tables.offsets.tolist()
     loads = Loads(*(stacked[a:b] for a, b in zip(cut, cut[1:])), stacked=stacked)
-    base = np.add(cross_leaf, cross_pod, dtype=np.intp)  # each flow's level
-    base *= 2 * n_nic
+    base = (cross_leaf.view(np.int8) + cross_pod.view(np.int8)) * np.intp(2 * n_nic)  # each flow's level x 2 NICs
     return Route(base + src_nic, np.add(base, dst_nic, out=base), loads, bool(len(crossing)), fabric.nic_leaf,
                  fabric.switch_pod)
 
@@ -303,8 +299,9 @@ class FlowTimer:
 
     def bottlenecks(self, up: np.ndarray, down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For the flows whose ends are `up` and `down`: the resource that holds each (the first of
-        its longest times in flow_times's codes), as (code, index)."""
-        if self.waits is None:
+        its longest times in flow_times's codes), as (code, index). A few flows (each group's
+        slowest of a few big groups) are looked at on their own, not through a table of every NIC."""
+        if self.waits is None or 4 * len(up) < self.tables.nics:
             ends, level = _flow_ends(self.tables.nic_resources, up, down)
             times = _end_seconds(self.load, self.cap, ends, level)
             slot = ends[(times == times.max(axis=0)).argmax(axis=0), np.arange(len(up))]
