@@ -319,7 +319,7 @@ class FlowTimer:
     def _slowest_resources(self) -> np.ndarray:
         """Per entry of the table, the resource of its time: the first down the levels to reach it."""
         waits = self.waits.reshape(3, -1)
-        out = self.tables.nic_resources.reshape(3, -1).copy()
+        out = self.tables.nic_resources.reshape(3, -1).astype(np.int32)
         np.copyto(out[1], out[0], where=waits[1] == waits[0])  # (a level's resource is slower when its wait grew)
         np.copyto(out[2], out[1], where=waits[2] == waits[1])
         return out.ravel()
