@@ -300,8 +300,9 @@ class FlowTimer:
     def bottlenecks(self, up: np.ndarray, down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For the flows whose ends are `up` and `down`: the resource that holds each (the first of
         its longest times in flow_times's codes), as (code, index). A few flows (each group's
-        slowest of a few big groups) are looked at on their own, not through a table of every NIC."""
-        if self.waits is None or 4 * len(up) < self.tables.nics:
+        slowest of a few big groups on a big fabric) are looked at on their own, not through a table
+        of every NIC: below about a 64th of the NICs, that table costs more."""
+        if self.waits is None or 64 * len(up) < self.tables.nics:
             ends, level = _flow_ends(self.tables.nic_resources, up, down)
             times = _end_seconds(self.load, self.cap, ends, level)
             slot = ends[(times == times.max(axis=0)).argmax(axis=0), np.arange(len(up))]
