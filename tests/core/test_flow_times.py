@@ -11,7 +11,8 @@ from tests.conftest import EXAMPLES
 
 
 def _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked):
-    """Per flow of `picked`: the largest of its six resource times (NaN counted as infinite)."""
+    """Per flow of `picked`: the largest of its six resource times (NaN counted as infinite), the code
+    of the first resource with it (1 NIC send ... 6 pod down) and that resource's index."""
     loads = route.loads
     with np.errstate(divide="ignore", invalid="ignore"):
         rows = [loads.nic_up[route.src] / fabric.nic_cap_Bps[route.src],
@@ -22,10 +23,13 @@ def _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked):
                 np.where(route.cross_pod, loads.pod_down[route.dp] / pod_cap[route.dp], 0.0)]
     stacked = np.stack(rows)
     stacked = np.where(np.isnan(stacked), np.inf, stacked)[:, picked]
-    return stacked.max(axis=0)
+    first = stacked.argmax(axis=0)
+    ends = np.stack([route.src, route.dst, route.sl, route.dl, route.sp, route.dp])[:, picked]
+    return stacked.max(axis=0), first + 1, ends[first, np.arange(len(first))]
 
 
 def test_flow_times_per_resource_and_per_flow_agree_with_a_dead_nic():
+    """Times, bottleneck codes and indices, all flows at once and a few on their own."""
     doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
     engine = Engine()
     engine.evaluate(doc)
@@ -41,7 +45,7 @@ def test_flow_times_per_resource_and_per_flow_agree_with_a_dead_nic():
     assert len(every) >= len(fabric.nic_cap_Bps)  # the per-resource quotients
     few = np.array([0, 1, len(every) - 1])  # the per-flow quotients
     for picked in (every, few):
-        t, code, _ = flows.flow_times(fabric, route, k, None if picked is every else picked)
-        expected = _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked)
-        assert np.array_equal(t, expected)
+        t, code, index = flows.flow_times(fabric, route, k, None if picked is every else picked)
+        expected, first, at = _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked)
+        assert np.array_equal(t, expected) and np.array_equal(code, first) and np.array_equal(index, at)
         assert np.isinf(t[0]) and code[0] == 1  # the dead NIC's send side holds the flow

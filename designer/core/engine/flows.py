@@ -63,11 +63,13 @@ class Loads:
     pod_up: np.ndarray
     pod_down: np.ndarray
     per_link: "LinkBytes | None"  # bytes per cable for one bus byte (CollectiveModel._link_bytes)
+    stacked: np.ndarray | None  # the six above one after the other (each a view of it), as ResourceTables
 
-    __slots__ = ("nic_up", "nic_down", "leaf_up", "leaf_down", "pod_up", "pod_down", "per_link")
+    __slots__ = ("nic_up", "nic_down", "leaf_up", "leaf_down", "pod_up", "pod_down", "per_link", "stacked")
 
     def __init__(self, nic_up: np.ndarray, nic_down: np.ndarray, leaf_up: np.ndarray, leaf_down: np.ndarray,
-                 pod_up: np.ndarray, pod_down: np.ndarray, per_link: "LinkBytes | None" = None) -> None:
+                 pod_up: np.ndarray, pod_down: np.ndarray, per_link: "LinkBytes | None" = None,
+                 stacked: np.ndarray | None = None) -> None:
         self.nic_up = nic_up
         self.nic_down = nic_down
         self.leaf_up = leaf_up
@@ -75,39 +77,69 @@ class Loads:
         self.pod_up = pod_up
         self.pod_down = pod_down
         self.per_link = per_link
+        self.stacked = stacked
 
 
 class Route:
     """Where one pattern's inter-node flows go, which does not depend on any rate: a re-rated fabric
-    (a link's bandwidth, a part down) keeps it and only times the flows again (flow_times)."""
-    src: np.ndarray  # sending NIC of each flow
-    dst: np.ndarray  # receiving NIC
-    sl: np.ndarray  # their leaves
-    dl: np.ndarray
-    sp: np.ndarray  # their pods
-    dp: np.ndarray
-    cross_leaf: np.ndarray  # the flow leaves its leaf
-    cross_pod: np.ndarray  # the flow leaves its pod
+    (a link's bandwidth, a part down) keeps it and only times the flows again (FlowTimer).
+
+    A flow waits on its sending NIC, its receiving NIC and, as far as it goes, its leaves' and its
+    pods' up-links: how far it goes (its level: 0 under its leaf, 1 out of its leaf, 2 out of its pod
+    too) and its NICs are all a route keeps of it, as one number per end, level x 2 NICs + NIC: its
+    place in FlowTimer's table of each end's slowest resource (sending ends first at each level)."""
+    up: np.ndarray  # per flow: level x 2 NICs + its sending NIC
+    down: np.ndarray  # level x 2 NICs + its receiving NIC
     loads: Loads
     leaf_flows: np.ndarray | None  # flows leaving each leaf (ECMP's share: no rate in it)
     pod_flows: np.ndarray | None  # flows leaving each pod
+    crosses_pods: bool  # some flow leaves its pod
 
-    __slots__ = ("src", "dst", "sl", "dl", "sp", "dp", "cross_leaf", "cross_pod", "loads", "leaf_flows", "pod_flows")
+    __slots__ = ("up", "down", "loads", "leaf_flows", "pod_flows", "crosses_pods", "_nic_leaf", "_switch_pod")
 
-    def __init__(self, src: np.ndarray, dst: np.ndarray, sl: np.ndarray, dl: np.ndarray, sp: np.ndarray, dp: np.ndarray,
-                 cross_leaf: np.ndarray, cross_pod: np.ndarray, loads: Loads, leaf_flows: np.ndarray | None = None,
-                 pod_flows: np.ndarray | None = None) -> None:
-        self.src = src
-        self.dst = dst
-        self.sl = sl
-        self.dl = dl
-        self.sp = sp
-        self.dp = dp
-        self.cross_leaf = cross_leaf
-        self.cross_pod = cross_pod
+    def __init__(self, up: np.ndarray, down: np.ndarray, loads: Loads, crosses_pods: bool, nic_leaf: np.ndarray,
+                 switch_pod: np.ndarray) -> None:
+        self.up = up
+        self.down = down
         self.loads = loads
-        self.leaf_flows = leaf_flows
-        self.pod_flows = pod_flows
+        self.crosses_pods = crosses_pods
+        self.leaf_flows = None
+        self.pod_flows = None
+        self._nic_leaf, self._switch_pod = nic_leaf, switch_pod  # the fabric's, that it was routed on
+
+    # Each flow's ends, as the route's numbers give them (worked out when asked: a re-rating, a
+    # hashed tier's flow counts and bad input ask; timing the flows does not)
+    @property
+    def src(self) -> np.ndarray:  # sending NIC of each flow
+        return self.up % (2 * len(self._nic_leaf))
+
+    @property
+    def dst(self) -> np.ndarray:  # receiving NIC
+        return self.down % (2 * len(self._nic_leaf))
+
+    @property
+    def sl(self) -> np.ndarray:  # their leaves
+        return self._nic_leaf.take(self.src)
+
+    @property
+    def dl(self) -> np.ndarray:
+        return self._nic_leaf.take(self.dst)
+
+    @property
+    def sp(self) -> np.ndarray:  # their pods
+        return self._switch_pod.take(self.sl)
+
+    @property
+    def dp(self) -> np.ndarray:
+        return self._switch_pod.take(self.dl)
+
+    @property
+    def cross_leaf(self) -> np.ndarray:  # the flow leaves its leaf
+        return self.up >= 2 * len(self._nic_leaf)
+
+    @property
+    def cross_pod(self) -> np.ndarray:  # the flow leaves its pod
+        return self.up >= 4 * len(self._nic_leaf)
 
 
 class RateChange:
@@ -164,16 +196,48 @@ def _differs(old: np.ndarray, new: np.ndarray) -> np.ndarray:
     return old != new
 
 
+class ResourceTables:
+    """How the resources a flow waits on are numbered on a fabric, kept with it (resource_tables): the
+    NICs sending, the NICs receiving, the leaves' up-links, their down-links, the pods' up-links,
+    their down-links (flow_times's codes 1 to 6), one kind after the other."""
+
+    def __init__(self, fabric: Fabric):
+        n_nic, n_sw, n_pod = len(fabric.nic_leaf), len(fabric.switch_pod), len(fabric.pod_up_Bps)
+        self.nics, self.switches, self.pods = n_nic, n_sw, n_pod
+        self.offsets = np.cumsum([0, n_nic, n_nic, n_sw, n_sw, n_pod, n_pod])  # where each kind starts; the count
+        # (6, NICs): per NIC, the resources a flow from it (rows 0, 2, 4) or to it (rows 1, 3, 5) waits
+        # on: the NIC, its leaf's up-links (down-links), its pod's. (A NIC under no leaf, a leaf in no
+        # pod: a number no flow that leaves reads.)
+        nic = np.arange(n_nic)
+        leaf = fabric.nic_leaf
+        # each NIC's pod (32-bit as its leaf: a route reads them for every flow)
+        self.nic_pod = pod = fabric.switch_pod.take(leaf) if n_sw else np.full(n_nic, -1, dtype=np.int32)
+        self.nic_resources = np.stack([nic, nic, leaf, leaf, pod, pod]) + self.offsets[:6, None]
+        self._kinds = None
+
+    def kinds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per resource: its code (int8) and its index among the resources of its kind (int32)."""
+        if self._kinds is None:
+            sizes = np.diff(self.offsets)
+            index = (np.arange(self.offsets[-1]) - np.repeat(self.offsets[:-1], sizes)).astype(np.int32)
+            self._kinds = np.repeat(np.arange(1, 7, dtype=np.int8), sizes), index
+        return self._kinds
+
+
+def resource_tables(fabric: Fabric) -> ResourceTables:
+    # (a re-rating keeps them: the pods' rates are new arrays, never of another length)
+    return fabric.remembered("resource_tables", (fabric.nic_leaf, fabric.switch_pod), lambda: ResourceTables(fabric))
+
+
 def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
     """The loads of inter-node flows on each NIC, leaf and pod (bytes per direction)."""
-    n_nic = len(fabric.nic_cap_Bps)
-    n_sw = len(fabric.switch_ids)
-    n_pod = len(fabric.pod_up_Bps)
+    tables = resource_tables(fabric)
+    n_nic, n_sw, n_pod = tables.nics, tables.switches, tables.pods
     nic_up = np.bincount(src_nic, nbytes, minlength=n_nic)
     nic_down = np.bincount(dst_nic, nbytes, minlength=n_nic)
-    # (gathers index by the callers' 64-bit indices, and the flows that leave a leaf or a pod are
-    # picked once by position: numpy gathers by 32-bit or boolean indices several times slower)
-    sl, dl = fabric.nic_leaf[src_nic], fabric.nic_leaf[dst_nic]
+    # (the flows that leave a leaf or a pod are picked once by position: numpy gathers by boolean
+    # indices several times slower)
+    sl, dl = fabric.nic_leaf.take(src_nic), fabric.nic_leaf.take(dst_nic)
     cross_leaf = sl != dl
     leaving = np.flatnonzero(cross_leaf)
     if n_sw:
@@ -182,109 +246,163 @@ def route_flows(fabric: Fabric, src_nic, dst_nic, nbytes) -> Route:
         leaf_down = np.bincount(dl[leaving], leaving_bytes, minlength=n_sw)
     else:
         leaf_up = leaf_down = np.zeros(0)
-    sp, dp = fabric.switch_pod.take(sl), fabric.switch_pod.take(dl)  # (take: see _resource_time)
-    cross_pod = cross_leaf & (sp != dp)
+    sp, dp = tables.nic_pod.take(src_nic), tables.nic_pod.take(dst_nic)
+    cross_pod = sp != dp  # (under one leaf, in one pod)
+    crossing = np.flatnonzero(cross_pod)
     if n_pod:
-        crossing = np.flatnonzero(cross_pod)
         crossing_bytes = nbytes[crossing]
         pod_up = np.bincount(sp[crossing], crossing_bytes, minlength=n_pod)
         pod_down = np.bincount(dp[crossing], crossing_bytes, minlength=n_pod)
     else:
         pod_up = pod_down = np.zeros(0)
-    loads = Loads(nic_up, nic_down, leaf_up, leaf_down, pod_up, pod_down)
-    # kept per flow with the route: 32-bit indices (the NICs, leaves and pods of 131k GPUs: 17 MB -> 8)
-    return Route(src_nic.astype(np.int32, copy=False), dst_nic.astype(np.int32, copy=False), sl, dl, sp, dp,
-                 cross_leaf, cross_pod, loads)
+    # the loads one after the other as the resources are numbered, each a view of them
+    stacked = np.concatenate((nic_up, nic_down, leaf_up, leaf_down, pod_up, pod_down))
+    cut = tables.offsets.tolist()
+    loads = Loads(*(stacked[a:b] for a, b in zip(cut, cut[1:])), stacked=stacked)
+    base = (cross_leaf.view(np.int8) + cross_pod.view(np.int8)) * np.intp(2 * n_nic)  # each flow's level x 2 NICs
+    return Route(base + src_nic, np.add(base, dst_nic, out=base), loads, bool(len(crossing)), fabric.nic_leaf,
+                 fabric.switch_pod)
 
 
-def flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarray | None = None):
+class FlowTimer:
+    """The times of a route's flows at the fabric's current rates. A flow's time is that of its most
+    loaded resource (load over capacity; infinite where nothing drains it): the NICs that send and
+    receive it and the up-links of the leaves and pods it leaves. Each flow's time reads only its own
+    resources, so timing some flows gives what timing all of them gives for those.
+
+    For as many flows as NICs or more, a table per level, end and NIC of the slowest resource that
+    end of a flow waits on is made once and each flow reads its two ends' entries; for a few flows
+    on a big fabric, each flow's own resources are timed."""
+
+    def __init__(self, fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarray | None = None):
+        """To time the route's `flows` (indices; None: all of them)."""
+        require_paths(fabric, route, flows)
+        self.tables = tables = resource_tables(fabric)
+        self.load = route.loads.stacked
+        self.cap, self.drains = capacities(fabric, route, k)
+        self.waits = self._slowest = None
+        resources = tables.nic_resources
+        if resources.shape[1] <= 2 * (len(route.up) if flows is None else len(flows)):
+            per = _quotients(self.load, self.cap, self.drains)
+            # per level (the rows), the slowest resource so far down the levels
+            rows = per.take(resources).reshape(3, -1)
+            np.maximum(rows[0], rows[1], out=rows[1])
+            np.maximum(rows[1], rows[2], out=rows[2])
+            self.waits = rows.ravel()
+            self._down = self.waits[len(self.waits) // 6:]  # (a receiving end: NICs further)
+
+    def seconds(self, up: np.ndarray, down: np.ndarray) -> np.ndarray:
+        """The times of the flows whose ends are `up` and `down` (Route's numbers)."""
+        if self.waits is None:
+            return _end_seconds(self.load, self.cap, *_flow_ends(self.tables.nic_resources, up, down)).max(axis=0)
+        return np.maximum(self.waits.take(up), self._down.take(down))
+
+    def bottlenecks(self, up: np.ndarray, down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For the flows whose ends are `up` and `down`: the resource that holds each (the first of
+        its longest times in flow_times's codes), as (code, index). A few flows (each group's
+        slowest of a few big groups on a big fabric) are looked at on their own, not through a table
+        of every NIC: below about a 64th of the NICs, that table costs more."""
+        if self.waits is None or 64 * len(up) < self.tables.nics:
+            ends, level = _flow_ends(self.tables.nic_resources, up, down)
+            times = _end_seconds(self.load, self.cap, ends, level)
+            slot = ends[(times == times.max(axis=0)).argmax(axis=0), np.arange(len(up))]
+        else:
+            if self._slowest is None:
+                self._slowest = self._slowest_resources()
+            u, d = self.waits.take(up), self._down.take(down)
+            n_nic = self.tables.nics
+            su, sd = self._slowest.take(up), self._slowest[n_nic:].take(down)
+            # the receiving end when it is slower, or as slow with a resource of a lower code
+            slot = np.where((d > u) | ((d == u) & (sd < su)), sd, su)
+        codes, indices = self.tables.kinds()
+        return codes.take(slot), indices.take(slot)
+
+    def _slowest_resources(self) -> np.ndarray:
+        """Per entry of the table, the resource of its time: the first down the levels to reach it."""
+        waits = self.waits.reshape(3, -1)
+        out = self.tables.nic_resources.reshape(3, -1).astype(np.int32)
+        np.copyto(out[1], out[0], where=waits[1] == waits[0])  # (a level's resource is slower when its wait grew)
+        np.copyto(out[2], out[1], where=waits[2] == waits[1])
+        return out.ravel()
+
+
+def flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarray | None = None) -> tuple:
     """For each flow of `route` (or of its `flows`, indices) at the fabric's current rates: its
     (time, resource code, resource index). Resource codes: 1 NIC send, 2 NIC receive, 3 leaf
-    up-links, 4 leaf down-links, 5 pod up, 6 pod down. Each flow's time reads only its own NICs,
-    leaves and pods, so timing some flows gives what timing all of them gives for those."""
-    loads = route.loads
-    parts = (route.src, route.dst, route.sl, route.dl, route.sp, route.dp, route.cross_leaf, route.cross_pod)
-    if flows is not None:
-        parts = tuple(a[flows] for a in parts)
-    src_nic, dst_nic, sl, dl, sp, dp, cross_leaf, cross_pod = parts
-    n_sw = len(fabric.switch_ids)
-    n_pod = len(fabric.pod_up_Bps)
-    if not every_path_open(fabric, sp, dp, cross_pod):
-        require_paths(fabric, sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod])
-    # Each resource's time folded into the slowest so far as it is made: the six per-flow arrays
-    # stacked (and a copy without NaN) were the peak of a new plan's evaluation at 131k GPUs (~25 MB).
-    slowest = Slowest()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cap = fabric.nic_cap_Bps
-        slowest.add(_resource_time(loads.nic_up, cap, src_nic), nan_free=True)
-        slowest.add(_resource_time(loads.nic_down, cap, dst_nic), nan_free=True)
-        if n_sw:
-            leaf_cap = usable_uplink_Bps(fabric, route, k)
-            slowest.add(np.where(cross_leaf, _resource_time(loads.leaf_up, leaf_cap, sl), 0.0), nan_free=True)
-            slowest.add(np.where(cross_leaf, _resource_time(loads.leaf_down, leaf_cap, dl), 0.0), nan_free=True)
-            if n_pod:
-                pcap = usable_uplink_Bps(fabric, route, k, pod=True)
-                slowest.add(np.where(cross_pod, _resource_time(loads.pod_up, pcap, sp), 0.0), nan_free=True)
-                slowest.add(np.where(cross_pod, _resource_time(loads.pod_down, pcap, dp), 0.0), nan_free=True)
-    # each flow's resource: the row of its code in the stacked ends (what np.choose gives, in half its time)
-    n = len(src_nic)
-    ends = np.stack([src_nic, dst_nic, sl, dl, sp, dp][: slowest.count])
-    index = ends.ravel()[slowest.code.astype(np.intp) * n + np.arange(n)]
-    return slowest.time, (slowest.code + 1).astype(np.int8), index.astype(np.int32, copy=False)
+    up-links, 4 leaf down-links, 5 pod up, 6 pod down."""
+    up, down = (route.up, route.down) if flows is None else (route.up[flows], route.down[flows])
+    timer = FlowTimer(fabric, route, k, flows)
+    return timer.seconds(up, down), *timer.bottlenecks(up, down)
 
 
-def _resource_time(load: np.ndarray, cap: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """Per flow, the seconds of its resource `at` (load over capacity, NaN made infinite), a new array.
-    Divided per resource when there are no more resources than flows (a leaf or pod tier, the NICs
-    of a dimension's many flows): one division and NaN check per resource, one gather per flow; per
-    flow otherwise (a small job's few flows on a big fabric). The same quotients either way."""
-    # (take: the route's indices are 32-bit, which indexing converts first, at twice the cost)
-    if len(cap) <= len(at):
-        t = load / cap
-        np.copyto(t, np.inf, where=np.isnan(t))
-        return t.take(at)
-    t = load.take(at) / cap.take(at)
-    np.copyto(t, np.inf, where=np.isnan(t))
+# each row of nic_resources: the level from which a flow waits on it
+_ROW_LEVEL = np.array([0, 0, 1, 1, 2, 2])[:, None]
+
+
+def _flow_ends(resources: np.ndarray, up: np.ndarray, down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(6, flows): each flow's resources in nic_resources' rows (Route's numbers less their level),
+    and each flow's level."""
+    n_nic = resources.shape[1]
+    level, sending = np.divmod(up, 2 * n_nic)
+    at = np.stack([sending, down - level * (2 * n_nic)] * 3) + (np.arange(6) * n_nic)[:, None]
+    return resources.ravel().take(at), level
+
+
+def _end_seconds(load: np.ndarray, cap: np.ndarray, ends: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """Per resource of `ends` (6, flows), its seconds (load over capacity, infinite where nothing drains
+    it; 0 for the up-links of a tier the flow does not leave): the quotients of the resources' table."""
+    cap = cap.take(ends)
+    t = _quotients(load.take(ends), cap, cap > 0)
+    np.copyto(t, 0.0, where=_ROW_LEVEL > level)
     return t
 
 
-class Slowest:
-    """Per flow, the largest of the times added so far (NaN and infinity: infinite) and the
-    position of the first time that had it: an argmax over stacked times, without the stack."""
-
-    def __init__(self):
-        self.time: np.ndarray | None = None
-        self.code: np.ndarray | None = None
-        self.count = 0
-
-    def add(self, t: np.ndarray, nan_free: bool = False) -> None:
-        """`nan_free`: t holds no NaN (_resource_time made them infinite)."""
-        if not nan_free:
-            np.copyto(t, np.inf, where=np.isnan(t))  # (t is a temporary of the caller's; +inf stays +inf)
-        if self.time is None:
-            self.time, self.code = t, np.zeros(len(t), dtype=np.int8)
-        else:
-            self.code[t > self.time] = self.count  # strictly: the first of equal times keeps it
-            np.maximum(self.time, t, out=self.time)
-        self.count += 1
+def capacities(fabric: Fabric, route: Route, k: EngineConstants) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each resource's rate, numbered as ResourceTables says: the NICs' (twice), the rate the leaves'
+    and the pods' up-links drain the route's flows at (twice each); and which rates are above 0
+    (None: all). Kept with the fabric's rating where no up-link hashes (every pattern of every plan
+    asks)."""
+    routing = tier_routing(fabric)
+    if any(routing[2]):  # hashed: the rates follow the route's flows
+        return _capacities(fabric, route, k)
+    return fabric.remembered("resource_capacities", (fabric.nic_cap_Bps, fabric.leaf_up_Bps, fabric.pod_up_Bps,
+                                                     routing, k), lambda: _capacities(fabric, route, k))
 
 
-def every_path_open(fabric: Fabric, src_pod, dst_pod, cross_pod) -> bool:
-    """Whether require_paths would find every flow a path without looking at each flow's leaves: every
-    leaf a NIC hangs from and every pod has up-link capacity, and no flow that crosses pods leaves one
-    of no pod. (Every flow starts and ends at a NIC: its leaves are among those.)"""
+def _capacities(fabric: Fabric, route: Route, k: EngineConstants) -> tuple[np.ndarray, np.ndarray | None]:
+    nic = fabric.nic_cap_Bps
+    leaf = usable_uplink_Bps(fabric, route, k) if len(fabric.switch_ids) else fabric.leaf_up_Bps
+    pod = usable_uplink_Bps(fabric, route, k, pod=True) if len(fabric.pod_up_Bps) else fabric.pod_up_Bps
+    cap = np.concatenate((nic, nic, leaf, leaf, pod, pod))
+    drains = cap > 0  # (a spine's or core switch's leaf up-links: none)
+    return cap, None if drains.all() else drains
+
+
+def _quotients(load: np.ndarray, cap: np.ndarray, drains: np.ndarray | None) -> np.ndarray:
+    """load / cap; infinite where the capacity is 0 (load or not: nothing drains it). `drains`: where
+    the capacity is above 0 (None: everywhere)."""
+    if drains is None:
+        return load / cap
+    return np.divide(load, cap, out=np.full(cap.shape, np.inf), where=drains)
+
+
+def every_path_open(fabric: Fabric, route: Route, flows: np.ndarray | None = None) -> bool:
+    """Whether every flow of the route (of its `flows`) has a path without looking at each flow's
+    leaves: every leaf a NIC hangs from and every pod has up-link capacity, and no flow that crosses
+    pods leaves one of no pod. (Every flow starts and ends at a NIC: its leaves are among those.)"""
     # what holds for the whole fabric at its current rates is kept with it (every pattern asks)
-    if not fabric.remembered("leaves_open", (fabric.nic_leaf, fabric.leaf_up_Bps), lambda: _leaves_open(fabric)):
+    leaves_open, pods_open, nic_leaves_in_pods = fabric.remembered(
+        "paths_open", (fabric.nic_leaf, fabric.leaf_up_Bps, fabric.pod_up_Bps, fabric.switch_pod),
+        lambda: (_leaves_open(fabric), bool(len(fabric.pod_up_Bps) and fabric.pod_up_Bps.min() > 0),
+                 _nic_leaves_in_pods(fabric)))
+    if not leaves_open:
         return False  # (a NIC under no leaf, or a leaf with no way up: each flow looked at)
-    if not cross_pod.any():
-        return True
-    if not fabric.remembered("pods_open", (fabric.pod_up_Bps,), lambda: bool(fabric.pod_up_Bps.min() > 0)):
+    if not route.crosses_pods or nic_leaves_in_pods and pods_open:
+        return True  # (every leaf a NIC hangs from in a pod: no flow leaves one of no pod)
+    if not pods_open:
         return False
-    # every leaf a NIC hangs from in a pod (kept with the fabric): no flow leaves one of no pod
-    if fabric.remembered("nic_leaves_in_pods", (fabric.nic_leaf, fabric.switch_pod),
-                         lambda: _nic_leaves_in_pods(fabric)):
-        return True
-    return not (cross_pod & ((src_pod < 0) | (dst_pod < 0))).any()
+    cross_pod, sp, dp = (a if flows is None else a[flows] for a in (route.cross_pod, route.sp, route.dp))
+    return not (cross_pod & ((sp < 0) | (dp < 0))).any()
 
 
 def _nic_leaves_in_pods(fabric: Fabric) -> bool:
@@ -308,8 +426,13 @@ def _leaves_of_nics(fabric: Fabric) -> np.ndarray:
     return np.concatenate(([-1], leaves)) if (nic_leaf < 0).any() else leaves
 
 
-def require_paths(fabric: Fabric, src_leaf, dst_leaf, src_pod, dst_pod) -> None:
+def require_paths(fabric: Fabric, route: Route, flows: np.ndarray | None = None) -> None:
     """Bad input, not an endless step: traffic between leaves (or pods) that no cable joins."""
+    if every_path_open(fabric, route, flows):
+        return
+    cross_leaf, cross_pod, sl, dl, sp, dp = (a if flows is None else a[flows] for a in (
+        route.cross_leaf, route.cross_pod, route.sl, route.dl, route.sp, route.dp))
+    src_leaf, dst_leaf, src_pod, dst_pod = sl[cross_leaf], dl[cross_leaf], sp[cross_pod], dp[cross_pod]
     for leaves, other in ((src_leaf, dst_leaf), (dst_leaf, src_leaf)):
         stuck = np.flatnonzero(fabric.leaf_up_Bps[leaves] <= 0) if len(leaves) else ()
         if len(stuck):

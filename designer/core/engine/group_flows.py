@@ -14,9 +14,8 @@ def pattern_flows(f: Fabric, sh: GroupShape, pattern: str):
     """Inter-node flows of a dimension's groups for a bus volume of 1 byte per rank, over all groups at
     once: (source NIC, destination NIC, bytes, group index) per flow."""
     G, n = sh.members.shape
-    empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
     if not sh.spans_servers:
-        return empty
+        return (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) + (np.zeros(0, np.int64),)
     if pattern in ("pairs", "one_way") and n == 2:  # member 0 -> member 1, and back unless one way
         a, b = sh.members[:, 0], sh.members[:, 1]
         if sh.by_node is not None:  # every pair on two servers (spans_servers: none on one)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .constants import EngineConstants
 from .fabric import Fabric
-from .flows import Loads, RateChange, Route, flow_times, kind_mask, rate_change, rates_of, route_flows
+from .flows import FlowTimer, Loads, RateChange, Route, kind_mask, rate_change, rates_of, route_flows
 from .group_flows import pattern_flows
 from .group_shape import GroupShape
 
@@ -53,7 +53,7 @@ class PatternTimes:
         self.keep_loads = keep_loads
         self._unit: dict[str, UnitTimes] = {}
         self.routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
-        self._flow_t: dict[str, tuple] = {}  # pattern -> each flow's (time, resource code, index)
+        self._flow_t: dict[str, np.ndarray] = {}  # pattern -> each flow's time
         self._rates: tuple | None = None  # the rating every kept time was made at (rates_of)
         # Which groups a re-rating timed again (pattern -> group indices), and how many so far:
         # only the groups with a flow on a changed NIC, leaf or pod are.
@@ -120,9 +120,9 @@ class PatternTimes:
     def _retime(self, pattern: str, route: Route, gid: np.ndarray, flows: np.ndarray) -> tuple[np.ndarray, bool]:
         """Time `flows` again; the network time and bottleneck of their groups again from all
         their flows, as `unit` does for every group. (groups, whether any of them changed)."""
-        flow_t, flow_code, flow_res = self._flow_t[pattern]
-        t, c, r = flow_times(self.fabric, route, self.k, flows)
-        flow_t[flows], flow_code[flows], flow_res[flows] = t, c, r
+        flow_t = self._flow_t[pattern]
+        timer = FlowTimer(self.fabric, route, self.k, flows)
+        flow_t[flows] = timer.seconds(route.up[flows], route.down[flows])
         scale, net, code, res, loads = self._unit[pattern]
         groups = np.unique(gid[flows])
         mine = np.zeros(len(net), dtype=bool)
@@ -135,8 +135,9 @@ class PatternTimes:
         slowest = sel[flow_t[sel] >= new_net[gid[sel]]]
         best[gid[slowest]] = slowest  # the last of a group's slowest flows, as `unit` picks
         new_code, new_res = code.copy(), res.copy()
-        new_code[groups] = flow_code[best[groups]]
-        new_res[groups] = flow_res[best[groups]]
+        # (a flow timed before on resources whose rates hold has the bottleneck it had)
+        at = best[groups]
+        new_code[groups], new_res[groups] = timer.bottlenecks(route.up[at], route.down[at])
         changed = bool(np.any(new_net[groups] != net[groups]) or np.any(new_code[groups] != code[groups])
                        or np.any(new_res[groups] != res[groups]))
         if changed:
@@ -156,19 +157,22 @@ class PatternTimes:
         route, gid = self.routes[pattern]
         loads = None
         if route is None:
-            net, code, res = np.zeros(G), np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
+            net, code, res = np.zeros(G), np.zeros(G, dtype=np.int8), np.zeros(G, dtype=np.int32)
         else:
             loads = route.loads
-            flow_t, flow_code, flow_res = self._flow_t[pattern] = flow_times(f, route, self.k)
+            timer = FlowTimer(f, route, self.k)
+            flow_t = self._flow_t[pattern] = timer.seconds(route.up, route.down)
             # each group's time: its slowest flow's, the last of them its bottleneck
             layout = flows_in_order(self.shape, pattern, len(gid))
-            net, best = (slowest_in_order(flow_t, G, layout) if layout is not None
-                         else slowest_of_groups(flow_t, gid, G))
-            code, res = np.zeros(G, dtype=np.int64), np.zeros(G, dtype=np.int64)
-            ok = (best >= 0).nonzero()[0] if layout is None else slice(None)  # (every group has flows)
-            at = best[ok]
-            code[ok] = flow_code.take(at)
-            res[ok] = flow_res.take(at)
+            if layout is not None:  # (every group has flows)
+                net, best = slowest_in_order(flow_t, G, layout)
+                code, res = timer.bottlenecks(route.up.take(best), route.down.take(best))  # (those flows only)
+            else:
+                net, best = slowest_of_groups(flow_t, gid, G)
+                code, res = np.zeros(G, dtype=np.int8), np.zeros(G, dtype=np.int32)
+                has = (best >= 0).nonzero()[0]
+                at = best[has]
+                code[has], res[has] = timer.bottlenecks(route.up.take(at), route.down.take(at))
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
         out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
         self._unit[pattern] = out
@@ -206,8 +210,8 @@ def slowest_in_order(flow_t: np.ndarray, G: int, layout: tuple[str, int]) -> tup
     """slowest_of_groups for flows laid out as `layout` (flows_in_order), by rows of the flows'
     times: the same maxima, and the same last flow of each group's maximum."""
     kind, width = layout
-    groups = np.arange(G)
     if kind == "rounds":
+        groups = np.arange(G)
         if width == 1:
             return flow_t.copy(), groups
         if width == 2:  # (a reduction over two rows runs as one elementwise pass)
@@ -216,8 +220,10 @@ def slowest_in_order(flow_t: np.ndarray, G: int, layout: tuple[str, int]) -> tup
             return net, np.where(second >= net, groups + G, groups)
         rows = flow_t.reshape(width, G)
         return rows.max(axis=0), (width - 1 - rows[::-1].argmax(axis=0)) * G + groups
-    rows = flow_t.reshape(G, width)
-    return rows.max(axis=1), groups * width + (width - 1 - rows[:, ::-1].argmax(axis=1))
+    # each group's last slowest flow, its time read there (numpy's max along rows of a few flows
+    # runs a loop per row: several times an argmax's cost)
+    best = np.arange(width - 1, G * width, width) - flow_t.reshape(G, width)[:, ::-1].argmax(axis=1)
+    return flow_t.take(best), best
 
 
 def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
