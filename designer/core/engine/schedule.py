@@ -559,12 +559,17 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, from_other_stage, \
         visit_inputs, pick_durations, visit_crosses = flat
     table = []
+    no_w = [0.0] * v
     for s in range(p):
         st = times[s]
         # per stage, by kind * v + chunk: F, then B (input gradient only when W is split off), then W
-        table += [st.fwd[c] for c in range(v)]
-        table += [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
-        table += [st.wgrad[c] for c in range(v)] if zb else [0.0] * v  # W ops only in zero-bubble orders
+        table += st.fwd[:v]
+        if zb:  # W ops only in zero-bubble orders
+            table += [b - w for b, w in zip(st.bwd[:v], st.wgrad[:v])]
+            table += st.wgrad[:v]
+        else:
+            table += st.bwd[:v]
+            table += no_w
     # per op, in C: its duration (by position for the stages' sums; the table's own floats in visit
     # order for the loop)
     dur = np.array(table)[flat_codes]
