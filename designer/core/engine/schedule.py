@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+import struct
 from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
@@ -212,9 +213,9 @@ def _per_stage(items: list, sizes: list[int]) -> list[list]:
 class _StageArrays:
     """Per stage, what ScheduleResult.stage_transfer_wait_s and stage_op_sums work on: what picks
     each op's previous end, then each op's input end (the -inf slot for none), out of the ends in
-    one tuple, whether it has an input, whether that crosses a stage boundary, its kind * v + chunk
-    and the distinct ones of those, in order (None for a stage without ops). Made when first asked:
-    a plan search asks for its critical stage only."""
+    one tuple, what packs those as doubles, whether it has an input, whether that crosses a stage
+    boundary, its kind * v + chunk and the distinct ones of those, in order (None for a stage without
+    ops). Made when first asked: a plan search asks for its critical stage only."""
 
     def __init__(self, offsets, sizes, prevs, dep_slots, crosses, codes, none_slot):
         self._args = (offsets, sizes, prevs, dep_slots, crosses, codes, none_slot)
@@ -229,8 +230,8 @@ class _StageArrays:
             else:
                 dep = dep_slots[a:b]
                 picked = prevs[a:b].tolist() + np.where(dep >= 0, dep, none_slot).tolist()  # 2 or more: a tuple
-                self._made[s] = (itemgetter(*picked), dep >= 0, crosses[a:b], codes[a:b],
-                                 np.unique(codes[a:b]).tolist())
+                self._made[s] = (itemgetter(*picked), struct.Struct(f"{len(picked)}d"), dep >= 0, crosses[a:b],
+                                 codes[a:b], np.unique(codes[a:b]).tolist())
         return self._made[s]
 
 

@@ -143,10 +143,11 @@ class ScheduleResult:
         end, _, _, _, _, arrays, p2p_s = self.timing
         if arrays[stage] is None:
             return 0.0
-        pick, has_dep, crosses, _, _ = arrays[stage]
+        pick, doubles, has_dep, crosses, _, _ = arrays[stage]
         n = len(crosses)
-        # fromiter reads a tuple of floats in half the time np.array takes to look at it first
-        picked = np.fromiter(pick(end), float, 2 * n)
+        # the picked floats packed as doubles and read as an array: twice as fast as np.fromiter,
+        # which takes them one by one (the same numbers, bit for bit)
+        picked = np.frombuffer(doubles.pack(*pick(end)))
         f = picked[:n]  # the previous op's end on the stage (the stage's start offset for the first)
         transfer = np.where(crosses, p2p_s, 0.0)
         r = picked[n:] + transfer  # the input's arrival
@@ -163,7 +164,7 @@ class ScheduleResult:
         """The distinct kind * chunks + chunk of the ops of `stage`, in order."""
         if self.timing is not None:
             arrays = self.timing[5][stage]
-            return [] if arrays is None else arrays[4]
+            return [] if arrays is None else arrays[5]
         return sorted(set(self.codes[stage]))
 
     def stage_op_sums(self, stage: int, per_code: np.ndarray) -> np.ndarray:
@@ -171,7 +172,7 @@ class ScheduleResult:
         `stage`, in op order, of each op's value (a running sum, as adding them one at a time)."""
         if self.timing is not None:
             arrays = self.timing[5][stage]
-            codes = None if arrays is None else arrays[3]
+            codes = None if arrays is None else arrays[4]
         else:
             codes = np.array(self.codes[stage], np.int64) if self.codes[stage] else None
         if codes is None:
