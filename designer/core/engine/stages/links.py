@@ -348,5 +348,5 @@ def _alike_links(result: Evaluation, kind: str, links: list[int], busy_of: dict[
     busy = busy_of.get(kind)
     if busy is None:
         busy = busy_of[kind] = result.link_busy(kind)
-    top = float(busy[links].max())
+    top = busy.item(links[0]) if len(links) == 1 else float(busy[links].max())  # (one link: no index array)
     return int(np.count_nonzero(busy >= ALIKE * top)) if top > 0 else 0
