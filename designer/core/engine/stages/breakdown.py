@@ -61,10 +61,12 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
     # order, as adding each op's share in turn, on arrays), for the columns some op adds to (the
     # others stay 0.0, as a sum of zeros is)
     v = ref_sched.chunks
-    per_code = {code: _op_shares(code, v, chunks, zb, repeat) for code in ref_sched.stage_codes(crit_stage)}
-    live = [j for j in range(len(_COLUMNS)) if any(shares[j] for shares in per_code.values())]
+    codes = ref_sched.stage_codes(crit_stage)
+    columns = list(zip(*[_op_shares(code, v, chunks, zb, repeat) for code in codes]))  # per column, each code's
+    live = [j for j, column in enumerate(columns) if any(column)]
     if live:
-        table = np.array([[per_code[code][j] if code in per_code else 0.0 for code in range(3 * v)] for j in live])
+        table = np.zeros((len(live), 3 * v))
+        table[:, codes] = [columns[j] for j in live]
         for j, total in zip(live, ref_sched.stage_op_sums(crit_stage, table).tolist()):
             if j < len(KINDS):
                 breakdown[_COLUMNS[j]] = total
