@@ -194,17 +194,28 @@ class HashedOnce:
 
 
 class RecordingComm:
-    """A comm function that remembers every question (dimension, primitive, bytes) and answer."""
+    """A comm function that remembers every question (dimension, primitive, bytes) and answer.
+
+    One made around another records into the same log from where that one stands (its `calls`:
+    the log from there on): the questions of a layer cost, of a plan's phases and of a view's
+    phases, each recorded for its own memo, pass through one function, not one per memo."""
 
     def __init__(self, comm: CommFn):
-        self._comm = comm
+        if isinstance(comm, RecordingComm):
+            self._comm, self._log, self._start = comm._comm, comm._log, len(comm._log)
+        else:
+            self._comm, self._log, self._start = comm, [], 0
         self.dims = getattr(comm, "dims", {})  # the groups' structure, which the phases may read
-        self.calls: list[tuple[str, str, float, float]] = []
 
     def __call__(self, dim: str, primitive: str, nbytes: float) -> float:
         seconds = self._comm(dim, primitive, nbytes)
-        self.calls.append((dim, primitive, nbytes, seconds))
+        self._log.append((dim, primitive, nbytes, seconds))
         return seconds
+
+    @property
+    def calls(self) -> list[tuple[str, str, float, float]]:
+        """The questions and answers since this recording began, as a list of their own."""
+        return self._log[self._start:]
 
 
 def _same_answers(comm, calls) -> bool:
