@@ -302,13 +302,15 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
             np.minimum(share, 1.0, out=share)
         else:
             share = np.zeros(m)
-        better = share > best_share
-        best[better] = i
-        del better
+        np.putmask(best, share > best_share, i)
         np.maximum(best_share, share, out=best_share)
-        top = float(busy[kind].max(initial=0.0))
-        flag = np.zeros(n, dtype=bool)
-        if kind in network_bound and top > 0:
+        top = float(busy[kind].max(initial=0.0)) if kind in network_bound else 0.0
+        if not top > 0:  # (no bottleneck: a phase that no link carries, or not the network's)
+            flag = np.zeros(n, dtype=bool)
+        elif isinstance(sel, slice):  # already one flag per link of the fabric
+            flag = (busy[kind] >= ALIKE * top) & (share >= BOTTLENECK_SHARE)
+        else:
+            flag = np.zeros(n, dtype=bool)
             flag[sel] = (busy[kind] >= ALIKE * top) & (share >= BOTTLENECK_SHARE)
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
