@@ -2,7 +2,8 @@
 a search of at least 500 plans per CPU-second at 1,024 GPUs).
 
 - the breakdown adds up the critical stage's ops on arrays: the same running sums as adding
-  each op's share (and its wait for the activation transfer) one after the other;
+  each op's share (and its wait for the activation transfer) one after the other, and picks
+  its stage and straggler pattern as np.argmax and np.argmin would (NaN included);
 - the schedule's last backward per chunk, read off the end when ends only grow, and by max()
   when a duration is negative or not a number;
 - a cluster with no straggler has one straggler pattern without sorting the replicas;
@@ -18,6 +19,7 @@ import pytest
 
 from designer.core.engine import schedule as S
 from designer.core.engine.evaluate import Engine
+from designer.core.engine.stages.breakdown import first_largest, first_smallest
 from designer.core.engine.stages.layout import replica_slowdowns, straggler_patterns
 from designer.core.io import load_document
 from tests.conftest import EXAMPLES
@@ -54,6 +56,15 @@ def test_stage_sums_equal_adding_each_op_in_turn(schedule):
                 for j, row in enumerate(per_code):
                     plain[j] += float(row[op.kind * r.chunks + op.chunk])
             assert r.stage_op_sums(s, per_code).tolist() == plain
+
+
+def test_the_breakdown_picks_the_stage_and_pattern_numpy_would():
+    rng = random.Random("argmax")
+    for _ in range(300):
+        values = [rng.choice([0.0, -0.0, 1.0, -1.0, 2.5, math.nan, math.inf, -math.inf])
+                  for _ in range(rng.randint(1, 9))]
+        assert first_largest(values) == int(np.argmax(values)), values
+        assert first_smallest(values) == int(np.argmin(values)), values
 
 
 @pytest.mark.parametrize("schedule", SCHEDULES)

@@ -476,25 +476,35 @@ def add_recompute(fwd: Phase, bwd: Phase, m: ModelShape, sh: Sharding, g: LayerG
         return
     if sh.recompute != "selective":
         return
-    gemms, expert_gemms = g.gemms, g.experts
-    up_proj = [gm for gm, (_, k_in, shard) in zip(gemms, m.attn_weights) if shard == "col" and k_in != m.h]
-    mlp_gemms = g.mlp
-    module_s = {
-        "core_attn": (attn_fwd, attn_flops),
-        "layernorm": (ops.memory(2 * 2 * X_sp), 0.0),  # two norms: read and write the hidden state
-        "moe_act": (ops.memory(act_bytes) + act_extra_s if moe else 0.0, 0.0),
-        "mla_up_proj": (sum(ops.gemm(*gm) for gm in up_proj), sum(2 * M * N * K for M, N, K in up_proj)),
-        "mlp": (0.0 if moe else sum(ops.gemm(*gm) for gm in mlp_gemms) + ops.memory(act_bytes),
-                0.0 if moe else sum(2 * M * N * K for M, N, K in mlp_gemms)),
-        "moe": (sum(ops.gemm(M, N, K, b) for M, N, K, b in expert_gemms) + ops.memory(act_bytes) if moe else 0.0,
-                sum(2 * M * N * K * b for M, N, K, b in expert_gemms)),
-        "shared_experts": (sum(ops.gemm(*gm) for gm in mlp_gemms) if moe else 0.0,
-                           sum(2 * M * N * K for M, N, K in mlp_gemms) if moe else 0.0),
-    }
     for name in sh.recompute_modules:
-        seconds, flops = module_s.get(name, (0.0, 0.0))
+        seconds, flops = recomputed_module(name, m, g, X_sp, attn_fwd, attn_flops, act_bytes, moe, ops, act_extra_s)
         bwd.busy["recompute"] += seconds
         bwd.flops += flops
+
+
+def recomputed_module(name: str, m: ModelShape, g: LayerGemms, X_sp: float, attn_fwd: float, attn_flops: float,
+                      act_bytes: float, moe: bool, ops: OpCoster, act_extra_s: float) -> tuple[float, float]:
+    """(seconds, FLOPs) of recomputing one module Megatron's --recompute-modules names (an unknown one:
+    none), worked out for the modules a plan names only (the core attention alone by default)."""
+    if name == "core_attn":
+        return attn_fwd, attn_flops
+    if name == "layernorm":  # two norms: read and write the hidden state
+        return ops.memory(2 * 2 * X_sp), 0.0
+    if name == "moe_act":
+        return (ops.memory(act_bytes) + act_extra_s if moe else 0.0), 0.0
+    if name == "mla_up_proj":
+        up_proj = [gm for gm, (_, k_in, shard) in zip(g.gemms, m.attn_weights) if shard == "col" and k_in != m.h]
+        return sum(ops.gemm(*gm) for gm in up_proj), sum(2 * M * N * K for M, N, K in up_proj)
+    if name == "mlp":
+        return (0.0 if moe else sum(ops.gemm(*gm) for gm in g.mlp) + ops.memory(act_bytes),
+                0.0 if moe else sum(2 * M * N * K for M, N, K in g.mlp))
+    if name == "moe":
+        return (sum(ops.gemm(M, N, K, b) for M, N, K, b in g.experts) + ops.memory(act_bytes) if moe else 0.0,
+                sum(2 * M * N * K * b for M, N, K, b in g.experts))
+    if name == "shared_experts":
+        return (sum(ops.gemm(*gm) for gm in g.mlp) if moe else 0.0,
+                sum(2 * M * N * K for M, N, K in g.mlp) if moe else 0.0)
+    return 0.0, 0.0
 
 
 def attention_kernels(m: ModelShape, sh: Sharding, micro_batch: int) -> list[tuple[AttentionKernel, float]]:

@@ -221,9 +221,7 @@ class Engine:
             pipelines = layout.pipelines
             result.critical_device = int(pipelines[0, bd.critical_stage]) if pipelines.size else 0
             result.events_builder = functools.partial(build_events, resolved, layout, phases, pipe, dp)
-            result.devices = {int(pipelines[r, s]): {"stage": s, "replica": r,
-                                                     "node": fabric.node_ids[fabric.gpu_node[int(pipelines[r, s])]]}
-                              for r in representative_replicas(layout.pattern_of_replica) for s in range(plan.pp)}
+            result.devices = _devices(fabric, pipelines, representative_replicas(layout.pattern_of_replica), plan.pp)
             result.constants = {"engine": k, "accelerator": hw.ac}
         else:
             _drop_link_bytes(dims.values())
@@ -431,8 +429,21 @@ class LinkWork:
         links_and_bottlenecks(result, self.fabric, self.used, self.breakdown, self.plan, self.step_time, doc)
 
 
+def _devices(fabric: Fabric, pipelines: np.ndarray, replicas: list[int], pp: int) -> dict[int, dict]:
+    """Representative GPU -> its stage, replica and server: each stage of each replica given."""
+    devices = {}
+    for r in replicas:
+        gpus = pipelines[r, :pp].tolist()
+        for s, (gpu, node) in enumerate(zip(gpus, fabric.gpu_node[gpus].tolist())):
+            devices[gpu] = {"stage": s, "replica": r, "node": fabric.node_ids[node]}
+    return devices
+
+
 def _require_finite(result: Evaluation) -> None:
     """Never an answer of inf or NaN with exit 0: name the part that is not a number."""
+    if all(map(math.isfinite, (result.step_time_s, result.mfu, result.tokens_per_s, *result.breakdown_s.values(),
+                               *result.memory_gib_per_gpu.values()))):
+        return  # (the usual answer: no names made)
     parts = {"step time": result.step_time_s, "MFU": result.mfu, "tokens/s": result.tokens_per_s}
     parts |= {f"{key} time": value for key, value in result.breakdown_s.items()}
     parts |= {f"{key} memory": value for key, value in result.memory_gib_per_gpu.items()}

@@ -143,7 +143,8 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
                     stages: list[int] | None = None, flash: bool = True) -> MemoryEstimate:
     """The most loaded GPU's memory (over stages, or over `stages` when given: a plan search
     only needs the first and the last, which hold the embedding and the logits)."""
-    worst = None
+    worst, worst_total = None, 0.0
+    temporaries = k.memory_temporaries_gib * GIB
     dp_shard = plan.dp * plan.cp
     edp = max(1, plan.num_gpus // (plan.etp * plan.ep * plan.pp))
     copies = 2 if par.pipeline_schedule == "dualpipe" else 1
@@ -180,7 +181,8 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
         if stage == plan.pp - 1:
             acts += 4 * m.s / plan.cp * m.micro_batch * m.vocab / plan.tp  # fp32 logits for the loss
         acts *= 1 + k.memory_fragmentation
-        est = MemoryEstimate(params, grads, opt, acts, k.memory_temporaries_gib * GIB, stage)
-        if worst is None or est.total > worst.total:
-            worst = est
+        # the stage's total as MemoryEstimate.total adds it up: an estimate made for the worst only
+        total = params + grads + opt + acts + temporaries
+        if worst is None or total > worst_total:
+            worst, worst_total = MemoryEstimate(params, grads, opt, acts, temporaries, stage), total
     return worst

@@ -37,10 +37,11 @@ class Phase:
         return sum(self.busy.values())
 
     def add(self, other: "Phase", times: float = 1.0) -> None:
+        busy, hidden = self.busy, self.hidden
         for k, v in other.busy.items():
-            self.busy[k] += v * times
+            busy[k] += v * times
         for k, v in other.hidden.items():
-            self.hidden[k] += v * times
+            hidden[k] += v * times
         self.wgrad_s += other.wgrad_s * times
         self.flops += other.flops * times
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+import struct
 from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
@@ -211,9 +212,10 @@ def _per_stage(items: list, sizes: list[int]) -> list[list]:
 
 class _StageArrays:
     """Per stage, what ScheduleResult.stage_transfer_wait_s and stage_op_sums work on: what picks
-    each op's previous end and input end (the -inf slot for none) out of the ends, whether it
-    has an input, whether that crosses a stage boundary, and its kind * v + chunk (None for a
-    stage without ops). Made when first asked: a plan search asks for its critical stage only."""
+    each op's previous end, then each op's input end (the -inf slot for none), out of the ends in
+    one tuple, what packs those as doubles, whether it has an input, whether that crosses a stage
+    boundary, its kind * v + chunk and the distinct ones of those, in order (None for a stage without
+    ops). Made when first asked: a plan search asks for its critical stage only."""
 
     def __init__(self, offsets, sizes, prevs, dep_slots, crosses, codes, none_slot):
         self._args = (offsets, sizes, prevs, dep_slots, crosses, codes, none_slot)
@@ -227,9 +229,9 @@ class _StageArrays:
                 self._made[s] = None
             else:
                 dep = dep_slots[a:b]
-                self._made[s] = (itemgetter(*prevs[a:b].tolist()),
-                                 itemgetter(*np.where(dep >= 0, dep, none_slot).tolist()),
-                                 dep >= 0, crosses[a:b], codes[a:b])
+                picked = prevs[a:b].tolist() + np.where(dep >= 0, dep, none_slot).tolist()  # 2 or more: a tuple
+                self._made[s] = (itemgetter(*picked), struct.Struct(f"{len(picked)}d"), dep >= 0, crosses[a:b],
+                                 codes[a:b], np.unique(codes[a:b]).tolist())
         return self._made[s]
 
 
@@ -558,12 +560,17 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
     offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, from_other_stage, \
         visit_inputs, pick_durations, visit_crosses = flat
     table = []
+    no_w = [0.0] * v
     for s in range(p):
         st = times[s]
         # per stage, by kind * v + chunk: F, then B (input gradient only when W is split off), then W
-        table += [st.fwd[c] for c in range(v)]
-        table += [st.bwd[c] - (st.wgrad[c] if zb else 0.0) for c in range(v)]
-        table += [st.wgrad[c] for c in range(v)] if zb else [0.0] * v  # W ops only in zero-bubble orders
+        table += st.fwd[:v]
+        if zb:  # W ops only in zero-bubble orders
+            table += [b - w for b, w in zip(st.bwd[:v], st.wgrad[:v])]
+            table += st.wgrad[:v]
+        else:
+            table += st.bwd[:v]
+            table += no_w
     # per op, in C: its duration (by position for the stages' sums; the table's own floats in visit
     # order for the loop)
     dur = np.array(table)[flat_codes]

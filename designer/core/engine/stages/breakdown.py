@@ -17,6 +17,7 @@ BREAKDOWN_KEYS = ("compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_c
                   "imbalance_wait", "optimizer")
 HIDDEN_KEYS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 _HIDDEN_PER_OP = ("tp_comm", "cp_comm", "ep_comm", "dp_comm")  # what a layer's ops hide (pp: the schedule)
+_COLUMNS = KINDS + _HIDDEN_PER_OP  # what an op adds to: its busy seconds per kind, then its hidden ones
 
 
 class Breakdown:
@@ -40,14 +41,14 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
                    dp: DataParallel) -> Breakdown:
     plan, par = job.plan, job.parallelism
     schedules, step_time = pipe.schedules, dp.step_time
-    worst_pattern = int(np.argmax([max(si.dp_end for si in info) for info in dp.per_pattern]))
+    worst_pattern = first_largest([max(si.dp_end for si in info) for info in dp.per_pattern])
     sched = schedules[worst_pattern]
     # the most loaded stage: the one whose own work (compute + exposed comm) is largest
-    loads = [sched.stage_busy[s] for s in range(plan.pp)]
-    crit_stage = int(np.argmax(loads))
+    crit_stage = first_largest(sched.stage_busy[:plan.pp])
     # the reference replica for the breakdown: a nominal one when a straggler exists, so
     # that its cost shows as everyone else's wait
-    ref_pattern = int(np.argmin([float(np.max(p)) for p in layout.patterns]))
+    patterns = layout.patterns
+    ref_pattern = 0 if len(patterns) == 1 else first_smallest(patterns.max(axis=1).tolist())
     ref_sched = schedules[ref_pattern]
     ref_info = dp.per_pattern[ref_pattern][crit_stage]
     breakdown = dict.fromkeys(BREAKDOWN_KEYS, 0.0)
@@ -57,31 +58,20 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
     repeat = plan.num_microbatches / pipe.simulated_micro  # the steady state repeats what was simulated
     # What each op of the critical stage adds depends only on its kind and chunk: worked out once
     # per (kind, chunk), then added up op by op in the stage's order (the same sums, in the same
-    # order, as adding each op's share in turn, on arrays).
+    # order, as adding each op's share in turn, on arrays), for the columns some op adds to (the
+    # others stay 0.0, as a sum of zeros is)
     v = ref_sched.chunks
-    columns = KINDS + _HIDDEN_PER_OP
-    per_code = np.zeros((len(columns), 3 * v))  # what one op adds, by kind * v + chunk
-    for code in set(ref_sched.codes[crit_stage]):
-        kind, c = divmod(code, v)
-        fwd, bwd = chunks[c]
-        if kind == FWD:
-            ph, scale = fwd, 1.0
-        elif kind == B:
-            ph = bwd
-            scale = 1.0
-            if zb and bwd.total_s > 0:
-                scale = (bwd.total_s - bwd.wgrad_s) / bwd.total_s
-        else:
-            ph = bwd
-            scale = bwd.wgrad_s / bwd.total_s if bwd.total_s > 0 else 0.0
-        per_code[:, code] = ([ph.busy[key] * scale * repeat for key in KINDS]
-                             + [ph.hidden[key] * scale * repeat for key in _HIDDEN_PER_OP])
-    sums = ref_sched.stage_op_sums(crit_stage, per_code).tolist()
-    for j, key in enumerate(columns):
-        if j < len(KINDS):
-            breakdown[key] = sums[j]
-        else:
-            hidden[key] = sums[j]
+    codes = ref_sched.stage_codes(crit_stage)
+    columns = list(zip(*[_op_shares(code, v, chunks, zb, repeat) for code in codes]))  # per column, each code's
+    live = [j for j, column in enumerate(columns) if any(column)]
+    if live:
+        table = np.zeros((len(live), 3 * v))
+        table[:, codes] = [columns[j] for j in live]
+        for j, total in zip(live, ref_sched.stage_op_sums(crit_stage, table).tolist()):
+            if j < len(KINDS):
+                breakdown[_COLUMNS[j]] = total
+            else:
+                hidden[_COLUMNS[j]] = total
     waits_pp = ref_sched.stage_transfer_wait_s(crit_stage)
     breakdown["compute"] += k.microbatch_overhead_s * plan.num_microbatches * plan.vp
     dp_exposed = max(0.0, ref_info.dp_end - ref_info.last_compute)
@@ -109,3 +99,46 @@ def decompose_step(job: Job, k: EngineConstants, layout: Layout, phases: LayerPh
     hidden["pp_comm"] = max(0.0, pipe.p2p_s * 2 * plan.num_microbatches * plan.vp - waits_pp - blocked) \
         if plan.pp > 1 else 0.0
     return Breakdown(breakdown, hidden, crit_stage, ref_pattern)
+
+
+def _op_shares(code: int, v: int, chunks, zb: bool, repeat: float) -> list[float]:
+    """What one op of kind * v + chunk `code` adds to each of _COLUMNS (a W op: the backward's
+    weight-gradient share; a zero-bubble B op: the rest)."""
+    kind, c = divmod(code, v)
+    fwd, bwd = chunks[c]
+    if kind == FWD:
+        ph, scale = fwd, 1.0
+    elif kind == B:
+        ph = bwd
+        scale = 1.0
+        if zb and bwd.total_s > 0:
+            scale = (bwd.total_s - bwd.wgrad_s) / bwd.total_s
+    else:
+        ph = bwd
+        scale = bwd.wgrad_s / bwd.total_s if bwd.total_s > 0 else 0.0
+    busy, hidden = ph.busy, ph.hidden
+    return [busy[key] * scale * repeat for key in KINDS] + [hidden[key] * scale * repeat for key in _HIDDEN_PER_OP]
+
+
+def first_largest(values) -> int:
+    """np.argmax of a short list, in Python: the index of the first largest value (of the first
+    NaN when there is one)."""
+    at, best = 0, values[0]
+    for i, value in enumerate(values):
+        if value != value:
+            return i
+        if value > best:
+            at, best = i, value
+    return at
+
+
+def first_smallest(values) -> int:
+    """np.argmin of a short list, in Python: the index of the first smallest value (of the first
+    NaN when there is one)."""
+    at, best = 0, values[0]
+    for i, value in enumerate(values):
+        if value != value:
+            return i
+        if value < best:
+            at, best = i, value
+    return at

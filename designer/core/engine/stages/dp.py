@@ -219,6 +219,10 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
     if not zero3 and comm.dims["dp"].shape.members.shape[1] > 1:
         embedding_bucket_s = comm("dp", grad_prim, embedding_bucket_params(job, bucket_params, stage_dp) * gb)
 
+    # chunks of as many parameters reduce them in as many buckets for as long: worked out once
+    # per (dense, expert) parameters, not per chunk of every stage
+    per_params: dict[tuple[float, float], tuple[float, int]] = {}
+
     step_end = 0.0
     per_pattern: list[list[StageDP]] = []
     for pattern, sched in enumerate(pipe.schedules):
@@ -227,13 +231,18 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
             last_compute = sched.stage_end[s]
             t_free = 0.0
             dp_busy = 0.0
+            dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
             for c in range(plan.vp - 1, -1, -1):  # chunks finish backward in reverse order
-                dur = 0.0 if zero3 else dp_time(stage_dp[s]["dense"][c], "dp", grad_prim, gb)
-                if m.experts and not zero3:
-                    dur += dp_time(stage_dp[s]["expert"][c], "edp", grad_prim, gb)
+                known = per_params.get((dense[c], expert[c]))
+                if known is None:
+                    dur = 0.0 if zero3 else dp_time(dense[c], "dp", grad_prim, gb)
+                    if m.experts and not zero3:
+                        dur += dp_time(expert[c], "edp", grad_prim, gb)
+                    known = per_params[(dense[c], expert[c])] = (
+                        dur, _buckets(stage_dp[s], c, bucket_params) if par.overlap_grad_reduce else 0)
+                dur, buckets = known
                 if par.overlap_grad_reduce:
                     end = sched.last_backward_end[s][c]
-                    buckets = _buckets(stage_dp[s], c, bucket_params)
                     # under the backward the NICs also carry that backward's own EP/CP/PP traffic
                     backward = phases.chunks[pattern][s][c][1]
                     share = share_of.get(id(backward))
@@ -271,6 +280,7 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
     plan, acc, ac = job.plan, hw.acc, hw.ac
     opt_s = []
     ag_s = []
+    gathered: dict[tuple[float, float], tuple[float, float]] = {}  # a chunk's (dense, expert) gathers by its params
     for s in range(plan.pp):
         dense_total = sum(stage_dp[s]["dense"])
         expert_total = sum(stage_dp[s]["expert"])
@@ -281,10 +291,17 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
                        + per_step_pass_bytes(job, k, dense_total + expert_total, s, zero3)) / hbm_bytes_per_s)
         ag = 0.0
         if 1 <= zero < 3:  # the distributed optimizer gathers its dense and its expert shards
+            dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
             for c in range(plan.vp):
-                ag += dp_time(stage_dp[s]["dense"][c], "dp", "all_gather", pb)
-                if job.shape.experts:  # over the expert data-parallel group, as the gradients were reduced
-                    ag += dp_time(stage_dp[s]["expert"][c], "edp", "all_gather", pb)
+                known = gathered.get((dense[c], expert[c]))
+                if known is None:
+                    known = gathered[(dense[c], expert[c])] = (
+                        dp_time(dense[c], "dp", "all_gather", pb),
+                        # over the expert data-parallel group, as the gradients were reduced
+                        dp_time(expert[c], "edp", "all_gather", pb) if job.shape.experts else 0.0)
+                ag += known[0]
+                if job.shape.experts:
+                    ag += known[1]
         ag_s.append(ag)
     return OptimizerStep(opt_s, ag_s)
 
@@ -364,7 +381,7 @@ def per_step_fixed_s(job: Job, hw: Hardware, k: EngineConstants, comm: CommLedge
     in one int64 tensor, the loss mask in a second). Small against a large step; several per cent
     of a step under 100 ms."""
     m, plan = job.shape, job.plan
-    layers = max((sum(len(chunk) for chunk in stage) for stage in layout.stage_layers), default=m.layers)
+    layers = max((sum(map(len, stage)) for stage in layout.stage_layers), default=m.layers)
     local_experts = max(1, m.experts // max(1, plan.ep)) if m.experts else 0
     tensors = layers * k.tensors_per_layer + (m.moe_layers / m.layers * layers * (2 * local_experts + 1)
                                               if m.experts and m.layers else 0.0) + 2  # embedding, output / norm

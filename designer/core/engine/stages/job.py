@@ -155,7 +155,7 @@ def _tp_domain_warnings(job: Job, hw: Hardware, placement: Placement) -> list[st
         return []
     groups = placement.groups("tp")
     domains = hw.gpu_domain[groups]
-    if np.all(domains == domains[:, :1]):  # every group inside one domain (the usual plan)
+    if (domains == domains[:, :1]).all():  # every group inside one domain (the usual plan)
         return []
     spans = (np.diff(np.sort(domains, axis=1), axis=1) != 0).sum(axis=1) + 1
     most = int(spans.max())

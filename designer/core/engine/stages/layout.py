@@ -3,6 +3,7 @@ pipeline, and the distinct straggler patterns (replicas that run at the same pac
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 
@@ -38,6 +39,12 @@ def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = Non
     """Layer indices of each (stage, chunk): Megatron's interleaved assignment. `split` (the
     keywords of split_layers) gives Megatron's uneven splits; virtual stage c x PP + s holds
     the next layers in order, as in Megatron's get_layer_offset. Shared: do not edit the lists."""
+    return stage_layers_and_key(shape, pp, vp, split)[0]
+
+
+def stage_layers_and_key(shape: F.ModelShape, pp: int, vp: int,
+                         split: dict | None = None) -> tuple[list[list[list[int]]], tuple]:
+    """stage_layers, and the same as a value (layers_key)."""
     try:
         options = tuple(sorted(split.items())) if split else ()
         hash(options)
@@ -48,18 +55,23 @@ def stage_layers(shape: F.ModelShape, pp: int, vp: int, split: dict | None = Non
 
 # the same few shapes come back for every plan of a search
 @functools.lru_cache(maxsize=256)
-def _kept_stage_layers(layers: int, pp: int, vp: int, options: tuple) -> list[list[list[int]]]:
+def _kept_stage_layers(layers: int, pp: int, vp: int, options: tuple) -> tuple[list[list[list[int]]], tuple]:
     return _stage_layers(layers, pp, vp, dict(options))
 
 
-def _stage_layers(layers: int, pp: int, vp: int, split: dict | None) -> list[list[list[int]]]:
+def _stage_layers(layers: int, pp: int, vp: int, split: dict | None) -> tuple[list[list[list[int]]], tuple]:
+    """The stage layers and their key, from each virtual stage's layer count: virtual stage c x PP + s
+    starts where the one before ends."""
     if split:
         counts = [v.decoder_layers for v in split_layers(layers, pp, vp, **split)]
     else:
         counts = [layers // (pp * vp)] * (pp * vp)
-    starts = [sum(counts[:i]) for i in range(pp * vp)]
-    return [[list(range(starts[c * pp + s], starts[c * pp + s] + counts[c * pp + s])) for c in range(vp)]
-            for s in range(pp)]
+    starts = [0, *itertools.accumulate(counts)]
+    stages = [[range(starts[c * pp + s], starts[c * pp + s] + counts[c * pp + s]) for c in range(vp)]
+              for s in range(pp)]
+    # per (stage, chunk) its first layer (-1: none) and count, what a memo keys on (layers_key)
+    key = tuple((chunk.start if chunk else -1, len(chunk)) for stage in stages for chunk in stage)
+    return [[list(chunk) for chunk in stage] for stage in stages], key
 
 
 def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
@@ -68,9 +80,8 @@ def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
     # The slowest member of every TP/CP/EP group sets its pace; a replica's stage is as slow
     # as the slowest GPU among the ranks that share that stage in that replica.
     patterns, pattern_of_replica = straggler_patterns(placement, slow)
-    layers = stage_layers(job.shape, plan.pp, plan.vp, split_options(job.parallelism))
-    return Layout(placement, layers, placement.groups("pp"), patterns,
-                  pattern_of_replica.reshape(-1), layers_key(layers))
+    layers, key = stage_layers_and_key(job.shape, plan.pp, plan.vp, split_options(job.parallelism))
+    return Layout(placement, layers, placement.groups("pp"), patterns, pattern_of_replica.reshape(-1), key)
 
 
 def layers_key(layers: list[list[list[int]]]) -> tuple:

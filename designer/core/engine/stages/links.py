@@ -28,8 +28,17 @@ TOP_LINKS = 200  # link_utilization rows: the busiest links of the step
 _LINK_ENDS = attrgetter("id", "a", "b")  # a link row's (id, a, b)
 
 
+_KIND_OF_DIM = {"tp": "tp_comm", "cp": "cp_comm", "ep": "ep_comm", "pp": "pp_comm", "dp": "dp_comm", "edp": "dp_comm"}
+
+
 def kind_of(dim: str) -> str:
-    return {"edp": "dp_comm"}.get(dim, f"{dim}_comm")
+    """The breakdown's kind of a dimension's traffic (the expert gradients' is the DP reduction's)."""
+    return _KIND_OF_DIM.get(dim) or f"{dim}_comm"
+
+
+def _kinds_of(used: dict[str, CollectiveCost]) -> dict[str, str]:
+    """Each costliest call's kind, by its "dim:primitive" key."""
+    return {key: kind_of(key.partition(":")[0]) for key in used}
 
 
 def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, CollectiveCost],
@@ -38,7 +47,8 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
     bottlenecks from the costliest call of each collective (`used`), repeated as often as the
     step's time for that kind of traffic makes it."""
     n = len(fabric.link_ids)
-    sel, load_i, phase_s = _compact_loads(used, breakdown, result.hidden_comm_s, plan, n)
+    kinds_of = _kinds_of(used)
+    sel, load_i, phase_s = _compact_loads(used, breakdown, result.hidden_comm_s, plan, n, kinds_of)
     load = result.link_load = {kind: _scatter(n, sel, v) for kind, v in load_i.items()}
     result.link_ids = fabric.link_ids
     result.link_ids_version = fabric.link_ids_version
@@ -59,13 +69,11 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             sel = sel[keep]
             load_i = {kind: v[keep] for kind, v in load_i.items()}
         cap_i = cap[sel]
-        unrated = ~(cap_i > 0)
-        busy_i = {}
-        for kind, per_link in load_i.items():  # each made in place: one temporary fewer per kind
-            with np.errstate(divide="ignore", invalid="ignore"):
-                busy_i[kind] = busy = per_link / cap_i
-            busy[unrated] = 0.0
-        del unrated
+        rated = cap_i > 0
+        # each link's bytes over its rate, 0.0 where it has none (divided only where it has)
+        busy_i = {kind: np.divide(per_link, cap_i, out=np.zeros(len(cap_i)), where=rated)
+                  for kind, per_link in load_i.items()}
+        del rated
         result.link_busy_kinds = tuple(busy_i)  # (made again from the bytes and rates when read)
         if isinstance(sel, slice):
             busy_of.update(busy_i)  # already one value per link of the fabric
@@ -75,7 +83,7 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
         else:
             util_i = np.zeros(len(cap_i))
         result.link_utilization_array = _scatter(n, sel, util_i)
-        _phases_and_critical(result, used, busy_i, phase_s, sel, n)
+        _phases_and_critical(result, used, busy_i, phase_s, sel, n, kinds_of)
         order = _busiest(util_i, TOP_LINKS)
         total_top = sum(v[order] for v in load_i.values())
         idle = (total_top <= 0).nonzero()[0]  # the idle links of a fabric-wide selection
@@ -83,21 +91,20 @@ def links_and_bottlenecks(result: Evaluation, fabric: Fabric, used: dict[str, Co
             order, total_top = order[:idle[0]], total_top[:idle[0]]
         top = order if isinstance(sel, slice) else sel[order]
         # The rows are read only when the answer is written out (as_json): a plan's 200 row
-        # dicts cost a new plan ~0.3 ms at 1k. Their numbers are picked now (small arrays, and
-        # the links' names: the document may change before they are read), the dicts made then.
+        # dicts cost a new plan ~0.3 ms at 1k. The links' names are picked now (the document may
+        # change before they are read); their numbers then, from the result's own per-link arrays
         # (each link read once, its three fields by one attrgetter: ~200 rows a plan)
         ends = list(map(_LINK_ENDS, map(doc.links.__getitem__, top.tolist())))
         result.link_rows_builder = functools.partial(
-            _utilization_rows, ends,
-            util_i[order], total_top, sum(b[order] for b in busy_i.values()), {kd: v[order] for kd, v in load_i.items()},
-            {kd: b[order] for kd, b in busy_i.items()}, {kd: flag[top] for kd, flag in result.link_bottleneck.items()},
-            [result.link_phase_names[c] for c in result.link_phase_code[top].tolist()], result.link_critical[top],
+            _utilization_rows, ends, top, total_top, result.link_utilization_array, result.link_load, cap,
+            result.link_bottleneck, result.link_phase_code, result.link_phase_names, result.link_critical,
             dict(phase_s))
-    result.bottlenecks = _bottleneck_rows(result, used, breakdown, step_time, doc, busy_of)
+    result.bottlenecks = _bottleneck_rows(result, used, breakdown, step_time, doc, busy_of, kinds_of)
 
 
 def _bottleneck_rows(result: Evaluation, used: dict[str, CollectiveCost], breakdown: dict[str, float],
-                     step_time: float, doc: Document, busy_of: dict[str, np.ndarray]) -> list[dict]:
+                     step_time: float, doc: Document, busy_of: dict[str, np.ndarray],
+                     kinds_of: dict[str, str]) -> list[dict]:
     """The step's eight costliest resources, one row per (kind, resource): each collective's bottleneck
     (from its costliest call), GPU compute and the pipeline schedule, most exposed first."""
     bottlenecks = []
@@ -105,13 +112,12 @@ def _bottleneck_rows(result: Evaluation, used: dict[str, CollectiveCost], breakd
     # the first of each (kind, resource) is the one kept: the others are not made.
     made = set()
     for key, c in sorted(used.items(), key=lambda kv: kv[1].time_s, reverse=True):
-        dim, primitive = key.split(":")
-        kind = kind_of(dim)
+        kind = kinds_of[key]
         if not c.bottleneck or c.time_s <= 0 or (kind, c.bottleneck) in made:
             continue
         made.add((kind, c.bottleneck))
         row = {"resource": c.bottleneck, "kind": kind, "utilization": round(c.utilization, 3),
-               "collective": primitive, "algorithm": c.algorithm,
+               "collective": key.partition(":")[2], "algorithm": c.algorithm,
                "exposed_s": breakdown.get(kind, 0.0),
                "links": [doc.links[i].id for i in c.bottleneck_links[:64]]}
         alike = _alike_links(result, kind, c.bottleneck_links, busy_of)
@@ -147,16 +153,21 @@ def _busiest(util: np.ndarray, k: int) -> np.ndarray:
     return candidates[(-util.take(candidates)).argsort(kind="stable")]
 
 
-def _utilization_rows(ends: list[tuple[str, str, str]], util: np.ndarray, total: np.ndarray, busy_total: np.ndarray,
-                      by_kind: dict[str, np.ndarray], busy: dict[str, np.ndarray], bottleneck: dict[str, np.ndarray],
-                      phase: list[str], critical: np.ndarray, phase_s: dict[str, float]) -> list[dict]:
+def _utilization_rows(ends: list[tuple[str, str, str]], top: np.ndarray, total: np.ndarray, util: np.ndarray,
+                      load: dict[str, np.ndarray], cap: np.ndarray, bottleneck: dict[str, np.ndarray],
+                      phase_code: np.ndarray, phase_names: tuple[str, ...], critical: np.ndarray,
+                      phase_s: dict[str, float]) -> list[dict]:
     """The busiest links' rows (docs/contract.md section 5: link_utilization), busiest first:
-    `ends` their (id, a, b), the arrays their values in the same order."""
-    util_t, total_t, busy_total_t = util.tolist(), total.tolist(), busy_total.tolist()
-    by_kind_t = {kd: v.tolist() for kd, v in by_kind.items()}
+    `ends` the (id, a, b) of the links `top`, `total` their bytes; the rest read at `top` out of
+    the result's per-link arrays (a link's seconds busy: its bytes over its rate, as costed)."""
+    cap_t = cap[top]
+    rated = cap_t > 0
+    busy = {kd: np.divide(v[top], cap_t, out=np.zeros(len(top)), where=rated) for kd, v in load.items()}
+    util_t, total_t, busy_total_t = util[top].tolist(), total.tolist(), sum(busy.values()).tolist()
+    by_kind_t = {kd: v[top].tolist() for kd, v in load.items()}
     busy_t = {kd: b.tolist() for kd, b in busy.items()}
-    bottleneck_t = {kd: flag.tolist() for kd, flag in bottleneck.items()}
-    phase_t, critical_t = phase, critical.tolist()
+    bottleneck_t = {kd: flag[top].tolist() for kd, flag in bottleneck.items()}
+    phase_t, critical_t = [phase_names[c] for c in phase_code[top].tolist()], critical[top].tolist()
     rows = []
     for r, (link_id, a, b) in enumerate(ends):
         row = {"link": link_id, "a": a, "b": b, "utilization": util_t[r],
@@ -175,15 +186,16 @@ def _utilization_rows(ends: list[tuple[str, str, str]], util: np.ndarray, total:
 def link_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],
                plan: ResolvedPlan, n_links: int) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """Bytes per step on every link, by traffic kind, and each kind's phase seconds."""
-    index, load, phase_s = _compact_loads(used, breakdown, hidden, plan, n_links)
+    index, load, phase_s = _compact_loads(used, breakdown, hidden, plan, n_links, _kinds_of(used))
     return {kind: _scatter(n_links, index, v) for kind, v in load.items()}, phase_s
 
 
 def _compact_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],
-                   plan: ResolvedPlan, n_links: int) -> tuple[slice | np.ndarray, dict[str, np.ndarray], dict[str, float]]:
+                   plan: ResolvedPlan, n_links: int,
+                   kinds_of: dict[str, str]) -> tuple[slice | np.ndarray, dict[str, np.ndarray], dict[str, float]]:
     """The links the collectives load (sorted indices, or every link of the fabric when they load
     a large share of it), their bytes per step by kind, and each kind's phase seconds."""
-    reps, phase_s = _repeats(used, breakdown, hidden, plan)
+    reps, phase_s = _repeats(used, breakdown, hidden, plan, kinds_of)
     costs = [(key, c.link_bytes) for key, c in used.items() if c.link_bytes is not None]
     sel: slice | np.ndarray = slice(None)
     if all(lb.index is not None for _, lb in costs):
@@ -200,8 +212,9 @@ def _compact_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float],
         position[sel] = np.arange(sel.size)
     load: dict[str, np.ndarray] = {}
     for key, lb in costs:
-        kind = kind_of(key.split(":")[0])
-        per_kind = load.setdefault(kind, np.zeros(size))
+        per_kind = load.get(kinds_of[key])
+        if per_kind is None:
+            per_kind = load[kinds_of[key]] = np.zeros(size)
         if lb.index is None:
             per_kind += lb.bytes * reps[key]
         else:
@@ -210,7 +223,7 @@ def _compact_loads(used: dict[str, CollectiveCost], breakdown: dict[str, float],
 
 
 def _repeats(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidden: dict[str, float],
-             plan: ResolvedPlan) -> tuple[dict[str, float], dict[str, float]]:
+             plan: ResolvedPlan, kinds_of: dict[str, str]) -> tuple[dict[str, float], dict[str, float]]:
     """How many times each costliest call repeats in a step, and each kind's phase seconds.
 
     A phase is the time the critical device spends on one kind of traffic over the step,
@@ -218,11 +231,13 @@ def _repeats(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidde
     that they fill exactly that time: the DP gradient reduction is many bucket calls, not
     the one costliest bucket; TP, CP, EP and PP run per micro-batch. Without such time (a
     kind the breakdown does not carry) the fixed per-micro-batch counts stand."""
-    fixed = {key: COUNTS.get(key.split(":")[0], 1) * (plan.num_microbatches if key.split(":")[0] in
-                                                      ("tp", "cp", "ep", "pp") else 1) for key in used}
     per_kind: dict[str, list[str]] = {}
-    for key in used:
-        per_kind.setdefault(kind_of(key.split(":")[0]), []).append(key)
+    for key, kind in kinds_of.items():
+        keys = per_kind.get(kind)
+        if keys is None:
+            per_kind[kind] = [key]
+        else:
+            keys.append(key)
     reps, phase_s = {}, {}
     for kind, keys in per_kind.items():
         spent = float(breakdown.get(kind, 0.0)) + float(hidden.get(kind, 0.0))
@@ -232,10 +247,16 @@ def _repeats(used: dict[str, CollectiveCost], breakdown: dict[str, float], hidde
                 reps[k] = spent / one_round
             phase_s[kind] = spent
         else:
-            for k in keys:
-                reps[k] = fixed[k]
+            fixed = {k: _fixed_repeats(k, plan) for k in keys}
+            reps.update(fixed)
             phase_s[kind] = sum(fixed[k] * used[k].time_s for k in keys)
     return reps, phase_s
+
+
+def _fixed_repeats(key: str, plan: ResolvedPlan) -> int:
+    """A costliest call's calls per step by the fixed counts (COUNTS): per micro-batch for TP, CP, EP and PP."""
+    dim = key.partition(":")[0]
+    return COUNTS.get(dim, 1) * (plan.num_microbatches if dim in ("tp", "cp", "ep", "pp") else 1)
 
 
 def _link_rate_Bps(fabric: Fabric) -> np.ndarray:
@@ -261,13 +282,13 @@ def _link_rate(fabric: Fabric) -> np.ndarray:
 
 
 def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], busy: dict[str, np.ndarray],
-                         phase_s: dict[str, float], sel: slice | np.ndarray, n: int) -> None:
+                         phase_s: dict[str, float], sel: slice | np.ndarray, n: int, kinds_of: dict[str, str]) -> None:
     """Per link: the phase it is busiest in (largest share of that phase's seconds), whether it
     is the bottleneck of each phase and whether one of those phases is exposed (the critical path).
     `busy` holds the selected links `sel` only; the results are fabric-sized (n links)."""
     kinds = list(busy)
     m = n if isinstance(sel, slice) else len(sel)
-    network_bound = {kind_of(key.split(":")[0]) for key, c in used.items() if c.bottleneck_links}
+    network_bound = {kinds_of[key] for key, c in used.items() if c.bottleneck_links}
     # per link the largest share and the first kind that has it (an argmax over the kinds, kept
     # as it goes: not a kinds x links matrix)
     best_share = np.zeros(m)
@@ -281,13 +302,15 @@ def _phases_and_critical(result: Evaluation, used: dict[str, CollectiveCost], bu
             np.minimum(share, 1.0, out=share)
         else:
             share = np.zeros(m)
-        better = share > best_share
-        best[better] = i
-        del better
+        np.putmask(best, share > best_share, i)
         np.maximum(best_share, share, out=best_share)
-        top = float(busy[kind].max(initial=0.0))
-        flag = np.zeros(n, dtype=bool)
-        if kind in network_bound and top > 0:
+        top = float(busy[kind].max(initial=0.0)) if kind in network_bound else 0.0
+        if not top > 0:  # (no bottleneck: a phase that no link carries, or not the network's)
+            flag = np.zeros(n, dtype=bool)
+        elif isinstance(sel, slice):  # already one flag per link of the fabric
+            flag = (busy[kind] >= ALIKE * top) & (share >= BOTTLENECK_SHARE)
+        else:
+            flag = np.zeros(n, dtype=bool)
             flag[sel] = (busy[kind] >= ALIKE * top) & (share >= BOTTLENECK_SHARE)
         bottleneck[kind] = flag
         if result.link_phase_exposed.get(kind):
@@ -327,5 +350,5 @@ def _alike_links(result: Evaluation, kind: str, links: list[int], busy_of: dict[
     busy = busy_of.get(kind)
     if busy is None:
         busy = busy_of[kind] = result.link_busy(kind)
-    top = float(busy[links].max())
+    top = busy.item(links[0]) if len(links) == 1 else float(busy[links].max())  # (one link: no index array)
     return int(np.count_nonzero(busy >= ALIKE * top)) if top > 0 else 0

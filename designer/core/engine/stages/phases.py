@@ -176,18 +176,46 @@ def launch_gap_share(job: Job, k: EngineConstants) -> float:
     return 1.0 - k.cuda_graph_partial_capture
 
 
+class HashedOnce:
+    """A memo's key that works out its hash once: a memo that misses looks the key up, then stores
+    it, and hashing the model shape and the sharding (~60 fields) twice cost more than the lookups."""
+
+    __slots__ = ("values", "_hash")
+
+    def __init__(self, values: tuple) -> None:
+        self.values = values
+        self._hash = hash(values)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, HashedOnce) and self._hash == other._hash and self.values == other.values
+
+
 class RecordingComm:
-    """A comm function that remembers every question (dimension, primitive, bytes) and answer."""
+    """A comm function that remembers every question (dimension, primitive, bytes) and answer.
+
+    One made around another records into the same log from where that one stands (its `calls`:
+    the log from there on): the questions of a layer cost, of a plan's phases and of a view's
+    phases, each recorded for its own memo, pass through one function, not one per memo."""
 
     def __init__(self, comm: CommFn):
-        self._comm = comm
+        if isinstance(comm, RecordingComm):
+            self._comm, self._log, self._start = comm._comm, comm._log, len(comm._log)
+        else:
+            self._comm, self._log, self._start = comm, [], 0
         self.dims = getattr(comm, "dims", {})  # the groups' structure, which the phases may read
-        self.calls: list[tuple[str, str, float, float]] = []
 
     def __call__(self, dim: str, primitive: str, nbytes: float) -> float:
         seconds = self._comm(dim, primitive, nbytes)
-        self.calls.append((dim, primitive, nbytes, seconds))
+        self._log.append((dim, primitive, nbytes, seconds))
         return seconds
+
+    @property
+    def calls(self) -> list[tuple[str, str, float, float]]:
+        """The questions and answers since this recording began, as a list of their own."""
+        return self._log[self._start:]
 
 
 def _same_answers(comm, calls) -> bool:
@@ -290,8 +318,8 @@ def memoized_layer_costs(job: Job, hw: Hardware, k: EngineConstants, inputs: Pha
     collectives they asked for, and reused when every answer is the same again."""
     if memo is None:
         return layer_costs(job, hw, k, inputs, slowdown, comm)
-    key = (slowdown, job.shape, inputs.sharding, inputs.gemm_eff, inputs.cast_bytes, inputs.operand_bytes,
-           inputs.attn_fp8, inputs.attn_rate, tuple(sorted(inputs.high_precision)))
+    key = HashedOnce((slowdown, job.shape, inputs.sharding, inputs.gemm_eff, inputs.cast_bytes,
+                      inputs.operand_bytes, inputs.attn_fp8, inputs.attn_rate, tuple(sorted(inputs.high_precision))))
     hit = memo.get(key)
     if hit is not None and _same_answers(comm, hit[1]):
         for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
@@ -347,11 +375,10 @@ def pattern_chunks(job: Job, hw: Hardware, inputs: PhaseInputs, layout: Layout, 
     per chunk (96 per stage pattern at PP 8 x VP 12)."""
     m, plan, high_precision = job.shape, job.plan, inputs.high_precision
     per_stage = []
-    for s in range(plan.pp):
-        f = float(pattern[s])
+    for s, (f, stage) in enumerate(zip(pattern.tolist(), layout.stage_layers)):  # (a pattern holds floats)
         costs = costs_at(f)
         chunks = []
-        for c, layers in enumerate(layout.stage_layers[s]):
+        for c, layers in enumerate(stage):
             first, last = s == 0 and c == 0, s == plan.pp - 1 and c == plan.vp - 1
             if m.experts or high_precision:  # the chunk's layers by (MoE, kept in BF16), counted once
                 kinds = Counter(((bool(m.experts) and i >= m.dense_layers), i in high_precision) for i in layers)
@@ -383,10 +410,10 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     # the groups answer every collective it asked for as before, and those asked again
     whole_key = None
     if memo is not None:
-        whole_key = ("phases", m, inputs.sharding, inputs.peak, inputs.peak16, inputs.gemm_eff, inputs.cast_bytes,
-                     inputs.operand_bytes, inputs.attn_fp8, inputs.attn_rate, tuple(sorted(inputs.high_precision)),
-                     inputs.gap, inputs.offload, plan.pp, plan.vp, plan.tp, plan.cp,
-                     layout.layers_key, layout.patterns.shape, layout.patterns.tobytes())
+        whole_key = HashedOnce(("phases", m, inputs.sharding, inputs.peak, inputs.peak16, inputs.gemm_eff,
+                                inputs.cast_bytes, inputs.operand_bytes, inputs.attn_fp8, inputs.attn_rate,
+                                tuple(sorted(inputs.high_precision)), inputs.gap, inputs.offload, plan.pp, plan.vp,
+                                plan.tp, plan.cp, layout.layers_key, layout.patterns.shape, layout.patterns.tobytes()))
         hit = memo.get(whole_key)
         if hit is not None and _same_answers(comm, hit[1]):
             for dim, primitive, nbytes, _ in hit[1]:

@@ -224,10 +224,15 @@ def summarize(job: Job, hw: Hardware, layout: Layout, phases: LayerPhases, pipe:
     # chunks share their (forward, backward) pair: one sum per pair, by the pair's id while `phases`
     # holds every pair (so no id is reused while this map lives)
     forward_of: dict[int, float] = {}
-    result.stages = [{"stage": s, "layers": sum(len(ch) for ch in layout.stage_layers[s]),
-                      "forward_s": sum([forward_of[id(f)] if id(f) in forward_of
-                                        else forward_of.setdefault(id(f), f.total_s) for f, _ in ref[s]]),
-                      "backward_s": sum(ref_times[s].bwd),
-                      "busy_s": ref_sched.stage_busy[s], "end_s": ref_sched.stage_end[s]}
-                     for s in range(plan.pp)]
+    result.stages = stages = []
+    for s in range(plan.pp):
+        forwards = []
+        for f, _ in ref[s]:
+            seconds = forward_of.get(id(f))
+            if seconds is None:
+                seconds = forward_of[id(f)] = f.total_s
+            forwards.append(seconds)
+        stages.append({"stage": s, "layers": sum(map(len, layout.stage_layers[s])), "forward_s": sum(forwards),
+                       "backward_s": sum(ref_times[s].bwd), "busy_s": ref_sched.stage_busy[s],
+                       "end_s": ref_sched.stage_end[s]})
     return result
