@@ -300,11 +300,7 @@ def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
     """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
     touches a small part of its cables."""
     nic_b = np.maximum(loads.nic_up, loads.nic_down)
-    # (nonzero of a float array tests each value in a function call: of the bools of != 0, 3x faster)
-    nics = (nic_b != 0).nonzero()[0]
-    if not f.remembered("every_nic_cabled", (f.nic_link,), lambda: bool((f.nic_link >= 0).all())):
-        nics = nics[f.nic_link[nics] >= 0]
-    index, values = [f.nic_link.take(nics)], [nic_b.take(nics)]  # (take: twice the speed of indexing)
+    tiers = []
     for tier, tier_load in (("leaf", np.maximum(loads.leaf_up, loads.leaf_down)),
                             ("pod", np.maximum(loads.pod_up, loads.pod_down))):
         links, owner, link_cap, owner_cap = _tier_cables(f, tier)
@@ -314,15 +310,40 @@ def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
             if not loaded.all():  # (a leaf or pod every up-link of which carries bytes: all of them kept)
                 links, owner_load = links[loaded], owner_load[loaded]
                 link_cap, owner_cap = link_cap[loaded], owner_cap[loaded]
+            tiers.append((links, owner_load * link_cap / owner_cap))
+    if len(nic_b) == len(f.nic_link) and _cables_distinct(f):
+        # each cable's bytes come from one NIC or one up-link: written in place, nothing to add up
+        # (a third of the time of gathering the loaded NICs and adding by cable)
+        per_cable = np.zeros(len(f.link_ids))
+        per_cable[f.nic_link] = nic_b
+        for links, values in tiers:
+            per_cable[links] = values
+    else:
+        # (nonzero of a float array tests each value in a function call: of the bools of != 0, 3x faster)
+        nics = (nic_b != 0).nonzero()[0]
+        if not f.remembered("every_nic_cabled", (f.nic_link,), lambda: bool((f.nic_link >= 0).all())):
+            nics = nics[f.nic_link[nics] >= 0]
+        index, values = [f.nic_link.take(nics)], [nic_b.take(nics)]  # (take: twice the speed of indexing)
+        for links, tier_values in tiers:
             index.append(links)
-            values.append(owner_load * link_cap / owner_cap)
-    # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
-    # where sorting the indices would cost more on a big job)
-    per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
-    cables = (per_cable != 0).nonzero()[0]
-    if cables.size >= SPARSE_SHARE * per_cable.size:
+            values.append(tier_values)
+        # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
+        # where sorting the indices would cost more on a big job)
+        per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
+    # (counted first: the indices are needed only when few cables carry bytes)
+    if np.count_nonzero(per_cable) >= SPARSE_SHARE * per_cable.size:
         return LinkBytes(None, per_cable)
+    cables = (per_cable != 0).nonzero()[0]
     return LinkBytes(cables, per_cable[cables])
+
+
+def _cables_distinct(f: Fabric) -> bool:
+    """Whether every NIC has a cable of its own (no bundle, none missing) and no up-link cable is
+    a NIC's: kept with the fabric's cabling."""
+    def make() -> bool:
+        cables = np.concatenate((f.nic_link, f._uplink[0], f._podlink[0]))
+        return bool((f.nic_link >= 0).all()) and (not cables.size or int(np.bincount(cables).max()) <= 1)
+    return f.remembered("nic_and_uplink_cables_distinct", (f.nic_link, f._uplink[0], f._podlink[0]), make)
 
 
 def _tier_cables(f: Fabric, tier: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
