@@ -73,11 +73,19 @@ class GroupBandwidth:
         self._shares: dict[str, tuple[float, float]] | None = None  # _protocol_shares
         self._hierarchical_memo: bool | None = None  # _hierarchical
         self._ll_cap: dict[int, float] = {}  # server count -> _nccl_ll_cap_gbps
+        self._ll_rates: dict[tuple[str, int], tuple[float, float]] = {}  # _nccl_protocol_rate's, by (algorithm, N)
 
     def _nccl_protocol_rate(self, algorithm: str, protocol: str, N: int) -> tuple[float, float]:
         """NCCL's estimate of the LL protocol's bus bandwidth (tuning.cc, ncclTopoTuneModel) as (share of
         the algorithm's Simple bus bandwidth, cap in B/s): LL moves 4 data bytes per 8-byte line and is
-        capped per GPU architecture inside a server and per server count across."""
+        capped per GPU architecture inside a server and per server count across. Kept per algorithm
+        and server count (every LL candidate of every size asks)."""
+        hit = self._ll_rates.get((algorithm, N))
+        if hit is None:
+            hit = self._ll_rates[(algorithm, N)] = self._ll_rate_of(algorithm, N)
+        return hit
+
+    def _ll_rate_of(self, algorithm: str, N: int) -> tuple[float, float]:
         k = self.k
         if algorithm == "tree":
             factor = k.nccl_tree_ll_bus_factor
@@ -113,8 +121,8 @@ class GroupBandwidth:
         it is the same) per group for this algorithm and protocol. NCCL chooses by its estimate
         (src/graph/tuning.cc); the collective then takes the physical time."""
         k = self.k
-        g = max(n // max(N, 1), 1)  # members per server (NVLink domain)
         if algorithm == "nvls":
+            g = max(n // max(N, 1), 1)  # members per server (NVLink domain)
             # Each GPU moves (1 + 1/g) S through the switch at its NVLS rate (constants: nvls_efficiency).
             t_scale = size * (1 + 1 / g) / self._nvls_rate()  # a float for a class of alike groups
             if isinstance(scale_t, np.ndarray):
@@ -127,8 +135,9 @@ class GroupBandwidth:
             # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
             believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
             return t_scale, t_net, believed
-        proto_scale, proto_net = self._protocol_shares()[protocol]
+        proto_scale, proto_net = (self._shares or self._protocol_shares())[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
+            g = max(n // max(N, 1), 1)
             t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
             return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple_believed, bus_bytes, size)
         t_scale = scale_t * bus_bytes / proto_scale
