@@ -203,7 +203,7 @@ class CollectiveModel:
         if shared is None:
             shared = alike_times[(N, alike)] = {}
         scale_in, net_in = alike
-        times = self.bandwidth.times
+        times = self.bandwidth.alike_times
         best = None
         best_estimate = 0.0
         for algorithm_name, protocol, lat in candidates:
@@ -324,33 +324,34 @@ def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
     """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
     touches a small part of its cables."""
     nic_b = np.maximum(loads.nic_up, loads.nic_down)
-    tiers = []
-    for tier, tier_load in (("leaf", np.maximum(loads.leaf_up, loads.leaf_down)),
-                            ("pod", np.maximum(loads.pod_up, loads.pod_down))):
-        links, owner, link_cap, owner_cap = _tier_cables(f, tier)
-        if len(links) and len(tier_load):
-            owner_load = tier_load.take(owner)
-            loaded = owner_load > 0
-            if not loaded.all():  # (a leaf or pod every up-link of which carries bytes: all of them kept)
-                links, owner_load = links[loaded], owner_load[loaded]
-                link_cap, owner_cap = link_cap[loaded], owner_cap[loaded]
-            tiers.append((links, owner_load * link_cap / owner_cap))
+    tier_loads = (("leaf", np.maximum(loads.leaf_up, loads.leaf_down)),
+                  ("pod", np.maximum(loads.pod_up, loads.pod_down)))
     if len(nic_b) == len(f.nic_link) and _cables_distinct(f):
         # each cable's bytes come from one NIC or one up-link: written in place, nothing to add up
-        # (a third of the time of gathering the loaded NICs and adding by cable)
+        # (a third of the time of gathering the loaded NICs and adding by cable); an up-link of an
+        # unloaded leaf or pod is written its 0 (its rate is finite: _cables_distinct)
         per_cable = np.zeros(len(f.link_ids))
         per_cable[f.nic_link] = nic_b
-        for links, values in tiers:
-            per_cable[links] = values
+        for tier, tier_load in tier_loads:
+            links, owner, link_cap, owner_cap = _tier_cables(f, tier)
+            if len(links) and len(tier_load):
+                per_cable[links] = tier_load.take(owner) * link_cap / owner_cap
     else:
         # (nonzero of a float array tests each value in a function call: of the bools of != 0, 3x faster)
         nics = (nic_b != 0).nonzero()[0]
         if not f.remembered("every_nic_cabled", (f.nic_link,), lambda: bool((f.nic_link >= 0).all())):
             nics = nics[f.nic_link[nics] >= 0]
         index, values = [f.nic_link.take(nics)], [nic_b.take(nics)]  # (take: twice the speed of indexing)
-        for links, tier_values in tiers:
-            index.append(links)
-            values.append(tier_values)
+        for tier, tier_load in tier_loads:
+            links, owner, link_cap, owner_cap = _tier_cables(f, tier)
+            if len(links) and len(tier_load):
+                owner_load = tier_load.take(owner)
+                loaded = owner_load > 0
+                if not loaded.all():  # (a leaf or pod every up-link of which carries bytes: all of them kept)
+                    links, owner_load = links[loaded], owner_load[loaded]
+                    link_cap, owner_cap = link_cap[loaded], owner_cap[loaded]
+                index.append(links)
+                values.append(owner_load * link_cap / owner_cap)
         # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
         # where sorting the indices would cost more on a big job)
         per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
@@ -362,12 +363,14 @@ def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
 
 
 def _cables_distinct(f: Fabric) -> bool:
-    """Whether every NIC has a cable of its own (no bundle, none missing) and no up-link cable is
-    a NIC's: kept with the fabric's cabling."""
+    """Whether every NIC has a cable of its own (no bundle, none missing), no up-link cable is a
+    NIC's, and every up-link's rate is finite: kept with the fabric's cabling and rating."""
     def make() -> bool:
         cables = np.concatenate((f.nic_link, f._uplink[0], f._podlink[0]))
-        return bool((f.nic_link >= 0).all()) and (not cables.size or int(np.bincount(cables).max()) <= 1)
-    return f.remembered("nic_and_uplink_cables_distinct", (f.nic_link, f._uplink[0], f._podlink[0]), make)
+        return (bool((f.nic_link >= 0).all()) and (not cables.size or int(np.bincount(cables).max()) <= 1)
+                and bool(np.isfinite(f.link_cap_Bps[cables]).all()))
+    return f.remembered("nic_and_uplink_cables_distinct", (f.nic_link, f._uplink[0], f._podlink[0], f.link_cap_Bps),
+                        make)
 
 
 def _tier_cables(f: Fabric, tier: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
