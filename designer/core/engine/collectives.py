@@ -196,14 +196,12 @@ class CollectiveModel:
         """_class_best of a class whose groups all take the same time, costed on its first group's
         Python floats: the same products and quotients as numpy's, and numpy's argmax picks the first
         of equals (a few numpy calls per algorithm and protocol were most of a plan's DP costing).
-        `alike_times`: the bandwidth terms this call has worked out, by (servers, the pair of seconds
-        per byte), then by (algorithm, protocol)."""
-        n = self.shape.members.shape[1]
+        `alike_times`: what this call has worked out of each algorithm and protocol's bandwidth terms
+        (the larger, NCCL's estimate of it or None, whether the network bounds it), by (servers, the
+        pair of seconds per byte), then by (algorithm, protocol): the classes of other tiers reuse it."""
         shared = alike_times.get((N, alike))
         if shared is None:
             shared = alike_times[(N, alike)] = {}
-        scale_in, net_in = alike
-        times = self.bandwidth.alike_times
         best = None
         best_estimate = 0.0
         for algorithm_name, protocol, lat in candidates:
@@ -211,19 +209,22 @@ class CollectiveModel:
                 continue
             terms = shared.get((algorithm_name, protocol))
             if terms is None:
-                terms = shared[(algorithm_name, protocol)] = times(algorithm_name, protocol, primitive, N, n,
-                                                                   scale_in, net_in, size_bytes, bus_bytes)
-            t_scale, t_net, believed = terms
-            both = t_scale if t_scale > t_net else t_net
+                t_scale, t_net, believed = self.bandwidth.alike_times(
+                    algorithm_name, protocol, primitive, N, self.shape.members.shape[1], alike[0], alike[1],
+                    size_bytes, bus_bytes)
+                terms = shared[(algorithm_name, protocol)] = (
+                    t_scale if t_scale > t_net else t_net, None if believed is None else float(believed),
+                    t_net >= t_scale)
+            both, believed, _ = terms
             total = lat + both
             # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
-            estimate = total if believed is None else lat + float(believed)
+            estimate = total if believed is None else lat + believed
             if best is None or estimate < best_estimate:
                 best_estimate = estimate
-                best = (total, algorithm_name, protocol, lat, both, t_net >= t_scale)
+                best = (total, algorithm_name, protocol, lat, terms)
         if best is None:
             return None
-        total, algorithm_name, protocol, lat, both, net_bound = best
+        total, algorithm_name, protocol, lat, (both, _, net_bound) = best
         return total, algorithm_name, protocol, lat, both, int(groups[0]), net_bound, best_estimate
 
     def _class_best(self, primitive, size_bytes, candidates, N, groups, scale_t, net_t, bus_bytes):
