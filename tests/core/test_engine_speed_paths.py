@@ -338,8 +338,10 @@ def test_nccl_pairs_skipped_by_their_latency_choose_as_costing_every_pair(monkey
 
     def evaluations(skip: bool) -> tuple[list, int]:
         costed = []
-        times = GroupBandwidth.times
-        monkeypatch.setattr(GroupBandwidth, "times", lambda self, *args: costed.append(1) or times(self, *args))
+        for name in ("times", "alike_times"):  # the arrays' path and the floats' of alike groups
+            real = getattr(GroupBandwidth, name)
+            monkeypatch.setattr(GroupBandwidth, name,
+                                lambda self, *args, real=real: costed.append(1) or real(self, *args))
         monkeypatch.setattr(C, "cannot_win", C.cannot_win if skip else (lambda latency_s, best_s: False))
         results = evaluations_of_the_examples()
         monkeypatch.undo()

@@ -53,6 +53,14 @@ def dtree_max_edges(n_nodes: int) -> int:
     return max(degree[r] + degree[n_nodes - 1 - r] for r in range(n_nodes))
 
 
+# A class of alike groups is costed on floats by a recipe per algorithm, protocol, primitive and server
+# count (GroupBandwidth.alike_times): the bandwidth terms scaled (and divided by a factor), CollNet's, or
+# the general path (NVLS, the hierarchical tree); NCCL's estimate the physics, Simple's, a share of
+# Simple's, or LL's.
+_SCALED, _COLLNET, _GENERAL = 0, 1, 2
+_PHYSICS, _SIMPLE, _SHARE, _LL = 0, 1, 2, 3
+
+
 def _maximum(a, b):
     """np.maximum, on two Python floats without numpy (a class of alike groups is costed on floats)."""
     if type(a) is float and type(b) is float:
@@ -73,11 +81,20 @@ class GroupBandwidth:
         self._shares: dict[str, tuple[float, float]] | None = None  # _protocol_shares
         self._hierarchical_memo: bool | None = None  # _hierarchical
         self._ll_cap: dict[int, float] = {}  # server count -> _nccl_ll_cap_gbps
+        self._ll_rates: dict[tuple[str, int], tuple[float, float]] = {}  # _nccl_protocol_rate's, by (algorithm, N)
+        self._recipes: dict[tuple, tuple] = {}  # _float_recipe's, by (algorithm, protocol, primitive, N)
 
     def _nccl_protocol_rate(self, algorithm: str, protocol: str, N: int) -> tuple[float, float]:
         """NCCL's estimate of the LL protocol's bus bandwidth (tuning.cc, ncclTopoTuneModel) as (share of
         the algorithm's Simple bus bandwidth, cap in B/s): LL moves 4 data bytes per 8-byte line and is
-        capped per GPU architecture inside a server and per server count across."""
+        capped per GPU architecture inside a server and per server count across. Kept per algorithm
+        and server count (every LL candidate of every size asks)."""
+        hit = self._ll_rates.get((algorithm, N))
+        if hit is None:
+            hit = self._ll_rates[(algorithm, N)] = self._ll_rate_of(algorithm, N)
+        return hit
+
+    def _ll_rate_of(self, algorithm: str, N: int) -> tuple[float, float]:
         k = self.k
         if algorithm == "tree":
             factor = k.nccl_tree_ll_bus_factor
@@ -113,8 +130,8 @@ class GroupBandwidth:
         it is the same) per group for this algorithm and protocol. NCCL chooses by its estimate
         (src/graph/tuning.cc); the collective then takes the physical time."""
         k = self.k
-        g = max(n // max(N, 1), 1)  # members per server (NVLink domain)
         if algorithm == "nvls":
+            g = max(n // max(N, 1), 1)  # members per server (NVLink domain)
             # Each GPU moves (1 + 1/g) S through the switch at its NVLS rate (constants: nvls_efficiency).
             t_scale = size * (1 + 1 / g) / self._nvls_rate()  # a float for a class of alike groups
             if isinstance(scale_t, np.ndarray):
@@ -127,8 +144,9 @@ class GroupBandwidth:
             # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
             believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
             return t_scale, t_net, believed
-        proto_scale, proto_net = self._protocol_shares()[protocol]
+        proto_scale, proto_net = (self._shares or self._protocol_shares())[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
+            g = max(n // max(N, 1), 1)
             t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
             return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple_believed, bus_bytes, size)
         t_scale = scale_t * bus_bytes / proto_scale
@@ -144,6 +162,62 @@ class GroupBandwidth:
             t_net = t_net / k.nccl_tree_bandwidth_factor
             simple = simple / k.nccl_tree_bandwidth_factor
         return t_scale, t_net, self._protocol_believed(algorithm, protocol, N, simple, bus_bytes, size)
+
+    def alike_times(self, algorithm, protocol, primitive, N, n, scale, net, size, bus_bytes):
+        """`times` of one group's Python floats (a class of alike groups): the same products and
+        quotients in the same order, with what depends only on the algorithm, protocol, primitive and
+        servers read from a recipe kept per model (a plan asks ~40 times, a few recipes)."""
+        key = (algorithm, protocol, primitive, N)
+        recipe = self._recipes.get(key)
+        if recipe is None:
+            recipe = self._recipes[key] = self._float_recipe(algorithm, protocol, primitive, N)
+        kind, proto_scale, proto_net, divisor, estimate, share, cap_Bps = recipe
+        if kind == _GENERAL:
+            return self.times(algorithm, protocol, primitive, N, n, scale, net, size, bus_bytes)
+        t_scale = scale * bus_bytes / proto_scale
+        t_net = net * bus_bytes / proto_net
+        if kind == _COLLNET:
+            return t_scale, t_net * 0.5 * N / max(N - 1, 1), None
+        if divisor is not None:
+            t_scale = t_scale / divisor
+            t_net = t_net / divisor
+        if estimate == _PHYSICS:
+            return t_scale, t_net, None
+        simple = _maximum(scale, net) * bus_bytes
+        if divisor is not None:
+            simple = simple / divisor
+        if estimate == _SIMPLE:
+            return t_scale, t_net, simple
+        if estimate == _SHARE:
+            return t_scale, t_net, simple / share
+        capped_bytes = bus_bytes if algorithm == "ring" else 2 * size
+        return t_scale, t_net, _maximum(simple / share, capped_bytes / cap_Bps)
+
+    def _float_recipe(self, algorithm, protocol, primitive, N) -> tuple:
+        """(kind, protocol's scale-up share, its network share, the divisor of both terms or None, the
+        kind of NCCL's estimate, its share of Simple's (LL: its factor), LL's cap): `times`'s branches,
+        taken once."""
+        k = self.k
+        if algorithm == "nvls" or (algorithm == "tree" and N > 1 and primitive == "all_reduce"
+                                   and self._hierarchical()):
+            return _GENERAL, None, None, None, None, None, None
+        proto_scale, proto_net = self._protocol_shares()[protocol]
+        if algorithm == "collnet":
+            return _COLLNET, proto_scale, proto_net, None, _PHYSICS, None, None
+        if algorithm == "pat":
+            return _SCALED, proto_scale, proto_net, k.nccl_pat_bandwidth_factor, _PHYSICS, None, None
+        divisor = k.nccl_tree_bandwidth_factor if algorithm == "tree" else None
+        # as _protocol_believed chooses
+        physics = algorithm == "ring" or (algorithm == "tree" and N == 1)
+        if protocol == "Simple":
+            return _SCALED, proto_scale, proto_net, divisor, _PHYSICS if physics else _SIMPLE, None, None
+        if protocol == "LL128":
+            if algorithm == "tree" and N == 1:
+                return _SCALED, proto_scale, proto_net, divisor, _SHARE, TREE_LL128_ONE_NODE_SHARE, None
+            estimate = _PHYSICS if physics else _SHARE
+            return _SCALED, proto_scale, proto_net, divisor, estimate, LL128_NETWORK_SHARE, None
+        factor, cap_Bps = self._nccl_protocol_rate(algorithm, protocol, N)
+        return _SCALED, proto_scale, proto_net, divisor, _LL, factor, cap_Bps
 
     def _protocol_believed(self, algorithm, protocol, N, simple_believed, bus_bytes, size):
         """NCCL's estimated bandwidth time of `protocol` from its estimate for Simple (None: the physics).

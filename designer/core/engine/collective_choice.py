@@ -36,6 +36,26 @@ class AlgorithmChoice:
         self.latency = latency
         self._choices: dict[tuple, list[Candidate]] = {}  # candidates
         self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> algorithms
+        self._menus: dict[tuple, list[tuple]] = {}  # menu
+        self._ll_max = k.nccl_ll_max_bytes
+        # the fabric's shared candidate lists (None: its servers' latencies differ), looked up once: the
+        # latencies this model costs with are fixed when it is made (GroupLatency.fabric_latencies_us)
+        self._shared: dict | None = None
+        self._shared_known = False
+
+    def menu(self, primitive: str, algorithm: str, size: float) -> list[tuple[int, np.ndarray, list[Candidate]]]:
+        """Per class of groups, in the shape's order: (its servers, its groups, its candidates) for a
+        collective of `size` bytes. Kept per size band: a dimension's collectives of one primitive
+        mostly share one, and each class would otherwise look its candidates up afresh at every size."""
+        ll_max = self._ll_max
+        key = (primitive, algorithm, size >= RING_PLATEAU_BYTES, bool(ll_max) and size > ll_max)
+        hit = self._menus.get(key)
+        if hit is None:
+            n = self.shape.members.shape[1]
+            hit = self._menus[key] = [
+                (N, groups, self.candidates(primitive, algorithm, class_index, n, N, tier, groups, size))
+                for class_index, ((N, _, tier), groups) in enumerate(self.shape.classes.items())]
+        return hit
 
     def candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
                    groups: np.ndarray, size: float) -> list[Candidate]:
@@ -52,7 +72,9 @@ class AlgorithmChoice:
                 names = self._offered[(primitive, algorithm, class_index)] = tuple(
                     self.algorithms(primitive, N, groups, algorithm))
             # with the servers' latencies alike, the same for every dimension of every plan on the fabric
-            shared = self.latency.fabric_table()
+            if not self._shared_known:
+                self._shared, self._shared_known = self.latency.fabric_table(), True
+            shared = self._shared
             shared_key = (primitive, names, n, N, tier, key[3], key[4])
             hit = shared.get(shared_key) if shared is not None else None
             if hit is None:

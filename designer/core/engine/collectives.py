@@ -171,10 +171,12 @@ class CollectiveModel:
         worst = None
         # classes of alike groups that differ only in their tier (the DP groups under one leaf, one pod,
         # across pods) share each candidate's bandwidth terms: worked out once per call
-        alike_times: dict[tuple, tuple] = {}
-        for class_index, ((class_key, groups), alike) in enumerate(zip(sh.classes.items(), uniform)):
-            best = self._class_best(primitive, size_bytes, algorithm, class_index, class_key, groups, alike,
-                                    scale_t, net_t, bus_bytes, alike_times)
+        alike_times: dict[tuple, dict] = {}
+        for (N, groups, candidates), alike in zip(self.choice.menu(primitive, algorithm, size_bytes), uniform):
+            if alike is not None:
+                best = self._alike_best(primitive, size_bytes, candidates, N, groups, alike, bus_bytes, alike_times)
+            else:
+                best = self._class_best(primitive, size_bytes, candidates, N, groups, scale_t, net_t, bus_bytes)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound, _ = worst
@@ -190,42 +192,58 @@ class CollectiveModel:
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
 
-    def _class_best(self, primitive, size_bytes, algorithm, class_index, class_key, groups, alike, scale_t, net_t,
-                    bus_bytes, alike_times):
-        """NCCL's pick for one class of groups (those of `groups`), costed on its slowest group: (time,
-        algorithm, protocol, latency, bandwidth term, that group, whether the network bounds it, NCCL's
-        estimate), or None when no algorithm is offered."""
-        n = self.shape.members.shape[1]
-        N, _, tier = class_key
+    def _alike_best(self, primitive, size_bytes, candidates, N, groups, alike, bus_bytes, alike_times):
+        """_class_best of a class whose groups all take the same time, costed on its first group's
+        Python floats: the same products and quotients as numpy's, and numpy's argmax picks the first
+        of equals (a few numpy calls per algorithm and protocol were most of a plan's DP costing).
+        `alike_times`: what this call has worked out of each algorithm and protocol's bandwidth terms
+        (the larger, NCCL's estimate of it or None, whether the network bounds it), by (servers, the
+        pair of seconds per byte), then by (algorithm, protocol): the classes of other tiers reuse it."""
+        shared = alike_times.get((N, alike))
+        if shared is None:
+            shared = alike_times[(N, alike)] = {}
         best = None
-        # a class whose groups all take the same time is costed on its first group's Python floats:
-        # the same products and quotients as numpy's, and numpy's argmax picks the first of equals
-        # (a few numpy calls per algorithm and protocol were most of a plan's DP costing)
-        scale_in, net_in = alike if alike is not None else (scale_t[groups], net_t[groups])
-        for algorithm_name, protocol, lat in self.choice.candidates(primitive, algorithm, class_index, n, N, tier,
-                                                                    groups, size_bytes):
-            if best is not None and cannot_win(lat, best[7]):
+        best_estimate = 0.0
+        for algorithm_name, protocol, lat in candidates:
+            if best is not None and cannot_win(lat, best_estimate):
                 continue
-            if alike is not None:
-                shared = (algorithm_name, protocol, N, alike)
-                terms = alike_times.get(shared)
-                if terms is None:
-                    terms = alike_times[shared] = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
-                                                                       scale_in, net_in, size_bytes, bus_bytes)
-                t_scale, t_net, believed = terms
-            else:
-                t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
-                                                                scale_in, net_in, size_bytes, bus_bytes)
-            if alike is not None:
-                i, both, net_bound = 0, (t_scale if t_scale > t_net else t_net), t_net >= t_scale
-                believed_max = believed
-            else:
-                both = np.maximum(t_scale, t_net)
-                i = int(np.argmax(both))
-                both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
-                believed_max = None if believed is None else float(np.max(believed))
+            terms = shared.get((algorithm_name, protocol))
+            if terms is None:
+                t_scale, t_net, believed = self.bandwidth.alike_times(
+                    algorithm_name, protocol, primitive, N, self.shape.members.shape[1], alike[0], alike[1],
+                    size_bytes, bus_bytes)
+                terms = shared[(algorithm_name, protocol)] = (
+                    t_scale if t_scale > t_net else t_net, None if believed is None else float(believed),
+                    t_net >= t_scale)
+            both, believed, _ = terms
             total = lat + both
             # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
+            estimate = total if believed is None else lat + believed
+            if best is None or estimate < best_estimate:
+                best_estimate = estimate
+                best = (total, algorithm_name, protocol, lat, terms)
+        if best is None:
+            return None
+        total, algorithm_name, protocol, lat, (both, _, net_bound) = best
+        return total, algorithm_name, protocol, lat, both, int(groups[0]), net_bound, best_estimate
+
+    def _class_best(self, primitive, size_bytes, candidates, N, groups, scale_t, net_t, bus_bytes):
+        """NCCL's pick for one class of groups (those of `groups`) among its `candidates`, costed on its
+        slowest group: (time, algorithm, protocol, latency, bandwidth term, that group, whether the
+        network bounds it, NCCL's estimate), or None when no algorithm is offered."""
+        n = self.shape.members.shape[1]
+        best = None
+        scale_in, net_in = scale_t[groups], net_t[groups]
+        for algorithm_name, protocol, lat in candidates:
+            if best is not None and cannot_win(lat, best[7]):
+                continue
+            t_scale, t_net, believed = self.bandwidth.times(algorithm_name, protocol, primitive, N, n,
+                                                            scale_in, net_in, size_bytes, bus_bytes)
+            both = np.maximum(t_scale, t_net)
+            i = int(np.argmax(both))
+            both, net_bound = float(both[i]), bool(t_net[i] >= t_scale[i])
+            believed_max = None if believed is None else float(np.max(believed))
+            total = lat + both
             estimate = total if believed_max is None else lat + float(believed_max)
             if best is None or estimate < best[7]:
                 best = (total, algorithm_name, protocol, lat, both, int(groups[i]), net_bound, estimate)
@@ -246,20 +264,27 @@ class CollectiveModel:
         if sh.members.shape[1] > 1 and size_bytes > 0:
             pattern = pattern_of(primitive)
             scale_t, net_t, _, _, _ = self.times.unit(pattern)
-            bus_bytes = size_bytes * (bus_factor(primitive, sh.members.shape[1]) if primitive != "send_recv" else 1.0)
-            alike_times: dict[tuple, tuple] = {}
+            n = sh.members.shape[1]
+            bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
+            alike_times: dict[tuple, dict] = {}
             for class_index, ((class_key, groups), alike) in enumerate(
                     zip(sh.classes.items(), self.uniform_classes(pattern, scale_t, net_t))):
                 part = groups % parts
                 present = np.bincount(part, minlength=parts).nonzero()[0].tolist()
+                N, _, tier = class_key
                 if alike is not None:  # every group of the class takes the same time: costed once
-                    best = self._class_best(primitive, size_bytes, "auto", class_index, class_key, groups, alike,
-                                            scale_t, net_t, bus_bytes, alike_times)
+                    candidates = self.choice.candidates(primitive, "auto", class_index, n, N, tier, groups, size_bytes)
+                    best = self._alike_best(primitive, size_bytes, candidates, N, groups, alike, bus_bytes,
+                                            alike_times)
                     at = {p: best for p in present}
                 else:  # each part on its own groups of the class
-                    at = {p: self._class_best(primitive, size_bytes, "auto", class_index, class_key,
-                                              groups[part == p], None, scale_t, net_t, bus_bytes, alike_times)
-                          for p in present}
+                    at = {}
+                    for p in present:
+                        in_part = groups[part == p]
+                        candidates = self.choice.candidates(primitive, "auto", class_index, n, N, tier, in_part,
+                                                            size_bytes)
+                        at[p] = self._class_best(primitive, size_bytes, candidates, N, in_part, scale_t, net_t,
+                                                 bus_bytes)
                 for p, best in at.items():
                     if best is not None and best[0] > times[p]:
                         times[p] = best[0]
@@ -300,29 +325,53 @@ def link_bytes_per_bus_byte(f: Fabric, loads: Loads) -> LinkBytes:
     """Only the NICs and tiers the pattern loads are visited: a job's view of a big fabric
     touches a small part of its cables."""
     nic_b = np.maximum(loads.nic_up, loads.nic_down)
-    # (nonzero of a float array tests each value in a function call: of the bools of != 0, 3x faster)
-    nics = (nic_b != 0).nonzero()[0]
-    if not f.remembered("every_nic_cabled", (f.nic_link,), lambda: bool((f.nic_link >= 0).all())):
-        nics = nics[f.nic_link[nics] >= 0]
-    index, values = [f.nic_link.take(nics)], [nic_b.take(nics)]  # (take: twice the speed of indexing)
-    for tier, tier_load in (("leaf", np.maximum(loads.leaf_up, loads.leaf_down)),
-                            ("pod", np.maximum(loads.pod_up, loads.pod_down))):
-        links, owner, link_cap, owner_cap = _tier_cables(f, tier)
-        if len(links) and len(tier_load):
-            owner_load = tier_load.take(owner)
-            loaded = owner_load > 0
-            if not loaded.all():  # (a leaf or pod every up-link of which carries bytes: all of them kept)
-                links, owner_load = links[loaded], owner_load[loaded]
-                link_cap, owner_cap = link_cap[loaded], owner_cap[loaded]
-            index.append(links)
-            values.append(owner_load * link_cap / owner_cap)
-    # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
-    # where sorting the indices would cost more on a big job)
-    per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
-    cables = (per_cable != 0).nonzero()[0]
-    if cables.size >= SPARSE_SHARE * per_cable.size:
+    tier_loads = (("leaf", np.maximum(loads.leaf_up, loads.leaf_down)),
+                  ("pod", np.maximum(loads.pod_up, loads.pod_down)))
+    if len(nic_b) == len(f.nic_link) and _cables_distinct(f):
+        # each cable's bytes come from one NIC or one up-link: written in place, nothing to add up
+        # (a third of the time of gathering the loaded NICs and adding by cable); an up-link of an
+        # unloaded leaf or pod is written its 0 (its rate is finite: _cables_distinct)
+        per_cable = np.zeros(len(f.link_ids))
+        per_cable[f.nic_link] = nic_b
+        for tier, tier_load in tier_loads:
+            links, owner, link_cap, owner_cap = _tier_cables(f, tier)
+            if len(links) and len(tier_load):
+                per_cable[links] = tier_load.take(owner) * link_cap / owner_cap
+    else:
+        # (nonzero of a float array tests each value in a function call: of the bools of != 0, 3x faster)
+        nics = (nic_b != 0).nonzero()[0]
+        if not f.remembered("every_nic_cabled", (f.nic_link,), lambda: bool((f.nic_link >= 0).all())):
+            nics = nics[f.nic_link[nics] >= 0]
+        index, values = [f.nic_link.take(nics)], [nic_b.take(nics)]  # (take: twice the speed of indexing)
+        for tier, tier_load in tier_loads:
+            links, owner, link_cap, owner_cap = _tier_cables(f, tier)
+            if len(links) and len(tier_load):
+                owner_load = tier_load.take(owner)
+                loaded = owner_load > 0
+                if not loaded.all():  # (a leaf or pod every up-link of which carries bytes: all of them kept)
+                    links, owner_load = links[loaded], owner_load[loaded]
+                    link_cap, owner_cap = link_cap[loaded], owner_cap[loaded]
+                index.append(links)
+                values.append(owner_load * link_cap / owner_cap)
+        # a bundle gives several NICs one cable: bincount adds them (linear in the fabric's cables,
+        # where sorting the indices would cost more on a big job)
+        per_cable = np.bincount(np.concatenate(index), np.concatenate(values), minlength=len(f.link_ids))
+    # (counted first: the indices are needed only when few cables carry bytes)
+    if np.count_nonzero(per_cable) >= SPARSE_SHARE * per_cable.size:
         return LinkBytes(None, per_cable)
+    cables = (per_cable != 0).nonzero()[0]
     return LinkBytes(cables, per_cable[cables])
+
+
+def _cables_distinct(f: Fabric) -> bool:
+    """Whether every NIC has a cable of its own (no bundle, none missing), no up-link cable is a
+    NIC's, and every up-link's rate is finite: kept with the fabric's cabling and rating."""
+    def make() -> bool:
+        cables = np.concatenate((f.nic_link, f._uplink[0], f._podlink[0]))
+        return (bool((f.nic_link >= 0).all()) and (not cables.size or int(np.bincount(cables).max()) <= 1)
+                and bool(np.isfinite(f.link_cap_Bps[cables]).all()))
+    return f.remembered("nic_and_uplink_cables_distinct", (f.nic_link, f._uplink[0], f._podlink[0], f.link_cap_Bps),
+                        make)
 
 
 def _tier_cables(f: Fabric, tier: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -50,37 +50,63 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
         sorted_members = np.sort(members, axis=1) if n > 1 else members
     # (take: indexing by the placements' 32-bit ranks converts them first, at twice the cost)
     sorted_nodes = fabric.gpu_domain.take(sorted_members)  # scale-up islands: NVLink domains
-    if n == 2:
-        n_nodes = (sorted_nodes[:, 0] != sorted_nodes[:, 1]).astype(np.int64) + 1
-    else:
-        # (a sum of the booleans: count_nonzero along an axis is that sum behind a Python wrapper, 3x the time)
-        n_nodes = ((sorted_nodes[:, 1:] != sorted_nodes[:, :-1]).sum(axis=1, dtype=np.intp) + 1 if n > 1
-                   else np.ones(G, dtype=np.int64))
+    N = _servers_of_every_group(sorted_nodes)
+    if N is None:
+        return _uneven_shape(fabric, members, sorted_members, sorted_nodes)
+    # every group on N servers
+    n_nodes = np.full(G, N, dtype=np.int64)
     by_node, per_node = None, 0
-    alike = bool(G) and bool((n_nodes == n_nodes[0]).all())  # every group on as many servers
-    if alike and n % int(n_nodes[0]) == 0:
-        N = int(n_nodes[0])
+    if n % N == 0:
         g = n // N
         candidate = sorted_members.reshape(G, N, g)
         # one server per group, or one GPU per server: every server holds g of each group's GPUs
         cnodes = sorted_nodes.reshape(G, N, g)
         if N == 1 or g == 1 or (cnodes == cnodes[:, :, :1]).all():
             by_node, per_node = candidate, g
-    multi = None if alike else n_nodes > 1
-    spans = int(n_nodes[0]) > 1 if alike else bool(multi.any())
-    if spans:
-        max_tier = _network_tier(fabric, members) if alike else np.where(~multi, 0, _network_tier(fabric, members))
-    else:  # every group inside one server: no NIC, leaf or pod to look at
-        max_tier = np.zeros(G, dtype=np.int64)
+    spans = N > 1
+    # every group inside one server: no NIC, leaf or pod to look at
+    max_tier = _network_tier(fabric, members) if spans else np.zeros(G, dtype=np.int64)
     shape = GroupShape(members, by_node, n_nodes, per_node, max_tier, spans_servers=spans)
+    # the classes by tier alone (the tiers present, in order, from their counts)
+    tiers = np.bincount(max_tier, minlength=4).nonzero()[0].tolist() if spans else [0]
+    if len(tiers) == 1:  # one class (the usual dimension of a regular layout)
+        shape.classes[(N, per_node, tiers[0])] = np.arange(G)
+    else:
+        for tier in tiers:
+            shape.classes[(N, per_node, tier)] = (max_tier == tier).nonzero()[0]
+    return shape
+
+
+def _servers_of_every_group(sorted_nodes: np.ndarray) -> int | None:
+    """The servers each group spans when every group spans as many, else None: one look at all
+    of them for a group per server or a server per GPU (a regular layout's dimensions), counted
+    per group otherwise. `sorted_nodes`: each group's servers, in order."""
+    G, n = sorted_nodes.shape
+    if not G:
+        return None
+    step = sorted_nodes[:, 1:] != sorted_nodes[:, :-1]
+    if not step.any():
+        return 1
+    if step.all():
+        return n
+    # (a sum of the booleans: count_nonzero along an axis is that sum behind a Python wrapper, 3x the time)
+    counts = step.sum(axis=1, dtype=np.intp)
+    return int(counts[0]) + 1 if (counts == counts[0]).all() else None
+
+
+def _uneven_shape(fabric: Fabric, members: np.ndarray, sorted_members: np.ndarray,
+                  sorted_nodes: np.ndarray) -> GroupShape:
+    """The shape of groups that span different numbers of servers (or of no group)."""
+    G, n = members.shape
+    n_nodes = (sorted_nodes[:, 1:] != sorted_nodes[:, :-1]).sum(axis=1, dtype=np.intp) + 1
+    multi = n_nodes > 1
+    spans = bool(multi.any())
+    max_tier = np.where(~multi, 0, _network_tier(fabric, members)) if spans else np.zeros(G, dtype=np.int64)
+    shape = GroupShape(members, None, n_nodes, 0, max_tier, spans_servers=spans)
     keys = n_nodes.astype(np.int64) * 4 + max_tier
-    if G and keys.min() == keys.max():  # one class (the usual dimension of a regular layout)
-        key = int(keys[0])
-        shape.classes[(key // 4, per_node, key % 4)] = np.arange(G)
-        return shape
     # the keys present, in order, from their counts (np.unique imports numpy.ma: see flows._leaves_of_nics)
     for key in np.bincount(keys).nonzero()[0].tolist():
-        shape.classes[(key // 4, per_node, key % 4)] = (keys == key).nonzero()[0]
+        shape.classes[(key // 4, 0, key % 4)] = (keys == key).nonzero()[0]
     return shape
 
 
