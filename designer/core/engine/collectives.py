@@ -106,6 +106,7 @@ class CollectiveModel:
         self._cache: dict[tuple, CollectiveCost] = {}
         self._per_part: dict[tuple, list[float]] = {}  # cost_per_part's, by (primitive, size, parts)
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, uniform_classes)
+        self._bottlenecks: dict[tuple, tuple[str, list[int]]] = {}  # _bottleneck's, by resource
         # each group's seconds per byte by pattern, kept at the fabric's rating
         self.times = PatternTimes(fabric, self.shape, k, link_bytes)
 
@@ -180,17 +181,31 @@ class CollectiveModel:
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound, _ = worst
-        f = self.fabric
-        if net_bound and code[group] > 0:
-            resource, links = resource_name(self.fabric, int(code[group]), int(res[group]))
-        else:
-            node = f.gpu_node[sh.members[group, 0]]
-            resource = f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})"
-            links = []
+        resource, links = self._bottleneck(group, int(code[group]) if net_bound else 0, res)
         utilization = 1.0 if bw > 0 else 0.0
         link_bytes = self._link_bytes(loads, bus_bytes, algo) if loads is not None and self.keeps_link_bytes else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
+
+    def _bottleneck(self, group: int, code: int, res: np.ndarray) -> tuple[str, list[int]]:
+        """The name and cables of what limits `group`'s collective: the network resource of `code`
+        (flows.flow_times's, > 0) and index res[group], else its first member's scale-up. Kept per
+        model by resource: a dimension's collectives of one pattern mostly stop at the same one
+        (read only: the cables' list is shared by the costs that name it)."""
+        if code > 0:
+            key = (code, int(res[group]))
+        else:
+            f = self.fabric
+            key = (0, int(f.gpu_node[self.shape.members[group, 0]]))
+        hit = self._bottlenecks.get(key)
+        if hit is None:
+            if code > 0:
+                hit = resource_name(self.fabric, code, key[1])
+            else:
+                node = key[1]
+                hit = (f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})", [])
+            self._bottlenecks[key] = hit
+        return hit
 
     def _alike_best(self, primitive, size_bytes, candidates, N, groups, alike, bus_bytes, alike_times):
         """_class_best of a class whose groups all take the same time, costed on its first group's
