@@ -43,10 +43,11 @@ class AlgorithmChoice:
         self._shared: dict | None = None
         self._shared_known = False
 
-    def menu(self, primitive: str, algorithm: str, size: float) -> list[tuple[int, np.ndarray, list[Candidate]]]:
-        """Per class of groups, in the shape's order: (its servers, its groups, its candidates) for a
-        collective of `size` bytes. Kept per size band: a dimension's collectives of one primitive
-        mostly share one, and each class would otherwise look its candidates up afresh at every size."""
+    def menu(self, primitive: str, algorithm: str, size: float) -> list[tuple[int, np.ndarray, int, list[Candidate]]]:
+        """Per class of groups, in the shape's order: (its servers, its groups, the first of them (-1: none),
+        its candidates) for a collective of `size` bytes. Kept per size band: a dimension's collectives of
+        one primitive mostly share one, and each class would otherwise look its candidates up afresh at
+        every size."""
         ll_max = self._ll_max
         key = (primitive, algorithm, size >= RING_PLATEAU_BYTES, bool(ll_max) and size > ll_max)
         hit = self._menus.get(key)
@@ -67,7 +68,7 @@ class AlgorithmChoice:
                     shared[shared_key] = lists
             else:
                 lists = self._class_candidates(primitive, algorithm, n, size)
-            hit = self._menus[key] = [(N, groups, candidates)
+            hit = self._menus[key] = [(N, groups, int(groups[0]) if len(groups) else -1, candidates)
                                       for (N, _, _), groups, candidates in zip(classes, classes.values(), lists)]
         return hit
 
