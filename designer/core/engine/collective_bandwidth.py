@@ -119,7 +119,12 @@ class GroupBandwidth:
             return k.nccl_ll_max_bus_gbps_more_servers
         f = self.fabric
         caps = f.node_nccl_ll_max_bus_gbps
-        cap = float(np.min(caps[f.gpu_node[self.shape.members[:, 0]]])) if caps is not None else 141.0
+        if caps is None:
+            cap = 141.0
+        else:
+            # every server of the same cap (most fabrics): that cap, not the groups' servers' looked up
+            same = f.remembered("ll_cap_alike", (caps,), lambda: len(caps) > 0 and bool((caps == caps[0]).all()))
+            cap = float(caps[0]) if same else float(np.min(caps[f.gpu_node[self.shape.members[:, 0]]]))
         for release, ceiling in NCCL_LL_CAP_HISTORY:
             if k.nccl_version < release:
                 return min(cap, ceiling)
@@ -270,9 +275,17 @@ class GroupBandwidth:
         hit = self._hierarchical_memo
         if hit is None:
             f, sh = self.fabric, self.shape
-            first = f.gpu_node[sh.members[:, 0]]
-            hit = self._hierarchical_memo = bool(sh.per_node > 0 and np.all(
-                kind_mask(f, "node_scale_up_kind", "nvswitch")[first]))
+            switched = kind_mask(f, "node_scale_up_kind", "nvswitch")
+            # every server or none on a switch (most fabrics): known without the groups' servers
+            every, none = f.remembered("nvswitch_every_none", (switched,),
+                                       lambda: (bool(switched.all()), not switched.any()))
+            if sh.per_node <= 0:
+                hit = False
+            elif every or (none and len(sh.members)):
+                hit = every
+            else:
+                hit = bool(np.all(switched[f.gpu_node[sh.members[:, 0]]]))
+            self._hierarchical_memo = hit
         return hit
 
     def _nvls_rate(self) -> float:

@@ -43,19 +43,44 @@ class AlgorithmChoice:
         self._shared: dict | None = None
         self._shared_known = False
 
-    def menu(self, primitive: str, algorithm: str, size: float) -> list[tuple[int, np.ndarray, list[Candidate]]]:
-        """Per class of groups, in the shape's order: (its servers, its groups, its candidates) for a
-        collective of `size` bytes. Kept per size band: a dimension's collectives of one primitive
-        mostly share one, and each class would otherwise look its candidates up afresh at every size."""
+    def menu(self, primitive: str, algorithm: str, size: float) -> list[tuple[int, np.ndarray, int, list[Candidate]]]:
+        """Per class of groups, in the shape's order: (its servers, its groups, the first of them (-1: none),
+        its candidates) for a collective of `size` bytes. Kept per size band: a dimension's collectives of
+        one primitive mostly share one, and each class would otherwise look its candidates up afresh at
+        every size."""
         ll_max = self._ll_max
         key = (primitive, algorithm, size >= RING_PLATEAU_BYTES, bool(ll_max) and size > ll_max)
         hit = self._menus.get(key)
         if hit is None:
             n = self.shape.members.shape[1]
-            hit = self._menus[key] = [
-                (N, groups, self.candidates(primitive, algorithm, class_index, n, N, tier, groups, size))
-                for class_index, ((N, _, tier), groups) in enumerate(self.shape.classes.items())]
+            classes = self.shape.classes
+            shared = self._shared_table()
+            # without SHARP a class's algorithms follow its servers alone: with the servers' latencies alike,
+            # the lists of classes of those servers and tiers are the fabric's, made by the first plan to ask
+            if shared is not None and not self._sharp_possible():
+                shared_key = ("menu", primitive, algorithm, key[2], key[3], n, self.nvls_ok,
+                              tuple([(N, tier) for N, _, tier in classes]))
+                lists = shared.get(shared_key)
+                if lists is None:
+                    lists = self._class_candidates(primitive, algorithm, n, size)
+                    if len(shared) >= SHARED_CANDIDATES_KEPT:
+                        shared.clear()
+                    shared[shared_key] = lists
+            else:
+                lists = self._class_candidates(primitive, algorithm, n, size)
+            hit = self._menus[key] = [(N, groups, int(groups[0]) if len(groups) else -1, candidates)
+                                      for (N, _, _), groups, candidates in zip(classes, classes.values(), lists)]
         return hit
+
+    def _class_candidates(self, primitive: str, algorithm: str, n: int, size: float) -> list[list[Candidate]]:
+        return [self.candidates(primitive, algorithm, class_index, n, N, tier, groups, size)
+                for class_index, ((N, _, tier), groups) in enumerate(self.shape.classes.items())]
+
+    def _shared_table(self) -> dict | None:
+        """The fabric's shared candidate lists (None: its servers' latencies differ), looked up once."""
+        if not self._shared_known:
+            self._shared, self._shared_known = self.latency.fabric_table(), True
+        return self._shared
 
     def candidates(self, primitive: str, algorithm: str, class_index: int, n: int, N: int, tier: int,
                    groups: np.ndarray, size: float) -> list[Candidate]:
@@ -72,9 +97,7 @@ class AlgorithmChoice:
                 names = self._offered[(primitive, algorithm, class_index)] = tuple(
                     self.algorithms(primitive, N, groups, algorithm))
             # with the servers' latencies alike, the same for every dimension of every plan on the fabric
-            if not self._shared_known:
-                self._shared, self._shared_known = self.latency.fabric_table(), True
-            shared = self._shared
+            shared = self._shared_table()
             shared_key = (primitive, names, n, N, tier, key[3], key[4])
             hit = shared.get(shared_key) if shared is not None else None
             if hit is None:
@@ -112,14 +135,18 @@ class AlgorithmChoice:
     def _sharp(self, groups: np.ndarray) -> bool:
         """Whether every leaf the groups' NICs hang from reduces in the switch (SHARP)."""
         f = self.fabric
-        # no switch has SHARP and every NIC hangs from a leaf (most fabrics): no group's leaves all
-        # have it, found once per fabric rather than from each class's NICs
-        if not f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
-                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any())):
+        if not self._sharp_possible():
             return False
         nics = f.gpu_nic[self.shape.members[groups].ravel()]
         leaves = f.nic_leaf[nics[nics >= 0]]
         return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
+
+    def _sharp_possible(self) -> bool:
+        """Whether some switch has SHARP or some NIC hangs from no leaf: else no group's leaves all reduce
+        in the switch, found once per fabric rather than from each class's NICs."""
+        f = self.fabric
+        return f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
+                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any()))
 
     def protocols(self, algorithm: str, size: float) -> list[str]:
         """The protocols NCCL weighs for `algorithm` at `size` bytes."""

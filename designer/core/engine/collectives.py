@@ -106,6 +106,7 @@ class CollectiveModel:
         self._cache: dict[tuple, CollectiveCost] = {}
         self._per_part: dict[tuple, list[float]] = {}  # cost_per_part's, by (primitive, size, parts)
         self._uniform: dict[str, tuple] = {}  # pattern -> (its unit times' arrays, uniform_classes)
+        self._bottlenecks: dict[tuple, tuple[str, list[int]]] = {}  # _bottleneck's, by resource
         # each group's seconds per byte by pattern, kept at the fabric's rating
         self.times = PatternTimes(fabric, self.shape, k, link_bytes)
 
@@ -172,30 +173,45 @@ class CollectiveModel:
         # classes of alike groups that differ only in their tier (the DP groups under one leaf, one pod,
         # across pods) share each candidate's bandwidth terms: worked out once per call
         alike_times: dict[tuple, dict] = {}
-        for (N, groups, candidates), alike in zip(self.choice.menu(primitive, algorithm, size_bytes), uniform):
+        for (N, groups, first, candidates), alike in zip(self.choice.menu(primitive, algorithm, size_bytes), uniform):
             if alike is not None:
-                best = self._alike_best(primitive, size_bytes, candidates, N, groups, alike, bus_bytes, alike_times)
+                best = self._alike_best(primitive, size_bytes, candidates, N, first, alike, bus_bytes, alike_times)
             else:
                 best = self._class_best(primitive, size_bytes, candidates, N, groups, scale_t, net_t, bus_bytes)
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound, _ = worst
-        f = self.fabric
-        if net_bound and code[group] > 0:
-            resource, links = resource_name(self.fabric, int(code[group]), int(res[group]))
-        else:
-            node = f.gpu_node[sh.members[group, 0]]
-            resource = f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})"
-            links = []
+        resource, links = self._bottleneck(group, int(code[group]) if net_bound else 0, res)
         utilization = 1.0 if bw > 0 else 0.0
         link_bytes = self._link_bytes(loads, bus_bytes, algo) if loads is not None and self.keeps_link_bytes else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
 
-    def _alike_best(self, primitive, size_bytes, candidates, N, groups, alike, bus_bytes, alike_times):
+    def _bottleneck(self, group: int, code: int, res: np.ndarray) -> tuple[str, list[int]]:
+        """The name and cables of what limits `group`'s collective: the network resource of `code`
+        (flows.flow_times's, > 0) and index res[group], else its first member's scale-up. Kept per
+        model by resource: a dimension's collectives of one pattern mostly stop at the same one
+        (read only: the cables' list is shared by the costs that name it)."""
+        if code > 0:
+            key = (code, int(res[group]))
+        else:
+            f = self.fabric
+            key = (0, int(f.gpu_node[self.shape.members[group, 0]]))
+        hit = self._bottlenecks.get(key)
+        if hit is None:
+            if code > 0:
+                hit = resource_name(self.fabric, code, key[1])
+            else:
+                node = key[1]
+                hit = (f"scale-up of {f.node_ids[node]} ({f.node_scale_up_kind[node]})", [])
+            self._bottlenecks[key] = hit
+        return hit
+
+    def _alike_best(self, primitive, size_bytes, candidates, N, first, alike, bus_bytes, alike_times):
         """_class_best of a class whose groups all take the same time, costed on its first group's
-        Python floats: the same products and quotients as numpy's, and numpy's argmax picks the first
-        of equals (a few numpy calls per algorithm and protocol were most of a plan's DP costing).
+        Python floats (`first`: its first group's index): the same products and quotients as numpy's,
+        and numpy's argmax picks the first of equals (a few numpy calls per algorithm and protocol were
+        most of a plan's DP costing).
         `alike_times`: what this call has worked out of each algorithm and protocol's bandwidth terms
         (the larger, NCCL's estimate of it or None, whether the network bounds it), by (servers, the
         pair of seconds per byte), then by (algorithm, protocol): the classes of other tiers reuse it."""
@@ -204,14 +220,14 @@ class CollectiveModel:
             shared = alike_times[(N, alike)] = {}
         best = None
         best_estimate = 0.0
+        n, (scale, net), times_of = self.shape.members.shape[1], alike, self.bandwidth.alike_times
         for algorithm_name, protocol, lat in candidates:
-            if best is not None and cannot_win(lat, best_estimate):
+            if best is not None and lat >= best_estimate:  # cannot_win
                 continue
             terms = shared.get((algorithm_name, protocol))
             if terms is None:
-                t_scale, t_net, believed = self.bandwidth.alike_times(
-                    algorithm_name, protocol, primitive, N, self.shape.members.shape[1], alike[0], alike[1],
-                    size_bytes, bus_bytes)
+                t_scale, t_net, believed = times_of(algorithm_name, protocol, primitive, N, n, scale, net, size_bytes,
+                                                    bus_bytes)
                 terms = shared[(algorithm_name, protocol)] = (
                     t_scale if t_scale > t_net else t_net, None if believed is None else float(believed),
                     t_net >= t_scale)
@@ -225,7 +241,7 @@ class CollectiveModel:
         if best is None:
             return None
         total, algorithm_name, protocol, lat, (both, _, net_bound) = best
-        return total, algorithm_name, protocol, lat, both, int(groups[0]), net_bound, best_estimate
+        return total, algorithm_name, protocol, lat, both, first, net_bound, best_estimate
 
     def _class_best(self, primitive, size_bytes, candidates, N, groups, scale_t, net_t, bus_bytes):
         """NCCL's pick for one class of groups (those of `groups`) among its `candidates`, costed on its
@@ -274,7 +290,7 @@ class CollectiveModel:
                 N, _, tier = class_key
                 if alike is not None:  # every group of the class takes the same time: costed once
                     candidates = self.choice.candidates(primitive, "auto", class_index, n, N, tier, groups, size_bytes)
-                    best = self._alike_best(primitive, size_bytes, candidates, N, groups, alike, bus_bytes,
+                    best = self._alike_best(primitive, size_bytes, candidates, N, int(groups[0]), alike, bus_bytes,
                                             alike_times)
                     at = {p: best for p in present}
                 else:  # each part on its own groups of the class
