@@ -215,7 +215,8 @@ class _StageArrays:
     each op's previous end, then each op's input end (the -inf slot for none), out of the ends in
     one tuple, what packs those as doubles, whether it has an input, whether that crosses a stage
     boundary, its kind * v + chunk and the distinct ones of those, in order (None for a stage without
-    ops). Made when first asked: a plan search asks for its critical stage only."""
+    ops). Made when first asked: a plan search asks for its critical stage only. (The distinct codes
+    by a set: np.unique imports numpy.ma, a twentieth of a command's start-up.)"""
 
     def __init__(self, offsets, sizes, prevs, dep_slots, crosses, codes, none_slot):
         self._args = (offsets, sizes, prevs, dep_slots, crosses, codes, none_slot)
@@ -231,7 +232,7 @@ class _StageArrays:
                 dep = dep_slots[a:b]
                 picked = prevs[a:b].tolist() + np.where(dep >= 0, dep, none_slot).tolist()  # 2 or more: a tuple
                 self._made[s] = (itemgetter(*picked), struct.Struct(f"{len(picked)}d"), dep >= 0, crosses[a:b],
-                                 codes[a:b], np.unique(codes[a:b]).tolist())
+                                 codes[a:b], sorted(set(codes[a:b].tolist())))
         return self._made[s]
 
 
