@@ -227,10 +227,6 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
     if not zero3 and comm.dims["dp"].shape.members.shape[1] > 1:
         embedding_bucket_s = comm("dp", grad_prim, embedding_bucket_params(job, bucket_params, stage_dp) * gb)
 
-    # chunks of as many parameters reduce them in as many buckets for as long: worked out once
-    # per (dense, expert) parameters, not per chunk of every stage
-    per_params: dict[tuple[float, float], tuple[float, int]] = {}
-
     step_end = 0.0
     per_pattern: list[list[StageDP]] = []
     for pattern, sched in enumerate(pipe.schedules):
@@ -241,16 +237,12 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
             dp_busy = 0.0
             dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
             for c in range(plan.vp - 1, -1, -1):  # chunks finish backward in reverse order
-                known = per_params.get((dense[c], expert[c]))
-                if known is None:
-                    dur = 0.0 if zero3 else dp_time(dense[c], "dp", grad_prim, gb)
-                    if m.experts and not zero3:
-                        dur += dp_time(expert[c], "edp", grad_prim, gb)
-                    known = per_params[(dense[c], expert[c])] = (
-                        dur, _buckets(stage_dp[s], c, bucket_params) if par.overlap_grad_reduce else 0)
-                dur, buckets = known
+                dur = 0.0 if zero3 else dp_time(dense[c], "dp", grad_prim, gb)
+                if m.experts and not zero3:
+                    dur += dp_time(expert[c], "edp", grad_prim, gb)
                 if par.overlap_grad_reduce:
                     end = sched.last_backward_end[s][c]
+                    buckets = _buckets(stage_dp[s], c, bucket_params)
                     # under the backward the NICs also carry that backward's own EP/CP/PP traffic
                     backward = phases.chunks[pattern][s][c][1]
                     share = share_of.get(id(backward))
@@ -288,7 +280,6 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
     plan, acc, ac = job.plan, hw.acc, hw.ac
     opt_s = []
     ag_s = []
-    gathered: dict[tuple[float, float], tuple[float, float]] = {}  # a chunk's (dense, expert) gathers by its params
     for s in range(plan.pp):
         dense_total = sum(stage_dp[s]["dense"])
         expert_total = sum(stage_dp[s]["expert"])
@@ -301,15 +292,9 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
         if 1 <= zero < 3:  # the distributed optimizer gathers its dense and its expert shards
             dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
             for c in range(plan.vp):
-                known = gathered.get((dense[c], expert[c]))
-                if known is None:
-                    known = gathered[(dense[c], expert[c])] = (
-                        dp_time(dense[c], "dp", "all_gather", pb),
-                        # over the expert data-parallel group, as the gradients were reduced
-                        dp_time(expert[c], "edp", "all_gather", pb) if job.shape.experts else 0.0)
-                ag += known[0]
-                if job.shape.experts:
-                    ag += known[1]
+                ag += dp_time(dense[c], "dp", "all_gather", pb)
+                if job.shape.experts:  # over the expert data-parallel group, as the gradients were reduced
+                    ag += dp_time(expert[c], "edp", "all_gather", pb)
         ag_s.append(ag)
     return OptimizerStep(opt_s, ag_s)
 
