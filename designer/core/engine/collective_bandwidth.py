@@ -149,7 +149,7 @@ class GroupBandwidth:
             # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
             believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
             return t_scale, t_net, believed
-        proto_scale, proto_net = (self._shares or self._protocol_shares())[protocol]
+        proto_scale, proto_net = self._protocol_shares()[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
             g = max(n // max(N, 1), 1)
             t_scale, t_net, simple_believed = self._tree_bandwidth(N, g, scale_t, net_t, size, proto_scale, proto_net)
