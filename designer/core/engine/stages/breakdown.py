@@ -133,12 +133,6 @@ def first_largest(values) -> int:
 
 
 def first_smallest(values) -> int:
-    """np.argmin of a short list, in Python: the index of the first smallest value (of the first
-    NaN when there is one)."""
-    at, best = 0, values[0]
-    for i, value in enumerate(values):
-        if value != value:
-            return i
-        if value < best:
-            at, best = i, value
-    return at
+    """np.argmin of a short list, in Python: the first largest of the negated values (negation is
+    exact, keeps ties and leaves a NaN a NaN)."""
+    return first_largest([-value for value in values])
