@@ -214,7 +214,8 @@ class _StageArrays:
     """Per stage, what ScheduleResult.stage_transfer_wait_s and stage_op_sums work on: what picks
     each op's previous end, then each op's input end (the -inf slot for none), out of the ends in
     one tuple, what packs those as doubles, whether it has an input, whether that crosses a stage
-    boundary, its kind * v + chunk and the distinct ones of those, in order (None for a stage without
+    boundary (each None where every op of the stage does: most stages, then worked on without a
+    mask), its kind * v + chunk and the distinct ones of those, in order (None for a stage without
     ops). Made when first asked: a plan search asks for its critical stage only. (The distinct codes
     by a set: np.unique imports numpy.ma, a twentieth of a command's start-up.)"""
 
@@ -230,8 +231,10 @@ class _StageArrays:
                 self._made[s] = None
             else:
                 dep = dep_slots[a:b]
-                picked = prevs[a:b].tolist() + np.where(dep >= 0, dep, none_slot).tolist()  # 2 or more: a tuple
-                self._made[s] = (itemgetter(*picked), struct.Struct(f"{len(picked)}d"), dep >= 0, crosses[a:b],
+                has_dep, cross = dep >= 0, crosses[a:b]
+                picked = prevs[a:b].tolist() + np.where(has_dep, dep, none_slot).tolist()  # 2 or more: a tuple
+                self._made[s] = (itemgetter(*picked), struct.Struct(f"{len(picked)}d"),
+                                 None if has_dep.all() else has_dep, None if cross.all() else cross,
                                  codes[a:b], sorted(set(codes[a:b].tolist())))
         return self._made[s]
 
