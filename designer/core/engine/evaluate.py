@@ -487,8 +487,9 @@ def _drop_link_bytes(models) -> None:
     does): the cached costs of a plan search would otherwise keep one array of every cable per
     cost, hundreds of MB per search worker at 16k GPUs. The same for the kept routes."""
     for model in models:
-        for cost in model._cache.values():
-            cost.link_bytes = None
+        if model.keeps_link_bytes:  # (a model made without them, as a plan search's are, has none to drop)
+            for cost in model._cache.values():
+                cost.link_bytes = None
         model.forget_routes()  # nor does a search re-rate a link: the flows' routes would only take memory
 
 

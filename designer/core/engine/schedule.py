@@ -214,7 +214,8 @@ class _StageArrays:
     """Per stage, what ScheduleResult.stage_transfer_wait_s and stage_op_sums work on: what picks
     each op's previous end, then each op's input end (the -inf slot for none), out of the ends in
     one tuple, what packs those as doubles, whether it has an input, whether that crosses a stage
-    boundary, its kind * v + chunk and the distinct ones of those, in order (None for a stage without
+    boundary (each None where every op of the stage does: most stages, then worked on without a
+    mask), its kind * v + chunk and the distinct ones of those, in order (None for a stage without
     ops). Made when first asked: a plan search asks for its critical stage only. (The distinct codes
     by a set: np.unique imports numpy.ma, a twentieth of a command's start-up.)"""
 
@@ -230,8 +231,10 @@ class _StageArrays:
                 self._made[s] = None
             else:
                 dep = dep_slots[a:b]
-                picked = prevs[a:b].tolist() + np.where(dep >= 0, dep, none_slot).tolist()  # 2 or more: a tuple
-                self._made[s] = (itemgetter(*picked), struct.Struct(f"{len(picked)}d"), dep >= 0, crosses[a:b],
+                has_dep, cross = dep >= 0, crosses[a:b]
+                picked = prevs[a:b].tolist() + np.where(has_dep, dep, none_slot).tolist()  # 2 or more: a tuple
+                self._made[s] = (itemgetter(*picked), struct.Struct(f"{len(picked)}d"),
+                                 None if has_dep.all() else has_dep, None if cross.all() else cross,
                                  codes[a:b], sorted(set(codes[a:b].tolist())))
         return self._made[s]
 
@@ -269,8 +272,8 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     offset's for a stage without ops), and in visit order: the slot of the previous end on its
     stage (a list: the hot loop's), the slot of the end it waits from another stage (a list, the
     -inf slot for an input on its own stage: see `simulate`), the slot of the end it waits for
-    (an array), what picks the durations out of the table by duration code (_picker) and the
-    crossings (an array))."""
+    (an array), its duration code (a list: the hot loop reads its duration out of the table) and
+    the crossings (an array))."""
     offsets = [0] * p
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + sizes[s - 1]
@@ -291,17 +294,7 @@ def _flat_plan(p, v, sizes, dep_at, crosses, codes, stage_of, ticks=None):
     visit_inputs, visit_crosses = dep_slot[order], crosses[order]
     from_other_stage = np.where(visit_crosses, visit_inputs, p).tolist()  # (p: the -inf slot)
     return (offsets, flat_codes, prev_slot, dep_slots, arrays, crosses, op_slot, last_slots,
-            prev_slot[order].tolist(), from_other_stage, visit_inputs, _picker(flat_codes[order].tolist()),
-            visit_crosses)
-
-
-def _picker(indices: list[int]):
-    """A function that picks `indices` out of a list in C (operator.itemgetter): a tuple of the list's
-    own objects, so a simulation reads its ops' durations out of the per-stage table without making
-    a float per op."""
-    if len(indices) > 1:
-        return itemgetter(*indices)
-    return lambda values: tuple(values[i] for i in indices)  # (itemgetter of one index returns the item)
+            prev_slot[order].tolist(), from_other_stage, visit_inputs, flat_codes[order].tolist(), visit_crosses)
 
 
 def _end_slots(order, p, stage_of, starts, dep_at):
@@ -556,10 +549,9 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
 
     # Every schedule runs a fixed op order per stage (zero-bubble ones: _zero_bubble_orders).
     # The hot loop: flat lists in a precomputed dependency order (_flat_plan), one visit per op.
-    # Durations and transfers are looked up in C (map over index lists), not per op in Python.
     sizes, codes, backward_at, flat = _structure_of(_memo_key(schedule, p, m, v))
     offsets, flat_codes, prevs, dep_slots, arrays, crosses, op_slots, last_slots, prev_slots, from_other_stage, \
-        visit_inputs, pick_durations, visit_crosses = flat
+        visit_inputs, visit_codes, visit_crosses = flat
     table = []
     no_w = [0.0] * v
     for s in range(p):
@@ -572,14 +564,12 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         else:
             table += st.bwd[:v]
             table += no_w
-    # per op, in C: its duration (by position for the stages' sums; the table's own floats in visit
-    # order for the loop)
+    # per op, by position, its duration (for the stages' sums; the loop reads the table's own floats by
+    # each op's code: a list subscript in the loop costs less than picking a tuple of them first)
     dur = np.array(table)[flat_codes]
-    visit_dur = pick_durations(table)
     # end slots (see _flat_plan): the stages' start offsets, -inf (no input), then each op's end as it is
     # worked out (visit order)
     end = (list(start_offset) if start_offset else [0.0] * p) + [-math.inf]
-    append = end.append
     # With finite durations and transfers of 0 or more, each op of a stage ends no sooner than
     # the one before it: the last backward of a chunk is also its latest
     ordered = (p2p_s >= 0.0 and math.isfinite(p2p_s) and all(map(math.isfinite, table))
@@ -590,16 +580,18 @@ def simulate(schedule: str, p: int, m: int, v: int, times: list[StageTimes], p2p
         # An input on the op's own stage (the last stage's backward after its forward, a W after its
         # B) ended no later than the stage's previous op: it never decides the start, so it waits
         # for the -inf slot, and every input pays the transfer (-inf + a finite transfer is -inf).
-        for prev, d, du in zip(prev_slots, from_other_stage, visit_dur):
+        for prev, d, c in zip(prev_slots, from_other_stage, visit_codes):
             f = end[prev]
             r = end[d] + p2p_s
-            append((r if r > f else f) + du)  # starts when both its stage and its input are ready
+            # (end.append, not a bound method kept in a local: 3.11 calls the list's append in place,
+            # a tenth of the loop)
+            end.append((r if r > f else f) + table[c])  # starts when both its stage and its input are ready
     else:  # each input as it is: with its transfer when it crosses a stage boundary, none else
         visit_trans = np.where(visit_crosses, p2p_s, 0.0).tolist()
-        for prev, d, t, du in zip(prev_slots, visit_inputs.tolist(), visit_trans, visit_dur):
+        for prev, d, t, c in zip(prev_slots, visit_inputs.tolist(), visit_trans, visit_codes):
             f = end[prev]
             r = end[d] + t
-            append((r if r > f else f) + du)
+            end.append((r if r > f else f) + table[c])
     # a stage's busy time: its durations added one after the other, as sum() adds them
     # (np.add.accumulate is a running sum, never pairwise, along each row too; 0.0 + as sum's start)
     if p and sizes[0] and sizes.count(sizes[0]) == p:  # stages of as many ops: one pass over all rows

@@ -144,15 +144,16 @@ class ScheduleResult:
         if arrays[stage] is None:
             return 0.0
         pick, doubles, has_dep, crosses, _, _ = arrays[stage]
-        n = len(crosses)
         # the picked floats packed as doubles and read as an array: twice as fast as np.fromiter,
         # which takes them one by one (the same numbers, bit for bit)
         picked = np.frombuffer(doubles.pack(*pick(end)))
+        n = len(picked) // 2
         f = picked[:n]  # the previous op's end on the stage (the stage's start offset for the first)
-        transfer = np.where(crosses, p2p_s, 0.0)
+        # (None: every op's input crosses, every op has one; the same floats as the masks of all True give)
+        transfer = p2p_s if crosses is None else np.where(crosses, p2p_s, 0.0)
         r = picked[n:] + transfer  # the input's arrival
         start = np.where(r > f, r, f)
-        ready = np.where(has_dep, r, 0.0)
+        ready = r if has_dep is None else np.where(has_dep, r, 0.0)
         # the previous op's end (0.0 before the first): what each op's stage was free at, but the first's
         prev = f.copy()
         prev[0] = 0.0
@@ -177,7 +178,9 @@ class ScheduleResult:
             codes = np.array(self.codes[stage], np.int64) if self.codes[stage] else None
         if codes is None:
             return np.zeros(len(per_code))
-        return 0.0 + np.add.accumulate(per_code[:, codes], axis=1)[:, -1]
+        # the ops' rows (a row per op, a column per row of per_code) added down the columns: each
+        # column's running sum is the row's, and whole rows are taken and added at a time
+        return 0.0 + np.add.accumulate(np.ascontiguousarray(per_code.T).take(codes, axis=0), axis=0)[-1]
 
     def stage_ops(self, stage: int) -> list[OpRecord]:
         if self.records is not None:
