@@ -146,9 +146,9 @@ class CollectiveModel:
             self._cache[key] = result
             return result
         pattern = pattern_of(primitive)
-        scale_t, net_t, code, res, loads = self.times.unit(pattern)
+        scale_t, net_t, loads = self.times.unit(pattern)
         bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
-        result = self._slowest_class(primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes,
+        result = self._slowest_class(primitive, size_bytes, algorithm, pattern, scale_t, net_t, loads, bus_bytes,
                                      self.uniform_classes(pattern, scale_t, net_t))
         self._cache[key] = result
         return result
@@ -167,7 +167,7 @@ class CollectiveModel:
         self._uniform[pattern] = (scale_t, net_t, rows)
         return rows
 
-    def _slowest_class(self, primitive, size_bytes, algorithm, scale_t, net_t, code, res, loads, bus_bytes, uniform):
+    def _slowest_class(self, primitive, size_bytes, algorithm, pattern, scale_t, net_t, loads, bus_bytes, uniform):
         sh = self.shape
         worst = None
         # classes of alike groups that differ only in their tier (the DP groups under one leaf, one pod,
@@ -181,19 +181,19 @@ class CollectiveModel:
             if best is not None and (worst is None or best[0] > worst[0]):
                 worst = best
         total, algo, proto, lat, bw, group, net_bound, _ = worst
-        resource, links = self._bottleneck(group, int(code[group]) if net_bound else 0, res)
+        resource, links = self._bottleneck(group, *(self.times.bottleneck(pattern, group) if net_bound else (0, 0)))
         utilization = 1.0 if bw > 0 else 0.0
         link_bytes = self._link_bytes(loads, bus_bytes, algo) if loads is not None and self.keeps_link_bytes else None
         return CollectiveCost(total, algo, proto, lat, bw, resource, links, utilization * (bw / total if total else 0),
                               len(sh.classes), link_bytes)
 
-    def _bottleneck(self, group: int, code: int, res: np.ndarray) -> tuple[str, list[int]]:
+    def _bottleneck(self, group: int, code: int, index: int) -> tuple[str, list[int]]:
         """The name and cables of what limits `group`'s collective: the network resource of `code`
-        (flows.flow_times's, > 0) and index res[group], else its first member's scale-up. Kept per
-        model by resource: a dimension's collectives of one pattern mostly stop at the same one
-        (read only: the cables' list is shared by the costs that name it)."""
+        (flows.flow_times's, > 0) and `index`, else its first member's scale-up. Kept per model by
+        resource: a dimension's collectives of one pattern mostly stop at the same one (read only:
+        the cables' list is shared by the costs that name it)."""
         if code > 0:
-            key = (code, int(res[group]))
+            key = (code, index)
         else:
             f = self.fabric
             key = (0, int(f.gpu_node[self.shape.members[group, 0]]))
@@ -279,7 +279,7 @@ class CollectiveModel:
         times = [0.0] * parts
         if sh.members.shape[1] > 1 and size_bytes > 0:
             pattern = pattern_of(primitive)
-            scale_t, net_t, _, _, _ = self.times.unit(pattern)
+            scale_t, net_t, _ = self.times.unit(pattern)
             n = sh.members.shape[1]
             bus_bytes = size_bytes * (bus_factor(primitive, n) if primitive != "send_recv" else 1.0)
             alike_times: dict[tuple, dict] = {}

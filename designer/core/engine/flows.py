@@ -9,6 +9,7 @@ slow cable's drag on hashed Ethernet and static InfiniBand. The collective model
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -303,9 +304,7 @@ class FlowTimer:
         slowest of a few big groups on a big fabric) are looked at on their own, not through a table
         of every NIC: below about a 64th of the NICs, that table costs more."""
         if self.waits is None or 64 * len(up) < self.tables.nics:
-            ends, level = _flow_ends(self.tables.nic_resources, up, down)
-            times = _end_seconds(self.load, self.cap, ends, level)
-            slot = ends[(times == times.max(axis=0)).argmax(axis=0), np.arange(len(up))]
+            slot = _own_slowest(self.tables, self.load, self.cap, up, down)
         else:
             if self._slowest is None:
                 self._slowest = self._slowest_resources()
@@ -324,6 +323,49 @@ class FlowTimer:
         np.copyto(out[1], out[0], where=waits[1] == waits[0])  # (a level's resource is slower when its wait grew)
         np.copyto(out[2], out[1], where=waits[2] == waits[1])
         return out.ravel()
+
+
+def flow_bottlenecks(fabric: Fabric, route: Route, cap: np.ndarray, up: np.ndarray,
+                     down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """FlowTimer.bottlenecks of the route's flows whose ends are `up` and `down` at the resources'
+    rates `cap` (capacities'), each flow's own resources looked at."""
+    tables = resource_tables(fabric)
+    codes, indices = tables.kinds()
+    slot = _own_slowest(tables, route.loads.stacked, cap, up, down)
+    return codes.take(slot), indices.take(slot)
+
+
+def _own_slowest(tables: ResourceTables, load: np.ndarray, cap: np.ndarray, up: np.ndarray,
+                 down: np.ndarray) -> np.ndarray:
+    """Per flow (its ends `up` and `down`), the first of its resources to take its longest time."""
+    ends, level = _flow_ends(tables.nic_resources, up, down)
+    times = _end_seconds(load, cap, ends, level)
+    return ends[(times == times.max(axis=0)).argmax(axis=0), np.arange(len(up))]
+
+
+def flow_bottleneck(fabric: Fabric, route: Route, cap: np.ndarray, up: int, down: int) -> tuple[int, int]:
+    """What FlowTimer.bottlenecks gives one flow of `route` (its ends `up` and `down`, Route's numbers)
+    at the resources' rates `cap` (capacities'): the first of its resources in flow_times's codes to
+    take its longest time, as (code, index), worked out on Python floats (a cost asks for one flow,
+    where a dozen numpy calls would cost more than the work). The same quotients as numpy's."""
+    tables = resource_tables(fabric)
+    load = route.loads.stacked
+    per_level = 2 * tables.nics
+    level = up // per_level
+    ends = (up - level * per_level, down - level * per_level)  # its sending NIC, its receiving NIC
+    column = tables.nic_resources
+    slot = longest = None
+    for row in range(2 * level + 2):  # (the up-links of a tier it does not leave take 0: never the first longest)
+        resource = int(column[row, ends[row & 1]])
+        rate = float(cap[resource])
+        seconds = float(load[resource]) / rate if rate > 0 else math.inf
+        if seconds != seconds:  # NaN: numpy's maximum is NaN, equal to none, and its argmax the first
+            slot = int(column[0, ends[0]])
+            break
+        if slot is None or seconds > longest:
+            slot, longest = resource, seconds
+    codes, indices = tables.kinds()
+    return int(codes[slot]), int(indices[slot])
 
 
 def flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarray | None = None) -> tuple:
