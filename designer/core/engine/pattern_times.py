@@ -31,6 +31,9 @@ class UnitTimes(NamedTuple):
     scale_s: np.ndarray  # scale-up seconds
     net_s: np.ndarray  # network seconds: the group's slowest flow
     loads: Loads | None  # every group's bytes per resource (None without link bytes)
+    # the seconds every group takes, where they are known to be alike without looking (None: not known)
+    scale_alike: float | None = None  # every group on as many servers, alike behind switches
+    net_alike: float | None = None  # 0: no flow leaves the servers
 
 
 def pattern_of(primitive: str) -> str:
@@ -189,7 +192,7 @@ class PatternTimes:
         timer = FlowTimer(self.fabric, route, self.k, flows)
         flow_t[flows] = timer.seconds(route.up[flows], route.down[flows])
         self._caps[pattern] = timer.cap
-        scale, net, loads = self._unit[pattern]
+        net = self._unit[pattern].net_s
         groups = np.unique(gid[flows])
         mine = np.zeros(len(net), dtype=bool)
         mine[groups] = True
@@ -207,7 +210,7 @@ class PatternTimes:
             had = found.pop(group)
             changed = self.bottleneck(pattern, group) != had or changed
         if changed:
-            self._unit[pattern] = UnitTimes(scale, new_net, loads)
+            self._unit[pattern] = self._unit[pattern]._replace(net_s=new_net)
         return groups, changed
 
     def unit(self, pattern: str) -> UnitTimes:
@@ -218,12 +221,15 @@ class PatternTimes:
         f = self.fabric
         G = self.shape.members.shape[0]
         if pattern not in self.routes:
-            src, dst, nbytes, gid = self._flows(pattern)
-            self.routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
+            if not self.shape.spans_servers:  # every group inside its servers: no flow
+                self.routes[pattern] = (None, np.zeros(0, np.int32))
+            else:
+                src, dst, nbytes, gid = self._flows(pattern)
+                self.routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
         route, gid = self.routes[pattern]
-        loads = best = None
+        loads = best = net_alike = None
         if route is None:
-            net = np.zeros(G)
+            net, net_alike = np.zeros(G), 0.0
         else:
             loads = route.loads
             timer = FlowTimer(f, route, self.k)
@@ -236,8 +242,9 @@ class PatternTimes:
             else:
                 net, best = slowest_of_groups(flow_t, gid, G)
         self._slowest[pattern], self._found[pattern] = best, {}
+        scale, scale_alike = scale_up_seconds(f, self.shape, pattern)
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
-        out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, loads if self.keep_loads else None)
+        out = UnitTimes(scale, net, loads if self.keep_loads else None, scale_alike, net_alike)
         self._unit[pattern] = out
         return out
 
@@ -289,12 +296,17 @@ def slowest_in_order(flow_t: np.ndarray, G: int, layout: tuple[str, int]) -> tup
     return flow_t.take(best), best
 
 
-def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
+def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> tuple[np.ndarray, float | None]:
     """Per group, the seconds per bus byte on its GPUs' scale-up links (and, behind PCIe switches
-    without GPUDirect RDMA, the PCIe crossings of its NIC traffic)."""
+    without GPUDirect RDMA, the PCIe crossings of its NIC traffic); and what every group takes
+    where that is known without looking at them (_uniform_scale_up_seconds; None otherwise)."""
     uniform = _uniform_scale_up_seconds(f, sh, pattern)
     if uniform is not None:
-        return np.full(sh.members.shape[0], uniform)
+        return np.full(sh.members.shape[0], uniform), uniform
+    return _scale_up_seconds_per_group(f, sh, pattern), None
+
+
+def _scale_up_seconds_per_group(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
     n = sh.members.shape[1]
     multi = sh.n_nodes > 1
     g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
