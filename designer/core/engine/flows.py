@@ -280,11 +280,15 @@ class FlowTimer:
         require_paths(fabric, route, flows)
         self.tables = tables = resource_tables(fabric)
         self.load = route.loads.stacked
-        self.cap, self.drains = capacities(fabric, route, k)
+        self.cap, self.drains, divisor, stalled = _rates(fabric, route, k)
         self.waits = self._slowest = None
         resources = tables.nic_resources
         if resources.shape[1] <= 2 * (len(route.up) if flows is None else len(flows)):
-            per = _quotients(self.load, self.cap, self.drains)
+            if divisor is None:
+                per = _quotients(self.load, self.cap, self.drains)
+            else:  # (_quotients: load over rate, infinite where nothing drains)
+                per = self.load / divisor
+                per[stalled] = np.inf
             # per level (the rows), the slowest resource so far down the levels
             rows = per.take(resources).reshape(3, -1)
             np.maximum(rows[0], rows[1], out=rows[1])
@@ -404,11 +408,24 @@ def capacities(fabric: Fabric, route: Route, k: EngineConstants) -> tuple[np.nda
     and the pods' up-links drain the route's flows at (twice each); and which rates are above 0
     (None: all). Kept with the fabric's rating where no up-link hashes (every pattern of every plan
     asks)."""
+    return _rates(fabric, route, k)[:2]
+
+
+def _rates(fabric: Fabric, route: Route, k: EngineConstants) -> tuple:
+    """capacities, and where some rate is 0 and they are kept with the fabric: the rates with 1 in
+    place of each 0, and where those are (None, None otherwise). Dividing by them and setting those
+    quotients to infinity after costs half a masked divide."""
     routing = tier_routing(fabric)
     if any(routing[2]):  # hashed: the rates follow the route's flows
-        return _capacities(fabric, route, k)
+        return (*_capacities(fabric, route, k), None, None)
     return fabric.remembered("resource_capacities", (fabric.nic_cap_Bps, fabric.leaf_up_Bps, fabric.pod_up_Bps,
-                                                     routing, k), lambda: _capacities(fabric, route, k))
+                                                     routing, k), lambda: _with_divisor(*_capacities(fabric, route, k)))
+
+
+def _with_divisor(cap: np.ndarray, drains: np.ndarray | None) -> tuple:
+    if drains is None:
+        return cap, None, None, None
+    return cap, drains, np.where(drains, cap, 1.0), np.flatnonzero(~drains)
 
 
 def _capacities(fabric: Fabric, route: Route, k: EngineConstants) -> tuple[np.ndarray, np.ndarray | None]:
