@@ -49,3 +49,31 @@ def test_flow_times_per_resource_and_per_flow_agree_with_a_dead_nic():
         expected, first, at = _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked)
         assert np.array_equal(t, expected) and np.array_equal(code, first) and np.array_equal(index, at)
         assert np.isinf(t[0]) and code[0] == 1  # the dead NIC's send side holds the flow
+
+
+def test_one_flow_on_its_own_names_the_bottleneck_that_all_flows_at_once_give():
+    """A cost names its slowest group's bottleneck from that one flow, on Python floats: the same code
+    and index as timing every flow, whether NICs, leaves' or pods' up-links hold the flows, and with a
+    dead NIC (a flow that never finishes)."""
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    engine = Engine()
+    engine.evaluate(doc)
+    model = next(m for key, m in engine.cache.groups.items() if key[2] == "pp-pair")
+    route, _ = model.times.routes["pairs"]
+    fabric, k = model.fabric, model.k
+    picked = np.random.default_rng(3).choice(len(route.up), size=64, replace=False)
+    held = set()
+    for rating in ("as built", "slow up-links", "dead NIC"):
+        if rating == "slow up-links":  # some slower than others: each direction holds some flows
+            leaves, pods = np.arange(len(fabric.leaf_up_Bps)), np.arange(len(fabric.pod_up_Bps))
+            fabric.leaf_up_Bps = fabric.leaf_up_Bps * np.where(leaves % 3, 1 / 40, 1 / 80)
+            fabric.pod_up_Bps = fabric.pod_up_Bps * np.where(pods % 2, 1 / 4000, 1 / 10)
+        if rating == "dead NIC":
+            fabric.nic_cap_Bps = fabric.nic_cap_Bps.copy()
+            fabric.nic_cap_Bps[route.src[picked[0]]] = 0.0
+        _, code, index = flows.flow_times(fabric, route, k)
+        cap = flows.capacities(fabric, route, k)[0]
+        alone = [flows.flow_bottleneck(fabric, route, cap, int(route.up[i]), int(route.down[i])) for i in picked]
+        assert alone == list(zip(code[picked].tolist(), index[picked].tolist())), rating
+        held |= {c for c, _ in alone}
+    assert alone[0][0] == 1 and held >= {1, 2, 3, 4, 5, 6}  # (the dead NIC's send side holds its flow)

@@ -83,3 +83,22 @@ def test_pairs_on_two_servers_each_flow_as_pairs_tested_one_by_one(tmp_path):
                                         group_flows.pattern_flows(fabric, tested, pattern), strict=True):
                     assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
     assert True in kinds
+
+
+def test_a_plan_search_names_any_groups_bottleneck_as_kept_routes_do():
+    """Without detail (a plan search) an evaluation lets its routes go; a later cost may still name
+    any group's bottleneck, the one an engine that kept its routes names."""
+    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
+    search, detail = Engine(detail=False), Engine()
+    search.evaluate(doc)
+    detail.evaluate(doc)
+    named = set()
+    for key, model in search.cache.groups.items():
+        kept = detail.cache.groups[key]
+        assert not model.times.routes
+        for pattern in kept.times.routes:
+            groups = model.shape.members.shape[0]
+            for group in sorted({0, 1, groups // 2, groups - 1}):
+                named.add(model.times.bottleneck(pattern, group))
+                assert model.times.bottleneck(pattern, group) == kept.times.bottleneck(pattern, group)
+    assert {code for code, _ in named} >= {0, 1, 2}  # groups inside their servers, NICs sending, receiving

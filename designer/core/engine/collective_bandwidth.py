@@ -147,7 +147,7 @@ class GroupBandwidth:
             t_scale = t_scale / k.nvls_tree_efficiency
             t_net = net_t * size * dtree_max_edges(N) / 2
             # tuning.cc: NVLS_TREE busBw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2), taken as algbw
-            believed = np.maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
+            believed = _maximum(t_scale, net_t * size * (1 if N <= 2 else 2))
             return t_scale, t_net, believed
         proto_scale, proto_net = self._protocol_shares()[protocol]
         if algorithm == "tree" and N > 1 and primitive == "all_reduce" and self._hierarchical():
@@ -265,7 +265,7 @@ class GroupBandwidth:
         t_scale = per_byte * chain_bytes / proto_scale
         t_net = net_t * size * dtree_max_edges(N) / 2 / proto_net
         # tuning.cc: tree busBw = nChannels x (nNodes <= 2 ? bwIntra : bwInter) x 0.92, and algbw = busBw / 2
-        ring_bus_rate = per_byte if N <= 2 and g > 1 else np.maximum(scale_t, net_t)
+        ring_bus_rate = per_byte if N <= 2 and g > 1 else _maximum(scale_t, net_t)
         believed = size * ring_bus_rate / (0.5 * k.nccl_tree_bandwidth_factor)  # Simple's; the protocols' from it
         return t_scale, t_net, believed
 

@@ -9,6 +9,7 @@ slow cable's drag on hashed Ethernet and static InfiniBand. The collective model
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -279,11 +280,15 @@ class FlowTimer:
         require_paths(fabric, route, flows)
         self.tables = tables = resource_tables(fabric)
         self.load = route.loads.stacked
-        self.cap, self.drains = capacities(fabric, route, k)
+        self.cap, self.drains, divisor, stalled = _rates(fabric, route, k)
         self.waits = self._slowest = None
         resources = tables.nic_resources
         if resources.shape[1] <= 2 * (len(route.up) if flows is None else len(flows)):
-            per = _quotients(self.load, self.cap, self.drains)
+            if divisor is None:
+                per = _quotients(self.load, self.cap, self.drains)
+            else:  # (_quotients: load over rate, infinite where nothing drains)
+                per = self.load / divisor
+                per[stalled] = np.inf
             # per level (the rows), the slowest resource so far down the levels
             rows = per.take(resources).reshape(3, -1)
             np.maximum(rows[0], rows[1], out=rows[1])
@@ -303,9 +308,7 @@ class FlowTimer:
         slowest of a few big groups on a big fabric) are looked at on their own, not through a table
         of every NIC: below about a 64th of the NICs, that table costs more."""
         if self.waits is None or 64 * len(up) < self.tables.nics:
-            ends, level = _flow_ends(self.tables.nic_resources, up, down)
-            times = _end_seconds(self.load, self.cap, ends, level)
-            slot = ends[(times == times.max(axis=0)).argmax(axis=0), np.arange(len(up))]
+            slot = _own_slowest(self.tables, self.load, self.cap, up, down)
         else:
             if self._slowest is None:
                 self._slowest = self._slowest_resources()
@@ -324,6 +327,49 @@ class FlowTimer:
         np.copyto(out[1], out[0], where=waits[1] == waits[0])  # (a level's resource is slower when its wait grew)
         np.copyto(out[2], out[1], where=waits[2] == waits[1])
         return out.ravel()
+
+
+def flow_bottlenecks(fabric: Fabric, route: Route, cap: np.ndarray, up: np.ndarray,
+                     down: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """FlowTimer.bottlenecks of the route's flows whose ends are `up` and `down` at the resources'
+    rates `cap` (capacities'), each flow's own resources looked at."""
+    tables = resource_tables(fabric)
+    codes, indices = tables.kinds()
+    slot = _own_slowest(tables, route.loads.stacked, cap, up, down)
+    return codes.take(slot), indices.take(slot)
+
+
+def _own_slowest(tables: ResourceTables, load: np.ndarray, cap: np.ndarray, up: np.ndarray,
+                 down: np.ndarray) -> np.ndarray:
+    """Per flow (its ends `up` and `down`), the first of its resources to take its longest time."""
+    ends, level = _flow_ends(tables.nic_resources, up, down)
+    times = _end_seconds(load, cap, ends, level)
+    return ends[(times == times.max(axis=0)).argmax(axis=0), np.arange(len(up))]
+
+
+def flow_bottleneck(fabric: Fabric, route: Route, cap: np.ndarray, up: int, down: int) -> tuple[int, int]:
+    """What FlowTimer.bottlenecks gives one flow of `route` (its ends `up` and `down`, Route's numbers)
+    at the resources' rates `cap` (capacities'): the first of its resources in flow_times's codes to
+    take its longest time, as (code, index), worked out on Python floats (a cost asks for one flow,
+    where a dozen numpy calls would cost more than the work). The same quotients as numpy's."""
+    tables = resource_tables(fabric)
+    load = route.loads.stacked
+    per_level = 2 * tables.nics
+    level = up // per_level
+    ends = (up - level * per_level, down - level * per_level)  # its sending NIC, its receiving NIC
+    column = tables.nic_resources
+    slot = longest = None
+    for row in range(2 * level + 2):  # (the up-links of a tier it does not leave take 0: never the first longest)
+        resource = int(column[row, ends[row & 1]])
+        rate = float(cap[resource])
+        seconds = float(load[resource]) / rate if rate > 0 else math.inf
+        if seconds != seconds:  # NaN: numpy's maximum is NaN, equal to none, and its argmax the first
+            slot = int(column[0, ends[0]])
+            break
+        if slot is None or seconds > longest:
+            slot, longest = resource, seconds
+    codes, indices = tables.kinds()
+    return int(codes[slot]), int(indices[slot])
 
 
 def flow_times(fabric: Fabric, route: Route, k: EngineConstants, flows: np.ndarray | None = None) -> tuple:
@@ -362,11 +408,24 @@ def capacities(fabric: Fabric, route: Route, k: EngineConstants) -> tuple[np.nda
     and the pods' up-links drain the route's flows at (twice each); and which rates are above 0
     (None: all). Kept with the fabric's rating where no up-link hashes (every pattern of every plan
     asks)."""
+    return _rates(fabric, route, k)[:2]
+
+
+def _rates(fabric: Fabric, route: Route, k: EngineConstants) -> tuple:
+    """capacities, and where some rate is 0 and they are kept with the fabric: the rates with 1 in
+    place of each 0, and where those are (None, None otherwise). Dividing by them and setting those
+    quotients to infinity after costs half a masked divide."""
     routing = tier_routing(fabric)
     if any(routing[2]):  # hashed: the rates follow the route's flows
-        return _capacities(fabric, route, k)
+        return (*_capacities(fabric, route, k), None, None)
     return fabric.remembered("resource_capacities", (fabric.nic_cap_Bps, fabric.leaf_up_Bps, fabric.pod_up_Bps,
-                                                     routing, k), lambda: _capacities(fabric, route, k))
+                                                     routing, k), lambda: _with_divisor(*_capacities(fabric, route, k)))
+
+
+def _with_divisor(cap: np.ndarray, drains: np.ndarray | None) -> tuple:
+    if drains is None:
+        return cap, None, None, None
+    return cap, drains, np.where(drains, cap, 1.0), np.flatnonzero(~drains)
 
 
 def _capacities(fabric: Fabric, route: Route, k: EngineConstants) -> tuple[np.ndarray, np.ndarray | None]:

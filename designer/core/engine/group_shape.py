@@ -68,12 +68,16 @@ def group_shape(fabric: Fabric, members: np.ndarray) -> GroupShape:
     max_tier = _network_tier(fabric, members) if spans else np.zeros(G, dtype=np.int64)
     shape = GroupShape(members, by_node, n_nodes, per_node, max_tier, spans_servers=spans)
     # the classes by tier alone (the tiers present, in order, from their counts)
-    tiers = np.bincount(max_tier, minlength=4).nonzero()[0].tolist() if spans else [0]
-    if len(tiers) == 1:  # one class (the usual dimension of a regular layout)
-        shape.classes[(N, per_node, tiers[0])] = np.arange(G)
-    else:
-        for tier in tiers:
-            shape.classes[(N, per_node, tier)] = (max_tier == tier).nonzero()[0]
+    counts = np.bincount(max_tier, minlength=4).tolist() if spans else [G]
+    if G in counts:  # one class (the usual dimension of a regular layout)
+        shape.classes[(N, per_node, counts.index(G))] = np.arange(G)
+    else:  # each tier's groups in order: runs of the groups sorted by tier, stably (a radix sort of bytes)
+        order = np.argsort(max_tier, kind="stable")
+        start = 0
+        for tier, count in enumerate(counts):
+            if count:
+                shape.classes[(N, per_node, tier)] = order[start:start + count]
+                start += count
     return shape
 
 
@@ -85,9 +89,10 @@ def _servers_of_every_group(sorted_nodes: np.ndarray) -> int | None:
     if not G:
         return None
     step = sorted_nodes[:, 1:] != sorted_nodes[:, :-1]
-    if not step.any():
+    steps = np.count_nonzero(step)
+    if not steps:
         return 1
-    if step.all():
+    if steps == step.size:
         return n
     # (a sum of the booleans: count_nonzero along an axis is that sum behind a Python wrapper, 3x the time)
     counts = step.sum(axis=1, dtype=np.intp)
@@ -111,29 +116,23 @@ def _uneven_shape(fabric: Fabric, members: np.ndarray, sorted_members: np.ndarra
 
 
 def _network_tier(fabric: Fabric, members: np.ndarray) -> np.ndarray:
-    """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else."""
-    gpu_leaf, gpu_pod = gpu_leaves_and_pods(fabric)
-    leaves = gpu_leaf.take(members)  # (take: see group_shape)
-    pods = gpu_pod.take(members)
+    """Per group: 1 when its GPUs' NICs share a leaf, 2 a pod, 3 else (8-bit)."""
+    ends = gpu_leaves_and_pods(fabric).take(members, axis=1)  # (2, G, n): each member's leaf, its pod
+    # (rows of two, the pipeline's pairs, compared as one elementwise pass: numpy runs a reduction along
+    # them as a loop per row, 15 times slower)
+    alike = ends[:, :, 0] == ends[:, :, 1] if ends.shape[2] == 2 else (ends == ends[:, :, :1]).all(axis=2)
     # GPUs under one leaf are in one pod: 3, less one for one pod, less one more for one leaf
-    return 3 - _rows_alike(leaves).astype(np.int64) - _rows_alike(pods)
+    return 3 - alike.sum(axis=0, dtype=np.int8)
 
 
-def gpu_leaves_and_pods(fabric: Fabric) -> tuple[np.ndarray, np.ndarray]:
-    """Per GPU, the leaf its NIC hangs from and that leaf's pod (-1: none), kept with the fabric
-    while its NICs, leaves and pods are the same arrays (every dimension of every plan reads them)."""
+def gpu_leaves_and_pods(fabric: Fabric) -> np.ndarray:
+    """(2, GPUs): per GPU, the leaf its NIC hangs from and that leaf's pod (-1: none), kept with the
+    fabric while its NICs, leaves and pods are the same arrays (every dimension of every plan reads them)."""
     def make():
         # -1 (no NIC, no leaf) indexes the last entry: a -1 put after each table keeps it -1
         leaf_of = np.append(fabric.nic_leaf.astype(np.int64, copy=False), -1)
         pod_of = np.append(fabric.switch_pod.astype(np.int64, copy=False), -1)
         gpu_leaf = leaf_of[fabric.gpu_nic]
         # 32-bit, as switch and pod indices fit: half the memory of 64-bit tables (1 MB less at 131k GPUs)
-        return gpu_leaf.astype(np.int32), pod_of[gpu_leaf].astype(np.int32)
+        return np.stack([gpu_leaf, pod_of[gpu_leaf]]).astype(np.int32)
     return fabric.remembered("gpu_leaves_and_pods", (fabric.gpu_nic, fabric.nic_leaf, fabric.switch_pod), make)
-
-
-# A reduction along rows of two (the pipeline's pairs) runs as one elementwise pass: numpy runs it as a
-# loop per row otherwise, 15 times slower.
-def _rows_alike(a: np.ndarray) -> np.ndarray:
-    """Per row, whether every value equals its first."""
-    return a[:, 0] == a[:, 1] if a.shape[1] == 2 else (a == a[:, :1]).all(axis=1)

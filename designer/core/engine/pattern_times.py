@@ -3,7 +3,9 @@
 A dimension's groups all send at once: the network term is the slowest flow of each group under the
 loads of every group (flows.flow_times), the scale-up term the group's share of its GPUs' scale-up
 bandwidth. Both are linear in the size, so they are kept for one byte and kept up to date when a
-link's rate changes: only the flows on a changed NIC, leaf or pod are timed again.
+link's rate changes: only the flows on a changed NIC, leaf or pod are timed again. What holds a
+group's slowest flow (its bottleneck) is worked out when a cost asks for it: a cost names only its
+slowest group's, one group of hundreds.
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import numpy as np
 
 from .constants import EngineConstants
 from .fabric import Fabric
-from .flows import FlowTimer, Loads, RateChange, Route, kind_mask, rate_change, rates_of, route_flows
+from .flows import (FlowTimer, Loads, RateChange, Route, capacities, flow_bottleneck, flow_bottlenecks, kind_mask,
+                    rate_change, rates_of, route_flows)
 from .group_flows import pattern_flows
 from .group_shape import GroupShape
 
@@ -23,12 +26,14 @@ NOTHING_STALE: list[str] = []  # up_to_date's answer while the rating holds (nev
 
 
 class UnitTimes(NamedTuple):
-    """One pattern's bandwidth term for a 1-byte bus volume, per group of the dimension."""
+    """One pattern's bandwidth term for a 1-byte bus volume, per group of the dimension (the resource
+    that holds each group's network term: PatternTimes.bottleneck)."""
     scale_s: np.ndarray  # scale-up seconds
     net_s: np.ndarray  # network seconds: the group's slowest flow
-    code: np.ndarray  # that flow's bottleneck (flows.flow_times's resource code; 0: none)
-    resource: np.ndarray  # index of that resource
     loads: Loads | None  # every group's bytes per resource (None without link bytes)
+    # the seconds every group takes, where they are known to be alike without looking (None: not known)
+    scale_alike: float | None = None  # every group on as many servers, alike behind switches
+    net_alike: float | None = None  # 0: no flow leaves the servers
 
 
 def pattern_of(primitive: str) -> str:
@@ -54,6 +59,11 @@ class PatternTimes:
         self._unit: dict[str, UnitTimes] = {}
         self.routes: dict[str, tuple] = {}  # pattern -> (Route, group of each flow): kept when re-rated
         self._flow_t: dict[str, np.ndarray] = {}  # pattern -> each flow's time
+        # pattern -> each group's slowest flow at the current rating (the last of them; -1: none; None: no
+        # flow leaves the servers), the resources' rates it was timed at, and the bottlenecks asked so far
+        self._slowest: dict[str, np.ndarray | None] = {}
+        self._caps: dict[str, np.ndarray] = {}
+        self._found: dict[str, dict[int, tuple[int, int]]] = {}
         self._rates: tuple | None = None  # the rating every kept time was made at (rates_of)
         # Which groups a re-rating timed again (pattern -> group indices), and how many so far:
         # only the groups with a flow on a changed NIC, leaf or pod are.
@@ -62,9 +72,65 @@ class PatternTimes:
 
     def forget_routes(self) -> None:
         """Drop the kept routes and flow times (a plan search never re-rates a link: they would
-        only take memory); a re-rating then costs the patterns that had them afresh."""
+        only take memory); a re-rating then costs the patterns that had them afresh. The bottlenecks a
+        cost can ask for are worked out first (see _settle)."""
+        for pattern in self.routes:
+            self._settle(pattern)
         self.routes.clear()
         self._flow_t.clear()
+        self._caps.clear()
+
+    def bottleneck(self, pattern: str, group: int) -> tuple[int, int]:
+        """What holds `group`'s network time in `pattern` (unit's) at the current rating: its slowest
+        flow's most loaded resource as (flows.flow_times's code, its index); (0, 0) without flows."""
+        found = self._found[pattern]
+        hit = found.get(group)
+        if hit is None:
+            slowest = self._slowest[pattern]
+            flow = -1 if slowest is None else int(slowest[group])
+            if flow < 0:
+                hit = (0, 0)
+            elif pattern in self.routes:
+                route = self.routes[pattern][0]
+                hit = flow_bottleneck(self.fabric, route, self._caps[pattern], int(route.up[flow]),
+                                      int(route.down[flow]))
+            else:  # its route was let go (forget_routes) and no rate changed since: routed again, not kept
+                route = route_flows(self.fabric, *self._flows(pattern)[:3])
+                hit = flow_bottleneck(self.fabric, route, capacities(self.fabric, route, self.k)[0],
+                                      int(route.up[flow]), int(route.down[flow]))
+            found[group] = hit
+        return hit
+
+    def _settle(self, pattern: str) -> None:
+        """Work out the bottlenecks a cost of `pattern` can still ask for while the route is at hand:
+        a class whose groups all take the same times asks only for its first group's (its slowest
+        by numpy's argmax), any other class for any of its groups'. (bottleneck routes again any
+        other it is asked for.)"""
+        unit = self._unit.get(pattern)
+        if unit is None or self._slowest.get(pattern) is None:
+            return
+        scale, net = unit.scale_s, unit.net_s
+        alike = bool((scale == scale[0]).all()) and bool((net == net[0]).all()) if len(net) else True
+        for groups in self.shape.classes.values():
+            if not len(groups):
+                continue
+            if alike or (bool((scale[groups] == scale[groups[0]]).all())
+                         and bool((net[groups] == net[groups[0]]).all())):
+                self.bottleneck(pattern, int(groups[0]))
+                continue
+            # every group of the class, each flow's own resources looked at
+            slowest = self._slowest[pattern][groups]
+            has = (slowest >= 0).nonzero()[0]
+            at = slowest[has]
+            route = self.routes[pattern][0]
+            codes, indices = np.zeros(len(groups), dtype=np.int64), np.zeros(len(groups), dtype=np.int64)
+            codes[has], indices[has] = flow_bottlenecks(self.fabric, route, self._caps[pattern], route.up.take(at),
+                                                        route.down.take(at))
+            self._found[pattern].update(zip(groups.tolist(), zip(codes.tolist(), indices.tolist())))
+
+    def _flows(self, pattern: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The pattern's inter-node flows, spread over the NICs: (source NIC, destination NIC, bytes, group)."""
+        return self.fabric.spread_over_nics(*pattern_flows(self.fabric, self.shape, pattern))
 
     def up_to_date(self) -> list[str]:
         """Bring the kept times to the fabric's current rating when it changed: the patterns whose
@@ -83,6 +149,7 @@ class PatternTimes:
         except BaseException:  # e.g. traffic left with no path: the next call costs afresh and says so again
             self._unit.clear()
             self._flow_t.clear()
+            self._found.clear()
             self._rates = None
             raise
         self._rates = rates_of(f)
@@ -118,12 +185,14 @@ class PatternTimes:
         return stale
 
     def _retime(self, pattern: str, route: Route, gid: np.ndarray, flows: np.ndarray) -> tuple[np.ndarray, bool]:
-        """Time `flows` again; the network time and bottleneck of their groups again from all
-        their flows, as `unit` does for every group. (groups, whether any of them changed)."""
+        """Time `flows` again; the network time and slowest flow of their groups again from all their
+        flows, as `unit` does for every group, and the bottlenecks asked for of those groups. (groups,
+        whether any of them changed: a time, or a bottleneck a cost named)."""
         flow_t = self._flow_t[pattern]
         timer = FlowTimer(self.fabric, route, self.k, flows)
         flow_t[flows] = timer.seconds(route.up[flows], route.down[flows])
-        scale, net, code, res, loads = self._unit[pattern]
+        self._caps[pattern] = timer.cap
+        net = self._unit[pattern].net_s
         groups = np.unique(gid[flows])
         mine = np.zeros(len(net), dtype=bool)
         mine[groups] = True
@@ -131,17 +200,17 @@ class PatternTimes:
         new_net = net.copy()
         new_net[groups] = 0.0
         np.maximum.at(new_net, gid[sel], flow_t[sel])
-        best = np.full(len(net), -1, dtype=np.int64)
         slowest = sel[flow_t[sel] >= new_net[gid[sel]]]
-        best[gid[slowest]] = slowest  # the last of a group's slowest flows, as `unit` picks
-        new_code, new_res = code.copy(), res.copy()
-        # (a flow timed before on resources whose rates hold has the bottleneck it had)
-        at = best[groups]
-        new_code[groups], new_res[groups] = timer.bottlenecks(route.up[at], route.down[at])
-        changed = bool(np.any(new_net[groups] != net[groups]) or np.any(new_code[groups] != code[groups])
-                       or np.any(new_res[groups] != res[groups]))
+        self._slowest[pattern][gid[slowest]] = slowest  # the last of a group's slowest flows, as `unit` picks
+        changed = bool(np.any(new_net[groups] != net[groups]))
+        # (a flow timed before on resources whose rates hold has the bottleneck it had; one not asked
+        # for is worked out at the rating it is asked at)
+        found = self._found[pattern]
+        for group in [group for group in found if mine[group]]:
+            had = found.pop(group)
+            changed = self.bottleneck(pattern, group) != had or changed
         if changed:
-            self._unit[pattern] = UnitTimes(scale, new_net, new_code, new_res, loads)
+            self._unit[pattern] = self._unit[pattern]._replace(net_s=new_net)
         return groups, changed
 
     def unit(self, pattern: str) -> UnitTimes:
@@ -152,29 +221,30 @@ class PatternTimes:
         f = self.fabric
         G = self.shape.members.shape[0]
         if pattern not in self.routes:
-            src, dst, nbytes, gid = f.spread_over_nics(*pattern_flows(f, self.shape, pattern))
-            self.routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
+            if not self.shape.spans_servers:  # every group inside its servers: no flow
+                self.routes[pattern] = (None, np.zeros(0, np.int32))
+            else:
+                src, dst, nbytes, gid = self._flows(pattern)
+                self.routes[pattern] = (route_flows(f, src, dst, nbytes) if src.size else None, gid.astype(np.int32))
         route, gid = self.routes[pattern]
-        loads = None
+        loads = best = net_alike = None
         if route is None:
-            net, code, res = np.zeros(G), np.zeros(G, dtype=np.int8), np.zeros(G, dtype=np.int32)
+            net, net_alike = np.zeros(G), 0.0
         else:
             loads = route.loads
             timer = FlowTimer(f, route, self.k)
             flow_t = self._flow_t[pattern] = timer.seconds(route.up, route.down)
+            self._caps[pattern] = timer.cap
             # each group's time: its slowest flow's, the last of them its bottleneck
             layout = flows_in_order(self.shape, pattern, len(gid))
             if layout is not None:  # (every group has flows)
                 net, best = slowest_in_order(flow_t, G, layout)
-                code, res = timer.bottlenecks(route.up.take(best), route.down.take(best))  # (those flows only)
             else:
                 net, best = slowest_of_groups(flow_t, gid, G)
-                code, res = np.zeros(G, dtype=np.int8), np.zeros(G, dtype=np.int32)
-                has = (best >= 0).nonzero()[0]
-                at = best[has]
-                code[has], res[has] = timer.bottlenecks(route.up.take(at), route.down.take(at))
+        self._slowest[pattern], self._found[pattern] = best, {}
+        scale, scale_alike = scale_up_seconds(f, self.shape, pattern)
         # (without link bytes nothing reads the loads again: not kept, 2 arrays per NIC at 16k GPUs)
-        out = UnitTimes(scale_up_seconds(f, self.shape, pattern), net, code, res, loads if self.keep_loads else None)
+        out = UnitTimes(scale, net, loads if self.keep_loads else None, scale_alike, net_alike)
         self._unit[pattern] = out
         return out
 
@@ -226,12 +296,17 @@ def slowest_in_order(flow_t: np.ndarray, G: int, layout: tuple[str, int]) -> tup
     return flow_t.take(best), best
 
 
-def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
+def scale_up_seconds(f: Fabric, sh: GroupShape, pattern: str) -> tuple[np.ndarray, float | None]:
     """Per group, the seconds per bus byte on its GPUs' scale-up links (and, behind PCIe switches
-    without GPUDirect RDMA, the PCIe crossings of its NIC traffic)."""
+    without GPUDirect RDMA, the PCIe crossings of its NIC traffic); and what every group takes
+    where that is known without looking at them (_uniform_scale_up_seconds; None otherwise)."""
     uniform = _uniform_scale_up_seconds(f, sh, pattern)
     if uniform is not None:
-        return np.full(sh.members.shape[0], uniform)
+        return np.full(sh.members.shape[0], uniform), uniform
+    return _scale_up_seconds_per_group(f, sh, pattern), None
+
+
+def _scale_up_seconds_per_group(f: Fabric, sh: GroupShape, pattern: str) -> np.ndarray:
     n = sh.members.shape[1]
     multi = sh.n_nodes > 1
     g = np.where(multi, sh.n_nodes * 0 + (sh.per_node or 1), n)
