@@ -42,6 +42,7 @@ class AlgorithmChoice:
         # latencies this model costs with are fixed when it is made (GroupLatency.fabric_latencies_us)
         self._shared: dict | None = None
         self._shared_known = False
+        self._sharp_maybe: bool | None = None  # _sharp_possible
         # per class of groups, in the shape's order: (its servers, its groups, the first of them (-1: none))
         self.heads: list[tuple[int, np.ndarray, int]] = [
             (N, groups, int(groups[0]) if len(groups) else -1) for (N, _, _), groups in shape.classes.items()]
@@ -143,10 +144,14 @@ class AlgorithmChoice:
 
     def _sharp_possible(self) -> bool:
         """Whether some switch has SHARP or some NIC hangs from no leaf: else no group's leaves all reduce
-        in the switch, found once per fabric rather than from each class's NICs."""
-        f = self.fabric
-        return f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
-                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any()))
+        in the switch, found once per fabric rather than from each class's NICs, and looked up once per
+        model (the switches' SHARP and the NICs' leaves are the fabric's shape: a rebuilt one has new models)."""
+        hit = self._sharp_maybe
+        if hit is None:
+            f = self.fabric
+            hit = self._sharp_maybe = f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
+                                                   lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any()))
+        return hit
 
     def protocols(self, algorithm: str, size: float) -> list[str]:
         """The protocols NCCL weighs for `algorithm` at `size` bytes."""
