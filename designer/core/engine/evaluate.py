@@ -9,7 +9,6 @@ is a function of the earlier stages' results.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import math
 import time
@@ -311,7 +310,7 @@ class Engine:
     def placement(self, plan: ResolvedPlan) -> Placement:
         # Keyed by the layout of ranks only: virtual stages and the micro-batch count do not
         # move a rank, so a plan search that varies them reuses placement, groups and routes.
-        key = dataclasses.replace(plan, vp=1, num_microbatches=0)
+        key = plan.rank_layout()
         placements = self.cache.placements
         p = placements.get(key)
         if p is None:
