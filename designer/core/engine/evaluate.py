@@ -191,7 +191,6 @@ class Engine:
         plan = resolved.plan
         hw = self.hardware(fabric, plan.num_gpus, cal)
         placement = self.placement(plan)
-        warnings = job_warnings(resolved, hw, placement)
         try:
             require_network(fabric, hw, plan.num_gpus)
             dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))
@@ -208,6 +207,7 @@ class Engine:
             raise DesignerError(with_job_path(exc.problems, "spec", job.name)) from None
         bd = decompose_step(resolved, k, layout, phases, pipe, dp)
         mem = fit_memory(resolved, hw, k, layout, phases.sharding.flash_attention)
+        warnings = job_warnings(resolved, hw, placement, dims["tp"].shape.spans_servers)
         result = summarize(resolved, hw, layout, phases, pipe, dp, bd, mem, comm, warnings)
         _require_finite(result)
         if self.detail:

@@ -103,9 +103,10 @@ def require_network(fabric: Fabric, hw: Hardware, num_gpus: int) -> None:
         require_routes(fabric, np.arange(num_gpus), "this job")
 
 
-def job_warnings(job: Job, hw: Hardware, placement: Placement) -> list[str]:
+def job_warnings(job: Job, hw: Hardware, placement: Placement, tp_spans_domains: bool = True) -> list[str]:
     """What the prediction approximates for this job (the memory stage may add its reason);
-    `placement`: the plan's (Engine.placement, kept per rank layout)."""
+    `placement`: the plan's (Engine.placement, kept per rank layout); `tp_spans_domains` False: the TP
+    groups are known to stay inside their NVLink domains (their GroupShape's spans_servers)."""
     warnings: list[str] = []
     acc = hw.acc
     if len(hw.accelerators) > 1:
@@ -121,7 +122,8 @@ def job_warnings(job: Job, hw: Hardware, placement: Placement) -> list[str]:
     if job.parallelism.fp8_format and job.shape.precision != "fp8":
         warnings.append(f"parallelism.fp8_format is {job.parallelism.fp8_format} but the workload's precision is "
                         f"{job.shape.precision}: costed in {job.shape.precision} (set workload precision: fp8)")
-    warnings += _tp_domain_warnings(job, hw, placement)
+    if tp_spans_domains:
+        warnings += _tp_domain_warnings(job, hw, placement)
     warnings += _unmodelled_key_warnings(job)
     par = job.parallelism
     if job.shape.experts and not par.moe_router_force_load_balancing and par.moe_router_load_balancing_type == "none" \
