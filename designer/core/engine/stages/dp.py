@@ -263,19 +263,19 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
             last_compute = sched.stage_end[s]
             t_free = 0.0
             dp_busy = 0.0
-            stage_reductions = reductions[s]
+            stage_reductions, stage_chunks = reductions[s], chunks[s]
+            backward_ends, backward_s = sched.last_backward_end[s], stage_times[s].bwd
             for c in range(vp - 1, -1, -1):  # chunks finish backward in reverse order
                 dur, buckets = stage_reductions[c]
                 if overlap:
-                    end = sched.last_backward_end[s][c]
                     # under the backward the NICs also carry that backward's own EP/CP/PP traffic
-                    backward = chunks[s][c][1]
+                    backward = stage_chunks[c][1]
                     share = share_of.get(id(backward))
                     if share is None:
                         share = share_of[id(backward)] = nic_share_of_other_dims(backward, pipe.p2p_s, crossing)
-                    t_free = bucketed_reduction_end(end, stage_times[s].bwd[c], dur, buckets, t_free,
-                                                    rate_during_backward=1.0 - share,
-                                                    last_bucket_s=embedding_bucket_s if s == c == 0 else None)
+                    # (rate during the backward, the embedding's last bucket: by position)
+                    t_free = bucketed_reduction_end(backward_ends[c], backward_s[c], dur, buckets, t_free, 1.0 - share,
+                                                    embedding_bucket_s if s == c == 0 else None)
                 else:
                     t_free = max(last_compute, t_free) + dur
                 dp_busy += dur
