@@ -91,7 +91,7 @@ class Engine:
         t0 = time.perf_counter()
         k = engine_constants(doc.spec.calibration)
         fabric = self.fabric(doc, k)
-        if not doc.spec.jobs and bool(fabric.gpu_up.all()) and not maybe_unusable(fabric):  # one job, first GPUs
+        if not doc.spec.jobs and every_gpu_up(fabric) and not maybe_unusable(fabric):  # one job, first GPUs
             spec = document_jobs(doc)[0]
             placed = PlacedJob(0, spec, None, "spec")
             result = self.evaluate_job(doc, placed, fabric)
@@ -426,6 +426,12 @@ class LinkWork:
 
     def finish(self, result: Evaluation, doc: Document) -> None:
         links_and_bottlenecks(result, self.fabric, self.used, self.breakdown, self.plan, self.step_time, doc)
+
+
+def every_gpu_up(fabric: Fabric) -> bool:
+    """No GPU of the fabric down (nor on a server that is not a compute one): kept with its gpu_up array
+    (every evaluation asks; a rebuild makes a new one)."""
+    return fabric.remembered("every_gpu_up", (fabric.gpu_up,), lambda: bool(fabric.gpu_up.all()))
 
 
 def _devices(fabric: Fabric, pipelines: np.ndarray, replicas: list[int], pp: int) -> dict[int, dict]:
