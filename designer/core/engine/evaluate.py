@@ -33,7 +33,8 @@ from .stages.comm import CommLedger
 from .stages.dp import reduce_and_step
 from .stages.events import build_events
 from .stages.fit import fit_memory
-from .stages.job import Hardware, Job, hardware, job_warnings, require_network, resolve_job
+from .stages.job import (Hardware, Job, design_accelerators, hardware, job_warnings, require_network,
+                         resolve_job)
 from .stages.jobs import JobResult, contention, demand, interference, rating_signature, tier_rows
 from .stages.layout import lay_out, representative_replicas
 from .stages.links import link_loads, links_and_bottlenecks
@@ -185,7 +186,7 @@ class Engine:
             fabric = self.job_fabric(doc, k, job.gpus)
         try:
             resolved = resolve_job(doc, self.catalog, job.spec if doc.spec.jobs else None,
-                                   None if job.gpus is None else len(job.gpus))
+                                   None if job.gpus is None else len(job.gpus), design_accelerators(fabric))
         except DesignerError as exc:
             raise DesignerError(with_job_path(exc.problems, job.path, job.name if doc.spec.jobs else None)) from None
         plan = resolved.plan

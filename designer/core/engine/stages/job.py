@@ -61,9 +61,11 @@ class Hardware:
         self.gpu_domain = gpu_domain
 
 
-def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None = None) -> Job:
+def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None = None,
+                accelerators: frozenset[str] | None = None) -> Job:
     """The job of `doc` (spec.workload + spec.parallelism), or `spec` (a JobSpec of spec.jobs) on
-    `num_gpus` GPUs: its plan checked, its workload resolved."""
+    `num_gpus` GPUs: its plan checked, its workload resolved. `accelerators`: the design's accelerator
+    names, when the caller has them (design_accelerators; None: read from its servers)."""
     problems = check_calibration(doc.spec.calibration, catalog)
     workload = spec.workload if spec is not None else doc.spec.workload
     if workload is None:
@@ -78,10 +80,18 @@ def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None
     w = resolve_workload(workload, catalog.presets()) if known else None
     plan, plan_problems = check_job(workload, par, cluster_gpus, catalog, resolved=w)
     # (the recipe's checks read the design's own workload, also for a job of spec.jobs)
-    problems += plan_problems + fp8_recipe_problems(doc, par, catalog, workload=w if spec is None else None)
+    problems += plan_problems + fp8_recipe_problems(doc, par, catalog, accelerators,
+                                                    workload=w if spec is None else None)
     if problems:
         raise DesignerError(problems)
     return Job(w, F.ModelShape.of(w), par, plan)
+
+
+def design_accelerators(fabric: Fabric) -> frozenset[str]:
+    """The accelerator names of the design's servers, all of them (the fabric has one per server, in the
+    design's order): kept with the fabric's list, which a rebuild makes anew."""
+    names = fabric.node_accelerator
+    return fabric.remembered("accelerator_names", (names,), lambda: frozenset(names))
 
 
 def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog) -> Hardware:
