@@ -41,7 +41,7 @@ class FieldsByName:
     instance's own attributes, as the generated __init__ makes them), then the values given by name,
     then a new value of each default factory not given."""
 
-    __slots__ = ("names", "_initial", "_factories", "_required")
+    __slots__ = ("names", "_initial", "_factories", "_required", "_required_names")
 
     def __init__(self, cls):
         declared = fields(cls)
@@ -50,15 +50,17 @@ class FieldsByName:
         self._factories = tuple((f.name, f.default_factory) for f in declared if f.default_factory is not MISSING)
         self._required = tuple(f.name for f in declared
                                if f.default is MISSING and f.default_factory is MISSING)
+        self._required_names = frozenset(self._required)
 
     def set(self, obj, values: dict) -> None:
         """`obj`'s fields from `values` (by name) and the defaults; TypeError for an unknown or a missing name."""
-        unknown = values.keys() - self.names
-        if unknown:
+        # (two set comparisons in C; the names are listed only for the message)
+        if not self.names.issuperset(values):
+            unknown = values.keys() - self.names
             raise TypeError(f"{type(obj).__name__}.__init__() got an unexpected keyword argument "
                             f"{sorted(unknown)[0]!r}")
-        missing = [name for name in self._required if name not in values]
-        if missing:
+        if not self._required_names.issubset(values):
+            missing = [name for name in self._required if name not in values]
             raise TypeError(f"{type(obj).__name__}.__init__() missing required keyword arguments: "
                             f"{', '.join(map(repr, missing))}")
         state = obj.__dict__  # the instance's own attributes: set whole, as a frozen one's __init__ may

@@ -82,7 +82,7 @@ class GroupBandwidth:
         self._hierarchical_memo: bool | None = None  # _hierarchical
         self._ll_cap: dict[int, float] = {}  # server count -> _nccl_ll_cap_gbps
         self._ll_rates: dict[tuple[str, int], tuple[float, float]] = {}  # _nccl_protocol_rate's, by (algorithm, N)
-        self._recipes: dict[tuple, tuple] = {}  # _float_recipe's, by (algorithm, protocol, primitive, N)
+        self._recipes: dict[tuple, tuple] = {}  # _float_recipe's, by (algorithm, protocol, N, tree's primitive)
 
     def _nccl_protocol_rate(self, algorithm: str, protocol: str, N: int) -> tuple[float, float]:
         """NCCL's estimate of the LL protocol's bus bandwidth (tuning.cc, ncclTopoTuneModel) as (share of
@@ -172,7 +172,9 @@ class GroupBandwidth:
         """`times` of one group's Python floats (a class of alike groups): the same products and
         quotients in the same order, with what depends only on the algorithm, protocol, primitive and
         servers read from a recipe kept per model (a plan asks ~40 times, a few recipes)."""
-        key = (algorithm, protocol, primitive, N)
+        # the primitive changes a recipe only for the tree (all_reduce's may be hierarchical): the others'
+        # are shared between the primitives
+        key = (algorithm, protocol, N, primitive if algorithm == "tree" else None)
         recipe = self._recipes.get(key)
         if recipe is None:
             recipe = self._recipes[key] = self._float_recipe(algorithm, protocol, primitive, N)

@@ -36,40 +36,41 @@ class AlgorithmChoice:
         self.latency = latency
         self._choices: dict[tuple, list[Candidate]] = {}  # candidates
         self._offered: dict[tuple, list[str]] = {}  # (primitive, requested, class index) -> algorithms
-        self._menus: dict[tuple, list[tuple]] = {}  # menu
+        self._menus: dict[tuple, list[list[Candidate]]] = {}  # menu
         self._ll_max = k.nccl_ll_max_bytes
         # the fabric's shared candidate lists (None: its servers' latencies differ), looked up once: the
         # latencies this model costs with are fixed when it is made (GroupLatency.fabric_latencies_us)
         self._shared: dict | None = None
         self._shared_known = False
+        self._sharp_maybe: bool | None = None  # _sharp_possible
+        # per class of groups, in the shape's order: (its servers, its groups, the first of them (-1: none))
+        self.heads: list[tuple[int, np.ndarray, int]] = [
+            (N, groups, int(groups[0]) if len(groups) else -1) for (N, _, _), groups in shape.classes.items()]
+        self._class_servers_tiers = tuple([(N, tier) for N, _, tier in shape.classes])  # the menus' shared key
 
-    def menu(self, primitive: str, algorithm: str, size: float) -> list[tuple[int, np.ndarray, int, list[Candidate]]]:
-        """Per class of groups, in the shape's order: (its servers, its groups, the first of them (-1: none),
-        its candidates) for a collective of `size` bytes. Kept per size band: a dimension's collectives of
-        one primitive mostly share one, and each class would otherwise look its candidates up afresh at
-        every size."""
+    def menu(self, primitive: str, algorithm: str, size: float) -> list[list[Candidate]]:
+        """Per class of groups, in the shape's order (that of `heads`): its candidates for a collective of
+        `size` bytes. Kept per size band: a dimension's collectives of one primitive mostly share one, and
+        each class would otherwise look its candidates up afresh at every size."""
         ll_max = self._ll_max
         key = (primitive, algorithm, size >= RING_PLATEAU_BYTES, bool(ll_max) and size > ll_max)
         hit = self._menus.get(key)
         if hit is None:
             n = self.shape.members.shape[1]
-            classes = self.shape.classes
             shared = self._shared_table()
             # without SHARP a class's algorithms follow its servers alone: with the servers' latencies alike,
             # the lists of classes of those servers and tiers are the fabric's, made by the first plan to ask
             if shared is not None and not self._sharp_possible():
-                shared_key = ("menu", primitive, algorithm, key[2], key[3], n, self.nvls_ok,
-                              tuple([(N, tier) for N, _, tier in classes]))
-                lists = shared.get(shared_key)
-                if lists is None:
-                    lists = self._class_candidates(primitive, algorithm, n, size)
+                shared_key = ("menu", primitive, algorithm, key[2], key[3], n, self.nvls_ok, self._class_servers_tiers)
+                hit = shared.get(shared_key)
+                if hit is None:
+                    hit = self._class_candidates(primitive, algorithm, n, size)
                     if len(shared) >= SHARED_CANDIDATES_KEPT:
                         shared.clear()
-                    shared[shared_key] = lists
+                    shared[shared_key] = hit
             else:
-                lists = self._class_candidates(primitive, algorithm, n, size)
-            hit = self._menus[key] = [(N, groups, int(groups[0]) if len(groups) else -1, candidates)
-                                      for (N, _, _), groups, candidates in zip(classes, classes.values(), lists)]
+                hit = self._class_candidates(primitive, algorithm, n, size)
+            self._menus[key] = hit
         return hit
 
     def _class_candidates(self, primitive: str, algorithm: str, n: int, size: float) -> list[list[Candidate]]:
@@ -143,10 +144,14 @@ class AlgorithmChoice:
 
     def _sharp_possible(self) -> bool:
         """Whether some switch has SHARP or some NIC hangs from no leaf: else no group's leaves all reduce
-        in the switch, found once per fabric rather than from each class's NICs."""
-        f = self.fabric
-        return f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
-                            lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any()))
+        in the switch, found once per fabric rather than from each class's NICs, and looked up once per
+        model (the switches' SHARP and the NICs' leaves are the fabric's shape: a rebuilt one has new models)."""
+        hit = self._sharp_maybe
+        if hit is None:
+            f = self.fabric
+            hit = self._sharp_maybe = f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
+                                                   lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any()))
+        return hit
 
     def protocols(self, algorithm: str, size: float) -> list[str]:
         """The protocols NCCL weighs for `algorithm` at `size` bytes."""

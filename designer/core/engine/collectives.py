@@ -175,7 +175,9 @@ class CollectiveModel:
         # classes of alike groups that differ only in their tier (the DP groups under one leaf, one pod,
         # across pods) share each candidate's bandwidth terms: worked out once per call
         alike_times: dict[tuple, dict] = {}
-        for (N, groups, first, candidates), alike in zip(self.choice.menu(primitive, algorithm, size_bytes), uniform):
+        choice = self.choice
+        for (N, groups, first), candidates, alike in zip(choice.heads, choice.menu(primitive, algorithm, size_bytes),
+                                                        uniform):
             if alike is not None:
                 best = self._alike_best(primitive, size_bytes, candidates, N, first, alike, bus_bytes, alike_times)
             else:
@@ -220,10 +222,11 @@ class CollectiveModel:
         shared = alike_times.get((N, alike))
         if shared is None:
             shared = alike_times[(N, alike)] = {}
-        best = None
+        best = best_terms = None  # NCCL's pick so far, and its bandwidth terms
         best_estimate = 0.0
         n, (scale, net), times_of = self.shape.members.shape[1], alike, self.bandwidth.alike_times
-        for algorithm_name, protocol, lat in candidates:
+        for candidate in candidates:
+            algorithm_name, protocol, lat = candidate
             if best is not None and lat >= best_estimate:  # cannot_win
                 continue
             terms = shared.get((algorithm_name, protocol))
@@ -233,17 +236,15 @@ class CollectiveModel:
                 terms = shared[(algorithm_name, protocol)] = (
                     t_scale if t_scale > t_net else t_net, None if believed is None else float(believed),
                     t_net >= t_scale)
-            both, believed, _ = terms
-            total = lat + both
             # NCCL picks by its own estimate; asked for one algorithm, only the protocol is chosen
-            estimate = total if believed is None else lat + believed
+            estimate = lat + terms[0] if terms[1] is None else lat + terms[1]
             if best is None or estimate < best_estimate:
-                best_estimate = estimate
-                best = (total, algorithm_name, protocol, lat, terms)
+                best_estimate, best, best_terms = estimate, candidate, terms
         if best is None:
             return None
-        total, algorithm_name, protocol, lat, (both, _, net_bound) = best
-        return total, algorithm_name, protocol, lat, both, first, net_bound, best_estimate
+        algorithm_name, protocol, lat = best
+        both, _, net_bound = best_terms
+        return lat + both, algorithm_name, protocol, lat, both, first, net_bound, best_estimate
 
     def _class_best(self, primitive, size_bytes, candidates, N, groups, scale_t, net_t, bus_bytes):
         """NCCL's pick for one class of groups (those of `groups`) among its `candidates`, costed on its
@@ -326,8 +327,9 @@ def _alike_pair(scale_t: np.ndarray, net_t: np.ndarray, scale: float | None = No
     known (UnitTimes.scale_alike, net_alike), not looked at again."""
     s0 = float(scale_t[0]) if scale is None else scale
     n0 = float(net_t[0]) if net is None else net
-    alike = (math.isfinite(s0) and math.isfinite(n0) and (scale is not None or bool((scale_t == s0).all()))
-             and (net is not None or bool((net_t == n0).all())))
+    # (counting the bools of != : half the time of all() on those of ==)
+    alike = (math.isfinite(s0) and math.isfinite(n0) and (scale is not None or not np.count_nonzero(scale_t != s0))
+             and (net is not None or not np.count_nonzero(net_t != n0)))
     return (s0, n0) if alike else None
 
 

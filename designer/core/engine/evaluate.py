@@ -9,7 +9,6 @@ is a function of the earlier stages' results.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import math
 import time
@@ -34,7 +33,8 @@ from .stages.comm import CommLedger
 from .stages.dp import reduce_and_step
 from .stages.events import build_events
 from .stages.fit import fit_memory
-from .stages.job import Hardware, Job, hardware, job_warnings, require_network, resolve_job
+from .stages.job import (Hardware, Job, design_accelerators, hardware, job_warnings, require_network,
+                         resolve_job)
 from .stages.jobs import JobResult, contention, demand, interference, rating_signature, tier_rows
 from .stages.layout import lay_out, representative_replicas
 from .stages.links import link_loads, links_and_bottlenecks
@@ -92,7 +92,7 @@ class Engine:
         t0 = time.perf_counter()
         k = engine_constants(doc.spec.calibration)
         fabric = self.fabric(doc, k)
-        if not doc.spec.jobs and bool(fabric.gpu_up.all()) and not maybe_unusable(fabric):  # one job, first GPUs
+        if not doc.spec.jobs and every_gpu_up(fabric) and not maybe_unusable(fabric):  # one job, first GPUs
             spec = document_jobs(doc)[0]
             placed = PlacedJob(0, spec, None, "spec")
             result = self.evaluate_job(doc, placed, fabric)
@@ -186,13 +186,12 @@ class Engine:
             fabric = self.job_fabric(doc, k, job.gpus)
         try:
             resolved = resolve_job(doc, self.catalog, job.spec if doc.spec.jobs else None,
-                                   None if job.gpus is None else len(job.gpus))
+                                   None if job.gpus is None else len(job.gpus), design_accelerators(fabric))
         except DesignerError as exc:
             raise DesignerError(with_job_path(exc.problems, job.path, job.name if doc.spec.jobs else None)) from None
         plan = resolved.plan
         hw = self.hardware(fabric, plan.num_gpus, cal)
         placement = self.placement(plan)
-        warnings = job_warnings(resolved, hw, placement)
         try:
             require_network(fabric, hw, plan.num_gpus)
             dims = self.dimension_groups(fabric, placement, k, hw.nvls, bool(resolved.shape.experts))
@@ -209,6 +208,7 @@ class Engine:
             raise DesignerError(with_job_path(exc.problems, "spec", job.name)) from None
         bd = decompose_step(resolved, k, layout, phases, pipe, dp)
         mem = fit_memory(resolved, hw, k, layout, phases.sharding.flash_attention)
+        warnings = job_warnings(resolved, hw, placement, dims["tp"].shape.spans_servers)
         result = summarize(resolved, hw, layout, phases, pipe, dp, bd, mem, comm, warnings)
         _require_finite(result)
         if self.detail:
@@ -311,7 +311,7 @@ class Engine:
     def placement(self, plan: ResolvedPlan) -> Placement:
         # Keyed by the layout of ranks only: virtual stages and the micro-batch count do not
         # move a rank, so a plan search that varies them reuses placement, groups and routes.
-        key = dataclasses.replace(plan, vp=1, num_microbatches=0)
+        key = plan.rank_layout()
         placements = self.cache.placements
         p = placements.get(key)
         if p is None:
@@ -427,6 +427,12 @@ class LinkWork:
 
     def finish(self, result: Evaluation, doc: Document) -> None:
         links_and_bottlenecks(result, self.fabric, self.used, self.breakdown, self.plan, self.step_time, doc)
+
+
+def every_gpu_up(fabric: Fabric) -> bool:
+    """No GPU of the fabric down (nor on a server that is not a compute one): kept with its gpu_up array
+    (every evaluation asks; a rebuild makes a new one)."""
+    return fabric.remembered("every_gpu_up", (fabric.gpu_up,), lambda: bool(fabric.gpu_up.all()))
 
 
 def _devices(fabric: Fabric, pipelines: np.ndarray, replicas: list[int], pp: int) -> dict[int, dict]:

@@ -161,9 +161,18 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
                                                      m.micro_batch, flash)
                           if par.recompute_granularity == "full" else 0.0)
     layer_params = layer_parameters(m, plan.tp, plan.ep, plan.etp)
+    # a stage's parameters follow from whether it is the first or the last and from which of its layers
+    # are expert layers, in order (a dense model: their count): stages alike are summed once
+    alike: dict[tuple, tuple[float, float]] = {}
+    experts, dense_layers, last = m.experts, m.dense_layers, plan.pp - 1
     for stage in (range(len(stage_layers)) if stages is None else stages):
         layers = stage_layers[stage]
-        dense, expert = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers, layer_params)
+        key = (stage == 0, stage == last, tuple([i >= dense_layers for i in layers]) if experts else len(layers))
+        known = alike.get(key)
+        if known is None:
+            known = alike[key] = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers,
+                                                  layer_params)
+        dense, expert = known
         shard_dense, shard_expert = (dp_shard, edp)
         opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies
         grads = grad_bytes * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies

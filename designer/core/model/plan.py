@@ -45,6 +45,11 @@ class ResolvedPlan(Frozen):
         vars(self).update(num_gpus=num_gpus, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp, dp=dp, vp=vp,
                           num_microbatches=num_microbatches, rank_order=rank_order)
 
+    def rank_layout(self) -> "ResolvedPlan":
+        """This plan with what moves no rank left out (virtual stages 1, no micro-batches): the key of
+        its placement, groups and routes, which plans that differ only in those share."""
+        return ResolvedPlan(self.num_gpus, self.tp, self.pp, self.cp, self.ep, self.etp, self.dp, 1, 0, self.rank_order)
+
     def __eq__(self, other):
         return _RESOLVED_PLAN_VALUES.equal(self, other)
 

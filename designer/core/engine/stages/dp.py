@@ -117,9 +117,9 @@ def dp_bucket_params(job: Job, k: EngineConstants) -> float:
     return given if given else max(k.dp_bucket_params, 1_000_000 * job.plan.dp)
 
 
-def _buckets(params: dict[str, list[float]], chunk: int, bucket_params: float) -> int:
-    dense = math.ceil(params["dense"][chunk] / bucket_params)
-    expert = math.ceil(params["expert"][chunk] / bucket_params)
+def _buckets(dense_params: float, expert_params: float, bucket_params: float) -> int:
+    dense = math.ceil(dense_params / bucket_params)
+    expert = math.ceil(expert_params / bucket_params)
     return ((dense if dense > 0 else 0) + (expert if expert > 0 else 0)) or 1
 
 
@@ -199,6 +199,30 @@ class BucketedDP:
         return value
 
 
+def chunk_reductions(stage_dp: list[dict[str, list[float]]], dp_time: BucketedDP, experts: bool, zero3: bool,
+                     grad_prim: str, gb: float, bucket_params: float | None) -> list[list[tuple[float, int]]]:
+    """Per stage and chunk: (seconds of its gradient reduction, its buckets; 0 without `bucket_params`,
+    when the reduction is not overlapped), the same for every straggler pattern, and worked out once
+    per distinct pair of dense and expert parameter counts (most chunks of a plan hold the same layers)."""
+    known: dict[tuple[float, float], tuple[float, int]] = {}
+    out = []
+    for params in stage_dp:
+        dense_chunks, expert_chunks = params["dense"], params["expert"]
+        row: list = [None] * len(dense_chunks)
+        for c in range(len(dense_chunks) - 1, -1, -1):  # as the backward finishes them: the ledger keeps the first of equal costs
+            dense, expert = dense_chunks[c], expert_chunks[c]
+            hit = known.get((dense, expert))
+            if hit is None:
+                dur = 0.0 if zero3 else dp_time(dense, "dp", grad_prim, gb)
+                if experts and not zero3:
+                    dur += dp_time(expert, "edp", grad_prim, gb)
+                buckets = 0 if bucket_params is None else _buckets(dense, expert, bucket_params)
+                hit = known[(dense, expert)] = (dur, buckets)
+            row[c] = hit
+        out.append(row)
+    return out
+
+
 class GradientReduction:
     """When each stage of each straggler pattern finished reducing its gradients."""
     per_pattern: list[list[StageDP]]  # [pattern][stage]
@@ -227,37 +251,37 @@ def gradient_reduction(job: Job, hw: Hardware, phases: LayerPhases, pipe: Pipeli
     if not zero3 and comm.dims["dp"].shape.members.shape[1] > 1:
         embedding_bucket_s = comm("dp", grad_prim, embedding_bucket_params(job, bucket_params, stage_dp) * gb)
 
+    overlap, slowdown, vp = par.overlap_grad_reduce, ac.comm_compute_slowdown, plan.vp
+    reductions = chunk_reductions(stage_dp, dp_time, bool(m.experts), zero3, grad_prim, gb,
+                                  bucket_params if overlap else None) if pipe.schedules else []
     step_end = 0.0
     per_pattern: list[list[StageDP]] = []
     for pattern, sched in enumerate(pipe.schedules):
         stage_info = []
+        chunks, stage_times = phases.chunks[pattern], pipe.stage_times[pattern]
         for s in range(plan.pp):
             last_compute = sched.stage_end[s]
             t_free = 0.0
             dp_busy = 0.0
-            dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
-            for c in range(plan.vp - 1, -1, -1):  # chunks finish backward in reverse order
-                dur = 0.0 if zero3 else dp_time(dense[c], "dp", grad_prim, gb)
-                if m.experts and not zero3:
-                    dur += dp_time(expert[c], "edp", grad_prim, gb)
-                if par.overlap_grad_reduce:
-                    end = sched.last_backward_end[s][c]
-                    buckets = _buckets(stage_dp[s], c, bucket_params)
+            stage_reductions, stage_chunks = reductions[s], chunks[s]
+            backward_ends, backward_s = sched.last_backward_end[s], stage_times[s].bwd
+            for c in range(vp - 1, -1, -1):  # chunks finish backward in reverse order
+                dur, buckets = stage_reductions[c]
+                if overlap:
                     # under the backward the NICs also carry that backward's own EP/CP/PP traffic
-                    backward = phases.chunks[pattern][s][c][1]
+                    backward = stage_chunks[c][1]
                     share = share_of.get(id(backward))
                     if share is None:
                         share = share_of[id(backward)] = nic_share_of_other_dims(backward, pipe.p2p_s, crossing)
-                    t_free = bucketed_reduction_end(end, pipe.stage_times[pattern][s].bwd[c], dur, buckets, t_free,
-                                                    rate_during_backward=1.0 - share,
-                                                    last_bucket_s=embedding_bucket_s if s == c == 0 else None)
+                    # (rate during the backward, the embedding's last bucket: by position)
+                    t_free = bucketed_reduction_end(backward_ends[c], backward_s[c], dur, buckets, t_free, 1.0 - share,
+                                                    embedding_bucket_s if s == c == 0 else None)
                 else:
                     t_free = max(last_compute, t_free) + dur
                 dp_busy += dur
             # the part of the reduction hidden under backward still takes SMs and HBM from it
             hidden = max(0.0, dp_busy - max(0.0, t_free - last_compute))
-            stage_info.append(StageDP(last_compute, max(t_free, last_compute) + ac.comm_compute_slowdown * hidden,
-                                      dp_busy))
+            stage_info.append(StageDP(last_compute, max(t_free, last_compute) + slowdown * hidden, dp_busy))
         per_pattern.append(stage_info)
         step_end = max(step_end, max(si.dp_end for si in stage_info))
     return GradientReduction(per_pattern, step_end)
@@ -280,21 +304,28 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
     plan, acc, ac = job.plan, hw.acc, hw.ac
     opt_s = []
     ag_s = []
+    hbm_bytes_per_s = acc.hbm_tbps * 1e12 * ac.hbm_efficiency
+    experts = job.shape.experts
+    gathers: dict[tuple[float, float], tuple[float, float]] = {}  # a chunk's (dense, expert) all-gathers, by params
     for s in range(plan.pp):
-        dense_total = sum(stage_dp[s]["dense"])
-        expert_total = sum(stage_dp[s]["expert"])
+        dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
+        dense_total = sum(dense)
+        expert_total = sum(expert)
         shard = (dense_total / (plan.dp * plan.cp) + expert_total / max(1, plan.num_gpus // (plan.etp * plan.ep * plan.pp))) \
             if zero >= 1 else dense_total + expert_total
-        hbm_bytes_per_s = acc.hbm_tbps * 1e12 * ac.hbm_efficiency
         opt_s.append((shard * k.optimizer_bytes_per_param
                        + per_step_pass_bytes(job, k, dense_total + expert_total, s, zero3)) / hbm_bytes_per_s)
         ag = 0.0
         if 1 <= zero < 3:  # the distributed optimizer gathers its dense and its expert shards
-            dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
             for c in range(plan.vp):
-                ag += dp_time(dense[c], "dp", "all_gather", pb)
-                if job.shape.experts:  # over the expert data-parallel group, as the gradients were reduced
-                    ag += dp_time(expert[c], "edp", "all_gather", pb)
+                pair = gathers.get((dense[c], expert[c]))
+                if pair is None:  # over the expert data-parallel group, as the gradients were reduced
+                    pair = gathers[(dense[c], expert[c])] = (
+                        dp_time(dense[c], "dp", "all_gather", pb),
+                        dp_time(expert[c], "edp", "all_gather", pb) if experts else 0.0)
+                ag += pair[0]
+                if experts:
+                    ag += pair[1]
         ag_s.append(ag)
     return OptimizerStep(opt_s, ag_s)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from itertools import chain
 
 from ...model.job import Parallelism
 from ...model.plan import ResolvedPlan
@@ -42,7 +43,7 @@ class MemoryFit:
 
 def fit_memory(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, flash: bool) -> MemoryFit:
     m, plan, par, acc = job.shape, job.plan, job.parallelism, hw.acc
-    mem = estimate_memory(m, plan, par, [[i for ch in st for i in ch] for st in layout.stage_layers], k, flash=flash)
+    mem = estimate_memory(m, plan, par, [list(chain.from_iterable(st)) for st in layout.stage_layers], k, flash=flash)
     hbm = acc.hbm_gib * GIB
     limit = hbm * (1 - k.memory_headroom)
     fits = mem.total <= hbm

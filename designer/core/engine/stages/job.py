@@ -61,9 +61,11 @@ class Hardware:
         self.gpu_domain = gpu_domain
 
 
-def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None = None) -> Job:
+def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None = None,
+                accelerators: frozenset[str] | None = None) -> Job:
     """The job of `doc` (spec.workload + spec.parallelism), or `spec` (a JobSpec of spec.jobs) on
-    `num_gpus` GPUs: its plan checked, its workload resolved."""
+    `num_gpus` GPUs: its plan checked, its workload resolved. `accelerators`: the design's accelerator
+    names, when the caller has them (design_accelerators; None: read from its servers)."""
     problems = check_calibration(doc.spec.calibration, catalog)
     workload = spec.workload if spec is not None else doc.spec.workload
     if workload is None:
@@ -78,10 +80,18 @@ def resolve_job(doc: Document, catalog: Catalog, spec=None, num_gpus: int | None
     w = resolve_workload(workload, catalog.presets()) if known else None
     plan, plan_problems = check_job(workload, par, cluster_gpus, catalog, resolved=w)
     # (the recipe's checks read the design's own workload, also for a job of spec.jobs)
-    problems += plan_problems + fp8_recipe_problems(doc, par, catalog, workload=w if spec is None else None)
+    problems += plan_problems + fp8_recipe_problems(doc, par, catalog, accelerators,
+                                                    workload=w if spec is None else None)
     if problems:
         raise DesignerError(problems)
     return Job(w, F.ModelShape.of(w), par, plan)
+
+
+def design_accelerators(fabric: Fabric) -> frozenset[str]:
+    """The accelerator names of the design's servers, all of them (the fabric has one per server, in the
+    design's order): kept with the fabric's list, which a rebuild makes anew."""
+    names = fabric.node_accelerator
+    return fabric.remembered("accelerator_names", (names,), lambda: frozenset(names))
 
 
 def hardware(fabric: Fabric, num_gpus: int, calibration: dict, catalog: Catalog) -> Hardware:
@@ -103,9 +113,10 @@ def require_network(fabric: Fabric, hw: Hardware, num_gpus: int) -> None:
         require_routes(fabric, np.arange(num_gpus), "this job")
 
 
-def job_warnings(job: Job, hw: Hardware, placement: Placement) -> list[str]:
+def job_warnings(job: Job, hw: Hardware, placement: Placement, tp_spans_domains: bool = True) -> list[str]:
     """What the prediction approximates for this job (the memory stage may add its reason);
-    `placement`: the plan's (Engine.placement, kept per rank layout)."""
+    `placement`: the plan's (Engine.placement, kept per rank layout); `tp_spans_domains` False: the TP
+    groups are known to stay inside their NVLink domains (their GroupShape's spans_servers)."""
     warnings: list[str] = []
     acc = hw.acc
     if len(hw.accelerators) > 1:
@@ -121,7 +132,8 @@ def job_warnings(job: Job, hw: Hardware, placement: Placement) -> list[str]:
     if job.parallelism.fp8_format and job.shape.precision != "fp8":
         warnings.append(f"parallelism.fp8_format is {job.parallelism.fp8_format} but the workload's precision is "
                         f"{job.shape.precision}: costed in {job.shape.precision} (set workload precision: fp8)")
-    warnings += _tp_domain_warnings(job, hw, placement)
+    if tp_spans_domains:
+        warnings += _tp_domain_warnings(job, hw, placement)
     warnings += _unmodelled_key_warnings(job)
     par = job.parallelism
     if job.shape.experts and not par.moe_router_force_load_balancing and par.moe_router_load_balancing_type == "none" \

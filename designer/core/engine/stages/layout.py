@@ -67,19 +67,23 @@ def _stage_layers(layers: int, pp: int, vp: int, split: dict | None) -> tuple[li
     else:
         counts = [layers // (pp * vp)] * (pp * vp)
     starts = [0, *itertools.accumulate(counts)]
-    stages = [[range(starts[c * pp + s], starts[c * pp + s] + counts[c * pp + s]) for c in range(vp)]
-              for s in range(pp)]
+    virtual = [range(starts[i], starts[i] + counts[i]) for i in range(pp * vp)]
+    stages = [virtual[s::pp] for s in range(pp)]  # stage s: its virtual stages c x PP + s, c = 0 .. VP - 1
     # per (stage, chunk) its first layer (-1: none) and count, what a memo keys on (layers_key)
-    key = tuple((chunk.start if chunk else -1, len(chunk)) for stage in stages for chunk in stage)
+    key = tuple([(chunk.start if chunk else -1, len(chunk)) for stage in stages for chunk in stage])
     return [[list(chunk) for chunk in stage] for stage in stages], key
 
 
 def lay_out(job: Job, fabric: Fabric, placement: Placement) -> Layout:
     plan = job.plan
-    slow = fabric.gpu_slowdown[:plan.num_gpus]
+    every = fabric.gpu_slowdown
+    slow = every[:plan.num_gpus]
     # The slowest member of every TP/CP/EP group sets its pace; a replica's stage is as slow
-    # as the slowest GPU among the ranks that share that stage in that replica.
-    patterns, pattern_of_replica = straggler_patterns(placement, slow)
+    # as the slowest GPU among the ranks that share that stage in that replica. Every GPU of the
+    # fabric at one pace (nearly always) is a fact of the fabric, kept with it: then every job's too.
+    one_pace = slow.size > 0 and fabric.remembered("gpus_at_one_pace", (every,),
+                                                   lambda: bool(every.min() == every.max()))
+    patterns, pattern_of_replica = straggler_patterns(placement, slow, one_pace)
     layers, key = stage_layers_and_key(job.shape, plan.pp, plan.vp, split_options(job.parallelism))
     return Layout(placement, layers, placement.groups("pp"), patterns, pattern_of_replica.reshape(-1), key)
 
@@ -90,11 +94,13 @@ def layers_key(layers: list[list[list[int]]]) -> tuple:
     return tuple((chunk[0] if chunk else -1, len(chunk)) for stage in layers for chunk in stage)
 
 
-def straggler_patterns(placement: Placement, slow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def straggler_patterns(placement: Placement, slow: np.ndarray,
+                       one_pace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of replica_slowdowns (sorted) and each replica's row. When every GPU runs
-    at one pace (no straggler: nearly always) that is one row of that pace, without the sort."""
-    lo = slow.min() if slow.size else None
-    if lo is not None and lo == slow.max():  # (a NaN never equals: it takes the general way)
+    at one pace (no straggler: nearly always) that is one row of that pace, without the sort.
+    `one_pace`: known already that every one of `slow` (at least one) is the same."""
+    lo = slow[0] if one_pace else slow.min() if slow.size else None
+    if lo is not None and (one_pace or lo == slow.max()):  # (a NaN never equals: it takes the general way)
         grid, axes = placement.dense_grid, placement.dense_axes
         replicas, pp = grid.shape[axes.index("dp")], grid.shape[axes.index("pp")]
         return np.full((1, pp), lo, dtype=slow.dtype), np.zeros(replicas, dtype=np.intp)
