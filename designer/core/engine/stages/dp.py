@@ -202,23 +202,18 @@ class BucketedDP:
 def chunk_reductions(stage_dp: list[dict[str, list[float]]], dp_time: BucketedDP, experts: bool, zero3: bool,
                      grad_prim: str, gb: float, bucket_params: float | None) -> list[list[tuple[float, int]]]:
     """Per stage and chunk: (seconds of its gradient reduction, its buckets; 0 without `bucket_params`,
-    when the reduction is not overlapped), the same for every straggler pattern, and worked out once
-    per distinct pair of dense and expert parameter counts (most chunks of a plan hold the same layers)."""
-    known: dict[tuple[float, float], tuple[float, int]] = {}
+    when the reduction is not overlapped), the same for every straggler pattern (`dp_time` answers a
+    chunk of the same parameter counts as an earlier one from what it knows)."""
     out = []
     for params in stage_dp:
         dense_chunks, expert_chunks = params["dense"], params["expert"]
         row: list = [None] * len(dense_chunks)
         for c in range(len(dense_chunks) - 1, -1, -1):  # as the backward finishes them: the ledger keeps the first of equal costs
             dense, expert = dense_chunks[c], expert_chunks[c]
-            hit = known.get((dense, expert))
-            if hit is None:
-                dur = 0.0 if zero3 else dp_time(dense, "dp", grad_prim, gb)
-                if experts and not zero3:
-                    dur += dp_time(expert, "edp", grad_prim, gb)
-                buckets = 0 if bucket_params is None else _buckets(dense, expert, bucket_params)
-                hit = known[(dense, expert)] = (dur, buckets)
-            row[c] = hit
+            dur = 0.0 if zero3 else dp_time(dense, "dp", grad_prim, gb)
+            if experts and not zero3:
+                dur += dp_time(expert, "edp", grad_prim, gb)
+            row[c] = (dur, 0 if bucket_params is None else _buckets(dense, expert, bucket_params))
         out.append(row)
     return out
 
@@ -306,7 +301,6 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
     ag_s = []
     hbm_bytes_per_s = acc.hbm_tbps * 1e12 * ac.hbm_efficiency
     experts = job.shape.experts
-    gathers: dict[tuple[float, float], tuple[float, float]] = {}  # a chunk's (dense, expert) all-gathers, by params
     for s in range(plan.pp):
         dense, expert = stage_dp[s]["dense"], stage_dp[s]["expert"]
         dense_total = sum(dense)
@@ -318,14 +312,9 @@ def optimizer_step(job: Job, hw: Hardware, k: EngineConstants, stage_dp: list[di
         ag = 0.0
         if 1 <= zero < 3:  # the distributed optimizer gathers its dense and its expert shards
             for c in range(plan.vp):
-                pair = gathers.get((dense[c], expert[c]))
-                if pair is None:  # over the expert data-parallel group, as the gradients were reduced
-                    pair = gathers[(dense[c], expert[c])] = (
-                        dp_time(dense[c], "dp", "all_gather", pb),
-                        dp_time(expert[c], "edp", "all_gather", pb) if experts else 0.0)
-                ag += pair[0]
-                if experts:
-                    ag += pair[1]
+                ag += dp_time(dense[c], "dp", "all_gather", pb)
+                if experts:  # over the expert data-parallel group, as the gradients were reduced
+                    ag += dp_time(expert[c], "edp", "all_gather", pb)
         ag_s.append(ag)
     return OptimizerStep(opt_s, ag_s)
 
