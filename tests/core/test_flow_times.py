@@ -28,14 +28,19 @@ def _slowest_by_hand(fabric, route, leaf_cap, pod_cap, picked):
     return stacked.max(axis=0), first + 1, ends[first, np.arange(len(first))]
 
 
-def test_flow_times_per_resource_and_per_flow_agree_with_a_dead_nic():
-    """Times, bottleneck codes and indices, all flows at once and a few on their own."""
+def _pipeline_pairs_route():
+    """The 1,024-GPU example's pipeline pairs: their route, the fabric and the engine constants."""
     doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
     engine = Engine()
     engine.evaluate(doc)
     model = next(m for key, m in engine.cache.groups.items() if key[2] == "pp-pair")
     route, _ = model.times.routes["pairs"]
-    fabric, k = model.fabric, model.k
+    return route, model.fabric, model.k
+
+
+def test_flow_times_per_resource_and_per_flow_agree_with_a_dead_nic():
+    """Times, bottleneck codes and indices, all flows at once and a few on their own."""
+    route, fabric, k = _pipeline_pairs_route()
     fabric.nic_cap_Bps = fabric.nic_cap_Bps.copy()
     fabric.nic_cap_Bps[route.src[0]] = 0.0  # a NIC out of service: its flows never finish
     leaf_cap = fabric.leaf_up_Bps * flows.uplink_efficiency(fabric, flows.tier_flows(fabric, route.sl, route.cross_leaf), k)
@@ -55,12 +60,7 @@ def test_one_flow_on_its_own_names_the_bottleneck_that_all_flows_at_once_give():
     """A cost names its slowest group's bottleneck from that one flow, on Python floats: the same code
     and index as timing every flow, whether NICs, leaves' or pods' up-links hold the flows, and with a
     dead NIC (a flow that never finishes)."""
-    doc = load_document(EXAMPLES / "a100-1024gpu-rail-infiniband.yaml")
-    engine = Engine()
-    engine.evaluate(doc)
-    model = next(m for key, m in engine.cache.groups.items() if key[2] == "pp-pair")
-    route, _ = model.times.routes["pairs"]
-    fabric, k = model.fabric, model.k
+    route, fabric, k = _pipeline_pairs_route()
     picked = np.random.default_rng(3).choice(len(route.up), size=64, replace=False)
     held = set()
     for rating in ("as built", "slow up-links", "dead NIC"):
