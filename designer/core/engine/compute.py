@@ -347,23 +347,34 @@ def gemm_times(g: LayerGemms, sh: Sharding, ops: OpCoster) -> GemmTimes:
     gemms, expert_gemms = g.gemms, g.experts
     # FP8: Transformer Engine quantizes each GEMM's activation input in forward and its output
     # gradient in backward (weights once per step: not charged); the router stays in BF16.
-    fp8_gemms = gemms[:g.n_attn] + gemms[g.n_attn + g.router:]
-    fp8_inputs = sum(M * K for M, _, K in fp8_gemms) + sum(M * K * b for M, _, K, b in expert_gemms)
-    fp8_grads = sum(M * N for M, N, _ in fp8_gemms) + sum(M * N * b for M, N, _, b in expert_gemms)
+    router = g.n_attn if g.router else -1
 
     # Without grouped GEMM (Megatron's SequentialMLP) each local expert's GEMM is its own kernel:
     # one fixed GEMM cost per expert instead of one per group, three GEMMs each way.
     per_expert_launch = 0.0 if sh.grouped_gemm or not expert_gemms else (
         len(expert_gemms) * (expert_gemms[0][3] - 1) * ops.overhead_s * ops.slowdown)
 
-    fwd_gemm = per_expert_launch + sum(ops.gemm(M, N, K) for M, N, K in gemms) + sum(
-        ops.gemm(M, N, K, batch) for M, N, K, batch in expert_gemms)
-    dgrad = per_expert_launch + sum(ops.gemm(M, K, N) for M, N, K in gemms) + sum(
-        ops.gemm(M, K, N, batch) for M, N, K, batch in expert_gemms)
-    wgrad = per_expert_launch + sum(ops.gemm(K, N, M, out_bytes=ops.wgrad_out_bytes) for M, N, K in gemms) + sum(
-        ops.gemm(K, N, M, batch, out_bytes=ops.wgrad_out_bytes) for M, N, K, batch in expert_gemms)
-    gemm_flops = sum(2 * M * N * K for M, N, K in gemms) + sum(2 * M * N * K * b for M, N, K, b in expert_gemms)
-    return GemmTimes(fwd_gemm, dgrad, wgrad, gemm_flops, fp8_inputs, fp8_grads)
+    # each pass's sum in one walk over the GEMMs, added in the same order as a sum() per pass
+    gemm, wgrad_bytes = ops.gemm, ops.wgrad_out_bytes
+    fwd = dgrad = wgrad = flops = fp8_inputs = fp8_grads = 0
+    for i, (M, N, K) in enumerate(gemms):
+        fwd += gemm(M, N, K)
+        dgrad += gemm(M, K, N)
+        wgrad += gemm(K, N, M, out_bytes=wgrad_bytes)
+        flops += 2 * M * N * K
+        if i != router:
+            fp8_inputs += M * K
+            fp8_grads += M * N
+    e_fwd = e_dgrad = e_wgrad = e_flops = e_inputs = e_grads = 0
+    for M, N, K, batch in expert_gemms:
+        e_fwd += gemm(M, N, K, batch)
+        e_dgrad += gemm(M, K, N, batch)
+        e_wgrad += gemm(K, N, M, batch, out_bytes=wgrad_bytes)
+        e_flops += 2 * M * N * K * batch
+        e_inputs += M * K * batch
+        e_grads += M * N * batch
+    return GemmTimes(per_expert_launch + fwd + e_fwd, per_expert_launch + dgrad + e_dgrad,
+                     per_expert_launch + wgrad + e_wgrad, flops + e_flops, fp8_inputs + e_inputs, fp8_grads + e_grads)
 
 
 def attention_block_times(g: LayerGemms, attn_fwd: float, attn_bwd: float, ops: OpCoster) -> tuple[float, float]:
@@ -634,11 +645,12 @@ def output_cost(m: ModelShape, sh: Sharding, micro_batch: int, ops: OpCoster, co
     fwd, bwd = Phase(), Phase()
     head = ops.bf16()  # the LM head is not an FP8 layer
     logits_fwd = head.gemm(T, v, m.h)
-    logits_bwd = head.gemm(T, m.h, v) + head.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
+    logits_wgrad = head.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
+    logits_bwd = head.gemm(T, m.h, v) + logits_wgrad
     ce_bytes = T * v * 4 * 3  # fp32 logits: softmax read, write, and the gradient
     fwd.busy["compute"] = logits_fwd + ops.memory(2 * X + ce_bytes / 2)
     bwd.busy["compute"] = logits_bwd + ops.memory(3 * X + ce_bytes)
-    bwd.wgrad_s = head.gemm(m.h, v, T, out_bytes=ops.wgrad_out_bytes)
+    bwd.wgrad_s = logits_wgrad
     fwd.flops = 2 * T * v * m.h
     bwd.flops = 4 * T * v * m.h
     if sh.tp > 1:

@@ -311,15 +311,22 @@ def layer_costs(job: Job, hw: Hardware, k: EngineConstants, inputs: PhaseInputs,
     return LayerCosts(dense, moe, emb, out, dense16, moe16)
 
 
+def cost_terms(job: Job, inputs: PhaseInputs) -> HashedOnce:
+    """What a layer cost reads besides the pace, as one key: the model shape, the sharding and the
+    precision terms (hashed once, for the layer costs' keys and the whole answer's)."""
+    return HashedOnce((job.shape, inputs.sharding, inputs.gemm_eff, inputs.cast_bytes, inputs.operand_bytes,
+                       inputs.attn_fp8, inputs.attn_rate, tuple(sorted(inputs.high_precision))))
+
+
 def memoized_layer_costs(job: Job, hw: Hardware, k: EngineConstants, inputs: PhaseInputs, slowdown: float,
-                         comm: CommFn, memo) -> LayerCosts:
+                         comm: CommFn, memo, terms: HashedOnce | None = None) -> LayerCosts:
     """The same layer costs for every plan of a search that shares the sharding, micro-batch and
     pace (most differ only in PP, VP, DP or the overlaps of the gradients): kept with the
-    collectives they asked for, and reused when every answer is the same again."""
+    collectives they asked for, and reused when every answer is the same again. `terms`: the
+    job's cost_terms, when the caller has them."""
     if memo is None:
         return layer_costs(job, hw, k, inputs, slowdown, comm)
-    key = HashedOnce((slowdown, job.shape, inputs.sharding, inputs.gemm_eff, inputs.cast_bytes,
-                      inputs.operand_bytes, inputs.attn_fp8, inputs.attn_rate, tuple(sorted(inputs.high_precision))))
+    key = HashedOnce((slowdown, terms or cost_terms(job, inputs)))
     hit = memo.get(key)
     if hit is not None and _same_answers(comm, hit[1]):
         for dim, primitive, nbytes, _ in hit[1]:  # ask again: the ledger records them as costing would
@@ -402,18 +409,18 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
     (a BoundedMemo of engine/cache.py, one per such pair): (pace, shape, sharding, precision terms)
     -> ((dense, moe, embedding, output, dense16, moe16), the collectives they asked for with the
     answers); and the whole answer of a plan, by everything the phases read."""
-    m, plan = job.shape, job.plan
+    plan = job.plan
     inputs = phase_inputs(job, hw, k, comm)
 
     # The whole answer for a plan of a search that differs from an earlier one only in what the
     # phases do not read (DP, ZeRO-1 or not, the gradient overlaps, the rank order): reused when
     # the groups answer every collective it asked for as before, and those asked again
-    whole_key = None
+    whole_key = terms = None
     if memo is not None:
-        whole_key = HashedOnce(("phases", m, inputs.sharding, inputs.peak, inputs.peak16, inputs.gemm_eff,
-                                inputs.cast_bytes, inputs.operand_bytes, inputs.attn_fp8, inputs.attn_rate,
-                                tuple(sorted(inputs.high_precision)), inputs.gap, inputs.offload, plan.pp, plan.vp,
-                                plan.tp, plan.cp, layout.layers_key, layout.patterns.shape, layout.patterns.tobytes()))
+        terms = cost_terms(job, inputs)
+        whole_key = HashedOnce(("phases", terms, inputs.peak, inputs.peak16, inputs.gap, inputs.offload, plan.pp,
+                                plan.vp, plan.tp, plan.cp, layout.layers_key, layout.patterns.shape,
+                                layout.patterns.tobytes()))
         hit = memo.get(whole_key)
         if hit is not None and _same_answers(comm, hit[1]):
             for dim, primitive, nbytes, _ in hit[1]:
@@ -425,7 +432,7 @@ def layer_phases(job: Job, hw: Hardware, k: EngineConstants, layout: Layout, com
 
     def costs_at(slowdown: float) -> LayerCosts:
         if slowdown not in costs_by_slowdown:
-            costs_by_slowdown[slowdown] = memoized_layer_costs(job, hw, k, inputs, slowdown, comm, memo)
+            costs_by_slowdown[slowdown] = memoized_layer_costs(job, hw, k, inputs, slowdown, comm, memo, terms)
         return costs_by_slowdown[slowdown]
 
     cache_chunk: dict[tuple, tuple[Phase, Phase]] = {}
