@@ -139,6 +139,27 @@ def in_flight(schedule: str, m_micro: int, p: int, v: int, rank: int = 0) -> flo
     return float(min(m_micro, p - rank))
 
 
+class AlikeStageParameters:
+    """stage_parameters of one plan's stages (or their chunks), each kind summed once: they follow from
+    whether the stage is the first or the last and from which of its layers are expert layers, in
+    order (a dense model: their count)."""
+
+    def __init__(self, m: ModelShape, plan) -> None:
+        self.m, self.plan = m, plan
+        self._per_layer = layer_parameters(m, plan.tp, plan.ep, plan.etp)
+        self._known: dict[tuple, tuple[float, float]] = {}
+
+    def __call__(self, stage: int, layers) -> tuple[float, float]:
+        m, plan = self.m, self.plan
+        key = (stage == 0, stage == plan.pp - 1,
+               tuple([i >= m.dense_layers for i in layers]) if m.experts else len(layers))
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers,
+                                                        self._per_layer)
+        return known
+
+
 def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
                     stages: list[int] | None = None, flash: bool = True) -> MemoryEstimate:
     """The most loaded GPU's memory (over stages, or over `stages` when given: a plan search
@@ -160,19 +181,10 @@ def estimate_memory(m: ModelShape, plan, par, stage_layers: list[list[int]], k,
     full_recompute_act = (activation_bytes_per_layer(m, plan.tp, plan.cp, par.sequence_parallel, "none",
                                                      m.micro_batch, flash)
                           if par.recompute_granularity == "full" else 0.0)
-    layer_params = layer_parameters(m, plan.tp, plan.ep, plan.etp)
-    # a stage's parameters follow from whether it is the first or the last and from which of its layers
-    # are expert layers, in order (a dense model: their count): stages alike are summed once
-    alike: dict[tuple, tuple[float, float]] = {}
-    experts, dense_layers, last = m.experts, m.dense_layers, plan.pp - 1
+    parameters_of = AlikeStageParameters(m, plan)
     for stage in (range(len(stage_layers)) if stages is None else stages):
         layers = stage_layers[stage]
-        key = (stage == 0, stage == last, tuple([i >= dense_layers for i in layers]) if experts else len(layers))
-        known = alike.get(key)
-        if known is None:
-            known = alike[key] = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, stage, layers,
-                                                  layer_params)
-        dense, expert = known
+        dense, expert = parameters_of(stage, layers)
         shard_dense, shard_expert = (dp_shard, edp)
         opt = 12 * (dense / (shard_dense if zero >= 1 else 1) + expert / (shard_expert if zero >= 1 else 1)) * copies
         grads = grad_bytes * (dense / (shard_dense if zero >= 2 else 1) + expert / (shard_expert if zero >= 2 else 1)) * copies

@@ -7,7 +7,7 @@ import math
 
 from ..constants import EngineConstants
 from ..flops import parameter_count
-from ..memory import grad_bytes_per_param, layer_parameters, stage_parameters
+from ..memory import AlikeStageParameters, grad_bytes_per_param
 from .comm import CommLedger
 from .job import Hardware, Job
 from .layout import Layout
@@ -71,20 +71,12 @@ def stage_params(job: Job, layout: Layout, memo=None) -> list[dict[str, list[flo
 def _stage_params(job: Job, layout: Layout) -> list[dict[str, list[float]]]:
     m, plan = job.shape, job.plan
     out: list[dict] = []
-    per_layer = layer_parameters(m, plan.tp, plan.ep, plan.etp)
-    # a chunk's parameters follow from its stage only at the first and last, and from its layers only
-    # through which are expert layers, in order (a dense model: their count): chunks alike are summed once
-    alike: dict[tuple, tuple[float, float]] = {}
-    experts, dense_layers, last = m.experts, m.dense_layers, plan.pp - 1
+    parameters_of = AlikeStageParameters(m, plan)  # (chunks alike summed once)
     for s in range(plan.pp):
         # stage_parameters adds the embedding/output to every call of stage 0 / the last stage
         dense_chunks, expert_chunks = [], []
         for c, layers in enumerate(layout.stage_layers[s]):
-            key = (s == 0, s == last, tuple([i >= dense_layers for i in layers]) if experts else len(layers))
-            known = alike.get(key)
-            if known is None:
-                known = alike[key] = stage_parameters(m, plan.tp, plan.ep, plan.etp, plan.pp, s, layers, per_layer)
-            d, e = known
+            d, e = parameters_of(s, layers)
             if c > 0 and s == 0:
                 d -= m.vocab * m.h / plan.tp
             if c < plan.vp - 1 and s == plan.pp - 1 and (m.untied or plan.pp > 1):
