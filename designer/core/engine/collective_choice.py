@@ -42,7 +42,9 @@ class AlgorithmChoice:
         # latencies this model costs with are fixed when it is made (GroupLatency.fabric_latencies_us)
         self._shared: dict | None = None
         self._shared_known = False
-        self._sharp_maybe: bool | None = None  # _sharp_possible
+        # whether some group may reduce in its switches: the fabric's shape, as the model's (a rebuilt fabric
+        # has new models)
+        self.sharp_possible = sharp_possible(fabric)
         # per class of groups, in the shape's order: (its servers, its groups, the first of them (-1: none))
         self.heads: list[tuple[int, np.ndarray, int]] = [
             (N, groups, int(groups[0]) if len(groups) else -1) for (N, _, _), groups in shape.classes.items()]
@@ -60,7 +62,7 @@ class AlgorithmChoice:
             shared = self._shared_table()
             # without SHARP a class's algorithms follow its servers alone: with the servers' latencies alike,
             # the lists of classes of those servers and tiers are the fabric's, made by the first plan to ask
-            if shared is not None and not self._sharp_possible():
+            if shared is not None and not self.sharp_possible:
                 shared_key = ("menu", primitive, algorithm, key[2], key[3], n, self.nvls_ok, self._class_servers_tiers)
                 hit = shared.get(shared_key)
                 if hit is None:
@@ -136,22 +138,11 @@ class AlgorithmChoice:
     def _sharp(self, groups: np.ndarray) -> bool:
         """Whether every leaf the groups' NICs hang from reduces in the switch (SHARP)."""
         f = self.fabric
-        if not self._sharp_possible():
+        if not self.sharp_possible:
             return False
         nics = f.gpu_nic[self.shape.members[groups].ravel()]
         leaves = f.nic_leaf[nics[nics >= 0]]
         return bool(leaves.size) and bool(np.all(f.switch_sharp[leaves[leaves >= 0]]))
-
-    def _sharp_possible(self) -> bool:
-        """Whether some switch has SHARP or some NIC hangs from no leaf: else no group's leaves all reduce
-        in the switch, found once per fabric rather than from each class's NICs, and looked up once per
-        model (the switches' SHARP and the NICs' leaves are the fabric's shape: a rebuilt one has new models)."""
-        hit = self._sharp_maybe
-        if hit is None:
-            f = self.fabric
-            hit = self._sharp_maybe = f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
-                                                   lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any()))
-        return hit
 
     def protocols(self, algorithm: str, size: float) -> list[str]:
         """The protocols NCCL weighs for `algorithm` at `size` bytes."""
@@ -160,3 +151,10 @@ class AlgorithmChoice:
         if self.k.nccl_ll_max_bytes and size > self.k.nccl_ll_max_bytes:
             return ["LL128", "Simple"]
         return ["LL", "LL128", "Simple"]
+
+
+def sharp_possible(f: Fabric) -> bool:
+    """Whether some switch has SHARP or some NIC hangs from no leaf: else no group's leaves all reduce in
+    the switch, found once per fabric rather than from each class's NICs."""
+    return f.remembered("sharp_possible", (f.switch_sharp, f.nic_leaf),
+                        lambda: bool(f.switch_sharp.any()) or bool((f.nic_leaf < 0).any()))
